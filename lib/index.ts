@@ -1,0 +1,2 @@
+// The public entry point of rxkube: every folder re-exports its public names here.
+export {};
