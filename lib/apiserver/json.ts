@@ -1,0 +1,56 @@
+/**
+ * Shared JSON types and helpers for the embedded API server. Pure: no I/O, no dependencies.
+ *
+ * Objects stored and served by the API server are plain JSON (what `JSON.parse` returns), so
+ * these helpers only handle null, booleans, numbers, strings, arrays and plain objects.
+ */
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
+export interface JsonObject {
+  [key: string]: JsonValue;
+}
+
+/** A plain JSON object: not null, not an array. */
+export function isJsonObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Structural equality of JSON values. Object key order does not matter, array order does.
+ * A key whose value is `undefined` counts as absent (so `{a: undefined}` equals `{}`).
+ */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== typeof b || a === null || b === null) return false;
+  if (typeof a === 'number') return Number.isNaN(a) && Number.isNaN(b as number);
+  if (typeof a !== 'object') return false;
+  const aIsArray = Array.isArray(a);
+  if (aIsArray !== Array.isArray(b)) return false;
+  if (aIsArray) {
+    const bArray = b as unknown[];
+    if (a.length !== bArray.length) return false;
+    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], bArray[i])) return false;
+    return true;
+  }
+  const aObj = a as Record<string, unknown>;
+  const bObj = b as Record<string, unknown>;
+  const aKeys = Object.keys(aObj).filter((k) => aObj[k] !== undefined);
+  const bKeys = Object.keys(bObj).filter((k) => bObj[k] !== undefined);
+  if (aKeys.length !== bKeys.length) return false;
+  for (const k of aKeys) {
+    if (!Object.prototype.hasOwnProperty.call(bObj, k)) return false;
+    if (!deepEqual(aObj[k], bObj[k])) return false;
+  }
+  return true;
+}
+
+/** A deep copy sharing no arrays or objects with the input. */
+export function deepClone<T extends JsonValue>(v: T): T {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((item) => deepClone(item)) as T;
+  const out: JsonObject = {};
+  for (const [k, item] of Object.entries(v)) {
+    if (item !== undefined) out[k] = deepClone(item);
+  }
+  return out as T;
+}
