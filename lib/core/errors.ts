@@ -1,0 +1,52 @@
+/** Base class of every error rxkube throws on purpose, so callers can tell them from bugs. */
+export class RxkubeError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** An option or argument is invalid. The message names the option and the value it got. */
+export class ConfigurationError extends RxkubeError {
+  constructor(
+    /** Dotted name of the offending option, e.g. `retry.maxAttempts`. */
+    readonly option: string,
+    message: string,
+  ) {
+    super(`${option}: ${message}`);
+  }
+}
+
+/**
+ * Thrown (or rejected) by a run to say "this failed, and retrying will not help" — what
+ * `ErrorStatusUpdateControl.withNoRetry()` means. The run counts as a failure whose error is
+ * `cause`; no retry is scheduled, the failure streak ends (the next run is attempt 0) and the
+ * max-reconciliation-interval timer is armed as after any run that schedules nothing else.
+ */
+export class NoRetryError extends RxkubeError {
+  constructor(override readonly cause: unknown) {
+    super(`not retried: ${describeError(cause)}`, { cause });
+  }
+}
+
+/** A one-line description of any thrown value, for messages. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message === '' ? error.name : `${error.name}: ${error.message}`;
+  return typeof error === 'string' ? error : safeJson(error);
+}
+
+/** Renders a value for an error message (`NaN`, `-1`, `"abc"`, `{...}`). */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'function') return 'a function';
+  return safeJson(value);
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

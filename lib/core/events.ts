@@ -1,0 +1,19 @@
+import type { ResourceID } from './resource.js';
+
+export type EventAction = 'added' | 'modified' | 'deleted' | 'trigger';
+
+/** Something happened that concerns the primary resource `id`. */
+export interface ResourceEvent<T = unknown> {
+  /** The primary resource this event is about (already mapped for secondary sources). */
+  readonly id: ResourceID;
+  /** Name of the source that produced the event, e.g. `primary`, `configmaps`, `webhook`. */
+  readonly source: string;
+  readonly action: EventAction;
+  /**
+   * True only for events of the primary resource's own source (EP4): only those create
+   * per-resource state, and only a primary `deleted` drops it.
+   */
+  readonly primary: boolean;
+  readonly object?: T;
+  readonly oldObject?: T;
+}
