@@ -1,0 +1,53 @@
+export { loadKubeConfig, type LoadKubeConfigOptions } from './config.js';
+export {
+  apiVersionPath,
+  groupResource,
+  parseApiVersion,
+  resolveDescriptor,
+  resourcePath,
+  type GroupVersion,
+  type ResolvedDescriptor,
+  type ResourceDescriptor,
+  type ResourcePathParts,
+} from './descriptor.js';
+export {
+  classifyError,
+  errorMessage,
+  KubeApiError,
+  reasonOf,
+  retryAfterMs,
+  statusCodeOf,
+  statusOf,
+  type KubeErrorKind,
+  type KubeStatus,
+} from './errors.js';
+export { createRequestFn, type HttpVerb, type KubeRequest, type RequestFn } from './request.js';
+export {
+  createKubeClient,
+  discoverDescriptor,
+  PATCH_CONTENT_TYPES,
+  refOf,
+  resourceClient,
+  type ApplyOptions,
+  type DeleteOptions,
+  type JsonPatchOperation,
+  type KubeClient,
+  type KubeList,
+  type ListOptions,
+  type ListResult,
+  type ObjectRef,
+  type PatchOptions,
+  type PatchType,
+  type RequestOptions,
+  type ResourceClient,
+  type WriteOptions,
+} from './client.js';
+export {
+  formatFieldSelector,
+  formatLabelSelector,
+  type FieldSelector,
+  type LabelSelector,
+  type LabelSelectorObject,
+  type LabelSelectorRequirement,
+} from './selectors.js';
+export { backoffDelay, WATCH_BACKOFF, type BackoffPolicy } from './backoff.js';
