@@ -11,10 +11,10 @@
 /**
  * The minimal context a dependent and a workflow need. The controller's `Context` satisfies it; a
  * test can pass `{}`. An aborted `signal` stops a workflow from starting further dependents.
+ * (The `object &` keeps it from being a "weak type": a context without a `signal` member, such as
+ * `{ client }`, still satisfies it.)
  */
-export interface DependentContext {
-  readonly signal?: AbortSignal;
-}
+export type DependentContext = object & { readonly signal?: AbortSignal };
 
 /**
  * A dependent resource. Traits are written as methods (not function-typed properties) on purpose:
