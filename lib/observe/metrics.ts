@@ -1,0 +1,149 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { ReconcileOutcome, ReconcileResult } from '../core/outcome.js';
+import { parseApiVersion } from '../kube/descriptor.js';
+
+/**
+ * The labels of every controller metric. Deliberately no name, namespace or uid: OB2 says one
+ * series per controller and resource type, never one per resource.
+ */
+export interface ControllerLabels {
+  controller: string;
+  group: string;
+  version: string;
+  kind: string;
+}
+
+/** A source's cache: the controller it serves, the source name and the cached type. */
+export interface CacheLabels extends ControllerLabels {
+  source: string;
+}
+
+/** Labels for a controller reconciling `apiVersion`/`kind`. */
+export function controllerLabels(controller: string, resource: { apiVersion: string; kind: string }): ControllerLabels {
+  if (typeof controller !== 'string' || controller === '') throw new Error('controllerLabels: controller name is required');
+  const { group, version } = parseApiVersion(resource.apiVersion);
+  return { controller, group, version, kind: resource.kind };
+}
+
+export interface MetricsOptions {
+  /** Prefix of every metric name (default 'rxkube_'). */
+  prefix?: string;
+  /** Buckets of the reconcile duration histogram, in seconds. */
+  durationBuckets?: number[];
+}
+
+/** The recorder the controller calls. Every method is cheap and never throws on valid labels. */
+export interface RxkubeMetrics {
+  readonly registry: Registry;
+  /** A run starts: started++, active++, and retries++ when the run is a retry. */
+  reconcileStarted(labels: ControllerLabels, info?: { retry?: boolean }): void;
+  /** The run started with reconcileStarted ends: active--, the result's counter++, duration observed. */
+  reconcileEnded(labels: ControllerLabels, result: ReconcileResult, seconds: number): void;
+  /**
+   * Records a whole run from the core's outcome (times in ms) when its start was not reported:
+   * counters and histogram as reconcileStarted + reconcileEnded would, the active gauge untouched.
+   * A `skipped` outcome counts only as skipped.
+   */
+  recordOutcome(labels: ControllerLabels, outcome: ReconcileOutcome): void;
+  eventReceived(labels: ControllerLabels, source: string, action: string): void;
+  setQueued(labels: ControllerLabels, count: number): void;
+  setActive(labels: ControllerLabels, count: number): void;
+  setCacheSize(labels: CacheLabels, size: number): void;
+  setLeader(isLeader: boolean): void;
+}
+
+const CONTROLLER_LABELS = ['controller', 'group', 'version', 'kind'] as const;
+const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/**
+ * OB2: registers rxkube's metrics on the registry the caller passes (never prom-client's global
+ * one). Calling it again with the same registry reuses the metrics already there, so several
+ * controllers can share one registry.
+ */
+export function createMetrics(registry: Registry, options: MetricsOptions = {}): RxkubeMetrics {
+  if (!registry || typeof registry.registerMetric !== 'function' || typeof registry.getSingleMetric !== 'function') {
+    throw new Error('createMetrics: registry must be a prom-client Registry (pass new Registry(), not the global default)');
+  }
+  const prefix = options.prefix ?? 'rxkube_';
+  if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(prefix)) throw new Error(`createMetrics: prefix '${prefix}' is not a valid metric name prefix`);
+
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    reuse(registry, prefix + name, () => new Counter<L>({ name: prefix + name, help, labelNames, registers: [registry] }));
+  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    reuse(registry, prefix + name, () => new Gauge<L>({ name: prefix + name, help, labelNames, registers: [registry] }));
+
+  const duration = reuse(
+    registry,
+    `${prefix}reconcile_duration_seconds`,
+    () =>
+      new Histogram<(typeof CONTROLLER_LABELS)[number] | 'result'>({
+        name: `${prefix}reconcile_duration_seconds`,
+        help: 'Duration of reconcile and cleanup runs, by result',
+        labelNames: [...CONTROLLER_LABELS, 'result'],
+        buckets: options.durationBuckets ?? DEFAULT_BUCKETS,
+        registers: [registry],
+      }),
+  );
+  const started = counter('reconciliations_started_total', 'Runs started', CONTROLLER_LABELS);
+  const success = counter('reconciliations_success_total', 'Runs that succeeded', CONTROLLER_LABELS);
+  const failure = counter('reconciliations_failure_total', 'Runs that failed', CONTROLLER_LABELS);
+  const skipped = counter('reconciliations_skipped_total', 'Runs skipped because the primary was not in the cache', CONTROLLER_LABELS);
+  const retries = counter('reconciliations_retries_total', 'Runs that were retries of a failed run', CONTROLLER_LABELS);
+  const active = gauge('reconciliations_active', 'Runs in progress', CONTROLLER_LABELS);
+  const queued = gauge('reconciliations_queued', 'Resources waiting for a run', CONTROLLER_LABELS);
+  const events = counter('events_received_total', 'Events received, by source and action', [...CONTROLLER_LABELS, 'source', 'action']);
+  const cacheSize = gauge('cache_size', 'Objects in a source cache', [...CONTROLLER_LABELS, 'source']);
+  const leader = gauge('leader', '1 while this instance leads (or runs without leader election), else 0', []);
+
+  const ended = (labels: ControllerLabels, result: ReconcileResult, seconds: number) => {
+    if (result === 'skipped') return skipped.inc(pick(labels));
+    (result === 'success' ? success : failure).inc(pick(labels));
+    duration.observe({ ...pick(labels), result }, Math.max(0, Number.isFinite(seconds) ? seconds : 0));
+  };
+
+  return {
+    registry,
+    reconcileStarted(labels, info) {
+      const l = pick(labels);
+      started.inc(l);
+      active.inc(l);
+      if (info?.retry) retries.inc(l);
+    },
+    reconcileEnded(labels, result, seconds) {
+      if (result !== 'skipped') active.dec(pick(labels));
+      ended(labels, result, seconds);
+    },
+    recordOutcome(labels, outcome) {
+      if (outcome.result !== 'skipped') {
+        started.inc(pick(labels));
+        const cause = outcome.cause.type === 'rateLimit' ? outcome.cause.postponed : outcome.cause;
+        if (cause.type === 'retry') retries.inc(pick(labels));
+      }
+      ended(labels, outcome.result, (outcome.endedAt - outcome.startedAt) / 1000);
+    },
+    eventReceived(labels, source, action) {
+      events.inc({ ...pick(labels), source, action });
+    },
+    setQueued(labels, count) {
+      queued.set(pick(labels), count);
+    },
+    setActive(labels, count) {
+      active.set(pick(labels), count);
+    },
+    setCacheSize(labels, size) {
+      cacheSize.set({ ...pick(labels), source: labels.source }, size);
+    },
+    setLeader(isLeader) {
+      leader.set(isLeader ? 1 : 0);
+    },
+  };
+}
+
+// Copies only the four bounded labels, so an object with extra fields (a ResourceID, say) can never add a series.
+function pick(labels: ControllerLabels): ControllerLabels {
+  return { controller: labels.controller, group: labels.group, version: labels.version, kind: labels.kind };
+}
+
+function reuse<M>(registry: Registry, name: string, create: () => M): M {
+  return (registry.getSingleMetric(name) as M | undefined) ?? create();
+}

@@ -1,0 +1,66 @@
+import { ApiException } from '@kubernetes/client-node';
+import { expect } from 'chai';
+import { createLogger, errorLogLevel, loggerFor, resourceBindings } from '../../lib/observe/index.js';
+
+function capture() {
+  const lines: Array<Record<string, unknown>> = [];
+  const destination = { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) };
+  return { lines, destination };
+}
+
+const page = {
+  apiVersion: 'sample.rxkube.dev/v1',
+  kind: 'WebPage',
+  metadata: { name: 'home', namespace: 'web', resourceVersion: '42', generation: 3, uid: 'u-1', labels: { a: 'b' } },
+  spec: { html: '<p/>' },
+};
+
+describe('observe/logging', () => {
+  it('OB1: every line of a run logger carries the controller and resource.{apiVersion,kind,name,namespace,resourceVersion,generation,uid}', () => {
+    const { lines, destination } = capture();
+    const base = createLogger({ destination, level: 'debug', name: 'operator' });
+    const log = loggerFor(base, 'webpages', page);
+    log.info('reconciling');
+    log.child({ step: 'configmap' }).debug({ created: true }, 'dependent');
+    expect(lines).to.have.length(2);
+    for (const line of lines) {
+      expect(line['controller']).to.equal('webpages');
+      expect(line['name']).to.equal('operator');
+      expect(line['resource']).to.deep.equal({
+        apiVersion: 'sample.rxkube.dev/v1',
+        kind: 'WebPage',
+        name: 'home',
+        namespace: 'web',
+        resourceVersion: '42',
+        generation: 3,
+        uid: 'u-1',
+      });
+    }
+    expect(lines[0]?.['msg']).to.equal('reconciling');
+    expect(lines[1]).to.include({ step: 'configmap', created: true, level: 20 });
+  });
+
+  it('OB1: leaves out fields the object does not have (cluster-scoped, no generation)', () => {
+    expect(resourceBindings({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'web', uid: 'u' } })).to.deep.equal({
+      resource: { apiVersion: 'v1', kind: 'Namespace', name: 'web', uid: 'u' },
+    });
+    expect(resourceBindings(undefined)).to.deep.equal({ resource: {} });
+  });
+
+  it('respects the level', () => {
+    const { lines, destination } = capture();
+    const log = createLogger({ destination, level: 'warn' });
+    log.info('hidden');
+    log.warn('shown');
+    expect(lines.map((l) => l['msg'])).to.deep.equal(['shown']);
+  });
+
+  it('UP2: a conflict is logged at info, a transient failure at warn, anything else at error', () => {
+    const api = (code: number) => new ApiException(code, 'x', { kind: 'Status', code }, {});
+    expect(errorLogLevel(api(409))).to.equal('info');
+    expect(errorLogLevel(api(503))).to.equal('warn');
+    expect(errorLogLevel(api(429))).to.equal('warn');
+    expect(errorLogLevel(api(422))).to.equal('error');
+    expect(errorLogLevel(new Error('bug'))).to.equal('error');
+  });
+});
