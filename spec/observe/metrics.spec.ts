@@ -8,9 +8,10 @@ async function series(registry: Registry): Promise<Map<string, Array<Record<stri
   for (const metric of await registry.getMetricsAsJSON()) {
     out.set(
       metric.name,
-      metric.values.map((v) => ({ ...v.labels, value: v.value, ...(v.metricName ? { metricName: v.metricName } : {}) })) as Array<
-        Record<string, string | number>
-      >,
+      metric.values.map((v) => {
+        const metricName = (v as { metricName?: string }).metricName;
+        return { ...v.labels, value: v.value, ...(metricName ? { metricName } : {}) } as Record<string, string | number>;
+      }),
     );
   }
   return out;
