@@ -50,7 +50,24 @@ export function deepClone<T extends JsonValue>(v: T): T {
   if (Array.isArray(v)) return v.map((item) => deepClone(item)) as T;
   const out: JsonObject = {};
   for (const [k, item] of Object.entries(v)) {
-    if (item !== undefined) out[k] = deepClone(item);
+    if (item !== undefined) setOwn(out, k, deepClone(item));
   }
   return out as T;
+}
+
+/**
+ * Sets `obj[key] = value` as an own property. Plain assignment would treat a key named
+ * "__proto__" (legal in JSON, and what JSON.parse produces) as a prototype change.
+ */
+export function setOwn(obj: JsonObject, key: string, value: JsonValue): void {
+  if (key === '__proto__') {
+    Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+  } else {
+    obj[key] = value;
+  }
+}
+
+/** `Object.hasOwn` for JSON objects (never consults the prototype). */
+export function hasOwn(obj: JsonObject, key: string): boolean {
+  return Object.prototype.hasOwnProperty.call(obj, key);
 }

@@ -33,3 +33,17 @@ describe('apiserver/json', () => {
     expect(src).to.deep.equal({ a: [{ b: 1 }], c: { d: 'x' }, e: null });
   });
 });
+
+describe('apiserver/json setOwn', () => {
+  it('keeps a "__proto__" key as data, not as a prototype', async () => {
+    const { setOwn, hasOwn } = await import('../../../lib/apiserver/json.js');
+    const parsed = JSON.parse('{"__proto__": {"polluted": true}}') as JsonObject;
+    const copy = deepClone(parsed);
+    expect(hasOwn(copy, '__proto__')).to.equal(true);
+    expect((copy as Record<string, unknown>)['polluted']).to.equal(undefined);
+    const target: JsonObject = {};
+    setOwn(target, '__proto__', { x: 1 });
+    expect(Object.keys(target)).to.deep.equal(['__proto__']);
+    expect(Object.getPrototypeOf(target)).to.equal(Object.prototype);
+  });
+});
