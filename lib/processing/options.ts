@@ -1,0 +1,110 @@
+import { asyncScheduler, isObservable, type Observable, type SchedulerLike } from 'rxjs';
+import { ConfigurationError, describeValue } from '../core/errors.js';
+import type { ReconcileCause, RetryInfo } from '../core/outcome.js';
+import type { ResourceID } from '../core/resource.js';
+import { requireFunction, requireMethods, requirePositiveInteger } from '../core/validate.js';
+import type { RateLimiter } from './rate-limit.js';
+import { GenericRetry, type Retry } from './retry.js';
+
+/** What a run may ask for when it succeeds. */
+export interface RunResult {
+  /** Run again at the latest after this many ms (EP9); an event-triggered run cancels it. */
+  readonly rescheduleAfter?: number;
+}
+
+export interface RunContext {
+  readonly retry: RetryInfo;
+  /** Aborted when the pipeline is unsubscribed while the run is in flight. */
+  readonly signal: AbortSignal;
+  readonly cause: ReconcileCause;
+}
+
+/** What a run may return: a result (void = nothing to schedule) now, as a promise, or as an observable (first value counts). */
+export type RunOutput = RunResult | void | PromiseLike<RunResult | void> | Observable<RunResult | void>;
+
+/**
+ * One run for one resource. Throwing, rejecting or erroring is a failure and is retried per
+ * the retry policy; throw a `NoRetryError` to fail without retry.
+ */
+export type RunFn = (id: ResourceID, ctx: RunContext) => RunOutput;
+
+/** Load figures for metrics gauges; reported only when one of them changes. */
+export interface SchedulingLoad {
+  /** Runs in flight. */
+  readonly running: number;
+  /** Resources with a run due, waiting for a free slot or for `active$` (rate-limited ones excluded). */
+  readonly queued: number;
+  /** Resources with per-resource state. */
+  readonly resources: number;
+}
+
+export interface ReconcileOptions {
+  /** Every timer goes through it. Default: asyncScheduler. */
+  readonly scheduler?: SchedulerLike;
+  /** Runs in flight across all resources (EP1). Default 50. */
+  readonly maxConcurrency?: number;
+  /** Retry policy (EP7); `false` disables retries. Default `GenericRetry.defaults()`. */
+  readonly retry?: Retry | false;
+  /** Per-resource rate limit (EP11). Default: none. */
+  readonly rateLimiter?: RateLimiter;
+  /** ms after which a resource runs again without an event (EP10); <= 0 disables. Default 10 h. */
+  readonly maxReconciliationInterval?: number;
+  /** Whether the primary is still in the cache; a due run for a missing primary is skipped (EP3). Default: always. */
+  readonly exists?: (id: ResourceID) => boolean;
+  /** While false (and until the first value), runs are held back; events are kept (EP12, leader election). Default: always active. */
+  readonly active$?: Observable<boolean>;
+  /** Called with the new load whenever it changes (for metrics gauges). */
+  readonly probe?: (load: SchedulingLoad) => void;
+}
+
+export const DEFAULT_MAX_CONCURRENCY = 50;
+export const DEFAULT_MAX_RECONCILIATION_INTERVAL = 10 * 60 * 60 * 1000;
+/** A rate-limited run is postponed at least this long (EP11). */
+export const MIN_RATE_LIMIT_DELAY = 50;
+
+export interface ResolvedReconcileOptions {
+  readonly scheduler: SchedulerLike;
+  readonly maxConcurrency: number;
+  readonly retry: Retry | undefined;
+  readonly rateLimiter: RateLimiter | undefined;
+  /** 0 = disabled. */
+  readonly maxReconciliationInterval: number;
+  readonly exists: ((id: ResourceID) => boolean) | undefined;
+  readonly active$: Observable<boolean> | undefined;
+  readonly probe: ((load: SchedulingLoad) => void) | undefined;
+}
+
+/** Validates options and fills in defaults; throws ConfigurationError naming the first bad option. */
+export function resolveReconcileOptions(options: ReconcileOptions = {}): ResolvedReconcileOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigurationError('options', `must be an object, got ${describeValue(options)}`);
+  }
+  const scheduler = requireMethods('scheduler', options.scheduler ?? asyncScheduler, ['now', 'schedule']);
+  const maxConcurrency = requirePositiveInteger('maxConcurrency', options.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY);
+  const retry =
+    options.retry === false ? undefined : requireMethods('retry', options.retry ?? GenericRetry.defaults(), ['delayBefore']);
+  const rateLimiter =
+    options.rateLimiter === undefined ? undefined : requireMethods('rateLimiter', options.rateLimiter, ['acquire']);
+  const interval = options.maxReconciliationInterval ?? DEFAULT_MAX_RECONCILIATION_INTERVAL;
+  if (typeof interval !== 'number' || Number.isNaN(interval) || interval === Infinity) {
+    throw new ConfigurationError(
+      'maxReconciliationInterval',
+      `must be a finite number of milliseconds (<= 0 disables), got ${describeValue(interval)}`,
+    );
+  }
+  const exists = options.exists === undefined ? undefined : requireFunction('exists', options.exists);
+  if (options.active$ !== undefined && !isObservable(options.active$)) {
+    throw new ConfigurationError('active$', `must be an Observable<boolean>, got ${describeValue(options.active$)}`);
+  }
+  const probe = options.probe === undefined ? undefined : requireFunction('probe', options.probe);
+  return {
+    scheduler,
+    maxConcurrency,
+    retry,
+    rateLimiter,
+    maxReconciliationInterval: interval > 0 ? interval : 0,
+    exists,
+    active$: options.active$,
+    probe,
+  };
+}

@@ -1,0 +1,48 @@
+import { Observable, type OperatorFunction } from 'rxjs';
+import type { ResourceEvent } from '../core/events.js';
+import type { ReconcileOutcome } from '../core/outcome.js';
+import { resolveReconcileOptions, type ReconcileOptions, type RunFn } from './options.js';
+import { ResourceScheduler } from './resource-scheduler.js';
+
+/**
+ * Runs `run` per resource as events arrive and emits one ReconcileOutcome per run: one run per
+ * resource at a time, at most `maxConcurrency` overall, events during a run coalesced into one
+ * follow-up, retries, reschedules, the max interval and the rate limit (EP1–EP5, EP7–EP12).
+ *
+ * Options are validated here, at construction. Unsubscribing cancels every timer and aborts
+ * the signal of every run in flight. Completion of the source is a graceful drain: runs in
+ * flight finish, runs already due (also rate-limited ones) still happen, but no retry,
+ * reschedule or max-interval timer is armed any more; the output completes when that is done
+ * (at once for held-back runs while `active$` is false).
+ */
+export function reconcileEach<T = unknown>(
+  run: RunFn,
+  options?: ReconcileOptions,
+): OperatorFunction<ResourceEvent<T>, ReconcileOutcome> {
+  const resolved = resolveReconcileOptions(options);
+  if (typeof run !== 'function') throw new TypeError('reconcileEach: run must be a function');
+  return (events$) =>
+    new Observable<ReconcileOutcome>((subscriber) => {
+      const scheduler = new ResourceScheduler(run, resolved, subscriber);
+      const activation = resolved.active$?.subscribe({
+        next: (active) => scheduler.setActive(active === true),
+        error: (error: unknown) => {
+          scheduler.dispose();
+          subscriber.error(error);
+        },
+      });
+      const source = events$.subscribe({
+        next: (event) => scheduler.onEvent(event),
+        error: (error: unknown) => {
+          scheduler.dispose();
+          subscriber.error(error);
+        },
+        complete: () => scheduler.drain(),
+      });
+      return () => {
+        source.unsubscribe();
+        activation?.unsubscribe();
+        scheduler.dispose();
+      };
+    });
+}

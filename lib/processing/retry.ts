@@ -1,0 +1,90 @@
+import { ConfigurationError, describeValue } from '../core/errors.js';
+import { requirePositiveDuration } from '../core/validate.js';
+
+/**
+ * A retry policy: how long to wait before each retry of a failing resource. Implement it to
+ * write your own; it must be a pure function of the attempt number.
+ */
+export interface Retry {
+  /**
+   * Milliseconds to wait before retry number `attempt` (1 = the first retry after the first
+   * failure), or `undefined` when that retry must not happen (retries exhausted).
+   */
+  delayBefore(attempt: number): number | undefined;
+}
+
+export interface GenericRetrySettings {
+  /** Number of retries after the first failure; -1 = unlimited. */
+  readonly maxAttempts: number;
+  readonly initialInterval: number;
+  readonly multiplier: number;
+  /** Upper bound of every delay; -1 = no bound. */
+  readonly maxInterval: number;
+}
+
+const DEFAULTS: GenericRetrySettings = {
+  maxAttempts: 5,
+  initialInterval: 2000,
+  multiplier: 1.5,
+  maxInterval: 15187,
+};
+
+/**
+ * Exponential backoff as JOSDK's GenericRetry: the first two retries wait `initialInterval`,
+ * then each waits the previous delay times `multiplier` (truncated to whole ms), bounded by
+ * `maxInterval`. Defaults (EP7): 5 retries, 2000, 2000, 3000, 4500, 6750 ms.
+ * Unlike JOSDK the bound also applies to the first two delays, so no delay ever exceeds it.
+ * Immutable: every `with...` returns a new policy.
+ */
+export class GenericRetry implements Retry {
+  private constructor(readonly settings: GenericRetrySettings) {}
+
+  static defaults(): GenericRetry {
+    return new GenericRetry(DEFAULTS);
+  }
+
+  /** Retries forever with the default intervals. */
+  static unlimited(): GenericRetry {
+    return GenericRetry.defaults().withMaxAttempts(-1);
+  }
+
+  /** @param maxAttempts retries after the first failure (a positive integer), or -1 for unlimited. */
+  withMaxAttempts(maxAttempts: number): GenericRetry {
+    if (maxAttempts !== -1 && (!Number.isSafeInteger(maxAttempts) || maxAttempts <= 0)) {
+      throw new ConfigurationError(
+        'retry.maxAttempts',
+        `must be a positive integer or -1 (unlimited), got ${describeValue(maxAttempts)}; to disable retries pass retry: false`,
+      );
+    }
+    return new GenericRetry({ ...this.settings, maxAttempts });
+  }
+
+  withInitialInterval(ms: number): GenericRetry {
+    return new GenericRetry({ ...this.settings, initialInterval: requirePositiveDuration('retry.initialInterval', ms) });
+  }
+
+  withMultiplier(multiplier: number): GenericRetry {
+    if (typeof multiplier !== 'number' || !Number.isFinite(multiplier) || multiplier < 1) {
+      throw new ConfigurationError('retry.multiplier', `must be a finite number >= 1, got ${describeValue(multiplier)}`);
+    }
+    return new GenericRetry({ ...this.settings, multiplier });
+  }
+
+  /** @param ms the largest delay, or -1 for no bound. */
+  withMaxInterval(ms: number): GenericRetry {
+    if (ms !== -1) requirePositiveDuration('retry.maxInterval', ms);
+    return new GenericRetry({ ...this.settings, maxInterval: ms });
+  }
+
+  delayBefore(attempt: number): number | undefined {
+    const { maxAttempts, initialInterval, multiplier, maxInterval } = this.settings;
+    if (!Number.isSafeInteger(attempt) || attempt < 1) return undefined;
+    if (maxAttempts !== -1 && attempt > maxAttempts) return undefined;
+    const bound = maxInterval === -1 ? Infinity : maxInterval;
+    let delay = Math.min(initialInterval, bound);
+    for (let n = 3; n <= attempt && delay < bound; n++) {
+      delay = Math.min(Math.trunc(delay * multiplier), bound);
+    }
+    return delay;
+  }
+}

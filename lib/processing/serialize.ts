@@ -1,0 +1,19 @@
+import type { OperatorFunction } from 'rxjs';
+import type { ResourceEvent } from '../core/events.js';
+import type { ReconcileOutcome } from '../core/outcome.js';
+import type { ReconcileOptions, RunFn } from './options.js';
+import { reconcileEach } from './reconcile-each.js';
+
+export type SerializeOptions = Pick<ReconcileOptions, 'scheduler' | 'maxConcurrency' | 'exists' | 'active$' | 'probe'>;
+
+/**
+ * Only the serialization part of `reconcileEach`: one run per resource at a time, bounded
+ * concurrency with FIFO fairness, events during a run coalesced into one follow-up (EP1, EP2,
+ * EP4, EP5). No retries and no max-interval timer; a `rescheduleAfter` result is still honoured.
+ */
+export function serializeByResource<T = unknown>(
+  run: RunFn,
+  options: SerializeOptions = {},
+): OperatorFunction<ResourceEvent<T>, ReconcileOutcome> {
+  return reconcileEach<T>(run, { ...options, retry: false, maxReconciliationInterval: 0 });
+}
