@@ -1,0 +1,47 @@
+import { expect } from 'chai';
+import { asyncScheduler, of, type Observable, type SchedulerLike } from 'rxjs';
+import { ConfigurationError } from '../../lib/core/errors.js';
+import { reconcileEach, type ReconcileOptions, type Retry } from '../../lib/processing/index.js';
+
+const run = () => undefined;
+
+/** Options built from untyped input, as they would come from a config file. */
+const bad = (options: Record<string, unknown>) => options as ReconcileOptions;
+
+describe('reconcileEach options', () => {
+  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['maxConcurrency', { maxConcurrency: -1 }, /maxConcurrency: .*-1/],
+    ['maxConcurrency', { maxConcurrency: 0 }, /maxConcurrency: .*0/],
+    ['maxConcurrency', { maxConcurrency: Number.NaN }, /maxConcurrency: .*NaN/],
+    ['maxConcurrency', { maxConcurrency: 2.5 }, /maxConcurrency: .*2\.5/],
+    ['maxConcurrency', { maxConcurrency: '5' }, /maxConcurrency: .*"5"/],
+    ['maxReconciliationInterval', { maxReconciliationInterval: Number.NaN }, /maxReconciliationInterval: .*NaN/],
+    ['maxReconciliationInterval', { maxReconciliationInterval: Number.POSITIVE_INFINITY }, /maxReconciliationInterval: .*Infinity/],
+    ['scheduler', { scheduler: {} as SchedulerLike }, /scheduler: .*now, schedule/],
+    ['retry', { retry: { delay: () => 1 } as unknown as Retry }, /retry: .*delayBefore/],
+    ['retry', { retry: true }, /retry: .*true/],
+    ['rateLimiter', { rateLimiter: {} }, /rateLimiter: .*acquire/],
+    ['exists', { exists: true }, /exists: must be a function/],
+    ['active$', { active$: true as unknown as Observable<boolean> }, /active\$: must be an Observable/],
+    ['probe', { probe: 'metrics' }, /probe: must be a function/],
+  ];
+  for (const [option, options, message] of cases) {
+    it(`rejects ${JSON.stringify(options, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v))} at construction, naming ${option}`, () => {
+      let error: unknown;
+      try {
+        reconcileEach(run, bad(options));
+      } catch (e) {
+        error = e;
+      }
+      expect(error).to.be.instanceOf(ConfigurationError);
+      expect((error as ConfigurationError).option).to.equal(option);
+      expect(String(error)).to.match(message);
+    });
+  }
+
+  it('accepts the documented forms: retry false, a max interval <= 0, the defaults', () => {
+    expect(() => reconcileEach(run)).not.to.throw();
+    expect(() => reconcileEach(run, { retry: false, maxReconciliationInterval: 0, maxConcurrency: 1, scheduler: asyncScheduler })).not.to.throw();
+    expect(() => reconcileEach(run, { maxReconciliationInterval: -1, active$: of(true) })).not.to.throw();
+  });
+});
