@@ -1,0 +1,30 @@
+export {
+  CONDITION_KINDS,
+  type Condition,
+  type ConditionKind,
+  type ConditionResult,
+  type ConditionValue,
+  type DetailedConditionResult,
+} from './conditions.js';
+export type { WorkflowNode } from './graph.js';
+export { ManagedWorkflowInvocation, type ManagedWorkflow } from './managed.js';
+export type { EventSourceRegistry, ExecutionOptions } from './node-run.js';
+export type { WorkflowEvent } from './reconcile.js';
+export {
+  AggregatedOperatorError,
+  type DependentOutcome,
+  type DependentResult,
+  type WorkflowCleanupResult,
+  type WorkflowReconcileResult,
+  type WorkflowResult,
+  type WorkflowRunKind,
+} from './result.js';
+export {
+  DEFAULT_WORKFLOW_CONCURRENCY,
+  workflow,
+  type DependentOptions,
+  type DependentRef,
+  type Workflow,
+  type WorkflowBuilder,
+  type WorkflowOptions,
+} from './workflow.js';

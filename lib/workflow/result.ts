@@ -1,0 +1,162 @@
+/**
+ * Workflow results (WF3): what happened to each dependent in one reconcile or cleanup run, and the
+ * one error that carries every dependent's error.
+ */
+import type { ReconcileResult } from '../dependent/types.js';
+import type { ConditionKind, ConditionResult } from './conditions.js';
+
+/**
+ * Where a dependent ended up in one run:
+ * - `reconciled`: reconciled without error (`ready` says whether its ready postcondition held);
+ * - `deleted`: its delete step ran (delete called, or nothing to call) and its delete postcondition held;
+ * - `deletePostconditionNotMet`: its delete step ran but the delete postcondition did not hold;
+ * - `inactive`: its activation condition did not hold — neither reconciled nor deleted;
+ * - `errored`: a trait or a condition threw (`error`);
+ * - `notVisited`: never reached — something it waits for was not reconciled and ready (reconcile),
+ *   or not cleanly deleted (delete), or the run was aborted.
+ */
+export type DependentOutcome =
+  | 'reconciled'
+  | 'deleted'
+  | 'deletePostconditionNotMet'
+  | 'inactive'
+  | 'errored'
+  | 'notVisited';
+
+export interface DependentResult {
+  readonly name: string;
+  readonly outcome: DependentOutcome;
+  /** Reconciled and its ready postcondition (if any) held. */
+  readonly ready: boolean;
+  readonly reconcileResult?: ReconcileResult<unknown>;
+  /** Reconcile run only: its own reconcile precondition, or one of an ancestor, did not hold. */
+  readonly markedForDelete: boolean;
+  /** The dependent's `delete` was called in this run. */
+  readonly deleteCalled: boolean;
+  readonly error?: unknown;
+  /** The conditions evaluated in this run, with their details. */
+  readonly conditions: Readonly<Partial<Record<ConditionKind, ConditionResult>>>;
+}
+
+export type WorkflowRunKind = 'reconcile' | 'cleanup';
+
+interface WorkflowResultBase {
+  readonly kind: WorkflowRunKind;
+  /** Every dependent of the workflow, in topological order. */
+  readonly dependents: ReadonlyMap<string, DependentResult>;
+  readonly deleteCalled: readonly string[];
+  readonly deletePostconditionNotMet: readonly string[];
+  /** The result of one dependent; throws for a name that is not in the workflow. */
+  dependent(name: string): DependentResult;
+  conditionResult(name: string, kind: ConditionKind): ConditionResult | undefined;
+  /** Errors by dependent name (empty when none). */
+  erroredDependents(): ReadonlyMap<string, unknown>;
+  hasErrors(): boolean;
+  /** Throws one `AggregatedOperatorError` carrying every error, if there is any. */
+  throwIfErrors(): void;
+}
+
+export interface WorkflowReconcileResult extends WorkflowResultBase {
+  readonly kind: 'reconcile';
+  readonly reconciled: readonly string[];
+  /** Reconciled, but the ready postcondition did not hold. */
+  readonly notReady: readonly string[];
+  /**
+   * No errors, and every dependent is either reconciled and ready, or meant to be absent and
+   * done (inactive, or deleted because a reconcile precondition did not hold).
+   */
+  allReady(): boolean;
+}
+
+export interface WorkflowCleanupResult extends WorkflowResultBase {
+  readonly kind: 'cleanup';
+  /** No dependent's delete postcondition was false. */
+  allPostconditionsMet(): boolean;
+  /** Every dependent went through its delete step cleanly (or was inactive): the finalizer may go. */
+  allDeleted(): boolean;
+}
+
+export type WorkflowResult = WorkflowReconcileResult | WorkflowCleanupResult;
+
+/**
+ * Several dependents failed (or one): every error, by dependent name. An `AggregateError`, so
+ * `errors` lists them too; `result` is the whole workflow result.
+ */
+export class AggregatedOperatorError extends AggregateError {
+  override readonly name = 'AggregatedOperatorError';
+
+  constructor(
+    readonly byDependent: ReadonlyMap<string, unknown>,
+    readonly result?: WorkflowResult,
+  ) {
+    const kind = result?.kind ?? 'workflow';
+    const details = [...byDependent].map(([name, error]) => `'${name}': ${messageOf(error)}`);
+    super(
+      [...byDependent.values()],
+      `workflow ${kind} failed for ${byDependent.size} dependent${byDependent.size === 1 ? '' : 's'}: ${details.join('; ')}`,
+    );
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function namesWhere(
+  dependents: ReadonlyMap<string, DependentResult>,
+  test: (r: DependentResult) => boolean,
+): string[] {
+  return [...dependents.values()].filter(test).map((r) => r.name);
+}
+
+function baseResult(dependents: ReadonlyMap<string, DependentResult>) {
+  const errors = new Map<string, unknown>();
+  for (const r of dependents.values()) if (r.outcome === 'errored') errors.set(r.name, r.error);
+  const dependent = (name: string): DependentResult => {
+    const r = dependents.get(name);
+    if (!r) throw new Error(`workflow result: no dependent named '${name}'`);
+    return r;
+  };
+  return {
+    dependents,
+    deleteCalled: namesWhere(dependents, (r) => r.deleteCalled),
+    deletePostconditionNotMet: namesWhere(dependents, (r) => r.outcome === 'deletePostconditionNotMet'),
+    dependent,
+    conditionResult: (name: string, kind: ConditionKind) => dependent(name).conditions[kind],
+    erroredDependents: () => errors,
+    hasErrors: () => errors.size > 0,
+  };
+}
+
+export function reconcileResult(dependents: ReadonlyMap<string, DependentResult>): WorkflowReconcileResult {
+  const base = baseResult(dependents);
+  const result: WorkflowReconcileResult = {
+    ...base,
+    kind: 'reconcile',
+    reconciled: namesWhere(dependents, (r) => r.outcome === 'reconciled'),
+    notReady: namesWhere(dependents, (r) => r.outcome === 'reconciled' && !r.ready),
+    allReady: () =>
+      [...dependents.values()].every(
+        (r) => r.ready || r.outcome === 'inactive' || (r.markedForDelete && r.outcome === 'deleted'),
+      ),
+    throwIfErrors: () => {
+      if (base.hasErrors()) throw new AggregatedOperatorError(base.erroredDependents(), result);
+    },
+  };
+  return result;
+}
+
+export function cleanupResult(dependents: ReadonlyMap<string, DependentResult>): WorkflowCleanupResult {
+  const base = baseResult(dependents);
+  const result: WorkflowCleanupResult = {
+    ...base,
+    kind: 'cleanup',
+    allPostconditionsMet: () => base.deletePostconditionNotMet.length === 0,
+    allDeleted: () =>
+      [...dependents.values()].every((r) => r.outcome === 'deleted' || r.outcome === 'inactive'),
+    throwIfErrors: () => {
+      if (base.hasErrors()) throw new AggregatedOperatorError(base.erroredDependents(), result);
+    },
+  };
+  return result;
+}
