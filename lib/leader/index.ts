@@ -1,0 +1,9 @@
+export {
+  createLeaderElector,
+  LEADER_ELECTION_DEFAULTS,
+  LEADER_JITTER_FACTOR,
+  leaderElectionConfig,
+  LeaderElector,
+  type LeaderElectionConfig,
+  type LeaderElectionOptions,
+} from './elector.js';
