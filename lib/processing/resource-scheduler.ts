@@ -260,14 +260,16 @@ export class ResourceScheduler {
       return;
     }
     if (isObservable(output)) {
+      // Tear the run's observable down before settling, so its finalizers run before a follow-up starts.
+      const end = (settlement: Settlement): void => {
+        subscription.unsubscribe();
+        settle(settlement);
+      };
       subscription.add(
         output.subscribe({
-          next: (value) => {
-            subscription.unsubscribe();
-            settle({ ok: true, value });
-          },
-          error: (error: unknown) => settle({ ok: false, error }),
-          complete: () => settle({ ok: true, value: undefined }),
+          next: (value) => end({ ok: true, value }),
+          error: (error: unknown) => end({ ok: false, error }),
+          complete: () => end({ ok: true, value: undefined }),
         }),
       );
     } else if (isPromiseLike(output)) {
