@@ -1,0 +1,55 @@
+export {
+  Informer,
+  informer,
+  informer$,
+  type InformerError,
+  type InformerEvent,
+  type InformerEventType,
+  type InformerOptions,
+  type Namespaces,
+  type ScopeState,
+  type ScopeStatus,
+  type WhenSyncedOptions,
+} from './informer.js';
+export {
+  InformerStore,
+  NAMESPACE_INDEX,
+  OWNER_UID_INDEX,
+  type BoundedStoreOptions,
+  type Indexer,
+  type InformerStoreOptions,
+  type StoreReader,
+} from './store.js';
+export { reconnectWithBackoff, type ReconnectFailure, type ReconnectOptions } from './reconnect.js';
+export { reflector, WatchSilentError, type ReflectorFailure, type ReflectorMessage, type ReflectorOptions } from './reflector.js';
+export {
+  kubeListWatch,
+  type ListAnswer,
+  type ListWatchClient,
+  type ListWatchScope,
+  type WatchEventType,
+  type WatchRequest,
+} from './list-watch.js';
+export { compareResourceVersions, resourceVersionOf } from './resource-version.js';
+export {
+  ReadYourWritesCache,
+  readYourWrites,
+  type CachedSource,
+  type CacheReader,
+  type WriteHandle,
+} from './read-your-writes.js';
+export {
+  isOwnerReferenceMapper,
+  mapBoth,
+  Mappers,
+  PRIMARY_NAME_ANNOTATION,
+  PRIMARY_NAMESPACE_ANNOTATION,
+  primaryAnnotations,
+  primaryToSecondaryIndexer,
+  type OwnerReferenceMapperOptions,
+  type PrimaryKind,
+  type PrimaryToSecondaryMapper,
+  type SecondaryToPrimaryMapper,
+} from './mappers.js';
+export { toPrimaryTriggers, toResourceEvents, triggersOf } from './resource-events.js';
+export { SecondarySource, secondarySource, type MapperError, type SecondarySourceOptions } from './secondary.js';

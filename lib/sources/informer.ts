@@ -1,0 +1,442 @@
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import {
+  asyncScheduler,
+  BehaviorSubject,
+  concat,
+  defer,
+  distinctUntilChanged,
+  filter,
+  firstValueFrom,
+  from,
+  map,
+  merge,
+  Observable,
+  Subject,
+  timer,
+  type SchedulerLike,
+  type Subscription,
+} from 'rxjs';
+import { resourceIdOf, resourceKey, type ResourceID } from '../core/index.js';
+import {
+  errorMessage,
+  formatFieldSelector,
+  formatLabelSelector,
+  resolveDescriptor,
+  type BackoffPolicy,
+  type FieldSelector,
+  type LabelSelector,
+  type ResolvedDescriptor,
+  type ResourceDescriptor,
+} from '../kube/index.js';
+import { kubeListWatch, type ListWatchClient } from './list-watch.js';
+import { reflector, type ReflectorFailure, type ReflectorMessage } from './reflector.js';
+import { resourceVersionOf } from './resource-version.js';
+import { InformerStore, type BoundedStoreOptions, type Indexer, type StoreReader } from './store.js';
+
+export type InformerEventType = 'added' | 'modified' | 'deleted';
+
+/** A change of one cached object. `oldObject` is the cached version before a modify or delete. */
+export interface InformerEvent<T> {
+  readonly type: InformerEventType;
+  readonly object: T;
+  readonly oldObject?: T | undefined;
+}
+
+/** ES6: every namespace, or the listed ones (one list+watch per namespace). */
+export type Namespaces = 'all' | readonly string[];
+
+export interface InformerOptions<T extends KubernetesObject> {
+  resource: ResourceDescriptor;
+  /** Where to list and watch; or pass `client`. */
+  kubeConfig?: KubeConfig | undefined;
+  /** Replaces the client-node based list/watch (kubeConfig is then not needed). */
+  client?: ListWatchClient<T> | undefined;
+  /** Name for events, logs and errors (default: the resource's plural). */
+  name?: string | undefined;
+  /** Default 'all'. Must be 'all' for a cluster-scoped resource. */
+  namespaces?: Namespaces | undefined;
+  /** ES8: applied to every list and watch. */
+  labelSelector?: LabelSelector | undefined;
+  fieldSelector?: FieldSelector | undefined;
+  /** Extra indexes for `store.byIndex` (namespace and owner uid are built in). */
+  indexers?: Readonly<Record<string, Indexer<T>>> | undefined;
+  /** ES7: bound the cache (LRU with time-to-idle); misses read from the API via `store.fetch`. */
+  bounded?: BoundedStoreOptions | undefined;
+  /** Asked of the server on every watch (default 290 s). */
+  timeoutSeconds?: number | undefined;
+  /** A watch silent for timeoutSeconds plus this is dead (default 30 s). */
+  deadMarginMs?: number | undefined;
+  /** A list slower than this is abandoned and retried (default 60 s). */
+  listTimeoutMs?: number | undefined;
+  /** Reconnect backoff (default ES1: 800 ms → 30 s, factor 2, jitter, reset after 2 min). */
+  backoff?: Partial<BackoffPolicy> | undefined;
+  scheduler?: SchedulerLike | undefined;
+  /** Jitter source, [0, 1). */
+  random?: (() => number) | undefined;
+}
+
+/** A failed list or watch; the informer retries it after `delayMs`. */
+export interface InformerError extends ReflectorFailure {
+  readonly informer: string;
+  /** undefined for the all-namespaces (or cluster-scoped) list+watch. */
+  readonly namespace: string | undefined;
+}
+
+export type ScopeState = 'starting' | 'listed' | 'watching' | 'failing';
+
+/** The state of one list+watch (one per namespace, or one for all). */
+export interface ScopeStatus {
+  readonly namespace: string | undefined;
+  readonly state: ScopeState;
+  readonly synced: boolean;
+  /** The last resourceVersion seen (from the list, events and bookmarks). */
+  readonly resourceVersion: string | undefined;
+  readonly lastError: unknown;
+}
+
+export interface WhenSyncedOptions {
+  /** Default 2 min (ES2). */
+  timeoutMs?: number | undefined;
+  /** Reject on the first list/watch failure before the sync (ES2 stopOnInformerErrorDuringStartup, default true). */
+  failOnError?: boolean | undefined;
+}
+
+interface Scope {
+  readonly namespace: string | undefined;
+  subscription: Subscription | undefined;
+  state: ScopeState;
+  synced: boolean;
+  resourceVersion: string | undefined;
+  lastError: unknown;
+}
+
+const ALL = '*';
+
+/**
+ * ES1, ES2, ES6, ES7, ES8: a cache of one resource type kept up to date by list+watch loops
+ * (one per namespace, or one for all), with a store, a sync signal, a health signal and a hot
+ * stream of changes. `start()` opens the watches, `stop()` closes all of them.
+ */
+export class Informer<T extends KubernetesObject = KubernetesObject> {
+  readonly name: string;
+  readonly resource: ResolvedDescriptor;
+  /** The cache. Objects are the server's JSON; treat them as read-only. */
+  readonly store: StoreReader<T> & Pick<InformerStore<T>, 'addIndexer' | 'hasIndexer'>;
+
+  private readonly cache: InformerStore<T>;
+  private readonly client: ListWatchClient<T>;
+  private readonly scheduler: SchedulerLike;
+  private readonly labelSelector: string;
+  private readonly fieldSelector: string;
+  private readonly changes = new Subject<InformerEvent<T>>();
+  private readonly failures = new Subject<InformerError>();
+  private readonly syncedState = new BehaviorSubject(false);
+  private readonly healthyState = new BehaviorSubject(true);
+  private readonly scopes = new Map<string, Scope>();
+  private wanted: readonly (string | undefined)[];
+  private started = false;
+  private stopped = false;
+
+  constructor(private readonly options: InformerOptions<T>) {
+    this.resource = resolveDescriptor(options.resource);
+    this.name = options.name ?? this.resource.plural;
+    if (!options.client && !options.kubeConfig) {
+      throw new Error(`informer ${this.name}: pass kubeConfig (or a ListWatchClient as client)`);
+    }
+    for (const key of ['timeoutSeconds', 'deadMarginMs', 'listTimeoutMs'] as const) {
+      const value = options[key];
+      if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
+        throw new Error(`informer ${this.name}: ${key} must be a positive number (got ${String(value)})`);
+      }
+    }
+    this.scheduler = options.scheduler ?? asyncScheduler;
+    this.client = options.client ?? kubeListWatch<T>(options.kubeConfig as KubeConfig, this.resource);
+    this.labelSelector = formatLabelSelector(options.labelSelector);
+    this.fieldSelector = formatFieldSelector(options.fieldSelector);
+    this.wanted = this.checkNamespaces(options.namespaces ?? 'all');
+    this.cache = new InformerStore<T>({
+      indexers: options.indexers,
+      bounded: options.bounded,
+      read: (id) => this.client.read(id),
+      scheduler: this.scheduler,
+      onIndexerError: (error) =>
+        this.failures.next({ informer: this.name, namespace: undefined, phase: 'watch', error, attempt: 0, delayMs: 0 }),
+    });
+    this.store = this.cache;
+  }
+
+  /** Live changes, from now on (hot). The store is updated before each change is emitted. */
+  get events$(): Observable<InformerEvent<T>> {
+    return this.changes.asObservable();
+  }
+
+  /** Every cached object as 'added' first, then the live changes: what a late subscriber needs. */
+  get cacheAndEvents$(): Observable<InformerEvent<T>> {
+    return defer(() =>
+      concat(
+        from(this.cache.list().map((object): InformerEvent<T> => ({ type: 'added', object }))),
+        this.changes,
+      ),
+    );
+  }
+
+  /** Failed lists and watches (each is retried); also indexer failures. */
+  get errors$(): Observable<InformerError> {
+    return this.failures.asObservable();
+  }
+
+  /** ES2: true once every list+watch has listed (false again while a newly added namespace lists). */
+  get synced$(): Observable<boolean> {
+    return this.syncedState.pipe(distinctUntilChanged());
+  }
+
+  hasSynced(): boolean {
+    return this.syncedState.value;
+  }
+
+  /** False while any list or watch is failing or found dead (readiness, OB3). */
+  get healthy$(): Observable<boolean> {
+    return this.healthyState.pipe(distinctUntilChanged());
+  }
+
+  isHealthy(): boolean {
+    return this.healthyState.value;
+  }
+
+  /** The namespaces asked for: 'all' or the list. */
+  get namespaces(): Namespaces {
+    return this.wanted[0] === undefined ? 'all' : (this.wanted as string[]);
+  }
+
+  status(): ScopeStatus[] {
+    return [...this.scopes.values()].map(({ namespace, state, synced, resourceVersion, lastError }) => ({
+      namespace,
+      state,
+      synced,
+      resourceVersion,
+      lastError,
+    }));
+  }
+
+  /** Opens the list+watch loops (idempotent). */
+  start(): this {
+    if (this.stopped) throw new Error(`informer ${this.name} was stopped; create a new one`);
+    if (this.started) return this;
+    this.started = true;
+    this.reconcileScopes();
+    return this;
+  }
+
+  /** Closes every watch and timer; completes the streams. The store keeps its last content. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const scope of this.scopes.values()) scope.subscription?.unsubscribe();
+    this.scopes.clear();
+    this.changes.complete();
+    this.failures.complete();
+    this.syncedState.complete();
+    this.healthyState.complete();
+  }
+
+  /**
+   * ES6: changes the namespaces at run time. Watches of removed namespaces close and their
+   * objects are emitted as deleted; added namespaces are listed and their objects emitted as added.
+   */
+  setNamespaces(namespaces: Namespaces): void {
+    if (this.stopped) throw new Error(`informer ${this.name} was stopped`);
+    this.wanted = this.checkNamespaces(namespaces);
+    if (this.started) this.reconcileScopes();
+  }
+
+  /** ES2: resolves when synced; rejects on timeout, on stop, or (failOnError) on a failure first. */
+  whenSynced(options: WhenSyncedOptions = {}): Promise<void> {
+    const timeoutMs = options.timeoutMs ?? 120_000;
+    const failOnError = options.failOnError ?? true;
+    if (this.hasSynced()) return Promise.resolve();
+    if (this.stopped) return Promise.reject(new Error(`informer ${this.name} was stopped before its cache synced`));
+    const failed = failOnError ? [...this.scopes.values()].find((s) => s.state === 'failing') : undefined;
+    if (failed) return Promise.reject(this.startupError(failed.namespace, failed.lastError));
+    return firstValueFrom(
+      merge(
+        this.syncedState.pipe(filter(Boolean)),
+        new Observable<never>((subscriber) =>
+          this.syncedState.subscribe({
+            complete: () => subscriber.error(new Error(`informer ${this.name} was stopped before its cache synced`)),
+          }),
+        ),
+        failOnError
+          ? this.failures.pipe(
+              map((f): never => {
+                throw this.startupError(f.namespace, f.error);
+              }),
+            )
+          : [],
+        timer(timeoutMs, this.scheduler).pipe(
+          map((): never => {
+            throw new Error(`informer ${this.name}: cache did not sync within ${timeoutMs} ms`);
+          }),
+        ),
+      ),
+    ).then(() => undefined);
+  }
+
+  private startupError(namespace: string | undefined, error: unknown): Error {
+    const where = namespace === undefined ? '' : ` in namespace ${namespace}`;
+    return new Error(`informer ${this.name}${where} failed before its cache synced: ${errorMessage(error)}`, { cause: error });
+  }
+
+  private checkNamespaces(namespaces: Namespaces): readonly (string | undefined)[] {
+    if (namespaces === 'all') return [undefined];
+    if (!Array.isArray(namespaces) || namespaces.length === 0) {
+      throw new Error(`informer ${this.name}: namespaces must be 'all' or a non-empty list of namespace names`);
+    }
+    if (!this.resource.namespaced) {
+      throw new Error(`informer ${this.name}: ${this.resource.kind} is cluster-scoped; namespaces must be 'all'`);
+    }
+    for (const ns of namespaces) {
+      if (typeof ns !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns)) {
+        throw new Error(`informer ${this.name}: '${String(ns)}' is not a valid namespace name`);
+      }
+    }
+    return [...new Set(namespaces)].sort();
+  }
+
+  private covers(namespace: string | undefined): boolean {
+    return this.wanted[0] === undefined || (namespace !== undefined && this.wanted.includes(namespace));
+  }
+
+  private reconcileScopes(): void {
+    const wantedKeys = new Map(this.wanted.map((ns) => [ns ?? ALL, ns]));
+    for (const [key, scope] of this.scopes) {
+      if (wantedKeys.has(key)) continue;
+      scope.subscription?.unsubscribe();
+      this.scopes.delete(key);
+    }
+    for (const key of this.cache.keysWhere((id) => !this.covers(id.namespace))) {
+      const removed = this.cache.remove(key);
+      if (removed) this.changes.next({ type: 'deleted', object: removed, oldObject: removed });
+    }
+    for (const [key, namespace] of wantedKeys) {
+      if (this.scopes.has(key)) continue;
+      const scope: Scope = { namespace, subscription: undefined, state: 'starting', synced: false, resourceVersion: undefined, lastError: undefined };
+      this.scopes.set(key, scope);
+      scope.subscription = this.loop(scope).subscribe((message) => this.apply(scope, message));
+    }
+    this.updateSignals();
+  }
+
+  private loop(scope: Scope): Observable<ReflectorMessage<T>> {
+    const where = scope.namespace === undefined ? '' : ` in ${scope.namespace}`;
+    return reflector<T>(this.client, {
+      scope: { namespace: scope.namespace, labelSelector: this.labelSelector, fieldSelector: this.fieldSelector },
+      timeoutSeconds: this.options.timeoutSeconds ?? 290,
+      deadMarginMs: this.options.deadMarginMs ?? 30_000,
+      listTimeoutMs: this.options.listTimeoutMs ?? 60_000,
+      backoff: this.options.backoff,
+      scheduler: this.scheduler,
+      random: this.options.random,
+      describe: `${this.resource.kind}${where}`,
+      onFailure: (failure) => {
+        if (this.scopes.get(scope.namespace ?? ALL) !== scope) return;
+        scope.state = 'failing';
+        scope.lastError = failure.error;
+        this.updateSignals();
+        this.failures.next({ ...failure, informer: this.name, namespace: scope.namespace });
+      },
+    });
+  }
+
+  private apply(scope: Scope, message: ReflectorMessage<T>): void {
+    switch (message.type) {
+      case 'listed':
+        scope.resourceVersion = message.resourceVersion;
+        scope.state = 'listed';
+        scope.synced = true;
+        this.replace(scope.namespace, message.items);
+        break;
+      case 'watching':
+        scope.state = 'watching';
+        scope.lastError = undefined;
+        break;
+      case 'bookmark':
+        scope.resourceVersion = message.resourceVersion;
+        return;
+      case 'event':
+        scope.resourceVersion = resourceVersionOf(message.object) ?? scope.resourceVersion;
+        this.applyEvent(message.action, message.object);
+        return;
+    }
+    this.updateSignals();
+  }
+
+  /** A (re)list: the truth for one namespace (or all). Emit the difference against the cache. */
+  private replace(namespace: string | undefined, items: readonly T[]): void {
+    const before = this.cache.versionsIn(namespace);
+    const seen = new Set<string>();
+    for (const object of items) {
+      const key = resourceKey(resourceIdOf(object));
+      seen.add(key);
+      const previousVersion = before.get(key);
+      if (previousVersion === undefined) {
+        this.cache.upsert(object);
+        this.changes.next({ type: 'added', object });
+      } else if (previousVersion !== resourceVersionOf(object)) {
+        const oldObject = this.cache.upsert(object);
+        this.changes.next({ type: 'modified', object, oldObject });
+      }
+    }
+    for (const key of before.keys()) {
+      if (seen.has(key)) continue;
+      const removed = this.cache.remove(key);
+      if (removed) this.changes.next({ type: 'deleted', object: removed, oldObject: removed });
+    }
+  }
+
+  private applyEvent(action: 'ADDED' | 'MODIFIED' | 'DELETED', object: T): void {
+    let id: ResourceID;
+    try {
+      id = resourceIdOf(object);
+    } catch {
+      return; // not an object of ours (e.g. a malformed line)
+    }
+    if (!this.covers(id.namespace)) return;
+    const known = this.cache.resourceVersionOf(id);
+    if (action === 'DELETED') {
+      if (known === undefined) return;
+      const oldObject = this.cache.remove(resourceKey(id));
+      this.changes.next({ type: 'deleted', object, oldObject });
+      return;
+    }
+    if (known !== undefined && known === resourceVersionOf(object)) return; // already have it (no duplicates)
+    const oldObject = this.cache.upsert(object);
+    this.changes.next(known === undefined ? { type: 'added', object } : { type: 'modified', object, oldObject });
+  }
+
+  private updateSignals(): void {
+    if (this.stopped) return;
+    const scopes = [...this.scopes.values()];
+    const synced = this.started && scopes.every((s) => s.synced);
+    const healthy = scopes.every((s) => s.state !== 'failing');
+    if (this.syncedState.value !== synced) this.syncedState.next(synced);
+    if (this.healthyState.value !== healthy) this.healthyState.next(healthy);
+  }
+}
+
+/** Creates an informer (not started). */
+export function informer<T extends KubernetesObject = KubernetesObject>(options: InformerOptions<T>): Informer<T> {
+  return new Informer<T>(options);
+}
+
+/** A cold informer: subscribing starts one, unsubscribing closes all its watches. */
+export function informer$<T extends KubernetesObject = KubernetesObject>(options: InformerOptions<T>): Observable<InformerEvent<T>> {
+  return new Observable<InformerEvent<T>>((subscriber) => {
+    const inf = new Informer<T>(options);
+    const subscription = inf.events$.subscribe(subscriber);
+    inf.start();
+    return () => {
+      subscription.unsubscribe();
+      inf.stop();
+    };
+  });
+}

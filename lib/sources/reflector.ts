@@ -1,0 +1,156 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { asyncScheduler, defer, map, Observable, repeat, throwError, timeout, type SchedulerLike } from 'rxjs';
+import { classifyError, KubeApiError, statusOf, type BackoffPolicy } from '../kube/index.js';
+import type { ListWatchClient, ListWatchScope } from './list-watch.js';
+import { reconnectWithBackoff, type ReconnectFailure } from './reconnect.js';
+import { resourceVersionOf } from './resource-version.js';
+
+/** What one list+watch loop reports. */
+export type ReflectorMessage<T> =
+  /** A full list (the first one, or a relist after 410): the truth for this scope at that version. */
+  | { readonly type: 'listed'; readonly items: readonly T[]; readonly resourceVersion: string }
+  /** A watch is open from this resourceVersion: the loop is healthy. */
+  | { readonly type: 'watching'; readonly resourceVersion: string }
+  | { readonly type: 'event'; readonly action: 'ADDED' | 'MODIFIED' | 'DELETED'; readonly object: T }
+  | { readonly type: 'bookmark'; readonly resourceVersion: string };
+
+export interface ReflectorFailure extends ReconnectFailure {
+  readonly phase: 'list' | 'watch';
+}
+
+export interface ReflectorOptions {
+  readonly scope: ListWatchScope;
+  /** Asked of the server on every watch; it closes the stream after this long. */
+  readonly timeoutSeconds: number;
+  /** A watch silent for timeoutSeconds plus this is dead: it is closed and resumed. */
+  readonly deadMarginMs: number;
+  /** A list that has not answered after this long is abandoned and retried. */
+  readonly listTimeoutMs: number;
+  readonly backoff?: Partial<BackoffPolicy> | undefined;
+  readonly scheduler?: SchedulerLike | undefined;
+  readonly random?: (() => number) | undefined;
+  readonly onFailure?: ((failure: ReflectorFailure) => void) | undefined;
+  /** For error messages, e.g. 'ConfigMap in default'. */
+  readonly describe: string;
+}
+
+/** ES1: the watch was silent for longer than its timeout plus the margin. */
+export class WatchSilentError extends Error {
+  override readonly name = 'WatchSilentError';
+}
+
+/**
+ * ES1: one list+watch loop, forever. List, then watch from the list's resourceVersion; when the
+ * server closes the stream, watch again from the last resourceVersion seen (events and bookmarks
+ * advance it); on 410 Gone (HTTP 410 or an ERROR event with code 410) list again; on any other
+ * failure back off and resume. Unsubscribing closes the open watch.
+ */
+export function reflector<T extends KubernetesObject>(
+  client: ListWatchClient<T>,
+  options: ReflectorOptions,
+): Observable<ReflectorMessage<T>> {
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const deadAfterMs = options.timeoutSeconds * 1000 + options.deadMarginMs;
+
+  return defer(() => {
+    let resourceVersion: string | undefined;
+    let phase: 'list' | 'watch' = 'list';
+
+    const list$ = defer(() => client.list(options.scope)).pipe(
+      timeout({
+        first: options.listTimeoutMs,
+        scheduler,
+        with: () => throwError(() => new Error(`list of ${options.describe} did not answer within ${options.listTimeoutMs} ms`)),
+      }),
+      map((answer): ReflectorMessage<T> => {
+        if (!answer.resourceVersion) throw new Error(`list of ${options.describe} answered without metadata.resourceVersion`);
+        resourceVersion = answer.resourceVersion;
+        return { type: 'listed', items: answer.items, resourceVersion: answer.resourceVersion };
+      }),
+    );
+
+    const watch$ = (from: string) =>
+      new Observable<ReflectorMessage<T>>((subscriber) => {
+        let ended = false;
+        let close: (() => void) | undefined;
+        const end = (error?: unknown): void => {
+          if (ended) return;
+          ended = true;
+          if (error === undefined) subscriber.complete();
+          else if (classifyError(error) === 'gone') {
+            resourceVersion = undefined; // history is gone: the next round lists again
+            subscriber.complete();
+          } else subscriber.error(error);
+        };
+        const onEvent = (type: string, object: unknown): void => {
+          if (ended) return;
+          switch (type) {
+            case 'ADDED':
+            case 'MODIFIED':
+            case 'DELETED': {
+              const obj = object as T;
+              resourceVersion = resourceVersionOf(obj) ?? resourceVersion;
+              subscriber.next({ type: 'event', action: type, object: obj });
+              return;
+            }
+            case 'BOOKMARK': {
+              const rv = resourceVersionOf(object as KubernetesObject);
+              if (rv) resourceVersion = rv;
+              subscriber.next({ type: 'bookmark', resourceVersion: resourceVersion ?? from });
+              return;
+            }
+            case 'ERROR': {
+              const status = statusOf(object);
+              end(
+                classifyError(object) === 'gone'
+                  ? object
+                  : new KubeApiError(status?.code ?? 500, object, {}, { method: 'WATCH', path: options.describe }),
+              );
+              return;
+            }
+            default:
+              return; // a future event type; the next list will catch up if it mattered
+          }
+        };
+        client
+          .watch(
+            { ...options.scope, resourceVersion: from, timeoutSeconds: options.timeoutSeconds, inactivityTimeoutMs: deadAfterMs },
+            onEvent,
+            (error) => end(error),
+          )
+          .then(
+            (stop) => {
+              if (ended) stop();
+              else {
+                close = stop;
+                subscriber.next({ type: 'watching', resourceVersion: from });
+              }
+            },
+            (error: unknown) => end(error),
+          );
+        return () => {
+          ended = true;
+          close?.();
+        };
+      }).pipe(
+        timeout({
+          each: deadAfterMs,
+          scheduler,
+          with: () => throwError(() => new WatchSilentError(`watch of ${options.describe} was silent for ${deadAfterMs} ms`)),
+        }),
+      );
+
+    return defer(() => {
+      phase = resourceVersion === undefined ? 'list' : 'watch';
+      return resourceVersion === undefined ? list$ : watch$(resourceVersion);
+    }).pipe(
+      repeat(),
+      reconnectWithBackoff({
+        backoff: options.backoff,
+        scheduler,
+        random: options.random,
+        onFailure: (failure) => options.onFailure?.({ ...failure, phase }),
+      }),
+    );
+  });
+}
