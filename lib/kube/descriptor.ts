@@ -1,3 +1,5 @@
+import { ConfigurationError } from '../core/errors.js';
+
 /** What the user says about a resource type. `namespaced` defaults to true. */
 export interface ResourceDescriptor {
   apiVersion: string;
@@ -48,27 +50,29 @@ export function parseApiVersion(apiVersion: string): GroupVersion {
 /** Validates a descriptor and derives group and version; every error names the field and the resource. */
 export function resolveDescriptor(descriptor: ResourceDescriptor): ResolvedDescriptor {
   if (descriptor === null || typeof descriptor !== 'object') {
-    throw new Error('resource descriptor must be an object { apiVersion, kind, plural, namespaced? }');
+    throw new ConfigurationError('resource', 'must be an object { apiVersion, kind, plural, namespaced? }');
   }
   const { apiVersion, kind, plural } = descriptor;
-  const what = `resource descriptor ${typeof kind === 'string' && kind ? kind : '(no kind)'}`;
   if (typeof kind !== 'string' || !KIND.test(kind)) {
-    throw new Error(`${what}: kind is required and must be alphanumeric starting with a letter (got ${JSON.stringify(kind)})`);
+    throw new ConfigurationError('resource.kind', `is required and must be alphanumeric starting with a letter (got ${JSON.stringify(kind)})`);
   }
   let gv: GroupVersion;
   try {
     gv = parseApiVersion(apiVersion);
   } catch (err) {
-    throw new Error(`${what}: ${(err as Error).message}`);
+    throw new ConfigurationError('resource.apiVersion', `${kind}: ${(err as Error).message}`);
   }
   if (plural === undefined || plural === null || plural === '') {
-    throw new Error(`${what} (${apiVersion}): plural is required (the URL name, e.g. '${kind.toLowerCase()}s'); it is not guessed from the kind`);
+    throw new ConfigurationError(
+      'resource.plural',
+      `${kind} (${apiVersion}) needs a plural, the name in its URLs (e.g. '${kind.toLowerCase()}s'); it is not guessed from the kind`,
+    );
   }
   if (typeof plural !== 'string' || !DNS_LABEL.test(plural)) {
-    throw new Error(`${what} (${apiVersion}): plural '${String(plural)}' must be a lowercase DNS label`);
+    throw new ConfigurationError('resource.plural', `${kind} (${apiVersion}): '${String(plural)}' is not a lowercase DNS label`);
   }
   if (descriptor.namespaced !== undefined && typeof descriptor.namespaced !== 'boolean') {
-    throw new Error(`${what} (${apiVersion}): namespaced must be a boolean`);
+    throw new ConfigurationError('resource.namespaced', `${kind} (${apiVersion}): must be a boolean`);
   }
   return Object.freeze({
     apiVersion,
