@@ -298,7 +298,8 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
     return new LRUCache<string, T>({
       max: maxEntries,
       ...(timeToIdleMs !== undefined ? { ttl: timeToIdleMs, updateAgeOnGet: true, ttlResolution: 0 } : {}),
-      perf: { now: () => scheduler.now() },
+      // lru-cache reads a start time of 0 as "no TTL"; a virtual clock starts at 0.
+      perf: { now: () => scheduler.now() + 1 },
       // Evicted objects leave the indexes but stay known (key and resourceVersion).
       dispose: (_value, key, reason) => {
         if (reason === 'evict' || reason === 'expire') this.unindex(key);
