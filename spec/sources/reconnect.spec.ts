@@ -4,7 +4,9 @@ import { TestScheduler } from 'rxjs/testing';
 import { reconnectWithBackoff, type ReconnectFailure } from '../../lib/sources/index.js';
 
 function newScheduler(): TestScheduler {
-  return new TestScheduler((actual, expected) => expect(actual).to.deep.equal(expected));
+  return new TestScheduler((actual, expected) => {
+    expect(actual).to.deep.equal(expected);
+  });
 }
 
 describe('sources/reconnectWithBackoff', () => {
