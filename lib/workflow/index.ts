@@ -9,6 +9,7 @@ export {
 export type { WorkflowNode } from './graph.js';
 export { ManagedWorkflowInvocation, type ManagedWorkflow } from './managed.js';
 export type { EventSourceRegistry, ExecutionOptions } from './node-run.js';
+export { cleanupWorkflow, reconcileWorkflow } from './operators.js';
 export type { WorkflowEvent } from './reconcile.js';
 export {
   AggregatedOperatorError,

@@ -1,6 +1,11 @@
 import { expect } from 'chai';
-import { lastValueFrom, toArray } from 'rxjs';
-import { AggregatedOperatorError, workflow } from '../../lib/workflow/index.js';
+import { from, lastValueFrom, toArray } from 'rxjs';
+import {
+  AggregatedOperatorError,
+  cleanupWorkflow,
+  reconcileWorkflow,
+  workflow,
+} from '../../lib/workflow/index.js';
 import { deferred, flush, primary, World, type Ctx, type Item, type Primary } from './fakes.js';
 import { DIAMOND, FAN, graph } from './graphs.js';
 
@@ -351,5 +356,20 @@ describe('workflow reconcile (reference: Workflow Execution > Reconciliation)', 
     const result = await workflow<Primary>().build().reconcile(primary, {});
     expect(result.dependents.size).to.equal(0);
     expect(result.allReady()).to.equal(true);
+  });
+});
+
+describe('workflow operators', () => {
+  it('reconcileWorkflow / cleanupWorkflow map primaries to workflow results, one after the other', async () => {
+    const w = new World();
+    const wf = graph(w, { a: [], b: ['a'] });
+    const reconciled = await lastValueFrom(
+      from([{ name: 'x' }, { name: 'y' }]).pipe(reconcileWorkflow(wf, () => ({})), toArray()),
+    );
+    expect(reconciled.map((r) => r.reconciled)).to.deep.equal([['a', 'b'], ['a', 'b']]);
+    expect([...w.items.keys()]).to.deep.equal(['x/a', 'x/b', 'y/a', 'y/b']);
+    const cleaned = await lastValueFrom(from([{ name: 'x' }]).pipe(cleanupWorkflow(wf, () => ({})), toArray()));
+    expect(cleaned[0]?.deleteCalled).to.deep.equal(['a', 'b']);
+    expect([...w.items.keys()]).to.deep.equal(['y/a', 'y/b']);
   });
 });
