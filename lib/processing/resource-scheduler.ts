@@ -1,27 +1,15 @@
 import { isObservable, Subscription } from 'rxjs';
 import { ConfigurationError, describeValue, NoRetryError } from '../core/errors.js';
-import type { ResourceEvent } from '../core/events.js';
-import {
-  underlyingCause,
-  type EventCause,
-  type ReconcileCause,
-  type ReconcileOutcome,
-  type RetryInfo,
-} from '../core/outcome.js';
+import type { EventAction, ResourceEvent } from '../core/events.js';
+import type { ReconcileCause, ReconcileOutcome, RetryInfo } from '../core/outcome.js';
 import { resourceKey, type ResourceID } from '../core/resource.js';
-import {
-  MIN_RATE_LIMIT_DELAY,
-  type ResolvedReconcileOptions,
-  type RunFn,
-  type RunOutput,
-  type RunResult,
-} from './options.js';
+import { MIN_RATE_LIMIT_DELAY, type ResolvedReconcileOptions, type RunContext, type RunFn, type RunOutput, type RunResult } from './options.js';
 import { FifoSet } from './queue.js';
 import { scheduleOnce } from './timers.js';
 
 /**
- * Where a resource stands. At most one of: a timer (waiting/postponed), a place in the ready
- * queue (queued), a run in flight (running).
+ * Where a resource stands. A timer exists only while waiting or postponed, a place in the
+ * ready queue only while queued.
  */
 type Phase =
   | 'idle' // nothing owed
@@ -30,27 +18,56 @@ type Phase =
   | 'queued' // a run is owed now; waiting for a slot or for activation
   | 'running';
 
-type TimerCause = Exclude<ReconcileCause, EventCause>;
+/** A run owed without an event. */
+type TimerCause = Extract<ReconcileCause, { type: 'retry' | 'reschedule' | 'maxInterval' }>;
+
+/** A run in flight; `abort` is created only if the run reads `ctx.signal`. */
+interface RunHandle {
+  abort: AbortController | undefined;
+  readonly subscription: Subscription;
+}
 
 class ResourceState {
   phase: Phase = 'idle';
-  /** Cause of the owed run (waiting, postponed, queued). */
-  cause: ReconcileCause | undefined;
+  /**
+   * Events not yet covered by a started run (EP2: a counter, not a queue) and the newest one's
+   * source. While running these are the "dirty" events that call for one follow-up run.
+   */
+  events = 0;
+  lastSource = '';
+  lastAction: EventAction = 'modified';
+  lastPrimary = false;
+  /** Why a run is owed when no event is. */
+  timerCause: TimerCause | undefined;
+  /** The owed run was postponed by the rate limiter (EP11). */
+  rateLimited = false;
   timer: Subscription | undefined;
-  /** Events that arrived during the current run, coalesced (EP2). */
-  dirty: EventCause | undefined;
   /** The primary was deleted during the current run (EP5). */
   deleted = false;
   /** Retry runs made in the current failure streak (EP7/EP8). */
   retriesMade = 0;
   rateState: unknown = undefined;
-  /** Identifies the run in flight, so late settlements of an abandoned run are ignored. */
-  run: { readonly abort: AbortController; readonly subscription: Subscription } | undefined;
+  run: RunHandle | undefined;
 
   constructor(
     readonly key: string,
     readonly id: ResourceID,
   ) {}
+
+  /** The cause of the owed run: events win over timers; the rate limit wraps either. */
+  owedCause(): ReconcileCause {
+    const owed: Exclude<ReconcileCause, { type: 'rateLimit' }> =
+      this.events > 0
+        ? { type: 'event', source: this.lastSource, action: this.lastAction, primary: this.lastPrimary, coalesced: this.events }
+        : (this.timerCause ?? { type: 'maxInterval' });
+    return this.rateLimited ? { type: 'rateLimit', postponed: owed } : owed;
+  }
+
+  consumeOwed(): void {
+    this.events = 0;
+    this.timerCause = undefined;
+    this.rateLimited = false;
+  }
 }
 
 type Settlement = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
@@ -100,26 +117,12 @@ export class ResourceScheduler {
     if (this.closed) return;
     this.draining = true;
     for (const state of this.states.values()) {
-      if (state.phase === 'waiting') this.toIdle(state);
+      if (state.phase === 'waiting') {
+        this.toIdle(state);
+        state.timerCause = undefined;
+      }
     }
     this.guard(() => this.afterChange());
-  }
-
-  private handleEvent(event: ResourceEvent): void {
-    const key = resourceKey(event.id);
-    let state = this.states.get(key);
-    if (event.primary && event.action === 'deleted') {
-      if (state) this.forget(state);
-    } else if (state && !state.deleted) {
-      this.trigger(state, eventCause(event));
-    } else if (event.primary) {
-      // EP4: only primary events create state. A primary event after a delete during a run
-      // revives the state: the resource was re-created under the same name.
-      if (state) state.deleted = false;
-      else this.states.set(key, (state = new ResourceState(key, event.id)));
-      this.trigger(state, eventCause(event));
-    }
-    this.afterChange();
   }
 
   /** Stops every timer and aborts every run in flight; nothing is reported afterwards. */
@@ -130,73 +133,97 @@ export class ResourceScheduler {
       state.timer?.unsubscribe();
       if (state.run) {
         state.run.subscription.unsubscribe();
-        state.run.abort.abort();
+        // Created here if the run has not read its signal yet, so a later read sees it aborted.
+        (state.run.abort ??= new AbortController()).abort();
       }
     }
     this.states.clear();
     this.ready.clear();
   }
 
-  private trigger(state: ResourceState, cause: EventCause): void {
+  private handleEvent(event: ResourceEvent): void {
+    const key = resourceKey(event.id);
+    let state = this.states.get(key);
+    if (event.primary && event.action === 'deleted') {
+      if (state) this.forget(state);
+    } else if (state && !state.deleted) {
+      this.trigger(state, event);
+    } else if (event.primary) {
+      // EP4: only primary events create state. A primary event after a delete during a run
+      // revives the state: the resource was re-created under the same name.
+      if (state) state.deleted = false;
+      else this.states.set(key, (state = new ResourceState(key, event.id)));
+      this.trigger(state, event);
+    }
+    this.afterChange();
+  }
+
+  private trigger(state: ResourceState, event: ResourceEvent): void {
+    state.events++;
+    state.lastSource = event.source;
+    state.lastAction = event.action;
+    state.lastPrimary = event.primary;
     switch (state.phase) {
-      case 'running':
-        state.dirty = coalesce(state.dirty, cause);
-        return;
+      case 'running': // EP2: remembered for one follow-up run
       case 'queued':
       case 'postponed': // the rate limit keeps precedence (EP11); the event joins the owed run
-        state.cause = coalesce(state.cause, cause);
         return;
       case 'waiting': // EP8/EP9: an event runs now; the pending retry or reschedule is moot
+        this.toIdle(state);
+        this.enqueue(state);
+        return;
       case 'idle':
-        this.enqueue(state, cause);
+        this.enqueue(state);
         return;
     }
   }
 
   /** Primary deleted (EP5): drop every trace of the resource, or mark it if a run is in flight. */
   private forget(state: ResourceState): void {
+    state.consumeOwed();
+    state.retriesMade = 0;
+    state.rateState = undefined;
     if (state.phase === 'running') {
       state.deleted = true;
-      state.dirty = undefined;
-      state.retriesMade = 0;
-      state.rateState = undefined;
       return;
     }
     this.toIdle(state);
     this.states.delete(state.key);
   }
 
+  /** Cancels the timer or the queue place; what is owed stays recorded on the state. */
   private toIdle(state: ResourceState): void {
     if (state.phase === 'postponed') this.postponed--;
     if (state.phase === 'queued') this.ready.delete(state);
     state.timer?.unsubscribe();
     state.timer = undefined;
-    state.cause = undefined;
     state.phase = 'idle';
   }
 
-  private enqueue(state: ResourceState, cause: ReconcileCause): void {
-    this.toIdle(state);
+  private enqueue(state: ResourceState): void {
     state.phase = 'queued';
-    state.cause = cause;
     this.ready.push(state);
   }
 
+  /** Arms the retry, reschedule or max-interval timer; returns when it is due. */
   private arm(state: ResourceState, cause: TimerCause, delay: number): number {
-    this.toIdle(state);
-    state.phase = cause.type === 'rateLimit' ? 'postponed' : 'waiting';
-    if (state.phase === 'postponed') this.postponed++;
-    state.cause = cause;
+    state.phase = 'waiting';
+    state.timerCause = cause;
     state.timer = scheduleOnce(this.options.scheduler, delay, () => this.guard(() => this.fire(state)));
     return this.now() + delay;
   }
 
+  private postpone(state: ResourceState, delay: number): void {
+    state.phase = 'postponed';
+    state.rateLimited = true;
+    this.postponed++;
+    state.timer = scheduleOnce(this.options.scheduler, delay, () => this.guard(() => this.fire(state)));
+  }
+
   private fire(state: ResourceState): void {
-    state.timer = undefined;
-    const cause = state.cause;
-    if (this.closed || cause === undefined) return;
-    // A postponed run stays a rate-limit run even if events joined it meanwhile.
-    this.enqueue(state, state.phase === 'postponed' ? { type: 'rateLimit', postponed: underlyingCause(cause) } : cause);
+    if (this.closed) return;
+    this.toIdle(state);
+    this.enqueue(state);
     this.afterChange();
   }
 
@@ -216,11 +243,11 @@ export class ResourceScheduler {
   }
 
   private start(state: ResourceState): void {
-    const cause = state.cause as ReconcileCause;
-    state.cause = undefined;
     state.phase = 'idle';
     const now = this.now();
     if (this.options.exists && !this.options.exists(state.id)) {
+      const cause = state.owedCause();
+      state.consumeOwed();
       this.emit({ id: state.id, cause, startedAt: now, endedAt: now, result: 'skipped' });
       return;
     }
@@ -231,30 +258,37 @@ export class ResourceScheduler {
         if (!Number.isFinite(decision.waitMs)) {
           throw new ConfigurationError('rateLimiter', `acquire() returned waitMs ${describeValue(decision.waitMs)}`);
         }
-        this.arm(state, { type: 'rateLimit', postponed: underlyingCause(cause) }, Math.max(decision.waitMs, MIN_RATE_LIMIT_DELAY));
+        this.postpone(state, Math.max(decision.waitMs, MIN_RATE_LIMIT_DELAY));
         return;
       }
     }
-    const owed = underlyingCause(cause);
+    const cause = state.owedCause();
+    state.consumeOwed();
+    const owed = cause.type === 'rateLimit' ? cause.postponed : cause;
     if (owed.type === 'retry') state.retriesMade = owed.attempt;
     const retry: RetryInfo = { attempt: state.retriesMade, lastAttempt: this.retryDelay(state.retriesMade + 1) === undefined };
 
     state.phase = 'running';
     this.running++;
-    const abort = new AbortController();
-    const subscription = new Subscription();
-    const handle = { abort, subscription };
+    const handle: RunHandle = { abort: undefined, subscription: new Subscription() };
     state.run = handle;
-    let settled = false;
     const settle = (settlement: Settlement): void => {
-      if (settled || this.closed || state.run !== handle) return;
-      settled = true;
+      if (this.closed || state.run !== handle) return;
+      state.run = undefined;
       this.guard(() => this.settle(state, cause, now, settlement));
+    };
+    // AbortControllers are costly to create (~µs); most runs never look at the signal.
+    const ctx: RunContext = {
+      retry,
+      cause,
+      get signal() {
+        return (handle.abort ??= new AbortController()).signal;
+      },
     };
 
     let output: RunOutput;
     try {
-      output = this.run(state.id, { retry, signal: abort.signal, cause });
+      output = this.run(state.id, ctx);
     } catch (error) {
       settle({ ok: false, error });
       return;
@@ -262,10 +296,10 @@ export class ResourceScheduler {
     if (isObservable(output)) {
       // Tear the run's observable down before settling, so its finalizers run before a follow-up starts.
       const end = (settlement: Settlement): void => {
-        subscription.unsubscribe();
+        handle.subscription.unsubscribe();
         settle(settlement);
       };
-      subscription.add(
+      handle.subscription.add(
         output.subscribe({
           next: (value) => end({ ok: true, value }),
           error: (error: unknown) => end({ ok: false, error }),
@@ -284,63 +318,44 @@ export class ResourceScheduler {
 
   private settle(state: ResourceState, cause: ReconcileCause, startedAt: number, settlement: Settlement): void {
     this.running--;
-    state.run = undefined;
     state.phase = 'idle';
-    const endedAt = this.now();
-    const base = { id: state.id, cause, startedAt, endedAt };
-    let outcome: ReconcileOutcome;
-
     const result = settlement.ok ? checkResult(settlement.value) : settlement;
-    const dirty = state.dirty;
-    state.dirty = undefined;
+    const outcome: Mutable<ReconcileOutcome> = { id: state.id, cause, startedAt, endedAt: this.now(), result: result.ok ? 'success' : 'failure' };
+    if (!result.ok) outcome.error = result.error instanceof NoRetryError ? result.error.cause : result.error;
+
     if (state.deleted) {
       // EP5: deleted during the run — nothing follows, the state goes.
       this.states.delete(state.key);
-      outcome = result.ok ? { ...base, result: 'success' } : { ...base, result: 'failure', error: unwrap(result.error) };
+    } else if (state.events > 0) {
+      // EP2: events arrived during the run: one follow-up now. EP8: after a failure this run
+      // is not retried and the follow-up does not count as an attempt.
+      if (result.ok) state.retriesMade = 0;
+      this.enqueue(state);
     } else if (result.ok) {
       state.retriesMade = 0; // EP8: a success resets the retry state
-      outcome = { ...base, result: 'success', ...this.afterRun(state, dirty, result.value?.rescheduleAfter) };
-    } else if (dirty) {
-      // EP8: events arrived during the failing run; they run now and this failure is not retried.
-      outcome = { ...base, result: 'failure', error: unwrap(result.error) };
-      this.enqueue(state, dirty);
+      this.armFollowUp(state, outcome, result.value?.rescheduleAfter);
     } else if (result.error instanceof NoRetryError) {
       state.retriesMade = 0;
-      outcome = { ...base, result: 'failure', error: result.error.cause, ...this.afterRun(state, undefined, undefined) };
+      this.armFollowUp(state, outcome, undefined);
     } else {
       const attempt = state.retriesMade + 1;
-      const delay = this.retryDelay(attempt);
-      const error = unwrap(result.error);
-      if (delay === undefined || this.draining) {
-        // Retries exhausted or disabled: the max interval is the safety net (EP10).
-        outcome = { ...base, result: 'failure', error, ...this.afterRun(state, undefined, undefined) };
-      } else {
-        outcome = { ...base, result: 'failure', error, retry: { attempt, at: this.arm(state, { type: 'retry', attempt }, delay) } };
-      }
+      const delay = this.draining ? undefined : this.retryDelay(attempt);
+      if (delay === undefined) this.armFollowUp(state, outcome, undefined); // exhausted or disabled: EP10 safety net
+      else outcome.retry = { attempt, at: this.arm(state, { type: 'retry', attempt }, delay) };
     }
     this.emit(outcome);
     this.afterChange();
   }
 
-  /** What follows a run that asks for no retry: the coalesced events, else a reschedule or the max interval. */
-  private afterRun(
-    state: ResourceState,
-    dirty: EventCause | undefined,
-    rescheduleAfter: number | undefined,
-  ): Pick<ReconcileOutcome, 'reschedule'> {
-    if (dirty) {
-      this.enqueue(state, dirty);
-      return {};
-    }
-    if (this.draining) return {};
+  /** After a run that schedules no retry: the requested reschedule (EP9), else the max interval (EP10). */
+  private armFollowUp(state: ResourceState, outcome: Mutable<ReconcileOutcome>, rescheduleAfter: number | undefined): void {
+    if (this.draining) return;
     if (rescheduleAfter !== undefined) {
-      return { reschedule: { at: this.arm(state, { type: 'reschedule' }, rescheduleAfter), reason: 'requested' } };
+      outcome.reschedule = { at: this.arm(state, { type: 'reschedule' }, rescheduleAfter), reason: 'requested' };
+    } else if (this.options.maxReconciliationInterval > 0) {
+      const interval = this.options.maxReconciliationInterval;
+      outcome.reschedule = { at: this.arm(state, { type: 'maxInterval' }, interval), reason: 'maxInterval' };
     }
-    const interval = this.options.maxReconciliationInterval;
-    if (interval > 0) {
-      return { reschedule: { at: this.arm(state, { type: 'maxInterval' }, interval), reason: 'maxInterval' } };
-    }
-    return {};
   }
 
   private retryDelay(attempt: number): number | undefined {
@@ -392,24 +407,7 @@ export class ResourceScheduler {
   }
 }
 
-function eventCause(event: ResourceEvent): EventCause {
-  return { type: 'event', source: event.source, action: event.action, primary: event.primary, coalesced: 1 };
-}
-
-/** The newest event wins; the count says how many events one run now covers (EP2). */
-function coalesce(previous: ReconcileCause | undefined, next: EventCause): EventCause {
-  const before = previous === undefined ? 0 : eventsIn(previous);
-  return before === 0 ? next : { ...next, coalesced: before + next.coalesced };
-}
-
-function eventsIn(cause: ReconcileCause): number {
-  const owed = underlyingCause(cause);
-  return owed.type === 'event' ? owed.coalesced : 0;
-}
-
-function unwrap(error: unknown): unknown {
-  return error instanceof NoRetryError ? error.cause : error;
-}
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';

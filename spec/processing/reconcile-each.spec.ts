@@ -9,6 +9,7 @@ import {
   reconcileEach,
   serializeByResource,
   type ReconcileOptions,
+  type RunContext,
   type RunFn,
   type SchedulingLoad,
 } from '../../lib/processing/index.js';
@@ -569,6 +570,19 @@ describe('reconcileEach', () => {
       });
       expect(starts).to.have.length(2); // y's retry at 2001 never happens
       expect(signals.map((signal) => signal.aborted)).to.deep.equal([true, false]);
+    });
+
+    it('a run that reads its signal only after unsubscription still sees it aborted', () => {
+      const contexts = virtual((h) => {
+        const contexts: RunContext[] = [];
+        const run: RunFn = (_id, ctx) => {
+          contexts.push(ctx);
+          return ok(100);
+        };
+        record(h.ts, h.hot('a', { a: ev('x') }).pipe(reconcileEach(run, { scheduler: h.ts })), 50);
+        return contexts;
+      });
+      expect(contexts.map((ctx) => ctx.signal.aborted)).to.deep.equal([true]);
     });
 
     it('source completion drains: runs in flight and due follow-ups finish, then the output completes', () => {
