@@ -59,7 +59,8 @@ function requireTraitsFor(dr: TraitPresence & { readonly name?: string }): void 
   }
   if (typeof dr.getSecondary !== 'function') {
     throw new Error(
-      `dependent '${dependentName(dr)}' has ${writes} but no getSecondary(): cannot tell whether the secondary exists`,
+      `dependent '${dependentName(dr)}' has ${writes} but no getSecondary(): ` +
+        'cannot tell whether the secondary exists',
     );
   }
 }

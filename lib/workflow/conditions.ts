@@ -54,9 +54,12 @@ export async function evaluateCondition<P, C>(
 ): Promise<ConditionResult> {
   const value: unknown = await condition(primary, ctx);
   if (typeof value === 'boolean') return { met: value };
-  if (isDetailed(value)) return 'detail' in value ? { met: value.met, detail: value.detail } : { met: value.met };
+  if (isDetailed(value)) {
+    return 'detail' in value ? { met: value.met, detail: value.detail } : { met: value.met };
+  }
   throw new TypeError(
-    `${where.kind} of dependent '${where.dependent}' returned ${describe(value)}; expected a boolean or { met: boolean, detail? }`,
+    `${where.kind} of dependent '${where.dependent}' returned ${describe(value)}; ` +
+      'expected a boolean or { met: boolean, detail? }',
   );
 }
 

@@ -133,7 +133,8 @@ class ReconcileExecutor<P, C extends DependentContext, E> {
     try {
       if (run.aborted) return () => run.release(r);
       if (!(await run.activation(r))) return () => this.deleted(r, 'inactive');
-      r.deleteCalled = (await deleteDependent(r.node.dependent, run.primary, run.ctx)).operation === 'deleted';
+      const deletion = await deleteDependent(r.node.dependent, run.primary, run.ctx);
+      r.deleteCalled = deletion.operation === 'deleted';
       const met = await run.condition(r, 'deletePostcondition');
       return () => this.deleted(r, met ? 'deleted' : 'deletePostconditionNotMet');
     } catch (error) {

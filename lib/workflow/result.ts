@@ -91,10 +91,8 @@ export class AggregatedOperatorError extends AggregateError {
   ) {
     const kind = result?.kind ?? 'workflow';
     const details = [...byDependent].map(([name, error]) => `'${name}': ${messageOf(error)}`);
-    super(
-      [...byDependent.values()],
-      `workflow ${kind} failed for ${byDependent.size} dependent${byDependent.size === 1 ? '' : 's'}: ${details.join('; ')}`,
-    );
+    const count = `${byDependent.size} dependent${byDependent.size === 1 ? '' : 's'}`;
+    super([...byDependent.values()], `workflow ${kind} failed for ${count}: ${details.join('; ')}`);
   }
 }
 

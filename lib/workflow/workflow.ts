@@ -6,7 +6,12 @@ import { lastValueFrom, type Observable } from 'rxjs';
 import { isDeletable } from '../dependent/reconcile.js';
 import type { DependentContext, DependentResource } from '../dependent/types.js';
 import { executeCleanup } from './cleanup.js';
-import { CONDITION_KINDS, type BoundCondition, type Condition, type ConditionKind } from './conditions.js';
+import {
+  CONDITION_KINDS,
+  type BoundCondition,
+  type Condition,
+  type ConditionKind,
+} from './conditions.js';
 import { buildGraph, type NodeSpec, type WorkflowGraph, type WorkflowNode } from './graph.js';
 import type { ManagedWorkflow } from './managed.js';
 import { toMermaid } from './mermaid.js';
@@ -42,14 +47,25 @@ export interface Workflow<P, C extends DependentContext = DependentContext, E = 
   readonly nodes: readonly WorkflowNode<P, C, E>[];
   readonly maxConcurrency: number;
   /** The reconcile run as a stream: one event per dependent step, then `done` with the result. */
-  reconcile$(primary: P, ctx: C, options?: ExecutionOptions<E>): Observable<WorkflowEvent<WorkflowReconcileResult>>;
-  cleanup$(primary: P, ctx: C, options?: ExecutionOptions<E>): Observable<WorkflowEvent<WorkflowCleanupResult>>;
+  reconcile$(
+    primary: P,
+    ctx: C,
+    options?: ExecutionOptions<E>,
+  ): Observable<WorkflowEvent<WorkflowReconcileResult>>;
+  cleanup$(
+    primary: P,
+    ctx: C,
+    options?: ExecutionOptions<E>,
+  ): Observable<WorkflowEvent<WorkflowCleanupResult>>;
   /** The DAG as a Mermaid `graph TD` (arrows in reconcile order, conditions listed per node). */
   toMermaid(): string;
 }
 
 export interface WorkflowBuilder<P, C extends DependentContext = DependentContext, E = unknown> {
-  add<R>(dependent: DependentResource<R, P, C, E>, options?: DependentOptions<R, P, C>): WorkflowBuilder<P, C, E>;
+  add<R>(
+    dependent: DependentResource<R, P, C, E>,
+    options?: DependentOptions<R, P, C>,
+  ): WorkflowBuilder<P, C, E>;
   /** Validates (WF1: names, unknown `dependsOn`, cycles) and returns the runnable workflow. */
   build(options?: WorkflowOptions): Workflow<P, C, E>;
 }
@@ -59,11 +75,17 @@ interface Entry<P, C extends DependentContext, E> {
   readonly options: DependentOptions<unknown, P, C>;
 }
 
-export function workflow<P, C extends DependentContext = DependentContext, E = unknown>(): WorkflowBuilder<P, C, E> {
+export function workflow<
+  P,
+  C extends DependentContext = DependentContext,
+  E = unknown,
+>(): WorkflowBuilder<P, C, E> {
   return builder<P, C, E>([]);
 }
 
-function builder<P, C extends DependentContext, E>(entries: readonly Entry<P, C, E>[]): WorkflowBuilder<P, C, E> {
+function builder<P, C extends DependentContext, E>(
+  entries: readonly Entry<P, C, E>[],
+): WorkflowBuilder<P, C, E> {
   return {
     add: <R>(dependent: DependentResource<R, P, C, E>, options: DependentOptions<R, P, C> = {}) =>
       builder<P, C, E>([
@@ -78,12 +100,16 @@ function builder<P, C extends DependentContext, E>(entries: readonly Entry<P, C,
 function validateOptions(options: WorkflowOptions): Required<WorkflowOptions> {
   const maxConcurrency = options.maxConcurrency ?? DEFAULT_WORKFLOW_CONCURRENCY;
   if (!(maxConcurrency === Infinity || (Number.isInteger(maxConcurrency) && maxConcurrency >= 1))) {
-    throw new Error(`workflow: maxConcurrency must be a positive integer or Infinity, got ${String(maxConcurrency)}`);
+    throw new Error(
+      `workflow: maxConcurrency must be a positive integer or Infinity, got ${String(maxConcurrency)}`,
+    );
   }
   return { maxConcurrency, explicitInvocation: options.explicitInvocation ?? false };
 }
 
-function nodeSpecs<P, C extends DependentContext, E>(entries: readonly Entry<P, C, E>[]): NodeSpec<P, C, E>[] {
+function nodeSpecs<P, C extends DependentContext, E>(
+  entries: readonly Entry<P, C, E>[],
+): NodeSpec<P, C, E>[] {
   const names = entries.map(({ dependent, options }, i) => {
     const name = options.name ?? dependent.name;
     if (typeof name !== 'string' || name === '') {
@@ -95,20 +121,29 @@ function nodeSpecs<P, C extends DependentContext, E>(entries: readonly Entry<P, 
   entries.forEach(({ dependent }, i) => {
     const earlier = nameOf.get(dependent);
     if (earlier !== undefined) {
-      throw new Error(`workflow: the same dependent object was added twice (as '${earlier}' and '${names[i]}')`);
+      throw new Error(
+        `workflow: the same dependent object was added twice (as '${earlier}' and '${names[i]}')`,
+      );
     }
     nameOf.set(dependent, names[i]!);
   });
 
   return entries.map(({ dependent, options }, i): NodeSpec<P, C, E> => {
     const name = names[i]!;
-    const refs = options.dependsOn === undefined ? [] : Array.isArray(options.dependsOn) ? options.dependsOn : [options.dependsOn];
-    const dependsOn = (refs as readonly DependentRef[]).map((ref) => {
+    const dependsOn = asList(options.dependsOn).map((ref) => {
       if (typeof ref === 'string') return ref;
+      if (typeof ref !== 'object' || ref === null) {
+        throw new Error(
+          `workflow: dependent '${name}' has a dependsOn entry that is ${String(ref)}; ` +
+            'expected a dependent name or a dependent object',
+        );
+      }
       const resolved = nameOf.get(ref);
       if (resolved === undefined) {
+        const which = ref.name === undefined ? 'unnamed' : `named '${ref.name}'`;
         throw new Error(
-          `workflow: dependent '${name}' dependsOn a dependent object that was not added to the workflow (${ref.name === undefined ? 'unnamed' : `named '${ref.name}'`})`,
+          `workflow: dependent '${name}' dependsOn a dependent object that was not added ` +
+            `to the workflow (${which})`,
         );
       }
       return resolved;
@@ -118,12 +153,19 @@ function nodeSpecs<P, C extends DependentContext, E>(entries: readonly Entry<P, 
       const condition = options[kind];
       if (condition === undefined) continue;
       if (typeof condition !== 'function') {
-        throw new Error(`workflow: ${kind} of dependent '${name}' must be a function, got ${typeof condition}`);
+        throw new Error(
+          `workflow: ${kind} of dependent '${name}' must be a function, got ${typeof condition}`,
+        );
       }
       conditions[kind] = (primary, ctx) => condition(dependent, primary, ctx);
     }
     return { name, dependent, dependsOn, conditions };
   });
+}
+
+function asList(refs: DependentRef | readonly DependentRef[] | undefined): readonly DependentRef[] {
+  if (refs === undefined) return [];
+  return Array.isArray(refs) ? (refs as readonly DependentRef[]) : [refs as DependentRef];
 }
 
 function buildWorkflow<P, C extends DependentContext, E>(
@@ -134,7 +176,9 @@ function buildWorkflow<P, C extends DependentContext, E>(
   const graph: WorkflowGraph<P, C, E> = buildGraph(nodeSpecs(entries));
   const hasDeletableDependents = graph.nodes.some((n) => isDeletable(n.dependent));
   const concurrency = (o: ExecutionOptions<E>) =>
-    o.maxConcurrency === undefined ? maxConcurrency : validateOptions({ maxConcurrency: o.maxConcurrency }).maxConcurrency;
+    o.maxConcurrency === undefined
+      ? maxConcurrency
+      : validateOptions({ maxConcurrency: o.maxConcurrency }).maxConcurrency;
 
   const reconcile$ = (primary: P, ctx: C, o: ExecutionOptions<E> = {}) =>
     executeReconcile(graph, primary, ctx, concurrency(o), o);

@@ -34,6 +34,14 @@ describe('workflow builder (WF1) and toMermaid', () => {
     );
   });
 
+  it('WF1: a dependsOn entry that is neither a name nor a dependent is rejected', () => {
+    expect(() =>
+      workflow<Primary>()
+        .add(named('a'), { dependsOn: [undefined as unknown as string] })
+        .build(),
+    ).to.throw("workflow: dependent 'a' has a dependsOn entry that is undefined; expected a dependent name or a dependent object");
+  });
+
   it('WF1: dependsOn takes dependent objects, resolved to their names, in any add order', () => {
     const cm = named('configmap');
     const deploy = named('deployment');
