@@ -1,6 +1,7 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { ResourceEvent } from '../core/events.js';
 import type { ReconcileOutcome } from '../core/outcome.js';
+import { requireFunction } from '../core/validate.js';
 import { resolveReconcileOptions, type ReconcileOptions, type RunFn } from './options.js';
 import { ResourceScheduler } from './resource-scheduler.js';
 
@@ -19,8 +20,8 @@ export function reconcileEach<T = unknown>(
   run: RunFn,
   options?: ReconcileOptions,
 ): OperatorFunction<ResourceEvent<T>, ReconcileOutcome> {
+  requireFunction('run', run);
   const resolved = resolveReconcileOptions(options);
-  if (typeof run !== 'function') throw new TypeError('reconcileEach: run must be a function');
   return (events$) =>
     new Observable<ReconcileOutcome>((subscriber) => {
       const scheduler = new ResourceScheduler(run, resolved, subscriber);

@@ -39,6 +39,10 @@ describe('reconcileEach options', () => {
     });
   }
 
+  it('rejects a run that is not a function, naming run', () => {
+    expect(() => reconcileEach('reconcile' as unknown as () => void)).to.throw(ConfigurationError, /run: must be a function/);
+  });
+
   it('accepts the documented forms: retry false, a max interval <= 0, the defaults', () => {
     expect(() => reconcileEach(run)).not.to.throw();
     expect(() => reconcileEach(run, { retry: false, maxReconciliationInterval: 0, maxConcurrency: 1, scheduler: asyncScheduler })).not.to.throw();
