@@ -53,3 +53,20 @@ export {
 } from './mappers.js';
 export { toPrimaryTriggers, toResourceEvents, triggersOf } from './resource-events.js';
 export { SecondarySource, secondarySource, type MapperError, type SecondarySourceOptions } from './secondary.js';
+export {
+  PerResourcePollingSource,
+  perResourcePolling,
+  PollingSource,
+  pollingSource,
+  trigger,
+  type PerResourcePollingOptions,
+  type PollingSourceOptions,
+  type SourceError,
+} from './polling.js';
+export {
+  CachingInboundSource,
+  cachingInboundSource,
+  InboundSource,
+  inboundSource,
+} from './inbound.js';
+export { TimerSource, timerSource } from './timer.js';
