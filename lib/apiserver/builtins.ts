@@ -1,0 +1,556 @@
+/**
+ * The built-in resource types a controller needs, with the parts of their REST strategies that
+ * clients can observe: defaults, status resets, immutable fields, validation and table columns.
+ */
+import { crdStrategy } from './crds.js';
+import type { StatusCause } from './errors.js';
+import { fieldForbidden, fieldInvalid, fieldRequired } from './errors.js';
+import type { JsonObject, JsonValue } from './json.js';
+import { deepEqual, isJsonObject } from './json.js';
+import { getPath, labelsOf, metaOf, nameOf, readMeta } from './meta.js';
+import { labelSelectorFromObject, matchesLabelSelector, SelectorError } from './selectors.js';
+import type { PrinterColumn, ResourceType, Strategy, VersionInfo } from './registry.js';
+import type { NameRule } from './validation.js';
+import { dns1123Label, validateLabels } from './validation.js';
+
+const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+export { ALL_VERBS };
+
+interface BuiltinSpec {
+  group: string;
+  version: string;
+  plural: string;
+  kind: string;
+  namespaced: boolean;
+  shortNames?: string[];
+  categories?: string[];
+  status?: boolean;
+  generation?: boolean;
+  nameRule?: NameRule;
+  createOnUpdate?: boolean;
+  statusKeeps?: string[][];
+  strategy?: Strategy;
+  fields?: string[];
+  columns?: PrinterColumn[];
+  returnDeletedObject?: boolean;
+  extraSubresources?: string[];
+}
+
+function builtin(s: BuiltinSpec): ResourceType {
+  const version: VersionInfo = {
+    name: s.version,
+    served: true,
+    storage: true,
+    statusSubresource: s.status ?? false,
+    printerColumns: s.columns ?? [],
+    selectableFields: s.fields ?? [],
+  };
+  return {
+    key: `${s.group}/${s.plural}`,
+    group: s.group,
+    plural: s.plural,
+    singular: s.kind.toLowerCase(),
+    kind: s.kind,
+    listKind: `${s.kind}List`,
+    namespaced: s.namespaced,
+    shortNames: s.shortNames ?? [],
+    categories: s.categories ?? [],
+    versions: [version],
+    storageVersion: s.version,
+    custom: false,
+    tracksGeneration: s.generation ?? false,
+    nameRule: s.nameRule ?? 'subdomain',
+    allowCreateOnUpdate: s.createOnUpdate ?? false,
+    allowUnconditionalUpdate: true,
+    statusKeeps: s.statusKeeps ?? [['spec']],
+    strategy: s.strategy ?? {},
+    returnDeletedObject: s.returnDeletedObject ?? false,
+    extraSubresources: s.extraSubresources,
+  };
+}
+
+// ---- defaulting -------------------------------------------------------------------------
+
+function objectAt(obj: JsonObject, key: string): JsonObject {
+  const v = obj[key];
+  if (isJsonObject(v)) return v;
+  const fresh: JsonObject = {};
+  obj[key] = fresh;
+  return fresh;
+}
+
+function setDefault(obj: JsonObject, key: string, value: JsonValue): void {
+  if (obj[key] === undefined || obj[key] === null) obj[key] = value;
+}
+
+function defaultContainer(c: JsonValue): void {
+  if (!isJsonObject(c)) return;
+  setDefault(c, 'terminationMessagePath', '/dev/termination-log');
+  setDefault(c, 'terminationMessagePolicy', 'File');
+  const image = typeof c.image === 'string' ? c.image : '';
+  const tag = /:([^/:@]+)$/.exec(image.split('@')[0] ?? '')?.[1];
+  setDefault(c, 'imagePullPolicy', image.includes('@') || (tag !== undefined && tag !== 'latest') ? 'IfNotPresent' : 'Always');
+  setDefault(c, 'resources', {});
+  if (Array.isArray(c.ports)) for (const p of c.ports) if (isJsonObject(p)) setDefault(p, 'protocol', 'TCP');
+}
+
+function defaultPodSpec(spec: JsonObject): void {
+  setDefault(spec, 'restartPolicy', 'Always');
+  setDefault(spec, 'terminationGracePeriodSeconds', 30);
+  setDefault(spec, 'dnsPolicy', 'ClusterFirst');
+  setDefault(spec, 'securityContext', {});
+  setDefault(spec, 'schedulerName', 'default-scheduler');
+  for (const key of ['containers', 'initContainers']) {
+    const list = spec[key];
+    if (Array.isArray(list)) list.forEach(defaultContainer);
+  }
+}
+
+function validateContainers(spec: JsonValue | undefined, field: string): StatusCause[] {
+  const containers = isJsonObject(spec) ? spec.containers : undefined;
+  if (!Array.isArray(containers) || containers.length === 0) return [fieldRequired(`${field}.containers`, '')];
+  const causes: StatusCause[] = [];
+  containers.forEach((c, i) => {
+    const at = `${field}.containers[${i}]`;
+    if (!isJsonObject(c)) {
+      causes.push(fieldInvalid(at, c, 'must be an object'));
+      return;
+    }
+    if (typeof c.name !== 'string' || c.name === '') causes.push(fieldRequired(`${at}.name`, ''));
+    else for (const e of dns1123Label(c.name)) causes.push(fieldInvalid(`${at}.name`, c.name, e));
+    if (typeof c.image !== 'string' || c.image.trim() === '') causes.push(fieldRequired(`${at}.image`, ''));
+  });
+  return causes;
+}
+
+// ---- strategies -------------------------------------------------------------------------
+
+const namespaceStrategy: Strategy = {
+  prepareForCreate(obj) {
+    objectAt(obj, 'spec').finalizers = ['kubernetes'];
+    obj.status = { phase: 'Active' };
+  },
+  prepareForUpdate(obj, old) {
+    const oldFinalizers = getPath(old, ['spec', 'finalizers']);
+    const spec = objectAt(obj, 'spec');
+    if (oldFinalizers === undefined) delete spec.finalizers;
+    else spec.finalizers = oldFinalizers;
+  },
+  prepareForDelete(obj) {
+    objectAt(obj, 'status').phase = 'Terminating';
+  },
+  blocksDeletion(obj) {
+    const finalizers = getPath(obj, ['spec', 'finalizers']);
+    return Array.isArray(finalizers) && finalizers.length > 0;
+  },
+  defaults(obj) {
+    // The server labels every namespace with its own name (NamespaceDefaultLabelName).
+    const meta = metaOf(obj);
+    const labels = isJsonObject(meta.labels) ? meta.labels : {};
+    labels['kubernetes.io/metadata.name'] = nameOf(obj);
+    meta.labels = labels;
+  },
+};
+
+const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
+
+function validateConfigKeys(obj: JsonObject, fields: string[]): StatusCause[] {
+  const causes: StatusCause[] = [];
+  for (const f of fields) {
+    const data = obj[f];
+    if (data === undefined || data === null) continue;
+    if (!isJsonObject(data)) {
+      causes.push(fieldInvalid(f, data, 'must be a map of strings'));
+      continue;
+    }
+    for (const [k, v] of Object.entries(data)) {
+      if (!CONFIG_KEY.test(k) || k.length > 253) {
+        causes.push(
+          fieldInvalid(
+            `${f}[${k}]`,
+            k,
+            "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+          ),
+        );
+      }
+      if (typeof v !== 'string') causes.push(fieldInvalid(`${f}[${k}]`, v, 'must be a string'));
+    }
+  }
+  return causes;
+}
+
+function immutableData(obj: JsonObject, old: JsonObject | undefined, fields: string[]): StatusCause[] {
+  if (!old || old.immutable !== true) return [];
+  const causes: StatusCause[] = [];
+  if (obj.immutable !== true) causes.push(fieldForbidden('immutable', 'field is immutable when `immutable` is set'));
+  for (const f of fields) {
+    if (!deepEqual(obj[f] ?? {}, old[f] ?? {})) causes.push(fieldForbidden(f, 'field is immutable when `immutable` is set'));
+  }
+  return causes;
+}
+
+const configMapStrategy: Strategy = {
+  validate(obj, old) {
+    return [...validateConfigKeys(obj, ['data', 'binaryData']), ...immutableData(obj, old, ['data', 'binaryData'])];
+  },
+};
+
+const secretStrategy: Strategy = {
+  defaults(obj) {
+    setDefault(obj, 'type', 'Opaque');
+    // stringData is write-only: merged into data (base64) and never stored.
+    if (isJsonObject(obj.stringData)) {
+      const data = objectAt(obj, 'data');
+      for (const [k, v] of Object.entries(obj.stringData)) data[k] = Buffer.from(String(v)).toString('base64');
+    }
+    delete obj.stringData;
+  },
+  validate(obj, old) {
+    const causes = [...validateConfigKeys(obj, ['data']), ...immutableData(obj, old, ['data'])];
+    if (old && old.type !== obj.type) causes.push(fieldInvalid('type', obj.type, 'field is immutable'));
+    return causes;
+  },
+};
+
+const deploymentStrategy: Strategy = {
+  prepareForCreate(obj) {
+    obj.status = {};
+  },
+  defaults(obj) {
+    const spec = objectAt(obj, 'spec');
+    setDefault(spec, 'replicas', 1);
+    const strategy = objectAt(spec, 'strategy');
+    setDefault(strategy, 'type', 'RollingUpdate');
+    if (strategy.type === 'RollingUpdate') {
+      const ru = objectAt(strategy, 'rollingUpdate');
+      setDefault(ru, 'maxUnavailable', '25%');
+      setDefault(ru, 'maxSurge', '25%');
+    }
+    setDefault(spec, 'revisionHistoryLimit', 10);
+    setDefault(spec, 'progressDeadlineSeconds', 600);
+    const template = objectAt(spec, 'template');
+    defaultPodSpec(objectAt(template, 'spec'));
+  },
+  validate(obj, old) {
+    const causes: StatusCause[] = [];
+    const spec = isJsonObject(obj.spec) ? obj.spec : {};
+    const selector = spec.selector;
+    if (!isJsonObject(selector)) causes.push(fieldRequired('spec.selector', ''));
+    const templateLabels = labelsOf(isJsonObject(spec.template) ? spec.template : {});
+    if (isJsonObject(selector)) {
+      try {
+        const parsed = labelSelectorFromObject(selector);
+        if (parsed.requirements.length === 0) causes.push(fieldInvalid('spec.selector', selector, 'empty selector is invalid for deployment'));
+        else if (!matchesLabelSelector(parsed, templateLabels)) {
+          causes.push(fieldInvalid('spec.template.metadata.labels', templateLabels, '`selector` does not match template `labels`'));
+        }
+      } catch (err) {
+        if (!(err instanceof SelectorError)) throw err;
+        causes.push(fieldInvalid('spec.selector', selector, err.message));
+      }
+    }
+    if (typeof spec.replicas === 'number' && spec.replicas < 0) {
+      causes.push(fieldInvalid('spec.replicas', spec.replicas, 'must be greater than or equal to 0'));
+    }
+    causes.push(...validateContainers(getPath(spec, ['template', 'spec']), 'spec.template.spec'));
+    causes.push(...validateLabels(getPath(spec, ['template', 'metadata', 'labels']), 'spec.template.metadata.labels'));
+    if (old && isJsonObject(old.spec) && !deepEqual(spec.selector, old.spec.selector)) {
+      causes.push(fieldInvalid('spec.selector', spec.selector ?? null, 'field is immutable'));
+    }
+    return causes;
+  },
+};
+
+const podStrategy: Strategy = {
+  prepareForCreate(obj) {
+    obj.status = { phase: 'Pending', qosClass: 'BestEffort' };
+  },
+  defaults(obj) {
+    defaultPodSpec(objectAt(obj, 'spec'));
+  },
+  validate(obj, old) {
+    const causes = validateContainers(obj.spec, 'spec');
+    if (old && !deepEqual(withoutImages(obj.spec), withoutImages(old.spec))) {
+      causes.push(
+        fieldForbidden('spec', 'pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations) or `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)'),
+      );
+    }
+    return causes;
+  },
+};
+
+function withoutImages(spec: JsonValue | undefined): JsonValue | undefined {
+  if (!isJsonObject(spec)) return spec;
+  const out: JsonObject = { ...spec };
+  for (const key of ['containers', 'initContainers']) {
+    const list = spec[key];
+    if (Array.isArray(list)) out[key] = list.map((c) => (isJsonObject(c) ? { ...c, image: '' } : c));
+  }
+  delete out.activeDeadlineSeconds;
+  return out;
+}
+
+const serviceStrategy: Strategy = {
+  prepareForCreate(obj, ctx) {
+    obj.status = { loadBalancer: {} };
+    const spec = objectAt(obj, 'spec');
+    setDefault(spec, 'type', 'ClusterIP');
+    if (spec.type !== 'ExternalName' && (spec.clusterIP === undefined || spec.clusterIP === '')) {
+      spec.clusterIP = ctx.allocateClusterIP();
+    }
+  },
+  prepareForUpdate(obj, old) {
+    const spec = objectAt(obj, 'spec');
+    const oldIP = getPath(old, ['spec', 'clusterIP']);
+    if ((spec.clusterIP === undefined || spec.clusterIP === '') && oldIP !== undefined) spec.clusterIP = oldIP;
+  },
+  defaults(obj) {
+    const spec = objectAt(obj, 'spec');
+    setDefault(spec, 'type', 'ClusterIP');
+    if (spec.type === 'ExternalName') return;
+    setDefault(spec, 'sessionAffinity', 'None');
+    if (typeof spec.clusterIP === 'string' && spec.clusterIP !== '') setDefault(spec, 'clusterIPs', [spec.clusterIP]);
+    setDefault(spec, 'ipFamilies', ['IPv4']);
+    setDefault(spec, 'ipFamilyPolicy', 'SingleStack');
+    setDefault(spec, 'internalTrafficPolicy', 'Cluster');
+    if (Array.isArray(spec.ports)) {
+      for (const p of spec.ports) {
+        if (!isJsonObject(p)) continue;
+        setDefault(p, 'protocol', 'TCP');
+        if (p.port !== undefined) setDefault(p, 'targetPort', p.port);
+      }
+    }
+  },
+  validate(obj, old) {
+    const spec = isJsonObject(obj.spec) ? obj.spec : {};
+    const causes: StatusCause[] = [];
+    const headless = spec.clusterIP === 'None';
+    if (spec.type !== 'ExternalName' && !headless && (!Array.isArray(spec.ports) || spec.ports.length === 0)) {
+      causes.push(fieldRequired('spec.ports', ''));
+    }
+    const oldIP = getPath(old, ['spec', 'clusterIP']);
+    if (old && oldIP !== undefined && spec.clusterIP !== oldIP && spec.type === getPath(old, ['spec', 'type'])) {
+      causes.push(fieldInvalid('spec.clusterIPs[0]', spec.clusterIP ?? null, 'may not change once set'));
+    }
+    return causes;
+  },
+};
+
+const ingressStrategy: Strategy = {
+  prepareForCreate(obj) {
+    obj.status = {};
+  },
+};
+
+// ---- table columns ------------------------------------------------------------------------
+
+const str = (v: JsonValue | undefined): string => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+const count = (v: JsonValue | undefined): number => (isJsonObject(v) ? Object.keys(v).length : 0);
+const num = (v: JsonValue | undefined): number => (typeof v === 'number' ? v : 0);
+
+function servicePorts(obj: JsonObject): string {
+  const ports = getPath(obj, ['spec', 'ports']);
+  if (!Array.isArray(ports) || ports.length === 0) return '<none>';
+  return ports
+    .map((p) => (isJsonObject(p) ? `${str(p.port)}${p.nodePort !== undefined ? `:${str(p.nodePort)}` : ''}/${str(p.protocol ?? 'TCP')}` : ''))
+    .join(',');
+}
+
+const column = (name: string, type: string, cell: (o: JsonObject) => string | number, priority = 0): PrinterColumn => ({
+  name,
+  type,
+  cell,
+  priority,
+});
+
+// ---- the list ---------------------------------------------------------------------------
+
+export function builtinTypes(): ResourceType[] {
+  return [
+    builtin({
+      group: '',
+      version: 'v1',
+      plural: 'namespaces',
+      kind: 'Namespace',
+      namespaced: false,
+      shortNames: ['ns'],
+      status: true,
+      nameRule: 'label',
+      strategy: namespaceStrategy,
+      fields: ['status.phase'],
+      returnDeletedObject: true,
+      extraSubresources: ['finalize'],
+      columns: [column('Status', 'string', (o) => str(getPath(o, ['status', 'phase'])))],
+    }),
+    builtin({
+      group: '',
+      version: 'v1',
+      plural: 'configmaps',
+      kind: 'ConfigMap',
+      namespaced: true,
+      shortNames: ['cm'],
+      strategy: configMapStrategy,
+      columns: [column('Data', 'string', (o) => count(o.data) + count(o.binaryData))],
+    }),
+    builtin({
+      group: '',
+      version: 'v1',
+      plural: 'secrets',
+      kind: 'Secret',
+      namespaced: true,
+      strategy: secretStrategy,
+      fields: ['type'],
+      columns: [column('Type', 'string', (o) => str(o.type)), column('Data', 'string', (o) => count(o.data))],
+    }),
+    builtin({
+      group: '',
+      version: 'v1',
+      plural: 'services',
+      kind: 'Service',
+      namespaced: true,
+      shortNames: ['svc'],
+      categories: ['all'],
+      status: true,
+      nameRule: 'dns1035',
+      strategy: serviceStrategy,
+      fields: ['spec.clusterIP', 'spec.type'],
+      columns: [
+        column('Type', 'string', (o) => str(getPath(o, ['spec', 'type']))),
+        column('Cluster-IP', 'string', (o) => str(getPath(o, ['spec', 'clusterIP'])) || '<none>'),
+        column('External-IP', 'string', () => '<none>'),
+        column('Port(s)', 'string', servicePorts),
+      ],
+    }),
+    builtin({
+      group: '',
+      version: 'v1',
+      plural: 'serviceaccounts',
+      kind: 'ServiceAccount',
+      namespaced: true,
+      shortNames: ['sa'],
+      columns: [column('Secrets', 'string', (o) => (Array.isArray(o.secrets) ? o.secrets.length : 0))],
+    }),
+    builtin({
+      group: '',
+      version: 'v1',
+      plural: 'pods',
+      kind: 'Pod',
+      namespaced: true,
+      shortNames: ['po'],
+      categories: ['all'],
+      status: true,
+      strategy: podStrategy,
+      returnDeletedObject: true,
+      fields: [
+        'spec.nodeName',
+        'spec.restartPolicy',
+        'spec.schedulerName',
+        'spec.serviceAccountName',
+        'spec.hostNetwork',
+        'status.phase',
+        'status.podIP',
+        'status.nominatedNodeName',
+      ],
+      columns: [
+        column('Ready', 'string', (o) => {
+          const containers = getPath(o, ['spec', 'containers']);
+          const statuses = getPath(o, ['status', 'containerStatuses']);
+          const ready = Array.isArray(statuses) ? statuses.filter((s) => isJsonObject(s) && s.ready === true).length : 0;
+          return `${ready}/${Array.isArray(containers) ? containers.length : 0}`;
+        }),
+        column('Status', 'string', (o) => str(getPath(o, ['status', 'phase']))),
+        column('Restarts', 'string', () => '0'),
+      ],
+    }),
+    builtin({
+      group: '',
+      version: 'v1',
+      plural: 'events',
+      kind: 'Event',
+      namespaced: true,
+      shortNames: ['ev'],
+      createOnUpdate: true,
+      fields: [
+        'involvedObject.kind',
+        'involvedObject.namespace',
+        'involvedObject.name',
+        'involvedObject.uid',
+        'involvedObject.apiVersion',
+        'involvedObject.resourceVersion',
+        'involvedObject.fieldPath',
+        'reason',
+        'reportingComponent',
+        'source',
+        'type',
+      ],
+      columns: [
+        column('Type', 'string', (o) => str(o.type)),
+        column('Reason', 'string', (o) => str(o.reason)),
+        column('Object', 'string', (o) => `${str(getPath(o, ['involvedObject', 'kind'])).toLowerCase()}/${str(getPath(o, ['involvedObject', 'name']))}`),
+        column('Message', 'string', (o) => str(o.message)),
+      ],
+    }),
+    builtin({
+      group: 'apps',
+      version: 'v1',
+      plural: 'deployments',
+      kind: 'Deployment',
+      namespaced: true,
+      shortNames: ['deploy'],
+      categories: ['all'],
+      status: true,
+      generation: true,
+      statusKeeps: [['spec'], ['metadata', 'labels']],
+      strategy: deploymentStrategy,
+      columns: [
+        column('Ready', 'string', (o) => `${num(getPath(o, ['status', 'readyReplicas']))}/${num(getPath(o, ['spec', 'replicas']))}`),
+        column('Up-to-date', 'integer', (o) => num(getPath(o, ['status', 'updatedReplicas']))),
+        column('Available', 'integer', (o) => num(getPath(o, ['status', 'availableReplicas']))),
+      ],
+    }),
+    builtin({
+      group: 'networking.k8s.io',
+      version: 'v1',
+      plural: 'ingresses',
+      kind: 'Ingress',
+      namespaced: true,
+      shortNames: ['ing'],
+      status: true,
+      generation: true,
+      strategy: ingressStrategy,
+      columns: [
+        column('Class', 'string', (o) => str(getPath(o, ['spec', 'ingressClassName'])) || '<none>'),
+        column('Hosts', 'string', (o) => {
+          const rules = getPath(o, ['spec', 'rules']);
+          const hosts = Array.isArray(rules) ? rules.map((r) => (isJsonObject(r) ? str(r.host) : '')).filter(Boolean) : [];
+          return hosts.length ? hosts.join(',') : '*';
+        }),
+        column('Address', 'string', () => ''),
+        column('Ports', 'string', () => '80'),
+      ],
+    }),
+    builtin({
+      group: 'coordination.k8s.io',
+      version: 'v1',
+      plural: 'leases',
+      kind: 'Lease',
+      namespaced: true,
+      createOnUpdate: true,
+      columns: [column('Holder', 'string', (o) => str(getPath(o, ['spec', 'holderIdentity'])))],
+    }),
+    builtin({
+      group: 'apiextensions.k8s.io',
+      version: 'v1',
+      plural: 'customresourcedefinitions',
+      kind: 'CustomResourceDefinition',
+      namespaced: false,
+      shortNames: ['crd', 'crds'],
+      categories: ['api-extensions'],
+      status: true,
+      generation: true,
+      returnDeletedObject: true,
+      strategy: crdStrategy,
+      columns: [column('Created At', 'date', (o) => str(readMeta(o).creationTimestamp))],
+    }),
+  ];
+}

@@ -1,0 +1,719 @@
+/**
+ * The API semantics, independent of HTTP: create, get, list, update, patch and delete with the
+ * real server's object rules (resourceVersion, uid, generation, the status split, finalizers,
+ * optimistic concurrency, no-op writes, dry run). Controllers inside the server (GC, namespace
+ * lifecycle, CRDs, simulators) write through the same path.
+ */
+import {
+  ApiError,
+  alreadyExists,
+  badRequest,
+  conflict,
+  expired,
+  fieldForbidden,
+  fieldInvalid,
+  fieldRequired,
+  forbidden,
+  invalid,
+  MODIFIED_CONFLICT,
+  notFound,
+  type GroupResource,
+  type StatusCause,
+  unsupportedMediaType,
+} from './errors.js';
+import type { PatchEngine, PatchKind } from './engine.js';
+import { compileFilter, type ObjectFilter } from './filter.js';
+import type { JsonObject, JsonValue } from './json.js';
+import { deepClone, deepEqual, isJsonObject } from './json.js';
+import {
+  finalizersOf,
+  generatedName,
+  isBeingDeleted,
+  metaOf,
+  nameOf,
+  namespaceOf,
+  newUid,
+  readMeta,
+  resourceVersionOf,
+  timestamp,
+  uidOf,
+} from './meta.js';
+import type { Registry, Resolved, ResourceType, StrategyContext } from './registry.js';
+import { apiVersionOf } from './registry.js';
+import type { Store } from './store.js';
+import { validateAnnotations, validateLabels, validateName } from './validation.js';
+
+export type PropagationPolicy = 'Background' | 'Foreground' | 'Orphan';
+
+export const FOREGROUND_FINALIZER = 'foregroundDeletion';
+export const ORPHAN_FINALIZER = 'orphan';
+const SYSTEM_MANAGER = 'kube-controller-manager';
+
+export interface WriteOptions {
+  dryRun?: boolean;
+  /** The field manager; defaults to the client's user-agent product. */
+  fieldManager?: string;
+  subresource?: string;
+}
+
+export interface DeleteOptions {
+  dryRun?: boolean;
+  propagationPolicy?: PropagationPolicy;
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+export interface ListQuery {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continueToken?: string;
+}
+
+export interface WriteResult {
+  status: number;
+  body: JsonObject;
+}
+
+interface ListSnapshot {
+  rv: number;
+  items: JsonObject[];
+  createdAt: number;
+}
+
+export interface CoreOptions {
+  /** How long a list snapshot stays usable for `continue` (the real server's is etcd's compaction interval). */
+  continueTtlMs?: number;
+  now?: () => Date;
+}
+
+const MAX_SNAPSHOTS = 64;
+
+function groupResource(type: ResourceType): GroupResource {
+  return { group: type.group, plural: type.plural };
+}
+
+/** The object as a client of `apiVersion` sees it (CR versions differ only in apiVersion: conversion None). */
+export function present(obj: JsonObject, apiVersion: string): JsonObject {
+  return obj.apiVersion === apiVersion ? obj : { ...obj, apiVersion };
+}
+
+function stripVolatile(obj: JsonObject): JsonObject {
+  const meta = readMeta(obj);
+  const { resourceVersion: _rv, ...rest } = meta;
+  return { ...obj, metadata: rest };
+}
+
+/** Content that bumps a custom resource's generation: everything but metadata (and status, with a status subresource). */
+function crGenerationContent(obj: JsonObject, statusSubresource: boolean): JsonObject {
+  const { metadata: _m, ...rest } = obj;
+  if (statusSubresource) delete rest.status;
+  return rest;
+}
+
+export class ApiCore {
+  private readonly snapshots = new Map<string, ListSnapshot>();
+  private snapshotSeq = 0;
+  private clusterIPSeq = 10;
+  private readonly continueTtlMs: number;
+  private readonly now: () => Date;
+
+  constructor(
+    readonly store: Store,
+    readonly registry: Registry,
+    private readonly engine: PatchEngine,
+    options: CoreOptions = {},
+  ) {
+    this.continueTtlMs = options.continueTtlMs ?? 5 * 60_000;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  private strategyContext(): StrategyContext {
+    return {
+      now: timestamp(this.now()),
+      allocateClusterIP: () => {
+        const n = this.clusterIPSeq++;
+        return `10.96.${(n >> 8) & 255}.${n & 255}`;
+      },
+    };
+  }
+
+  // ---- reads ------------------------------------------------------------------------------
+
+  get(r: Resolved, namespace: string, name: string): JsonObject {
+    const obj = this.store.get(r.type.key, namespace, name);
+    if (!obj) throw notFound(groupResource(r.type), name);
+    return present(obj, r.apiVersion);
+  }
+
+  compileFilter(r: Resolved, query: Pick<ListQuery, 'labelSelector' | 'fieldSelector'>): ObjectFilter {
+    return compileFilter(r.type, r.version, query.labelSelector, query.fieldSelector);
+  }
+
+  /** A list at one resourceVersion; `limit` pages through a snapshot kept for `continue`. */
+  list(r: Resolved, namespace: string | undefined, query: ListQuery): JsonObject {
+    const filter = this.compileFilter(r, query);
+    let items: JsonObject[];
+    let rv: number;
+    let offset = 0;
+    let snapshotId: string | undefined;
+    if (query.continueToken) {
+      const token = this.decodeContinue(query.continueToken);
+      const snap = this.snapshots.get(token.id);
+      if (!snap || snap.rv < this.store.compactedResourceVersion || Date.now() - snap.createdAt > this.continueTtlMs) {
+        this.snapshots.delete(token.id);
+        throw expired(
+          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+        );
+      }
+      items = snap.items;
+      rv = snap.rv;
+      offset = token.offset;
+      snapshotId = token.id;
+    } else {
+      items = this.store.list(r.type.key, r.type.namespaced ? namespace : undefined).filter((o) => filter.matches(o));
+      rv = this.store.resourceVersion;
+    }
+    const limit = query.limit && query.limit > 0 ? query.limit : undefined;
+    const end = limit ? Math.min(items.length, offset + limit) : items.length;
+    const page = items.slice(offset, end);
+    const metadata: JsonObject = { resourceVersion: String(rv) };
+    if (end < items.length) {
+      if (!snapshotId) snapshotId = this.keepSnapshot(rv, items);
+      metadata.continue = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', id: snapshotId, rv, offset: end })).toString('base64url');
+      if (!query.labelSelector && !query.fieldSelector) metadata.remainingItemCount = items.length - end;
+    } else if (snapshotId) {
+      this.snapshots.delete(snapshotId);
+    }
+    return {
+      kind: r.type.listKind,
+      apiVersion: r.apiVersion,
+      metadata,
+      items: page.map((o) => present(o, r.apiVersion)),
+    };
+  }
+
+  private keepSnapshot(rv: number, items: JsonObject[]): string {
+    const id = String(++this.snapshotSeq);
+    this.snapshots.set(id, { rv, items, createdAt: Date.now() });
+    while (this.snapshots.size > MAX_SNAPSHOTS) {
+      const oldest = this.snapshots.keys().next().value as string;
+      this.snapshots.delete(oldest);
+    }
+    return id;
+  }
+
+  private decodeContinue(token: string): { id: string; offset: number } {
+    try {
+      const parsed: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+      if (isJsonObject(parsed) && typeof parsed.id === 'string' && typeof parsed.offset === 'number') {
+        return { id: parsed.id, offset: parsed.offset };
+      }
+    } catch {
+      // fall through to the error below
+    }
+    throw badRequest(`continue key is not valid: ${JSON.stringify(token)}`);
+  }
+
+  // ---- create -----------------------------------------------------------------------------
+
+  create(r: Resolved, namespace: string, body: JsonValue, opts: WriteOptions & { userAgent?: string }): WriteResult {
+    const obj = this.normalizeBody(r, body);
+    const meta = metaOf(obj);
+    this.checkNamespace(r.type, meta, namespace);
+    if (typeof meta.resourceVersion === 'string' && meta.resourceVersion !== '') {
+      throw badRequest('resourceVersion should not be set on objects to be created');
+    }
+    const manager = this.managerOf(opts);
+    return { status: 201, body: this.createObject(r, obj, manager, opts.dryRun ?? false, undefined) };
+  }
+
+  /** Creates `obj` (already normalized, namespace set); `managedFields` given for server-side apply. */
+  private createObject(r: Resolved, obj: JsonObject, manager: string, dryRun: boolean, managedFields: JsonValue | undefined): JsonObject {
+    const type = r.type;
+    const gr = groupResource(type);
+    const meta = metaOf(obj);
+    const namespace = namespaceOf(obj);
+    let generated = false;
+    if ((typeof meta.name !== 'string' || meta.name === '') && typeof meta.generateName === 'string' && meta.generateName !== '') {
+      meta.name = generatedName(meta.generateName);
+      generated = true;
+    }
+    const name = typeof meta.name === 'string' ? meta.name : '';
+    if (!name) throw invalid(type.group, type.kind, '', [fieldRequired('metadata.name', 'name or generateName is required')]);
+    const causes = this.validateMeta(type, obj);
+    if (causes.length) throw invalid(type.group, type.kind, name, causes);
+    if (type.namespaced) this.requireLiveNamespace(type, namespace, name);
+    if (this.store.get(type.key, namespace, name)) {
+      if (!generated) throw alreadyExists(gr, name);
+      meta.name = generatedName(String(meta.generateName));
+      return this.createObject(r, obj, manager, dryRun, managedFields);
+    }
+    const ctx = this.strategyContext();
+    meta.uid = newUid();
+    meta.creationTimestamp = ctx.now;
+    delete meta.resourceVersion;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.selfLink;
+    if (type.tracksGeneration) meta.generation = 1;
+    else delete meta.generation;
+    type.strategy.prepareForCreate?.(obj, ctx);
+    if (type.custom && r.version.statusSubresource) delete obj.status;
+    type.strategy.defaults?.(obj);
+    const invalidCauses = type.strategy.validate?.(obj, undefined) ?? [];
+    if (invalidCauses.length) throw invalid(type.group, type.kind, name, invalidCauses);
+    if (managedFields !== undefined) meta.managedFields = managedFields;
+    else this.setManagedFields(obj, this.engine.trackUpdate({ old: undefined, updated: obj, manager, apiVersion: r.apiVersion, now: ctx.now }, type));
+    if (dryRun) return present(obj, r.apiVersion);
+    return present(this.store.insert(type.key, this.toStorage(type, obj)), r.apiVersion);
+  }
+
+  // ---- update -----------------------------------------------------------------------------
+
+  update(r: Resolved, namespace: string, name: string, body: JsonValue, opts: WriteOptions & { userAgent?: string }): WriteResult {
+    const type = r.type;
+    const obj = this.normalizeBody(r, body);
+    const meta = metaOf(obj);
+    this.checkNamespace(type, meta, namespace);
+    this.checkName(meta, name);
+    const old = this.store.get(type.key, namespaceOf(obj), name);
+    const manager = this.managerOf(opts);
+    if (!old) {
+      if (type.allowCreateOnUpdate && !opts.subresource) {
+        delete meta.resourceVersion;
+        return { status: 201, body: this.createObject(r, obj, manager, opts.dryRun ?? false, undefined) };
+      }
+      throw notFound(groupResource(type), name);
+    }
+    this.checkResourceVersion(type, obj, old, true);
+    const result = this.commitUpdate(r, old, obj, { manager, dryRun: opts.dryRun ?? false, subresource: opts.subresource });
+    return { status: 200, body: present(result, r.apiVersion) };
+  }
+
+  private checkResourceVersion(type: ResourceType, obj: JsonObject, old: JsonObject, required: boolean): void {
+    const rv = readMeta(obj).resourceVersion;
+    if (rv === undefined || rv === null || rv === '') {
+      if (required && !type.allowUnconditionalUpdate) {
+        throw invalid(type.group, type.kind, nameOf(old), [
+          { reason: 'FieldValueInvalid', message: 'Invalid value: 0x0: must be specified for an update', field: 'metadata.resourceVersion' },
+        ]);
+      }
+      return;
+    }
+    if (typeof rv !== 'string' || !/^\d+$/.test(rv)) throw badRequest(`invalid resourceVersion: ${JSON.stringify(rv)}`);
+    if (rv !== resourceVersionOf(old)) throw conflict(groupResource(type), nameOf(old), MODIFIED_CONFLICT);
+  }
+
+  /**
+   * The common tail of update, patch and internal writes: applies the status split and server-owned
+   * metadata, validates, bumps generation, records managedFields, drops no-op writes and deletes
+   * an object whose last finalizer went away. Returns what is stored afterwards (or would be).
+   */
+  commitUpdate(
+    r: Resolved,
+    old: JsonObject,
+    candidate: JsonObject,
+    opts: { manager: string; dryRun: boolean; subresource?: string; managedFields?: JsonValue },
+  ): JsonObject {
+    const type = r.type;
+    const ctx = this.strategyContext();
+    let obj = candidate;
+    const statusSubresource = r.version.statusSubresource;
+    if (opts.subresource === 'status') {
+      if (type.custom) {
+        const fresh = deepClone(old);
+        const newMeta = metaOf(fresh);
+        const managed = readMeta(obj).managedFields;
+        if (managed !== undefined) newMeta.managedFields = managed;
+        if (obj.status === undefined) delete fresh.status;
+        else fresh.status = obj.status;
+        obj = fresh;
+      } else {
+        for (const path of type.statusKeeps) copyPath(obj, old, path);
+      }
+    } else if (opts.subresource === 'finalize') {
+      const fresh = deepClone(old);
+      const finalizers = isJsonObject(obj.spec) ? obj.spec.finalizers : undefined;
+      const spec = isJsonObject(fresh.spec) ? fresh.spec : (fresh.spec = {});
+      if (finalizers === undefined) delete spec.finalizers;
+      else spec.finalizers = finalizers;
+      obj = fresh;
+    } else if (statusSubresource) {
+      if (old.status === undefined) delete obj.status;
+      else obj.status = old.status;
+    }
+    const meta = metaOf(obj);
+    const oldMeta = readMeta(old);
+    for (const key of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) {
+      if (oldMeta[key] === undefined) delete meta[key];
+      else meta[key] = oldMeta[key] as JsonValue;
+    }
+    meta.name = oldMeta.name ?? null;
+    if (type.namespaced) meta.namespace = oldMeta.namespace ?? null;
+    else delete meta.namespace;
+    delete meta.selfLink;
+    meta.resourceVersion = resourceVersionOf(old);
+    if (!opts.subresource || opts.subresource === 'status') type.strategy.prepareForUpdate?.(obj, old, ctx);
+    type.strategy.defaults?.(obj);
+
+    const name = nameOf(old);
+    const causes = this.validateMeta(type, obj);
+    if (isBeingDeleted(old)) {
+      const added = finalizersOf(obj).filter((f) => !finalizersOf(old).includes(f));
+      if (added.length) {
+        causes.push(
+          fieldForbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`),
+        );
+      }
+    }
+    causes.push(...(type.strategy.validate?.(obj, old) ?? []));
+    if (causes.length) throw invalid(type.group, type.kind, name, causes);
+
+    if (type.custom) {
+      const before = crGenerationContent(old, statusSubresource);
+      const after = crGenerationContent(obj, statusSubresource);
+      if (!deepEqual(before, after)) meta.generation = Number(oldMeta.generation ?? 0) + 1;
+    } else if (type.tracksGeneration && !deepEqual(obj.spec, old.spec)) {
+      meta.generation = Number(oldMeta.generation ?? 0) + 1;
+    }
+
+    if (opts.managedFields !== undefined) meta.managedFields = opts.managedFields;
+    else {
+      if (!Array.isArray(meta.managedFields) || meta.managedFields.length === 0) {
+        if (oldMeta.managedFields === undefined) delete meta.managedFields;
+        else meta.managedFields = oldMeta.managedFields;
+      }
+      const tracked = this.engine.trackUpdate(
+        { old, updated: obj, manager: opts.manager, apiVersion: r.apiVersion, now: ctx.now, subresource: opts.subresource },
+        type,
+      );
+      this.setManagedFields(obj, tracked);
+    }
+
+    if (deepEqual(stripVolatile(this.toStorage(type, obj)), stripVolatile(old))) return old;
+    const storable = this.toStorage(type, obj);
+    if (isBeingDeleted(storable) && finalizersOf(storable).length === 0 && !type.strategy.blocksDeletion?.(storable)) {
+      if (opts.dryRun) return storable;
+      return this.store.remove(type.key, namespaceOf(old), name) ?? old;
+    }
+    if (opts.dryRun) return storable;
+    return this.store.replace(type.key, storable);
+  }
+
+  // ---- patch ------------------------------------------------------------------------------
+
+  patch(
+    r: Resolved,
+    namespace: string,
+    name: string,
+    kind: PatchKind,
+    body: JsonValue,
+    opts: WriteOptions & { force?: boolean; userAgent?: string },
+  ): WriteResult {
+    const type = r.type;
+    const manager = this.managerOf(opts);
+    const dryRun = opts.dryRun ?? false;
+    if (kind === 'apply') {
+      if (!opts.fieldManager) throw badRequest('PATCH request with apply content type requires a fieldManager: the fieldManager query parameter is required for apply requests');
+      return this.apply(r, namespace, name, body, opts.fieldManager, opts.force ?? false, dryRun, opts.subresource);
+    }
+    if (opts.force) throw badRequest('force may only be set for apply patches (application/apply-patch+yaml)');
+    if (kind === 'strategic' && type.custom) {
+      throw unsupportedMediaType('application/strategic-merge-patch+json', [
+        'application/json-patch+json',
+        'application/merge-patch+json',
+        'application/apply-patch+yaml',
+      ]);
+    }
+    const ns = type.namespaced ? namespace : '';
+    const old = this.store.get(type.key, ns, name);
+    if (!old) throw notFound(groupResource(type), name);
+    const patched = this.engine.patch(kind, present(old, r.apiVersion), body, type);
+    const obj = this.normalizeBody(r, patched);
+    const meta = metaOf(obj);
+    this.checkNamespace(type, meta, ns);
+    this.checkName(meta, name);
+    this.checkResourceVersion(type, obj, old, false);
+    const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource: opts.subresource });
+    return { status: 200, body: present(result, r.apiVersion) };
+  }
+
+  private apply(
+    r: Resolved,
+    namespace: string,
+    name: string,
+    body: JsonValue,
+    manager: string,
+    force: boolean,
+    dryRun: boolean,
+    subresource: string | undefined,
+  ): WriteResult {
+    const type = r.type;
+    const applied = this.normalizeBody(r, body);
+    const meta = metaOf(applied);
+    const ns = type.namespaced ? namespace : '';
+    this.checkNamespace(type, meta, ns);
+    this.checkName(meta, name);
+    const old = this.store.get(type.key, ns, name);
+    const now = timestamp(this.now());
+    if (!old) {
+      if (subresource) throw notFound(groupResource(type), name);
+      const live: JsonObject = { apiVersion: r.apiVersion, kind: type.kind, metadata: type.namespaced ? { name, namespace: ns } : { name } };
+      const merged = this.engine.apply({ live, applied, manager, force, apiVersion: r.apiVersion, now }, type);
+      const obj = this.normalizeBody(r, merged);
+      const objMeta = metaOf(obj);
+      objMeta.name = name;
+      if (type.namespaced) objMeta.namespace = ns;
+      delete objMeta.resourceVersion;
+      return { status: 201, body: this.createObject(r, obj, manager, dryRun, objMeta.managedFields) };
+    }
+    this.checkResourceVersion(type, applied, old, false);
+    const merged = this.engine.apply({ live: present(old, r.apiVersion), applied, manager, force, apiVersion: r.apiVersion, now, subresource }, type);
+    const obj = this.normalizeBody(r, merged);
+    const managedFields = readMeta(obj).managedFields;
+    const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource, managedFields: managedFields ?? [] });
+    return { status: 200, body: present(result, r.apiVersion) };
+  }
+
+  // ---- delete -----------------------------------------------------------------------------
+
+  delete(r: Resolved, namespace: string, name: string, opts: DeleteOptions): WriteResult {
+    const type = r.type;
+    const gr = groupResource(type);
+    const ns = type.namespaced ? namespace : '';
+    const old = this.store.get(type.key, ns, name);
+    if (!old) throw notFound(gr, name);
+    const pre = opts.preconditions;
+    if (pre?.uid && pre.uid !== uidOf(old)) {
+      throw conflict(gr, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${uidOf(old)}`);
+    }
+    if (pre?.resourceVersion && pre.resourceVersion !== resourceVersionOf(old)) {
+      throw conflict(
+        gr,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${resourceVersionOf(old)}`,
+      );
+    }
+    if (type.key === '/namespaces' && ['default', 'kube-system', 'kube-public'].includes(name)) {
+      throw forbidden(gr, name, 'this namespace may not be deleted');
+    }
+    const dryRun = opts.dryRun ?? false;
+    const obj = deepClone(old);
+    const meta = metaOf(obj);
+    const firstMark = !isBeingDeleted(old);
+    if (firstMark) type.strategy.prepareForDelete?.(obj, this.strategyContext());
+    // The garbage collector's finalizers follow the policy of the latest delete (deletionFinalizersForGarbageCollection).
+    const current = finalizersOf(obj);
+    const policy = opts.propagationPolicy;
+    const orphan = policy ? policy === 'Orphan' : current.includes(ORPHAN_FINALIZER);
+    const foreground = policy ? policy === 'Foreground' : current.includes(FOREGROUND_FINALIZER);
+    const objFinalizers = [
+      ...current.filter((f) => f !== ORPHAN_FINALIZER && f !== FOREGROUND_FINALIZER),
+      ...(orphan ? [ORPHAN_FINALIZER] : []),
+      ...(foreground ? [FOREGROUND_FINALIZER] : []),
+    ];
+    const pending = objFinalizers.length > 0 || (type.strategy.blocksDeletion?.(obj) ?? false);
+    if (!pending) {
+      if (dryRun) return { status: 200, body: this.deletedBody(r, old) };
+      const last = this.store.remove(type.key, ns, name) ?? old;
+      return { status: 200, body: this.deletedBody(r, last) };
+    }
+    if (objFinalizers.length) meta.finalizers = objFinalizers;
+    else delete meta.finalizers;
+    if (firstMark) {
+      meta.deletionTimestamp = timestamp(this.now());
+      meta.deletionGracePeriodSeconds = 0;
+      if (typeof meta.generation === 'number' && meta.generation > 0) meta.generation += 1;
+    }
+    if (deepEqual(obj, old) || dryRun) return { status: 200, body: present(dryRun ? obj : old, r.apiVersion) };
+    const stored = this.store.replace(type.key, this.toStorage(type, obj));
+    return { status: 200, body: present(stored, r.apiVersion) };
+  }
+
+  private deletedBody(r: Resolved, last: JsonObject): JsonObject {
+    if (r.type.returnDeletedObject) return present(last, r.apiVersion);
+    const details: JsonObject = { name: nameOf(last), kind: r.type.plural, uid: uidOf(last) };
+    if (r.type.group) details.group = r.type.group;
+    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
+  }
+
+  deleteCollection(r: Resolved, namespace: string | undefined, query: ListQuery, opts: DeleteOptions): JsonObject {
+    const filter = this.compileFilter(r, query);
+    const items = this.store.list(r.type.key, r.type.namespaced ? namespace : undefined).filter((o) => filter.matches(o));
+    const deleted: JsonObject[] = [];
+    for (const item of items) {
+      try {
+        const res = this.delete(r, namespaceOf(item), nameOf(item), { dryRun: opts.dryRun, propagationPolicy: opts.propagationPolicy });
+        deleted.push(res.body.kind === 'Status' ? present(item, r.apiVersion) : res.body);
+      } catch (err) {
+        if (!(err instanceof ApiError && err.code === 404)) throw err;
+      }
+    }
+    return { kind: r.type.listKind, apiVersion: r.apiVersion, metadata: { resourceVersion: String(this.store.resourceVersion) }, items: deleted };
+  }
+
+  // ---- internal writes (controllers inside the server) -------------------------------------
+
+  /** Resolves the storage version of a type by key. */
+  resolveKey(key: string): Resolved | undefined {
+    const type = this.registry.get(key);
+    if (!type) return undefined;
+    const version = type.versions.find((v) => v.name === type.storageVersion) ?? type.versions[0];
+    return version ? { type, version, apiVersion: apiVersionOf(type.group, version.name) } : undefined;
+  }
+
+  /**
+   * Changes a stored object as a controller would: `change` edits a copy (return false to skip).
+   * Errors (the object is gone, validation) are returned, not thrown: controllers retry on events.
+   */
+  mutate(
+    key: string,
+    namespace: string,
+    name: string,
+    change: (obj: JsonObject) => boolean | void,
+    opts: { subresource?: string; manager?: string } = {},
+  ): JsonObject | undefined {
+    const r = this.resolveKey(key);
+    const old = this.store.get(key, namespace, name);
+    if (!r || !old) return undefined;
+    const copy = deepClone(old);
+    if (change(copy) === false) return old;
+    try {
+      return this.commitUpdate(r, old, copy, { manager: opts.manager ?? SYSTEM_MANAGER, dryRun: false, subresource: opts.subresource });
+    } catch (err) {
+      if (err instanceof ApiError) return undefined;
+      throw err;
+    }
+  }
+
+  /** Deletes as a controller would; a missing object is not an error. */
+  deleteInternal(key: string, namespace: string, name: string, policy: PropagationPolicy = 'Background', uid?: string): void {
+    const r = this.resolveKey(key);
+    if (!r) return;
+    try {
+      this.delete(r, namespace, name, { propagationPolicy: policy, preconditions: uid ? { uid } : undefined });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+    }
+  }
+
+  /** Creates an object as the server itself (default namespaces). */
+  createInternal(key: string, obj: JsonObject): JsonObject | undefined {
+    const r = this.resolveKey(key);
+    if (!r) return undefined;
+    return this.createObject(r, this.normalizeBody(r, obj), SYSTEM_MANAGER, false, undefined);
+  }
+
+  // ---- helpers ----------------------------------------------------------------------------
+
+  private managerOf(opts: { fieldManager?: string; userAgent?: string }): string {
+    if (opts.fieldManager) return opts.fieldManager;
+    const product = opts.userAgent?.split('/')[0]?.trim();
+    return product ? product.slice(0, 128) : 'unknown';
+  }
+
+  private setManagedFields(obj: JsonObject, entries: JsonValue[]): void {
+    const meta = metaOf(obj);
+    if (entries.length) meta.managedFields = entries;
+    else delete meta.managedFields;
+  }
+
+  /** A private copy of a request body, checked against the resource and with apiVersion/kind filled in. */
+  private normalizeBody(r: Resolved, body: JsonValue): JsonObject {
+    if (!isJsonObject(body)) throw badRequest(`the body of the request must be a ${r.type.kind} object`);
+    const obj = deepClone(body);
+    if (obj.apiVersion !== undefined && obj.apiVersion !== r.apiVersion) {
+      throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${r.apiVersion})`);
+    }
+    if (obj.kind !== undefined && obj.kind !== r.type.kind) {
+      throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${r.type.kind})`);
+    }
+    obj.apiVersion = r.apiVersion;
+    obj.kind = r.type.kind;
+    if (obj.metadata !== undefined && obj.metadata !== null && !isJsonObject(obj.metadata)) {
+      throw badRequest('metadata must be an object');
+    }
+    return obj;
+  }
+
+  /** Stored objects carry the storage version's apiVersion. */
+  private toStorage(type: ResourceType, obj: JsonObject): JsonObject {
+    const apiVersion = apiVersionOf(type.group, type.storageVersion);
+    return obj.apiVersion === apiVersion ? obj : { ...obj, apiVersion };
+  }
+
+  private checkNamespace(type: ResourceType, meta: JsonObject, namespace: string): void {
+    if (!type.namespaced) {
+      delete meta.namespace;
+      return;
+    }
+    const given = meta.namespace;
+    if (given !== undefined && given !== null && given !== '' && given !== namespace) {
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    meta.namespace = namespace;
+  }
+
+  private checkName(meta: JsonObject, name: string): void {
+    const given = meta.name;
+    if (given === undefined || given === null || given === '') {
+      meta.name = name;
+      return;
+    }
+    if (given !== name) throw badRequest(`the name of the object (${String(given)}) does not match the name on the URL (${name})`);
+  }
+
+  private requireLiveNamespace(type: ResourceType, namespace: string, name: string): void {
+    const ns = this.store.get('/namespaces', '', namespace);
+    if (!ns) throw notFound({ group: '', plural: 'namespaces' }, namespace);
+    if (isBeingDeleted(ns)) {
+      throw forbidden(groupResource(type), name, `unable to create new content in namespace ${namespace} because it is being terminated`, [
+        { reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' },
+      ]);
+    }
+  }
+
+  private validateMeta(type: ResourceType, obj: JsonObject): StatusCause[] {
+    const meta = readMeta(obj);
+    const causes: StatusCause[] = [];
+    const name = meta.name;
+    if (typeof name === 'string' && name !== '') {
+      for (const e of validateName(type.nameRule, name)) causes.push(fieldInvalid('metadata.name', name, e));
+    }
+    causes.push(...validateLabels(meta.labels, 'metadata.labels'));
+    causes.push(...validateAnnotations(meta.annotations, 'metadata.annotations'));
+    if (meta.finalizers !== undefined && meta.finalizers !== null && !Array.isArray(meta.finalizers)) {
+      causes.push(fieldInvalid('metadata.finalizers', meta.finalizers, 'must be a list of strings'));
+    }
+    if (Array.isArray(meta.ownerReferences)) {
+      meta.ownerReferences.forEach((ref, i) => {
+        const at = `metadata.ownerReferences[${i}]`;
+        if (!isJsonObject(ref)) {
+          causes.push(fieldInvalid(at, ref, 'must be an object'));
+          return;
+        }
+        for (const f of ['apiVersion', 'kind', 'name', 'uid']) {
+          if (typeof ref[f] !== 'string' || ref[f] === '') causes.push(fieldRequired(`${at}.${f}`, ''));
+        }
+      });
+    }
+    return causes;
+  }
+}
+
+function copyPath(target: JsonObject, source: JsonObject, path: readonly string[]): void {
+  let src: JsonValue | undefined = source;
+  for (const key of path) src = isJsonObject(src) ? src[key] : undefined;
+  let cur: JsonObject = target;
+  for (const key of path.slice(0, -1)) {
+    const next = cur[key];
+    if (isJsonObject(next)) cur = next;
+    else {
+      if (src === undefined) return;
+      cur = cur[key] = {};
+    }
+  }
+  const last = path[path.length - 1] as string;
+  if (src === undefined) delete cur[last];
+  else cur[last] = deepClone(src);
+}

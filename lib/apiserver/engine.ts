@@ -1,0 +1,36 @@
+/**
+ * What the write path needs from the patch algorithms and field management. `patching.ts` is
+ * the implementation over `patch/`; the interface keeps the write path testable on its own.
+ */
+import type { JsonObject, JsonValue } from './json.js';
+import type { ResourceType } from './registry.js';
+
+export type PatchKind = 'json' | 'merge' | 'strategic' | 'apply';
+
+export interface TrackArgs {
+  old: JsonObject | undefined;
+  updated: JsonObject;
+  manager: string;
+  apiVersion: string;
+  now: string;
+  subresource?: string;
+}
+
+export interface ApplyArgs {
+  live: JsonObject;
+  applied: JsonObject;
+  manager: string;
+  force: boolean;
+  apiVersion: string;
+  now: string;
+  subresource?: string;
+}
+
+export interface PatchEngine {
+  /** The patched object; throws ApiError for a bad patch. */
+  patch(kind: Exclude<PatchKind, 'apply'>, live: JsonObject, patch: JsonValue, type: ResourceType): JsonObject;
+  /** Server-side apply: the merged object with its managedFields; throws ApiError 409 on conflicts. */
+  apply(args: ApplyArgs, type: ResourceType): JsonObject;
+  /** The managedFields after an update (or create, with `old` undefined) by `manager`. */
+  trackUpdate(args: TrackArgs, type: ResourceType): JsonValue[];
+}

@@ -1,0 +1,194 @@
+/**
+ * Kubernetes `Status` errors. Every failure the server answers is an ApiError, rendered as the
+ * Status-shaped JSON body real clients parse (client-node's ApiException, kubectl's messages).
+ */
+import type { JsonObject } from './json.js';
+
+export interface StatusCause {
+  reason?: string;
+  message?: string;
+  field?: string;
+}
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  uid?: string;
+  causes?: StatusCause[];
+  retryAfterSeconds?: number;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+    readonly details?: StatusDetails,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  toStatus(): JsonObject {
+    const status: JsonObject = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: this.message,
+      reason: this.reason,
+      details: detailsJson(this.details),
+      code: this.code,
+    };
+    return status;
+  }
+}
+
+function detailsJson(d: StatusDetails | undefined): JsonObject {
+  const out: JsonObject = {};
+  if (!d) return out;
+  if (d.name !== undefined) out.name = d.name;
+  if (d.group) out.group = d.group;
+  if (d.kind !== undefined) out.kind = d.kind;
+  if (d.uid !== undefined) out.uid = d.uid;
+  if (d.causes?.length) out.causes = d.causes.map((c) => ({ ...c }));
+  if (d.retryAfterSeconds !== undefined) out.retryAfterSeconds = d.retryAfterSeconds;
+  return out;
+}
+
+/** What an error message names: the resource (plural) and its group, like `deployments.apps`. */
+export interface GroupResource {
+  group: string;
+  plural: string;
+}
+
+export function qualified(gr: GroupResource): string {
+  return gr.group ? `${gr.plural}.${gr.group}` : gr.plural;
+}
+
+export function notFound(gr: GroupResource, name: string): ApiError {
+  return new ApiError(404, 'NotFound', `${qualified(gr)} "${name}" not found`, {
+    name,
+    group: gr.group,
+    kind: gr.plural,
+  });
+}
+
+export function pathNotFound(): ApiError {
+  return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+}
+
+export function alreadyExists(gr: GroupResource, name: string): ApiError {
+  return new ApiError(409, 'AlreadyExists', `${qualified(gr)} "${name}" already exists`, {
+    name,
+    group: gr.group,
+    kind: gr.plural,
+  });
+}
+
+export function conflict(gr: GroupResource, name: string, why: string, causes?: StatusCause[]): ApiError {
+  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(gr)} "${name}": ${why}`, {
+    name,
+    group: gr.group,
+    kind: gr.plural,
+    causes,
+  });
+}
+
+export const MODIFIED_CONFLICT = 'the object has been modified; please apply your changes to the latest version and try again';
+
+/** 422 Invalid. `kind` is the object's Kind, as the real server reports it. */
+export function invalid(group: string, kind: string, name: string, causes: StatusCause[]): ApiError {
+  const list = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : String(c.message))).join(', ');
+  const shown = causes.length > 1 ? `[${list}]` : list;
+  return new ApiError(422, 'Invalid', `${kind}${name ? ` "${name}"` : ''} is invalid: ${shown}`, {
+    name,
+    group,
+    kind,
+    causes,
+  });
+}
+
+export function fieldInvalid(field: string, value: unknown, detail: string): StatusCause {
+  return { reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(value)}: ${detail}`, field };
+}
+
+export function fieldRequired(field: string, detail: string): StatusCause {
+  return { reason: 'FieldValueRequired', message: `Required value${detail ? `: ${detail}` : ''}`, field };
+}
+
+export function fieldForbidden(field: string, detail: string): StatusCause {
+  return { reason: 'FieldValueForbidden', message: `Forbidden: ${detail}`, field };
+}
+
+export function badRequest(message: string): ApiError {
+  return new ApiError(400, 'BadRequest', message, {});
+}
+
+export function forbidden(gr: GroupResource, name: string, why: string, causes?: StatusCause[]): ApiError {
+  return new ApiError(403, 'Forbidden', `${qualified(gr)} "${name}" is forbidden: ${why}`, {
+    name,
+    group: gr.group,
+    kind: gr.plural,
+    causes,
+  });
+}
+
+export function methodNotAllowed(): ApiError {
+  return new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});
+}
+
+export function unsupportedMediaType(contentType: string, accepted: string[]): ApiError {
+  return new ApiError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format (${contentType || 'none'}) - accepted media types include: ${accepted.join(', ')}`,
+    {},
+  );
+}
+
+export function notAcceptable(accepted: string[]): ApiError {
+  return new ApiError(406, 'NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`, {});
+}
+
+export function expired(message: string): ApiError {
+  return new ApiError(410, 'Expired', message, {});
+}
+
+export function tooLarge(limit: number): ApiError {
+  return new ApiError(413, 'RequestEntityTooLarge', `the server has rejected the request because the request body is too large (limit is ${limit} bytes)`, {}, {
+    connection: 'close',
+  });
+}
+
+export function unauthorized(): ApiError {
+  return new ApiError(401, 'Unauthorized', 'Unauthorized', {});
+}
+
+export function internalError(message: string): ApiError {
+  return new ApiError(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
+}
+
+/** The reason the real server gives for a status code, for errors built from a code alone (faults). */
+export function reasonForCode(code: number): string {
+  const reasons: Record<number, string> = {
+    400: 'BadRequest',
+    401: 'Unauthorized',
+    403: 'Forbidden',
+    404: 'NotFound',
+    405: 'MethodNotAllowed',
+    406: 'NotAcceptable',
+    409: 'Conflict',
+    410: 'Expired',
+    413: 'RequestEntityTooLarge',
+    415: 'UnsupportedMediaType',
+    422: 'Invalid',
+    429: 'TooManyRequests',
+    500: 'InternalError',
+    503: 'ServiceUnavailable',
+    504: 'Timeout',
+  };
+  return reasons[code] ?? 'Unknown';
+}

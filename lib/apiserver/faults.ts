@@ -1,0 +1,214 @@
+/**
+ * Fault injection for tests: answer chosen requests with an error status or a delay, drop or
+ * stall open watches, compact history. Every fault is removable; `clear()` removes them all.
+ */
+import { ApiError, reasonForCode } from './errors.js';
+import type { Verb } from './http.js';
+import type { Store } from './store.js';
+import type { Watch, WatchHub } from './watch.js';
+
+/** Which requests a fault applies to. Every given field must match. */
+export interface RequestMatch {
+  verb?: Verb | Verb[];
+  /** `configmaps`, `deployments.apps`, `deployments/status` or `deployments.apps/status`. */
+  resource?: string;
+  namespace?: string;
+  name?: string;
+  /** A substring of the request path, or a pattern tested against it. */
+  path?: string | RegExp;
+}
+
+export interface RequestFaultSpec extends RequestMatch {
+  /** Answer with this HTTP status and a matching Status body (409, 410, 429, 500, 503, ...). */
+  status?: number;
+  message?: string;
+  /** Seconds to put in Retry-After (429 and 503 get 1 by default). */
+  retryAfterSeconds?: number;
+  /** Wait this long before answering (or before failing, with `status`). */
+  delayMs?: number;
+  /** Affect only the next `count` matching requests, then remove itself. */
+  count?: number;
+  /** Affect each matching request with this probability (0..1]. */
+  fraction?: number;
+}
+
+export interface WatchMatch {
+  resource?: string;
+  namespace?: string;
+  path?: string | RegExp;
+}
+
+export interface Fault {
+  readonly description: string;
+  /** How many requests (or watches) it has affected. */
+  readonly hits: number;
+  remove(): void;
+}
+
+export interface RequestDescription {
+  verb: Verb;
+  group: string;
+  resource: string;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+  path: string;
+}
+
+export interface FaultOutcome {
+  delayMs: number;
+  error?: ApiError;
+}
+
+interface RequestFault extends Fault {
+  spec: RequestFaultSpec;
+  hits: number;
+}
+
+function matchesPath(pattern: string | RegExp | undefined, path: string): boolean {
+  if (pattern === undefined) return true;
+  return typeof pattern === 'string' ? path.includes(pattern) : pattern.test(path);
+}
+
+function matchesResource(pattern: string | undefined, group: string, resource: string, subresource?: string): boolean {
+  if (pattern === undefined) return true;
+  const [base = '', sub] = pattern.split('/');
+  if (sub !== undefined && sub !== subresource) return false;
+  return base === resource || base === `${resource}.${group}`;
+}
+
+export class Faults {
+  private readonly requestFaults = new Set<RequestFault>();
+  private readonly stalls = new Set<{ watches: Watch[] }>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly hub: WatchHub,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  /** Answers matching requests with `spec.status` (and/or delays them by `spec.delayMs`). */
+  failRequests(spec: RequestFaultSpec): Fault {
+    if (spec.status === undefined && spec.delayMs === undefined) {
+      throw new TypeError('faults.failRequests: give a status (e.g. 500) or a delayMs');
+    }
+    if (spec.status !== undefined && (!Number.isInteger(spec.status) || spec.status < 400 || spec.status > 599)) {
+      throw new TypeError(`faults.failRequests: status must be an HTTP error code (400-599), got ${spec.status}`);
+    }
+    if (spec.fraction !== undefined && !(spec.fraction > 0 && spec.fraction <= 1)) {
+      throw new TypeError(`faults.failRequests: fraction must be in (0, 1], got ${spec.fraction}`);
+    }
+    if (spec.count !== undefined && !(Number.isInteger(spec.count) && spec.count > 0)) {
+      throw new TypeError(`faults.failRequests: count must be a positive integer, got ${spec.count}`);
+    }
+    const fault: RequestFault = {
+      spec,
+      hits: 0,
+      description: `${spec.status ?? 'delay'} for ${describe(spec)}`,
+      remove: () => {
+        this.requestFaults.delete(fault);
+      },
+    };
+    this.requestFaults.add(fault);
+    return fault;
+  }
+
+  /** Adds latency to matching requests. */
+  delayRequests(spec: RequestMatch & { delayMs: number; count?: number; fraction?: number }): Fault {
+    if (!(spec.delayMs >= 0)) throw new TypeError(`faults.delayRequests: delayMs must be >= 0, got ${spec.delayMs}`);
+    return this.failRequests(spec);
+  }
+
+  /** Closes the open watches that match; returns how many. `abrupt` resets their connections. */
+  dropWatches(match: WatchMatch = {}, options: { abrupt?: boolean } = {}): number {
+    const watches = this.matchingWatches(match);
+    for (const w of watches) w.close(options.abrupt ?? false);
+    return watches.length;
+  }
+
+  /** Stops sending on the open watches that match, keeping them open; `remove()` resumes them. */
+  stallWatches(match: WatchMatch = {}): Fault {
+    const watches = this.matchingWatches(match);
+    for (const w of watches) w.stall();
+    const entry = { watches };
+    this.stalls.add(entry);
+    return {
+      description: `stall ${watches.length} watches`,
+      hits: watches.length,
+      remove: () => {
+        if (!this.stalls.delete(entry)) return;
+        for (const w of watches) w.resume();
+      },
+    };
+  }
+
+  /** Forgets all history up to now: watches resuming from an older resourceVersion, and list continues, get 410. */
+  compact(): void {
+    this.store.compact();
+  }
+
+  clear(): void {
+    this.requestFaults.clear();
+    for (const s of [...this.stalls]) {
+      this.stalls.delete(s);
+      for (const w of s.watches) w.resume();
+    }
+  }
+
+  get active(): Fault[] {
+    return [...this.requestFaults];
+  }
+
+  private matchingWatches(match: WatchMatch): Watch[] {
+    return this.hub.watches().filter((w) => {
+      const { type, namespace, path } = w.spec;
+      return (
+        !w.isClosed &&
+        matchesResource(match.resource, type.group, type.plural) &&
+        (match.namespace === undefined || namespace === match.namespace) &&
+        matchesPath(match.path, path)
+      );
+    });
+  }
+
+  /** The delay and error (if any) injected into a request. */
+  evaluate(req: RequestDescription): FaultOutcome {
+    let delayMs = 0;
+    let error: ApiError | undefined;
+    for (const fault of [...this.requestFaults]) {
+      const s = fault.spec;
+      const verbs = s.verb === undefined ? undefined : Array.isArray(s.verb) ? s.verb : [s.verb];
+      if (verbs && !verbs.includes(req.verb)) continue;
+      if (!matchesResource(s.resource, req.group, req.resource, req.subresource)) continue;
+      if (s.namespace !== undefined && s.namespace !== req.namespace) continue;
+      if (s.name !== undefined && s.name !== req.name) continue;
+      if (!matchesPath(s.path, req.path)) continue;
+      if (s.fraction !== undefined && this.random() >= s.fraction) continue;
+      fault.hits++;
+      if (s.count !== undefined && fault.hits >= s.count) fault.remove();
+      delayMs += s.delayMs ?? 0;
+      if (s.status !== undefined && !error) error = faultError(s, req);
+    }
+    return { delayMs, error };
+  }
+}
+
+function describe(m: RequestMatch): string {
+  const parts = [m.verb && `verb=${String(m.verb)}`, m.resource && `resource=${m.resource}`, m.namespace && `namespace=${m.namespace}`, m.name && `name=${m.name}`, m.path && `path=${String(m.path)}`];
+  return parts.filter(Boolean).join(' ') || 'all requests';
+}
+
+function faultError(s: RequestFaultSpec, req: RequestDescription): ApiError {
+  const code = s.status as number;
+  const reason = reasonForCode(code);
+  const retryAfter = s.retryAfterSeconds ?? (code === 429 || code === 503 ? 1 : undefined);
+  const headers: Record<string, string> = retryAfter !== undefined ? { 'retry-after': String(retryAfter) } : {};
+  const message = s.message ?? `injected fault: ${reason} (${code}) for ${req.verb} ${req.path}`;
+  return new ApiError(
+    code,
+    reason,
+    message,
+    { name: req.name, group: req.group, kind: req.resource, retryAfterSeconds: retryAfter },
+    headers,
+  );
+}

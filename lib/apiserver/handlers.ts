@@ -1,0 +1,294 @@
+/**
+ * Resource requests over HTTP: resolves the resource, applies injected faults, decodes query
+ * parameters and bodies, calls the core and writes the answer (JSON, Table or a watch stream).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ApiCore, DeleteOptions, PropagationPolicy } from './core.js';
+import type { PatchKind } from './engine.js';
+import { ApiError, badRequest, expired, methodNotAllowed, pathNotFound, unsupportedMediaType } from './errors.js';
+import type { Faults } from './faults.js';
+import type { ResourceRequest, Verb, YamlLoader } from './http.js';
+import { mediaType, parseBody, readBody, sendError, sendJson, verbOf } from './http.js';
+import type { JsonObject, JsonValue } from './json.js';
+import { isJsonObject } from './json.js';
+import type { Registry, Resolved } from './registry.js';
+import type { IncludeObject } from './table.js';
+import { parseIncludeObject, toTable, wantsTable } from './table.js';
+import type { WatchHub, WatchSink, WatchStart } from './watch.js';
+
+export interface HandlerContext {
+  core: ApiCore;
+  registry: Registry;
+  hub: WatchHub;
+  faults: Faults;
+  loadYaml?: YamlLoader;
+  /** Watches without timeoutSeconds end after this many seconds times [1, 2), like the real server's. */
+  minRequestTimeoutSeconds: number;
+  /** Resource keys whose CRD is being deleted: creates are refused. */
+  terminating: ReadonlySet<string>;
+}
+
+const PATCH_KINDS: Record<string, PatchKind> = {
+  'application/json-patch+json': 'json',
+  'application/merge-patch+json': 'merge',
+  'application/strategic-merge-patch+json': 'strategic',
+  'application/apply-patch+yaml': 'apply',
+};
+
+const BODY_TYPES = ['application/json', 'application/yaml'];
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function dryRunOf(query: URLSearchParams): boolean {
+  const values = query.getAll('dryRun').filter((v) => v !== '');
+  for (const v of values) if (v !== 'All') throw badRequest(`Invalid dryRun value: ${JSON.stringify(v)}: supported values: "All"`);
+  return values.length > 0;
+}
+
+function fieldManagerOf(query: URLSearchParams): string | undefined {
+  const m = query.get('fieldManager') ?? undefined;
+  if (m !== undefined && m.length > 128) throw badRequest(`fieldManager: Too long: may not be longer than 128 characters, got ${m.length}`);
+  const validation = query.get('fieldValidation');
+  if (validation && !['Ignore', 'Warn', 'Strict'].includes(validation)) {
+    throw badRequest(`fieldValidation: Unsupported value: ${JSON.stringify(validation)}: supported values: "Ignore", "Strict", "Warn"`);
+  }
+  return m || undefined;
+}
+
+function intParam(query: URLSearchParams, name: string): number | undefined {
+  const v = query.get(name);
+  if (v === null || v === '') return undefined;
+  if (!/^-?\d+$/.test(v)) throw badRequest(`${name}: invalid value ${JSON.stringify(v)}: must be an integer`);
+  return Number(v);
+}
+
+function policyOf(v: JsonValue | string | undefined | null): PropagationPolicy | undefined {
+  if (v === undefined || v === null || v === '') return undefined;
+  if (v === 'Background' || v === 'Foreground' || v === 'Orphan') return v;
+  throw badRequest(`propagationPolicy: Unsupported value: ${JSON.stringify(v)}: supported values: "Background", "Foreground", "Orphan"`);
+}
+
+async function bodyOf(req: IncomingMessage, ctx: HandlerContext, allowed: string[]): Promise<{ value: JsonValue; type: string }> {
+  const raw = await readBody(req);
+  const type = mediaType(req.headers['content-type']) || 'application/json';
+  if (!allowed.includes(type)) throw unsupportedMediaType(type, allowed);
+  return { value: parseBody(raw, type, ctx.loadYaml), type };
+}
+
+async function deleteOptionsOf(req: IncomingMessage, query: URLSearchParams, ctx: HandlerContext): Promise<DeleteOptions> {
+  const raw = await readBody(req);
+  let body: JsonObject = {};
+  if (raw.length > 0 && raw.toString('utf8').trim() !== '') {
+    const parsed = parseBody(raw, mediaType(req.headers['content-type']) || 'application/json', ctx.loadYaml);
+    if (!isJsonObject(parsed)) throw badRequest('the body of a delete request must be a DeleteOptions object');
+    body = parsed;
+  }
+  const dryRunBody = Array.isArray(body.dryRun) && body.dryRun.length > 0;
+  if (dryRunBody && !(body.dryRun as JsonValue[]).every((v) => v === 'All')) throw badRequest('Invalid dryRun value: supported values: "All"');
+  let policy = policyOf(body.propagationPolicy) ?? policyOf(query.get('propagationPolicy'));
+  const orphan = body.orphanDependents ?? (query.has('orphanDependents') ? query.get('orphanDependents') === 'true' : undefined);
+  if (policy === undefined && typeof orphan === 'boolean') policy = orphan ? 'Orphan' : 'Background';
+  const pre = isJsonObject(body.preconditions) ? body.preconditions : {};
+  return {
+    dryRun: dryRunBody || dryRunOf(query),
+    propagationPolicy: policy,
+    preconditions: {
+      uid: typeof pre.uid === 'string' ? pre.uid : undefined,
+      resourceVersion: typeof pre.resourceVersion === 'string' ? pre.resourceVersion : undefined,
+    },
+  };
+}
+
+export async function handleResource(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  rr: ResourceRequest,
+  ctx: HandlerContext,
+): Promise<void> {
+  const resolved = ctx.registry.resolve(rr.group, rr.version, rr.resource);
+  if (!resolved) throw pathNotFound();
+  const { type } = resolved;
+  const query = url.searchParams;
+  const verb = verbOf(req.method ?? 'GET', rr, query);
+  if (!verb) throw methodNotAllowed();
+  if (type.namespaced && rr.namespace === undefined && !['list', 'watch'].includes(verb)) throw pathNotFound();
+  if (!type.namespaced && rr.namespace !== undefined) throw pathNotFound();
+  if (rr.subresource !== undefined) {
+    const statusOk = rr.subresource === 'status' && resolved.version.statusSubresource && ['get', 'update', 'patch'].includes(verb);
+    const finalizeOk = rr.subresource === 'finalize' && (type.extraSubresources ?? []).includes('finalize') && verb === 'update';
+    if (!statusOk && !finalizeOk) throw pathNotFound();
+  }
+  const namespace = rr.namespace ?? '';
+
+  const outcome = ctx.faults.evaluate({
+    verb,
+    group: type.group,
+    resource: type.plural,
+    subresource: rr.subresource,
+    namespace: rr.namespace,
+    name: rr.name,
+    path: url.pathname,
+  });
+  if (outcome.delayMs > 0) await sleep(outcome.delayMs);
+  if (outcome.error) {
+    if (verb === 'watch' && outcome.error.code === 410) {
+      startStream(res);
+      res.end(JSON.stringify({ type: 'ERROR', object: outcome.error.toStatus() }) + '\n');
+      return;
+    }
+    throw outcome.error;
+  }
+
+  const userAgent = req.headers['user-agent'];
+  const accept = req.headers.accept;
+  switch (verb) {
+    case 'get': {
+      const obj = ctx.core.get(resolved, namespace, rr.name as string);
+      if (wantsTable(accept)) {
+        sendJson(res, 200, toTable(type, resolved.version, [obj], { resourceVersion: String(obj.metadata && (obj.metadata as JsonObject).resourceVersion) }, parseIncludeObject(query.get('includeObject'))));
+      } else sendJson(res, 200, obj);
+      return;
+    }
+    case 'list': {
+      const list = ctx.core.list(resolved, rr.namespace, {
+        labelSelector: query.get('labelSelector') ?? undefined,
+        fieldSelector: query.get('fieldSelector') ?? undefined,
+        limit: intParam(query, 'limit'),
+        continueToken: query.get('continue') ?? undefined,
+      });
+      if (wantsTable(accept)) {
+        sendJson(res, 200, toTable(type, resolved.version, list.items as JsonObject[], list.metadata as JsonObject, parseIncludeObject(query.get('includeObject'))));
+      } else sendJson(res, 200, list);
+      return;
+    }
+    case 'watch':
+      serveWatch(req, res, url, rr, resolved, ctx);
+      return;
+    case 'create': {
+      if (ctx.terminating.has(type.key)) {
+        throw new ApiError(405, 'MethodNotAllowed', `create not allowed while custom resource definition is terminating`, {});
+      }
+      const { value } = await bodyOf(req, ctx, BODY_TYPES);
+      const result = ctx.core.create(resolved, namespace, value, { dryRun: dryRunOf(query), fieldManager: fieldManagerOf(query), userAgent });
+      sendJson(res, result.status, result.body);
+      return;
+    }
+    case 'update': {
+      const { value } = await bodyOf(req, ctx, BODY_TYPES);
+      const result = ctx.core.update(resolved, namespace, rr.name as string, value, {
+        dryRun: dryRunOf(query),
+        fieldManager: fieldManagerOf(query),
+        subresource: rr.subresource,
+        userAgent,
+      });
+      sendJson(res, result.status, result.body);
+      return;
+    }
+    case 'patch': {
+      const contentType = mediaType(req.headers['content-type']);
+      const kind = PATCH_KINDS[contentType];
+      const raw = await readBody(req);
+      if (!kind) throw unsupportedMediaType(contentType, Object.keys(PATCH_KINDS));
+      const body = parseBody(raw, kind === 'apply' ? 'application/yaml' : 'application/json', ctx.loadYaml);
+      const force = query.get('force');
+      const result = ctx.core.patch(resolved, namespace, rr.name as string, kind, body, {
+        dryRun: dryRunOf(query),
+        fieldManager: fieldManagerOf(query),
+        force: force === 'true' ? true : undefined,
+        subresource: rr.subresource,
+        userAgent,
+      });
+      sendJson(res, result.status, result.body);
+      return;
+    }
+    case 'delete': {
+      const opts = await deleteOptionsOf(req, query, ctx);
+      const result = ctx.core.delete(resolved, namespace, rr.name as string, opts);
+      sendJson(res, result.status, result.body);
+      return;
+    }
+    case 'deletecollection': {
+      const opts = await deleteOptionsOf(req, query, ctx);
+      const list = ctx.core.deleteCollection(
+        resolved,
+        rr.namespace,
+        { labelSelector: query.get('labelSelector') ?? undefined, fieldSelector: query.get('fieldSelector') ?? undefined },
+        opts,
+      );
+      sendJson(res, 200, list);
+      return;
+    }
+  }
+}
+
+function startStream(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private', 'transfer-encoding': 'chunked' });
+  res.flushHeaders();
+  res.socket?.setNoDelay(true);
+}
+
+function serveWatch(req: IncomingMessage, res: ServerResponse, url: URL, rr: ResourceRequest, resolved: Resolved, ctx: HandlerContext): void {
+  const query = url.searchParams;
+  const rvText = query.get('resourceVersion') ?? '';
+  if (rvText !== '' && !/^\d+$/.test(rvText)) throw badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rvText)}: must be an integer`);
+  const bookmarks = query.get('allowWatchBookmarks') === 'true';
+  const sendInitial = query.get('sendInitialEvents') === 'true';
+  if (sendInitial && !bookmarks) throw badRequest('sendInitialEvents: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true');
+  const fieldSelectors = [query.get('fieldSelector') ?? '', rr.name !== undefined ? `metadata.name=${rr.name}` : ''].filter(Boolean);
+  const filter = ctx.core.compileFilter(resolved, { labelSelector: query.get('labelSelector') ?? undefined, fieldSelector: fieldSelectors.join(',') || undefined });
+  const timeoutSeconds = intParam(query, 'timeoutSeconds');
+  const timeoutMs =
+    timeoutSeconds !== undefined && timeoutSeconds > 0
+      ? timeoutSeconds * 1000
+      : Math.floor(ctx.minRequestTimeoutSeconds * 1000 * (1 + Math.random()));
+  let render: ((obj: JsonObject) => JsonObject) | undefined;
+  if (wantsTable(req.headers.accept)) {
+    const include: IncludeObject = parseIncludeObject(query.get('includeObject'));
+    let first = true;
+    render = (obj) => {
+      const table = toTable(resolved.type, resolved.version, [obj], { resourceVersion: String((obj.metadata as JsonObject | undefined)?.resourceVersion ?? '') }, include, first);
+      first = false;
+      return table;
+    };
+  }
+  const start: WatchStart = rvText === '' || rvText === '0' || sendInitial ? { kind: 'initial', initialEventsEnd: sendInitial } : { kind: 'from', rv: Number(rvText) };
+  startStream(res);
+  const sink: WatchSink = {
+    write: (chunk) => {
+      res.write(chunk);
+    },
+    end: () => res.end(),
+    destroy: () => res.destroy(),
+    get bufferedBytes() {
+      return res.writableLength;
+    },
+  };
+  try {
+    const watch = ctx.hub.open(
+      {
+        type: resolved.type,
+        apiVersion: resolved.apiVersion,
+        namespace: resolved.type.namespaced ? rr.namespace : undefined,
+        filter,
+        bookmarks,
+        path: url.pathname,
+        render,
+        timeoutMs,
+      },
+      sink,
+      start,
+    );
+    res.on('close', () => watch.close());
+  } catch (err) {
+    if (err instanceof ApiError) {
+      res.end(JSON.stringify({ type: 'ERROR', object: err.toStatus() }) + '\n');
+      return;
+    }
+    throw err;
+  }
+}
+
+

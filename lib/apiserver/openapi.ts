@@ -1,0 +1,89 @@
+/**
+ * A minimal OpenAPI v3: the index and one document per group/version, declaring for each kind a
+ * PATCH operation with the query parameters kubectl looks for (fieldValidation, so `kubectl apply`
+ * and `create -f` validate on the server) and the patch types it accepts. Strategic merge is not
+ * declared, so kubectl computes its strategic patches from its compiled-in types.
+ */
+import type { JsonObject, JsonValue } from './json.js';
+import type { Registry, ResourceType, VersionInfo } from './registry.js';
+import { apiVersionOf } from './registry.js';
+
+function gvPath(group: string, version: string): string {
+  return group ? `apis/${group}/${version}` : `api/${version}`;
+}
+
+export function openApiIndex(registry: Registry, hashPrefix: string): JsonObject {
+  const paths: JsonObject = {};
+  for (const { group, versions } of registry.groupVersions()) {
+    for (const version of versions) {
+      const p = gvPath(group, version);
+      paths[p] = { serverRelativeURL: `/openapi/v3/${p}?hash=${hashPrefix}${registry.revision}` };
+    }
+  }
+  return { paths };
+}
+
+const queryParam = (name: string, description: string, type = 'string'): JsonObject => ({
+  name,
+  in: 'query',
+  description,
+  schema: { type, uniqueItems: true },
+});
+
+function schemaName(type: ResourceType, version: string): string {
+  const group = type.group || 'core';
+  return `${group}.${version}.${type.kind}`;
+}
+
+function patchOperation(type: ResourceType, version: string): JsonObject {
+  const ref = { schema: { $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch' } };
+  const content: JsonObject = {
+    'application/json-patch+json': ref,
+    'application/merge-patch+json': ref,
+    'application/apply-patch+yaml': ref,
+  };
+  return {
+    operationId: `patch${type.kind}`,
+    parameters: [
+      queryParam('dryRun', 'When present, indicates that modifications should not be persisted.'),
+      queryParam('fieldManager', 'fieldManager is a name associated with the actor or entity that is making these changes.'),
+      queryParam('fieldValidation', 'fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields.'),
+      queryParam('force', 'Force is going to "force" Apply requests.', 'boolean'),
+    ],
+    requestBody: { content, required: true },
+    responses: { '200': { description: 'OK', content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaName(type, version)}` } } } } },
+    'x-kubernetes-action': 'patch',
+    'x-kubernetes-group-version-kind': { group: type.group, version, kind: type.kind },
+  };
+}
+
+export function openApiDocument(
+  registry: Registry,
+  group: string,
+  version: string,
+  schemaOf: (type: ResourceType, v: VersionInfo) => JsonValue | undefined,
+): JsonObject | undefined {
+  const types = registry.typesIn(group, version);
+  if (types.length === 0) return undefined;
+  const paths: JsonObject = {};
+  const schemas: JsonObject = {
+    'io.k8s.apimachinery.pkg.apis.meta.v1.Patch': { type: 'object', description: 'Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.' },
+  };
+  const base = `/${gvPath(group, version)}`;
+  for (const { type, version: v } of types) {
+    const item = type.namespaced ? `${base}/namespaces/{namespace}/${type.plural}/{name}` : `${base}/${type.plural}/{name}`;
+    paths[item] = { patch: patchOperation(type, version) };
+    if (v.statusSubresource) paths[`${item}/status`] = { patch: { ...patchOperation(type, version), operationId: `patch${type.kind}Status` } };
+    const declared = schemaOf(type, v);
+    schemas[schemaName(type, version)] = {
+      ...(typeof declared === 'object' && declared !== null && !Array.isArray(declared) ? declared : { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }),
+      'x-kubernetes-group-version-kind': [{ group: type.group, version, kind: type.kind }],
+    };
+  }
+  return {
+    openapi: '3.0.0',
+    info: { title: 'Kubernetes', version: apiVersionOf(group, version) },
+    paths,
+    components: { schemas },
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * Server-side printing: the meta.k8s.io/v1 Table that `kubectl get` asks for (Accept with
+ * `as=Table`), with columns from the built-in definitions or a CRD's additionalPrinterColumns.
+ */
+import type { JsonObject, JsonValue } from './json.js';
+import { isJsonObject } from './json.js';
+import { age, readMeta } from './meta.js';
+import type { PrinterColumn, ResourceType, VersionInfo } from './registry.js';
+
+export type IncludeObject = 'None' | 'Metadata' | 'Object';
+
+export function wantsTable(accept: string | undefined): boolean {
+  if (!accept) return false;
+  const first = accept.split(',')[0] ?? '';
+  return /(^|;)\s*as=Table/.test(first);
+}
+
+function columnsOf(type: ResourceType, version: VersionInfo): PrinterColumn[] {
+  const name: PrinterColumn = { name: 'Name', type: 'string', format: 'name', cell: (o) => String(readMeta(o).name ?? '') };
+  const ageColumn: PrinterColumn = { name: 'Age', type: 'string', cell: (o) => age(readMeta(o).creationTimestamp) };
+  if (type.custom) {
+    const declared = version.printerColumns;
+    return declared.length ? [name, ...declared] : [name, { ...ageColumn, type: 'date', cell: (o) => String(readMeta(o).creationTimestamp ?? '') }];
+  }
+  return [name, ...version.printerColumns, ageColumn];
+}
+
+export function columnDefinitions(type: ResourceType, version: VersionInfo): JsonObject[] {
+  return columnsOf(type, version).map((c) => {
+    const def: JsonObject = { name: c.name, type: c.type, format: c.format ?? '', description: c.description ?? c.name, priority: c.priority ?? 0 };
+    return def;
+  });
+}
+
+/** A CRD printer-column JSONPath: `.a.b`, `.a[0].b`, `.a[?(@.type=="Ready")].status`. */
+export function evalJsonPath(obj: JsonValue, path: string): JsonValue | undefined {
+  const tokens = path.replace(/^\{|\}$/g, '').replace(/^\./, '').match(/\[\?\(@\.[^)]*\)\]|\[\d+\]|[^.[\]]+/g) ?? [];
+  let cur: JsonValue | undefined = obj;
+  for (const t of tokens) {
+    if (cur === undefined || cur === null) return undefined;
+    const filter = /^\[\?\(@\.([\w.-]+)\s*==\s*["']([^"']*)["']\)\]$/.exec(t);
+    if (filter) {
+      if (!Array.isArray(cur)) return undefined;
+      const [, key = '', want] = filter;
+      cur = cur.find((x) => isJsonObject(x) && String(evalJsonPath(x, `.${key}`) ?? '') === want);
+      continue;
+    }
+    const index = /^\[(\d+)\]$/.exec(t);
+    if (index) {
+      cur = Array.isArray(cur) ? cur[Number(index[1])] : undefined;
+      continue;
+    }
+    cur = isJsonObject(cur) ? cur[t] : undefined;
+  }
+  return cur;
+}
+
+function cellOf(c: PrinterColumn, obj: JsonObject): JsonValue {
+  if (c.cell) return c.cell(obj);
+  const v = c.jsonPath ? evalJsonPath(obj, c.jsonPath) : undefined;
+  if (v === undefined) return null;
+  return typeof v === 'object' && v !== null ? JSON.stringify(v) : v;
+}
+
+function rowObject(obj: JsonObject, include: IncludeObject): JsonObject | undefined {
+  if (include === 'None') return undefined;
+  if (include === 'Object') return obj;
+  return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: readMeta(obj) };
+}
+
+export function toTable(
+  type: ResourceType,
+  version: VersionInfo,
+  items: JsonObject[],
+  listMeta: JsonObject,
+  include: IncludeObject,
+  withColumns = true,
+): JsonObject {
+  const columns = columnsOf(type, version);
+  return {
+    kind: 'Table',
+    apiVersion: 'meta.k8s.io/v1',
+    metadata: listMeta,
+    columnDefinitions: withColumns ? columnDefinitions(type, version) : [],
+    rows: items.map((obj) => {
+      const row: JsonObject = { cells: columns.map((c) => cellOf(c, obj)) };
+      const o = rowObject(obj, include);
+      if (o) row.object = o;
+      return row;
+    }),
+  };
+}
+
+export function parseIncludeObject(v: string | null): IncludeObject {
+  return v === 'None' || v === 'Object' ? v : 'Metadata';
+}

@@ -1,0 +1,128 @@
+/**
+ * Name, label and annotation validation with the real server's messages. Each validator returns
+ * the error details (empty when valid) so callers can gather all problems into one 422.
+ */
+import type { StatusCause } from './errors.js';
+import { fieldInvalid } from './errors.js';
+import type { JsonValue } from './json.js';
+import { isJsonObject } from './json.js';
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+export type NameRule = 'subdomain' | 'label' | 'dns1035' | 'path';
+
+export function dns1123Subdomain(value: string): string[] {
+  const errs: string[] = [];
+  if (value.length > 253) errs.push('must be no more than 253 characters');
+  if (!DNS1123_SUBDOMAIN.test(value)) {
+    errs.push(
+      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+    );
+  }
+  return errs;
+}
+
+export function dns1123Label(value: string): string[] {
+  const errs: string[] = [];
+  if (value.length > 63) errs.push('must be no more than 63 characters');
+  if (!DNS1123_LABEL.test(value)) {
+    errs.push(
+      "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+    );
+  }
+  return errs;
+}
+
+export function dns1035Label(value: string): string[] {
+  const errs: string[] = [];
+  if (value.length > 63) errs.push('must be no more than 63 characters');
+  if (!DNS1035_LABEL.test(value)) {
+    errs.push(
+      "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+    );
+  }
+  return errs;
+}
+
+/** Every object name must be usable as one URL path segment. */
+export function pathSegmentName(value: string): string[] {
+  if (value === '.' || value === '..') return [`may not be '${value}'`];
+  const errs: string[] = [];
+  for (const bad of ['/', '%']) if (value.includes(bad)) errs.push(`may not contain '${bad}'`);
+  return errs;
+}
+
+export function validateName(rule: NameRule, value: string): string[] {
+  const segment = pathSegmentName(value);
+  if (segment.length) return segment;
+  switch (rule) {
+    case 'subdomain':
+      return dns1123Subdomain(value);
+    case 'label':
+      return dns1123Label(value);
+    case 'dns1035':
+      return dns1035Label(value);
+    case 'path':
+      return [];
+  }
+}
+
+function qualifiedName(value: string): string[] {
+  const slash = value.indexOf('/');
+  const name = slash >= 0 ? value.slice(slash + 1) : value;
+  const prefix = slash >= 0 ? value.slice(0, slash) : undefined;
+  const errs: string[] = [];
+  if (prefix !== undefined) {
+    if (prefix.length === 0) errs.push('prefix part must be non-empty');
+    else errs.push(...dns1123Subdomain(prefix).map((e) => `prefix part ${e}`));
+  }
+  if (name.length === 0) errs.push('name part must be non-empty');
+  else {
+    if (name.length > 63) errs.push('name part must be no more than 63 characters');
+    if (!QUALIFIED_NAME.test(name)) {
+      errs.push(
+        "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+      );
+    }
+  }
+  return errs;
+}
+
+export function validateLabels(labels: JsonValue | undefined, field: string): StatusCause[] {
+  if (labels === undefined || labels === null) return [];
+  if (!isJsonObject(labels)) return [fieldInvalid(field, labels, 'must be a map of strings')];
+  const causes: StatusCause[] = [];
+  for (const [k, v] of Object.entries(labels)) {
+    for (const e of qualifiedName(k)) causes.push(fieldInvalid(field, k, e));
+    if (typeof v !== 'string') {
+      causes.push(fieldInvalid(`${field}.${k}`, v, 'must be a string'));
+      continue;
+    }
+    if (v.length > 63) causes.push(fieldInvalid(field, v, 'must be no more than 63 characters'));
+    if (!LABEL_VALUE.test(v)) {
+      causes.push(
+        fieldInvalid(
+          field,
+          v,
+          "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+        ),
+      );
+    }
+  }
+  return causes;
+}
+
+export function validateAnnotations(annotations: JsonValue | undefined, field: string): StatusCause[] {
+  if (annotations === undefined || annotations === null) return [];
+  if (!isJsonObject(annotations)) return [fieldInvalid(field, annotations, 'must be a map of strings')];
+  const causes: StatusCause[] = [];
+  for (const [k, v] of Object.entries(annotations)) {
+    for (const e of qualifiedName(k)) causes.push(fieldInvalid(field, k, e));
+    if (typeof v !== 'string') causes.push(fieldInvalid(`${field}.${k}`, v, 'must be a string'));
+  }
+  return causes;
+}

@@ -1,0 +1,162 @@
+/** Shared helpers of the API server specs: a server per suite, raw HTTP, errors, waiting for state. */
+import { request } from 'node:http';
+import * as k8s from '@kubernetes/client-node';
+import { startApiServer, type ApiServer, type ApiServerOptions } from '../../lib/apiserver/index.js';
+
+export interface Clients {
+  server: ApiServer;
+  kc: k8s.KubeConfig;
+  core: k8s.CoreV1Api;
+  apps: k8s.AppsV1Api;
+  custom: k8s.CustomObjectsApi;
+  coordination: k8s.CoordinationV1Api;
+  ext: k8s.ApiextensionsV1Api;
+}
+
+export async function startWithClients(options: ApiServerOptions = {}): Promise<Clients> {
+  const server = await startApiServer(options);
+  const kc = server.kubeConfig();
+  return {
+    server,
+    kc,
+    core: kc.makeApiClient(k8s.CoreV1Api),
+    apps: kc.makeApiClient(k8s.AppsV1Api),
+    custom: kc.makeApiClient(k8s.CustomObjectsApi),
+    coordination: kc.makeApiClient(k8s.CoordinationV1Api),
+    ext: kc.makeApiClient(k8s.ApiextensionsV1Api),
+  };
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  json: unknown;
+}
+
+/** A plain HTTP request (for what client-node cannot send: malformed bodies, odd content types). */
+export function raw(
+  server: ApiServer,
+  method: string,
+  path: string,
+  body?: string | Buffer,
+  headers: Record<string, string> = {},
+): Promise<RawResponse> {
+  const url = new URL(path, server.url);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method,
+        headers: {
+          ...(server.token ? { authorization: `Bearer ${server.token}` } : {}),
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...headers,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: unknown;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+/** The HTTP status and Status body of a failed client-node call. */
+export async function failure(p: Promise<unknown>): Promise<{ code: number; status: Record<string, unknown> }> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof k8s.ApiException) {
+      const body: unknown = typeof err.body === 'string' ? JSON.parse(err.body) : err.body;
+      return { code: err.code, status: body as Record<string, unknown> };
+    }
+    throw err;
+  }
+  throw new Error('expected the call to fail, but it succeeded');
+}
+
+/** Waits until `check` returns a value (not undefined/false) — for work the server does asynchronously. */
+export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** True when a client-node read fails with 404. */
+export async function isGone(read: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await read();
+    return false;
+  } catch (err) {
+    if (err instanceof k8s.ApiException && err.code === 404) return true;
+    throw err;
+  }
+}
+
+export interface WatchEvent {
+  type: string;
+  object: Record<string, unknown> & { metadata?: { name?: string; resourceVersion?: string; namespace?: string } };
+}
+
+/** A client-node watch that records its events and how it ended. */
+export class RecordingWatch {
+  readonly events: WatchEvent[] = [];
+  done: Error | null | undefined = undefined;
+  private controller: AbortController | undefined;
+
+  static async start(kc: k8s.KubeConfig, path: string, params: Record<string, unknown> = {}): Promise<RecordingWatch> {
+    const w = new RecordingWatch();
+    const watch = new k8s.Watch(kc);
+    w.controller = await watch.watch(
+      path,
+      params,
+      (type, object) => {
+        w.events.push({ type, object: object as WatchEvent['object'] });
+      },
+      (err) => {
+        w.done = (err as Error | null) ?? null;
+      },
+    );
+    return w;
+  }
+
+  async waitFor(predicate: (events: WatchEvent[]) => boolean, what: string, timeoutMs = 5000): Promise<WatchEvent[]> {
+    return eventually(() => (predicate(this.events) ? this.events : undefined), what, timeoutMs);
+  }
+
+  async ended(timeoutMs = 5000): Promise<Error | null> {
+    return eventually(() => (this.done !== undefined ? { v: this.done } : undefined), 'the watch to end', timeoutMs).then((x) => x.v);
+  }
+
+  summary(): string[] {
+    return this.events.map((e) => `${e.type} ${e.object.metadata?.name ?? ''}`);
+  }
+
+  stop(): void {
+    this.controller?.abort();
+  }
+}
