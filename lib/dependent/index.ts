@@ -3,7 +3,7 @@ export type {
   DependentContext,
   DependentResource,
   ReconcileOperation,
-  ReconcileResult,
+  DependentReconcileResult,
 } from './types.js';
 export {
   deleteDependent,

@@ -3,7 +3,7 @@
  * state, read the actual one, create when absent, update when it does not match — each step only
  * when the dependent has the trait for it.
  */
-import type { DeleteResult, DependentContext, DependentResource, ReconcileResult } from './types.js';
+import type { DeleteResult, DependentContext, DependentResource, DependentReconcileResult } from './types.js';
 
 /** The name a dependent is known by in messages; `(unnamed)` when it has none. */
 export function dependentName(dr: { readonly name?: string }): string {
@@ -78,7 +78,7 @@ export async function reconcileDependent<R, P, C extends DependentContext>(
   dr: DependentResource<R, P, C>,
   primary: P,
   ctx: C,
-): Promise<ReconcileResult<R>> {
+): Promise<DependentReconcileResult<R>> {
   if (typeof dr.reconcile === 'function') return dr.reconcile(primary, ctx);
   requireTraitsFor(dr);
 

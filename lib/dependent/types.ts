@@ -65,11 +65,11 @@ export interface DependentResource<R, P, C extends DependentContext = DependentC
    * Replaces the generic create/match/update flow when the dependent's logic does not fit it.
    * `reconcileDependent` then only calls this.
    */
-  reconcile?(primary: P, ctx: C): ReconcileResult<R> | Promise<ReconcileResult<R>>;
+  reconcile?(primary: P, ctx: C): DependentReconcileResult<R> | Promise<DependentReconcileResult<R>>;
 }
 
 /** What reconciling one dependent did. `resource` is the secondary after the step, if any. */
-export type ReconcileResult<R> =
+export type DependentReconcileResult<R> =
   | { readonly operation: 'created'; readonly resource: R }
   | { readonly operation: 'updated'; readonly resource: R }
   | { readonly operation: 'unchanged'; readonly resource: R }
@@ -78,7 +78,7 @@ export type ReconcileResult<R> =
   /** The secondary differs from the desired state and the dependent has no `update` trait. */
   | { readonly operation: 'skipped'; readonly reason: 'noUpdate'; readonly resource: R };
 
-export type ReconcileOperation = ReconcileResult<unknown>['operation'];
+export type ReconcileOperation = DependentReconcileResult<unknown>['operation'];
 
 /** What deleting one dependent did: `skipped` when it has no `delete` trait. */
 export interface DeleteResult {

@@ -2,7 +2,7 @@
  * Workflow results (WF3): what happened to each dependent in one reconcile or cleanup run, and the
  * one error that carries every dependent's error.
  */
-import type { ReconcileResult } from '../dependent/types.js';
+import type { DependentReconcileResult } from '../dependent/types.js';
 import type { ConditionKind, ConditionResult } from './conditions.js';
 
 /**
@@ -28,7 +28,7 @@ export interface DependentResult {
   readonly outcome: DependentOutcome;
   /** Reconciled and its ready postcondition (if any) held. */
   readonly ready: boolean;
-  readonly reconcileResult?: ReconcileResult<unknown>;
+  readonly reconcileResult?: DependentReconcileResult<unknown>;
   /** Reconcile run only: its own reconcile precondition, or one of an ancestor, did not hold. */
   readonly markedForDelete: boolean;
   /** The dependent's `delete` was called in this run. */

@@ -1,0 +1,186 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { ConfigurationError, describeValue, requireFunction } from '../core/index.js';
+import { resolveDescriptor, type ResolvedDescriptor } from '../kube/index.js';
+import { resolveReconcileOptions, type ResolvedReconcileOptions } from '../processing/index.js';
+import type { Workflow } from '../workflow/index.js';
+import type { Context, ControllerConfig, Reconciler, SecondaryConfig } from './types.js';
+
+export const DEFAULT_CACHE_SYNC_TIMEOUT_MS = 2 * 60 * 1000;
+
+export interface ResolvedSecondary<P extends KubernetesObject> extends SecondaryConfig<KubernetesObject, P> {
+  readonly name: string;
+  readonly descriptor: ResolvedDescriptor;
+  /** Follows the primary's namespaces (and `changeNamespaces`). */
+  readonly followsPrimary: boolean;
+}
+
+/** A controller configuration with every default filled in; built once by `resolveControllerConfig`. */
+export interface ResolvedControllerConfig<P extends KubernetesObject> {
+  readonly name: string;
+  readonly descriptor: ResolvedDescriptor;
+  readonly namespaces: 'all' | readonly string[];
+  readonly config: ControllerConfig<P>;
+  readonly secondaries: readonly ResolvedSecondary<P>[];
+  readonly generationAware: boolean;
+  readonly finalizerName: string;
+  /** FZ1: the reconciler has `cleanup` or the workflow has a deletable dependent. */
+  readonly usesFinalizer: boolean;
+  readonly patchStrategy: 'apply' | 'merge';
+  readonly fieldManager: string;
+  readonly observedGeneration: boolean;
+  readonly workflow: Workflow<P, Context<P>> | undefined;
+  readonly cacheSyncTimeoutMs: number;
+  readonly stopOnInformerErrorDuringStartup: boolean;
+  readonly scheduling: ResolvedReconcileOptions;
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+/** The default finalizer of FZ1: `<plural>.<group>/finalizer` (`<plural>/finalizer` for the core group). */
+export function defaultFinalizerName(descriptor: ResolvedDescriptor): string {
+  return descriptor.group === '' ? `${descriptor.plural}/finalizer` : `${descriptor.plural}.${descriptor.group}/finalizer`;
+}
+
+/**
+ * Validates a reconciler and its configuration at `register()` time: every error is a
+ * ConfigurationError naming the option (`resource.plural`, `namespaces[1]`, ...).
+ */
+export function resolveControllerConfig<P extends KubernetesObject>(
+  reconciler: Reconciler<P>,
+  config: ControllerConfig<P>,
+): ResolvedControllerConfig<P> {
+  if (reconciler === null || typeof reconciler !== 'object') {
+    throw new ConfigurationError('reconciler', `must be an object with a reconcile(primary, ctx) method, got ${describeValue(reconciler)}`);
+  }
+  requireFunction('reconciler.reconcile', reconciler.reconcile);
+  if (reconciler.cleanup !== undefined) requireFunction('reconciler.cleanup', reconciler.cleanup);
+  if (reconciler.updateErrorStatus !== undefined) requireFunction('reconciler.updateErrorStatus', reconciler.updateErrorStatus);
+  if (config === null || typeof config !== 'object') {
+    throw new ConfigurationError('config', `must be an object with at least { resource }, got ${describeValue(config)}`);
+  }
+  const descriptor = resolveDescriptor(config.resource);
+  const name = config.name ?? (descriptor.group === '' ? descriptor.plural : `${descriptor.plural}.${descriptor.group}`);
+  if (typeof name !== 'string' || name.length === 0) throw new ConfigurationError('name', 'must be a non-empty string');
+  const namespaces = resolveNamespaces('namespaces', config.namespaces);
+  if (!descriptor.namespaced && namespaces !== 'all') {
+    throw new ConfigurationError('namespaces', `${descriptor.kind} is cluster-scoped; namespaces must be 'all'`);
+  }
+  const finalizerName = config.finalizerName ?? defaultFinalizerName(descriptor);
+  if (typeof finalizerName !== 'string' || !QUALIFIED_NAME.test(finalizerName) || !finalizerName.includes('/')) {
+    throw new ConfigurationError('finalizerName', `must be a qualified name like 'example.com/finalizer', got ${describeValue(finalizerName)}`);
+  }
+  const patchStrategy = config.patchStrategy ?? 'apply';
+  if (patchStrategy !== 'apply' && patchStrategy !== 'merge') {
+    throw new ConfigurationError('patchStrategy', `must be 'apply' or 'merge', got ${describeValue(patchStrategy)}`);
+  }
+  const fieldManager = config.fieldManager ?? name;
+  if (typeof fieldManager !== 'string' || fieldManager.length === 0 || fieldManager.length > 128) {
+    throw new ConfigurationError('fieldManager', `must be a string of 1 to 128 characters, got ${describeValue(fieldManager)}`);
+  }
+  const workflow = resolveWorkflow(config.workflow);
+  const cacheSyncTimeoutMs = config.cacheSyncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS;
+  if (typeof cacheSyncTimeoutMs !== 'number' || !(cacheSyncTimeoutMs > 0)) {
+    throw new ConfigurationError('cacheSyncTimeoutMs', `must be a positive number of milliseconds, got ${describeValue(cacheSyncTimeoutMs)}`);
+  }
+  const scheduling = renameOption('maxConcurrency', 'maxConcurrentReconciliations', () =>
+    resolveReconcileOptions({
+      scheduler: config.scheduler,
+      maxConcurrency: config.maxConcurrentReconciliations,
+      retry: config.retry,
+      rateLimiter: config.rateLimiter,
+      maxReconciliationInterval: config.maxReconciliationInterval,
+    }),
+  );
+  const secondaries = (config.secondaries ?? []).map((s, i) => resolveSecondary<P>(s, i));
+  const names = new Set<string>();
+  for (const s of secondaries) {
+    if (names.has(s.name)) {
+      throw new ConfigurationError('secondaries', `two sources are named '${s.name}'; give each a distinct name`);
+    }
+    names.add(s.name);
+  }
+  return {
+    name,
+    descriptor,
+    namespaces,
+    config,
+    secondaries,
+    generationAware: config.generationAware ?? true,
+    finalizerName,
+    usesFinalizer: reconciler.cleanup !== undefined || (workflow?.needsFinalizer ?? false),
+    patchStrategy,
+    fieldManager,
+    observedGeneration: config.observedGeneration ?? false,
+    workflow,
+    cacheSyncTimeoutMs,
+    stopOnInformerErrorDuringStartup: config.stopOnInformerErrorDuringStartup ?? true,
+    scheduling,
+  };
+}
+
+export function resolveNamespaces(option: string, namespaces: unknown): 'all' | readonly string[] {
+  if (namespaces === undefined || namespaces === 'all') return 'all';
+  if (!Array.isArray(namespaces) || namespaces.length === 0) {
+    throw new ConfigurationError(option, `must be 'all' or a non-empty array of namespace names, got ${describeValue(namespaces)}`);
+  }
+  namespaces.forEach((ns: unknown, i) => {
+    if (typeof ns !== 'string' || ns.length > 63 || !DNS_LABEL.test(ns)) {
+      throw new ConfigurationError(`${option}[${i}]`, `${describeValue(ns)} is not a valid namespace name (a lowercase DNS label)`);
+    }
+  });
+  return Object.freeze([...new Set(namespaces as string[])]);
+}
+
+function resolveSecondary<P extends KubernetesObject>(s: SecondaryConfig<KubernetesObject, P>, i: number): ResolvedSecondary<P> {
+  const option = `secondaries[${i}]`;
+  if (s === null || typeof s !== 'object') throw new ConfigurationError(option, 'must be an object with at least { resource }');
+  const descriptor = withOptionPrefix(() => resolveDescriptor(s.resource), option);
+  if (s.toPrimaries !== undefined) requireFunction(`${option}.toPrimaries`, s.toPrimaries);
+  if (s.toSecondaries !== undefined) requireFunction(`${option}.toSecondaries`, s.toSecondaries);
+  const namespaces = s.namespaces === undefined ? undefined : resolveNamespaces(`${option}.namespaces`, s.namespaces);
+  if (!descriptor.namespaced && namespaces !== undefined && namespaces !== 'all') {
+    throw new ConfigurationError(`${option}.namespaces`, `${descriptor.kind} is cluster-scoped; namespaces must be 'all'`);
+  }
+  return {
+    ...s,
+    name: s.name ?? descriptor.plural,
+    descriptor,
+    ...(namespaces === undefined ? {} : { namespaces }),
+    followsPrimary: namespaces === undefined && descriptor.namespaced,
+  };
+}
+
+function resolveWorkflow<P extends KubernetesObject>(
+  workflow: ControllerConfig<P>['workflow'],
+): Workflow<P, Context<P>> | undefined {
+  if (workflow === undefined) return undefined;
+  if (workflow === null || typeof workflow !== 'object') {
+    throw new ConfigurationError('workflow', `must be a workflow() builder or a built workflow, got ${describeValue(workflow)}`);
+  }
+  if ('build' in workflow && typeof workflow.build === 'function') return withOptionPrefix(() => workflow.build(), 'workflow');
+  return workflow as Workflow<P, Context<P>>;
+}
+
+/** The scheduling core names its own options; the controller's user knows them by other names. */
+function renameOption<T>(from: string, to: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof ConfigurationError && err.option === from) {
+      throw new ConfigurationError(to, err.message.slice(from.length + 2));
+    }
+    throw err;
+  }
+}
+
+/** Re-throws a nested validation error with its option path under `prefix`. */
+function withOptionPrefix<T>(fn: () => T, prefix?: string): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (prefix === undefined) throw err;
+    if (err instanceof ConfigurationError) throw new ConfigurationError(`${prefix}.${err.option}`, err.message.slice(err.option.length + 2));
+    throw new ConfigurationError(prefix, err instanceof Error ? err.message : String(err));
+  }
+}

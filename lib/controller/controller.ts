@@ -1,0 +1,267 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import {
+  BehaviorSubject,
+  combineLatest,
+  firstValueFrom,
+  map,
+  merge,
+  type Observable,
+  of,
+  Subject,
+  type Subscription,
+  takeUntil,
+  timer,
+} from 'rxjs';
+import { describeError, resourceKey, type ReconcileOutcome } from '../core/index.js';
+import { classifyError, type KubeClient } from '../kube/index.js';
+import { controllerLabels, errorLogLevel, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
+import { generationChanged, reconcileEach } from '../processing/index.js';
+import {
+  informer,
+  ReadYourWritesCache,
+  SecondarySource,
+  toResourceEvents,
+  type Informer,
+  type InformerOptions,
+} from '../sources/index.js';
+import type { ResolvedControllerConfig, ResolvedSecondary } from './config.js';
+import { dispatcher } from './dispatch.js';
+import { hasFinalizer, isMarkedForDeletion, primaryWriter } from './primary-writes.js';
+import type { Reconciler } from './types.js';
+
+export interface ControllerEnvironment {
+  readonly client: KubeClient;
+  readonly logger: Logger;
+  readonly metrics?: RxkubeMetrics | undefined;
+  /** While false, events are kept but nothing runs (leader election, OB4). Default: always true. */
+  readonly leading$?: Observable<boolean> | undefined;
+}
+
+export const DEFAULT_STOP_TIMEOUT_MS = 30_000;
+
+/**
+ * One reconciler assembled with its sources: the primary informer behind a read-your-writes
+ * cache, secondary sources, the generation filter and the scheduling core. It holds lifecycle
+ * (start, stop, namespaces); every decision is made by the operators and the dispatcher.
+ */
+export class Controller<P extends KubernetesObject = KubernetesObject> {
+  readonly name: string;
+  private readonly primaryInformer: Informer<P>;
+  private readonly primaries: ReadYourWritesCache<P>;
+  private readonly secondaries = new Map<string, SecondarySource<KubernetesObject, P>>();
+  private readonly outcomes = new Subject<ReconcileOutcome>();
+  private readonly started$ = new BehaviorSubject(false);
+  private readonly stopping$ = new Subject<void>();
+  private readonly logger: Logger;
+  private subscription: Subscription | undefined;
+  private drained: Promise<void> | undefined;
+  private state: 'new' | 'starting' | 'running' | 'stopped' = 'new';
+
+  constructor(
+    private readonly reconciler: Reconciler<P>,
+    private readonly config: ResolvedControllerConfig<P>,
+    private readonly env: ControllerEnvironment,
+  ) {
+    this.name = config.name;
+    this.logger = env.logger.child({ controller: config.name });
+    this.primaryInformer = informer<P>({
+      ...this.informerTuning(),
+      resource: config.descriptor,
+      name: config.name,
+      kubeConfig: env.client.kubeConfig,
+      namespaces: config.namespaces,
+      labelSelector: config.config.labelSelector,
+      fieldSelector: config.config.fieldSelector,
+      bounded: config.config.informer?.bounded,
+    });
+    this.primaries = new ReadYourWritesCache(this.primaryInformer);
+    for (const secondary of config.secondaries) this.secondaries.set(secondary.name, this.secondarySource(secondary));
+  }
+
+  /** One outcome per run (hot). */
+  get outcome$(): Observable<ReconcileOutcome> {
+    return this.outcomes.asObservable();
+  }
+
+  get namespaces(): 'all' | readonly string[] {
+    return this.primaryInformer.namespaces;
+  }
+
+  /**
+   * Starts every informer and, once every cache has synced (ES2), processing. Events that arrive
+   * before that are kept and processed then (EP12).
+   */
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new Error(`controller ${this.name}: start() was already called`);
+    this.state = 'starting';
+    this.drained = new Promise<void>((resolve) => {
+      this.subscription = this.pipeline().subscribe({
+        next: (outcome) => this.onOutcome(outcome),
+        error: (err: unknown) => {
+          this.logger.fatal({ err }, 'processing pipeline failed');
+          resolve();
+        },
+        complete: resolve,
+      });
+    });
+    const informers = this.informers();
+    for (const inf of informers) inf.start();
+    const options = { timeoutMs: this.config.cacheSyncTimeoutMs, failOnError: this.config.stopOnInformerErrorDuringStartup };
+    try {
+      await Promise.all(informers.map((inf) => inf.whenSynced(options)));
+    } catch (err) {
+      await this.stop(0);
+      throw new Error(`controller ${this.name}: caches did not sync: ${describeError(err)}`, { cause: err });
+    }
+    if (this.state !== 'starting') return;
+    this.state = 'running';
+    this.started$.next(true);
+    this.logger.info({ namespaces: this.namespaces }, 'controller started');
+  }
+
+  /**
+   * OB5: stops taking events, lets runs in flight finish (up to `timeoutMs`, then aborts them)
+   * and closes every watch.
+   */
+  async stop(timeoutMs = DEFAULT_STOP_TIMEOUT_MS): Promise<void> {
+    if (this.state === 'stopped') return;
+    this.state = 'stopped';
+    this.started$.next(false);
+    this.stopping$.next();
+    if (this.drained) {
+      const timedOut = await Promise.race([this.drained.then(() => false), firstValueFrom(timer(timeoutMs)).then(() => true)]);
+      if (timedOut) this.logger.warn({ timeoutMs }, 'runs still in flight at shutdown were aborted');
+    }
+    this.subscription?.unsubscribe();
+    for (const inf of this.informers()) inf.stop();
+    this.primaries.dispose();
+    for (const s of this.secondaries.values()) s.cache.dispose();
+    this.outcomes.complete();
+    this.logger.info('controller stopped');
+  }
+
+  /** ES6: the primary informer and the secondaries that follow it move to the new namespaces. */
+  changeNamespaces(namespaces: 'all' | readonly string[]): void {
+    if (!this.config.descriptor.namespaced && namespaces !== 'all') {
+      throw new Error(`controller ${this.name}: ${this.config.descriptor.kind} is cluster-scoped; namespaces must be 'all'`);
+    }
+    this.primaryInformer.setNamespaces(namespaces);
+    for (const secondary of this.config.secondaries) {
+      if (secondary.followsPrimary) this.secondaries.get(secondary.name)?.informer.setNamespaces(namespaces);
+    }
+    this.logger.info({ namespaces }, 'namespaces changed');
+  }
+
+  /** OB3: ready when every cache has synced and every watch is healthy. */
+  readiness(): HealthCheckResult {
+    for (const inf of this.informers()) {
+      if (!inf.hasSynced()) return { ok: false, reason: `${this.name}: ${inf.name} has not synced` };
+      if (!inf.isHealthy()) return { ok: false, reason: `${this.name}: the watch of ${inf.name} is failing` };
+    }
+    return { ok: true };
+  }
+
+  private pipeline(): Observable<ReconcileOutcome> {
+    const config = this.config;
+    const primaryEvents$ = this.primaries.events$.pipe(toResourceEvents<P>(config.name));
+    const filtered$ = config.generationAware
+      ? primaryEvents$.pipe(
+          generationChanged<P>({
+            finalizerNeeded: (p) => config.usesFinalizer && !isMarkedForDeletion(p) && !hasFinalizer(p, config.finalizerName),
+          }),
+        )
+      : primaryEvents$;
+    const secondaryEvents$ = [...this.secondaries.values()].map((s) => s.events$);
+    const labels = controllerLabels(config.name, config.descriptor);
+    const events$ = merge(filtered$, ...secondaryEvents$).pipe(takeUntil(this.stopping$));
+    const active$ = combineLatest([this.started$, this.env.leading$ ?? of(true)]).pipe(map(([started, leading]) => started && leading));
+    const writer = primaryWriter<P>({
+      client: this.env.client.resource<P>(config.descriptor),
+      cache: this.primaries,
+      fieldManager: config.fieldManager,
+      strategy: config.patchStrategy,
+      finalizerName: config.finalizerName,
+      usesFinalizer: config.usesFinalizer,
+      observedGeneration: config.observedGeneration,
+    });
+    const run = dispatcher<P>({
+      reconciler: this.reconciler,
+      config,
+      primaries: this.primaries,
+      writer,
+      secondaries: this.secondaries,
+      client: this.env.client,
+      logger: this.env.logger,
+    });
+    const metrics = this.env.metrics;
+    return events$.pipe(
+      reconcileEach<KubernetesObject>(run, {
+        ...config.scheduling,
+        retry: config.scheduling.retry ?? false,
+        exists: (id) => this.primaries.get(id) !== undefined,
+        active$,
+        probe: metrics
+          ? (load) => {
+              metrics.setActive(labels, load.running);
+              metrics.setQueued(labels, load.queued);
+            }
+          : undefined,
+      }),
+    );
+  }
+
+  private onOutcome(outcome: ReconcileOutcome): void {
+    const config = this.config;
+    this.env.metrics?.recordOutcome(controllerLabels(config.name, config.descriptor), outcome);
+    const fields = {
+      resource: { name: outcome.id.name, namespace: outcome.id.namespace },
+      result: outcome.result,
+      durationMs: outcome.endedAt - outcome.startedAt,
+      ...(outcome.retry ? { retry: outcome.retry } : {}),
+      ...(outcome.reschedule ? { reschedule: outcome.reschedule } : {}),
+    };
+    if (outcome.result === 'failure') {
+      // UP2: a conflict is optimistic concurrency doing its job: info, not error.
+      const level = errorLogLevel(outcome.error);
+      this.logger[level]({ ...fields, err: outcome.error, kind: classifyError(outcome.error) }, `run of ${resourceKey(outcome.id)} failed`);
+    } else {
+      this.logger.debug(fields, `run of ${resourceKey(outcome.id)}: ${outcome.result}`);
+    }
+    this.outcomes.next(outcome);
+  }
+
+  private secondarySource(secondary: ResolvedSecondary<P>): SecondarySource<KubernetesObject, P> {
+    const inf = informer<KubernetesObject>({
+      ...this.informerTuning(),
+      resource: secondary.descriptor,
+      name: `${this.name}/${secondary.name}`,
+      kubeConfig: this.env.client.kubeConfig,
+      namespaces: secondary.followsPrimary ? this.config.namespaces : (secondary.namespaces ?? 'all'),
+      labelSelector: secondary.labelSelector,
+      fieldSelector: secondary.fieldSelector,
+      indexers: secondary.indexers,
+    });
+    return new SecondarySource<KubernetesObject, P>({
+      informer: inf,
+      name: secondary.name,
+      primary: { apiVersion: this.config.descriptor.apiVersion, kind: this.config.descriptor.kind },
+      toPrimaries: secondary.toPrimaries,
+      toSecondaries: secondary.toSecondaries,
+      primaryInformer: this.primaryInformer,
+    });
+  }
+
+  private informerTuning(): Pick<InformerOptions<KubernetesObject>, 'timeoutSeconds' | 'deadMarginMs' | 'listTimeoutMs' | 'backoff'> {
+    const tuning = this.config.config.informer ?? {};
+    return {
+      timeoutSeconds: tuning.timeoutSeconds,
+      deadMarginMs: tuning.deadMarginMs,
+      listTimeoutMs: tuning.listTimeoutMs,
+      backoff: tuning.backoff,
+    };
+  }
+
+  private informers(): Informer<KubernetesObject>[] {
+    return [this.primaryInformer as unknown as Informer<KubernetesObject>, ...[...this.secondaries.values()].map((s) => s.informer)];
+  }
+}

@@ -1,0 +1,125 @@
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
+import { BehaviorSubject, type Observable } from 'rxjs';
+import { ConfigurationError } from '../core/index.js';
+import { createKubeClient, loadKubeConfig, type KubeClient } from '../kube/index.js';
+import { createLeaderElector, type LeaderElectionOptions, type LeaderElector } from '../leader/index.js';
+import { createLogger, createMetrics, startHealthServer, type HealthServer, type Logger, type RxkubeMetrics } from '../observe/index.js';
+import { resolveControllerConfig } from './config.js';
+import { Controller, DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
+import type { ControllerConfig, Reconciler, RegisteredController } from './types.js';
+
+export interface OperatorOptions {
+  /** Default: KUBECONFIG, ~/.kube/config, or in-cluster. */
+  readonly kubeConfig?: KubeConfig;
+  readonly logger?: Logger;
+  /** Metrics go to this prom-client registry (never the global one); none without it. */
+  readonly registry?: Registry;
+  /** OB4: only the leader processes; others keep warm caches. */
+  readonly leaderElection?: Omit<LeaderElectionOptions, 'kubeConfig'>;
+  /** OB3: serve /healthz, /readyz and /metrics on this address. */
+  readonly health?: { readonly port?: number; readonly host?: string };
+  /** OB5: stop gracefully on SIGTERM and SIGINT. Default false (a library should not own the process). */
+  readonly handleSignals?: boolean;
+  /** How long `stop()` waits for runs in flight (default 30 s). */
+  readonly stopTimeoutMs?: number;
+}
+
+/**
+ * Several controllers sharing one client, logger, metrics registry, leader election and health
+ * server. No global state: operators can live side by side in one process.
+ */
+export class Operator {
+  readonly client: KubeClient;
+  readonly logger: Logger;
+  readonly metrics: RxkubeMetrics | undefined;
+  private readonly controllers: Controller<KubernetesObject>[] = [];
+  private readonly leading$ = new BehaviorSubject(true);
+  private elector: LeaderElector | undefined;
+  private healthServer: HealthServer | undefined;
+  private readonly signalHandler = (signal: NodeJS.Signals) => {
+    this.logger.info({ signal }, 'shutting down');
+    void this.stop();
+  };
+  private state: 'new' | 'started' | 'stopped' = 'new';
+
+  constructor(private readonly options: OperatorOptions = {}) {
+    this.client = createKubeClient(options.kubeConfig ?? loadKubeConfig());
+    this.logger = options.logger ?? createLogger({ name: 'rxkube' });
+    this.metrics = options.registry ? createMetrics(options.registry) : undefined;
+  }
+
+  /** Validates the configuration (ConfigurationError naming the option) and adds a controller. */
+  register<P extends KubernetesObject>(reconciler: Reconciler<P>, config: ControllerConfig<P>): RegisteredController & { readonly outcome$: Controller<P>['outcome$'] } {
+    if (this.state !== 'new') throw new Error('register() must be called before start()');
+    const resolved = resolveControllerConfig(reconciler, config);
+    if (this.controllers.some((c) => c.name === resolved.name)) {
+      throw new ConfigurationError('name', `a controller named '${resolved.name}' is already registered; give one of them another name`);
+    }
+    const controller = new Controller<P>(reconciler, resolved, {
+      client: this.client,
+      logger: this.logger,
+      metrics: this.metrics,
+      leading$: this.leading$,
+    });
+    this.controllers.push(controller as unknown as Controller<KubernetesObject>);
+    return {
+      name: controller.name,
+      changeNamespaces: (namespaces) => controller.changeNamespaces(namespaces),
+      get outcome$() {
+        return controller.outcome$;
+      },
+    };
+  }
+
+  /** The health server's URL, once started with `health`. */
+  get healthUrl(): string | undefined {
+    return this.healthServer?.url;
+  }
+
+  /** Whether this instance processes (always true without leader election). */
+  get isLeader$(): Observable<boolean> {
+    return this.leading$.asObservable();
+  }
+
+  /** Starts every controller and waits until their caches have synced (ES2). */
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new Error('start() can be called once');
+    this.state = 'started';
+    if (this.options.handleSignals) {
+      process.once('SIGTERM', this.signalHandler);
+      process.once('SIGINT', this.signalHandler);
+    }
+    if (this.options.leaderElection) {
+      this.leading$.next(false);
+      this.elector = createLeaderElector({ ...this.options.leaderElection, kubeConfig: this.client.kubeConfig });
+      this.elector.isLeader$.subscribe((leading) => {
+        this.metrics?.setLeader(leading);
+        this.leading$.next(leading);
+      });
+      this.elector.start();
+    }
+    if (this.options.health) {
+      this.healthServer = await startHealthServer({
+        port: this.options.health.port,
+        host: this.options.health.host,
+        registry: this.options.registry,
+        checks: Object.fromEntries(this.controllers.map((c) => [c.name, () => c.readiness()])),
+      });
+    }
+    await Promise.all(this.controllers.map((c) => c.start()));
+    this.logger.info({ controllers: this.controllers.map((c) => c.name) }, 'operator started');
+  }
+
+  /** OB5: stop taking events, let runs finish (with a timeout), release the lease, close watches. */
+  async stop(): Promise<void> {
+    if (this.state === 'stopped') return;
+    this.state = 'stopped';
+    process.off('SIGTERM', this.signalHandler);
+    process.off('SIGINT', this.signalHandler);
+    await Promise.all(this.controllers.map((c) => c.stop(this.options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS)));
+    await this.elector?.stop();
+    await this.healthServer?.close();
+    this.logger.info('operator stopped');
+  }
+}

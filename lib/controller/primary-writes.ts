@@ -1,0 +1,119 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { classifyError, refOf, type ResourceClient } from '../kube/index.js';
+import type { ReadYourWritesCache } from '../sources/index.js';
+import { createMergePatch } from './merge-patch.js';
+
+/** How the controller writes its primary; one per controller. */
+export interface PrimaryWriter<P extends KubernetesObject> {
+  addFinalizer(primary: P): Promise<P>;
+  /** FZ3: removes our finalizer; on 409/422 re-reads and tries again, up to 10 times. */
+  removeFinalizer(primary: P): Promise<P | undefined>;
+  /** UP1: writes everything but status; keeps our finalizer in the intent. */
+  patchResource(original: P, updated: P): Promise<P>;
+  patchStatus(original: P, updated: P): Promise<P>;
+}
+
+export interface PrimaryWriterOptions<P extends KubernetesObject> {
+  readonly client: ResourceClient<P>;
+  /** Every answer goes here, so the next run reads it (UP3) and its event triggers nothing (ES4). */
+  readonly cache: ReadYourWritesCache<P>;
+  readonly fieldManager: string;
+  readonly strategy: 'apply' | 'merge';
+  readonly finalizerName: string;
+  readonly usesFinalizer: boolean;
+  readonly observedGeneration: boolean;
+  readonly signal?: AbortSignal;
+}
+
+const FINALIZER_REMOVAL_ATTEMPTS = 10;
+
+/** Fields the server owns: never part of an applied intent or a computed patch. */
+const SERVER_METADATA = ['resourceVersion', 'uid', 'creationTimestamp', 'generation', 'managedFields', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink'] as const;
+
+export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriterOptions<P>): PrimaryWriter<P> {
+  const { client, cache, fieldManager, finalizerName } = options;
+  const write = (primary: P, fn: () => Promise<P>): Promise<P> => cache.trackWrite(refOf(primary), fn);
+
+  return {
+    async addFinalizer(primary) {
+      const finalizers = [...(primary.metadata?.finalizers ?? []), finalizerName];
+      // resourceVersion makes this an optimistic write: a concurrent finalizer change is a 409, not lost.
+      const patch = { metadata: { finalizers, resourceVersion: primary.metadata?.resourceVersion } };
+      return write(primary, () => client.mergePatch(refOf(primary), patch, { fieldManager }));
+    },
+
+    async removeFinalizer(primary) {
+      let current: P | undefined = primary;
+      for (let attempt = 1; ; attempt++) {
+        const index = current.metadata?.finalizers?.indexOf(finalizerName) ?? -1;
+        if (index < 0) return current;
+        const path = `/metadata/finalizers/${index}`;
+        try {
+          const ref = refOf(current);
+          return await write(current, () =>
+            client.jsonPatch(ref, [{ op: 'test', path, value: finalizerName }, { op: 'remove', path }], { fieldManager }),
+          );
+        } catch (err) {
+          const kind = classifyError(err);
+          if (kind === 'notFound') return undefined;
+          if ((kind !== 'conflict' && kind !== 'invalid') || attempt >= FINALIZER_REMOVAL_ATTEMPTS) throw err;
+          current = await client.find(refOf(current));
+          if (!current) return undefined;
+        }
+      }
+    },
+
+    async patchResource(original, updated) {
+      const intent = withoutStatus(withoutServerMetadata(updated));
+      if (options.usesFinalizer) ensureFinalizer(intent, finalizerName);
+      if (options.strategy === 'apply') {
+        return write(original, () => client.apply(intent, { fieldManager, force: true }));
+      }
+      const patch = createMergePatch(withoutStatus(withoutServerMetadata(original)), intent);
+      return write(original, () => client.mergePatch(refOf(original), patch, { fieldManager }));
+    },
+
+    async patchStatus(original, updated) {
+      const status = statusOf(updated, original, options.observedGeneration);
+      if (options.strategy === 'apply') {
+        const intent = { apiVersion: original.apiVersion, kind: original.kind, metadata: { name: original.metadata?.name, namespace: original.metadata?.namespace }, status } as unknown as P;
+        return write(original, () => client.applyStatus(intent, { fieldManager, force: true }));
+      }
+      const patch = createMergePatch({ status: (original as { status?: unknown }).status ?? null }, { status });
+      return write(original, () => client.mergePatchStatus(refOf(original), patch, { fieldManager }));
+    },
+  };
+}
+
+export function hasFinalizer(primary: KubernetesObject, finalizerName: string): boolean {
+  return primary.metadata?.finalizers?.includes(finalizerName) ?? false;
+}
+
+export function isMarkedForDeletion(primary: KubernetesObject): boolean {
+  return primary.metadata?.deletionTimestamp !== undefined && primary.metadata.deletionTimestamp !== null;
+}
+
+function statusOf(updated: KubernetesObject, original: KubernetesObject, observedGeneration: boolean): unknown {
+  const status = (updated as { status?: unknown }).status;
+  if (!observedGeneration) return status ?? {};
+  const generation = original.metadata?.generation;
+  const base = typeof status === 'object' && status !== null ? status : {};
+  return generation === undefined ? base : { ...base, observedGeneration: generation };
+}
+
+function withoutServerMetadata<P extends KubernetesObject>(obj: P): P {
+  const metadata: Record<string, unknown> = { ...(obj.metadata ?? {}) };
+  for (const field of SERVER_METADATA) delete metadata[field];
+  return { ...obj, metadata } as P;
+}
+
+function withoutStatus<P extends KubernetesObject>(obj: P): P {
+  const { status: _status, ...rest } = obj as P & { status?: unknown };
+  return rest as P;
+}
+
+function ensureFinalizer(obj: KubernetesObject, finalizerName: string): void {
+  const metadata = (obj.metadata ??= {});
+  const finalizers = metadata.finalizers ?? [];
+  if (!finalizers.includes(finalizerName)) metadata.finalizers = [...finalizers, finalizerName];
+}

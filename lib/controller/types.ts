@@ -1,0 +1,132 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { SchedulerLike } from 'rxjs';
+import type { ReconcileCause, ResourceID, RetryInfo } from '../core/index.js';
+import type {
+  BackoffPolicy,
+  FieldSelector,
+  KubeClient,
+  LabelSelector,
+  ResourceDescriptor,
+} from '../kube/index.js';
+import type { Logger } from '../observe/index.js';
+import type { RateLimiter, Retry } from '../processing/index.js';
+import type {
+  BoundedStoreOptions,
+  Indexer,
+  PrimaryToSecondaryMapper,
+  SecondaryToPrimaryMapper,
+} from '../sources/index.js';
+import type { ManagedWorkflowInvocation, Workflow, WorkflowBuilder } from '../workflow/index.js';
+import type { DeleteControl, ErrorStatusUpdateControl, UpdateControl } from './controls.js';
+
+type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * What a user writes for one primary resource type. `reconcile` brings the world in line with
+ * the primary; `cleanup` (optional) undoes what Kubernetes garbage collection cannot — having it
+ * makes the controller use a finalizer (FZ1).
+ */
+export interface Reconciler<P extends KubernetesObject = KubernetesObject> {
+  reconcile(primary: P, ctx: Context<P>): MaybePromise<UpdateControl<P> | void>;
+  cleanup?(primary: P, ctx: Context<P>): MaybePromise<DeleteControl | void>;
+  /** Called on every `reconcile` error (UP4); the returned control may patch status and stop retries. */
+  updateErrorStatus?(primary: P, ctx: Context<P>, error: unknown): MaybePromise<ErrorStatusUpdateControl<P> | void>;
+  /**
+   * With a managed workflow: when true, dependent errors do not fail the run — `reconcile` gets
+   * them in `ctx.workflow.reconcileResult` and decides (WF3).
+   */
+  readonly handlesWorkflowErrors?: boolean;
+}
+
+/** What a run of `reconcile` or `cleanup` can use besides the primary. */
+export interface Context<P extends KubernetesObject = KubernetesObject> {
+  readonly controller: string;
+  readonly client: KubeClient;
+  /** Carries the controller name and the primary's `resource.*` bindings (OB1). */
+  readonly logger: Logger;
+  readonly retry: RetryInfo;
+  /** Aborted when the controller stops while this run is in flight. */
+  readonly signal: AbortSignal;
+  readonly cause: ReconcileCause;
+  /** The one secondary of this primary from the named source (ES3); throws if there are several. */
+  getSecondaryResource<S extends KubernetesObject = KubernetesObject>(source: string): S | undefined;
+  getSecondaryResources<S extends KubernetesObject = KubernetesObject>(source: string): S[];
+  /**
+   * The managed workflow of this run, when the controller has one (WF4): its results
+   * (`reconcileResult`), and explicit invocation (`reconcileManagedWorkflow()`).
+   */
+  readonly workflow: ManagedWorkflowInvocation<P, Context<P>> | undefined;
+}
+
+/** A secondary resource type whose changes trigger the primaries they map to (ES3). */
+export interface SecondaryConfig<S extends KubernetesObject = KubernetesObject, P extends KubernetesObject = KubernetesObject> {
+  /** The source name for `ctx.getSecondaryResource(name)` (default: the resource's plural). */
+  readonly name?: string;
+  readonly resource: ResourceDescriptor;
+  /** Default: the primary's namespaces, following `changeNamespaces` (ES6). */
+  readonly namespaces?: 'all' | readonly string[];
+  readonly labelSelector?: LabelSelector;
+  readonly fieldSelector?: FieldSelector;
+  /** Default: owner references to the primary kind. */
+  readonly toPrimaries?: SecondaryToPrimaryMapper<S>;
+  /** Many-to-one or many-to-many: the secondaries a primary uses. */
+  readonly toSecondaries?: PrimaryToSecondaryMapper<P>;
+  readonly indexers?: Readonly<Record<string, Indexer<S>>>;
+}
+
+/** Informer tuning shared by every source of a controller (mostly for tests). */
+export interface InformerTuning {
+  readonly timeoutSeconds?: number;
+  readonly deadMarginMs?: number;
+  readonly listTimeoutMs?: number;
+  readonly backoff?: Partial<BackoffPolicy>;
+  /** ES7: bound the primary cache. */
+  readonly bounded?: BoundedStoreOptions;
+}
+
+export interface ControllerConfig<P extends KubernetesObject = KubernetesObject> {
+  readonly resource: ResourceDescriptor;
+  /** Unique in an operator; default: the resource's plural and group (`webpages.sample.rxkube.dev`). */
+  readonly name?: string;
+  /** Default 'all' (ES6). */
+  readonly namespaces?: 'all' | readonly string[];
+  readonly labelSelector?: LabelSelector;
+  readonly fieldSelector?: FieldSelector;
+  readonly secondaries?: readonly SecondaryConfig<KubernetesObject, P>[];
+  /** EP7; `false` disables retries. Default `GenericRetry.defaults()`. */
+  readonly retry?: Retry | false;
+  /** EP11; default none. */
+  readonly rateLimiter?: RateLimiter;
+  /** EP10 in ms; <= 0 disables. Default 10 h. */
+  readonly maxReconciliationInterval?: number;
+  /** EP1; default 50. */
+  readonly maxConcurrentReconciliations?: number;
+  /** EP6; default true. */
+  readonly generationAware?: boolean;
+  /** FZ1; default `<plural>.<group>/finalizer`. */
+  readonly finalizerName?: string;
+  /** UP1: server-side apply (default) or JSON merge patch for primary writes. */
+  readonly patchStrategy?: 'apply' | 'merge';
+  /** Field manager of every write the controller makes; default the controller name. */
+  readonly fieldManager?: string;
+  /** Sets `status.observedGeneration` on every status patch (opt-in). */
+  readonly observedGeneration?: boolean;
+  /** WF4: dependents reconciled before `reconcile` and cleaned up before `cleanup`. */
+  readonly workflow?: Workflow<P, Context<P>> | WorkflowBuilder<P, Context<P>>;
+  /** ES2: default 2 min. */
+  readonly cacheSyncTimeoutMs?: number;
+  /** ES2: default true. */
+  readonly stopOnInformerErrorDuringStartup?: boolean;
+  readonly informer?: InformerTuning;
+  /** Every timer of the scheduling core goes through it (tests). */
+  readonly scheduler?: SchedulerLike;
+}
+
+/** A controller registered with an operator. */
+export interface RegisteredController {
+  readonly name: string;
+  /** ES6: restarts the watches that follow the controller on the new set. */
+  changeNamespaces(namespaces: 'all' | readonly string[]): void;
+}
+
+export type { ResourceID };
