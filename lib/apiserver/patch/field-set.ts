@@ -1,0 +1,278 @@
+/**
+ * Sets of field paths, the currency of server-side apply, and their wire form FieldsV1.
+ *
+ * A path is a list of path elements, each serialized the way FieldsV1 spells it:
+ *   "f:<name>"            a field of an object           ("f:spec")
+ *   'k:{"name":"web"}'    an item of a keyed list         (keys sorted, values as JSON)
+ *   'v:"example.com/x"'   a value of a set list
+ *   "i:3"                 an item by index (only read, never produced here)
+ * A set is a tree of such elements; a node is a `member` when the path to it is in the set (a
+ * node may only be a prefix of members). FieldsV1 writes a member leaf as `{}` and a member
+ * that also has members below it with a `".": {}` entry.
+ */
+import { isJsonObject, type JsonObject, type JsonValue } from '../json.js';
+
+export type PathElement = string;
+export type FieldPath = readonly PathElement[];
+
+export function fieldElement(name: string): PathElement {
+  return `f:${name}`;
+}
+
+export function keyElement(key: Readonly<Record<string, JsonValue>>): PathElement {
+  return `k:${canonicalJson(key)}`;
+}
+
+export function valueElement(value: JsonValue): PathElement {
+  return `v:${canonicalJson(value)}`;
+}
+
+/** JSON with object keys sorted, so equal values always serialize alike. */
+export function canonicalJson(value: JsonValue): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (isJsonObject(value)) {
+    const keys = Object.keys(value).sort(compareStrings);
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k]!)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Canonical form of a path element read from the wire (k: and v: re-serialized), or undefined if malformed. */
+export function normalizeElement(element: string): PathElement | undefined {
+  const kind = element.slice(0, 2);
+  const rest = element.slice(2);
+  try {
+    switch (kind) {
+      case 'f:':
+        return element;
+      case 'k:': {
+        const key = JSON.parse(rest) as unknown;
+        return isJsonObject(key) ? keyElement(key) : undefined;
+      }
+      case 'v:':
+        return valueElement(JSON.parse(rest) as JsonValue);
+      case 'i:':
+        return /^(0|[1-9][0-9]*)$/.test(rest) ? element : undefined;
+      default:
+        return undefined;
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+/** The path as Kubernetes prints it in conflicts: `.spec.containers[name="web"].image`. */
+export function formatPath(path: FieldPath): string {
+  return path
+    .map((element) => {
+      const rest = element.slice(2);
+      switch (element.slice(0, 2)) {
+        case 'f:':
+          return `.${rest}`;
+        case 'k:': {
+          const key = JSON.parse(rest) as JsonObject;
+          return `[${Object.keys(key)
+            .sort(compareStrings)
+            .map((k) => `${k}=${canonicalJson(key[k]!)}`)
+            .join(',')}]`;
+        }
+        case 'v:':
+          return `[=${rest}]`;
+        default:
+          return `[${rest}]`;
+      }
+    })
+    .join('');
+}
+
+export class FieldSet {
+  member = false;
+  readonly children = new Map<PathElement, FieldSet>();
+
+  static of(paths: Iterable<FieldPath>): FieldSet {
+    const set = new FieldSet();
+    for (const path of paths) set.insert(path);
+    return set;
+  }
+
+  insert(path: FieldPath): void {
+    let node: FieldSet = this;
+    for (const element of path) {
+      let child = node.children.get(element);
+      if (!child) {
+        child = new FieldSet();
+        node.children.set(element, child);
+      }
+      node = child;
+    }
+    node.member = true;
+  }
+
+  /** The node at `path`, if the set has members at or below it. */
+  child(path: FieldPath): FieldSet | undefined {
+    let node: FieldSet | undefined = this;
+    for (const element of path) {
+      node = node.children.get(element);
+      if (!node) return undefined;
+    }
+    return node;
+  }
+
+  has(path: FieldPath): boolean {
+    return this.child(path)?.member ?? false;
+  }
+
+  /** True when `path` or anything below it is a member. */
+  covers(path: FieldPath): boolean {
+    const node = this.child(path);
+    return node !== undefined && !node.isEmpty();
+  }
+
+  isEmpty(): boolean {
+    if (this.member) return false;
+    for (const child of this.children.values()) if (!child.isEmpty()) return false;
+    return true;
+  }
+
+  /** Every member path, in FieldsV1 order. */
+  paths(): FieldPath[] {
+    const out: FieldPath[] = [];
+    const walk = (node: FieldSet, prefix: PathElement[]) => {
+      for (const [element, child] of sortedChildren(node)) {
+        const path = [...prefix, element];
+        if (child.member) out.push(path);
+        walk(child, path);
+      }
+    };
+    walk(this, []);
+    return out;
+  }
+
+  union(other: FieldSet): FieldSet {
+    return combine(this, other, (a, b) => a || b);
+  }
+
+  difference(other: FieldSet): FieldSet {
+    return combine(this, other, (a, b) => a && !b);
+  }
+
+  intersection(other: FieldSet): FieldSet {
+    return combine(this, other, (a, b) => a && b);
+  }
+
+  /** A copy without the given paths and everything below them. */
+  withoutSubtrees(paths: readonly FieldPath[]): FieldSet {
+    const copy = this.union(new FieldSet());
+    for (const path of paths) {
+      if (path.length === 0) return new FieldSet();
+      const parent = copy.child(path.slice(0, -1));
+      parent?.children.delete(path[path.length - 1]!);
+    }
+    return prune(copy) ?? new FieldSet();
+  }
+
+  /** The FieldsV1 JSON of this set, children in the order Kubernetes writes them. */
+  toFieldsV1(): JsonObject {
+    const out: JsonObject = {};
+    for (const [element, child] of sortedChildren(this)) {
+      if (child.isEmpty()) continue;
+      const body = child.toFieldsV1();
+      out[element] = child.member && Object.keys(body).length > 0 ? { '.': {}, ...body } : body;
+    }
+    return out;
+  }
+
+  /** Reads FieldsV1 JSON; throws an Error naming the malformed part. */
+  static fromFieldsV1(value: unknown): FieldSet {
+    const read = (node: unknown, where: string): FieldSet => {
+      if (!isJsonObject(node)) throw new Error(`${where} must be an object`);
+      const set = new FieldSet();
+      for (const [element, body] of Object.entries(node)) {
+        if (element === '.') {
+          set.member = true;
+          continue;
+        }
+        const normalized = normalizeElement(element);
+        if (normalized === undefined) throw new Error(`${where} has an invalid path element ${JSON.stringify(element)}`);
+        const child = read(body, `${where}[${JSON.stringify(element)}]`);
+        if (Object.keys(body as JsonObject).length === 0) child.member = true;
+        const existing = set.children.get(normalized);
+        set.children.set(normalized, existing ? existing.union(child) : child);
+      }
+      return set;
+    };
+    const set = read(value, 'fieldsV1');
+    set.member = false;
+    return set;
+  }
+}
+
+function combine(a: FieldSet | undefined, b: FieldSet | undefined, keep: (inA: boolean, inB: boolean) => boolean): FieldSet {
+  const out = new FieldSet();
+  out.member = keep(a?.member ?? false, b?.member ?? false);
+  const elements = new Set([...(a?.children.keys() ?? []), ...(b?.children.keys() ?? [])]);
+  for (const element of elements) {
+    const child = combine(a?.children.get(element), b?.children.get(element), keep);
+    if (!child.isEmpty()) out.children.set(element, child);
+  }
+  return out;
+}
+
+function prune(node: FieldSet): FieldSet | undefined {
+  for (const [element, child] of [...node.children]) {
+    if (!prune(child)) node.children.delete(element);
+  }
+  return node.member || node.children.size > 0 ? node : undefined;
+}
+
+function sortedChildren(node: FieldSet): Array<[PathElement, FieldSet]> {
+  return [...node.children].sort(([a], [b]) => compareElements(a, b));
+}
+
+const ELEMENT_RANK: Readonly<Record<string, number>> = { 'f:': 0, 'k:': 1, 'v:': 2, 'i:': 3 };
+
+/** Kubernetes' PathElement ordering: fields, then keys, then values, then indices. */
+export function compareElements(a: PathElement, b: PathElement): number {
+  const kindA = a.slice(0, 2);
+  const kindB = b.slice(0, 2);
+  if (kindA !== kindB) return (ELEMENT_RANK[kindA] ?? 4) - (ELEMENT_RANK[kindB] ?? 4);
+  const restA = a.slice(2);
+  const restB = b.slice(2);
+  switch (kindA) {
+    case 'f:':
+      return compareStrings(restA, restB);
+    case 'i:':
+      return Number(restA) - Number(restB);
+    case 'k:': {
+      const keyA = JSON.parse(restA) as JsonObject;
+      const keyB = JSON.parse(restB) as JsonObject;
+      const namesA = Object.keys(keyA).sort(compareStrings);
+      const namesB = Object.keys(keyB).sort(compareStrings);
+      for (let i = 0; i < Math.min(namesA.length, namesB.length); i++) {
+        const byName = compareStrings(namesA[i]!, namesB[i]!);
+        if (byName !== 0) return byName;
+        const byValue = compareValues(keyA[namesA[i]!]!, keyB[namesB[i]!]!);
+        if (byValue !== 0) return byValue;
+      }
+      return namesA.length - namesB.length;
+    }
+    default:
+      return compareValues(JSON.parse(restA) as JsonValue, JSON.parse(restB) as JsonValue);
+  }
+}
+
+/** structured-merge-diff's total order on values: numbers < strings < booleans < lists < maps < null. */
+function compareValues(a: JsonValue, b: JsonValue): number {
+  const rank = (v: JsonValue) =>
+    typeof v === 'number' ? 0 : typeof v === 'string' ? 1 : typeof v === 'boolean' ? 2 : Array.isArray(v) ? 3 : v === null ? 5 : 4;
+  const byRank = rank(a) - rank(b);
+  if (byRank !== 0) return byRank;
+  if (typeof a === 'number') return a - (b as number);
+  if (typeof a === 'string') return compareStrings(a, b as string);
+  if (typeof a === 'boolean') return Number(a) - Number(b as boolean);
+  return compareStrings(canonicalJson(a), canonicalJson(b));
+}
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
