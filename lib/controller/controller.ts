@@ -27,6 +27,7 @@ import {
 import type { ResolvedControllerConfig, ResolvedSecondary } from './config.js';
 import { dispatcher } from './dispatch.js';
 import { hasFinalizer, isMarkedForDeletion, primaryWriter } from './primary-writes.js';
+import { trackedClient } from './tracked-client.js';
 import type { Reconciler } from './types.js';
 
 export interface ControllerEnvironment {
@@ -190,6 +191,9 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       primaries: this.primaries,
       writer,
       secondaries: this.secondaries,
+      secondaryClients: new Map(
+        [...this.secondaries].map(([name, s]) => [name, trackedClient(this.env.client.resource(s.informer.resource), s.cache, config.fieldManager)]),
+      ),
       client: this.env.client,
       logger: this.env.logger,
     });

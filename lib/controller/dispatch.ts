@@ -8,6 +8,7 @@ import { ManagedWorkflowInvocation } from '../workflow/index.js';
 import type { ResolvedControllerConfig } from './config.js';
 import { DeleteControl, ErrorStatusUpdateControl, UpdateControl } from './controls.js';
 import { hasFinalizer, isMarkedForDeletion, type PrimaryWriter } from './primary-writes.js';
+import type { TrackedClient } from './tracked-client.js';
 import type { Context, Reconciler } from './types.js';
 
 export interface DispatchDeps<P extends KubernetesObject> {
@@ -17,6 +18,8 @@ export interface DispatchDeps<P extends KubernetesObject> {
   readonly primaries: CacheReader<P>;
   readonly writer: PrimaryWriter<P>;
   readonly secondaries: ReadonlyMap<string, SecondarySource<KubernetesObject, P>>;
+  /** Write clients of the secondary sources, by source name. */
+  readonly secondaryClients: ReadonlyMap<string, TrackedClient<KubernetesObject>>;
   readonly client: KubeClient;
   readonly logger: Logger;
 }
@@ -125,14 +128,15 @@ async function handleReconcileError<P extends KubernetesObject>(
 }
 
 function createContext<P extends KubernetesObject>(deps: DispatchDeps<P>, primary: P, run: RunContext, logger: Logger): Context<P> {
-  const source = (name: string): SecondarySource<KubernetesObject, P> => {
-    const found = deps.secondaries.get(name);
-    if (!found) {
-      const known = [...deps.secondaries.keys()].join(', ') || 'none';
+  const lookup = <V>(map: ReadonlyMap<string, V>, name: string): V => {
+    const found = map.get(name);
+    if (found === undefined) {
+      const known = [...map.keys()].join(', ') || 'none';
       throw new Error(`${deps.config.name}: no secondary source named '${name}' (known: ${known})`);
     }
     return found;
   };
+  const source = (name: string) => lookup(deps.secondaries, name);
   let invocation: ManagedWorkflowInvocation<P, Context<P>> | undefined;
   const ctx: Context<P> = {
     controller: deps.config.name,
@@ -143,6 +147,7 @@ function createContext<P extends KubernetesObject>(deps: DispatchDeps<P>, primar
     cause: run.cause,
     getSecondaryResource: <S extends KubernetesObject>(name: string) => source(name).secondaryOf(primary) as S | undefined,
     getSecondaryResources: <S extends KubernetesObject>(name: string) => source(name).secondariesOf(primary) as S[],
+    secondaryClient: <S extends KubernetesObject>(name: string) => lookup(deps.secondaryClients, name) as unknown as TrackedClient<S>,
     get workflow() {
       return invocation;
     },

@@ -4,3 +4,4 @@ export { DEFAULT_CACHE_SYNC_TIMEOUT_MS, defaultFinalizerName, resolveControllerC
 export { Controller, DEFAULT_STOP_TIMEOUT_MS, type ControllerEnvironment } from './controller.js';
 export { Operator, type OperatorOptions } from './operator.js';
 export { createMergePatch } from './merge-patch.js';
+export { trackedClient, type TrackedClient } from './tracked-client.js';

@@ -18,6 +18,7 @@ import type {
 } from '../sources/index.js';
 import type { ManagedWorkflowInvocation, Workflow, WorkflowBuilder } from '../workflow/index.js';
 import type { DeleteControl, ErrorStatusUpdateControl, UpdateControl } from './controls.js';
+import type { TrackedClient } from './tracked-client.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -51,6 +52,11 @@ export interface Context<P extends KubernetesObject = KubernetesObject> {
   /** The one secondary of this primary from the named source (ES3); throws if there are several. */
   getSecondaryResource<S extends KubernetesObject = KubernetesObject>(source: string): S | undefined;
   getSecondaryResources<S extends KubernetesObject = KubernetesObject>(source: string): S[];
+  /**
+   * A client for the named source's resource type whose writes the next run reads back (UP3)
+   * and whose watch events trigger no run (ES4): write secondaries through it.
+   */
+  secondaryClient<S extends KubernetesObject = KubernetesObject>(source: string): TrackedClient<S>;
   /**
    * The managed workflow of this run, when the controller has one (WF4): its results
    * (`reconcileResult`), and explicit invocation (`reconcileManagedWorkflow()`).
