@@ -513,3 +513,75 @@ function unescapeFieldValue(raw: string): string {
   }
   return out;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Which fields each kind can be selected by (as the Kubernetes API server allows them)
+
+const EVENT_FIELDS: Readonly<Record<string, string>> = {
+  'involvedObject.kind': 'involvedObject.kind',
+  'involvedObject.namespace': 'involvedObject.namespace',
+  'involvedObject.name': 'involvedObject.name',
+  'involvedObject.uid': 'involvedObject.uid',
+  'involvedObject.apiVersion': 'involvedObject.apiVersion',
+  'involvedObject.resourceVersion': 'involvedObject.resourceVersion',
+  'involvedObject.fieldPath': 'involvedObject.fieldPath',
+  reason: 'reason',
+  reportingComponent: 'reportingComponent',
+  source: 'source.component',
+  type: 'type',
+};
+
+/** Field label → where its value lives in the object (dotted path), per "group/kind". */
+const KIND_FIELDS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  '/Pod': {
+    'spec.nodeName': 'spec.nodeName',
+    'spec.restartPolicy': 'spec.restartPolicy',
+    'spec.schedulerName': 'spec.schedulerName',
+    'spec.serviceAccountName': 'spec.serviceAccountName',
+    'spec.hostNetwork': 'spec.hostNetwork',
+    'status.phase': 'status.phase',
+    'status.podIP': 'status.podIP',
+    'status.nominatedNodeName': 'status.nominatedNodeName',
+  },
+  '/Secret': { type: 'type' },
+  '/Namespace': { 'status.phase': 'status.phase' },
+  '/Event': EVENT_FIELDS,
+  'events.k8s.io/Event': {
+    'regarding.kind': 'regarding.kind',
+    'regarding.namespace': 'regarding.namespace',
+    'regarding.name': 'regarding.name',
+    'regarding.uid': 'regarding.uid',
+    'regarding.apiVersion': 'regarding.apiVersion',
+    'regarding.resourceVersion': 'regarding.resourceVersion',
+    'regarding.fieldPath': 'regarding.fieldPath',
+    reason: 'reason',
+    reportingController: 'reportingController',
+    type: 'type',
+  },
+  'apps/ReplicaSet': { 'status.replicas': 'status.replicas' },
+  'batch/Job': { 'status.successful': 'status.successful' },
+};
+
+/** The field labels a field selector may use for this kind: metadata.name, metadata.namespace and the kind's own. */
+export function selectableFields(group: string, kind: string): string[] {
+  return ['metadata.name', 'metadata.namespace', ...Object.keys(KIND_FIELDS[`${group}/${kind}`] ?? {})];
+}
+
+/**
+ * The values of those fields for one object, as strings (booleans and numbers as Kubernetes
+ * prints them). Absent fields are left out, so they read as "" when matched. A cluster-scoped
+ * object has metadata.namespace "".
+ */
+export function selectableFieldValues(object: unknown, group: string, kind: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const read = (path: string): unknown =>
+    path.split('.').reduce<unknown>((node, step) => (typeof node === 'object' && node !== null && !Array.isArray(node) ? (node as Record<string, unknown>)[step] : undefined), object);
+  const put = (label: string, value: unknown) => {
+    if (typeof value === 'string') out[label] = value;
+    else if (typeof value === 'number' || typeof value === 'boolean') out[label] = String(value);
+  };
+  put('metadata.name', read('metadata.name'));
+  put('metadata.namespace', read('metadata.namespace') ?? '');
+  for (const [label, path] of Object.entries(KIND_FIELDS[`${group}/${kind}`] ?? {})) put(label, read(path));
+  return out;
+}

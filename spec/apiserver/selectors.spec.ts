@@ -190,3 +190,25 @@ describe('apiserver/selectors', () => {
     });
   });
 });
+
+describe('apiserver/selectors selectable fields', () => {
+  it('every kind has metadata.name and metadata.namespace; Pods, Secrets and Events have their own', async () => {
+    const { selectableFields, selectableFieldValues } = await import('../../lib/apiserver/selectors.js');
+    expect(selectableFields('example.com', 'Widget')).to.deep.equal(['metadata.name', 'metadata.namespace']);
+    expect(selectableFields('', 'Pod')).to.include('spec.nodeName').and.include('status.phase');
+    expect(selectableFields('', 'Secret')).to.include('type');
+    expect(selectableFields('', 'Event')).to.include('involvedObject.name').and.include('source');
+
+    const pod = { metadata: { name: 'p', namespace: 'ns' }, spec: { nodeName: 'n1', hostNetwork: true }, status: { phase: 'Running' } };
+    const values = selectableFieldValues(pod, '', 'Pod');
+    expect(values).to.deep.equal({ 'metadata.name': 'p', 'metadata.namespace': 'ns', 'spec.nodeName': 'n1', 'spec.hostNetwork': 'true', 'status.phase': 'Running' });
+    const selector = parseFieldSelector('spec.nodeName=n1,status.phase!=Failed,spec.hostNetwork=true', selectableFields('', 'Pod'));
+    expect(matchesFieldSelector(selector, values)).to.equal(true);
+
+    const event = { metadata: { name: 'e', namespace: 'ns' }, involvedObject: { kind: 'Pod', name: 'p' }, source: { component: 'kubelet' }, type: 'Warning' };
+    const eventValues = selectableFieldValues(event, '', 'Event');
+    expect(eventValues['source']).to.equal('kubelet');
+    expect(eventValues['involvedObject.kind']).to.equal('Pod');
+    expect(selectableFieldValues({ metadata: { name: 'cluster-scoped' } }, '', 'Namespace')['metadata.namespace']).to.equal('');
+  });
+});
