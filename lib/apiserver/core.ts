@@ -379,10 +379,7 @@ export class ApiCore {
 
     if (opts.managedFields !== undefined) meta.managedFields = opts.managedFields;
     else {
-      if (!Array.isArray(meta.managedFields) || meta.managedFields.length === 0) {
-        if (oldMeta.managedFields === undefined) delete meta.managedFields;
-        else meta.managedFields = oldMeta.managedFields;
-      }
+      // managedFields sent by the client replace the stored ones as the base (trackUpdate decides).
       const tracked = this.engine.trackUpdate(
         { old, updated: obj, manager: opts.manager, apiVersion: r.apiVersion, now: ctx.now, subresource: opts.subresource },
         type,
@@ -428,7 +425,7 @@ export class ApiCore {
     const ns = type.namespaced ? namespace : '';
     const old = this.store.get(type.key, ns, name);
     if (!old) throw notFound(groupResource(type), name);
-    const patched = this.engine.patch(kind, present(old, r.apiVersion), body, type);
+    const patched = withName(name, () => this.engine.patch(kind, present(old, r.apiVersion), body, type));
     const obj = this.normalizeBody(r, patched);
     const meta = metaOf(obj);
     this.checkNamespace(type, meta, ns);
@@ -454,12 +451,18 @@ export class ApiCore {
     const ns = type.namespaced ? namespace : '';
     this.checkNamespace(type, meta, ns);
     this.checkName(meta, name);
+    // What an apply may own depends on where it goes: status only through /status.
+    if (subresource === 'status') {
+      for (const key of Object.keys(applied)) if (!['apiVersion', 'kind', 'metadata', 'status'].includes(key)) delete applied[key];
+      applied.metadata = type.namespaced ? { name, namespace: ns } : { name };
+    } else if (r.version.statusSubresource) {
+      delete applied.status;
+    }
     const old = this.store.get(type.key, ns, name);
     const now = timestamp(this.now());
     if (!old) {
       if (subresource) throw notFound(groupResource(type), name);
-      const live: JsonObject = { apiVersion: r.apiVersion, kind: type.kind, metadata: type.namespaced ? { name, namespace: ns } : { name } };
-      const merged = this.engine.apply({ live, applied, manager, force, apiVersion: r.apiVersion, now }, type);
+      const merged = withName(name, () => this.engine.apply({ live: undefined, applied, manager, force, apiVersion: r.apiVersion, now }, type));
       const obj = this.normalizeBody(r, merged);
       const objMeta = metaOf(obj);
       objMeta.name = name;
@@ -468,7 +471,7 @@ export class ApiCore {
       return { status: 201, body: this.createObject(r, obj, manager, dryRun, objMeta.managedFields) };
     }
     this.checkResourceVersion(type, applied, old, false);
-    const merged = this.engine.apply({ live: present(old, r.apiVersion), applied, manager, force, apiVersion: r.apiVersion, now, subresource }, type);
+    const merged = withName(name, () => this.engine.apply({ live: present(old, r.apiVersion), applied, manager, force, apiVersion: r.apiVersion, now, subresource }, type));
     const obj = this.normalizeBody(r, merged);
     const managedFields = readMeta(obj).managedFields;
     const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource, managedFields: managedFields ?? [] });
@@ -633,6 +636,7 @@ export class ApiCore {
     if (obj.metadata !== undefined && obj.metadata !== null && !isJsonObject(obj.metadata)) {
       throw badRequest('metadata must be an object');
     }
+    normalizeTimes(obj, !r.type.custom);
     return obj;
   }
 
@@ -716,4 +720,48 @@ function copyPath(target: JsonObject, source: JsonObject, path: readonly string[
   const last = path[path.length - 1] as string;
   if (src === undefined) delete cur[last];
   else cur[last] = deepClone(src);
+}
+
+/** Runs a patch algorithm; its errors name the object, as the real server's do. */
+function withName<T>(name: string, run: () => T): T {
+  try {
+    return run();
+  } catch (err) {
+    if (err instanceof ApiError && err.details && err.details.name === undefined) {
+      throw new ApiError(err.code, err.reason, err.message, { ...err.details, name }, err.headers);
+    }
+    throw err;
+  }
+}
+
+const TIME_WITH_FRACTION = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d+(Z|[+-]\d{2}:\d{2})$/;
+
+/** A metav1.Time as the real server writes it (seconds); other strings are left alone. */
+function secondsTime(v: JsonValue | undefined): JsonValue | undefined {
+  if (typeof v !== 'string' || !TIME_WITH_FRACTION.test(v)) return v;
+  const ms = Date.parse(v);
+  return Number.isNaN(ms) ? v : timestamp(new Date(ms));
+}
+
+/**
+ * The real server decodes metav1.Time fields and writes them back with second precision, so a
+ * client that sends `2024-01-01T10:00:00.000Z` (client-node serializes Dates that way) reads back
+ * `2024-01-01T10:00:00Z` and re-sending an unchanged object is a no-op. Done for metadata times
+ * and, on built-ins, for status condition times (a CR's strings are kept as sent).
+ */
+function normalizeTimes(obj: JsonObject, builtIn: boolean): void {
+  const meta = obj.metadata;
+  if (isJsonObject(meta)) {
+    for (const key of ['creationTimestamp', 'deletionTimestamp']) if (meta[key] !== undefined) meta[key] = secondsTime(meta[key]) ?? null;
+    if (Array.isArray(meta.managedFields)) {
+      for (const e of meta.managedFields) if (isJsonObject(e) && e.time !== undefined) e.time = secondsTime(e.time) ?? null;
+    }
+  }
+  if (!builtIn || !isJsonObject(obj.status) || !Array.isArray(obj.status.conditions)) return;
+  for (const c of obj.status.conditions) {
+    if (!isJsonObject(c)) continue;
+    for (const key of ['lastTransitionTime', 'lastUpdateTime', 'lastProbeTime', 'lastHeartbeatTime']) {
+      if (c[key] !== undefined) c[key] = secondsTime(c[key]) ?? null;
+    }
+  }
 }

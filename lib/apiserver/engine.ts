@@ -17,7 +17,8 @@ export interface TrackArgs {
 }
 
 export interface ApplyArgs {
-  live: JsonObject;
+  /** The stored object; undefined when the apply creates it. */
+  live: JsonObject | undefined;
   applied: JsonObject;
   manager: string;
   force: boolean;

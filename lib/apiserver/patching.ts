@@ -7,6 +7,7 @@ import { ApiError } from './errors.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { isJsonObject } from './json.js';
 import { PatchError } from './patch/errors.js';
+import { applyConflictError, serverSideApply, trackUpdate } from './patch/managed-fields.js';
 import { applyJsonPatch } from './patch/json-patch.js';
 import { applyMergePatch } from './patch/merge-patch.js';
 import { typeInfoOrGeneric, typeInfoFor, type TypeInfo } from './patch/schema.js';
@@ -51,21 +52,9 @@ export const patchEngine: PatchEngine = {
 
   apply(args: ApplyArgs, type: ResourceType): JsonObject {
     try {
-      const result = serverSideApplyPending({ ...args, type: typeInfo(type) });
+      const result = serverSideApply({ ...args, type: typeInfo(type) });
       if (result.ok) return result.object;
-      const causes = result.conflicts.map((c) => ({
-        reason: 'FieldManagerConflict',
-        message: `conflict with "${c.manager}"`,
-        field: c.field,
-      }));
-      const lines = result.conflicts.map((c) => `- ${c.manager}: ${c.field}`);
-      throw new ApiError(
-        409,
-        'Conflict',
-        `Apply failed with ${causes.length} conflict${causes.length === 1 ? '' : 's'}: ${causes.map((c) => `${c.message}: ${c.field}`).join('\n')}`,
-        { group: type.group, kind: type.plural, causes },
-      );
-      void lines;
+      throw applyConflictError(result.conflicts);
     } catch (err) {
       throw asApiError(err, type);
     }
@@ -73,19 +62,10 @@ export const patchEngine: PatchEngine = {
 
   trackUpdate(args: TrackArgs, type: ResourceType): JsonValue[] {
     try {
-      return trackUpdatePending(args, typeInfo(type)) as unknown as JsonValue[];
+      return trackUpdate(args, typeInfo(type)) as unknown as JsonValue[];
     } catch (err) {
       throw asApiError(err, type);
     }
   },
 };
 
-// TEMPORARY until patch/managed-fields.ts lands (written by another helper).
-type ApplyResult = { ok: true; object: JsonObject } | { ok: false; conflicts: { manager: string; field: string }[] };
-function serverSideApplyPending(_args: ApplyArgs & { type: TypeInfo }): ApplyResult {
-  throw new ApiError(415, 'UnsupportedMediaType', 'server-side apply is not available yet', {});
-}
-function trackUpdatePending(args: TrackArgs, _type: TypeInfo): JsonValue[] {
-  const old = args.old?.metadata;
-  return isJsonObject(old) && Array.isArray(old.managedFields) ? old.managedFields : [];
-}

@@ -128,7 +128,7 @@ export class RecordingWatch {
   done: Error | null | undefined = undefined;
   private controller: AbortController | undefined;
 
-  static async start(kc: k8s.KubeConfig, path: string, params: Record<string, unknown> = {}): Promise<RecordingWatch> {
+  static async start(kc: k8s.KubeConfig, path: string, params: Record<string, string | number | boolean | undefined> = {}): Promise<RecordingWatch> {
     const w = new RecordingWatch();
     const watch = new k8s.Watch(kc);
     w.controller = await watch.watch(
