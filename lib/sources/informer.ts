@@ -92,6 +92,8 @@ export interface ScopeStatus {
   /** The last resourceVersion seen (from the list, events and bookmarks). */
   readonly resourceVersion: string | undefined;
   readonly lastError: unknown;
+  /** Successful lists: 1 after the start, one more per relist (410). */
+  readonly lists: number;
 }
 
 export interface WhenSyncedOptions {
@@ -108,6 +110,7 @@ interface Scope {
   synced: boolean;
   resourceVersion: string | undefined;
   lastError: unknown;
+  lists: number;
 }
 
 const ALL = '*';
@@ -209,12 +212,13 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   }
 
   status(): ScopeStatus[] {
-    return [...this.scopes.values()].map(({ namespace, state, synced, resourceVersion, lastError }) => ({
+    return [...this.scopes.values()].map(({ namespace, state, synced, resourceVersion, lastError, lists }) => ({
       namespace,
       state,
       synced,
       resourceVersion,
       lastError,
+      lists,
     }));
   }
 
@@ -319,7 +323,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     }
     for (const [key, namespace] of wantedKeys) {
       if (this.scopes.has(key)) continue;
-      const scope: Scope = { namespace, subscription: undefined, state: 'starting', synced: false, resourceVersion: undefined, lastError: undefined };
+      const scope: Scope = { namespace, subscription: undefined, state: 'starting', synced: false, resourceVersion: undefined, lastError: undefined, lists: 0 };
       this.scopes.set(key, scope);
       scope.subscription = this.loop(scope).subscribe((message) => this.apply(scope, message));
     }
@@ -353,6 +357,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         scope.resourceVersion = message.resourceVersion;
         scope.state = 'listed';
         scope.synced = true;
+        scope.lists++;
         this.replace(scope.namespace, message.items);
         break;
       case 'watching':

@@ -1,0 +1,285 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { expect } from 'chai';
+import { WatchSilentError, type InformerError } from '../../lib/sources/index.js';
+import { configMap, names, record, testInformer, useCluster, waitFor } from './helpers.js';
+
+describe('sources/Informer (embedded API server)', function () {
+  this.timeout(15_000);
+  const cluster = useCluster({ bookmarkIntervalMs: 100 });
+
+  it('ES1: lists, then watches adds, updates and deletes into the store and the event stream', async () => {
+    const ns = await cluster.namespace();
+    await cluster.configMaps.create(configMap(ns, 'before', { v: '1' }));
+    const inf = testInformer(cluster, { namespaces: [ns] });
+    const seen = record(cluster, inf.events$);
+    inf.start();
+    await inf.whenSynced();
+    expect(names(seen.events)).to.deep.equal(['added before']);
+
+    await cluster.configMaps.create(configMap(ns, 'a', { v: '1' }));
+    await cluster.configMaps.mergePatch({ namespace: ns, name: 'a' }, { data: { v: '2' } });
+    await cluster.configMaps.delete({ namespace: ns, name: 'before' });
+    await seen.until((e) => e.length === 4);
+    expect(names(seen.events)).to.deep.equal(['added before', 'added a', 'modified a', 'deleted before']);
+    const modified = seen.events[2];
+    expect((modified?.oldObject as { data?: Record<string, string> })?.data).to.deep.equal({ v: '1' });
+    expect((inf.store.get({ namespace: ns, name: 'a' }) as { data?: Record<string, string> }).data).to.deep.equal({ v: '2' });
+    expect(inf.store.get({ namespace: ns, name: 'before' })).to.equal(undefined);
+    expect(inf.store.list(ns).map((o) => o.metadata?.name)).to.deep.equal(['a']);
+    expect(inf.isHealthy()).to.equal(true);
+  });
+
+  it('ES1: a dropped watch resumes from the last resourceVersion: no change lost, no duplicate add', async () => {
+    const ns = await cluster.namespace();
+    await cluster.configMaps.create(configMap(ns, 'a'));
+    const inf = testInformer(cluster, { namespaces: [ns] });
+    const seen = record(cluster, inf.events$);
+    inf.start();
+    await inf.whenSynced();
+    await waitFor(() => inf.status()[0]?.state === 'watching');
+    // The next watch request answers only after 300 ms: the changes below happen while no watch is open.
+    cluster.server.faults.delayRequests({ verb: 'watch', namespace: ns, delayMs: 300, count: 1 });
+    expect(cluster.server.faults.dropWatches({ resource: 'configmaps', namespace: ns })).to.equal(1);
+    await cluster.configMaps.create(configMap(ns, 'b'));
+    await cluster.configMaps.mergePatch({ namespace: ns, name: 'a' }, { data: { v: '2' } });
+    await seen.until((e) => e.length >= 3);
+    await new Promise((r) => setTimeout(r, 100)); // room for a duplicate to show up
+    expect(names(seen.events)).to.deep.equal(['added a', 'added b', 'modified a']);
+    expect(inf.status()[0]?.lists, 'resumed, not relisted').to.equal(1);
+    expect(inf.status()[0]?.resourceVersion).to.equal(seen.events[2]?.object.metadata?.resourceVersion);
+  });
+
+  it('ES1: a 410 after compaction relists and emits the difference, deletes included', async () => {
+    const ns = await cluster.namespace();
+    for (const name of ['keep', 'change', 'remove']) await cluster.configMaps.create(configMap(ns, name));
+    const inf = testInformer(cluster, { namespaces: [ns] });
+    const seen = record(cluster, inf.events$);
+    inf.start();
+    await inf.whenSynced();
+    await waitFor(() => inf.status()[0]?.state === 'watching');
+    cluster.server.faults.delayRequests({ verb: 'watch', namespace: ns, delayMs: 300, count: 1 });
+    cluster.server.faults.dropWatches({ resource: 'configmaps', namespace: ns });
+    await cluster.configMaps.create(configMap(ns, 'new'));
+    await cluster.configMaps.mergePatch({ namespace: ns, name: 'change' }, { data: { v: '2' } });
+    await cluster.configMaps.delete({ namespace: ns, name: 'remove' });
+    cluster.server.faults.compact(); // the resumed watch's resourceVersion is now too old: 410
+    await seen.until((e) => e.length >= 6);
+    expect(names(seen.events.slice(0, 3)).sort()).to.deep.equal(['added change', 'added keep', 'added remove']);
+    expect(names(seen.events.slice(3)).sort()).to.deep.equal(['added new', 'deleted remove', 'modified change']);
+    expect(inf.store.list(ns).map((o) => o.metadata?.name).sort()).to.deep.equal(['change', 'keep', 'new']);
+    expect(inf.status()[0]?.lists, 'listed again after the 410').to.equal(2);
+    await waitFor(() => inf.status()[0]?.state === 'watching');
+    await cluster.configMaps.create(configMap(ns, 'after'));
+    await seen.until((e) => e.some((x) => x.object.metadata?.name === 'after'));
+  });
+
+  it('ES1: 500s on list back off (growing delays) and recover; health is false meanwhile', async () => {
+    const ns = await cluster.namespace();
+    await cluster.configMaps.create(configMap(ns, 'a'));
+    cluster.server.faults.failRequests({ verb: 'list', resource: 'configmaps', namespace: ns, status: 500, count: 3 });
+    const inf = testInformer(cluster, { namespaces: [ns] });
+    const errors = record<InformerError>(cluster, inf.errors$);
+    const health = record<boolean>(cluster, inf.healthy$);
+    inf.start();
+    await inf.whenSynced({ failOnError: false });
+    expect(errors.events.map((e) => [e.phase, e.attempt, e.delayMs])).to.deep.equal([
+      ['list', 0, 20],
+      ['list', 1, 40],
+      ['list', 2, 80],
+    ]);
+    expect(String(errors.events[0]?.error)).to.match(/500/);
+    await waitFor(() => inf.isHealthy());
+    expect(health.events).to.deep.equal([true, false, true]);
+    expect(inf.store.get({ namespace: ns, name: 'a' })).to.not.equal(undefined);
+  });
+
+  it('ES1: a silent watch is treated as dead, aborted and resumed; health reports it', async () => {
+    const ns = await cluster.namespace();
+    const inf = testInformer(cluster, { namespaces: [ns], timeoutSeconds: 1, deadMarginMs: 300 });
+    const seen = record(cluster, inf.events$);
+    const errors = record<InformerError>(cluster, inf.errors$);
+    const health = record<boolean>(cluster, inf.healthy$);
+    // The first watch request gets no answer at all for 5 s (not even headers).
+    cluster.server.faults.delayRequests({ verb: 'watch', namespace: ns, delayMs: 5_000, count: 1 });
+    inf.start();
+    await inf.whenSynced();
+    await cluster.configMaps.create(configMap(ns, 'a'));
+    await errors.until((e) => e.length >= 1, 4_000);
+    expect(errors.events[0]?.error).to.be.instanceOf(WatchSilentError);
+    expect(errors.events[0]?.phase).to.equal('watch');
+    await seen.until((e) => e.length >= 1, 3_000);
+    expect(names(seen.events)).to.deep.equal(['added a']);
+    await waitFor(() => inf.isHealthy());
+    expect(health.events).to.deep.equal([true, false, true]);
+  });
+
+  it('ES1: a stalled watch that the server closes is resumed without losing what the stall held back', async () => {
+    const ns = await cluster.namespace();
+    const inf = testInformer(cluster, { namespaces: [ns], timeoutSeconds: 1 });
+    const seen = record(cluster, inf.events$);
+    inf.start();
+    await inf.whenSynced();
+    await waitFor(() => inf.status()[0]?.state === 'watching');
+    const stall = cluster.server.faults.stallWatches({ resource: 'configmaps', namespace: ns });
+    expect(stall.hits).to.equal(1);
+    await cluster.configMaps.create(configMap(ns, 'held'));
+    await seen.until((e) => e.length === 1, 4_000);
+    expect(names(seen.events)).to.deep.equal(['added held']);
+    stall.remove();
+  });
+
+  it('ES1: bookmarks advance the resourceVersion without events', async () => {
+    const ns = await cluster.namespace();
+    const other = await cluster.namespace();
+    const inf = testInformer(cluster, { namespaces: [ns] });
+    const seen = record(cluster, inf.events$);
+    inf.start();
+    await inf.whenSynced();
+    const listed = Number(inf.status()[0]?.resourceVersion);
+    const elsewhere = await cluster.configMaps.create(configMap(other, 'elsewhere'));
+    const target = Number(elsewhere.metadata?.resourceVersion);
+    expect(target).to.be.greaterThan(listed);
+    await waitFor(() => Number(inf.status()[0]?.resourceVersion) >= target, 3_000, () => JSON.stringify(inf.status()));
+    expect(seen.events).to.deep.equal([]);
+  });
+
+  it('ES1: stop() closes every watch on the server', async () => {
+    const ns1 = await cluster.namespace();
+    const ns2 = await cluster.namespace();
+    const inf = testInformer(cluster, { namespaces: [ns1, ns2] });
+    const before = cluster.server.stats().watches;
+    inf.start();
+    await inf.whenSynced();
+    await waitFor(() => inf.status().every((s) => s.state === 'watching'));
+    await waitFor(() => cluster.server.stats().watches === before + 2);
+    inf.stop();
+    await waitFor(() => cluster.server.stats().watches === before);
+    expect(() => inf.start()).to.throw(/stopped/);
+  });
+
+  it('ES2: synced$ turns true after the first list; whenSynced rejects on a startup failure or a timeout', async () => {
+    const ns = await cluster.namespace();
+    const inf = testInformer(cluster, { namespaces: [ns] });
+    const synced = record<boolean>(cluster, inf.synced$);
+    expect(inf.hasSynced()).to.equal(false);
+    inf.start();
+    await inf.whenSynced();
+    expect(synced.events).to.deep.equal([false, true]);
+
+    const failing = await cluster.namespace();
+    cluster.server.faults.failRequests({ verb: 'list', resource: 'configmaps', namespace: failing, status: 403 });
+    const broken = testInformer(cluster, { namespaces: [failing] });
+    broken.start();
+    let error: Error | undefined;
+    await broken.whenSynced().catch((e: Error) => (error = e));
+    expect(error?.message).to.match(/informer configmaps in namespace .* failed before its cache synced: .*403/);
+    let timedOut: Error | undefined;
+    await broken.whenSynced({ failOnError: false, timeoutMs: 100 }).catch((e: Error) => (timedOut = e));
+    expect(timedOut?.message).to.match(/did not sync within 100 ms/);
+    expect(broken.isHealthy()).to.equal(false);
+  });
+
+  it('ES6: namespaces change at run time: removed ones are emitted as deleted, added ones listed as added', async () => {
+    const ns1 = await cluster.namespace();
+    const ns2 = await cluster.namespace();
+    await cluster.configMaps.create(configMap(ns1, 'one'));
+    await cluster.configMaps.create(configMap(ns2, 'two'));
+    const inf = testInformer(cluster, { namespaces: [ns1] });
+    const seen = record(cluster, inf.events$);
+    inf.start();
+    await inf.whenSynced();
+    expect(names(seen.events)).to.deep.equal(['added one']);
+
+    inf.setNamespaces([ns2]);
+    expect(names(seen.events)).to.deep.equal(['added one', 'deleted one']);
+    expect(inf.hasSynced()).to.equal(false);
+    await inf.whenSynced();
+    expect(names(seen.events)).to.deep.equal(['added one', 'deleted one', 'added two']);
+    expect(inf.namespaces).to.deep.equal([ns2]);
+    expect(inf.status().map((s) => s.namespace)).to.deep.equal([ns2]);
+
+    await cluster.configMaps.create(configMap(ns1, 'ignored'));
+    await cluster.configMaps.create(configMap(ns2, 'seen'));
+    await seen.until((e) => e.length === 4);
+    expect(names(seen.events).slice(3)).to.deep.equal(['added seen']);
+
+    inf.setNamespaces('all');
+    await inf.whenSynced();
+    const mine = (e: { object: KubernetesObject }) => [ns1, ns2].includes(e.object.metadata?.namespace ?? '');
+    await seen.until((e) => e.filter(mine).length === 6);
+    expect(names(seen.events.filter(mine)).slice(4).sort()).to.deep.equal(['added ignored', 'added one']);
+    expect(() => inf.setNamespaces([])).to.throw(/namespaces must be 'all' or a non-empty list/);
+  });
+
+  it('ES7: a bounded store evicts, emits deletes for evicted objects, and reads evicted ones through the API', async () => {
+    const ns = await cluster.namespace();
+    for (const name of ['a', 'b', 'c']) await cluster.configMaps.create(configMap(ns, name, { name }));
+    const inf = testInformer(cluster, { namespaces: [ns], bounded: { maxEntries: 2 } });
+    const seen = record(cluster, inf.events$);
+    inf.start();
+    await inf.whenSynced();
+    expect(inf.store.size).to.equal(3);
+    expect(inf.store.get({ namespace: ns, name: 'a' }), 'evicted').to.equal(undefined);
+    expect(inf.store.has({ namespace: ns, name: 'a' })).to.equal(true);
+    const fetched = await inf.store.fetch({ namespace: ns, name: 'a' });
+    expect((fetched as { data?: Record<string, string> }).data).to.deep.equal({ name: 'a' });
+    expect(inf.store.get({ namespace: ns, name: 'a' }), 'cached again after the read').to.not.equal(undefined);
+
+    // 'b' is now the least recently used and evicted; its delete is still emitted.
+    await cluster.configMaps.delete({ namespace: ns, name: 'b' });
+    await seen.until((e) => e.some((x) => x.type === 'deleted'));
+    expect(inf.store.has({ namespace: ns, name: 'b' })).to.equal(false);
+  });
+
+  it('ES8: label selectors: an object that stops matching is deleted from the cache, one that starts matching is added', async () => {
+    const ns = await cluster.namespace();
+    await cluster.configMaps.create(configMap(ns, 'web', {}, { labels: { app: 'web' } }));
+    await cluster.configMaps.create(configMap(ns, 'db', {}, { labels: { app: 'db' } }));
+    const inf = testInformer(cluster, { namespaces: [ns], labelSelector: { app: 'web' } });
+    const seen = record(cluster, inf.events$);
+    inf.start();
+    await inf.whenSynced();
+    expect(names(seen.events)).to.deep.equal(['added web']);
+    await cluster.configMaps.mergePatch({ namespace: ns, name: 'web' }, { metadata: { labels: { app: 'other' } } });
+    await cluster.configMaps.mergePatch({ namespace: ns, name: 'db' }, { metadata: { labels: { app: 'web' } } });
+    await seen.until((e) => e.length === 3);
+    expect(names(seen.events)).to.deep.equal(['added web', 'deleted web', 'added db']);
+    expect(inf.store.list().map((o) => o.metadata?.name)).to.deep.equal(['db']);
+  });
+
+  it('ES8: field selectors restrict list and watch', async () => {
+    const ns = await cluster.namespace();
+    await cluster.configMaps.create(configMap(ns, 'wanted'));
+    await cluster.configMaps.create(configMap(ns, 'unwanted'));
+    const inf = testInformer(cluster, { namespaces: [ns], fieldSelector: { 'metadata.name': 'wanted' } });
+    const seen = record(cluster, inf.events$);
+    inf.start();
+    await inf.whenSynced();
+    await cluster.configMaps.mergePatch({ namespace: ns, name: 'unwanted' }, { data: { v: '1' } });
+    await cluster.configMaps.mergePatch({ namespace: ns, name: 'wanted' }, { data: { v: '1' } });
+    await seen.until((e) => e.length === 2);
+    expect(names(seen.events)).to.deep.equal(['added wanted', 'modified wanted']);
+  });
+
+  it('cacheAndEvents$ gives a late subscriber the cache as adds, then live changes', async () => {
+    const ns = await cluster.namespace();
+    await cluster.configMaps.create(configMap(ns, 'a'));
+    const inf = testInformer(cluster, { namespaces: [ns] });
+    inf.start();
+    await inf.whenSynced();
+    const late = record(cluster, inf.cacheAndEvents$);
+    expect(names(late.events)).to.deep.equal(['added a']);
+    await cluster.configMaps.create(configMap(ns, 'b'));
+    await late.until((e) => e.length === 2);
+    expect(names(late.events)).to.deep.equal(['added a', 'added b']);
+  });
+
+  it('rejects bad options with the option named', () => {
+    expect(() => testInformer(cluster, { timeoutSeconds: 0 })).to.throw(/timeoutSeconds must be a positive number/);
+    expect(() => testInformer(cluster, { namespaces: ['Not_Valid'] })).to.throw(/'Not_Valid' is not a valid namespace name/);
+    expect(() =>
+      testInformer(cluster, { resource: { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }, namespaces: ['x'] }),
+    ).to.throw(/Namespace is cluster-scoped; namespaces must be 'all'/);
+    expect(() => testInformer(cluster, { kubeConfig: undefined })).to.throw(/pass kubeConfig/);
+  });
+});
