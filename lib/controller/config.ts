@@ -28,7 +28,7 @@ export interface ResolvedControllerConfig<P extends KubernetesObject> {
   readonly patchStrategy: 'apply' | 'merge';
   readonly fieldManager: string;
   readonly observedGeneration: boolean;
-  readonly workflow: Workflow<P, Context<P>> | undefined;
+  readonly workflow: Workflow<P, Context<P>, SecondaryConfig> | undefined;
   readonly cacheSyncTimeoutMs: number;
   readonly stopOnInformerErrorDuringStartup: boolean;
   readonly scheduling: ResolvedReconcileOptions;
@@ -100,6 +100,16 @@ export function resolveControllerConfig<P extends KubernetesObject>(
     }
     names.add(s.name);
   }
+  // Dependents' event sources join the controller's, shared by name; those behind an activation
+  // condition are registered at run time instead (WF5).
+  for (const node of workflow?.nodes ?? []) {
+    const source = node.dependent.eventSource;
+    if (source === undefined || node.conditions.activationCondition !== undefined) continue;
+    const resolved = resolveSecondary<P>(source, `workflow.${node.name}.eventSource`);
+    if (names.has(resolved.name)) continue;
+    names.add(resolved.name);
+    secondaries.push(resolved);
+  }
   return {
     name,
     descriptor,
@@ -132,8 +142,8 @@ export function resolveNamespaces(option: string, namespaces: unknown): 'all' | 
   return Object.freeze([...new Set(namespaces as string[])]);
 }
 
-function resolveSecondary<P extends KubernetesObject>(s: SecondaryConfig<KubernetesObject, P>, i: number): ResolvedSecondary<P> {
-  const option = `secondaries[${i}]`;
+export function resolveSecondary<P extends KubernetesObject>(s: SecondaryConfig<KubernetesObject, P>, at: number | string): ResolvedSecondary<P> {
+  const option = typeof at === 'number' ? `secondaries[${at}]` : at;
   if (s === null || typeof s !== 'object') throw new ConfigurationError(option, 'must be an object with at least { resource }');
   const descriptor = withOptionPrefix(() => resolveDescriptor(s.resource), option);
   if (s.toPrimaries !== undefined) requireFunction(`${option}.toPrimaries`, s.toPrimaries);
@@ -153,13 +163,13 @@ function resolveSecondary<P extends KubernetesObject>(s: SecondaryConfig<Kuberne
 
 function resolveWorkflow<P extends KubernetesObject>(
   workflow: ControllerConfig<P>['workflow'],
-): Workflow<P, Context<P>> | undefined {
+): Workflow<P, Context<P>, SecondaryConfig> | undefined {
   if (workflow === undefined) return undefined;
   if (workflow === null || typeof workflow !== 'object') {
     throw new ConfigurationError('workflow', `must be a workflow() builder or a built workflow, got ${describeValue(workflow)}`);
   }
   if ('build' in workflow && typeof workflow.build === 'function') return withOptionPrefix(() => workflow.build(), 'workflow');
-  return workflow as Workflow<P, Context<P>>;
+  return workflow as Workflow<P, Context<P>, SecondaryConfig>;
 }
 
 /** The scheduling core names its own options; the controller's user knows them by other names. */

@@ -5,6 +5,7 @@ import {
   firstValueFrom,
   map,
   merge,
+  mergeMap,
   type Observable,
   of,
   Subject,
@@ -24,11 +25,12 @@ import {
   type Informer,
   type InformerOptions,
 } from '../sources/index.js';
-import type { ResolvedControllerConfig, ResolvedSecondary } from './config.js';
+import type { EventSourceRegistry } from '../workflow/index.js';
+import { resolveSecondary, type ResolvedControllerConfig, type ResolvedSecondary } from './config.js';
 import { dispatcher } from './dispatch.js';
 import { hasFinalizer, isMarkedForDeletion, primaryWriter } from './primary-writes.js';
-import { trackedClient } from './tracked-client.js';
-import type { Reconciler } from './types.js';
+import { trackedClient, type TrackedClient } from './tracked-client.js';
+import type { Reconciler, SecondaryConfig } from './types.js';
 
 export interface ControllerEnvironment {
   readonly client: KubeClient;
@@ -50,6 +52,10 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   private readonly primaryInformer: Informer<P>;
   private readonly primaries: ReadYourWritesCache<P>;
   private readonly secondaries = new Map<string, SecondarySource<KubernetesObject, P>>();
+  private readonly secondaryClients = new Map<string, TrackedClient<KubernetesObject>>();
+  /** Sources registered at run time by activation conditions (WF5), with the dependents using them. */
+  private readonly dynamicSources = new Map<string, Set<string>>();
+  private readonly sourceAdded$ = new Subject<SecondarySource<KubernetesObject, P>>();
   private readonly outcomes = new Subject<ReconcileOutcome>();
   private readonly started$ = new BehaviorSubject(false);
   private readonly stopping$ = new Subject<void>();
@@ -76,8 +82,39 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       bounded: config.config.informer?.bounded,
     });
     this.primaries = new ReadYourWritesCache(this.primaryInformer);
-    for (const secondary of config.secondaries) this.secondaries.set(secondary.name, this.secondarySource(secondary));
+    for (const secondary of config.secondaries) this.addSecondary(secondary);
   }
+
+  /** WF5: activation conditions register and unregister their dependents' event sources here. */
+  readonly eventSources: EventSourceRegistry<SecondaryConfig> = {
+    register: async (dependent, eventSource) => {
+      const resolved = resolveSecondary<P>(eventSource, `workflow.${dependent}.eventSource`);
+      const users = this.dynamicSources.get(resolved.name);
+      if (users) {
+        users.add(dependent);
+        return;
+      }
+      if (this.secondaries.has(resolved.name)) return; // a static source of that name serves it
+      this.dynamicSources.set(resolved.name, new Set([dependent]));
+      const source = this.addSecondary(resolved);
+      source.informer.start();
+      this.sourceAdded$.next(source);
+      await source.informer.whenSynced({ timeoutMs: this.config.cacheSyncTimeoutMs, failOnError: false });
+      this.logger.info({ source: resolved.name, dependent }, 'event source registered');
+    },
+    unregister: (dependent, eventSource) => {
+      const name = eventSource.name ?? resolveSecondary<P>(eventSource, `workflow.${dependent}.eventSource`).name;
+      const users = this.dynamicSources.get(name);
+      if (!users?.delete(dependent) || users.size > 0) return;
+      this.dynamicSources.delete(name);
+      const source = this.secondaries.get(name);
+      this.secondaries.delete(name);
+      this.secondaryClients.delete(name);
+      source?.informer.stop();
+      source?.cache.dispose();
+      this.logger.info({ source: name, dependent }, 'event source unregistered');
+    },
+  };
 
   /** One outcome per run (hot). */
   get outcome$(): Observable<ReconcileOutcome> {
@@ -173,8 +210,9 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
         )
       : primaryEvents$;
     const secondaryEvents$ = [...this.secondaries.values()].map((s) => s.events$);
+    const registeredEvents$ = this.sourceAdded$.pipe(mergeMap((s) => s.events$));
     const labels = controllerLabels(config.name, config.descriptor);
-    const events$ = merge(filtered$, ...secondaryEvents$).pipe(takeUntil(this.stopping$));
+    const events$ = merge(filtered$, registeredEvents$, ...secondaryEvents$).pipe(takeUntil(this.stopping$));
     const active$ = combineLatest([this.started$, this.env.leading$ ?? of(true)]).pipe(map(([started, leading]) => started && leading));
     const writer = primaryWriter<P>({
       client: this.env.client.resource<P>(config.descriptor),
@@ -191,9 +229,8 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       primaries: this.primaries,
       writer,
       secondaries: this.secondaries,
-      secondaryClients: new Map(
-        [...this.secondaries].map(([name, s]) => [name, trackedClient(this.env.client.resource(s.informer.resource), s.cache, config.fieldManager)]),
-      ),
+      secondaryClients: this.secondaryClients,
+      eventSources: this.eventSources,
       client: this.env.client,
       logger: this.env.logger,
     });
@@ -232,6 +269,16 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       this.logger.debug(fields, `run of ${resourceKey(outcome.id)}: ${outcome.result}`);
     }
     this.outcomes.next(outcome);
+  }
+
+  private addSecondary(secondary: ResolvedSecondary<P>): SecondarySource<KubernetesObject, P> {
+    const source = this.secondarySource(secondary);
+    this.secondaries.set(secondary.name, source);
+    this.secondaryClients.set(
+      secondary.name,
+      trackedClient(this.env.client.resource(source.informer.resource), source.cache, this.config.fieldManager),
+    );
+    return source;
   }
 
   private secondarySource(secondary: ResolvedSecondary<P>): SecondarySource<KubernetesObject, P> {

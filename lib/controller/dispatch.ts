@@ -4,12 +4,12 @@ import { type KubeClient } from '../kube/index.js';
 import { errorLogLevel, loggerFor, type Logger } from '../observe/index.js';
 import type { RunContext, RunFn, RunResult } from '../processing/index.js';
 import type { CacheReader, SecondarySource } from '../sources/index.js';
-import { ManagedWorkflowInvocation } from '../workflow/index.js';
+import { ManagedWorkflowInvocation, type EventSourceRegistry } from '../workflow/index.js';
 import type { ResolvedControllerConfig } from './config.js';
 import { DeleteControl, ErrorStatusUpdateControl, UpdateControl } from './controls.js';
 import { hasFinalizer, isMarkedForDeletion, type PrimaryWriter } from './primary-writes.js';
 import type { TrackedClient } from './tracked-client.js';
-import type { Context, Reconciler } from './types.js';
+import type { Context, Reconciler, SecondaryConfig } from './types.js';
 
 export interface DispatchDeps<P extends KubernetesObject> {
   readonly reconciler: Reconciler<P>;
@@ -20,6 +20,8 @@ export interface DispatchDeps<P extends KubernetesObject> {
   readonly secondaries: ReadonlyMap<string, SecondarySource<KubernetesObject, P>>;
   /** Write clients of the secondary sources, by source name. */
   readonly secondaryClients: ReadonlyMap<string, TrackedClient<KubernetesObject>>;
+  /** Where activation conditions register their dependents' event sources (WF5). */
+  readonly eventSources?: EventSourceRegistry<SecondaryConfig>;
   readonly client: KubeClient;
   readonly logger: Logger;
 }
@@ -137,7 +139,7 @@ function createContext<P extends KubernetesObject>(deps: DispatchDeps<P>, primar
     return found;
   };
   const source = (name: string) => lookup(deps.secondaries, name);
-  let invocation: ManagedWorkflowInvocation<P, Context<P>> | undefined;
+  let invocation: ManagedWorkflowInvocation<P, Context<P>, SecondaryConfig> | undefined;
   const ctx: Context<P> = {
     controller: deps.config.name,
     client: deps.client,
@@ -152,7 +154,8 @@ function createContext<P extends KubernetesObject>(deps: DispatchDeps<P>, primar
       return invocation;
     },
   };
-  if (deps.config.workflow) invocation = new ManagedWorkflowInvocation(deps.config.workflow, primary, ctx);
+  const workflow = deps.config.workflow;
+  if (workflow) invocation = new ManagedWorkflowInvocation(workflow, primary, ctx, deps.eventSources ? { eventSources: deps.eventSources } : {});
   return ctx;
 }
 

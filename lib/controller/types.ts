@@ -61,10 +61,13 @@ export interface Context<P extends KubernetesObject = KubernetesObject> {
    * The managed workflow of this run, when the controller has one (WF4): its results
    * (`reconcileResult`), and explicit invocation (`reconcileManagedWorkflow()`).
    */
-  readonly workflow: ManagedWorkflowInvocation<P, Context<P>> | undefined;
+  readonly workflow: ManagedWorkflowInvocation<P, Context<P>, SecondaryConfig> | undefined;
 }
 
-/** A secondary resource type whose changes trigger the primaries they map to (ES3). */
+/**
+ * A secondary resource type whose changes trigger the primaries they map to (ES3). A dependent
+ * resource declares its own as its `eventSource`; sources with the same name are one source.
+ */
 export interface SecondaryConfig<S extends KubernetesObject = KubernetesObject, P extends KubernetesObject = KubernetesObject> {
   /** The source name for `ctx.getSecondaryResource(name)` (default: the resource's plural). */
   readonly name?: string;
@@ -118,7 +121,7 @@ export interface ControllerConfig<P extends KubernetesObject = KubernetesObject>
   /** Sets `status.observedGeneration` on every status patch (opt-in). */
   readonly observedGeneration?: boolean;
   /** WF4: dependents reconciled before `reconcile` and cleaned up before `cleanup`. */
-  readonly workflow?: Workflow<P, Context<P>> | WorkflowBuilder<P, Context<P>>;
+  readonly workflow?: Workflow<P, Context<P>, SecondaryConfig> | WorkflowBuilder<P, Context<P>, SecondaryConfig>;
   /** ES2: default 2 min. */
   readonly cacheSyncTimeoutMs?: number;
   /** ES2: default true. */
