@@ -27,7 +27,7 @@ export const widgetCrd: k8s.V1CustomResourceDefinition = {
         served: true,
         storage: true,
         subresources: { status: {} },
-        schema: { openAPIV3Schema: { type: 'object', xKubernetesPreserveUnknownFields: true } },
+        schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
       },
     ],
   },
