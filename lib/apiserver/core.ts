@@ -159,7 +159,7 @@ export class ApiCore {
     if (query.continueToken) {
       const token = this.decodeContinue(query.continueToken);
       const snap = this.snapshots.get(token.id);
-      if (!snap || snap.rv < this.store.compactedResourceVersion || Date.now() - snap.createdAt > this.continueTtlMs) {
+      if (!snap || snap.rv <= this.store.compactedResourceVersion || Date.now() - snap.createdAt > this.continueTtlMs) {
         this.snapshots.delete(token.id);
         throw expired(
           'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
