@@ -1,0 +1,205 @@
+import { CoordinationV1Api, KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { expect } from 'chai';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { firstValueFrom, filter, timeout } from 'rxjs';
+import { startApiServer } from '../../lib/apiserver/index.js';
+import { createLeaderElector, type LeaderElector } from '../../lib/leader/index.js';
+
+// Short durations so the suite takes seconds: the lease is written as 2 s (whole seconds, rounded up).
+const TIMING = { leaseDurationMs: 1_500, renewDeadlineMs: 1_000, retryPeriodMs: 200 };
+
+/** A pass-through HTTP proxy in front of the API server whose traffic a test can break. */
+async function startProxy(target: string): Promise<{ url: string; mode: 'pass' | 'fail' | 'hang'; close(): Promise<void> }> {
+  const upstream = new URL(target);
+  const state = { mode: 'pass' as 'pass' | 'fail' | 'hang' };
+  const server: Server = createServer((req, res) => {
+    if (state.mode === 'hang') return;
+    if (state.mode === 'fail') {
+      res.writeHead(503, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 503, reason: 'ServiceUnavailable', message: 'injected' }));
+      return;
+    }
+    const forward = httpRequest(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  });
+}
+
+function kubeConfigFor(url: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromClusterAndUser({ name: 'embedded', server: url, skipTLSVerify: true }, { name: 'test', token: 'test' });
+  return kc;
+}
+
+/** Records every transition with its time, and whether two electors ever led at once. */
+function track(electors: LeaderElector[]) {
+  const changes: Array<{ who: string; leader: boolean; at: number }> = [];
+  let overlap = false;
+  const subs = electors.map((e) =>
+    e.isLeader$.subscribe((leader) => {
+      changes.push({ who: e.identity, leader, at: Date.now() });
+      if (electors.filter((x) => x.isLeader).length > 1) overlap = true;
+    }),
+  );
+  return { changes, overlap: () => overlap, unsubscribe: () => subs.forEach((s) => s.unsubscribe()) };
+}
+
+const becomes = (e: LeaderElector, value: boolean, ms = 5_000) =>
+  firstValueFrom(e.isLeader$.pipe(filter((v) => v === value), timeout(ms)));
+
+const microTime = (value: unknown): number => new Date(String(value instanceof Date ? value.toISOString() : value)).getTime();
+
+describe('leader/LeaderElector against the embedded API server', function () {
+  this.timeout(20_000);
+  let server: Awaited<ReturnType<typeof startApiServer>>;
+  let leases: CoordinationV1Api;
+  const electors: LeaderElector[] = [];
+  let leaseCount = 0;
+  let leaseName: string;
+
+  const elector = (name: string, options: { url?: string; releaseOnStop?: boolean } = {}) => {
+    const e = createLeaderElector({
+      kubeConfig: kubeConfigFor(options.url ?? server.url),
+      leaseName,
+      leaseNamespace: 'default',
+      identity: name,
+      ...TIMING,
+      ...(options.releaseOnStop !== undefined ? { releaseOnStop: options.releaseOnStop } : {}),
+    });
+    electors.push(e);
+    return e;
+  };
+  const readLease = (): Promise<V1Lease> => leases.readNamespacedLease({ name: leaseName, namespace: 'default' });
+
+  before(async () => {
+    server = await startApiServer();
+    leases = kubeConfigFor(server.url).makeApiClient(CoordinationV1Api);
+  });
+  beforeEach(() => {
+    leaseName = `lease-${++leaseCount}`;
+  });
+  afterEach(async () => {
+    await Promise.all(electors.splice(0).map((e) => e.stop()));
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  it('OB4: creates the lease when absent and renews it with MicroTime timestamps', async () => {
+    const a = elector('a');
+    a.start();
+    await becomes(a, true);
+    const first = await readLease();
+    expect(first.spec?.holderIdentity).to.equal('a');
+    expect(first.spec?.leaseDurationSeconds).to.equal(2);
+    expect(first.spec?.leaseTransitions).to.equal(0);
+    expect(String(first.spec?.renewTime)).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    await new Promise((resolve) => setTimeout(resolve, 3 * TIMING.retryPeriodMs));
+    const later = await readLease();
+    expect(microTime(later.spec?.renewTime)).to.be.greaterThan(microTime(first.spec?.renewTime));
+    expect(String(later.spec?.acquireTime)).to.equal(String(first.spec?.acquireTime));
+    expect(a.isLeader).to.equal(true);
+  });
+
+  it('OB4: of two electors on one lease only one leads', async () => {
+    const a = elector('a');
+    const b = elector('b');
+    const t = track([a, b]);
+    a.start();
+    b.start();
+    await Promise.race([becomes(a, true), becomes(b, true)]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect([a.isLeader, b.isLeader].filter(Boolean)).to.have.length(1);
+    expect((await readLease()).spec?.holderIdentity).to.equal(a.isLeader ? 'a' : 'b');
+    expect(t.overlap()).to.equal(false);
+    t.unsubscribe();
+  });
+
+  it('OB4/OB5: when the leader stops it releases the lease and the other takes over at once', async () => {
+    const a = elector('a');
+    a.start();
+    await becomes(a, true);
+    const b = elector('b');
+    b.start();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(b.isLeader).to.equal(false);
+
+    const stoppedAt = Date.now();
+    await a.stop();
+    expect(a.isLeader).to.equal(false);
+    await becomes(b, true, 3_000);
+    // released: no need to wait out the 2 s lease
+    expect(Date.now() - stoppedAt).to.be.below(1_500);
+    const lease = await readLease();
+    expect(lease.spec?.holderIdentity).to.equal('b');
+    expect(lease.spec?.leaseTransitions).to.equal(1);
+  });
+
+  it('OB4: a leader that vanishes without releasing is replaced only after its lease expires', async () => {
+    const a = elector('a', { releaseOnStop: false });
+    a.start();
+    await becomes(a, true);
+    const b = elector('b');
+    b.start();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await a.stop();
+    const lastRenew = microTime((await readLease()).spec?.renewTime);
+    await becomes(b, true, 5_000);
+    expect(Date.now() - lastRenew).to.be.at.least(2_000);
+  });
+
+  for (const mode of ['fail', 'hang'] as const) {
+    it(`OB4: a leader whose renewals ${mode === 'fail' ? 'fail' : 'hang'} steps down before its lease can expire, before anyone else leads`, async () => {
+      const proxy = await startProxy(server.url);
+      try {
+        const a = elector('a', { url: proxy.url });
+        const b = elector('b');
+        const t = track([a, b]);
+        a.start();
+        await becomes(a, true);
+        b.start();
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        const before = await readLease();
+        expect(before.spec?.holderIdentity).to.equal('a');
+
+        proxy.mode = mode;
+        const brokenAt = Date.now();
+        await becomes(a, false, 3_000);
+        const steppedDownAt = Date.now();
+        const atStepDown = await readLease();
+        await becomes(b, true, 5_000);
+        const takenOverAt = Date.now();
+
+        const lastRenew = microTime((atStepDown.spec?.holderIdentity === 'a' ? atStepDown : before).spec?.renewTime);
+        const lease = await readLease();
+        // it stopped within the renew deadline of its last renewal, before the 2 s lease ran out
+        expect(steppedDownAt - brokenAt).to.be.below(TIMING.renewDeadlineMs + 100);
+        expect(steppedDownAt).to.be.below(lastRenew + 2_000);
+        expect(takenOverAt).to.be.greaterThan(steppedDownAt);
+        expect(lease.spec?.holderIdentity).to.equal('b');
+        expect(t.overlap()).to.equal(false);
+        t.unsubscribe();
+      } finally {
+        proxy.mode = 'pass';
+        await proxy.close();
+      }
+    });
+  }
+});
