@@ -20,6 +20,8 @@ export function fieldElement(name: string): PathElement {
 }
 
 export function keyElement(key: Readonly<Record<string, JsonValue>>): PathElement {
+  const names = Object.keys(key);
+  if (names.length === 1 && typeof key[names[0]!] !== 'object') return `k:{${JSON.stringify(names[0])}:${JSON.stringify(key[names[0]!])}}`;
   return `k:${canonicalJson(key)}`;
 }
 
@@ -37,8 +39,27 @@ export function canonicalJson(value: JsonValue): string {
   return JSON.stringify(value);
 }
 
+/**
+ * A small memo for pure functions of path-element strings: the same elements come back on every
+ * write of an object, and parsing their JSON dominated decoding and sorting.
+ */
+function memo<R>(compute: (element: string) => R): (element: string) => R {
+  const cache = new Map<string, R>();
+  return (element) => {
+    let result = cache.get(element);
+    if (result === undefined && !cache.has(element)) {
+      if (cache.size >= 20_000) cache.clear();
+      result = compute(element);
+      cache.set(element, result);
+    }
+    return result as R;
+  };
+}
+
 /** Canonical form of a path element read from the wire (k: and v: re-serialized), or undefined if malformed. */
-export function normalizeElement(element: string): PathElement | undefined {
+export const normalizeElement: (element: string) => PathElement | undefined = memo(normalizeUncached);
+
+function normalizeUncached(element: string): PathElement | undefined {
   const kind = element.slice(0, 2);
   const rest = element.slice(2);
   try {
@@ -128,17 +149,16 @@ export class FieldSet {
     return node !== undefined && !node.isEmpty();
   }
 
+  /** Nodes other than the root are never empty (every operation prunes them), so this is O(1). */
   isEmpty(): boolean {
-    if (this.member) return false;
-    for (const child of this.children.values()) if (!child.isEmpty()) return false;
-    return true;
+    return !this.member && this.children.size === 0;
   }
 
-  /** Every member path, in FieldsV1 order. */
-  paths(): FieldPath[] {
+  /** Every member path; in FieldsV1 order unless `sorted` is false (faster). */
+  paths(sorted = true): FieldPath[] {
     const out: FieldPath[] = [];
     const walk = (node: FieldSet, prefix: PathElement[]) => {
-      for (const [element, child] of sortedChildren(node)) {
+      for (const [element, child] of sorted ? sortedChildren(node) : node.children) {
         const path = [...prefix, element];
         if (child.member) out.push(path);
         walk(child, path);
@@ -168,6 +188,14 @@ export class FieldSet {
       const parent = copy.child(path.slice(0, -1));
       parent?.children.delete(path[path.length - 1]!);
     }
+    return prune(copy) ?? new FieldSet();
+  }
+
+  /** A copy where the node at `path` is not a member itself (what is below it stays). */
+  withoutMember(path: FieldPath): FieldSet {
+    const copy = this.union(new FieldSet());
+    const node = copy.child(path);
+    if (node) node.member = false;
     return prune(copy) ?? new FieldSet();
   }
 
@@ -225,40 +253,58 @@ function prune(node: FieldSet): FieldSet | undefined {
   return node.member || node.children.size > 0 ? node : undefined;
 }
 
+/** Children in Kubernetes order; each element is parsed once per sort, not once per comparison. */
 function sortedChildren(node: FieldSet): Array<[PathElement, FieldSet]> {
-  return [...node.children].sort(([a], [b]) => compareElements(a, b));
+  if (node.children.size < 2) return [...node.children];
+  return [...node.children]
+    .map((entry) => ({ entry, key: sortKey(entry[0]) }))
+    .sort((a, b) => compareSortKeys(a.key, b.key))
+    .map(({ entry }) => entry);
 }
 
 const ELEMENT_RANK: Readonly<Record<string, number>> = { 'f:': 0, 'k:': 1, 'v:': 2, 'i:': 3 };
 
-/** Kubernetes' PathElement ordering: fields, then keys, then values, then indices. */
-export function compareElements(a: PathElement, b: PathElement): number {
-  const kindA = a.slice(0, 2);
-  const kindB = b.slice(0, 2);
-  if (kindA !== kindB) return (ELEMENT_RANK[kindA] ?? 4) - (ELEMENT_RANK[kindB] ?? 4);
-  const restA = a.slice(2);
-  const restB = b.slice(2);
-  switch (kindA) {
-    case 'f:':
-      return compareStrings(restA, restB);
-    case 'i:':
-      return Number(restA) - Number(restB);
-    case 'k:': {
-      const keyA = JSON.parse(restA) as JsonObject;
-      const keyB = JSON.parse(restB) as JsonObject;
-      const namesA = Object.keys(keyA).sort(compareStrings);
-      const namesB = Object.keys(keyB).sort(compareStrings);
-      for (let i = 0; i < Math.min(namesA.length, namesB.length); i++) {
-        const byName = compareStrings(namesA[i]!, namesB[i]!);
-        if (byName !== 0) return byName;
-        const byValue = compareValues(keyA[namesA[i]!]!, keyB[namesB[i]!]!);
-        if (byValue !== 0) return byValue;
-      }
-      return namesA.length - namesB.length;
-    }
-    default:
-      return compareValues(JSON.parse(restA) as JsonValue, JSON.parse(restB) as JsonValue);
+interface SortKey {
+  rank: number;
+  text: string;
+  /** k: the key's fields sorted by name; v: the value; i: the index. */
+  key?: Array<[string, JsonValue]>;
+  value?: JsonValue;
+}
+
+const sortKey: (element: PathElement) => SortKey = memo(sortKeyUncached);
+
+function sortKeyUncached(element: PathElement): SortKey {
+  const kind = element.slice(0, 2);
+  const text = element.slice(2);
+  const rank = ELEMENT_RANK[kind] ?? 4;
+  if (kind === 'k:') {
+    const key = JSON.parse(text) as JsonObject;
+    return { rank, text, key: Object.keys(key).sort(compareStrings).map((name) => [name, key[name]!]) };
   }
+  if (kind === 'v:') return { rank, text, value: JSON.parse(text) as JsonValue };
+  if (kind === 'i:') return { rank, text, value: Number(text) };
+  return { rank, text };
+}
+
+function compareSortKeys(a: SortKey, b: SortKey): number {
+  if (a.rank !== b.rank) return a.rank - b.rank;
+  if (a.key && b.key) {
+    for (let i = 0; i < Math.min(a.key.length, b.key.length); i++) {
+      const byName = compareStrings(a.key[i]![0], b.key[i]![0]);
+      if (byName !== 0) return byName;
+      const byValue = compareValues(a.key[i]![1], b.key[i]![1]);
+      if (byValue !== 0) return byValue;
+    }
+    return a.key.length - b.key.length;
+  }
+  if (a.value !== undefined && b.value !== undefined) return compareValues(a.value, b.value);
+  return compareStrings(a.text, b.text);
+}
+
+/** Kubernetes' PathElement ordering: fields by name, then keys, then values, then indices. */
+export function compareElements(a: PathElement, b: PathElement): number {
+  return compareSortKeys(sortKey(a), sortKey(b));
 }
 
 /** structured-merge-diff's total order on values: numbers < strings < booleans < lists < maps < null. */

@@ -11,8 +11,10 @@
  *   lists per value, atomic lists and every list of a custom resource are replaced whole,
  *   scalars are replaced. Fields the applier applied last time, no longer applies, and that no
  *   manager (the applier included) still owns — at that path or anywhere below it — are
- *   removed from the object; a map or list emptied that way is removed too unless some manager
- *   owns it itself. A field whose value the apply changes and that another manager owns is a
+ *   removed from the object. A list item it no longer applies goes unless some manager owns
+ *   the item itself (owning one field of an item does not keep it, as in Kubernetes); the key
+ *   fields of an item that stays are never removed. A map or list emptied by this is removed
+ *   too unless some manager owns it itself. A field whose value the apply changes and that another manager owns is a
  *   conflict: without `force` nothing is written and the conflicts are returned; with `force`
  *   the other managers lose those fields. Fields the apply removes are dropped from every
  *   other manager's set. Managers left with nothing are dropped.
@@ -119,11 +121,21 @@ export const UNTRACKED_METADATA_FIELDS: readonly string[] = [
 /** Of those, the ones an applied configuration may set (the rest are ignored in it). */
 const APPLIABLE_IDENTITY_FIELDS = new Set(['name', 'namespace']);
 
-const UNTRACKED_PATHS: FieldPath[] = [
-  [fieldElement('apiVersion')],
-  [fieldElement('kind')],
-  ...UNTRACKED_METADATA_FIELDS.map((f) => [fieldElement('metadata'), fieldElement(f)]),
-];
+const UNTRACKED_TOP_LEVEL = new Set([fieldElement('apiVersion'), fieldElement('kind')]);
+const UNTRACKED_IN_METADATA = new Set(UNTRACKED_METADATA_FIELDS.map(fieldElement));
+const METADATA = fieldElement('metadata');
+
+/** Whether a path of the whole object can be owned (walks skip the subtrees that cannot). */
+function isTracked(path: readonly PathElement[]): boolean {
+  if (path.length === 1) return !UNTRACKED_TOP_LEVEL.has(path[0]!);
+  if (path.length === 2 && path[0] === METADATA) return !UNTRACKED_IN_METADATA.has(path[1]!);
+  return true;
+}
+
+/** Whether the node at a tracked path may itself be a member (never the metadata node). */
+function isOwnable(path: readonly PathElement[]): boolean {
+  return !(path.length === 1 && path[0] === METADATA);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Public operations
@@ -137,7 +149,7 @@ export function serverSideApply(args: ApplyArgs): ApplyResult {
   }
 
   const applied = withoutIgnoredIdentity(args.applied);
-  const appliedSet = stripUntracked(fieldSetOf(applied, root));
+  const appliedSet = fieldSetOf(applied, root);
   const live = withoutManagedFields(args.live ?? {});
   const managers = decodeEntries(metadataOf(args.live)?.['managedFields'], 'lenient');
 
@@ -152,10 +164,10 @@ export function serverSideApply(args: ApplyArgs): ApplyResult {
     set: appliedSet,
   });
 
-  const merged = mergeApplied(live, applied, root) as JsonObject;
+  const merged = mergeApplied(deepClone(live), applied, root) as JsonObject;
   if (previous) {
     const owned = unionOf(managers);
-    const toRemove = FieldSet.of(previous.set.paths().filter((path) => !isRetained(path, owned)));
+    const toRemove = FieldSet.of(previous.set.paths(false).filter((path) => !isRetained(path, owned)));
     if (!toRemove.isEmpty()) pruneValue(merged, toRemove, root, [], owned);
   }
 
@@ -370,12 +382,6 @@ function unionOf(managers: Managers): FieldSet {
   return all;
 }
 
-function stripUntracked(set: FieldSet): FieldSet {
-  const stripped = set.withoutSubtrees(UNTRACKED_PATHS);
-  const metadata = stripped.child([fieldElement('metadata')]);
-  if (metadata) metadata.member = false;
-  return stripped.union(new FieldSet());
-}
 
 // ---------------------------------------------------------------------------------------------
 // Object helpers
@@ -480,7 +486,11 @@ function listElements(t: ListType, items: readonly JsonValue[]): PathElement[] |
 /** The Apply field set of an applied configuration; PatchError 422 for lists that cannot be keyed. */
 function fieldSetOf(applied: JsonObject, root: FieldType): FieldSet {
   const set = new FieldSet();
+  const insert = (path: PathElement[]) => {
+    if (isOwnable(path)) set.insert(path);
+  };
   const walk = (value: JsonValue, t: FieldType | undefined, path: PathElement[]): void => {
+    if (!isTracked(path)) return;
     if (Array.isArray(value) && t?.kind === 'list' && t.listType !== 'atomic') {
       const elements = listElements(t, value);
       if (typeof elements === 'string') {
@@ -491,18 +501,19 @@ function fieldSetOf(applied: JsonObject, root: FieldType): FieldSet {
     }
     const shape = shapeOf(t, [value]);
     if (shape.kind === 'leaf') {
-      set.insert(path);
+      insert(path);
     } else if (shape.kind === 'fields') {
       for (const [key, child] of Object.entries(value as JsonObject)) {
         const childPath = [...path, fieldElement(key)];
+        if (!isTracked(childPath)) continue;
         walk(child, fieldTypeOf(t, key), childPath);
-        if (shape.isMap || child === null || (isJsonObject(child) && Object.keys(child).length === 0)) set.insert(childPath);
+        if (shape.isMap || child === null || (isJsonObject(child) && Object.keys(child).length === 0)) insert(childPath);
       }
     } else {
       (value as JsonValue[]).forEach((item, i) => {
         const childPath = [...path, shape.elements[0]![i]!];
         walk(item, itemTypeOf(t), childPath);
-        set.insert(childPath);
+        insert(childPath);
       });
     }
   };
@@ -530,9 +541,11 @@ function isEmptyContainer(v: JsonValue | undefined): boolean {
 function compareObjects(lhs: JsonObject, rhs: JsonObject, root: FieldType): Comparison {
   const out: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
   const walk = (l: JsonValue | undefined, r: JsonValue | undefined, t: FieldType | undefined, path: PathElement[]): void => {
-    if (l === undefined && r === undefined) return;
+    if ((l === undefined && r === undefined) || !isTracked(path)) return;
     const shape = shapeOf(t, [l, r]);
+    const ownable = path.length > 0 && isOwnable(path);
     const leaf = () => {
+      if (!ownable) return;
       if (l === undefined) out.added.insert(path);
       else if (r === undefined) out.removed.insert(path);
       else if (!deepEqual(l, r)) out.modified.insert(path);
@@ -561,24 +574,27 @@ function compareObjects(lhs: JsonObject, rhs: JsonObject, root: FieldType): Comp
       (re ?? []).forEach((element, i) => items.set(element, { ...items.get(element), r: (r as JsonValue[])[i]! }));
       for (const [element, pair] of items) walk(pair.l, pair.r, itemTypeOf(t), [...path, element]);
     }
+    if (!ownable) return;
     if (l === undefined) out.added.insert(path);
     else if (r === undefined) out.removed.insert(path);
   };
   walk(lhs, rhs, root, []);
-  return { added: stripUntracked(out.added), modified: stripUntracked(out.modified), removed: stripUntracked(out.removed) };
+  return out;
 }
 
-/** structured-merge-diff's merge of an applied config (rhs) into the live object (lhs). */
+/**
+ * structured-merge-diff's merge of an applied config (rhs) into the live object (lhs). `lhs` is
+ * a private copy that this reuses and mutates; `rhs` is copied, never shared.
+ */
 function mergeApplied(lhs: JsonValue | undefined, rhs: JsonValue | undefined, t: FieldType | undefined): JsonValue | undefined {
-  if (rhs === undefined) return lhs === undefined ? undefined : deepClone(lhs);
+  if (rhs === undefined) return lhs;
   if (lhs === undefined) return deepClone(rhs);
   const shape = shapeOf(t, [lhs, rhs]);
   if (shape.kind === 'leaf') return deepClone(rhs);
   if (shape.kind === 'fields') {
-    const out = deepClone(lhs) as JsonObject;
-    const l = lhs as JsonObject;
+    const out = lhs as JsonObject;
     for (const [key, value] of Object.entries(rhs as JsonObject)) {
-      setOwn(out, key, mergeApplied(hasOwn(l, key) ? l[key] : undefined, value, fieldTypeOf(t, key))!);
+      setOwn(out, key, mergeApplied(hasOwn(out, key) ? out[key] : undefined, value, fieldTypeOf(t, key))!);
     }
     return out;
   }
@@ -622,7 +638,7 @@ function mergeListItems(l: JsonValue[], r: JsonValue[], le: PathElement[], re: P
     if (li < l.length) {
       const element = le[li]!;
       if (!rIndex.has(element)) {
-        out.push(deepClone(l[li]!));
+        out.push(l[li]!);
         li++;
         continue;
       }
