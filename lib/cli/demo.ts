@@ -1,4 +1,257 @@
-export async function main(_args: string[]): Promise<number> {
-  console.error('rxkube demo: not available yet');
-  return 1;
+/**
+ * `rxkube demo`: the WebPage operator against the embedded API server (or a real cluster with
+ * --kubeconfig / KUBECONFIG). Installs the CRD, applies three pages, shows them becoming ready,
+ * changes one, deletes one, and keeps running until Ctrl-C.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import type { KubeConfig, V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { firstValueFrom, filter, timeout } from 'rxjs';
+import { startApiServer, type ApiServer } from '../apiserver/index.js';
+import {
+  classifyError,
+  createKubeClient,
+  createLogger,
+  errorMessage,
+  informer,
+  loadKubeConfig,
+  Operator,
+  type Informer,
+  type KubeClient,
+} from '../index.js';
+import { CONFIGMAP, webPage, webPageCrd, WEBPAGE, type WebPage } from '../../demos/webpage/model.js';
+import { DEFAULT_VARIANT, variants, type VariantName } from '../../demos/webpage/variants.js';
+import { parseFlags, UsageError } from './args.js';
+
+const FLAGS = { kubeconfig: 'string', variant: 'string', port: 'number', 'ready-after-ms': 'number', once: 'boolean', help: 'boolean' } as const;
+
+const USAGE = `usage: rxkube demo [--kubeconfig FILE] [--variant ${Object.keys(variants).join('|')}] [--port N] [--ready-after-ms MS] [--once]
+  --kubeconfig FILE   run against that cluster (default: KUBECONFIG if set, else an embedded API server)
+  --variant NAME      how the operator is written (default ${DEFAULT_VARIANT})
+  --port N            port of the embedded API server (default: a free one)
+  --ready-after-ms MS how long the embedded server's simulated Deployments take to become ready (default 1000)
+  --once              exit after the scripted changes instead of running until Ctrl-C`;
+
+const SAMPLES: WebPage[] = [
+  webPage('hello', '<html><body><h1>Hello from rxkube</h1></body></html>', { exposed: true }),
+  webPage('about', '<html><body><p>Operators as RxJS streams.</p></body></html>'),
+  webPage('docs', '<html><body><ul><li>docs/getting-started.md</li></ul></body></html>'),
+];
+const DEMO_MANAGER = 'rxkube-demo';
+const READY_TIMEOUT_MS = 60_000;
+
+interface Cluster {
+  readonly kubeConfig: KubeConfig;
+  readonly kubeconfigPath: string | undefined;
+  readonly server: ApiServer | undefined;
 }
+
+export async function main(args: string[]): Promise<number> {
+  let flags;
+  try {
+    flags = parseFlags(args, FLAGS);
+    if (flags.variant !== undefined && !(flags.variant in variants)) {
+      throw new UsageError(`--variant must be one of ${Object.keys(variants).join(', ')}, got '${flags.variant}'`);
+    }
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    console.error(`rxkube demo: ${err.message}\n${USAGE}`);
+    return 2;
+  }
+  if (flags.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const variantName = (flags.variant ?? DEFAULT_VARIANT) as VariantName;
+  const workDir = join(tmpdir(), 'rxkube-demo');
+  mkdirSync(workDir, { recursive: true });
+  const live = process.stdout.isTTY === true;
+  const logFile = join(workDir, 'operator.log');
+  const logger = createLogger({ name: 'webpage-demo', ...(live ? { destination: createWriteStream(logFile, { flags: 'a' }) } : {}) });
+
+  let cluster: Cluster;
+  try {
+    cluster = await connect(flags, workDir);
+  } catch (err) {
+    console.error(`rxkube demo: ${errorMessage(err)}`);
+    return 1;
+  }
+  const client = createKubeClient(cluster.kubeConfig);
+  const operator = new Operator({ kubeConfig: cluster.kubeConfig, logger });
+  const pages = informer<WebPage>({ resource: WEBPAGE, kubeConfig: cluster.kubeConfig, namespaces: ['default'] });
+  let stopping: Promise<void> | undefined;
+  const shutdown = () =>
+    (stopping ??= (async () => {
+      pages.stop();
+      await operator.stop();
+      await cluster.server?.close();
+    })());
+
+  try {
+    const variant = variants[variantName];
+    say(`rxkube demo: the WebPage operator (${variantName}: ${variant.description})`);
+    say(cluster.server ? `embedded API server at ${cluster.server.url}` : `cluster from ${cluster.kubeconfigPath ?? 'the default kubeconfig'}`);
+    if (cluster.kubeconfigPath) say(`try: kubectl --kubeconfig ${cluster.kubeconfigPath} get webpages`);
+    if (live) say(`operator log: ${logFile}`);
+    await installCrd(client, webPageCrd);
+    operator.register(variant.reconciler, variant.config);
+    await operator.start();
+    pages.start();
+    await pages.whenSynced();
+    const board = new StatusBoard(pages, live);
+
+    const started = Date.now();
+    for (const page of SAMPLES) await client.resource<WebPage>(WEBPAGE).apply(page, { fieldManager: DEMO_MANAGER, force: true });
+    await board.until((all) => SAMPLES.every((s) => all.get(s.metadata!.name!)?.status?.ready === true), READY_TIMEOUT_MS);
+    board.note(`${SAMPLES.length}/${SAMPLES.length} WebPages ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
+    const changed = { ...SAMPLES[1]!, spec: { html: '<html><body><p>Changed at run time.</p></body></html>' } };
+    await client.resource<WebPage>(WEBPAGE).apply(changed, { fieldManager: DEMO_MANAGER, force: true });
+    const configMaps = client.resource(CONFIGMAP);
+    await board.until(async () => {
+      const cm = await configMaps.find({ name: 'about-html', namespace: 'default' });
+      return (cm as { data?: Record<string, string> } | undefined)?.data?.['index.html']?.includes('Changed') === true;
+    }, READY_TIMEOUT_MS);
+    board.note('changed webpage/about: its ConfigMap has the new HTML');
+
+    await client.resource<WebPage>(WEBPAGE).delete({ name: 'docs', namespace: 'default' });
+    await board.until((all) => !all.has('docs'), READY_TIMEOUT_MS);
+    board.note('deleted webpage/docs: Kubernetes garbage-collects its ConfigMap, Deployment and Service');
+
+    if (flags.once) {
+      board.close();
+      await shutdown();
+      return 0;
+    }
+    board.note('running; Ctrl-C to stop');
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    board.close();
+    say('shutting down');
+    await shutdown();
+    return 0;
+  } catch (err) {
+    console.error(`rxkube demo: ${errorMessage(err)}`);
+    await shutdown().catch(() => undefined);
+    return 1;
+  }
+}
+
+async function connect(flags: { kubeconfig?: string; port?: number; 'ready-after-ms'?: number }, workDir: string): Promise<Cluster> {
+  const path = flags.kubeconfig ?? process.env['KUBECONFIG'];
+  if (path) {
+    const kubeConfig = loadKubeConfig({ kubeconfigPath: path });
+    const server = kubeConfig.getCurrentCluster()?.server ?? '(no server)';
+    try {
+      await createKubeClient(kubeConfig).request({ method: 'GET', path: '/version', signal: AbortSignal.timeout(5000) });
+    } catch (err) {
+      throw new Error(`cannot reach the cluster at ${server} (from ${path}): ${errorMessage(err)}`);
+    }
+    return { kubeConfig, kubeconfigPath: path, server: undefined };
+  }
+  const server = await startApiServer({
+    port: flags.port ?? 0,
+    simulate: { deployments: { readyAfterMs: flags['ready-after-ms'] ?? 1000 } },
+  });
+  const kubeconfigPath = join(workDir, 'kubeconfig');
+  await server.writeKubeconfig(kubeconfigPath);
+  return { kubeConfig: server.kubeConfig(), kubeconfigPath, server };
+}
+
+/** Creates the CRD unless it exists, then waits until the server serves it (Established). */
+async function installCrd(client: KubeClient, crd: V1CustomResourceDefinition): Promise<void> {
+  const crds = client.resource<V1CustomResourceDefinition & { kind: string }>({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    plural: 'customresourcedefinitions',
+    namespaced: false,
+  });
+  try {
+    await crds.create(crd as V1CustomResourceDefinition & { kind: string });
+  } catch (err) {
+    if (classifyError(err) !== 'conflict') throw err;
+  }
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const current = await crds.find({ name: crd.metadata!.name! });
+    if (current?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
+    if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata?.name} was not Established within 30 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function say(line: string): void {
+  console.log(line);
+}
+
+/**
+ * One line per WebPage: redrawn in place on a terminal, printed when it changes otherwise.
+ */
+class StatusBoard {
+  private readonly lines = new Map<string, string>();
+  private drawn = 0;
+  private readonly subscription;
+
+  constructor(
+    private readonly pages: Informer<WebPage>,
+    private readonly live: boolean,
+  ) {
+    this.subscription = pages.events$.subscribe(() => this.render());
+    this.render();
+  }
+
+  /** Resolves once `check` holds for the current pages (re-checked on every change). */
+  async until(check: (pages: Map<string, WebPage>) => boolean | Promise<boolean>, ms: number): Promise<void> {
+    const snapshot = () => new Map(this.pages.store.list().map((p) => [p.metadata?.name ?? '', p]));
+    if (await check(snapshot())) return;
+    const deadline = Date.now() + ms;
+    for (;;) {
+      await firstValueFrom(this.pages.events$.pipe(filter(() => true), timeout(250))).catch(() => undefined);
+      if (await check(snapshot())) return;
+      if (Date.now() > deadline) throw new Error(`timed out after ${ms / 1000} s; see the operator log`);
+    }
+  }
+
+  note(message: string): void {
+    this.clear();
+    console.log(`• ${message}`);
+    this.drawn = 0;
+    this.render();
+  }
+
+  close(): void {
+    this.subscription.unsubscribe();
+  }
+
+  private render(): void {
+    const pages = this.pages.store.list().sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+    const current = new Map(pages.map((p) => [p.metadata?.name ?? '', describe(p)]));
+    if (this.live) {
+      this.clear();
+      for (const line of current.values()) console.log(line);
+      this.drawn = current.size;
+    } else {
+      for (const [name, line] of current) if (this.lines.get(name) !== line) console.log(line);
+      for (const name of this.lines.keys()) if (!current.has(name)) console.log(`webpage/${name.padEnd(8)} deleted`);
+    }
+    this.lines.clear();
+    for (const [name, line] of current) this.lines.set(name, line);
+  }
+
+  private clear(): void {
+    if (this.live && this.drawn > 0) process.stdout.write(`\x1b[${this.drawn}A\x1b[0J`);
+    this.drawn = 0;
+  }
+}
+
+function describe(page: WebPage): string {
+  const status = page.status;
+  const state = status?.errorMessage ? `error: ${status.errorMessage}` : status?.ready ? 'ready' : 'reconciling';
+  const marked = page.metadata?.deletionTimestamp ? ' (deleting)' : '';
+  const cm = status?.htmlConfigMap ? ` configmap=${status.htmlConfigMap}` : '';
+  return `webpage/${(page.metadata?.name ?? '').padEnd(8)} ${state}${cm}${page.spec?.exposed ? ' exposed' : ''}${marked}`;
+}
+
