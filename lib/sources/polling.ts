@@ -51,7 +51,7 @@ export class PollingSource<R> {
   private readonly cache = new Map<string, { id: ResourceID; resource: R }>();
   private readonly failures = new Subject<SourceError>();
 
-  constructor(private readonly options: PollingSourceOptions<R>) {
+  constructor(options: PollingSourceOptions<R>) {
     this.name = checkCommon('pollingSource', options);
     if (typeof options.fetch !== 'function') throw new Error(`pollingSource ${this.name}: fetch must be a function`);
     const scheduler = options.scheduler ?? asyncScheduler;
