@@ -250,6 +250,42 @@ describe('apiserver/patch server-side apply', () => {
     });
   });
 
+  describe('list items dropped from the applied config', () => {
+    const two = () => webSpec({ containers: [{ name: 'web', image: 'nginx:1' }, { name: 'side', image: 'side:1' }] });
+
+    it('go even if another manager owns a field inside them (it does not own the item)', () => {
+      const live = applied(undefined, config(two()), 'kubectl');
+      const edited = deepClone(live);
+      containers(edited)[1]!['image'] = 'side:2';
+      (edited['metadata'] as JsonObject)['managedFields'] = trackUpdate(
+        { old: live, updated: edited, manager: 'editor', apiVersion: 'apps/v1', now: T1 },
+        deploymentType,
+      ) as unknown as JsonObject[];
+      expect(owned(edited, 'editor', 'Update')).to.deep.equal(['.spec.template.spec.containers[name="side"].image']);
+      const next = applied(edited, config(webSpec({ containers: [{ name: 'web', image: 'nginx:1' }] })), 'kubectl', { now: T2 });
+      expect(containers(next).map((c) => c['name'])).to.deep.equal(['web']);
+    });
+
+    it('stay with their key fields when another manager owns the item itself', () => {
+      const live = applied(undefined, config(two()), 'kubectl');
+      const entries = managedFields(live);
+      const withOwner = deepClone(live);
+      (withOwner['metadata'] as JsonObject)['managedFields'] = [
+        ...entries,
+        {
+          manager: 'owner',
+          operation: 'Update',
+          apiVersion: 'apps/v1',
+          time: T0,
+          fieldsType: 'FieldsV1',
+          fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"side"}': {} } } } } },
+        },
+      ] as unknown as JsonObject[];
+      const next = applied(withOwner, config(webSpec({ containers: [{ name: 'web', image: 'nginx:1' }] })), 'kubectl', { now: T1 });
+      expect(containers(next)).to.deep.equal([{ name: 'web', image: 'nginx:1' }, { name: 'side' }]);
+    });
+  });
+
   describe('keyed lists', () => {
     it('merge items by name; each manager owns its items', () => {
       const live = applied(undefined, config(webSpec()), 'kubectl');
@@ -410,6 +446,12 @@ describe('apiserver/patch trackUpdate', () => {
         },
       }),
     );
+  });
+
+  it('a custom resource create owns the new spec node itself, as on a real server', () => {
+    const widget = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', labels: { a: 'b' } }, spec: { size: 1, items: ['x'] } };
+    const entries = trackUpdate({ old: undefined, updated: widget, manager: 'controller', apiVersion: 'example.com/v1', now: T0 }, undefined);
+    expect(JSON.stringify(entries[0]!.fieldsV1)).to.equal('{"f:metadata":{"f:labels":{".":{},"f:a":{}}},"f:spec":{".":{},"f:items":{},"f:size":{}}}');
   });
 
   it('takes ownership away from an applier; the applier then conflicts with the updater', () => {
