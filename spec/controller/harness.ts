@@ -1,17 +1,26 @@
 /** A server, a CRD and an operator per test: the controller specs' shared setup. */
+import { Writable } from 'node:stream';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import * as k8s from '@kubernetes/client-node';
 import { firstValueFrom, filter, timeout, type Observable } from 'rxjs';
-import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
-import { createLogger } from '../../lib/observe/index.js';
-import { Operator, type OperatorOptions } from '../../lib/controller/index.js';
+import { startApiServer, type ApiServer, type ApiServerOptions } from '../../lib/apiserver/index.js';
+import type { ReconcileOutcome } from '../../lib/core/index.js';
+import { createKubeClient, type ResourceClient } from '../../lib/kube/index.js';
+import { createLogger, type Logger } from '../../lib/observe/index.js';
+import { GenericRetry } from '../../lib/processing/index.js';
+import { Operator, type ControllerConfig, type InformerTuning, type OperatorOptions } from '../../lib/controller/index.js';
 
 export interface Widget extends KubernetesObject {
-  spec?: { value?: string; replicas?: number };
+  spec?: { value?: string; replicas?: unknown; uses?: string[] };
   status?: Record<string, unknown>;
 }
 
+export type ConfigMap = KubernetesObject & { data?: Record<string, string> };
+
 export const WIDGET = { apiVersion: 'sample.rxkube.dev/v1', kind: 'Widget', plural: 'widgets', namespaced: true } as const;
+export const CONFIGMAPS = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' } as const;
+export const SECRETS = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets' } as const;
+export const FINALIZER = 'widgets.sample.rxkube.dev/finalizer';
 
 export const widgetCrd: k8s.V1CustomResourceDefinition = {
   apiVersion: 'apiextensions.k8s.io/v1',
@@ -33,30 +42,63 @@ export const widgetCrd: k8s.V1CustomResourceDefinition = {
   },
 };
 
+/** Fast informer timings: quick, deterministic reconnects after injected faults. */
+export const FAST_INFORMER: InformerTuning = {
+  timeoutSeconds: 30,
+  deadMarginMs: 2_000,
+  listTimeoutMs: 5_000,
+  backoff: { initialMs: 20, maxMs: 200, factor: 2, jitter: 0, resetAfterMs: 120_000 },
+};
+
+/** Retries after 20, 20, 30, 45, 67 ms. */
+export const FAST_RETRY = GenericRetry.defaults().withInitialInterval(20);
+
+/** The widget controller's configuration with the fast timings. */
+export function widgetConfig(extra: Partial<ControllerConfig<Widget>> = {}): ControllerConfig<Widget> {
+  return { resource: WIDGET, retry: FAST_RETRY, informer: FAST_INFORMER, ...extra };
+}
+
 export interface Env {
   server: ApiServer;
   kc: k8s.KubeConfig;
   custom: k8s.CustomObjectsApi;
   core: k8s.CoreV1Api;
+  widgets: ResourceClient<Widget>;
+  configMaps: ResourceClient<ConfigMap>;
+  secrets: ResourceClient<KubernetesObject>;
   operator(options?: Omit<OperatorOptions, 'kubeConfig'>): Operator;
+  /** Creates a namespace and returns its name. */
+  namespace(name: string): Promise<string>;
+  /** Resolves once the server has `count` watches open. */
+  watchesOpen(count: number): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startEnv(): Promise<Env> {
-  const server = await startApiServer();
+export async function startEnv(options: ApiServerOptions = {}): Promise<Env> {
+  const server = await startApiServer(options);
   const kc = server.kubeConfig();
   await kc.makeApiClient(k8s.ApiextensionsV1Api).createCustomResourceDefinition({ body: widgetCrd });
+  const client = createKubeClient(kc);
+  const namespaces = client.resource({ apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false });
   const operators: Operator[] = [];
   return {
     server,
     kc,
     custom: kc.makeApiClient(k8s.CustomObjectsApi),
     core: kc.makeApiClient(k8s.CoreV1Api),
+    widgets: client.resource<Widget>(WIDGET),
+    configMaps: client.resource<ConfigMap>(CONFIGMAPS),
+    secrets: client.resource(SECRETS),
     operator(options = {}) {
       const op = new Operator({ kubeConfig: kc, logger: createLogger({ level: 'silent' }), ...options });
       operators.push(op);
       return op;
     },
+    async namespace(name) {
+      await namespaces.create({ metadata: { name } });
+      return name;
+    },
+    watchesOpen: (count) => eventually(`${count} open watches (have ${server.stats().watches})`, () => server.stats().watches === count),
     async close() {
       await Promise.all(operators.map((op) => op.stop()));
       await server.close();
@@ -64,38 +106,28 @@ export async function startEnv(): Promise<Env> {
   };
 }
 
-export function widget(name: string, spec: Widget['spec'] = { value: 'a' }, namespace = 'default'): Widget {
-  return { apiVersion: WIDGET.apiVersion, kind: WIDGET.kind, metadata: { name, namespace }, spec };
+export function widget(name: string, spec: Widget['spec'] = { value: 'a' }, namespace = 'default', metadata: Partial<NonNullable<KubernetesObject['metadata']>> = {}): Widget {
+  return { apiVersion: WIDGET.apiVersion, kind: WIDGET.kind, metadata: { name, namespace, ...metadata }, spec };
 }
 
 export async function createWidget(env: Env, w: Widget): Promise<Widget> {
-  return (await env.custom.createNamespacedCustomObject({
-    group: 'sample.rxkube.dev',
-    version: 'v1',
-    namespace: w.metadata?.namespace ?? 'default',
-    plural: 'widgets',
-    body: w,
-  })) as Widget;
+  return env.widgets.create(w);
 }
 
 export async function getWidget(env: Env, name: string, namespace = 'default'): Promise<Widget | undefined> {
-  try {
-    return (await env.custom.getNamespacedCustomObject({ group: 'sample.rxkube.dev', version: 'v1', namespace, plural: 'widgets', name })) as Widget;
-  } catch (err) {
-    if ((err as { code?: number }).code === 404) return undefined;
-    throw err;
-  }
+  return env.widgets.find({ name, namespace });
 }
 
 export async function patchWidget(env: Env, name: string, patch: object, namespace = 'default'): Promise<Widget> {
-  return (await env.custom.patchNamespacedCustomObject(
-    { group: 'sample.rxkube.dev', version: 'v1', namespace, plural: 'widgets', name, body: patch },
-    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-  )) as Widget;
+  return env.widgets.mergePatch({ name, namespace }, patch);
+}
+
+export async function patchWidgetStatus(env: Env, name: string, patch: object, namespace = 'default'): Promise<Widget> {
+  return env.widgets.mergePatchStatus({ name, namespace }, patch);
 }
 
 export async function deleteWidget(env: Env, name: string, namespace = 'default'): Promise<void> {
-  await env.custom.deleteNamespacedCustomObject({ group: 'sample.rxkube.dev', version: 'v1', namespace, plural: 'widgets', name });
+  await env.widgets.delete({ name, namespace });
 }
 
 /** Polls until `check` returns a value (not undefined/false), or fails after `ms` with `what`. */
@@ -110,10 +142,76 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
       last = err;
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 10));
   }
 }
 
 export function next<T>(source: Observable<T>, predicate: (v: T) => boolean, ms = 5000): Promise<T> {
   return firstValueFrom(source.pipe(filter(predicate), timeout(ms)));
 }
+
+/** Every outcome a controller reports, kept for assertions. */
+export interface Outcomes {
+  readonly all: ReconcileOutcome[];
+  of(name: string, namespace?: string): ReconcileOutcome[];
+  /** Resolves when `predicate` holds for the outcomes of `name` (polls). */
+  until(name: string, predicate: (outcomes: ReconcileOutcome[]) => boolean, what: string, ms?: number, namespace?: string): Promise<ReconcileOutcome[]>;
+}
+
+export function recordOutcomes(outcome$: Observable<ReconcileOutcome>): Outcomes {
+  const all: ReconcileOutcome[] = [];
+  outcome$.subscribe((o) => all.push(o));
+  const of = (name: string, namespace = 'default') => all.filter((o) => o.id.name === name && (o.id.namespace ?? '') === namespace);
+  return {
+    all,
+    of,
+    until: (name, predicate, what, ms = 5000, namespace = 'default') =>
+      eventually(`${name}: ${what} (outcomes: ${JSON.stringify(of(name, namespace).map(brief))})`, () => predicate(of(name, namespace)) && of(name, namespace), ms),
+  };
+}
+
+export function brief(o: ReconcileOutcome): string {
+  const cause = o.cause.type === 'event' ? `event:${o.cause.source}` : o.cause.type;
+  return `${cause}->${o.result}${o.retry ? `(retry ${o.retry.attempt})` : ''}`;
+}
+
+/** Counts runs per resource and records the most runs of one resource at the same time (EP1). */
+export class RunTracker {
+  readonly counts = new Map<string, number>();
+  private readonly inFlight = new Map<string, number>();
+  maxConcurrentPerResource = 0;
+
+  begin(obj: KubernetesObject): () => void {
+    const key = `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    const now = (this.inFlight.get(key) ?? 0) + 1;
+    this.inFlight.set(key, now);
+    this.maxConcurrentPerResource = Math.max(this.maxConcurrentPerResource, now);
+    return () => this.inFlight.set(key, (this.inFlight.get(key) ?? 1) - 1);
+  }
+
+  count(name: string, namespace = 'default'): number {
+    return this.counts.get(`${namespace}/${name}`) ?? 0;
+  }
+}
+
+/** A pino logger whose JSON lines are kept in memory. */
+export function capturingLogger(level: 'debug' | 'info' = 'debug'): { logger: Logger; lines: () => Record<string, unknown>[] } {
+  const chunks: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      chunks.push(chunk.toString());
+      callback();
+    },
+  });
+  const logger = createLogger({ level, destination });
+  const lines = () =>
+    chunks
+      .join('')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { logger, lines };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
