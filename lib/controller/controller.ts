@@ -167,7 +167,10 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     this.started$.next(false);
     this.stopping$.next();
     if (this.drained) {
-      const timedOut = await Promise.race([this.drained.then(() => false), firstValueFrom(timer(timeoutMs)).then(() => true)]);
+      let timeoutHandle: NodeJS.Timeout | undefined;
+      const deadline = new Promise<boolean>((resolve) => (timeoutHandle = setTimeout(() => resolve(true), timeoutMs)));
+      const timedOut = await Promise.race([this.drained.then(() => false), deadline]);
+      clearTimeout(timeoutHandle); // a pending timer would keep the process alive after stop()
       if (timedOut) this.logger.warn({ timeoutMs }, 'runs still in flight at shutdown were aborted');
     }
     this.subscription?.unsubscribe();
