@@ -10,6 +10,7 @@ import { deepEqual, isJsonObject } from './json.js';
 import { getPath, labelsOf, metaOf, nameOf, readMeta } from './meta.js';
 import { labelSelectorFromObject, matchesLabelSelector, SelectorError } from './selectors.js';
 import type { PrinterColumn, ResourceType, Strategy, VersionInfo } from './registry.js';
+import { AGE_COLUMN } from './table.js';
 import type { NameRule } from './validation.js';
 import { dns1123Label, validateLabels } from './validation.js';
 
@@ -34,6 +35,8 @@ interface BuiltinSpec {
   columns?: PrinterColumn[];
   returnDeletedObject?: boolean;
   extraSubresources?: string[];
+  /** Whether `kubectl get` shows an Age column last (all but a few types). */
+  age?: boolean;
 }
 
 function builtin(s: BuiltinSpec): ResourceType {
@@ -42,7 +45,7 @@ function builtin(s: BuiltinSpec): ResourceType {
     served: true,
     storage: true,
     statusSubresource: s.status ?? false,
-    printerColumns: s.columns ?? [],
+    printerColumns: [...(s.columns ?? []), ...(s.age === false ? [] : [AGE_COLUMN])],
     selectableFields: s.fields ?? [],
   };
   return {
@@ -550,6 +553,7 @@ export function builtinTypes(): ResourceType[] {
       generation: true,
       returnDeletedObject: true,
       strategy: crdStrategy,
+      age: false,
       columns: [column('Created At', 'date', (o) => str(readMeta(o).creationTimestamp))],
     }),
   ];

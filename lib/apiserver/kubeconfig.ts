@@ -10,7 +10,10 @@
  */
 import { writeFile, mkdir, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+/** client-node, loaded by the caller (it takes seconds to load, so the CLI loads it only when serving). */
+export type ClientNode = typeof import('@kubernetes/client-node');
 
 export interface KubeconfigSpec {
   server: string;
@@ -63,9 +66,9 @@ export async function writeKubeconfigFile(path: string, spec: KubeconfigSpec): P
   await rename(tmp, path);
 }
 
-export function kubeConfigFor(spec: KubeconfigSpec): KubeConfig {
+export function kubeConfigFor(k8s: ClientNode, spec: KubeconfigSpec): KubeConfig {
   const name = spec.name ?? DEFAULT_NAME;
-  const kc = new KubeConfig();
+  const kc = new k8s.KubeConfig();
   kc.loadFromOptions({
     clusters: [
       spec.caCert

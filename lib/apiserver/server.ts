@@ -52,6 +52,11 @@ export interface ApiServerOptions {
   continueTtlMs?: number;
   /** Random source for fault fractions (tests pass a seeded one). */
   random?: () => number;
+  /**
+   * Load @kubernetes/client-node for `kubeConfig()` (default true). It takes seconds to load; the
+   * CLI, which only writes kubeconfig files, turns it off.
+   */
+  clientNode?: boolean;
 }
 
 export interface ApiServerStats {
@@ -137,6 +142,7 @@ async function readState(file: string): Promise<{ resourceVersion: number; objec
 
 export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
   validateOptions(options);
+  const clientNode = options.clientNode === false ? undefined : import('@kubernetes/client-node');
   const host = options.host ?? '127.0.0.1';
   const token = options.token;
   const store = new Store({ historySize: options.historySize });
@@ -253,6 +259,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const caCert = options.tls ? options.tls.cert.toString() : undefined;
   const spec: KubeconfigSpec = { server: url, token, caCert };
   let closed: Promise<void> | undefined;
+  const k8s = clientNode ? await clientNode : undefined;
 
   return {
     url,
@@ -260,7 +267,10 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     host,
     token,
     faults,
-    kubeConfig: () => kubeConfigFor(spec),
+    kubeConfig: () => {
+      if (!k8s) throw new Error('kubeConfig() needs @kubernetes/client-node, which startApiServer({ clientNode: false }) does not load; use writeKubeconfig() or kubeconfigYaml()');
+      return kubeConfigFor(k8s, spec);
+    },
     kubeconfigYaml: () => kubeconfigYaml(spec),
     writeKubeconfig: (path: string) => writeKubeconfigFile(path, spec),
     stats: () => ({

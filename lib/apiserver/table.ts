@@ -15,14 +15,13 @@ export function wantsTable(accept: string | undefined): boolean {
   return /(^|;)\s*as=Table/.test(first);
 }
 
+export const AGE_COLUMN: PrinterColumn = { name: 'Age', type: 'date', cell: (o) => age(readMeta(o).creationTimestamp) };
+
+/** Name, then the type's columns; a CRD without printer columns gets Age, as the real server gives it. */
 function columnsOf(type: ResourceType, version: VersionInfo): PrinterColumn[] {
   const name: PrinterColumn = { name: 'Name', type: 'string', format: 'name', cell: (o) => String(readMeta(o).name ?? '') };
-  const ageColumn: PrinterColumn = { name: 'Age', type: 'string', cell: (o) => age(readMeta(o).creationTimestamp) };
-  if (type.custom) {
-    const declared = version.printerColumns;
-    return declared.length ? [name, ...declared] : [name, { ...ageColumn, type: 'date', cell: (o) => String(readMeta(o).creationTimestamp ?? '') }];
-  }
-  return [name, ...version.printerColumns, ageColumn];
+  const declared = version.printerColumns;
+  return type.custom && declared.length === 0 ? [name, AGE_COLUMN] : [name, ...declared];
 }
 
 export function columnDefinitions(type: ResourceType, version: VersionInfo): JsonObject[] {
@@ -59,6 +58,8 @@ function cellOf(c: PrinterColumn, obj: JsonObject): JsonValue {
   if (c.cell) return c.cell(obj);
   const v = c.jsonPath ? evalJsonPath(obj, c.jsonPath) : undefined;
   if (v === undefined) return null;
+  // The server turns date columns into ages (ConvertToHumanReadableDateType).
+  if (c.type === 'date' && typeof v === 'string' && !Number.isNaN(Date.parse(v))) return age(v);
   return typeof v === 'object' && v !== null ? JSON.stringify(v) : v;
 }
 

@@ -1,4 +1,5 @@
 /** Shared helpers of the API server specs: a server per suite, raw HTTP, errors, waiting for state. */
+import { execFile } from 'node:child_process';
 import { request } from 'node:http';
 import * as k8s from '@kubernetes/client-node';
 import { startApiServer, type ApiServer, type ApiServerOptions } from '../../lib/apiserver/index.js';
@@ -159,4 +160,14 @@ export class RecordingWatch {
   stop(): void {
     this.controller?.abort();
   }
+}
+
+let kubectlCheck: Promise<boolean> | undefined;
+
+/** Whether kubectl is on PATH (the kubectl specs skip themselves without it). */
+export function kubectlAvailable(): Promise<boolean> {
+  kubectlCheck ??= new Promise((resolve) => {
+    execFile('kubectl', ['version', '--client'], { timeout: 20_000 }, (err) => resolve(!err));
+  });
+  return kubectlCheck;
 }

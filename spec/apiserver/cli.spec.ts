@@ -1,0 +1,104 @@
+import { expect } from 'chai';
+import { spawn, execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import * as k8s from '@kubernetes/client-node';
+import { eventually, kubectlAvailable } from './helpers.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CLI = ['--import', 'tsx', join(ROOT, 'lib/cli/main.ts'), 'apiserver'];
+const run = promisify(execFile);
+
+interface Running {
+  child: ChildProcessWithoutNullStreams;
+  url: string;
+  output: () => string;
+}
+
+async function startCli(args: string[]): Promise<Running> {
+  const child = spawn(process.execPath, [...CLI, ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (out += b.toString()));
+  const url = await eventually(() => /listening on (\S+)/.exec(out)?.[1], `the CLI to listen (output so far: ${out})`, 20_000);
+  return { child, url, output: () => out };
+}
+
+function exitOf(child: ChildProcessWithoutNullStreams): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) resolve(child.exitCode);
+    else child.once('exit', (code) => resolve(code));
+  });
+}
+
+async function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [...CLI, ...args], { cwd: ROOT, timeout: 20_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('apiserver: the rxkube apiserver command', function () {
+  this.timeout(60_000);
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rxkube-cli-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('writes a kubeconfig, serves kubectl and client-node, stops on SIGTERM saving --data, and loads it again', async function () {
+    const kubeconfig = join(dir, 'kubeconfig');
+    const data = join(dir, 'state.json');
+    const first = await startCli(['--port', '0', '--kubeconfig', kubeconfig, '--data', data]);
+    expect(first.output()).to.contain(`kubectl --kubeconfig ${kubeconfig} get ns`);
+    expect((await stat(kubeconfig)).mode & 0o777).to.equal(0o600);
+
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(kubeconfig);
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'persisted' }, data: { k: 'v' } } });
+    if (await kubectlAvailable()) {
+      const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), 'get', 'cm', 'persisted', '-o', 'jsonpath={.data.k}']);
+      expect(stdout).to.equal('v');
+    }
+    first.child.kill('SIGTERM');
+    expect(await exitOf(first.child)).to.equal(0);
+    expect(first.output()).to.contain(`state saved to ${data}`);
+    const saved = JSON.parse(await readFile(data, 'utf8')) as { objects: { object: { metadata: { name: string } } }[] };
+    expect(saved.objects.map((o) => o.object.metadata.name)).to.include('persisted');
+
+    const second = await startCli(['--port', '0', '--kubeconfig', kubeconfig, '--data', data]);
+    try {
+      const kc2 = new k8s.KubeConfig();
+      kc2.loadFromFile(kubeconfig);
+      const cm = await kc2.makeApiClient(k8s.CoreV1Api).readNamespacedConfigMap({ name: 'persisted', namespace: 'default' });
+      expect(cm.data).to.deep.equal({ k: 'v' });
+    } finally {
+      second.child.kill('SIGINT');
+      expect(await exitOf(second.child)).to.equal(0);
+    }
+  });
+
+  it('exits 2 with a one-line error for bad flags', async () => {
+    for (const args of [['--bogus'], ['--port', 'many'], ['--port'], ['--port', '70000']]) {
+      const res = await runCli(args);
+      expect(res.code, args.join(' ')).to.equal(2);
+      expect(res.stderr.trim().split('\n')).to.have.length(1);
+      expect(res.stderr).to.match(/^rxkube apiserver: /);
+    }
+  });
+
+  it('prints usage for --help', async () => {
+    const res = await runCli(['--help']);
+    expect(res.code).to.equal(0);
+    expect(res.stdout).to.contain('usage: rxkube apiserver');
+  });
+});
