@@ -1,51 +1,28 @@
 import { expect } from 'chai';
 import { finalize, map, mergeMap, throwError, timer, type Observable } from 'rxjs';
-import { TestScheduler } from 'rxjs/testing';
+import type { TestScheduler } from 'rxjs/testing';
+import { causeCode, failAfter, outcomeCode, resourceEvent, succeedAfter, testScheduler as sharedTestScheduler } from '../../lib/testing/index.js';
 import type { EventAction, ResourceEvent } from '../../lib/core/events.js';
 import type { ReconcileCause, ReconcileOutcome } from '../../lib/core/outcome.js';
 import type { ResourceID } from '../../lib/core/resource.js';
 import type { RunContext, RunFn, RunResult } from '../../lib/processing/options.js';
 
+export { causeCode, outcomeCode };
+
 export function testScheduler(): TestScheduler {
-  return new TestScheduler((actual, expected) => {
-    expect(actual).to.deep.equal(expected);
-  });
+  return sharedTestScheduler((actual, expected) => expect(actual).to.deep.equal(expected));
 }
 
 export function ev(name: string, action: EventAction = 'modified', options: { primary?: boolean; source?: string } = {}): ResourceEvent {
-  const primary = options.primary ?? true;
-  return { id: { name, namespace: 'ns' }, source: options.source ?? (primary ? 'primary' : 'secondary'), action, primary };
+  return resourceEvent(name, action, { namespace: 'ns', ...options });
 }
 
 /** Succeeds after `ms` of virtual time (inside TestScheduler.run, asyncScheduler is virtual). */
-export function ok(ms: number, result?: RunResult): Observable<RunResult | void> {
-  return timer(ms).pipe(map(() => result));
-}
+export const ok = succeedAfter;
 
 /** Fails after `ms` of virtual time. */
 export function fail(ms: number, error: unknown = new Error('boom')): Observable<RunResult | void> {
-  return timer(ms).pipe(mergeMap(() => throwError(() => error)));
-}
-
-export function causeCode(cause: ReconcileCause): string {
-  switch (cause.type) {
-    case 'event':
-      return cause.coalesced > 1 ? `event*${cause.coalesced}` : 'event';
-    case 'retry':
-      return `retry${cause.attempt}`;
-    case 'rateLimit':
-      return `rateLimit(${causeCode(cause.postponed)})`;
-    default:
-      return cause.type;
-  }
-}
-
-/** Compact, comparable form of an outcome: `name result cause [+retryN@t] [+reason@t]`. */
-export function outcomeCode(o: ReconcileOutcome): string {
-  let code = `${o.id.name} ${o.result} ${causeCode(o.cause)}`;
-  if (o.retry) code += ` +retry${o.retry.attempt}@${o.retry.at}`;
-  if (o.reschedule) code += ` +${o.reschedule.reason}@${o.reschedule.at}`;
-  return code;
+  return failAfter(ms, error);
 }
 
 export interface RunRecord {

@@ -1,0 +1,92 @@
+/**
+ * An embedded API server with CRDs installed and operators that are stopped with it: what an
+ * integration test of an operator needs, over real HTTP with the real client.
+ */
+import type { KubeConfig, KubernetesObject, V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { startApiServer, type ApiServer, type ApiServerOptions } from '../apiserver/index.js';
+import { Operator, type OperatorOptions } from '../controller/index.js';
+import { createKubeClient, resolveDescriptor, type KubeClient, type ResourceDescriptor } from '../kube/index.js';
+import { createLogger } from '../observe/index.js';
+
+export interface TestClusterOptions extends ApiServerOptions {
+  /** Created, and waited for until served, before `startTestCluster` resolves. */
+  readonly crds?: readonly V1CustomResourceDefinition[];
+}
+
+export interface TestCluster {
+  readonly server: ApiServer;
+  readonly kubeConfig: KubeConfig;
+  readonly client: KubeClient;
+  /** An operator on this cluster with a silent logger unless you pass one; stopped by `close()`. */
+  operator(options?: Omit<OperatorOptions, 'kubeConfig'>): Operator;
+  /** Server-side applies `obj` as the field manager 'rxkube-test' (creates or updates). */
+  apply<T extends KubernetesObject>(resource: ResourceDescriptor, obj: T): Promise<T>;
+  /** Stops every operator made here, then the server. */
+  close(): Promise<void>;
+}
+
+const CRD = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false };
+
+export async function startTestCluster(options: TestClusterOptions = {}): Promise<TestCluster> {
+  const { crds = [], ...serverOptions } = options;
+  const server = await startApiServer(serverOptions);
+  const kubeConfig = server.kubeConfig();
+  const client = createKubeClient(kubeConfig);
+  const operators: Operator[] = [];
+  try {
+    for (const crd of crds) {
+      await client.resource<KubernetesObject>(CRD).create({ apiVersion: CRD.apiVersion, kind: CRD.kind, ...crd });
+      await eventually(`CRD ${crd.metadata?.name} established`, async () => {
+        const current = (await client.resource<V1CustomResourceDefinition & KubernetesObject>(CRD).find({ name: crd.metadata?.name ?? '' }));
+        return current?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+      });
+    }
+  } catch (err) {
+    await server.close();
+    throw err;
+  }
+  return {
+    server,
+    kubeConfig,
+    client,
+    operator(operatorOptions = {}) {
+      const operator = new Operator({ logger: createLogger({ level: 'silent' }), ...operatorOptions, kubeConfig });
+      operators.push(operator);
+      return operator;
+    },
+    apply(resource, obj) {
+      const d = resolveDescriptor(resource);
+      return client.resource<typeof obj>(d).apply({ apiVersion: d.apiVersion, kind: d.kind, ...obj }, { fieldManager: 'rxkube-test', force: true });
+    },
+    async close() {
+      await Promise.all(operators.map((operator) => operator.stop()));
+      await server.close();
+    },
+  };
+}
+
+/**
+ * Polls `check` every 20 ms until it returns something other than undefined or false, and
+ * resolves with it; rejects after `timeoutMs` naming `what` (and the last error `check` threw).
+ */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 5000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) {
+      const reason = lastError === undefined ? '' : `: ${lastError instanceof Error ? lastError.message : String(lastError)}`;
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${reason}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

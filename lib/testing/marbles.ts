@@ -1,0 +1,64 @@
+/**
+ * Helpers for marble tests of reconciliation in virtual time: inside `TestScheduler.run`, every
+ * timer of `reconcileEach` (retries, reschedules, rate limits) and of these runs is virtual.
+ */
+import { deepStrictEqual } from 'node:assert';
+import { map, mergeMap, throwError, timer, type Observable } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import type { EventAction, ReconcileCause, ReconcileOutcome, ResourceEvent } from '../core/index.js';
+import type { RunResult } from '../processing/index.js';
+
+/** A TestScheduler that compares frames deeply (node:assert, or the assertion you pass). */
+export function testScheduler(assertDeepEqual: (actual: unknown, expected: unknown) => void = deepStrictEqual): TestScheduler {
+  return new TestScheduler((actual, expected) => assertDeepEqual(actual, expected));
+}
+
+export interface ResourceEventOptions {
+  readonly namespace?: string;
+  /** Default true: an event of the primary resource (only those create per-resource state). */
+  readonly primary?: boolean;
+  readonly source?: string;
+}
+
+/** A ResourceEvent for marble values: `resourceEvent('a')`, `resourceEvent('a', 'deleted')`. */
+export function resourceEvent(name: string, action: EventAction = 'modified', options: ResourceEventOptions = {}): ResourceEvent {
+  const primary = options.primary ?? true;
+  return {
+    id: { name, namespace: options.namespace ?? 'default' },
+    source: options.source ?? (primary ? 'primary' : 'secondary'),
+    action,
+    primary,
+  };
+}
+
+/** A run that succeeds after `ms` of (virtual) time, optionally asking for a reschedule. */
+export function succeedAfter(ms: number, result?: RunResult): Observable<RunResult | void> {
+  return timer(ms).pipe(map(() => result));
+}
+
+/** A run that fails after `ms` of (virtual) time. */
+export function failAfter(ms: number, error: unknown = new Error('reconcile failed')): Observable<RunResult | void> {
+  return timer(ms).pipe(mergeMap(() => throwError(() => error)));
+}
+
+/** `event`, `event*3` (three coalesced), `retry2`, `reschedule`, `maxInterval`, `rateLimit(retry1)`. */
+export function causeCode(cause: ReconcileCause): string {
+  switch (cause.type) {
+    case 'event':
+      return cause.coalesced > 1 ? `event*${cause.coalesced}` : 'event';
+    case 'retry':
+      return `retry${cause.attempt}`;
+    case 'rateLimit':
+      return `rateLimit(${causeCode(cause.postponed)})`;
+    default:
+      return cause.type;
+  }
+}
+
+/** A compact, comparable outcome for marble values: `a success event +retry1@2010`. */
+export function outcomeCode(outcome: ReconcileOutcome): string {
+  let code = `${outcome.id.name} ${outcome.result} ${causeCode(outcome.cause)}`;
+  if (outcome.retry) code += ` +retry${outcome.retry.attempt}@${outcome.retry.at}`;
+  if (outcome.reschedule) code += ` +${outcome.reschedule.reason}@${outcome.reschedule.at}`;
+  return code;
+}
