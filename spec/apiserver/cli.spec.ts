@@ -23,7 +23,8 @@ async function startCli(args: string[]): Promise<Running> {
   let out = '';
   child.stdout.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr.on('data', (b: Buffer) => (out += b.toString()));
-  const url = await eventually(() => /listening on (\S+)/.exec(out)?.[1], `the CLI to listen (output so far: ${out})`, 20_000);
+  await eventually(() => out.includes('press Ctrl-C to stop'), 'the CLI to be ready', 20_000);
+  const url = /listening on (\S+)/.exec(out)?.[1] ?? '';
   return { child, url, output: () => out };
 }
 
