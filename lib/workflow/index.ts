@@ -29,3 +29,13 @@ export {
   type WorkflowBuilder,
   type WorkflowOptions,
 } from './workflow.js';
+export {
+  crdPresent,
+  deploymentReadiness,
+  deploymentReady,
+  resourceDeleted,
+  type CrdPresentDetail,
+  type CrdPresentOptions,
+  type DeploymentReadiness,
+  type ResourceDeletedDetail,
+} from './builtin-conditions.js';
