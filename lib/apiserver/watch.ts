@@ -46,6 +46,8 @@ export interface WatchHubOptions {
 export class Watch {
   private stalled = false;
   private readonly stallBuffer: string[] = [];
+  /** Lines waiting for this turn's flush: one socket write per watcher per event-loop turn. */
+  private pending: string[] = [];
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
   /** Events delivered (for tests and benchmarks). */
@@ -132,7 +134,16 @@ export class Watch {
       return;
     }
     this.delivered++;
-    this.sink.write(line);
+    this.pending.push(line);
+    if (this.pending.length === 1) this.hub.scheduleFlush(this);
+  }
+
+  /** Writes what this turn produced in one chunk (events stay in order, sent without waiting for more). */
+  flush(): void {
+    if (this.pending.length === 0 || this.closed) return;
+    const chunk = this.pending.length === 1 ? (this.pending[0] as string) : this.pending.join('');
+    this.pending = [];
+    this.sink.write(chunk);
     if (this.sink.bufferedBytes > this.hub.maxBufferedBytes) this.close();
   }
 
@@ -151,6 +162,8 @@ export class Watch {
   close(abrupt = false): void {
     if (this.closed) return;
     this.closed = true;
+    if (!abrupt && this.pending.length > 0) this.sink.write(this.pending.join(''));
+    this.pending = [];
     if (this.timer) clearTimeout(this.timer);
     this.hub.forget(this);
     if (abrupt) this.sink.destroy();
@@ -166,6 +179,8 @@ export class WatchHub {
   private readonly byResource = new Map<string, Set<Watch>>();
   private seq = 0;
   private bookmarkTimer: NodeJS.Timeout | undefined;
+  private readonly toFlush = new Set<Watch>();
+  private flushScheduled: NodeJS.Immediate | undefined;
   readonly bookmarkIntervalMs: number;
   readonly maxBufferedBytes: number;
   private readonly unsubscribe: () => void;
@@ -213,7 +228,18 @@ export class WatchHub {
     return w;
   }
 
+  scheduleFlush(w: Watch): void {
+    this.toFlush.add(w);
+    this.flushScheduled ??= setImmediate(() => {
+      this.flushScheduled = undefined;
+      const batch = [...this.toFlush];
+      this.toFlush.clear();
+      for (const x of batch) x.flush();
+    });
+  }
+
   forget(w: Watch): void {
+    this.toFlush.delete(w);
     const set = this.byResource.get(w.spec.type.key);
     set?.delete(w);
     if (set?.size === 0) this.byResource.delete(w.spec.type.key);
@@ -231,6 +257,7 @@ export class WatchHub {
 
   close(): void {
     this.unsubscribe();
+    if (this.flushScheduled) clearImmediate(this.flushScheduled);
     if (this.bookmarkTimer) clearInterval(this.bookmarkTimer);
     this.bookmarkTimer = undefined;
     for (const w of this.watches()) w.close(true);
