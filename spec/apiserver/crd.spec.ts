@@ -1,33 +1,8 @@
 import { expect } from 'chai';
 import * as k8s from '@kubernetes/client-node';
-import { eventually, failure, isGone, raw, startWithClients, type Clients } from './helpers.js';
+import { eventually, failure, isGone, raw, startWithClients, webPageCrd, type Clients } from './helpers.js';
 
 const as = (strategy: k8s.PatchStrategy) => k8s.setHeaderOptions('Content-Type', strategy);
-
-export function webPageCrd(overrides: Partial<k8s.V1CustomResourceDefinitionSpec> = {}): k8s.V1CustomResourceDefinition {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: 'webpages.sample.rxkube.dev' },
-    spec: {
-      group: 'sample.rxkube.dev',
-      scope: 'Namespaced',
-      names: { plural: 'webpages', singular: 'webpage', kind: 'WebPage', shortNames: ['wp'], categories: ['all'] },
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
-          additionalPrinterColumns: [{ name: 'Title', type: 'string', jsonPath: '.spec.title' }],
-        },
-        { name: 'v1beta1', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } },
-      ],
-      ...overrides,
-    },
-  };
-}
 
 interface WebPage {
   apiVersion: string;

@@ -171,3 +171,29 @@ export function kubectlAvailable(): Promise<boolean> {
   });
   return kubectlCheck;
 }
+
+/** A namespaced CRD (WebPage, short name wp) served at v1 (storage, status subresource, a printer column) and v1beta1. */
+export function webPageCrd(overrides: Partial<k8s.V1CustomResourceDefinitionSpec> = {}): k8s.V1CustomResourceDefinition {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'webpages.sample.rxkube.dev' },
+    spec: {
+      group: 'sample.rxkube.dev',
+      scope: 'Namespaced',
+      names: { plural: 'webpages', singular: 'webpage', kind: 'WebPage', shortNames: ['wp'], categories: ['all'] },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
+          additionalPrinterColumns: [{ name: 'Title', type: 'string', jsonPath: '.spec.title' }],
+        },
+        { name: 'v1beta1', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } },
+      ],
+      ...overrides,
+    },
+  };
+}
