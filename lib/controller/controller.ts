@@ -13,7 +13,7 @@ import {
   takeUntil,
   timer,
 } from 'rxjs';
-import { describeError, resourceKey, type ReconcileOutcome } from '../core/index.js';
+import { ConfigurationError, describeError, resourceKey, type ReconcileOutcome } from '../core/index.js';
 import { classifyError, type KubeClient } from '../kube/index.js';
 import { controllerLabels, errorLogLevel, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { generationChanged, reconcileEach } from '../processing/index.js';
@@ -26,7 +26,7 @@ import {
   type InformerOptions,
 } from '../sources/index.js';
 import type { EventSourceRegistry } from '../workflow/index.js';
-import { resolveSecondary, type ResolvedControllerConfig, type ResolvedSecondary } from './config.js';
+import { resolveNamespaces, resolveSecondary, type ResolvedControllerConfig, type ResolvedSecondary } from './config.js';
 import { dispatcher } from './dispatch.js';
 import { hasFinalizer, isMarkedForDeletion, primaryWriter } from './primary-writes.js';
 import { trackedClient, type TrackedClient } from './tracked-client.js';
@@ -53,6 +53,8 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   private readonly primaries: ReadYourWritesCache<P>;
   private readonly secondaries = new Map<string, SecondarySource<KubernetesObject, P>>();
   private readonly secondaryClients = new Map<string, TrackedClient<KubernetesObject>>();
+  /** Sources (static or registered at run time) that watch the primary's namespaces (ES6). */
+  private readonly followingPrimary = new Set<string>();
   /** Sources registered at run time by activation conditions (WF5), with the dependents using them. */
   private readonly dynamicSources = new Map<string, Set<string>>();
   private readonly sourceAdded$ = new Subject<SecondarySource<KubernetesObject, P>>();
@@ -110,6 +112,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       const source = this.secondaries.get(name);
       this.secondaries.delete(name);
       this.secondaryClients.delete(name);
+      this.followingPrimary.delete(name);
       source?.informer.stop();
       source?.cache.dispose();
       this.logger.info({ source: name, dependent }, 'event source unregistered');
@@ -183,14 +186,14 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
 
   /** ES6: the primary informer and the secondaries that follow it move to the new namespaces. */
   changeNamespaces(namespaces: 'all' | readonly string[]): void {
-    if (!this.config.descriptor.namespaced && namespaces !== 'all') {
-      throw new Error(`controller ${this.name}: ${this.config.descriptor.kind} is cluster-scoped; namespaces must be 'all'`);
+    const resolved = resolveNamespaces('namespaces', namespaces);
+    if (!this.config.descriptor.namespaced && resolved !== 'all') {
+      throw new ConfigurationError('namespaces', `controller ${this.name}: ${this.config.descriptor.kind} is cluster-scoped; namespaces must be 'all'`);
     }
-    this.primaryInformer.setNamespaces(namespaces);
-    for (const secondary of this.config.secondaries) {
-      if (secondary.followsPrimary) this.secondaries.get(secondary.name)?.informer.setNamespaces(namespaces);
-    }
-    this.logger.info({ namespaces }, 'namespaces changed');
+    this.primaryInformer.setNamespaces(resolved);
+    // Sources registered at run time (WF5) follow too, and later ones start on the new set.
+    for (const name of this.followingPrimary) this.secondaries.get(name)?.informer.setNamespaces(resolved);
+    this.logger.info({ namespaces: resolved }, 'namespaces changed');
   }
 
   /** OB3: ready when every cache has synced and every watch is healthy. */
@@ -277,6 +280,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   private addSecondary(secondary: ResolvedSecondary<P>): SecondarySource<KubernetesObject, P> {
     const source = this.secondarySource(secondary);
     this.secondaries.set(secondary.name, source);
+    if (secondary.followsPrimary) this.followingPrimary.add(secondary.name);
     this.secondaryClients.set(
       secondary.name,
       trackedClient(this.env.client.resource(source.informer.resource), source.cache, this.config.fieldManager),
@@ -290,7 +294,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       resource: secondary.descriptor,
       name: `${this.name}/${secondary.name}`,
       kubeConfig: this.env.client.kubeConfig,
-      namespaces: secondary.followsPrimary ? this.config.namespaces : (secondary.namespaces ?? 'all'),
+      namespaces: secondary.followsPrimary ? this.primaryInformer.namespaces : (secondary.namespaces ?? 'all'),
       labelSelector: secondary.labelSelector,
       fieldSelector: secondary.fieldSelector,
       indexers: secondary.indexers,

@@ -98,7 +98,8 @@ export async function startEnv(options: ApiServerOptions = {}): Promise<Env> {
       await namespaces.create({ metadata: { name } });
       return name;
     },
-    watchesOpen: (count) => eventually(`${count} open watches (have ${server.stats().watches})`, () => server.stats().watches === count),
+    watchesOpen: (count) =>
+      eventually(`${count} open watches (have ${server.stats().watches})`, () => server.stats().watches === count).then(() => undefined),
     async close() {
       await Promise.all(operators.map((op) => op.stop()));
       await server.close();

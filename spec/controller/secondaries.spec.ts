@@ -20,7 +20,7 @@ import {
 } from './harness.js';
 
 const ownerRef = (w: Widget) => ({ apiVersion: w.apiVersion!, kind: w.kind!, name: w.metadata!.name!, uid: w.metadata!.uid!, controller: true });
-const namesOf = (objects: KubernetesObject[]) => objects.map((o) => o.metadata?.name).sort();
+const namesOf = (objects: KubernetesObject[]) => objects.map((o) => o.metadata?.name ?? '').sort();
 
 describe('controller secondaries against the embedded API server', () => {
   let env: Env;

@@ -1,0 +1,199 @@
+import { expect } from 'chai';
+import { UpdateControl, type Context, type Reconciler, type SecondaryConfig } from '../../lib/controller/index.js';
+import { workflow } from '../../lib/workflow/index.js';
+import {
+  capturingLogger,
+  CONFIGMAPS,
+  createWidget,
+  eventually,
+  getWidget,
+  patchWidget,
+  recordOutcomes,
+  RunTracker,
+  startEnv,
+  widget,
+  widgetConfig,
+  type Env,
+  type Widget,
+} from './harness.js';
+
+const ownerRef = (w: Widget) => ({ apiVersion: w.apiVersion!, kind: w.kind!, name: w.metadata!.name!, uid: w.metadata!.uid!, controller: true });
+
+const observing: Reconciler<Widget> = {
+  reconcile: (w) => UpdateControl.patchStatus({ ...w, status: { observed: w.spec?.value } }),
+};
+
+describe('operator and controller lifecycle against the embedded API server', () => {
+  let env: Env;
+  beforeEach(async () => {
+    env = await startEnv();
+  });
+  afterEach(async () => {
+    await env.close();
+  });
+
+  it('ES6: changeNamespaces moves the primary and the secondaries that follow it to the new namespaces', async () => {
+    await env.namespace('ns-a');
+    await env.namespace('ns-b');
+    const runs = new RunTracker();
+    const sources: string[] = [];
+    const reconciler: Reconciler<Widget> = {
+      reconcile(w, ctx) {
+        runs.begin(w)();
+        sources.push(`${w.metadata!.name}:${ctx.cause.type === 'event' ? ctx.cause.source : ctx.cause.type}`);
+        return UpdateControl.patchStatus({ ...w, status: { observed: w.spec?.value } });
+      },
+    };
+    const op = env.operator();
+    const ctrl = op.register(reconciler, widgetConfig({ namespaces: ['ns-a'], secondaries: [{ resource: CONFIGMAPS }] }));
+    const outcomes = recordOutcomes(ctrl.outcome$);
+    await op.start();
+    const a1 = await createWidget(env, widget('a1', { value: 'a' }, 'ns-a'));
+    const b1 = await createWidget(env, widget('b1', { value: 'a' }, 'ns-b'));
+    await outcomes.until('a1', (o) => o.length === 1, 'a1 reconciled', 5000, 'ns-a');
+    expect(outcomes.of('b1', 'ns-b'), 'ns-b is not watched').to.deep.equal([]);
+
+    ctrl.changeNamespaces(['ns-b']);
+    await outcomes.until('b1', (o) => o.length === 1, 'b1 reconciled after the change', 5000, 'ns-b');
+    // The ConfigMap source followed: a change of b1's ConfigMap in ns-b runs b1.
+    await env.configMaps.create({ metadata: { name: 'b1-cm', namespace: 'ns-b', ownerReferences: [ownerRef(b1)] } });
+    await outcomes.until('b1', (o) => o.length === 2, 'b1 run by its ConfigMap', 5000, 'ns-b');
+    // ns-a is no longer watched: a1's changes run nothing (its namespace's watches are closed).
+    await patchWidget(env, 'a1', { spec: { value: 'b' } }, 'ns-a');
+    await env.configMaps.create({ metadata: { name: 'a1-cm', namespace: 'ns-a', ownerReferences: [ownerRef(a1)] } });
+    await patchWidget(env, 'b1', { spec: { value: 'b' } }, 'ns-b');
+    await eventually('b1 observed b', async () => (await getWidget(env, 'b1', 'ns-b'))?.status?.['observed'] === 'b');
+    expect(runs.count('a1', 'ns-a')).to.equal(1);
+    expect(sources).to.deep.equal(['a1:widgets.sample.rxkube.dev', 'b1:widgets.sample.rxkube.dev', 'b1:configmaps', 'b1:widgets.sample.rxkube.dev']);
+    await env.watchesOpen(2);
+  });
+
+  it('ES6, WF5: an event source registered at run time watches the current namespaces and follows later changes', async () => {
+    await env.namespace('ns-a');
+    await env.namespace('ns-b');
+    const seen: string[] = [];
+    const configMapDependent = {
+      name: 'configmap',
+      eventSource: { resource: CONFIGMAPS } satisfies SecondaryConfig,
+      getSecondary: (_w: Widget, ctx: Context<Widget>) => ctx.getSecondaryResource('configmaps'),
+    };
+    const reconciler: Reconciler<Widget> = {
+      reconcile(w, ctx) {
+        seen.push(`${w.metadata!.name}:${ctx.getSecondaryResource('configmaps')?.metadata?.name ?? '-'}`);
+        return UpdateControl.noUpdate();
+      },
+    };
+    const op = env.operator();
+    const ctrl = op.register(
+      reconciler,
+      widgetConfig({
+        namespaces: ['ns-a'],
+        workflow: workflow<Widget, Context<Widget>, SecondaryConfig>().add(configMapDependent, { activationCondition: () => true }),
+      }),
+    );
+    const outcomes = recordOutcomes(ctrl.outcome$);
+    await op.start();
+    ctrl.changeNamespaces(['ns-b']); // before any run registered the ConfigMap source
+    const b1 = await createWidget(env, widget('b1', { value: 'a' }, 'ns-b'));
+    await outcomes.until('b1', (o) => o.length === 1, 'b1 reconciled', 5000, 'ns-b');
+    await env.configMaps.create({ metadata: { name: 'b1-cm', namespace: 'ns-b', ownerReferences: [ownerRef(b1)] } });
+    await outcomes.until('b1', (o) => o.length === 2, 'b1 run by its ConfigMap in ns-b', 5000, 'ns-b');
+
+    ctrl.changeNamespaces(['ns-a']); // after the source was registered
+    const a1 = await createWidget(env, widget('a1', { value: 'a' }, 'ns-a'));
+    await outcomes.until('a1', (o) => o.length === 1, 'a1 reconciled', 5000, 'ns-a');
+    await env.configMaps.create({ metadata: { name: 'a1-cm', namespace: 'ns-a', ownerReferences: [ownerRef(a1)] } });
+    await outcomes.until('a1', (o) => o.length === 2, 'a1 run by its ConfigMap in ns-a', 5000, 'ns-a');
+    expect(seen).to.deep.equal(['b1:-', 'b1:b1-cm', 'a1:-', 'a1:a1-cm']);
+  });
+
+  it('ES8: two controllers in one operator, each with its label selector, reconcile only their widgets', async () => {
+    const runsA = new RunTracker();
+    const runsB = new RunTracker();
+    const tracking = (runs: RunTracker, tier: string): Reconciler<Widget> => ({
+      reconcile(w) {
+        runs.begin(w)();
+        return UpdateControl.patchStatus({ ...w, status: { [`tier-${tier}`]: w.spec?.value } });
+      },
+    });
+    const op = env.operator();
+    const a = op.register(tracking(runsA, 'a'), widgetConfig({ name: 'tier-a', labelSelector: { tier: 'a' } }));
+    const b = op.register(tracking(runsB, 'b'), widgetConfig({ name: 'tier-b', labelSelector: { matchExpressions: [{ key: 'tier', operator: 'In', values: ['b'] }] } }));
+    const outcomesA = recordOutcomes(a.outcome$);
+    const outcomesB = recordOutcomes(b.outcome$);
+    await op.start();
+    await createWidget(env, widget('z', { value: 'a' }));
+    await createWidget(env, widget('x', { value: 'a' }, 'default', { labels: { tier: 'a' } }));
+    await createWidget(env, widget('y', { value: 'a' }, 'default', { labels: { tier: 'b' } }));
+    await outcomesA.until('x', (o) => o.length === 1, 'x reconciled by tier-a');
+    await outcomesB.until('y', (o) => o.length === 1, 'y reconciled by tier-b');
+    expect((await getWidget(env, 'x'))?.status).to.deep.equal({ 'tier-a': 'a' });
+    expect((await getWidget(env, 'y'))?.status).to.deep.equal({ 'tier-b': 'a' });
+
+    // z enters tier a by a label change (not a generation change: it is an ADDED for that watch).
+    await patchWidget(env, 'z', { metadata: { labels: { tier: 'a' } } });
+    await outcomesA.until('z', (o) => o.length === 1, 'z reconciled by tier-a');
+    expect([...runsA.counts.keys()].sort()).to.deep.equal(['default/x', 'default/z']);
+    expect([...runsB.counts.keys()]).to.deep.equal(['default/y']);
+    expect(outcomesB.of('z')).to.deep.equal([]);
+  });
+
+  it('OB5: stop() lets the run in flight finish (its write included), then closes every watch', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let inFlight!: () => void;
+    const started = new Promise<void>((r) => (inFlight = r));
+    let aborted: boolean | undefined;
+    const reconciler: Reconciler<Widget> = {
+      async reconcile(w, ctx) {
+        inFlight();
+        await gate;
+        aborted = ctx.signal.aborted;
+        return UpdateControl.patchStatus({ ...w, status: { observed: w.spec?.value } });
+      },
+    };
+    const op = env.operator();
+    const ctrl = op.register(reconciler, widgetConfig({ secondaries: [{ resource: CONFIGMAPS }] }));
+    const outcomes = recordOutcomes(ctrl.outcome$);
+    await op.start();
+    await env.watchesOpen(2);
+    await createWidget(env, widget('w1'));
+    await started;
+
+    let stopped = false;
+    const stopping = op.stop().then(() => (stopped = true));
+    await createWidget(env, widget('w2')); // arrives after stop(): never runs
+    await getWidget(env, 'w1'); // a round trip's worth of time for stop() to (wrongly) finish
+    expect(stopped, 'stop() returned while a run was in flight').to.equal(false);
+    release();
+    await stopping;
+    expect(aborted).to.equal(false);
+    expect(outcomes.of('w1').map((o) => o.result)).to.deep.equal(['success']);
+    expect((await getWidget(env, 'w1'))?.status).to.deep.equal({ observed: 'a' });
+    expect(outcomes.of('w2')).to.deep.equal([]);
+    await env.watchesOpen(0);
+  });
+
+  it('OB5: a run still in flight when the stop timeout ends is aborted through ctx.signal, with a warning', async () => {
+    const { logger, lines } = capturingLogger('info');
+    let signal: AbortSignal | undefined;
+    let inFlight!: () => void;
+    const started = new Promise<void>((r) => (inFlight = r));
+    const reconciler: Reconciler<Widget> = {
+      reconcile(_w, ctx) {
+        signal = ctx.signal;
+        inFlight();
+        return new Promise(() => {}); // never ends
+      },
+    };
+    const op = env.operator({ logger, stopTimeoutMs: 50 });
+    op.register(reconciler, widgetConfig());
+    await op.start();
+    await createWidget(env, widget('w1'));
+    await started;
+    await op.stop();
+    expect(signal?.aborted).to.equal(true);
+    expect(lines().find((l) => l['msg'] === 'runs still in flight at shutdown were aborted')?.['level']).to.equal(40);
+    await env.watchesOpen(0);
+  });
+});
