@@ -89,7 +89,8 @@ describe('dependent: bulkDependent against the embedded API server', () => {
     const bad = bulkDependent<ConfigMap, Widget>({
       name: 'bad',
       resource: CONFIGMAPS,
-      desiredResources: (w) => (w.spec?.value === 'dup' ? { a: { metadata: { name: 'same' } }, b: { metadata: { name: 'same' } } } : { 'not a label!': { metadata: { name: 'x' } } }),
+      desiredResources: (w): Record<string, ConfigMap> =>
+        w.spec?.value === 'dup' ? { a: { metadata: { name: 'same' } }, b: { metadata: { name: 'same' } } } : { 'not a label!': { metadata: { name: 'x' } } },
     });
     const recorded = await startWidgets(env, widgetWorkflow().add(bad), { reconciler: { handlesWorkflowErrors: true } });
     await createWidget(env, widget('w1', { value: 'key' }));

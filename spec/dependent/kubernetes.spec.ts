@@ -81,7 +81,7 @@ describe('dependent: kubernetesDependent against the embedded API server', () =>
   });
 
   it('DR2: a field the controller applied before and no longer desires is removed (managedFields)', async () => {
-    const dependent = configDependent({ data: (w) => (w.spec?.value === 'a' ? { keep: 'k', old: 'o' } : { keep: 'k' }) });
+    const dependent = configDependent({ data: (w): Record<string, string> => (w.spec?.value === 'a' ? { keep: 'k', old: 'o' } : { keep: 'k' }) });
     const recorded = await startWidgets(env, widgetWorkflow().add(dependent));
     await createWidget(env, widget('w1', { value: 'a' }));
     await eventually('w1-config with old', async () => (await configMapOf(env, 'w1-config'))?.data?.['old'] === 'o');
