@@ -1,6 +1,6 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
-import { BehaviorSubject, type Observable } from 'rxjs';
+import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
 import { ConfigurationError } from '../core/index.js';
 import { createKubeClient, loadKubeConfig, type KubeClient } from '../kube/index.js';
 import { createLeaderElector, type LeaderElectionOptions, type LeaderElector } from '../leader/index.js';
@@ -34,7 +34,8 @@ export class Operator {
   readonly logger: Logger;
   readonly metrics: RxkubeMetrics | undefined;
   private readonly controllers: Controller<KubernetesObject>[] = [];
-  private readonly leading$ = new BehaviorSubject(true);
+  /** Without leader election always true; with it false until this instance leads (OB4). */
+  private readonly leading$: BehaviorSubject<boolean>;
   private elector: LeaderElector | undefined;
   private healthServer: HealthServer | undefined;
   private readonly signalHandler = (signal: NodeJS.Signals) => {
@@ -47,6 +48,7 @@ export class Operator {
     this.client = createKubeClient(options.kubeConfig ?? loadKubeConfig());
     this.logger = options.logger ?? createLogger({ name: 'rxkube' });
     this.metrics = options.registry ? createMetrics(options.registry) : undefined;
+    this.leading$ = new BehaviorSubject(options.leaderElection === undefined);
   }
 
   /** Validates the configuration (ConfigurationError naming the option) and adds a controller. */
@@ -79,7 +81,7 @@ export class Operator {
 
   /** Whether this instance processes (always true without leader election). */
   get isLeader$(): Observable<boolean> {
-    return this.leading$.asObservable();
+    return this.leading$.pipe(distinctUntilChanged());
   }
 
   /** Starts every controller and waits until their caches have synced (ES2). */
@@ -91,7 +93,6 @@ export class Operator {
       process.once('SIGINT', this.signalHandler);
     }
     if (this.options.leaderElection) {
-      this.leading$.next(false);
       this.elector = createLeaderElector({ ...this.options.leaderElection, kubeConfig: this.client.kubeConfig });
       this.elector.isLeader$.subscribe((leading) => {
         this.metrics?.setLeader(leading);

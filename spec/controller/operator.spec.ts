@@ -196,4 +196,42 @@ describe('operator and controller lifecycle against the embedded API server', ()
     expect(lines().find((l) => l['msg'] === 'runs still in flight at shutdown were aborted')?.['level']).to.equal(40);
     await env.watchesOpen(0);
   });
+
+  it('OB4: with leader election only the leader reconciles; when it stops the other takes over', async () => {
+    const election = (identity: string) => ({
+      leaderElection: { leaseName: 'widgets', leaseNamespace: 'default', identity, leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 100 },
+    });
+    const runsA = new RunTracker();
+    const runsB = new RunTracker();
+    const tracking = (runs: RunTracker, by: string): Reconciler<Widget> => ({
+      reconcile(w) {
+        runs.begin(w)();
+        return UpdateControl.patchStatus({ ...w, status: { by } });
+      },
+    });
+    const opA = env.operator(election('a'));
+    const opB = env.operator(election('b'));
+    opA.register(tracking(runsA, 'a'), widgetConfig());
+    opB.register(tracking(runsB, 'b'), widgetConfig());
+    const leading = { a: [] as boolean[], b: [] as boolean[] };
+    opA.isLeader$.subscribe((l) => leading.a.push(l));
+    opB.isLeader$.subscribe((l) => leading.b.push(l));
+    await opA.start();
+    await eventually('a leads', () => leading.a.at(-1) === true);
+    await opB.start();
+    await env.watchesOpen(2); // the follower keeps its cache warm
+
+    await createWidget(env, widget('w1'));
+    await eventually('w1 reconciled', async () => (await getWidget(env, 'w1'))?.status?.['by']);
+    expect((await getWidget(env, 'w1'))?.status).to.deep.equal({ by: 'a' });
+    expect(runsB.counts.size, 'the follower ran').to.equal(0);
+    expect(leading.b.at(-1)).to.equal(false);
+
+    await opA.stop(); // releases the lease
+    await eventually('b leads', () => leading.b.at(-1) === true, 3000);
+    await createWidget(env, widget('w2'));
+    await eventually('w2 reconciled by b', async () => (await getWidget(env, 'w2'))?.status?.['by'] === 'b');
+    expect(runsA.count('w2')).to.equal(0);
+    expect(leading).to.deep.equal({ a: [false, true, false], b: [false, true] });
+  });
 });
