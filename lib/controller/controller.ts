@@ -15,7 +15,7 @@ import {
 } from 'rxjs';
 import { ConfigurationError, describeError, resourceKey, type ReconcileOutcome } from '../core/index.js';
 import { classifyError, type KubeClient } from '../kube/index.js';
-import { controllerLabels, errorLogLevel, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
+import { controllerLabels, errorLogLevel, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { generationChanged, reconcileEach } from '../processing/index.js';
 import {
   informer,
@@ -260,8 +260,10 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   private onOutcome(outcome: ReconcileOutcome): void {
     const config = this.config;
     this.env.metrics?.recordOutcome(controllerLabels(config.name, config.descriptor), outcome);
+    // OB1: the primary as the cache has it now (for a deleted one, what the id tells).
+    const primary = this.primaries.get(outcome.id);
     const fields = {
-      resource: { name: outcome.id.name, namespace: outcome.id.namespace },
+      resource: primary ? resourceBindings(primary).resource : { name: outcome.id.name, namespace: outcome.id.namespace },
       result: outcome.result,
       durationMs: outcome.endedAt - outcome.startedAt,
       ...(outcome.retry ? { retry: outcome.retry } : {}),
