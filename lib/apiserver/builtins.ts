@@ -9,7 +9,7 @@ import type { JsonObject, JsonValue } from './json.js';
 import { deepEqual, isJsonObject } from './json.js';
 import { getPath, labelsOf, metaOf, nameOf, readMeta } from './meta.js';
 import { labelSelectorFromObject, matchesLabelSelector, SelectorError } from './selectors.js';
-import type { PrinterColumn, ResourceType, Strategy, VersionInfo } from './registry.js';
+import type { PrinterColumn, ResourceType, ScaleInfo, Strategy, VersionInfo } from './registry.js';
 import { AGE_COLUMN } from './table.js';
 import type { NameRule } from './validation.js';
 import { dns1123Label, validateLabels } from './validation.js';
@@ -37,6 +37,7 @@ interface BuiltinSpec {
   extraSubresources?: string[];
   /** Whether `kubectl get` shows an Age column last (all but a few types). */
   age?: boolean;
+  scale?: ScaleInfo;
 }
 
 function builtin(s: BuiltinSpec): ResourceType {
@@ -47,6 +48,7 @@ function builtin(s: BuiltinSpec): ResourceType {
     statusSubresource: s.status ?? false,
     printerColumns: [...(s.columns ?? []), ...(s.age === false ? [] : [AGE_COLUMN])],
     selectableFields: s.fields ?? [],
+    scale: s.scale,
   };
   return {
     key: `${s.group}/${s.plural}`,
@@ -505,6 +507,7 @@ export function builtinTypes(): ResourceType[] {
       generation: true,
       statusKeeps: [['spec'], ['metadata', 'labels']],
       strategy: deploymentStrategy,
+      scale: { specReplicasPath: ['spec', 'replicas'], statusReplicasPath: ['status', 'replicas'], labelSelectorPath: ['spec', 'selector'] },
       columns: [
         column('Ready', 'string', (o) => `${num(getPath(o, ['status', 'readyReplicas']))}/${num(getPath(o, ['spec', 'replicas']))}`),
         column('Up-to-date', 'integer', (o) => num(getPath(o, ['status', 'updatedReplicas']))),

@@ -34,10 +34,13 @@ import {
   namespaceOf,
   newUid,
   readMeta,
+  getPath,
   resourceVersionOf,
+  setPath,
   timestamp,
   uidOf,
 } from './meta.js';
+import { formatLabelSelector, labelSelectorFromObject } from './selectors.js';
 import type { Registry, Resolved, ResourceType, StrategyContext } from './registry.js';
 import { apiVersionOf } from './registry.js';
 import type { Store } from './store.js';
@@ -353,7 +356,7 @@ export class ApiCore {
     else delete meta.namespace;
     delete meta.selfLink;
     meta.resourceVersion = resourceVersionOf(old);
-    if (!opts.subresource || opts.subresource === 'status') type.strategy.prepareForUpdate?.(obj, old, ctx);
+    if (opts.subresource !== 'finalize') type.strategy.prepareForUpdate?.(obj, old, ctx);
     type.strategy.defaults?.(obj);
 
     const name = nameOf(old);
@@ -476,6 +479,56 @@ export class ApiCore {
     const managedFields = readMeta(obj).managedFields;
     const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource, managedFields: managedFields ?? [] });
     return { status: 200, body: present(result, r.apiVersion) };
+  }
+
+  // ---- scale subresource (autoscaling/v1 Scale) --------------------------------------------
+
+  getScale(r: Resolved, namespace: string, name: string): JsonObject {
+    const obj = this.store.get(r.type.key, r.type.namespaced ? namespace : '', name);
+    if (!obj) throw notFound(groupResource(r.type), name);
+    return this.scaleOf(r, obj);
+  }
+
+  /** Changes the replicas of an object through its Scale (`change` turns the current Scale into the wanted one). */
+  updateScale(r: Resolved, namespace: string, name: string, change: (scale: JsonObject) => JsonValue, opts: WriteOptions & { userAgent?: string }): WriteResult {
+    const info = r.version.scale;
+    const ns = r.type.namespaced ? namespace : '';
+    const old = this.store.get(r.type.key, ns, name);
+    if (!info) throw notFound(groupResource(r.type), name);
+    if (!old) throw notFound(groupResource(r.type), name);
+    const wanted = withName(name, () => change(this.scaleOf(r, old)));
+    if (!isJsonObject(wanted)) throw badRequest('the body of a scale request must be a Scale object');
+    const replicas = isJsonObject(wanted.spec) ? wanted.spec.replicas : undefined;
+    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
+      throw invalid('autoscaling', 'Scale', name, [fieldInvalid('spec.replicas', replicas ?? null, 'must be greater than or equal to 0')]);
+    }
+    const rv = isJsonObject(wanted.metadata) ? wanted.metadata.resourceVersion : undefined;
+    if (typeof rv === 'string' && rv !== '' && rv !== resourceVersionOf(old)) throw conflict(groupResource(r.type), name, MODIFIED_CONFLICT);
+    const obj = deepClone(old);
+    setPath(obj, info.specReplicasPath, replicas);
+    const result = this.commitUpdate(r, old, obj, { manager: this.managerOf(opts), dryRun: opts.dryRun ?? false, subresource: 'scale' });
+    return { status: 200, body: this.scaleOf(r, result) };
+  }
+
+  private scaleOf(r: Resolved, obj: JsonObject): JsonObject {
+    const info = r.version.scale;
+    if (!info) throw notFound(groupResource(r.type), nameOf(obj));
+    const meta = readMeta(obj);
+    const metadata: JsonObject = {};
+    for (const key of ['name', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp']) if (meta[key] !== undefined) metadata[key] = meta[key] as JsonValue;
+    const spec = getPath(obj, info.specReplicasPath);
+    const current = getPath(obj, info.statusReplicasPath);
+    const status: JsonObject = { replicas: typeof current === 'number' ? current : 0 };
+    const sel = info.labelSelectorPath ? getPath(obj, info.labelSelectorPath) : undefined;
+    if (typeof sel === 'string') status.selector = sel;
+    else if (isJsonObject(sel)) {
+      try {
+        status.selector = formatLabelSelector(labelSelectorFromObject(sel));
+      } catch {
+        // an invalid selector is shown as none
+      }
+    }
+    return { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata, spec: { replicas: typeof spec === 'number' ? spec : 0 }, status };
   }
 
   // ---- delete -----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import type { JsonObject, JsonValue } from './json.js';
 import { deepEqual, isJsonObject } from './json.js';
 import { finalizersOf, getPath, isBeingDeleted, metaOf, nameOf, namespaceOf, timestamp } from './meta.js';
 import { WorkQueue } from './queue.js';
-import type { PrinterColumn, Registry, ResourceType, Strategy, VersionInfo } from './registry.js';
+import type { PrinterColumn, Registry, ResourceType, ScaleInfo, Strategy, VersionInfo } from './registry.js';
 import type { Store, StoreEvent } from './store.js';
 import { dns1123Label, dns1123Subdomain } from './validation.js';
 import type { WatchHub } from './watch.js';
@@ -114,6 +114,18 @@ function printerColumns(v: JsonObject): PrinterColumn[] {
   }));
 }
 
+function jsonPathToPath(p: JsonValue | undefined): string[] | undefined {
+  return typeof p === 'string' && p.startsWith('.') ? p.slice(1).split('.') : undefined;
+}
+
+function scaleOf(scale: JsonValue | undefined): ScaleInfo | undefined {
+  if (!isJsonObject(scale)) return undefined;
+  const spec = jsonPathToPath(scale.specReplicasPath);
+  const status = jsonPathToPath(scale.statusReplicasPath);
+  if (!spec || !status) return undefined;
+  return { specReplicasPath: spec, statusReplicasPath: status, labelSelectorPath: jsonPathToPath(scale.labelSelectorPath) };
+}
+
 /** The resource type a CRD declares (undefined if the CRD is not usable). */
 export function typeOfCrd(crd: JsonObject): ResourceType | undefined {
   const spec = isJsonObject(crd.spec) ? crd.spec : undefined;
@@ -133,6 +145,7 @@ export function typeOfCrd(crd: JsonObject): ResourceType | undefined {
     printerColumns: printerColumns(v),
     selectableFields: (Array.isArray(v.selectableFields) ? v.selectableFields.filter(isJsonObject) : []).map((f) => str(f.jsonPath).replace(/^\./, '')),
     schema: getPath(v, ['schema', 'openAPIV3Schema']),
+    scale: scaleOf(getPath(v, ['subresources', 'scale'])),
   }));
   return {
     key: `${group}/${plural}`,

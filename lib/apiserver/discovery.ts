@@ -71,6 +71,9 @@ export function apiResourceList(registry: Registry, group: string, version: stri
     if (v.statusSubresource) {
       resources.push({ name: `${type.plural}/status`, singularName: '', namespaced: type.namespaced, kind: type.kind, verbs: ['get', 'patch', 'update'] });
     }
+    if (v.scale) {
+      resources.push({ name: `${type.plural}/scale`, singularName: '', namespaced: type.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
+    }
     for (const sub of type.extraSubresources ?? []) {
       resources.push({ name: `${type.plural}/${sub}`, singularName: '', namespaced: type.namespaced, kind: type.kind, verbs: ['update'] });
     }

@@ -4,12 +4,13 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiCore, DeleteOptions, PropagationPolicy } from './core.js';
-import type { PatchKind } from './engine.js';
+import type { PatchEngine, PatchKind } from './engine.js';
 import { ApiError, badRequest, expired, methodNotAllowed, pathNotFound, unsupportedMediaType } from './errors.js';
 import type { Faults } from './faults.js';
 import type { ResourceRequest, Verb, YamlLoader } from './http.js';
 import { mediaType, parseBody, readBody, sendError, sendJson, verbOf } from './http.js';
 import type { JsonObject, JsonValue } from './json.js';
+import { decodeProtobufBody, PROTOBUF } from './protobuf.js';
 import { isJsonObject } from './json.js';
 import type { Registry, Resolved } from './registry.js';
 import type { IncludeObject } from './table.js';
@@ -26,6 +27,8 @@ export interface HandlerContext {
   minRequestTimeoutSeconds: number;
   /** Resource keys whose CRD is being deleted: creates are refused. */
   terminating: ReadonlySet<string>;
+  /** Patches a JSON object (used for Scale objects, which are not stored). */
+  patch: PatchEngine['patch'];
 }
 
 const PATCH_KINDS: Record<string, PatchKind> = {
@@ -35,7 +38,7 @@ const PATCH_KINDS: Record<string, PatchKind> = {
   'application/apply-patch+yaml': 'apply',
 };
 
-const BODY_TYPES = ['application/json', 'application/yaml'];
+const BODY_TYPES = ['application/json', 'application/yaml', PROTOBUF];
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -74,6 +77,7 @@ async function bodyOf(req: IncomingMessage, ctx: HandlerContext, allowed: string
   const raw = await readBody(req);
   const type = mediaType(req.headers['content-type']) || 'application/json';
   if (!allowed.includes(type)) throw unsupportedMediaType(type, allowed);
+  if (type === PROTOBUF) return { value: decodeProtobufBody(raw), type };
   return { value: parseBody(raw, type, ctx.loadYaml), type };
 }
 
@@ -119,7 +123,8 @@ export async function handleResource(
   if (rr.subresource !== undefined) {
     const statusOk = rr.subresource === 'status' && resolved.version.statusSubresource && ['get', 'update', 'patch'].includes(verb);
     const finalizeOk = rr.subresource === 'finalize' && (type.extraSubresources ?? []).includes('finalize') && verb === 'update';
-    if (!statusOk && !finalizeOk) throw pathNotFound();
+    const scaleOk = rr.subresource === 'scale' && resolved.version.scale !== undefined && ['get', 'update', 'patch'].includes(verb);
+    if (!statusOk && !finalizeOk && !scaleOk) throw pathNotFound();
   }
   const namespace = rr.namespace ?? '';
 
@@ -144,6 +149,10 @@ export async function handleResource(
 
   const userAgent = req.headers['user-agent'];
   const accept = req.headers.accept;
+  if (rr.subresource === 'scale') {
+    await serveScale(req, res, query, rr, resolved, verb, ctx);
+    return;
+  }
   switch (verb) {
     case 'get': {
       const obj = ctx.core.get(resolved, namespace, rr.name as string);
@@ -222,6 +231,31 @@ export async function handleResource(
       return;
     }
   }
+}
+
+async function serveScale(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, rr: ResourceRequest, resolved: Resolved, verb: Verb, ctx: HandlerContext): Promise<void> {
+  const namespace = rr.namespace ?? '';
+  const name = rr.name as string;
+  const opts = { dryRun: dryRunOf(query), fieldManager: fieldManagerOf(query), userAgent: req.headers['user-agent'] };
+  if (verb === 'get') {
+    sendJson(res, 200, ctx.core.getScale(resolved, namespace, name));
+    return;
+  }
+  if (verb === 'update') {
+    const { value } = await bodyOf(req, ctx, ['application/json', 'application/yaml']);
+    const result = ctx.core.updateScale(resolved, namespace, name, () => value, opts);
+    sendJson(res, result.status, result.body);
+    return;
+  }
+  const contentType = mediaType(req.headers['content-type']);
+  const kind = PATCH_KINDS[contentType];
+  const raw = await readBody(req);
+  if (!kind || kind === 'apply') throw unsupportedMediaType(contentType, ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json']);
+  const body = parseBody(raw, 'application/json', ctx.loadYaml);
+  // A Scale has no lists, so a strategic merge patch of it is a merge patch.
+  const patchKind = kind === 'strategic' ? 'merge' : kind;
+  const result = ctx.core.updateScale(resolved, namespace, name, (scale) => ctx.patch(patchKind, scale, body, resolved.type), opts);
+  sendJson(res, result.status, result.body);
 }
 
 function startStream(res: ServerResponse): void {

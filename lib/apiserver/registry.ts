@@ -28,6 +28,15 @@ export interface VersionInfo {
   selectableFields: string[];
   /** A CRD version's openAPIV3Schema, published in /openapi/v3. */
   schema?: JsonValue;
+  /** The scale subresource (autoscaling/v1 Scale): where replicas and the selector live. */
+  scale?: ScaleInfo;
+}
+
+export interface ScaleInfo {
+  specReplicasPath: readonly string[];
+  statusReplicasPath: readonly string[];
+  /** Path of the label selector: an object (Deployment spec.selector) or a string (CRD status field). */
+  labelSelectorPath?: readonly string[];
 }
 
 export interface StrategyContext {

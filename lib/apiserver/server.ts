@@ -179,6 +179,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     loadYaml: await loadYamlParser(),
     minRequestTimeoutSeconds: options.minRequestTimeoutSeconds ?? 1800,
     terminating,
+    patch: (kind, live, patch, type) => patchEngine.patch(kind, live, patch, type),
   };
   const hashPrefix = randomBytes(4).toString('hex');
   let serverAddress = '';

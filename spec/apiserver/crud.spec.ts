@@ -118,6 +118,18 @@ describe('apiserver: CRUD with @kubernetes/client-node', () => {
     expect(status.metadata?.name).to.equal('web');
   });
 
+  it('serves the Deployment scale subresource (autoscaling/v1 Scale)', async () => {
+    const scale = await c.apps.readNamespacedDeploymentScale({ name: 'web', namespace: 'default' });
+    expect(scale).to.deep.include({ kind: 'Scale', apiVersion: 'autoscaling/v1' });
+    expect(scale.spec?.replicas).to.equal(1);
+    expect(scale.status?.selector).to.equal('app=web');
+    const replaced = await c.apps.replaceNamespacedDeploymentScale({ name: 'web', namespace: 'default', body: { ...scale, spec: { replicas: 4 } } });
+    expect(replaced.spec?.replicas).to.equal(4);
+    const d = await c.apps.readNamespacedDeployment({ name: 'web', namespace: 'default' });
+    expect(d.spec?.replicas).to.equal(4);
+    expect(d.metadata?.generation).to.equal(2);
+  });
+
   it('turns Secret stringData into base64 data and defaults the type', async () => {
     const s = await c.core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 'sec' }, stringData: { password: 'hunter2' } } });
     expect(s.type).to.equal('Opaque');

@@ -153,6 +153,26 @@ describe('apiserver: kubectl v1.32', function () {
     expect(await kubectl('delete', 'wp', 'home')).to.contain('webpage.sample.rxkube.dev "home" deleted');
   });
 
+  it('imperative create commands (protobuf bodies), run, scale and namespace deletion', async () => {
+    expect(await kubectl('create', 'namespace', 'imperative')).to.contain('namespace/imperative created');
+    expect(await kubectl('-n', 'imperative', 'create', 'configmap', 'cm', '--from-literal=a=1')).to.contain('configmap/cm created');
+    expect(await kubectl('-n', 'imperative', 'create', 'secret', 'generic', 'sec', '--from-literal=p=q')).to.contain('secret/sec created');
+    expect(await kubectl('-n', 'imperative', 'create', 'serviceaccount', 'sa')).to.contain('serviceaccount/sa created');
+    expect(await kubectl('-n', 'imperative', 'create', 'deployment', 'dep', '--image=nginx:1.27', '--replicas=2', '--port=80')).to.contain('deployment.apps/dep created');
+    expect(await kubectl('-n', 'imperative', 'create', 'service', 'clusterip', 'svc', '--tcp=80:8080')).to.contain('service/svc created');
+    expect(await kubectl('-n', 'imperative', 'run', 'pod', '--image=busybox', '--', 'sleep', '1')).to.contain('pod/pod created');
+    const secret = await c.core.readNamespacedSecret({ name: 'sec', namespace: 'imperative' });
+    expect(secret.data).to.deep.equal({ p: Buffer.from('q').toString('base64') });
+    const svc = await c.core.readNamespacedService({ name: 'svc', namespace: 'imperative' });
+    expect(svc.spec?.ports?.[0]).to.deep.include({ port: 80, targetPort: 8080, protocol: 'TCP' });
+    expect(await kubectl('-n', 'imperative', 'scale', 'deployment', 'dep', '--replicas=5')).to.contain('deployment.apps/dep scaled');
+    const dep = await c.apps.readNamespacedDeployment({ name: 'dep', namespace: 'imperative' });
+    expect(dep.spec?.replicas).to.equal(5);
+    expect(dep.spec?.template.spec?.containers[0]?.ports?.[0]?.containerPort).to.equal(80);
+    expect(await kubectl('delete', 'namespace', 'imperative')).to.contain('namespace "imperative" deleted');
+    expect(await isGone(() => c.core.readNamespace({ name: 'imperative' }))).to.equal(true);
+  });
+
   it('reports server errors the way kubectl prints them', async () => {
     const err = await kubectl('get', 'configmap', 'missing').then(
       () => '',
