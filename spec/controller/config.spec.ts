@@ -1,0 +1,98 @@
+import { expect } from 'chai';
+import { UpdateControl, type ControllerConfig, type Reconciler } from '../../lib/controller/index.js';
+import { ConfigurationError } from '../../lib/core/index.js';
+import { CONFIGMAPS, createWidget, getWidget, eventually, startEnv, widget, widgetConfig, WIDGET, type Env, type Widget } from './harness.js';
+
+const noop: Reconciler<Widget> = { reconcile: () => UpdateControl.noUpdate() };
+
+describe('controller configuration and startup', () => {
+  let env: Env;
+  beforeEach(async () => {
+    env = await startEnv();
+  });
+  afterEach(async () => {
+    await env.close();
+  });
+
+  /** The ConfigurationError register() throws (fails when it throws nothing or something else). */
+  function registerError(config: unknown, reconciler: unknown = noop): ConfigurationError {
+    const op = env.operator();
+    try {
+      op.register(reconciler as Reconciler<Widget>, config as ControllerConfig<Widget>);
+    } catch (err) {
+      expect(err).to.be.instanceOf(ConfigurationError);
+      return err as ConfigurationError;
+    }
+    throw new Error('register() accepted the configuration');
+  }
+
+  const cases: [string, unknown, unknown, string, RegExp][] = [
+    ['a missing plural', { resource: { apiVersion: 'sample.rxkube.dev/v1', kind: 'Widget' } }, noop, 'resource.plural', /needs a plural/],
+    ['a bad apiVersion', { resource: { ...WIDGET, apiVersion: 'Sample.rxkube.dev/v1' } }, noop, 'resource.apiVersion', /group 'Sample.rxkube.dev' is not a lowercase DNS subdomain/],
+    ['an invalid namespace name', { resource: WIDGET, namespaces: ['default', 'Not_A_Namespace'] }, noop, 'namespaces[1]', /"Not_A_Namespace" is not a valid namespace name/],
+    ['an empty namespace list', { resource: WIDGET, namespaces: [] }, noop, 'namespaces', /non-empty array/],
+    ['a reconciler without reconcile', { resource: WIDGET }, { cleanup: () => undefined }, 'reconciler.reconcile', /must be a function/],
+    ['a reconciler that is not an object', { resource: WIDGET }, () => undefined, 'reconciler', /must be an object with a reconcile/],
+    ['a finalizer that is not a qualified name', { resource: WIDGET, finalizerName: 'no slash' }, noop, 'finalizerName', /qualified name/],
+    ['an unknown patch strategy', { resource: WIDGET, patchStrategy: 'update' }, noop, 'patchStrategy', /'apply' or 'merge'/],
+    ['zero concurrent reconciliations', { resource: WIDGET, maxConcurrentReconciliations: 0 }, noop, 'maxConcurrentReconciliations', /positive integer/],
+    ['a retry without delayBefore', { resource: WIDGET, retry: {} }, noop, 'retry', /delayBefore/],
+    ['a secondary without a plural', { resource: WIDGET, secondaries: [{ resource: { apiVersion: 'v1', kind: 'ConfigMap' } }] }, noop, 'secondaries[0].resource.plural', /needs a plural/],
+    ['two secondaries of one name', { resource: WIDGET, secondaries: [{ resource: CONFIGMAPS }, { resource: CONFIGMAPS }] }, noop, 'secondaries', /two sources are named 'configmaps'/],
+    ['a non-function mapper', { resource: WIDGET, secondaries: [{ resource: CONFIGMAPS, toPrimaries: 'owner' }] }, noop, 'secondaries[0].toPrimaries', /must be a function/],
+    ['namespaces for a cluster-scoped kind', { resource: { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }, namespaces: ['default'] }, noop, 'namespaces', /cluster-scoped/],
+    ['a bad cache sync timeout', { resource: WIDGET, cacheSyncTimeoutMs: -1 }, noop, 'cacheSyncTimeoutMs', /positive number/],
+  ];
+  for (const [what, config, reconciler, option, message] of cases) {
+    it(`register() rejects ${what} with a ConfigurationError naming ${option}`, () => {
+      const err = registerError(config, reconciler);
+      expect(err.option).to.equal(option);
+      expect(err.message).to.match(message);
+      expect(err.message.startsWith(`${option}: `)).to.equal(true);
+    });
+  }
+
+  it('register() rejects a second controller of the same name, naming both the option and the name', () => {
+    const op = env.operator();
+    op.register(noop, { resource: WIDGET });
+    expect(() => op.register(noop, { resource: WIDGET }))
+      .to.throw(ConfigurationError, /^name: a controller named 'widgets.sample.rxkube.dev' is already registered/)
+      .with.property('option', 'name');
+    expect(() => op.register(noop, { resource: WIDGET, name: 'second' })).to.not.throw();
+  });
+
+  it('ES6: changeNamespaces rejects an invalid namespace name like register() does, and keeps the old set', async () => {
+    const op = env.operator();
+    const ctrl = op.register({ reconcile: (w) => UpdateControl.patchStatus({ ...w, status: { seen: true } }) }, widgetConfig({ namespaces: ['default'] }));
+    await op.start();
+    expect(() => ctrl.changeNamespaces(['default', 'Bad'])).to.throw(ConfigurationError, /^namespaces\[1\]: "Bad" is not a valid namespace name/);
+    await createWidget(env, widget('w1'));
+    await eventually('w1 in default still reconciled', async () => (await getWidget(env, 'w1'))?.status?.['seen'] === true);
+  });
+
+  it('register() after start() is refused', async () => {
+    const op = env.operator();
+    op.register(noop, widgetConfig());
+    await op.start();
+    expect(() => op.register(noop, widgetConfig({ name: 'late' }))).to.throw(/before start\(\)/);
+  });
+
+  it('ES2: start() fails, naming the controller, when the primary cannot be listed (stopOnInformerErrorDuringStartup)', async () => {
+    const op = env.operator();
+    op.register(noop, widgetConfig({ resource: { apiVersion: 'nothing.rxkube.dev/v1', kind: 'Nothing', plural: 'nothings' } }));
+    let error: unknown;
+    await op.start().catch((err: unknown) => (error = err));
+    expect(String(error)).to.match(/controller nothings.nothing.rxkube.dev: caches did not sync: .*404/);
+    await env.watchesOpen(0);
+  });
+
+  it('ES2: with stopOnInformerErrorDuringStartup false, start() waits out failing lists and runs once synced', async () => {
+    const fault = env.server.faults.failRequests({ verb: 'list', resource: 'widgets', status: 500, count: 2 });
+    await createWidget(env, widget('w1'));
+    const op = env.operator();
+    op.register({ reconcile: (w) => UpdateControl.patchStatus({ ...w, status: { seen: true } }) }, widgetConfig({ stopOnInformerErrorDuringStartup: false }));
+    await op.start();
+    expect(fault.hits).to.equal(2);
+    await eventually('w1 reconciled', async () => (await getWidget(env, 'w1'))?.status?.['seen'] === true);
+  });
+});
