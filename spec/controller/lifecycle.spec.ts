@@ -152,6 +152,47 @@ describe('controller lifecycle against the embedded API server', () => {
     expect(cleanups.every((c) => c.finalizers?.includes(FINALIZER))).to.equal(true);
   });
 
+  it('FZ3: a conflict while removing the finalizer re-reads and retries within the same run', async () => {
+    const cleaned: string[] = [];
+    const reconciler: Reconciler<Widget> = {
+      reconcile: (w) => UpdateControl.patchStatus({ ...w, status: { observed: w.spec?.value } }),
+      cleanup(w) {
+        cleaned.push(w.metadata!.name!);
+        return DeleteControl.defaultDelete();
+      },
+    };
+    const op = env.operator();
+    const ctrl = op.register(reconciler, widgetConfig());
+    const outcomes = recordOutcomes(ctrl.outcome$);
+    await op.start();
+    // Another finalizer ahead of ours: when ours goes, the object stays until that one goes too.
+    await createWidget(env, widget('w1', { value: 'a' }, 'default', { finalizers: ['example.com/first'] }));
+    await observed('w1', 'a');
+    expect((await getWidget(env, 'w1'))?.metadata?.finalizers).to.deep.equal(['example.com/first', FINALIZER]);
+    const runsBefore = outcomes.of('w1').length;
+    const conflicts = env.server.faults.failRequests({ verb: 'patch', resource: 'widgets', name: 'w1', status: 409, count: 2 });
+    await deleteWidget(env, 'w1');
+    await eventually('our finalizer removed', async () => !(await getWidget(env, 'w1'))?.metadata?.finalizers?.includes(FINALIZER));
+    expect(conflicts.hits).to.equal(2);
+    const cleanupRuns = outcomes.of('w1').slice(runsBefore);
+    expect(cleanupRuns.map((o) => o.result)).to.deep.equal(['success']);
+    expect(cleaned).to.deep.equal(['w1']);
+    expect((await getWidget(env, 'w1'))?.metadata?.finalizers).to.deep.equal(['example.com/first']);
+  });
+
+  it('UP1: observedGeneration: true writes status.observedGeneration with every status patch', async () => {
+    const reconciler: Reconciler<Widget> = {
+      reconcile: (w) => UpdateControl.patchStatus({ ...w, status: { observed: w.spec?.value } }),
+    };
+    const op = env.operator();
+    op.register(reconciler, widgetConfig({ observedGeneration: true }));
+    await op.start();
+    await createWidget(env, widget('w1'));
+    expect((await observed('w1', 'a')).status).to.deep.equal({ observed: 'a', observedGeneration: 1 });
+    await patchWidget(env, 'w1', { spec: { value: 'b' } });
+    expect((await observed('w1', 'b')).status).to.deep.equal({ observed: 'b', observedGeneration: 2 });
+  });
+
   for (const patchStrategy of ['apply', 'merge'] as const) {
     it(`UP1, ES4: patchResourceAndStatus with ${patchStrategy} writes the resource, then status, keeps the finalizer and runs no more`, async () => {
       const runs = new RunTracker();
