@@ -87,6 +87,10 @@ export interface KubernetesWriteOptions {
   readonly sourceName?: string;
   /** Namespaces the event source watches (default: the primary's). */
   readonly namespaces?: 'all' | readonly string[];
+  /**
+   * Narrows the event source. The objects the dependent writes must carry labels it selects,
+   * or the dependent never sees them and applies them on every run.
+   */
   readonly labelSelector?: LabelSelector;
   /** How the event source maps a secondary to primaries (default: the primary annotations). */
   readonly toPrimaries?: SecondaryToPrimaryMapper<KubernetesObject>;

@@ -197,7 +197,11 @@ describe('dependent: kubernetesDependent against the embedded API server', () =>
     await eventually('a result', () => recorded.last());
     expect(recorded.last()!.dependent('settings').reconcileResult).to.deep.include({ operation: 'skipped', reason: 'noCreate' });
     expect(await owned.targetId(widget('w1'), {} as never)).to.deep.equal({ name: 'w1-owned', namespace: 'default' });
-    expect(desiredCalls).to.equal(recorded.results.length);
+    const calls = desiredCalls;
+    const cached = [{ metadata: { name: 'w1-other', namespace: 'default' } }, { metadata: { name: 'w1-owned', namespace: 'default' } }];
+    const ctx = { getSecondaryResources: () => cached, secondaryClient: () => { throw new Error('no writes'); } } as never;
+    expect(await owned.getSecondary!(widget('w1'), ctx)).to.equal(cached[1]);
+    expect(desiredCalls, 'getSecondary did not compute desired').to.equal(calls);
 
     // A read-only dependent's object, created by someone else, maps back to the primary by id.
     await env.configMaps.create({ metadata: { name: 'shared-settings', namespace: 'default' }, data: { color: 'blue' } });
