@@ -21,11 +21,22 @@ export class ConfigurationError extends RxkubeError {
  * Thrown (or rejected) by a run to say "this failed, and retrying will not help" — what
  * `ErrorStatusUpdateControl.withNoRetry()` means. The run counts as a failure whose error is
  * `cause`; no retry is scheduled, the failure streak ends (the next run is attempt 0) and the
- * max-reconciliation-interval timer is armed as after any run that schedules nothing else.
+ * max-reconciliation-interval timer is armed as after any run that schedules nothing else —
+ * or, with `rescheduleAfter`, a run after that many ms (EP9), as after a success asking for it.
  */
 export class NoRetryError extends RxkubeError {
-  constructor(override readonly cause: unknown) {
+  readonly rescheduleAfter: number | undefined;
+
+  constructor(
+    override readonly cause: unknown,
+    options: { readonly rescheduleAfter?: number | undefined } = {},
+  ) {
     super(`not retried: ${describeError(cause)}`, { cause });
+    const delay = options.rescheduleAfter;
+    if (delay !== undefined && !(typeof delay === 'number' && Number.isFinite(delay) && delay >= 0)) {
+      throw new RangeError(`NoRetryError: rescheduleAfter must be a finite number of milliseconds >= 0, got ${describeValue(delay)}`);
+    }
+    this.rescheduleAfter = delay;
   }
 }
 

@@ -336,7 +336,7 @@ export class ResourceScheduler {
       this.armFollowUp(state, outcome, result.value?.rescheduleAfter);
     } else if (result.error instanceof NoRetryError) {
       state.retriesMade = 0;
-      this.armFollowUp(state, outcome, undefined);
+      this.armFollowUp(state, outcome, result.error.rescheduleAfter);
     } else {
       const attempt = state.retriesMade + 1;
       const delay = this.draining ? undefined : this.retryDelay(attempt);
