@@ -135,27 +135,33 @@ export function bulkDependent<
     const wanted = new Set([...desired.values()].map((obj) => obj.metadata!.name));
     let created = 0;
     let updated = 0;
+    let deleted = 0;
     const current = new Map<string, R>();
     const writes: { key: string; write: () => Promise<void> }[] = [];
     for (const [key, obj] of desired) {
       const existing = actualByName.get(obj.metadata!.name);
-      if (existing === undefined) {
-        writes.push({ key, write: async () => void current.set(key, (created++, await applyDesired(target, ctx, obj))) });
-      } else {
-        writes.push({
-          key,
-          write: async () => {
-            if (await matches(existing, obj, primary, ctx)) return void current.set(key, existing);
-            current.set(key, await applyDesired(target, ctx, obj));
-            updated++;
-          },
-        });
-      }
+      writes.push({
+        key,
+        write: async () => {
+          if (existing !== undefined && (await matches(existing, obj, primary, ctx))) {
+            current.set(key, existing);
+            return;
+          }
+          current.set(key, await applyDesired(target, ctx, obj));
+          if (existing === undefined) created++;
+          else updated++;
+        },
+      });
     }
-    let deleted = 0;
     for (const obj of actual) {
       if (wanted.has(obj.metadata?.name)) continue;
-      writes.push({ key: keyOf(obj) ?? obj.metadata?.name ?? '?', write: async () => void (await deleteObject(target, ctx, obj), deleted++) });
+      writes.push({
+        key: keyOf(obj) ?? obj.metadata?.name ?? '(unnamed)',
+        write: async () => {
+          await deleteObject(target, ctx, obj);
+          deleted++;
+        },
+      });
     }
     const results = await Promise.allSettled(writes.map((w) => w.write()));
     const failures = results.flatMap((r, i) => (r.status === 'rejected' ? [{ key: writes[i]!.key, error: r.reason as unknown }] : []));

@@ -150,10 +150,14 @@ export interface KubernetesDependent<
   targetId(primary: P, ctx: C): Promise<ResourceID>;
 }
 
-/** The shared, validated part of a Kubernetes-writing dependent's configuration. */
-export interface KubernetesTarget {
+/** Which dependent, and which kind of object it targets. */
+export interface TargetKind {
   readonly dependent: string;
   readonly descriptor: ResolvedDescriptor;
+}
+
+/** The shared, validated part of a Kubernetes-writing dependent's configuration. */
+export interface KubernetesTarget extends TargetKind {
   readonly garbageCollected: boolean;
   readonly ownerReference: boolean;
   readonly sourceName: string;
@@ -168,7 +172,13 @@ export function resolveKubernetesTarget(
   option: string,
   dependent: string | undefined,
   options: KubernetesWriteOptions,
-  defaults: { readonly sourceName?: string; readonly toSecondaries?: PrimaryToSecondaryMapper<KubernetesObject>; readonly readOnly?: boolean } = {},
+  defaults: {
+    readonly readOnly?: boolean;
+    /** The default source name, from the plural and the dependent's name (default: the plural). */
+    readonly sourceName?: (plural: string, dependent: string) => string;
+    /** The source looks secondaries up by id (then no annotation mapper is defaulted). */
+    readonly toSecondaries?: (target: TargetKind) => PrimaryToSecondaryMapper<KubernetesObject>;
+  } = {},
 ): KubernetesTarget {
   if (options === null || typeof options !== 'object') {
     throw new ConfigurationError(option, `must be an object with at least { resource }, got ${describeValue(options)}`);
@@ -197,18 +207,19 @@ export function resolveKubernetesTarget(
     );
   }
   if (options.toPrimaries !== undefined) requireFunction(`${where}.toPrimaries`, options.toPrimaries);
-  const sourceName = options.sourceName ?? defaults.sourceName ?? descriptor.plural;
+  const sourceName = options.sourceName ?? defaults.sourceName?.(descriptor.plural, name) ?? descriptor.plural;
   if (typeof sourceName !== 'string' || sourceName === '') {
     throw new ConfigurationError(`${where}.sourceName`, `must be a non-empty string, got ${describeValue(sourceName)}`);
   }
   const toPrimaries = options.toPrimaries ?? (defaults.toSecondaries ? undefined : Mappers.fromDefaultAnnotations());
+  const toSecondaries = defaults.toSecondaries?.({ dependent: name, descriptor });
   const eventSource: KubernetesEventSource = {
     name: sourceName,
     resource: options.resource,
     ...(options.namespaces === undefined ? {} : { namespaces: options.namespaces }),
     ...(options.labelSelector === undefined ? {} : { labelSelector: options.labelSelector }),
     ...(toPrimaries === undefined ? {} : { toPrimaries }),
-    ...(defaults.toSecondaries === undefined ? {} : { toSecondaries: defaults.toSecondaries }),
+    ...(toSecondaries === undefined ? {} : { toSecondaries }),
   };
   return { dependent: name, descriptor, garbageCollected, ownerReference, sourceName, eventSource };
 }
@@ -218,7 +229,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** The id an object names, with the primary's namespace filled in for a namespaced kind. */
-export function targetIdOf(target: KubernetesTarget, id: ResourceID, primary: KubernetesObject, what: string): ResourceID {
+export function targetIdOf(target: TargetKind, id: ResourceID, primary: KubernetesObject, what: string): ResourceID {
   if (!isRecord(id) || typeof id.name !== 'string' || id.name === '') {
     throw new TypeError(`dependent '${target.dependent}': ${what} must name the ${target.descriptor.kind} ({ name, namespace? }), got ${describeValue(id)}`);
   }
@@ -353,9 +364,24 @@ export function kubernetesDependent<
 >(options: KubernetesDependentOptions<R, P, C>): KubernetesDependent<R, P, C> {
   const readOnly = options?.readOnly ?? false;
   if (typeof readOnly !== 'boolean') throw new ConfigurationError('kubernetesDependent.readOnly', `must be a boolean, got ${describeValue(readOnly)}`);
-  const preliminary = resolveKubernetesTarget('kubernetesDependent', options?.name, options, { readOnly });
-  const where = `kubernetesDependent(${preliminary.dependent})`;
-  const { desired: userDesired, resourceId, match } = options;
+  const resourceId = options?.resourceId;
+  // A read-only object carries no primary annotations: with a resourceId the source looks it up
+  // by id (and maps it back through the primaries' index), in a source of its own.
+  const byId = readOnly && resourceId !== undefined && options.toPrimaries === undefined;
+  const target = resolveKubernetesTarget(
+    'kubernetesDependent',
+    options?.name,
+    options,
+    byId
+      ? {
+          readOnly,
+          sourceName: (plural, dependent) => `${plural}:${dependent}`,
+          toSecondaries: (kind) => (primary) => [targetIdOf(kind, resourceId(primary as P), primary, 'resourceId()')],
+        }
+      : { readOnly },
+  );
+  const where = `kubernetesDependent(${target.dependent})`;
+  const { desired: userDesired, match } = options;
   if (userDesired !== undefined) requireFunction(`${where}.desired`, userDesired);
   if (resourceId !== undefined) requireFunction(`${where}.resourceId`, resourceId);
   if (match !== undefined) requireFunction(`${where}.match`, match);
@@ -368,16 +394,6 @@ export function kubernetesDependent<
       'a read-only dependent needs resourceId (or desired, or toPrimaries) to find its object: it writes nothing that would tie the object to the primary',
     );
   }
-  // A read-only object carries no primary annotations: with a resourceId the source looks it up
-  // by id (and maps it back through the primaries' index), in a source of its own.
-  const byId = readOnly && resourceId !== undefined && options.toPrimaries === undefined;
-  const target = byId
-    ? resolveKubernetesTarget('kubernetesDependent', options.name, options, {
-        readOnly,
-        sourceName: `${preliminary.descriptor.plural}:${preliminary.dependent}`,
-        toSecondaries: (primary) => [targetIdOf(preliminary, resourceId(primary as P), primary, 'resourceId()')],
-      })
-    : preliminary;
 
   const desired = userDesired && (async (primary: P, ctx: C): Promise<R> => prepareDesired<R>(target, await userDesired(primary, ctx), primary));
 
