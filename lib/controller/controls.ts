@@ -81,6 +81,10 @@ export class ErrorStatusUpdateControl<P> {
     return new ErrorStatusUpdateControl(this.resource, true, this.rescheduleAfterMs);
   }
 
+  /**
+   * With `withNoRetry()`: run again after `ms` (an event-triggered run before then cancels it).
+   * Without it the retry policy decides when the next attempt runs, and this delay is not used.
+   */
   rescheduleAfter(ms: number): ErrorStatusUpdateControl<P> {
     return new ErrorStatusUpdateControl(this.resource, this.noRetry, checkDelay(ms));
   }

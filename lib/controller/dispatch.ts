@@ -126,7 +126,7 @@ async function handleReconcileError<P extends KubernetesObject>(
       ctx.logger[errorLogLevel(patchError)]({ err: patchError }, 'error status patch failed');
     }
   }
-  return control.noRetry ? new NoRetryError(error) : error;
+  return control.noRetry ? new NoRetryError(error, { rescheduleAfter: control.rescheduleAfterMs }) : error;
 }
 
 function createContext<P extends KubernetesObject>(deps: DispatchDeps<P>, primary: P, run: RunContext, logger: Logger): Context<P> {

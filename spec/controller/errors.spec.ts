@@ -106,6 +106,35 @@ describe('controller errors against the embedded API server', () => {
     expect(calls).to.equal(1);
   });
 
+  it('UP4, EP9: withNoRetry().rescheduleAfter(ms) runs again after ms instead of retrying', async () => {
+    const runs: { attempt: number; cause: string }[] = [];
+    const reconciler: Reconciler<Widget> = {
+      reconcile(w, ctx) {
+        runs.push({ attempt: ctx.retry.attempt, cause: ctx.cause.type });
+        if (runs.length === 1) throw new Error('waiting for an external system');
+        return UpdateControl.patchStatus({ ...w, status: { observed: w.spec?.value } });
+      },
+      updateErrorStatus: (w, _ctx, error) =>
+        ErrorStatusUpdateControl.patchStatus({ ...w, status: { waiting: (error as Error).message } }).withNoRetry().rescheduleAfter(30),
+    };
+    const op = env.operator();
+    const ctrl = op.register(reconciler, widgetConfig());
+    const outcomes = recordOutcomes(ctrl.outcome$);
+    await op.start();
+    await createWidget(env, widget('w1'));
+    const [failed, next] = await outcomes.until('w1', (o) => o.length >= 2, 'the rescheduled run');
+    expect(failed?.result).to.equal('failure');
+    expect(failed?.retry).to.equal(undefined);
+    expect(failed?.reschedule?.reason).to.equal('requested');
+    expect(failed!.reschedule!.at - failed!.endedAt).to.be.within(30, 31);
+    expect(next?.result).to.equal('success');
+    expect(runs).to.deep.equal([
+      { attempt: 0, cause: 'event' },
+      { attempt: 0, cause: 'reschedule' },
+    ]);
+    await eventually('status observed a', async () => (await statusOf('w1'))?.['observed'] === 'a');
+  });
+
   it('UP4: a failing error-status patch is logged, never thrown; the run fails with the reconcile error and is retried', async () => {
     const { logger, lines } = capturingLogger('info');
     let calls = 0;
