@@ -22,6 +22,7 @@ import {
   unsupportedMediaType,
 } from './errors.js';
 import type { PatchEngine, PatchKind } from './engine.js';
+import { applyCrdSchema } from './crd-schema.js';
 import { compileFilter, type ObjectFilter } from './filter.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { deepClone, deepEqual, isJsonObject } from './json.js';
@@ -52,8 +53,14 @@ export const FOREGROUND_FINALIZER = 'foregroundDeletion';
 export const ORPHAN_FINALIZER = 'orphan';
 const SYSTEM_MANAGER = 'kube-controller-manager';
 
+export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+
 export interface WriteOptions {
   dryRun?: boolean;
+  /** What to do with fields a CRD schema does not declare (default Warn, as the real server). */
+  fieldValidation?: FieldValidation;
+  /** Collects warnings for the Warning response header. */
+  warnings?: string[];
   /** The field manager; defaults to the client's user-agent product. */
   fieldManager?: string;
   subresource?: string;
@@ -227,11 +234,18 @@ export class ApiCore {
       throw badRequest('resourceVersion should not be set on objects to be created');
     }
     const manager = this.managerOf(opts);
-    return { status: 201, body: this.createObject(r, obj, manager, opts.dryRun ?? false, undefined) };
+    return { status: 201, body: this.createObject(r, obj, manager, opts.dryRun ?? false, undefined, opts) };
   }
 
   /** Creates `obj` (already normalized, namespace set); `managedFields` given for server-side apply. */
-  private createObject(r: Resolved, obj: JsonObject, manager: string, dryRun: boolean, managedFields: JsonValue | undefined): JsonObject {
+  private createObject(
+    r: Resolved,
+    obj: JsonObject,
+    manager: string,
+    dryRun: boolean,
+    managedFields: JsonValue | undefined,
+    schemaOpts: Pick<WriteOptions, 'fieldValidation' | 'warnings'> = {},
+  ): JsonObject {
     const type = r.type;
     const gr = groupResource(type);
     const meta = metaOf(obj);
@@ -249,7 +263,7 @@ export class ApiCore {
     if (this.store.get(type.key, namespace, name)) {
       if (!generated) throw alreadyExists(gr, name);
       meta.name = generatedName(String(meta.generateName));
-      return this.createObject(r, obj, manager, dryRun, managedFields);
+      return this.createObject(r, obj, manager, dryRun, managedFields, schemaOpts);
     }
     const ctx = this.strategyContext();
     meta.uid = newUid();
@@ -263,7 +277,7 @@ export class ApiCore {
     type.strategy.prepareForCreate?.(obj, ctx);
     if (type.custom && r.version.statusSubresource) delete obj.status;
     type.strategy.defaults?.(obj);
-    const invalidCauses = type.strategy.validate?.(obj, undefined) ?? [];
+    const invalidCauses = [...this.checkSchema(r, obj, schemaOpts), ...(type.strategy.validate?.(obj, undefined) ?? [])];
     if (invalidCauses.length) throw invalid(type.group, type.kind, name, invalidCauses);
     if (managedFields !== undefined) meta.managedFields = managedFields;
     else this.setManagedFields(obj, this.engine.trackUpdate({ old: undefined, updated: obj, manager, apiVersion: r.apiVersion, now: ctx.now }, type));
@@ -284,13 +298,26 @@ export class ApiCore {
     if (!old) {
       if (type.allowCreateOnUpdate && !opts.subresource) {
         delete meta.resourceVersion;
-        return { status: 201, body: this.createObject(r, obj, manager, opts.dryRun ?? false, undefined) };
+        return { status: 201, body: this.createObject(r, obj, manager, opts.dryRun ?? false, undefined, opts) };
       }
       throw notFound(groupResource(type), name);
     }
     this.checkResourceVersion(type, obj, old, true);
-    const result = this.commitUpdate(r, old, obj, { manager, dryRun: opts.dryRun ?? false, subresource: opts.subresource });
+    const result = this.commitUpdate(r, old, obj, { ...opts, manager, dryRun: opts.dryRun ?? false });
     return { status: 200, body: present(result, r.apiVersion) };
+  }
+
+  /** Defaults, prunes and validates a custom resource against its CRD schema; returns the 422 causes. */
+  private checkSchema(r: Resolved, obj: JsonObject, opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>): StatusCause[] {
+    if (!r.type.custom) return [];
+    const outcome = applyCrdSchema(obj, r.version.schema);
+    if (outcome.unknownFields.length) {
+      const mode = opts.fieldValidation ?? 'Warn';
+      const described = outcome.unknownFields.map((f) => `unknown field "${f}"`);
+      if (mode === 'Strict') throw badRequest(`strict decoding error: ${described.join(', ')}`);
+      if (mode === 'Warn') opts.warnings?.push(...described);
+    }
+    return outcome.causes;
   }
 
   private checkResourceVersion(type: ResourceType, obj: JsonObject, old: JsonObject, required: boolean): void {
@@ -316,7 +343,7 @@ export class ApiCore {
     r: Resolved,
     old: JsonObject,
     candidate: JsonObject,
-    opts: { manager: string; dryRun: boolean; subresource?: string; managedFields?: JsonValue },
+    opts: { manager: string; dryRun: boolean; subresource?: string; managedFields?: JsonValue } & Pick<WriteOptions, 'fieldValidation' | 'warnings'>,
   ): JsonObject {
     const type = r.type;
     const ctx = this.strategyContext();
@@ -360,7 +387,7 @@ export class ApiCore {
     type.strategy.defaults?.(obj);
 
     const name = nameOf(old);
-    const causes = this.validateMeta(type, obj);
+    const causes = [...this.validateMeta(type, obj), ...this.checkSchema(r, obj, opts)];
     if (isBeingDeleted(old)) {
       const added = finalizersOf(obj).filter((f) => !finalizersOf(old).includes(f));
       if (added.length) {
@@ -415,7 +442,7 @@ export class ApiCore {
     const dryRun = opts.dryRun ?? false;
     if (kind === 'apply') {
       if (!opts.fieldManager) throw badRequest('PATCH request with apply content type requires a fieldManager: the fieldManager query parameter is required for apply requests');
-      return this.apply(r, namespace, name, body, opts.fieldManager, opts.force ?? false, dryRun, opts.subresource);
+      return this.apply(r, namespace, name, body, opts.fieldManager, opts.force ?? false, dryRun, opts.subresource, opts);
     }
     if (opts.force) throw badRequest('force may only be set for apply patches (application/apply-patch+yaml)');
     if (kind === 'strategic' && type.custom) {
@@ -434,7 +461,7 @@ export class ApiCore {
     this.checkNamespace(type, meta, ns);
     this.checkName(meta, name);
     this.checkResourceVersion(type, obj, old, false);
-    const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource: opts.subresource });
+    const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource: opts.subresource, fieldValidation: opts.fieldValidation, warnings: opts.warnings });
     return { status: 200, body: present(result, r.apiVersion) };
   }
 
@@ -447,6 +474,7 @@ export class ApiCore {
     force: boolean,
     dryRun: boolean,
     subresource: string | undefined,
+    schemaOpts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>,
   ): WriteResult {
     const type = r.type;
     const applied = this.normalizeBody(r, body);
@@ -471,13 +499,13 @@ export class ApiCore {
       objMeta.name = name;
       if (type.namespaced) objMeta.namespace = ns;
       delete objMeta.resourceVersion;
-      return { status: 201, body: this.createObject(r, obj, manager, dryRun, objMeta.managedFields) };
+      return { status: 201, body: this.createObject(r, obj, manager, dryRun, objMeta.managedFields, schemaOpts) };
     }
     this.checkResourceVersion(type, applied, old, false);
     const merged = withName(name, () => this.engine.apply({ live: present(old, r.apiVersion), applied, manager, force, apiVersion: r.apiVersion, now, subresource }, type));
     const obj = this.normalizeBody(r, merged);
     const managedFields = readMeta(obj).managedFields;
-    const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource, managedFields: managedFields ?? [] });
+    const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource, managedFields: managedFields ?? [], ...schemaOpts });
     return { status: 200, body: present(result, r.apiVersion) };
   }
 

@@ -3,7 +3,7 @@
  * parameters and bodies, calls the core and writes the answer (JSON, Table or a watch stream).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiCore, DeleteOptions, PropagationPolicy } from './core.js';
+import type { ApiCore, DeleteOptions, FieldValidation, PropagationPolicy, WriteOptions } from './core.js';
 import type { PatchEngine, PatchKind } from './engine.js';
 import { ApiError, badRequest, expired, methodNotAllowed, pathNotFound, unsupportedMediaType } from './errors.js';
 import type { Faults } from './faults.js';
@@ -53,11 +53,32 @@ function dryRunOf(query: URLSearchParams): boolean {
 function fieldManagerOf(query: URLSearchParams): string | undefined {
   const m = query.get('fieldManager') ?? undefined;
   if (m !== undefined && m.length > 128) throw badRequest(`fieldManager: Too long: may not be longer than 128 characters, got ${m.length}`);
-  const validation = query.get('fieldValidation');
-  if (validation && !['Ignore', 'Warn', 'Strict'].includes(validation)) {
-    throw badRequest(`fieldValidation: Unsupported value: ${JSON.stringify(validation)}: supported values: "Ignore", "Strict", "Warn"`);
-  }
   return m || undefined;
+}
+
+function fieldValidationOf(query: URLSearchParams): FieldValidation | undefined {
+  const v = query.get('fieldValidation');
+  if (!v) return undefined;
+  if (v === 'Ignore' || v === 'Warn' || v === 'Strict') return v;
+  throw badRequest(`fieldValidation: Unsupported value: ${JSON.stringify(v)}: supported values: "Ignore", "Strict", "Warn"`);
+}
+
+/** The options of a write request (warnings are collected for the Warning header). */
+function writeOptions(req: IncomingMessage, query: URLSearchParams, subresource: string | undefined): WriteOptions & { userAgent?: string; warnings: string[] } {
+  return {
+    dryRun: dryRunOf(query),
+    fieldManager: fieldManagerOf(query),
+    fieldValidation: fieldValidationOf(query),
+    subresource,
+    userAgent: req.headers['user-agent'],
+    warnings: [],
+  };
+}
+
+/** Warnings as the real server sends them: `Warning: 299 - "text"` (one header, comma-separated). */
+function warningHeaders(warnings: string[]): Record<string, string> {
+  if (warnings.length === 0) return {};
+  return { warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ') };
 }
 
 function intParam(query: URLSearchParams, name: string): number | undefined {
@@ -147,7 +168,6 @@ export async function handleResource(
     throw outcome.error;
   }
 
-  const userAgent = req.headers['user-agent'];
   const accept = req.headers.accept;
   if (rr.subresource === 'scale') {
     await serveScale(req, res, query, rr, resolved, verb, ctx);
@@ -181,19 +201,16 @@ export async function handleResource(
         throw new ApiError(405, 'MethodNotAllowed', `create not allowed while custom resource definition is terminating`, {});
       }
       const { value } = await bodyOf(req, ctx, BODY_TYPES);
-      const result = ctx.core.create(resolved, namespace, value, { dryRun: dryRunOf(query), fieldManager: fieldManagerOf(query), userAgent });
-      sendJson(res, result.status, result.body);
+      const opts = writeOptions(req, query, undefined);
+      const result = ctx.core.create(resolved, namespace, value, opts);
+      sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
     }
     case 'update': {
       const { value } = await bodyOf(req, ctx, BODY_TYPES);
-      const result = ctx.core.update(resolved, namespace, rr.name as string, value, {
-        dryRun: dryRunOf(query),
-        fieldManager: fieldManagerOf(query),
-        subresource: rr.subresource,
-        userAgent,
-      });
-      sendJson(res, result.status, result.body);
+      const opts = writeOptions(req, query, rr.subresource);
+      const result = ctx.core.update(resolved, namespace, rr.name as string, value, opts);
+      sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
     }
     case 'patch': {
@@ -202,15 +219,9 @@ export async function handleResource(
       const raw = await readBody(req);
       if (!kind) throw unsupportedMediaType(contentType, Object.keys(PATCH_KINDS));
       const body = parseBody(raw, kind === 'apply' ? 'application/yaml' : 'application/json', ctx.loadYaml);
-      const force = query.get('force');
-      const result = ctx.core.patch(resolved, namespace, rr.name as string, kind, body, {
-        dryRun: dryRunOf(query),
-        fieldManager: fieldManagerOf(query),
-        force: force === 'true' ? true : undefined,
-        subresource: rr.subresource,
-        userAgent,
-      });
-      sendJson(res, result.status, result.body);
+      const opts = { ...writeOptions(req, query, rr.subresource), force: query.get('force') === 'true' ? true : undefined };
+      const result = ctx.core.patch(resolved, namespace, rr.name as string, kind, body, opts);
+      sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
     }
     case 'delete': {
@@ -236,7 +247,7 @@ export async function handleResource(
 async function serveScale(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, rr: ResourceRequest, resolved: Resolved, verb: Verb, ctx: HandlerContext): Promise<void> {
   const namespace = rr.namespace ?? '';
   const name = rr.name as string;
-  const opts = { dryRun: dryRunOf(query), fieldManager: fieldManagerOf(query), userAgent: req.headers['user-agent'] };
+  const opts = writeOptions(req, query, 'scale');
   if (verb === 'get') {
     sendJson(res, 200, ctx.core.getScale(resolved, namespace, name));
     return;

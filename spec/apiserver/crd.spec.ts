@@ -167,6 +167,82 @@ describe('apiserver: CustomResourceDefinitions and custom resources', () => {
     expect(fields).to.include.members(['spec.group', 'metadata.name', 'spec.versions']);
   });
 
+  describe('structural schema', () => {
+    const sg = { group: 'schema.rxkube.dev', version: 'v1', namespace: 'default', plural: 'widgets' };
+    const path = '/apis/schema.rxkube.dev/v1/namespaces/default/widgets';
+    before(async () => {
+      await c.ext.createCustomResourceDefinition({
+        body: {
+          metadata: { name: 'widgets.schema.rxkube.dev' },
+          spec: {
+            group: 'schema.rxkube.dev',
+            scope: 'Namespaced',
+            names: { plural: 'widgets', kind: 'Widget' },
+            versions: [
+              {
+                name: 'v1',
+                served: true,
+                storage: true,
+                subresources: { status: {} },
+                schema: {
+                  openAPIV3Schema: {
+                    type: 'object',
+                    properties: {
+                      spec: {
+                        type: 'object',
+                        required: ['name'],
+                        properties: {
+                          name: { type: 'string', maxLength: 10 },
+                          replicas: { type: 'integer', minimum: 0, _default: 1 },
+                          color: { type: 'string', _enum: ['red', 'blue'] },
+                          extra: { type: 'object', x_kubernetes_preserve_unknown_fields: true },
+                        },
+                      },
+                      status: { type: 'object', properties: { ready: { type: 'boolean' } } },
+                    },
+                  },
+                },
+              },
+            ],
+          },
+        },
+      });
+    });
+    const widget = (spec: Record<string, unknown>, name = 'w') => JSON.stringify({ apiVersion: 'schema.rxkube.dev/v1', kind: 'Widget', metadata: { name }, spec });
+
+    it('applies defaults and keeps what x-kubernetes-preserve-unknown-fields allows', async () => {
+      const w = (await c.custom.createNamespacedCustomObject({
+        ...sg,
+        body: { apiVersion: 'schema.rxkube.dev/v1', kind: 'Widget', metadata: { name: 'defaulted' }, spec: { name: 'a', extra: { anything: [1] } } },
+      })) as { spec: Record<string, unknown> };
+      expect(w.spec).to.deep.equal({ name: 'a', replicas: 1, extra: { anything: [1] } });
+    });
+
+    it('prunes undeclared fields with a Warning header (default Warn), refuses them with fieldValidation=Strict (400)', async () => {
+      const warned = await raw(c.server, 'POST', path, widget({ name: 'b', typo: true }, 'pruned'));
+      expect(warned.status).to.equal(201);
+      expect(warned.headers.warning).to.equal('299 - "unknown field \\"spec.typo\\""');
+      expect((warned.json as { spec: unknown }).spec).to.deep.equal({ name: 'b', replicas: 1 });
+      const strict = await raw(c.server, 'POST', `${path}?fieldValidation=Strict`, widget({ name: 'b', typo: true }, 'strict'));
+      expect(strict.status).to.equal(400);
+      expect((strict.json as { message: string }).message).to.equal('strict decoding error: unknown field "spec.typo"');
+    });
+
+    it('answers 422 for wrong types, missing required fields, values outside enum, bounds and lengths', async () => {
+      const res = await raw(c.server, 'POST', path, widget({ replicas: 'three', color: 'green' }, 'bad'));
+      expect(res.status).to.equal(422);
+      const causes = (res.json as { details: { causes: { field: string; reason: string }[] } }).details.causes;
+      expect(causes.map((x) => `${x.field} ${x.reason}`)).to.have.members([
+        'spec.replicas FieldValueTypeInvalid',
+        'spec.color FieldValueNotSupported',
+        'spec.name FieldValueRequired',
+      ]);
+      const bounds = await raw(c.server, 'POST', path, widget({ name: 'much-too-long-name', replicas: -1 }, 'bounds'));
+      expect(bounds.status).to.equal(422);
+      expect((bounds.json as { message: string }).message).to.contain('spec.replicas in body should be greater than or equal to 0');
+    });
+  });
+
   it('deleting a CRD deletes its objects, then stops serving the resource', async () => {
     await c.ext.createCustomResourceDefinition({
       body: {
