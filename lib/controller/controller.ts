@@ -245,7 +245,8 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       reconcileEach<KubernetesObject>(run, {
         ...config.scheduling,
         retry: config.scheduling.retry ?? false,
-        exists: (id) => this.primaries.get(id) !== undefined,
+        // ES7: a bounded cache may have evicted a primary the informer still knows; the run fetches it.
+        exists: (id) => this.primaryInformer.store.has(id) || this.primaries.get(id) !== undefined,
         active$,
         probe: metrics
           ? (load) => {

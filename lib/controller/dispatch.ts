@@ -33,7 +33,8 @@ export interface DispatchDeps<P extends KubernetesObject> {
 export function dispatcher<P extends KubernetesObject>(deps: DispatchDeps<P>): RunFn {
   const { reconciler, config } = deps;
   return async (id: ResourceID, run: RunContext): Promise<RunResult | void> => {
-    const primary = deps.primaries.get(id);
+    // EP3: the latest version; a bounded cache (ES7) reads an evicted one from the API.
+    const primary = deps.primaries.get(id) ?? (await deps.primaries.fetch(id));
     if (!primary) return undefined;
     const logger = loggerFor(deps.logger, config.name, primary);
     const ctx = createContext(deps, primary, run, logger);

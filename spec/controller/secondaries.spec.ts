@@ -194,4 +194,29 @@ describe('controller secondaries against the embedded API server', () => {
     await outcomes.until('wb', (o) => o.length === 4, 'wb run by s1');
     expect(counts()).to.deep.equal([3, 4, 2]);
   });
+
+  it('ES7: with a bounded primary cache an evicted primary still runs: it is read from the API', async () => {
+    const seen: string[] = [];
+    const reconciler: Reconciler<Widget> = {
+      reconcile(w, ctx) {
+        seen.push(`${w.metadata!.name}:${w.spec?.value}:${ctx.cause.type === 'event' ? ctx.cause.source : ctx.cause.type}`);
+        return UpdateControl.noUpdate();
+      },
+    };
+    const op = env.operator();
+    const ctrl = op.register(
+      reconciler,
+      widgetConfig({ secondaries: [{ resource: CONFIGMAPS }], informer: { bounded: { maxEntries: 1, timeToIdleMs: 60_000 } } }),
+    );
+    const outcomes = recordOutcomes(ctrl.outcome$);
+    await op.start();
+    const w1 = await createWidget(env, widget('w1'));
+    await outcomes.until('w1', (o) => o.length === 1, 'w1 reconciled');
+    await createWidget(env, widget('w2')); // the cache holds one object: w1 is evicted
+    await outcomes.until('w2', (o) => o.length === 1, 'w2 reconciled');
+    await env.configMaps.create({ metadata: { name: 'w1-cm', namespace: 'default', ownerReferences: [ownerRef(w1)] } });
+    const [, second] = await outcomes.until('w1', (o) => o.length === 2, 'w1 run by its ConfigMap');
+    expect(second?.result).to.equal('success');
+    expect(seen).to.deep.equal(['w1:a:widgets.sample.rxkube.dev', 'w2:a:widgets.sample.rxkube.dev', 'w1:a:configmaps']);
+  });
 });
