@@ -1,3 +1,4 @@
+import * as k8s from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { UpdateControl, type Context, type Reconciler, type SecondaryConfig } from '../../lib/controller/index.js';
 import { workflow } from '../../lib/workflow/index.js';
@@ -197,7 +198,7 @@ describe('operator and controller lifecycle against the embedded API server', ()
     await env.watchesOpen(0);
   });
 
-  it('OB4: with leader election only the leader reconciles; when it stops the other takes over', async () => {
+  it('OB4, OB5: with leader election only the leader reconciles; when it stops it releases the lease and the other takes over', async () => {
     const election = (identity: string) => ({
       leaderElection: { leaseName: 'widgets', leaseNamespace: 'default', identity, leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 100 },
     });
@@ -227,7 +228,10 @@ describe('operator and controller lifecycle against the embedded API server', ()
     expect(runsB.counts.size, 'the follower ran').to.equal(0);
     expect(leading.b.at(-1)).to.equal(false);
 
-    await opA.stop(); // releases the lease
+    await opA.stop();
+    // OB5: the lease was released on stop, long before it could have expired.
+    const lease = (await env.kc.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: 'widgets', namespace: 'default' })).spec;
+    expect(lease?.holderIdentity ?? '').to.not.equal('a');
     await eventually('b leads', () => leading.b.at(-1) === true, 3000);
     await createWidget(env, widget('w2'));
     await eventually('w2 reconciled by b', async () => (await getWidget(env, 'w2'))?.status?.['by'] === 'b');
