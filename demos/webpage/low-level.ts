@@ -5,6 +5,7 @@
 import type { KubernetesObject, V1Deployment } from '@kubernetes/client-node';
 import {
   classifyError,
+  deploymentReadiness,
   ErrorStatusUpdateControl,
   UpdateControl,
   type ControllerConfig,
@@ -14,13 +15,12 @@ import {
 import { CONFIGMAP, DEPLOYMENT, INGRESS, MANAGED_SELECTOR, SERVICE, WEBPAGE, type WebPage } from './model.js';
 import {
   appName,
-  deploymentReady,
   desiredConfigMap,
   desiredDeployment,
   desiredIngress,
   desiredService,
   errorStatus,
-  InvalidHtmlError,
+  invalidHtml,
   statusOf,
 } from './resources.js';
 
@@ -49,14 +49,14 @@ export const lowLevelReconciler: Reconciler<WebPage> = {
     } else if (ctx.getSecondaryResource('ingresses')) {
       await ingresses.delete({ name: appName(page), namespace: page.metadata?.namespace });
     }
-    const ready = deploymentReady(ctx.getSecondaryResource<V1Deployment>('deployments'));
+    const ready = deploymentReadiness(ctx.getSecondaryResource<V1Deployment>('deployments')).met;
     return UpdateControl.patchStatus({ ...page, status: statusOf(page, ready) });
   },
 
   updateErrorStatus(page, ctx, error) {
     const control = ErrorStatusUpdateControl.patchStatus({ ...page, status: errorStatus(error) });
     // Invalid HTML stays invalid until the user edits the page, and the edit triggers a run.
-    if (error instanceof InvalidHtmlError) return control.withNoRetry();
+    if (invalidHtml(error)) return control.withNoRetry();
     ctx.logger.info({ kind: classifyError(error) }, 'reconcile failed; retrying');
     return control;
   },

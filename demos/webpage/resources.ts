@@ -103,22 +103,17 @@ export function desiredIngress(page: WebPage): V1Ingress {
   };
 }
 
-/** All replicas of the Deployment are available for its current generation. */
-export function deploymentReady(deployment: V1Deployment | undefined): boolean {
-  if (!deployment) return false;
-  const wanted = deployment.spec?.replicas ?? 1;
-  const status = deployment.status;
-  return (
-    (status?.observedGeneration ?? 0) >= (deployment.metadata?.generation ?? 0) &&
-    (status?.availableReplicas ?? 0) >= wanted &&
-    (status?.readyReplicas ?? 0) >= wanted
-  );
-}
-
 export function statusOf(page: WebPage, ready: boolean): WebPageStatus {
   return { htmlConfigMap: configMapName(page), ready };
 }
 
 export function errorStatus(error: unknown): WebPageStatus {
   return { ready: false, errorMessage: error instanceof Error ? error.message : String(error) };
+}
+
+/** The InvalidHtmlError behind `error`, also when a workflow aggregated it with others. */
+export function invalidHtml(error: unknown): InvalidHtmlError | undefined {
+  if (error instanceof InvalidHtmlError) return error;
+  if (error instanceof AggregateError) return error.errors.map(invalidHtml).find((e) => e !== undefined);
+  return undefined;
 }
