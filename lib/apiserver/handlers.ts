@@ -10,6 +10,7 @@ import type { Faults } from './faults.js';
 import type { ResourceRequest, Verb, YamlLoader } from './http.js';
 import { mediaType, parseBody, readBody, sendError, sendJson, verbOf } from './http.js';
 import type { JsonObject, JsonValue } from './json.js';
+import { resourceVersionOf } from './meta.js';
 import { decodeProtobufBody, PROTOBUF } from './protobuf.js';
 import { isJsonObject } from './json.js';
 import type { Registry, Resolved } from './registry.js';
@@ -177,7 +178,8 @@ export async function handleResource(
     case 'get': {
       const obj = ctx.core.get(resolved, namespace, rr.name as string);
       if (wantsTable(accept)) {
-        sendJson(res, 200, toTable(type, resolved.version, [obj], { resourceVersion: String(obj.metadata && (obj.metadata as JsonObject).resourceVersion) }, parseIncludeObject(query.get('includeObject'))));
+        const listMeta = { resourceVersion: resourceVersionOf(obj) };
+        sendJson(res, 200, toTable(type, resolved.version, [obj], listMeta, parseIncludeObject(query.get('includeObject'))));
       } else sendJson(res, 200, obj);
       return;
     }
@@ -294,7 +296,7 @@ function serveWatch(req: IncomingMessage, res: ServerResponse, url: URL, rr: Res
     const include: IncludeObject = parseIncludeObject(query.get('includeObject'));
     let first = true;
     render = (obj) => {
-      const table = toTable(resolved.type, resolved.version, [obj], { resourceVersion: String((obj.metadata as JsonObject | undefined)?.resourceVersion ?? '') }, include, first);
+      const table = toTable(resolved.type, resolved.version, [obj], { resourceVersion: resourceVersionOf(obj) }, include, first);
       first = false;
       return table;
     };

@@ -7,7 +7,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { isIP } from 'node:net';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { builtinTypes } from './builtins.js';
 import { ApiCore } from './core.js';
@@ -85,6 +85,12 @@ export interface ApiServer {
 
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 const STATE_KIND = 'RxkubeApiServerState';
+
+/** Compares a request's Authorization header with the expected one in constant time. */
+function sameSecret(given: string | undefined, expected: Buffer): boolean {
+  const g = Buffer.from(given ?? '');
+  return g.length === expected.length && timingSafeEqual(g, expected);
+}
 
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\./.test(host) || host === '::ffff:127.0.0.1';
@@ -182,11 +188,12 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     patch: (kind, live, patch, type) => patchEngine.patch(kind, live, patch, type),
   };
   const hashPrefix = randomBytes(4).toString('hex');
+  const expectedAuth = token === undefined ? undefined : Buffer.from(`Bearer ${token}`);
   let serverAddress = '';
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     try {
-      if (token !== undefined && req.headers.authorization !== `Bearer ${token}`) throw unauthorized();
+      if (expectedAuth !== undefined && !sameSecret(req.headers.authorization, expectedAuth)) throw unauthorized();
       const url = new URL(req.url ?? '/', 'http://apiserver');
       const path = url.pathname.replace(/\/+$/, '') || '/';
       const method = req.method ?? 'GET';
