@@ -64,6 +64,8 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   private readonly logger: Logger;
   private subscription: Subscription | undefined;
   private drained: Promise<void> | undefined;
+  /** Why processing died (a bug or a broken policy): nothing runs any more, see `liveness`. */
+  private failure: unknown;
   private state: 'new' | 'starting' | 'running' | 'stopped' = 'new';
 
   constructor(
@@ -139,6 +141,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       this.subscription = this.pipeline().subscribe({
         next: (outcome) => this.onOutcome(outcome),
         error: (err: unknown) => {
+          this.failure = err;
           this.logger.fatal({ err }, 'processing pipeline failed');
           resolve();
         },
@@ -198,11 +201,19 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
 
   /** OB3: ready when every cache has synced and every watch is healthy. */
   readiness(): HealthCheckResult {
+    const alive = this.liveness();
+    if (!alive.ok) return alive;
     for (const inf of this.informers()) {
       if (!inf.hasSynced()) return { ok: false, reason: `${this.name}: ${inf.name} has not synced` };
       if (!inf.isHealthy()) return { ok: false, reason: `${this.name}: the watch of ${inf.name} is failing` };
     }
     return { ok: true };
+  }
+
+  /** OB3: false once processing has died, so that a restart can bring the controller back. */
+  liveness(): HealthCheckResult {
+    if (this.failure === undefined) return { ok: true };
+    return { ok: false, reason: `processing stopped: ${describeError(this.failure)}` };
   }
 
   private pipeline(): Observable<ReconcileOutcome> {

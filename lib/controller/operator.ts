@@ -106,6 +106,7 @@ export class Operator {
         host: this.options.health.host,
         registry: this.options.registry,
         checks: Object.fromEntries(this.controllers.map((c) => [c.name, () => c.readiness()])),
+        liveness: Object.fromEntries(this.controllers.map((c) => [c.name, () => c.liveness()])),
       });
     }
     await Promise.all(this.controllers.map((c) => c.start()));

@@ -238,4 +238,27 @@ describe('operator and controller lifecycle against the embedded API server', ()
     expect(runsA.count('w2')).to.equal(0);
     expect(leading).to.deep.equal({ a: [false, true, false], b: [false, true] });
   });
+
+  it('OB3: /readyz and /healthz fail, naming the controller, once its processing has died (here: a retry policy answering NaN)', async () => {
+    const { logger, lines } = capturingLogger('info');
+    const op = env.operator({ logger, health: { port: 0, host: '127.0.0.1' } });
+    const broken = { delayBefore: () => Number.NaN };
+    op.register({ reconcile: () => Promise.reject(new Error('fails')) }, widgetConfig({ retry: broken }));
+    op.register(observing, widgetConfig({ name: 'healthy' }));
+    await op.start();
+    const probe = async (path: string) => {
+      const res = await fetch(`${op.healthUrl}${path}`);
+      return { status: res.status, body: await res.text() };
+    };
+    expect((await probe('/readyz')).status).to.equal(200);
+    await createWidget(env, widget('w1'));
+    await eventually('processing failed', () => lines().some((l) => l['msg'] === 'processing pipeline failed'));
+    const ready = await probe('/readyz');
+    expect(ready.status).to.equal(503);
+    expect(ready.body).to.match(/\[-\]widgets.sample.rxkube.dev failed: processing stopped: ConfigurationError: retry: delayBefore\(1\) returned NaN/);
+    expect(ready.body).to.include('[+]healthy ok');
+    const alive = await probe('/healthz');
+    expect(alive.status).to.equal(503);
+    expect(alive.body).to.match(/\[-\]widgets.sample.rxkube.dev failed: processing stopped/);
+  });
 });
