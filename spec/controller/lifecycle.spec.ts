@@ -152,6 +152,24 @@ describe('controller lifecycle against the embedded API server', () => {
     expect(cleanups.every((c) => c.finalizers?.includes(FINALIZER))).to.equal(true);
   });
 
+  it('EP6, FZ2: a metadata-only change that removes our finalizer passes the generation filter and puts it back', async () => {
+    const reconciler: Reconciler<Widget> = {
+      reconcile: (w) => UpdateControl.patchStatus({ ...w, status: { observed: w.spec?.value } }),
+      cleanup: () => DeleteControl.defaultDelete(),
+    };
+    const op = env.operator();
+    const ctrl = op.register(reconciler, widgetConfig());
+    const outcomes = recordOutcomes(ctrl.outcome$);
+    await op.start();
+    await createWidget(env, widget('w1'));
+    await observed('w1', 'a');
+    const before = outcomes.of('w1').length;
+    const stripped = await patchWidget(env, 'w1', { metadata: { finalizers: null } });
+    expect(stripped.metadata?.finalizers ?? []).to.deep.equal([]);
+    await eventually('finalizer back', async () => (await getWidget(env, 'w1'))?.metadata?.finalizers?.includes(FINALIZER));
+    expect(outcomes.of('w1')[before]?.cause).to.deep.include({ type: 'event', action: 'modified' });
+  });
+
   it('FZ3: a conflict while removing the finalizer re-reads and retries within the same run', async () => {
     const cleaned: string[] = [];
     const reconciler: Reconciler<Widget> = {
