@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import * as k8s from '@kubernetes/client-node';
-import { eventually, failure, isGone, raw, startWithClients, webPageCrd, type Clients } from './helpers.js';
+import { eventually, failure, isGone, raw, RecordingWatch, startWithClients, webPageCrd, type Clients } from './helpers.js';
 
 const as = (strategy: k8s.PatchStrategy) => k8s.setHeaderOptions('Content-Type', strategy);
 
@@ -259,7 +259,11 @@ describe('apiserver: CustomResourceDefinitions and custom resources', () => {
     for (const name of ['a', 'b']) {
       await c.custom.createNamespacedCustomObject({ ...tg, body: { apiVersion: 'tmp.rxkube.dev/v1', kind: 'Gadget', metadata: { name } } });
     }
+    const watch = await RecordingWatch.start(c.kc, '/apis/tmp.rxkube.dev/v1/namespaces/default/gadgets', { resourceVersion: String(c.server.stats().resourceVersion) });
     await c.ext.deleteCustomResourceDefinition({ name: 'gadgets.tmp.rxkube.dev' });
+    // Watchers see the objects go, then their stream ends with the resource.
+    expect(await watch.ended()).to.equal(null);
+    expect(watch.summary()).to.deep.equal(['DELETED a', 'DELETED b']);
     await eventually(() => isGone(() => c.ext.readCustomResourceDefinition({ name: 'gadgets.tmp.rxkube.dev' })), 'the CRD to go');
     const res = await raw(c.server, 'GET', '/apis/tmp.rxkube.dev/v1/namespaces/default/gadgets');
     expect(res.status).to.equal(404);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type * as k8s from '@kubernetes/client-node';
+import * as k8s from '@kubernetes/client-node';
 import { failure, startWithClients, type Clients } from './helpers.js';
 
 describe('apiserver: CRUD with @kubernetes/client-node', () => {
@@ -189,6 +189,16 @@ describe('apiserver: CRUD with @kubernetes/client-node', () => {
     expect(ns.metadata?.namespace).to.equal(undefined);
     const read = await c.core.readNamespace({ name: 'tmp-ns' });
     expect(read.status?.phase).to.equal('Active');
+  });
+
+  it('honours dryRun=All on delete and patch: answers, changes nothing', async () => {
+    const cm = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'dry-keep' }, data: { a: '1' } } });
+    await c.core.deleteNamespacedConfigMap({ name: 'dry-keep', namespace: 'default', dryRun: 'All' });
+    const patched = await c.core.patchNamespacedConfigMap({ name: 'dry-keep', namespace: 'default', body: [{ op: 'replace', path: '/data/a', value: '2' }], dryRun: 'All' }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch));
+    expect(patched.data).to.deep.equal({ a: '2' });
+    const after = await c.core.readNamespacedConfigMap({ name: 'dry-keep', namespace: 'default' });
+    expect(after.data).to.deep.equal({ a: '1' });
+    expect(after.metadata?.resourceVersion).to.equal(cm.metadata?.resourceVersion);
   });
 
   it('honours dryRun=All: validates and answers, stores nothing', async () => {

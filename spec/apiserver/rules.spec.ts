@@ -274,6 +274,17 @@ describe('apiserver: object rules', () => {
       expect(secrets.kind).to.equal('SecretList');
     });
 
+    it('selects Pods by status.phase and spec.nodeName (per-kind field selectors)', async () => {
+      const pod = (name: string) => ({ metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
+      await c.core.createNamespacedPod({ namespace: 'sel', body: pod('pending') });
+      await c.core.createNamespacedPod({ namespace: 'sel', body: pod('running') });
+      await c.core.patchNamespacedPodStatus({ name: 'running', namespace: 'sel', body: { status: { phase: 'Running' } } }, as(k8s.PatchStrategy.MergePatch));
+      const running = await c.core.listNamespacedPod({ namespace: 'sel', fieldSelector: 'status.phase=Running' });
+      expect(running.items.map((p) => p.metadata?.name)).to.deep.equal(['running']);
+      const unscheduled = await c.core.listNamespacedPod({ namespace: 'sel', fieldSelector: 'spec.nodeName=' });
+      expect(unscheduled.items).to.have.length(2);
+    });
+
     it('pages with limit/continue over one consistent snapshot', async () => {
       const page1 = await c.core.listNamespacedConfigMap({ namespace: 'sel', limit: 2 });
       expect(names(page1)).to.deep.equal(['p1', 'p2']);
