@@ -18,8 +18,13 @@ interface Running {
   output: () => string;
 }
 
+/** Every server this spec starts, so a failing test cannot leave one running. */
+const children = new Set<ChildProcessWithoutNullStreams>();
+
 async function startCli(args: string[]): Promise<Running> {
   const child = spawn(process.execPath, [...CLI, ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
   let out = '';
   child.stdout.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr.on('data', (b: Buffer) => (out += b.toString()));
@@ -53,6 +58,9 @@ describe('apiserver: the rxkube apiserver command', function () {
   });
   after(async () => {
     await rm(dir, { recursive: true, force: true });
+  });
+  afterEach(() => {
+    for (const child of children) child.kill('SIGKILL');
   });
 
   it('writes a kubeconfig, serves kubectl and client-node, stops on SIGTERM saving --data, and loads it again', async function () {
