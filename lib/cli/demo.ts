@@ -56,7 +56,7 @@ export async function main(args: string[]): Promise<number> {
     }
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    console.error(`rxkube demo: ${err.message}\n${USAGE}`);
+    console.error(`rxkube demo: ${err.message} (see rxkube demo --help)`);
     return 2;
   }
   if (flags.help) {

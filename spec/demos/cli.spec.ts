@@ -1,0 +1,67 @@
+/** The main job as a new user runs it: `rxkube demo`, over a real process. */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+
+const root = new URL('../../', import.meta.url).pathname;
+
+async function demo(args: string[], env: Record<string, string | undefined> = {}) {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'lib/cli/main.ts', 'demo', ...args], {
+      cwd: root,
+      env: { ...process.env, KUBECONFIG: undefined, LOG_LEVEL: 'warn', ...env },
+      timeout: 60_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+describe('rxkube demo (the main job)', function () {
+  this.timeout(90_000);
+
+  it('shows 3/3 WebPages ready within 10 seconds on the embedded server, then changes one and deletes one', async () => {
+    const { code, stdout } = await demo(['--once']);
+    expect(code, stdout).to.equal(0);
+    const ready = /• 3\/3 WebPages ready in ([\d.]+) s/.exec(stdout);
+    expect(ready, stdout).to.not.equal(null);
+    expect(Number(ready?.[1])).to.be.lessThan(10);
+    expect(stdout).to.match(/kubectl --kubeconfig \S+ get webpages/);
+    expect(stdout).to.include('changed webpage/about');
+    expect(stdout).to.include('deleted webpage/docs');
+  });
+
+  it('a bad flag gives a one-line error and exit code 2', async () => {
+    const { code, stderr } = await demo(['--nope']);
+    expect(code).to.equal(2);
+    expect(stderr.trim().split('\n')).to.deep.equal([
+      'rxkube demo: unknown flag --nope (known: --kubeconfig, --variant, --port, --ready-after-ms, --once, --help) (see rxkube demo --help)',
+    ]);
+  });
+
+  it('an unreachable cluster gives a one-line error and a non-zero exit code', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rxkube-demo-spec-'));
+    const kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters: [{ name: gone, cluster: { server: "http://127.0.0.1:9", insecure-skip-tls-verify: true } }]',
+        'users: [{ name: u, user: {} }]',
+        'contexts: [{ name: gone, context: { cluster: gone, user: u } }]',
+        'current-context: gone',
+      ].join('\n'),
+    );
+    const { code, stderr } = await demo(['--kubeconfig', kubeconfig]);
+    expect(code).to.equal(1);
+    const lines = stderr.trim().split('\n');
+    expect(lines, stderr).to.have.length(1);
+    expect(lines[0]).to.match(/^rxkube demo: cannot reach the cluster at http:\/\/127\.0\.0\.1:9/);
+  });
+});
