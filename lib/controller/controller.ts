@@ -56,7 +56,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   /** Sources (static or registered at run time) that watch the primary's namespaces (ES6). */
   private readonly followingPrimary = new Set<string>();
   /** Sources registered at run time by activation conditions (WF5), with the dependents using them. */
-  private readonly dynamicSources = new Map<string, Set<string>>();
+  private readonly dynamicSources = new Map<string, { readonly users: Set<string>; readonly synced: Promise<void> }>();
   private readonly sourceAdded$ = new Subject<SecondarySource<KubernetesObject, P>>();
   private readonly outcomes = new Subject<ReconcileOutcome>();
   private readonly started$ = new BehaviorSubject(false);
@@ -93,22 +93,24 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   readonly eventSources: EventSourceRegistry<SecondaryConfig> = {
     register: async (dependent, eventSource) => {
       const resolved = resolveSecondary<P>(eventSource, `workflow.${dependent}.eventSource`);
-      const users = this.dynamicSources.get(resolved.name);
-      if (users) {
-        users.add(dependent);
-        return;
+      const registered = this.dynamicSources.get(resolved.name);
+      if (registered) {
+        // Registered by a run of another primary: this run, too, reads it only once it has synced.
+        registered.users.add(dependent);
+        return registered.synced;
       }
       if (this.secondaries.has(resolved.name)) return; // a static source of that name serves it
-      this.dynamicSources.set(resolved.name, new Set([dependent]));
       const source = this.addSecondary(resolved);
       source.informer.start();
       this.sourceAdded$.next(source);
-      await source.informer.whenSynced({ timeoutMs: this.config.cacheSyncTimeoutMs, failOnError: false });
+      const synced = source.informer.whenSynced({ timeoutMs: this.config.cacheSyncTimeoutMs, failOnError: false });
+      this.dynamicSources.set(resolved.name, { users: new Set([dependent]), synced });
+      await synced;
       this.logger.info({ source: resolved.name, dependent }, 'event source registered');
     },
     unregister: (dependent, eventSource) => {
       const name = eventSource.name ?? resolveSecondary<P>(eventSource, `workflow.${dependent}.eventSource`).name;
-      const users = this.dynamicSources.get(name);
+      const users = this.dynamicSources.get(name)?.users;
       if (!users?.delete(dependent) || users.size > 0) return;
       this.dynamicSources.delete(name);
       const source = this.secondaries.get(name);

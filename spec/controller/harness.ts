@@ -132,7 +132,7 @@ export async function deleteWidget(env: Env, name: string, namespace = 'default'
 }
 
 /** Polls until `check` returns a value (not undefined/false), or fails after `ms` with `what`. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, ms = 5000): Promise<T> {
+export async function eventually<T>(what: string | (() => string), check: () => Promise<T | undefined | false> | T | undefined | false, ms = 5000): Promise<T> {
   const deadline = Date.now() + ms;
   let last: unknown;
   for (;;) {
@@ -142,7 +142,7 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'function' ? what() : what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }
@@ -167,7 +167,7 @@ export function recordOutcomes(outcome$: Observable<ReconcileOutcome>): Outcomes
     all,
     of,
     until: (name, predicate, what, ms = 5000, namespace = 'default') =>
-      eventually(`${name}: ${what} (outcomes: ${JSON.stringify(of(name, namespace).map(brief))})`, () => predicate(of(name, namespace)) && of(name, namespace), ms),
+      eventually(() => `${name}: ${what} (outcomes: ${JSON.stringify(of(name, namespace).map(brief))})`, () => predicate(of(name, namespace)) && of(name, namespace), ms),
   };
 }
 

@@ -1,6 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { UpdateControl, type Context, type Reconciler, type SecondaryConfig } from '../../lib/controller/index.js';
+import { Mappers } from '../../lib/sources/index.js';
 import { workflow } from '../../lib/workflow/index.js';
 import {
   capturingLogger,
@@ -106,6 +107,36 @@ describe('operator and controller lifecycle against the embedded API server', ()
     await env.configMaps.create({ metadata: { name: 'a1-cm', namespace: 'ns-a', ownerReferences: [ownerRef(a1)] } });
     await outcomes.until('a1', (o) => o.length === 2, 'a1 run by its ConfigMap in ns-a', 5000, 'ns-a');
     expect(seen).to.deep.equal(['b1:-', 'b1:b1-cm', 'a1:-', 'a1:a1-cm']);
+  });
+
+  it('WF5, ES2: runs that register the same event source at once all wait until its cache has synced', async () => {
+    const annotation = 'sample.rxkube.dev/widget';
+    for (const name of ['w1', 'w2', 'w3']) {
+      await env.configMaps.create({ metadata: { name: `${name}-cm`, namespace: 'default', annotations: { [annotation]: name } } });
+      await createWidget(env, widget(name));
+    }
+    const seen: string[] = [];
+    const configMapDependent = {
+      name: 'configmap',
+      eventSource: { resource: CONFIGMAPS, toPrimaries: Mappers.fromAnnotation(annotation) } satisfies SecondaryConfig,
+      getSecondary: (_w: Widget, ctx: Context<Widget>) => ctx.getSecondaryResource('configmaps'),
+    };
+    const reconciler: Reconciler<Widget> = {
+      reconcile(w, ctx) {
+        seen.push(`${w.metadata!.name}:${ctx.getSecondaryResource('configmaps')?.metadata?.name ?? '-'}`);
+        return UpdateControl.noUpdate();
+      },
+    };
+    const op = env.operator();
+    const ctrl = op.register(
+      reconciler,
+      widgetConfig({ workflow: workflow<Widget, Context<Widget>, SecondaryConfig>().add(configMapDependent, { activationCondition: () => true }) }),
+    );
+    const outcomes = recordOutcomes(ctrl.outcome$);
+    await op.start();
+    for (const name of ['w1', 'w2', 'w3']) await outcomes.until(name, (o) => o.length >= 1, 'reconciled');
+    // The first run of each widget (the one that registered the source) already saw its ConfigMap.
+    expect(seen.slice(0, 3).sort()).to.deep.equal(['w1:w1-cm', 'w2:w2-cm', 'w3:w3-cm']);
   });
 
   it('ES8: two controllers in one operator, each with its label selector, reconcile only their widgets', async () => {
