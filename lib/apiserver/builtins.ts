@@ -31,7 +31,6 @@ interface BuiltinSpec {
   createOnUpdate?: boolean;
   statusKeeps?: string[][];
   strategy?: Strategy;
-  fields?: string[];
   columns?: PrinterColumn[];
   returnDeletedObject?: boolean;
   extraSubresources?: string[];
@@ -47,7 +46,8 @@ function builtin(s: BuiltinSpec): ResourceType {
     storage: true,
     statusSubresource: s.status ?? false,
     printerColumns: [...(s.columns ?? []), ...(s.age === false ? [] : [AGE_COLUMN])],
-    selectableFields: s.fields ?? [],
+    // Built-in field selectors are listed per kind in selectors.ts.
+    selectableFields: [],
     scale: s.scale,
   };
   return {
@@ -382,7 +382,6 @@ export function builtinTypes(): ResourceType[] {
       status: true,
       nameRule: 'label',
       strategy: namespaceStrategy,
-      fields: ['status.phase'],
       returnDeletedObject: true,
       extraSubresources: ['finalize'],
       columns: [column('Status', 'string', (o) => str(getPath(o, ['status', 'phase'])))],
@@ -404,7 +403,6 @@ export function builtinTypes(): ResourceType[] {
       kind: 'Secret',
       namespaced: true,
       strategy: secretStrategy,
-      fields: ['type'],
       columns: [column('Type', 'string', (o) => str(o.type)), column('Data', 'string', (o) => count(o.data))],
     }),
     builtin({
@@ -418,7 +416,6 @@ export function builtinTypes(): ResourceType[] {
       status: true,
       nameRule: 'dns1035',
       strategy: serviceStrategy,
-      fields: ['spec.clusterIP', 'spec.type'],
       columns: [
         column('Type', 'string', (o) => str(getPath(o, ['spec', 'type']))),
         column('Cluster-IP', 'string', (o) => str(getPath(o, ['spec', 'clusterIP'])) || '<none>'),
@@ -446,16 +443,6 @@ export function builtinTypes(): ResourceType[] {
       status: true,
       strategy: podStrategy,
       returnDeletedObject: true,
-      fields: [
-        'spec.nodeName',
-        'spec.restartPolicy',
-        'spec.schedulerName',
-        'spec.serviceAccountName',
-        'spec.hostNetwork',
-        'status.phase',
-        'status.podIP',
-        'status.nominatedNodeName',
-      ],
       columns: [
         column('Ready', 'string', (o) => {
           const containers = getPath(o, ['spec', 'containers']);
@@ -475,19 +462,6 @@ export function builtinTypes(): ResourceType[] {
       namespaced: true,
       shortNames: ['ev'],
       createOnUpdate: true,
-      fields: [
-        'involvedObject.kind',
-        'involvedObject.namespace',
-        'involvedObject.name',
-        'involvedObject.uid',
-        'involvedObject.apiVersion',
-        'involvedObject.resourceVersion',
-        'involvedObject.fieldPath',
-        'reason',
-        'reportingComponent',
-        'source',
-        'type',
-      ],
       columns: [
         column('Type', 'string', (o) => str(o.type)),
         column('Reason', 'string', (o) => str(o.reason)),

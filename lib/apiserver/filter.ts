@@ -7,7 +7,15 @@ import type { JsonObject, JsonValue } from './json.js';
 import { isJsonObject } from './json.js';
 import { labelsOf } from './meta.js';
 import type { ResourceType, VersionInfo } from './registry.js';
-import { matchesFieldSelector, matchesLabelSelector, parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
+import {
+  matchesFieldSelector,
+  matchesLabelSelector,
+  parseFieldSelector,
+  parseLabelSelector,
+  selectableFields,
+  selectableFieldValues,
+  SelectorError,
+} from './selectors.js';
 
 export interface ObjectFilter {
   readonly matches: (obj: JsonObject) => boolean;
@@ -16,30 +24,29 @@ export interface ObjectFilter {
 
 const EVERYTHING: ObjectFilter = { matches: () => true, isEverything: true };
 
-/** The field paths a field selector may use for this type. */
-export function selectableFields(type: ResourceType, version: VersionInfo): string[] {
-  const fields = ['metadata.name'];
-  if (type.namespaced) fields.push('metadata.namespace');
-  return [...fields, ...version.selectableFields];
+/** The field labels a field selector may use: the built-in kind's (selectors.ts), or a CRD version's selectableFields. */
+export function allowedFields(type: ResourceType, version: VersionInfo): string[] {
+  if (!type.custom) return selectableFields(type.group, type.kind);
+  return ['metadata.name', 'metadata.namespace', ...version.selectableFields];
 }
 
-function fieldText(v: JsonValue | undefined): string {
-  if (v === undefined || v === null) return '';
+function fieldText(v: JsonValue | undefined): string | undefined {
   if (typeof v === 'string') return v;
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  return JSON.stringify(v);
+  return undefined;
 }
 
-/** The values of the selectable fields of an object (missing ones are empty, like the real server). */
-export function fieldValues(obj: JsonObject, fields: readonly string[]): Record<string, string> {
+/** The selectable field values of an object (absent fields read as ""). */
+function fieldValues(type: ResourceType, obj: JsonObject, fields: readonly string[]): Record<string, string> {
+  if (!type.custom) return selectableFieldValues(obj, type.group, type.kind);
   const out: Record<string, string> = {};
   for (const field of fields) {
     let cur: JsonValue | undefined = obj;
     for (const key of field.split('.')) cur = isJsonObject(cur) ? cur[key] : undefined;
-    // Events select on `source`, meaning source.component.
-    if (field === 'source' && isJsonObject(cur)) cur = cur.component;
-    out[field] = fieldText(cur);
+    const text = fieldText(cur);
+    if (text !== undefined) out[field] = text;
   }
+  out['metadata.namespace'] ??= '';
   return out;
 }
 
@@ -52,7 +59,7 @@ export function compileFilter(
   const labelText = labelSelector?.trim() ?? '';
   const fieldText = fieldSelector?.trim() ?? '';
   if (!labelText && !fieldText) return EVERYTHING;
-  const allowed = selectableFields(type, version);
+  const allowed = allowedFields(type, version);
   try {
     const labels = labelText ? parseLabelSelector(labelText) : undefined;
     const fieldSel = fieldText ? parseFieldSelector(fieldText, allowed) : undefined;
@@ -60,7 +67,7 @@ export function compileFilter(
       isEverything: false,
       matches: (obj) =>
         (labels === undefined || matchesLabelSelector(labels, labelsOf(obj))) &&
-        (fieldSel === undefined || matchesFieldSelector(fieldSel, fieldValues(obj, allowed))),
+        (fieldSel === undefined || matchesFieldSelector(fieldSel, fieldValues(type, obj, allowed))),
     };
   } catch (err) {
     if (err instanceof SelectorError) throw badRequest(err.message);

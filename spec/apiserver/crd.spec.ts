@@ -184,6 +184,7 @@ describe('apiserver: CustomResourceDefinitions and custom resources', () => {
                 served: true,
                 storage: true,
                 subresources: { status: {} },
+                selectableFields: [{ jsonPath: '.spec.color' }],
                 schema: {
                   openAPIV3Schema: {
                     type: 'object',
@@ -226,6 +227,16 @@ describe('apiserver: CustomResourceDefinitions and custom resources', () => {
       const strict = await raw(c.server, 'POST', `${path}?fieldValidation=Strict`, widget({ name: 'b', typo: true }, 'strict'));
       expect(strict.status).to.equal(400);
       expect((strict.json as { message: string }).message).to.equal('strict decoding error: unknown field "spec.typo"');
+    });
+
+    it('selects by the CRD selectableFields (field selectors)', async () => {
+      for (const [name, color] of [['red-one', 'red'], ['blue-one', 'blue']]) {
+        await c.custom.createNamespacedCustomObject({ ...sg, body: { apiVersion: 'schema.rxkube.dev/v1', kind: 'Widget', metadata: { name }, spec: { name, color } } });
+      }
+      const red = (await c.custom.listNamespacedCustomObject({ ...sg, fieldSelector: 'spec.color=red' })) as { items: { metadata: { name: string } }[] };
+      expect(red.items.map((i) => i.metadata.name)).to.deep.equal(['red-one']);
+      const f = await failure(c.custom.listNamespacedCustomObject({ ...sg, fieldSelector: 'spec.name=x' }));
+      expect(f.code).to.equal(400);
     });
 
     it('answers 422 for wrong types, missing required fields, values outside enum, bounds and lengths', async () => {
