@@ -109,7 +109,13 @@ export class Operator {
         liveness: Object.fromEntries(this.controllers.map((c) => [c.name, () => c.liveness()])),
       });
     }
-    await Promise.all(this.controllers.map((c) => c.start()));
+    try {
+      await Promise.all(this.controllers.map((c) => c.start()));
+    } catch (err) {
+      // One controller that cannot start fails the operator: the others must not keep watching.
+      await this.stop();
+      throw err;
+    }
     this.logger.info({ controllers: this.controllers.map((c) => c.name) }, 'operator started');
   }
 

@@ -86,6 +86,18 @@ describe('controller configuration and startup', () => {
     await env.watchesOpen(0);
   });
 
+  it('ES2: when one controller cannot start, start() stops the whole operator: the others close their watches', async () => {
+    const op = env.operator();
+    op.register(noop, widgetConfig());
+    op.register(noop, { resource: CONFIGMAPS });
+    // The ConfigMap list fails only after the widget controller has synced and opened its watch.
+    env.server.faults.failRequests({ verb: 'list', resource: 'configmaps', status: 403, delayMs: 300 });
+    let error: unknown;
+    await op.start().catch((err: unknown) => (error = err));
+    expect(String(error)).to.match(/controller configmaps: caches did not sync: .*403/);
+    await env.watchesOpen(0);
+  });
+
   it('ES2: with stopOnInformerErrorDuringStartup false, start() waits out failing lists and runs once synced', async () => {
     const fault = env.server.faults.failRequests({ verb: 'list', resource: 'widgets', status: 500, count: 2 });
     await createWidget(env, widget('w1'));
