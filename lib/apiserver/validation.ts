@@ -6,12 +6,11 @@ import type { StatusCause } from './errors.js';
 import { fieldInvalid } from './errors.js';
 import type { JsonValue } from './json.js';
 import { isJsonObject } from './json.js';
+import { labelKeyProblem, labelValueProblem } from './selectors.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 export type NameRule = 'subdomain' | 'label' | 'dns1035' | 'path';
 
@@ -71,47 +70,19 @@ export function validateName(rule: NameRule, value: string): string[] {
   }
 }
 
-function qualifiedName(value: string): string[] {
-  const slash = value.indexOf('/');
-  const name = slash >= 0 ? value.slice(slash + 1) : value;
-  const prefix = slash >= 0 ? value.slice(0, slash) : undefined;
-  const errs: string[] = [];
-  if (prefix !== undefined) {
-    if (prefix.length === 0) errs.push('prefix part must be non-empty');
-    else errs.push(...dns1123Subdomain(prefix).map((e) => `prefix part ${e}`));
-  }
-  if (name.length === 0) errs.push('name part must be non-empty');
-  else {
-    if (name.length > 63) errs.push('name part must be no more than 63 characters');
-    if (!QUALIFIED_NAME.test(name)) {
-      errs.push(
-        "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
-      );
-    }
-  }
-  return errs;
-}
-
 export function validateLabels(labels: JsonValue | undefined, field: string): StatusCause[] {
   if (labels === undefined || labels === null) return [];
   if (!isJsonObject(labels)) return [fieldInvalid(field, labels, 'must be a map of strings')];
   const causes: StatusCause[] = [];
   for (const [k, v] of Object.entries(labels)) {
-    for (const e of qualifiedName(k)) causes.push(fieldInvalid(field, k, e));
+    const keyProblem = labelKeyProblem(k);
+    if (keyProblem) causes.push(fieldInvalid(field, k, keyProblem));
     if (typeof v !== 'string') {
       causes.push(fieldInvalid(`${field}.${k}`, v, 'must be a string'));
       continue;
     }
-    if (v.length > 63) causes.push(fieldInvalid(field, v, 'must be no more than 63 characters'));
-    if (!LABEL_VALUE.test(v)) {
-      causes.push(
-        fieldInvalid(
-          field,
-          v,
-          "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
-        ),
-      );
-    }
+    const valueProblem = labelValueProblem(v);
+    if (valueProblem) causes.push(fieldInvalid(field, v, valueProblem));
   }
   return causes;
 }
@@ -121,7 +92,8 @@ export function validateAnnotations(annotations: JsonValue | undefined, field: s
   if (!isJsonObject(annotations)) return [fieldInvalid(field, annotations, 'must be a map of strings')];
   const causes: StatusCause[] = [];
   for (const [k, v] of Object.entries(annotations)) {
-    for (const e of qualifiedName(k)) causes.push(fieldInvalid(field, k, e));
+    const keyProblem = labelKeyProblem(k);
+    if (keyProblem) causes.push(fieldInvalid(field, k, keyProblem));
     if (typeof v !== 'string') causes.push(fieldInvalid(`${field}.${k}`, v, 'must be a string'));
   }
   return causes;
