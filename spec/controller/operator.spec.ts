@@ -1,5 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import { expect } from 'chai';
+import { Registry } from 'prom-client';
 import { UpdateControl, type Context, type Reconciler, type SecondaryConfig } from '../../lib/controller/index.js';
 import { Mappers } from '../../lib/sources/index.js';
 import { workflow } from '../../lib/workflow/index.js';
@@ -268,6 +269,44 @@ describe('operator and controller lifecycle against the embedded API server', ()
     await eventually('w2 reconciled by b', async () => (await getWidget(env, 'w2'))?.status?.['by'] === 'b');
     expect(runsA.count('w2')).to.equal(0);
     expect(leading).to.deep.equal({ a: [false, true, false], b: [false, true] });
+  });
+
+  it('OB4: a leader that cannot renew its lease stops processing; events meanwhile run once a leader is back', async () => {
+    const by: string[] = [];
+    const registry = new Registry();
+    const queued = async () => (await registry.getSingleMetric('rxkube_reconciliations_queued')?.get())?.values[0]?.value;
+    const op = env.operator({
+      registry,
+      leaderElection: { leaseName: 'widgets', leaseNamespace: 'default', identity: 'a', leaseDurationMs: 1000, renewDeadlineMs: 500, retryPeriodMs: 100 },
+    });
+    op.register(
+      {
+        reconcile(w) {
+          by.push(w.metadata!.name!);
+          return UpdateControl.patchStatus({ ...w, status: { observed: w.spec?.value } });
+        },
+      },
+      widgetConfig(),
+    );
+    const leading: boolean[] = [];
+    op.isLeader$.subscribe((l) => leading.push(l));
+    await op.start();
+    await eventually('leading', () => leading.at(-1) === true);
+    await createWidget(env, widget('w1'));
+    await eventually('w1 reconciled', async () => (await getWidget(env, 'w1'))?.status?.['observed'] === 'a');
+
+    const outage = env.server.faults.failRequests({ resource: 'leases', status: 500 });
+    await eventually('stepped down', () => leading.at(-1) === false, 3000);
+    await createWidget(env, widget('w2'));
+    await patchWidget(env, 'w1', { spec: { value: 'b' } });
+    // Both changes reached the controller and wait there: nothing runs while it does not lead.
+    await eventually('two resources queued', async () => (await queued()) === 2);
+    expect(by).to.deep.equal(['w1']);
+    outage.remove();
+    await eventually('leading again', () => leading.at(-1) === true, 3000);
+    await eventually('both changes reconciled', async () =>
+      (await getWidget(env, 'w1'))?.status?.['observed'] === 'b' && (await getWidget(env, 'w2'))?.status?.['observed'] === 'a');
+    expect(leading).to.deep.equal([false, true, false, true]);
   });
 
   it('OB3: /readyz and /healthz fail, naming the controller, once its processing has died (here: a retry policy answering NaN)', async () => {
