@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isLoopback, startApiServer } from '../apiserver/server.js';
+import { parseFlags, UsageError, waitForSignal } from './args.js';
 
 const USAGE = `usage: rxkube apiserver [options]
 
@@ -21,87 +22,34 @@ options:
   --ready-after MS    with --simulate: milliseconds until a deployment is ready (default 1000)
   -h, --help          show this help`;
 
-interface CliOptions {
-  port: number;
-  host: string;
-  kubeconfig: string;
-  data?: string;
-  token?: string;
-  simulate: boolean;
-  readyAfterMs: number;
-  help: boolean;
-}
+const FLAGS = {
+  port: 'number',
+  host: 'string',
+  kubeconfig: 'string',
+  data: 'string',
+  token: 'string',
+  simulate: 'boolean',
+  'ready-after': 'number',
+  help: 'boolean',
+} as const;
 
-class UsageError extends Error {}
+type CliOptions = ReturnType<typeof parseArgs>;
 
-function parseArgs(args: string[]): CliOptions {
-  const opts: CliOptions = {
-    port: 6443,
-    host: '127.0.0.1',
-    kubeconfig: join(homedir(), '.kube', 'rxkube.yaml'),
-    simulate: false,
-    readyAfterMs: 1000,
-    help: false,
+function parseArgs(args: string[]) {
+  const flags = parseFlags(args, FLAGS);
+  const port = flags.port ?? 6443;
+  if (port > 65535) throw new UsageError(`--port must be a number from 0 to 65535, got ${port}`);
+  if (flags.token !== undefined && /\s/.test(flags.token)) throw new UsageError('--token must be without spaces');
+  return {
+    port,
+    host: flags.host ?? '127.0.0.1',
+    kubeconfig: resolve(flags.kubeconfig ?? join(homedir(), '.kube', 'rxkube.yaml')),
+    data: flags.data === undefined ? undefined : resolve(flags.data),
+    token: flags.token,
+    simulate: flags.simulate ?? false,
+    readyAfterMs: flags['ready-after'] ?? 1000,
+    help: flags.help ?? false,
   };
-  const withValue = new Set(['--port', '--host', '--kubeconfig', '--data', '--token', '--ready-after']);
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    const eq = arg.indexOf('=');
-    const flag = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
-    let value: string | undefined = arg.startsWith('--') && eq > 0 ? arg.slice(eq + 1) : undefined;
-    if (flag === '-h' || flag === '--help') {
-      opts.help = true;
-      continue;
-    }
-    if (flag === '--simulate') {
-      opts.simulate = true;
-      continue;
-    }
-    if (!withValue.has(flag)) throw new UsageError(`unknown option ${JSON.stringify(arg)} (see --help)`);
-    if (value === undefined) {
-      value = args[++i];
-      if (value === undefined || value.startsWith('--')) throw new UsageError(`option ${flag} needs a value`);
-    }
-    switch (flag) {
-      case '--port': {
-        const port = Number(value);
-        if (!/^\d+$/.test(value) || port > 65535) throw new UsageError(`--port must be a number from 0 to 65535, got ${JSON.stringify(value)}`);
-        opts.port = port;
-        break;
-      }
-      case '--host':
-        opts.host = value;
-        break;
-      case '--kubeconfig':
-        opts.kubeconfig = resolve(value);
-        break;
-      case '--data':
-        opts.data = resolve(value);
-        break;
-      case '--token':
-        if (value === '' || /\s/.test(value)) throw new UsageError('--token must be non-empty and without spaces');
-        opts.token = value;
-        break;
-      case '--ready-after': {
-        if (!/^\d+$/.test(value)) throw new UsageError(`--ready-after must be a number of milliseconds, got ${JSON.stringify(value)}`);
-        opts.readyAfterMs = Number(value);
-        break;
-      }
-    }
-  }
-  return opts;
-}
-
-function waitForSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-      resolve(signal);
-    };
-    process.on('SIGINT', on);
-    process.on('SIGTERM', on);
-  });
 }
 
 export async function main(args: string[]): Promise<number> {

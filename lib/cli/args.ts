@@ -11,10 +11,11 @@ export type ParsedFlags<S extends FlagSpec> = {
   -readonly [K in keyof S]?: S[K] extends 'number' ? number : S[K] extends 'boolean' ? boolean : string;
 };
 
+/** Parses `args` by `spec`; `-h` means `--help`. Throws UsageError naming the flag and what was wrong. */
 export function parseFlags<S extends FlagSpec>(args: readonly string[], spec: S): ParsedFlags<S> {
   const out: Record<string, string | number | boolean> = {};
   for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
+    const arg = args[i] === '-h' ? '--help' : (args[i] as string);
     if (!arg.startsWith('--')) throw new UsageError(`unexpected argument '${arg}'`);
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq < 0 ? undefined : eq);
@@ -26,7 +27,7 @@ export function parseFlags<S extends FlagSpec>(args: readonly string[], spec: S)
       continue;
     }
     const value = eq >= 0 ? arg.slice(eq + 1) : args[++i];
-    if (value === undefined || value === '') throw new UsageError(`--${name} needs a value`);
+    if (value === undefined || value === '' || (eq < 0 && value.startsWith('--'))) throw new UsageError(`--${name} needs a value`);
     if (type === 'number') {
       const n = Number(value);
       if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a whole number >= 0, got '${value}'`);
@@ -36,4 +37,17 @@ export function parseFlags<S extends FlagSpec>(args: readonly string[], spec: S)
     }
   }
   return out as ParsedFlags<S>;
+}
+
+/** Resolves with the first SIGINT or SIGTERM, and stops listening for both. */
+export function waitForSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve(signal);
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
+  });
 }

@@ -22,7 +22,7 @@ import {
 } from '../index.js';
 import { CONFIGMAP, webPage, webPageCrd, WEBPAGE, type WebPage } from '../../demos/webpage/model.js';
 import { DEFAULT_VARIANT, variants, type VariantName } from '../../demos/webpage/variants.js';
-import { parseFlags, UsageError } from './args.js';
+import { parseFlags, UsageError, waitForSignal } from './args.js';
 
 const FLAGS = { kubeconfig: 'string', variant: 'string', port: 'number', 'ready-after-ms': 'number', once: 'boolean', help: 'boolean' } as const;
 
@@ -125,10 +125,7 @@ export async function main(args: string[]): Promise<number> {
       return 0;
     }
     board.note('running; Ctrl-C to stop');
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
-    });
+    await waitForSignal();
     board.close();
     say('shutting down');
     await shutdown();
