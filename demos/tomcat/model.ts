@@ -1,0 +1,136 @@
+/**
+ * The two custom resources of the Tomcat operator — Tomcat (a server) and Webapp (a .war deployed
+ * into a named Tomcat) — their CRDs, and the Kubernetes kinds they use.
+ */
+import type { KubernetesObject, V1CustomResourceDefinition, V1JSONSchemaProps } from '@kubernetes/client-node';
+
+export interface TomcatSpec {
+  /** The tomcat image tag: the Deployment runs `tomcat:<version>`. */
+  version: string;
+  replicas: number;
+}
+
+export interface TomcatStatus {
+  readyReplicas?: number;
+  /** The Deployment rolled out the current spec and the Service exists. */
+  ready?: boolean;
+  observedGeneration?: number;
+}
+
+export interface Tomcat extends KubernetesObject {
+  spec: TomcatSpec;
+  status?: TomcatStatus;
+}
+
+export interface WebappSpec {
+  /** The name of a Tomcat in the Webapp's namespace. */
+  tomcat: string;
+  /** Where the .war file is downloaded from. */
+  url: string;
+  /** Where Tomcat serves it; starts with '/'. */
+  contextPath: string;
+}
+
+export interface WebappStatus {
+  /** The Tomcat the Webapp is deployed into. */
+  deployedTo?: string;
+  /** `http://<tomcat-service><contextPath>`. */
+  url?: string;
+  /** The Tomcat it is deployed into is ready. */
+  ready?: boolean;
+  errorMessage?: string;
+  observedGeneration?: number;
+}
+
+export interface Webapp extends KubernetesObject {
+  spec: WebappSpec;
+  status?: WebappStatus;
+}
+
+export const GROUP = 'sample.rxkube.dev';
+
+export const TOMCAT = { apiVersion: `${GROUP}/v1`, kind: 'Tomcat', plural: 'tomcats', namespaced: true } as const;
+export const WEBAPP = { apiVersion: `${GROUP}/v1`, kind: 'Webapp', plural: 'webapps', namespaced: true } as const;
+export const CONFIGMAP = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true } as const;
+export const DEPLOYMENT = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true } as const;
+export const SERVICE = { apiVersion: 'v1', kind: 'Service', plural: 'services', namespaced: true } as const;
+
+/** Every object the operator writes carries this label, so it watches only its own. */
+export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'rxkube-tomcat' } as const;
+export const MANAGED_SELECTOR = { matchLabels: MANAGED_BY };
+/** On a Webapp's deployment ConfigMap: the Tomcat it is deployed into (what a sidecar there selects). */
+export const TOMCAT_LABEL = `${GROUP}/tomcat`;
+
+function crd(
+  names: { kind: string; plural: string; singular: string; shortNames: string[] },
+  spec: V1JSONSchemaProps,
+  status: Record<string, V1JSONSchemaProps>,
+  columns: { name: string; type: string; jsonPath: string }[],
+): V1CustomResourceDefinition {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${names.plural}.${GROUP}` },
+    spec: {
+      group: GROUP,
+      scope: 'Namespaced',
+      names: { ...names, listKind: `${names.kind}List` },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: { spec, status: { type: 'object', properties: { ...status, observedGeneration: { type: 'integer' } } } },
+            },
+          },
+          additionalPrinterColumns: columns,
+        },
+      ],
+    },
+  };
+}
+
+export const tomcatCrd = crd(
+  { kind: 'Tomcat', plural: 'tomcats', singular: 'tomcat', shortNames: ['tc'] },
+  {
+    type: 'object',
+    required: ['version', 'replicas'],
+    properties: { version: { type: 'string', minLength: 1 }, replicas: { type: 'integer', minimum: 0 } },
+  },
+  { readyReplicas: { type: 'integer' }, ready: { type: 'boolean' } },
+  [
+    { name: 'Version', type: 'string', jsonPath: '.spec.version' },
+    { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
+    { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
+  ],
+);
+
+export const webappCrd = crd(
+  { kind: 'Webapp', plural: 'webapps', singular: 'webapp', shortNames: ['wa'] },
+  {
+    type: 'object',
+    required: ['tomcat', 'url', 'contextPath'],
+    properties: { tomcat: { type: 'string' }, url: { type: 'string' }, contextPath: { type: 'string' } },
+  },
+  { deployedTo: { type: 'string' }, url: { type: 'string' }, ready: { type: 'boolean' }, errorMessage: { type: 'string' } },
+  [
+    { name: 'Tomcat', type: 'string', jsonPath: '.spec.tomcat' },
+    { name: 'URL', type: 'string', jsonPath: '.status.url' },
+    { name: 'Ready', type: 'boolean', jsonPath: '.status.ready' },
+    { name: 'Error', type: 'string', jsonPath: '.status.errorMessage' },
+  ],
+);
+
+export const crds: readonly V1CustomResourceDefinition[] = [tomcatCrd, webappCrd];
+
+export function tomcat(name: string, spec: TomcatSpec, namespace = 'default'): Tomcat {
+  return { apiVersion: TOMCAT.apiVersion, kind: TOMCAT.kind, metadata: { name, namespace }, spec };
+}
+
+export function webapp(name: string, spec: WebappSpec, namespace = 'default'): Webapp {
+  return { apiVersion: WEBAPP.apiVersion, kind: WEBAPP.kind, metadata: { name, namespace }, spec };
+}
