@@ -16,6 +16,7 @@ import {
   type Webapp,
   type WebappSpec,
 } from '../../demos/tomcat/model.js';
+import { runDemo } from '../../demos/tomcat/main.js';
 import { crds, registerTomcatOperator } from '../../demos/tomcat/operator.js';
 
 const shop = (overrides: Partial<WebappSpec> = {}) =>
@@ -166,5 +167,18 @@ describe('demo tomcat (Tomcat and Webapp controllers in one operator)', () => {
     await cluster.apply(TOMCAT, mainTomcat());
     await readyWebapp('shop');
     expect(await get(CONFIGMAP, 'shop-deployment')).to.not.equal(undefined);
+  });
+});
+
+describe('demo tomcat main', () => {
+  it('applies one Tomcat and two Webapps, prints each as it becomes ready, and returns', async () => {
+    const lines: string[] = [];
+    await runDemo({ readyAfterMs: 20, print: (line) => lines.push(line) });
+    const ready = lines.filter((l) => / ready/.test(l)).map((l) => l.replace(/ after [\d.]+ s$/, ''));
+    expect(ready).to.have.members([
+      'tomcat/main ready: 2/2 replicas',
+      'webapp/shop ready at http://main/shop (deployed to tomcat/main)',
+      'webapp/blog ready at http://main/blog (deployed to tomcat/main)',
+    ]);
   });
 });
