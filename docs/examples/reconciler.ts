@@ -6,7 +6,8 @@ import { DNSRECORD, DnsProvider, dnsRecordCrd, dnsRecords, dnsRecordsConfig, typ
 const cluster = await startTestCluster({ crds: [dnsRecordCrd] });
 const provider = new DnsProvider();
 const operator = cluster.operator();
-operator.register(dnsRecords(provider), dnsRecordsConfig);
+const controller = operator.register(dnsRecords(provider), dnsRecordsConfig);
+controller.outcome$.subscribe((o) => console.log(o.id.name, o.result, o.cause.type, o.retry?.at));
 await operator.start();
 
 const records = cluster.client.resource<DnsRecord>(DNSRECORD);
