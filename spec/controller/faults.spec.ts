@@ -92,6 +92,41 @@ describe('controller under injected API server faults', () => {
     expect(runs.maxConcurrentPerResource).to.equal(1);
   });
 
+  it('EP2, EP3: changes during a run cause one follow-up run, which reads the latest version from the cache', async () => {
+    const seen: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let inFlight!: () => void;
+    const started = new Promise<void>((r) => (inFlight = r));
+    const reconciler: Reconciler<Widget> = {
+      async reconcile(w) {
+        seen.push(`${w.metadata?.name}:${w.spec?.value}`);
+        if (seen.length === 1) {
+          inFlight();
+          await gate;
+        }
+        return UpdateControl.patchStatus({ ...w, status: { observed: w.spec?.value } });
+      },
+    };
+    const op = env.operator();
+    const ctrl = op.register(reconciler, widgetConfig());
+    const outcomes = recordOutcomes(ctrl.outcome$);
+    await op.start();
+    await createWidget(env, widget('w1'));
+    await started;
+    await patchWidget(env, 'w1', { spec: { value: 'b' } });
+    await patchWidget(env, 'w1', { spec: { value: 'c' } });
+    // w2's ADDED comes after both updates on the same watch: once w2 ran, both have arrived.
+    await createWidget(env, widget('w2'));
+    await outcomes.until('w2', (o) => o.length === 1, 'w2 reconciled');
+    release();
+    await allObserved(['w1'], 'c');
+    expect(seen.filter((s) => s.startsWith('w1:'))).to.deep.equal(['w1:a', 'w1:c']);
+    const runs = outcomes.of('w1');
+    expect(runs).to.have.length(2);
+    expect(runs[1]?.cause).to.deep.include({ type: 'event', action: 'modified', coalesced: 2 });
+  });
+
   it('EP3, UP3: the run after a status patch sees the patched status while the watch is stalled', async () => {
     const seen: unknown[] = [];
     let releaseFirstRun!: () => void;
