@@ -1,6 +1,6 @@
 // Secondary sources and mappers (docs/event-sources.md): `npx tsx docs/examples/event-sources.ts`.
 import type { KubernetesObject, V1ConfigMap, V1Secret, V1Service } from '@kubernetes/client-node';
-import { Mappers, primaryAnnotations, resourceIdOf, UpdateControl, type ControllerConfig, type Reconciler } from 'rxkube';
+import { Mappers, primaryAnnotations, UpdateControl, type ControllerConfig, type Reconciler } from 'rxkube';
 import { startTestCluster } from 'rxkube/testing';
 
 export interface App extends KubernetesObject {
@@ -107,7 +107,7 @@ await cluster.apply(APP, app('shop', 'team-a', ['feature-flags']));
 await cluster.apply(APP, app('blog', 'team-a', ['feature-flags']));
 await settle(2); // one run each; their own ConfigMap writes ran nothing
 
-await cluster.apply(SECRET, { metadata: { name: 'shop-db', namespace: 'team-a', annotations: primaryAnnotations(resourceIdOf({ metadata: { name: 'shop', namespace: 'team-a' } })) } });
+await cluster.apply(SECRET, { metadata: { name: 'shop-db', namespace: 'team-a', annotations: primaryAnnotations({ name: 'shop', namespace: 'team-a' }) } });
 await settle(3);
 await cluster.apply(SERVICE, { metadata: { name: 'blog-http', namespace: 'team-a' }, spec: { selector: { app: 'blog' }, ports: [{ port: 80 }] } });
 await settle(4);

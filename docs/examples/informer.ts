@@ -2,7 +2,7 @@
 // `npx tsx docs/examples/informer.ts`.
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { filter, firstValueFrom } from 'rxjs';
-import { createKubeClient, informer, informer$, readYourWrites, resourceIdOf } from 'rxkube';
+import { createKubeClient, informer, informer$, readYourWrites } from 'rxkube';
 import { startApiServer } from 'rxkube/apiserver';
 
 type ConfigMap = V1ConfigMap & KubernetesObject;
@@ -44,7 +44,7 @@ console.log(`lists so far: ${webConfig.status()[0]?.lists}, healthy: ${webConfig
 const cache = readYourWrites(webConfig);
 const ref = { name: 'web-1', namespace: 'default' };
 await cache.trackWrite(ref, () => configMaps.mergePatch(ref, { data: { color: 'black' } }));
-console.log(`read back at once: ${cache.get(resourceIdOf({ metadata: ref }))?.data?.['color']}`);
+console.log(`read back at once: ${cache.get(ref)?.data?.['color']}`);
 cache.dispose();
 webConfig.stop();
 
