@@ -1,6 +1,11 @@
 // An integration test of the DnsRecord operator against the embedded API server, with faults
 // (docs/testing.md): `npx mocha docs/examples/operator-test.ts`.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { GenericRetry } from 'rxkube';
 import { eventually, startTestCluster, type TestCluster } from 'rxkube/testing';
 import { DNSRECORD, DnsProvider, dnsRecordCrd, dnsRecords, dnsRecordsConfig, type DnsRecord } from './dns-records.js';
@@ -48,5 +53,16 @@ describe('DnsRecord operator', () => {
     cluster.server.faults.dropWatches({ resource: 'dnsrecords' });
     await cluster.apply(DNSRECORD, { ...web, spec: { ...web.spec, address: '10.0.0.2' } });
     await eventually('re-registered', () => provider.records.get('web.example.com') === '10.0.0.2');
+  });
+
+  it('shows the record to kubectl', async () => {
+    await cluster.apply(DNSRECORD, web);
+    await eventually('registered', async () => (await records().get({ name: 'web', namespace: 'default' })).status?.registered);
+    const kubeconfig = join(mkdtempSync(join(tmpdir(), 'dns-test-')), 'kubeconfig');
+    await cluster.server.writeKubeconfig(kubeconfig);
+    // Asynchronously: a synchronous child process would block the server in this process.
+    const kubectl = promisify(execFile);
+    const { stdout } = await kubectl('kubectl', ['--kubeconfig', kubeconfig, 'get', 'dnsrecord', 'web', '-o', 'jsonpath={.status.registered}']);
+    assert.equal(stdout, 'true');
   });
 });
