@@ -11,7 +11,6 @@ import {
   type Context,
   type ControllerConfig,
   type Reconciler,
-  type SecondaryConfig,
 } from '../../lib/index.js';
 import { DEPLOYMENT, MANAGED_SELECTOR, SERVICE, TOMCAT, type Tomcat } from './model.js';
 import { desiredTomcatDeployment, desiredTomcatService, tomcatStatus } from './resources.js';
@@ -30,7 +29,7 @@ export const tomcatService = kubernetesDependent<V1Service, Tomcat, Context<Tomc
   labelSelector: MANAGED_SELECTOR,
 });
 
-export const tomcatWorkflow = workflow<Tomcat, Context<Tomcat>, SecondaryConfig>()
+export const tomcatWorkflow = workflow<Tomcat, Context<Tomcat>>()
   .add(tomcatDeployment, { readyPostcondition: deploymentReady })
   .add(tomcatService);
 

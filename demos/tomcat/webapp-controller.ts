@@ -42,7 +42,7 @@ export const webappDeployment = kubernetesDependent<V1ConfigMap, Webapp, Context
  * Invoked explicitly, after the spec was validated. Without its Tomcat a Webapp is not deployed
  * (a deployment left from before the Tomcat went away is deleted).
  */
-export const webappWorkflow = workflow<Webapp, Context<Webapp>, SecondaryConfig>()
+export const webappWorkflow = workflow<Webapp, Context<Webapp>>()
   .add(webappDeployment, { reconcilePrecondition: (_dependent, _webapp, ctx) => namedTomcat(ctx) !== undefined })
   .build({ explicitInvocation: true });
 

@@ -2,12 +2,12 @@
  * The WebPage operator with managed dependents: the workflow runs before `reconcile`, which only
  * reports status from the workflow's result.
  */
-import { deploymentReady, UpdateControl, workflow, type Context, type ControllerConfig, type Reconciler, type SecondaryConfig } from '../../lib/index.js';
+import { deploymentReady, UpdateControl, workflow, type Context, type ControllerConfig, type Reconciler } from '../../lib/index.js';
 import { configMapDependent, deploymentDependent, exposed, ingressDependent, serviceDependent, updateErrorStatus } from './dependents.js';
 import { WEBPAGE, type WebPage } from './model.js';
 import { statusOf } from './resources.js';
 
-export const webPageWorkflow = workflow<WebPage, Context<WebPage>, SecondaryConfig>()
+export const webPageWorkflow = workflow<WebPage, Context<WebPage>>()
   .add(configMapDependent)
   .add(deploymentDependent, { dependsOn: [configMapDependent], readyPostcondition: deploymentReady })
   .add(serviceDependent, { dependsOn: [configMapDependent] })

@@ -2,14 +2,14 @@
  * The WebPage operator with a standalone workflow: the reconciler validates first, then runs the
  * workflow itself and decides what its result means.
  */
-import { deploymentReady, UpdateControl, workflow, type Context, type ControllerConfig, type Reconciler, type SecondaryConfig } from '../../lib/index.js';
+import { deploymentReady, UpdateControl, workflow, type Context, type ControllerConfig, type Reconciler } from '../../lib/index.js';
 import { configMapDependent, deploymentDependent, exposed, ingressDependent, serviceDependent, updateErrorStatus } from './dependents.js';
 import { WEBPAGE, type WebPage } from './model.js';
 import { statusOf, validateHtml } from './resources.js';
 
 const dependents = [configMapDependent, deploymentDependent, serviceDependent, ingressDependent];
 
-const standaloneWorkflow = workflow<WebPage, Context<WebPage>, SecondaryConfig>()
+const standaloneWorkflow = workflow<WebPage, Context<WebPage>>()
   .add(configMapDependent)
   .add(deploymentDependent, { dependsOn: [configMapDependent], readyPostcondition: deploymentReady })
   .add(serviceDependent, { dependsOn: [configMapDependent] })

@@ -12,7 +12,6 @@ import {
   type Context,
   type ControllerConfig,
   type Reconciler,
-  type SecondaryConfig,
 } from 'rxkube';
 
 export interface WebPage extends KubernetesObject {
@@ -87,7 +86,7 @@ const monitor = kubernetesDependent<KubernetesObject & { spec: object }, WebPage
   }),
 });
 
-export const webPageWorkflow = workflow<WebPage, Context<WebPage>, SecondaryConfig>()
+export const webPageWorkflow = workflow<WebPage, Context<WebPage>>()
   .add(html)
   .add(deployment, { dependsOn: html, readyPostcondition: deploymentReady })
   .add(service, { dependsOn: deployment })
@@ -127,7 +126,7 @@ export const checkedWebPagesConfig: ControllerConfig<WebPage> = {
 
 // Standalone: the reconciler owns the workflow and calls it; the dependents' event sources are
 // declared as ordinary secondaries, and errors and the finalizer are the reconciler's to handle.
-const standalone = workflow<WebPage, Context<WebPage>, SecondaryConfig>()
+const standalone = workflow<WebPage, Context<WebPage>>()
   .add(html)
   .add(deployment, { dependsOn: html, readyPostcondition: deploymentReady })
   .add(service, { dependsOn: deployment })

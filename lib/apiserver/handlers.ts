@@ -5,10 +5,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiCore, DeleteOptions, FieldValidation, PropagationPolicy, WriteOptions } from './core.js';
 import type { PatchEngine, PatchKind } from './engine.js';
-import { ApiError, badRequest, expired, methodNotAllowed, pathNotFound, unsupportedMediaType } from './errors.js';
+import { ApiError, badRequest, methodNotAllowed, pathNotFound, unsupportedMediaType } from './errors.js';
 import type { Faults } from './faults.js';
 import type { ResourceRequest, Verb, YamlLoader } from './http.js';
-import { mediaType, parseBody, readBody, sendError, sendJson, verbOf } from './http.js';
+import { mediaType, parseBody, readBody, sendJson, verbOf } from './http.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { resourceVersionOf } from './meta.js';
 import { decodeProtobufBody, PROTOBUF } from './protobuf.js';

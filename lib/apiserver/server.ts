@@ -11,7 +11,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { builtinTypes } from './builtins.js';
 import { ApiCore } from './core.js';
-import { CRD_KEY, CrdController } from './crds.js';
+import { CrdController } from './crds.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js';
 import { ApiError, internalError, methodNotAllowed, pathNotFound, unauthorized } from './errors.js';
 import { Faults } from './faults.js';

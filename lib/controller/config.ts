@@ -28,7 +28,7 @@ export interface ResolvedControllerConfig<P extends KubernetesObject> {
   readonly patchStrategy: 'apply' | 'merge';
   readonly fieldManager: string;
   readonly observedGeneration: boolean;
-  readonly workflow: Workflow<P, Context<P>, SecondaryConfig> | undefined;
+  readonly workflow: Workflow<P, Context<P>> | undefined;
   readonly cacheSyncTimeoutMs: number;
   readonly stopOnInformerErrorDuringStartup: boolean;
   readonly scheduling: ResolvedReconcileOptions;
@@ -142,9 +142,11 @@ export function resolveNamespaces(option: string, namespaces: unknown): 'all' | 
   return Object.freeze([...new Set(namespaces as string[])]);
 }
 
-export function resolveSecondary<P extends KubernetesObject>(s: SecondaryConfig<KubernetesObject, P>, at: number | string): ResolvedSecondary<P> {
+/** Validates a secondary source; a dependent's `eventSource` arrives untyped, so `s` is checked at run time. */
+export function resolveSecondary<P extends KubernetesObject>(source: SecondaryConfig<KubernetesObject, P> | unknown, at: number | string): ResolvedSecondary<P> {
   const option = typeof at === 'number' ? `secondaries[${at}]` : at;
-  if (s === null || typeof s !== 'object') throw new ConfigurationError(option, 'must be an object with at least { resource }');
+  if (source === null || typeof source !== 'object') throw new ConfigurationError(option, 'must be an object with at least { resource }');
+  const s = source as SecondaryConfig<KubernetesObject, P>;
   const descriptor = withOptionPrefix(() => resolveDescriptor(s.resource), option);
   if (s.toPrimaries !== undefined) requireFunction(`${option}.toPrimaries`, s.toPrimaries);
   if (s.toSecondaries !== undefined) requireFunction(`${option}.toSecondaries`, s.toSecondaries);
@@ -163,13 +165,13 @@ export function resolveSecondary<P extends KubernetesObject>(s: SecondaryConfig<
 
 function resolveWorkflow<P extends KubernetesObject>(
   workflow: ControllerConfig<P>['workflow'],
-): Workflow<P, Context<P>, SecondaryConfig> | undefined {
+): Workflow<P, Context<P>> | undefined {
   if (workflow === undefined) return undefined;
   if (workflow === null || typeof workflow !== 'object') {
     throw new ConfigurationError('workflow', `must be a workflow() builder or a built workflow, got ${describeValue(workflow)}`);
   }
   if ('build' in workflow && typeof workflow.build === 'function') return withOptionPrefix(() => workflow.build(), 'workflow');
-  return workflow as Workflow<P, Context<P>, SecondaryConfig>;
+  return workflow as Workflow<P, Context<P>>;
 }
 
 /** The scheduling core names its own options; the controller's user knows them by other names. */

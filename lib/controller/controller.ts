@@ -2,7 +2,6 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   BehaviorSubject,
   combineLatest,
-  firstValueFrom,
   map,
   merge,
   mergeMap,
@@ -11,7 +10,6 @@ import {
   Subject,
   type Subscription,
   takeUntil,
-  timer,
 } from 'rxjs';
 import { ConfigurationError, describeError, resourceKey, type ReconcileOutcome } from '../core/index.js';
 import { classifyError, type KubeClient } from '../kube/index.js';
@@ -30,7 +28,7 @@ import { resolveNamespaces, resolveSecondary, type ResolvedControllerConfig, typ
 import { dispatcher } from './dispatch.js';
 import { hasFinalizer, isMarkedForDeletion, primaryWriter } from './primary-writes.js';
 import { trackedClient, type TrackedClient } from './tracked-client.js';
-import type { Reconciler, SecondaryConfig } from './types.js';
+import type { Reconciler } from './types.js';
 
 export interface ControllerEnvironment {
   readonly client: KubeClient;
@@ -90,7 +88,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   }
 
   /** WF5: activation conditions register and unregister their dependents' event sources here. */
-  readonly eventSources: EventSourceRegistry<SecondaryConfig> = {
+  readonly eventSources: EventSourceRegistry = {
     register: async (dependent, eventSource) => {
       const resolved = resolveSecondary<P>(eventSource, `workflow.${dependent}.eventSource`);
       const registered = this.dynamicSources.get(resolved.name);
@@ -109,7 +107,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       this.logger.info({ source: resolved.name, dependent }, 'event source registered');
     },
     unregister: (dependent, eventSource) => {
-      const name = eventSource.name ?? resolveSecondary<P>(eventSource, `workflow.${dependent}.eventSource`).name;
+      const name = resolveSecondary<P>(eventSource, `workflow.${dependent}.eventSource`).name;
       const users = this.dynamicSources.get(name)?.users;
       if (!users?.delete(dependent) || users.size > 0) return;
       this.dynamicSources.delete(name);

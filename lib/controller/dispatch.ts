@@ -9,7 +9,7 @@ import type { ResolvedControllerConfig } from './config.js';
 import { DeleteControl, ErrorStatusUpdateControl, UpdateControl } from './controls.js';
 import { hasFinalizer, isMarkedForDeletion, type PrimaryWriter } from './primary-writes.js';
 import type { TrackedClient } from './tracked-client.js';
-import type { Context, Reconciler, SecondaryConfig } from './types.js';
+import type { Context, Reconciler } from './types.js';
 
 export interface DispatchDeps<P extends KubernetesObject> {
   readonly reconciler: Reconciler<P>;
@@ -21,7 +21,7 @@ export interface DispatchDeps<P extends KubernetesObject> {
   /** Write clients of the secondary sources, by source name. */
   readonly secondaryClients: ReadonlyMap<string, TrackedClient<KubernetesObject>>;
   /** Where activation conditions register their dependents' event sources (WF5). */
-  readonly eventSources?: EventSourceRegistry<SecondaryConfig>;
+  readonly eventSources: EventSourceRegistry;
   readonly client: KubeClient;
   readonly logger: Logger;
 }
@@ -31,7 +31,7 @@ export interface DispatchDeps<P extends KubernetesObject> {
  * add the finalizer, or clean up, or reconcile, and write what the control asks for.
  */
 export function dispatcher<P extends KubernetesObject>(deps: DispatchDeps<P>): RunFn {
-  const { reconciler, config } = deps;
+  const { config } = deps;
   return async (id: ResourceID, run: RunContext): Promise<RunResult | void> => {
     // EP3: the latest version; a bounded cache (ES7) reads an evicted one from the API.
     const primary = deps.primaries.get(id) ?? (await deps.primaries.fetch(id));
@@ -140,9 +140,11 @@ function createContext<P extends KubernetesObject>(deps: DispatchDeps<P>, primar
     return found;
   };
   const source = (name: string) => lookup(deps.secondaries, name);
-  let invocation: ManagedWorkflowInvocation<P, Context<P>, SecondaryConfig> | undefined;
+  let invocation: ManagedWorkflowInvocation<P, Context<P>> | undefined;
   const ctx: Context<P> = {
     controller: deps.config.name,
+    fieldManager: deps.config.fieldManager,
+    eventSources: deps.eventSources,
     client: deps.client,
     logger,
     retry: run.retry,
@@ -156,7 +158,7 @@ function createContext<P extends KubernetesObject>(deps: DispatchDeps<P>, primar
     },
   };
   const workflow = deps.config.workflow;
-  if (workflow) invocation = new ManagedWorkflowInvocation(workflow, primary, ctx, deps.eventSources ? { eventSources: deps.eventSources } : {});
+  if (workflow) invocation = new ManagedWorkflowInvocation(workflow, primary, ctx, { eventSources: deps.eventSources });
   return ctx;
 }
 

@@ -16,7 +16,7 @@ import type {
   PrimaryToSecondaryMapper,
   SecondaryToPrimaryMapper,
 } from '../sources/index.js';
-import type { ManagedWorkflowInvocation, Workflow, WorkflowBuilder } from '../workflow/index.js';
+import type { EventSourceRegistry, ManagedWorkflowInvocation, Workflow, WorkflowBuilder } from '../workflow/index.js';
 import type { DeleteControl, ErrorStatusUpdateControl, UpdateControl } from './controls.js';
 import type { TrackedClient } from './tracked-client.js';
 
@@ -61,7 +61,14 @@ export interface Context<P extends KubernetesObject = KubernetesObject> {
    * The managed workflow of this run, when the controller has one (WF4): its results
    * (`reconcileResult`), and explicit invocation (`reconcileManagedWorkflow()`).
    */
-  readonly workflow: ManagedWorkflowInvocation<P, Context<P>, SecondaryConfig> | undefined;
+  readonly workflow: ManagedWorkflowInvocation<P, Context<P>> | undefined;
+  /** The field manager of every write this controller makes (the default matcher compares what it owns). */
+  readonly fieldManager: string;
+  /**
+   * Where a standalone workflow registers the event sources of dependents behind activation
+   * conditions (WF5): `wf.reconcile(primary, ctx, { eventSources: ctx.eventSources })`.
+   */
+  readonly eventSources: EventSourceRegistry;
 }
 
 /**
@@ -121,7 +128,7 @@ export interface ControllerConfig<P extends KubernetesObject = KubernetesObject>
   /** Sets `status.observedGeneration` on every status patch (opt-in). */
   readonly observedGeneration?: boolean;
   /** WF4: dependents reconciled before `reconcile` and cleaned up before `cleanup`. */
-  readonly workflow?: Workflow<P, Context<P>, SecondaryConfig> | WorkflowBuilder<P, Context<P>, SecondaryConfig>;
+  readonly workflow?: Workflow<P, Context<P>> | WorkflowBuilder<P, Context<P>>;
   /** ES2: default 2 min. */
   readonly cacheSyncTimeoutMs?: number;
   /** ES2: default true. */

@@ -91,7 +91,7 @@ describe('operator and controller lifecycle against the embedded API server', ()
       reconciler,
       widgetConfig({
         namespaces: ['ns-a'],
-        workflow: workflow<Widget, Context<Widget>, SecondaryConfig>().add(configMapDependent, { activationCondition: () => true }),
+        workflow: workflow<Widget, Context<Widget>>().add(configMapDependent, { activationCondition: () => true }),
       }),
     );
     const outcomes = recordOutcomes(ctrl.outcome$);
@@ -131,7 +131,7 @@ describe('operator and controller lifecycle against the embedded API server', ()
     const op = env.operator();
     const ctrl = op.register(
       reconciler,
-      widgetConfig({ workflow: workflow<Widget, Context<Widget>, SecondaryConfig>().add(configMapDependent, { activationCondition: () => true }) }),
+      widgetConfig({ workflow: workflow<Widget, Context<Widget>>().add(configMapDependent, { activationCondition: () => true }) }),
     );
     const outcomes = recordOutcomes(ctrl.outcome$);
     await op.start();

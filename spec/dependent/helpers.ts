@@ -6,16 +6,15 @@ import {
   type Context,
   type ControllerConfig,
   type Reconciler,
-  type SecondaryConfig,
 } from '../../lib/controller/index.js';
 import { workflow, type WorkflowBuilder, type WorkflowReconcileResult } from '../../lib/workflow/index.js';
 import { recordOutcomes, widgetConfig, type Env, type Outcomes, type Widget } from '../controller/harness.js';
 
-export type WidgetWorkflow = WorkflowBuilder<Widget, Context<Widget>, SecondaryConfig>;
+export type WidgetWorkflow = WorkflowBuilder<Widget, Context<Widget>>;
 
 /** A workflow builder typed for the widget controller. */
 export function widgetWorkflow(): WidgetWorkflow {
-  return workflow<Widget, Context<Widget>, SecondaryConfig>();
+  return workflow<Widget, Context<Widget>>();
 }
 
 export type ConfigMap = KubernetesObject & { data?: Record<string, string> };

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { finalize, map, mergeMap, throwError, timer, type Observable } from 'rxjs';
+import { finalize, type Observable } from 'rxjs';
 import type { TestScheduler } from 'rxjs/testing';
 import { causeCode, failAfter, outcomeCode, resourceEvent, succeedAfter, testScheduler as sharedTestScheduler } from '../../lib/testing/index.js';
 import type { EventAction, ResourceEvent } from '../../lib/core/events.js';
-import type { ReconcileCause, ReconcileOutcome } from '../../lib/core/outcome.js';
+import type { ReconcileOutcome } from '../../lib/core/outcome.js';
 import type { ResourceID } from '../../lib/core/resource.js';
 import type { RunContext, RunFn, RunResult } from '../../lib/processing/options.js';
 
