@@ -9,7 +9,7 @@ import { startApiServer } from 'rxkube/apiserver';
 const CONFIGMAP = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' };
 
 const audited: Reconciler = {
-  reconcile(configMap, ctx) {
+  reconcile(_configMap, ctx) {
     ctx.logger.info('audited'); // carries controller and resource.{apiVersion,kind,name,namespace,...}
     return UpdateControl.noUpdate();
   },
@@ -24,7 +24,7 @@ export function productionOperator(kubeConfig: KubeConfig, registry: Registry): 
     health: { port: 8081, host: '0.0.0.0' }, // /healthz, /readyz, /metrics
     leaderElection: { leaseName: 'audit-operator', leaseNamespace: 'operators', logger },
     handleSignals: true, // SIGTERM or SIGINT: stop() gracefully
-    stopTimeoutMs: 30_000,
+    stopTimeoutMs: 20_000, // below the pod's terminationGracePeriodSeconds (default 30 s)
   });
 }
 
