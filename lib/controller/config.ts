@@ -1,9 +1,10 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ConfigurationError, describeValue, requireFunction } from '../core/index.js';
+import { isObservable, type Observable } from 'rxjs';
+import { ConfigurationError, describeValue, requireFunction, type ResourceEvent } from '../core/index.js';
 import { resolveDescriptor, type ResolvedDescriptor } from '../kube/index.js';
 import { resolveReconcileOptions, type ResolvedReconcileOptions } from '../processing/index.js';
 import type { Workflow } from '../workflow/index.js';
-import type { Context, ControllerConfig, Reconciler, SecondaryConfig } from './types.js';
+import type { Context, ControllerConfig, EventSourceLike, Reconciler, SecondaryConfig } from './types.js';
 
 export const DEFAULT_CACHE_SYNC_TIMEOUT_MS = 2 * 60 * 1000;
 
@@ -21,6 +22,8 @@ export interface ResolvedControllerConfig<P extends KubernetesObject> {
   readonly namespaces: 'all' | readonly string[];
   readonly config: ControllerConfig<P>;
   readonly secondaries: readonly ResolvedSecondary<P>[];
+  /** `config.sources` as Observables, with the `stop()` of those that have one. */
+  readonly sources: readonly { readonly events$: Observable<ResourceEvent>; readonly stop?: () => void }[];
   readonly generationAware: boolean;
   readonly finalizerName: string;
   /** FZ1: the reconciler has `cleanup` or the workflow has a deletable dependent. */
@@ -116,6 +119,7 @@ export function resolveControllerConfig<P extends KubernetesObject>(
     namespaces,
     config,
     secondaries,
+    sources: (config.sources ?? []).map(resolveSource),
     generationAware: config.generationAware ?? true,
     finalizerName,
     usesFinalizer: reconciler.cleanup !== undefined || (workflow?.needsFinalizer ?? false),
@@ -140,6 +144,15 @@ export function resolveNamespaces(option: string, namespaces: unknown): 'all' | 
     }
   });
   return Object.freeze([...new Set(namespaces as string[])]);
+}
+
+function resolveSource(source: EventSourceLike, i: number): ResolvedControllerConfig<KubernetesObject>['sources'][number] {
+  if (isObservable(source)) return { events$: source };
+  if (source !== null && typeof source === 'object' && isObservable(source.events$)) {
+    const stop = typeof source.stop === 'function' ? () => source.stop?.() : undefined;
+    return stop ? { events$: source.events$, stop } : { events$: source.events$ };
+  }
+  throw new ConfigurationError(`sources[${i}]`, `must be an Observable of ResourceEvents or have an events$ Observable, got ${describeValue(source)}`);
 }
 
 /** Validates a secondary source; a dependent's `eventSource` arrives untyped, so `s` is checked at run time. */

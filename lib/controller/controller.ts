@@ -181,6 +181,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     }
     this.subscription?.unsubscribe();
     for (const inf of this.informers()) inf.stop();
+    for (const source of this.config.sources) source.stop?.();
     this.primaries.dispose();
     for (const s of this.secondaries.values()) s.cache.dispose();
     this.outcomes.complete();
@@ -229,7 +230,8 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     const secondaryEvents$ = [...this.secondaries.values()].map((s) => s.events$);
     const registeredEvents$ = this.sourceAdded$.pipe(mergeMap((s) => s.events$));
     const labels = controllerLabels(config.name, config.descriptor);
-    const events$ = merge(filtered$, registeredEvents$, ...secondaryEvents$).pipe(takeUntil(this.stopping$));
+    const customEvents$ = config.sources.map((s) => s.events$);
+    const events$ = merge(filtered$, registeredEvents$, ...secondaryEvents$, ...customEvents$).pipe(takeUntil(this.stopping$));
     const active$ = combineLatest([this.started$, this.env.leading$ ?? of(true)]).pipe(map(([started, leading]) => started && leading));
     const writer = primaryWriter<P>({
       client: this.env.client.resource<P>(config.descriptor),
@@ -253,7 +255,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     });
     const metrics = this.env.metrics;
     return events$.pipe(
-      reconcileEach<KubernetesObject>(run, {
+      reconcileEach<unknown>(run, {
         ...config.scheduling,
         retry: config.scheduling.retry ?? false,
         // ES7: a bounded cache may have evicted a primary the informer still knows; the run fetches it.

@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { SchedulerLike } from 'rxjs';
-import type { ReconcileCause, ResourceID, RetryInfo } from '../core/index.js';
+import type { Observable, SchedulerLike } from 'rxjs';
+import type { ReconcileCause, ResourceEvent, ResourceID, RetryInfo } from '../core/index.js';
 import type {
   BackoffPolicy,
   FieldSelector,
@@ -90,6 +90,9 @@ export interface SecondaryConfig<S extends KubernetesObject = KubernetesObject, 
   readonly indexers?: Readonly<Record<string, Indexer<S>>>;
 }
 
+/** What `ControllerConfig.sources` takes. */
+export type EventSourceLike = Observable<ResourceEvent> | { readonly events$: Observable<ResourceEvent>; stop?(): void };
+
 /** Informer tuning shared by every source of a controller (mostly for tests). */
 export interface InformerTuning {
   readonly timeoutSeconds?: number;
@@ -109,6 +112,12 @@ export interface ControllerConfig<P extends KubernetesObject = KubernetesObject>
   readonly labelSelector?: LabelSelector;
   readonly fieldSelector?: FieldSelector;
   readonly secondaries?: readonly SecondaryConfig<KubernetesObject, P>[];
+  /**
+   * Any other event source (ES5): an Observable of ResourceEvents for primaries, or an object
+   * with `events$` (pollingSource, perResourcePolling, inboundSource, timerSource). Their events
+   * trigger primaries that exist (EP4); a source with `stop()` is stopped with the controller.
+   */
+  readonly sources?: readonly EventSourceLike[];
   /** EP7; `false` disables retries. Default `GenericRetry.defaults()`. */
   readonly retry?: Retry | false;
   /** EP11; default none. */
