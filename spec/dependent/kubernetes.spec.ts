@@ -80,20 +80,26 @@ describe('dependent: kubernetesDependent against the embedded API server', () =>
     expect(restored.data).to.deep.equal({ value: 'a', extra: 'theirs' });
   });
 
-  it('DR2: a field the controller applied before and no longer desires is removed (managedFields)', async () => {
-    const dependent = configDependent({ data: (w): Record<string, string> => (w.spec?.value === 'a' ? { keep: 'k', old: 'o' } : { keep: 'k' }) });
-    const recorded = await startWidgets(env, widgetWorkflow().add(dependent));
-    await createWidget(env, widget('w1', { value: 'a' }));
-    await eventually('w1-config with old', async () => (await configMapOf(env, 'w1-config'))?.data?.['old'] === 'o');
-    // The new desired state is a subset of the actual one: only field ownership tells it apart.
-    await patchWidget(env, 'w1', { spec: { value: 'b' } });
-    const cm = await eventually('old removed', async () => {
-      const found = await configMapOf(env, 'w1-config');
-      return found && found.data?.['old'] === undefined ? found : undefined;
+  for (const fieldManager of [undefined, 'custom-manager']) {
+    it(`DR2: a field the controller applied before and no longer desires is removed (managedFields, ${fieldManager ?? 'default'} field manager)`, async () => {
+      const dependent = configDependent({ data: (w): Record<string, string> => (w.spec?.value === 'a' ? { keep: 'k', old: 'o' } : { keep: 'k' }) });
+      const recorded = await startWidgets(env, widgetWorkflow().add(dependent), fieldManager ? { fieldManager } : {});
+      await createWidget(env, widget('w1', { value: 'a' }));
+      const first = await eventually('w1-config with old', async () => {
+        const found = await configMapOf(env, 'w1-config');
+        return found?.data?.['old'] === 'o' ? found : undefined;
+      });
+      expect(first.metadata?.managedFields?.map((m) => m.manager)).to.include(fieldManager ?? 'widgets.sample.rxkube.dev');
+      // The new desired state is a subset of the actual one: only field ownership tells it apart.
+      await patchWidget(env, 'w1', { spec: { value: 'b' } });
+      const cm = await eventually('old removed', async () => {
+        const found = await configMapOf(env, 'w1-config');
+        return found && found.data?.['old'] === undefined ? found : undefined;
+      });
+      expect(cm.data).to.deep.equal({ keep: 'k' });
+      expect(recorded.results.some((r) => r.dependent('configmaps').reconcileResult?.operation === 'updated')).to.equal(true);
     });
-    expect(cm.data).to.deep.equal({ keep: 'k' });
-    expect(recorded.results.some((r) => r.dependent('configmaps').reconcileResult?.operation === 'updated')).to.equal(true);
-  });
+  }
 
   it('WF2: a reconcile precondition that turns false deletes the dependent and those depending on it', async () => {
     const config = configDependent({ name: 'config' });
