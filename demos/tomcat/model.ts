@@ -3,6 +3,7 @@
  * into a named Tomcat) — their CRDs, and the Kubernetes kinds they use.
  */
 import type { KubernetesObject, V1CustomResourceDefinition, V1JSONSchemaProps } from '@kubernetes/client-node';
+import { builtinResources, customResourceDefinition, descriptorOf } from '../../lib/index.js';
 
 export interface TomcatSpec {
   /** The tomcat image tag: the Deployment runs `tomcat:<version>`. */
@@ -49,11 +50,7 @@ export interface Webapp extends KubernetesObject {
 
 export const GROUP = 'sample.rxkube.dev';
 
-export const TOMCAT = { apiVersion: `${GROUP}/v1`, kind: 'Tomcat', plural: 'tomcats', namespaced: true } as const;
-export const WEBAPP = { apiVersion: `${GROUP}/v1`, kind: 'Webapp', plural: 'webapps', namespaced: true } as const;
-export const CONFIGMAP = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true } as const;
-export const DEPLOYMENT = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true } as const;
-export const SERVICE = { apiVersion: 'v1', kind: 'Service', plural: 'services', namespaced: true } as const;
+export const { configMap: CONFIGMAP, deployment: DEPLOYMENT, service: SERVICE } = builtinResources;
 
 /** Every object the operator writes carries this label, so it watches only its own. */
 export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'rxkube-tomcat' } as const;
@@ -61,69 +58,51 @@ export const MANAGED_SELECTOR = { matchLabels: MANAGED_BY };
 /** On a Webapp's deployment ConfigMap: the Tomcat it is deployed into (what a sidecar there selects). */
 export const TOMCAT_LABEL = `${GROUP}/tomcat`;
 
-function crd(
-  names: { kind: string; plural: string; singular: string; shortNames: string[] },
-  spec: V1JSONSchemaProps,
-  status: Record<string, V1JSONSchemaProps>,
-  columns: { name: string; type: string; jsonPath: string }[],
-): V1CustomResourceDefinition {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${names.plural}.${GROUP}` },
-    spec: {
-      group: GROUP,
-      scope: 'Namespaced',
-      names: { ...names, listKind: `${names.kind}List` },
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: { spec, status: { type: 'object', properties: { ...status, observedGeneration: { type: 'integer' } } } },
-            },
-          },
-          additionalPrinterColumns: columns,
-        },
-      ],
-    },
-  };
-}
+/** A status schema of these fields plus observedGeneration. */
+const statusSchema = (fields: Record<string, V1JSONSchemaProps>): V1JSONSchemaProps => ({
+  type: 'object',
+  properties: { ...fields, observedGeneration: { type: 'integer' } },
+});
 
-export const tomcatCrd = crd(
-  { kind: 'Tomcat', plural: 'tomcats', singular: 'tomcat', shortNames: ['tc'] },
-  {
+export const tomcatCrd = customResourceDefinition({
+  group: GROUP,
+  kind: 'Tomcat',
+  plural: 'tomcats',
+  shortNames: ['tc'],
+  spec: {
     type: 'object',
     required: ['version', 'replicas'],
     properties: { version: { type: 'string', minLength: 1 }, replicas: { type: 'integer', minimum: 0 } },
   },
-  { readyReplicas: { type: 'integer' }, ready: { type: 'boolean' } },
-  [
+  status: statusSchema({ readyReplicas: { type: 'integer' }, ready: { type: 'boolean' } }),
+  printerColumns: [
     { name: 'Version', type: 'string', jsonPath: '.spec.version' },
     { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
     { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
   ],
-);
+});
 
-export const webappCrd = crd(
-  { kind: 'Webapp', plural: 'webapps', singular: 'webapp', shortNames: ['wa'] },
-  {
+export const webappCrd = customResourceDefinition({
+  group: GROUP,
+  kind: 'Webapp',
+  plural: 'webapps',
+  shortNames: ['wa'],
+  spec: {
     type: 'object',
     required: ['tomcat', 'url', 'contextPath'],
     properties: { tomcat: { type: 'string' }, url: { type: 'string' }, contextPath: { type: 'string' } },
   },
-  { deployedTo: { type: 'string' }, url: { type: 'string' }, ready: { type: 'boolean' }, errorMessage: { type: 'string' } },
-  [
+  status: statusSchema({ deployedTo: { type: 'string' }, url: { type: 'string' }, ready: { type: 'boolean' }, errorMessage: { type: 'string' } }),
+  printerColumns: [
     { name: 'Tomcat', type: 'string', jsonPath: '.spec.tomcat' },
     { name: 'URL', type: 'string', jsonPath: '.status.url' },
     { name: 'Ready', type: 'boolean', jsonPath: '.status.ready' },
     { name: 'Error', type: 'string', jsonPath: '.status.errorMessage' },
   ],
-);
+});
+
+export const TOMCAT = descriptorOf(tomcatCrd);
+export const WEBAPP = descriptorOf(webappCrd);
 
 export const crds: readonly V1CustomResourceDefinition[] = [tomcatCrd, webappCrd];
 

@@ -15,6 +15,7 @@ import {
   createLogger,
   errorMessage,
   informer,
+  installCustomResourceDefinition,
   loadKubeConfig,
   Operator,
   type Informer,
@@ -94,7 +95,7 @@ export async function main(args: string[]): Promise<number> {
     say(cluster.server ? `embedded API server at ${cluster.server.url}` : `cluster from ${cluster.kubeconfigPath ?? 'the default kubeconfig'}`);
     if (cluster.kubeconfigPath) say(`try: kubectl --kubeconfig ${cluster.kubeconfigPath} get webpages`);
     if (live) say(`operator log: ${logFile}`);
-    await installCrd(client, webPageCrd);
+    await installCustomResourceDefinition(client, webPageCrd);
     operator.register(variant.reconciler, variant.config);
     await operator.start();
     pages.start();
@@ -156,28 +157,6 @@ async function connect(flags: { kubeconfig?: string; port?: number; 'ready-after
   const kubeconfigPath = join(workDir, 'kubeconfig');
   await server.writeKubeconfig(kubeconfigPath);
   return { kubeConfig: server.kubeConfig(), kubeconfigPath, server };
-}
-
-/** Creates the CRD unless it exists, then waits until the server serves it (Established). */
-async function installCrd(client: KubeClient, crd: V1CustomResourceDefinition): Promise<void> {
-  const crds = client.resource<V1CustomResourceDefinition & { kind: string }>({
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    plural: 'customresourcedefinitions',
-    namespaced: false,
-  });
-  try {
-    await crds.create(crd as V1CustomResourceDefinition & { kind: string });
-  } catch (err) {
-    if (classifyError(err) !== 'conflict') throw err;
-  }
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const current = await crds.find({ name: crd.metadata!.name! });
-    if (current?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
-    if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata?.name} was not Established within 30 s`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 function say(line: string): void {

@@ -8,6 +8,7 @@
 import type { KubernetesObject, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import type { ObservableInput, SchedulerLike } from 'rxjs';
 import { ConfigurationError, describeValue, requireFunction, resourceIdOf, type ResourceID } from '../core/index.js';
+import { builtinResources } from '../kube/index.js';
 import { perResourcePolling, type PerResourcePollingSource } from '../sources/index.js';
 import {
   applyDesired,
@@ -161,10 +162,7 @@ export interface ExternalStateDependent<R, P extends KubernetesObject, C extends
 /** The key under which the state object keeps the external id. */
 export const EXTERNAL_ID_KEY = 'id';
 
-const STATE_RESOURCES = {
-  ConfigMap: { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' },
-  Secret: { apiVersion: 'v1', kind: 'Secret', plural: 'secrets' },
-} as const;
+const STATE_RESOURCES = { ConfigMap: builtinResources.configMap, Secret: builtinResources.secret } as const;
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 

@@ -51,3 +51,5 @@ export {
   type LabelSelectorRequirement,
 } from './selectors.js';
 export { backoffDelay, WATCH_BACKOFF, type BackoffPolicy } from './backoff.js';
+export { builtinResources } from './builtins.js';
+export { crdToJson, customResourceDefinition, descriptorOf, installCustomResourceDefinition, schemaToJson, type CustomResourceOptions } from './crd.js';

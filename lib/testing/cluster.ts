@@ -5,7 +5,7 @@
 import type { KubeConfig, KubernetesObject, V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { startApiServer, type ApiServer, type ApiServerOptions } from '../apiserver/index.js';
 import { Operator, type OperatorOptions } from '../controller/index.js';
-import { createKubeClient, resolveDescriptor, type KubeClient, type ResourceDescriptor } from '../kube/index.js';
+import { createKubeClient, installCustomResourceDefinition, resolveDescriptor, type KubeClient, type ResourceDescriptor } from '../kube/index.js';
 import { createLogger } from '../observe/index.js';
 
 export interface TestClusterOptions extends ApiServerOptions {
@@ -25,8 +25,6 @@ export interface TestCluster {
   close(): Promise<void>;
 }
 
-const CRD = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false };
-
 export async function startTestCluster(options: TestClusterOptions = {}): Promise<TestCluster> {
   const { crds = [], ...serverOptions } = options;
   const server = await startApiServer(serverOptions);
@@ -34,13 +32,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
   const client = createKubeClient(kubeConfig);
   const operators: Operator[] = [];
   try {
-    for (const crd of crds) {
-      await client.resource<KubernetesObject>(CRD).create({ apiVersion: CRD.apiVersion, kind: CRD.kind, ...crd });
-      await eventually(`CRD ${crd.metadata?.name} established`, async () => {
-        const current = (await client.resource<V1CustomResourceDefinition & KubernetesObject>(CRD).find({ name: crd.metadata?.name ?? '' }));
-        return current?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-      });
-    }
+    for (const crd of crds) await installCustomResourceDefinition(client, crd, { timeoutMs: 5000 });
   } catch (err) {
     await server.close();
     throw err;

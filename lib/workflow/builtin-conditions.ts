@@ -9,7 +9,7 @@
  */
 import { isServerReadable, requireServerClient } from '../dependent/kubernetes.js';
 import type { DependentContext, DependentResource } from '../dependent/types.js';
-import type { KubeClient } from '../kube/index.js';
+import { builtinResources, type KubeClient } from '../kube/index.js';
 import type { DetailedConditionResult } from './conditions.js';
 
 type ServerContext = DependentContext & { readonly client?: KubeClient };
@@ -113,7 +113,6 @@ export interface CrdPresentDetail {
   readonly present: boolean;
 }
 
-const CRD_RESOURCE = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false };
 
 const CRD_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
 
@@ -139,7 +138,7 @@ export function crdPresent(
     const client = requireServerClient(ctx, `crdPresent(${name})`);
     const seen = seenAt.get(client);
     if (seen !== undefined && now() - seen < recheckAfterMs) return { met: true, detail: { crd: name, present: true } };
-    const crd = await client.resource(CRD_RESOURCE).find({ name }, { signal: ctx.signal });
+    const crd = await client.resource(builtinResources.customResourceDefinition).find({ name }, { signal: ctx.signal });
     if (crd) seenAt.set(client, now());
     else seenAt.delete(client);
     return { met: crd !== undefined, detail: { crd: name, present: crd !== undefined } };

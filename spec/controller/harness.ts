@@ -5,7 +5,7 @@ import * as k8s from '@kubernetes/client-node';
 import { firstValueFrom, filter, timeout, type Observable } from 'rxjs';
 import { startApiServer, type ApiServer, type ApiServerOptions } from '../../lib/apiserver/index.js';
 import type { ReconcileOutcome } from '../../lib/core/index.js';
-import { createKubeClient, type ResourceClient } from '../../lib/kube/index.js';
+import { builtinResources, createKubeClient, customResourceDefinition, descriptorOf, type ResourceClient } from '../../lib/kube/index.js';
 import { createLogger, type Logger } from '../../lib/observe/index.js';
 import { GenericRetry } from '../../lib/processing/index.js';
 import { Operator, type ControllerConfig, type InformerTuning, type OperatorOptions } from '../../lib/controller/index.js';
@@ -17,30 +17,10 @@ export interface Widget extends KubernetesObject {
 
 export type ConfigMap = KubernetesObject & { data?: Record<string, string> };
 
-export const WIDGET = { apiVersion: 'sample.rxkube.dev/v1', kind: 'Widget', plural: 'widgets', namespaced: true } as const;
-export const CONFIGMAPS = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' } as const;
-export const SECRETS = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets' } as const;
+export const widgetCrd = customResourceDefinition({ group: 'sample.rxkube.dev', kind: 'Widget', plural: 'widgets' });
+export const WIDGET = descriptorOf(widgetCrd);
+export const { configMap: CONFIGMAPS, secret: SECRETS } = builtinResources;
 export const FINALIZER = 'widgets.sample.rxkube.dev/finalizer';
-
-export const widgetCrd: k8s.V1CustomResourceDefinition = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'widgets.sample.rxkube.dev' },
-  spec: {
-    group: 'sample.rxkube.dev',
-    scope: 'Namespaced',
-    names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
-      },
-    ],
-  },
-};
 
 /** Fast informer timings: quick, deterministic reconnects after injected faults. */
 export const FAST_INFORMER: InformerTuning = {
@@ -79,7 +59,7 @@ export async function startEnv(options: ApiServerOptions = {}): Promise<Env> {
   const kc = server.kubeConfig();
   await kc.makeApiClient(k8s.ApiextensionsV1Api).createCustomResourceDefinition({ body: widgetCrd });
   const client = createKubeClient(kc);
-  const namespaces = client.resource({ apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false });
+  const namespaces = client.resource(builtinResources.namespace);
   const operators: Operator[] = [];
   return {
     server,
