@@ -10,17 +10,20 @@ import {
   Subject,
   type Subscription,
   takeUntil,
+  tap,
 } from 'rxjs';
 import { ConfigurationError, describeError, resourceKey, type ReconcileOutcome } from '../core/index.js';
 import { classifyError, type KubeClient } from '../kube/index.js';
-import { controllerLabels, errorLogLevel, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
-import { generationChanged, reconcileEach } from '../processing/index.js';
+import { controllerLabels, errorLogLevel, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
+import { generationChanged, reconcileEach, type RunFn, type RunResult } from '../processing/index.js';
 import {
   informer,
   ReadYourWritesCache,
   SecondarySource,
   toResourceEvents,
   type Informer,
+  type InformerError,
+  type MapperError,
   type InformerOptions,
 } from '../sources/index.js';
 import type { EventSourceRegistry } from '../workflow/index.js';
@@ -39,6 +42,22 @@ export interface ControllerEnvironment {
 }
 
 export const DEFAULT_STOP_TIMEOUT_MS = 30_000;
+
+/** OB2: counts a run as started when it starts (active gauge, retries), and its result and duration when it ends. */
+function measured(run: (...args: Parameters<RunFn>) => Promise<RunResult | void>, metrics: RxkubeMetrics, labels: ControllerLabels): RunFn {
+  return async (id, ctx) => {
+    metrics.reconcileStarted(labels, { retry: ctx.cause.type === 'retry' });
+    const started = performance.now();
+    let result: 'success' | 'failure' = 'failure';
+    try {
+      const output = await run(id, ctx);
+      result = 'success';
+      return output;
+    } finally {
+      metrics.reconcileEnded(labels, result, (performance.now() - started) / 1000);
+    }
+  };
+}
 
 /**
  * One reconciler assembled with its sources: the primary informer behind a read-your-writes
@@ -84,6 +103,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       bounded: config.config.informer?.bounded,
     });
     this.primaries = new ReadYourWritesCache(this.primaryInformer);
+    this.logFailures(this.primaryInformer.errors$);
     for (const secondary of config.secondaries) this.addSecondary(secondary);
   }
 
@@ -254,26 +274,31 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       logger: this.env.logger,
     });
     const metrics = this.env.metrics;
-    return events$.pipe(
-      reconcileEach<unknown>(run, {
+    const counted$ = metrics
+      ? events$.pipe(
+          tap((event) => {
+            metrics.eventReceived(labels, event.source, event.action);
+            const store = event.source === config.name ? this.primaryInformer.store : this.secondaries.get(event.source)?.informer.store;
+            if (store) metrics.setCacheSize({ ...labels, source: event.source }, store.size);
+          }),
+        )
+      : events$;
+    return counted$.pipe(
+      reconcileEach<unknown>(metrics ? measured(run, metrics, labels) : run, {
         ...config.scheduling,
         retry: config.scheduling.retry ?? false,
         // ES7: a bounded cache may have evicted a primary the informer still knows; the run fetches it.
         exists: (id) => this.primaryInformer.store.has(id) || this.primaries.get(id) !== undefined,
         active$,
-        probe: metrics
-          ? (load) => {
-              metrics.setActive(labels, load.running);
-              metrics.setQueued(labels, load.queued);
-            }
-          : undefined,
+        probe: metrics ? (load) => metrics.setQueued(labels, load.queued) : undefined,
       }),
     );
   }
 
   private onOutcome(outcome: ReconcileOutcome): void {
     const config = this.config;
-    this.env.metrics?.recordOutcome(controllerLabels(config.name, config.descriptor), outcome);
+    // Runs are measured as they start and end (`measured`); a skipped one never ran.
+    if (outcome.result === 'skipped') this.env.metrics?.recordOutcome(controllerLabels(config.name, config.descriptor), outcome);
     // OB1: the primary as the cache has it now (for a deleted one, what the id tells).
     const primary = this.primaries.get(outcome.id);
     const fields = {
@@ -293,8 +318,19 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     this.outcomes.next(outcome);
   }
 
+  /** Failed lists and watches are retried by the informer; they are logged here so they are seen. */
+  private logFailures(errors$: Observable<InformerError | MapperError>): void {
+    errors$.subscribe((failure) => {
+      const { error, ...where } = failure;
+      const context = 'informer' in where ? { informer: where.informer, namespace: where.namespace, phase: where.phase, retryInMs: where.delayMs } : { source: where.source };
+      this.logger[errorLogLevel(error)]({ ...context, err: error }, 'informer' in where ? `${where.phase} failed; retrying` : 'mapping a secondary to primaries failed');
+    });
+  }
+
   private addSecondary(secondary: ResolvedSecondary<P>): SecondarySource<KubernetesObject, P> {
     const source = this.secondarySource(secondary);
+    this.logFailures(source.informer.errors$);
+    this.logFailures(source.errors$);
     this.secondaries.set(secondary.name, source);
     if (secondary.followsPrimary) this.followingPrimary.add(secondary.name);
     this.secondaryClients.set(

@@ -30,7 +30,7 @@ export interface DispatchDeps<P extends KubernetesObject> {
  * The run of one primary (FZ1–FZ4, UP1–UP4, WF4): read the latest primary from the cache, then
  * add the finalizer, or clean up, or reconcile, and write what the control asks for.
  */
-export function dispatcher<P extends KubernetesObject>(deps: DispatchDeps<P>): RunFn {
+export function dispatcher<P extends KubernetesObject>(deps: DispatchDeps<P>): (id: ResourceID, run: RunContext) => Promise<RunResult | void> {
   const { config } = deps;
   return async (id: ResourceID, run: RunContext): Promise<RunResult | void> => {
     // EP3: the latest version; a bounded cache (ES7) reads an evicted one from the API.
@@ -108,9 +108,11 @@ async function handleReconcileError<P extends KubernetesObject>(
 ): Promise<unknown> {
   const handler = deps.reconciler.updateErrorStatus;
   if (!handler) return error;
+  // A reconciler that threw NoRetryError itself: the handler sees what went wrong, and no retry stays no retry.
+  const cause = error instanceof NoRetryError ? error.cause : error;
   let control: ErrorStatusUpdateControl<P> | void;
   try {
-    control = await handler.call(deps.reconciler, primary, ctx, error);
+    control = await handler.call(deps.reconciler, primary, ctx, cause);
   } catch (handlerError) {
     ctx.logger.error({ err: handlerError }, 'updateErrorStatus threw; the reconcile error is retried as usual');
     return error;
@@ -127,7 +129,8 @@ async function handleReconcileError<P extends KubernetesObject>(
       ctx.logger[errorLogLevel(patchError)]({ err: patchError }, 'error status patch failed');
     }
   }
-  return control.noRetry ? new NoRetryError(error, { rescheduleAfter: control.rescheduleAfterMs }) : error;
+  if (!control.noRetry) return error;
+  return error instanceof NoRetryError ? error : new NoRetryError(error, { rescheduleAfter: control.rescheduleAfterMs });
 }
 
 function createContext<P extends KubernetesObject>(deps: DispatchDeps<P>, primary: P, run: RunContext, logger: Logger): Context<P> {

@@ -93,12 +93,14 @@ export class Operator {
       process.once('SIGINT', this.signalHandler);
     }
     if (this.options.leaderElection) {
-      this.elector = createLeaderElector({ ...this.options.leaderElection, kubeConfig: this.client.kubeConfig });
+      this.elector = createLeaderElector({ logger: this.logger, ...this.options.leaderElection, kubeConfig: this.client.kubeConfig });
       this.elector.isLeader$.subscribe((leading) => {
         this.metrics?.setLeader(leading);
         this.leading$.next(leading);
       });
       this.elector.start();
+    } else {
+      this.metrics?.setLeader(true); // without election, every instance processes
     }
     if (this.options.health) {
       this.healthServer = await startHealthServer({
