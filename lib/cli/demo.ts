@@ -6,11 +6,10 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createWriteStream, mkdirSync } from 'node:fs';
-import type { KubeConfig, V1CustomResourceDefinition } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { firstValueFrom, filter, timeout } from 'rxjs';
 import { startApiServer, type ApiServer } from '../apiserver/index.js';
 import {
-  classifyError,
   createKubeClient,
   createLogger,
   errorMessage,
@@ -19,7 +18,6 @@ import {
   loadKubeConfig,
   Operator,
   type Informer,
-  type KubeClient,
 } from '../index.js';
 import { CONFIGMAP, webPage, webPageCrd, WEBPAGE, type WebPage } from '../../demos/webpage/model.js';
 import { DEFAULT_VARIANT, variants, type VariantName } from '../../demos/webpage/variants.js';

@@ -2,7 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { NoRetryError, type ResourceID } from '../core/index.js';
 import { type KubeClient } from '../kube/index.js';
 import { errorLogLevel, loggerFor, type Logger } from '../observe/index.js';
-import type { RunContext, RunFn, RunResult } from '../processing/index.js';
+import type { RunContext, RunResult } from '../processing/index.js';
 import type { CacheReader, SecondarySource } from '../sources/index.js';
 import { ManagedWorkflowInvocation, type EventSourceRegistry } from '../workflow/index.js';
 import type { ResolvedControllerConfig } from './config.js';

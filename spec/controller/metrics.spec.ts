@@ -45,7 +45,7 @@ describe('controller metrics and error handling', () => {
         runs++;
         throw new NoRetryError(new RangeError('spec.value is out of range'));
       },
-      updateErrorStatus(w, _ctx, error) {
+      updateErrorStatus(_w, _ctx, error) {
         seen.push(error);
         return undefined;
       },
