@@ -58,11 +58,12 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
 }
 
 /**
- * Polls `check` every 20 ms until it returns something other than undefined or false, and
- * resolves with it; rejects after `timeoutMs` naming `what` (and the last error `check` threw).
+ * Polls `check` every 10 ms until it returns something other than undefined or false, and
+ * resolves with it; rejects after `timeoutMs` naming `what` (a function is called only then, so
+ * it can describe the state at the time) and the last error `check` threw.
  */
 export async function eventually<T>(
-  what: string,
+  what: string | (() => string),
   check: () => Promise<T | undefined | false> | T | undefined | false,
   timeoutMs = 5000,
 ): Promise<T> {
@@ -76,9 +77,10 @@ export async function eventually<T>(
       lastError = err;
     }
     if (Date.now() > deadline) {
+      const description = typeof what === 'function' ? what() : what;
       const reason = lastError === undefined ? '' : `: ${lastError instanceof Error ? lastError.message : String(lastError)}`;
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${reason}`);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}${reason}`);
     }
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }

@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { request } from 'node:http';
 import * as k8s from '@kubernetes/client-node';
 import { startApiServer, type ApiServer, type ApiServerOptions } from '../../lib/apiserver/index.js';
+import { eventually as waitFor } from '../../lib/testing/index.js';
 
 export interface Clients {
   server: ApiServer;
@@ -92,19 +93,8 @@ export async function failure(p: Promise<unknown>): Promise<{ code: number; stat
 }
 
 /** Waits until `check` returns a value (not undefined/false) — for work the server does asynchronously. */
-export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+export function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 5000): Promise<T> {
+  return waitFor(what, check, timeoutMs);
 }
 
 /** True when a client-node read fails with 404. */

@@ -7,6 +7,7 @@ import { startApiServer, type ApiServer, type ApiServerOptions } from '../../lib
 import type { ReconcileOutcome } from '../../lib/core/index.js';
 import { builtinResources, createKubeClient, customResourceDefinition, descriptorOf, type ResourceClient } from '../../lib/kube/index.js';
 import { createLogger, type Logger } from '../../lib/observe/index.js';
+import { eventually } from '../../lib/testing/index.js';
 import { GenericRetry } from '../../lib/processing/index.js';
 import { Operator, type ControllerConfig, type InformerTuning, type OperatorOptions } from '../../lib/controller/index.js';
 
@@ -112,20 +113,7 @@ export async function deleteWidget(env: Env, name: string, namespace = 'default'
 }
 
 /** Polls until `check` returns a value (not undefined/false), or fails after `ms` with `what`. */
-export async function eventually<T>(what: string | (() => string), check: () => Promise<T | undefined | false> | T | undefined | false, ms = 5000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'function' ? what() : what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+export { eventually };
 
 export function next<T>(source: Observable<T>, predicate: (v: T) => boolean, ms = 5000): Promise<T> {
   return firstValueFrom(source.pipe(filter(predicate), timeout(ms)));
