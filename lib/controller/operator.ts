@@ -2,7 +2,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
 import { ConfigurationError } from '../core/index.js';
-import { createKubeClient, loadKubeConfig, type KubeClient } from '../kube/index.js';
+import { createKubeClient, loadKubeConfig, ownNamespace, type KubeClient } from '../kube/index.js';
 import { createLeaderElector, type LeaderElectionOptions, type LeaderElector } from '../leader/index.js';
 import { createLogger, createMetrics, startHealthServer, type HealthServer, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { resolveControllerConfig } from './config.js';
@@ -54,7 +54,8 @@ export class Operator {
   /** Validates the configuration (ConfigurationError naming the option) and adds a controller. */
   register<P extends KubernetesObject>(reconciler: Reconciler<P>, config: ControllerConfig<P>): RegisteredController & { readonly outcome$: Controller<P>['outcome$'] } {
     if (this.state !== 'new') throw new Error('register() must be called before start()');
-    const resolved = resolveControllerConfig(reconciler, config);
+    const namespaces = config?.namespaces === 'own' ? [ownNamespace(this.client.kubeConfig)] : config?.namespaces;
+    const resolved = resolveControllerConfig(reconciler, config && { ...config, namespaces });
     if (this.controllers.some((c) => c.name === resolved.name)) {
       throw new ConfigurationError('name', `a controller named '${resolved.name}' is already registered; give one of them another name`);
     }

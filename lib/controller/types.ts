@@ -107,8 +107,11 @@ export interface ControllerConfig<P extends KubernetesObject = KubernetesObject>
   readonly resource: ResourceDescriptor;
   /** Unique in an operator; default: the resource's plural and group (`webpages.sample.rxkube.dev`). */
   readonly name?: string;
-  /** Default 'all' (ES6). */
-  readonly namespaces?: 'all' | readonly string[];
+  /**
+   * ES6, default 'all'. 'own' is the namespace the operator runs in (POD_NAMESPACE, the pod's
+   * service account, or the kubeconfig context's namespace), resolved at `register()`.
+   */
+  readonly namespaces?: 'all' | 'own' | readonly string[];
   readonly labelSelector?: LabelSelector;
   readonly fieldSelector?: FieldSelector;
   readonly secondaries?: readonly SecondaryConfig<KubernetesObject, P>[];

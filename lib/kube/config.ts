@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -120,4 +120,25 @@ function withEnv(env: Record<string, string | undefined>, fn: () => void): void 
 function setEnv(key: string, value: string | undefined): void {
   if (value === undefined) delete process.env[key];
   else process.env[key] = value;
+}
+
+const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/**
+ * The namespace this operator runs in (ES6 "the operator's own"): POD_NAMESPACE if set (the
+ * downward API), else the service account's namespace file in a pod, else the kubeconfig
+ * context's namespace, else 'default'.
+ */
+export function ownNamespace(
+  kubeConfig: KubeConfig,
+  options: { env?: Record<string, string | undefined>; inClusterRoot?: string } = {},
+): string {
+  const fromEnv = (options.env ?? process.env)['POD_NAMESPACE'];
+  if (fromEnv) return fromEnv;
+  const file = `${options.inClusterRoot ?? ''}${SERVICE_ACCOUNT_NAMESPACE}`;
+  if (existsSync(file)) {
+    const fromFile = readFileSync(file, 'utf8').trim();
+    if (fromFile) return fromFile;
+  }
+  return kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace || 'default';
 }

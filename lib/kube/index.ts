@@ -1,4 +1,4 @@
-export { loadKubeConfig, type LoadKubeConfigOptions } from './config.js';
+export { loadKubeConfig, ownNamespace, type LoadKubeConfigOptions } from './config.js';
 export {
   apiVersionPath,
   groupResource,

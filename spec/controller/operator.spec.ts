@@ -71,6 +71,27 @@ describe('operator and controller lifecycle against the embedded API server', ()
     await env.watchesOpen(2);
   });
 
+  it("ES6: namespaces 'own' is the operator's namespace (POD_NAMESPACE here), resolved at register()", async () => {
+    await env.namespace('ns-own');
+    const reconciler: Reconciler<Widget> = { reconcile: (w) => UpdateControl.patchStatus({ ...w, status: { observed: true } }) };
+    const op = env.operator();
+    const previous = process.env['POD_NAMESPACE'];
+    process.env['POD_NAMESPACE'] = 'ns-own';
+    let ctrl;
+    try {
+      ctrl = op.register(reconciler, widgetConfig({ namespaces: 'own' }));
+    } finally {
+      if (previous === undefined) delete process.env['POD_NAMESPACE'];
+      else process.env['POD_NAMESPACE'] = previous;
+    }
+    const outcomes = recordOutcomes(ctrl.outcome$);
+    await op.start();
+    await createWidget(env, widget('elsewhere', { value: 'a' }, 'default'));
+    await createWidget(env, widget('mine', { value: 'a' }, 'ns-own'));
+    await outcomes.until('mine', (o) => o.length === 1, 'mine reconciled', 5000, 'ns-own');
+    expect(outcomes.of('elsewhere', 'default'), 'default is not watched').to.deep.equal([]);
+  });
+
   it('ES6, WF5: an event source registered at run time watches the current namespaces and follows later changes', async () => {
     await env.namespace('ns-a');
     await env.namespace('ns-b');
