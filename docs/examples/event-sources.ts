@@ -1,16 +1,29 @@
 // Secondary sources and mappers (docs/event-sources.md): `npx tsx docs/examples/event-sources.ts`.
 import type { KubernetesObject, V1ConfigMap, V1Secret, V1Service } from '@kubernetes/client-node';
-import { Mappers, primaryAnnotations, UpdateControl, type ControllerConfig, type Reconciler } from 'rxkube';
+import {
+  builtinResources,
+  customResourceDefinition,
+  descriptorOf,
+  Mappers,
+  primaryAnnotations,
+  UpdateControl,
+  type ControllerConfig,
+  type Reconciler,
+} from 'rxkube';
 import { startTestCluster } from 'rxkube/testing';
 
 export interface App extends KubernetesObject {
   spec: { uses?: string[] };
 }
 
-export const APP = { apiVersion: 'example.com/v1', kind: 'App', plural: 'apps' };
-const CONFIGMAP = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' };
-const SECRET = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets' };
-const SERVICE = { apiVersion: 'v1', kind: 'Service', plural: 'services' };
+export const appCrd = customResourceDefinition({
+  group: 'example.com',
+  kind: 'App',
+  plural: 'apps',
+  spec: { type: 'object', properties: { uses: { type: 'array', items: { type: 'string' } } } },
+});
+export const APP = descriptorOf(appCrd);
+const { configMap: CONFIGMAP, secret: SECRET, service: SERVICE, namespace: NAMESPACE } = builtinResources;
 
 export const appConfig: ControllerConfig<App> = {
   resource: APP,
@@ -62,32 +75,7 @@ export const apps: Reconciler<App> = {
 };
 
 // Drive it against the embedded API server.
-const cluster = await startTestCluster({
-  crds: [
-    {
-      metadata: { name: 'apps.example.com' },
-      spec: {
-        group: 'example.com',
-        scope: 'Namespaced',
-        names: { plural: 'apps', singular: 'app', kind: 'App' },
-        versions: [
-          {
-            name: 'v1',
-            served: true,
-            storage: true,
-            schema: {
-              openAPIV3Schema: {
-                type: 'object',
-                properties: { spec: { type: 'object', properties: { uses: { type: 'array', items: { type: 'string' } } } } },
-              },
-            },
-          },
-        ],
-      },
-    },
-  ],
-});
-const NAMESPACE = { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
+const cluster = await startTestCluster({ crds: [appCrd] });
 for (const name of ['team-a', 'team-b']) await cluster.apply(NAMESPACE, { metadata: { name } });
 
 const operator = cluster.operator();

@@ -2,11 +2,11 @@
 // `npx tsx docs/examples/informer.ts`.
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { filter, firstValueFrom } from 'rxjs';
-import { createKubeClient, informer, informer$, readYourWrites } from 'rxkube';
+import { builtinResources, createKubeClient, informer, informer$, readYourWrites } from 'rxkube';
 import { startApiServer } from 'rxkube/apiserver';
 
 type ConfigMap = V1ConfigMap & KubernetesObject;
-const CONFIGMAP = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' };
+const CONFIGMAP = builtinResources.configMap;
 
 const server = await startApiServer();
 const kubeConfig = server.kubeConfig();
