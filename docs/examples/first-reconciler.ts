@@ -1,8 +1,18 @@
 // Your first reconciler (docs/getting-started.md):
 //   npx tsx docs/examples/first-reconciler.ts                      # embedded API server
 //   npx tsx docs/examples/first-reconciler.ts --kubeconfig FILE    # a real cluster
-import type { KubeConfig, KubernetesObject, V1ConfigMap, V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { classifyError, createKubeClient, loadKubeConfig, Operator, UpdateControl, type KubeClient, type Reconciler } from 'rxkube';
+import type { KubeConfig, KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
+import {
+  builtinResources,
+  createKubeClient,
+  customResourceDefinition,
+  descriptorOf,
+  installCustomResourceDefinition,
+  loadKubeConfig,
+  Operator,
+  UpdateControl,
+  type Reconciler,
+} from 'rxkube';
 import { startApiServer } from 'rxkube/apiserver';
 
 // Step 1: the custom resource. A Note's text is copied into a ConfigMap it owns.
@@ -11,36 +21,16 @@ export interface Note extends KubernetesObject {
   status?: { configMap?: string; length?: number };
 }
 
-export const NOTE = { apiVersion: 'example.com/v1', kind: 'Note', plural: 'notes' };
-export const CONFIGMAP = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' };
+export const noteCrd = customResourceDefinition({
+  group: 'example.com',
+  kind: 'Note',
+  plural: 'notes',
+  spec: { type: 'object', required: ['text'], properties: { text: { type: 'string' } } },
+  status: { type: 'object', properties: { configMap: { type: 'string' }, length: { type: 'integer' } } },
+});
 
-export const noteCrd: V1CustomResourceDefinition = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'notes.example.com' },
-  spec: {
-    group: 'example.com',
-    scope: 'Namespaced',
-    names: { plural: 'notes', singular: 'note', kind: 'Note' },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: { type: 'object', required: ['text'], properties: { text: { type: 'string' } } },
-              status: { type: 'object', properties: { configMap: { type: 'string' }, length: { type: 'integer' } } },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
+export const NOTE = descriptorOf(noteCrd); // { apiVersion: 'example.com/v1', kind: 'Note', plural: 'notes', namespaced: true }
+export const CONFIGMAP = builtinResources.configMap;
 
 // Step 2: the reconciler. It makes the world match the Note, then reports in the status.
 export const notes: Reconciler<Note> = {
@@ -83,24 +73,6 @@ async function connect(): Promise<{ kubeConfig: KubeConfig; close(): Promise<voi
   return { kubeConfig: server.kubeConfig(), close: () => server.close() };
 }
 
-async function installCrd(client: KubeClient): Promise<void> {
-  const crds = client.resource<V1CustomResourceDefinition & KubernetesObject>({
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    plural: 'customresourcedefinitions',
-    namespaced: false,
-  });
-  try {
-    await crds.create(noteCrd);
-  } catch (err) {
-    if (classifyError(err) !== 'conflict') throw err; // 409: it is installed already
-  }
-  await until(async () => {
-    const crd = await crds.find({ name: 'notes.example.com' });
-    return crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') === true;
-  });
-}
-
 async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
@@ -111,7 +83,7 @@ async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise
 
 const cluster = await connect();
 const client = createKubeClient(cluster.kubeConfig);
-await installCrd(client);
+await installCustomResourceDefinition(client, noteCrd); // waits until the server serves Notes
 const operator = await runNotes(cluster.kubeConfig);
 
 const noteClient = client.resource<Note>(NOTE);
