@@ -1,9 +1,11 @@
 // The Reconciler contract (docs/reconciler.md): a DnsRecord registers a hostname with an external
 // DNS provider; cleanup removes it again. Run by docs/examples/reconciler.ts, tested by
 // docs/examples/operator-test.ts.
-import type { KubernetesObject, V1CustomResourceDefinition } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import {
+  customResourceDefinition,
   DeleteControl,
+  descriptorOf,
   ErrorStatusUpdateControl,
   GenericRetry,
   UpdateControl,
@@ -16,7 +18,14 @@ export interface DnsRecord extends KubernetesObject {
   status?: { registered?: boolean; error?: string; observedGeneration?: number };
 }
 
-export const DNSRECORD = { apiVersion: 'example.com/v1', kind: 'DnsRecord', plural: 'dnsrecords' };
+export const dnsRecordCrd = customResourceDefinition({
+  group: 'example.com',
+  kind: 'DnsRecord',
+  plural: 'dnsrecords',
+  spec: { type: 'object', properties: { hostname: { type: 'string' }, address: { type: 'string' } } },
+  status: { type: 'object', properties: { registered: { type: 'boolean' }, error: { type: 'string' }, observedGeneration: { type: 'integer' } } },
+});
+export const DNSRECORD = descriptorOf(dnsRecordCrd);
 
 /** Stands in for an external DNS API: state Kubernetes cannot garbage-collect, so cleanup must. */
 export class DnsProvider {
@@ -70,33 +79,4 @@ export const dnsRecordsConfig: ControllerConfig<DnsRecord> = {
   finalizerName: 'example.com/dns-cleanup', // default: dnsrecords.example.com/finalizer
   observedGeneration: true, // status.observedGeneration = metadata.generation on every status patch
   retry: GenericRetry.defaults().withMaxAttempts(10).withMaxInterval(60_000),
-};
-
-export const dnsRecordCrd: V1CustomResourceDefinition = {
-  metadata: { name: 'dnsrecords.example.com' },
-  spec: {
-    group: 'example.com',
-    scope: 'Namespaced',
-    names: { plural: 'dnsrecords', singular: 'dnsrecord', kind: 'DnsRecord' },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: { type: 'object', properties: { hostname: { type: 'string' }, address: { type: 'string' } } },
-              status: {
-                type: 'object',
-                properties: { registered: { type: 'boolean' }, error: { type: 'string' }, observedGeneration: { type: 'integer' } },
-              },
-            },
-          },
-        },
-      },
-    ],
-  },
 };
