@@ -3,10 +3,10 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { filter, firstValueFrom } from 'rxjs';
-import { createKubeClient, createLogger, Operator, UpdateControl, type Reconciler } from 'rxkube';
+import { builtinResources, createKubeClient, createLogger, Operator, UpdateControl, type Reconciler } from 'rxkube';
 import { startApiServer } from 'rxkube/apiserver';
 
-const CONFIGMAP = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' };
+const { configMap: CONFIGMAP, lease: LEASE } = builtinResources;
 
 const audited: Reconciler = {
   reconcile(_configMap, ctx) {
@@ -53,13 +53,10 @@ for (const path of ['/healthz', '/readyz']) {
 }
 const metrics = await (await fetch(`${operator.healthUrl}/metrics`)).text();
 console.log(metrics.split('\n').filter((line) => line.startsWith('rxkube_') && !line.includes('_bucket')).join('\n'));
-const lease = await createKubeClient(kubeConfig).resource<KubernetesObject & { spec?: { holderIdentity?: string } }>({
-  apiVersion: 'coordination.k8s.io/v1',
-  kind: 'Lease',
-  plural: 'leases',
-}).get({ name: 'audit-operator', namespace: 'default' });
+const leases = createKubeClient(kubeConfig).resource<KubernetesObject & { spec?: { holderIdentity?: string } }>(LEASE);
+const lease = await leases.get({ name: 'audit-operator', namespace: 'default' });
 console.log(`lease held by ${lease.spec?.holderIdentity}`);
 
 await operator.stop(); // runs finish, the lease is released, watches close
-console.log(`after stop, holder: '${(await createKubeClient(kubeConfig).resource<KubernetesObject & { spec?: { holderIdentity?: string } }>({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases' }).get({ name: 'audit-operator', namespace: 'default' })).spec?.holderIdentity}'`);
+console.log(`after stop, holder: '${(await leases.get({ name: 'audit-operator', namespace: 'default' })).spec?.holderIdentity}'`);
 await server.close();
