@@ -11,6 +11,7 @@ export const everyControllerOption: ControllerConfig<KubernetesObject> = {
   labelSelector: undefined,
   fieldSelector: undefined,
   secondaries: [],
+  sources: [],
   retry: GenericRetry.defaults(), // 5 retries: 2000, 2000, 3000, 4500, 6750 ms
   rateLimiter: undefined,
   maxReconciliationInterval: 10 * 60 * 60 * 1000,
