@@ -2,6 +2,7 @@
 // checks that the diagram on that page is what `toMermaid()` prints for it.
 import type { KubernetesObject, V1ConfigMap, V1Deployment, V1Ingress, V1Service } from '@kubernetes/client-node';
 import {
+  builtinResources,
   DeleteControl,
   UpdateControl,
   crdPresent,
@@ -22,16 +23,17 @@ export interface WebPage extends KubernetesObject {
 export const WEBPAGE = { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', plural: 'webpages' };
 
 const nameOf = (page: WebPage) => page.metadata!.name!;
+const { configMap: CONFIGMAP, deployment: DEPLOYMENT, service: SERVICE, ingress: INGRESS } = builtinResources;
 
 const html = kubernetesDependent<V1ConfigMap, WebPage>({
   name: 'html',
-  resource: { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' },
+  resource: CONFIGMAP,
   desired: (page) => ({ metadata: { name: `${nameOf(page)}-html` }, data: { 'index.html': page.spec.html } }),
 });
 
 const deployment = kubernetesDependent<V1Deployment, WebPage>({
   name: 'deployment',
-  resource: { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments' },
+  resource: DEPLOYMENT,
   desired: (page) => ({
     metadata: { name: nameOf(page) },
     spec: {
@@ -50,7 +52,7 @@ const deployment = kubernetesDependent<V1Deployment, WebPage>({
 
 const service = kubernetesDependent<V1Service, WebPage>({
   name: 'service',
-  resource: { apiVersion: 'v1', kind: 'Service', plural: 'services' },
+  resource: SERVICE,
   desired: (page) => ({
     metadata: { name: nameOf(page) },
     spec: { selector: { app: nameOf(page) }, ports: [{ port: 80 }] },
@@ -60,7 +62,7 @@ const service = kubernetesDependent<V1Service, WebPage>({
 // Deleted by the workflow (not by owner references), so `resourceDeleted` can hold the rest back.
 const ingress = kubernetesDependent<V1Ingress, WebPage>({
   name: 'ingress',
-  resource: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', plural: 'ingresses' },
+  resource: INGRESS,
   garbageCollected: false,
   desired: (page) => ({
     metadata: { name: nameOf(page) },
