@@ -2,6 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { isObservable, type Observable } from 'rxjs';
 import { ConfigurationError, describeValue, requireFunction, type ResourceEvent } from '../core/index.js';
 import { resolveDescriptor, type ResolvedDescriptor } from '../kube/index.js';
+import type { SourceError } from '../sources/index.js';
 import { resolveReconcileOptions, type ResolvedReconcileOptions } from '../processing/index.js';
 import type { Workflow } from '../workflow/index.js';
 import type { Context, ControllerConfig, EventSourceLike, Reconciler, SecondaryConfig } from './types.js';
@@ -23,7 +24,11 @@ export interface ResolvedControllerConfig<P extends KubernetesObject> {
   readonly config: ControllerConfig<P>;
   readonly secondaries: readonly ResolvedSecondary<P>[];
   /** `config.sources` as Observables, with the `stop()` of those that have one. */
-  readonly sources: readonly { readonly events$: Observable<ResourceEvent>; readonly stop?: () => void }[];
+  readonly sources: readonly {
+    readonly events$: Observable<ResourceEvent>;
+    readonly errors$?: Observable<SourceError>;
+    readonly stop?: () => void;
+  }[];
   readonly generationAware: boolean;
   readonly finalizerName: string;
   /** FZ1: the reconciler has `cleanup` or the workflow has a deletable dependent. */
@@ -149,8 +154,12 @@ export function resolveNamespaces(option: string, namespaces: unknown): 'all' | 
 function resolveSource(source: EventSourceLike, i: number): ResolvedControllerConfig<KubernetesObject>['sources'][number] {
   if (isObservable(source)) return { events$: source };
   if (source !== null && typeof source === 'object' && isObservable(source.events$)) {
-    const stop = typeof source.stop === 'function' ? () => source.stop?.() : undefined;
-    return stop ? { events$: source.events$, stop } : { events$: source.events$ };
+    const errors$ = (source as { errors$?: unknown }).errors$;
+    return {
+      events$: source.events$,
+      ...(isObservable(errors$) ? { errors$: errors$ as Observable<SourceError> } : {}),
+      ...(typeof source.stop === 'function' ? { stop: () => source.stop?.() } : {}),
+    };
   }
   throw new ConfigurationError(`sources[${i}]`, `must be an Observable of ResourceEvents or have an events$ Observable, got ${describeValue(source)}`);
 }

@@ -104,6 +104,11 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     });
     this.primaries = new ReadYourWritesCache(this.primaryInformer);
     this.logFailures(this.primaryInformer.errors$);
+    for (const source of config.sources) {
+      source.errors$?.subscribe(({ source: name, error, id }) =>
+        this.logger[errorLogLevel(error)]({ source: name, err: error, ...(id ? { resource: id } : {}) }, 'event source failed'),
+      );
+    }
     for (const secondary of config.secondaries) this.addSecondary(secondary);
   }
 

@@ -130,7 +130,7 @@ async function handleReconcileError<P extends KubernetesObject>(
     }
   }
   if (!control.noRetry) return error;
-  return error instanceof NoRetryError ? error : new NoRetryError(error, { rescheduleAfter: control.rescheduleAfterMs });
+  return new NoRetryError(cause, { rescheduleAfter: control.rescheduleAfterMs ?? (error instanceof NoRetryError ? error.rescheduleAfter : undefined) });
 }
 
 function createContext<P extends KubernetesObject>(deps: DispatchDeps<P>, primary: P, run: RunContext, logger: Logger): Context<P> {

@@ -44,11 +44,20 @@ describe('demo tomcat (Tomcat and Webapp controllers in one operator)', () => {
   const get = <T extends KubernetesObject>(resource: ResourceDescriptor, name: string) =>
     cluster.client.resource<T>(resource).find({ name, namespace: 'default' });
 
-  const webappWhere = (name: string, what: string, check: (w: Webapp) => boolean) =>
-    eventually(`webapp ${name}: ${what}`, async () => {
-      const current = await get<Webapp>(WEBAPP, name);
-      return current && check(current) ? current : undefined;
-    });
+  const webappWhere = (name: string, what: string, check: (w: Webapp) => boolean) => {
+    let last: Webapp | undefined;
+    // The description is built at the timeout, so a failure shows the state it ended in.
+    const describe = () =>
+      `webapp ${name}: ${what} (last status ${JSON.stringify(last?.status)}, runs ${JSON.stringify(runsOf(name).map((o) => `${o.result}:${o.cause.type}`))})`;
+    return eventually(
+      describe,
+      async () => {
+        last = await get<Webapp>(WEBAPP, name);
+        return last && check(last) ? last : undefined;
+      },
+      10_000,
+    );
+  };
   const readyWebapp = (name: string) => webappWhere(name, 'ready', (w) => w.status?.ready === true);
 
   const runsOf = (name: string, runs = webappRuns) => runs.filter((o) => o.id.name === name);
