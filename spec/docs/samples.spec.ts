@@ -1,6 +1,6 @@
 /**
  * Every TypeScript sample in README.md and docs/ is type-checked: it must stand, verbatim, in a
- * file under docs/examples/, which `npm test` type-checks with the rest of the project.
+ * file under docs/examples/ or demos/, which `npm test` type-checks with the rest of the project.
  */
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -23,10 +23,11 @@ function tsBlocks(markdown: string): string[] {
 const normalize = (text: string) => text.replace(/\s+/g, ' ').trim();
 
 describe('documentation samples', () => {
-  const examples = filesUnder('docs/examples', '.ts').map((f) => normalize(readFileSync(f, 'utf8')));
+  // Both folders are type-checked by `npm test`; a page may quote a demo directly.
+  const examples = [...filesUnder('docs/examples', '.ts'), ...filesUnder('demos', '.ts')].map((f) => normalize(readFileSync(f, 'utf8')));
   const pages = [join(root, 'README.md'), ...filesUnder('docs', '.md')];
 
-  it('every ```ts block in README.md and docs/ stands in a type-checked file under docs/examples/', () => {
+  it('every ```ts block in README.md and docs/ stands in a type-checked file under docs/examples/ or demos/', () => {
     const missing: string[] = [];
     for (const page of pages) {
       for (const block of tsBlocks(readFileSync(page, 'utf8'))) {
