@@ -3,29 +3,14 @@
  * the implementation over `patch/`; the interface keeps the write path testable on its own.
  */
 import type { JsonObject, JsonValue } from './json.js';
+import type { ApplyArgs as ManagedApplyArgs, TrackUpdateArgs } from './patch/managed-fields.js';
 import type { ResourceType } from './registry.js';
 
 export type PatchKind = 'json' | 'merge' | 'strategic' | 'apply';
 
-export interface TrackArgs {
-  old: JsonObject | undefined;
-  updated: JsonObject;
-  manager: string;
-  apiVersion: string;
-  now: string;
-  subresource?: string;
-}
-
-export interface ApplyArgs {
-  /** The stored object; undefined when the apply creates it. */
-  live: JsonObject | undefined;
-  applied: JsonObject;
-  manager: string;
-  force: boolean;
-  apiVersion: string;
-  now: string;
-  subresource?: string;
-}
+/** The arguments of the field-management functions, less the type information the engine looks up itself. */
+export type TrackArgs = TrackUpdateArgs;
+export type ApplyArgs = Omit<ManagedApplyArgs, 'type'>;
 
 export interface PatchEngine {
   /** The patched object; throws ApiError for a bad patch. */
