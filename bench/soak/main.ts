@@ -74,6 +74,7 @@ export function table(report: SoakReport): string {
     [`failover after SIGKILL (lease ${report.options.leaseDurationMs / 1000} s)`, ms(report.failoverMs)],
     ['failover after a leader was cut off', ms(report.cutFailoverMs)],
     ['operator exit codes', Object.entries(report.operatorExitCodes).map(([k, c]) => `${k} ${c}`).join(', ')],
+    ['operators that exited by themselves (restarted)', report.operatorRestarts.join(', ') || '-'],
     ...Object.entries(report.memory).map(([k, m]): [string, string] => [
       `memory ${k} (heap MB first→last, max, slope/min; RSS)`,
       m ? `${m.heapFirstMb}→${m.heapLastMb}, ${m.heapMaxMb}, ${m.heapSlopeMbPerMin}; ${m.rssFirstMb}→${m.rssLastMb}, ${m.rssMaxMb}, ${m.rssSlopeMbPerMin}` : '-',

@@ -60,5 +60,10 @@ const memory = setInterval(() => {
 process.once('SIGTERM', () => clearInterval(memory));
 process.channel?.unref();
 process.once('disconnect', () => void operator.stop().then(() => process.exit(0)));
-await operator.start();
+try {
+  await operator.start();
+} catch (err) {
+  process.stderr.write(`${settings.identity}: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(2);
+}
 send({ type: 'started', identity: settings.identity, healthUrl: operator.healthUrl ?? '' });

@@ -73,6 +73,8 @@ export interface SoakReport {
   /** The same for leaders cut off from the server (they step down at the renew deadline). */
   readonly cutFailoverMs: number[];
   readonly operatorExitCodes: Record<string, number | string | null>;
+  /** Operators that exited by themselves during the chaos (and were replaced). */
+  readonly operatorRestarts: string[];
   readonly memory: Record<string, MemoryTrend | undefined>;
   readonly logDir: string;
 }
@@ -87,6 +89,7 @@ interface OperatorHandle {
   readonly child: ChildProcess;
   readonly proxy: CuttableProxy;
   healthUrl?: string;
+  startedAt?: number;
   killedAt?: number;
   exit?: number | string | null;
   readonly exited: Promise<void>;
@@ -142,6 +145,8 @@ async function scenario(
   const faults: Record<string, number> = {};
   const countFault = (kind: string) => (faults[kind] = (faults[kind] ?? 0) + 1);
   let operatorCount = 0;
+  let shuttingDown = false;
+  const restarts: string[] = [];
 
   // --- operators, each behind its own proxy ---
   const spawnOperator = async (): Promise<OperatorHandle> => {
@@ -157,16 +162,26 @@ async function scenario(
       logFile: join(logDir, `${identity}.log`),
     };
     const child = forkTs(OPERATOR_SCRIPT, [JSON.stringify(settings)], logDir);
-    const exited = new Promise<void>((resolve) => child.once('exit', (code, signal) => {
-      handle.exit = code ?? signal;
-      resolve();
-    }));
+    const exited = new Promise<void>((resolve) =>
+      child.once('exit', (code, signal) => {
+        handle.exit = code ?? signal;
+        resolve();
+        // An operator that dies by itself (Operator.start() rejects when the first list fails,
+        // ES2) is restarted, as a Deployment would.
+        if (!shuttingDown && handle.killedAt === undefined) {
+          restarts.push(`${identity} exited ${handle.exit}`);
+          say(`${identity} exited ${handle.exit}; starting another`);
+          void spawnOperator();
+        }
+      }),
+    );
     const handle: OperatorHandle = { identity, child, proxy, exited, pending: new Map() };
     memory[identity] = [];
     child.on('message', (m: OperatorMessage) => {
       switch (m.type) {
         case 'started':
           handle.healthUrl = m.healthUrl;
+          handle.startedAt = Date.now();
           break;
         case 'begin':
           handle.pending.set(m.name, m.at);
@@ -302,8 +317,11 @@ async function scenario(
 
   // SIGKILL of the leader, replaced at once by a new operator
   every(options.killEveryMs, async () => {
+    // A trial needs a follower that has watched the leader's renewals: one started at least a
+    // lease ago and not cut off (a fresh candidate must first wait a whole lease on its own clock).
     const leader = alive().find((o) => o.identity === holder());
-    if (!leader) return;
+    const witness = alive().some((o) => o !== leader && !o.proxy.isCut && o.startedAt !== undefined && Date.now() - o.startedAt > options.leaseDurationMs);
+    if (!leader || !witness) return;
     countFault('sigkillLeader');
     leader.killedAt = Date.now();
     leader.child.kill('SIGKILL');
@@ -341,6 +359,7 @@ async function scenario(
 
   // --- shut down: SIGTERM every operator (runs finish, the lease is released, exit 0) ---
   leaseWatch.abort();
+  shuttingDown = true;
   for (const o of alive()) o.child.kill('SIGTERM');
   await Promise.race([Promise.all(operators.map((o) => o.exited)), pause(15_000)]);
   for (const o of operators) if (o.exit === undefined) o.child.kill('SIGKILL');
@@ -377,6 +396,7 @@ async function scenario(
     failoverMs: failover(kills),
     cutFailoverMs: failover(cuts.filter((c) => leaseVersions.some((v) => v.holder === c.identity && v.renewedAt <= c.at && v.renewedAt > c.at - options.leaseDurationMs))),
     operatorExitCodes: Object.fromEntries(operators.map((o) => [o.identity, o.exit ?? null])),
+    operatorRestarts: restarts,
     memory: Object.fromEntries(Object.entries(memory).map(([id, samples]) => [id, memoryTrend(samples)])),
     logDir,
   };
