@@ -2,33 +2,39 @@
 
 export interface RunInterval {
   readonly name: string;
+  /** Who ran it (the operator's identity). */
+  readonly by: string;
   readonly start: number;
   readonly end: number;
 }
 
-/** The most runs of one resource that overlapped in time (touching ends do not overlap), over all resources. */
-export function maxConcurrentRuns(runs: readonly RunInterval[]): { max: number; resource: string | undefined } {
+/**
+ * The most runs of one resource that overlapped in time (touching ends do not overlap), over all
+ * resources, and the runs of the first overlap found.
+ */
+export function maxConcurrentRuns(runs: readonly RunInterval[]): { max: number; overlap: RunInterval[] } {
   const byName = new Map<string, RunInterval[]>();
   for (const run of runs) byName.set(run.name, [...(byName.get(run.name) ?? []), run]);
   let max = 0;
-  let resource: string | undefined;
-  for (const [name, list] of byName) {
+  let overlap: RunInterval[] = [];
+  for (const list of byName.values()) {
     // ends sort before starts at the same instant
-    const edges = list.flatMap((r) => [
-      { at: r.start, delta: 1 },
-      { at: r.end, delta: -1 },
+    const edges = list.flatMap((run) => [
+      { at: run.start, open: true, run },
+      { at: run.end, open: false, run },
     ]);
-    edges.sort((a, b) => a.at - b.at || a.delta - b.delta);
-    let open = 0;
+    edges.sort((a, b) => a.at - b.at || Number(a.open) - Number(b.open));
+    const open = new Set<RunInterval>();
     for (const edge of edges) {
-      open += edge.delta;
-      if (open > max) {
-        max = open;
-        resource = name;
+      if (edge.open) open.add(edge.run);
+      else open.delete(edge.run);
+      if (open.size > max) {
+        max = open.size;
+        if (max > 1) overlap = [...open];
       }
     }
   }
-  return { max, resource };
+  return { max, overlap };
 }
 
 export interface MemorySample {

@@ -66,7 +66,7 @@ export function table(report: SoakReport): string {
     ['mutations (bump / create / delete; driver gave up)', `${report.mutations.bump} / ${report.mutations.create} / ${report.mutations.delete}; ${report.mutations.driverErrors}`],
     ['faults by kind', Object.entries(report.faults).map(([k, n]) => `${k} ${n}`).join(', ')],
     ['runs, failures', `${report.runs}, ${report.failures}`],
-    ['max concurrent runs per resource', String(report.maxConcurrentRunsPerResource)],
+    ['max concurrent runs per resource', `${report.maxConcurrentRunsPerResource}${report.concurrentRunExample.length ? ` (${JSON.stringify(report.concurrentRunExample)})` : ''}`],
     ['lost changes', `${report.lostChanges}${report.lostChangeExamples.length ? ` (${report.lostChangeExamples.join('; ')})` : ''}`],
     ['leaked finalizers', `${report.leakedFinalizers}${report.leakedFinalizerExamples.length ? ` (${report.leakedFinalizerExamples.join(', ')})` : ''}`],
     ['convergence after the faults stopped', report.convergenceMs === null ? 'not reached' : `${(report.convergenceMs / 1000).toFixed(1)} s`],

@@ -59,6 +59,11 @@ export interface SoakReport {
   readonly runs: number;
   readonly failures: number;
   readonly maxConcurrentRunsPerResource: number;
+  /** The runs of the first overlap found, if any. */
+  readonly concurrentRunExample: RunInterval[];
+  readonly leaderChanges: Array<{ holder: string; at: number }>;
+  readonly kills: Array<{ identity: string; at: number }>;
+  readonly cuts: Array<{ identity: string; at: number; until: number }>;
   readonly lostChanges: number;
   readonly lostChangeExamples: string[];
   readonly leakedFinalizers: number;
@@ -189,7 +194,7 @@ async function scenario(
         case 'run':
           handle.pending.delete(m.name);
           if (m.result === 'skipped') break;
-          runs.push({ name: m.name, start: m.startedAt, end: m.endedAt });
+          runs.push({ name: m.name, by: identity, start: m.startedAt, end: m.endedAt });
           if (m.result === 'failure') failures++;
           break;
         case 'memory':
@@ -271,7 +276,7 @@ async function scenario(
   // --- chaos ---
   const chaosEnd = Date.now() + options.durationMs;
   const kills: Array<{ identity: string; at: number }> = [];
-  const cuts: Array<{ identity: string; at: number }> = [];
+  const cuts: Array<{ identity: string; at: number; until: number }> = [];
   const loops: Promise<void>[] = [];
   const every = (ms: number, action: () => Promise<void> | void, firstAfterMs = ms) =>
     loops.push(
@@ -309,8 +314,12 @@ async function scenario(
       if (!target) return;
       countFault('networkCut');
       target.proxy.cut();
-      cuts.push({ identity: target.identity, at: Date.now() });
-      setTimeout(() => target.proxy.restore(), 5_000 + Math.random() * 15_000);
+      const cut = { identity: target.identity, at: Date.now(), until: 0 };
+      cuts.push(cut);
+      setTimeout(() => {
+        target.proxy.restore();
+        cut.until = Date.now();
+      }, 5_000 + Math.random() * 15_000);
     },
   ];
   every(options.faultEveryMs, () => pick(faultKinds)?.());
@@ -367,7 +376,7 @@ async function scenario(
   await Promise.all(operators.map((o) => o.proxy.close()));
 
   // runs a SIGKILL interrupted end at the kill
-  for (const o of operators) if (o.killedAt !== undefined) for (const [name, start] of o.pending) runs.push({ name, start, end: o.killedAt });
+  for (const o of operators) if (o.killedAt !== undefined) for (const [name, start] of o.pending) runs.push({ name, by: o.identity, start, end: o.killedAt });
 
   const failover = (events: Array<{ identity: string; at: number }>) =>
     events.flatMap((e) => {
@@ -375,6 +384,7 @@ async function scenario(
       return f ? [f.acquired - f.lastRenewal] : [];
     });
   const tallies = [...readiness.values()];
+  const concurrency = maxConcurrentRuns(runs);
   const polls = tallies.reduce((n, t) => n + t.ok + t.unready, 0);
   const resources = await outstanding(soaks);
   return {
@@ -384,7 +394,11 @@ async function scenario(
     faults,
     runs: runs.length,
     failures,
-    maxConcurrentRunsPerResource: maxConcurrentRuns(runs).max,
+    maxConcurrentRunsPerResource: concurrency.max,
+    concurrentRunExample: concurrency.overlap,
+    leaderChanges: leaseVersions.filter((v, i) => i > 0 && v.holder !== leaseVersions[i - 1]?.holder).map((v) => ({ holder: v.holder, at: v.renewedAt })),
+    kills,
+    cuts,
     lostChanges: end.stale.length,
     lostChangeExamples: end.stale.slice(0, 10),
     leakedFinalizers: end.deleting.length,
