@@ -94,7 +94,8 @@ interface OperatorHandle {
   readonly child: ChildProcess;
   readonly proxy: CuttableProxy;
   healthUrl?: string;
-  startedAt?: number;
+  /** Since when it has been started and connected (its last restore after a cut-off). */
+  connectedSince?: number;
   killedAt?: number;
   exit?: number | string | null;
   readonly exited: Promise<void>;
@@ -186,7 +187,7 @@ async function scenario(
       switch (m.type) {
         case 'started':
           handle.healthUrl = m.healthUrl;
-          handle.startedAt = Date.now();
+          handle.connectedSince = Date.now();
           break;
         case 'begin':
           handle.pending.set(m.name, m.at);
@@ -310,8 +311,11 @@ async function scenario(
     () => (countFault('429'), command({ type: 'failRequests', status: 429, fraction: 0.3, ms: 2_000 + Math.random() * 3_000 })),
     () => (countFault('compact'), command({ type: 'compact' })),
     () => {
-      const target = pick(alive().filter((o) => !o.proxy.isCut));
+      // Never all of them: one operator keeps its link, so a cut-off leader has a successor.
+      const connected = alive().filter((o) => !o.proxy.isCut);
+      const target = connected.length > 1 ? pick(connected) : undefined;
       if (!target) return;
+      if (target.identity === holder() && hasWitness(target)) leaderCuts.push({ identity: target.identity, at: Date.now() });
       countFault('networkCut');
       target.proxy.cut();
       const cut = { identity: target.identity, at: Date.now(), until: 0 };
@@ -319,18 +323,30 @@ async function scenario(
       setTimeout(() => {
         target.proxy.restore();
         cut.until = Date.now();
-      }, 5_000 + Math.random() * 15_000);
+        if (target.connectedSince !== undefined) target.connectedSince = cut.until;
+      }, 5_000 + Math.random() * 15_000).unref();
     },
   ];
   every(options.faultEveryMs, () => pick(faultKinds)?.());
 
+  /**
+   * A failover trial needs a follower that has watched the leader's renewals: started, and not
+   * cut off, for at least a lease (a candidate that just came or came back must first see a
+   * renewal, and a fresh one must wait a whole lease on its own clock).
+   */
+  const hasWitness = (leader: OperatorHandle) =>
+    alive().some((o) => o !== leader && !o.proxy.isCut && o.connectedSince !== undefined && Date.now() - o.connectedSince > options.leaseDurationMs);
+  const leaderCuts: Array<{ identity: string; at: number }> = [];
+
   // SIGKILL of the leader, replaced at once by a new operator
   every(options.killEveryMs, async () => {
-    // A trial needs a follower that has watched the leader's renewals: one started at least a
-    // lease ago and not cut off (a fresh candidate must first wait a whole lease on its own clock).
-    const leader = alive().find((o) => o.identity === holder());
-    const witness = alive().some((o) => o !== leader && !o.proxy.isCut && o.startedAt !== undefined && Date.now() - o.startedAt > options.leaseDurationMs);
-    if (!leader || !witness) return;
+    // Waits for a moment when a trial is fair: see hasWitness.
+    let leader = alive().find((o) => o.identity === holder());
+    while (Date.now() < chaosEnd && !(leader && hasWitness(leader))) {
+      await pause(250);
+      leader = alive().find((o) => o.identity === holder());
+    }
+    if (!leader || Date.now() >= chaosEnd) return;
     countFault('sigkillLeader');
     leader.killedAt = Date.now();
     leader.child.kill('SIGKILL');
@@ -406,9 +422,8 @@ async function scenario(
     convergenceMs: end.ms,
     unreadyFraction: polls === 0 ? 0 : tallies.reduce((n, t) => n + t.unready, 0) / polls,
     unreadyByOperator: Object.fromEntries([...readiness].map(([id, t]) => [id, t.unready / Math.max(1, t.ok + t.unready)])),
-    // a cut only counts when it cut off the leader of the moment
     failoverMs: failover(kills),
-    cutFailoverMs: failover(cuts.filter((c) => leaseVersions.some((v) => v.holder === c.identity && v.renewedAt <= c.at && v.renewedAt > c.at - options.leaseDurationMs))),
+    cutFailoverMs: failover(leaderCuts),
     operatorExitCodes: Object.fromEntries(operators.map((o) => [o.identity, o.exit ?? null])),
     operatorRestarts: restarts,
     memory: Object.fromEntries(Object.entries(memory).map(([id, samples]) => [id, memoryTrend(samples)])),
