@@ -302,7 +302,9 @@ async function scenario(
     void mutation.finally(() => inFlight.delete(mutation));
   }, 0);
 
-  // server faults and cut-offs
+  // server faults and cut-offs; a cut lasts from a third of a lease to a lease and a third
+  // (5–20 s with the default 15 s lease), so some leaders lose their lease and some keep it
+  const cutMs = () => options.leaseDurationMs * (1 / 3 + Math.random());
   const faultKinds: Array<() => void> = [
     () => (countFault('dropWatches'), command({ type: 'dropWatches', abrupt: Math.random() < 0.5 })),
     () => (countFault('stallWatches'), command({ type: 'stallWatches', ms: 3_000 + Math.random() * 12_000 })),
@@ -324,7 +326,7 @@ async function scenario(
         target.proxy.restore();
         cut.until = Date.now();
         if (target.connectedSince !== undefined) target.connectedSince = cut.until;
-      }, 5_000 + Math.random() * 15_000).unref();
+      }, cutMs()).unref();
     },
   ];
   every(options.faultEveryMs, () => pick(faultKinds)?.());
