@@ -2,7 +2,7 @@
  * `npm run soak -- [--resources 1000] [--duration-s 600] [--operators 3] [--mutations-per-s 20]
  *                  [--fault-every-ms 3000] [--kill-every-ms 60000] [--lease-ms 15000]
  *                  [--renew-deadline-ms 10000] [--retry-ms 2000] [--fail-rate 0.05]
- *                  [--converge-timeout-ms 120000] [--out bench/results/soak.json]`
+ *                  [--cut-leaders 1] [--converge-timeout-ms 120000] [--out bench/results/soak.json]`
  *
  * Runs the chaos soak (bench/soak/soak.ts), prints its table and the issue's targets, and saves
  * the report. Exits 1 when a target is missed.
@@ -23,6 +23,7 @@ const FLAGS: Record<string, keyof SoakOptions | 'out'> = {
   '--renew-deadline-ms': 'renewDeadlineMs',
   '--retry-ms': 'retryPeriodMs',
   '--fail-rate': 'failRate',
+  '--cut-leaders': 'cutLeaders',
   '--converge-timeout-ms': 'convergeTimeoutMs',
   '--out': 'out',
 };
@@ -42,6 +43,7 @@ function parseArgs(argv: string[]): { options: Partial<SoakOptions>; out: string
     const number = Number(value);
     if (!Number.isFinite(number) || number < 0) throw new Error(`soak: ${flag} must be a non-negative number, got ${JSON.stringify(value)}`);
     options[key] = key === 'durationMs' ? number * 1000 : number;
+    if (key === 'cutLeaders') (options as Record<string, unknown>)[key] = number !== 0;
   }
   return { options: options as Partial<SoakOptions>, out };
 }
