@@ -1,7 +1,7 @@
 /**
  * One soak operator in its own process: leader election, a finalizer, and a reconciler that
  * fails `failRate` of its runs and otherwise writes status {observedGeneration, value}. Reports
- * runs, leadership and memory to the orchestrator over IPC; logs (warn and up) go to `logFile`.
+ * runs, leadership and memory to the orchestrator over IPC; logs (info and up) go to `logFile`.
  * Settings come as JSON in argv[2] (OperatorSettings).
  */
 import { pino } from 'pino';
@@ -32,7 +32,7 @@ const reconciler: Reconciler<Soak> = {
 };
 
 const kubeConfig = kubeConfigFor(settings.url);
-const logger = createLogger({ name: settings.identity, level: 'warn', destination: pino.destination({ dest: settings.logFile, sync: false }) });
+const logger = createLogger({ name: settings.identity, level: 'info', destination: pino.destination({ dest: settings.logFile, sync: false }) });
 const operator = new Operator({
   kubeConfig,
   logger,

@@ -70,6 +70,8 @@ export interface SoakReport {
   readonly concurrentRunExample: RunInterval[];
   readonly leaderChanges: Array<{ holder: string; at: number }>;
   readonly kills: Array<{ identity: string; at: number }>;
+  /** Versions of the lease the orchestrator saw. */
+  readonly leaseVersions: number;
   readonly cuts: Array<{ identity: string; at: number; until: number }>;
   readonly lostChanges: number;
   readonly lostChangeExamples: string[];
@@ -221,14 +223,22 @@ async function scenario(
 
   // --- every version of the lease, as the server stores it ---
   const leaseVersions: LeaseVersion[] = [];
-  const leaseWatch = await new Watch(kubeConfig).watch(
-    `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`,
-    { fieldSelector: `metadata.name=${LEASE_NAME}` },
-    (_type: string, lease: V1Lease) => {
-      leaseVersions.push({ holder: lease.spec?.holderIdentity ?? '', renewedAt: new Date(String(lease.spec?.renewTime)).getTime() });
-    },
-    () => undefined,
-  );
+  let leaseWatch: AbortController | undefined;
+  let watchingLease = true;
+  const watchLease = async (): Promise<void> => {
+    leaseWatch = await new Watch(kubeConfig).watch(
+      `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`,
+      { fieldSelector: `metadata.name=${LEASE_NAME}` },
+      (_type: string, lease: V1Lease) => {
+        const version = { holder: lease.spec?.holderIdentity ?? '', renewedAt: new Date(String(lease.spec?.renewTime)).getTime() };
+        const last = leaseVersions.at(-1);
+        if (last?.holder !== version.holder || last.renewedAt !== version.renewedAt) leaseVersions.push(version); // a reopened watch repeats the current one
+      },
+      // reopened at once whenever it ends, so that no version is missed for long
+      () => void (watchingLease && pause(100).then(watchLease)),
+    );
+  };
+  await watchLease();
   const holder = () => leaseVersions.at(-1)?.holder ?? '';
 
   // --- the objects ---
@@ -392,7 +402,8 @@ async function scenario(
   say(`convergence ${end.ms === null ? 'not reached' : `after ${end.ms} ms`}`);
 
   // --- shut down: SIGTERM every operator (runs finish, the lease is released, exit 0) ---
-  leaseWatch.abort();
+  watchingLease = false;
+  leaseWatch?.abort();
   shuttingDown = true;
   for (const o of alive()) o.child.kill('SIGTERM');
   await Promise.race([Promise.all(operators.map((o) => o.exited)), pause(15_000)]);
@@ -424,6 +435,7 @@ async function scenario(
     leaderChanges: leaseVersions.filter((v, i) => i > 0 && v.holder !== leaseVersions[i - 1]?.holder).map((v) => ({ holder: v.holder, at: v.renewedAt })),
     kills,
     cuts,
+    leaseVersions: leaseVersions.length,
     lostChanges: end.stale.length,
     lostChangeExamples: end.stale.slice(0, 10),
     leakedFinalizers: end.deleting.length,
