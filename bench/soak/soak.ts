@@ -235,8 +235,11 @@ async function scenario(
         if (last?.holder !== version.holder || last.renewedAt !== version.renewedAt) leaseVersions.push(version); // a reopened watch repeats the current one
       },
       // reopened at once whenever it ends, so that no version is missed for long
-      () => void (watchingLease && pause(100).then(watchLease)),
+      () => reopenLeaseWatch(),
     );
+  };
+  const reopenLeaseWatch = (): void => {
+    if (watchingLease) void pause(100).then(watchLease).catch(reopenLeaseWatch);
   };
   await watchLease();
   const holder = () => leaseVersions.at(-1)?.holder ?? '';
