@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { classifyError, refOf, type ResourceClient } from '../kube/index.js';
-import type { ReadYourWritesCache } from '../sources/index.js';
+import { newerOf, type ReadYourWritesCache, type WriteIntent } from '../sources/index.js';
 import { createMergePatch } from './merge-patch.js';
 
 /** How the controller writes its primary; one per controller. */
@@ -8,7 +8,7 @@ export interface PrimaryWriter<P extends KubernetesObject> {
   addFinalizer(primary: P): Promise<P>;
   /** FZ3: removes our finalizer; on 409/422 re-reads and tries again, up to 10 times. */
   removeFinalizer(primary: P): Promise<P | undefined>;
-  /** UP1: writes everything but status; keeps our finalizer in the intent. */
+  /** UP1: writes everything but status; keeps our finalizer in the intent; 409 when `original` is no longer current. */
   patchResource(original: P, updated: P): Promise<P>;
   patchStatus(original: P, updated: P): Promise<P>;
 }
@@ -32,14 +32,23 @@ const SERVER_METADATA = ['resourceVersion', 'uid', 'creationTimestamp', 'generat
 
 export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriterOptions<P>): PrimaryWriter<P> {
   const { client, cache, fieldManager, finalizerName } = options;
-  const write = (primary: P, fn: () => Promise<P>): Promise<P> => cache.trackWrite(refOf(primary), fn);
+  /**
+   * ES4: a write with `original`'s resourceVersion as precondition lands on it or fails (409);
+   * any other may land on someone else's change, and its answer is ours only if it keeps the
+   * generation and the deletion mark of the newest version we know (else the cache passes it on).
+   */
+  const write = (original: P, fn: () => Promise<P>, precondition = false): Promise<P> => {
+    const ref = refOf(original);
+    const intent: WriteIntent<P> = precondition ? {} : { base: newerOf(original, cache.get(ref)), generation: 'keep' };
+    return cache.trackWrite(ref, fn, intent);
+  };
 
   return {
     async addFinalizer(primary) {
       const finalizers = [...(primary.metadata?.finalizers ?? []), finalizerName];
       // resourceVersion makes this an optimistic write: a concurrent finalizer change is a 409, not lost.
       const patch = { metadata: { finalizers, resourceVersion: primary.metadata?.resourceVersion } };
-      return write(primary, () => client.mergePatch(refOf(primary), patch, { fieldManager }));
+      return write(primary, () => client.mergePatch(refOf(primary), patch, { fieldManager }), true);
     },
 
     async removeFinalizer(primary) {
@@ -66,11 +75,15 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
     async patchResource(original, updated) {
       const intent = withoutStatus(withoutServerMetadata(updated));
       if (options.usesFinalizer) ensureFinalizer(intent, finalizerName);
+      // Optimistic, as JOSDK's resource updates: computed from `original`, it must land on it (ES4).
+      const resourceVersion = original.metadata?.resourceVersion;
       if (options.strategy === 'apply') {
-        return write(original, () => client.apply(intent, { fieldManager, force: true }));
+        const applied = { ...intent, metadata: { ...intent.metadata, resourceVersion } } as P;
+        return write(original, () => client.apply(applied, { fieldManager, force: true }), resourceVersion !== undefined);
       }
-      const patch = createMergePatch(withoutStatus(withoutServerMetadata(original)), intent);
-      return write(original, () => client.mergePatch(refOf(original), patch, { fieldManager }));
+      const patch = createMergePatch(withoutStatus(withoutServerMetadata(original)), intent) as { metadata?: object };
+      const conditional = { ...patch, metadata: { ...patch.metadata, resourceVersion } };
+      return write(original, () => client.mergePatch(refOf(original), conditional, { fieldManager }), resourceVersion !== undefined);
     },
 
     async patchStatus(original, updated) {
@@ -89,9 +102,6 @@ export function hasFinalizer(primary: KubernetesObject, finalizerName: string): 
   return primary.metadata?.finalizers?.includes(finalizerName) ?? false;
 }
 
-export function isMarkedForDeletion(primary: KubernetesObject): boolean {
-  return primary.metadata?.deletionTimestamp !== undefined && primary.metadata.deletionTimestamp !== null;
-}
 
 function statusOf(updated: KubernetesObject, original: KubernetesObject, observedGeneration: boolean): unknown {
   const status = (updated as { status?: unknown }).status;
