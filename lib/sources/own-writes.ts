@@ -32,7 +32,7 @@ export interface WriteIntent<T extends KubernetesObject = KubernetesObject> {
  * answered with a new version — or undefined when the answer is what the write made of its base.
  * Objects without a generation are judged by the deletion mark and `unchanged` alone.
  */
-export function foreignChangeIn<T extends KubernetesObject>(answer: T, intent: WriteIntent<T>): string | undefined {
+export function foreignChangeIn<T extends KubernetesObject>(answer: T, intent: WriteIntent<T> = {}): string | undefined {
   const base = intent.base;
   if (base === undefined) return undefined;
   const before = resourceVersionOf(base);

@@ -9,6 +9,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import * as k8s from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { DeleteControl, UpdateControl, type Context, type Reconciler } from '../../lib/controller/index.js';
+import { intentOf } from '../../lib/controller/tracked-client.js';
 import { createKubeClient, customResourceDefinition, descriptorOf, type ResourceClient } from '../../lib/kube/index.js';
 import { createWidget, deleteWidget, eventually, getWidget, patchWidget, recordOutcomes, startEnv, widget, widgetConfig, type Env, type Widget } from './harness.js';
 
@@ -48,6 +49,41 @@ class RunHold {
 }
 
 const observed = (env: Env, name: string) => getWidget(env, name).then((w) => w?.status?.['observed']);
+
+describe('controller/intentOf: what a tracked write may change (ES4, issue 9)', () => {
+  const base: Part = {
+    apiVersion: PART.apiVersion,
+    kind: PART.kind,
+    metadata: { name: 'p', namespace: 'default', resourceVersion: '7', generation: 2, labels: { a: '1' } },
+    spec: { value: 'x' },
+    status: { observed: 'x' },
+  };
+  const head = { apiVersion: PART.apiVersion, kind: PART.kind };
+
+  it('ES4: a create, and a write with the base\'s resourceVersion as precondition, cannot land on a foreign change', () => {
+    expect(intentOf(undefined, { kind: 'object', body: base })).to.deep.equal({});
+    expect(intentOf(base, { kind: 'create' })).to.deep.equal({});
+    expect(intentOf(base, { kind: 'object', body: { metadata: { resourceVersion: '7' }, spec: { value: 'y' } } })).to.deep.equal({});
+    expect(intentOf(base, { kind: 'jsonPatch', ops: [{ op: 'test', path: '/metadata/resourceVersion', value: '7' }, { op: 'replace', path: '/spec/value', value: 'y' }] })).to.deep.equal({});
+  });
+
+  it('ES4: an apply or merge patch keeps the generation when the object already has its content, and changes nothing when it has all of it', () => {
+    expect(intentOf(base, { kind: 'object', body: { ...head, metadata: { name: 'p', labels: { a: '1' } }, spec: { value: 'x' } } })).to.deep.include({ generation: 'keep', unchanged: true });
+    expect(intentOf(base, { kind: 'object', body: { metadata: { labels: { b: '2' } } } })).to.deep.include({ generation: 'keep', unchanged: false });
+    expect(intentOf(base, { kind: 'object', body: { ...head, spec: { value: 'y' } } })).to.deep.include({ generation: 'bump', unchanged: false });
+    expect(intentOf(base, { kind: 'object', body: { metadata: { labels: { a: null } } } })).to.deep.include({ unchanged: false });
+  });
+
+  it('ES4: status writes keep the generation; a delete may mark and bump; what cannot be read keeps or bumps', () => {
+    expect(intentOf(base, { kind: 'status', body: { status: { observed: 'x' } } })).to.deep.include({ generation: 'keep', unchanged: true });
+    expect(intentOf(base, { kind: 'status', body: { status: { observed: 'y' } } })).to.deep.include({ generation: 'keep', unchanged: false });
+    expect(intentOf(base, { kind: 'delete' })).to.deep.include({ generation: 'keepOrBump', deletes: true });
+    expect(intentOf(base, { kind: 'jsonPatch', ops: [{ op: 'add', path: '/metadata/labels/b', value: '2' }] })).to.deep.include({ generation: 'keep' });
+    expect(intentOf(base, { kind: 'jsonPatch', ops: [{ op: 'replace', path: '/spec/value', value: 'y' }] })).to.deep.include({ generation: 'keepOrBump' });
+    expect(intentOf(base, { kind: 'object', body: { ...base, spec: { value: 'y' }, metadata: { name: 'p' } }, replaces: true })).to.deep.include({ generation: 'keepOrBump' });
+    expect(intentOf(base, { kind: 'unknown' })).to.deep.include({ base, generation: 'keepOrBump' });
+  });
+});
 
 describe('own writes never absorb a foreign change (issue 9)', () => {
   let env: Env;
@@ -141,6 +177,36 @@ describe('own writes never absorb a foreign change (issue 9)', () => {
       stall.remove();
       await eventually('w1 observed b', async () => (await observed(env, 'w1')) === 'b', 3_000);
     });
+  });
+
+  it('UP1, UP2, ES4: issue 9 — patchResource carries the resourceVersion the run read: a spec bump under it is a 409, and after a relist the bump is reconciled', async () => {
+    const hold = new RunHold();
+    const reconciler: Reconciler<Widget> = {
+      async reconcile(w, ctx) {
+        await hold.pass(w, ctx);
+        return UpdateControl.patchResource<Widget>({ ...w, metadata: { ...w.metadata, labels: { seen: w.spec?.value ?? '' } } });
+      },
+    };
+    const op = env.operator();
+    const outcomes = recordOutcomes(op.register(reconciler, widgetConfig()).outcome$);
+    await op.start();
+    await env.watchesOpen(1);
+    await createWidget(env, widget('w1'));
+    await eventually('w1 labelled a', async () => (await getWidget(env, 'w1'))?.metadata?.labels?.['seen'] === 'a');
+    hold.arm((w) => w.spec?.value === 'b');
+    await patchWidget(env, 'w1', { spec: { value: 'b' } });
+    await hold.entered;
+    const runs = outcomes.of('w1').length;
+    const resume = cutWatch('widgets');
+    await patchWidget(env, 'w1', { spec: { value: 'c' } });
+    hold.release();
+    const [held] = (await outcomes.until('w1', (o) => o.length > runs, 'the held run ended')).slice(runs);
+    expect(held?.result).to.equal('failure');
+    expect((held as { error?: { code?: number } }).error?.code, 'a conflict, not a write on top of the bump').to.equal(409);
+    expect((await getWidget(env, 'w1'))?.metadata?.labels?.['seen']).to.equal('a');
+    env.server.faults.compact();
+    resume();
+    await eventually('w1 labelled c', async () => (await getWidget(env, 'w1'))?.metadata?.labels?.['seen'] === 'c', 3_000);
   });
 
   describe('secondaries written through ctx.secondaryClient', () => {
