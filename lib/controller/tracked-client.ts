@@ -56,8 +56,9 @@ type WriteBody =
  * ES4: what a write may change on `base`, the version the cache had when it began. A write that
  * carries `base`'s resourceVersion as precondition lands on it or fails; a create fails if the
  * object exists. A status write keeps the generation; an apply or merge patch whose content the
- * object already has keeps it too, and one that the object holds entirely changes nothing; any
- * other content change bumps it once; a delete may mark the object and bump it.
+ * object already has keeps it too (or may bump it, when it writes a new status: a kind without
+ * a status subresource counts status as content), and one that the object holds entirely changes
+ * nothing; any other content change bumps it once; a delete may mark the object and bump it.
  */
 export function intentOf<T extends KubernetesObject>(base: T | undefined, write: WriteBody): WriteIntent<T> {
   if (base === undefined || write.kind === 'create') return {};
@@ -76,9 +77,13 @@ export function intentOf<T extends KubernetesObject>(base: T | undefined, write:
       return { base, generation: 'keep', unchanged: write.ops === undefined && kubernetesMatches({ s: statusOf(base) }, { s: statusOf(write.body) }) };
     case 'object': {
       if (write.replaces) return { base, generation: 'keepOrBump' };
-      const { apiVersion: _apiVersion, kind: _kind, metadata: _metadata, status: _status, ...content } = isRecord(write.body) ? write.body : {};
+      const { apiVersion: _apiVersion, kind: _kind, metadata, status, ...content } = isRecord(write.body) ? write.body : {};
       const keepsContent = kubernetesMatches(base, content);
-      return { base, generation: keepsContent ? 'keep' : 'bump', unchanged: keepsContent && kubernetesMatches(base, { metadata: isRecord(write.body) ? write.body['metadata'] : undefined }) };
+      // Without a status subresource, a status written with the object bumps the generation too.
+      const keepsStatus = status === undefined || kubernetesMatches({ s: statusOf(base) }, { s: status });
+      if (!keepsContent) return { base, generation: 'bump' };
+      if (!keepsStatus) return { base, generation: 'keepOrBump' };
+      return { base, generation: 'keep', unchanged: kubernetesMatches(base, { metadata }) };
     }
   }
 }

@@ -70,8 +70,9 @@ describe('controller/intentOf: what a tracked write may change (ES4, issue 9)', 
   it('ES4: an apply or merge patch keeps the generation when the object already has its content, and changes nothing when it has all of it', () => {
     expect(intentOf(base, { kind: 'object', body: { ...head, metadata: { name: 'p', labels: { a: '1' } }, spec: { value: 'x' } } })).to.deep.include({ generation: 'keep', unchanged: true });
     expect(intentOf(base, { kind: 'object', body: { metadata: { labels: { b: '2' } } } })).to.deep.include({ generation: 'keep', unchanged: false });
-    expect(intentOf(base, { kind: 'object', body: { ...head, spec: { value: 'y' } } })).to.deep.include({ generation: 'bump', unchanged: false });
-    expect(intentOf(base, { kind: 'object', body: { metadata: { labels: { a: null } } } })).to.deep.include({ unchanged: false });
+    expect(intentOf(base, { kind: 'object', body: { ...head, spec: { value: 'y' } } })).to.deep.include({ generation: 'bump' });
+    expect(intentOf(base, { kind: 'object', body: { ...head, status: { observed: 'y' } } }), 'status as content').to.deep.include({ generation: 'keepOrBump' });
+    expect(intentOf(base, { kind: 'object', body: { metadata: { labels: { a: null } } } })).to.deep.include({ generation: 'keep', unchanged: false });
   });
 
   it('ES4: status writes keep the generation; a delete may mark and bump; what cannot be read keeps or bumps', () => {
