@@ -96,6 +96,15 @@ describe('own writes never absorb a foreign change (issue 9)', () => {
     await env.close();
   });
 
+  /** A new operator running `reconciler`, started, with its `watches` open; its outcomes. */
+  const run = async (reconciler: Reconciler<Widget>, config = widgetConfig(), watches = 1) => {
+    const op = env.operator();
+    const outcomes = recordOutcomes(op.register(reconciler, config).outcome$);
+    await op.start();
+    await env.watchesOpen(watches);
+    return outcomes;
+  };
+
   /** Closes the watch of `resource` and fails every list and watch of it until the returned function runs. */
   const cutWatch = (resource: string): (() => void) => {
     const fault = env.server.faults.failRequests({ verb: ['list', 'watch'], resource, status: 500 });
@@ -122,11 +131,7 @@ describe('own writes never absorb a foreign change (issue 9)', () => {
 
     const start = async () => {
       cleaned.length = 0;
-      const op = env.operator();
-      const ctrl = op.register(reconciler, widgetConfig());
-      const outcomes = recordOutcomes(ctrl.outcome$);
-      await op.start();
-      await env.watchesOpen(1);
+      const outcomes = await run(reconciler);
       await createWidget(env, widget('w1'));
       await eventually('w1 observed a', async () => (await observed(env, 'w1')) === 'a');
       return outcomes;
@@ -188,10 +193,7 @@ describe('own writes never absorb a foreign change (issue 9)', () => {
         return UpdateControl.patchResource<Widget>({ ...w, metadata: { ...w.metadata, labels: { seen: w.spec?.value ?? '' } } });
       },
     };
-    const op = env.operator();
-    const outcomes = recordOutcomes(op.register(reconciler, widgetConfig()).outcome$);
-    await op.start();
-    await env.watchesOpen(1);
+    const outcomes = await run(reconciler);
     await createWidget(env, widget('w1'));
     await eventually('w1 labelled a', async () => (await getWidget(env, 'w1'))?.metadata?.labels?.['seen'] === 'a');
     hold.arm((w) => w.spec?.value === 'b');
@@ -249,10 +251,7 @@ describe('own writes never absorb a foreign change (issue 9)', () => {
       written = 0;
       await env.kc.makeApiClient(k8s.ApiextensionsV1Api).createCustomResourceDefinition({ body: partCrd });
       parts = createKubeClient(env.kc).resource<Part>(PART);
-      const op = env.operator();
-      op.register(reconciler, widgetConfig({ secondaries: [{ resource: PART, name: 'parts' }] }));
-      await op.start();
-      await env.watchesOpen(2);
+      await run(reconciler, widgetConfig({ secondaries: [{ resource: PART, name: 'parts' }] }), 2);
       const w1 = await createWidget(env, widget('w1'));
       await parts.create({
         apiVersion: PART.apiVersion,
