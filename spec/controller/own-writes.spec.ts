@@ -170,9 +170,9 @@ describe('own writes never absorb a foreign change (issue 9)', () => {
     });
 
     it('ES4, EP6: issue 9 — a periodic run whose unchanged status write races a spec bump reconciles the bump at once, not at the next reschedule', async () => {
-      const outcomes = await start();
       // The run rescheduled by the first reconcile reads generation 1 and writes the same status again.
       hold.arm((w, ctx) => ctx.cause.type === 'reschedule' && w.status?.['observed'] === 'a');
+      const outcomes = await start();
       await hold.entered;
       const runs = outcomes.of('w1').length;
       const stall = env.server.faults.stallWatches({ resource: 'widgets' });
