@@ -102,7 +102,6 @@ export function hasFinalizer(primary: KubernetesObject, finalizerName: string): 
   return primary.metadata?.finalizers?.includes(finalizerName) ?? false;
 }
 
-
 function statusOf(updated: KubernetesObject, original: KubernetesObject, observedGeneration: boolean): unknown {
   const status = (updated as { status?: unknown }).status;
   if (!observedGeneration) return status ?? {};

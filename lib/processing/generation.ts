@@ -41,4 +41,3 @@ function metadataOf(object: unknown): Record<string, unknown> | undefined {
   const metadata = (object as { metadata?: unknown }).metadata;
   return typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>) : undefined;
 }
-

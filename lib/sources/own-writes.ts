@@ -55,4 +55,3 @@ export function newerOf<T extends KubernetesObject>(a: T | undefined, b: T | und
   if (x === undefined || y === undefined) return x === undefined ? b : a;
   return (compareResourceVersions(y, x) ?? 0) > 0 ? b : a;
 }
-
