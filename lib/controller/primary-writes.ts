@@ -35,12 +35,19 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
   /**
    * ES4: a write with `original`'s resourceVersion as precondition lands on it or fails (409);
    * any other may land on someone else's change, and its answer is ours only if it keeps the
-   * generation and the deletion mark of the newest version we know (else the cache passes it on).
+   * generation and the deletion mark of the newest version we know — and, for a status write,
+   * its finalizers (else the cache passes the answer on as that change).
    */
-  const write = (original: P, fn: () => Promise<P>, precondition = false): Promise<P> => {
+  const write = (original: P, fn: () => Promise<P>, kind: 'conditional' | 'resource' | 'finalizer' | 'status'): Promise<P> => {
     const ref = refOf(original);
-    const intent: WriteIntent<P> = precondition ? {} : { base: newerOf(original, cache.get(ref)), generation: 'keep' };
-    return cache.trackWrite(ref, fn, intent);
+    const base = newerOf(original, cache.get(ref));
+    const intents: Record<typeof kind, WriteIntent<P>> = {
+      conditional: {},
+      resource: { base, generation: 'keepOrBump' },
+      finalizer: { base, generation: 'keep' },
+      status: { base, generation: 'keep', keepsFinalizers: true },
+    };
+    return cache.trackWrite(ref, fn, intents[kind]);
   };
 
   return {
@@ -48,7 +55,7 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
       const finalizers = [...(primary.metadata?.finalizers ?? []), finalizerName];
       // resourceVersion makes this an optimistic write: a concurrent finalizer change is a 409, not lost.
       const patch = { metadata: { finalizers, resourceVersion: primary.metadata?.resourceVersion } };
-      return write(primary, () => client.mergePatch(refOf(primary), patch, { fieldManager }), true);
+      return write(primary, () => client.mergePatch(refOf(primary), patch, { fieldManager }), 'conditional');
     },
 
     async removeFinalizer(primary) {
@@ -59,8 +66,10 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
         const path = `/metadata/finalizers/${index}`;
         try {
           const ref = refOf(current);
-          return await write(current, () =>
-            client.jsonPatch(ref, [{ op: 'test', path, value: finalizerName }, { op: 'remove', path }], { fieldManager }),
+          return await write(
+            current,
+            () => client.jsonPatch(ref, [{ op: 'test', path, value: finalizerName }, { op: 'remove', path }], { fieldManager }),
+            'finalizer',
           );
         } catch (err) {
           const kind = classifyError(err);
@@ -79,21 +88,21 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
       const resourceVersion = original.metadata?.resourceVersion;
       if (options.strategy === 'apply') {
         const applied = { ...intent, metadata: { ...intent.metadata, resourceVersion } } as P;
-        return write(original, () => client.apply(applied, { fieldManager, force: true }), resourceVersion !== undefined);
+        return write(original, () => client.apply(applied, { fieldManager, force: true }), resourceVersion === undefined ? 'resource' : 'conditional');
       }
       const patch = createMergePatch(withoutStatus(withoutServerMetadata(original)), intent) as { metadata?: object };
       const conditional = { ...patch, metadata: { ...patch.metadata, resourceVersion } };
-      return write(original, () => client.mergePatch(refOf(original), conditional, { fieldManager }), resourceVersion !== undefined);
+      return write(original, () => client.mergePatch(refOf(original), conditional, { fieldManager }), resourceVersion === undefined ? 'resource' : 'conditional');
     },
 
     async patchStatus(original, updated) {
       const status = statusOf(updated, original, options.observedGeneration);
       if (options.strategy === 'apply') {
         const intent = { apiVersion: original.apiVersion, kind: original.kind, metadata: { name: original.metadata?.name, namespace: original.metadata?.namespace }, status } as unknown as P;
-        return write(original, () => client.applyStatus(intent, { fieldManager, force: true }));
+        return write(original, () => client.applyStatus(intent, { fieldManager, force: true }), 'status');
       }
       const patch = createMergePatch({ status: (original as { status?: unknown }).status ?? null }, { status });
-      return write(original, () => client.mergePatchStatus(refOf(original), patch, { fieldManager }));
+      return write(original, () => client.mergePatchStatus(refOf(original), patch, { fieldManager }), 'status');
     },
   };
 }

@@ -55,7 +55,7 @@ type WriteBody =
 /**
  * ES4: what a write may change on `base`, the version the cache had when it began. A write that
  * carries `base`'s resourceVersion as precondition lands on it or fails; a create fails if the
- * object exists. A status write keeps the generation; an apply or merge patch whose content the
+ * object exists. A status write keeps the generation and the finalizers; an apply or merge patch whose content the
  * object already has keeps it too (or may bump it, when it writes a new status: a kind without
  * a status subresource counts status as content), and one that the object holds entirely changes
  * nothing; any other content change bumps it once; a delete may mark the object and bump it.
@@ -74,7 +74,12 @@ export function intentOf<T extends KubernetesObject>(base: T | undefined, write:
       return { base, generation: write.ops.every((op) => /^\/(metadata|status)(\/|$)/.test(op.path)) ? 'keep' : 'keepOrBump' };
     case 'status':
       // Wrapped: the matcher leaves a top-level `status` out of the comparison.
-      return { base, generation: 'keep', unchanged: write.ops === undefined && kubernetesMatches({ s: statusOf(base) }, { s: statusOf(write.body) }) };
+      return {
+        base,
+        generation: 'keep',
+        keepsFinalizers: true,
+        unchanged: write.ops === undefined && kubernetesMatches({ s: statusOf(base) }, { s: statusOf(write.body) }),
+      };
     case 'object': {
       if (write.replaces) return { base, generation: 'keepOrBump' };
       const { apiVersion: _apiVersion, kind: _kind, metadata, status, ...content } = isRecord(write.body) ? write.body : {};

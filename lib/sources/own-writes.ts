@@ -24,12 +24,15 @@ export interface WriteIntent<T extends KubernetesObject = KubernetesObject> {
   readonly unchanged?: boolean;
   /** The write is a delete: it may mark the object for deletion itself. */
   readonly deletes?: boolean;
+  /** The write leaves `metadata.finalizers` alone (a status write): another list in the answer is someone else's. */
+  readonly keepsFinalizers?: boolean;
 }
 
 /**
  * Why the API's answer to a write carries a change the write did not make — the generation moved
- * other than intended, the object was newly marked for deletion, or a write that changed nothing
- * answered with a new version — or undefined when the answer is what the write made of its base.
+ * other than intended, the object was newly marked for deletion, the finalizers of a write that
+ * keeps them changed, or a write that changed nothing answered with a new version — or undefined
+ * when the answer is what the write made of its base.
  * Objects without a generation are judged by the deletion mark and `unchanged` alone.
  */
 export function foreignChangeIn<T extends KubernetesObject>(answer: T, intent: WriteIntent<T> = {}): string | undefined {
@@ -40,6 +43,7 @@ export function foreignChangeIn<T extends KubernetesObject>(answer: T, intent: W
   if (before !== undefined && before === after) return undefined; // nothing landed on the base
   if (intent.unchanged) return `a write that changed nothing answered with resourceVersion ${after ?? '(none)'} instead of ${before ?? '(none)'}`;
   if (!intent.deletes && !isMarkedForDeletion(base) && isMarkedForDeletion(answer)) return 'the object was marked for deletion';
+  if (intent.keepsFinalizers && !sameList(base.metadata?.finalizers, answer.metadata?.finalizers)) return 'the finalizers changed';
   const from = base.metadata?.generation;
   const to = answer.metadata?.generation;
   if (typeof from !== 'number' || typeof to !== 'number') return undefined;
@@ -54,4 +58,10 @@ export function newerOf<T extends KubernetesObject>(a: T | undefined, b: T | und
   const y = resourceVersionOf(b);
   if (x === undefined || y === undefined) return x === undefined ? b : a;
   return (compareResourceVersions(y, x) ?? 0) > 0 ? b : a;
+}
+
+function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  const x = a ?? [];
+  const y = b ?? [];
+  return x.length === y.length && x.every((item, i) => item === y[i]);
 }

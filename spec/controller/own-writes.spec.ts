@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import { DeleteControl, UpdateControl, type Context, type Reconciler } from '../../lib/controller/index.js';
 import { intentOf } from '../../lib/controller/tracked-client.js';
 import { createKubeClient, customResourceDefinition, descriptorOf, type ResourceClient } from '../../lib/kube/index.js';
-import { createWidget, deleteWidget, eventually, getWidget, patchWidget, recordOutcomes, startEnv, widget, widgetConfig, type Env, type Widget } from './harness.js';
+import { createWidget, deleteWidget, eventually, FINALIZER, getWidget, patchWidget, recordOutcomes, startEnv, widget, widgetConfig, type Env, type Widget } from './harness.js';
 
 interface Part extends KubernetesObject {
   spec?: { value?: string };
@@ -76,7 +76,7 @@ describe('controller/intentOf: what a tracked write may change (ES4, issue 9)', 
   });
 
   it('ES4: status writes keep the generation; a delete may mark and bump; what cannot be read keeps or bumps', () => {
-    expect(intentOf(base, { kind: 'status', body: { status: { observed: 'x' } } })).to.deep.include({ generation: 'keep', unchanged: true });
+    expect(intentOf(base, { kind: 'status', body: { status: { observed: 'x' } } })).to.deep.include({ generation: 'keep', keepsFinalizers: true, unchanged: true });
     expect(intentOf(base, { kind: 'status', body: { status: { observed: 'y' } } })).to.deep.include({ generation: 'keep', unchanged: false });
     expect(intentOf(base, { kind: 'delete' })).to.deep.include({ generation: 'keepOrBump', deletes: true });
     expect(intentOf(base, { kind: 'jsonPatch', ops: [{ op: 'add', path: '/metadata/labels/b', value: '2' }] })).to.deep.include({ generation: 'keep' });
@@ -167,6 +167,21 @@ describe('own writes never absorb a foreign change (issue 9)', () => {
       resume();
       await eventually('w1 gone', async () => (await getWidget(env, 'w1')) === undefined, 3_000);
       expect(cleaned).to.deep.equal(['w1']);
+    });
+
+    it('FZ2, ES4: issue 9 — our finalizer removed under our status write, with history compacted before the watch resumes, is added again', async () => {
+      const outcomes = await start();
+      hold.arm((w) => w.spec?.value === 'b');
+      await patchWidget(env, 'w1', { spec: { value: 'b' } });
+      await hold.entered;
+      const runs = outcomes.of('w1').length;
+      const resume = cutWatch('widgets');
+      await patchWidget(env, 'w1', { metadata: { finalizers: null } }); // its event never delivered
+      hold.release();
+      await outcomes.until('w1', (o) => o.length > runs, 'the held run wrote its status on the object without our finalizer');
+      env.server.faults.compact();
+      resume();
+      await eventually('our finalizer back', async () => (await getWidget(env, 'w1'))?.metadata?.finalizers?.includes(FINALIZER), 3_000);
     });
 
     it('ES4, EP6: issue 9 — a periodic run whose unchanged status write races a spec bump reconciles the bump at once, not at the next reschedule', async () => {

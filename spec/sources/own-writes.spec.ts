@@ -24,6 +24,10 @@ describe('sources/foreignChangeIn (ES4, issue 9)', () => {
     expect(foreignChangeIn(obj('5', 4), { base: obj('3', 2), generation: 'keepOrBump' })).to.match(/gives 2 or 3/);
     expect(foreignChangeIn(obj('5', 2, true), { base: obj('3', 2) })).to.equal('the object was marked for deletion');
     expect(foreignChangeIn(obj('5'), { base: obj('3'), unchanged: true })).to.match(/changed nothing answered with resourceVersion 5 instead of 3/);
+    const held = (rv: string, finalizers: string[]): KubernetesObject => ({ metadata: { name: 'x', resourceVersion: rv, generation: 2, finalizers } });
+    expect(foreignChangeIn(held('5', []), { base: held('3', ['ours']), keepsFinalizers: true })).to.equal('the finalizers changed');
+    expect(foreignChangeIn(held('5', ['ours']), { base: held('3', ['ours']), keepsFinalizers: true })).to.equal(undefined);
+    expect(foreignChangeIn(held('5', []), { base: held('3', ['ours']) }), 'a write that may change them').to.equal(undefined);
   });
 
   it('newerOf orders by resourceVersion', () => {
