@@ -137,50 +137,39 @@ describe('own writes never absorb a foreign change (issue 9)', () => {
       return outcomes;
     };
 
-    it('ES4, UP3: issue 9 — a spec bump under our status write, with history compacted before the watch resumes, is reconciled', async () => {
-      const outcomes = await start();
-      hold.arm((w) => w.spec?.value === 'b');
-      await patchWidget(env, 'w1', { spec: { value: 'b' } });
-      await hold.entered; // the run read generation 2
-      const runs = outcomes.of('w1').length;
-      const resume = cutWatch('widgets');
-      await patchWidget(env, 'w1', { spec: { value: 'c' } }); // generation 3, its event never delivered
-      hold.release();
-      await outcomes.until('w1', (o) => o.length > runs, 'the held run wrote its status on generation 3');
-      expect((await getWidget(env, 'w1'))?.metadata?.generation).to.equal(3);
-      env.server.faults.compact();
-      resume(); // the watch resumes from before the bump: 410, and the relist sees only the written version
-      await eventually('w1 observed c', async () => (await observed(env, 'w1')) === 'c', 3_000);
-    });
-
-    it('FZ3, ES4: issue 9 — a delete under our status write, with history compacted before the watch resumes, runs cleanup and removes the finalizer', async () => {
+    /**
+     * A run reads generation 2 and is held; the watch is cut; `foreign` changes the widget; the
+     * run's status write lands on that change; history is compacted; the watch resumes from before
+     * the change: 410, and the relist sees only the version our write produced.
+     */
+    const foreignChangeUnderStatusWriteThenRelist = async (foreign: () => Promise<unknown>) => {
       const outcomes = await start();
       hold.arm((w) => w.spec?.value === 'b');
       await patchWidget(env, 'w1', { spec: { value: 'b' } });
       await hold.entered;
       const runs = outcomes.of('w1').length;
       const resume = cutWatch('widgets');
-      await deleteWidget(env, 'w1'); // held by our finalizer: marked for deletion, its event never delivered
+      await foreign(); // its event is never delivered
       hold.release();
-      await outcomes.until('w1', (o) => o.length > runs, 'the held run wrote its status on the deleted object');
+      await outcomes.until('w1', (o) => o.length > runs, 'the held run wrote its status on the changed object');
       env.server.faults.compact();
       resume();
+    };
+
+    it('ES4, UP3: issue 9 — a spec bump under our status write, with history compacted before the watch resumes, is reconciled', async () => {
+      await foreignChangeUnderStatusWriteThenRelist(() => patchWidget(env, 'w1', { spec: { value: 'c' } }));
+      await eventually('w1 observed c', async () => (await observed(env, 'w1')) === 'c', 3_000);
+      expect((await getWidget(env, 'w1'))?.metadata?.generation).to.equal(3);
+    });
+
+    it('FZ3, ES4: issue 9 — a delete under our status write, with history compacted before the watch resumes, runs cleanup and removes the finalizer', async () => {
+      await foreignChangeUnderStatusWriteThenRelist(() => deleteWidget(env, 'w1')); // held by our finalizer: marked for deletion
       await eventually('w1 gone', async () => (await getWidget(env, 'w1')) === undefined, 3_000);
       expect(cleaned).to.deep.equal(['w1']);
     });
 
     it('FZ2, ES4: issue 9 — our finalizer removed under our status write, with history compacted before the watch resumes, is added again', async () => {
-      const outcomes = await start();
-      hold.arm((w) => w.spec?.value === 'b');
-      await patchWidget(env, 'w1', { spec: { value: 'b' } });
-      await hold.entered;
-      const runs = outcomes.of('w1').length;
-      const resume = cutWatch('widgets');
-      await patchWidget(env, 'w1', { metadata: { finalizers: null } }); // its event never delivered
-      hold.release();
-      await outcomes.until('w1', (o) => o.length > runs, 'the held run wrote its status on the object without our finalizer');
-      env.server.faults.compact();
-      resume();
+      await foreignChangeUnderStatusWriteThenRelist(() => patchWidget(env, 'w1', { metadata: { finalizers: null } }));
       await eventually('our finalizer back', async () => (await getWidget(env, 'w1'))?.metadata?.finalizers?.includes(FINALIZER), 3_000);
     });
 
