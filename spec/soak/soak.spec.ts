@@ -3,7 +3,7 @@ import { runSoak, type SoakReport } from '../../bench/soak/soak.js';
 import { table } from '../../bench/soak/main.js';
 
 // The short soak of issue 9 (npm run soak is the long one): an API server and two operators in
-// separate processes, 25 s of faults, SIGKILL of the leader, network cut-offs of a follower.
+// separate processes, 20 s of faults, SIGKILL of the leader, network cut-offs of a follower.
 describe('soak: server and operators in separate processes under faults', function () {
   this.timeout(150_000);
   let report: SoakReport;
@@ -11,11 +11,11 @@ describe('soak: server and operators in separate processes under faults', functi
   before(async () => {
     report = await runSoak({
       resources: 30,
-      durationMs: 25_000,
+      durationMs: 20_000,
       operators: 2,
       mutationsPerSecond: 15,
       faultEveryMs: 2_000,
-      killEveryMs: 9_000,
+      killEveryMs: 7_000,
       leaseDurationMs: 4_000,
       renewDeadlineMs: 3_000,
       retryPeriodMs: 1_000,
