@@ -142,7 +142,7 @@ export class Faults {
     };
   }
 
-  /** Forgets all history up to now: watches resuming from an older resourceVersion, and list continues, get 410. */
+  /** Forgets all history up to now: watches resuming from an older resourceVersion, and continues of lists taken before now, get 410. */
   compact(): void {
     this.store.compact();
   }
