@@ -64,11 +64,13 @@ export interface InformerOptions<T extends KubernetesObject> {
   bounded?: BoundedStoreOptions | undefined;
   /** Asked of the server on every watch (default 290 s). */
   timeoutSeconds?: number | undefined;
-  /** A watch silent for timeoutSeconds plus this is dead (default 30 s). */
+  /** A watch silent for timeoutSeconds plus this is dead; a request unanswered this long is abandoned (default 30 s). */
   deadMarginMs?: number | undefined;
   /** A list slower than this is abandoned and retried (default 60 s). */
   listTimeoutMs?: number | undefined;
-  /** Reconnect backoff (default ES1: 800 ms → 30 s, factor 2, jitter, reset after 2 min). */
+  /** Items per list page (default 500). */
+  listPageSize?: number | undefined;
+  /** Reconnect backoff (default ES1: 800 ms → 30 s, factor 2, jitter, reset after 30 s of health). */
   backoff?: Partial<BackoffPolicy> | undefined;
   scheduler?: SchedulerLike | undefined;
   /** Jitter source, [0, 1). */
@@ -94,6 +96,8 @@ export interface ScopeStatus {
   readonly lastError: unknown;
   /** Successful lists: 1 after the start, one more per relist (410). */
   readonly lists: number;
+  /** Watch connections that dropped (or died silent) and were resumed at once, not counted as failures. */
+  readonly drops: number;
 }
 
 export interface WhenSyncedOptions {
@@ -111,6 +115,7 @@ interface Scope {
   resourceVersion: string | undefined;
   lastError: unknown;
   lists: number;
+  drops: number;
 }
 
 const ALL = '*';
@@ -146,14 +151,14 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     if (!options.client && !options.kubeConfig) {
       throw new Error(`informer ${this.name}: pass kubeConfig (or a ListWatchClient as client)`);
     }
-    for (const key of ['timeoutSeconds', 'deadMarginMs', 'listTimeoutMs'] as const) {
+    for (const key of ['timeoutSeconds', 'deadMarginMs', 'listTimeoutMs', 'listPageSize'] as const) {
       const value = options[key];
       if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
         throw new Error(`informer ${this.name}: ${key} must be a positive number (got ${String(value)})`);
       }
     }
     this.scheduler = options.scheduler ?? asyncScheduler;
-    this.client = options.client ?? kubeListWatch<T>(options.kubeConfig as KubeConfig, this.resource);
+    this.client = options.client ?? kubeListWatch<T>(options.kubeConfig as KubeConfig, this.resource, { pageSize: options.listPageSize });
     this.labelSelector = formatLabelSelector(options.labelSelector);
     this.fieldSelector = formatFieldSelector(options.fieldSelector);
     this.wanted = this.checkNamespaces(options.namespaces ?? 'all');
@@ -163,7 +168,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       read: (id) => this.client.read(id),
       scheduler: this.scheduler,
       onIndexerError: (error) =>
-        this.failures.next({ informer: this.name, namespace: undefined, phase: 'watch', error, attempt: 0, delayMs: 0 }),
+        this.failures.next({ informer: this.name, namespace: undefined, phase: 'watch', error, attempt: 0, delayMs: 0, dropped: false }),
     });
     this.store = this.cache;
   }
@@ -212,13 +217,14 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   }
 
   status(): ScopeStatus[] {
-    return [...this.scopes.values()].map(({ namespace, state, synced, resourceVersion, lastError, lists }) => ({
+    return [...this.scopes.values()].map(({ namespace, state, synced, resourceVersion, lastError, lists, drops }) => ({
       namespace,
       state,
       synced,
       resourceVersion,
       lastError,
       lists,
+      drops,
     }));
   }
 
@@ -323,7 +329,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     }
     for (const [key, namespace] of wantedKeys) {
       if (this.scopes.has(key)) continue;
-      const scope: Scope = { namespace, subscription: undefined, state: 'starting', synced: false, resourceVersion: undefined, lastError: undefined, lists: 0 };
+      const scope: Scope = { namespace, subscription: undefined, state: 'starting', synced: false, resourceVersion: undefined, lastError: undefined, lists: 0, drops: 0 };
       this.scopes.set(key, scope);
       scope.subscription = this.loop(scope).subscribe((message) => this.apply(scope, message));
     }
@@ -343,6 +349,10 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       describe: `${this.resource.kind}${where}`,
       onFailure: (failure) => {
         if (this.scopes.get(scope.namespace ?? ALL) !== scope) return;
+        if (failure.dropped) {
+          scope.drops++; // resumed at once: neither unhealthy nor an error to log
+          return;
+        }
         scope.state = 'failing';
         scope.lastError = failure.error;
         this.updateSignals();
