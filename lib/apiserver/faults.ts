@@ -28,6 +28,8 @@ export interface RequestFaultSpec extends RequestMatch {
   delayMs?: number;
   /** Affect only the next `count` matching requests, then remove itself. */
   count?: number;
+  /** Let the first `skip` matching requests pass unaffected (e.g. the second page of a list). */
+  skip?: number;
   /** Affect each matching request with this probability (0..1]. */
   fraction?: number;
 }
@@ -63,6 +65,8 @@ export interface FaultOutcome {
 interface RequestFault extends Fault {
   spec: RequestFaultSpec;
   hits: number;
+  /** Matching requests seen, skipped ones included. */
+  seen: number;
 }
 
 function matchesPath(pattern: string | RegExp | undefined, path: string): boolean {
@@ -101,9 +105,13 @@ export class Faults {
     if (spec.count !== undefined && !(Number.isInteger(spec.count) && spec.count > 0)) {
       throw new TypeError(`faults.failRequests: count must be a positive integer, got ${spec.count}`);
     }
+    if (spec.skip !== undefined && !(Number.isInteger(spec.skip) && spec.skip >= 0)) {
+      throw new TypeError(`faults.failRequests: skip must be a non-negative integer, got ${spec.skip}`);
+    }
     const fault: RequestFault = {
       spec,
       hits: 0,
+      seen: 0,
       description: `${spec.status ?? 'delay'} for ${describe(spec)}`,
       remove: () => {
         this.requestFaults.delete(fault);
@@ -114,7 +122,7 @@ export class Faults {
   }
 
   /** Adds latency to matching requests. */
-  delayRequests(spec: RequestMatch & { delayMs: number; count?: number; fraction?: number }): Fault {
+  delayRequests(spec: RequestMatch & { delayMs: number; count?: number; skip?: number; fraction?: number }): Fault {
     if (!(spec.delayMs >= 0)) throw new TypeError(`faults.delayRequests: delayMs must be >= 0, got ${spec.delayMs}`);
     return this.failRequests(spec);
   }
@@ -183,6 +191,7 @@ export class Faults {
       if (s.namespace !== undefined && s.namespace !== req.namespace) continue;
       if (s.name !== undefined && s.name !== req.name) continue;
       if (!matchesPath(s.path, req.path)) continue;
+      if (++fault.seen <= (s.skip ?? 0)) continue;
       if (s.fraction !== undefined && this.random() >= s.fraction) continue;
       fault.hits++;
       if (s.count !== undefined && fault.hits >= s.count) fault.remove();

@@ -68,8 +68,6 @@ export interface InformerOptions<T extends KubernetesObject> {
   deadMarginMs?: number | undefined;
   /** A list slower than this is abandoned and retried (default 60 s). */
   listTimeoutMs?: number | undefined;
-  /** Items per list page (default 500). */
-  listPageSize?: number | undefined;
   /** Reconnect backoff (default ES1: 800 ms → 30 s, factor 2, jitter, reset after 30 s of health). */
   backoff?: Partial<BackoffPolicy> | undefined;
   scheduler?: SchedulerLike | undefined;
@@ -151,14 +149,14 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     if (!options.client && !options.kubeConfig) {
       throw new Error(`informer ${this.name}: pass kubeConfig (or a ListWatchClient as client)`);
     }
-    for (const key of ['timeoutSeconds', 'deadMarginMs', 'listTimeoutMs', 'listPageSize'] as const) {
+    for (const key of ['timeoutSeconds', 'deadMarginMs', 'listTimeoutMs'] as const) {
       const value = options[key];
       if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
         throw new Error(`informer ${this.name}: ${key} must be a positive number (got ${String(value)})`);
       }
     }
     this.scheduler = options.scheduler ?? asyncScheduler;
-    this.client = options.client ?? kubeListWatch<T>(options.kubeConfig as KubeConfig, this.resource, { pageSize: options.listPageSize });
+    this.client = options.client ?? kubeListWatch<T>(options.kubeConfig as KubeConfig, this.resource);
     this.labelSelector = formatLabelSelector(options.labelSelector);
     this.fieldSelector = formatFieldSelector(options.fieldSelector);
     this.wanted = this.checkNamespaces(options.namespaces ?? 'all');

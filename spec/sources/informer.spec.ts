@@ -73,6 +73,42 @@ describe('sources/Informer (embedded API server)', function () {
     await seen.until((e) => e.some((x) => x.object.metadata?.name === 'after'));
   });
 
+  it('ES1 (issue 9): a 410 on a page of a relist (history compacted while paging) lists afresh at once: no failure, no unhealthy moment, no backoff', async function () {
+    this.timeout(30_000);
+    const ns = await cluster.namespace();
+    // More than one page of 500, so the list pages with a continue token.
+    const names = Array.from({ length: 501 }, (_, i) => `cm-${String(i).padStart(3, '0')}`);
+    for (let i = 0; i < names.length; i += 50) {
+      await Promise.all(names.slice(i, i + 50).map((name) => cluster.configMaps.create(configMap(ns, name))));
+    }
+    // A backoff long enough that a relist waiting on it would not finish within this test.
+    const inf = testInformer(cluster, { namespaces: [ns], backoff: { initialMs: 20_000, maxMs: 20_000 } });
+    const errors = record<InformerError>(cluster, inf.errors$);
+    const health = record<boolean>(cluster, inf.healthy$);
+    inf.start();
+    await inf.whenSynced();
+    await waitFor(() => inf.status()[0]?.state === 'watching');
+    expect(inf.store.list(ns)).to.have.length(501);
+
+    // Make the watch resume from a compacted resourceVersion (410: relist), and hold the relist's second page.
+    const secondPage = cluster.server.faults.delayRequests({ verb: 'list', namespace: ns, delayMs: 400, skip: 1, count: 1 });
+    cluster.server.faults.delayRequests({ verb: 'watch', namespace: ns, delayMs: 300, count: 1 });
+    cluster.server.faults.dropWatches({ resource: 'configmaps', namespace: ns });
+    await cluster.configMaps.create(configMap(ns, 'during-drop'));
+    cluster.server.faults.compact();
+    await waitFor(() => secondPage.hits === 1, 5_000, () => 'the relist to ask for its second page');
+    // While the second page waits, history moves on and is compacted: its continue token is now below the compaction.
+    await cluster.configMaps.create(configMap(ns, 'during-relist'));
+    cluster.server.faults.compact();
+
+    await waitFor(() => inf.status()[0]?.lists === 2 && inf.store.get({ namespace: ns, name: 'during-relist' }) !== undefined, 5_000, () =>
+      JSON.stringify({ status: inf.status(), errors: errors.events.map((e) => String(e.error)) }),
+    );
+    expect(inf.store.list(ns)).to.have.length(503);
+    expect(errors.events.map((e) => String(e.error)), 'no failure reported (nothing logged)').to.deep.equal([]);
+    expect(health.events, 'never unhealthy (readiness untouched)').to.deep.equal([true]);
+  });
+
   it('ES1: 500s on list back off (growing delays) and recover; health is false meanwhile', async () => {
     const ns = await cluster.namespace();
     await cluster.configMaps.create(configMap(ns, 'a'));
