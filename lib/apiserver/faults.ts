@@ -1,6 +1,6 @@
 /**
- * Fault injection for tests: answer chosen requests with an error status or a delay, drop or
- * stall open watches, compact history. Every fault is removable; `clear()` removes them all.
+ * Fault injection for tests: answer chosen requests with an error status or a delay, drop,
+ * stall or silence open watches, compact history. Every fault is removable; `clear()` removes them all.
  */
 import { ApiError, reasonForCode } from './errors.js';
 import type { Verb } from './http.js';
@@ -134,7 +134,30 @@ export class Faults {
     return watches.length;
   }
 
-  /** Stops sending on the open watches that match, keeping them open; `remove()` resumes them. */
+  /**
+   * Holds the open watches that match silent for `forMs`: no events, no bookmarks, no close at
+   * their timeoutSeconds — a watch a client must find dead by itself. Afterwards (or on
+   * `remove()`) they send what they held, and close if their timeout passed meanwhile.
+   */
+  silenceWatches(match: WatchMatch & { forMs: number }): Fault {
+    if (!(Number.isFinite(match.forMs) && match.forMs > 0)) {
+      throw new TypeError(`faults.silenceWatches: forMs must be a positive number of milliseconds, got ${match.forMs}`);
+    }
+    const watches = this.matchingWatches(match);
+    for (const w of watches) w.silence(match.forMs);
+    return {
+      description: `silence ${watches.length} watches for ${match.forMs} ms`,
+      hits: watches.length,
+      remove: () => {
+        for (const w of watches) w.unsilence();
+      },
+    };
+  }
+
+  /**
+   * Stops sending on the open watches that match, keeping them open until the fault is removed
+   * or their timeoutSeconds closes them; `remove()` resumes them.
+   */
   stallWatches(match: WatchMatch = {}): Fault {
     const watches = this.matchingWatches(match);
     for (const w of watches) w.stall();
@@ -157,6 +180,7 @@ export class Faults {
 
   clear(): void {
     this.requestFaults.clear();
+    for (const w of this.hub.watches()) w.unsilence();
     for (const s of [...this.stalls]) {
       this.stalls.delete(s);
       for (const w of s.watches) w.resume();

@@ -121,6 +121,26 @@ describe('apiserver: fault injection', () => {
     probe.stop();
   });
 
+  it('issue 9: silences a watch past its timeoutSeconds (no events, no bookmarks, no close), then sends what it held and closes', async () => {
+    const silent = c.server.faults.silenceWatches({ resource: 'configmaps', forMs: 1 }); // nothing open yet: no hits
+    expect(silent.hits).to.equal(0);
+    const w = await RecordingWatch.start(c.kc, CMS, { resourceVersion: String(c.server.stats().resourceVersion), allowWatchBookmarks: true, timeoutSeconds: 1 });
+    await eventually(() => c.server.stats().watches === 1, 'the watch');
+    const fault = c.server.faults.silenceWatches({ resource: 'configmaps', forMs: 1_800 });
+    expect(fault.hits).to.equal(1);
+    await createCm('during-silence');
+    await new Promise((resolve) => setTimeout(resolve, 1_400)); // past the watch's 1 s timeout
+    expect(w.events, 'nothing sent').to.deep.equal([]);
+    expect(w.done, 'still open after its timeoutSeconds').to.equal(undefined);
+    expect(c.server.stats().watches).to.equal(1);
+    expect(await w.ended(3_000), 'closed (normally) once the silence ends, its timeout having passed').to.equal(null);
+    expect(w.summary()).to.deep.equal(['ADDED during-silence']);
+  });
+
+  it('rejects a silence without a positive duration', () => {
+    expect(() => c.server.faults.silenceWatches({ forMs: 0 })).to.throw(/forMs/);
+  });
+
   it('compacts history: resuming from before gets 410', async () => {
     const cm = await createCm('compacted');
     await createCm('after');

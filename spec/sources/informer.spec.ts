@@ -149,6 +149,45 @@ describe('sources/Informer (embedded API server)', function () {
     expect(health.events).to.deep.equal([true, false, true]);
   });
 
+  it('ES1 (issue 9): a watch held silent past its timeoutSeconds is abandoned at the dead-watch margin and resumed at once, no change lost, health untouched', async () => {
+    const ns = await cluster.namespace();
+    const inf = testInformer(cluster, { namespaces: [ns], timeoutSeconds: 1, deadMarginMs: 400 });
+    const seen = record(cluster, inf.events$);
+    const errors = record<InformerError>(cluster, inf.errors$);
+    const health = record<boolean>(cluster, inf.healthy$);
+    inf.start();
+    await inf.whenSynced();
+    await waitFor(() => inf.status()[0]?.state === 'watching');
+    const silence = cluster.server.faults.silenceWatches({ resource: 'configmaps', namespace: ns, forMs: 20_000 });
+    expect(silence.hits).to.equal(1);
+    const silencedAt = Date.now();
+    await cluster.configMaps.create(configMap(ns, 'during-silence'));
+    await seen.until((e) => e.length === 1, 5_000);
+    const elapsed = Date.now() - silencedAt;
+    // Dead after timeoutSeconds (1 s) plus the margin (0.4 s) of silence, not at the silence's end (20 s).
+    expect(elapsed).to.be.within(1_000, 4_000);
+    expect(names(seen.events)).to.deep.equal(['added during-silence']);
+    expect(inf.status()[0]?.drops, 'counted as a dropped connection').to.equal(1);
+    expect(errors.events.map((e) => String(e.error)), 'not a failure').to.deep.equal([]);
+    expect(health.events).to.deep.equal([true]);
+    silence.remove();
+  });
+
+  it('ES1 (issue 9): a list that gets no answer within the dead-watch margin is abandoned and retried (not left to listTimeoutMs)', async () => {
+    const ns = await cluster.namespace();
+    await cluster.configMaps.create(configMap(ns, 'a'));
+    cluster.server.faults.delayRequests({ verb: 'list', namespace: ns, delayMs: 10_000, count: 1 });
+    const inf = testInformer(cluster, { namespaces: [ns], deadMarginMs: 300, listTimeoutMs: 10_000 });
+    const errors = record<InformerError>(cluster, inf.errors$);
+    const startedAt = Date.now();
+    inf.start();
+    await inf.whenSynced({ failOnError: false, timeoutMs: 5_000 });
+    expect(Date.now() - startedAt).to.be.below(3_000);
+    expect(errors.events.map((e) => [e.phase, e.dropped])).to.deep.equal([['list', false]]);
+    expect(String(errors.events[0]?.error)).to.match(/no answer within 300 ms/);
+    expect(inf.store.get({ namespace: ns, name: 'a' })).to.not.equal(undefined);
+  });
+
   it('ES1: a stalled watch that the server closes is resumed without losing what the stall held back', async () => {
     const ns = await cluster.namespace();
     const inf = testInformer(cluster, { namespaces: [ns], timeoutSeconds: 1 });
