@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { WatchSilentError, type InformerError } from '../../lib/sources/index.js';
+import { SHORT_CONNECTION_MS, WatchSilentError, type InformerError } from '../../lib/sources/index.js';
 import { configMap, names, record, testInformer, useCluster, waitFor } from './helpers.js';
 
 describe('sources/Informer (embedded API server)', function () {
@@ -47,6 +47,24 @@ describe('sources/Informer (embedded API server)', function () {
     expect(names(seen.events)).to.deep.equal(['added a', 'added b', 'modified a']);
     expect(inf.status()[0]?.lists, 'resumed, not relisted').to.equal(1);
     expect(inf.status()[0]?.resourceVersion).to.equal(seen.events[2]?.object.metadata?.resourceVersion);
+  });
+
+  it('ES1 (issue 9): a watch connection reset after it had been open reconnects at once: no failure, no backoff, health untouched', async () => {
+    const ns = await cluster.namespace();
+    const inf = testInformer(cluster, { namespaces: [ns], backoff: { initialMs: 20_000, maxMs: 20_000 } });
+    const seen = record(cluster, inf.events$);
+    const errors = record<InformerError>(cluster, inf.errors$);
+    const health = record<boolean>(cluster, inf.healthy$);
+    inf.start();
+    await inf.whenSynced();
+    await waitFor(() => inf.status()[0]?.state === 'watching');
+    await new Promise((resolve) => setTimeout(resolve, SHORT_CONNECTION_MS + 100)); // past the short-connection guard
+    expect(cluster.server.faults.dropWatches({ resource: 'configmaps', namespace: ns }, { abrupt: true })).to.equal(1);
+    await cluster.configMaps.create(configMap(ns, 'after-reset'));
+    await seen.until((e) => e.length === 1, 3_000);
+    expect(inf.status()[0]?.drops).to.equal(1);
+    expect(errors.events.map((e) => String(e.error))).to.deep.equal([]);
+    expect(health.events).to.deep.equal([true]);
   });
 
   it('ES1: a 410 after compaction relists and emits the difference, deletes included', async () => {
