@@ -36,7 +36,8 @@ export const SHORT_CONNECTION_MS = 1000;
  * - A dropped connection that had been healthy for SHORT_CONNECTION_MS is retried at once and
  *   uses no backoff step; if the retry fails too, that failure backs off.
  * - Any other failure waits `backoffDelay(attempt)`, and the next one waits longer.
- * - A source healthy for `resetAfterMs` before it fails starts again from `initialMs`.
+ * - A source healthy for `resetAfterMs` before it fails starts again from `initialMs`; drops
+ *   resumed at once do not interrupt that healthy time.
  * Every timer runs on the given scheduler.
  */
 export function reconnectWithBackoff<T>(options: ReconnectOptions<T> = {}): MonoTypeOperatorFunction<T> {
@@ -49,20 +50,26 @@ export function reconnectWithBackoff<T>(options: ReconnectOptions<T> = {}): Mono
   return (source) =>
     defer(() => {
       let attempt = 0;
+      // Health of the loop, which a drop resumed at once does not interrupt; and of this connection.
       let healthySince: number | undefined;
+      let connectedSince: number | undefined;
       return source.pipe(
         tap((value) => {
-          if (healthySince === undefined && isHealthy(value)) healthySince = scheduler.now();
+          if (connectedSince !== undefined || !isHealthy(value)) return;
+          connectedSince = scheduler.now();
+          healthySince ??= connectedSince;
         }),
         retry({
           delay: (error: unknown) => {
-            const healthyMs = healthySince === undefined ? -1 : scheduler.now() - healthySince;
-            healthySince = undefined;
-            if (healthyMs >= policy.resetAfterMs) attempt = 0;
-            if (healthyMs >= SHORT_CONNECTION_MS && isDropped(error)) {
+            const now = scheduler.now();
+            const connectedMs = connectedSince === undefined ? -1 : now - connectedSince;
+            connectedSince = undefined;
+            if (connectedMs >= SHORT_CONNECTION_MS && isDropped(error)) {
               options.onFailure?.({ error, attempt, delayMs: 0, dropped: true });
               return timer(0, scheduler);
             }
+            if (healthySince !== undefined && now - healthySince >= policy.resetAfterMs) attempt = 0;
+            healthySince = undefined;
             const delayMs = backoffDelay(attempt, policy, random);
             options.onFailure?.({ error, attempt, delayMs, dropped: false });
             attempt++;

@@ -118,6 +118,27 @@ describe('sources/reconnectWithBackoff', () => {
     });
   });
 
+  it('ES1 (issue 9): drops resumed at once do not interrupt the healthy time that resets the backoff; a failed reconnect after a long health starts from 800 ms', () => {
+    const scheduler = newScheduler();
+    scheduler.run(({ expectObservable }) => {
+      const failures: ReconnectFailure[] = [];
+      const source = scripted(scheduler, [
+        { failAt: 1, error: answer500 },
+        { failAt: 1, error: answer500 },
+        { failAt: 1, error: answer500 }, // three errors: the next delay would be 6400
+        { healthyAt: 0, failAt: 20_000, error: dropped }, // 20 s healthy, drop: at once
+        { healthyAt: 0, failAt: 20_000, error: answer500 }, // 20 s more (40 s in all): back to 800
+        { failAt: 1, error: answer500 },
+        { healthyAt: 0, failAt: 40_000, error: dropped }, // 40 s healthy, drop: at once
+        { failAt: 10, error: dropped }, // the reconnect is refused: backs off from the start
+      ]);
+      const result = source.pipe(reconnectWithBackoff({ scheduler, random: () => 0, isDropped, onFailure: (f) => failures.push(f) }));
+      expectObservable(result.pipe(filter(() => false)), '^ 200000ms !').toBe('');
+      scheduler.flush();
+      expect(failures.slice(0, 8).map((f) => f.delayMs)).to.deep.equal([800, 1600, 3200, 0, 800, 1600, 0, 800]);
+    });
+  });
+
   it('ES1: values pass through and a resubscription follows each error', () => {
     const scheduler = newScheduler();
     scheduler.run(({ cold, expectObservable }) => {
