@@ -1,11 +1,24 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { SHORT_CONNECTION_MS, WatchSilentError, type InformerError } from '../../lib/sources/index.js';
+import { SHORT_CONNECTION_MS, WatchSilentError, type InformerError, type InformerOptions } from '../../lib/sources/index.js';
 import { configMap, names, record, testInformer, useCluster, waitFor } from './helpers.js';
 
 describe('sources/Informer (embedded API server)', function () {
   this.timeout(15_000);
   const cluster = useCluster({ bookmarkIntervalMs: 100 });
+
+  /** An informer of a fresh namespace, recorded and watching. */
+  async function watching(options: Partial<InformerOptions<KubernetesObject>> = {}) {
+    const ns = await cluster.namespace();
+    const inf = testInformer(cluster, { namespaces: [ns], ...options });
+    const seen = record(cluster, inf.events$);
+    const errors = record<InformerError>(cluster, inf.errors$);
+    const health = record<boolean>(cluster, inf.healthy$);
+    inf.start();
+    await inf.whenSynced();
+    await waitFor(() => inf.status()[0]?.state === 'watching');
+    return { ns, inf, seen, errors, health };
+  }
 
   it('ES1: lists, then watches adds, updates and deletes into the store and the event stream', async () => {
     const ns = await cluster.namespace();
@@ -50,14 +63,7 @@ describe('sources/Informer (embedded API server)', function () {
   });
 
   it('ES1 (issue 9): a watch connection reset after it had been open reconnects at once: no failure, no backoff, health untouched', async () => {
-    const ns = await cluster.namespace();
-    const inf = testInformer(cluster, { namespaces: [ns], backoff: { initialMs: 20_000, maxMs: 20_000 } });
-    const seen = record(cluster, inf.events$);
-    const errors = record<InformerError>(cluster, inf.errors$);
-    const health = record<boolean>(cluster, inf.healthy$);
-    inf.start();
-    await inf.whenSynced();
-    await waitFor(() => inf.status()[0]?.state === 'watching');
+    const { ns, inf, seen, errors, health } = await watching({ backoff: { initialMs: 20_000, maxMs: 20_000 } });
     await new Promise((resolve) => setTimeout(resolve, SHORT_CONNECTION_MS + 100)); // past the short-connection guard
     expect(cluster.server.faults.dropWatches({ resource: 'configmaps', namespace: ns }, { abrupt: true })).to.equal(1);
     await cluster.configMaps.create(configMap(ns, 'after-reset'));
@@ -95,9 +101,9 @@ describe('sources/Informer (embedded API server)', function () {
     this.timeout(30_000);
     const ns = await cluster.namespace();
     // More than one page of 500, so the list pages with a continue token.
-    const names = Array.from({ length: 501 }, (_, i) => `cm-${String(i).padStart(3, '0')}`);
-    for (let i = 0; i < names.length; i += 50) {
-      await Promise.all(names.slice(i, i + 50).map((name) => cluster.configMaps.create(configMap(ns, name))));
+    const many = Array.from({ length: 501 }, (_, i) => `cm-${String(i).padStart(3, '0')}`);
+    for (let i = 0; i < many.length; i += 50) {
+      await Promise.all(many.slice(i, i + 50).map((name) => cluster.configMaps.create(configMap(ns, name))));
     }
     // A backoff long enough that a relist waiting on it would not finish within this test.
     const inf = testInformer(cluster, { namespaces: [ns], backoff: { initialMs: 20_000, maxMs: 20_000 } });
@@ -168,14 +174,7 @@ describe('sources/Informer (embedded API server)', function () {
   });
 
   it('ES1 (issue 9): a watch held silent past its timeoutSeconds is abandoned at the dead-watch margin and resumed at once, no change lost, health untouched', async () => {
-    const ns = await cluster.namespace();
-    const inf = testInformer(cluster, { namespaces: [ns], timeoutSeconds: 1, deadMarginMs: 400 });
-    const seen = record(cluster, inf.events$);
-    const errors = record<InformerError>(cluster, inf.errors$);
-    const health = record<boolean>(cluster, inf.healthy$);
-    inf.start();
-    await inf.whenSynced();
-    await waitFor(() => inf.status()[0]?.state === 'watching');
+    const { ns, inf, seen, errors, health } = await watching({ timeoutSeconds: 1, deadMarginMs: 400 });
     const silence = cluster.server.faults.silenceWatches({ resource: 'configmaps', namespace: ns, forMs: 20_000 });
     expect(silence.hits).to.equal(1);
     const silencedAt = Date.now();
