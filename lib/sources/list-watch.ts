@@ -79,7 +79,8 @@ export function kubeListWatch<T extends KubernetesObject>(
         const bounded = signal && timeout ? AbortSignal.any([signal, timeout]) : (signal ?? timeout);
         return client.list({ ...query, limit, continue: next, signal: bounded }).catch((error: unknown) => {
           if (timeout?.aborted && !signal?.aborted) {
-            throw new Error(`list of ${d.kind} got no answer within ${silentAfterMs} ms`, { cause: error });
+            // Named as fetch names its timeouts, so it is classified (and logged) as transient.
+            throw Object.assign(new Error(`list of ${d.kind} got no answer within ${silentAfterMs} ms`, { cause: error }), { name: 'TimeoutError' });
           }
           throw error;
         });

@@ -1,5 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
+import { classifyError } from '../../lib/kube/index.js';
 import { SHORT_CONNECTION_MS, WatchSilentError, type InformerError, type InformerOptions } from '../../lib/sources/index.js';
 import { configMap, names, record, testInformer, useCluster, waitFor } from './helpers.js';
 
@@ -202,6 +203,7 @@ describe('sources/Informer (embedded API server)', function () {
     expect(Date.now() - startedAt).to.be.below(3_000);
     expect(errors.events.map((e) => [e.phase, e.dropped])).to.deep.equal([['list', false]]);
     expect(String(errors.events[0]?.error)).to.match(/no answer within 300 ms/);
+    expect(classifyError(errors.events[0]?.error), 'logged as transient (warn)').to.equal('transient');
     expect(inf.store.get({ namespace: ns, name: 'a' })).to.not.equal(undefined);
   });
 
