@@ -75,8 +75,8 @@ export interface InformerOptions<T extends KubernetesObject> {
   random?: (() => number) | undefined;
 }
 
-/** A failed list or watch; the informer retries it after `delayMs`. */
-export interface InformerError extends ReflectorFailure {
+/** A failed list or watch; the informer retries it after `delayMs` (a drop resumed at once is none: see `ScopeStatus.drops`). */
+export interface InformerError extends Omit<ReflectorFailure, 'dropped'> {
   readonly informer: string;
   /** undefined for the all-namespaces (or cluster-scoped) list+watch. */
   readonly namespace: string | undefined;
@@ -166,7 +166,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       read: (id) => this.client.read(id),
       scheduler: this.scheduler,
       onIndexerError: (error) =>
-        this.failures.next({ informer: this.name, namespace: undefined, phase: 'watch', error, attempt: 0, delayMs: 0, dropped: false }),
+        this.failures.next({ informer: this.name, namespace: undefined, phase: 'watch', error, attempt: 0, delayMs: 0 }),
     });
     this.store = this.cache;
   }
@@ -354,7 +354,8 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         scope.state = 'failing';
         scope.lastError = failure.error;
         this.updateSignals();
-        this.failures.next({ ...failure, informer: this.name, namespace: scope.namespace });
+        const { dropped: _resumedAtOnce, ...rest } = failure;
+        this.failures.next({ ...rest, informer: this.name, namespace: scope.namespace });
       },
     });
   }
