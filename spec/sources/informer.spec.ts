@@ -175,15 +175,15 @@ describe('sources/Informer (embedded API server)', function () {
   });
 
   it('ES1 (issue 9): a watch held silent past its timeoutSeconds is abandoned at the dead-watch margin and resumed at once, no change lost, health untouched', async () => {
-    const { ns, inf, seen, errors, health } = await watching({ timeoutSeconds: 1, deadMarginMs: 1_000 });
+    const { ns, inf, seen, errors, health } = await watching({ timeoutSeconds: 1, deadMarginMs: 1_500 });
     const silence = cluster.server.faults.silenceWatches({ resource: 'configmaps', namespace: ns, forMs: 20_000 });
     expect(silence.hits).to.equal(1);
     const silencedAt = Date.now();
     await cluster.configMaps.create(configMap(ns, 'during-silence'));
-    await seen.until((e) => e.length === 1, 8_000);
+    await seen.until((e) => e.length === 1, 10_000);
     const elapsed = Date.now() - silencedAt;
-    // Dead after timeoutSeconds (1 s) plus the margin (1 s) of silence, not at the silence's end (20 s).
-    expect(elapsed).to.be.within(1_000, 6_000);
+    // Dead after timeoutSeconds (1 s) plus the margin (1.5 s) of silence, not at the silence's end (20 s).
+    expect(elapsed).to.be.within(1_500, 9_000);
     expect(names(seen.events)).to.deep.equal(['added during-silence']);
     expect(inf.status()[0]?.drops, 'counted as a dropped connection').to.equal(1);
     expect(errors.events.map((e) => String(e.error)), 'not a failure').to.deep.equal([]);
@@ -195,14 +195,14 @@ describe('sources/Informer (embedded API server)', function () {
     const ns = await cluster.namespace();
     await cluster.configMaps.create(configMap(ns, 'a'));
     cluster.server.faults.delayRequests({ verb: 'list', namespace: ns, delayMs: 10_000, count: 1 });
-    const inf = testInformer(cluster, { namespaces: [ns], deadMarginMs: 300, listTimeoutMs: 10_000 });
+    const inf = testInformer(cluster, { namespaces: [ns], deadMarginMs: 1_000, listTimeoutMs: 20_000 });
     const errors = record<InformerError>(cluster, inf.errors$);
     const startedAt = Date.now();
     inf.start();
-    await inf.whenSynced({ failOnError: false, timeoutMs: 5_000 });
-    expect(Date.now() - startedAt).to.be.below(3_000);
-    expect(errors.events.map((e) => e.phase)).to.deep.equal(['list']);
-    expect(String(errors.events[0]?.error)).to.match(/no answer within 300 ms/);
+    await inf.whenSynced({ failOnError: false, timeoutMs: 8_000 });
+    expect(Date.now() - startedAt, 'well before the 10 s the first answer takes').to.be.below(6_000);
+    expect(errors.events.map((e) => e.phase)[0]).to.equal('list');
+    expect(String(errors.events[0]?.error)).to.match(/no answer within 1000 ms/);
     expect(classifyError(errors.events[0]?.error), 'logged as transient (warn)').to.equal('transient');
     expect(inf.store.get({ namespace: ns, name: 'a' })).to.not.equal(undefined);
   });
