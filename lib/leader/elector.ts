@@ -293,7 +293,7 @@ export class LeaderElector {
       }
     }
     this.lease = current;
-    this.observe(current, now);
+    if (this.observe(current, now)) this.distrustWatch(now);
     const holder = current.spec?.holderIdentity ?? '';
     if (holder !== '' && holder !== this.config.identity && !this.observedExpired(now)) return 'heldByOther';
     try {
@@ -348,15 +348,30 @@ export class LeaderElector {
 
   // Expiry is judged by when *we* saw the record change, never by the holder's timestamps (clock skew).
   // A watch delivers the lease as JSON, a read as typed objects: the record compares times as numbers.
-  private observe(lease: V1Lease, at: number): void {
+  /** Returns whether the record is new to us. */
+  private observe(lease: V1Lease, at: number): boolean {
     const spec = lease.spec ?? {};
     const holder = spec.holderIdentity ?? '';
     const record = JSON.stringify([holder, timeMs(spec.renewTime), spec.leaseTransitions ?? 0, spec.leaseDurationSeconds]);
     const previous = this.observation;
-    if (previous?.record === record) return;
+    if (previous?.record === record) return false;
     const seconds = spec.leaseDurationSeconds ?? Math.ceil(this.config.leaseDurationMs / 1000);
     this.observation = { holder, durationMs: seconds * 1000, record, at, seq: (previous?.seq ?? 0) + 1 };
     this.onObservation?.();
+    return true;
+  }
+
+  /**
+   * A read found a record the open watch has not delivered: the watch may be a dead connection
+   * that never ended (a network cut leaves those). It is closed, and reopened after this attempt,
+   * so that the next renewals are seen when stored. (A renewal read just before its watch event
+   * arrives costs one needless reopen.)
+   */
+  private distrustWatch(now: number): void {
+    const handle = this.watchHandle;
+    if (!handle || handle.closed || now - handle.openedAt < this.config.retryPeriodMs) return;
+    this.log?.debug('the lease watch missed a change; reopening it');
+    this.closeWatch();
   }
 
   private observedExpired(now: number): boolean {

@@ -150,6 +150,23 @@ describe('leader/failover in virtual time', () => {
     await c.stopAll();
   });
 
+  it('OB4: a candidate whose watch silently died reopens it when a read shows what it missed, and still takes over within lease + 1 s', async () => {
+    const c = cluster();
+    c.elector('a');
+    await advance(c.scheduler, 100);
+    const b = c.elector('b');
+    await advance(c.scheduler, 1_000);
+    c.server.silenceWatches(); // b's watch: open, but nothing arrives any more
+    await advance(c.scheduler, 10_000); // b's polls find renewals its watch did not deliver
+    c.links.set('a', 'dead');
+    await advance(c.scheduler, 20_000);
+    const { lastRenewal, takeover } = c.handover('a');
+    expect(takeover?.holder).to.equal('b');
+    expect((takeover?.at ?? Infinity) - (lastRenewal ?? 0)).to.be.within(LEASE_MS, LEASE_MS + 1_000);
+    expect(b.isLeader).to.equal(true);
+    await c.stopAll();
+  });
+
   it('OB4: a candidate whose watch is cut still takes over by polling', async () => {
     const c = cluster();
     c.elector('a');

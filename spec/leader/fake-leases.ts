@@ -16,7 +16,7 @@ export class FakeLeaseServer {
   requests = 0;
   private lease: V1Lease | undefined;
   private version = 0;
-  private readonly watchers = new Set<{ link: () => Link; onLease: (lease: V1Lease) => void }>();
+  private readonly watchers = new Set<{ link: () => Link; onLease: (lease: V1Lease) => void; zombie?: boolean }>();
 
   constructor(
     private readonly scheduler: TestScheduler,
@@ -68,6 +68,11 @@ export class FakeLeaseServer {
     };
   }
 
+  /** The open watches stay open but never deliver again: dead connections no one noticed. */
+  silenceWatches(): void {
+    for (const w of this.watchers) w.zombie = true;
+  }
+
   get holder(): string {
     return this.lease?.spec?.holderIdentity ?? '';
   }
@@ -76,7 +81,7 @@ export class FakeLeaseServer {
     this.lease = { ...structuredClone(lease), metadata: { ...lease.metadata, resourceVersion: String(++this.version) } };
     const stored = this.copy() as V1Lease;
     this.writes.push({ at: this.scheduler.now(), holder: this.holder, lease: stored });
-    for (const w of this.watchers) this.scheduler.schedule(() => w.link() === 'up' && w.onLease(structuredClone(stored)), this.latencyMs);
+    for (const w of this.watchers) this.scheduler.schedule(() => w.link() === 'up' && !w.zombie && w.onLease(structuredClone(stored)), this.latencyMs);
     return structuredClone(stored);
   }
 
