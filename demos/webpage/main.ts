@@ -11,16 +11,9 @@ import { pathToFileURL } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { firstValueFrom, filter, timeout } from 'rxjs';
 import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
-import {
-  createKubeClient,
-  createLogger,
-  errorMessage,
-  informer,
-  installCustomResourceDefinition,
-  loadKubeConfig,
-  Operator,
-  type Informer,
-} from '../../lib/index.js';
+import { createLogger, Operator } from '../../lib/index.js';
+import { informer, type Informer } from '../../lib/operators.js';
+import { createKubeClient, errorMessage, installCustomResourceDefinition, loadKubeConfig } from '../../lib/kube.js';
 import { parseFlags, UsageError, untilSignal } from '../cli.js';
 import { CONFIGMAP, webPage, webPageCrd, WEBPAGE, type WebPage } from './model.js';
 import { DEFAULT_VARIANT, variants, type VariantName } from './variants.js';
