@@ -37,7 +37,7 @@ export function servingNames(host: string): { dns: string[]; ips: string[] } {
   return { dns: [...dns].filter(Boolean), ips: [...ips] };
 }
 
-async function pkcs8Pem(key: CryptoKey): Promise<string> {
+async function pkcs8Pem(key: webcrypto.CryptoKey): Promise<string> {
   const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', key));
   const lines = der.toString('base64').match(/.{1,64}/g) ?? [];
   return `-----BEGIN PRIVATE KEY-----\n${lines.join('\n')}\n-----END PRIVATE KEY-----\n`;
@@ -48,10 +48,11 @@ export async function generateServingTls(names: { dns: string[]; ips: string[] }
   // @peculiar/x509 2 resolves its algorithms through tsyringe, which needs the Reflect metadata API.
   await import('reflect-metadata');
   const x509 = await import('@peculiar/x509');
-  const crypto = webcrypto as unknown as Crypto;
+  const crypto = webcrypto as unknown as Parameters<typeof x509.X509CertificateGenerator.create>[1];
+  const subtle = webcrypto.subtle;
   const notBefore = new Date(Date.now() - DAY);
   const notAfter = new Date(Date.now() + 365 * DAY);
-  const caKeys = (await crypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const caKeys = await subtle.generateKey(EC, true, ['sign', 'verify']);
   const ca = await x509.X509CertificateGenerator.createSelfSigned(
     {
       name: `CN=rxkube-ca@${Math.floor(Date.now() / 1000)}`,
@@ -67,7 +68,7 @@ export async function generateServingTls(names: { dns: string[]; ips: string[] }
     },
     crypto,
   );
-  const keys = (await crypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const keys = await subtle.generateKey(EC, true, ['sign', 'verify']);
   const cert = await x509.X509CertificateGenerator.create(
     {
       subject: 'CN=rxkube-apiserver',

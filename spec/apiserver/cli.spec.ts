@@ -65,7 +65,7 @@ describe('apiserver: the rxkube apiserver command', function () {
 
   it('writes a kubeconfig, serves kubectl and client-node, stops on SIGTERM saving --data, and loads it again', async function () {
     const kubeconfig = join(dir, 'kubeconfig');
-    const data = join(dir, 'state.json');
+    const data = join(dir, 'data');
     const first = await startCli(['--port', '0', '--kubeconfig', kubeconfig, '--data', data]);
     expect(first.output()).to.contain(`kubectl --kubeconfig ${kubeconfig} get ns`);
     expect((await stat(kubeconfig)).mode & 0o777).to.equal(0o600);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { startApiServer } from '../../lib/apiserver/index.js';
 import { RecordingWatch, startWithClients, webPageCrd } from './helpers.js';
 
-describe('apiserver: dataFile (state saved on close, loaded at start)', () => {
+describe('apiserver: dataDir (state saved on close, loaded at start)', () => {
   let dir: string;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'rxkube-data-'));
@@ -15,8 +15,8 @@ describe('apiserver: dataFile (state saved on close, loaded at start)', () => {
   });
 
   it('keeps objects, CRDs (served again) and the resourceVersion counter across restarts', async () => {
-    const dataFile = join(dir, 'state.json');
-    const first = await startWithClients({ dataFile });
+    const dataDir = join(dir, 'data');
+    const first = await startWithClients({ dataDir });
     await first.ext.createCustomResourceDefinition({ body: webPageCrd() });
     const page = (await first.custom.createNamespacedCustomObject({
       group: 'sample.rxkube.dev',
@@ -28,7 +28,7 @@ describe('apiserver: dataFile (state saved on close, loaded at start)', () => {
     const rv = first.server.stats().resourceVersion;
     await first.server.close();
 
-    const second = await startWithClients({ dataFile });
+    const second = await startWithClients({ dataDir });
     try {
       const again = (await second.custom.getNamespacedCustomObject({
         group: 'sample.rxkube.dev',
@@ -54,7 +54,7 @@ describe('apiserver: dataFile (state saved on close, loaded at start)', () => {
     await writeFile(bogus, '{"hello": "world"}');
     let err: unknown;
     try {
-      await startApiServer({ dataFile: bogus });
+      await startApiServer({ dataDir: bogus });
     } catch (e) {
       err = e;
     }

@@ -9,7 +9,7 @@
  * are replayed (a torn last record is cut off), then written out as a new snapshot with a fresh
  * log; the same compaction runs whenever the log outgrows `compactBytes`, and at a clean stop.
  */
-import { readdir, readFile, stat, mkdir, access, unlink, constants, open, type FileHandle } from 'node:fs/promises';
+import { readdir, stat, mkdir, access, unlink, constants, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonObject } from '../json.js';
 import { isJsonObject } from '../json.js';
@@ -26,8 +26,8 @@ export interface JournalOptions {
   /** Compact the log into a new snapshot once it holds this many bytes (default 64 MiB). */
   compactBytes?: number;
   /**
-   * How far the resourceVersion counter jumps at each start (default 1000): versions the crashed
-   * process may have handed out in memory without making them durable are never reused.
+   * How far the resourceVersion counter jumps at each start from existing data (default 1000):
+   * versions a crashed process assigned in memory without making them durable are not reused.
    */
   restartSkip?: number;
 }
@@ -191,7 +191,8 @@ export class Journal {
       records.push(...decodeLog((await readNoFollow(file)) ?? Buffer.alloc(0), file).records);
     }
     const replayed = replay(snap, records);
-    const state = { ...replayed, resourceVersion: replayed.resourceVersion + (options.restartSkip ?? 1000) };
+    const restart = snapBuf !== undefined || gens.length > 0;
+    const state = { ...replayed, resourceVersion: replayed.resourceVersion + (restart ? (options.restartSkip ?? 1000) : 0) };
 
     const gen = Math.max(snap.log, ...gens, 0) + 1;
     const fh = await createExclusive(join(dir, walName(gen)), constants.O_WRONLY | constants.O_APPEND);
