@@ -195,7 +195,7 @@ function follow(url: string, from: string, counters: { maxRv: number }): void {
 }
 
 async function firstEvent(url: string, path: string): Promise<Record<string, unknown>> {
-  const res = await fetch(url + path);
+  const res = await fetch(url + path, { signal: AbortSignal.timeout(10_000) });
   const reader = res.body?.getReader();
   let buf = '';
   while (reader && !buf.includes('\n')) {
@@ -229,6 +229,7 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashTest
       if (round === 0) {
         const crd = await call(url, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', counterCrd);
         if (crd.status !== 201) throw new Error(`creating the CRD: ${crd.status}`);
+        seenRv = Number(rvOf(crd.body));
         for (let i = 0; i < 100 && (await call(url, 'GET', COUNTERS)).status !== 200; i++) await new Promise((r) => setTimeout(r, 50));
       } else {
         // Everything acknowledged before the kill is there (or the write in flight, which may have happened).
