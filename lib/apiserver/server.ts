@@ -72,6 +72,8 @@ export interface ApiServerStats {
   objects: number;
   watches: number;
   eventsDelivered: number;
+  /** With `dataDir`: log flushes (write + fdatasync) so far; concurrent writes share them. */
+  logFlushes?: number;
 }
 
 export interface ApiServer {
@@ -326,6 +328,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       objects: store.totalObjects(),
       watches: hub.watches().length,
       eventsDelivered: hub.watches().reduce((n, w) => n + w.delivered, 0),
+      ...(journal ? { logFlushes: journal.flushes } : {}),
     }),
     close: () =>
       (closed ??= (async () => {

@@ -163,6 +163,8 @@ export class Journal {
   private logBytes = 0;
   private dump: (() => PersistedState) | undefined;
   private closed = false;
+  /** Log flushes (write + fdatasync) so far: with concurrent writers, fewer than writes (group commit). */
+  flushes = 0;
 
   private constructor(
     readonly dir: string,
@@ -251,6 +253,7 @@ export class Journal {
         await this.fh.write(batch);
         await this.fh.datasync();
         this.logBytes += batch.length;
+        this.flushes++;
         this.durable = seq;
         this.waiters = this.waiters.filter((w) => (w.seq <= seq ? (w.resolve(), false) : true));
         if (this.logBytes >= this.compactBytes) await this.compact();
