@@ -5,14 +5,14 @@
  * is there, that no resourceVersion a client saw is handed out again (the counter never goes
  * back), and that a watch from before the restart is answered 410 Gone.
  *
- *   npm run crash-test -- --rounds 50 [--writers 16] [--seed 1]
+ *   npm run crash-test -- --rounds 50 [--writers 16] [--seed 1] [--out bench/results/crash-test.json]
  *
  * crash.spec.ts runs a few rounds of it in CI.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -299,9 +299,16 @@ function flag(argv: string[], name: string): number | undefined {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const argv = process.argv.slice(2);
   const started = Date.now();
-  const result = await runCrashTest({ rounds: flag(argv, 'rounds') ?? 50, writers: flag(argv, 'writers'), seed: flag(argv, 'seed'), log: (l) => console.log(l) });
+  const options = { rounds: flag(argv, 'rounds') ?? 50, writers: flag(argv, 'writers') ?? 16, seed: flag(argv, 'seed') ?? 1 };
+  const result = await runCrashTest({ ...options, log: (l) => console.log(l) });
   const { failures, ...figures } = result;
-  console.log(JSON.stringify({ ...figures, seconds: Math.round((Date.now() - started) / 1000) }, null, 2));
+  const report = { test: 'crash', date: new Date().toISOString(), node: process.version, config: options, results: { ...figures, seconds: Math.round((Date.now() - started) / 1000) } };
+  console.log(JSON.stringify(report, null, 2));
+  const outAt = argv.indexOf('--out');
+  const out = outAt >= 0 ? (argv[outAt + 1] ?? '') : join(ROOT, 'bench/results/crash-test.json');
+  await mkdir(dirname(out), { recursive: true });
+  await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`saved ${out}`);
   for (const f of failures) console.error(f);
   process.exitCode = failures.length === 0 ? 0 : 1;
 }
