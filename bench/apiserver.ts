@@ -2,8 +2,10 @@
  * Benchmark of the embedded API server (lib/apiserver).
  *
  *   npx tsx --expose-gc bench/apiserver.ts [--objects 10000] [--watchers 100] [--updates 10000]
- *                                          [--concurrency 50] [--writes 2000]
+ *                                          [--concurrency 50] [--writes 2000] [--phase all|writes]
  *                                          [--out bench/results/apiserver.json]
+ *
+ * `--phase writes` runs phase 4 alone and saves to bench/results/apiserver-writes.json.
  *
  * Clients speak raw HTTP/1.1 with a keep-alive agent (not client-node), so the figures measure the
  * server rather than a client library; client and server share one Node process and its event
@@ -34,24 +36,30 @@ interface Config {
   readonly updates: number;
   readonly concurrency: number;
   readonly writes: number;
+  /** `all`, or `writes` for phase 4 alone. */
+  readonly phase: string;
   readonly out: string;
 }
 
 function parseArgs(argv: string[]): Config {
-  const cfg = { objects: 10_000, watchers: 100, updates: 10_000, concurrency: 50, writes: 2000, out: 'bench/results/apiserver.json' };
+  const cfg = { objects: 10_000, watchers: 100, updates: 10_000, concurrency: 50, writes: 2000, phase: 'all', out: '' };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i] as string;
     const value = argv[i + 1];
     const key = flag.replace(/^--/, '');
     if (!(key in cfg) || value === undefined) throw new Error(`bench/apiserver: unknown option or missing value: ${flag}`);
     if (key === 'out') cfg.out = value;
-    else {
+    else if (key === 'phase') {
+      if (value !== 'all' && value !== 'writes') throw new Error(`bench/apiserver: --phase must be all or writes, got ${value}`);
+      cfg.phase = value;
+    } else {
       const n = Number(value);
       if (!Number.isInteger(n) || n <= 0) throw new Error(`bench/apiserver: ${flag} must be a positive integer, got ${value}`);
       (cfg as Record<string, number | string>)[key] = n;
     }
     i++;
   }
+  cfg.out ||= cfg.phase === 'writes' ? 'bench/results/apiserver-writes.json' : 'bench/results/apiserver.json';
   return cfg;
 }
 
@@ -160,8 +168,30 @@ async function durability(cfg: Config): Promise<Record<string, WriteFigures>> {
   return out;
 }
 
+function writeRows(cfg: Config, writes: Record<string, WriteFigures>): [string, string][] {
+  return Object.entries(writes).map(([k, w]): [string, string] => [
+    `create ${cfg.writes}, ${k}`,
+    `${w.writesPerSecond} writes/s${w.writesPerFlush !== undefined ? ` (${w.writesPerFlush} writes per fdatasync)` : ''}`,
+  ]);
+}
+
+function save(cfg: Config, results: object, rows: [string, string][]): void {
+  const report = { bench: 'apiserver', date: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAverage1m: Number(loadavg()[0]?.toFixed(2)), gcExposed: typeof (globalThis as { gc?: unknown }).gc === 'function', client: 'raw http (keep-alive agent), same process', config: cfg, results };
+  const width = Math.max(...rows.map(([k]) => k.length));
+  console.log(`rxkube apiserver benchmark (node ${process.version}, ${cpus().length} cpus; ${report.client}; load ${report.loadAverage1m})`);
+  for (const [k, v] of rows) console.log(`  ${k.padEnd(width)}  ${v}`);
+  mkdirSync(dirname(cfg.out), { recursive: true });
+  writeFileSync(cfg.out, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`saved ${cfg.out}`);
+}
+
 async function main(): Promise<void> {
   const cfg = parseArgs(process.argv.slice(2));
+  if (cfg.phase === 'writes') {
+    const writes = await durability(cfg);
+    save(cfg, { writes }, writeRows(cfg, writes));
+    return;
+  }
   const gcExposed = typeof (globalThis as { gc?: unknown }).gc === 'function';
   const server = await startApiServer({ historySize: Math.max(10_000, cfg.updates + cfg.objects), clientNode: false });
   await call(server, 'POST', '/api/v1/namespaces', { metadata: { name: 'bench' } });
@@ -249,8 +279,6 @@ async function main(): Promise<void> {
     finalResourceVersion: stats.resourceVersion,
     writes,
   };
-  const report = { bench: 'apiserver', date: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAverage1m: Number(loadavg()[0]?.toFixed(2)), gcExposed, client: 'raw http (keep-alive agent), same process', config: cfg, results };
-
   const rows: [string, string][] = [
     [`create ${cfg.objects} ConfigMaps`, `${results.createRequestsPerSecond} req/s (${results.createSeconds} s)`],
     [`list ${fullCount} (one response, ${(results.fullListBytes / 1e6).toFixed(1)} MB)`, `${results.fullListMs} ms`],
@@ -258,18 +286,10 @@ async function main(): Promise<void> {
     [`update ${cfg.updates} with ${cfg.watchers} watchers`, `${results.updateRequestsPerSecond} req/s (${results.updateSecondsWithWatchers} s)`],
     [`watch events delivered`, `${received}/${expected} in ${results.deliverySeconds} s = ${results.watchEventsPerSecond} events/s`],
     [`memory per stored object`, `${results.bytesPerStoredObject} bytes${gcExposed ? '' : ' (no --expose-gc: noisy)'}`],
-    ...Object.entries(writes).map(([k, w]): [string, string] => [
-      `create ${cfg.writes}, ${k}`,
-      `${w.writesPerSecond} writes/s${w.writesPerFlush !== undefined ? ` (${w.writesPerFlush} writes per fdatasync)` : ''}`,
-    ]),
+    ...writeRows(cfg, writes),
     [`failed requests`, String(failures + Object.values(writes).reduce((n, w) => n + w.failed, 0))],
   ];
-  const width = Math.max(...rows.map(([k]) => k.length));
-  console.log(`rxkube apiserver benchmark (node ${process.version}, ${cpus().length} cpus; ${report.client})`);
-  for (const [k, v] of rows) console.log(`  ${k.padEnd(width)}  ${v}`);
-  mkdirSync(dirname(cfg.out), { recursive: true });
-  writeFileSync(cfg.out, `${JSON.stringify(report, null, 2)}\n`);
-  console.log(`saved ${cfg.out}`);
+  save(cfg, results, rows);
   if (received !== expected) process.exitCode = 1;
 }
 
