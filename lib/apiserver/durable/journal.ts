@@ -220,7 +220,8 @@ export class Journal {
 
   append(rec: LogRecord): void {
     // Controllers inside the server may still write while it stops; no client waits for those.
-    if (this.closed) return;
+    // After a disk failure nothing is acknowledged any more (sync rejects), so nothing is kept.
+    if (this.closed || this.failure) return;
     const frame = encodeRecord(rec);
     this.buffer.push(frame);
     this.appended++;
@@ -238,7 +239,7 @@ export class Journal {
   /** Flushes, writes a final snapshot (so the next start replays nothing) and closes the log. */
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.flushing;
+    while (this.flushing) await this.flushing;
     this.closed = true;
     if (!this.failure) await this.compact();
     await this.fh.close();
