@@ -133,6 +133,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   private readonly fieldSelector: string;
   private readonly changes = new Subject<InformerEvent<T>>();
   private readonly failures = new Subject<InformerError>();
+  private readonly indexFailures = new Subject<Error>();
   private readonly syncedState = new BehaviorSubject(false);
   private readonly healthyState = new BehaviorSubject(true);
   private readonly scopes = new Map<string, Scope>();
@@ -162,8 +163,8 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       bounded: options.bounded,
       read: (id) => this.client.read(id),
       scheduler: this.scheduler,
-      onIndexerError: (error) =>
-        this.failures.next({ informer: this.name, namespace: undefined, phase: 'watch', error, attempt: 0, delayMs: 0 }),
+      // An indexer that throws leaves that object out of its index; the list+watch goes on.
+      onIndexerError: (error) => this.indexFailures.next(error),
     });
     this.store = this.cache;
   }
@@ -183,9 +184,14 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     );
   }
 
-  /** Failed lists and watches (each is retried); also indexer failures. */
+  /** Failed lists and watches (each is retried). */
   get errors$(): Observable<InformerError> {
     return this.failures.asObservable();
+  }
+
+  /** Indexers that threw, once per index and object version: the object is left out of that index. */
+  get indexerErrors$(): Observable<Error> {
+    return this.indexFailures.asObservable();
   }
 
   /** ES2: true once every list+watch has listed (false again while a newly added namespace lists). */
@@ -239,6 +245,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     this.scopes.clear();
     this.changes.complete();
     this.failures.complete();
+    this.indexFailures.complete();
     this.syncedState.complete();
     this.healthyState.complete();
   }
