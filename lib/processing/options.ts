@@ -4,7 +4,7 @@ import type { ReconcileCause, RetryInfo } from '../core/outcome.js';
 import type { ResourceID } from '../core/resource.js';
 import { requireFunction, requireMethods, requirePositiveInteger } from '../core/validate.js';
 import type { RateLimiter } from './rate-limit.js';
-import { GenericRetry, type Retry } from './retry.js';
+import { GenericRetry, probeRetry, type Retry } from './retry.js';
 
 /** What a run may ask for when it succeeds. */
 export interface RunResult {
@@ -82,7 +82,7 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
   const scheduler = requireMethods('scheduler', options.scheduler ?? asyncScheduler, ['now', 'schedule']);
   const maxConcurrency = requirePositiveInteger('maxConcurrency', options.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY);
   const retry =
-    options.retry === false ? undefined : requireMethods('retry', options.retry ?? GenericRetry.defaults(), ['delayBefore']);
+    options.retry === false ? undefined : probeRetry(requireMethods('retry', options.retry ?? GenericRetry.defaults(), ['delayBefore']));
   const rateLimiter =
     options.rateLimiter === undefined ? undefined : requireMethods('rateLimiter', options.rateLimiter, ['acquire']);
   const interval = options.maxReconciliationInterval ?? DEFAULT_MAX_RECONCILIATION_INTERVAL;
