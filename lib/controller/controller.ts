@@ -29,7 +29,7 @@ import { resolveNamespaces, resolveSecondary, type ResolvedControllerConfig, typ
 import { dispatcher } from './dispatch.js';
 import { hasFinalizer, isMarkedForDeletion, primaryWriter } from './primary-writes.js';
 import { trackedClient, type TrackedClient } from './tracked-client.js';
-import type { Reconciler } from './types.js';
+import type { EventSourceInfo, Reconciler } from './types.js';
 
 export interface ControllerEnvironment {
   readonly client: KubeClient;
@@ -151,6 +151,22 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
 
   get namespaces(): 'all' | readonly string[] {
     return this.primaryInformer.namespaces;
+  }
+
+  /** The event sources as they stand now (a copy: the registry itself changes only through WF5). */
+  listEventSources(): readonly EventSourceInfo[] {
+    const watching = (inf: Informer<KubernetesObject> | Informer<P>) => ({
+      resource: { apiVersion: inf.resource.apiVersion, kind: inf.resource.kind },
+      namespaces: inf.namespaces,
+    });
+    return [
+      { name: this.name, type: 'primary', ...watching(this.primaryInformer) },
+      ...[...this.secondaries].map(([name, source]): EventSourceInfo => {
+        const users = this.dynamicSources.get(name)?.users;
+        return { name, type: 'secondary', ...watching(source.informer), ...(users ? { registeredBy: [...users] } : {}) };
+      }),
+      ...this.config.sources.map((_source, i): EventSourceInfo => ({ name: `sources[${i}]`, type: 'custom' })),
+    ];
   }
 
   /**
