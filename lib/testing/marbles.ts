@@ -8,9 +8,16 @@ import { TestScheduler } from 'rxjs/testing';
 import type { EventAction, ReconcileCause, ReconcileOutcome, ResourceEvent } from '../core/index.js';
 import type { RunResult } from '../processing/index.js';
 
-/** A TestScheduler that compares frames deeply (node:assert, or the assertion you pass). */
+/**
+ * A TestScheduler that compares frames deeply (node:assert, or the assertion you pass). Used
+ * outside `run()` as well (as the `scheduler` option, then `flush()`), it has no frame limit:
+ * RxJS's default of 750 frames would silently drop every timer due later (a 2000 ms retry).
+ * So `flush()` runs every timer; one that repeats forever must be ended by the test.
+ */
 export function testScheduler(assertDeepEqual: (actual: unknown, expected: unknown) => void = deepStrictEqual): TestScheduler {
-  return new TestScheduler((actual, expected) => assertDeepEqual(actual, expected));
+  const scheduler = new TestScheduler((actual, expected) => assertDeepEqual(actual, expected));
+  scheduler.maxFrames = Number.POSITIVE_INFINITY;
+  return scheduler;
 }
 
 export interface ResourceEventOptions {
