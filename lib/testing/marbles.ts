@@ -5,7 +5,7 @@
 import { deepStrictEqual } from 'node:assert';
 import { map, mergeMap, throwError, timer, type Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import type { EventAction, ReconcileCause, ReconcileOutcome, ResourceEvent } from '../core/index.js';
+import type { ReconcileCause, ReconcileOutcome } from '../core/index.js';
 import type { RunResult } from '../processing/index.js';
 
 /**
@@ -18,24 +18,6 @@ export function testScheduler(assertDeepEqual: (actual: unknown, expected: unkno
   const scheduler = new TestScheduler((actual, expected) => assertDeepEqual(actual, expected));
   scheduler.maxFrames = Number.POSITIVE_INFINITY;
   return scheduler;
-}
-
-export interface ResourceEventOptions {
-  readonly namespace?: string;
-  /** Default true: an event of the primary resource (only those create per-resource state). */
-  readonly primary?: boolean;
-  readonly source?: string;
-}
-
-/** A ResourceEvent for marble values: `resourceEvent('a')`, `resourceEvent('a', 'deleted')`. */
-export function resourceEvent(name: string, action: EventAction = 'modified', options: ResourceEventOptions = {}): ResourceEvent {
-  const primary = options.primary ?? true;
-  return {
-    id: { name, namespace: options.namespace ?? 'default' },
-    source: options.source ?? (primary ? 'primary' : 'secondary'),
-    action,
-    primary,
-  };
 }
 
 /** A run that succeeds after `ms` of (virtual) time, optionally asking for a reschedule. */
