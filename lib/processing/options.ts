@@ -42,6 +42,8 @@ export interface ReconcileOptions {
   /** Every timer goes through it. Default: asyncScheduler. */
   readonly scheduler?: SchedulerLike;
   /** Runs in flight across all resources (EP1). Default 50. */
+  readonly maxConcurrentReconciliations?: number;
+  /** @deprecated the old name of `maxConcurrentReconciliations`. */
   readonly maxConcurrency?: number;
   /** Retry policy (EP7); `false` disables retries. Default `GenericRetry.defaults()`. */
   readonly retry?: Retry | false;
@@ -57,14 +59,14 @@ export interface ReconcileOptions {
   readonly probe?: (load: SchedulingLoad) => void;
 }
 
-export const DEFAULT_MAX_CONCURRENCY = 50;
+export const DEFAULT_MAX_CONCURRENT_RECONCILIATIONS = 50;
 export const DEFAULT_MAX_RECONCILIATION_INTERVAL = 10 * 60 * 60 * 1000;
 /** A rate-limited run is postponed at least this long (EP11). */
 export const MIN_RATE_LIMIT_DELAY = 50;
 
 export interface ResolvedReconcileOptions {
   readonly scheduler: SchedulerLike;
-  readonly maxConcurrency: number;
+  readonly maxConcurrentReconciliations: number;
   readonly retry: Retry | undefined;
   readonly rateLimiter: RateLimiter | undefined;
   /** 0 = disabled. */
@@ -80,7 +82,13 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
     throw new ConfigurationError('options', `must be an object, got ${describeValue(options)}`);
   }
   const scheduler = requireMethods('scheduler', options.scheduler ?? asyncScheduler, ['now', 'schedule']);
-  const maxConcurrency = requirePositiveInteger('maxConcurrency', options.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY);
+  if (options.maxConcurrency !== undefined && options.maxConcurrentReconciliations !== undefined) {
+    throw new ConfigurationError('maxConcurrency', 'is the old name of maxConcurrentReconciliations; give only maxConcurrentReconciliations');
+  }
+  const maxConcurrentReconciliations = requirePositiveInteger(
+    options.maxConcurrency === undefined ? 'maxConcurrentReconciliations' : 'maxConcurrency',
+    options.maxConcurrentReconciliations ?? options.maxConcurrency ?? DEFAULT_MAX_CONCURRENT_RECONCILIATIONS,
+  );
   const retry =
     options.retry === false ? undefined : probeRetry(requireMethods('retry', options.retry ?? GenericRetry.defaults(), ['delayBefore']));
   const rateLimiter =
@@ -99,7 +107,7 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
   const probe = options.probe === undefined ? undefined : requireFunction('probe', options.probe);
   return {
     scheduler,
-    maxConcurrency,
+    maxConcurrentReconciliations,
     retry,
     rateLimiter,
     maxReconciliationInterval: interval > 0 ? interval : 0,

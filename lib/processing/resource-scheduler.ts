@@ -233,7 +233,7 @@ export class ResourceScheduler {
     if (this.pumping) return;
     this.pumping = true;
     try {
-      while (this.active && !this.closed && this.running < this.options.maxConcurrency) {
+      while (this.active && !this.closed && this.running < this.options.maxConcurrentReconciliations) {
         const state = this.ready.shift();
         if (!state) break;
         this.start(state);

@@ -4,7 +4,7 @@ import type { ReconcileOutcome } from '../core/outcome.js';
 import type { ReconcileOptions, RunFn } from './options.js';
 import { reconcileEach } from './reconcile-each.js';
 
-export type SerializeOptions = Pick<ReconcileOptions, 'scheduler' | 'maxConcurrency' | 'exists' | 'active$' | 'probe'>;
+export type SerializeOptions = Pick<ReconcileOptions, 'scheduler' | 'maxConcurrentReconciliations' | 'maxConcurrency' | 'exists' | 'active$' | 'probe'>;
 
 /**
  * Only the serialization part of `reconcileEach`: one run per resource at a time, bounded

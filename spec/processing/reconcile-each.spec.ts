@@ -47,9 +47,9 @@ describe('reconcileEach', () => {
       ]);
     });
 
-    it('EP1: at most maxConcurrency runs are in flight; the rest wait for a slot', () => {
+    it('EP1: at most maxConcurrentReconciliations runs are in flight; the rest wait for a slot', () => {
       const { starts, peak } = virtual((h) => {
-        const s = setup(h, {}, { maxConcurrency: 2 });
+        const s = setup(h, {}, { maxConcurrentReconciliations: 2 });
         record(h.ts, events(h, '(abc)', { a: ev('a'), b: ev('b'), c: ev('c') }).pipe(s.op));
         return s;
       });
@@ -63,7 +63,7 @@ describe('reconcileEach', () => {
 
     it('EP1: waiting resources get slots in FIFO order; a busy resource does not jump the queue', () => {
       const { starts } = virtual((h) => {
-        const s = setup(h, {}, { maxConcurrency: 1 });
+        const s = setup(h, {}, { maxConcurrentReconciliations: 1 });
         record(h.ts, events(h, 'abca', { a: ev('a'), b: ev('b'), c: ev('c') }).pipe(s.op));
         return s;
       });
@@ -196,7 +196,7 @@ describe('reconcileEach', () => {
 
     it('EP5: a delete removes a resource waiting for a slot', () => {
       const { starts } = virtual((h) => {
-        const s = setup(h, {}, { maxConcurrency: 1 });
+        const s = setup(h, {}, { maxConcurrentReconciliations: 1 });
         record(h.ts, events(h, 'abd', { a: ev('a'), b: ev('b'), d: ev('b', 'deleted') }).pipe(s.op));
         return s;
       });
@@ -624,7 +624,7 @@ describe('reconcileEach', () => {
       const names = Array.from({ length: 10_000 }, (_, i) => ev(`r${i}`));
       const outcomes: ReconcileOutcome[] = [];
       from(names)
-        .pipe(reconcileEach(() => undefined, { maxConcurrency: 1, retry: false, maxReconciliationInterval: 0 }))
+        .pipe(reconcileEach(() => undefined, { maxConcurrentReconciliations: 1, retry: false, maxReconciliationInterval: 0 }))
         .subscribe((o) => outcomes.push(o));
       expect(outcomes).to.have.length(10_000);
     });
@@ -632,7 +632,7 @@ describe('reconcileEach', () => {
     it('the probe reports running, queued and tracked resources when they change', () => {
       const loads = virtual((h) => {
         const loads: Array<[number, SchedulingLoad]> = [];
-        const s = setup(h, {}, { maxConcurrency: 1, probe: (load) => loads.push([h.ts.now(), load]) });
+        const s = setup(h, {}, { maxConcurrentReconciliations: 1, probe: (load) => loads.push([h.ts.now(), load]) });
         record(h.ts, events(h, '(ab) 19ms d', { a: ev('a'), b: ev('b'), d: ev('a', 'deleted') }).pipe(s.op));
         return loads;
       });
