@@ -89,10 +89,6 @@ export function hasFinalizer(primary: KubernetesObject, finalizerName: string): 
   return primary.metadata?.finalizers?.includes(finalizerName) ?? false;
 }
 
-export function isMarkedForDeletion(primary: KubernetesObject): boolean {
-  return primary.metadata?.deletionTimestamp !== undefined && primary.metadata.deletionTimestamp !== null;
-}
-
 function statusOf(updated: KubernetesObject, original: KubernetesObject, observedGeneration: boolean): unknown {
   const status = (updated as { status?: unknown }).status;
   if (!observedGeneration) return status ?? {};

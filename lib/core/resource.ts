@@ -1,3 +1,5 @@
+import { isRecord } from './meta.js';
+
 /** Identifies one Kubernetes object (or any keyed resource): its name, and namespace if namespaced. */
 export interface ResourceID {
   readonly name: string;
@@ -21,10 +23,6 @@ export function resourceIdOf(object: unknown): ResourceID {
     throw new TypeError(`resourceIdOf: metadata.namespace of ${name} must be a string`);
   }
   return typeof namespace === 'string' && namespace !== '' ? { name, namespace } : { name };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
 }
 
 function describeShape(value: unknown): string {
