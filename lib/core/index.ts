@@ -16,7 +16,6 @@ export type {
 export { underlyingCause } from './outcome.js';
 export { ConfigurationError, NoRetryError, RxkubeError, describeError, describeValue } from './errors.js';
 export {
-  requireDuration,
   requireFunction,
   requireMethods,
   requirePositiveDuration,

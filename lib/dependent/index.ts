@@ -2,7 +2,6 @@ export type {
   DeleteResult,
   DependentContext,
   DependentResource,
-  ReconcileOperation,
   DependentReconcileResult,
 } from './types.js';
 export {
