@@ -38,6 +38,7 @@ export {
   type CacheReader,
   type WriteHandle,
 } from './read-your-writes.js';
+export { foreignChangeIn, newerOf, type WriteIntent } from './own-writes.js';
 export {
   isOwnerReferenceMapper,
   mapBoth,
