@@ -20,11 +20,21 @@ export {
   type InformerStoreOptions,
   type StoreReader,
 } from './store.js';
-export { reconnectWithBackoff, type ReconnectFailure, type ReconnectOptions } from './reconnect.js';
-export { reflector, WatchSilentError, type ReflectorFailure, type ReflectorMessage, type ReflectorOptions } from './reflector.js';
+export { reconnectWithBackoff, SHORT_CONNECTION_MS, type ReconnectFailure, type ReconnectOptions } from './reconnect.js';
+export {
+  isDroppedConnection,
+  reflector,
+  WatchDroppedError,
+  WatchSilentError,
+  type ReflectorFailure,
+  type ReflectorMessage,
+  type ReflectorOptions,
+} from './reflector.js';
 export {
   kubeListWatch,
+  type KubeListWatchOptions,
   type ListAnswer,
+  type ListRequest,
   type ListWatchClient,
   type ListWatchScope,
   type WatchEventType,
