@@ -17,7 +17,7 @@
  *   openapi.ts, discovery.ts, kubeconfig.ts, protobuf.ts (kubectl's imperative bodies),
  *   patching.ts (patch algorithms and managedFields from patch/), errors.ts (Status errors)
  */
-export { startApiServer, type ApiServer, type ApiServerOptions, type ApiServerStats } from './server.js';
+export { isLoopback, startApiServer, type ApiServer, type ApiServerOptions, type ApiServerStats } from './server.js';
 export type { Fault, Faults, RequestDescription, RequestFaultSpec, RequestMatch, WatchMatch } from './faults.js';
 export type { RequestLog } from './request-log.js';
 export type { SimulateOptions } from './simulators.js';

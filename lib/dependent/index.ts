@@ -14,6 +14,7 @@ export {
 export {
   isServerReadable,
   kubernetesDependent,
+  requireServerClient,
   type KubernetesDependent,
   type KubernetesDependentContext,
   type KubernetesDependentOptions,

@@ -1,4 +1,4 @@
-import { ConfigurationError } from '../core/errors.js';
+import { ConfigurationError } from '../core/index.js';
 
 /** What the user says about a resource type. `namespaced` defaults to true. */
 export interface ResourceDescriptor {

@@ -1,6 +1,6 @@
 import { pino, type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
 import { isRecord } from '../core/index.js';
-import { classifyError } from '../kube/errors.js';
+import { classifyError } from '../kube/index.js';
 
 export type { Logger } from 'pino';
 

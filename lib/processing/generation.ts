@@ -1,6 +1,5 @@
 import { filter, type MonoTypeOperatorFunction } from 'rxjs';
-import type { ResourceEvent } from '../core/events.js';
-import { isMarkedForDeletion, isRecord } from '../core/meta.js';
+import { isMarkedForDeletion, isRecord, type ResourceEvent } from '../core/index.js';
 
 export interface GenerationFilterOptions<T = unknown> {
   /** True when `object` should carry our finalizer but does not; such updates always pass. */

@@ -1,8 +1,14 @@
 import { asyncScheduler, isObservable, type Observable, type SchedulerLike } from 'rxjs';
-import { ConfigurationError, describeValue } from '../core/errors.js';
-import type { ReconcileCause, RetryInfo } from '../core/outcome.js';
-import type { ResourceID } from '../core/resource.js';
-import { requireFunction, requireMethods, requirePositiveInteger } from '../core/validate.js';
+import {
+  ConfigurationError,
+  describeValue,
+  type ReconcileCause,
+  requireFunction,
+  requireMethods,
+  requirePositiveInteger,
+  type ResourceID,
+  type RetryInfo,
+} from '../core/index.js';
 import type { RateLimiter } from './rate-limit.js';
 import { GenericRetry, probeRetry, type Retry } from './retry.js';
 

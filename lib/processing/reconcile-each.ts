@@ -1,7 +1,5 @@
 import { Observable, type OperatorFunction } from 'rxjs';
-import type { ResourceEvent } from '../core/events.js';
-import type { ReconcileOutcome } from '../core/outcome.js';
-import { requireFunction } from '../core/validate.js';
+import { type ReconcileOutcome, requireFunction, type ResourceEvent } from '../core/index.js';
 import { resolveReconcileOptions, type ReconcileOptions, type RunFn } from './options.js';
 import { ResourceScheduler } from './resource-scheduler.js';
 

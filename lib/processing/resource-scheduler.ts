@@ -1,8 +1,17 @@
 import { isObservable, Subscription } from 'rxjs';
-import { ConfigurationError, describeError, describeValue, NoRetryError } from '../core/errors.js';
-import type { EventAction, ResourceEvent } from '../core/events.js';
-import type { ReconcileCause, ReconcileOutcome, RetryInfo } from '../core/outcome.js';
-import { resourceKey, type ResourceID } from '../core/resource.js';
+import {
+  ConfigurationError,
+  describeError,
+  describeValue,
+  type EventAction,
+  NoRetryError,
+  type ReconcileCause,
+  type ReconcileOutcome,
+  type ResourceEvent,
+  type ResourceID,
+  resourceKey,
+  type RetryInfo,
+} from '../core/index.js';
 import { MIN_RATE_LIMIT_DELAY, type ResolvedReconcileOptions, type RunContext, type RunFn, type RunOutput, type RunResult } from './options.js';
 import { FifoSet } from './queue.js';
 import { retryDelayOf } from './retry.js';

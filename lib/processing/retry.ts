@@ -1,5 +1,4 @@
-import { ConfigurationError, describeError, describeValue } from '../core/errors.js';
-import { requirePositiveDuration } from '../core/validate.js';
+import { ConfigurationError, describeError, describeValue, requirePositiveDuration } from '../core/index.js';
 
 /**
  * A retry policy: how long to wait before each retry of a failing resource. Implement it to

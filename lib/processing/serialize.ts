@@ -1,6 +1,5 @@
 import type { OperatorFunction } from 'rxjs';
-import type { ResourceEvent } from '../core/events.js';
-import type { ReconcileOutcome } from '../core/outcome.js';
+import type { ReconcileOutcome, ResourceEvent } from '../core/index.js';
 import type { ReconcileOptions, RunFn } from './options.js';
 import { reconcileEach } from './reconcile-each.js';
 

@@ -8,8 +8,7 @@
  * Each answers a detailed result whose `detail` says why, kept in the workflow result (WF3).
  */
 import { isMarkedForDeletion, isRecord } from '../core/index.js';
-import { isServerReadable, requireServerClient } from '../dependent/kubernetes.js';
-import type { DependentContext, DependentResource } from '../dependent/types.js';
+import { type DependentContext, type DependentResource, isServerReadable, requireServerClient } from '../dependent/index.js';
 import { builtinResources, type KubeClient } from '../kube/index.js';
 import type { DetailedConditionResult } from './conditions.js';
 
