@@ -1,6 +1,14 @@
 #!/usr/bin/env node
 // rxkube ships TypeScript sources; tsx compiles them on load so `npx rxkube` needs no build step.
+// This file assembles the command: the library's subcommands, and the demo (lib/ never imports demos/).
 import { register } from 'tsx/esm/api';
 
 register();
-await import('../lib/cli/main.ts');
+const { commands, runCli } = await import('../lib/cli/index.ts');
+process.exitCode = await runCli(process.argv.slice(2), {
+  ...commands,
+  demo: {
+    summary: 'run the demo operator against the embedded API server (or --kubeconfig FILE)',
+    load: () => import('../demos/webpage/main.ts'),
+  },
+});

@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { createLogger, errorMessage, type ResourceDescriptor } from '../../lib/index.js';
 import { eventually, startTestCluster, type TestCluster } from '../../lib/testing/index.js';
-import { parseFlags, UsageError, waitForSignal } from '../../lib/cli/args.js';
+import { parseFlags, UsageError, waitForSignal } from '../../lib/cli/index.js';
 import { TOMCAT, tomcat, WEBAPP, webapp, type Tomcat, type Webapp } from './model.js';
 import { crds, registerTomcatOperator } from './operator.js';
 

@@ -44,6 +44,7 @@ describe('architecture: the layering of DESIGN §2', () => {
     ['testing/ on apiserver/ and on an entry point', { from: 'lib/testing/cluster.ts', to: 'lib/apiserver/index.ts' }],
     ['cli/ on an entry point', { from: 'lib/cli/demo.ts', to: 'lib/index.ts' }],
     ['demos/ on an entry point', { from: 'demos/webpage/model.ts', to: 'lib/index.ts' }],
+    ["demos/ on cli/'s index.ts", { from: 'demos/tomcat/main.ts', to: 'lib/cli/index.ts' }],
   ];
   for (const [what, edge] of allowed) {
     it(`allows ${what}`, () => {

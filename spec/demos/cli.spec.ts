@@ -10,7 +10,7 @@ const root = new URL('../../', import.meta.url).pathname;
 
 async function demo(args: string[], env: Record<string, string | undefined> = {}) {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'lib/cli/main.ts', 'demo', ...args], {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['bin/rxkube.js', 'demo', ...args], {
       cwd: root,
       env: { ...process.env, KUBECONFIG: undefined, LOG_LEVEL: 'warn', ...env },
       timeout: 60_000,

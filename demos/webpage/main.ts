@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { firstValueFrom, filter, timeout } from 'rxjs';
-import { startApiServer, type ApiServer } from '../apiserver/index.js';
+import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
 import {
   createKubeClient,
   createLogger,
@@ -18,10 +18,10 @@ import {
   loadKubeConfig,
   Operator,
   type Informer,
-} from '../index.js';
-import { CONFIGMAP, webPage, webPageCrd, WEBPAGE, type WebPage } from '../../demos/webpage/model.js';
-import { DEFAULT_VARIANT, variants, type VariantName } from '../../demos/webpage/variants.js';
-import { parseFlags, UsageError, waitForSignal } from './args.js';
+} from '../../lib/index.js';
+import { CONFIGMAP, webPage, webPageCrd, WEBPAGE, type WebPage } from './model.js';
+import { DEFAULT_VARIANT, variants, type VariantName } from './variants.js';
+import { parseFlags, UsageError, waitForSignal } from '../../lib/cli/index.js';
 
 const FLAGS = { kubeconfig: 'string', variant: 'string', port: 'number', 'ready-after-ms': 'number', once: 'boolean', help: 'boolean' } as const;
 
