@@ -11,9 +11,8 @@ import {
 } from '@kubernetes/client-node';
 import { asyncScheduler, BehaviorSubject, distinctUntilChanged, type Observable, type SchedulerLike } from 'rxjs';
 import type { Logger } from 'pino';
-import { ConfigurationError } from '../core/errors.js';
-import { requirePositiveDuration } from '../core/validate.js';
-import { classifyError, errorMessage } from '../kube/errors.js';
+import { ConfigurationError, requirePositiveDuration } from '../core/index.js';
+import { classifyError, errorMessage } from '../kube/index.js';
 
 export interface LeaderElectionOptions {
   kubeConfig: KubeConfig;
