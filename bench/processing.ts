@@ -8,8 +8,8 @@
  * bursts (each burst emits events/bursts events per resource, interleaved across resources,
  * synchronously), `gap-ms` apart. The reconciler is async: a promise resolved by setTimeout(run-ms)
  * on the real clock (asyncScheduler). Variants, run one after the other in one process:
- *   - reconcileEach with maxConcurrency = --concurrency (the production default is 50)
- *   - reconcileEach with maxConcurrency = resources (no global bound, like the baseline)
+ *   - reconcileEach with maxConcurrentReconciliations = --concurrency (the production default is 50)
+ *   - reconcileEach with maxConcurrentReconciliations = resources (no global bound, like the baseline)
  *   - naive baseline: groupBy(resource) + one concatMap per resource: one run per event, no coalescing
  * Figures: events/s (events / wall time from the first event until every run has finished), runs
  * per event (coalescing), p50/p99 latency from an event's arrival to the start of the first run
@@ -209,20 +209,20 @@ async function main(): Promise<void> {
   );
   const results: Figures[] = [];
 
-  const coalescing = (maxConcurrency: number) => (events$: Observable<ResourceEvent>, book: LatencyBook, indexOf: (id: ResourceID) => number) =>
+  const coalescing = (maxConcurrentReconciliations: number) => (events$: Observable<ResourceEvent>, book: LatencyBook, indexOf: (id: ResourceID) => number) =>
     events$.pipe(
       reconcileEach(
         (id) => {
           book.start(indexOf(id), performance.now(), true);
           return work();
         },
-        { maxConcurrency },
+        { maxConcurrentReconciliations },
       ),
     );
 
-  results.push(await measure(`reconcileEach (maxConcurrency ${config.concurrency})`, config, coalescing(config.concurrency)));
+  results.push(await measure(`reconcileEach (maxConcurrentReconciliations ${config.concurrency})`, config, coalescing(config.concurrency)));
   console.log(results.at(-1));
-  results.push(await measure(`reconcileEach (maxConcurrency ${config.resources})`, config, coalescing(config.resources)));
+  results.push(await measure(`reconcileEach (maxConcurrentReconciliations ${config.resources})`, config, coalescing(config.resources)));
   console.log(results.at(-1));
   if (config.naive) {
     results.push(

@@ -38,4 +38,5 @@ export {
   type SecondarySourceOptions,
   type MapperError,
 } from './sources/index.js';
+export { resourceEvent, type ResourceEventOptions } from './core/index.js';
 export { reconcileWorkflow, cleanupWorkflow, type WorkflowEvent, type ExecutionOptions, type EventSourceRegistry } from './workflow/index.js';

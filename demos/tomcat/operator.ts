@@ -1,16 +1,13 @@
 /** The Tomcat operator: two controllers, Tomcat and Webapp, in one Operator. */
-import type { Operator, ReconcileOutcome, RegisteredController } from '../../lib/index.js';
-import type { Observable } from 'rxjs';
+import type { Operator, RegisteredController } from '../../lib/index.js';
 import { tomcatConfig, tomcatReconciler } from './tomcat-controller.js';
 import { webappConfig, webappReconciler } from './webapp-controller.js';
 
 export { crds, tomcatCrd, webappCrd } from './model.js';
 
-export type TomcatOperatorController = RegisteredController & { readonly outcome$: Observable<ReconcileOutcome> };
-
 export interface TomcatOperatorControllers {
-  readonly tomcats: TomcatOperatorController;
-  readonly webapps: TomcatOperatorController;
+  readonly tomcats: RegisteredController;
+  readonly webapps: RegisteredController;
 }
 
 /** Registers both controllers (before `operator.start()`); install `crds` first. */

@@ -9,7 +9,7 @@ const outcomes$ = events$.pipe(
   reconcileEach(async (id, ctx) => {
     console.log(`reconciling ${resourceKey(id)} (attempt ${ctx.retry.attempt})`);
     return { rescheduleAfter: 60_000 };
-  }, { maxConcurrency: 10, retry: GenericRetry.defaults().withMaxAttempts(3) }),
+  }, { maxConcurrentReconciliations: 10, retry: GenericRetry.defaults().withMaxAttempts(3) }),
 );
 
 outcomes$.subscribe((outcome) => console.log(`${resourceKey(outcome.id)}: ${outcome.result}`));

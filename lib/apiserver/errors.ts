@@ -149,10 +149,6 @@ export function unsupportedMediaType(contentType: string, accepted: string[]): A
   );
 }
 
-export function notAcceptable(accepted: string[]): ApiError {
-  return new ApiError(406, 'NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`, {});
-}
-
 export function expired(message: string): ApiError {
   return new ApiError(410, 'Expired', message, {});
 }

@@ -81,6 +81,16 @@ function matchesResource(pattern: string | undefined, group: string, resource: s
   return base === resource || base === `${resource}.${group}`;
 }
 
+/** True when every field given in `match` matches the request. */
+export function requestMatches(match: RequestMatch, req: RequestDescription): boolean {
+  const verbs = match.verb === undefined ? undefined : Array.isArray(match.verb) ? match.verb : [match.verb];
+  if (verbs && !verbs.includes(req.verb)) return false;
+  if (!matchesResource(match.resource, req.group, req.resource, req.subresource)) return false;
+  if (match.namespace !== undefined && match.namespace !== req.namespace) return false;
+  if (match.name !== undefined && match.name !== req.name) return false;
+  return matchesPath(match.path, req.path);
+}
+
 export class Faults {
   private readonly requestFaults = new Set<RequestFault>();
   private readonly stalls = new Set<{ watches: Watch[] }>();
@@ -93,6 +103,7 @@ export class Faults {
 
   /** Answers matching requests with `spec.status` (and/or delays them by `spec.delayMs`). */
   failRequests(spec: RequestFaultSpec): Fault {
+    checkRequestFault('faults.failRequests', spec);
     if (spec.status === undefined && spec.delayMs === undefined) {
       throw new TypeError('faults.failRequests: give a status (e.g. 500) or a delayMs');
     }
@@ -129,6 +140,7 @@ export class Faults {
 
   /** Closes the open watches that match; returns how many. `abrupt` resets their connections. */
   dropWatches(match: WatchMatch = {}, options: { abrupt?: boolean } = {}): number {
+    checkMatch('faults.dropWatches', match, WATCH_MATCH_KEYS);
     const watches = this.matchingWatches(match);
     for (const w of watches) w.close(options.abrupt ?? false);
     return watches.length;
@@ -143,6 +155,7 @@ export class Faults {
     if (!(Number.isFinite(match.forMs) && match.forMs > 0)) {
       throw new TypeError(`faults.silenceWatches: forMs must be a positive number of milliseconds, got ${match.forMs}`);
     }
+    checkMatch('faults.silenceWatches', match, [...WATCH_MATCH_KEYS, 'forMs']);
     const watches = this.matchingWatches(match);
     for (const w of watches) w.silence(match.forMs);
     return {
@@ -159,6 +172,7 @@ export class Faults {
    * or their timeoutSeconds closes them; `remove()` resumes them.
    */
   stallWatches(match: WatchMatch = {}): Fault {
+    checkMatch('faults.stallWatches', match, WATCH_MATCH_KEYS);
     const watches = this.matchingWatches(match);
     for (const w of watches) w.stall();
     const entry = { watches };
@@ -209,12 +223,7 @@ export class Faults {
     let error: ApiError | undefined;
     for (const fault of [...this.requestFaults]) {
       const s = fault.spec;
-      const verbs = s.verb === undefined ? undefined : Array.isArray(s.verb) ? s.verb : [s.verb];
-      if (verbs && !verbs.includes(req.verb)) continue;
-      if (!matchesResource(s.resource, req.group, req.resource, req.subresource)) continue;
-      if (s.namespace !== undefined && s.namespace !== req.namespace) continue;
-      if (s.name !== undefined && s.name !== req.name) continue;
-      if (!matchesPath(s.path, req.path)) continue;
+      if (!requestMatches(s, req)) continue;
       if (++fault.seen <= (s.skip ?? 0)) continue;
       if (s.fraction !== undefined && this.random() >= s.fraction) continue;
       fault.hits++;
@@ -244,4 +253,51 @@ function faultError(s: RequestFaultSpec, req: RequestDescription): ApiError {
     { name: req.name, group: req.group, kind: req.resource, retryAfterSeconds: retryAfter },
     headers,
   );
+}
+
+const VERBS: readonly Verb[] = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'];
+const WATCH_MATCH_KEYS = ['resource', 'namespace', 'path'] as const;
+export const REQUEST_MATCH_KEYS = ['verb', 'resource', 'namespace', 'name', 'path'] as const;
+const REQUEST_FAULT_KEYS = [...REQUEST_MATCH_KEYS, 'skip', 'status', 'message', 'retryAfterSeconds', 'delayMs', 'count', 'fraction'] as const;
+
+/**
+ * A fault that matched nothing, or everything, by mistake would make a test pass or fail for the
+ * wrong reason (a RegExp as `resource` once made every request fail with 500): wrong types and
+ * unknown fields are rejected when the fault is added.
+ */
+export function checkMatch(where: string, match: object, known: readonly string[]): void {
+  if (match === null || typeof match !== 'object') throw new TypeError(`${where}: expected an object, got ${String(match)}`);
+  const fields = match as Record<string, unknown>;
+  for (const key of Object.keys(fields)) {
+    if (!known.includes(key)) throw new TypeError(`${where}: unknown field '${key}' (known: ${known.join(', ')})`);
+  }
+  for (const key of ['resource', 'namespace', 'name', 'message'] as const) {
+    const value = fields[key];
+    if (value !== undefined && (typeof value !== 'string' || value === '')) {
+      throw new TypeError(`${where}: ${key} must be a non-empty string, got ${describeValue(value)}${key === 'resource' ? " (e.g. 'configmaps', 'deployments.apps/status'; use path for a RegExp)" : ''}`);
+    }
+  }
+  const path = fields['path'];
+  if (path !== undefined && !(typeof path === 'string' || path instanceof RegExp)) {
+    throw new TypeError(`${where}: path must be a string or a RegExp, got ${describeValue(path)}`);
+  }
+  const verbs = fields['verb'] === undefined ? [] : Array.isArray(fields['verb']) ? (fields['verb'] as unknown[]) : [fields['verb']];
+  for (const verb of verbs) {
+    if (!VERBS.includes(verb as Verb)) throw new TypeError(`${where}: verb must be one of ${VERBS.join(', ')} (or an array of them), got ${describeValue(verb)}`);
+  }
+}
+
+function checkRequestFault(where: string, spec: RequestFaultSpec): void {
+  checkMatch(where, spec, REQUEST_FAULT_KEYS);
+  if (spec.delayMs !== undefined && !(typeof spec.delayMs === 'number' && Number.isFinite(spec.delayMs) && spec.delayMs >= 0)) {
+    throw new TypeError(`${where}: delayMs must be a finite number >= 0, got ${describeValue(spec.delayMs)}`);
+  }
+  if (spec.retryAfterSeconds !== undefined && !(Number.isInteger(spec.retryAfterSeconds) && spec.retryAfterSeconds >= 0)) {
+    throw new TypeError(`${where}: retryAfterSeconds must be an integer >= 0, got ${describeValue(spec.retryAfterSeconds)}`);
+  }
+}
+
+function describeValue(value: unknown): string {
+  if (value instanceof RegExp) return `the RegExp ${String(value)}`;
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }

@@ -7,6 +7,7 @@ import type { ApiCore, DeleteOptions, FieldValidation, PropagationPolicy, WriteO
 import type { PatchEngine, PatchKind } from './engine.js';
 import { ApiError, badRequest, methodNotAllowed, pathNotFound, unsupportedMediaType } from './errors.js';
 import type { Faults } from './faults.js';
+import type { RequestLog } from './request-log.js';
 import type { ResourceRequest, Verb, YamlLoader } from './http.js';
 import { mediaType, parseBody, readBody, sendJson, verbOf } from './http.js';
 import type { JsonObject, JsonValue } from './json.js';
@@ -23,6 +24,7 @@ export interface HandlerContext {
   registry: Registry;
   hub: WatchHub;
   faults: Faults;
+  requests: RequestLog;
   loadYaml?: YamlLoader;
   /** Watches without timeoutSeconds end after this many seconds times [1, 2), like the real server's. */
   minRequestTimeoutSeconds: number;
@@ -150,7 +152,7 @@ export async function handleResource(
   }
   const namespace = rr.namespace ?? '';
 
-  const outcome = ctx.faults.evaluate({
+  const request = {
     verb,
     group: type.group,
     resource: type.plural,
@@ -158,7 +160,9 @@ export async function handleResource(
     namespace: rr.namespace,
     name: rr.name,
     path: url.pathname,
-  });
+  };
+  ctx.requests.record(request);
+  const outcome = ctx.faults.evaluate(request);
   if (outcome.delayMs > 0) await sleep(outcome.delayMs);
   if (outcome.error) {
     if (verb === 'watch' && outcome.error.code === 410) {

@@ -13,11 +13,12 @@
  * - registry.ts    served types; builtins.ts (built-in types and their strategies); crds.ts (CRDs)
  * - crd-schema.ts  CRD structural schemas: defaults, pruning, validation
  * - gc.ts, namespaces.ts, simulators.ts   the controllers inside the server
- * - faults.ts      fault injection; filter.ts selectors; table.ts server-side printing;
+ * - faults.ts      fault injection; request-log.ts counts requests (server.requests); filter.ts selectors; table.ts server-side printing;
  *   openapi.ts, discovery.ts, kubeconfig.ts, protobuf.ts (kubectl's imperative bodies),
  *   patching.ts (patch algorithms and managedFields from patch/), errors.ts (Status errors)
  */
-export { startApiServer, type ApiServer, type ApiServerOptions, type ApiServerStats } from './server.js';
-export type { Fault, Faults, RequestFaultSpec, RequestMatch, WatchMatch } from './faults.js';
+export { isLoopback, startApiServer, type ApiServer, type ApiServerOptions, type ApiServerStats } from './server.js';
+export type { Fault, Faults, RequestDescription, RequestFaultSpec, RequestMatch, WatchMatch } from './faults.js';
+export type { RequestLog } from './request-log.js';
 export type { SimulateOptions } from './simulators.js';
 export { kubeconfigYaml, type KubeconfigSpec } from './kubeconfig.js';

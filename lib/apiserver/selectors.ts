@@ -47,8 +47,6 @@ export interface FieldSelector {
   readonly requirements: readonly FieldRequirement[];
 }
 
-export const everythingSelector: LabelSelector = Object.freeze({ requirements: Object.freeze([]) as readonly LabelRequirement[] });
-
 // ---------------------------------------------------------------------------------------------
 // Label selector parsing
 
@@ -454,11 +452,6 @@ export function matchesFieldSelector(selector: FieldSelector, fields: Record<str
     const actual = Object.prototype.hasOwnProperty.call(fields, field) ? fields[field]! : '';
     return operator === 'Equals' ? actual === value : actual !== value;
   });
-}
-
-/** The fields a field selector refers to (for a caller that computes only those). */
-export function fieldSelectorFields(selector: FieldSelector): string[] {
-  return [...new Set(selector.requirements.map((r) => r.field))];
 }
 
 /** Escapes a value for use in a field selector (`\`, `,` and `=`). */

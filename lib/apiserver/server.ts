@@ -14,6 +14,7 @@ import { CrdController } from './crds.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js';
 import { ApiError, internalError, methodNotAllowed, pathNotFound, unauthorized } from './errors.js';
 import { Faults } from './faults.js';
+import { RequestLog } from './request-log.js';
 import { GarbageCollector } from './gc.js';
 import { handleResource, type HandlerContext } from './handlers.js';
 import { parsePath, sendError, sendJson, type YamlLoader } from './http.js';
@@ -88,6 +89,8 @@ export interface ApiServer {
   kubeconfigYaml(): string;
   writeKubeconfig(path: string): Promise<void>;
   readonly faults: Faults;
+  /** Resource requests counted by verb and resource, and an `onRequest` listener (tests count writes with it). */
+  readonly requests: RequestLog;
   stats(): ApiServerStats;
   /** Stops serving, ends open watches, and with `dataDir` writes a snapshot of the state. */
   close(): Promise<void>;
@@ -204,6 +207,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const namespaces = new NamespaceController(core, store, registry);
   const simulator = options.simulate?.deployments ? new DeploymentSimulator(core, store, options.simulate.deployments) : undefined;
   const faults = new Faults(store, hub, options.random);
+  const requests = new RequestLog();
 
   if (opened && journal) {
     // Everything as it was, at a resourceVersion past any used before; then the CRDs are served again.
@@ -222,6 +226,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     registry,
     hub,
     faults,
+    requests,
     loadYaml: await loadYamlParser(),
     minRequestTimeoutSeconds: options.minRequestTimeoutSeconds ?? 1800,
     terminating,
@@ -317,6 +322,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     host,
     token,
     faults,
+    requests,
     kubeConfig: () => {
       if (!k8s) throw new Error('kubeConfig() needs @kubernetes/client-node, which startApiServer({ clientNode: false }) does not load; use writeKubeconfig() or kubeconfigYaml()');
       return kubeConfigFor(k8s, spec);

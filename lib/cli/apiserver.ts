@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { isLoopback, startApiServer } from '../apiserver/server.js';
+import { isLoopback, startApiServer } from '../apiserver/index.js';
 import { parseFlags, UsageError, waitForSignal } from './args.js';
 
 const USAGE = `usage: rxkube apiserver [options]

@@ -91,15 +91,13 @@ export function resolveControllerConfig<P extends KubernetesObject>(
   if (typeof cacheSyncTimeoutMs !== 'number' || !(cacheSyncTimeoutMs > 0)) {
     throw new ConfigurationError('cacheSyncTimeoutMs', `must be a positive number of milliseconds, got ${describeValue(cacheSyncTimeoutMs)}`);
   }
-  const scheduling = renameOption('maxConcurrency', 'maxConcurrentReconciliations', () =>
-    resolveReconcileOptions({
-      scheduler: config.scheduler,
-      maxConcurrency: config.maxConcurrentReconciliations,
-      retry: config.retry,
-      rateLimiter: config.rateLimiter,
-      maxReconciliationInterval: config.maxReconciliationInterval,
-    }),
-  );
+  const scheduling = resolveReconcileOptions({
+    scheduler: config.scheduler,
+    maxConcurrentReconciliations: config.maxConcurrentReconciliations,
+    retry: config.retry,
+    rateLimiter: config.rateLimiter,
+    maxReconciliationInterval: config.maxReconciliationInterval,
+  });
   const secondaries = (config.secondaries ?? []).map((s, i) => resolveSecondary<P>(s, i));
   const names = new Set<string>();
   for (const s of secondaries) {
@@ -194,18 +192,6 @@ function resolveWorkflow<P extends KubernetesObject>(
   }
   if ('build' in workflow && typeof workflow.build === 'function') return withOptionPrefix(() => workflow.build(), 'workflow');
   return workflow as Workflow<P, Context<P>>;
-}
-
-/** The scheduling core names its own options; the controller's user knows them by other names. */
-function renameOption<T>(from: string, to: string, fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    if (err instanceof ConfigurationError && err.option === from) {
-      throw new ConfigurationError(to, err.message.slice(from.length + 2));
-    }
-    throw err;
-  }
 }
 
 /** Re-throws a nested validation error with its option path under `prefix`. */

@@ -22,8 +22,6 @@ import {
   SecondarySource,
   toResourceEvents,
   type Informer,
-  type InformerError,
-  type MapperError,
   type InformerOptions,
 } from '../sources/index.js';
 import type { EventSourceRegistry } from '../workflow/index.js';
@@ -31,7 +29,7 @@ import { resolveNamespaces, resolveSecondary, type ResolvedControllerConfig, typ
 import { dispatcher } from './dispatch.js';
 import { hasFinalizer, primaryWriter } from './primary-writes.js';
 import { trackedClient, type TrackedClient } from './tracked-client.js';
-import type { Reconciler } from './types.js';
+import type { EventSourceInfo, Reconciler } from './types.js';
 
 export interface ControllerEnvironment {
   readonly client: KubeClient;
@@ -103,7 +101,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       bounded: config.config.informer?.bounded,
     });
     this.primaries = new ReadYourWritesCache(this.primaryInformer);
-    this.logFailures(this.primaryInformer.errors$);
+    this.logFailures(this.primaryInformer);
     for (const source of config.sources) {
       source.errors$?.subscribe(({ source: name, error, id }) =>
         this.logger[errorLogLevel(error)]({ source: name, err: error, ...(id ? { resource: id } : {}) }, 'event source failed'),
@@ -153,6 +151,22 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
 
   get namespaces(): 'all' | readonly string[] {
     return this.primaryInformer.namespaces;
+  }
+
+  /** The event sources as they stand now (a copy: the registry itself changes only through WF5). */
+  listEventSources(): readonly EventSourceInfo[] {
+    const watching = (inf: Informer<KubernetesObject> | Informer<P>) => ({
+      resource: { apiVersion: inf.resource.apiVersion, kind: inf.resource.kind },
+      namespaces: inf.namespaces,
+    });
+    return [
+      { name: this.name, type: 'primary', ...watching(this.primaryInformer) },
+      ...[...this.secondaries].map(([name, source]): EventSourceInfo => {
+        const users = this.dynamicSources.get(name)?.users;
+        return { name, type: 'secondary', ...watching(source.informer), ...(users ? { registeredBy: [...users] } : {}) };
+      }),
+      ...this.config.sources.map((_source, i): EventSourceInfo => ({ name: `sources[${i}]`, type: 'custom' })),
+    ];
   }
 
   /**
@@ -324,18 +338,20 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   }
 
   /** Failed lists and watches are retried by the informer; they are logged here so they are seen. */
-  private logFailures(errors$: Observable<InformerError | MapperError>): void {
-    errors$.subscribe((failure) => {
-      const { error, ...where } = failure;
-      const context = 'informer' in where ? { informer: where.informer, namespace: where.namespace, phase: where.phase, retryInMs: where.delayMs } : { source: where.source };
-      this.logger[errorLogLevel(error)]({ ...context, err: error }, 'informer' in where ? `${where.phase} failed; retrying` : 'mapping a secondary to primaries failed');
-    });
+  private logFailures(inf: Informer<KubernetesObject> | Informer<P>, source?: SecondarySource<KubernetesObject, P>): void {
+    inf.errors$.subscribe(({ error, informer: name, namespace, phase, delayMs }) =>
+      this.logger[errorLogLevel(error)]({ informer: name, namespace, phase, retryInMs: delayMs, err: error }, `${phase} failed; retrying`),
+    );
+    // An indexer or mapper that throws drops that object (from its index, from the triggers); logged once per version.
+    inf.indexerErrors$.subscribe((error) => this.logger.error({ informer: inf.name, err: error }, 'an indexer failed; the object is left out of that index'));
+    source?.errors$.subscribe(({ source: name, error, object }) =>
+      this.logger.error({ source: name, err: error, object: resourceBindings(object).resource }, 'mapping a secondary to primaries failed'),
+    );
   }
 
   private addSecondary(secondary: ResolvedSecondary<P>): SecondarySource<KubernetesObject, P> {
     const source = this.secondarySource(secondary);
-    this.logFailures(source.informer.errors$);
-    this.logFailures(source.errors$);
+    this.logFailures(source.informer, source);
     this.secondaries.set(secondary.name, source);
     if (secondary.followsPrimary) this.followingPrimary.add(secondary.name);
     this.secondaryClients.set(

@@ -1,5 +1,5 @@
 export { DeleteControl, ErrorStatusUpdateControl, UpdateControl, type PrimaryWrite } from './controls.js';
-export type { Context, ControllerConfig, EventSourceLike, InformerTuning, Reconciler, RegisteredController, SecondaryConfig } from './types.js';
+export type { Context, ControllerConfig, EventSourceInfo, EventSourceLike, InformerTuning, Reconciler, RegisteredController, SecondaryConfig } from './types.js';
 export { DEFAULT_CACHE_SYNC_TIMEOUT_MS, defaultFinalizerName, resolveControllerConfig, type ResolvedControllerConfig } from './config.js';
 export { Controller, DEFAULT_STOP_TIMEOUT_MS, type ControllerEnvironment } from './controller.js';
 export { Operator, type OperatorOptions } from './operator.js';

@@ -52,7 +52,7 @@ export class Operator {
   }
 
   /** Validates the configuration (ConfigurationError naming the option) and adds a controller. */
-  register<P extends KubernetesObject>(reconciler: Reconciler<P>, config: ControllerConfig<P>): RegisteredController & { readonly outcome$: Controller<P>['outcome$'] } {
+  register<P extends KubernetesObject>(reconciler: Reconciler<P>, config: ControllerConfig<P>): RegisteredController {
     if (this.state !== 'new') throw new Error('register() must be called before start()');
     const namespaces = config?.namespaces === 'own' ? [ownNamespace(this.client.kubeConfig)] : config?.namespaces;
     const resolved = resolveControllerConfig(reconciler, config && { ...config, namespaces });
@@ -69,13 +69,18 @@ export class Operator {
     return {
       name: controller.name,
       changeNamespaces: (namespaces) => controller.changeNamespaces(namespaces),
+      listEventSources: () => controller.listEventSources(),
       get outcome$() {
         return controller.outcome$;
       },
     };
   }
 
-  /** The health server's URL, once started with `health`. */
+  /**
+   * With `health`: the health server's URL, set as soon as it listens — the first thing `start()`
+   * does, before leader election and before the caches sync (so /readyz answers 503 meanwhile).
+   * Undefined before `start()`, without `health`, and after `stop()`.
+   */
   get healthUrl(): string | undefined {
     return this.healthServer?.url;
   }
@@ -89,6 +94,16 @@ export class Operator {
   async start(): Promise<void> {
     if (this.state !== 'new') throw new Error('start() can be called once');
     this.state = 'started';
+    // First, so that probes (and `healthUrl`) work while the caches sync: /readyz says 503 until then.
+    if (this.options.health) {
+      this.healthServer = await startHealthServer({
+        port: this.options.health.port,
+        host: this.options.health.host,
+        registry: this.options.registry,
+        checks: Object.fromEntries(this.controllers.map((c) => [c.name, () => c.readiness()])),
+        liveness: Object.fromEntries(this.controllers.map((c) => [c.name, () => c.liveness()])),
+      });
+    }
     if (this.options.handleSignals) {
       process.once('SIGTERM', this.signalHandler);
       process.once('SIGINT', this.signalHandler);
@@ -102,15 +117,6 @@ export class Operator {
       this.elector.start();
     } else {
       this.metrics?.setLeader(true); // without election, every instance processes
-    }
-    if (this.options.health) {
-      this.healthServer = await startHealthServer({
-        port: this.options.health.port,
-        host: this.options.health.host,
-        registry: this.options.registry,
-        checks: Object.fromEntries(this.controllers.map((c) => [c.name, () => c.readiness()])),
-        liveness: Object.fromEntries(this.controllers.map((c) => [c.name, () => c.liveness()])),
-      });
     }
     try {
       await Promise.all(this.controllers.map((c) => c.start()));
@@ -131,6 +137,7 @@ export class Operator {
     await Promise.all(this.controllers.map((c) => c.stop(this.options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS)));
     await this.elector?.stop();
     await this.healthServer?.close();
+    this.healthServer = undefined;
     this.logger.info('operator stopped');
   }
 }

@@ -22,7 +22,6 @@ export interface PrimaryWriterOptions<P extends KubernetesObject> {
   readonly finalizerName: string;
   readonly usesFinalizer: boolean;
   readonly observedGeneration: boolean;
-  readonly signal?: AbortSignal;
 }
 
 const FINALIZER_REMOVAL_ATTEMPTS = 10;

@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Observable, SchedulerLike } from 'rxjs';
-import type { ReconcileCause, ResourceEvent, ResourceID, RetryInfo } from '../core/index.js';
+import type { ReconcileCause, ReconcileOutcome, ResourceEvent, ResourceID, RetryInfo } from '../core/index.js';
 import type {
   BackoffPolicy,
   FieldSelector,
@@ -150,11 +150,32 @@ export interface ControllerConfig<P extends KubernetesObject = KubernetesObject>
   readonly scheduler?: SchedulerLike;
 }
 
+/** One event source of a registered controller, as it stands now. */
+export interface EventSourceInfo {
+  /** The source's name: what `ctx.cause.source` and `ctx.getSecondaryResources(name)` use. */
+  readonly name: string;
+  /**
+   * `primary`: the informer of the primaries; `secondary`: an informer of secondaries
+   * (`secondaries`, a dependent's `eventSource`); `custom`: an entry of `sources`.
+   */
+  readonly type: 'primary' | 'secondary' | 'custom';
+  /** The kind an informer watches (none for custom sources). */
+  readonly resource?: { readonly apiVersion: string; readonly kind: string };
+  /** The namespaces an informer watches. */
+  readonly namespaces?: 'all' | readonly string[];
+  /** WF5: set for a source registered at run time by activation conditions: the dependents using it. */
+  readonly registeredBy?: readonly string[];
+}
+
 /** A controller registered with an operator. */
 export interface RegisteredController {
   readonly name: string;
+  /** One outcome per run (hot): subscribe before `start()` to see every run. */
+  readonly outcome$: Observable<ReconcileOutcome>;
   /** ES6: restarts the watches that follow the controller on the new set. */
   changeNamespaces(namespaces: 'all' | readonly string[]): void;
+  /** The event sources the controller listens to now, those registered at run time (WF5) included. */
+  listEventSources(): readonly EventSourceInfo[];
 }
 
 export type { ResourceID };

@@ -12,8 +12,9 @@ export class ConfigurationError extends RxkubeError {
     /** Dotted name of the offending option, e.g. `retry.maxAttempts`. */
     readonly option: string,
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(`${option}: ${message}`);
+    super(`${option}: ${message}`, options);
   }
 }
 

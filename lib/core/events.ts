@@ -17,3 +17,24 @@ export interface ResourceEvent<T = unknown> {
   readonly object?: T;
   readonly oldObject?: T;
 }
+
+export interface ResourceEventOptions {
+  readonly namespace?: string;
+  /** Default true: an event of the primary resource (only those create per-resource state). */
+  readonly primary?: boolean;
+  readonly source?: string;
+}
+
+/**
+ * A ResourceEvent without payload, for pipelines of your own and marble values:
+ * `resourceEvent('a')`, `resourceEvent('a', 'deleted')`, `resourceEvent('a', 'trigger', { primary: false, source: 'webhook' })`.
+ */
+export function resourceEvent(name: string, action: EventAction = 'modified', options: ResourceEventOptions = {}): ResourceEvent {
+  const primary = options.primary ?? true;
+  return {
+    id: { name, namespace: options.namespace ?? 'default' },
+    source: options.source ?? (primary ? 'primary' : 'secondary'),
+    action,
+    primary,
+  };
+}

@@ -1,6 +1,7 @@
 export type { ResourceID } from './resource.js';
-export { isMarkedForDeletion, resourceKey, resourceIdOf } from './resource.js';
-export type { EventAction, ResourceEvent } from './events.js';
+export { resourceKey, resourceIdOf } from './resource.js';
+export { isMarkedForDeletion, isRecord } from './meta.js';
+export { resourceEvent, type EventAction, type ResourceEvent, type ResourceEventOptions } from './events.js';
 export type {
   EventCause,
   MaxIntervalCause,
@@ -15,7 +16,6 @@ export type {
 export { underlyingCause } from './outcome.js';
 export { ConfigurationError, NoRetryError, RxkubeError, describeError, describeValue } from './errors.js';
 export {
-  requireDuration,
   requireFunction,
   requireMethods,
   requirePositiveDuration,

@@ -1,3 +1,5 @@
+import { isRecord } from './meta.js';
+
 /** Identifies one Kubernetes object (or any keyed resource): its name, and namespace if namespaced. */
 export interface ResourceID {
   readonly name: string;
@@ -21,17 +23,6 @@ export function resourceIdOf(object: unknown): ResourceID {
     throw new TypeError(`resourceIdOf: metadata.namespace of ${name} must be a string`);
   }
   return typeof namespace === 'string' && namespace !== '' ? { name, namespace } : { name };
-}
-
-/** True when `metadata.deletionTimestamp` is set: the object is being deleted, held by finalizers. */
-export function isMarkedForDeletion(object: unknown): boolean {
-  const metadata = isRecord(object) ? object['metadata'] : undefined;
-  const timestamp = isRecord(metadata) ? metadata['deletionTimestamp'] : undefined;
-  return timestamp !== undefined && timestamp !== null && timestamp !== '';
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
 }
 
 function describeShape(value: unknown): string {

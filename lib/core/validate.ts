@@ -9,14 +9,6 @@ export function requirePositiveInteger(option: string, value: unknown): number {
   return value;
 }
 
-/** A finite duration in milliseconds, 0 allowed. */
-export function requireDuration(option: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new ConfigurationError(option, `must be a finite number of milliseconds >= 0, got ${describeValue(value)}`);
-  }
-  return value;
-}
-
 /** A finite duration in milliseconds, strictly positive. */
 export function requirePositiveDuration(option: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {

@@ -2,7 +2,6 @@ export type {
   DeleteResult,
   DependentContext,
   DependentResource,
-  ReconcileOperation,
   DependentReconcileResult,
 } from './types.js';
 export {
@@ -15,6 +14,7 @@ export {
 export {
   isServerReadable,
   kubernetesDependent,
+  requireServerClient,
   type KubernetesDependent,
   type KubernetesDependentContext,
   type KubernetesDependentOptions,

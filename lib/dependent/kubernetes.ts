@@ -11,7 +11,7 @@
  * reference to the primary, so the Kubernetes garbage collector deletes it with the primary.
  */
 import type { KubernetesObject, V1OwnerReference } from '@kubernetes/client-node';
-import { ConfigurationError, describeValue, requireFunction, resourceIdOf, resourceKey, type ResourceID } from '../core/index.js';
+import { ConfigurationError, describeValue, isMarkedForDeletion, isRecord, requireFunction, resourceIdOf, resourceKey, type ResourceID } from '../core/index.js';
 import {
   classifyError,
   resolveDescriptor,
@@ -224,10 +224,6 @@ export function resolveKubernetesTarget(
   return { dependent: name, descriptor, garbageCollected, ownerReference, sourceName, eventSource };
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** The id an object names, with the primary's namespace filled in for a namespaced kind. */
 export function targetIdOf(target: TargetKind, id: ResourceID, primary: KubernetesObject, what: string): ResourceID {
   if (!isRecord(id) || typeof id.name !== 'string' || id.name === '') {
@@ -326,7 +322,7 @@ export function applyDesired<R extends KubernetesObject>(target: KubernetesTarge
 
 /** Deletes an object unless it is already being deleted; a 404 means it is gone already. */
 export async function deleteObject(target: KubernetesTarget, ctx: KubernetesDependentContext, obj: KubernetesObject): Promise<void> {
-  if (obj.metadata?.deletionTimestamp) return;
+  if (isMarkedForDeletion(obj)) return;
   try {
     await ctx.secondaryClient(target.sourceName).delete(resourceIdOf(obj));
   } catch (err) {

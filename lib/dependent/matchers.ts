@@ -17,6 +17,7 @@
  * them the way the server answers them, or give the dependent its own `match`.
  */
 import { isDeepStrictEqual } from 'node:util';
+import { isRecord } from '../core/index.js';
 
 /** Metadata only the server writes; a desired object that sets them is not compared on them. */
 export const SERVER_OWNED_METADATA: readonly string[] = [
@@ -40,10 +41,6 @@ export interface KubernetesMatchOptions {
 }
 
 type JsonRecord = Record<string, unknown>;
-
-function isRecord(value: unknown): value is JsonRecord {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function isEmpty(value: unknown): boolean {
   return (Array.isArray(value) && value.length === 0) || (isRecord(value) && Object.keys(value).length === 0);

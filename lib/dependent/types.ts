@@ -78,8 +78,6 @@ export type DependentReconcileResult<R> =
   /** The secondary differs from the desired state and the dependent has no `update` trait. */
   | { readonly operation: 'skipped'; readonly reason: 'noUpdate'; readonly resource: R };
 
-export type ReconcileOperation = DependentReconcileResult<unknown>['operation'];
-
 /** What deleting one dependent did: `skipped` when it has no `delete` trait. */
 export interface DeleteResult {
   readonly operation: 'deleted' | 'skipped';

@@ -1,5 +1,5 @@
 import type { KubernetesObject, V1CustomResourceColumnDefinition, V1CustomResourceDefinition, V1JSONSchemaProps } from '@kubernetes/client-node';
-import { ConfigurationError } from '../core/errors.js';
+import { ConfigurationError } from '../core/index.js';
 import { builtinResources } from './builtins.js';
 import type { KubeClient } from './client.js';
 import { resolveDescriptor, type ResourceDescriptor } from './descriptor.js';

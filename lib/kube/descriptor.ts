@@ -1,4 +1,4 @@
-import { ConfigurationError } from '../core/errors.js';
+import { ConfigurationError } from '../core/index.js';
 
 /** What the user says about a resource type. `namespaced` defaults to true. */
 export interface ResourceDescriptor {
@@ -21,7 +21,8 @@ export interface ResolvedDescriptor {
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const VERSION = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-const KIND = /^[A-Za-z][A-Za-z0-9]*$/;
+/** Kinds are CamelCase (`ConfigMap`); the lowercase name in URLs is the plural. */
+const KIND = /^[A-Z][A-Za-z0-9]*$/;
 
 export interface GroupVersion {
   group: string;
@@ -54,7 +55,10 @@ export function resolveDescriptor(descriptor: ResourceDescriptor): ResolvedDescr
   }
   const { apiVersion, kind, plural } = descriptor;
   if (typeof kind !== 'string' || !KIND.test(kind)) {
-    throw new ConfigurationError('resource.kind', `is required and must be alphanumeric starting with a letter (got ${JSON.stringify(kind)})`);
+    throw new ConfigurationError(
+      'resource.kind',
+      `is required and must be CamelCase: alphanumeric, starting with an uppercase letter, e.g. 'ConfigMap' (got ${JSON.stringify(kind)}); the lowercase name is the plural`,
+    );
   }
   let gv: GroupVersion;
   try {

@@ -3,9 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { asyncScheduler, BehaviorSubject, distinctUntilChanged, type Observable, type SchedulerLike } from 'rxjs';
 import type { Logger } from 'pino';
-import { ConfigurationError } from '../core/errors.js';
-import { requirePositiveDuration } from '../core/validate.js';
-import { classifyError, errorMessage } from '../kube/errors.js';
+import { ConfigurationError, requirePositiveDuration } from '../core/index.js';
+import { classifyError, errorMessage } from '../kube/index.js';
 import { kubeLeaseClient, type LeaseClient } from './lease-client.js';
 
 export interface LeaderElectionOptions {

@@ -7,7 +7,7 @@ import {
   type ObservableMiddleware,
   type V1Lease,
 } from '@kubernetes/client-node';
-import { classifyError } from '../kube/errors.js';
+import { classifyError } from '../kube/index.js';
 
 /**
  * The calls an elector makes on its one Lease. Errors are thrown as the API answered them

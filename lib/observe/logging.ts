@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
-import { classifyError } from '../kube/errors.js';
+import { isRecord } from '../core/index.js';
+import { classifyError } from '../kube/index.js';
 
 export type { Logger } from 'pino';
 
@@ -75,6 +76,3 @@ export function errorLogLevel(err: unknown): 'info' | 'warn' | 'error' {
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
-}

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { ReconcileOutcome, ReconcileResult } from '../core/outcome.js';
-import { parseApiVersion } from '../kube/descriptor.js';
+import type { ReconcileOutcome, ReconcileResult } from '../core/index.js';
+import { parseApiVersion } from '../kube/index.js';
 
 /**
  * The labels of every controller metric. Deliberately no name, namespace or uid: OB2 says one

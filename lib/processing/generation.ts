@@ -1,6 +1,5 @@
 import { filter, type MonoTypeOperatorFunction } from 'rxjs';
-import type { ResourceEvent } from '../core/events.js';
-import { isMarkedForDeletion } from '../core/resource.js';
+import { isMarkedForDeletion, isRecord, type ResourceEvent } from '../core/index.js';
 
 export interface GenerationFilterOptions<T = unknown> {
   /** True when `object` should carry our finalizer but does not; such updates always pass. */
@@ -16,9 +15,9 @@ export interface GenerationFilterOptions<T = unknown> {
 export function isGenerationChange<T>(oldObject: T | undefined, newObject: T | undefined, options: GenerationFilterOptions<T> = {}): boolean {
   if (oldObject === undefined || newObject === undefined) return true;
   if (options.finalizerNeeded?.(newObject)) return true;
+  if (isMarkedForDeletion(newObject) && !isMarkedForDeletion(oldObject)) return true;
   const before = metadataOf(oldObject);
   const after = metadataOf(newObject);
-  if (isMarkedForDeletion(newObject) && !isMarkedForDeletion(oldObject)) return true;
   const oldGeneration = before?.['generation'];
   const newGeneration = after?.['generation'];
   if (typeof oldGeneration !== 'number' || typeof newGeneration !== 'number') return true;
@@ -37,7 +36,6 @@ export function generationChanged<T>(options: GenerationFilterOptions<T> = {}): 
 }
 
 function metadataOf(object: unknown): Record<string, unknown> | undefined {
-  if (typeof object !== 'object' || object === null) return undefined;
-  const metadata = (object as { metadata?: unknown }).metadata;
-  return typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>) : undefined;
+  const metadata = isRecord(object) ? object['metadata'] : undefined;
+  return isRecord(metadata) ? metadata : undefined;
 }

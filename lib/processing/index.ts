@@ -4,7 +4,7 @@ export { generationChanged, isGenerationChange, type GenerationFilterOptions } f
 export { GenericRetry, type GenericRetrySettings, type Retry } from './retry.js';
 export { LinearRateLimiter, type LinearRateState, type RateDecision, type RateLimiter } from './rate-limit.js';
 export {
-  DEFAULT_MAX_CONCURRENCY,
+  DEFAULT_MAX_CONCURRENT_RECONCILIATIONS,
   DEFAULT_MAX_RECONCILIATION_INTERVAL,
   MIN_RATE_LIMIT_DELAY,
   resolveReconcileOptions,

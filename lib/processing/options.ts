@@ -1,10 +1,16 @@
 import { asyncScheduler, isObservable, type Observable, type SchedulerLike } from 'rxjs';
-import { ConfigurationError, describeValue } from '../core/errors.js';
-import type { ReconcileCause, RetryInfo } from '../core/outcome.js';
-import type { ResourceID } from '../core/resource.js';
-import { requireFunction, requireMethods, requirePositiveInteger } from '../core/validate.js';
+import {
+  ConfigurationError,
+  describeValue,
+  type ReconcileCause,
+  requireFunction,
+  requireMethods,
+  requirePositiveInteger,
+  type ResourceID,
+  type RetryInfo,
+} from '../core/index.js';
 import type { RateLimiter } from './rate-limit.js';
-import { GenericRetry, type Retry } from './retry.js';
+import { GenericRetry, probeRetry, type Retry } from './retry.js';
 
 /** What a run may ask for when it succeeds. */
 export interface RunResult {
@@ -42,6 +48,8 @@ export interface ReconcileOptions {
   /** Every timer goes through it. Default: asyncScheduler. */
   readonly scheduler?: SchedulerLike;
   /** Runs in flight across all resources (EP1). Default 50. */
+  readonly maxConcurrentReconciliations?: number;
+  /** @deprecated the old name of `maxConcurrentReconciliations`. */
   readonly maxConcurrency?: number;
   /** Retry policy (EP7); `false` disables retries. Default `GenericRetry.defaults()`. */
   readonly retry?: Retry | false;
@@ -57,14 +65,14 @@ export interface ReconcileOptions {
   readonly probe?: (load: SchedulingLoad) => void;
 }
 
-export const DEFAULT_MAX_CONCURRENCY = 50;
+export const DEFAULT_MAX_CONCURRENT_RECONCILIATIONS = 50;
 export const DEFAULT_MAX_RECONCILIATION_INTERVAL = 10 * 60 * 60 * 1000;
 /** A rate-limited run is postponed at least this long (EP11). */
 export const MIN_RATE_LIMIT_DELAY = 50;
 
 export interface ResolvedReconcileOptions {
   readonly scheduler: SchedulerLike;
-  readonly maxConcurrency: number;
+  readonly maxConcurrentReconciliations: number;
   readonly retry: Retry | undefined;
   readonly rateLimiter: RateLimiter | undefined;
   /** 0 = disabled. */
@@ -80,9 +88,15 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
     throw new ConfigurationError('options', `must be an object, got ${describeValue(options)}`);
   }
   const scheduler = requireMethods('scheduler', options.scheduler ?? asyncScheduler, ['now', 'schedule']);
-  const maxConcurrency = requirePositiveInteger('maxConcurrency', options.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY);
+  if (options.maxConcurrency !== undefined && options.maxConcurrentReconciliations !== undefined) {
+    throw new ConfigurationError('maxConcurrency', 'is the old name of maxConcurrentReconciliations; give only maxConcurrentReconciliations');
+  }
+  const maxConcurrentReconciliations = requirePositiveInteger(
+    options.maxConcurrency === undefined ? 'maxConcurrentReconciliations' : 'maxConcurrency',
+    options.maxConcurrentReconciliations ?? options.maxConcurrency ?? DEFAULT_MAX_CONCURRENT_RECONCILIATIONS,
+  );
   const retry =
-    options.retry === false ? undefined : requireMethods('retry', options.retry ?? GenericRetry.defaults(), ['delayBefore']);
+    options.retry === false ? undefined : probeRetry(requireMethods('retry', options.retry ?? GenericRetry.defaults(), ['delayBefore']));
   const rateLimiter =
     options.rateLimiter === undefined ? undefined : requireMethods('rateLimiter', options.rateLimiter, ['acquire']);
   const interval = options.maxReconciliationInterval ?? DEFAULT_MAX_RECONCILIATION_INTERVAL;
@@ -99,7 +113,7 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
   const probe = options.probe === undefined ? undefined : requireFunction('probe', options.probe);
   return {
     scheduler,
-    maxConcurrency,
+    maxConcurrentReconciliations,
     retry,
     rateLimiter,
     maxReconciliationInterval: interval > 0 ? interval : 0,

@@ -1,4 +1,4 @@
-import { requirePositiveDuration, requirePositiveInteger } from '../core/validate.js';
+import { requirePositiveDuration, requirePositiveInteger } from '../core/index.js';
 
 /** What a rate limiter decided for one run. */
 export interface RateDecision<S> {

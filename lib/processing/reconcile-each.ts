@@ -1,13 +1,11 @@
 import { Observable, type OperatorFunction } from 'rxjs';
-import type { ResourceEvent } from '../core/events.js';
-import type { ReconcileOutcome } from '../core/outcome.js';
-import { requireFunction } from '../core/validate.js';
+import { type ReconcileOutcome, requireFunction, type ResourceEvent } from '../core/index.js';
 import { resolveReconcileOptions, type ReconcileOptions, type RunFn } from './options.js';
 import { ResourceScheduler } from './resource-scheduler.js';
 
 /**
  * Runs `run` per resource as events arrive and emits one ReconcileOutcome per run: one run per
- * resource at a time, at most `maxConcurrency` overall, events during a run coalesced into one
+ * resource at a time, at most `maxConcurrentReconciliations` overall, events during a run coalesced into one
  * follow-up, retries, reschedules, the max interval and the rate limit (EP1–EP5, EP7–EP12).
  *
  * Options are validated here, at construction. Unsubscribing cancels every timer and aborts

@@ -1,10 +1,20 @@
 import { isObservable, Subscription } from 'rxjs';
-import { ConfigurationError, describeValue, NoRetryError } from '../core/errors.js';
-import type { EventAction, ResourceEvent } from '../core/events.js';
-import type { ReconcileCause, ReconcileOutcome, RetryInfo } from '../core/outcome.js';
-import { resourceKey, type ResourceID } from '../core/resource.js';
+import {
+  ConfigurationError,
+  describeError,
+  describeValue,
+  type EventAction,
+  NoRetryError,
+  type ReconcileCause,
+  type ReconcileOutcome,
+  type ResourceEvent,
+  type ResourceID,
+  resourceKey,
+  type RetryInfo,
+} from '../core/index.js';
 import { MIN_RATE_LIMIT_DELAY, type ResolvedReconcileOptions, type RunContext, type RunFn, type RunOutput, type RunResult } from './options.js';
 import { FifoSet } from './queue.js';
+import { retryDelayOf } from './retry.js';
 import { scheduleOnce } from './timers.js';
 
 /**
@@ -232,7 +242,7 @@ export class ResourceScheduler {
     if (this.pumping) return;
     this.pumping = true;
     try {
-      while (this.active && !this.closed && this.running < this.options.maxConcurrency) {
+      while (this.active && !this.closed && this.running < this.options.maxConcurrentReconciliations) {
         const state = this.ready.shift();
         if (!state) break;
         this.start(state);
@@ -266,7 +276,7 @@ export class ResourceScheduler {
     state.consumeOwed();
     const owed = cause.type === 'rateLimit' ? cause.postponed : cause;
     if (owed.type === 'retry') state.retriesMade = owed.attempt;
-    const retry: RetryInfo = { attempt: state.retriesMade, lastAttempt: this.retryDelay(state.retriesMade + 1) === undefined };
+    const retry: RetryInfo = { attempt: state.retriesMade, lastAttempt: this.retryDelay(state.retriesMade + 1).delay === undefined };
 
     state.phase = 'running';
     this.running++;
@@ -339,7 +349,9 @@ export class ResourceScheduler {
       this.armFollowUp(state, outcome, result.error.rescheduleAfter);
     } else {
       const attempt = state.retriesMade + 1;
-      const delay = this.draining ? undefined : this.retryDelay(attempt);
+      const { delay, broken } = this.draining ? { delay: undefined } : this.retryDelay(attempt);
+      // A broken policy is this run's failure, named, and no retry: processing goes on.
+      if (broken) outcome.error = new ConfigurationError('retry', `${broken.message.slice('retry: '.length)}; not retried after: ${describeError(outcome.error)}`, { cause: outcome.error });
       if (delay === undefined) this.armFollowUp(state, outcome, undefined); // exhausted or disabled: EP10 safety net
       else outcome.retry = { attempt, at: this.arm(state, { type: 'retry', attempt }, delay) };
     }
@@ -358,14 +370,15 @@ export class ResourceScheduler {
     }
   }
 
-  private retryDelay(attempt: number): number | undefined {
+  /** The policy's delay; a policy that throws or answers no delay means no retry, and `broken` says why. */
+  private retryDelay(attempt: number): { readonly delay: number | undefined; readonly broken?: ConfigurationError } {
     const retry = this.options.retry;
-    if (!retry) return undefined;
-    const delay = retry.delayBefore(attempt);
-    if (delay !== undefined && !(typeof delay === 'number' && Number.isFinite(delay) && delay >= 0)) {
-      throw new ConfigurationError('retry', `delayBefore(${attempt}) returned ${describeValue(delay)}`);
+    if (!retry) return { delay: undefined };
+    try {
+      return { delay: retryDelayOf(retry, attempt) };
+    } catch (err) {
+      return { delay: undefined, broken: err as ConfigurationError };
     }
-    return delay;
   }
 
   private emit(outcome: ReconcileOutcome): void {

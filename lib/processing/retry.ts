@@ -1,5 +1,4 @@
-import { ConfigurationError, describeValue } from '../core/errors.js';
-import { requirePositiveDuration } from '../core/validate.js';
+import { ConfigurationError, describeError, describeValue, requirePositiveDuration } from '../core/index.js';
 
 /**
  * A retry policy: how long to wait before each retry of a failing resource. Implement it to
@@ -87,4 +86,37 @@ export class GenericRetry implements Retry {
     }
     return delay;
   }
+}
+
+/**
+ * The policy's delay before retry `attempt`, checked: a policy that throws, or answers something
+ * that is not a delay (a finite number of ms >= 0, or undefined for "no retry"), is a
+ * ConfigurationError naming `retry` and what it answered.
+ */
+export function retryDelayOf(retry: Retry, attempt: number): number | undefined {
+  let delay: unknown;
+  try {
+    delay = retry.delayBefore(attempt);
+  } catch (err) {
+    throw new ConfigurationError('retry', `delayBefore(${attempt}) threw ${describeError(err)}`, { cause: err });
+  }
+  if (delay !== undefined && !(typeof delay === 'number' && Number.isFinite(delay) && delay >= 0)) {
+    throw new ConfigurationError(
+      'retry',
+      `delayBefore(${attempt}) returned ${describeValue(delay)}; it must return a finite number of milliseconds >= 0, or undefined for no retry`,
+    );
+  }
+  return delay;
+}
+
+/** How many first attempts a policy is asked about when it is configured. */
+const PROBED_ATTEMPTS = 3;
+
+/**
+ * Asks a policy (pure, by contract) for its first delays, so that a broken one is rejected when
+ * it is configured rather than on the first failure.
+ */
+export function probeRetry<R extends Retry>(retry: R): R {
+  for (let attempt = 1; attempt <= PROBED_ATTEMPTS; attempt++) retryDelayOf(retry, attempt);
+  return retry;
 }

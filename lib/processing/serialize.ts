@@ -1,10 +1,9 @@
 import type { OperatorFunction } from 'rxjs';
-import type { ResourceEvent } from '../core/events.js';
-import type { ReconcileOutcome } from '../core/outcome.js';
+import type { ReconcileOutcome, ResourceEvent } from '../core/index.js';
 import type { ReconcileOptions, RunFn } from './options.js';
 import { reconcileEach } from './reconcile-each.js';
 
-export type SerializeOptions = Pick<ReconcileOptions, 'scheduler' | 'maxConcurrency' | 'exists' | 'active$' | 'probe'>;
+export type SerializeOptions = Pick<ReconcileOptions, 'scheduler' | 'maxConcurrentReconciliations' | 'maxConcurrency' | 'exists' | 'active$' | 'probe'>;
 
 /**
  * Only the serialization part of `reconcileEach`: one run per resource at a time, bounded

@@ -136,6 +136,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   private readonly fieldSelector: string;
   private readonly changes = new Subject<InformerEvent<T>>();
   private readonly failures = new Subject<InformerError>();
+  private readonly indexFailures = new Subject<Error>();
   private readonly syncedState = new BehaviorSubject(false);
   private readonly healthyState = new BehaviorSubject(true);
   private readonly scopes = new Map<string, Scope>();
@@ -165,8 +166,8 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       bounded: options.bounded,
       read: (id) => this.client.read(id),
       scheduler: this.scheduler,
-      onIndexerError: (error) =>
-        this.failures.next({ informer: this.name, namespace: undefined, phase: 'watch', error, attempt: 0, delayMs: 0 }),
+      // An indexer that throws leaves that object out of its index; the list+watch goes on.
+      onIndexerError: (error) => this.indexFailures.next(error),
     });
     this.store = this.cache;
   }
@@ -186,9 +187,14 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     );
   }
 
-  /** Failed lists and watches (each is retried); also indexer failures. */
+  /** Failed lists and watches (each is retried). */
   get errors$(): Observable<InformerError> {
     return this.failures.asObservable();
+  }
+
+  /** Indexers that threw, once per index and object version: the object is left out of that index. */
+  get indexerErrors$(): Observable<Error> {
+    return this.indexFailures.asObservable();
   }
 
   /** ES2: true once every list+watch has listed (false again while a newly added namespace lists). */
@@ -243,6 +249,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     this.scopes.clear();
     this.changes.complete();
     this.failures.complete();
+    this.indexFailures.complete();
     this.syncedState.complete();
     this.healthyState.complete();
   }

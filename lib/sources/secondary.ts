@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { mergeMap, Observable, Subject } from 'rxjs';
-import { describeError, resourceIdOf, resourceKey, type ResourceEvent } from '../core/index.js';
+import { describeError, resourceIdOf, resourceKey, type ResourceEvent, type ResourceID } from '../core/index.js';
 import type { Informer, InformerEvent } from './informer.js';
 import {
   isOwnerReferenceMapper,
@@ -12,6 +12,7 @@ import {
   type SecondaryToPrimaryMapper,
 } from './mappers.js';
 import { ReadYourWritesCache } from './read-your-writes.js';
+import { compareResourceVersions } from './resource-version.js';
 import { triggersOf } from './resource-events.js';
 import { OWNER_UID_INDEX } from './store.js';
 
@@ -29,11 +30,16 @@ export interface SecondarySourceOptions<S extends KubernetesObject, P extends Ku
   primaryInformer?: Informer<P> | undefined;
 }
 
-/** A mapper that threw, or returned something that is not a set of ResourceIDs. */
+/**
+ * A mapper that threw, or returned something that is not a set of ResourceIDs, on one object:
+ * that object maps to no primary (it is dropped from the source's index and triggers nothing).
+ * Reported once per object version.
+ */
 export interface MapperError {
   readonly source: string;
   readonly error: Error;
-  readonly event: InformerEvent<unknown>;
+  /** The object the mapper failed on. */
+  readonly object: KubernetesObject;
 }
 
 /**
@@ -50,6 +56,8 @@ export class SecondarySource<S extends KubernetesObject = KubernetesObject, P ex
   private readonly toSecondaries: PrimaryToSecondaryMapper<P> | undefined;
   private readonly primariesIndex: string | undefined;
   private readonly mapperErrors = new Subject<MapperError>();
+  /** key → the resourceVersion whose mapper failure was reported: each version is reported once. */
+  private readonly reportedFailures = new Map<string, string>();
 
   constructor(options: SecondarySourceOptions<S, P>) {
     this.informer = options.informer;
@@ -62,8 +70,7 @@ export class SecondarySource<S extends KubernetesObject = KubernetesObject, P ex
     this.cache = new ReadYourWritesCache<S>(options.informer);
     if (!this.toSecondaries && !isOwnerReferenceMapper(this.toPrimaries)) {
       this.primariesIndex = `rxkube/primaries:${this.name}`;
-      const mapper = this.toPrimaries;
-      this.informer.store.addIndexer(this.primariesIndex, (s) => mapBoth(mapper, s).map(resourceKey));
+      this.informer.store.addIndexer(this.primariesIndex, (s) => this.primariesOrNone(s).map(resourceKey));
     }
   }
 
@@ -119,12 +126,27 @@ export class SecondarySource<S extends KubernetesObject = KubernetesObject, P ex
   }
 
   private triggers(event: InformerEvent<S>): ResourceEvent<S>[] {
+    const events = triggersOf(this.name, (s: S) => this.primariesOrNone(s), event);
+    if (event.type === 'deleted') this.reportedFailures.delete(resourceKey(resourceIdOf(event.object)));
+    return events;
+  }
+
+  /** The mapper's answer; when it fails, none (the object is dropped), reported once per version. */
+  private primariesOrNone(secondary: S): ResourceID[] {
+    const key = secondary.metadata?.name ? resourceKey(resourceIdOf(secondary)) : '(unnamed)';
     try {
-      return triggersOf(this.name, this.toPrimaries, event);
+      const ids = mapBoth(this.toPrimaries, secondary);
+      this.reportedFailures.delete(key);
+      return ids;
     } catch (err) {
-      const what = `${event.object.kind ?? 'object'} ${event.object.metadata?.name ?? '(unnamed)'}`;
-      const error = new Error(`secondary source ${this.name}: mapping ${what} to primaries failed: ${describeError(err)}`, { cause: err });
-      this.mapperErrors.next({ source: this.name, error, event });
+      const rv = secondary.metadata?.resourceVersion ?? '';
+      const reported = this.reportedFailures.get(key);
+      // An update maps the old version too: a version no newer than the one reported is not reported again.
+      if (reported !== undefined && (compareResourceVersions(rv, reported) ?? 1) <= 0) return [];
+      this.reportedFailures.set(key, rv);
+      const what = `${secondary.kind ?? 'object'} ${key} (resourceVersion ${rv || 'none'})`;
+      const error = new Error(`secondary source ${this.name}: toPrimaries failed on ${what}, which triggers nothing: ${describeError(err)}`, { cause: err });
+      this.mapperErrors.next({ source: this.name, error, object: secondary });
       return [];
     }
   }

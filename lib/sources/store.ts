@@ -47,7 +47,10 @@ export interface InformerStoreOptions<T> {
   read?: ((id: ResourceID) => Promise<T | undefined>) | undefined;
   /** Clock of the time-to-idle. */
   scheduler?: SchedulerLike | undefined;
-  /** Where indexer failures go; by default they are thrown. */
+  /**
+   * Where indexer failures go (once per index and object version; the object is left out of
+   * that index). Without it they are thrown.
+   */
   onIndexerError?: ((error: Error) => void) | undefined;
 }
 
@@ -77,6 +80,8 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
   private readonly indexers = new Map<string, Indexer<T>>();
   private readonly indices = new Map<string, Map<string, Set<string>>>();
   private readonly indexedKeys = new Map<string, Map<string, readonly string[]>>();
+  /** `index\0key` → the resourceVersion whose indexer failure was reported (report each once). */
+  private readonly reportedFailures = new Map<string, string>();
 
   constructor(private readonly options: InformerStoreOptions<T> = {}) {
     this.indexers.set(NAMESPACE_INDEX, (obj) => [obj.metadata?.namespace ?? '']);
@@ -194,6 +199,7 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
     this.unindex(key);
     this.objects.delete(key);
     this.known.delete(key);
+    for (const name of this.indexers.keys()) this.reportedFailures.delete(`${name}\0${key}`);
     if (previous || !known) return previous;
     const metadata = { name: known.id.name, namespace: known.id.namespace, uid: known.uid, resourceVersion: known.resourceVersion };
     // A stand-in for an evicted object: only its identity is left (like client-go's DeletedFinalStateUnknown).
@@ -204,6 +210,7 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
     this.known.clear();
     this.objects.clear();
     this.indexedKeys.clear();
+    this.reportedFailures.clear();
     for (const index of this.indices.values()) index.clear();
   }
 
@@ -265,17 +272,21 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
   }
 
   private runIndexer(name: string, indexer: Indexer<T>, obj: T): readonly string[] {
+    const key = obj.metadata?.name ? resourceKey(resourceIdOf(obj)) : '(unnamed object)';
+    const reportKey = `${name}\0${key}`;
     try {
       const values = indexer(obj);
       if (!Array.isArray(values) || values.some((v) => typeof v !== 'string')) {
         throw new Error(`must return an array of strings (got ${JSON.stringify(values)})`);
       }
+      this.reportedFailures.delete(reportKey);
       return values;
     } catch (err) {
-      const key = obj.metadata?.name ? resourceKey(resourceIdOf(obj)) : '(unnamed object)';
+      const rv = resourceVersionOf(obj) ?? '';
       const error = new Error(`indexer '${name}' failed on ${obj.kind ?? 'object'} ${key}: ${(err as Error).message ?? String(err)}`, { cause: err });
       if (!this.options.onIndexerError) throw error;
-      this.options.onIndexerError(error);
+      if (this.reportedFailures.get(reportKey) !== rv) this.options.onIndexerError(error);
+      this.reportedFailures.set(reportKey, rv);
       return [];
     }
   }

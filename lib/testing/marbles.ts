@@ -5,30 +5,19 @@
 import { deepStrictEqual } from 'node:assert';
 import { map, mergeMap, throwError, timer, type Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import type { EventAction, ReconcileCause, ReconcileOutcome, ResourceEvent } from '../core/index.js';
+import type { ReconcileCause, ReconcileOutcome } from '../core/index.js';
 import type { RunResult } from '../processing/index.js';
 
-/** A TestScheduler that compares frames deeply (node:assert, or the assertion you pass). */
+/**
+ * A TestScheduler that compares frames deeply (node:assert, or the assertion you pass). Used
+ * outside `run()` as well (as the `scheduler` option, then `flush()`), it has no frame limit:
+ * RxJS's default of 750 frames would silently drop every timer due later (a 2000 ms retry).
+ * So `flush()` runs every timer; one that repeats forever must be ended by the test.
+ */
 export function testScheduler(assertDeepEqual: (actual: unknown, expected: unknown) => void = deepStrictEqual): TestScheduler {
-  return new TestScheduler((actual, expected) => assertDeepEqual(actual, expected));
-}
-
-export interface ResourceEventOptions {
-  readonly namespace?: string;
-  /** Default true: an event of the primary resource (only those create per-resource state). */
-  readonly primary?: boolean;
-  readonly source?: string;
-}
-
-/** A ResourceEvent for marble values: `resourceEvent('a')`, `resourceEvent('a', 'deleted')`. */
-export function resourceEvent(name: string, action: EventAction = 'modified', options: ResourceEventOptions = {}): ResourceEvent {
-  const primary = options.primary ?? true;
-  return {
-    id: { name, namespace: options.namespace ?? 'default' },
-    source: options.source ?? (primary ? 'primary' : 'secondary'),
-    action,
-    primary,
-  };
+  const scheduler = new TestScheduler((actual, expected) => assertDeepEqual(actual, expected));
+  scheduler.maxFrames = Number.POSITIVE_INFINITY;
+  return scheduler;
 }
 
 /** A run that succeeds after `ms` of (virtual) time, optionally asking for a reschedule. */

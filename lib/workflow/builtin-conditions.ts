@@ -7,8 +7,8 @@
  *   dependent's event source can be registered (WF5).
  * Each answers a detailed result whose `detail` says why, kept in the workflow result (WF3).
  */
-import { isServerReadable, requireServerClient } from '../dependent/kubernetes.js';
-import type { DependentContext, DependentResource } from '../dependent/types.js';
+import { isMarkedForDeletion, isRecord } from '../core/index.js';
+import { type DependentContext, type DependentResource, isServerReadable, requireServerClient } from '../dependent/index.js';
 import { builtinResources, type KubeClient } from '../kube/index.js';
 import type { DetailedConditionResult } from './conditions.js';
 
@@ -22,10 +22,6 @@ export interface DeploymentReadiness {
   readonly availableReplicas?: number;
   readonly generation?: number;
   readonly observedGeneration?: number;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function numberAt(obj: unknown, ...path: string[]): number | undefined {
@@ -92,7 +88,7 @@ export async function resourceDeleted<R, P, C extends ServerContext>(
   }
   const remaining = (await dependent.readFromServer(primary, ctx)).map((obj) => ({
     name: obj.metadata?.namespace ? `${obj.metadata.namespace}/${obj.metadata.name ?? ''}` : (obj.metadata?.name ?? ''),
-    terminating: obj.metadata?.deletionTimestamp !== undefined,
+    terminating: isMarkedForDeletion(obj),
     finalizers: obj.metadata?.finalizers ?? [],
   }));
   return { met: remaining.length === 0, detail: { remaining } };

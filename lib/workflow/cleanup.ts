@@ -8,8 +8,7 @@
  * - an inactive node (activation condition false) is not deleted and does not hold anything up.
  */
 import { concat, defer, map, of, type Observable } from 'rxjs';
-import { isDeletable } from '../dependent/reconcile.js';
-import type { DependentContext } from '../dependent/types.js';
+import { type DependentContext, isDeletable } from '../dependent/index.js';
 import type { WorkflowGraph } from './graph.js';
 import { WorkflowRun, type ExecutionOptions, type NodeRun } from './node-run.js';
 import type { WorkflowEvent } from './reconcile.js';

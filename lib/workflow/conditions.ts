@@ -2,7 +2,7 @@
  * Workflow conditions: plain functions of (dependent, primary, context). A condition answers a
  * boolean, or a detailed result whose `detail` is kept in the workflow result (WF3).
  */
-import type { DependentContext, DependentResource } from '../dependent/types.js';
+import type { DependentContext, DependentResource } from '../dependent/index.js';
 
 export type ConditionKind =
   | 'activationCondition'

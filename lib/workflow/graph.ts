@@ -2,7 +2,7 @@
  * The workflow DAG (WF1): nodes by name, their `dependsOn` edges and the reverse (`dependents`)
  * edges, checked at build time — unknown names and cycles are errors that name the nodes.
  */
-import type { DependentContext, DependentResource } from '../dependent/types.js';
+import type { DependentContext, DependentResource } from '../dependent/index.js';
 import type { BoundCondition, ConditionKind } from './conditions.js';
 
 export interface WorkflowNode<P, C extends DependentContext = DependentContext, E = unknown> {

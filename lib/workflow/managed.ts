@@ -4,7 +4,7 @@
  * explicitly — then the reconciler calls it itself. For cleanup, explicit invocation applies only
  * when the reconciler has its own `cleanup`; otherwise the workflow cleans up implicitly.
  */
-import type { DependentContext } from '../dependent/types.js';
+import type { DependentContext } from '../dependent/index.js';
 import type { ExecutionOptions } from './node-run.js';
 import type { WorkflowCleanupResult, WorkflowReconcileResult } from './result.js';
 

@@ -2,7 +2,7 @@
  * `toMermaid()`: the workflow DAG as a Mermaid `graph TD`. Arrows follow reconcile order, as in
  * the reference's diagrams (`a --> b`: b dependsOn a); each node lists the conditions it has.
  */
-import type { DependentContext } from '../dependent/types.js';
+import type { DependentContext } from '../dependent/index.js';
 import { CONDITION_KINDS, type ConditionKind } from './conditions.js';
 import type { WorkflowNode } from './graph.js';
 

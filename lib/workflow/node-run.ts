@@ -2,7 +2,7 @@
  * Per-run state of each workflow node, shared by the reconcile and the cleanup executor: where the
  * node is, what its conditions answered, and the activation-condition bookkeeping (WF5).
  */
-import type { DependentContext, DependentReconcileResult } from '../dependent/types.js';
+import type { DependentContext, DependentReconcileResult } from '../dependent/index.js';
 import { evaluateCondition, type ConditionKind, type ConditionResult } from './conditions.js';
 import type { WorkflowGraph, WorkflowNode } from './graph.js';
 import type { DependentOutcome, DependentResult } from './result.js';

@@ -4,7 +4,7 @@
  * layer's job); dependents within one run still fan out concurrently.
  */
 import { concatMap, filter, last, map, type OperatorFunction } from 'rxjs';
-import type { DependentContext } from '../dependent/types.js';
+import type { DependentContext } from '../dependent/index.js';
 import type { ExecutionOptions } from './node-run.js';
 import type { WorkflowEvent } from './reconcile.js';
 import type { WorkflowCleanupResult, WorkflowReconcileResult } from './result.js';

@@ -13,8 +13,7 @@
  * - errors stay with their node: independent branches go on ("as complete as possible").
  */
 import { concat, defer, map, of, type Observable } from 'rxjs';
-import { deleteDependent, reconcileDependent } from '../dependent/reconcile.js';
-import type { DependentContext } from '../dependent/types.js';
+import { deleteDependent, type DependentContext, reconcileDependent } from '../dependent/index.js';
 import type { WorkflowGraph } from './graph.js';
 import { WorkflowRun, type ExecutionOptions, type NodeRun } from './node-run.js';
 import { reconcileResult, type DependentResult, type WorkflowReconcileResult } from './result.js';

@@ -2,7 +2,7 @@
  * Workflow results (WF3): what happened to each dependent in one reconcile or cleanup run, and the
  * one error that carries every dependent's error.
  */
-import type { DependentReconcileResult } from '../dependent/types.js';
+import type { DependentReconcileResult } from '../dependent/index.js';
 import type { ConditionKind, ConditionResult } from './conditions.js';
 
 /**

@@ -3,8 +3,7 @@
  * `Workflow` that runs reconcile and cleanup over the DAG.
  */
 import { lastValueFrom, type Observable } from 'rxjs';
-import { isDeletable } from '../dependent/reconcile.js';
-import type { DependentContext, DependentResource } from '../dependent/types.js';
+import { type DependentContext, type DependentResource, isDeletable } from '../dependent/index.js';
 import { executeCleanup } from './cleanup.js';
 import {
   CONDITION_KINDS,

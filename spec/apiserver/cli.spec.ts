@@ -11,7 +11,7 @@ import * as k8s from '@kubernetes/client-node';
 import { eventually, kubectlAvailable } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = ['--import', 'tsx', join(ROOT, 'lib/cli/main.ts'), 'apiserver'];
+const CLI = [join(ROOT, 'bin/rxkube.js'), 'apiserver'];
 const run = promisify(execFile);
 
 interface Running {

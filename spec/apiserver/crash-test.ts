@@ -74,7 +74,7 @@ interface Server {
 }
 
 async function startServer(dataDir: string, kubeconfig: string): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'lib/cli/main.ts'), 'apiserver', '--port', '0', '--data', dataDir, '--kubeconfig', kubeconfig], {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/rxkube.js'), 'apiserver', '--port', '0', '--data', dataDir, '--kubeconfig', kubeconfig], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -32,6 +32,24 @@ describe('apiserver: fault injection', () => {
     expect(c.server.faults.active).to.deep.equal([]);
   });
 
+  it('rejects a malformed fault when it is added, naming the field and the value, and keeps serving', async () => {
+    const f = c.server.faults;
+    const bad: [() => unknown, RegExp][] = [
+      [() => f.failRequests({ resource: /configmaps/ as unknown as string, status: 500 }), /faults.failRequests: resource must be a non-empty string, got the RegExp \/configmaps\/.*use path for a RegExp/],
+      [() => f.failRequests({ verb: 'post' as 'create', status: 500 }), /verb must be one of get, list, .*got "post"/],
+      [() => f.failRequests({ verb: ['list', 'GET' as 'get'], status: 500 }), /verb must be one of .*got "GET"/],
+      [() => f.failRequests({ resources: 'configmaps', status: 500 } as unknown as { status: number }), /unknown field 'resources'/],
+      [() => f.failRequests({ path: 42 as unknown as string, status: 500 }), /path must be a string or a RegExp, got 42/],
+      [() => f.failRequests({ status: 500, delayMs: Number.NaN }), /delayMs must be a finite number >= 0, got NaN/],
+      [() => f.failRequests({ status: 503, retryAfterSeconds: 1.5 }), /retryAfterSeconds must be an integer >= 0, got 1.5/],
+      [() => f.stallWatches({ resource: /configmaps/ as unknown as string }), /faults.stallWatches: resource must be a non-empty string/],
+      [() => f.dropWatches({ name: 'x' } as unknown as { resource: string }), /faults.dropWatches: unknown field 'name'/],
+    ];
+    for (const [add, message] of bad) expect(add).to.throw(TypeError, message);
+    expect(f.active).to.deep.equal([]);
+    expect((await createCm('still-served')).metadata?.name).to.equal('still-served');
+  });
+
   it('matches verb, resource, namespace, name and path; others pass', async () => {
     await createCm('target');
     await createCm('bystander');

@@ -330,11 +330,47 @@ describe('operator and controller lifecycle against the embedded API server', ()
     expect(leading).to.deep.equal([false, true, false, true]);
   });
 
-  it('OB3: /readyz and /healthz fail, naming the controller, once its processing has died (here: a retry policy answering NaN)', async () => {
+  it('OB3: healthUrl is set as soon as the health server listens, while the caches still sync: /readyz is 503 until start() resolves', async () => {
+    const op = env.operator({ health: { port: 0, host: '127.0.0.1' } });
+    op.register(observing, widgetConfig());
+    expect(op.healthUrl, 'before start()').to.equal(undefined);
+    const slowList = env.server.faults.delayRequests({ verb: 'list', resource: 'widgets', delayMs: 1000 });
+    let started = false;
+    const starting = op.start().then(() => (started = true));
+    const url = await eventually('healthUrl set', () => op.healthUrl);
+    const syncing = await fetch(`${url}/readyz`);
+    expect([syncing.status, started]).to.deep.equal([503, false]);
+    expect(await syncing.text()).to.match(/has not synced/);
+    await starting;
+    expect(slowList.hits).to.equal(1);
+    expect((await fetch(`${url}/readyz`)).status).to.equal(200);
+    await op.stop();
+    expect(op.healthUrl, 'after stop()').to.equal(undefined);
+  });
+
+  it('OB3: a retry policy that breaks at run time fails that run only: processing and /healthz stay alive', async () => {
     const { logger, lines } = capturingLogger('info');
     const op = env.operator({ logger, health: { port: 0, host: '127.0.0.1' } });
-    const broken = { delayBefore: () => Number.NaN };
-    op.register({ reconcile: () => Promise.reject(new Error('fails')) }, widgetConfig({ retry: broken }));
+    // Passes the probe at register() (attempts 1 to 3), answers -5 for the fourth retry.
+    const breaksLater = { delayBefore: (attempt: number) => (attempt <= 3 ? 10 : -5) };
+    const ctrl = op.register({ reconcile: () => Promise.reject(new Error('fails')) }, widgetConfig({ retry: breaksLater }));
+    const outcomes = recordOutcomes(ctrl.outcome$);
+    await op.start();
+    await createWidget(env, widget('w1'));
+    const [last] = (await outcomes.until('w1', (o) => o.length === 4, 'three retries')).slice(3);
+    expect(String(last?.error)).to.match(/ConfigurationError: retry: delayBefore\(4\) returned -5.*not retried after: Error: fails/);
+    expect(lines().some((l) => l['msg'] === 'processing pipeline failed')).to.equal(false);
+    expect(lines().some((l) => l['msg'] === 'run of default/w1 failed' && /delayBefore\(4\)/.test(JSON.stringify(l['err'])))).to.equal(true);
+    expect((await fetch(`${op.healthUrl}/healthz`)).status).to.equal(200);
+    await patchWidget(env, 'w1', { spec: { value: 'b' } });
+    await outcomes.until('w1', (o) => o.length === 5, 'a run after the broken answer');
+  });
+
+  it('OB3: /readyz and /healthz fail, naming the controller, once its processing has died (here: a rate limiter answering NaN)', async () => {
+    const { logger, lines } = capturingLogger('info');
+    const op = env.operator({ logger, health: { port: 0, host: '127.0.0.1' } });
+    const broken = { acquire: () => ({ state: undefined, waitMs: Number.NaN }) };
+    op.register({ reconcile: () => Promise.reject(new Error('fails')) }, widgetConfig({ rateLimiter: broken }));
     op.register(observing, widgetConfig({ name: 'healthy' }));
     await op.start();
     const probe = async (path: string) => {
@@ -346,7 +382,7 @@ describe('operator and controller lifecycle against the embedded API server', ()
     await eventually('processing failed', () => lines().some((l) => l['msg'] === 'processing pipeline failed'));
     const ready = await probe('/readyz');
     expect(ready.status).to.equal(503);
-    expect(ready.body).to.match(/\[-\]widgets.sample.rxkube.dev failed: processing stopped: ConfigurationError: retry: delayBefore\(1\) returned NaN/);
+    expect(ready.body).to.match(/\[-\]widgets.sample.rxkube.dev failed: processing stopped: ConfigurationError: rateLimiter: acquire\(\) returned waitMs NaN/);
     expect(ready.body).to.include('[+]healthy ok');
     const alive = await probe('/healthz');
     expect(alive.status).to.equal(503);

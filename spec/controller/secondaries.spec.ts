@@ -11,6 +11,7 @@ import {
   recordOutcomes,
   RunTracker,
   SECRETS,
+  capturingLogger,
   startEnv,
   widget,
   widgetConfig,
@@ -218,5 +219,56 @@ describe('controller secondaries against the embedded API server', () => {
     const [, second] = await outcomes.until('w1', (o) => o.length === 2, 'w1 run by its ConfigMap');
     expect(second?.result).to.equal('success');
     expect(seen).to.deep.equal(['w1:a:widgets.sample.rxkube.dev', 'w2:a:widgets.sample.rxkube.dev', 'w1:a:configmaps']);
+  });
+});
+
+describe('controller secondaries: a mapper that throws', () => {
+  let env: Env;
+  beforeEach(async () => {
+    env = await startEnv();
+  });
+  afterEach(async () => {
+    await env.close();
+  });
+
+  it('ES3: a toPrimaries mapper that throws on one object drops that object, logs once per version, and neither fails start() nor restarts the watch', async () => {
+    const { logger, lines } = capturingLogger('info');
+    await env.configMaps.create({ metadata: { name: 'malformed', namespace: 'default', labels: { flagged: 'yes' } }, data: { target: '' } });
+    await env.configMaps.create({ metadata: { name: 'good', namespace: 'default', labels: { flagged: 'yes' } }, data: { target: 'w1' } });
+    const seen: string[][] = [];
+    const reconciler: Reconciler<Widget> = {
+      reconcile(_w, ctx) {
+        seen.push(namesOf(ctx.getSecondaryResources('flagged')));
+        return UpdateControl.noUpdate();
+      },
+    };
+    const toPrimaries = (cm: KubernetesObject) => {
+      const target = (cm as ConfigMap).data?.['target'];
+      if (!target) throw new Error('no target');
+      return [{ name: target, namespace: cm.metadata!.namespace! }];
+    };
+    const op = env.operator({ logger });
+    const ctrl = op.register(reconciler, widgetConfig({ secondaries: [{ name: 'flagged', resource: CONFIGMAPS, labelSelector: { flagged: 'yes' }, toPrimaries }] }));
+    const outcomes = recordOutcomes(ctrl.outcome$);
+    await op.start();
+    await env.watchesOpen(2);
+    await createWidget(env, widget('w1'));
+    await outcomes.until('w1', (o) => o.length === 1, 'the first run');
+    expect(seen[0], 'the good ConfigMap is indexed, the malformed one left out').to.deep.equal(['good']);
+
+    // At run time: a new version of the malformed object is dropped and logged again; the watch stays.
+    await env.configMaps.mergePatch({ namespace: 'default', name: 'malformed' }, { metadata: { annotations: { touched: 'yes' } } });
+    await env.configMaps.mergePatch({ namespace: 'default', name: 'good' }, { metadata: { annotations: { touched: 'yes' } } });
+    await outcomes.until('w1', (o) => o.length === 2, 'w1 run by the good ConfigMap');
+    const failures = lines().filter((l) => /mapper|mapping/.test(String(l['msg'])) && l['level'] === 50);
+    const names = failures.map((l) => (l['object'] as { name?: string } | undefined)?.name);
+    expect(names.every((n) => n === 'malformed'), JSON.stringify(failures)).to.equal(true);
+    const versions = new Set(failures.map((l) => (l['object'] as { resourceVersion?: string }).resourceVersion));
+    expect(versions.size, 'one line per version of the malformed object').to.equal(2);
+    expect(failures.length, 'logged once per version').to.equal(2);
+    expect(failures[0]).to.deep.include({ source: 'flagged' });
+    expect(String((failures[0]?.['err'] as { message?: string }).message)).to.contain('no target');
+    expect(lines().filter((l) => /watch failed|list failed/.test(String(l['msg']))), 'no watch restarted').to.deep.equal([]);
+    expect(env.server.stats().watches).to.equal(2);
   });
 });

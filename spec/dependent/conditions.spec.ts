@@ -81,7 +81,7 @@ describe('dependent: shipped conditions against the embedded API server', () => 
     expect(deploymentReadiness(d({ observedGeneration: 2 }, 2, 0)).met).to.equal(true);
   });
 
-  it('WF5: crdPresent registers the dependent event source only once the CRD exists', async () => {
+  it('WF5: crdPresent registers the dependent event source only once the CRD exists; listEventSources shows it', async () => {
     env = await startEnv();
     const GADGETS = { apiVersion: 'extra.rxkube.dev/v1', kind: 'Gadget', plural: 'gadgets' } as const;
     const gadgets = createKubeClient(env.kc).resource<KubernetesObject & { spec?: Record<string, string> }>(GADGETS);
@@ -98,6 +98,7 @@ describe('dependent: shipped conditions against the embedded API server', () => 
     expect(inactive.dependent('gadget').outcome).to.equal('inactive');
     expect(inactive.conditionResult('gadget', 'activationCondition')).to.deep.equal({ met: false, detail: { crd: 'gadgets.extra.rxkube.dev', present: false } });
     expect(env.server.stats().watches, 'no informer for an absent CRD').to.equal(watchesWithoutGadgets);
+    expect(recorded.controller.listEventSources().map((s) => s.name), 'listed before').to.deep.equal(['widgets.sample.rxkube.dev']);
 
     await env.kc.makeApiClient(k8s.ApiextensionsV1Api).createCustomResourceDefinition({
       body: {
@@ -117,6 +118,10 @@ describe('dependent: shipped conditions against the embedded API server', () => 
     expect(created.spec).to.deep.equal({ color: 'red' });
     expect(recorded.last()?.dependent('gadget').outcome).to.equal('reconciled');
     await env.watchesOpen(watchesWithoutGadgets + 1);
+    expect(recorded.controller.listEventSources()).to.deep.equal([
+      { name: 'widgets.sample.rxkube.dev', type: 'primary', resource: { apiVersion: 'sample.rxkube.dev/v1', kind: 'Widget' }, namespaces: 'all' },
+      { name: 'gadgets', type: 'secondary', resource: { apiVersion: 'extra.rxkube.dev/v1', kind: 'Gadget' }, namespaces: 'all', registeredBy: ['gadget'] },
+    ]);
 
     // The registered source triggers the widget: a drifted gadget is applied again.
     await gadgets.mergePatch({ name: 'w1', namespace: 'default' }, { spec: { color: 'blue' } }, { fieldManager: 'someone' });

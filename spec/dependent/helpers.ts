@@ -5,6 +5,7 @@ import {
   UpdateControl,
   type Context,
   type ControllerConfig,
+  type RegisteredController,
   type Reconciler,
 } from '../../lib/controller/index.js';
 import { workflow, type WorkflowBuilder, type WorkflowReconcileResult } from '../../lib/workflow/index.js';
@@ -30,6 +31,7 @@ export function countWrites(env: Env, resource = 'configmaps'): Fault {
 export interface Recorded {
   readonly results: WorkflowReconcileResult[];
   readonly outcomes: Outcomes;
+  readonly controller: RegisteredController;
   /** The latest managed workflow result. */
   last(): WorkflowReconcileResult | undefined;
 }
@@ -57,7 +59,7 @@ export async function startWidgets(
   const registered = op.register(reconciler, widgetConfig({ workflow: flow, ...config }));
   const outcomes = recordOutcomes(registered.outcome$);
   await op.start();
-  return { results, outcomes, last: () => results.at(-1) };
+  return { results, outcomes, controller: registered, last: () => results.at(-1) };
 }
 
 export function configMapOf(env: Env, name: string, namespace = 'default'): Promise<ConfigMap | undefined> {

@@ -1,6 +1,6 @@
 import { KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import type { TestScheduler } from 'rxjs/testing';
-import { KubeApiError } from '../../lib/kube/errors.js';
+import { KubeApiError } from '../../lib/kube/index.js';
 import type { LeaseClient } from '../../lib/leader/index.js';
 
 /** How one instance's connection to the fake server behaves: 'dead' is a killed process or a cut network. */

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { asyncScheduler, of, type Observable, type SchedulerLike } from 'rxjs';
 import { ConfigurationError } from '../../lib/core/errors.js';
-import { reconcileEach, type ReconcileOptions, type Retry } from '../../lib/processing/index.js';
+import { reconcileEach, resolveReconcileOptions, type ReconcileOptions, type Retry } from '../../lib/processing/index.js';
 
 const run = () => undefined;
 
@@ -10,11 +10,11 @@ const bad = (options: Record<string, unknown>) => options as ReconcileOptions;
 
 describe('reconcileEach options', () => {
   const cases: Array<[string, Record<string, unknown>, RegExp]> = [
-    ['maxConcurrency', { maxConcurrency: -1 }, /maxConcurrency: .*-1/],
-    ['maxConcurrency', { maxConcurrency: 0 }, /maxConcurrency: .*0/],
-    ['maxConcurrency', { maxConcurrency: Number.NaN }, /maxConcurrency: .*NaN/],
-    ['maxConcurrency', { maxConcurrency: 2.5 }, /maxConcurrency: .*2\.5/],
-    ['maxConcurrency', { maxConcurrency: '5' }, /maxConcurrency: .*"5"/],
+    ['maxConcurrentReconciliations', { maxConcurrentReconciliations: -1 }, /maxConcurrentReconciliations: .*-1/],
+    ['maxConcurrentReconciliations', { maxConcurrentReconciliations: 0 }, /maxConcurrentReconciliations: .*0/],
+    ['maxConcurrentReconciliations', { maxConcurrentReconciliations: Number.NaN }, /maxConcurrentReconciliations: .*NaN/],
+    ['maxConcurrentReconciliations', { maxConcurrentReconciliations: 2.5 }, /maxConcurrentReconciliations: .*2\.5/],
+    ['maxConcurrentReconciliations', { maxConcurrentReconciliations: '5' }, /maxConcurrentReconciliations: .*"5"/],
     ['maxReconciliationInterval', { maxReconciliationInterval: Number.NaN }, /maxReconciliationInterval: .*NaN/],
     ['maxReconciliationInterval', { maxReconciliationInterval: Number.POSITIVE_INFINITY }, /maxReconciliationInterval: .*Infinity/],
     ['scheduler', { scheduler: {} as SchedulerLike }, /scheduler: .*now, schedule/],
@@ -45,7 +45,13 @@ describe('reconcileEach options', () => {
 
   it('accepts the documented forms: retry false, a max interval <= 0, the defaults', () => {
     expect(() => reconcileEach(run)).not.to.throw();
-    expect(() => reconcileEach(run, { retry: false, maxReconciliationInterval: 0, maxConcurrency: 1, scheduler: asyncScheduler })).not.to.throw();
+    expect(() => reconcileEach(run, { retry: false, maxReconciliationInterval: 0, maxConcurrentReconciliations: 1, scheduler: asyncScheduler })).not.to.throw();
     expect(() => reconcileEach(run, { maxReconciliationInterval: -1, active$: of(true) })).not.to.throw();
+  });
+
+  it('EP1: maxConcurrency is the deprecated old name of maxConcurrentReconciliations: still taken alone, refused with it', () => {
+    expect(resolveReconcileOptions({ maxConcurrency: 3 }).maxConcurrentReconciliations).to.equal(3);
+    expect(() => resolveReconcileOptions({ maxConcurrency: 0 })).to.throw(ConfigurationError, /^maxConcurrency: must be a positive integer/);
+    expect(() => resolveReconcileOptions({ maxConcurrency: 3, maxConcurrentReconciliations: 3 })).to.throw(ConfigurationError, /give only maxConcurrentReconciliations/);
   });
 });

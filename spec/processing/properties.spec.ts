@@ -8,7 +8,7 @@ import { ev, testScheduler } from './helpers.js';
 
 interface Scenario {
   readonly resources: number;
-  readonly maxConcurrency: number;
+  readonly maxConcurrentReconciliations: number;
   readonly events: ReadonlyArray<{ readonly at: number; readonly resource: number; readonly kind: 'primary' | 'secondary' | 'delete' }>;
   readonly runs: ReadonlyArray<{ readonly duration: number; readonly fails: boolean; readonly rescheduleAfter: number | undefined }>;
   readonly retryInterval: number | undefined;
@@ -17,7 +17,7 @@ interface Scenario {
 
 const scenario: fc.Arbitrary<Scenario> = fc.record({
   resources: fc.integer({ min: 1, max: 6 }),
-  maxConcurrency: fc.integer({ min: 1, max: 4 }),
+  maxConcurrentReconciliations: fc.integer({ min: 1, max: 4 }),
   events: fc.array(
     fc.record({
       at: fc.integer({ min: 0, max: 300 }),
@@ -56,7 +56,7 @@ function play(s: Scenario) {
     const run: RunFn = (id, ctx) => {
       if (running.has(id.name)) violations.push(`EP1: ${id.name} started twice at ${ts.now()}`);
       running.add(id.name);
-      if (running.size > s.maxConcurrency) violations.push(`EP1: ${running.size} runs in flight at ${ts.now()}`);
+      if (running.size > s.maxConcurrentReconciliations) violations.push(`EP1: ${running.size} runs in flight at ${ts.now()}`);
       if (!ctx.cause) violations.push(`run of ${id.name} without a cause`);
       log.push({ kind: 'start', seq: seq++, at: ts.now(), name: id.name, outcomeIndex: outcomes.length });
       const behaviour = s.runs[runCount++ % s.runs.length]!;
@@ -81,7 +81,7 @@ function play(s: Scenario) {
       .pipe(
         reconcileEach(run, {
           scheduler: ts,
-          maxConcurrency: s.maxConcurrency,
+          maxConcurrentReconciliations: s.maxConcurrentReconciliations,
           maxReconciliationInterval: 0,
           retry: s.retryInterval === undefined ? false : GenericRetry.defaults().withMaxAttempts(2).withInitialInterval(s.retryInterval),
           ...(s.rateLimit ? { rateLimiter: new LinearRateLimiter(s.rateLimit.limit, s.rateLimit.period) } : {}),

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { from, lastValueFrom, map, of, throwError, toArray, type Observable } from 'rxjs';
-import { NoRetryError } from '../../lib/core/errors.js';
+import { ConfigurationError, NoRetryError } from '../../lib/core/errors.js';
 import type { ResourceEvent } from '../../lib/core/events.js';
 import type { ReconcileOutcome } from '../../lib/core/outcome.js';
 import {
@@ -47,9 +47,9 @@ describe('reconcileEach', () => {
       ]);
     });
 
-    it('EP1: at most maxConcurrency runs are in flight; the rest wait for a slot', () => {
+    it('EP1: at most maxConcurrentReconciliations runs are in flight; the rest wait for a slot', () => {
       const { starts, peak } = virtual((h) => {
-        const s = setup(h, {}, { maxConcurrency: 2 });
+        const s = setup(h, {}, { maxConcurrentReconciliations: 2 });
         record(h.ts, events(h, '(abc)', { a: ev('a'), b: ev('b'), c: ev('c') }).pipe(s.op));
         return s;
       });
@@ -63,7 +63,7 @@ describe('reconcileEach', () => {
 
     it('EP1: waiting resources get slots in FIFO order; a busy resource does not jump the queue', () => {
       const { starts } = virtual((h) => {
-        const s = setup(h, {}, { maxConcurrency: 1 });
+        const s = setup(h, {}, { maxConcurrentReconciliations: 1 });
         record(h.ts, events(h, 'abca', { a: ev('a'), b: ev('b'), c: ev('c') }).pipe(s.op));
         return s;
       });
@@ -196,7 +196,7 @@ describe('reconcileEach', () => {
 
     it('EP5: a delete removes a resource waiting for a slot', () => {
       const { starts } = virtual((h) => {
-        const s = setup(h, {}, { maxConcurrency: 1 });
+        const s = setup(h, {}, { maxConcurrentReconciliations: 1 });
         record(h.ts, events(h, 'abd', { a: ev('a'), b: ev('b'), d: ev('b', 'deleted') }).pipe(s.op));
         return s;
       });
@@ -624,7 +624,7 @@ describe('reconcileEach', () => {
       const names = Array.from({ length: 10_000 }, (_, i) => ev(`r${i}`));
       const outcomes: ReconcileOutcome[] = [];
       from(names)
-        .pipe(reconcileEach(() => undefined, { maxConcurrency: 1, retry: false, maxReconciliationInterval: 0 }))
+        .pipe(reconcileEach(() => undefined, { maxConcurrentReconciliations: 1, retry: false, maxReconciliationInterval: 0 }))
         .subscribe((o) => outcomes.push(o));
       expect(outcomes).to.have.length(10_000);
     });
@@ -632,7 +632,7 @@ describe('reconcileEach', () => {
     it('the probe reports running, queued and tracked resources when they change', () => {
       const loads = virtual((h) => {
         const loads: Array<[number, SchedulingLoad]> = [];
-        const s = setup(h, {}, { maxConcurrency: 1, probe: (load) => loads.push([h.ts.now(), load]) });
+        const s = setup(h, {}, { maxConcurrentReconciliations: 1, probe: (load) => loads.push([h.ts.now(), load]) });
         record(h.ts, events(h, '(ab) 19ms d', { a: ev('a'), b: ev('b'), d: ev('a', 'deleted') }).pipe(s.op));
         return loads;
       });
@@ -645,14 +645,34 @@ describe('reconcileEach', () => {
       ]);
     });
 
-    it('a broken custom Retry fails the stream with a ConfigurationError naming it', () => {
-      const error = virtual((h) => {
-        let error: unknown;
-        const s = setup(h, () => fail(1), { retry: { delayBefore: () => -5 } });
-        events(h, 'a', { a: ev('x') }).pipe(s.op).subscribe({ error: (e: unknown) => (error = e) });
-        return () => error;
+    it('EP7: a custom Retry that breaks at run time fails only that run, named, without retry; processing goes on', () => {
+      const { log, outcomes, starts } = virtual((h) => {
+        // Passes the probe of the first three attempts, then answers -5.
+        const s = setup(h, { x: [() => fail(1)], y: [() => fail(1)] }, { retry: { delayBefore: (n) => (n <= 3 ? 10 : -5) } });
+        const r = record(h.ts, events(h, 'x 59ms y', { x: ev('x'), y: ev('y') }).pipe(s.op));
+        return { ...s, ...r };
       });
-      expect(String(error())).to.match(/ConfigurationError: retry: delayBefore\(1\) returned -5/);
+      expect(log).to.deep.equal([
+        [1, 'x failure event +retry1@11'],
+        [12, 'x failure retry1 +retry2@22'],
+        [23, 'x failure retry2 +retry3@33'],
+        [34, 'x failure retry3'],
+        [61, 'y failure event +retry1@71'],
+        [72, 'y failure retry1 +retry2@82'],
+        [83, 'y failure retry2 +retry3@93'],
+        [94, 'y failure retry3'],
+      ]);
+      expect(starts.find((r) => r.name === 'x' && r.attempt === 3)?.lastAttempt, 'a broken answer about the next retry: the last attempt').to.equal(true);
+      const broken = outcomes.filter((o) => o.result === 'failure' && o.retry === undefined).map((o) => o.error);
+      expect(broken[0]).to.be.instanceOf(ConfigurationError);
+      expect(String(broken[0])).to.match(/ConfigurationError: retry: delayBefore\(4\) returned -5; .* not retried after: Error: boom/);
+      expect((broken[0] as Error).cause, 'the run\'s own error is kept').to.be.instanceOf(Error);
+    });
+
+    it('EP7: a custom Retry is probed when configured: one that throws or answers no delay is a ConfigurationError naming it and the value', () => {
+      expect(() => reconcileEach(() => undefined, { retry: { delayBefore: () => -5 } })).to.throw(ConfigurationError, /^retry: delayBefore\(1\) returned -5/);
+      expect(() => reconcileEach(() => undefined, { retry: { delayBefore: () => Number.NaN } })).to.throw(ConfigurationError, /retry: delayBefore\(1\) returned NaN/);
+      expect(() => reconcileEach(() => undefined, { retry: { delayBefore: (n) => (n < 3 ? 1 : (() => { throw new Error('nope'); })()) } })).to.throw(ConfigurationError, /retry: delayBefore\(3\) threw Error: nope/);
     });
   });
 

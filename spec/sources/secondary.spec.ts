@@ -99,7 +99,7 @@ describe('sources/SecondarySource (embedded API server)', function () {
     await cluster.configMaps.create(configMap(ns, 'good', {}, { labels: { target: 'p' } }));
     await seen.until((e) => e.length === 1);
     expect(triggers(seen.events)).to.deep.equal([`${ns}/p trigger custom false`]);
-    expect(errors.events[0]?.error.message).to.match(/secondary source custom: mapping ConfigMap bad to primaries failed: .*cannot map/);
+    expect(errors.events[0]?.error.message).to.match(/secondary source custom: toPrimaries failed on ConfigMap [^ ]*\/bad .*cannot map/);
   });
 
   it('ES3: many-to-many: primaries name their secondaries; secondary events reach every primary naming them', async () => {

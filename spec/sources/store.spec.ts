@@ -57,6 +57,30 @@ describe('sources/InformerStore', () => {
     expect(store.get({ namespace: 'a', name: 'one' })).to.not.equal(undefined);
   });
 
+  it('an indexer that throws leaves that object out of the index, reported once per object version', () => {
+    const errors: Error[] = [];
+    const store = new InformerStore<KubernetesObject>({
+      indexers: {
+        byName: (o) => {
+          if (o.metadata?.name === 'bad') throw new Error('cannot index');
+          return [o.metadata?.name ?? ''];
+        },
+      },
+      onIndexerError: (e) => errors.push(e),
+    });
+    store.upsert(cm('a', 'bad', '1'));
+    store.upsert(cm('a', 'good', '1'));
+    store.upsert(cm('a', 'bad', '1')); // the same version again (a relist): not reported again
+    store.upsert(cm('a', 'bad', '2'));
+    expect(errors.map((e) => e.message)).to.deep.equal([
+      "indexer 'byName' failed on ConfigMap a/bad: cannot index",
+      "indexer 'byName' failed on ConfigMap a/bad: cannot index",
+    ]);
+    expect(store.byIndex('byName', 'good').map((o) => o.metadata?.name)).to.deep.equal(['good']);
+    expect(store.byIndex('byName', 'bad')).to.deep.equal([]);
+    expect(store.get({ namespace: 'a', name: 'bad' }), 'the object is still cached').to.not.equal(undefined);
+  });
+
   it('ES7: a bounded store evicts the least recently used object but keeps it known; fetch reads it back', async () => {
     const reads: string[] = [];
     const store = new InformerStore<KubernetesObject>({

@@ -302,11 +302,6 @@ function compareSortKeys(a: SortKey, b: SortKey): number {
   return compareStrings(a.text, b.text);
 }
 
-/** Kubernetes' PathElement ordering: fields by name, then keys, then values, then indices. */
-export function compareElements(a: PathElement, b: PathElement): number {
-  return compareSortKeys(sortKey(a), sortKey(b));
-}
-
 /** structured-merge-diff's total order on values: numbers < strings < booleans < lists < maps < null. */
 function compareValues(a: JsonValue, b: JsonValue): number {
   const rank = (v: JsonValue) =>

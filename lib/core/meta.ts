@@ -1,0 +1,17 @@
+/** Helpers over object metadata and plain JSON records: one home for each. */
+
+/** A plain object (not null, not an array): what JSON objects and Kubernetes objects are. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * True when the object is marked for deletion: `metadata.deletionTimestamp` is set — an RFC 3339
+ * string as the API server sends it, or a Date as client-node's typed models hold it. Absent,
+ * null or '' (which the server never sends) is not marked.
+ */
+export function isMarkedForDeletion(object: unknown): boolean {
+  const metadata = isRecord(object) ? object['metadata'] : undefined;
+  const timestamp = isRecord(metadata) ? metadata['deletionTimestamp'] : undefined;
+  return timestamp instanceof Date || (typeof timestamp === 'string' && timestamp !== '');
+}
