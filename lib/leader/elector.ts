@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import { ConfigurationError } from '../core/errors.js';
 import { requirePositiveDuration } from '../core/validate.js';
 import { classifyError, errorMessage } from '../kube/errors.js';
+import { shareConnections } from '../kube/connections.js';
 
 export interface LeaderElectionOptions {
   kubeConfig: KubeConfig;
@@ -119,7 +120,7 @@ export class LeaderElector {
 
   constructor(options: LeaderElectionOptions) {
     this.config = leaderElectionConfig(options);
-    this.api = options.kubeConfig.makeApiClient(CoordinationV1Api);
+    this.api = shareConnections(options.kubeConfig).makeApiClient(CoordinationV1Api);
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.random = options.random ?? Math.random;
     this.log = options.logger?.child({ lease: `${this.config.leaseNamespace}/${this.config.leaseName}`, identity: this.config.identity });
