@@ -20,6 +20,7 @@ export {
   type InformerStoreOptions,
   type StoreReader,
 } from './store.js';
+export { compactManagedFields, stripManagedFields, type ObjectTransform } from './transform.js';
 export { reconnectWithBackoff, type ReconnectFailure, type ReconnectOptions } from './reconnect.js';
 export { reflector, WatchSilentError, type ReflectorFailure, type ReflectorMessage, type ReflectorOptions } from './reflector.js';
 export {
