@@ -355,7 +355,9 @@ async function measure(variant: Variant, entry: string, n: number, round: number
     const phase1Done = tracker.until(reconciled);
 
     const started = performance.now();
-    child = spawn(NODE, ['--expose-gc', '--import', join(HERE, 'probe.mjs'), entry], {
+    // E2E_CPU_PROF_DIR: write a CPU profile of each variant process there (it must exit on SIGTERM).
+    const profile = process.env['E2E_CPU_PROF_DIR'] ? ['--cpu-prof', '--cpu-prof-dir', join(process.env['E2E_CPU_PROF_DIR'], variant)] : [];
+    child = spawn(NODE, [...profile, '--expose-gc', '--import', join(HERE, 'probe.mjs'), entry], {
       env: { ...process.env, KUBECONFIG: kubeconfig, NODE_OPTIONS: '' },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       cwd: dirname(entry),

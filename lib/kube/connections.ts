@@ -13,7 +13,6 @@
  * `RequestContext.getUrl/getDispatcher/setDispatcher`; spec/kube/connections.spec.ts fails when
  * an upgrade changes them.
  */
-import { createHash } from 'node:crypto';
 import type { Cluster, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { Agent, type Dispatcher } from 'undici';
 
@@ -110,17 +109,15 @@ function isWatch(context: RequestContext): boolean {
   return new URL(context.getUrl()).searchParams.get('watch') === 'true';
 }
 
+/** A plain string, not a hash: built for every request, it must cost next to nothing. */
 function identityKey(cluster: Cluster | null, user: string | undefined, plan: DispatcherPlan, connections: number): string {
-  const hash = createHash('sha256');
-  hash.update(`${cluster?.server ?? ''}\0${cluster?.name ?? ''}\0${user ?? ''}\0${plan.type}\0${connections}\0`);
-  if (plan.type === 'proxy' || plan.type === 'socks') hash.update(plan.uri);
+  let key = `${cluster?.server ?? ''}\0${cluster?.name ?? ''}\0${user ?? ''}\0${plan.type}\0${connections}`;
+  if (plan.type === 'proxy' || plan.type === 'socks') key += `\0${plan.uri}`;
   if (plan.type === 'agent') {
     for (const name of Object.keys(plan.connect).sort()) {
       const value = plan.connect[name];
-      hash.update(`${name}=`);
-      hash.update(Buffer.isBuffer(value) || typeof value === 'string' ? value : JSON.stringify(value) ?? '');
-      hash.update('\0');
+      key += `\0${name}=${Buffer.isBuffer(value) ? value.toString('base64') : typeof value === 'string' ? value : JSON.stringify(value)}`;
     }
   }
-  return hash.digest('base64');
+  return key;
 }
