@@ -2,7 +2,10 @@
  * Benchmark of the embedded API server (lib/apiserver).
  *
  *   npx tsx --expose-gc bench/apiserver.ts [--objects 10000] [--watchers 100] [--updates 10000]
- *                                          [--concurrency 50] [--out bench/results/apiserver.json]
+ *                                          [--concurrency 50] [--writes 2000] [--phase all|writes]
+ *                                          [--out bench/results/apiserver.json]
+ *
+ * `--phase writes` runs phase 4 alone and saves to bench/results/apiserver-writes.json.
  *
  * Clients speak raw HTTP/1.1 with a keep-alive agent (not client-node), so the figures measure the
  * server rather than a client library; client and server share one Node process and its event
@@ -13,13 +16,17 @@
  *      `updates` updates (merge patches changing one key), `concurrency` in flight; the phase ends
  *      when every watcher has received every event. Events delivered/s = watchers x updates over
  *      the time from the first update to the last event received.
+ *   4. durability: on fresh servers without and with a data directory (`dataDir`, `--data`),
+ *      create `writes` ConfigMaps with 1 writer and with `concurrency` writers; writes/s, and
+ *      with the data directory the writes per log flush (fdatasync): concurrent writers share
+ *      one flush (group commit), so the cost of durability shrinks as concurrency grows.
  * Memory per stored object: heapUsed growth over phase 1 (collected heap before and after, with
  * --expose-gc), divided by `objects`; it includes the indexes and the watch history ring.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { cpus, loadavg } from 'node:os';
-import { dirname } from 'node:path';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startApiServer, type ApiServer } from '../lib/apiserver/index.js';
 
@@ -28,24 +35,31 @@ interface Config {
   readonly watchers: number;
   readonly updates: number;
   readonly concurrency: number;
+  readonly writes: number;
+  /** `all`, or `writes` for phase 4 alone. */
+  readonly phase: string;
   readonly out: string;
 }
 
 function parseArgs(argv: string[]): Config {
-  const cfg = { objects: 10_000, watchers: 100, updates: 10_000, concurrency: 50, out: 'bench/results/apiserver.json' };
+  const cfg = { objects: 10_000, watchers: 100, updates: 10_000, concurrency: 50, writes: 2000, phase: 'all', out: '' };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i] as string;
     const value = argv[i + 1];
     const key = flag.replace(/^--/, '');
     if (!(key in cfg) || value === undefined) throw new Error(`bench/apiserver: unknown option or missing value: ${flag}`);
     if (key === 'out') cfg.out = value;
-    else {
+    else if (key === 'phase') {
+      if (value !== 'all' && value !== 'writes') throw new Error(`bench/apiserver: --phase must be all or writes, got ${value}`);
+      cfg.phase = value;
+    } else {
       const n = Number(value);
       if (!Number.isInteger(n) || n <= 0) throw new Error(`bench/apiserver: ${flag} must be a positive integer, got ${value}`);
       (cfg as Record<string, number | string>)[key] = n;
     }
     i++;
   }
+  cfg.out ||= cfg.phase === 'writes' ? 'bench/results/apiserver-writes.json' : 'bench/results/apiserver.json';
   return cfg;
 }
 
@@ -113,8 +127,71 @@ function openWatch(server: ApiServer, rv: string, onEvent: () => void): Promise<
   });
 }
 
+interface WriteFigures {
+  writesPerSecond: number;
+  /** With a data directory: writes acknowledged per log flush (fdatasync). */
+  writesPerFlush?: number;
+  failed: number;
+}
+
+/** Creates `writes` ConfigMaps on a fresh server with `writers` in flight. */
+async function writeThroughput(writes: number, writers: number, dataDir: string | undefined): Promise<WriteFigures> {
+  const server = await startApiServer({ clientNode: false, dataDir });
+  try {
+    await call(server, 'POST', '/api/v1/namespaces', { metadata: { name: 'bench' } });
+    const flushesBefore = server.stats().logFlushes ?? 0;
+    let failed = 0;
+    const t0 = performance.now();
+    await pool(writes, writers, async (i) => {
+      const res = await call(server, 'POST', CMS, configMap(i));
+      if (res.status !== 201) failed++;
+    });
+    const seconds = (performance.now() - t0) / 1000;
+    const flushes = (server.stats().logFlushes ?? 0) - flushesBefore;
+    return { writesPerSecond: Math.round(writes / seconds), ...(dataDir ? { writesPerFlush: Number((writes / flushes).toFixed(1)) } : {}), failed };
+  } finally {
+    await server.close();
+  }
+}
+
+async function durability(cfg: Config): Promise<Record<string, WriteFigures>> {
+  const dir = mkdtempSync(join(tmpdir(), 'rxkube-bench-'));
+  const out: Record<string, WriteFigures> = {};
+  try {
+    for (const writers of [1, cfg.concurrency]) {
+      out[`memory, ${writers} writers`] = await writeThroughput(cfg.writes, writers, undefined);
+      out[`dataDir, ${writers} writers`] = await writeThroughput(cfg.writes, writers, join(dir, `data-${writers}`));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
+}
+
+function writeRows(cfg: Config, writes: Record<string, WriteFigures>): [string, string][] {
+  return Object.entries(writes).map(([k, w]): [string, string] => [
+    `create ${cfg.writes}, ${k}`,
+    `${w.writesPerSecond} writes/s${w.writesPerFlush !== undefined ? ` (${w.writesPerFlush} writes per fdatasync)` : ''}`,
+  ]);
+}
+
+function save(cfg: Config, results: object, rows: [string, string][]): void {
+  const report = { bench: 'apiserver', date: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAverage1m: Number(loadavg()[0]?.toFixed(2)), gcExposed: typeof (globalThis as { gc?: unknown }).gc === 'function', client: 'raw http (keep-alive agent), same process', config: cfg, results };
+  const width = Math.max(...rows.map(([k]) => k.length));
+  console.log(`rxkube apiserver benchmark (node ${process.version}, ${cpus().length} cpus; ${report.client}; load ${report.loadAverage1m})`);
+  for (const [k, v] of rows) console.log(`  ${k.padEnd(width)}  ${v}`);
+  mkdirSync(dirname(cfg.out), { recursive: true });
+  writeFileSync(cfg.out, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`saved ${cfg.out}`);
+}
+
 async function main(): Promise<void> {
   const cfg = parseArgs(process.argv.slice(2));
+  if (cfg.phase === 'writes') {
+    const writes = await durability(cfg);
+    save(cfg, { writes }, writeRows(cfg, writes));
+    return;
+  }
   const gcExposed = typeof (globalThis as { gc?: unknown }).gc === 'function';
   const server = await startApiServer({ historySize: Math.max(10_000, cfg.updates + cfg.objects), clientNode: false });
   await call(server, 'POST', '/api/v1/namespaces', { metadata: { name: 'bench' } });
@@ -180,6 +257,9 @@ async function main(): Promise<void> {
   await server.close();
   agent.destroy();
 
+  // 4. durability
+  const writes = await durability(cfg);
+
   const results = {
     createRequestsPerSecond: Math.round(cfg.objects / createSeconds),
     createSeconds: Number(createSeconds.toFixed(2)),
@@ -197,9 +277,8 @@ async function main(): Promise<void> {
     bytesPerStoredObject: Math.round(bytesPerObject),
     failedRequests: failures,
     finalResourceVersion: stats.resourceVersion,
+    writes,
   };
-  const report = { bench: 'apiserver', date: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAverage1m: Number(loadavg()[0]?.toFixed(2)), gcExposed, client: 'raw http (keep-alive agent), same process', config: cfg, results };
-
   const rows: [string, string][] = [
     [`create ${cfg.objects} ConfigMaps`, `${results.createRequestsPerSecond} req/s (${results.createSeconds} s)`],
     [`list ${fullCount} (one response, ${(results.fullListBytes / 1e6).toFixed(1)} MB)`, `${results.fullListMs} ms`],
@@ -207,14 +286,10 @@ async function main(): Promise<void> {
     [`update ${cfg.updates} with ${cfg.watchers} watchers`, `${results.updateRequestsPerSecond} req/s (${results.updateSecondsWithWatchers} s)`],
     [`watch events delivered`, `${received}/${expected} in ${results.deliverySeconds} s = ${results.watchEventsPerSecond} events/s`],
     [`memory per stored object`, `${results.bytesPerStoredObject} bytes${gcExposed ? '' : ' (no --expose-gc: noisy)'}`],
-    [`failed requests`, String(failures)],
+    ...writeRows(cfg, writes),
+    [`failed requests`, String(failures + Object.values(writes).reduce((n, w) => n + w.failed, 0))],
   ];
-  const width = Math.max(...rows.map(([k]) => k.length));
-  console.log(`rxkube apiserver benchmark (node ${process.version}, ${cpus().length} cpus; ${report.client})`);
-  for (const [k, v] of rows) console.log(`  ${k.padEnd(width)}  ${v}`);
-  mkdirSync(dirname(cfg.out), { recursive: true });
-  writeFileSync(cfg.out, `${JSON.stringify(report, null, 2)}\n`);
-  console.log(`saved ${cfg.out}`);
+  save(cfg, results, rows);
   if (received !== expected) process.exitCode = 1;
 }
 

@@ -10,8 +10,8 @@
  * only server-side-apply entries) and with the identity transform (objects as the server sent
  * them), each in a fresh informer, after an uncounted warm-up one.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -42,11 +42,11 @@ async function main(): Promise<void> {
   const out = flag('out', 'bench/results/cache-memory.json');
   const dataDir = join(E2E, '.data');
   mkdirSync(dataDir, { recursive: true });
-  const template = join(dataDir, `template-${n}.json`);
-  if (!existsSync(template)) execFileSync(process.execPath, ['--import', 'tsx', join(E2E, 'server.ts'), '--data', template, '--populate', String(n)], { stdio: 'inherit', cwd: ROOT });
-  const dataFile = join(dataDir, `cache-memory-${n}.json`);
-  copyFileSync(template, dataFile);
-  const server = spawn(process.execPath, ['--import', 'tsx', join(E2E, 'server.ts'), '--data', dataFile], { stdio: ['ignore', 'pipe', 'inherit'], cwd: ROOT });
+  const kubeconfigFile = join(dataDir, `cache-memory-${n}.kubeconfig`);
+  const server = spawn(process.execPath, ['--import', 'tsx', join(E2E, 'server.ts'), '--populate', String(n), '--kubeconfig', kubeconfigFile], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    cwd: ROOT,
+  });
   try {
     const line = await new Promise<string>((done) => createInterface(server.stdout).once('line', done));
     const { kubeconfig } = JSON.parse(line) as { kubeconfig: string };
@@ -80,8 +80,7 @@ async function main(): Promise<void> {
     console.log(`saved ${out}`);
   } finally {
     server.kill('SIGTERM');
-    rmSync(dataFile, { force: true });
-    rmSync(`${dataFile}.kubeconfig`, { force: true });
+    rmSync(kubeconfigFile, { force: true });
   }
 }
 

@@ -4,9 +4,9 @@
  *   npm run bench:e2e -- [--n 2000,10000] [--rounds 3] [--quick] [--variants rxkube,handwritten,k8s-operator]
  *                        [--before <tree of an older rxkube>] [--timeout-s 300] [--out bench/results/e2e.json]
  *
- * Per N, a template state with the Counter CRD and N counters (spec.value = index) is made once.
  * Per round and variant (variants interleaved within each round), a fresh embedded API server
- * process starts from that state, then the variant's process:
+ * process (in memory) gets the Counter CRD and N counters (spec.value = index), then the
+ * variant's process starts:
  *   phase 1: from the variant's process start until every counter's status is
  *            { observedGeneration: generation, value: spec.value * 2 };
  *   phase 2: every spec bumped 3 times quickly (merge patches, 16 at once), until every status
@@ -37,7 +37,6 @@ import { GROUP, NAMESPACE, PLURAL, VERSION } from './counter.js';
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '../..');
 const NODE = process.execPath;
-const TSX = join(ROOT, 'node_modules/.bin/tsx');
 const TICKS_PER_SECOND = 100;
 const ALL_VARIANTS = ['rxkube', 'rxkube-before', 'handwritten', 'k8s-operator'] as const;
 type Variant = (typeof ALL_VARIANTS)[number];
@@ -273,6 +272,13 @@ class Tracker {
     if (this.done.size === this.n) this.waiter?.();
   }
 
+  /** The mean size of a counter's JSON as the server sends it. */
+  averageJsonBytes(): number {
+    let total = 0;
+    for (const object of this.objects.values()) total += Buffer.byteLength(JSON.stringify(object));
+    return Math.round(total / this.objects.size);
+  }
+
   names(): string[] {
     return [...this.objects.keys()];
   }
@@ -300,6 +306,8 @@ class Tracker {
     this.abort.abort();
   }
 }
+
+const jsonBytesPerCounter = new Map<number, number>();
 
 const reconciled = (c: CounterObject): boolean => c.status?.observedGeneration === c.metadata.generation && c.status?.value === c.spec.value * 2;
 
@@ -339,18 +347,20 @@ async function withTimeout(promise: Promise<void>, seconds: number, pending: () 
   return timedOut;
 }
 
-async function measure(variant: Variant, entry: string, n: number, round: number, template: string, config: Config): Promise<Measurement> {
-  const dataDir = join(HERE, '.data');
-  const dataFile = join(dataDir, `run-${variant}-${n}-${round}.json`);
-  copyFileSync(template, dataFile);
+async function measure(variant: Variant, entry: string, n: number, round: number, config: Config): Promise<Measurement> {
+  const kubeconfigFile = join(HERE, '.data', `run-${variant}-${n}-${round}.kubeconfig`);
   // node itself (not the tsx CLI, which runs a child process) so that its pid is the server's.
-  const server = spawn(NODE, ['--import', 'tsx', join(HERE, 'server.ts'), '--data', dataFile], { stdio: ['ignore', 'pipe', 'inherit'], cwd: ROOT });
+  const server = spawn(NODE, ['--import', 'tsx', join(HERE, 'server.ts'), '--populate', String(n), '--kubeconfig', kubeconfigFile], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    cwd: ROOT,
+  });
   const dispatcher = new Agent({ connections: 16 });
   let child: ChildProcess | undefined;
   try {
-    const { url, kubeconfig } = JSON.parse(await waitForLine(server, 'bench server', 60_000)) as { url: string; kubeconfig: string };
+    const { url, kubeconfig } = JSON.parse(await waitForLine(server, 'bench server', 600_000)) as { url: string; kubeconfig: string };
     const tracker = new Tracker(url, dispatcher, n);
     await tracker.start();
+    jsonBytesPerCounter.set(n, tracker.averageJsonBytes());
     const serverCpu0 = cpuSeconds(server.pid!);
     const phase1Done = tracker.until(reconciled);
 
@@ -431,8 +441,7 @@ async function measure(variant: Variant, entry: string, n: number, round: number
     if (child) await stopProcess(child);
     await stopProcess(server);
     await dispatcher.close();
-    rmSync(dataFile, { force: true });
-    rmSync(`${dataFile}.kubeconfig`, { force: true });
+    rmSync(kubeconfigFile, { force: true });
   }
 }
 
@@ -526,20 +535,13 @@ async function main(): Promise<void> {
   mkdirSync(dataDir, { recursive: true });
   console.log(`bench:e2e: N ${config.ns.join(', ')}, ${config.rounds} round(s), variants ${config.variants.join(', ')}, node ${process.version}, ${cpus().length} cpus`);
   const measurements: Measurement[] = [];
-  const objectJsonBytes: Record<number, number> = {};
   for (const n of config.ns) {
-    const template = join(dataDir, `template-${n}.json`);
-    if (!existsSync(template)) {
-      console.log(`making the template state with ${n} counters`);
-      execFileSync(TSX, [join(HERE, 'server.ts'), '--data', template, '--populate', String(n)], { stdio: 'inherit' });
-    }
-    objectJsonBytes[n] = averageCounterJsonBytes(template);
     for (let r = 1; r <= config.rounds; r++) {
       // Interleaved, and rotated per round so no variant always runs first.
       const order = config.variants.map((_, i) => config.variants[(i + r - 1) % config.variants.length]!);
       for (const variant of order) {
         console.log(`N ${n} round ${r}: ${variant}`);
-        const m = await measure(variant, entries[variant], n, r, template, config);
+        const m = await measure(variant, entries[variant], n, r, config);
         console.log(
           `  phase 1 ${round(m.phase1.seconds)} s (${m.phase1.runs} runs, CPU ${m.phase1.cpuSeconds} s, fds ${m.phase1.peakFds}, RSS ${round(m.phase1.peakRssMB, 0)} MB), ` +
             `phase 2 ${round(m.phase2.seconds)} s (${m.phase2.runs} runs, CPU ${round(m.phase2.cpuSeconds)} s, fds ${m.phase2.peakFds}, RSS ${round(m.phase2.peakRssMB, 0)} MB)`,
@@ -553,6 +555,7 @@ async function main(): Promise<void> {
   const headline = ratios(summaries);
   console.log('ratios against the hand-written client-node loop (< 1 is better):');
   console.table(headline);
+  const objectJsonBytes = Object.fromEntries(jsonBytesPerCounter);
   console.log('JSON bytes per counter as the server sends it:', objectJsonBytes);
   mkdirSync(dirname(resolve(ROOT, config.out)), { recursive: true });
   writeFileSync(
@@ -560,23 +563,6 @@ async function main(): Promise<void> {
     `${JSON.stringify({ bench: 'e2e', date: new Date().toISOString(), node: process.version, cpus: cpus().length, config, objectJsonBytes, summaries, ratios: headline, measurements }, null, 2)}\n`,
   );
   console.log(`saved ${config.out}`);
-}
-
-/** The mean size of a counter's JSON in the template state (what a list or watch sends per object). */
-function averageCounterJsonBytes(template: string): number {
-  const text = readFileSync(template, 'utf8');
-  const counters: unknown[] = [];
-  const visit = (value: unknown): void => {
-    if (Array.isArray(value)) value.forEach(visit);
-    else if (value && typeof value === 'object') {
-      const record = value as { kind?: string; apiVersion?: string };
-      if (record.kind === 'Counter' && record.apiVersion === `${GROUP}/${VERSION}`) counters.push(value);
-      else Object.values(value).forEach(visit);
-    }
-  };
-  visit(JSON.parse(text));
-  if (counters.length === 0) return Number.NaN;
-  return Math.round(counters.reduce<number>((sum, c) => sum + Buffer.byteLength(JSON.stringify(c)), 0) / counters.length);
 }
 
 await main();

@@ -8,10 +8,10 @@ import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { startApiServer } from 'rxkube/apiserver';
 
 const dir = mkdtempSync(join(tmpdir(), 'rxkube-apiserver-'));
-const dataFile = join(dir, 'state.json');
+const dataDir = join(dir, 'data');
 
 const server = await startApiServer({
-  dataFile, // loaded at start if it exists, saved by close()
+  dataDir, // every acknowledged write is in its fsynced log: it survives kill -9
   simulate: { deployments: { readyAfterMs: 200 } }, // Deployments roll out without pods
 });
 console.log(`serving ${server.url}`);
@@ -56,10 +56,10 @@ for (let i = 0; i < 3; i++) {
 console.log(`fault hits: ${fault.hits}, active faults: ${server.faults.active.length}`);
 
 console.log(server.stats());
-await server.close(); // saves state to dataFile
+await server.close(); // writes a snapshot, so the next start replays no log
 
-// A new server on the same data file has everything back, resourceVersions included.
-const again = await startApiServer({ dataFile });
+// A new server on the same data directory has everything back, resourceVersions included.
+const again = await startApiServer({ dataDir });
 const settings = await again.kubeConfig().makeApiClient(CoreV1Api).readNamespacedConfigMap({ name: 'settings', namespace: 'default' });
 console.log(`after restart: settings color=${settings.data?.['color']}, resourceVersion ${settings.metadata?.resourceVersion}`);
 await again.close();

@@ -28,7 +28,7 @@ export const everyControllerOption: ControllerConfig<KubernetesObject> = {
     timeoutSeconds: 290,
     deadMarginMs: 30_000,
     listTimeoutMs: 60_000,
-    backoff: { initialMs: 800, maxMs: 30_000, factor: 2, jitter: 1, resetAfterMs: 120_000 },
+    backoff: { initialMs: 800, maxMs: 30_000, factor: 2, jitter: 1, resetAfterMs: 30_000 },
     bounded: undefined,
     transform: compactManagedFields,
   },

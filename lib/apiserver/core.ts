@@ -9,7 +9,6 @@ import {
   alreadyExists,
   badRequest,
   conflict,
-  expired,
   fieldForbidden,
   fieldInvalid,
   fieldRequired,
@@ -98,6 +97,47 @@ export interface CoreOptions {
 
 const MAX_SNAPSHOTS = 64;
 
+/** A continue token's resourceVersion meaning "at the latest version", as the real server's -1. */
+const LATEST = -1;
+
+/** Where a page ended: a kept snapshot and the offset in it, or (rv LATEST) the last key returned. */
+interface ContinueToken {
+  id: string;
+  rv: number;
+  offset: number;
+  /** The key (namespace/name) of the last item returned. */
+  after: string;
+}
+
+function encodeContinue(token: ContinueToken): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', ...token })).toString('base64url');
+}
+
+/** The store's key order, which lists follow. */
+function keyOf(obj: JsonObject): string {
+  return `${namespaceOf(obj)}/${nameOf(obj)}`;
+}
+
+/**
+ * The real server's answer to a continue token below the compaction point: 410 Expired, and in
+ * the Status's metadata a token that continues after the last key at the latest version.
+ */
+class ExpiredContinueError extends ApiError {
+  constructor(readonly continueToken: string) {
+    super(
+      410,
+      'Expired',
+      'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, ' +
+        'or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an ' +
+        'inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+    );
+  }
+
+  override toStatus(): JsonObject {
+    return { ...super.toStatus(), metadata: { continue: this.continueToken } };
+  }
+}
+
 function groupResource(type: ResourceType): GroupResource {
   return { group: type.group, plural: type.plural };
 }
@@ -168,19 +208,24 @@ export class ApiCore {
     let snapshotId: string | undefined;
     if (query.continueToken) {
       const token = this.decodeContinue(query.continueToken);
-      const snap = this.snapshots.get(token.id);
-      if (!snap || snap.rv <= this.store.compactedResourceVersion || Date.now() - snap.createdAt > this.continueTtlMs) {
-        this.snapshots.delete(token.id);
-        throw expired(
-          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
-        );
+      if (token.rv === LATEST) {
+        // The inconsistent continuation a 410 offered: the rest of the keys, as they are now.
+        items = this.matching(r, namespace, filter).filter((o) => keyOf(o) > token.after);
+        rv = this.store.resourceVersion;
+      } else {
+        const snap = this.snapshots.get(token.id);
+        // etcd refuses a read *below* its compaction point only: a list taken exactly at it still pages.
+        if (!snap || snap.rv < this.store.compactedResourceVersion || Date.now() - snap.createdAt > this.continueTtlMs) {
+          this.snapshots.delete(token.id);
+          throw new ExpiredContinueError(encodeContinue({ id: '', rv: LATEST, offset: 0, after: token.after }));
+        }
+        items = snap.items;
+        rv = snap.rv;
+        offset = token.offset;
+        snapshotId = token.id;
       }
-      items = snap.items;
-      rv = snap.rv;
-      offset = token.offset;
-      snapshotId = token.id;
     } else {
-      items = this.store.list(r.type.key, r.type.namespaced ? namespace : undefined).filter((o) => filter.matches(o));
+      items = this.matching(r, namespace, filter);
       rv = this.store.resourceVersion;
     }
     const limit = query.limit && query.limit > 0 ? query.limit : undefined;
@@ -189,7 +234,7 @@ export class ApiCore {
     const metadata: JsonObject = { resourceVersion: String(rv) };
     if (end < items.length) {
       if (!snapshotId) snapshotId = this.keepSnapshot(rv, items);
-      metadata.continue = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', id: snapshotId, rv, offset: end })).toString('base64url');
+      metadata.continue = encodeContinue({ id: snapshotId, rv, offset: end, after: keyOf(items[end - 1] as JsonObject) });
       if (!query.labelSelector && !query.fieldSelector) metadata.remainingItemCount = items.length - end;
     } else if (snapshotId) {
       this.snapshots.delete(snapshotId);
@@ -212,11 +257,15 @@ export class ApiCore {
     return id;
   }
 
-  private decodeContinue(token: string): { id: string; offset: number } {
+  private matching(r: Resolved, namespace: string | undefined, filter: ObjectFilter): JsonObject[] {
+    return this.store.list(r.type.key, r.type.namespaced ? namespace : undefined).filter((o) => filter.matches(o));
+  }
+
+  private decodeContinue(token: string): ContinueToken {
     try {
       const parsed: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-      if (isJsonObject(parsed) && typeof parsed.id === 'string' && typeof parsed.offset === 'number') {
-        return { id: parsed.id, offset: parsed.offset };
+      if (isJsonObject(parsed) && typeof parsed.id === 'string' && typeof parsed.offset === 'number' && typeof parsed.rv === 'number') {
+        return { id: parsed.id, rv: parsed.rv, offset: parsed.offset, after: typeof parsed.after === 'string' ? parsed.after : '' };
       }
     } catch {
       // fall through to the error below

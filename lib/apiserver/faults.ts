@@ -1,6 +1,6 @@
 /**
- * Fault injection for tests: answer chosen requests with an error status or a delay, drop or
- * stall open watches, compact history. Every fault is removable; `clear()` removes them all.
+ * Fault injection for tests: answer chosen requests with an error status or a delay, drop,
+ * stall or silence open watches, compact history. Every fault is removable; `clear()` removes them all.
  */
 import { ApiError, reasonForCode } from './errors.js';
 import type { Verb } from './http.js';
@@ -28,6 +28,8 @@ export interface RequestFaultSpec extends RequestMatch {
   delayMs?: number;
   /** Affect only the next `count` matching requests, then remove itself. */
   count?: number;
+  /** Let the first `skip` matching requests pass unaffected (e.g. the second page of a list). */
+  skip?: number;
   /** Affect each matching request with this probability (0..1]. */
   fraction?: number;
 }
@@ -63,6 +65,8 @@ export interface FaultOutcome {
 interface RequestFault extends Fault {
   spec: RequestFaultSpec;
   hits: number;
+  /** Matching requests seen, skipped ones included. */
+  seen: number;
 }
 
 function matchesPath(pattern: string | RegExp | undefined, path: string): boolean {
@@ -101,9 +105,13 @@ export class Faults {
     if (spec.count !== undefined && !(Number.isInteger(spec.count) && spec.count > 0)) {
       throw new TypeError(`faults.failRequests: count must be a positive integer, got ${spec.count}`);
     }
+    if (spec.skip !== undefined && !(Number.isInteger(spec.skip) && spec.skip >= 0)) {
+      throw new TypeError(`faults.failRequests: skip must be a non-negative integer, got ${spec.skip}`);
+    }
     const fault: RequestFault = {
       spec,
       hits: 0,
+      seen: 0,
       description: `${spec.status ?? 'delay'} for ${describe(spec)}`,
       remove: () => {
         this.requestFaults.delete(fault);
@@ -114,7 +122,7 @@ export class Faults {
   }
 
   /** Adds latency to matching requests. */
-  delayRequests(spec: RequestMatch & { delayMs: number; count?: number; fraction?: number }): Fault {
+  delayRequests(spec: RequestMatch & { delayMs: number; count?: number; skip?: number; fraction?: number }): Fault {
     if (!(spec.delayMs >= 0)) throw new TypeError(`faults.delayRequests: delayMs must be >= 0, got ${spec.delayMs}`);
     return this.failRequests(spec);
   }
@@ -126,7 +134,30 @@ export class Faults {
     return watches.length;
   }
 
-  /** Stops sending on the open watches that match, keeping them open; `remove()` resumes them. */
+  /**
+   * Holds the open watches that match silent for `forMs`: no events, no bookmarks, no close at
+   * their timeoutSeconds — a watch a client must find dead by itself. Afterwards (or on
+   * `remove()`) they send what they held, and close if their timeout passed meanwhile.
+   */
+  silenceWatches(match: WatchMatch & { forMs: number }): Fault {
+    if (!(Number.isFinite(match.forMs) && match.forMs > 0)) {
+      throw new TypeError(`faults.silenceWatches: forMs must be a positive number of milliseconds, got ${match.forMs}`);
+    }
+    const watches = this.matchingWatches(match);
+    for (const w of watches) w.silence(match.forMs);
+    return {
+      description: `silence ${watches.length} watches for ${match.forMs} ms`,
+      hits: watches.length,
+      remove: () => {
+        for (const w of watches) w.unsilence();
+      },
+    };
+  }
+
+  /**
+   * Stops sending on the open watches that match, keeping them open until the fault is removed
+   * or their timeoutSeconds closes them; `remove()` resumes them.
+   */
   stallWatches(match: WatchMatch = {}): Fault {
     const watches = this.matchingWatches(match);
     for (const w of watches) w.stall();
@@ -142,13 +173,14 @@ export class Faults {
     };
   }
 
-  /** Forgets all history up to now: watches resuming from an older resourceVersion, and list continues, get 410. */
+  /** Forgets all history up to now: watches resuming from an older resourceVersion, and continues of lists taken before now, get 410. */
   compact(): void {
     this.store.compact();
   }
 
   clear(): void {
     this.requestFaults.clear();
+    for (const w of this.hub.watches()) w.unsilence();
     for (const s of [...this.stalls]) {
       this.stalls.delete(s);
       for (const w of s.watches) w.resume();
@@ -183,6 +215,7 @@ export class Faults {
       if (s.namespace !== undefined && s.namespace !== req.namespace) continue;
       if (s.name !== undefined && s.name !== req.name) continue;
       if (!matchesPath(s.path, req.path)) continue;
+      if (++fault.seen <= (s.skip ?? 0)) continue;
       if (s.fraction !== undefined && this.random() >= s.fraction) continue;
       fault.hits++;
       if (s.count !== undefined && fault.hits >= s.count) fault.remove();

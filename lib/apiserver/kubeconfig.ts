@@ -1,16 +1,15 @@
 /**
  * Kubeconfig for the embedded server, as a file for kubectl and as a client-node KubeConfig.
  *
- * The server speaks plain HTTP by default, with `insecure-skip-tls-verify: true` in the
- * kubeconfig: client-node 2.x only accepts an http:// server when skipTLSVerify is set, kubectl
- * talks to http:// servers as they are, and nothing has to create a certificate (Node has no
- * X.509 builder, and the server must not depend on openssl being installed). The server binds
- * loopback unless told otherwise, and requires a bearer token when it does not. Give `tls`
- * (a key and certificate) to serve HTTPS instead; the kubeconfig then trusts that certificate.
+ * On loopback the server speaks plain HTTP, with `insecure-skip-tls-verify: true` in the
+ * kubeconfig: client-node 2.x only accepts an http:// server when skipTLSVerify is set, and
+ * kubectl talks to http:// servers as they are. Off loopback it serves HTTPS (a certificate it
+ * makes, or `tls`) and requires a bearer token; the kubeconfig then holds the CA and the token.
  */
-import { writeFile, mkdir, rename } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { DIR_MODE, writeFileAtomic } from './durable/files.js';
 
 /** client-node, loaded by the caller (it takes seconds to load, so the CLI loads it only when serving). */
 export type ClientNode = typeof import('@kubernetes/client-node');
@@ -58,12 +57,13 @@ export function kubeconfigYaml(spec: KubeconfigSpec): string {
   ].join('\n');
 }
 
-/** Writes the kubeconfig (mode 0600, as it may hold a token), replacing the file atomically. */
+/**
+ * Writes the kubeconfig (mode 0600, as it may hold a token), replacing the file atomically through
+ * an exclusively created temp file (never through a symlink). A missing directory is made 0700.
+ */
 export async function writeKubeconfigFile(path: string, spec: KubeconfigSpec): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.tmp`;
-  await writeFile(tmp, kubeconfigYaml(spec), { mode: 0o600 });
-  await rename(tmp, path);
+  await mkdir(dirname(path), { recursive: true, mode: DIR_MODE });
+  await writeFileAtomic(path, kubeconfigYaml(spec));
 }
 
 export function kubeConfigFor(k8s: ClientNode, spec: KubeconfigSpec): KubeConfig {

@@ -2,7 +2,6 @@
  * startApiServer: assembles storage, registry, core, watch hub, the controllers inside the server
  * (CRDs, garbage collector, namespaces, optional simulators) and the HTTP front.
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -18,8 +17,7 @@ import { Faults } from './faults.js';
 import { GarbageCollector } from './gc.js';
 import { handleResource, type HandlerContext } from './handlers.js';
 import { parsePath, sendError, sendJson, type YamlLoader } from './http.js';
-import type { JsonObject } from './json.js';
-import { isJsonObject } from './json.js';
+import { Journal } from './durable/journal.js';
 import { kubeConfigFor, kubeconfigYaml, writeKubeconfigFile, type KubeconfigSpec } from './kubeconfig.js';
 import { NamespaceController, NAMESPACES_KEY } from './namespaces.js';
 import { openApiDocument, openApiIndex } from './openapi.js';
@@ -27,6 +25,7 @@ import { patchEngine } from './patching.js';
 import { Registry } from './registry.js';
 import { DeploymentSimulator, type SimulateOptions } from './simulators.js';
 import { Store } from './store.js';
+import { generateServingTls, servingNames } from './tls.js';
 import { WatchHub } from './watch.js';
 
 export interface ApiServerOptions {
@@ -36,12 +35,21 @@ export interface ApiServerOptions {
   host?: string;
   /** Bearer token every request must carry (401 otherwise). */
   token?: string;
-  /** State is loaded from this file at start (if it exists) and saved to it by `close()`. */
-  dataFile?: string;
+  /**
+   * Keep state in this directory (created 0700 if missing): every write is in its fsynced log
+   * before the client gets an answer, so acknowledged writes survive a crash (kill -9).
+   */
+  dataDir?: string;
+  /** Compact the data directory's log into a snapshot once it holds this many bytes (default 64 MiB). */
+  dataCompactBytes?: number;
   /** Simulated built-in controllers (off by default). */
   simulate?: SimulateOptions;
-  /** Serve HTTPS with this key and certificate (PEM) instead of plain HTTP. */
-  tls?: { key: string | Buffer; cert: string | Buffer };
+  /**
+   * Serve HTTPS with this key and certificate (PEM), and `ca` (default: the certificate itself)
+   * in the kubeconfig. Off loopback the server always serves HTTPS: without `tls` it makes a CA
+   * and a certificate for the machine's names and addresses at start.
+   */
+  tls?: { key: string | Buffer; cert: string | Buffer; ca?: string | Buffer };
   /** Interval of BOOKMARK events on watches that allow them (default 60000). */
   bookmarkIntervalMs?: number;
   /** Watch events kept per resource for resuming watches (default 10000). */
@@ -64,6 +72,8 @@ export interface ApiServerStats {
   objects: number;
   watches: number;
   eventsDelivered: number;
+  /** With `dataDir`: log flushes (write + fdatasync) so far; concurrent writes share them. */
+  logFlushes?: number;
 }
 
 export interface ApiServer {
@@ -79,12 +89,11 @@ export interface ApiServer {
   writeKubeconfig(path: string): Promise<void>;
   readonly faults: Faults;
   stats(): ApiServerStats;
-  /** Stops serving, ends open watches, and saves state to `dataFile` if given. */
+  /** Stops serving, ends open watches, and with `dataDir` writes a snapshot of the state. */
   close(): Promise<void>;
 }
 
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
-const STATE_KIND = 'RxkubeApiServerState';
 
 /** Compares a request's Authorization header with the expected one in constant time. */
 function sameSecret(given: string | undefined, expected: Buffer): boolean {
@@ -109,6 +118,9 @@ function validateOptions(o: ApiServerOptions): void {
   const ready = o.simulate?.deployments?.readyAfterMs;
   if (ready !== undefined && !(ready >= 0)) throw new TypeError(`startApiServer: simulate.deployments.readyAfterMs must be >= 0, got ${ready}`);
   if (o.bookmarkIntervalMs !== undefined && !(o.bookmarkIntervalMs > 0)) throw new TypeError(`startApiServer: bookmarkIntervalMs must be > 0, got ${o.bookmarkIntervalMs}`);
+  if (o.dataCompactBytes !== undefined && !(Number.isInteger(o.dataCompactBytes) && o.dataCompactBytes > 0)) {
+    throw new TypeError(`startApiServer: dataCompactBytes must be a positive integer, got ${o.dataCompactBytes}`);
+  }
   if (o.historySize !== undefined && !(Number.isInteger(o.historySize) && o.historySize > 0)) {
     throw new TypeError(`startApiServer: historySize must be a positive integer, got ${o.historySize}`);
   }
@@ -123,27 +135,55 @@ async function loadYamlParser(): Promise<YamlLoader | undefined> {
   }
 }
 
-async function readState(file: string): Promise<{ resourceVersion: number; objects: { resource: string; object: JsonObject }[] } | undefined> {
-  let text: string;
+async function openDataDir(dir: string, compactBytes: number | undefined): ReturnType<typeof Journal.open> {
   try {
-    text = await readFile(file, 'utf8');
+    return await Journal.open(dir, { compactBytes });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
+    throw new Error(`startApiServer: dataDir: ${(err as Error).message}`);
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`startApiServer: data file ${file} is not valid JSON: ${(err as Error).message}`);
-  }
-  if (!isJsonObject(parsed) || parsed.kind !== STATE_KIND || typeof parsed.resourceVersion !== 'number' || !Array.isArray(parsed.objects)) {
-    throw new Error(`startApiServer: data file ${file} is not an rxkube apiserver state file (kind ${STATE_KIND})`);
-  }
-  const objects = parsed.objects.filter(
-    (o): o is { resource: string; object: JsonObject } => isJsonObject(o) && typeof o.resource === 'string' && isJsonObject(o.object),
-  );
-  return { resourceVersion: parsed.resourceVersion, objects };
+}
+
+/** A client reaches a server bound to the unspecified address through loopback. */
+function clientAddress(bound: string): string {
+  if (bound === '0.0.0.0') return '127.0.0.1';
+  if (bound === '::') return '::1';
+  return bound;
+}
+
+async function generatedTls(host: string): Promise<{ key: string; cert: string; ca: string }> {
+  return generateServingTls(servingNames(host));
+}
+
+/**
+ * Holds a response's bytes until every change made so far is in the fsynced log, so no client
+ * (not even a watcher or a reader) sees a write that a crash could still take back. When the log
+ * is idle the bytes go out at once; otherwise they wait for the flush in progress or the next,
+ * which concurrent writers share (group commit). Order within a response is kept.
+ */
+function holdUntilDurable(res: ServerResponse, journal: Journal): void {
+  const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+  const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+  let tail: Promise<unknown> | undefined;
+  const later = (send: () => void): void => {
+    const mine: Promise<unknown> = Promise.all([tail, journal.sync()]).then(
+      () => {
+        if (tail === mine) tail = undefined;
+        send();
+      },
+      (err: unknown) => res.destroy(err as Error),
+    );
+    tail = mine;
+  };
+  res.write = ((...args: unknown[]) => {
+    if (tail === undefined && journal.idle) return write(...args);
+    later(() => write(...args));
+    return true;
+  }) as typeof res.write;
+  res.end = ((...args: unknown[]) => {
+    if (tail === undefined && journal.idle) return end(...args);
+    later(() => end(...args));
+    return res;
+  }) as typeof res.end;
 }
 
 export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
@@ -151,7 +191,9 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const clientNode = options.clientNode === false ? undefined : import('@kubernetes/client-node');
   const host = options.host ?? '127.0.0.1';
   const token = options.token;
-  const store = new Store({ historySize: options.historySize });
+  const opened = options.dataDir ? await openDataDir(options.dataDir, options.dataCompactBytes) : undefined;
+  const journal = opened?.journal;
+  const store = new Store({ historySize: options.historySize, journal: journal && ((change) => journal.append(change)) });
   const registry = new Registry();
   for (const t of builtinTypes()) registry.add(t);
   const core = new ApiCore(store, registry, patchEngine, { continueTtlMs: options.continueTtlMs });
@@ -163,15 +205,13 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const simulator = options.simulate?.deployments ? new DeploymentSimulator(core, store, options.simulate.deployments) : undefined;
   const faults = new Faults(store, hub, options.random);
 
-  if (options.dataFile) {
-    const state = await readState(options.dataFile);
-    if (state) {
-      // CRDs first, so their resources are served; then everything as it was.
-      store.restore(state.resourceVersion, state.objects);
-      crds.serveAll();
-      namespaces.resumeAll();
-      simulator?.resumeAll();
-    }
+  if (opened && journal) {
+    // Everything as it was, at a resourceVersion past any used before; then the CRDs are served again.
+    store.restore(opened.state.resourceVersion, opened.state.objects);
+    journal.snapshotFrom(() => store.dump());
+    crds.serveAll();
+    namespaces.resumeAll();
+    simulator?.resumeAll();
   }
   for (const ns of DEFAULT_NAMESPACES) {
     if (!store.get(NAMESPACES_KEY, '', ns)) core.createInternal(NAMESPACES_KEY, { metadata: { name: ns } });
@@ -248,9 +288,11 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   };
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    if (journal) holdUntilDurable(res, journal);
     void handle(req, res);
   };
-  const server: Server = options.tls ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, listener) : createHttpServer(listener);
+  const tls = options.tls ?? (isLoopback(host) ? undefined : await generatedTls(host));
+  const server: Server = tls ? createHttpsServer({ key: tls.key, cert: tls.cert }, listener) : createHttpServer(listener);
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 0;
   await new Promise<void>((resolve, reject) => {
@@ -261,10 +303,10 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     });
   });
   const address = server.address() as AddressInfo;
-  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const urlHost = address.family === 'IPv6' ? `[${clientAddress(address.address)}]` : clientAddress(address.address);
   serverAddress = `${urlHost}:${address.port}`;
-  const url = `${options.tls ? 'https' : 'http'}://${serverAddress}`;
-  const caCert = options.tls ? options.tls.cert.toString() : undefined;
+  const url = `${tls ? 'https' : 'http'}://${serverAddress}`;
+  const caCert = tls ? (tls.ca ?? tls.cert).toString() : undefined;
   const spec: KubeconfigSpec = { server: url, token, caCert };
   let closed: Promise<void> | undefined;
   const k8s = clientNode ? await clientNode : undefined;
@@ -286,6 +328,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       objects: store.totalObjects(),
       watches: hub.watches().length,
       eventsDelivered: hub.watches().reduce((n, w) => n + w.delivered, 0),
+      ...(journal ? { logFlushes: journal.flushes } : {}),
     }),
     close: () =>
       (closed ??= (async () => {
@@ -299,12 +342,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
           server.close(() => resolve());
           server.closeAllConnections();
         });
-        if (options.dataFile) {
-          const state = { kind: STATE_KIND, ...store.dump() };
-          const tmp = `${options.dataFile}.${process.pid}.tmp`;
-          await writeFile(tmp, JSON.stringify(state));
-          await rename(tmp, options.dataFile);
-        }
+        await journal?.close();
       })()),
   };
 }

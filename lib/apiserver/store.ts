@@ -6,6 +6,7 @@
  * Stored objects are never mutated: every write stores a new object, so readers can serialize a
  * stored object (or keep a reference in a list snapshot) without copying it.
  */
+import type { LogRecord } from './durable/records.js';
 import type { JsonObject } from './json.js';
 import { isJsonObject } from './json.js';
 import { nameOf, namespaceOf, ownerRefsOf, uidOf } from './meta.js';
@@ -93,6 +94,8 @@ interface Table {
 export interface StoreOptions {
   /** Events kept per resource for watches that resume from a resourceVersion. */
   historySize?: number;
+  /** Told of every change before anyone else, to make it durable (the data directory's log). */
+  journal?: (change: LogRecord) => void;
 }
 
 export type StoreListener = (e: StoreEvent) => void;
@@ -127,9 +130,11 @@ export class Store {
   private readonly historySize: number;
   /** Compaction point for resources whose history starts later (first write after a load or compaction). */
   private compactedRv = 0;
+  private readonly journal: ((change: LogRecord) => void) | undefined;
 
   constructor(options: StoreOptions = {}) {
     this.historySize = options.historySize ?? 10_000;
+    this.journal = options.journal;
   }
 
   get resourceVersion(): number {
@@ -213,6 +218,7 @@ export class Store {
     t.objects.set(objectKey(ref.namespace, ref.name), stored);
     t.sorted = null;
     this.index(ref, undefined, stored);
+    this.journal?.({ t: 'put', r: resource, o: stored });
     this.emit(t, { type: 'ADDED', rv: this.rv, resource, object: stored });
     return stored;
   }
@@ -227,6 +233,7 @@ export class Store {
     const stored = withResourceVersion(obj, ++this.rv);
     t.objects.set(key, stored);
     this.index(ref, prev, stored);
+    this.journal?.({ t: 'put', r: resource, o: stored });
     this.emit(t, { type: 'MODIFIED', rv: this.rv, resource, object: stored, prev });
     return stored;
   }
@@ -241,6 +248,7 @@ export class Store {
     t.objects.delete(key);
     t.sorted = null;
     this.index({ resource, namespace, name }, prev, undefined);
+    this.journal?.({ t: 'del', r: resource, ns: namespace, n: name, rv: this.rv });
     this.emit(t, { type: 'DELETED', rv: this.rv, resource, object: last, prev });
     return last;
   }
@@ -253,9 +261,10 @@ export class Store {
       this.index({ resource, namespace: namespaceOf(obj), name: nameOf(obj) }, obj, undefined);
     }
     this.tables.delete(resource);
+    this.journal?.({ t: 'drop', r: resource });
   }
 
-  /** Everything, for saving to a file. */
+  /** Everything, for a snapshot of the data directory. */
   dump(): { resourceVersion: number; objects: { resource: string; object: JsonObject }[] } {
     const objects: { resource: string; object: JsonObject }[] = [];
     for (const [resource, t] of this.tables) for (const object of t.objects.values()) objects.push({ resource, object });

@@ -50,6 +50,9 @@ export class Watch {
   private pending: string[] = [];
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
+  /** While silenced: nothing is sent and the timeout waits; `timeoutDue` closes it afterwards. */
+  private silenceTimer: NodeJS.Timeout | undefined;
+  private timeoutDue = false;
   /** Events delivered (for tests and benchmarks). */
   delivered = 0;
 
@@ -60,7 +63,10 @@ export class Watch {
     private readonly hub: WatchHub,
   ) {
     if (spec.timeoutMs !== undefined) {
-      this.timer = setTimeout(() => this.close(), spec.timeoutMs);
+      this.timer = setTimeout(() => {
+        if (this.silenceTimer) this.timeoutDue = true;
+        else this.close();
+      }, spec.timeoutMs);
       this.timer.unref();
     }
   }
@@ -158,10 +164,37 @@ export class Watch {
     for (const line of this.stallBuffer.splice(0)) this.send(line);
   }
 
+  /**
+   * Holds the watch silent for `forMs`: no events, no bookmarks, and no close at its timeout
+   * (a hung server or a black-holed connection). Afterwards the held events are sent, and a
+   * timeout that passed meanwhile closes the stream.
+   */
+  silence(forMs: number): void {
+    if (this.closed) return;
+    this.stall();
+    if (this.silenceTimer) clearTimeout(this.silenceTimer);
+    this.silenceTimer = setTimeout(() => this.unsilence(), forMs);
+    this.silenceTimer.unref();
+  }
+
+  unsilence(): void {
+    if (!this.silenceTimer) return;
+    clearTimeout(this.silenceTimer);
+    this.silenceTimer = undefined;
+    this.resume();
+    if (this.timeoutDue) this.close();
+  }
+
+  get isSilenced(): boolean {
+    return this.silenceTimer !== undefined;
+  }
+
   /** Ends the stream; `abrupt` resets the connection instead. */
   close(abrupt = false): void {
     if (this.closed) return;
     this.closed = true;
+    if (this.silenceTimer) clearTimeout(this.silenceTimer);
+    this.silenceTimer = undefined;
     if (!abrupt && this.pending.length > 0) this.sink.write(this.pending.join(''));
     this.pending = [];
     if (this.timer) clearTimeout(this.timer);

@@ -14,10 +14,12 @@ Serves an in-process Kubernetes API server that kubectl and @kubernetes/client-n
 
 options:
   --port N            TCP port (default 6443; 0 picks a free one)
-  --host ADDR         address to bind (default 127.0.0.1); a non-loopback address requires a token
+  --host ADDR         address to bind (default 127.0.0.1); off loopback the server serves HTTPS
+                      with a CA and certificate it makes, and requires a token
   --kubeconfig FILE   where to write the kubeconfig (default ~/.kube/rxkube.yaml)
-  --data FILE         load state from FILE at start, save it there on shutdown
-  --token T           require "Authorization: Bearer T" (generated for non-loopback hosts if not given)
+  --data DIR          keep state in DIR (created 0700): every acknowledged write survives a crash
+  --token T           require "Authorization: Bearer T" (generated off loopback if not given;
+                      it is written to the kubeconfig, never printed)
   --simulate          simulate the deployment controller (replicas become ready)
   --ready-after MS    with --simulate: milliseconds until a deployment is ready (default 1000)
   -h, --help          show this help`;
@@ -67,8 +69,8 @@ export async function main(args: string[]): Promise<number> {
   }
   let token = opts.token;
   if (!token && !isLoopback(opts.host)) {
+    // Printed output ends up in CI logs: the token goes only into the kubeconfig (mode 0600).
     token = randomBytes(24).toString('base64url');
-    console.log(`generated a bearer token for ${opts.host}: ${token}`);
   }
   let server;
   try {
@@ -76,7 +78,7 @@ export async function main(args: string[]): Promise<number> {
       port: opts.port,
       host: opts.host,
       token,
-      dataFile: opts.data,
+      dataDir: opts.data,
       simulate: opts.simulate ? { deployments: { readyAfterMs: opts.readyAfterMs } } : undefined,
       clientNode: false,
     });
@@ -87,13 +89,13 @@ export async function main(args: string[]): Promise<number> {
   }
   await server.writeKubeconfig(opts.kubeconfig);
   console.log(`rxkube apiserver listening on ${server.url}`);
-  console.log(`kubeconfig written to ${opts.kubeconfig}`);
+  console.log(`kubeconfig written to ${opts.kubeconfig}${token ? ' (with the bearer token' + (server.url.startsWith('https:') ? ' and the CA' : '') + ')' : ''}`);
   console.log(`  kubectl --kubeconfig ${opts.kubeconfig} get ns`);
   console.log(`  export KUBECONFIG=${opts.kubeconfig}`);
-  if (opts.data) console.log(`state is saved to ${opts.data} on shutdown`);
+  if (opts.data) console.log(`state is kept in ${opts.data} (every acknowledged write is on disk)`);
   console.log('press Ctrl-C to stop');
   const signal = await waitForSignal();
   await server.close();
-  console.log(`rxkube apiserver stopped (${signal})${opts.data ? `; state saved to ${opts.data}` : ''}`);
+  console.log(`rxkube apiserver stopped (${signal})${opts.data ? `; state kept in ${opts.data}` : ''}`);
   return 0;
 }

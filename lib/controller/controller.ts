@@ -12,7 +12,7 @@ import {
   takeUntil,
   tap,
 } from 'rxjs';
-import { ConfigurationError, describeError, resourceKey, type ReconcileOutcome } from '../core/index.js';
+import { ConfigurationError, describeError, isMarkedForDeletion, resourceKey, type ReconcileOutcome } from '../core/index.js';
 import { classifyError, type KubeClient } from '../kube/index.js';
 import { controllerLabels, errorLogLevel, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { generationChanged, reconcileEach, type RunFn, type RunResult } from '../processing/index.js';
@@ -30,7 +30,7 @@ import {
 import type { EventSourceRegistry } from '../workflow/index.js';
 import { resolveNamespaces, resolveSecondary, type ResolvedControllerConfig, type ResolvedSecondary } from './config.js';
 import { dispatcher } from './dispatch.js';
-import { hasFinalizer, isMarkedForDeletion, primaryWriter } from './primary-writes.js';
+import { hasFinalizer, primaryWriter } from './primary-writes.js';
 import { trackedClient, type TrackedClient } from './tracked-client.js';
 import type { Reconciler } from './types.js';
 

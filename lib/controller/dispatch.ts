@@ -1,5 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { NoRetryError, type ResourceID } from '../core/index.js';
+import { isMarkedForDeletion, NoRetryError, type ResourceID } from '../core/index.js';
 import { type KubeClient } from '../kube/index.js';
 import { errorLogLevel, loggerFor, type Logger } from '../observe/index.js';
 import type { RunContext, RunResult } from '../processing/index.js';
@@ -7,7 +7,7 @@ import type { CacheReader, SecondarySource } from '../sources/index.js';
 import { ManagedWorkflowInvocation, type EventSourceRegistry } from '../workflow/index.js';
 import type { ResolvedControllerConfig } from './config.js';
 import { DeleteControl, ErrorStatusUpdateControl, UpdateControl } from './controls.js';
-import { hasFinalizer, isMarkedForDeletion, type PrimaryWriter } from './primary-writes.js';
+import { hasFinalizer, type PrimaryWriter } from './primary-writes.js';
 import type { TrackedClient } from './tracked-client.js';
 import type { Context, Reconciler } from './types.js';
 

@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { classifyError, refOf, type ResourceClient } from '../kube/index.js';
-import type { ReadYourWritesCache } from '../sources/index.js';
+import { newerOf, type ReadYourWritesCache, type WriteIntent } from '../sources/index.js';
 import { createMergePatch } from './merge-patch.js';
 
 /** How the controller writes its primary; one per controller. */
@@ -8,7 +8,7 @@ export interface PrimaryWriter<P extends KubernetesObject> {
   addFinalizer(primary: P): Promise<P>;
   /** FZ3: removes our finalizer; on 409/422 re-reads and tries again, up to 10 times. */
   removeFinalizer(primary: P): Promise<P | undefined>;
-  /** UP1: writes everything but status; keeps our finalizer in the intent. */
+  /** UP1: writes everything but status; keeps our finalizer in the intent; 409 when `original` is no longer current. */
   patchResource(original: P, updated: P): Promise<P>;
   patchStatus(original: P, updated: P): Promise<P>;
 }
@@ -32,14 +32,30 @@ const SERVER_METADATA = ['resourceVersion', 'uid', 'creationTimestamp', 'generat
 
 export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriterOptions<P>): PrimaryWriter<P> {
   const { client, cache, fieldManager, finalizerName } = options;
-  const write = (primary: P, fn: () => Promise<P>): Promise<P> => cache.trackWrite(refOf(primary), fn);
+  /**
+   * ES4: a write with `original`'s resourceVersion as precondition lands on it or fails (409);
+   * any other may land on someone else's change, and its answer is ours only if it keeps the
+   * generation and the deletion mark of the newest version we know — and, for a status write,
+   * its finalizers (else the cache passes the answer on as that change).
+   */
+  const write = (original: P, fn: () => Promise<P>, kind: 'conditional' | 'resource' | 'finalizer' | 'status'): Promise<P> => {
+    const ref = refOf(original);
+    const base = newerOf(original, cache.get(ref));
+    const intents: Record<typeof kind, WriteIntent<P>> = {
+      conditional: {},
+      resource: { base, generation: 'keepOrBump' },
+      finalizer: { base, generation: 'keep' },
+      status: { base, generation: 'keep', keepsFinalizers: true },
+    };
+    return cache.trackWrite(ref, fn, intents[kind]);
+  };
 
   return {
     async addFinalizer(primary) {
       const finalizers = [...(primary.metadata?.finalizers ?? []), finalizerName];
       // resourceVersion makes this an optimistic write: a concurrent finalizer change is a 409, not lost.
       const patch = { metadata: { finalizers, resourceVersion: primary.metadata?.resourceVersion } };
-      return write(primary, () => client.mergePatch(refOf(primary), patch, { fieldManager }));
+      return write(primary, () => client.mergePatch(refOf(primary), patch, { fieldManager }), 'conditional');
     },
 
     async removeFinalizer(primary) {
@@ -50,8 +66,10 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
         const path = `/metadata/finalizers/${index}`;
         try {
           const ref = refOf(current);
-          return await write(current, () =>
-            client.jsonPatch(ref, [{ op: 'test', path, value: finalizerName }, { op: 'remove', path }], { fieldManager }),
+          return await write(
+            current,
+            () => client.jsonPatch(ref, [{ op: 'test', path, value: finalizerName }, { op: 'remove', path }], { fieldManager }),
+            'finalizer',
           );
         } catch (err) {
           const kind = classifyError(err);
@@ -66,31 +84,31 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
     async patchResource(original, updated) {
       const intent = withoutStatus(withoutServerMetadata(updated));
       if (options.usesFinalizer) ensureFinalizer(intent, finalizerName);
+      // Optimistic, as JOSDK's resource updates: computed from `original`, it must land on it (ES4).
+      const resourceVersion = original.metadata?.resourceVersion;
       if (options.strategy === 'apply') {
-        return write(original, () => client.apply(intent, { fieldManager, force: true }));
+        const applied = { ...intent, metadata: { ...intent.metadata, resourceVersion } } as P;
+        return write(original, () => client.apply(applied, { fieldManager, force: true }), resourceVersion === undefined ? 'resource' : 'conditional');
       }
-      const patch = createMergePatch(withoutStatus(withoutServerMetadata(original)), intent);
-      return write(original, () => client.mergePatch(refOf(original), patch, { fieldManager }));
+      const patch = createMergePatch(withoutStatus(withoutServerMetadata(original)), intent) as { metadata?: object };
+      const conditional = { ...patch, metadata: { ...patch.metadata, resourceVersion } };
+      return write(original, () => client.mergePatch(refOf(original), conditional, { fieldManager }), resourceVersion === undefined ? 'resource' : 'conditional');
     },
 
     async patchStatus(original, updated) {
       const status = statusOf(updated, original, options.observedGeneration);
       if (options.strategy === 'apply') {
         const intent = { apiVersion: original.apiVersion, kind: original.kind, metadata: { name: original.metadata?.name, namespace: original.metadata?.namespace }, status } as unknown as P;
-        return write(original, () => client.applyStatus(intent, { fieldManager, force: true }));
+        return write(original, () => client.applyStatus(intent, { fieldManager, force: true }), 'status');
       }
       const patch = createMergePatch({ status: (original as { status?: unknown }).status ?? null }, { status });
-      return write(original, () => client.mergePatchStatus(refOf(original), patch, { fieldManager }));
+      return write(original, () => client.mergePatchStatus(refOf(original), patch, { fieldManager }), 'status');
     },
   };
 }
 
 export function hasFinalizer(primary: KubernetesObject, finalizerName: string): boolean {
   return primary.metadata?.finalizers?.includes(finalizerName) ?? false;
-}
-
-export function isMarkedForDeletion(primary: KubernetesObject): boolean {
-  return primary.metadata?.deletionTimestamp !== undefined && primary.metadata.deletionTimestamp !== null;
 }
 
 function statusOf(updated: KubernetesObject, original: KubernetesObject, observedGeneration: boolean): unknown {

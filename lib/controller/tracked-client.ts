@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { refOf, type ApplyOptions, type ObjectRef, type ResourceClient } from '../kube/index.js';
-import type { ReadYourWritesCache } from '../sources/index.js';
+import { kubernetesMatches } from '../dependent/index.js';
+import { refOf, type ApplyOptions, type JsonPatchOperation, type ObjectRef, type ResourceClient } from '../kube/index.js';
+import type { ReadYourWritesCache, WriteIntent } from '../sources/index.js';
 
 /** A resource client whose writes default to the controller's field manager (apply needs no options). */
 export interface TrackedClient<T extends KubernetesObject> extends Omit<ResourceClient<T>, 'apply' | 'applyStatus'> {
@@ -11,26 +12,96 @@ export interface TrackedClient<T extends KubernetesObject> extends Omit<Resource
 /**
  * A resource client whose writes go through a read-your-writes cache (UP3, ES4): the next run
  * reads what was written, and the watch event a write causes triggers no run. Writes default
- * to the controller's field manager.
+ * to the controller's field manager. Each write's answer is judged against the version the
+ * cache had when it began (`intentOf`): one that carries someone else's change runs the
+ * primary like that change's own event would.
  */
 export function trackedClient<T extends KubernetesObject>(
   client: ResourceClient<T>,
   cache: ReadYourWritesCache<T>,
   fieldManager: string,
 ): TrackedClient<T> {
-  const track = <R extends T | undefined>(ref: ObjectRef, write: () => Promise<R>): Promise<R> => cache.trackWrite(ref, write);
+  const track = <R extends T | undefined>(ref: ObjectRef, body: WriteBody, write: () => Promise<R>): Promise<R> =>
+    cache.trackWrite(ref, write, intentOf(cache.get(ref), body));
   return {
     ...client,
-    create: (obj, options) => track(refOf(obj), () => client.create(obj, { fieldManager, ...options })),
-    replace: (obj, options) => track(refOf(obj), () => client.replace(obj, { fieldManager, ...options })),
-    replaceStatus: (obj, options) => track(refOf(obj), () => client.replaceStatus(obj, { fieldManager, ...options })),
-    delete: (ref, options) => track(ref, () => client.delete(ref, options)),
-    apply: (obj, options) => track(refOf(obj), () => client.apply(obj, { ...options, fieldManager: options?.fieldManager ?? fieldManager })),
-    applyStatus: (obj, options) => track(refOf(obj), () => client.applyStatus(obj, { ...options, fieldManager: options?.fieldManager ?? fieldManager })),
-    mergePatch: (ref, patch, options) => track(ref, () => client.mergePatch(ref, patch, { fieldManager, ...options })),
-    mergePatchStatus: (ref, patch, options) => track(ref, () => client.mergePatchStatus(ref, patch, { fieldManager, ...options })),
-    jsonPatch: (ref, ops, options) => track(ref, () => client.jsonPatch(ref, ops, { fieldManager, ...options })),
-    jsonPatchStatus: (ref, ops, options) => track(ref, () => client.jsonPatchStatus(ref, ops, { fieldManager, ...options })),
-    patch: (ref, body, options) => track(ref, () => client.patch(ref, body, { ...options, fieldManager: options.fieldManager ?? fieldManager })),
+    create: (obj, options) => track(refOf(obj), { kind: 'create' }, () => client.create(obj, { fieldManager, ...options })),
+    replace: (obj, options) => track(refOf(obj), { kind: 'object', body: obj, replaces: true }, () => client.replace(obj, { fieldManager, ...options })),
+    replaceStatus: (obj, options) => track(refOf(obj), { kind: 'status', body: obj }, () => client.replaceStatus(obj, { fieldManager, ...options })),
+    delete: (ref, options) => track(ref, { kind: 'delete' }, () => client.delete(ref, options)),
+    apply: (obj, options) =>
+      track(refOf(obj), { kind: 'object', body: obj }, () => client.apply(obj, { ...options, fieldManager: options?.fieldManager ?? fieldManager })),
+    applyStatus: (obj, options) =>
+      track(refOf(obj), { kind: 'status', body: obj }, () => client.applyStatus(obj, { ...options, fieldManager: options?.fieldManager ?? fieldManager })),
+    mergePatch: (ref, patch, options) => track(ref, { kind: 'object', body: patch }, () => client.mergePatch(ref, patch, { fieldManager, ...options })),
+    mergePatchStatus: (ref, patch, options) => track(ref, { kind: 'status', body: patch }, () => client.mergePatchStatus(ref, patch, { fieldManager, ...options })),
+    jsonPatch: (ref, ops, options) => track(ref, { kind: 'jsonPatch', ops }, () => client.jsonPatch(ref, ops, { fieldManager, ...options })),
+    jsonPatchStatus: (ref, ops, options) => track(ref, { kind: 'status', ops }, () => client.jsonPatchStatus(ref, ops, { fieldManager, ...options })),
+    patch: (ref, body, options) =>
+      track(ref, options.subresource === 'status' ? { kind: 'status', body } : { kind: 'unknown' }, () =>
+        client.patch(ref, body, { ...options, fieldManager: options.fieldManager ?? fieldManager }),
+      ),
   };
+}
+
+/** What a write sends, as far as its own-write judgement needs it. */
+type WriteBody =
+  | { readonly kind: 'create' | 'delete' | 'unknown' }
+  /** An applied object, a replacement or a merge patch of the object (not its status). */
+  | { readonly kind: 'object'; readonly body: unknown; readonly replaces?: boolean }
+  | { readonly kind: 'status'; readonly body?: unknown; readonly ops?: readonly JsonPatchOperation[] }
+  | { readonly kind: 'jsonPatch'; readonly ops: readonly JsonPatchOperation[] };
+
+/**
+ * ES4: what a write may change on `base`, the version the cache had when it began. A write that
+ * carries `base`'s resourceVersion as precondition lands on it or fails; a create fails if the
+ * object exists. A status write keeps the generation and the finalizers; an apply or merge patch whose content the
+ * object already has keeps it too (or may bump it, when it writes a new status: a kind without
+ * a status subresource counts status as content), and one that the object holds entirely changes
+ * nothing; any other content change bumps it once; a delete may mark the object and bump it.
+ */
+export function intentOf<T extends KubernetesObject>(base: T | undefined, write: WriteBody): WriteIntent<T> {
+  if (base === undefined || write.kind === 'create') return {};
+  const baseVersion = base.metadata?.resourceVersion;
+  if ('ops' in write && write.ops?.some((op) => op.op === 'test' && op.path === '/metadata/resourceVersion' && op.value === baseVersion)) return {};
+  if ('body' in write && baseVersion !== undefined && versionIn(write.body) === baseVersion) return {};
+  switch (write.kind) {
+    case 'delete':
+      return { base, generation: 'keepOrBump', deletes: true };
+    case 'unknown':
+      return { base, generation: 'keepOrBump' };
+    case 'jsonPatch':
+      return { base, generation: write.ops.every((op) => /^\/(metadata|status)(\/|$)/.test(op.path)) ? 'keep' : 'keepOrBump' };
+    case 'status':
+      // Wrapped: the matcher leaves a top-level `status` out of the comparison.
+      return {
+        base,
+        generation: 'keep',
+        keepsFinalizers: true,
+        unchanged: write.ops === undefined && kubernetesMatches({ s: statusOf(base) }, { s: statusOf(write.body) }),
+      };
+    case 'object': {
+      if (write.replaces) return { base, generation: 'keepOrBump' };
+      const { apiVersion: _apiVersion, kind: _kind, metadata, status, ...content } = isRecord(write.body) ? write.body : {};
+      const keepsContent = kubernetesMatches(base, content);
+      // Without a status subresource, a status written with the object bumps the generation too.
+      const keepsStatus = status === undefined || kubernetesMatches({ s: statusOf(base) }, { s: status });
+      if (!keepsContent) return { base, generation: 'bump' };
+      if (!keepsStatus) return { base, generation: 'keepOrBump' };
+      return { base, generation: 'keep', unchanged: kubernetesMatches(base, { metadata }) };
+    }
+  }
+}
+
+function versionIn(body: unknown): unknown {
+  const metadata = isRecord(body) ? body['metadata'] : undefined;
+  return isRecord(metadata) ? metadata['resourceVersion'] : undefined;
+}
+
+function statusOf(obj: unknown): unknown {
+  return isRecord(obj) ? obj['status'] : undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,5 +1,5 @@
 export type { ResourceID } from './resource.js';
-export { resourceKey, resourceIdOf } from './resource.js';
+export { isMarkedForDeletion, resourceKey, resourceIdOf } from './resource.js';
 export type { EventAction, ResourceEvent } from './events.js';
 export type {
   EventCause,

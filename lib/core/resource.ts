@@ -23,6 +23,13 @@ export function resourceIdOf(object: unknown): ResourceID {
   return typeof namespace === 'string' && namespace !== '' ? { name, namespace } : { name };
 }
 
+/** True when `metadata.deletionTimestamp` is set: the object is being deleted, held by finalizers. */
+export function isMarkedForDeletion(object: unknown): boolean {
+  const metadata = isRecord(object) ? object['metadata'] : undefined;
+  const timestamp = isRecord(metadata) ? metadata['deletionTimestamp'] : undefined;
+  return timestamp !== undefined && timestamp !== null && timestamp !== '';
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }

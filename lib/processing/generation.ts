@@ -1,5 +1,6 @@
 import { filter, type MonoTypeOperatorFunction } from 'rxjs';
 import type { ResourceEvent } from '../core/events.js';
+import { isMarkedForDeletion } from '../core/resource.js';
 
 export interface GenerationFilterOptions<T = unknown> {
   /** True when `object` should carry our finalizer but does not; such updates always pass. */
@@ -17,7 +18,7 @@ export function isGenerationChange<T>(oldObject: T | undefined, newObject: T | u
   if (options.finalizerNeeded?.(newObject)) return true;
   const before = metadataOf(oldObject);
   const after = metadataOf(newObject);
-  if (isMarkedForDeletion(after) && !isMarkedForDeletion(before)) return true;
+  if (isMarkedForDeletion(newObject) && !isMarkedForDeletion(oldObject)) return true;
   const oldGeneration = before?.['generation'];
   const newGeneration = after?.['generation'];
   if (typeof oldGeneration !== 'number' || typeof newGeneration !== 'number') return true;
@@ -39,9 +40,4 @@ function metadataOf(object: unknown): Record<string, unknown> | undefined {
   if (typeof object !== 'object' || object === null) return undefined;
   const metadata = (object as { metadata?: unknown }).metadata;
   return typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>) : undefined;
-}
-
-function isMarkedForDeletion(metadata: Record<string, unknown> | undefined): boolean {
-  const timestamp = metadata?.['deletionTimestamp'];
-  return timestamp !== undefined && timestamp !== null && timestamp !== '';
 }

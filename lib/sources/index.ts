@@ -21,11 +21,21 @@ export {
   type StoreReader,
 } from './store.js';
 export { compactManagedFields, stripManagedFields, type ObjectTransform } from './transform.js';
-export { reconnectWithBackoff, type ReconnectFailure, type ReconnectOptions } from './reconnect.js';
-export { reflector, WatchSilentError, type ReflectorFailure, type ReflectorMessage, type ReflectorOptions } from './reflector.js';
+export { reconnectWithBackoff, SHORT_CONNECTION_MS, type ReconnectFailure, type ReconnectOptions } from './reconnect.js';
+export {
+  isDroppedConnection,
+  reflector,
+  WatchDroppedError,
+  WatchSilentError,
+  type ReflectorFailure,
+  type ReflectorMessage,
+  type ReflectorOptions,
+} from './reflector.js';
 export {
   kubeListWatch,
+  type KubeListWatchOptions,
   type ListAnswer,
+  type ListRequest,
   type ListWatchClient,
   type ListWatchScope,
   type WatchEventType,
@@ -39,6 +49,7 @@ export {
   type CacheReader,
   type WriteHandle,
 } from './read-your-writes.js';
+export { foreignChangeIn, newerOf, type WriteIntent } from './own-writes.js';
 export {
   isOwnerReferenceMapper,
   mapBoth,

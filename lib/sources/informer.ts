@@ -70,19 +70,19 @@ export interface InformerOptions<T extends KubernetesObject> {
   bounded?: BoundedStoreOptions | undefined;
   /** Asked of the server on every watch (default 290 s). */
   timeoutSeconds?: number | undefined;
-  /** A watch silent for timeoutSeconds plus this is dead (default 30 s). */
+  /** A watch silent for timeoutSeconds plus this is dead; a request unanswered this long is abandoned (default 30 s). */
   deadMarginMs?: number | undefined;
   /** A list slower than this is abandoned and retried (default 60 s). */
   listTimeoutMs?: number | undefined;
-  /** Reconnect backoff (default ES1: 800 ms → 30 s, factor 2, jitter, reset after 2 min). */
+  /** Reconnect backoff (default ES1: 800 ms → 30 s, factor 2, jitter, reset after 30 s of health). */
   backoff?: Partial<BackoffPolicy> | undefined;
   scheduler?: SchedulerLike | undefined;
   /** Jitter source, [0, 1). */
   random?: (() => number) | undefined;
 }
 
-/** A failed list or watch; the informer retries it after `delayMs`. */
-export interface InformerError extends ReflectorFailure {
+/** A failed list or watch; the informer retries it after `delayMs` (a drop resumed at once is none: see `ScopeStatus.drops`). */
+export interface InformerError extends Omit<ReflectorFailure, 'dropped'> {
   readonly informer: string;
   /** undefined for the all-namespaces (or cluster-scoped) list+watch. */
   readonly namespace: string | undefined;
@@ -100,6 +100,8 @@ export interface ScopeStatus {
   readonly lastError: unknown;
   /** Successful lists: 1 after the start, one more per relist (410). */
   readonly lists: number;
+  /** Watch connections that dropped (or died silent) and were resumed at once, not counted as failures. */
+  readonly drops: number;
 }
 
 export interface WhenSyncedOptions {
@@ -117,6 +119,7 @@ interface Scope {
   resourceVersion: string | undefined;
   lastError: unknown;
   lists: number;
+  drops: number;
 }
 
 const ALL = '*';
@@ -223,13 +226,14 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   }
 
   status(): ScopeStatus[] {
-    return [...this.scopes.values()].map(({ namespace, state, synced, resourceVersion, lastError, lists }) => ({
+    return [...this.scopes.values()].map(({ namespace, state, synced, resourceVersion, lastError, lists, drops }) => ({
       namespace,
       state,
       synced,
       resourceVersion,
       lastError,
       lists,
+      drops,
     }));
   }
 
@@ -334,7 +338,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     }
     for (const [key, namespace] of wantedKeys) {
       if (this.scopes.has(key)) continue;
-      const scope: Scope = { namespace, subscription: undefined, state: 'starting', synced: false, resourceVersion: undefined, lastError: undefined, lists: 0 };
+      const scope: Scope = { namespace, subscription: undefined, state: 'starting', synced: false, resourceVersion: undefined, lastError: undefined, lists: 0, drops: 0 };
       this.scopes.set(key, scope);
       scope.subscription = this.loop(scope).subscribe((message) => this.apply(scope, message));
     }
@@ -354,10 +358,15 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       describe: `${this.resource.kind}${where}`,
       onFailure: (failure) => {
         if (this.scopes.get(scope.namespace ?? ALL) !== scope) return;
+        if (failure.dropped) {
+          scope.drops++; // resumed at once: neither unhealthy nor an error to log
+          return;
+        }
         scope.state = 'failing';
         scope.lastError = failure.error;
         this.updateSignals();
-        this.failures.next({ ...failure, informer: this.name, namespace: scope.namespace });
+        const { dropped: _resumedAtOnce, ...rest } = failure;
+        this.failures.next({ ...rest, informer: this.name, namespace: scope.namespace });
       },
     });
   }

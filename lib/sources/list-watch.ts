@@ -1,6 +1,6 @@
 import { Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import type { ResourceID } from '../core/index.js';
-import { createKubeClient, resourcePath, type ResourceDescriptor } from '../kube/index.js';
+import { classifyError, createKubeClient, resourcePath, type ResourceDescriptor } from '../kube/index.js';
 
 /** Which objects one list+watch covers. Selectors are in their query-string form ('' = none). */
 export interface ListWatchScope {
@@ -8,6 +8,13 @@ export interface ListWatchScope {
   readonly namespace?: string | undefined;
   readonly labelSelector?: string | undefined;
   readonly fieldSelector?: string | undefined;
+}
+
+export interface ListRequest {
+  /** Aborts the list (the informer gave up on it). */
+  readonly signal?: AbortSignal | undefined;
+  /** A request (one page) that gets no answer within this is abandoned (ES1 dead-watch margin). */
+  readonly silentAfterMs?: number | undefined;
 }
 
 export interface ListAnswer<T> {
@@ -30,7 +37,7 @@ export type WatchEventType = string;
  * that closes the stream; `onClose` runs exactly once (no error: the server ended the stream).
  */
 export interface ListWatchClient<T> {
-  list(scope: ListWatchScope): Promise<ListAnswer<T>>;
+  list(scope: ListWatchScope, request?: ListRequest): Promise<ListAnswer<T>>;
   watch(
     request: WatchRequest,
     onEvent: (type: WatchEventType, object: unknown) => void,
@@ -40,23 +47,62 @@ export interface ListWatchClient<T> {
   read(id: ResourceID): Promise<T | undefined>;
 }
 
+export interface KubeListWatchOptions {
+  /** Items per list page (default 500, as client-go's reflector). */
+  readonly pageSize?: number | undefined;
+}
+
 /**
  * List and read with rxkube's resource client (client-node's request machinery, pages of 500),
- * watch with client-node's `Watch`: allowWatchBookmarks and timeoutSeconds on every watch.
+ * watch with client-node's `Watch`: allowWatchBookmarks and timeoutSeconds on every watch. When a
+ * continue token has expired (410: history compacted while paging), the list is taken again in
+ * one request without a limit, as client-go's pager does (`FullListIfExpired`).
  */
 export function kubeListWatch<T extends KubernetesObject>(
   kubeConfig: KubeConfig,
   resource: ResourceDescriptor,
+  options: KubeListWatchOptions = {},
 ): ListWatchClient<T> {
   const client = createKubeClient(kubeConfig).resource<T>(resource);
   const d = client.descriptor;
+  const pageSize = options.pageSize ?? 500;
   return {
-    list: (scope) =>
-      client.listAll({
+    list: async (scope, request = {}) => {
+      const query = {
         namespace: d.namespaced ? scope.namespace : undefined,
         labelSelector: scope.labelSelector || undefined,
         fieldSelector: scope.fieldSelector || undefined,
-      }),
+      };
+      const page = (limit: number, next: string | undefined) => {
+        const { signal, silentAfterMs } = request;
+        const timeout = silentAfterMs === undefined ? undefined : AbortSignal.timeout(silentAfterMs);
+        const bounded = signal && timeout ? AbortSignal.any([signal, timeout]) : (signal ?? timeout);
+        return client.list({ ...query, limit, continue: next, signal: bounded }).catch((error: unknown) => {
+          if (timeout?.aborted && !signal?.aborted) {
+            // Named as fetch names its timeouts, so it is classified (and logged) as transient.
+            throw Object.assign(new Error(`list of ${d.kind} got no answer within ${silentAfterMs} ms`, { cause: error }), { name: 'TimeoutError' });
+          }
+          throw error;
+        });
+      };
+      const items: T[] = [];
+      let next: string | undefined;
+      let resourceVersion = '';
+      do {
+        let answer;
+        try {
+          answer = await page(pageSize, next);
+        } catch (error) {
+          if (next === undefined || classifyError(error) !== 'gone') throw error;
+          const full = await page(0, undefined);
+          return { items: full.items, resourceVersion: full.metadata?.resourceVersion ?? '' };
+        }
+        items.push(...answer.items);
+        resourceVersion = answer.metadata?.resourceVersion ?? resourceVersion;
+        next = answer.metadata?.continue || undefined;
+      } while (next);
+      return { items, resourceVersion };
+    },
     read: (id) => client.find({ name: id.name, namespace: d.namespaced ? id.namespace : undefined }),
     watch: async (request, onEvent, onClose) => {
       const watch = new Watch(kubeConfig);

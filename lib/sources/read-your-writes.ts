@@ -2,6 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { concat, defer, from, Observable, Subject, type Subscription } from 'rxjs';
 import { resourceIdOf, resourceKey, type ResourceID } from '../core/index.js';
 import type { InformerEvent } from './informer.js';
+import { foreignChangeIn, type WriteIntent } from './own-writes.js';
 import { compareResourceVersions, resourceVersionOf } from './resource-version.js';
 import type { StoreReader } from './store.js';
 
@@ -15,9 +16,9 @@ export interface CachedSource<T> {
 export type CacheReader<T> = Pick<StoreReader<T>, 'get' | 'fetch' | 'list' | 'byIndex'>;
 
 /** Holds events of one object while the controller writes it; see `beginWrite`. */
-export interface WriteHandle<T> {
-  /** Records the API's answer to one write (several writes in one handle are fine). */
-  record(written: T): void;
+export interface WriteHandle<T extends KubernetesObject> {
+  /** Records the API's answer to one write (several writes in one handle are fine); see `recordWrite`. */
+  record(written: T, intent?: WriteIntent<T>): void;
   /** Ends the write: held events are released, except the ones the recorded writes caused. */
   end(): void;
 }
@@ -41,7 +42,10 @@ interface Pending<T> {
  * keeps the written version until the informer catches up (an event with a resourceVersion at
  * least as new); `get` returns the newer of the two. The informer event a write of ours caused
  * still updates the informer's store, but it is not passed on by `events$`, so a controller's own
- * write causes no extra run. Subscribe to the informer (create this) before the informer starts.
+ * write causes no extra run. An answer that carries someone else's change as well (see
+ * `WriteIntent`) is not our own: it is passed on as a `modified` event at once, so that change is
+ * never mistaken for ours — not when its own event is lost to a relist, nor when our write
+ * answered with its version. Subscribe to the informer (create this) before the informer starts.
  */
 export class ReadYourWritesCache<T extends KubernetesObject> implements CacheReader<T> {
   private readonly written = new Map<string, Written<T>>();
@@ -73,30 +77,39 @@ export class ReadYourWritesCache<T extends KubernetesObject> implements CacheRea
   }
 
   /**
-   * Records the API's answer to a write (create, update, patch). A version the informer already
-   * has (e.g. the answer to a no-op write) is not recorded: no event will come for it.
+   * Records the API's answer to a write (create, update, patch). `intent` tells what the write may
+   * change on top of what it was based on (ES4); without one, the answer is taken as ours alone.
+   * An answer that shows more is someone else's change: it is kept for reads (UP3) and passed on
+   * as a `modified` event now (unless the informer already has it, so its own event passes). A
+   * version the informer already has (e.g. the answer to a no-op write) is not recorded: no event
+   * will come for it.
    */
-  recordWrite(written: T): void {
+  recordWrite(written: T, intent: WriteIntent<T> = {}): void {
     const rv = resourceVersionOf(written);
     if (rv === undefined) {
       throw new Error(`recordWrite: ${describe(written)} has no metadata.resourceVersion; record the API's answer to the write`);
     }
     const id = resourceIdOf(written);
-    const known = this.source.store.resourceVersionOf(id);
-    if (known !== undefined && (compareResourceVersions(rv, known) ?? 1) <= 0) return;
     const key = resourceKey(id);
-    const pending = this.pending.get(key);
-    pending?.own.add(rv);
+    const foreign = foreignChangeIn(written, intent) !== undefined;
+    const known = this.source.store.resourceVersionOf(id);
+    const delivered = known !== undefined && (compareResourceVersions(rv, known) ?? 1) <= 0;
+    // Delivered, a foreign change passes with its own event (a held one is released by `end`).
+    if (foreign && delivered) return;
+    this.pending.get(key)?.own.add(rv);
+    if (delivered) return;
     const entry = this.written.get(key);
     if (!entry) {
       this.written.set(key, { id, object: written, resourceVersion: rv, own: new Set([rv]) });
-      return;
+    } else {
+      entry.own.add(rv);
+      if ((compareResourceVersions(rv, entry.resourceVersion) ?? 1) > 0) {
+        entry.object = written;
+        entry.resourceVersion = rv;
+      }
     }
-    entry.own.add(rv);
-    if ((compareResourceVersions(rv, entry.resourceVersion) ?? 1) > 0) {
-      entry.object = written;
-      entry.resourceVersion = rv;
-    }
+    // Its echo (and a relist at this version) is dropped as ours: this event stands for the change.
+    if (foreign) this.passed.next({ type: 'modified', object: written, oldObject: intent.base });
   }
 
   /**
@@ -111,11 +124,7 @@ export class ReadYourWritesCache<T extends KubernetesObject> implements CacheRea
     const state = pending;
     let ended = false;
     return {
-      record: (written) => {
-        const rv = resourceVersionOf(written);
-        if (rv !== undefined) state.own.add(rv);
-        this.recordWrite(written);
-      },
+      record: (written, intent) => this.recordWrite(written, intent),
       end: () => {
         if (ended) return;
         ended = true;
@@ -130,12 +139,16 @@ export class ReadYourWritesCache<T extends KubernetesObject> implements CacheRea
     };
   }
 
-  /** `beginWrite`, the write, `record` of its answer (when it is an object) and `end`, in one call. */
-  async trackWrite<R extends T | undefined>(id: ResourceID, write: () => Promise<R>): Promise<R> {
+  /**
+   * `beginWrite`, the write, `record` of its answer (when it is an object) and `end`, in one call.
+   * Give `intent.base` as this cache had it just before (`get(id)`, or the newer version the
+   * write was computed from).
+   */
+  async trackWrite<R extends T | undefined>(id: ResourceID, write: () => Promise<R>, intent?: WriteIntent<T>): Promise<R> {
     const handle = this.beginWrite(id);
     try {
       const answer = await write();
-      if (answer !== undefined && resourceVersionOf(answer) !== undefined) handle.record(answer);
+      if (answer !== undefined && resourceVersionOf(answer) !== undefined) handle.record(answer, intent);
       return answer;
     } finally {
       handle.end();

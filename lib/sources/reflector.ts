@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { asyncScheduler, defer, map, Observable, repeat, throwError, timeout, type SchedulerLike } from 'rxjs';
-import { classifyError, KubeApiError, statusOf, type BackoffPolicy } from '../kube/index.js';
-import type { ListWatchClient, ListWatchScope } from './list-watch.js';
+import { asyncScheduler, defer, map, Observable, repeat, retry, throwError, timeout, timer, type SchedulerLike } from 'rxjs';
+import { classifyError, errorMessage, KubeApiError, statusOf, type BackoffPolicy } from '../kube/index.js';
+import type { ListAnswer, ListWatchClient, ListWatchScope } from './list-watch.js';
 import { reconnectWithBackoff, type ReconnectFailure } from './reconnect.js';
 import { resourceVersionOf } from './resource-version.js';
 
@@ -22,9 +22,12 @@ export interface ReflectorOptions {
   readonly scope: ListWatchScope;
   /** Asked of the server on every watch; it closes the stream after this long. */
   readonly timeoutSeconds: number;
-  /** A watch silent for timeoutSeconds plus this is dead: it is closed and resumed. */
+  /**
+   * A watch silent for timeoutSeconds plus this is dead: it is closed and resumed. A request
+   * (a watch, or one page of a list) that gets no answer within this is abandoned.
+   */
   readonly deadMarginMs: number;
-  /** A list that has not answered after this long is abandoned and retried. */
+  /** A list (all its pages) that has not answered after this long is abandoned and retried. */
   readonly listTimeoutMs: number;
   readonly backoff?: Partial<BackoffPolicy> | undefined;
   readonly scheduler?: SchedulerLike | undefined;
@@ -34,16 +37,38 @@ export interface ReflectorOptions {
   readonly describe: string;
 }
 
-/** ES1: the watch was silent for longer than its timeout plus the margin. */
+/**
+ * ES1: a watch request got no answer within the dead-watch margin (`answered` false), or an open
+ * watch was silent for longer than its timeout plus the margin (`answered` true: the connection
+ * died, and it is resumed at once like a drop).
+ */
 export class WatchSilentError extends Error {
   override readonly name = 'WatchSilentError';
+  constructor(
+    message: string,
+    readonly answered: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/** ES1: an open watch's connection broke (reset, cut off) rather than the server answering an error. */
+export class WatchDroppedError extends Error {
+  override readonly name = 'WatchDroppedError';
+}
+
+/** A failure of a connection that had been working: resumed at once, then backed off (ES1). */
+export function isDroppedConnection(error: unknown): boolean {
+  return error instanceof WatchDroppedError || (error instanceof WatchSilentError && error.answered);
 }
 
 /**
  * ES1: one list+watch loop, forever. List, then watch from the list's resourceVersion; when the
  * server closes the stream, watch again from the last resourceVersion seen (events and bookmarks
- * advance it); on 410 Gone (HTTP 410 or an ERROR event with code 410) list again; on any other
- * failure back off and resume. Unsubscribing closes the open watch.
+ * advance it); on 410 Gone (HTTP 410 or an ERROR event with code 410) list again — and a list
+ * that itself meets a 410 is retried at once, not failed; when an open watch's connection drops
+ * resume at once; on any other failure back off and resume. Unsubscribing closes the open watch
+ * and aborts a list in flight.
  */
 export function reflector<T extends KubernetesObject>(
   client: ListWatchClient<T>,
@@ -56,7 +81,19 @@ export function reflector<T extends KubernetesObject>(
     let resourceVersion: string | undefined;
     let phase: 'list' | 'watch' = 'list';
 
-    const list$ = defer(() => client.list(options.scope)).pipe(
+    const list$ = new Observable<ListAnswer<T>>((subscriber) => {
+      const abort = new AbortController();
+      client.list(options.scope, { signal: abort.signal, silentAfterMs: options.deadMarginMs }).then(
+        (answer) => {
+          subscriber.next(answer);
+          subscriber.complete();
+        },
+        (error: unknown) => subscriber.error(error),
+      );
+      return () => abort.abort();
+    }).pipe(
+      // A 410 while listing (a continue token below a compaction) is no failure: list afresh at once.
+      retry({ count: 1, delay: (error: unknown) => (classifyError(error) === 'gone' ? timer(0, scheduler) : throwError(() => error)) }),
       timeout({
         first: options.listTimeoutMs,
         scheduler,
@@ -80,6 +117,8 @@ export function reflector<T extends KubernetesObject>(
           else if (classifyError(error) === 'gone') {
             resourceVersion = undefined; // history is gone: the next round lists again
             subscriber.complete();
+          } else if (close !== undefined && !(error instanceof KubeApiError)) {
+            subscriber.error(new WatchDroppedError(`watch of ${options.describe} dropped: ${errorMessage(error)}`, { cause: error }));
           } else subscriber.error(error);
         };
         const onEvent = (type: string, object: unknown): void => {
@@ -134,9 +173,15 @@ export function reflector<T extends KubernetesObject>(
         };
       }).pipe(
         timeout({
+          first: options.deadMarginMs, // until the server answers ('watching')
           each: deadAfterMs,
           scheduler,
-          with: () => throwError(() => new WatchSilentError(`watch of ${options.describe} was silent for ${deadAfterMs} ms`)),
+          with: ({ seen }) =>
+            throwError(() =>
+              seen === 0
+                ? new WatchSilentError(`watch of ${options.describe} got no answer within ${options.deadMarginMs} ms`, false)
+                : new WatchSilentError(`watch of ${options.describe} was silent for ${deadAfterMs} ms`, true),
+            ),
         }),
       );
 
@@ -145,7 +190,8 @@ export function reflector<T extends KubernetesObject>(
       return resourceVersion === undefined ? list$ : watch$(resourceVersion);
     }).pipe(
       repeat(),
-      reconnectWithBackoff({
+      reconnectWithBackoff<ReflectorMessage<T>>({
+        isDropped: isDroppedConnection,
         backoff: options.backoff,
         scheduler,
         random: options.random,

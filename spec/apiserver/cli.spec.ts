@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import { spawn, execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { X509Certificate } from 'node:crypto';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { connect } from 'node:tls';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -50,6 +52,19 @@ async function runCli(args: string[]): Promise<{ code: number; stdout: string; s
   }
 }
 
+/** The certificate a TLS server presents (PEM), read without verifying it. */
+function tlsCertificateOf(url: string): Promise<string> {
+  const { hostname: host, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host, port: Number(port), rejectUnauthorized: false }, () => {
+      const der = socket.getPeerCertificate().raw;
+      socket.end();
+      resolve(`-----BEGIN CERTIFICATE-----\n${der.toString('base64')}\n-----END CERTIFICATE-----\n`);
+    });
+    socket.once('error', reject);
+  });
+}
+
 describe('apiserver: the rxkube apiserver command', function () {
   this.timeout(60_000);
   let dir: string;
@@ -65,7 +80,7 @@ describe('apiserver: the rxkube apiserver command', function () {
 
   it('writes a kubeconfig, serves kubectl and client-node, stops on SIGTERM saving --data, and loads it again', async function () {
     const kubeconfig = join(dir, 'kubeconfig');
-    const data = join(dir, 'state.json');
+    const data = join(dir, 'data');
     const first = await startCli(['--port', '0', '--kubeconfig', kubeconfig, '--data', data]);
     expect(first.output()).to.contain(`kubectl --kubeconfig ${kubeconfig} get ns`);
     expect((await stat(kubeconfig)).mode & 0o777).to.equal(0o600);
@@ -80,8 +95,8 @@ describe('apiserver: the rxkube apiserver command', function () {
     }
     first.child.kill('SIGTERM');
     expect(await exitOf(first.child)).to.equal(0);
-    expect(first.output()).to.contain(`state saved to ${data}`);
-    const saved = JSON.parse(await readFile(data, 'utf8')) as { objects: { object: { metadata: { name: string } } }[] };
+    expect(first.output()).to.contain(`state kept in ${data}`);
+    const saved = JSON.parse(await readFile(join(data, 'snapshot.json'), 'utf8')) as { objects: { object: { metadata: { name: string } } }[] };
     expect(saved.objects.map((o) => o.object.metadata.name)).to.include('persisted');
 
     const second = await startCli(['--port', '0', '--kubeconfig', kubeconfig, '--data', data]);
@@ -94,6 +109,50 @@ describe('apiserver: the rxkube apiserver command', function () {
       second.child.kill('SIGINT');
       expect(await exitOf(second.child)).to.equal(0);
     }
+  });
+
+  it('off loopback (--host 0.0.0.0) serves HTTPS with a generated CA; the token is only in the 0600 kubeconfig, never on stdout; kubectl and client-node work', async function () {
+    const kubeconfig = join(dir, 'remote.yaml');
+    const server = await startCli(['--port', '0', '--host', '0.0.0.0', '--kubeconfig', kubeconfig]);
+    expect(server.url).to.match(/^https:\/\/127\.0\.0\.1:\d+$/);
+    expect((await stat(kubeconfig)).mode & 0o777).to.equal(0o600);
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(kubeconfig);
+    const token = kc.getCurrentUser()?.token ?? '';
+    expect(token).to.have.length.greaterThan(20);
+    expect(server.output()).not.to.contain(token);
+    const cluster = kc.getCurrentCluster();
+    expect(cluster).to.include({ server: server.url, skipTLSVerify: false });
+    const ca = Buffer.from(cluster?.caData ?? '', 'base64').toString();
+    expect(ca).to.contain('BEGIN CERTIFICATE');
+    // The certificate names the loopback addresses, localhost and the machine's own names.
+    const cert = new X509Certificate(await tlsCertificateOf(server.url));
+    expect(cert.verify(new X509Certificate(ca).publicKey)).to.equal(true);
+    for (const name of ['IP Address:127.0.0.1', 'DNS:localhost', `DNS:${hostname()}`]) expect(cert.subjectAltName).to.contain(name);
+
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'over-tls' }, data: { k: 'v' } } });
+    // Plain HTTP is not served there: the port speaks TLS only.
+    const plain = await fetch(server.url.replace('https:', 'http:') + '/api/v1/namespaces').then(
+      (r) => r.status,
+      () => 'refused',
+    );
+    expect(plain).not.to.equal(200);
+    if (await kubectlAvailable()) {
+      const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache-tls'), 'get', 'cm', 'over-tls', '-o', 'jsonpath={.data.k}']);
+      expect(stdout).to.equal('v');
+    }
+    server.child.kill('SIGTERM');
+    expect(await exitOf(server.child)).to.equal(0);
+  });
+
+  it('fails at start, naming the path and the reason, when --data cannot be used', async () => {
+    const file = join(dir, 'plain-file');
+    await writeFile(file, 'x');
+    const res = await runCli(['--port', '0', '--kubeconfig', join(dir, 'unused.yaml'), '--data', join(file, 'state')]);
+    expect(res.code).to.equal(1);
+    expect(res.stderr).to.contain(join(file, 'state')).and.contain('ENOTDIR');
+    expect(res.stdout).not.to.contain('listening');
   });
 
   it('exits 2 with a one-line error for bad flags', async () => {

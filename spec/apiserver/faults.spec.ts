@@ -121,6 +121,40 @@ describe('apiserver: fault injection', () => {
     probe.stop();
   });
 
+  it('issue 9: silences a watch past its timeoutSeconds (no events, no bookmarks, no close); then it sends what it held and closes', async () => {
+    const none = c.server.faults.silenceWatches({ resource: 'configmaps', forMs: 1 }); // nothing open yet: no hits
+    expect(none.hits).to.equal(0);
+    const rv = String(c.server.stats().resourceVersion);
+    const w = await RecordingWatch.start(c.kc, CMS, { resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds: 1 });
+    await eventually(() => c.server.stats().watches === 1, 'the watch');
+    const fault = c.server.faults.silenceWatches({ resource: 'configmaps', forMs: 60_000 });
+    expect(fault.hits).to.equal(1);
+    await createCm('during-silence');
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // past the watch's 1 s timeout
+    expect(w.events, 'nothing sent').to.deep.equal([]);
+    expect(w.done, 'still open after its timeoutSeconds').to.equal(undefined);
+    expect(c.server.stats().watches).to.equal(1);
+    fault.remove(); // the silence ends (as it does after forMs)
+    expect(await w.ended(), 'closed normally, its timeout having passed').to.equal(null);
+    expect(w.summary()).to.deep.equal(['ADDED during-silence']);
+  });
+
+  it('issue 9: a silence ends by itself after forMs; a watch whose timeout has not passed stays open', async () => {
+    const rv = String(c.server.stats().resourceVersion);
+    const w = await RecordingWatch.start(c.kc, CMS, { resourceVersion: rv, timeoutSeconds: 30 });
+    await eventually(() => c.server.stats().watches === 1, 'the watch');
+    c.server.faults.silenceWatches({ resource: 'configmaps', forMs: 300 });
+    await createCm('held');
+    await w.waitFor((e) => e.length === 1, 'the held event after the silence');
+    expect(w.summary()).to.deep.equal(['ADDED held']);
+    expect(w.done).to.equal(undefined);
+    w.stop();
+  });
+
+  it('rejects a silence without a positive duration', () => {
+    expect(() => c.server.faults.silenceWatches({ forMs: 0 })).to.throw(/forMs/);
+  });
+
   it('compacts history: resuming from before gets 410', async () => {
     const cm = await createCm('compacted');
     await createCm('after');

@@ -301,12 +301,45 @@ describe('apiserver: object rules', () => {
       expect(page3.metadata?._continue).to.equal(undefined);
     });
 
-    it('answers 410 for a continue token from before a compaction', async () => {
-      const page1 = await c.core.listNamespacedConfigMap({ namespace: 'sel', limit: 1 });
-      c.server.faults.compact();
-      const f = await failure(c.core.listNamespacedConfigMap({ namespace: 'sel', limit: 1, _continue: page1.metadata?._continue }));
-      expect(f.code).to.equal(410);
-      expect(f.status.reason).to.equal('Expired');
+    describe('continue after a compaction (issue 9: as etcd, which refuses only revisions below its compaction point)', () => {
+      const ns = 'compaction';
+      const cm = (name: string) => ({ metadata: { name } });
+      before(async () => {
+        await c.core.createNamespace({ body: { metadata: { name: ns } } });
+        for (const name of ['c1', 'c2', 'c3', 'c4']) await c.core.createNamespacedConfigMap({ namespace: ns, body: cm(name) });
+      });
+
+      it('issue 9: a continue token taken exactly at the compacted resourceVersion still pages, at that version', async () => {
+        const page1 = await c.core.listNamespacedConfigMap({ namespace: ns, limit: 2 });
+        c.server.faults.compact(); // compacts at the current version, which is the list's
+        expect(String(c.server.stats().resourceVersion)).to.equal(page1.metadata?.resourceVersion);
+        const page2 = await c.core.listNamespacedConfigMap({ namespace: ns, limit: 2, _continue: page1.metadata?._continue });
+        expect(names(page2)).to.deep.equal(['c3', 'c4']);
+        expect(page2.metadata?.resourceVersion).to.equal(page1.metadata?.resourceVersion);
+      });
+
+      it('issue 9: a continue token from below the compaction answers 410 Expired with a token that continues at the latest version', async () => {
+        const page1 = await c.core.listNamespacedConfigMap({ namespace: ns, limit: 2 });
+        expect(names(page1)).to.deep.equal(['c1', 'c2']);
+        await c.core.createNamespacedConfigMap({ namespace: ns, body: cm('c0-late') }); // before the next key: not in the rest
+        await c.core.createNamespacedConfigMap({ namespace: ns, body: cm('c5-late') }); // after it: in the rest
+        c.server.faults.compact();
+        const token = encodeURIComponent(page1.metadata?._continue as string);
+        const answer = await raw(c.server, 'GET', `/api/v1/namespaces/${ns}/configmaps?limit=2&continue=${token}`);
+        expect(answer.status).to.equal(410);
+        const status = answer.json as { reason: string; code: number; message: string; metadata: { continue?: string } };
+        expect(status).to.include({ reason: 'Expired', code: 410 });
+        expect(status.message).to.match(
+          /^The provided continue parameter is too old to display a consistent list result\. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results\./,
+        );
+        expect(status.metadata.continue).to.be.a('string');
+        const rest = await c.core.listNamespacedConfigMap({ namespace: ns, limit: 2, _continue: status.metadata.continue });
+        expect(names(rest)).to.deep.equal(['c3', 'c4']);
+        expect(rest.metadata?.resourceVersion).to.equal(String(c.server.stats().resourceVersion));
+        const last = await c.core.listNamespacedConfigMap({ namespace: ns, limit: 2, _continue: rest.metadata?._continue });
+        expect(names(last)).to.deep.equal(['c5-late']);
+        expect(last.metadata?._continue).to.equal(undefined);
+      });
     });
 
     it('deletes a collection selected by labels', async () => {

@@ -10,7 +10,7 @@ export const SECRETS = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets' } a
 /** Fast timings for tests: short watches, quick and deterministic reconnects. */
 export const FAST = {
   timeoutSeconds: 5,
-  deadMarginMs: 500,
+  deadMarginMs: 2_000, // also the time a watch request or list page may take to answer: room for a loaded machine
   listTimeoutMs: 5_000,
   backoff: { initialMs: 20, maxMs: 200, factor: 2, jitter: 0, resetAfterMs: 120_000 },
 } as const;

@@ -1,11 +1,25 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { WatchSilentError, type InformerError } from '../../lib/sources/index.js';
+import { classifyError } from '../../lib/kube/index.js';
+import { SHORT_CONNECTION_MS, WatchSilentError, type InformerError, type InformerOptions } from '../../lib/sources/index.js';
 import { configMap, names, record, testInformer, useCluster, waitFor } from './helpers.js';
 
 describe('sources/Informer (embedded API server)', function () {
   this.timeout(15_000);
   const cluster = useCluster({ bookmarkIntervalMs: 100 });
+
+  /** An informer of a fresh namespace, recorded and watching. */
+  async function watching(options: Partial<InformerOptions<KubernetesObject>> = {}) {
+    const ns = await cluster.namespace();
+    const inf = testInformer(cluster, { namespaces: [ns], ...options });
+    const seen = record(cluster, inf.events$);
+    const errors = record<InformerError>(cluster, inf.errors$);
+    const health = record<boolean>(cluster, inf.healthy$);
+    inf.start();
+    await inf.whenSynced();
+    await waitFor(() => inf.status()[0]?.state === 'watching');
+    return { ns, inf, seen, errors, health };
+  }
 
   it('ES1: lists, then watches adds, updates and deletes into the store and the event stream', async () => {
     const ns = await cluster.namespace();
@@ -49,6 +63,17 @@ describe('sources/Informer (embedded API server)', function () {
     expect(inf.status()[0]?.resourceVersion).to.equal(seen.events[2]?.object.metadata?.resourceVersion);
   });
 
+  it('ES1 (issue 9): a watch connection reset after it had been open reconnects at once: no failure, no backoff, health untouched', async () => {
+    const { ns, inf, seen, errors, health } = await watching({ backoff: { initialMs: 20_000, maxMs: 20_000 } });
+    await new Promise((resolve) => setTimeout(resolve, SHORT_CONNECTION_MS + 100)); // past the short-connection guard
+    expect(cluster.server.faults.dropWatches({ resource: 'configmaps', namespace: ns }, { abrupt: true })).to.equal(1);
+    await cluster.configMaps.create(configMap(ns, 'after-reset'));
+    await seen.until((e) => e.length === 1, 3_000);
+    expect(inf.status()[0]?.drops).to.equal(1);
+    expect(errors.events.map((e) => String(e.error))).to.deep.equal([]);
+    expect(health.events).to.deep.equal([true]);
+  });
+
   it('ES1: a 410 after compaction relists and emits the difference, deletes included', async () => {
     const ns = await cluster.namespace();
     for (const name of ['keep', 'change', 'remove']) await cluster.configMaps.create(configMap(ns, name));
@@ -71,6 +96,42 @@ describe('sources/Informer (embedded API server)', function () {
     await waitFor(() => inf.status()[0]?.state === 'watching');
     await cluster.configMaps.create(configMap(ns, 'after'));
     await seen.until((e) => e.some((x) => x.object.metadata?.name === 'after'));
+  });
+
+  it('ES1 (issue 9): a 410 on a page of a relist (history compacted while paging) lists afresh at once: no failure, no unhealthy moment, no backoff', async function () {
+    this.timeout(30_000);
+    const ns = await cluster.namespace();
+    // More than one page of 500, so the list pages with a continue token.
+    const many = Array.from({ length: 501 }, (_, i) => `cm-${String(i).padStart(3, '0')}`);
+    for (let i = 0; i < many.length; i += 50) {
+      await Promise.all(many.slice(i, i + 50).map((name) => cluster.configMaps.create(configMap(ns, name))));
+    }
+    // A backoff long enough that a relist waiting on it would not finish within this test.
+    const inf = testInformer(cluster, { namespaces: [ns], backoff: { initialMs: 20_000, maxMs: 20_000 } });
+    const errors = record<InformerError>(cluster, inf.errors$);
+    const health = record<boolean>(cluster, inf.healthy$);
+    inf.start();
+    await inf.whenSynced();
+    await waitFor(() => inf.status()[0]?.state === 'watching');
+    expect(inf.store.list(ns)).to.have.length(501);
+
+    // Make the watch resume from a compacted resourceVersion (410: relist), and hold the relist's second page.
+    const secondPage = cluster.server.faults.delayRequests({ verb: 'list', namespace: ns, delayMs: 400, skip: 1, count: 1 });
+    cluster.server.faults.delayRequests({ verb: 'watch', namespace: ns, delayMs: 300, count: 1 });
+    cluster.server.faults.dropWatches({ resource: 'configmaps', namespace: ns });
+    await cluster.configMaps.create(configMap(ns, 'during-drop'));
+    cluster.server.faults.compact();
+    await waitFor(() => secondPage.hits === 1, 5_000, () => 'the relist to ask for its second page');
+    // While the second page waits, history moves on and is compacted: its continue token is now below the compaction.
+    await cluster.configMaps.create(configMap(ns, 'during-relist'));
+    cluster.server.faults.compact();
+
+    await waitFor(() => inf.status()[0]?.lists === 2 && inf.store.get({ namespace: ns, name: 'during-relist' }) !== undefined, 5_000, () =>
+      JSON.stringify({ status: inf.status(), errors: errors.events.map((e) => String(e.error)) }),
+    );
+    expect(inf.store.list(ns)).to.have.length(503);
+    expect(errors.events.map((e) => String(e.error)), 'no failure reported (nothing logged)').to.deep.equal([]);
+    expect(health.events, 'never unhealthy (readiness untouched)').to.deep.equal([true]);
   });
 
   it('ES1: 500s on list back off (growing delays) and recover; health is false meanwhile', async () => {
@@ -111,6 +172,39 @@ describe('sources/Informer (embedded API server)', function () {
     expect(names(seen.events)).to.deep.equal(['added a']);
     await waitFor(() => inf.isHealthy());
     expect(health.events).to.deep.equal([true, false, true]);
+  });
+
+  it('ES1 (issue 9): a watch held silent past its timeoutSeconds is abandoned at the dead-watch margin and resumed at once, no change lost, health untouched', async () => {
+    const { ns, inf, seen, errors, health } = await watching({ timeoutSeconds: 1, deadMarginMs: 1_500 });
+    const silence = cluster.server.faults.silenceWatches({ resource: 'configmaps', namespace: ns, forMs: 20_000 });
+    expect(silence.hits).to.equal(1);
+    const silencedAt = Date.now();
+    await cluster.configMaps.create(configMap(ns, 'during-silence'));
+    await seen.until((e) => e.length === 1, 10_000);
+    const elapsed = Date.now() - silencedAt;
+    // Dead after timeoutSeconds (1 s) plus the margin (1.5 s) of silence, not at the silence's end (20 s).
+    expect(elapsed).to.be.within(1_500, 9_000);
+    expect(names(seen.events)).to.deep.equal(['added during-silence']);
+    expect(inf.status()[0]?.drops, 'counted as a dropped connection').to.equal(1);
+    expect(errors.events.map((e) => String(e.error)), 'not a failure').to.deep.equal([]);
+    expect(health.events).to.deep.equal([true]);
+    silence.remove();
+  });
+
+  it('ES1 (issue 9): a list that gets no answer within the dead-watch margin is abandoned and retried (not left to listTimeoutMs)', async () => {
+    const ns = await cluster.namespace();
+    await cluster.configMaps.create(configMap(ns, 'a'));
+    cluster.server.faults.delayRequests({ verb: 'list', namespace: ns, delayMs: 10_000, count: 1 });
+    const inf = testInformer(cluster, { namespaces: [ns], deadMarginMs: 1_000, listTimeoutMs: 20_000 });
+    const errors = record<InformerError>(cluster, inf.errors$);
+    const startedAt = Date.now();
+    inf.start();
+    await inf.whenSynced({ failOnError: false, timeoutMs: 8_000 });
+    expect(Date.now() - startedAt, 'well before the 10 s the first answer takes').to.be.below(6_000);
+    expect(errors.events.map((e) => e.phase)[0]).to.equal('list');
+    expect(String(errors.events[0]?.error)).to.match(/no answer within 1000 ms/);
+    expect(classifyError(errors.events[0]?.error), 'logged as transient (warn)').to.equal('transient');
+    expect(inf.store.get({ namespace: ns, name: 'a' })).to.not.equal(undefined);
   });
 
   it('ES1: a stalled watch that the server closes is resumed without losing what the stall held back', async () => {

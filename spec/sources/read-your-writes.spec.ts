@@ -115,6 +115,40 @@ describe('sources/ReadYourWritesCache (embedded API server)', function () {
     expect(names(passed.events)).to.deep.equal(['added a']);
   });
 
+  it('ES4, UP3: issue 9 — an unchanged write answered with a foreign change passes it on at once, and its late event runs nothing more', async () => {
+    const { ns, cache, raw, passed, id } = await setup();
+    await cluster.configMaps.mergePatch(id, { metadata: { labels: { l: '1' } } });
+    await passed.until((e) => e.length === 2);
+    const stall = cluster.server.faults.stallWatches({ resource: 'configmaps' });
+    const foreign = await cluster.configMaps.mergePatch(id, { data: { v: 'foreign' } }); // its event is in transit
+    const base = cache.get(id);
+    const answer = await cache.trackWrite(id, () => cluster.configMaps.mergePatch(id, { metadata: { labels: { l: '1' } } }), { base, unchanged: true });
+    expect(rv(answer), 'the write changed nothing on the server').to.equal(rv(foreign));
+    await passed.until((e) => e.length === 3);
+    expect(passed.events[2]).to.deep.include({ type: 'modified', object: answer, oldObject: base });
+    expect(rv(cache.get(id)), 'read back at once (UP3)').to.equal(rv(foreign));
+    stall.remove();
+    await cluster.configMaps.create(configMap(ns, 'later'));
+    await raw.until((e) => e.length === 4);
+    expect(names(passed.events), 'the foreign event itself is not passed a second time').to.deep.equal(['added a', 'modified a', 'modified a', 'added later']);
+  });
+
+  it('ES4: issue 9 — a foreign change delivered during an unchanged write passes with its own event, not dropped as ours', async () => {
+    const { cache, raw, passed, id } = await setup();
+    const base = cache.get(id);
+    const answer = await cache.trackWrite(
+      id,
+      async () => {
+        await cluster.configMaps.mergePatch(id, { data: { v: 'foreign' } });
+        await raw.until((e) => e.length === 2); // delivered and held while our write runs
+        return cluster.configMaps.mergePatch(id, { data: { v: 'foreign' } }); // ours changes nothing on top of it
+      },
+      { base, unchanged: true },
+    );
+    await passed.until((e) => e.length === 2);
+    expect(passed.events.map((e) => `${e.type} ${rv(e.object)}`)).to.deep.equal([`added ${rv(base)}`, `modified ${rv(answer)}`]);
+  });
+
   it('ES4: the answer to a no-op write is not recorded (no event will come), so later events pass', async () => {
     const { inf, cache, passed, id } = await setup();
     const same = await cluster.configMaps.mergePatch(id, { data: { v: '0' } });

@@ -1,0 +1,56 @@
+/**
+ * File operations for the data directory that neither leak data (files 0600, a created directory
+ * 0700) nor can be redirected: temp files are created exclusively (O_EXCL) with random names and
+ * never opened through a symlink (O_NOFOLLOW), then renamed into place after an fsync.
+ */
+import { constants, type FileHandle, open, rename, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { dirname } from 'node:path';
+
+export const FILE_MODE = 0o600;
+export const DIR_MODE = 0o700;
+export const TEMP_SUFFIX = '.tmp';
+
+const { O_CREAT, O_EXCL, O_WRONLY, O_APPEND, O_NOFOLLOW, O_RDONLY } = constants;
+
+/** Creates a new file that must not exist yet (a symlink in its place is refused too). */
+export function createExclusive(path: string, flags = O_WRONLY): Promise<FileHandle> {
+  return open(path, flags | O_CREAT | O_EXCL | O_NOFOLLOW, FILE_MODE);
+}
+
+/** Opens an existing log for appending, refusing a symlink in its place. */
+export function openForAppend(path: string): Promise<FileHandle> {
+  return open(path, O_WRONLY | O_APPEND | O_NOFOLLOW);
+}
+
+/** Makes a rename or a new file in `dir` durable (a directory's entries have their own fsync). */
+export async function syncDir(dir: string): Promise<void> {
+  const fh = await open(dir, O_RDONLY);
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Writes `data` to `path` atomically: an exclusive temp file beside it, fsync, rename, fsync of the directory. */
+export async function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
+  const tmp = `${path}.${randomBytes(8).toString('hex')}${TEMP_SUFFIX}`;
+  const fh = await createExclusive(tmp);
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } catch (err) {
+    await fh.close();
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+  await fh.close();
+  try {
+    await rename(tmp, path);
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+  await syncDir(dirname(path));
+}
