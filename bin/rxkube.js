@@ -1,6 +1,3 @@
 #!/usr/bin/env node
-// rxkube ships TypeScript sources; tsx compiles them on load so `npx rxkube` needs no build step.
-import { register } from 'tsx/esm/api';
-
-register();
-await import('../lib/cli/main.ts');
+// The `rxkube` command runs the compiled package (dist/ is built on prepare and shipped in the tarball).
+await import('../dist/cli/main.js');

@@ -8,9 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { createLogger, errorMessage, type ResourceDescriptor } from '../../lib/index.js';
+import { createLogger } from '../../lib/index.js';
+import { errorMessage, type ResourceDescriptor } from '../../lib/kube.js';
 import { eventually, startTestCluster, type TestCluster } from '../../lib/testing/index.js';
-import { parseFlags, UsageError, waitForSignal } from '../../lib/cli/args.js';
+import { parseFlags, UsageError, untilSignal } from '../cli.js';
 import { TOMCAT, tomcat, WEBAPP, webapp, type Tomcat, type Webapp } from './model.js';
 import { crds, registerTomcatOperator } from './operator.js';
 
@@ -64,7 +65,7 @@ export async function runDemo({ keepRunning = false, readyAfterMs = 500, print =
       await cluster.server.writeKubeconfig(kubeconfig);
       print(`running; try: kubectl --kubeconfig ${kubeconfig} get tomcats,webapps,deployments,configmaps`);
       print('Ctrl-C to stop');
-      await waitForSignal();
+      await untilSignal();
     }
   } finally {
     await cluster.close();

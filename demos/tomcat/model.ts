@@ -3,7 +3,7 @@
  * into a named Tomcat) — their CRDs, and the Kubernetes kinds they use.
  */
 import type { KubernetesObject, V1CustomResourceDefinition, V1JSONSchemaProps } from '@kubernetes/client-node';
-import { builtinResources, customResourceDefinition, descriptorOf } from '../../lib/index.js';
+import { builtinResources, customResourceDefinition, descriptorOf } from '../../lib/kube.js';
 
 export interface TomcatSpec {
   /** The tomcat image tag: the Deployment runs `tomcat:<version>`. */

@@ -3,15 +3,8 @@
  * the context's tracked clients, and reads their state from the caches.
  */
 import type { KubernetesObject, V1Deployment } from '@kubernetes/client-node';
-import {
-  classifyError,
-  deploymentReadiness,
-  ErrorStatusUpdateControl,
-  UpdateControl,
-  type ControllerConfig,
-  type Reconciler,
-  type SecondaryConfig,
-} from '../../lib/index.js';
+import { deploymentReadiness, ErrorStatusUpdateControl, UpdateControl, type ControllerConfig, type Reconciler, type SecondaryConfig } from '../../lib/index.js';
+import { classifyError } from '../../lib/kube.js';
 import { CONFIGMAP, DEPLOYMENT, INGRESS, MANAGED_SELECTOR, SERVICE, WEBPAGE, type WebPage } from './model.js';
 import {
   appName,

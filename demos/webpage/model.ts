@@ -1,6 +1,6 @@
 /** The WebPage custom resource: its type, its CRD and the secondaries it owns. */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { builtinResources, customResourceDefinition, descriptorOf } from '../../lib/index.js';
+import { builtinResources, customResourceDefinition, descriptorOf } from '../../lib/kube.js';
 
 export interface WebPageSpec {
   html: string;

@@ -1,16 +1,8 @@
 // A registered controller triggered by sources outside Kubernetes (docs/event-sources.md, ES5):
 // `npx tsx docs/examples/controller-sources.ts`.
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
-import {
-  builtinResources,
-  inboundSource,
-  pollingSource,
-  resourceKey,
-  timerSource,
-  UpdateControl,
-  type ControllerConfig,
-  type Reconciler,
-} from 'rxkube';
+import { inboundSource, pollingSource, resourceKey, timerSource, UpdateControl, type ControllerConfig, type Reconciler } from 'rxkube';
+import { builtinResources } from 'rxkube/kube';
 import { startTestCluster } from 'rxkube/testing';
 
 type App = V1ConfigMap & KubernetesObject;

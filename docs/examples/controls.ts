@@ -1,7 +1,8 @@
 // Controls, causes and errors (docs/reconciler.md). Type-checked with the project; it only
 // defines reconcilers: `npx tsx docs/examples/controls.ts`.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { classifyError, ErrorStatusUpdateControl, NoRetryError, UpdateControl, type Reconciler } from 'rxkube';
+import { ErrorStatusUpdateControl, NoRetryError, UpdateControl, type Reconciler } from 'rxkube';
+import { classifyError } from 'rxkube/kube';
 
 export interface Widget extends KubernetesObject {
   spec: { size?: number };

@@ -2,16 +2,8 @@
 // DNS provider; cleanup removes it again. Run by docs/examples/reconciler.ts, tested by
 // docs/examples/operator-test.ts.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import {
-  customResourceDefinition,
-  DeleteControl,
-  descriptorOf,
-  ErrorStatusUpdateControl,
-  GenericRetry,
-  UpdateControl,
-  type ControllerConfig,
-  type Reconciler,
-} from 'rxkube';
+import { DeleteControl, ErrorStatusUpdateControl, GenericRetry, UpdateControl, type ControllerConfig, type Reconciler } from 'rxkube';
+import { customResourceDefinition, descriptorOf } from 'rxkube/kube';
 
 export interface DnsRecord extends KubernetesObject {
   spec: { hostname: string; address: string };

@@ -1,16 +1,8 @@
 // Polling, per-resource polling, inbound and timer sources feeding reconcileEach
 // (docs/event-sources.md): `npx tsx docs/examples/es5-sources.ts`.
 import { merge, Subject } from 'rxjs';
-import {
-  cachingInboundSource,
-  perResourcePolling,
-  pollingSource,
-  reconcileEach,
-  resourceKey,
-  timerSource,
-  type ResourceEvent,
-  type ResourceID,
-} from 'rxkube';
+import { cachingInboundSource, perResourcePolling, pollingSource, resourceKey, timerSource, type ResourceEvent, type ResourceID } from 'rxkube';
+import { reconcileEach } from 'rxkube/operators';
 
 // The primaries. In an operator this is the primary informer; only primary events create
 // per-resource state (EP4), so the other sources' events for unknown ids are dropped.

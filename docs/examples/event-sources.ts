@@ -1,15 +1,7 @@
 // Secondary sources and mappers (docs/event-sources.md): `npx tsx docs/examples/event-sources.ts`.
 import type { KubernetesObject, V1ConfigMap, V1Secret, V1Service } from '@kubernetes/client-node';
-import {
-  builtinResources,
-  customResourceDefinition,
-  descriptorOf,
-  Mappers,
-  primaryAnnotations,
-  UpdateControl,
-  type ControllerConfig,
-  type Reconciler,
-} from 'rxkube';
+import { Mappers, primaryAnnotations, UpdateControl, type ControllerConfig, type Reconciler } from 'rxkube';
+import { builtinResources, customResourceDefinition, descriptorOf } from 'rxkube/kube';
 import { startTestCluster } from 'rxkube/testing';
 
 export interface App extends KubernetesObject {

@@ -3,20 +3,8 @@
 // Kubernetes run the primary (externalDependent, its polling source in ControllerConfig.sources).
 // `npx tsx docs/examples/external-dependents.ts` runs it against the embedded API server.
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
-import {
-  builtinResources,
-  createLogger,
-  customResourceDefinition,
-  descriptorOf,
-  externalDependent,
-  externalStateDependent,
-  UpdateControl,
-  workflow,
-  type Context,
-  type ControllerConfig,
-  type Reconciler,
-  type ResourceID,
-} from 'rxkube';
+import { createLogger, externalDependent, externalStateDependent, UpdateControl, workflow, type Context, type ControllerConfig, type Reconciler, type ResourceID } from 'rxkube';
+import { builtinResources, customResourceDefinition, descriptorOf } from 'rxkube/kube';
 import { eventually, startTestCluster } from 'rxkube/testing';
 
 export interface Database extends KubernetesObject {

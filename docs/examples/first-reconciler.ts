@@ -2,17 +2,8 @@
 //   npx tsx docs/examples/first-reconciler.ts                      # embedded API server
 //   npx tsx docs/examples/first-reconciler.ts --kubeconfig FILE    # a real cluster
 import type { KubeConfig, KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
-import {
-  builtinResources,
-  createKubeClient,
-  customResourceDefinition,
-  descriptorOf,
-  installCustomResourceDefinition,
-  loadKubeConfig,
-  Operator,
-  UpdateControl,
-  type Reconciler,
-} from 'rxkube';
+import { Operator, UpdateControl, type Reconciler } from 'rxkube';
+import { builtinResources, createKubeClient, customResourceDefinition, descriptorOf, installCustomResourceDefinition, loadKubeConfig } from 'rxkube/kube';
 import { startApiServer } from 'rxkube/apiserver';
 
 // Step 1: the custom resource. A Note's text is copied into a ConfigMap it owns.

@@ -2,7 +2,8 @@
 // `npx tsx docs/examples/informer.ts`.
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { filter, firstValueFrom } from 'rxjs';
-import { builtinResources, createKubeClient, informer, informer$, readYourWrites } from 'rxkube';
+import { informer, informer$, readYourWrites } from 'rxkube/operators';
+import { builtinResources, createKubeClient } from 'rxkube/kube';
 import { startApiServer } from 'rxkube/apiserver';
 
 type ConfigMap = V1ConfigMap & KubernetesObject;

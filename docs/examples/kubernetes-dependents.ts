@@ -2,21 +2,8 @@
 // or not, a shared event source, a read-only dependent, a custom matcher, a keyed set.
 // `npx tsx docs/examples/kubernetes-dependents.ts` runs it against the embedded API server.
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
-import {
-  builtinResources,
-  bulkDependent,
-  createLogger,
-  customResourceDefinition,
-  descriptorOf,
-  kubernetesDependent,
-  kubernetesMismatch,
-  resourceDeleted,
-  UpdateControl,
-  workflow,
-  type Context,
-  type ControllerConfig,
-  type Reconciler,
-} from 'rxkube';
+import { bulkDependent, createLogger, kubernetesDependent, kubernetesMismatch, resourceDeleted, UpdateControl, workflow, type Context, type ControllerConfig, type Reconciler } from 'rxkube';
+import { builtinResources, customResourceDefinition, descriptorOf } from 'rxkube/kube';
 import { eventually, startTestCluster } from 'rxkube/testing';
 
 export interface Site extends KubernetesObject {

@@ -1,7 +1,8 @@
 // Marble tests of reconcileEach in virtual time (docs/testing.md): `npx tsx docs/examples/marble-test.ts`.
 // Each block runs a TestScheduler; a mismatch throws an AssertionError with both diagrams' frames.
 import { map } from 'rxjs';
-import { GenericRetry, LinearRateLimiter, reconcileEach, type RunFn } from 'rxkube';
+import { GenericRetry, LinearRateLimiter } from 'rxkube';
+import { reconcileEach, type RunFn } from 'rxkube/operators';
 import { failAfter, outcomeCode, resourceEvent, succeedAfter, testScheduler } from 'rxkube/testing';
 
 // EP2: three events while a run is in flight cause one follow-up run, not three.

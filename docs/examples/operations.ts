@@ -3,7 +3,8 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { filter, firstValueFrom } from 'rxjs';
-import { builtinResources, createKubeClient, createLogger, Operator, UpdateControl, type Reconciler } from 'rxkube';
+import { createLogger, Operator, UpdateControl, type Reconciler } from 'rxkube';
+import { builtinResources, createKubeClient } from 'rxkube/kube';
 import { startApiServer } from 'rxkube/apiserver';
 
 const { configMap: CONFIGMAP, lease: LEASE } = builtinResources;

@@ -1,6 +1,7 @@
 // The scheduling core on its own: `npx tsx docs/examples/reconcile-each.ts`.
 import { Subject } from 'rxjs';
-import { GenericRetry, reconcileEach, resourceKey, type ResourceEvent } from 'rxkube';
+import { GenericRetry, resourceKey, type ResourceEvent } from 'rxkube';
+import { reconcileEach } from 'rxkube/operators';
 
 const events$ = new Subject<ResourceEvent>();
 

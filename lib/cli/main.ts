@@ -4,10 +4,6 @@ const commands: Record<string, { summary: string; load: () => Promise<{ main(arg
     summary: 'serve the embedded Kubernetes API server and write a kubeconfig',
     load: () => import('./apiserver.js'),
   },
-  demo: {
-    summary: 'run the demo operator against the embedded API server (or --kubeconfig FILE)',
-    load: () => import('./demo.js'),
-  },
 };
 
 function usage(): string {

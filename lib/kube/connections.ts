@@ -40,6 +40,7 @@ const SHARED = Symbol.for('rxkube.sharedConnections');
 const pools = new Map<string, Pool>();
 const poolOf = new WeakMap<Dispatcher, Pool>();
 
+/** Options of `shareConnections`. */
 export interface ShareConnectionsOptions {
   /** Most connections per server for requests other than watches (default 32). */
   connections?: number;

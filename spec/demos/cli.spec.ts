@@ -1,4 +1,4 @@
-/** The main job as a new user runs it: `rxkube demo`, over a real process. */
+/** The main job as a new user runs it: `npm start` (demos/webpage/main.ts), over a real process. */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +10,7 @@ const root = new URL('../../', import.meta.url).pathname;
 
 async function demo(args: string[], env: Record<string, string | undefined> = {}) {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'lib/cli/main.ts', 'demo', ...args], {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'demos/webpage/main.ts', ...args], {
       cwd: root,
       env: { ...process.env, KUBECONFIG: undefined, LOG_LEVEL: 'warn', ...env },
       timeout: 60_000,
@@ -22,7 +22,7 @@ async function demo(args: string[], env: Record<string, string | undefined> = {}
   }
 }
 
-describe('rxkube demo (the main job)', function () {
+describe('the WebPage demo (the main job, npm start)', function () {
   this.timeout(90_000);
 
   it('shows 3/3 WebPages ready within 10 seconds on the embedded server, then changes one and deletes one', async () => {
@@ -36,11 +36,30 @@ describe('rxkube demo (the main job)', function () {
     expect(stdout).to.include('deleted webpage/docs');
   });
 
+  it('an exported KUBECONFIG is never used by surprise: the embedded server runs, in a work directory of its own', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rxkube-demo-spec-'));
+    const kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\nclusters: [{ name: c, cluster: { server: "http://127.0.0.1:9" } }]\nusers: [{ name: u, user: {} }]\ncontexts: [{ name: c, context: { cluster: c, user: u } }]\ncurrent-context: c\n');
+    const [first, second] = await Promise.all([demo(['--once'], { KUBECONFIG: kubeconfig }), demo(['--once'])]);
+    expect(first.code, first.stdout + first.stderr).to.equal(0);
+    expect(first.stdout).to.include('KUBECONFIG is set but not used');
+    expect(first.stdout).to.match(/embedded API server at http:\/\/127\.0\.0\.1:\d+/);
+    const paths = [first, second].map((run) => /kubectl --kubeconfig (\S+) get webpages/.exec(run.stdout)?.[1]);
+    expect(paths[0]).to.be.a('string');
+    expect(paths[0]).to.not.equal(paths[1]);
+  });
+
+  it('JSON logs never mix into stdout when it is not a terminal', async () => {
+    const { code, stdout } = await demo(['--once'], { LOG_LEVEL: 'info' });
+    expect(code).to.equal(0);
+    expect(stdout.split('\n').filter((line) => line.startsWith('{'))).to.deep.equal([]);
+  });
+
   it('a bad flag gives a one-line error and exit code 2', async () => {
     const { code, stderr } = await demo(['--nope']);
     expect(code).to.equal(2);
     expect(stderr.trim().split('\n')).to.deep.equal([
-      'rxkube demo: unknown flag --nope (known: --kubeconfig, --variant, --port, --ready-after-ms, --once, --help) (see rxkube demo --help)',
+      'webpage demo: unknown flag --nope (known: --kubeconfig, --context, --variant, --port, --ready-after-ms, --once, --help) (see npm start -- --help)',
     ]);
   });
 
@@ -62,6 +81,6 @@ describe('rxkube demo (the main job)', function () {
     expect(code).to.equal(1);
     const lines = stderr.trim().split('\n');
     expect(lines, stderr).to.have.length(1);
-    expect(lines[0]).to.match(/^rxkube demo: cannot reach the cluster at http:\/\/127\.0\.0\.1:9/);
+    expect(lines[0]).to.match(/^webpage demo: cannot reach the cluster http:\/\/127\.0\.0\.1:9, context gone, from /);
   });
 });

@@ -1,7 +1,8 @@
 /** The Tomcat operator (two controllers in one operator) against the embedded API server. */
 import type { KubernetesObject, V1ConfigMap, V1Deployment } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import type { ReconcileOutcome, ResourceDescriptor } from '../../lib/index.js';
+import type { ReconcileOutcome } from '../../lib/index.js';
+import type { ResourceDescriptor } from '../../lib/kube.js';
 import { eventually, startTestCluster, type TestCluster } from '../../lib/testing/index.js';
 import {
   CONFIGMAP,

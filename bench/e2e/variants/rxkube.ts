@@ -1,5 +1,8 @@
 // rxkube variant of the end-to-end bench: an Operator with defaults, status = { observedGeneration, value: spec.value * 2 }.
-import { createLogger, loadKubeConfig, Operator, UpdateControl, type Reconciler } from '../../../lib/index.js';
+// Module paths that exist in older trees too (the rxkube-before variant compiles this file there).
+import { Operator, UpdateControl, type Reconciler } from '../../../lib/controller/index.js';
+import { loadKubeConfig } from '../../../lib/kube/index.js';
+import { createLogger } from '../../../lib/observe/index.js';
 
 interface Counter {
   apiVersion?: string;

@@ -1,32 +1,37 @@
 /**
- * `rxkube demo`: the WebPage operator against the embedded API server (or a real cluster with
- * --kubeconfig / KUBECONFIG). Installs the CRD, applies three pages, shows them becoming ready,
- * changes one, deletes one, and keeps running until Ctrl-C.
+ * The WebPage demo (`npm start`): the operator against an embedded API server started for this
+ * run, or against a real cluster only when --kubeconfig or --context names one (an exported
+ * KUBECONFIG is never used by surprise). Installs the CRD, applies three pages, shows them
+ * becoming ready, changes one, deletes one, and keeps running until Ctrl-C.
  */
+import { createWriteStream, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { firstValueFrom, filter, timeout } from 'rxjs';
-import { startApiServer, type ApiServer } from '../apiserver/index.js';
-import {
-  createKubeClient,
-  createLogger,
-  errorMessage,
-  informer,
-  installCustomResourceDefinition,
-  loadKubeConfig,
-  Operator,
-  type Informer,
-} from '../index.js';
-import { CONFIGMAP, webPage, webPageCrd, WEBPAGE, type WebPage } from '../../demos/webpage/model.js';
-import { DEFAULT_VARIANT, variants, type VariantName } from '../../demos/webpage/variants.js';
-import { parseFlags, UsageError, waitForSignal } from './args.js';
+import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
+import { createLogger, Operator } from '../../lib/index.js';
+import { informer, type Informer } from '../../lib/operators.js';
+import { createKubeClient, errorMessage, installCustomResourceDefinition, loadKubeConfig } from '../../lib/kube.js';
+import { parseFlags, UsageError, untilSignal } from '../cli.js';
+import { CONFIGMAP, webPage, webPageCrd, WEBPAGE, type WebPage } from './model.js';
+import { DEFAULT_VARIANT, variants, type VariantName } from './variants.js';
 
-const FLAGS = { kubeconfig: 'string', variant: 'string', port: 'number', 'ready-after-ms': 'number', once: 'boolean', help: 'boolean' } as const;
+const FLAGS = {
+  kubeconfig: 'string',
+  context: 'string',
+  variant: 'string',
+  port: 'number',
+  'ready-after-ms': 'number',
+  once: 'boolean',
+  help: 'boolean',
+} as const;
 
-const USAGE = `usage: rxkube demo [--kubeconfig FILE] [--variant ${Object.keys(variants).join('|')}] [--port N] [--ready-after-ms MS] [--once]
-  --kubeconfig FILE   run against that cluster (default: KUBECONFIG if set, else an embedded API server)
+const USAGE = `usage: npm start -- [--kubeconfig FILE] [--context NAME] [--variant ${Object.keys(variants).join('|')}] [--port N] [--ready-after-ms MS] [--once]
+  --kubeconfig FILE   run against the cluster of that kubeconfig (default: an embedded API server;
+                      an exported KUBECONFIG is not used unless you pass it here)
+  --context NAME      run against that context of --kubeconfig (or of ~/.kube/config)
   --variant NAME      how the operator is written (default ${DEFAULT_VARIANT})
   --port N            port of the embedded API server (default: a free one)
   --ready-after-ms MS how long the embedded server's simulated Deployments take to become ready (default 1000)
@@ -44,9 +49,11 @@ interface Cluster {
   readonly kubeConfig: KubeConfig;
   readonly kubeconfigPath: string | undefined;
   readonly server: ApiServer | undefined;
+  /** Which cluster, said before anything is written to it. */
+  readonly description: string;
 }
 
-export async function main(args: string[]): Promise<number> {
+export async function main(args: readonly string[]): Promise<number> {
   let flags;
   try {
     flags = parseFlags(args, FLAGS);
@@ -55,7 +62,7 @@ export async function main(args: string[]): Promise<number> {
     }
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    console.error(`rxkube demo: ${err.message} (see rxkube demo --help)`);
+    console.error(`webpage demo: ${err.message} (see npm start -- --help)`);
     return 2;
   }
   if (flags.help) {
@@ -63,17 +70,17 @@ export async function main(args: string[]): Promise<number> {
     return 0;
   }
   const variantName = (flags.variant ?? DEFAULT_VARIANT) as VariantName;
-  const workDir = join(tmpdir(), 'rxkube-demo');
-  mkdirSync(workDir, { recursive: true });
+  const workDir = mkdtempSync(join(tmpdir(), 'rxkube-demo-'));
   const live = process.stdout.isTTY === true;
   const logFile = join(workDir, 'operator.log');
-  const logger = createLogger({ name: 'webpage-demo', ...(live ? { destination: createWriteStream(logFile, { flags: 'a' }) } : {}) });
+  // stdout is the demo's story: JSON logs go to a file on a terminal, to stderr otherwise.
+  const logger = createLogger({ name: 'webpage-demo', destination: live ? createWriteStream(logFile, { flags: 'a' }) : process.stderr });
 
   let cluster: Cluster;
   try {
     cluster = await connect(flags, workDir);
   } catch (err) {
-    console.error(`rxkube demo: ${errorMessage(err)}`);
+    console.error(`webpage demo: ${errorMessage(err)}`);
     return 1;
   }
   const client = createKubeClient(cluster.kubeConfig);
@@ -89,8 +96,8 @@ export async function main(args: string[]): Promise<number> {
 
   try {
     const variant = variants[variantName];
-    say(`rxkube demo: the WebPage operator (${variantName}: ${variant.description})`);
-    say(cluster.server ? `embedded API server at ${cluster.server.url}` : `cluster from ${cluster.kubeconfigPath ?? 'the default kubeconfig'}`);
+    say(`webpage demo: the WebPage operator (${variantName}: ${variant.description})`);
+    say(cluster.server ? `embedded API server at ${cluster.server.url}` : cluster.description);
     if (cluster.kubeconfigPath) say(`try: kubectl --kubeconfig ${cluster.kubeconfigPath} get webpages`);
     if (live) say(`operator log: ${logFile}`);
     await installCustomResourceDefinition(client, webPageCrd);
@@ -124,37 +131,44 @@ export async function main(args: string[]): Promise<number> {
       return 0;
     }
     board.note('running; Ctrl-C to stop');
-    await waitForSignal();
+    await untilSignal();
     board.close();
     say('shutting down');
     await shutdown();
     return 0;
   } catch (err) {
-    console.error(`rxkube demo: ${errorMessage(err)}`);
+    console.error(`webpage demo: ${errorMessage(err)}`);
     await shutdown().catch(() => undefined);
     return 1;
   }
 }
 
-async function connect(flags: { kubeconfig?: string; port?: number; 'ready-after-ms'?: number }, workDir: string): Promise<Cluster> {
-  const path = flags.kubeconfig ?? process.env['KUBECONFIG'];
-  if (path) {
-    const kubeConfig = loadKubeConfig({ kubeconfigPath: path });
+async function connect(
+  flags: { kubeconfig?: string; context?: string; port?: number; 'ready-after-ms'?: number },
+  workDir: string,
+): Promise<Cluster> {
+  if (flags.kubeconfig !== undefined || flags.context !== undefined) {
+    const kubeConfig = loadKubeConfig({
+      ...(flags.kubeconfig !== undefined ? { kubeconfigPath: flags.kubeconfig } : {}),
+      ...(flags.context !== undefined ? { context: flags.context } : {}),
+    });
     const server = kubeConfig.getCurrentCluster()?.server ?? '(no server)';
+    const description = `cluster ${server}, context ${kubeConfig.getCurrentContext()}, from ${flags.kubeconfig ?? 'the default kubeconfig'}`;
     try {
       await createKubeClient(kubeConfig).request({ method: 'GET', path: '/version', signal: AbortSignal.timeout(5000) });
     } catch (err) {
-      throw new Error(`cannot reach the cluster at ${server} (from ${path}): ${errorMessage(err)}`);
+      throw new Error(`cannot reach the ${description}: ${errorMessage(err)}`);
     }
-    return { kubeConfig, kubeconfigPath: path, server: undefined };
+    return { kubeConfig, kubeconfigPath: flags.kubeconfig, server: undefined, description };
   }
+  if (process.env['KUBECONFIG']) say(`KUBECONFIG is set but not used: pass --kubeconfig "$KUBECONFIG" to run against that cluster`);
   const server = await startApiServer({
     port: flags.port ?? 0,
     simulate: { deployments: { readyAfterMs: flags['ready-after-ms'] ?? 1000 } },
   });
   const kubeconfigPath = join(workDir, 'kubeconfig');
   await server.writeKubeconfig(kubeconfigPath);
-  return { kubeConfig: server.kubeConfig(), kubeconfigPath, server };
+  return { kubeConfig: server.kubeConfig(), kubeconfigPath, server, description: `embedded API server at ${server.url}` };
 }
 
 function say(line: string): void {
@@ -229,3 +243,7 @@ function describe(page: WebPage): string {
   return `webpage/${(page.metadata?.name ?? '').padEnd(8)} ${state}${cm}${page.spec?.exposed ? ' exposed' : ''}${marked}`;
 }
 
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  process.exitCode = await main(process.argv.slice(2));
+}

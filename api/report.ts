@@ -1,0 +1,62 @@
+/**
+ * The reviewed public surface: one API Extractor report per entry point, kept in api/*.api.md.
+ * `npm run api:check` (part of `npm test`) fails when an export changed without its report;
+ * `npm run api:update` rewrites the reports after an intended change — review the diff.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import apiExtractor from '@microsoft/api-extractor';
+
+// API Extractor is CommonJS: its named exports are only reachable through the default import.
+const { Extractor, ExtractorConfig, ExtractorLogLevel } = apiExtractor;
+
+const ROOT = new URL('../', import.meta.url).pathname;
+const ENTRY_POINTS: Readonly<Record<string, string>> = {
+  rxkube: 'dist/index.d.ts',
+  'rxkube-operators': 'dist/operators.d.ts',
+  'rxkube-kube': 'dist/kube.d.ts',
+  'rxkube-testing': 'dist/testing/index.d.ts',
+  'rxkube-apiserver': 'dist/apiserver/index.d.ts',
+};
+const update = process.argv.includes('--update');
+const temp = join(ROOT, 'node_modules/.cache/api-extractor');
+mkdirSync(temp, { recursive: true });
+
+let failed = 0;
+for (const [name, entry] of Object.entries(ENTRY_POINTS)) {
+  const config = ExtractorConfig.prepare({
+    configObjectFullPath: join(ROOT, 'api', `${name}.json`),
+    packageJsonFullPath: join(ROOT, 'package.json'),
+    configObject: {
+      projectFolder: ROOT,
+      mainEntryPointFilePath: join(ROOT, entry),
+      compiler: { tsconfigFilePath: join(ROOT, 'tsconfig.build.json') },
+      apiReport: { enabled: true, reportFileName: `${name}.api.md`, reportFolder: join(ROOT, 'api'), reportTempFolder: temp },
+      docModel: { enabled: false },
+      dtsRollup: { enabled: false },
+      tsdocMetadata: { enabled: false },
+      messages: {
+        // The reports list every exported name; release tags and TSDoc style are not part of this review.
+        extractorMessageReporting: {
+          default: { logLevel: ExtractorLogLevel.Warning },
+          'ae-missing-release-tag': { logLevel: ExtractorLogLevel.None },
+          'ae-forgotten-export': { logLevel: ExtractorLogLevel.None, addToApiReportFile: true },
+          'ae-internal-missing-underscore': { logLevel: ExtractorLogLevel.None },
+        },
+        tsdocMessageReporting: { default: { logLevel: ExtractorLogLevel.None } },
+        compilerMessageReporting: { default: { logLevel: ExtractorLogLevel.Warning } },
+      },
+    },
+  });
+  const result = Extractor.invoke(config, { localBuild: update, showVerboseMessages: false, messageCallback: (message) => {
+    if (message.logLevel === ExtractorLogLevel.Warning) message.logLevel = ExtractorLogLevel.None;
+  } });
+  if (result.apiReportChanged && !update) {
+    console.error(`api/${name}.api.md is out of date: the public API of '${name.replace('-', '/')}' changed. If that is intended, run npm run api:update and commit the report.`);
+    failed++;
+  } else if (!result.succeeded) {
+    console.error(`api-extractor failed on ${entry}: ${result.errorCount} errors`);
+    failed++;
+  }
+}
+process.exitCode = failed === 0 ? 0 : 1;

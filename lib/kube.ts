@@ -1,0 +1,28 @@
+/**
+ * `rxkube/kube`: the thin layer over @kubernetes/client-node — a client from a kubeconfig with
+ * apply/patch/status, resource descriptors, CRD helpers and error classification.
+ */
+export { loadKubeConfig, ownNamespace, type LoadKubeConfigOptions } from './kube/index.js';
+export { DEFAULT_POOL_CONNECTIONS, shareConnections, type ShareConnectionsOptions } from './kube/index.js';
+export {
+  createKubeClient,
+  type KubeClient,
+  type ResourceClient,
+  type ApplyOptions,
+  type DeleteOptions,
+  type JsonPatchOperation,
+  type KubeList,
+  type ListOptions,
+  type ListResult,
+  type ObjectRef,
+  type PatchOptions,
+  type PatchType,
+  type RequestOptions,
+  type WriteOptions,
+  type KubeRequest,
+  type HttpVerb,
+} from './kube/index.js';
+export { builtinResources, descriptorOf, type ResourceDescriptor, type GroupVersion } from './kube/index.js';
+export { customResourceDefinition, installCustomResourceDefinition, crdToJson, type CustomResourceOptions } from './kube/index.js';
+export { classifyError, errorMessage, KubeApiError, statusCodeOf, type KubeErrorKind, type KubeStatus } from './kube/index.js';
+export type { FieldSelector, LabelSelector, LabelSelectorObject, LabelSelectorRequirement } from './kube/index.js';

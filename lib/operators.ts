@@ -1,0 +1,44 @@
+/**
+ * `rxkube/operators`: the pipeable operators and sources for a pipeline of your own — the same
+ * parts the Operator assembles (event side: informers, toResourceEvents, generationChanged;
+ * scheduling: reconcileEach; caches: readYourWrites; workflows as operators).
+ */
+export {
+  reconcileEach,
+  serializeByResource,
+  generationChanged,
+  type SerializeOptions,
+  type GenerationFilterOptions,
+  type ReconcileOptions,
+  type RunContext,
+  type RunFn,
+  type RunOutput,
+  type RunResult,
+} from './processing/index.js';
+export {
+  informer,
+  informer$,
+  toResourceEvents,
+  toPrimaryTriggers,
+  readYourWrites,
+  secondarySource,
+  type Informer,
+  type InformerEvent,
+  type InformerEventType,
+  type InformerOptions,
+  type InformerError,
+  type Namespaces,
+  type StoreReader,
+  type Indexer,
+  type CachedSource,
+  type CacheReader,
+  type WriteHandle,
+  type WriteIntent,
+  type SecondarySource,
+  type SecondarySourceOptions,
+  type MapperError,
+  compactManagedFields,
+  stripManagedFields,
+  type ObjectTransform,
+} from './sources/index.js';
+export { reconcileWorkflow, cleanupWorkflow, type WorkflowEvent, type ExecutionOptions, type EventSourceRegistry } from './workflow/index.js';

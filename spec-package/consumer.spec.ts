@@ -1,0 +1,225 @@
+/**
+ * What a user gets from npm: the packed tarball installed into an empty project with nothing
+ * else, used from plain Node (each claimed version), from a strict TypeScript project and as a
+ * command. Run by `npm run test:package` (CI runs it after `npm test`).
+ */
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+
+const run = promisify(execFile);
+const ROOT = new URL('../', import.meta.url).pathname;
+/** The floor of `engines` and the current LTS line; the repository itself runs on 24. */
+const NODE_VERSIONS = (process.env['RXKUBE_CONSUMER_NODES'] ?? '22.19.0,26').split(',').filter(Boolean);
+const ENTRY_POINTS = ['rxkube', 'rxkube/operators', 'rxkube/kube', 'rxkube/testing', 'rxkube/apiserver'];
+
+interface PackedFile {
+  readonly path: string;
+  readonly size: number;
+}
+
+async function sh(file: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeout?: number }) {
+  try {
+    return await run(file, [...args], { maxBuffer: 64 * 1024 * 1024, timeout: 240_000, ...options });
+  } catch (err) {
+    const e = err as Error & { stdout?: string; stderr?: string };
+    throw new Error(`${file} ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
+  }
+}
+
+function withNode(binDir: string): NodeJS.ProcessEnv {
+  return { ...process.env, PATH: `${binDir}${delimiter}${process.env['PATH'] ?? ''}` };
+}
+
+const QUICKSTART = `
+import { ApiextensionsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+${ENTRY_POINTS.map((name, i) => `import * as entry${i} from '${name}';`).join('\n')}
+const { Operator, UpdateControl } = entry0;
+const { startApiServer } = entry4;
+for (const [i, m] of [entry0, entry1, entry2, entry3, entry4].entries()) {
+  if (Object.keys(m).length === 0) throw new Error('entry point ' + i + ' exports nothing');
+}
+const server = await startApiServer();
+const kubeConfig = server.kubeConfig();
+await kubeConfig.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({ body: {
+  metadata: { name: 'greetings.example.com' },
+  spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'greetings', singular: 'greeting', kind: 'Greeting' },
+    versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} },
+      schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } }] },
+} });
+const operator = new Operator({ kubeConfig });
+operator.register({ reconcile: (g) => UpdateControl.patchStatus({ ...g, status: { message: 'Hello, ' + g.spec.name + '!' } }) },
+  { resource: { apiVersion: 'example.com/v1', kind: 'Greeting', plural: 'greetings' } });
+await operator.start();
+const greetings = kubeConfig.makeApiClient(CustomObjectsApi);
+const where = { group: 'example.com', version: 'v1', namespace: 'default', plural: 'greetings' };
+await greetings.createNamespacedCustomObject({ ...where, body: { apiVersion: 'example.com/v1', kind: 'Greeting', metadata: { name: 'world' }, spec: { name: 'world' } } });
+let status;
+for (let i = 0; i < 400 && !status?.message; i++) {
+  await new Promise((resolve) => setTimeout(resolve, 25));
+  status = (await greetings.getNamespacedCustomObject({ ...where, name: 'world' })).status;
+}
+console.log(status?.message ?? 'no status');
+await operator.stop();
+await server.close();
+`;
+
+const TS_CONSUMER = `
+import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { Subject, lastValueFrom, toArray } from 'rxjs';
+import { GenericRetry, Operator, UpdateControl, type Reconciler, type ResourceEvent } from 'rxkube';
+import { reconcileEach } from 'rxkube/operators';
+import { builtinResources, createKubeClient } from 'rxkube/kube';
+import { startApiServer } from 'rxkube/apiserver';
+import { resourceEvent } from 'rxkube/testing';
+
+interface Note extends KubernetesObject {
+  spec: { text: string };
+  status?: { length?: number };
+}
+
+const reconciler: Reconciler<Note> = {
+  reconcile: (note) => UpdateControl.patchStatus({ ...note, status: { length: note.spec.text.length } }),
+};
+
+// The user's own rxjs Subject and client-node KubeConfig type-check against rxkube's.
+const events = new Subject<ResourceEvent>();
+const outcomes = lastValueFrom(events.pipe(reconcileEach(async () => ({}), { retry: GenericRetry.defaults() }), toArray()));
+events.next(resourceEvent('a'));
+events.complete();
+const runs = await outcomes;
+
+const server = await startApiServer();
+const kubeConfig: KubeConfig = server.kubeConfig();
+const operator = new Operator({ kubeConfig });
+operator.register(reconciler, { resource: { apiVersion: 'example.com/v1', kind: 'Note', plural: 'notes' } });
+const namespaces = await createKubeClient(kubeConfig).resource(builtinResources.namespace).list();
+console.log(\`runs=\${runs.length} namespaces=\${namespaces.items.length > 0}\`);
+await operator.stop();
+await server.close();
+`;
+
+const TS_CONFIG = {
+  compilerOptions: {
+    target: 'ES2022',
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    noUncheckedIndexedAccess: true,
+    noPropertyAccessFromIndexSignature: true,
+    skipLibCheck: false,
+    outDir: 'out',
+    types: ['node'],
+  },
+  files: ['consumer.ts'],
+};
+
+describe('the npm package, installed into an empty project', function () {
+  this.timeout(600_000);
+  const work = mkdtempSync(join(tmpdir(), 'rxkube-package-'));
+  const consumer = join(work, 'consumer');
+  let tarball = '';
+  let packed: PackedFile[] = [];
+  const nodeBins = new Map<string, string>();
+
+  before(async () => {
+    const { stdout } = await sh('npm', ['pack', '--json', '--pack-destination', work], { cwd: ROOT });
+    const info = (JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string; size: number; unpackedSize: number; files: PackedFile[] }[])[0]!;
+    tarball = join(work, info.filename);
+    packed = info.files;
+    console.log(`      tarball ${info.filename}: ${(info.size / 1024).toFixed(0)} kB packed, ${(info.unpackedSize / 1024).toFixed(0)} kB unpacked, ${info.files.length} files`);
+    mkdirSync(consumer);
+    writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+    await sh('npm', ['install', '--no-audit', '--no-fund', tarball, 'rxjs@^7.8.2', '@kubernetes/client-node@^2.0.1', 'typescript@^5.9.0', '@types/node@^22.19.0', '@types/ws@^8'], { cwd: consumer });
+    const installed = await sh('du', ['-sk', join(consumer, 'node_modules')], { cwd: consumer });
+    console.log(`      consumer node_modules: ${(Number(installed.stdout.split('\t')[0]) / 1024).toFixed(1)} MB`);
+    for (const version of NODE_VERSIONS) {
+      const dir = join(work, `node-${version}`);
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'package.json'), '{"private":true}');
+      await sh('npm', ['install', '--no-audit', '--no-fund', `node@${version}`], { cwd: dir });
+      nodeBins.set(version, join(dir, 'node_modules', '.bin'));
+    }
+  });
+
+  after(() => rmSync(work, { recursive: true, force: true }));
+
+  it('the tarball holds dist/, bin/, README and LICENSE — no spec/, bench/, .ci/ and no TypeScript sources but .d.ts', () => {
+    const paths = packed.map((f) => f.path);
+    expect(paths).to.include.members(['package.json', 'README.md', 'LICENSE', 'bin/rxkube.js', 'dist/index.js', 'dist/index.d.ts']);
+    const stray = paths.filter((p) => !/^(dist\/|bin\/|README\.md$|LICENSE$|package\.json$)/.test(p) || (p.endsWith('.ts') && !p.endsWith('.d.ts')));
+    expect(stray).to.deep.equal([]);
+  });
+
+  it('publint finds nothing to fix', async () => {
+    const { stdout } = await sh(join(ROOT, 'node_modules/.bin/publint'), ['--strict', tarball], { cwd: ROOT });
+    expect(stdout).to.not.match(/error|warning|suggestion/i);
+  });
+
+  it('@arethetypeswrong/cli resolves every entry point for ESM under node16 and bundler resolution', async () => {
+    // attw exits non-zero on any problem for the resolutions the esm-only profile keeps.
+    const { stdout } = await sh(join(ROOT, 'node_modules/.bin/attw'), [tarball, '--profile', 'esm-only'], { cwd: ROOT });
+    const verdicts = stdout.split('\n').filter((line) => /^(node16 \(from ESM\)|bundler):/.test(line));
+    expect(verdicts).to.have.length(2 * ENTRY_POINTS.length);
+    expect(verdicts.filter((line) => !line.includes('🟢'))).to.deep.equal([]);
+  });
+
+  it('a strict TypeScript consumer (nodenext, exactOptionalPropertyTypes, noUncheckedIndexedAccess, skipLibCheck false) compiles and runs', async () => {
+    writeFileSync(join(consumer, 'consumer.ts'), TS_CONSUMER);
+    writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify(TS_CONFIG, null, 2));
+    const started = Date.now();
+    await sh(join(consumer, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], { cwd: consumer });
+    console.log(`      consumer tsc: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const { stdout } = await sh(process.execPath, ['out/consumer.js'], { cwd: consumer });
+    expect(stdout.split('\n'), stdout).to.include('runs=1 namespaces=true');
+  });
+
+  for (const version of NODE_VERSIONS) {
+    describe(`on Node ${version}`, () => {
+      it('plain node imports every entry point and runs the quickstart to Hello, world!', async () => {
+        writeFileSync(join(consumer, 'quickstart.mjs'), QUICKSTART);
+        const env = withNode(nodeBins.get(version)!);
+        const { stdout: v } = await sh('node', ['--version'], { cwd: consumer, env });
+        expect(v.trim()).to.match(new RegExp(`^v${version.replace(/\./g, '\\.')}`));
+        const { stdout } = await sh('node', ['quickstart.mjs'], { cwd: consumer, env });
+        expect(stdout.split('\n'), stdout).to.include('Hello, world!');
+      });
+
+      it('the compiled TypeScript consumer runs', async function () {
+        if (!existsSync(join(consumer, 'out/consumer.js'))) this.skip();
+        const { stdout } = await sh('node', ['out/consumer.js'], { cwd: consumer, env: withNode(nodeBins.get(version)!) });
+        expect(stdout.split('\n'), stdout).to.include('runs=1 namespaces=true');
+      });
+
+      it('npx rxkube apiserver serves kubectl', async function () {
+        const kubectl = await sh('kubectl', ['version', '--client'], { cwd: consumer }).catch(() => undefined);
+        if (kubectl === undefined) {
+          console.log('      kubectl is not on PATH: skipped');
+          this.skip();
+        }
+        const kubeconfig = join(consumer, `kubeconfig-${version}`);
+        const server = spawn('npx', ['rxkube', 'apiserver', '--port', '0', '--kubeconfig', kubeconfig], { cwd: consumer, env: withNode(nodeBins.get(version)!), stdio: 'pipe', detached: true });
+        let output = '';
+        server.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        server.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        try {
+          const deadline = Date.now() + 60_000;
+          while (!(existsSync(kubeconfig) && statSync(kubeconfig).size > 0)) {
+            if (Date.now() > deadline || server.exitCode !== null) throw new Error(`no kubeconfig from rxkube apiserver:\n${output}`);
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+          expect(readFileSync(kubeconfig, 'utf8')).to.include('server:');
+          const { stdout } = await sh('kubectl', ['--kubeconfig', kubeconfig, 'get', 'namespaces', '-o', 'name'], { cwd: consumer });
+          expect(stdout).to.include('namespace/default');
+        } finally {
+          // npx does not forward signals: stop the whole process group it started.
+          if (server.pid !== undefined) process.kill(-server.pid, 'SIGTERM');
+        }
+      });
+    });
+  }
+});
