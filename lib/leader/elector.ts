@@ -12,7 +12,7 @@ import {
 import { asyncScheduler, BehaviorSubject, distinctUntilChanged, type Observable, type SchedulerLike } from 'rxjs';
 import type { Logger } from 'pino';
 import { ConfigurationError, requirePositiveDuration } from '../core/index.js';
-import { classifyError, errorMessage } from '../kube/index.js';
+import { classifyError, errorMessage, shareConnections } from '../kube/index.js';
 
 export interface LeaderElectionOptions {
   kubeConfig: KubeConfig;
@@ -118,7 +118,7 @@ export class LeaderElector {
 
   constructor(options: LeaderElectionOptions) {
     this.config = leaderElectionConfig(options);
-    this.api = options.kubeConfig.makeApiClient(CoordinationV1Api);
+    this.api = shareConnections(options.kubeConfig).makeApiClient(CoordinationV1Api);
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.random = options.random ?? Math.random;
     this.log = options.logger?.child({ lease: `${this.config.leaseNamespace}/${this.config.leaseName}`, identity: this.config.identity });
