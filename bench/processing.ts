@@ -2,12 +2,16 @@
  * Benchmark of the per-resource scheduler (lib/processing) against a naive RxJS pipeline.
  *
  *   npx tsx bench/processing.ts [--resources 10000] [--events 100] [--bursts 10] [--gap-ms 50]
- *                               [--run-ms 1] [--concurrency 50] [--no-naive] [--out bench/results/processing.json]
+ *                               [--run-ms 1] [--concurrency 50] [--no-naive] [--only sync|async|naive]
+ *                               [--out bench/results/processing.json]
  *
  * Workload: `resources` primary resources each get `events` modify events, delivered in `bursts`
  * bursts (each burst emits events/bursts events per resource, interleaved across resources,
  * synchronously), `gap-ms` apart. The reconciler is async: a promise resolved by setTimeout(run-ms)
- * on the real clock (asyncScheduler). Variants, run one after the other in one process:
+ * on the real clock (asyncScheduler), except in the synchronous variant. Variants, run one after
+ * the other in one process:
+ *   - reconcileEach with a synchronous reconciler (returns at once): one run per event, so its
+ *     events/s is the scheduling core's own per-run cost (timers, queue, outcome)
  *   - reconcileEach with maxConcurrentReconciliations = --concurrency (the production default is 50)
  *   - reconcileEach with maxConcurrentReconciliations = resources (no global bound, like the baseline)
  *   - naive baseline: groupBy(resource) + one concatMap per resource: one run per event, no coalescing
@@ -35,6 +39,7 @@ interface Config {
   readonly runMs: number;
   readonly concurrency: number;
   readonly naive: boolean;
+  readonly only: 'sync' | 'async' | 'naive' | undefined;
   readonly out: string;
 }
 
@@ -60,10 +65,16 @@ function parseArgs(argv: readonly string[]): Config {
     runMs: num('run-ms', 1, 0),
     concurrency: num('concurrency', 50, 1),
     naive: !flags.has('no-naive'),
+    only: onlyFlag(flags.get('only')),
     out: flags.get('out') ?? 'bench/results/processing.json',
   };
   if (config.events % config.bursts !== 0) throw new Error('--events must be a multiple of --bursts');
   return config;
+}
+
+function onlyFlag(raw: string | undefined): Config['only'] {
+  if (raw === undefined || raw === 'sync' || raw === 'async' || raw === 'naive') return raw;
+  throw new Error(`--only must be sync, async or naive, got ${raw}`);
 }
 
 /** Event arrival times and run-start coverage, per resource, in flat typed arrays. */
@@ -220,11 +231,29 @@ async function main(): Promise<void> {
       ),
     );
 
-  results.push(await measure(`reconcileEach (maxConcurrentReconciliations ${config.concurrency})`, config, coalescing(config.concurrency)));
-  console.log(results.at(-1));
-  results.push(await measure(`reconcileEach (maxConcurrentReconciliations ${config.resources})`, config, coalescing(config.resources)));
-  console.log(results.at(-1));
-  if (config.naive) {
+  const wanted = (variant: NonNullable<Config['only']>) => config.only === undefined || config.only === variant;
+  if (wanted('sync')) {
+    results.push(
+      await measure(`reconcileEach, synchronous run (maxConcurrentReconciliations ${config.concurrency})`, config, (events$, book, indexOf) =>
+        events$.pipe(
+          reconcileEach(
+            (id) => {
+              book.start(indexOf(id), performance.now(), true);
+            },
+            { maxConcurrentReconciliations: config.concurrency },
+          ),
+        ),
+      ),
+    );
+    console.log(results.at(-1));
+  }
+  if (wanted('async')) {
+    results.push(await measure(`reconcileEach (maxConcurrentReconciliations ${config.concurrency})`, config, coalescing(config.concurrency)));
+    console.log(results.at(-1));
+    results.push(await measure(`reconcileEach (maxConcurrentReconciliations ${config.resources})`, config, coalescing(config.resources)));
+    console.log(results.at(-1));
+  }
+  if (config.naive && wanted('naive')) {
     results.push(
       await measure('naive groupBy + concatMap', config, (events$, book, indexOf) =>
         events$.pipe(

@@ -31,6 +31,7 @@ export {
   type SecondaryToPrimaryMapper,
   type OwnerReferenceMapperOptions,
 } from './sources/index.js';
+export { compactManagedFields, stripManagedFields, type ObjectTransform } from './sources/index.js';
 export {
   pollingSource,
   perResourcePolling,

@@ -3,6 +3,7 @@
  * apply/patch/status, resource descriptors, CRD helpers and error classification.
  */
 export { loadKubeConfig, ownNamespace, type LoadKubeConfigOptions } from './kube/index.js';
+export { DEFAULT_POOL_CONNECTIONS, shareConnections, type ShareConnectionsOptions } from './kube/index.js';
 export {
   createKubeClient,
   type KubeClient,

@@ -37,6 +37,9 @@ export {
   type SecondarySource,
   type SecondarySourceOptions,
   type MapperError,
+  compactManagedFields,
+  stripManagedFields,
+  type ObjectTransform,
 } from './sources/index.js';
 export { resourceEvent, type ResourceEventOptions } from './core/index.js';
 export { reconcileWorkflow, cleanupWorkflow, type WorkflowEvent, type ExecutionOptions, type EventSourceRegistry } from './workflow/index.js';

@@ -2,7 +2,7 @@
 // Type-checked with the project; it only builds values: `npx tsx docs/examples/configuration.ts`.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { asyncScheduler } from 'rxjs';
-import { GenericRetry, LinearRateLimiter, type ControllerConfig, type OperatorOptions } from 'rxkube';
+import { compactManagedFields, GenericRetry, LinearRateLimiter, type ControllerConfig, type OperatorOptions } from 'rxkube';
 
 export const everyControllerOption: ControllerConfig<KubernetesObject> = {
   resource: { apiVersion: 'example.com/v1', kind: 'Widget', plural: 'widgets', namespaced: true },
@@ -30,6 +30,7 @@ export const everyControllerOption: ControllerConfig<KubernetesObject> = {
     listTimeoutMs: 60_000,
     backoff: { initialMs: 800, maxMs: 30_000, factor: 2, jitter: 1, resetAfterMs: 30_000 },
     bounded: undefined,
+    transform: compactManagedFields,
   },
   scheduler: asyncScheduler,
 };

@@ -23,6 +23,7 @@ import {
   toResourceEvents,
   type Informer,
   type InformerOptions,
+  type ObjectTransform,
 } from '../sources/index.js';
 import type { EventSourceRegistry } from '../workflow/index.js';
 import { resolveNamespaces, resolveSecondary, type ResolvedControllerConfig, type ResolvedSecondary } from './config.js';
@@ -99,6 +100,8 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       labelSelector: config.config.labelSelector,
       fieldSelector: config.config.fieldSelector,
       bounded: config.config.informer?.bounded,
+      // A transform keeps the object's kind: what it returns for a P is a P.
+      transform: config.config.informer?.transform as ObjectTransform<P> | undefined,
     });
     this.primaries = new ReadYourWritesCache(this.primaryInformer);
     this.logFailures(this.primaryInformer);
@@ -382,9 +385,10 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     });
   }
 
-  private informerTuning(): Pick<InformerOptions<KubernetesObject>, 'timeoutSeconds' | 'deadMarginMs' | 'listTimeoutMs' | 'backoff'> {
+  private informerTuning(): Pick<InformerOptions<KubernetesObject>, 'timeoutSeconds' | 'deadMarginMs' | 'listTimeoutMs' | 'backoff' | 'transform'> {
     const tuning = this.config.config.informer ?? {};
     return {
+      transform: tuning.transform,
       timeoutSeconds: tuning.timeoutSeconds,
       deadMarginMs: tuning.deadMarginMs,
       listTimeoutMs: tuning.listTimeoutMs,

@@ -13,6 +13,7 @@ import type { RateLimiter, Retry } from '../processing/index.js';
 import type {
   BoundedStoreOptions,
   Indexer,
+  ObjectTransform,
   PrimaryToSecondaryMapper,
   SecondaryToPrimaryMapper,
 } from '../sources/index.js';
@@ -101,6 +102,12 @@ export interface InformerTuning {
   readonly backoff?: Partial<BackoffPolicy>;
   /** ES7: bound the primary cache. */
   readonly bounded?: BoundedStoreOptions;
+  /**
+   * Rewrites every object the controller's informers cache (primary and secondaries), like
+   * controller-runtime's TransformFunc. Default `compactManagedFields`: managedFields keep only
+   * server-side-apply entries.
+   */
+  readonly transform?: ObjectTransform;
 }
 
 export interface ControllerConfig<P extends KubernetesObject = KubernetesObject> {

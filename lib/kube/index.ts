@@ -21,6 +21,7 @@ export {
   type KubeErrorKind,
   type KubeStatus,
 } from './errors.js';
+export { DEFAULT_POOL_CONNECTIONS, shareConnections, type ShareConnectionsOptions } from './connections.js';
 export { createRequestFn, type HttpVerb, type KubeRequest, type RequestFn } from './request.js';
 export {
   createKubeClient,

@@ -1,4 +1,5 @@
 import type { Configuration, KubeConfig, RequestContext, ResponseContext } from '@kubernetes/client-node';
+import { shareConnections } from './connections.js';
 import { KubeApiError } from './errors.js';
 
 export type HttpVerb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -28,9 +29,11 @@ class ConfigurationHolder {
  * A request function on client-node's own request machinery (Configuration, RequestContext,
  * auth methods, middleware and its undici fetch): no TLS or auth handling of our own. Answers are
  * plain JSON as the server sent them (timestamps stay strings, as in client-node's Watch).
+ * Every request made with `kc` from then on shares one connection pool per cluster identity
+ * (see `shareConnections`).
  */
 export function createRequestFn(kc: KubeConfig): RequestFn {
-  const { configuration } = kc.makeApiClient(ConfigurationHolder);
+  const { configuration } = shareConnections(kc).makeApiClient(ConfigurationHolder);
   return (req) => send(configuration, req);
 }
 

@@ -4,7 +4,7 @@ import { V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-n
 import { asyncScheduler, BehaviorSubject, distinctUntilChanged, type Observable, type SchedulerLike } from 'rxjs';
 import type { Logger } from 'pino';
 import { ConfigurationError, requirePositiveDuration } from '../core/index.js';
-import { classifyError, errorMessage } from '../kube/index.js';
+import { classifyError, errorMessage, shareConnections } from '../kube/index.js';
 import { kubeLeaseClient, type LeaseClient } from './lease-client.js';
 
 export interface LeaderElectionOptions {
@@ -141,7 +141,7 @@ export class LeaderElector {
 
   constructor(options: LeaderElectionOptions) {
     this.config = leaderElectionConfig(options);
-    this.client = options.leaseClient ?? kubeLeaseClient(options.kubeConfig, this.config.leaseName, this.config.leaseNamespace);
+    this.client = options.leaseClient ?? kubeLeaseClient(shareConnections(options.kubeConfig), this.config.leaseName, this.config.leaseNamespace);
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.random = options.random ?? Math.random;
     this.log = options.logger?.child({ lease: `${this.config.leaseNamespace}/${this.config.leaseName}`, identity: this.config.identity });

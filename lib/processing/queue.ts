@@ -1,57 +1,61 @@
-interface Node<T> {
-  readonly value: T;
-  prev: Node<T> | undefined;
-  next: Node<T> | undefined;
+/** The links a value carries to be a member of one `FifoSet` (an intrusive list: no node objects). */
+export interface FifoLinks<T> {
+  fifoPrev: T | undefined;
+  fifoNext: T | undefined;
+  fifoMember: boolean;
 }
 
-/** A FIFO of distinct values with O(1) push, shift and removal of any member. */
-export class FifoSet<T> {
-  private readonly nodes = new Map<T, Node<T>>();
-  private head: Node<T> | undefined;
-  private tail: Node<T> | undefined;
+/** A FIFO of distinct values with O(1) push, shift and removal of any member, allocating nothing. */
+export class FifoSet<T extends FifoLinks<T>> {
+  private head: T | undefined;
+  private tail: T | undefined;
+  private count = 0;
 
   get size(): number {
-    return this.nodes.size;
+    return this.count;
   }
 
   has(value: T): boolean {
-    return this.nodes.has(value);
+    return value.fifoMember;
   }
 
   /** Appends `value` unless it is already queued (then it keeps its place). */
   push(value: T): void {
-    if (this.nodes.has(value)) return;
-    const node: Node<T> = { value, prev: this.tail, next: undefined };
-    if (this.tail) this.tail.next = node;
-    else this.head = node;
-    this.tail = node;
-    this.nodes.set(value, node);
+    if (value.fifoMember) return;
+    value.fifoMember = true;
+    value.fifoPrev = this.tail;
+    value.fifoNext = undefined;
+    if (this.tail) this.tail.fifoNext = value;
+    else this.head = value;
+    this.tail = value;
+    this.count++;
   }
 
   shift(): T | undefined {
-    const node = this.head;
-    if (!node) return undefined;
-    this.unlink(node);
-    return node.value;
+    const value = this.head;
+    if (value) this.unlink(value);
+    return value;
   }
 
   delete(value: T): boolean {
-    const node = this.nodes.get(value);
-    if (!node) return false;
-    this.unlink(node);
+    if (!value.fifoMember) return false;
+    this.unlink(value);
     return true;
   }
 
   clear(): void {
-    this.nodes.clear();
+    for (let value = this.head; value; value = value.fifoNext) value.fifoMember = false;
     this.head = this.tail = undefined;
+    this.count = 0;
   }
 
-  private unlink(node: Node<T>): void {
-    if (node.prev) node.prev.next = node.next;
-    else this.head = node.next;
-    if (node.next) node.next.prev = node.prev;
-    else this.tail = node.prev;
-    this.nodes.delete(node.value);
+  private unlink(value: T): void {
+    if (value.fifoPrev) value.fifoPrev.fifoNext = value.fifoNext;
+    else this.head = value.fifoNext;
+    if (value.fifoNext) value.fifoNext.fifoPrev = value.fifoPrev;
+    else this.tail = value.fifoPrev;
+    value.fifoPrev = value.fifoNext = undefined;
+    value.fifoMember = false;
+    this.count--;
   }
 }

@@ -13,9 +13,9 @@ import {
   type RetryInfo,
 } from '../core/index.js';
 import { MIN_RATE_LIMIT_DELAY, type ResolvedReconcileOptions, type RunContext, type RunFn, type RunOutput, type RunResult } from './options.js';
-import { FifoSet } from './queue.js';
+import { FifoSet, type FifoLinks } from './queue.js';
+import { Deadlines, type Deadline } from './deadlines.js';
 import { retryDelayOf } from './retry.js';
-import { scheduleOnce } from './timers.js';
 
 /**
  * Where a resource stands. A timer exists only while waiting or postponed, a place in the
@@ -31,14 +31,31 @@ type Phase =
 /** A run owed without an event. */
 type TimerCause = Extract<ReconcileCause, { type: 'retry' | 'reschedule' | 'maxInterval' }>;
 
-/** A run in flight; `abort` is created only if the run reads `ctx.signal`. */
+/** A run in flight; `abort` is created only if the run reads `ctx.signal`, `subscription` only for an observable run. */
 interface RunHandle {
   abort: AbortController | undefined;
-  readonly subscription: Subscription;
+  subscription: Subscription | undefined;
 }
 
-class ResourceState {
+/** What a run sees; a class so that the lazy `signal` getter is not redefined per run. */
+class Context implements RunContext {
+  constructor(
+    readonly retry: RetryInfo,
+    readonly cause: ReconcileCause,
+    private readonly handle: RunHandle,
+  ) {}
+
+  // AbortControllers are costly to create (~µs); most runs never look at the signal.
+  get signal(): AbortSignal {
+    return (this.handle.abort ??= new AbortController()).signal;
+  }
+}
+
+class ResourceState implements FifoLinks<ResourceState> {
   phase: Phase = 'idle';
+  fifoPrev: ResourceState | undefined = undefined;
+  fifoNext: ResourceState | undefined = undefined;
+  fifoMember = false;
   /**
    * Events not yet covered by a started run (EP2: a counter, not a queue) and the newest one's
    * source. While running these are the "dirty" events that call for one follow-up run.
@@ -51,7 +68,7 @@ class ResourceState {
   timerCause: TimerCause | undefined;
   /** The owed run was postponed by the rate limiter (EP11). */
   rateLimited = false;
-  timer: Subscription | undefined;
+  timer: Deadline | undefined;
   /** The primary was deleted during the current run (EP5). */
   deleted = false;
   /** Retry runs made in the current failure streak (EP7/EP8). */
@@ -96,6 +113,8 @@ export interface SchedulerSink {
 export class ResourceScheduler {
   private readonly states = new Map<string, ResourceState>();
   private readonly ready = new FifoSet<ResourceState>();
+  /** Every resource's retry, reschedule, max-interval and rate-limit timer, on one scheduler timer. */
+  private readonly deadlines: Deadlines<ResourceState>;
   private running = 0;
   private postponed = 0;
   private active: boolean;
@@ -110,10 +129,16 @@ export class ResourceScheduler {
     private readonly sink: SchedulerSink,
   ) {
     this.active = options.active$ === undefined;
+    this.deadlines = new Deadlines<ResourceState>(options.scheduler, (state) => this.guard(() => this.fire(state)));
   }
 
   onEvent(event: ResourceEvent): void {
-    if (!this.closed) this.guard(() => this.handleEvent(event));
+    if (this.closed) return;
+    try {
+      this.handleEvent(event);
+    } catch (error) {
+      this.fail(error);
+    }
   }
 
   setActive(active: boolean): void {
@@ -139,10 +164,10 @@ export class ResourceScheduler {
   dispose(): void {
     if (this.closed) return;
     this.closed = true;
+    this.deadlines.dispose();
     for (const state of this.states.values()) {
-      state.timer?.unsubscribe();
       if (state.run) {
-        state.run.subscription.unsubscribe();
+        state.run.subscription?.unsubscribe();
         // Created here if the run has not read its signal yet, so a later read sees it aborted.
         (state.run.abort ??= new AbortController()).abort();
       }
@@ -205,7 +230,7 @@ export class ResourceScheduler {
   private toIdle(state: ResourceState): void {
     if (state.phase === 'postponed') this.postponed--;
     if (state.phase === 'queued') this.ready.delete(state);
-    state.timer?.unsubscribe();
+    if (state.timer) this.deadlines.cancel(state.timer);
     state.timer = undefined;
     state.phase = 'idle';
   }
@@ -219,7 +244,7 @@ export class ResourceScheduler {
   private arm(state: ResourceState, cause: TimerCause, delay: number): number {
     state.phase = 'waiting';
     state.timerCause = cause;
-    state.timer = scheduleOnce(this.options.scheduler, delay, () => this.guard(() => this.fire(state)));
+    state.timer = this.deadlines.add(delay, state);
     return this.now() + delay;
   }
 
@@ -227,7 +252,7 @@ export class ResourceScheduler {
     state.phase = 'postponed';
     state.rateLimited = true;
     this.postponed++;
-    state.timer = scheduleOnce(this.options.scheduler, delay, () => this.guard(() => this.fire(state)));
+    state.timer = this.deadlines.add(delay, state);
   }
 
   private fire(state: ResourceState): void {
@@ -280,36 +305,24 @@ export class ResourceScheduler {
 
     state.phase = 'running';
     this.running++;
-    const handle: RunHandle = { abort: undefined, subscription: new Subscription() };
+    const handle: RunHandle = { abort: undefined, subscription: undefined };
     state.run = handle;
-    const settle = (settlement: Settlement): void => {
-      if (this.closed || state.run !== handle) return;
-      state.run = undefined;
-      this.guard(() => this.settle(state, cause, now, settlement));
-    };
-    // AbortControllers are costly to create (~µs); most runs never look at the signal.
-    const ctx: RunContext = {
-      retry,
-      cause,
-      get signal() {
-        return (handle.abort ??= new AbortController()).signal;
-      },
-    };
 
     let output: RunOutput;
     try {
-      output = this.run(state.id, ctx);
+      output = this.run(state.id, new Context(retry, cause, handle));
     } catch (error) {
-      settle({ ok: false, error });
+      this.settleRun(state, handle, cause, now, { ok: false, error });
       return;
     }
     if (isObservable(output)) {
       // Tear the run's observable down before settling, so its finalizers run before a follow-up starts.
+      const subscription = (handle.subscription = new Subscription());
       const end = (settlement: Settlement): void => {
-        handle.subscription.unsubscribe();
-        settle(settlement);
+        subscription.unsubscribe();
+        this.settleRun(state, handle, cause, now, settlement);
       };
-      handle.subscription.add(
+      subscription.add(
         output.subscribe({
           next: (value) => end({ ok: true, value }),
           error: (error: unknown) => end({ ok: false, error }),
@@ -318,11 +331,22 @@ export class ResourceScheduler {
       );
     } else if (isPromiseLike(output)) {
       output.then(
-        (value) => settle({ ok: true, value }),
-        (error: unknown) => settle({ ok: false, error }),
+        (value) => this.settleRun(state, handle, cause, now, { ok: true, value }),
+        (error: unknown) => this.settleRun(state, handle, cause, now, { ok: false, error }),
       );
     } else {
-      settle({ ok: true, value: output });
+      this.settleRun(state, handle, cause, now, { ok: true, value: output });
+    }
+  }
+
+  /** A run ended: report it unless the scheduler closed or the run was superseded meanwhile. */
+  private settleRun(state: ResourceState, handle: RunHandle, cause: ReconcileCause, startedAt: number, settlement: Settlement): void {
+    if (this.closed || state.run !== handle) return;
+    state.run = undefined;
+    try {
+      this.settle(state, cause, startedAt, settlement);
+    } catch (error) {
+      this.fail(error);
     }
   }
 
@@ -410,9 +434,13 @@ export class ResourceScheduler {
     try {
       work();
     } catch (error) {
-      this.dispose();
-      this.sink.error(error);
+      this.fail(error);
     }
+  }
+
+  private fail(error: unknown): void {
+    this.dispose();
+    this.sink.error(error);
   }
 
   private now(): number {

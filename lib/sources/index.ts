@@ -20,6 +20,7 @@ export {
   type InformerStoreOptions,
   type StoreReader,
 } from './store.js';
+export { compactManagedFields, stripManagedFields, type ObjectTransform } from './transform.js';
 export { reconnectWithBackoff, SHORT_CONNECTION_MS, type ReconnectFailure, type ReconnectOptions } from './reconnect.js';
 export {
   isDroppedConnection,

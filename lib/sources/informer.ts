@@ -32,6 +32,7 @@ import { kubeListWatch, type ListWatchClient } from './list-watch.js';
 import { reflector, type ReflectorFailure, type ReflectorMessage } from './reflector.js';
 import { resourceVersionOf } from './resource-version.js';
 import { InformerStore, type BoundedStoreOptions, type Indexer, type StoreReader } from './store.js';
+import { compactManagedFields, type ObjectTransform } from './transform.js';
 
 export type InformerEventType = 'added' | 'modified' | 'deleted';
 
@@ -60,6 +61,11 @@ export interface InformerOptions<T extends KubernetesObject> {
   fieldSelector?: FieldSelector | undefined;
   /** Extra indexes for `store.byIndex` (namespace and owner uid are built in). */
   indexers?: Readonly<Record<string, Indexer<T>>> | undefined;
+  /**
+   * Rewrites every listed and watched object before it is cached and emitted (default
+   * `compactManagedFields`; pass `(object) => object` to keep objects as the server sent them).
+   */
+  transform?: ObjectTransform<T> | undefined;
   /** ES7: bound the cache (LRU with time-to-idle); misses read from the API via `store.fetch`. */
   bounded?: BoundedStoreOptions | undefined;
   /** Asked of the server on every watch (default 290 s). */
@@ -130,6 +136,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   readonly store: StoreReader<T> & Pick<InformerStore<T>, 'addIndexer' | 'hasIndexer'>;
 
   private readonly cache: InformerStore<T>;
+  private readonly transform: ObjectTransform<T>;
   private readonly client: ListWatchClient<T>;
   private readonly scheduler: SchedulerLike;
   private readonly labelSelector: string;
@@ -157,6 +164,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       }
     }
     this.scheduler = options.scheduler ?? asyncScheduler;
+    this.transform = options.transform ?? compactManagedFields;
     this.client = options.client ?? kubeListWatch<T>(options.kubeConfig as KubeConfig, this.resource);
     this.labelSelector = formatLabelSelector(options.labelSelector);
     this.fieldSelector = formatFieldSelector(options.fieldSelector);
@@ -164,7 +172,10 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     this.cache = new InformerStore<T>({
       indexers: options.indexers,
       bounded: options.bounded,
-      read: (id) => this.client.read(id),
+      read: async (id) => {
+        const object = await this.client.read(id);
+        return object === undefined ? undefined : this.transform(object);
+      },
       scheduler: this.scheduler,
       // An indexer that throws leaves that object out of its index; the list+watch goes on.
       onIndexerError: (error) => this.indexFailures.next(error),
@@ -374,7 +385,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         scope.state = 'listed';
         scope.synced = true;
         scope.lists++;
-        this.replace(scope.namespace, message.items);
+        this.replace(scope.namespace, message.items.map((object) => this.transform(object)));
         break;
       case 'watching':
         scope.state = 'watching';
@@ -385,7 +396,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         return;
       case 'event':
         scope.resourceVersion = resourceVersionOf(message.object) ?? scope.resourceVersion;
-        this.applyEvent(message.action, message.object);
+        this.applyEvent(message.action, this.transform(message.object));
         return;
     }
     this.updateSignals();

@@ -1,0 +1,87 @@
+/**
+ * Heap per cached object against the object's JSON size (DESIGN goal: at most 2×).
+ *
+ *   npm run bench:cache-memory -- [--n 10000] [--out bench/results/cache-memory.json]
+ *
+ * An embedded API server in a process of its own (bench/e2e/server.ts) serves N counters, as in
+ * bench:e2e, with their managedFields. In this process an informer lists and watches them; the
+ * heap growth between a full GC before the informer starts and one after it has synced, divided
+ * by N, is the heap per cached object. Measured with the default transform (managedFields keep
+ * only server-side-apply entries) and with the identity transform (objects as the server sent
+ * them), each in a fresh informer, after an uncounted warm-up one.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { createKubeClient, loadKubeConfig } from '../lib/kube/index.js';
+import { informer, type ObjectTransform } from '../lib/sources/index.js';
+import { COUNTERS, NAMESPACE } from './e2e/counter.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const E2E = join(ROOT, 'bench/e2e');
+
+function flag(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
+}
+
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) throw new Error('bench:cache-memory needs --expose-gc (npm run bench:cache-memory does it)');
+
+function settledHeap(): number {
+  for (let i = 0; i < 3; i++) gc!();
+  return process.memoryUsage().heapUsed;
+}
+
+async function main(): Promise<void> {
+  const n = Number(flag('n', '10000'));
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--n must be a positive integer, got ${flag('n', '')}`);
+  const out = flag('out', 'bench/results/cache-memory.json');
+  const dataDir = join(E2E, '.data');
+  mkdirSync(dataDir, { recursive: true });
+  const kubeconfigFile = join(dataDir, `cache-memory-${n}.kubeconfig`);
+  const server = spawn(process.execPath, ['--import', 'tsx', join(E2E, 'server.ts'), '--populate', String(n), '--kubeconfig', kubeconfigFile], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    cwd: ROOT,
+  });
+  try {
+    const line = await new Promise<string>((done) => createInterface(server.stdout).once('line', done));
+    const { kubeconfig } = JSON.parse(line) as { kubeconfig: string };
+    const kubeConfig = loadKubeConfig({ kubeconfigPath: kubeconfig });
+    const listed = await createKubeClient(kubeConfig).resource(COUNTERS).list({ namespace: NAMESPACE });
+    const jsonBytes = listed.items.reduce((sum, item) => sum + Buffer.byteLength(JSON.stringify(item)), 0) / listed.items.length;
+
+    const results = [];
+    // The first informer also pays for what is made once (code, the connection pool): a warm-up
+    // round is not counted.
+    for (const [variant, transform] of [
+      ['warm-up', undefined],
+      ['default transform (compactManagedFields)', undefined],
+      ['identity transform (as the server sent them)', (object: KubernetesObject) => object],
+    ] as const) {
+      const before = settledHeap();
+      const inf = informer({ kubeConfig, resource: COUNTERS, namespaces: [NAMESPACE], transform: transform as ObjectTransform | undefined });
+      inf.start();
+      await inf.whenSynced();
+      const after = settledHeap();
+      const cached = inf.store.list().length;
+      const perObject = (after - before) / cached;
+      inf.stop();
+      if (variant === 'warm-up') continue;
+      results.push({ variant, objects: cached, heapBytesPerObject: Math.round(perObject), jsonBytesPerObject: Math.round(jsonBytes), heapToJson: Math.round((perObject / jsonBytes) * 100) / 100 });
+      console.log(results.at(-1));
+    }
+    console.table(results);
+    mkdirSync(dirname(resolve(ROOT, out)), { recursive: true });
+    writeFileSync(resolve(ROOT, out), `${JSON.stringify({ bench: 'cache-memory', date: new Date().toISOString(), node: process.version, n, results }, null, 2)}\n`);
+    console.log(`saved ${out}`);
+  } finally {
+    server.kill('SIGTERM');
+    rmSync(kubeconfigFile, { force: true });
+  }
+}
+
+await main();

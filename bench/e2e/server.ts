@@ -1,0 +1,35 @@
+/**
+ * The embedded API server of the end-to-end bench, in a process of its own:
+ *
+ *   node --import tsx bench/e2e/server.ts --populate N --kubeconfig <file>
+ *
+ * Serves in memory (no data directory: no fsync per write), creates the Counter CRD and N
+ * counters (spec.value = index), writes a kubeconfig for itself to --kubeconfig and then prints
+ * one JSON line `{ "url", "kubeconfig" }`. SIGTERM stops it.
+ */
+import { startApiServer } from '../../lib/apiserver/index.js';
+import { createKubeClient, installCustomResourceDefinition } from '../../lib/kube/index.js';
+import { COUNTERS, counterCrd, NAMESPACE } from './counter.js';
+
+const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
+const n = Number(args.get('populate'));
+if (!Number.isInteger(n) || n < 1) throw new Error(`server.ts: --populate must be a positive integer, got ${args.get('populate')}`);
+const kubeconfig = args.get('kubeconfig');
+if (!kubeconfig) throw new Error('server.ts: --kubeconfig <file> is required');
+
+// Watches of the bench last for the whole phase; no bookmarks needed.
+const server = await startApiServer({ bookmarkIntervalMs: 3_600_000, historySize: 100_000 });
+const client = createKubeClient(server.kubeConfig());
+await installCustomResourceDefinition(client, counterCrd, { timeoutMs: 10_000 });
+const counters = client.resource(COUNTERS);
+let next = 0;
+const worker = async (): Promise<void> => {
+  for (let i = next++; i < n; i = next++) {
+    await counters.create({ apiVersion: COUNTERS.apiVersion, kind: COUNTERS.kind, metadata: { name: `c${i}`, namespace: NAMESPACE }, spec: { value: i } } as never);
+  }
+};
+await Promise.all(Array.from({ length: 16 }, worker));
+await server.writeKubeconfig(kubeconfig);
+console.log(JSON.stringify({ url: server.url, kubeconfig }));
+process.on('SIGTERM', () => process.exit(0));
