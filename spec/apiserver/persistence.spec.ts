@@ -36,6 +36,23 @@ async function configMapNames(server: ApiServer): Promise<string[]> {
 
 const walFiles = async (dir: string): Promise<string[]> => (await readdir(dir)).filter((f) => f.startsWith('wal-')).sort();
 
+/**
+ * A copy of a live data directory, as a crash would leave it. A temp file may vanish while it is
+ * copied (a compaction renames it); it is never part of the durable state, and the server removes
+ * leftovers at start, so the image leaves it out.
+ */
+async function crashImage(from: string, to: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await cp(from, to, { recursive: true, force: true, filter: (source) => !source.endsWith('.tmp') });
+    } catch (err) {
+      // A log file removed by a compaction while it was copied: take the image again.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 5) throw err;
+      await rm(to, { recursive: true, force: true });
+    }
+  }
+}
+
 describe('apiserver: dataDir (--data) durability', function () {
   this.timeout(20_000);
   let dir: string;
@@ -88,7 +105,7 @@ describe('apiserver: dataDir (--data) durability', function () {
     let seen = 0;
     try {
       for (let i = 0; i < 20; i++) seen = Number((await createConfigMap(server, `cm-${i}`)).metadata.resourceVersion);
-      await cp(dataDir, image, { recursive: true });
+      await crashImage(dataDir, image);
     } finally {
       await server.close();
     }
@@ -145,7 +162,7 @@ describe('apiserver: dataDir (--data) durability', function () {
     const image = join(dir, 'torn-copy');
     try {
       await createConfigMap(server, 'before-the-tear');
-      await cp(dataDir, image, { recursive: true });
+      await crashImage(dataDir, image);
     } finally {
       await server.close();
     }
@@ -177,7 +194,7 @@ describe('apiserver: dataDir (--data) durability', function () {
     const image = join(dir, 'compact-copy');
     try {
       await Promise.all(Array.from({ length: 60 }, (_, i) => createConfigMap(server, `cm-${i}`, { payload: 'x'.repeat(200) })));
-      await cp(dataDir, image, { recursive: true });
+      await crashImage(dataDir, image);
       expect((await walFiles(dataDir)).length).to.be.at.most(2);
       expect((await stat(join(dataDir, 'wal-00000001.log')).catch(() => undefined))).to.equal(undefined);
     } finally {
