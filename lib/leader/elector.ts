@@ -1,18 +1,11 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import {
-  CoordinationV1Api,
-  Observable as ClientObservable,
-  V1MicroTime,
-  type ConfigurationOptions,
-  type KubeConfig,
-  type ObservableMiddleware,
-  type V1Lease,
-} from '@kubernetes/client-node';
+import { V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { asyncScheduler, BehaviorSubject, distinctUntilChanged, type Observable, type SchedulerLike } from 'rxjs';
 import type { Logger } from 'pino';
 import { ConfigurationError, requirePositiveDuration } from '../core/index.js';
 import { classifyError, errorMessage, shareConnections } from '../kube/index.js';
+import { kubeLeaseClient, type LeaseClient } from './lease-client.js';
 
 export interface LeaderElectionOptions {
   kubeConfig: KubeConfig;
@@ -33,6 +26,8 @@ export interface LeaderElectionOptions {
   scheduler?: SchedulerLike;
   /** Source of jitter in [0, 1) (default Math.random). */
   random?: () => number;
+  /** How the lease is read, written and watched (default: client-node on `kubeConfig`); tests pass a fake server. */
+  leaseClient?: LeaseClient;
 }
 
 export interface LeaderElectionConfig {
@@ -90,12 +85,36 @@ export function leaderElectionConfig(options: LeaderElectionOptions): LeaderElec
 
 type Attempt = 'acquired' | 'heldByOther' | 'failed';
 
+/** What this instance last saw of the lease, and when (its own clock) that record first appeared. */
+interface Observation {
+  readonly holder: string;
+  readonly durationMs: number;
+  readonly record: string;
+  readonly at: number;
+  /** Counts changes of the record, so a wait knows whether it has learnt something new. */
+  readonly seq: number;
+}
+
+/** A lease watch being opened or open; `closed` once we closed it or it ended. */
+interface WatchHandle {
+  closed: boolean;
+  close?: () => void;
+  openedAt: number;
+}
+
+/** A watch that ended sooner than this after it opened is not reopened at once (no busy loop). */
+const WATCH_REOPEN_MIN_MS = 1_000;
+
 /**
- * OB4: Lease-based leader election, as client-go's leaderelection does it. Candidates try every
- * retry period; the holder renews every retry period; a lease held by another is taken only
- * after it has not changed for its full duration, measured on this instance's clock (no trust
- * in other clocks). All writes are conditional on the read resourceVersion, so two candidates
- * cannot both win (409 = lost the race).
+ * OB4: Lease-based leader election, as client-go's leaderelection does it. The holder renews
+ * every retry period; a lease held by another is taken only after it has not changed for its
+ * full duration, measured on this instance's clock (no trust in other clocks). All writes are
+ * conditional on the read resourceVersion, so two candidates cannot both win (409 = lost the race).
+ *
+ * Candidates read the lease every jittered retry period and also watch it: a renewal is seen
+ * when the server stores it, so a candidate knows when the lease expires and tries at that
+ * moment (or at once when the lease is released), not at its next jittered poll. Failover after
+ * a holder dies is then the lease duration plus a few requests.
  *
  * Safety: a leader whose last successful renewal is renewDeadline old emits false at that moment,
  * whatever its requests are doing; since renewDeadline < leaseDuration, it has stopped leading
@@ -107,18 +126,22 @@ export class LeaderElector {
   readonly isLeader$: Observable<boolean>;
 
   private readonly leader = new BehaviorSubject<boolean>(false);
-  private readonly api: CoordinationV1Api;
+  private readonly client: LeaseClient;
   private readonly scheduler: SchedulerLike;
   private readonly random: () => number;
   private readonly log: Logger | undefined;
   private stopping: AbortController | undefined;
   private loop: Promise<void> | undefined;
-  /** The last lease we read or wrote, and when (our clock) its record last changed. */
-  private observed: { lease: V1Lease; record: string; at: number } | undefined;
+  /** The last lease we read or wrote: writes start from it. */
+  private lease: V1Lease | undefined;
+  private observation: Observation | undefined;
+  /** Set while a candidate waits: re-plans the wait when a new record is seen. */
+  private onObservation: (() => void) | undefined;
+  private watchHandle: WatchHandle | undefined;
 
   constructor(options: LeaderElectionOptions) {
     this.config = leaderElectionConfig(options);
-    this.api = shareConnections(options.kubeConfig).makeApiClient(CoordinationV1Api);
+    this.client = options.leaseClient ?? kubeLeaseClient(shareConnections(options.kubeConfig), this.config.leaseName, this.config.leaseNamespace);
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.random = options.random ?? Math.random;
     this.log = options.logger?.child({ lease: `${this.config.leaseNamespace}/${this.config.leaseName}`, identity: this.config.identity });
@@ -158,16 +181,59 @@ export class LeaderElector {
   }
 
   private async campaign(stop: AbortSignal): Promise<void> {
-    while (!stop.aborted) {
-      const startedAt = this.scheduler.now();
-      const attempt = await this.tryAcquireOrRenew(stop);
-      if (stop.aborted) break;
-      if (attempt === 'acquired') {
-        await this.lead(startedAt, stop);
-      } else {
-        await this.sleep(this.config.retryPeriodMs * (1 + LEADER_JITTER_FACTOR * this.random()), stop);
+    try {
+      while (!stop.aborted) {
+        const startedAt = this.scheduler.now();
+        const attempt = await this.tryAcquireOrRenew(stop);
+        if (stop.aborted) break;
+        if (attempt === 'acquired') {
+          this.closeWatch(); // a leader learns what it needs from its own renewals
+          await this.lead(startedAt, stop);
+        } else {
+          this.openWatch(stop);
+          await this.waitForNextAttempt(stop);
+        }
       }
+    } finally {
+      this.closeWatch();
     }
+  }
+
+  /**
+   * A candidate's pause: the jittered retry period, cut short at the moment the lease it has
+   * seen becomes acquirable (expired, released, or still ours). What was already acquirable when
+   * the wait began has just been tried and failed, so it waits the retry period unless it sees
+   * something new.
+   */
+  private waitForNextAttempt(stop: AbortSignal): Promise<void> {
+    const start = this.scheduler.now();
+    const retryAt = start + this.config.retryPeriodMs * (1 + LEADER_JITTER_FACTOR * this.random());
+    const seen = this.observation?.seq;
+    return new Promise((resolve) => {
+      if (stop.aborted) return resolve();
+      let timer: { unsubscribe(): void } | undefined;
+      const finish = () => {
+        timer?.unsubscribe();
+        this.onObservation = undefined;
+        stop.removeEventListener('abort', finish);
+        resolve();
+      };
+      const plan = () => {
+        timer?.unsubscribe();
+        const o = this.observation;
+        const acquirableAt = o === undefined ? undefined : this.acquirableAt(o);
+        const useful = acquirableAt !== undefined && (o?.seq !== seen || acquirableAt > start);
+        const at = useful ? Math.min(retryAt, acquirableAt) : retryAt;
+        timer = this.scheduler.schedule(finish, Math.max(0, at - this.scheduler.now()));
+      };
+      stop.addEventListener('abort', finish, { once: true });
+      this.onObservation = plan;
+      plan();
+    });
+  }
+
+  private acquirableAt(o: Observation): number {
+    return o.holder === '' || o.holder === this.config.identity ? o.at : o.at + o.durationMs;
   }
 
   /**
@@ -209,28 +275,28 @@ export class LeaderElector {
   }
 
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<Attempt> {
-    const { leaseName: name, leaseNamespace: namespace, identity } = this.config;
-    const options = this.requestOptions(signal);
+    const bounded = this.bounded(signal);
     const now = this.scheduler.now();
-    let current: V1Lease;
+    let current: V1Lease | undefined;
     try {
-      current = await this.api.readNamespacedLease({ name, namespace }, options);
+      current = await this.client.read(bounded);
     } catch (err) {
-      if (classifyError(err) !== 'notFound') return this.failed('read', err, signal);
+      return this.failed('read', err, signal);
+    }
+    if (current === undefined) {
       try {
-        const created = await this.api.createNamespacedLease({ namespace, body: this.leaseBody(undefined, now) }, options);
-        this.observe(created, this.scheduler.now());
+        this.written(await this.client.create(this.leaseBody(undefined, now), bounded));
         return 'acquired';
       } catch (createErr) {
         return classifyError(createErr) === 'conflict' ? 'heldByOther' : this.failed('create', createErr, signal);
       }
     }
-    this.observe(current, now);
+    this.lease = current;
+    if (this.observe(current, now)) this.distrustWatch(now);
     const holder = current.spec?.holderIdentity ?? '';
-    if (holder !== '' && holder !== identity && !this.observedExpired(now)) return 'heldByOther';
+    if (holder !== '' && holder !== this.config.identity && !this.observedExpired(now)) return 'heldByOther';
     try {
-      const updated = await this.api.replaceNamespacedLease({ name, namespace, body: this.leaseBody(current, now) }, options);
-      this.observe(updated, this.scheduler.now());
+      this.written(await this.client.replace(this.leaseBody(current, now), bounded));
       return 'acquired';
     } catch (err) {
       // 409: someone wrote the lease since we read it. Not ours this round; the next read tells who holds it.
@@ -240,7 +306,7 @@ export class LeaderElector {
 
   /** client-go's ReleaseOnCancel: an empty holder and a 1 s duration so the next candidate takes over at once. */
   private async release(): Promise<void> {
-    const lease = this.observed?.lease;
+    const lease = this.lease;
     if (!lease || lease.spec?.holderIdentity !== this.config.identity) return;
     const now = new V1MicroTime(this.scheduler.now());
     const body: V1Lease = {
@@ -248,11 +314,7 @@ export class LeaderElector {
       spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now },
     };
     try {
-      const released = await this.api.replaceNamespacedLease(
-        { name: this.config.leaseName, namespace: this.config.leaseNamespace, body },
-        this.requestOptions(AbortSignal.timeout(this.config.renewDeadlineMs)),
-      );
-      this.observe(released, this.scheduler.now());
+      this.written(await this.client.replace(body, AbortSignal.timeout(this.config.renewDeadlineMs)));
       this.log?.info('released the lease');
     } catch (err) {
       this.log?.warn({ err: errorMessage(err) }, 'could not release the lease; it expires on its own');
@@ -278,16 +340,75 @@ export class LeaderElector {
     };
   }
 
+  private written(lease: V1Lease): void {
+    this.lease = lease;
+    this.observe(lease, this.scheduler.now());
+  }
+
   // Expiry is judged by when *we* saw the record change, never by the holder's timestamps (clock skew).
-  private observe(lease: V1Lease, at: number): void {
-    const record = JSON.stringify([lease.spec?.holderIdentity, String(lease.spec?.renewTime), lease.spec?.leaseTransitions]);
-    if (this.observed?.record !== record) this.observed = { lease, record, at };
-    else this.observed = { ...this.observed, lease };
+  // A watch delivers the lease as JSON, a read as typed objects: the record compares times as numbers.
+  /** Returns whether the record is new to us. */
+  private observe(lease: V1Lease, at: number): boolean {
+    const spec = lease.spec ?? {};
+    const holder = spec.holderIdentity ?? '';
+    const record = JSON.stringify([holder, timeMs(spec.renewTime), spec.leaseTransitions ?? 0, spec.leaseDurationSeconds]);
+    const previous = this.observation;
+    if (previous?.record === record) return false;
+    const seconds = spec.leaseDurationSeconds ?? Math.ceil(this.config.leaseDurationMs / 1000);
+    this.observation = { holder, durationMs: seconds * 1000, record, at, seq: (previous?.seq ?? 0) + 1 };
+    this.onObservation?.();
+    return true;
+  }
+
+  /**
+   * A read found a record the open watch has not delivered: the watch may be a dead connection
+   * that never ended (a network cut leaves those). It is closed, and reopened after this attempt,
+   * so that the next renewals are seen when stored. (A renewal read just before its watch event
+   * arrives costs one needless reopen.)
+   */
+  private distrustWatch(now: number): void {
+    const handle = this.watchHandle;
+    if (!handle || handle.closed || now - handle.openedAt < this.config.retryPeriodMs) return;
+    this.log?.debug('the lease watch missed a change; reopening it');
+    this.closeWatch();
   }
 
   private observedExpired(now: number): boolean {
-    const seconds = this.observed?.lease.spec?.leaseDurationSeconds ?? Math.ceil(this.config.leaseDurationMs / 1000);
-    return this.observed === undefined || this.observed.at + seconds * 1000 <= now;
+    const o = this.observation;
+    return o === undefined || o.at + o.durationMs <= now;
+  }
+
+  /** Opens a watch on the lease unless one is open; a watch the server ends is reopened at once. */
+  private openWatch(stop: AbortSignal): void {
+    if (this.watchHandle || stop.aborted) return;
+    const handle: WatchHandle = { closed: false, openedAt: this.scheduler.now() };
+    this.watchHandle = handle;
+    const onClose = (error?: unknown) => {
+      if (handle.closed) return;
+      handle.closed = true;
+      if (this.watchHandle === handle) this.watchHandle = undefined;
+      if (error !== undefined) this.log?.debug({ err: errorMessage(error) }, 'lease watch failed; polling until the next attempt reopens it');
+      else if (this.scheduler.now() - handle.openedAt >= WATCH_REOPEN_MIN_MS && !this.isLeader) this.openWatch(stop);
+    };
+    this.client
+      .watch((lease) => {
+        if (!handle.closed) this.observe(lease, this.scheduler.now());
+      }, onClose)
+      .then(
+        (close) => {
+          handle.close = close;
+          if (handle.closed) close();
+        },
+        (err: unknown) => onClose(err ?? new Error('lease watch failed')),
+      );
+  }
+
+  private closeWatch(): void {
+    const handle = this.watchHandle;
+    this.watchHandle = undefined;
+    if (!handle || handle.closed) return;
+    handle.closed = true;
+    handle.close?.();
   }
 
   private failed(verb: string, err: unknown, signal: AbortSignal): Attempt {
@@ -302,16 +423,8 @@ export class LeaderElector {
   }
 
   // A request never outlives the renew deadline, the term or stop().
-  private requestOptions(signal: AbortSignal): ConfigurationOptions {
-    const bounded = AbortSignal.any([signal, AbortSignal.timeout(this.config.renewDeadlineMs)]);
-    const middleware: ObservableMiddleware = {
-      pre: (ctx) => {
-        ctx.setSignal(bounded);
-        return new ClientObservable(Promise.resolve(ctx));
-      },
-      post: (res) => new ClientObservable(Promise.resolve(res)),
-    };
-    return { middleware: [middleware], middlewareMergeStrategy: 'append' };
+  private bounded(signal: AbortSignal): AbortSignal {
+    return AbortSignal.any([signal, AbortSignal.timeout(this.config.renewDeadlineMs)]);
   }
 
   private sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -328,6 +441,12 @@ export class LeaderElector {
       signal.addEventListener('abort', onAbort, { once: true });
     });
   }
+}
+
+function timeMs(value: unknown): number | null {
+  if (value === undefined || value === null) return null;
+  const ms = new Date(value as string | number | Date).getTime();
+  return Number.isNaN(ms) ? null : ms;
 }
 
 /** Creates an elector; call start() to campaign and stop() to step down and release. */

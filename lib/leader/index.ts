@@ -1,3 +1,4 @@
+export { kubeLeaseClient, type LeaseClient } from './lease-client.js';
 export {
   createLeaderElector,
   LEADER_ELECTION_DEFAULTS,

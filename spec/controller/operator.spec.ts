@@ -273,7 +273,7 @@ describe('operator and controller lifecycle against the embedded API server', ()
     await opA.start();
     await eventually('a leads', () => leading.a.at(-1) === true);
     await opB.start();
-    await env.watchesOpen(2); // the follower keeps its cache warm
+    await env.watchesOpen(3); // the follower keeps its cache warm (2 informers), and watches the lease
 
     await createWidget(env, widget('w1'));
     await eventually('w1 reconciled', async () => (await getWidget(env, 'w1'))?.status?.['by']);

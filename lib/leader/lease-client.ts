@@ -1,0 +1,74 @@
+import {
+  CoordinationV1Api,
+  Observable as ClientObservable,
+  Watch,
+  type ConfigurationOptions,
+  type KubeConfig,
+  type ObservableMiddleware,
+  type V1Lease,
+} from '@kubernetes/client-node';
+import { classifyError } from '../kube/index.js';
+
+/**
+ * The calls an elector makes on its one Lease. Errors are thrown as the API answered them
+ * (classifyError: 'conflict' when someone else wrote first). Every call ends when `signal` aborts.
+ */
+export interface LeaseClient {
+  /** The lease, or undefined when it does not exist. */
+  read(signal: AbortSignal): Promise<V1Lease | undefined>;
+  create(lease: V1Lease, signal: AbortSignal): Promise<V1Lease>;
+  /** A write conditional on `lease.metadata.resourceVersion`. */
+  replace(lease: V1Lease, signal: AbortSignal): Promise<V1Lease>;
+  /**
+   * Sends every version of the lease the server stores from now on (the current one first, if
+   * any) until the returned function is called or the stream ends; `onClose` then runs once
+   * (no error: the server ended it).
+   */
+  watch(onLease: (lease: V1Lease) => void, onClose: (error?: unknown) => void): Promise<() => void>;
+}
+
+/** How long the server keeps a lease watch open before the client opens a new one. */
+const LEASE_WATCH_SECONDS = 300;
+
+/** A LeaseClient on client-node: CoordinationV1Api for reads and writes, `Watch` with a field selector. */
+export function kubeLeaseClient(kubeConfig: KubeConfig, name: string, namespace: string): LeaseClient {
+  const api = kubeConfig.makeApiClient(CoordinationV1Api);
+  return {
+    read: async (signal) => {
+      try {
+        return await api.readNamespacedLease({ name, namespace }, withSignal(signal));
+      } catch (err) {
+        if (classifyError(err) === 'notFound') return undefined;
+        throw err;
+      }
+    },
+    create: (body, signal) => api.createNamespacedLease({ namespace, body }, withSignal(signal)),
+    replace: (body, signal) => api.replaceNamespacedLease({ name, namespace, body }, withSignal(signal)),
+    watch: async (onLease, onClose) => {
+      const watch = new Watch(kubeConfig);
+      // Renewals arrive every retry period; a longer silence is a dead connection or a dead leader,
+      // and in both cases the elector's own polling still runs.
+      Object.assign(watch, { requestTimeoutMs: (LEASE_WATCH_SECONDS + 30) * 1000 });
+      const controller = await watch.watch(
+        `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`,
+        { fieldSelector: `metadata.name=${name}`, timeoutSeconds: LEASE_WATCH_SECONDS },
+        (type: string, object: unknown) => {
+          if (type === 'ADDED' || type === 'MODIFIED') onLease(object as V1Lease);
+        },
+        (error: unknown) => onClose(error ?? undefined),
+      );
+      return () => controller.abort();
+    },
+  };
+}
+
+function withSignal(signal: AbortSignal): ConfigurationOptions {
+  const middleware: ObservableMiddleware = {
+    pre: (ctx) => {
+      ctx.setSignal(signal);
+      return new ClientObservable(Promise.resolve(ctx));
+    },
+    post: (res) => new ClientObservable(Promise.resolve(res)),
+  };
+  return { middleware: [middleware], middlewareMergeStrategy: 'append' };
+}
