@@ -45,7 +45,7 @@ export function dispatcher<P extends KubernetesObject>(deps: DispatchDeps<P>): (
     }
     if (config.usesFinalizer && !hasFinalizer(primary, config.finalizerName)) {
       // FZ2: the finalizer goes on in a call of its own; the run right after it reconciles.
-      await deps.writer.addFinalizer(primary);
+      await deps.writer.addFinalizer(primary, ctx.signal);
       logger.debug({ finalizer: config.finalizerName }, 'finalizer added');
       return { rescheduleAfter: 0 };
     }
@@ -66,10 +66,10 @@ async function reconcile<P extends KubernetesObject>(deps: DispatchDeps<P>, prim
   }
   let current = primary;
   if (control.write === 'resource' || control.write === 'resourceAndStatus') {
-    current = await deps.writer.patchResource(current, requireResource(control.resource, deps.config.name));
+    current = await deps.writer.patchResource(current, requireResource(control.resource, deps.config.name), ctx.signal);
   }
   if (control.write === 'status' || control.write === 'resourceAndStatus') {
-    await deps.writer.patchStatus(current, requireResource(control.resource, deps.config.name));
+    await deps.writer.patchStatus(current, requireResource(control.resource, deps.config.name), ctx.signal);
   }
   return control.rescheduleAfterMs === undefined ? undefined : { rescheduleAfter: control.rescheduleAfterMs };
 }
@@ -89,7 +89,7 @@ async function cleanup<P extends KubernetesObject>(deps: DispatchDeps<P>, primar
   // WF4: dependents whose delete post-condition is not met yet keep the primary alive.
   const dependentsGone = workflowResult?.allDeleted() ?? true;
   if (control.removeFinalizer && dependentsGone) {
-    await deps.writer.removeFinalizer(primary);
+    await deps.writer.removeFinalizer(primary, ctx.signal);
     ctx.logger.debug({ finalizer: config.finalizerName }, 'finalizer removed');
     return undefined;
   }
@@ -124,7 +124,7 @@ async function handleReconcileError<P extends KubernetesObject>(
   }
   if (control.resource !== undefined) {
     try {
-      await deps.writer.patchStatus(primary, control.resource);
+      await deps.writer.patchStatus(primary, control.resource, ctx.signal);
     } catch (patchError) {
       ctx.logger[errorLogLevel(patchError)]({ err: patchError }, 'error status patch failed');
     }

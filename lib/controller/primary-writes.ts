@@ -5,12 +5,13 @@ import { createMergePatch } from './merge-patch.js';
 
 /** How the controller writes its primary; one per controller. */
 export interface PrimaryWriter<P extends KubernetesObject> {
-  addFinalizer(primary: P): Promise<P>;
+  // Every write takes the run's signal: a run aborted (stop, lost leadership) does not wait on the API.
+  addFinalizer(primary: P, signal?: AbortSignal): Promise<P>;
   /** FZ3: removes our finalizer; on 409/422 re-reads and tries again, up to 10 times. */
-  removeFinalizer(primary: P): Promise<P | undefined>;
+  removeFinalizer(primary: P, signal?: AbortSignal): Promise<P | undefined>;
   /** UP1: writes everything but status; keeps our finalizer in the intent; 409 when `original` is no longer current. */
-  patchResource(original: P, updated: P): Promise<P>;
-  patchStatus(original: P, updated: P): Promise<P>;
+  patchResource(original: P, updated: P, signal?: AbortSignal): Promise<P>;
+  patchStatus(original: P, updated: P, signal?: AbortSignal): Promise<P>;
 }
 
 export interface PrimaryWriterOptions<P extends KubernetesObject> {
@@ -50,14 +51,14 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
   };
 
   return {
-    async addFinalizer(primary) {
+    async addFinalizer(primary, signal) {
       const finalizers = [...(primary.metadata?.finalizers ?? []), finalizerName];
       // resourceVersion makes this an optimistic write: a concurrent finalizer change is a 409, not lost.
       const patch = { metadata: { finalizers, resourceVersion: primary.metadata?.resourceVersion } };
-      return write(primary, () => client.mergePatch(refOf(primary), patch, { fieldManager }), 'conditional');
+      return write(primary, () => client.mergePatch(refOf(primary), patch, { fieldManager, signal }), 'conditional');
     },
 
-    async removeFinalizer(primary) {
+    async removeFinalizer(primary, signal) {
       let current: P | undefined = primary;
       for (let attempt = 1; ; attempt++) {
         const index = current.metadata?.finalizers?.indexOf(finalizerName) ?? -1;
@@ -67,41 +68,41 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
           const ref = refOf(current);
           return await write(
             current,
-            () => client.jsonPatch(ref, [{ op: 'test', path, value: finalizerName }, { op: 'remove', path }], { fieldManager }),
+            () => client.jsonPatch(ref, [{ op: 'test', path, value: finalizerName }, { op: 'remove', path }], { fieldManager, signal }),
             'finalizer',
           );
         } catch (err) {
           const kind = classifyError(err);
           if (kind === 'notFound') return undefined;
           if ((kind !== 'conflict' && kind !== 'invalid') || attempt >= FINALIZER_REMOVAL_ATTEMPTS) throw err;
-          current = await client.find(refOf(current));
+          current = await client.find(refOf(current), { signal });
           if (!current) return undefined;
         }
       }
     },
 
-    async patchResource(original, updated) {
+    async patchResource(original, updated, signal) {
       const intent = withoutStatus(withoutServerMetadata(updated));
       if (options.usesFinalizer) ensureFinalizer(intent, finalizerName);
       // Optimistic, as JOSDK's resource updates: computed from `original`, it must land on it (ES4).
       const resourceVersion = original.metadata?.resourceVersion;
       if (options.strategy === 'apply') {
         const applied = { ...intent, metadata: { ...intent.metadata, resourceVersion } } as P;
-        return write(original, () => client.apply(applied, { fieldManager, force: true }), resourceVersion === undefined ? 'resource' : 'conditional');
+        return write(original, () => client.apply(applied, { fieldManager, force: true, signal }), resourceVersion === undefined ? 'resource' : 'conditional');
       }
       const patch = createMergePatch(withoutStatus(withoutServerMetadata(original)), intent) as { metadata?: object };
       const conditional = { ...patch, metadata: { ...patch.metadata, resourceVersion } };
-      return write(original, () => client.mergePatch(refOf(original), conditional, { fieldManager }), resourceVersion === undefined ? 'resource' : 'conditional');
+      return write(original, () => client.mergePatch(refOf(original), conditional, { fieldManager, signal }), resourceVersion === undefined ? 'resource' : 'conditional');
     },
 
-    async patchStatus(original, updated) {
+    async patchStatus(original, updated, signal) {
       const status = statusOf(updated, original, options.observedGeneration);
       if (options.strategy === 'apply') {
         const intent = { apiVersion: original.apiVersion, kind: original.kind, metadata: { name: original.metadata?.name, namespace: original.metadata?.namespace }, status } as unknown as P;
-        return write(original, () => client.applyStatus(intent, { fieldManager, force: true }), 'status');
+        return write(original, () => client.applyStatus(intent, { fieldManager, force: true, signal }), 'status');
       }
       const patch = createMergePatch({ status: (original as { status?: unknown }).status ?? null }, { status });
-      return write(original, () => client.mergePatchStatus(refOf(original), patch, { fieldManager }), 'status');
+      return write(original, () => client.mergePatchStatus(refOf(original), patch, { fieldManager, signal }), 'status');
     },
   };
 }

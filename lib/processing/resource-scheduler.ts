@@ -144,6 +144,9 @@ export class ResourceScheduler {
   setActive(active: boolean): void {
     if (this.closed || this.active === active) return;
     this.active = active;
+    // OB4: an instance that stops leading must not go on acting; its runs in flight are told to stop
+    // (their outcomes still settle, so one run per resource holds here too).
+    if (!active) for (const state of this.states.values()) if (state.run) abortSignalOf(state.run);
     this.guard(() => this.afterChange());
   }
 
@@ -168,8 +171,7 @@ export class ResourceScheduler {
     for (const state of this.states.values()) {
       if (state.run) {
         state.run.subscription?.unsubscribe();
-        // Created here if the run has not read its signal yet, so a later read sees it aborted.
-        (state.run.abort ??= new AbortController()).abort();
+        abortSignalOf(state.run);
       }
     }
     this.states.clear();
@@ -468,4 +470,9 @@ function checkResult(value: unknown): { readonly ok: true; readonly value: RunRe
     };
   }
   return { ok: true, value: rescheduleAfter === undefined ? undefined : { rescheduleAfter } };
+}
+
+/** Aborts a run's signal, created here if the run has not read it yet so that a later read sees it aborted. */
+function abortSignalOf(handle: RunHandle): void {
+  (handle.abort ??= new AbortController()).abort();
 }

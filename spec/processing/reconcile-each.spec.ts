@@ -559,6 +559,21 @@ describe('reconcileEach', () => {
       ]);
       expect(log[0]).to.deep.equal([70, 'x success event']); // finished although inactive since 60
     });
+
+    it('OB4, EP12: going inactive (leadership lost) aborts the signal of runs in flight; they still settle before the next run', () => {
+      const { signals, starts, log } = virtual((h) => {
+        const active$ = h.hot('t 29ms f 99ms t', { f: false, t: true });
+        const s = setup(h, { x: [() => ok(50)] }, { active$, retry: false });
+        const r = record(h.ts, events(h, 'x 39ms x', { x: ev('x') }).pipe(s.op));
+        return { ...s, ...r };
+      });
+      expect(signals.map((signal) => signal.aborted)).to.deep.equal([true, false]);
+      expect(log[0]).to.deep.equal([50, 'x success event']);
+      expect(startsOf(starts).map(([at, name]) => [at, name])).to.deep.equal([
+        [0, 'x'],
+        [130, 'x'], // the follow-up waits for active$ again
+      ]);
+    });
   });
 
   describe('lifecycle', () => {
