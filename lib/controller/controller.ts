@@ -2,11 +2,13 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   BehaviorSubject,
   combineLatest,
+  filter,
   map,
   merge,
   mergeMap,
   type Observable,
   of,
+  pairwise,
   Subject,
   type Subscription,
   takeUntil,
@@ -312,6 +314,8 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
         // ES7: a bounded cache may have evicted a primary the informer still knows; the run fetches it.
         exists: (id) => this.primaryInformer.store.has(id) || this.primaries.get(id) !== undefined,
         active$,
+        // OB4: leadership lost means runs in flight must stop acting before the lease can expire.
+        abortRuns$: (this.env.leading$ ?? of(true)).pipe(pairwise(), filter(([was, is]) => was && !is)),
         probe: metrics ? (load) => metrics.setQueued(labels, load.queued) : undefined,
       }),
     );

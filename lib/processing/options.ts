@@ -61,6 +61,8 @@ export interface ReconcileOptions {
   readonly exists?: (id: ResourceID) => boolean;
   /** While false (and until the first value), runs are held back; events are kept (EP12, leader election). Default: always active. */
   readonly active$?: Observable<boolean>;
+  /** Each emission aborts the signal of every run in flight (OB4: leadership lost); the runs still settle. */
+  readonly abortRuns$?: Observable<unknown>;
   /** Called with the new load whenever it changes (for metrics gauges). */
   readonly probe?: (load: SchedulingLoad) => void;
 }
@@ -79,6 +81,7 @@ export interface ResolvedReconcileOptions {
   readonly maxReconciliationInterval: number;
   readonly exists: ((id: ResourceID) => boolean) | undefined;
   readonly active$: Observable<boolean> | undefined;
+  readonly abortRuns$: Observable<unknown> | undefined;
   readonly probe: ((load: SchedulingLoad) => void) | undefined;
 }
 
@@ -110,6 +113,9 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
   if (options.active$ !== undefined && !isObservable(options.active$)) {
     throw new ConfigurationError('active$', `must be an Observable<boolean>, got ${describeValue(options.active$)}`);
   }
+  if (options.abortRuns$ !== undefined && !isObservable(options.abortRuns$)) {
+    throw new ConfigurationError('abortRuns$', `must be an Observable, got ${describeValue(options.abortRuns$)}`);
+  }
   const probe = options.probe === undefined ? undefined : requireFunction('probe', options.probe);
   return {
     scheduler,
@@ -119,6 +125,7 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
     maxReconciliationInterval: interval > 0 ? interval : 0,
     exists,
     active$: options.active$,
+    abortRuns$: options.abortRuns$,
     probe,
   };
 }

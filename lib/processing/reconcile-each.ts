@@ -30,6 +30,13 @@ export function reconcileEach<T = unknown>(
           subscriber.error(error);
         },
       });
+      const aborting = resolved.abortRuns$?.subscribe({
+        next: () => scheduler.abortRunsInFlight(),
+        error: (error: unknown) => {
+          scheduler.dispose();
+          subscriber.error(error);
+        },
+      });
       const source = events$.subscribe({
         next: (event) => scheduler.onEvent(event),
         error: (error: unknown) => {
@@ -41,6 +48,7 @@ export function reconcileEach<T = unknown>(
       return () => {
         source.unsubscribe();
         activation?.unsubscribe();
+        aborting?.unsubscribe();
         scheduler.dispose();
       };
     });

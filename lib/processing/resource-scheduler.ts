@@ -144,10 +144,15 @@ export class ResourceScheduler {
   setActive(active: boolean): void {
     if (this.closed || this.active === active) return;
     this.active = active;
-    // OB4: an instance that stops leading must not go on acting; its runs in flight are told to stop
-    // (their outcomes still settle, so one run per resource holds here too).
-    if (!active) for (const state of this.states.values()) if (state.run) abortSignalOf(state.run);
     this.guard(() => this.afterChange());
+  }
+
+  /**
+   * OB4: an instance that stops leading must not go on acting: the signal of every run in flight
+   * is aborted. Their outcomes still settle, so one run per resource holds here too.
+   */
+  abortRunsInFlight(): void {
+    for (const state of this.states.values()) if (state.run) abortSignalOf(state.run);
   }
 
   /** The event source completed: finish what is running or due, arm no more timers (graceful drain). */

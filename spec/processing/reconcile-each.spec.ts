@@ -560,10 +560,11 @@ describe('reconcileEach', () => {
       expect(log[0]).to.deep.equal([70, 'x success event']); // finished although inactive since 60
     });
 
-    it('OB4, EP12: going inactive (leadership lost) aborts the signal of runs in flight; they still settle before the next run', () => {
+    it('OB4: abortRuns$ (leadership lost) aborts the signal of runs in flight; they still settle before the next run', () => {
       const { signals, starts, log } = virtual((h) => {
         const active$ = h.hot('t 29ms f 99ms t', { f: false, t: true });
-        const s = setup(h, { x: [() => ok(50)] }, { active$, retry: false });
+        const abortRuns$ = h.hot('30ms a', { a: undefined });
+        const s = setup(h, { x: [() => ok(50)] }, { active$, abortRuns$, retry: false });
         const r = record(h.ts, events(h, 'x 39ms x', { x: ev('x') }).pipe(s.op));
         return { ...s, ...r };
       });
@@ -573,6 +574,16 @@ describe('reconcileEach', () => {
         [0, 'x'],
         [130, 'x'], // the follow-up waits for active$ again
       ]);
+    });
+
+    it('OB5, EP12: going inactive alone (stop) lets runs in flight finish with their signal untouched', () => {
+      const { signals } = virtual((h) => {
+        const active$ = h.hot('t 29ms f', { f: false, t: true });
+        const s = setup(h, { x: [() => ok(50)] }, { active$, retry: false });
+        record(h.ts, events(h, 'x', { x: ev('x') }).pipe(s.op));
+        return s;
+      });
+      expect(signals.map((signal) => signal.aborted)).to.deep.equal([false]);
     });
   });
 
