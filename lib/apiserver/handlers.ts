@@ -7,7 +7,7 @@ import type { ApiCore, DeleteOptions, FieldValidation, PropagationPolicy, WriteO
 import type { PatchEngine, PatchKind } from './engine.js';
 import { ApiError, badRequest, methodNotAllowed, pathNotFound, unsupportedMediaType } from './errors.js';
 import type { Faults } from './faults.js';
-import type { ResourceRequest, Verb, YamlLoader } from './http.js';
+import type { ResourceRequest, Verb } from './http.js';
 import { mediaType, parseBody, readBody, sendJson, verbOf } from './http.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { resourceVersionOf } from './meta.js';
@@ -23,7 +23,6 @@ export interface HandlerContext {
   registry: Registry;
   hub: WatchHub;
   faults: Faults;
-  loadYaml?: YamlLoader;
   /** Watches without timeoutSeconds end after this many seconds times [1, 2), like the real server's. */
   minRequestTimeoutSeconds: number;
   /** Resource keys whose CRD is being deleted: creates are refused. */
@@ -95,19 +94,19 @@ function policyOf(v: JsonValue | string | undefined | null): PropagationPolicy |
   throw badRequest(`propagationPolicy: Unsupported value: ${JSON.stringify(v)}: supported values: "Background", "Foreground", "Orphan"`);
 }
 
-async function bodyOf(req: IncomingMessage, ctx: HandlerContext, allowed: string[]): Promise<{ value: JsonValue; type: string }> {
+async function bodyOf(req: IncomingMessage, allowed: string[]): Promise<{ value: JsonValue; type: string }> {
   const raw = await readBody(req);
   const type = mediaType(req.headers['content-type']) || 'application/json';
   if (!allowed.includes(type)) throw unsupportedMediaType(type, allowed);
   if (type === PROTOBUF) return { value: decodeProtobufBody(raw), type };
-  return { value: parseBody(raw, type, ctx.loadYaml), type };
+  return { value: parseBody(raw, type), type };
 }
 
-async function deleteOptionsOf(req: IncomingMessage, query: URLSearchParams, ctx: HandlerContext): Promise<DeleteOptions> {
+async function deleteOptionsOf(req: IncomingMessage, query: URLSearchParams): Promise<DeleteOptions> {
   const raw = await readBody(req);
   let body: JsonObject = {};
   if (raw.length > 0 && raw.toString('utf8').trim() !== '') {
-    const parsed = parseBody(raw, mediaType(req.headers['content-type']) || 'application/json', ctx.loadYaml);
+    const parsed = parseBody(raw, mediaType(req.headers['content-type']) || 'application/json');
     if (!isJsonObject(parsed)) throw badRequest('the body of a delete request must be a DeleteOptions object');
     body = parsed;
   }
@@ -202,14 +201,14 @@ export async function handleResource(
       if (ctx.terminating.has(type.key)) {
         throw new ApiError(405, 'MethodNotAllowed', `create not allowed while custom resource definition is terminating`, {});
       }
-      const { value } = await bodyOf(req, ctx, BODY_TYPES);
+      const { value } = await bodyOf(req, BODY_TYPES);
       const opts = writeOptions(req, query, undefined);
       const result = ctx.core.create(resolved, namespace, value, opts);
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
     }
     case 'update': {
-      const { value } = await bodyOf(req, ctx, BODY_TYPES);
+      const { value } = await bodyOf(req, BODY_TYPES);
       const opts = writeOptions(req, query, rr.subresource);
       const result = ctx.core.update(resolved, namespace, rr.name as string, value, opts);
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
@@ -220,20 +219,20 @@ export async function handleResource(
       const kind = PATCH_KINDS[contentType];
       const raw = await readBody(req);
       if (!kind) throw unsupportedMediaType(contentType, Object.keys(PATCH_KINDS));
-      const body = parseBody(raw, kind === 'apply' ? 'application/yaml' : 'application/json', ctx.loadYaml);
+      const body = parseBody(raw, kind === 'apply' ? 'application/yaml' : 'application/json');
       const opts = { ...writeOptions(req, query, rr.subresource), force: query.get('force') === 'true' ? true : undefined };
       const result = ctx.core.patch(resolved, namespace, rr.name as string, kind, body, opts);
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
     }
     case 'delete': {
-      const opts = await deleteOptionsOf(req, query, ctx);
+      const opts = await deleteOptionsOf(req, query);
       const result = ctx.core.delete(resolved, namespace, rr.name as string, opts);
       sendJson(res, result.status, result.body);
       return;
     }
     case 'deletecollection': {
-      const opts = await deleteOptionsOf(req, query, ctx);
+      const opts = await deleteOptionsOf(req, query);
       const list = ctx.core.deleteCollection(
         resolved,
         rr.namespace,
@@ -255,7 +254,7 @@ async function serveScale(req: IncomingMessage, res: ServerResponse, query: URLS
     return;
   }
   if (verb === 'update') {
-    const { value } = await bodyOf(req, ctx, ['application/json', 'application/yaml']);
+    const { value } = await bodyOf(req, ['application/json', 'application/yaml']);
     const result = ctx.core.updateScale(resolved, namespace, name, () => value, opts);
     sendJson(res, result.status, result.body);
     return;
@@ -264,7 +263,7 @@ async function serveScale(req: IncomingMessage, res: ServerResponse, query: URLS
   const kind = PATCH_KINDS[contentType];
   const raw = await readBody(req);
   if (!kind || kind === 'apply') throw unsupportedMediaType(contentType, ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json']);
-  const body = parseBody(raw, 'application/json', ctx.loadYaml);
+  const body = parseBody(raw, 'application/json');
   // A Scale has no lists, so a strategic merge patch of it is a merge patch.
   const patchKind = kind === 'strategic' ? 'merge' : kind;
   const result = ctx.core.updateScale(resolved, namespace, name, (scale) => ctx.patch(patchKind, scale, body, resolved.type), opts);

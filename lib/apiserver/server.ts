@@ -17,7 +17,7 @@ import { ApiError, internalError, methodNotAllowed, pathNotFound, unauthorized }
 import { Faults } from './faults.js';
 import { GarbageCollector } from './gc.js';
 import { handleResource, type HandlerContext } from './handlers.js';
-import { parsePath, sendError, sendJson, type YamlLoader } from './http.js';
+import { parsePath, sendError, sendJson } from './http.js';
 import type { JsonObject } from './json.js';
 import { isJsonObject } from './json.js';
 import { kubeConfigFor, kubeconfigYaml, writeKubeconfigFile, type KubeconfigSpec } from './kubeconfig.js';
@@ -114,15 +114,6 @@ function validateOptions(o: ApiServerOptions): void {
   }
 }
 
-async function loadYamlParser(): Promise<YamlLoader | undefined> {
-  try {
-    const yaml = await import('js-yaml');
-    return (text) => yaml.load(text);
-  } catch {
-    return undefined;
-  }
-}
-
 async function readState(file: string): Promise<{ resourceVersion: number; objects: { resource: string; object: JsonObject }[] } | undefined> {
   let text: string;
   try {
@@ -182,7 +173,6 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     registry,
     hub,
     faults,
-    loadYaml: await loadYamlParser(),
     minRequestTimeoutSeconds: options.minRequestTimeoutSeconds ?? 1800,
     terminating,
     patch: (kind, live, patch, type) => patchEngine.patch(kind, live, patch, type),
