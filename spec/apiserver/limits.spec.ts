@@ -110,7 +110,7 @@ describe('apiserver: limits and request guards (issue 13)', () => {
   });
 
   describe('parsing', () => {
-    it('refuses a 531-byte YAML alias bomb with 400 and keeps serving', async function () {
+    it('refuses a 530-byte YAML alias bomb with 400 and keeps serving', async function () {
       this.timeout(5000);
       const bomb = [
         'apiVersion: v1',
