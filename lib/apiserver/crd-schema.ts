@@ -7,7 +7,10 @@
  * Not covered: anyOf/oneOf/allOf/not, x-kubernetes-validations (CEL), formats, metadata schemas,
  * defaults on read of old objects, list-type uniqueness.
  */
+import { LRUCache } from 'lru-cache';
+import { RE2JS } from 're2js';
 import type { StatusCause } from './errors.js';
+import { fieldInvalid } from './errors.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { deepClone, isJsonObject } from './json.js';
 
@@ -15,6 +18,53 @@ export interface SchemaOutcome {
   /** Paths of fields the schema does not declare (already pruned from the object). */
   unknownFields: string[];
   causes: StatusCause[];
+}
+
+const compiled = new LRUCache<string, RE2JS | string>({ max: 500 });
+
+/**
+ * A schema `pattern` compiled as Go's regexp (RE2: linear-time matching, no lookaround or
+ * backreferences), or Go's error message when Go would not compile it.
+ */
+export function compilePattern(pattern: string): RE2JS | string {
+  let re = compiled.get(pattern);
+  if (re === undefined) {
+    try {
+      re = RE2JS.compile(pattern);
+    } catch (err) {
+      re = (err as Error).message;
+    }
+    compiled.set(pattern, re);
+  }
+  return re;
+}
+
+const SUBSCHEMA_MAPS = ['properties', 'patternProperties', 'definitions'];
+const SUBSCHEMAS = ['items', 'additionalProperties', 'not'];
+const SUBSCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf'];
+
+/** The real server's refusal of a CRD whose schema has a `pattern` Go cannot compile. */
+export function invalidPatterns(schema: JsonValue | undefined, field: string): StatusCause[] {
+  const causes: StatusCause[] = [];
+  const stack: Array<[JsonValue | undefined, string]> = [[schema, field]];
+  while (stack.length > 0) {
+    const [s, path] = stack.pop() as [JsonValue | undefined, string];
+    if (!isJsonObject(s)) continue;
+    if (typeof s.pattern === 'string') {
+      const re = compilePattern(s.pattern);
+      if (typeof re === 'string') causes.push(fieldInvalid(`${path}.pattern`, s.pattern, `must be a valid regular expression, but isn't: ${re}`));
+    }
+    for (const key of SUBSCHEMA_MAPS) {
+      const children = s[key];
+      if (isJsonObject(children)) for (const [name, child] of Object.entries(children)) stack.push([child, `${path}.${key}[${name}]`]);
+    }
+    for (const key of SUBSCHEMAS) stack.push([s[key], `${path}.${key}`]);
+    for (const key of SUBSCHEMA_LISTS) {
+      const list = s[key];
+      if (Array.isArray(list)) list.forEach((child, i) => stack.push([child, `${path}.${key}[${i}]`]));
+    }
+  }
+  return causes.reverse();
 }
 
 const ROOT_KEPT = new Set(['apiVersion', 'kind', 'metadata']);
@@ -126,13 +176,8 @@ function validate(v: JsonValue, s: JsonObject, path: string, causes: StatusCause
     }
     if (typeof s.minLength === 'number' && [...v].length < s.minLength) invalid(`${path} in body should be at least ${s.minLength} chars long`);
     if (typeof s.pattern === 'string') {
-      let re: RegExp | undefined;
-      try {
-        re = new RegExp(s.pattern, 'u');
-      } catch {
-        re = undefined;
-      }
-      if (re && !re.test(v)) invalid(`${path} in body should match '${s.pattern}'`);
+      const re = compilePattern(s.pattern);
+      if (typeof re !== 'string' && !re.matcher(v).find()) invalid(`${path} in body should match '${s.pattern}'`);
     }
   }
   if (Array.isArray(v)) {

@@ -14,6 +14,7 @@ import type { PrinterColumn, Registry, ResourceType, ScaleInfo, Strategy, Versio
 import type { Store, StoreEvent } from './store.js';
 import { dns1123Label, dns1123Subdomain } from './validation.js';
 import type { WatchHub } from './watch.js';
+import { invalidPatterns } from './crd-schema.js';
 
 export const CRD_KEY = 'apiextensions.k8s.io/customresourcedefinitions';
 export const CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
@@ -85,6 +86,8 @@ export const crdStrategy: Strategy = {
       if (storage !== 1) causes.push(fieldInvalid('spec.versions', storage, 'must have exactly one version marked as storage version'));
       versions.forEach((v, i) => {
         if (!str(v.name)) causes.push(fieldRequired(`spec.versions[${i}].name`, ''));
+        const schema = isJsonObject(v.schema) ? v.schema.openAPIV3Schema : undefined;
+        causes.push(...invalidPatterns(schema, `spec.versions[${i}].schema.openAPIV3Schema`));
       });
     }
     if (old && isJsonObject(old.spec)) {

@@ -153,6 +153,22 @@ export function expired(message: string): ApiError {
   return new ApiError(410, 'Expired', message, {});
 }
 
+/**
+ * A read from a resourceVersion the server has not reached (after waiting for it), as the real
+ * server's watch cache answers it: 504 Timeout, cause ResourceVersionTooLarge, retry after 1 s.
+ */
+export function resourceVersionTooLarge(requested: number, current: number): ApiError {
+  return new ApiError(504, 'Timeout', `Timeout: Too large resource version: ${requested}, current: ${current}`, {
+    causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+    retryAfterSeconds: 1,
+  });
+}
+
+/** A resourceVersion that is not a number, in the words of the real server's storage layer. */
+export function invalidResourceVersion(text: string): ApiError {
+  return badRequest(`invalid resource version: resourceVersion: Invalid value: ${JSON.stringify(text)}: strconv.ParseUint: parsing ${JSON.stringify(text)}: invalid syntax`);
+}
+
 export function tooLarge(limit: number): ApiError {
   return new ApiError(413, 'RequestEntityTooLarge', `the server has rejected the request because the request body is too large (limit is ${limit} bytes)`, {}, {
     connection: 'close',

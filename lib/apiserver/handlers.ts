@@ -5,11 +5,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiCore, DeleteOptions, FieldValidation, PropagationPolicy, WriteOptions } from './core.js';
 import type { PatchEngine, PatchKind } from './engine.js';
-import { ApiError, badRequest, methodNotAllowed, pathNotFound, unsupportedMediaType } from './errors.js';
+import { ApiError, badRequest, invalidResourceVersion, methodNotAllowed, pathNotFound, resourceVersionTooLarge, unsupportedMediaType } from './errors.js';
 import type { Faults } from './faults.js';
 import type { RequestLog } from './request-log.js';
-import type { ResourceRequest, Verb, YamlLoader } from './http.js';
-import { mediaType, parseBody, readBody, sendJson, verbOf } from './http.js';
+import type { ResourceRequest, Verb } from './http.js';
+import { MAX_BODY_BYTES, mediaType, parseBody, readBody, sendJson, verbOf } from './http.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { resourceVersionOf } from './meta.js';
 import { decodeProtobufBody, PROTOBUF } from './protobuf.js';
@@ -25,9 +25,10 @@ export interface HandlerContext {
   hub: WatchHub;
   faults: Faults;
   requests: RequestLog;
-  loadYaml?: YamlLoader;
   /** Watches without timeoutSeconds end after this many seconds times [1, 2), like the real server's. */
   minRequestTimeoutSeconds: number;
+  /** How long a request body may take to arrive (default BODY_TIMEOUT_MS). */
+  bodyTimeoutMs?: number;
   /** Resource keys whose CRD is being deleted: creates are refused. */
   terminating: ReadonlySet<string>;
   /** Patches a JSON object (used for Scale objects, which are not stored). */
@@ -91,6 +92,28 @@ function intParam(query: URLSearchParams, name: string): number | undefined {
   return Number(v);
 }
 
+/** A resourceVersion query parameter: empty, or an unsigned integer (400 otherwise). */
+function resourceVersionParam(query: URLSearchParams): string {
+  const text = query.get('resourceVersion') ?? '';
+  if (text !== '' && !/^\d+$/.test(text)) throw invalidResourceVersion(text);
+  return text;
+}
+
+/** Node's timers fire at once past 2^31-1 ms (24.8 days); longer watch timeouts are cut to that. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** How long the real server's watch cache waits for a resourceVersion it has not reached. */
+const FRESHNESS_WAIT_MS = 3000;
+
+async function waitForResourceVersion(hub: WatchHub, rv: number, closed: () => boolean): Promise<boolean> {
+  const deadline = Date.now() + FRESHNESS_WAIT_MS;
+  while (hub.resourceVersion < rv) {
+    if (Date.now() >= deadline || closed()) return false;
+    await sleep(20);
+  }
+  return true;
+}
+
 function policyOf(v: JsonValue | string | undefined | null): PropagationPolicy | undefined {
   if (v === undefined || v === null || v === '') return undefined;
   if (v === 'Background' || v === 'Foreground' || v === 'Orphan') return v;
@@ -98,18 +121,18 @@ function policyOf(v: JsonValue | string | undefined | null): PropagationPolicy |
 }
 
 async function bodyOf(req: IncomingMessage, ctx: HandlerContext, allowed: string[]): Promise<{ value: JsonValue; type: string }> {
-  const raw = await readBody(req);
+  const raw = await readBody(req, MAX_BODY_BYTES, ctx.bodyTimeoutMs);
   const type = mediaType(req.headers['content-type']) || 'application/json';
   if (!allowed.includes(type)) throw unsupportedMediaType(type, allowed);
   if (type === PROTOBUF) return { value: decodeProtobufBody(raw), type };
-  return { value: parseBody(raw, type, ctx.loadYaml), type };
+  return { value: parseBody(raw, type), type };
 }
 
 async function deleteOptionsOf(req: IncomingMessage, query: URLSearchParams, ctx: HandlerContext): Promise<DeleteOptions> {
-  const raw = await readBody(req);
+  const raw = await readBody(req, MAX_BODY_BYTES, ctx.bodyTimeoutMs);
   let body: JsonObject = {};
   if (raw.length > 0 && raw.toString('utf8').trim() !== '') {
-    const parsed = parseBody(raw, mediaType(req.headers['content-type']) || 'application/json', ctx.loadYaml);
+    const parsed = parseBody(raw, mediaType(req.headers['content-type']) || 'application/json');
     if (!isJsonObject(parsed)) throw badRequest('the body of a delete request must be a DeleteOptions object');
     body = parsed;
   }
@@ -188,6 +211,7 @@ export async function handleResource(
       return;
     }
     case 'list': {
+      resourceVersionParam(query);
       const list = ctx.core.list(resolved, rr.namespace, {
         labelSelector: query.get('labelSelector') ?? undefined,
         fieldSelector: query.get('fieldSelector') ?? undefined,
@@ -200,7 +224,7 @@ export async function handleResource(
       return;
     }
     case 'watch':
-      serveWatch(req, res, url, rr, resolved, ctx);
+      await serveWatch(req, res, url, rr, resolved, ctx);
       return;
     case 'create': {
       if (ctx.terminating.has(type.key)) {
@@ -222,9 +246,9 @@ export async function handleResource(
     case 'patch': {
       const contentType = mediaType(req.headers['content-type']);
       const kind = PATCH_KINDS[contentType];
-      const raw = await readBody(req);
+      const raw = await readBody(req, MAX_BODY_BYTES, ctx.bodyTimeoutMs);
       if (!kind) throw unsupportedMediaType(contentType, Object.keys(PATCH_KINDS));
-      const body = parseBody(raw, kind === 'apply' ? 'application/yaml' : 'application/json', ctx.loadYaml);
+      const body = parseBody(raw, kind === 'apply' ? 'application/yaml' : 'application/json');
       const opts = { ...writeOptions(req, query, rr.subresource), force: query.get('force') === 'true' ? true : undefined };
       const result = ctx.core.patch(resolved, namespace, rr.name as string, kind, body, opts);
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
@@ -266,9 +290,9 @@ async function serveScale(req: IncomingMessage, res: ServerResponse, query: URLS
   }
   const contentType = mediaType(req.headers['content-type']);
   const kind = PATCH_KINDS[contentType];
-  const raw = await readBody(req);
+  const raw = await readBody(req, MAX_BODY_BYTES, ctx.bodyTimeoutMs);
   if (!kind || kind === 'apply') throw unsupportedMediaType(contentType, ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json']);
-  const body = parseBody(raw, 'application/json', ctx.loadYaml);
+  const body = parseBody(raw, 'application/json');
   // A Scale has no lists, so a strategic merge patch of it is a merge patch.
   const patchKind = kind === 'strategic' ? 'merge' : kind;
   const result = ctx.core.updateScale(resolved, namespace, name, (scale) => ctx.patch(patchKind, scale, body, resolved.type), opts);
@@ -281,10 +305,9 @@ function startStream(res: ServerResponse): void {
   res.socket?.setNoDelay(true);
 }
 
-function serveWatch(req: IncomingMessage, res: ServerResponse, url: URL, rr: ResourceRequest, resolved: Resolved, ctx: HandlerContext): void {
+async function serveWatch(req: IncomingMessage, res: ServerResponse, url: URL, rr: ResourceRequest, resolved: Resolved, ctx: HandlerContext): Promise<void> {
   const query = url.searchParams;
-  const rvText = query.get('resourceVersion') ?? '';
-  if (rvText !== '' && !/^\d+$/.test(rvText)) throw badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rvText)}: must be an integer`);
+  const rvText = resourceVersionParam(query);
   const bookmarks = query.get('allowWatchBookmarks') === 'true';
   const sendInitial = query.get('sendInitialEvents') === 'true';
   if (sendInitial && !bookmarks) throw badRequest('sendInitialEvents: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true');
@@ -293,7 +316,7 @@ function serveWatch(req: IncomingMessage, res: ServerResponse, url: URL, rr: Res
   const timeoutSeconds = intParam(query, 'timeoutSeconds');
   const timeoutMs =
     timeoutSeconds !== undefined && timeoutSeconds > 0
-      ? timeoutSeconds * 1000
+      ? Math.min(timeoutSeconds * 1000, MAX_TIMER_MS)
       : Math.floor(ctx.minRequestTimeoutSeconds * 1000 * (1 + Math.random()));
   let render: ((obj: JsonObject) => JsonObject) | undefined;
   if (wantsTable(req.headers.accept)) {
@@ -306,6 +329,11 @@ function serveWatch(req: IncomingMessage, res: ServerResponse, url: URL, rr: Res
     };
   }
   const start: WatchStart = rvText === '' || rvText === '0' || sendInitial ? { kind: 'initial', initialEventsEnd: sendInitial } : { kind: 'from', rv: Number(rvText) };
+  if (start.kind === 'from' && !(await waitForResourceVersion(ctx.hub, start.rv, () => res.destroyed))) {
+    startStream(res);
+    res.end(JSON.stringify({ type: 'ERROR', object: resourceVersionTooLarge(start.rv, ctx.hub.resourceVersion).toStatus() }) + '\n');
+    return;
+  }
   startStream(res);
   const sink: WatchSink = {
     write: (chunk) => {

@@ -4,7 +4,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, badRequest, tooLarge } from './errors.js';
+import { parseDocument } from 'yaml';
 import type { JsonObject, JsonValue } from './json.js';
+import { setOwn } from './json.js';
 
 /** The real server's limit on request bodies. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -95,20 +97,50 @@ export function verbOf(method: string, req: ResourceRequest, query: URLSearchPar
   }
 }
 
-/** The whole body, at most MAX_BODY_BYTES (a larger one is read to the end, then refused with 413). */
-export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+/** How long a request body may take to arrive, like the real server's 60 s request timeout. */
+export const BODY_TIMEOUT_MS = 60_000;
+
+/** The client went away before its request was read; nothing to answer, nothing to report. */
+export class RequestAborted extends Error {
+  constructor(readonly method: string, readonly url: string, why: string) {
+    super(`${method} ${url}: client went away (${why})`);
+    this.name = 'RequestAborted';
+  }
+}
+
+/**
+ * The whole body, at most MAX_BODY_BYTES (a larger one is read to the end, then refused with
+ * 413), within `timeoutMs` (a slower one is refused with 408 and its connection closed).
+ */
+export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES, timeoutMs = BODY_TIMEOUT_MS): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? NaN);
     const chunks: Buffer[] = [];
     let size = 0;
     let over = declared > limit;
+    let settled = false;
+    const settle = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      fn();
+    };
+    const timer = setTimeout(() => {
+      settle(() => reject(new ApiError(408, 'Timeout', `Timeout: the request body did not arrive within ${timeoutMs / 1000}s`, {}, { connection: 'close' })));
+      req.pause();
+    }, timeoutMs);
+    timer.unref();
+    const aborted = (why: string) => settle(() => reject(new RequestAborted(req.method ?? '', req.url ?? '', why)));
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) over = true;
       if (!over) chunks.push(chunk);
     });
-    req.on('end', () => (over ? reject(tooLarge(limit)) : resolve(Buffer.concat(chunks))));
-    req.on('error', reject);
+    req.on('end', () => settle(() => (over ? reject(tooLarge(limit)) : resolve(Buffer.concat(chunks)))));
+    req.on('error', (err) => aborted(err.message));
+    req.on('close', () => {
+      if (!req.complete) aborted('connection closed');
+    });
   });
 }
 
@@ -116,39 +148,135 @@ export function mediaType(contentType: string | undefined): string {
   return (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 }
 
-export type YamlLoader = (text: string) => unknown;
+/**
+ * Nesting depth the server accepts in a body. Go's encoding/json (which the real server decodes
+ * with) stops at 10000 levels; Node's default stack does not hold that (V8's own JSON.stringify
+ * overflows between 3000 and 5000 levels, strategic merge and managed fields near 2000), so ours
+ * stops at 1000, with the same message, and every step of a request stays clear of the limit.
+ */
+export const MAX_BODY_DEPTH = 1000;
 
-/** Parses a JSON (or, for YAML media types, YAML) body; 400 names what could not be parsed. */
-export function parseBody(raw: Buffer, contentType: string, loadYaml: YamlLoader | undefined): JsonValue {
-  const text = raw.toString('utf8');
-  if (text.trim() === '') throw badRequest('the request body is empty; expected a JSON object');
-  const yaml = contentType.endsWith('yaml');
-  try {
-    return JSON.parse(text) as JsonValue;
-  } catch (jsonErr) {
-    if (!yaml || !loadYaml) {
-      throw badRequest(`the request body could not be decoded as JSON: ${(jsonErr as Error).message}`);
-    }
+/** Alias references a YAML document may resolve (the `yaml` package's default, stated here). */
+export const MAX_YAML_ALIASES = 100;
+
+/**
+ * The deepest nesting of objects and arrays in JSON text, counted without recursion, or the
+ * character that first went deeper than `limit`.
+ */
+export function jsonDepthOver(text: string, limit: number): string | undefined {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) return text[i];
+    } else if (c === 0x7d || c === 0x5d) depth--;
   }
-  try {
-    return toJson(loadYaml(text));
-  } catch (yamlErr) {
-    if (yamlErr instanceof ApiError) throw yamlErr;
-    throw badRequest(`the request body could not be decoded as YAML: ${(yamlErr as Error).message}`);
-  }
+  return undefined;
 }
 
-function toJson(v: unknown): JsonValue {
-  if (v === null || v === undefined) return null;
-  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return v;
-  if (v instanceof Date) return v.toISOString();
-  if (Array.isArray(v)) return v.map(toJson);
-  if (typeof v === 'object') {
-    const out: JsonObject = {};
-    for (const [k, x] of Object.entries(v as Record<string, unknown>)) out[k] = toJson(x);
-    return out;
+/** The nesting depth of a parsed value, walked without recursion. */
+export function valueDepth(value: unknown): number {
+  let max = 0;
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop() as [unknown, number];
+    if (typeof v !== 'object' || v === null) continue;
+    if (d + 1 > max) max = d + 1;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, d + 1]);
   }
-  throw badRequest(`unsupported YAML value of type ${typeof v}`);
+  return max;
+}
+
+function tooDeep(char: string): ApiError {
+  // Go's scanner error, as the real server reports it.
+  return badRequest(`the request body could not be decoded as JSON: invalid character '${char}' exceeded max depth (limit ${MAX_BODY_DEPTH})`);
+}
+
+function isStackOverflow(err: unknown): boolean {
+  return err instanceof RangeError && /call stack/i.test(err.message);
+}
+
+/**
+ * YAML with the real server's defences: aliases are budgeted (an alias bomb is refused, not
+ * expanded), the nesting is limited like JSON's, and only JSON values come out.
+ */
+export function loadYaml(text: string): JsonValue {
+  let value: unknown;
+  try {
+    const doc = parseDocument(text, { merge: true, uniqueKeys: false, prettyErrors: false });
+    const problem = doc.errors[0];
+    if (problem) throw problem;
+    value = doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
+  } catch (err) {
+    if (isStackOverflow(err)) throw badRequest(`the request body could not be decoded as YAML: exceeded max depth (limit ${MAX_BODY_DEPTH})`);
+    const message = (err as Error).message;
+    if (/alias count|resource exhaustion/i.test(message)) {
+      throw badRequest(`the request body could not be decoded as YAML: yaml: document contains excessive aliasing (more than ${MAX_YAML_ALIASES} alias references)`);
+    }
+    throw badRequest(`the request body could not be decoded as YAML: ${message}`);
+  }
+  if (valueDepth(value) > MAX_BODY_DEPTH) throw badRequest(`the request body could not be decoded as YAML: exceeded max depth (limit ${MAX_BODY_DEPTH})`);
+  return toJson(value);
+}
+
+/** Parses a JSON (or, for YAML media types, YAML) body; 400 names what could not be parsed. */
+export function parseBody(raw: Buffer, contentType: string): JsonValue {
+  const text = raw.toString('utf8');
+  if (text.trim() === '') throw badRequest('the request body is empty; expected a JSON object');
+  const deepChar = jsonDepthOver(text, MAX_BODY_DEPTH);
+  let jsonErr: unknown;
+  if (deepChar === undefined) {
+    try {
+      return JSON.parse(text) as JsonValue;
+    } catch (err) {
+      jsonErr = err;
+    }
+  }
+  if (!contentType.endsWith('yaml')) {
+    if (deepChar !== undefined) throw tooDeep(deepChar);
+    throw badRequest(`the request body could not be decoded as JSON: ${(jsonErr as Error).message}`);
+  }
+  return loadYaml(text);
+}
+
+/** A YAML value as JSON, without recursion (the depth is already bounded, but a stack is cheaper). */
+function toJson(v: unknown): JsonValue {
+  const convert = (x: unknown): JsonValue | undefined => {
+    if (x === null || x === undefined) return null;
+    if (typeof x === 'string' || typeof x === 'boolean') return x;
+    if (typeof x === 'number') {
+      if (!Number.isFinite(x)) throw badRequest(`the request body could not be decoded as YAML: ${x} is not a JSON number`);
+      return x;
+    }
+    if (typeof x === 'bigint') return Number(x);
+    if (x instanceof Date) return x.toISOString();
+    if (typeof x === 'object') return undefined;
+    throw badRequest(`the request body could not be decoded as YAML: unsupported value of type ${typeof x}`);
+  };
+  const root = convert(v);
+  if (root !== undefined) return root;
+  const rootOut: JsonValue = Array.isArray(v) ? [] : {};
+  const stack: Array<[unknown, JsonObject | JsonValue[]]> = [[v, rootOut]];
+  while (stack.length > 0) {
+    const [from, to] = stack.pop() as [unknown, JsonObject | JsonValue[]];
+    const entries: Array<[string, unknown]> =
+      from instanceof Map ? [...from.entries()].map(([k, x]) => [String(k), x]) : Array.isArray(from) ? from.map((x, i) => [String(i), x]) : Object.entries(from as object);
+    for (const [k, x] of entries) {
+      let out = convert(x);
+      if (out === undefined) {
+        out = Array.isArray(x) ? [] : {};
+        stack.push([x, out]);
+      }
+      if (Array.isArray(to)) to.push(out);
+      else setOwn(to, k, out);
+    }
+  }
+  return rootOut;
 }
 
 export function sendJson(res: ServerResponse, status: number, body: JsonValue, headers: Record<string, string> = {}): void {

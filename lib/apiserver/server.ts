@@ -6,6 +6,8 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { isIP } from 'node:net';
+import { hostname } from 'node:os';
+import { debuglog } from 'node:util';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { builtinTypes } from './builtins.js';
@@ -16,8 +18,9 @@ import { ApiError, internalError, methodNotAllowed, pathNotFound, unauthorized }
 import { Faults } from './faults.js';
 import { RequestLog } from './request-log.js';
 import { GarbageCollector } from './gc.js';
+import { requestGuard, isLoopbackName } from './guards.js';
 import { handleResource, type HandlerContext } from './handlers.js';
-import { parsePath, sendError, sendJson, type YamlLoader } from './http.js';
+import { parsePath, RequestAborted, sendError, sendJson } from './http.js';
 import { Journal } from './durable/journal.js';
 import { kubeConfigFor, kubeconfigYaml, writeKubeconfigFile, type KubeconfigSpec } from './kubeconfig.js';
 import { NamespaceController, NAMESPACES_KEY } from './namespaces.js';
@@ -34,6 +37,11 @@ export interface ApiServerOptions {
   port?: number;
   /** Address to bind (default 127.0.0.1). A non-loopback address requires `token`. */
   host?: string;
+  /**
+   * Host names (besides IP addresses, localhost and, off loopback, this machine's hostname) that
+   * requests may name in their `Host` header; others are refused with 403 (DNS rebinding).
+   */
+  allowedHosts?: string[];
   /** Bearer token every request must carry (401 otherwise). */
   token?: string;
   /**
@@ -57,6 +65,8 @@ export interface ApiServerOptions {
   historySize?: number;
   /** Watches without timeoutSeconds end after this many seconds times [1, 2) (default 1800). */
   minRequestTimeoutSeconds?: number;
+  /** How long a request body may take to arrive (default 60000); a slower one gets 408. */
+  bodyTimeoutMs?: number;
   /** How long a list `continue` token stays valid (default 5 minutes). */
   continueTtlMs?: number;
   /** Random source for fault fractions (tests pass a seeded one). */
@@ -96,6 +106,9 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
+/** Aborted requests and the like, one line each, with NODE_DEBUG=rxkube-apiserver. */
+const debug = debuglog('rxkube-apiserver');
+
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
 /** Compares a request's Authorization header with the expected one in constant time. */
@@ -104,9 +117,7 @@ function sameSecret(given: string | undefined, expected: Buffer): boolean {
   return g.length === expected.length && timingSafeEqual(g, expected);
 }
 
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\./.test(host) || host === '::ffff:127.0.0.1';
-}
+export { isLoopbackName as isLoopback };
 
 function validateOptions(o: ApiServerOptions): void {
   if (o.port !== undefined && (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535)) {
@@ -114,7 +125,7 @@ function validateOptions(o: ApiServerOptions): void {
   }
   const host = o.host ?? '127.0.0.1';
   if (host !== 'localhost' && isIP(host) === 0) throw new TypeError(`startApiServer: host must be an IP address or localhost, got ${JSON.stringify(host)}`);
-  if (!isLoopback(host) && !o.token) {
+  if (!isLoopbackName(host) && !o.token) {
     throw new TypeError(`startApiServer: binding ${host} (not loopback) requires a token, so that only clients holding it get in`);
   }
   if (o.token !== undefined && (o.token === '' || /\s/.test(o.token))) throw new TypeError('startApiServer: token must be a non-empty string without spaces');
@@ -126,15 +137,6 @@ function validateOptions(o: ApiServerOptions): void {
   }
   if (o.historySize !== undefined && !(Number.isInteger(o.historySize) && o.historySize > 0)) {
     throw new TypeError(`startApiServer: historySize must be a positive integer, got ${o.historySize}`);
-  }
-}
-
-async function loadYamlParser(): Promise<YamlLoader | undefined> {
-  try {
-    const yaml = await import('js-yaml');
-    return (text) => yaml.load(text);
-  } catch {
-    return undefined;
   }
 }
 
@@ -227,8 +229,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     hub,
     faults,
     requests,
-    loadYaml: await loadYamlParser(),
     minRequestTimeoutSeconds: options.minRequestTimeoutSeconds ?? 1800,
+    bodyTimeoutMs: options.bodyTimeoutMs,
     terminating,
     patch: (kind, live, patch, type) => patchEngine.patch(kind, live, patch, type),
   };
@@ -236,8 +238,11 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const expectedAuth = token === undefined ? undefined : Buffer.from(`Bearer ${token}`);
   let serverAddress = '';
 
+  const guard = requestGuard({ bindAddress: host, allowedHosts: options.allowedHosts, machineNames: [hostname()] });
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     try {
+      guard(req.method ?? 'GET', req.headers);
       if (expectedAuth !== undefined && !sameSecret(req.headers.authorization, expectedAuth)) throw unauthorized();
       const url = new URL(req.url ?? '/', 'http://apiserver');
       const path = url.pathname.replace(/\/+$/, '') || '/';
@@ -284,7 +289,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
         res.destroy();
         return;
       }
-      if (err instanceof ApiError) sendError(res, err);
+      if (err instanceof RequestAborted) debug(err.message);
+      else if (err instanceof ApiError) sendError(res, err);
       else {
         console.error('rxkube apiserver: request failed', err);
         sendError(res, internalError((err as Error).message ?? String(err)));
@@ -296,10 +302,12 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     if (journal) holdUntilDurable(res, journal);
     void handle(req, res);
   };
-  const tls = options.tls ?? (isLoopback(host) ? undefined : await generatedTls(host));
+  const tls = options.tls ?? (isLoopbackName(host) ? undefined : await generatedTls(host));
   const server: Server = tls ? createHttpsServer({ key: tls.key, cert: tls.cert }, listener) : createHttpServer(listener);
   server.keepAliveTimeout = 65_000;
+  // Watches are long, so no whole-request timeout; headers must arrive within 60 s, bodies too (readBody).
   server.requestTimeout = 0;
+  server.headersTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, () => {

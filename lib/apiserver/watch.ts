@@ -227,6 +227,11 @@ export class WatchHub {
     this.unsubscribe = store.onEvent((e) => this.dispatch(e));
   }
 
+  /** The store's current resourceVersion. */
+  get resourceVersion(): number {
+    return this.store.resourceVersion;
+  }
+
   private dispatch(e: StoreEvent): void {
     const set = this.byResource.get(e.resource);
     if (!set) return;

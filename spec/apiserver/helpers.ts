@@ -36,25 +36,30 @@ export interface RawResponse {
   json: unknown;
 }
 
-/** A plain HTTP request (for what client-node cannot send: malformed bodies, odd content types). */
+/**
+ * A plain HTTP request (for what client-node cannot send: malformed bodies, odd content types).
+ * A header given as undefined is left out (e.g. no Content-Type at all).
+ */
 export function raw(
   server: ApiServer,
   method: string,
   path: string,
   body?: string | Buffer,
-  headers: Record<string, string> = {},
+  headers: Record<string, string | undefined> = {},
 ): Promise<RawResponse> {
   const url = new URL(path, server.url);
+  const all: Record<string, string | undefined> = {
+    ...(server.token ? { authorization: `Bearer ${server.token}` } : {}),
+    ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    ...headers,
+  };
+  const sent = Object.fromEntries(Object.entries(all).filter((e): e is [string, string] => e[1] !== undefined));
   return new Promise((resolve, reject) => {
     const req = request(
       url,
       {
         method,
-        headers: {
-          ...(server.token ? { authorization: `Bearer ${server.token}` } : {}),
-          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-          ...headers,
-        },
+        headers: sent,
       },
       (res) => {
         const chunks: Buffer[] = [];
