@@ -21,7 +21,7 @@ import {
   unsupportedMediaType,
 } from './errors.js';
 import type { PatchEngine, PatchKind } from '../patch/engine.js';
-import { applyCrdSchema } from './crd-schema.js';
+import { applyCrdSchema, asVersion } from './crd-schema.js';
 import { compileFilter, type ObjectFilter } from './filter.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { deepClone, deepEqual, isJsonObject } from './json.js';
@@ -143,8 +143,17 @@ function groupResource(type: ResourceType): GroupResource {
 }
 
 /** The object as a client of `apiVersion` sees it (CR versions differ only in apiVersion: conversion None). */
-export function present(obj: JsonObject, apiVersion: string): JsonObject {
-  return obj.apiVersion === apiVersion ? obj : { ...obj, apiVersion };
+/**
+ * A stored object as the client's version shows it. Custom resources are pruned to (and defaulted
+ * by) the requested version's schema, as conversion None does on the real server.
+ */
+export function present(obj: JsonObject, apiVersion: string, schema?: JsonValue): JsonObject {
+  return obj.apiVersion === apiVersion ? obj : asVersion(obj, apiVersion, schema);
+}
+
+/** The schema a custom resource is presented with in the requested version (built-ins: none). */
+export function versionSchema(r: Resolved): JsonValue | undefined {
+  return r.type.custom ? r.version.schema : undefined;
 }
 
 function stripVolatile(obj: JsonObject): JsonObject {
@@ -192,7 +201,7 @@ export class ApiCore {
   get(r: Resolved, namespace: string, name: string): JsonObject {
     const obj = this.store.get(r.type.key, namespace, name);
     if (!obj) throw notFound(groupResource(r.type), name);
-    return present(obj, r.apiVersion);
+    return present(obj, r.apiVersion, versionSchema(r));
   }
 
   compileFilter(r: Resolved, query: Pick<ListQuery, 'labelSelector' | 'fieldSelector'>): ObjectFilter {
@@ -243,7 +252,7 @@ export class ApiCore {
       kind: r.type.listKind,
       apiVersion: r.apiVersion,
       metadata,
-      items: page.map((o) => present(o, r.apiVersion)),
+      items: page.map((o) => present(o, r.apiVersion, versionSchema(r))),
     };
   }
 
@@ -330,8 +339,8 @@ export class ApiCore {
     if (invalidCauses.length) throw invalid(type.group, type.kind, name, invalidCauses);
     if (managedFields !== undefined) meta.managedFields = managedFields;
     else this.setManagedFields(obj, this.engine.trackUpdate({ old: undefined, updated: obj, manager, apiVersion: r.apiVersion, now: ctx.now }, type));
-    if (dryRun) return present(obj, r.apiVersion);
-    return present(this.store.insert(type.key, this.toStorage(type, obj)), r.apiVersion);
+    if (dryRun) return present(obj, r.apiVersion, versionSchema(r));
+    return present(this.store.insert(type.key, this.toStorage(type, obj)), r.apiVersion, versionSchema(r));
   }
 
   // ---- update -----------------------------------------------------------------------------
@@ -353,17 +362,20 @@ export class ApiCore {
     }
     this.checkResourceVersion(type, obj, old, true);
     const result = this.commitUpdate(r, old, obj, { ...opts, manager, dryRun: opts.dryRun ?? false });
-    return { status: 200, body: present(result, r.apiVersion) };
+    return { status: 200, body: present(result, r.apiVersion, versionSchema(r)) };
   }
 
-  /** Defaults, prunes and validates a custom resource against its CRD schema; returns the 422 causes. */
-  private checkSchema(r: Resolved, obj: JsonObject, opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>): StatusCause[] {
-    if (!r.type.custom) return [];
-    const outcome = applyCrdSchema(obj, r.version.schema);
+  /** Defaults, prunes and validates a custom resource against its CRD schema (other kinds: prunes unknown fields); returns the 422 causes. */
+  private checkSchema(r: Resolved, obj: JsonObject, opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>, old?: JsonObject): StatusCause[] {
+    const prune = r.type.strategy.pruneUnknownFields;
+    if (!r.type.custom && !prune) return [];
+    const outcome = prune ? { unknownFields: prune(obj), causes: [] } : applyCrdSchema(obj, r.version.schema, old && present(old, r.apiVersion, versionSchema(r)));
     if (outcome.unknownFields.length) {
       const mode = opts.fieldValidation ?? 'Warn';
       const described = outcome.unknownFields.map((f) => `unknown field "${f}"`);
-      if (mode === 'Strict') throw badRequest(`strict decoding error: ${described.join(', ')}`);
+      // Typed kinds fail in the decoder, which names the kind and version it decoded.
+      const decoder = r.type.custom ? '' : `${r.type.kind} in version "${r.version.name}" cannot be handled as a ${r.type.kind}: `;
+      if (mode === 'Strict') throw badRequest(`${decoder}strict decoding error: ${described.join(', ')}`);
       if (mode === 'Warn') opts.warnings?.push(...described);
     }
     return outcome.causes;
@@ -436,7 +448,7 @@ export class ApiCore {
     type.strategy.defaults?.(obj);
 
     const name = nameOf(old);
-    const causes = [...this.validateMeta(type, obj), ...this.checkSchema(r, obj, opts)];
+    const causes = [...this.validateMeta(type, obj), ...this.checkSchema(r, obj, opts, old)];
     if (isBeingDeleted(old)) {
       const added = finalizersOf(obj).filter((f) => !finalizersOf(old).includes(f));
       if (added.length) {
@@ -504,14 +516,14 @@ export class ApiCore {
     const ns = type.namespaced ? namespace : '';
     const old = this.store.get(type.key, ns, name);
     if (!old) throw notFound(groupResource(type), name);
-    const patched = withName(name, () => this.engine.patch(kind, present(old, r.apiVersion), body, type));
+    const patched = withName(name, () => this.engine.patch(kind, present(old, r.apiVersion, versionSchema(r)), body, type));
     const obj = this.normalizeBody(r, patched);
     const meta = metaOf(obj);
     this.checkNamespace(type, meta, ns);
     this.checkName(meta, name);
     this.checkResourceVersion(type, obj, old, false);
     const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource: opts.subresource, fieldValidation: opts.fieldValidation, warnings: opts.warnings });
-    return { status: 200, body: present(result, r.apiVersion) };
+    return { status: 200, body: present(result, r.apiVersion, versionSchema(r)) };
   }
 
   private apply(
@@ -551,11 +563,11 @@ export class ApiCore {
       return { status: 201, body: this.createObject(r, obj, manager, dryRun, objMeta.managedFields, schemaOpts) };
     }
     this.checkResourceVersion(type, applied, old, false);
-    const merged = withName(name, () => this.engine.apply({ live: present(old, r.apiVersion), applied, manager, force, apiVersion: r.apiVersion, now, subresource }, type));
+    const merged = withName(name, () => this.engine.apply({ live: present(old, r.apiVersion, versionSchema(r)), applied, manager, force, apiVersion: r.apiVersion, now, subresource }, type));
     const obj = this.normalizeBody(r, merged);
     const managedFields = readMeta(obj).managedFields;
     const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource, managedFields: managedFields ?? [], ...schemaOpts });
-    return { status: 200, body: present(result, r.apiVersion) };
+    return { status: 200, body: present(result, r.apiVersion, versionSchema(r)) };
   }
 
   // ---- scale subresource (autoscaling/v1 Scale) --------------------------------------------
@@ -658,13 +670,13 @@ export class ApiCore {
       meta.deletionGracePeriodSeconds = 0;
       if (typeof meta.generation === 'number' && meta.generation > 0) meta.generation += 1;
     }
-    if (deepEqual(obj, old) || dryRun) return { status: 200, body: present(dryRun ? obj : old, r.apiVersion) };
+    if (deepEqual(obj, old) || dryRun) return { status: 200, body: present(dryRun ? obj : old, r.apiVersion, versionSchema(r)) };
     const stored = this.store.replace(type.key, this.toStorage(type, obj));
-    return { status: 200, body: present(stored, r.apiVersion) };
+    return { status: 200, body: present(stored, r.apiVersion, versionSchema(r)) };
   }
 
   private deletedBody(r: Resolved, last: JsonObject): JsonObject {
-    if (r.type.returnDeletedObject) return present(last, r.apiVersion);
+    if (r.type.returnDeletedObject) return present(last, r.apiVersion, versionSchema(r));
     const details: JsonObject = { name: nameOf(last), kind: r.type.plural, uid: uidOf(last) };
     if (r.type.group) details.group = r.type.group;
     return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
@@ -677,7 +689,7 @@ export class ApiCore {
     for (const item of items) {
       try {
         const res = this.delete(r, namespaceOf(item), nameOf(item), { dryRun: opts.dryRun, propagationPolicy: opts.propagationPolicy });
-        deleted.push(res.body.kind === 'Status' ? present(item, r.apiVersion) : res.body);
+        deleted.push(res.body.kind === 'Status' ? present(item, r.apiVersion, versionSchema(r)) : res.body);
       } catch (err) {
         if (!(err instanceof ApiError && err.code === 404)) throw err;
       }
@@ -770,10 +782,11 @@ export class ApiCore {
     return obj;
   }
 
-  /** Stored objects carry the storage version's apiVersion. */
+  /** Stored objects carry the storage version's apiVersion (and, custom resources, only its fields). */
   private toStorage(type: ResourceType, obj: JsonObject): JsonObject {
     const apiVersion = apiVersionOf(type.group, type.storageVersion);
-    return obj.apiVersion === apiVersion ? obj : { ...obj, apiVersion };
+    const storage = type.custom ? type.versions.find((v) => v.name === type.storageVersion) : undefined;
+    return present(obj, apiVersion, storage?.schema);
   }
 
   private checkNamespace(type: ResourceType, meta: JsonObject, namespace: string): void {

@@ -14,7 +14,7 @@ import type { PrinterColumn, Registry, ResourceType, ScaleInfo, Strategy, Versio
 import type { Store, StoreEvent } from './store.js';
 import { dns1123Label, dns1123Subdomain } from './validation.js';
 import type { WatchHub } from './watch.js';
-import { invalidPatterns } from './crd-schema.js';
+import { pruneUnknownCrdFields, schemaProblems } from './crd-structure.js';
 
 export const CRD_KEY = 'apiextensions.k8s.io/customresourcedefinitions';
 export const CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
@@ -40,6 +40,7 @@ function setCondition(status: JsonObject, type: string, value: string, reason: s
 }
 
 export const crdStrategy: Strategy = {
+  pruneUnknownFields: pruneUnknownCrdFields,
   prepareForCreate(obj) {
     obj.status = { conditions: [], acceptedNames: { plural: '', kind: '' }, storedVersions: [] };
   },
@@ -87,7 +88,7 @@ export const crdStrategy: Strategy = {
       versions.forEach((v, i) => {
         if (!str(v.name)) causes.push(fieldRequired(`spec.versions[${i}].name`, ''));
         const schema = isJsonObject(v.schema) ? v.schema.openAPIV3Schema : undefined;
-        causes.push(...invalidPatterns(schema, `spec.versions[${i}].schema.openAPIV3Schema`));
+        causes.push(...schemaProblems(schema, `spec.versions[${i}].schema.openAPIV3Schema`));
       });
     }
     if (old && isJsonObject(old.spec)) {
