@@ -134,6 +134,42 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
       await create('w-ok', { min: 1, max: 5 });
     });
 
+    it('takes rules from a CRD created with client-node in its TypeScript spelling (x_kubernetes_validations)', async () => {
+      await c.ext.createCustomResourceDefinition({
+        body: {
+          metadata: { name: 'ranges.valid.rxkube.dev' },
+          spec: {
+            group: 'valid.rxkube.dev',
+            scope: 'Namespaced',
+            names: { plural: 'ranges', kind: 'Range' },
+            versions: [
+              {
+                name: 'v1',
+                served: true,
+                storage: true,
+                schema: {
+                  openAPIV3Schema: {
+                    type: 'object',
+                    properties: {
+                      spec: {
+                        type: 'object',
+                        x_kubernetes_validations: [{ rule: 'self.from <= self.to', message: 'from must be <= to' }],
+                        properties: { from: { type: 'integer' }, to: { type: 'integer' } },
+                      },
+                    },
+                  },
+                },
+              },
+            ],
+          },
+        },
+      });
+      const ranges = { group: 'valid.rxkube.dev', version: 'v1', namespace: 'default', plural: 'ranges' };
+      const body = { apiVersion: 'valid.rxkube.dev/v1', kind: 'Range', metadata: { name: 'r' }, spec: { from: 3, to: 1 } };
+      const { status } = await failure(c.custom.createNamespacedCustomObject({ ...ranges, body }));
+      expect(status.message).to.equal('Range.valid.rxkube.dev "r" is invalid: spec: Invalid value: "object": from must be <= to');
+    });
+
     it('evaluates rules on the defaulted object (defaults min 0, max 10)', async () => {
       await create('w-defaults', {});
       expect(await failure(create('w-default-max', { min: 11 }))).to.have.property('code', 422);
