@@ -70,6 +70,13 @@ function crd(name: string, group: string, kind: string, versions: unknown[]): Re
   };
 }
 
+/** A CRD of one version (v1) whose spec has schema `spec`. */
+function specCrd(plural: string, kind: string, spec: Record<string, unknown>): Record<string, unknown> {
+  return crd(`${plural}.valid.rxkube.dev`, 'valid.rxkube.dev', kind, [
+    { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec } } } },
+  ]);
+}
+
 const WIDGETS = crd('widgets.valid.rxkube.dev', 'valid.rxkube.dev', 'Widget', [
   { name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: WIDGET_SCHEMA } },
 ]);
@@ -135,35 +142,8 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
     });
 
     it('takes rules from a CRD created with client-node in its TypeScript spelling (x_kubernetes_validations)', async () => {
-      await c.ext.createCustomResourceDefinition({
-        body: {
-          metadata: { name: 'ranges.valid.rxkube.dev' },
-          spec: {
-            group: 'valid.rxkube.dev',
-            scope: 'Namespaced',
-            names: { plural: 'ranges', kind: 'Range' },
-            versions: [
-              {
-                name: 'v1',
-                served: true,
-                storage: true,
-                schema: {
-                  openAPIV3Schema: {
-                    type: 'object',
-                    properties: {
-                      spec: {
-                        type: 'object',
-                        x_kubernetes_validations: [{ rule: 'self.from <= self.to', message: 'from must be <= to' }],
-                        properties: { from: { type: 'integer' }, to: { type: 'integer' } },
-                      },
-                    },
-                  },
-                },
-              },
-            ],
-          },
-        },
-      });
+      const spec = { type: 'object', x_kubernetes_validations: [{ rule: 'self.from <= self.to', message: 'from must be <= to' }], properties: { from: { type: 'integer' }, to: { type: 'integer' } } };
+      await c.ext.createCustomResourceDefinition({ body: specCrd('ranges', 'Range', spec) as never });
       const ranges = { group: 'valid.rxkube.dev', version: 'v1', namespace: 'default', plural: 'ranges' };
       const body = { apiVersion: 'valid.rxkube.dev/v1', kind: 'Range', metadata: { name: 'r' }, spec: { from: 3, to: 1 } };
       const { status } = await failure(c.custom.createNamespacedCustomObject({ ...ranges, body }));
@@ -190,10 +170,7 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
     });
 
     it('refuses a CRD whose rule does not compile, or names what the environment does not declare', async () => {
-      const bad = (rule: string) =>
-        crd('bads.valid.rxkube.dev', 'valid.rxkube.dev', 'Bad', [
-          { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-validations': [{ rule }] } } } } },
-        ]);
+      const bad = (rule: string) => specCrd('bads', 'Bad', { type: 'object', 'x-kubernetes-validations': [{ rule }] });
       const syntax = await refusedCrd(bad('self.min <='));
       expect(syntax.code).to.equal(422);
       const [cause] = causesOf(syntax.status) as { field: string; message: string }[];
@@ -204,31 +181,13 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
     });
 
     it('refuses a rule whose estimated cost exceeds the per-rule budget (nested loops over unbounded lists)', async () => {
-      const costly = crd('costlies.valid.rxkube.dev', 'valid.rxkube.dev', 'Costly', [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                spec: {
-                  type: 'object',
-                  properties: { l: { type: 'array', items: { type: 'string' } } },
-                  'x-kubernetes-validations': [{ rule: 'self.l.all(x, self.l.all(y, x == y))' }],
-                },
-              },
-            },
-          },
-        },
-      ]);
+      const list: Record<string, unknown> = { type: 'array', items: { type: 'string' } };
+      const costly = specCrd('costlies', 'Costly', { type: 'object', properties: { l: list }, 'x-kubernetes-validations': [{ rule: 'self.l.all(x, self.l.all(y, x == y))' }] });
       const { code, status } = await refusedCrd(costly);
       expect(code).to.equal(422);
       expect((causesOf(status)[0] as { message: string }).message).to.match(/^Forbidden: estimated rule cost exceeds budget by factor of /);
       // Bounded by maxItems, the same rule is cheap enough.
-      const spec = (((costly.spec as { versions: { schema: { openAPIV3Schema: { properties: { spec: { properties: { l: Record<string, unknown> } } } } } }[] }).versions[0]!.schema.openAPIV3Schema.properties.spec.properties.l));
-      spec.maxItems = 100;
+      list.maxItems = 100;
       await postCrd(costly);
     });
   });
