@@ -251,15 +251,20 @@ function analyze(e: Expr | undefined, source: string, positions: Readonly<Record
   }
 }
 
-const compiledRules = new LRUCache<string, Compiled>({ max: 1000 });
+/** Compiled rules per schema node: a served CRD's schema objects live as long as it is served. */
+const compiledRules = new WeakMap<JsonObject, Map<string, Compiled>>();
+const NO_SCHEMA: JsonObject = {};
 
 /** Compiles a rule for values of schema `schema` (the node that declares the rule). */
 export function compileRule(source: string, schema: JsonObject | undefined): Compiled {
-  const cacheKey = `${source}\u0000${JSON.stringify(schema ?? null)}`;
-  const cached = compiledRules.get(cacheKey);
-  if (cached) return cached;
-  const result = compileUncached(source, schema);
-  compiledRules.set(cacheKey, result);
+  const node = schema ?? NO_SCHEMA;
+  let rules = compiledRules.get(node);
+  if (!rules) compiledRules.set(node, (rules = new Map()));
+  let result = rules.get(source);
+  if (!result) {
+    result = compileUncached(source, schema);
+    rules.set(source, result);
+  }
   return result;
 }
 
