@@ -150,6 +150,28 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
       expect(status.message).to.equal('Range.valid.rxkube.dev "r" is invalid: spec: Invalid value: "object": from must be <= to');
     });
 
+    it('reports a rule of the root schema on the field "<nil>", as Go prints a nil field path', async () => {
+      const rooted = crd('roots.valid.rxkube.dev', 'valid.rxkube.dev', 'Root', [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              'x-kubernetes-validations': [{ rule: "self.metadata.name.startsWith('r-')", message: 'name must start with r-' }],
+              properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+            },
+          },
+        },
+      ]);
+      await postCrd(rooted);
+      const roots = { group: 'valid.rxkube.dev', version: 'v1', namespace: 'default', plural: 'roots' };
+      const { status } = await failure(c.custom.createNamespacedCustomObject({ ...roots, body: { apiVersion: 'valid.rxkube.dev/v1', kind: 'Root', metadata: { name: 'x' } } }));
+      expect(status.message).to.equal('Root.valid.rxkube.dev "x" is invalid: <nil>: Invalid value: "object": name must start with r-');
+      await c.custom.createNamespacedCustomObject({ ...roots, body: { apiVersion: 'valid.rxkube.dev/v1', kind: 'Root', metadata: { name: 'r-x' } } });
+    });
+
     it('evaluates rules on the defaulted object (defaults min 0, max 10)', async () => {
       await create('w-defaults', {});
       expect(await failure(create('w-default-max', { min: 11 }))).to.have.property('code', 422);
@@ -301,6 +323,25 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
       expect(causesOf(status)).to.deep.equal([
         { reason: 'FieldValueRequired', message: 'Required value: must not be empty if x-kubernetes-list-type is map', field: 'spec.versions[0].schema.openAPIV3Schema.properties[a].x-kubernetes-list-map-keys' },
         { reason: 'FieldValueNotSupported', message: 'Unsupported value: "bag": supported values: "atomic", "map", "set"', field: 'spec.versions[0].schema.openAPIV3Schema.properties[b].x-kubernetes-list-type' },
+      ]);
+    });
+
+    it('refuses bad and duplicate version names, bad short names and spec.preserveUnknownFields', async () => {
+      const body = crd('things.valid.rxkube.dev', 'valid.rxkube.dev', 'Thing', [
+        { name: 'V1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } },
+        { name: 'V1', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object' } } },
+      ]);
+      const spec = body.spec as Record<string, unknown>;
+      spec.names = { plural: 'things', kind: 'Thing', shortNames: ['T_1'] };
+      spec.preserveUnknownFields = true;
+      const { code, status } = await refusedCrd(body);
+      expect(code).to.equal(422);
+      expect((causesOf(status) as { field: string }[]).map((x) => x.field)).to.deep.equal([
+        'spec.names.shortNames[0]',
+        'spec.preserveUnknownFields',
+        'spec.versions[0].name',
+        'spec.versions[1].name',
+        'spec.versions[1].name',
       ]);
     });
 

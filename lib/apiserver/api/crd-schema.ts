@@ -191,7 +191,8 @@ function ruleCauses(v: JsonValue, old: Old, s: JsonObject, path: string, causes:
     self ??= toCel(v, s);
     if (program.usesOldSelf && old !== undefined) oldSelf ??= toCel(old, s);
     const result = program.run(self, oldSelf);
-    const field = typeof rule.fieldPath === 'string' ? withFieldPath(path, rule.fieldPath) : path;
+    // A rule at the root reports on Go's nil field path, which prints as "<nil>".
+    const field = (typeof rule.fieldPath === 'string' ? withFieldPath(path, rule.fieldPath) : path) || '<nil>';
     if (result instanceof Error) {
       causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(type)}: ${result.message} evaluating rule: ${rule.rule}`, field });
       continue;
