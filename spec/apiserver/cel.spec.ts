@@ -53,6 +53,19 @@ describe('apiserver: CEL for CRD validation rules', () => {
     expect(evaluate("self.s.matches('^a[0-9]')", obj)).to.equal(true);
   });
 
+  it('has the Kubernetes quantity library', () => {
+    expect(evaluate("quantity('1Gi').isGreaterThan(quantity('1000Mi'))", obj)).to.equal(true);
+    expect(evaluate("quantity('500m').isLessThan(quantity('1'))", obj)).to.equal(true);
+    expect(evaluate("quantity('1k') == quantity('1000')", obj)).to.equal(true);
+    expect(evaluate("quantity('1.5Ki').asInteger()", obj)).to.equal(1536n);
+    expect(evaluate("quantity('2e3').compareTo(quantity('2k'))", obj)).to.equal(0n);
+    expect(evaluate("quantity('100m').add(quantity('900m')).isInteger()", obj)).to.equal(true);
+    expect(evaluate("quantity('1').sub(2).sign()", obj)).to.equal(-1n);
+    expect(evaluate("quantity('250m').asApproximateFloat()", obj)).to.equal(0.25);
+    expect(evaluate("isQuantity('1Gi') && !isQuantity('1 Gi') && !isQuantity('Gi')", obj)).to.equal(true);
+    expect(evaluate("quantity('1.5').asInteger()", obj)).to.equal('error: cannot convert value to integer');
+  });
+
   it('binds oldSelf for transition rules and reports missing keys in cel-go words', () => {
     const compiled = compileRule('self.n >= oldSelf.n', SCHEMA);
     expect(compiled.ok && compiled.program.usesOldSelf).to.equal(true);

@@ -8,7 +8,9 @@
  *   substring, trim, join, format);
  * - the Kubernetes list library (isSorted, sum, min, max, indexOf, lastIndexOf) and regex library
  *   (find, findAll), with RE2 semantics.
- * Not supported: the quantity, url, ip/cidr, format and authz libraries, optional types (so no
+ * - the Kubernetes quantity library (quantity, isQuantity, isLessThan, isGreaterThan, compareTo,
+ *   sign, isInteger, asInteger, asApproximateFloat, add, sub).
+ * Not supported: the url, ip/cidr, format and authz libraries, optional types (so no
  * `optionalOldSelf` evaluation of absent old values), and CEL's static type checking (a rule
  * that names an unknown function or variable is refused when the CRD is written; type errors
  * only show when a rule runs, as an evaluation error).
@@ -21,7 +23,7 @@
  * request body when unbounded) exceeds the real server's per-rule limit, so no rule can loop
  * for long on any object the server accepts.
  */
-import { celEnv, celList, celMethod, CelScalar, isCelError, listType, parse, plan, type CelValue } from '@bufbuild/cel';
+import { celEnv, celFunc, celList, celMap, celMethod, CelScalar, isCelError, isCelMap, listType, mapType, parse, plan, type CelMap, type CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { LRUCache } from 'lru-cache';
@@ -82,6 +84,97 @@ function regex(pattern: string): RE2JS {
   return re;
 }
 
+// ---- The Kubernetes quantity library -----------------------------------------------------
+// A quantity is a CEL map holding its value in nano-units (rounded up, as Kubernetes rounds
+// quantities below its nano scale), so equality and ordering are exact for every quantity
+// Kubernetes can represent.
+
+const QUANTITY_KEY = '@quantity';
+const QUANTITY = /^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$/;
+const DECIMAL_SUFFIX: Readonly<Record<string, number>> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const BINARY_SUFFIX: Readonly<Record<string, number>> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
+
+/** The value of a Kubernetes quantity in nano-units, or undefined if `text` is not one. */
+function parseQuantity(text: string): bigint | undefined {
+  const m = QUANTITY.exec(text);
+  if (!m) return undefined;
+  const [whole = '', fraction = ''] = m[1]!.replace(/^[+-]/, '').split('.');
+  const negative = m[1]!.startsWith('-');
+  let numerator = BigInt(`${whole}${fraction}` || '0');
+  let exponent = 9 - fraction.length;
+  const suffix = m[2] ?? '';
+  if (BINARY_SUFFIX[suffix] !== undefined) numerator *= 2n ** BigInt(BINARY_SUFFIX[suffix]);
+  else exponent += DECIMAL_SUFFIX[suffix] ?? Number(suffix.slice(1));
+  let nanos: bigint;
+  if (exponent >= 0) nanos = numerator * 10n ** BigInt(exponent);
+  else {
+    const divisor = 10n ** BigInt(-exponent);
+    nanos = numerator / divisor + (numerator % divisor === 0n ? 0n : 1n);
+  }
+  return negative ? -nanos : nanos;
+}
+
+function quantity(nanos: bigint): CelMap {
+  return celMap(new Map([[QUANTITY_KEY, nanos]]));
+}
+
+function nanosOf(v: CelValue): bigint {
+  const n = isCelMap(v) ? v.get(QUANTITY_KEY) : undefined;
+  if (typeof n !== 'bigint') throw new Error('no such overload: not a quantity');
+  return n;
+}
+
+const QUANTITY_TYPE = mapType(CelScalar.STRING, DYN);
+const NANO = 1_000_000_000n;
+const INT64_MAX = 2n ** 63n - 1n;
+
+const QUANTITY_FUNCS = [
+  celFunc('quantity', [CelScalar.STRING], QUANTITY_TYPE, (text) => {
+    const nanos = parseQuantity(text);
+    if (nanos === undefined) throw new Error(`quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`);
+    return quantity(nanos);
+  }),
+  celFunc('isQuantity', [CelScalar.STRING], CelScalar.BOOL, (text) => parseQuantity(text) !== undefined),
+  celMethod('isLessThan', QUANTITY_TYPE, [QUANTITY_TYPE], CelScalar.BOOL, function (other) {
+    return nanosOf(this) < nanosOf(other);
+  }),
+  celMethod('isGreaterThan', QUANTITY_TYPE, [QUANTITY_TYPE], CelScalar.BOOL, function (other) {
+    return nanosOf(this) > nanosOf(other);
+  }),
+  celMethod('compareTo', QUANTITY_TYPE, [QUANTITY_TYPE], CelScalar.INT, function (other) {
+    const [a, b] = [nanosOf(this), nanosOf(other)];
+    return a < b ? -1n : a > b ? 1n : 0n;
+  }),
+  celMethod('sign', QUANTITY_TYPE, [], CelScalar.INT, function () {
+    const n = nanosOf(this);
+    return n < 0n ? -1n : n > 0n ? 1n : 0n;
+  }),
+  celMethod('isInteger', QUANTITY_TYPE, [], CelScalar.BOOL, function () {
+    const n = nanosOf(this);
+    return n % NANO === 0n && n / NANO <= INT64_MAX && n / NANO >= -INT64_MAX - 1n;
+  }),
+  celMethod('asInteger', QUANTITY_TYPE, [], CelScalar.INT, function () {
+    const n = nanosOf(this);
+    if (n % NANO !== 0n || n / NANO > INT64_MAX || n / NANO < -INT64_MAX - 1n) throw new Error('cannot convert value to integer');
+    return n / NANO;
+  }),
+  celMethod('asApproximateFloat', QUANTITY_TYPE, [], CelScalar.DOUBLE, function () {
+    return Number(nanosOf(this)) / 1e9;
+  }),
+  celMethod('add', QUANTITY_TYPE, [QUANTITY_TYPE], QUANTITY_TYPE, function (other) {
+    return quantity(nanosOf(this) + nanosOf(other));
+  }),
+  celMethod('add', QUANTITY_TYPE, [CelScalar.INT], QUANTITY_TYPE, function (other) {
+    return quantity(nanosOf(this) + other * NANO);
+  }),
+  celMethod('sub', QUANTITY_TYPE, [QUANTITY_TYPE], QUANTITY_TYPE, function (other) {
+    return quantity(nanosOf(this) - nanosOf(other));
+  }),
+  celMethod('sub', QUANTITY_TYPE, [CelScalar.INT], QUANTITY_TYPE, function (other) {
+    return quantity(nanosOf(this) - other * NANO);
+  }),
+];
+
 /** The Kubernetes list and regex libraries. */
 const KUBERNETES_FUNCS = [
   celMethod('isSorted', LIST, [], CelScalar.BOOL, function () {
@@ -121,7 +214,7 @@ const KUBERNETES_FUNCS = [
 
 const env = celEnv({
   variables: { self: DYN, oldSelf: DYN },
-  funcs: [...strings, ...KUBERNETES_FUNCS],
+  funcs: [...strings, ...KUBERNETES_FUNCS, ...QUANTITY_FUNCS],
   re2: { compile: (pattern: string) => ({ test: (text: string) => regex(pattern).matcher(text).find() }) },
 });
 
@@ -132,6 +225,7 @@ const KNOWN_FUNCTIONS = new Set([
   ...['getHours', 'getMinutes', 'getSeconds', 'getMilliseconds'],
   ...['charAt', 'indexOf', 'lastIndexOf', 'lowerAscii', 'upperAscii', 'replace', 'split', 'substring', 'trim', 'join', 'format'],
   ...['isSorted', 'sum', 'min', 'max', 'find', 'findAll'],
+  ...['quantity', 'isQuantity', 'isLessThan', 'isGreaterThan', 'compareTo', 'sign', 'isInteger', 'asInteger', 'asApproximateFloat', 'add', 'sub'],
 ]);
 const TYPE_NAMES = new Set(['int', 'uint', 'double', 'string', 'bytes', 'bool', 'list', 'map', 'null_type', 'type', 'dyn']);
 
