@@ -23,18 +23,18 @@
  * request body when unbounded) exceeds the real server's per-rule limit, so no rule can loop
  * for long on any object the server accepts.
  */
-import { celEnv, celFunc, celList, celMap, celMethod, CelScalar, isCelError, isCelMap, listType, mapType, parse, plan, type CelMap, type CelValue } from '@bufbuild/cel';
-import { strings } from '@bufbuild/cel/ext';
-import { timestampFromMs } from '@bufbuild/protobuf/wkt';
+import { createRequire } from 'node:module';
+import type * as CelModule from '@bufbuild/cel';
+import type { CelEnv, CelFunc, CelValue } from '@bufbuild/cel';
+import type * as CelExtensions from '@bufbuild/cel/ext';
+import type * as WellKnownTypes from '@bufbuild/protobuf/wkt';
 import { LRUCache } from 'lru-cache';
 import { RE2JS } from 're2js';
 import type { JsonObject, JsonValue } from './json.js';
 import { isJsonObject } from './json.js';
 
-type Expr = ReturnType<typeof parse>['expr'];
-
-const DYN = CelScalar.DYN;
-const LIST = listType(DYN);
+type Cel = typeof CelModule;
+type Expr = ReturnType<Cel['parse']>['expr'];
 
 function compare(a: CelValue, b: CelValue): number {
   if (typeof a === 'bigint' && typeof b === 'bigint') return a < b ? -1 : a > b ? 1 : 0;
@@ -114,109 +114,134 @@ function parseQuantity(text: string): bigint | undefined {
   return negative ? -nanos : nanos;
 }
 
-function quantity(nanos: bigint): CelMap {
-  return celMap(new Map([[QUANTITY_KEY, nanos]]));
-}
-
-function nanosOf(v: CelValue): bigint {
-  const n = isCelMap(v) ? v.get(QUANTITY_KEY) : undefined;
-  if (typeof n !== 'bigint') throw new Error('no such overload: not a quantity');
-  return n;
-}
-
-const QUANTITY_TYPE = mapType(CelScalar.STRING, DYN);
 const NANO = 1_000_000_000n;
 const INT64_MAX = 2n ** 63n - 1n;
 
-const QUANTITY_FUNCS = [
-  celFunc('quantity', [CelScalar.STRING], QUANTITY_TYPE, (text) => {
-    const nanos = parseQuantity(text);
-    if (nanos === undefined) throw new Error(`quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`);
-    return quantity(nanos);
-  }),
-  celFunc('isQuantity', [CelScalar.STRING], CelScalar.BOOL, (text) => parseQuantity(text) !== undefined),
-  celMethod('isLessThan', QUANTITY_TYPE, [QUANTITY_TYPE], CelScalar.BOOL, function (other) {
-    return nanosOf(this) < nanosOf(other);
-  }),
-  celMethod('isGreaterThan', QUANTITY_TYPE, [QUANTITY_TYPE], CelScalar.BOOL, function (other) {
-    return nanosOf(this) > nanosOf(other);
-  }),
-  celMethod('compareTo', QUANTITY_TYPE, [QUANTITY_TYPE], CelScalar.INT, function (other) {
-    const [a, b] = [nanosOf(this), nanosOf(other)];
-    return a < b ? -1n : a > b ? 1n : 0n;
-  }),
-  celMethod('sign', QUANTITY_TYPE, [], CelScalar.INT, function () {
-    const n = nanosOf(this);
-    return n < 0n ? -1n : n > 0n ? 1n : 0n;
-  }),
-  celMethod('isInteger', QUANTITY_TYPE, [], CelScalar.BOOL, function () {
-    const n = nanosOf(this);
-    return n % NANO === 0n && n / NANO <= INT64_MAX && n / NANO >= -INT64_MAX - 1n;
-  }),
-  celMethod('asInteger', QUANTITY_TYPE, [], CelScalar.INT, function () {
-    const n = nanosOf(this);
-    if (n % NANO !== 0n || n / NANO > INT64_MAX || n / NANO < -INT64_MAX - 1n) throw new Error('cannot convert value to integer');
-    return n / NANO;
-  }),
-  celMethod('asApproximateFloat', QUANTITY_TYPE, [], CelScalar.DOUBLE, function () {
-    return Number(nanosOf(this)) / 1e9;
-  }),
-  celMethod('add', QUANTITY_TYPE, [QUANTITY_TYPE], QUANTITY_TYPE, function (other) {
-    return quantity(nanosOf(this) + nanosOf(other));
-  }),
-  celMethod('add', QUANTITY_TYPE, [CelScalar.INT], QUANTITY_TYPE, function (other) {
-    return quantity(nanosOf(this) + other * NANO);
-  }),
-  celMethod('sub', QUANTITY_TYPE, [QUANTITY_TYPE], QUANTITY_TYPE, function (other) {
-    return quantity(nanosOf(this) - nanosOf(other));
-  }),
-  celMethod('sub', QUANTITY_TYPE, [CelScalar.INT], QUANTITY_TYPE, function (other) {
-    return quantity(nanosOf(this) - other * NANO);
-  }),
-];
+function quantityLibrary(cel: Cel): CelFunc[] {
+  const { celFunc, celMap, celMethod, CelScalar, isCelMap, mapType } = cel;
+  const QUANTITY_TYPE = mapType(CelScalar.STRING, CelScalar.DYN);
+  const quantity = (nanos: bigint) => celMap(new Map([[QUANTITY_KEY, nanos]]));
+  const nanosOf = (v: CelValue): bigint => {
+    const n = isCelMap(v) ? v.get(QUANTITY_KEY) : undefined;
+    if (typeof n !== 'bigint') throw new Error('no such overload: not a quantity');
+    return n;
+  };
+  return [
+    celFunc('quantity', [CelScalar.STRING], QUANTITY_TYPE, (text) => {
+      const nanos = parseQuantity(text);
+      if (nanos === undefined) throw new Error(`quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`);
+      return quantity(nanos);
+    }),
+    celFunc('isQuantity', [CelScalar.STRING], CelScalar.BOOL, (text) => parseQuantity(text) !== undefined),
+    celMethod('isLessThan', QUANTITY_TYPE, [QUANTITY_TYPE], CelScalar.BOOL, function (other) {
+      return nanosOf(this) < nanosOf(other);
+    }),
+    celMethod('isGreaterThan', QUANTITY_TYPE, [QUANTITY_TYPE], CelScalar.BOOL, function (other) {
+      return nanosOf(this) > nanosOf(other);
+    }),
+    celMethod('compareTo', QUANTITY_TYPE, [QUANTITY_TYPE], CelScalar.INT, function (other) {
+      const [a, b] = [nanosOf(this), nanosOf(other)];
+      return a < b ? -1n : a > b ? 1n : 0n;
+    }),
+    celMethod('sign', QUANTITY_TYPE, [], CelScalar.INT, function () {
+      const n = nanosOf(this);
+      return n < 0n ? -1n : n > 0n ? 1n : 0n;
+    }),
+    celMethod('isInteger', QUANTITY_TYPE, [], CelScalar.BOOL, function () {
+      const n = nanosOf(this);
+      return n % NANO === 0n && n / NANO <= INT64_MAX && n / NANO >= -INT64_MAX - 1n;
+    }),
+    celMethod('asInteger', QUANTITY_TYPE, [], CelScalar.INT, function () {
+      const n = nanosOf(this);
+      if (n % NANO !== 0n || n / NANO > INT64_MAX || n / NANO < -INT64_MAX - 1n) throw new Error('cannot convert value to integer');
+      return n / NANO;
+    }),
+    celMethod('asApproximateFloat', QUANTITY_TYPE, [], CelScalar.DOUBLE, function () {
+      return Number(nanosOf(this)) / 1e9;
+    }),
+    celMethod('add', QUANTITY_TYPE, [QUANTITY_TYPE], QUANTITY_TYPE, function (other) {
+      return quantity(nanosOf(this) + nanosOf(other));
+    }),
+    celMethod('add', QUANTITY_TYPE, [CelScalar.INT], QUANTITY_TYPE, function (other) {
+      return quantity(nanosOf(this) + other * NANO);
+    }),
+    celMethod('sub', QUANTITY_TYPE, [QUANTITY_TYPE], QUANTITY_TYPE, function (other) {
+      return quantity(nanosOf(this) - nanosOf(other));
+    }),
+    celMethod('sub', QUANTITY_TYPE, [CelScalar.INT], QUANTITY_TYPE, function (other) {
+      return quantity(nanosOf(this) - other * NANO);
+    }),
+  ];
+}
 
 /** The Kubernetes list and regex libraries. */
-const KUBERNETES_FUNCS = [
-  celMethod('isSorted', LIST, [], CelScalar.BOOL, function () {
-    const all = items(this);
-    return all.every((x, i) => i === 0 || compare(all[i - 1]!, x) <= 0);
-  }),
-  celMethod('sum', LIST, [], DYN, function () {
-    const all = items(this);
-    if (all.length === 0) return 0n;
-    if (all.every((x) => typeof x === 'bigint')) return (all as bigint[]).reduce((a, b) => a + b, 0n);
-    return all.reduce<number>((a, b) => a + Number(b), 0);
-  }),
-  celMethod('min', LIST, [], DYN, function () {
-    return extreme(this, -1, 'min');
-  }),
-  celMethod('max', LIST, [], DYN, function () {
-    return extreme(this, 1, 'max');
-  }),
-  celMethod('indexOf', LIST, [DYN], CelScalar.INT, function (x) {
-    return BigInt(items(this).findIndex((y) => sameValue(x, y)));
-  }),
-  celMethod('lastIndexOf', LIST, [DYN], CelScalar.INT, function (x) {
-    const all = items(this);
-    for (let i = all.length - 1; i >= 0; i--) if (sameValue(x, all[i]!)) return BigInt(i);
-    return -1n;
-  }),
-  celMethod('find', CelScalar.STRING, [CelScalar.STRING], CelScalar.STRING, function (pattern) {
-    return findFirst(this, pattern);
-  }),
-  celMethod('findAll', CelScalar.STRING, [CelScalar.STRING], LIST, function (pattern) {
-    return celList(findAll(this, pattern, -1));
-  }),
-  celMethod('findAll', CelScalar.STRING, [CelScalar.STRING, CelScalar.INT], LIST, function (pattern, limit) {
-    return celList(findAll(this, pattern, Number(limit)));
-  }),
-];
+function listAndRegexLibraries(cel: Cel): CelFunc[] {
+  const { celList, celMethod, CelScalar, listType } = cel;
+  const DYN = CelScalar.DYN;
+  const LIST = listType(DYN);
+  return [
+    celMethod('isSorted', LIST, [], CelScalar.BOOL, function () {
+      const all = items(this);
+      return all.every((x, i) => i === 0 || compare(all[i - 1]!, x) <= 0);
+    }),
+    celMethod('sum', LIST, [], DYN, function () {
+      const all = items(this);
+      if (all.length === 0) return 0n;
+      if (all.every((x) => typeof x === 'bigint')) return (all as bigint[]).reduce((a, b) => a + b, 0n);
+      return all.reduce<number>((a, b) => a + Number(b), 0);
+    }),
+    celMethod('min', LIST, [], DYN, function () {
+      return extreme(this, -1, 'min');
+    }),
+    celMethod('max', LIST, [], DYN, function () {
+      return extreme(this, 1, 'max');
+    }),
+    celMethod('indexOf', LIST, [DYN], CelScalar.INT, function (x) {
+      return BigInt(items(this).findIndex((y) => sameValue(x, y)));
+    }),
+    celMethod('lastIndexOf', LIST, [DYN], CelScalar.INT, function (x) {
+      const all = items(this);
+      for (let i = all.length - 1; i >= 0; i--) if (sameValue(x, all[i]!)) return BigInt(i);
+      return -1n;
+    }),
+    celMethod('find', CelScalar.STRING, [CelScalar.STRING], CelScalar.STRING, function (pattern) {
+      return findFirst(this, pattern);
+    }),
+    celMethod('findAll', CelScalar.STRING, [CelScalar.STRING], LIST, function (pattern) {
+      return celList(findAll(this, pattern, -1));
+    }),
+    celMethod('findAll', CelScalar.STRING, [CelScalar.STRING, CelScalar.INT], LIST, function (pattern, limit) {
+      return celList(findAll(this, pattern, Number(limit)));
+    }),
+  ];
+}
 
-const env = celEnv({
-  variables: { self: DYN, oldSelf: DYN },
-  funcs: [...strings, ...KUBERNETES_FUNCS, ...QUANTITY_FUNCS],
-  re2: { compile: (pattern: string) => ({ test: (text: string) => regex(pattern).matcher(text).find() }) },
-});
+interface Runtime {
+  readonly cel: Cel;
+  readonly env: CelEnv;
+  readonly timestampFromMs: (typeof WellKnownTypes)['timestampFromMs'];
+}
+
+let runtime: Runtime | undefined;
+
+/**
+ * @bufbuild/cel, loaded on the first rule: it takes about as long to load as the rest of the
+ * server, and most CRDs declare no rules.
+ */
+function celRuntime(): Runtime {
+  if (runtime) return runtime;
+  const load = createRequire(import.meta.url);
+  const cel = load('@bufbuild/cel') as Cel;
+  const { strings } = load('@bufbuild/cel/ext') as typeof CelExtensions;
+  const { timestampFromMs } = load('@bufbuild/protobuf/wkt') as typeof WellKnownTypes;
+  const env = cel.celEnv({
+    variables: { self: cel.CelScalar.DYN, oldSelf: cel.CelScalar.DYN },
+    funcs: [...strings, ...listAndRegexLibraries(cel), ...quantityLibrary(cel)],
+    re2: { compile: (pattern: string) => ({ test: (text: string) => regex(pattern).matcher(text).find() }) },
+  });
+  runtime = { cel, env, timestampFromMs };
+  return runtime;
+}
 
 /** Every function a rule may call: operators, the standard library and the extensions above. */
 const KNOWN_FUNCTIONS = new Set([
@@ -363,9 +388,9 @@ export function compileRule(source: string, schema: JsonObject | undefined): Com
 }
 
 function compileUncached(source: string, schema: JsonObject | undefined): Compiled {
-  let parsed: ReturnType<typeof parse>;
+  let parsed: ReturnType<Cel['parse']>;
   try {
-    parsed = parse(source);
+    parsed = celRuntime().cel.parse(source);
   } catch (err) {
     return { ok: false, error: `ERROR: Syntax error: ${(err as Error).message}` };
   }
@@ -376,7 +401,7 @@ function compileUncached(source: string, schema: JsonObject | undefined): Compil
   if (out.errors.length) return { ok: false, error: out.errors.join('\n') };
   let program: (bindings: { self: CelValue; oldSelf: CelValue }) => unknown;
   try {
-    program = plan(env, parsed) as typeof program;
+    program = celRuntime().cel.plan(celRuntime().env, parsed) as typeof program;
   } catch (err) {
     return { ok: false, error: `ERROR: ${(err as Error).message}` };
   }
@@ -389,7 +414,7 @@ function compileUncached(source: string, schema: JsonObject | undefined): Compil
       run(self, oldSelf) {
         try {
           const v = program({ self, oldSelf: oldSelf ?? null }) as CelValue;
-          return isCelError(v) ? new Error(kubernetesWording(v.message)) : v;
+          return celRuntime().cel.isCelError(v) ? new Error(kubernetesWording(v.message)) : v;
         } catch (err) {
           return err instanceof Error ? err : new Error(String(err));
         }
@@ -408,7 +433,7 @@ export function toCel(value: JsonValue, schema: JsonObject | undefined): CelValu
   if (value === null) return null;
   if (Array.isArray(value)) {
     const item = isJsonObject(schema?.items) ? schema.items : undefined;
-    return celList(value.map((v) => toCel(v, item)));
+    return celRuntime().cel.celList(value.map((v) => toCel(v, item)));
   }
   if (isJsonObject(value)) {
     const props = isJsonObject(schema?.properties) ? schema.properties : undefined;
@@ -426,7 +451,7 @@ export function toCel(value: JsonValue, schema: JsonObject | undefined): CelValu
   }
   if (typeof value === 'string' && schema?.type === 'string' && schema.format === 'date-time') {
     const ms = Date.parse(value);
-    if (!Number.isNaN(ms)) return timestampFromMs(ms) as unknown as CelValue;
+    if (!Number.isNaN(ms)) return celRuntime().timestampFromMs(ms) as unknown as CelValue;
   }
   return value;
 }
