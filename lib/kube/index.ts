@@ -23,6 +23,7 @@ export {
 } from './errors.js';
 export { DEFAULT_POOL_CONNECTIONS, shareConnections, type ShareConnectionsOptions } from './connections.js';
 export { createRequestFn, type HttpVerb, type KubeRequest, type RequestFn } from './request.js';
+export { openWatchStream, type WatchStreamRequest } from './watch-stream.js';
 export {
   createKubeClient,
   discoverDescriptor,
