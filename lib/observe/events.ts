@@ -208,7 +208,8 @@ export class EventRecorder {
       if (series.written === series.count || this.series.get(series.key) !== series) return;
       const wait = this.takeToken(series.object);
       if (wait > 0) {
-        if (!this.stopped) series.deferred = this.scheduler.schedule(() => ((series.deferred = undefined), this.write(series)), wait);
+        series.deferred = this.scheduler.schedule(() => ((series.deferred = undefined), this.write(series)), wait);
+        if (this.stopped) this.cancelDeferred(series);
         return;
       }
       const count = series.count;
