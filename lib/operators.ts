@@ -42,5 +42,4 @@ export {
   type ObjectTransform,
 } from './sources/index.js';
 export { resourceEvent, type ResourceEventOptions } from './core/index.js';
-export { EventRecorder, type EventRecorderOptions } from './observe/index.js';
 export { reconcileWorkflow, cleanupWorkflow, type WorkflowEvent, type ExecutionOptions, type EventSourceRegistry } from './workflow/index.js';
