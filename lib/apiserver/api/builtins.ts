@@ -42,6 +42,18 @@ interface BuiltinSpec {
   storedAs?: { key: string; apiVersion: string };
 }
 
+/** Events in either group (core v1 and events.k8s.io/v1 are the same objects). */
+const EVENT = {
+  version: 'v1',
+  plural: 'events',
+  kind: 'Event',
+  namespaced: true,
+  shortNames: ['ev'],
+  createOnUpdate: true,
+  columns: EVENT_COLUMNS,
+  age: false,
+} as const satisfies Omit<BuiltinSpec, 'group'>;
+
 function builtin(s: BuiltinSpec): ResourceType {
   const version: VersionInfo = {
     name: s.version,
@@ -458,30 +470,9 @@ export function builtinTypes(): ResourceType[] {
         column('Restarts', 'string', () => '0'),
       ],
     }),
-    builtin({
-      group: '',
-      version: 'v1',
-      plural: 'events',
-      kind: 'Event',
-      namespaced: true,
-      shortNames: ['ev'],
-      createOnUpdate: true,
-      columns: EVENT_COLUMNS,
-      age: false,
-    }),
-    builtin({
-      group: 'events.k8s.io',
-      version: 'v1',
-      plural: 'events',
-      kind: 'Event',
-      namespaced: true,
-      shortNames: ['ev'],
-      createOnUpdate: true,
-      strategy: eventsV1Strategy,
-      columns: EVENT_COLUMNS,
-      age: false,
-      storedAs: { key: '/events', apiVersion: CORE_EVENT },
-    }),
+    builtin({ group: '', ...EVENT }),
+    // The same objects through events.k8s.io/v1, as the real server serves them (api/events.ts).
+    builtin({ group: 'events.k8s.io', ...EVENT, strategy: eventsV1Strategy, storedAs: { key: '/events', apiVersion: CORE_EVENT } }),
     builtin({
       group: 'apps',
       version: 'v1',
