@@ -54,4 +54,4 @@ export {
 } from './selectors.js';
 export { backoffDelay, WATCH_BACKOFF, type BackoffPolicy } from './backoff.js';
 export { builtinResources } from './builtins.js';
-export { crdToJson, customResourceDefinition, descriptorOf, installCustomResourceDefinition, schemaToJson, type CustomResourceOptions } from './crd.js';
+export { crdToJson, customResourceDefinition, descriptorOf, installCustomResourceDefinition, schemaToJson, statusConditionsSchema, type CustomResourceOptions } from './crd.js';
