@@ -6,8 +6,8 @@
 import { expired } from './errors.js';
 import type { ObjectFilter } from './filter.js';
 import type { JsonObject, JsonValue } from './json.js';
-import { asVersion } from './crd-schema.js';
 import { namespaceOf } from './meta.js';
+import { present } from './present.js';
 import type { ResourceType } from './registry.js';
 import type { EventType, Store, StoreEvent } from './store.js';
 
@@ -110,7 +110,7 @@ export class Watch {
   }
 
   private render(obj: JsonObject, type: EventType | 'BOOKMARK'): JsonObject {
-    const presented = obj.apiVersion === this.spec.apiVersion ? obj : asVersion(obj, this.spec.apiVersion, this.spec.schema);
+    const presented = present(obj, this.spec.apiVersion, this.spec.schema);
     return this.spec.render ? this.spec.render(presented, type) : presented;
   }
 
