@@ -98,12 +98,19 @@ export function table(report: SoakReport): string {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { options, out } = parseArgs(process.argv.slice(2));
   const started = Date.now();
+  // The machine is shared: its load through the run goes with the figures.
+  const loadavgSamples: Array<{ atS: number; loadavg: number[] }> = [];
+  const sampleLoad = () => loadavgSamples.push({ atS: Math.round((Date.now() - started) / 1000), loadavg: loadavg().map((n) => Math.round(n * 100) / 100) });
+  sampleLoad();
+  const sampling = setInterval(sampleLoad, 30_000);
   const report = await runSoak({ ...options, log: (line) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${line}`) });
+  clearInterval(sampling);
+  sampleLoad();
   console.log(table(report));
   const met = targets(report);
   for (const t of met) console.log(`${t.met ? 'met   ' : 'MISSED'} ${t.target}`);
   mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, `${JSON.stringify({ date: new Date().toISOString(), machine: { cpus: cpus().length, loadavg: loadavg() }, defaults: SOAK_DEFAULTS, ...report, targets: met }, null, 2)}\n`);
+  writeFileSync(out, `${JSON.stringify({ date: new Date().toISOString(), machine: { cpus: cpus().length, loadavg: loadavg(), loadavgSamples }, defaults: SOAK_DEFAULTS, ...report, targets: met }, null, 2)}\n`);
   console.log(`saved ${out}`);
   process.exitCode = met.every((t) => t.met) ? 0 : 1;
 }
