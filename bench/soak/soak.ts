@@ -377,8 +377,11 @@ async function scenario(
     alive().filter((o) => o !== leader && !o.proxy.isCut && o.connectedSince !== undefined && Date.now() - o.connectedSince > options.leaseDurationMs);
   const hasWitness = (leader: OperatorHandle) => witnessesOf(leader).length > 0;
   const trials: FailoverTrial[] = [];
-  const openTrial = (cause: FailoverTrial['cause'], leader: OperatorHandle) =>
+  // A leader killed while cut off hands over once: the trial opened by the cut measures it.
+  const openTrial = (cause: FailoverTrial['cause'], leader: OperatorHandle) => {
+    if (trials.some((t) => t.leader === leader.identity && isOpen(t))) return;
     trials.push({ cause, leader: leader.identity, at: Date.now(), witnesses: witnessesOf(leader).map((o) => o.identity) });
+  };
   /** A trial is open until another holder took the lease, or for two leases at most. */
   const isOpen = (t: FailoverTrial) =>
     Date.now() < t.at + 2 * options.leaseDurationMs && !leaseVersions.some((v) => v.seenAt > t.at && v.holder !== '' && v.holder !== t.leader);
