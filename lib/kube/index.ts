@@ -25,6 +25,7 @@ export { DEFAULT_POOL_CONNECTIONS, shareConnections, type ShareConnectionsOption
 export { createRequestFn, type HttpVerb, type KubeRequest, type RequestFn } from './request.js';
 export {
   createKubeClient,
+  isKubeClient,
   discoverDescriptor,
   PATCH_CONTENT_TYPES,
   refOf,
