@@ -1,7 +1,7 @@
 /**
  * Watches, lists and heap of one operator with two controllers on ConfigMaps (issue 11).
  *
- *   npm run bench:shared-informers -- [--n 5000] [--bytes 1000] [--out bench/results/shared-informers.json]
+ *   npm run bench:shared-informers -- [--n 3000] [--bytes 1000] [--out bench/results/shared-informers.json]
  *
  * The embedded API server serves N ConfigMaps of about `bytes` of data each. One operator
  * registers two controllers on ConfigMaps (same namespaces, same selectors, default transform)
@@ -19,26 +19,16 @@ import { firstValueFrom, filter, scan } from 'rxjs';
 import { UpdateControl, type Reconciler } from '../lib/controller/index.js';
 import { createLogger } from '../lib/observe/index.js';
 import { startTestCluster } from '../lib/testing/index.js';
+import { flag, settledHeap as heapAfterGc } from './heap.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CONFIGMAPS = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' } as const;
 const NAMESPACE = 'bench';
 
-function flag(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
-
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error('bench:shared-informers needs --expose-gc (npm run bench:shared-informers does it)');
-
-function settledHeap(): number {
-  for (let i = 0; i < 3; i++) gc!();
-  return process.memoryUsage().heapUsed;
-}
+const settledHeap = (): number => heapAfterGc('shared-informers');
 
 async function main(): Promise<void> {
-  const n = Number(flag('n', '5000'));
+  const n = Number(flag('n', '3000'));
   const bytes = Number(flag('bytes', '1000'));
   if (!Number.isInteger(n) || n < 1) throw new Error(`--n must be a positive integer, got ${flag('n', '')}`);
   if (!Number.isInteger(bytes) || bytes < 0) throw new Error(`--bytes must be a non-negative integer, got ${flag('bytes', '')}`);
