@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Subscription } from 'rxjs';
-import { reflector, type ReflectorFailure, type ReflectorMessage, type ReflectorOptions } from '../../lib/sources/index.js';
+import { Informer, reflector, type ReflectorFailure, type ReflectorMessage, type ReflectorOptions } from '../../lib/sources/index.js';
 import { configMapAt, FakeListWatch, GONE_EVENT, httpError, virtualClock, type VirtualClock } from './fake-list-watch.js';
 
 /** The ES1 defaults an informer uses: 290 s watches, 30 s dead-watch margin, 60 s list timeout. */
@@ -217,5 +217,64 @@ describe('sources/reflector in virtual time (fake list+watch client)', () => {
       await clock.advance(30_000);
       expect(messages.some((m) => m.message.type === 'listed')).to.equal(true);
     });
+  });
+});
+
+describe('sources/Informer in virtual time (fake list+watch client)', () => {
+  let inf: Informer | undefined;
+  afterEach(() => inf?.stop());
+
+  function setup() {
+    const clock = virtualClock();
+    const client = new FakeListWatch(clock);
+    inf = new Informer({ resource: { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' }, client, scheduler: clock.scheduler, random: () => 0, namespaces: ['default'] });
+    const events: string[] = [];
+    inf.events$.subscribe((e) => events.push(`${e.type} ${e.object.metadata?.name} ${e.object.metadata?.resourceVersion}`));
+    const errors: number[] = [];
+    inf.errors$.subscribe((e) => errors.push(e.delayMs));
+    return { clock, client, inf, events, errors };
+  }
+
+  it('ES1: a 410 relists at once and emits the difference (adds, updates, deletes) with no failure and no unhealthy moment', async () => {
+    const { clock, client, inf, events, errors } = setup();
+    client.objects = [configMapAt('default', 'kept', '1'), configMapAt('default', 'changed', '1'), configMapAt('default', 'deleted', '1')];
+    const health: boolean[] = [];
+    inf.healthy$.subscribe((h) => health.push(h));
+    inf.start();
+    await clock.advance(0);
+    client.objects = [configMapAt('default', 'kept', '1'), configMapAt('default', 'changed', '5'), configMapAt('default', 'new', '6')];
+    client.defaultResourceVersion = '6';
+    client.lastWatch.event('ERROR', GONE_EVENT);
+    await clock.advance(0);
+    expect(events.slice(3)).to.deep.equal(['modified changed 5', 'added new 6', 'deleted deleted 1']);
+    expect(inf.status()[0]).to.include({ lists: 2, state: 'watching', resourceVersion: '6' });
+    expect(errors).to.deep.equal([]);
+    expect(health).to.deep.equal([true]);
+  });
+
+  it('ES1, OB3: failing lists make it unhealthy, each failure reported with its delay; the first success makes it synced and healthy', async () => {
+    const { clock, client, inf, errors } = setup();
+    client.lists.push(httpError(500), httpError(503));
+    inf.start();
+    await clock.advance(0);
+    expect(inf.isHealthy()).to.equal(false);
+    expect(inf.hasSynced()).to.equal(false);
+    await clock.advance(800 + 1_600);
+    expect(errors).to.deep.equal([800, 1_600]);
+    expect(inf.isHealthy() && inf.hasSynced()).to.equal(true);
+  });
+
+  it('ES1: a dropped or silent watch is resumed at once: counted in status().drops, healthy throughout, nothing reported on errors$', async () => {
+    const { clock, client, inf, errors } = setup();
+    const health: boolean[] = [];
+    inf.healthy$.subscribe((h) => health.push(h));
+    inf.start();
+    await clock.advance(5_000);
+    client.lastWatch.end(new Error('socket hang up'));
+    await clock.advance(DEAD_AFTER_MS);
+    expect(inf.status()[0]?.drops).to.equal(2);
+    expect(client.watchCalls.map((w) => w.at)).to.deep.equal([0, 5_000, 5_000 + DEAD_AFTER_MS]);
+    expect(errors).to.deep.equal([]);
+    expect(health).to.deep.equal([true]);
   });
 });
