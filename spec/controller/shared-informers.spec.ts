@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
-import { UpdateControl, type Reconciler } from '../../lib/controller/index.js';
+import { UpdateControl, type Context, type Reconciler, type SecondaryConfig } from '../../lib/controller/index.js';
+import { workflow } from '../../lib/workflow/index.js';
 import type { ReconcileOutcome } from '../../lib/core/index.js';
 import { eventually, startTestCluster, type TestCluster } from '../../lib/testing/index.js';
 
@@ -91,6 +92,59 @@ describe('controller: informers shared per operator (issue 11, embedded API serv
     await eventually('each ran what it watches', () => ran(stays, 'in-default') && ran(stays, 'in-other') && ran(moves, 'in-other'));
     expect(ran(moves, 'in-default')).to.equal(false);
     expect(moving.listEventSources()[0]?.namespaces).to.deep.equal(['other']);
+  });
+
+  it('WF5: a source an activation condition registers shares the informer the operator has; unregistering it releases only that share', async () => {
+    let active = true;
+    const configMapDependent = {
+      name: 'configmap',
+      eventSource: { resource: CONFIGMAPS, toPrimaries: () => [] } satisfies SecondaryConfig,
+      getSecondary: (_s: KubernetesObject, ctx: Context<KubernetesObject>) => ctx.getSecondaryResource('configmaps'),
+    };
+    const operator = cluster.operator();
+    const configMaps = collect(operator.register(noop, { name: 'configmaps', resource: CONFIGMAPS }).outcome$);
+    const secrets = operator.register(noop, {
+      name: 'secrets',
+      resource: SECRETS,
+      workflow: workflow<KubernetesObject, Context<KubernetesObject>>().add(configMapDependent, { activationCondition: () => active }),
+    });
+    const secretRuns = collect(secrets.outcome$);
+    await cluster.apply(SECRETS, { metadata: { name: 's', namespace: 'default' }, data: { v: 'MQ==' } });
+    await operator.start();
+    await eventually('the secret ran and registered its ConfigMap source', () => ran(secretRuns, 's') && secrets.listEventSources().some((s) => s.registeredBy !== undefined));
+    await eventually('the watches of ConfigMaps (shared) and Secrets are open', () => cluster.server.stats().watches === 2);
+    expect(watches('configmaps')).to.equal(1);
+
+    active = false;
+    const runs = secretRuns.length;
+    await cluster.apply(SECRETS, { metadata: { name: 's', namespace: 'default' }, data: { v: 'Mg==' } });
+    await eventually('the source was unregistered', () => secretRuns.length > runs && !secrets.listEventSources().some((s) => s.registeredBy !== undefined));
+    await cluster.apply<V1ConfigMap>(CONFIGMAPS, { metadata: { name: 'still-watched', namespace: 'default' } });
+    await eventually('the ConfigMaps controller still runs', () => ran(configMaps, 'still-watched'));
+    expect(watches('configmaps'), 'the shared watch stayed open').to.equal(1);
+    expect(cluster.server.stats().watches).to.equal(2);
+  });
+
+  it('WF5: a source registered at run time that no one else uses closes its watch when unregistered', async () => {
+    let active = true;
+    const configMapDependent = {
+      name: 'configmap',
+      eventSource: { resource: CONFIGMAPS, toPrimaries: () => [] } satisfies SecondaryConfig,
+      getSecondary: (_s: KubernetesObject, ctx: Context<KubernetesObject>) => ctx.getSecondaryResource('configmaps'),
+    };
+    const operator = cluster.operator();
+    const secrets = operator.register(noop, {
+      name: 'secrets',
+      resource: SECRETS,
+      workflow: workflow<KubernetesObject, Context<KubernetesObject>>().add(configMapDependent, { activationCondition: () => active }),
+    });
+    const secretRuns = collect(secrets.outcome$);
+    await cluster.apply(SECRETS, { metadata: { name: 's', namespace: 'default' }, data: { v: 'MQ==' } });
+    await operator.start();
+    await eventually('the ConfigMap source is watching', () => ran(secretRuns, 's') && cluster.server.stats().watches === 2);
+    active = false;
+    await cluster.apply(SECRETS, { metadata: { name: 's', namespace: 'default' }, data: { v: 'Mg==' } });
+    await eventually('its watch closed', () => cluster.server.stats().watches === 1);
   });
 
   it('OB5: stopping the operator closes the shared watch', async () => {
