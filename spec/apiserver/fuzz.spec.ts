@@ -10,6 +10,7 @@
  */
 import { expect } from 'chai';
 import { randomInt } from 'node:crypto';
+import { request } from 'node:http';
 import * as k8s from '@kubernetes/client-node';
 import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
 import { generate, prng, serialize, type FuzzRequest, type FuzzTarget } from './fuzz-requests.js';
@@ -268,5 +269,80 @@ describe('apiserver: fuzz over the request surface (issue 13)', function () {
 
     // Objects made before the fuzz are as they were (same resourceVersion: not even touched).
     for (const path of FIXTURES) expect(json(await call(server, 'GET', path)), path).to.deep.equal(fixturesBefore[path]);
+  });
+});
+
+/**
+ * What Node's HTTP layer refuses before the handler sees it. Node's defaults answered these with a
+ * bare 400, 417 or 431 (no body, so no Status) or, for CONNECT, closed the connection unanswered
+ * ("socket hang up"); with a request body still on its way, its 400-then-destroy reset the
+ * connection before the client read the answer (also "socket hang up").
+ */
+describe("apiserver: answers with a Status what Node's HTTP parser refuses (issue 13, fuzz findings)", () => {
+  let server: ApiServer;
+  let host: string;
+  let port: number;
+
+  before(async () => {
+    server = await startApiServer({ clientNode: false, bodyTimeoutMs: 300 });
+    const url = new URL(server.url);
+    host = url.host;
+    port = Number(url.port);
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  const statusOf = (res: ParsedResponse | undefined): { code?: number; reason?: string; message?: string } => {
+    expect(res, 'an answer').to.not.equal(undefined);
+    expect(res?.headers['content-type']).to.equal('application/json');
+    return JSON.parse((res as ParsedResponse).body.toString('utf8')) as { code?: number; reason?: string; message?: string };
+  };
+
+  const cases: Array<{ what: string; wire: (host: string) => string; code: number; reason: string; message: RegExp }> = [
+    { what: 'an unknown method (FOO), 405 as the real server answers', wire: (h) => `FOO /api/v1/namespaces HTTP/1.1\r\nHost: ${h}\r\n\r\n`, code: 405, reason: 'MethodNotAllowed', message: /does not allow this method/ },
+    { what: 'CONNECT (was: connection closed unanswered)', wire: (h) => `CONNECT ${h} HTTP/1.1\r\nHost: ${h}\r\n\r\n`, code: 405, reason: 'MethodNotAllowed', message: /does not allow this method/ },
+    { what: 'a request line with spaces in the path', wire: (h) => `GET /a b c HTTP/1.1\r\nHost: ${h}\r\n\r\n`, code: 400, reason: 'BadRequest', message: /malformed HTTP request/ },
+    { what: 'TLS bytes sent to the plain HTTP port', wire: () => '\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03', code: 400, reason: 'BadRequest', message: /malformed HTTP request/ },
+    { what: 'headers over 16 KiB', wire: (h) => `GET /api HTTP/1.1\r\nHost: ${h}\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`, code: 431, reason: 'RequestHeaderFieldsTooLarge', message: /exceed 16384 bytes/ },
+    { what: 'an Expect other than 100-continue', wire: (h) => `GET /api HTTP/1.1\r\nHost: ${h}\r\nExpect: magic\r\n\r\n`, code: 417, reason: 'ExpectationFailed', message: /unsupported Expect header "magic"/ },
+    { what: 'HTTP/1.1 without Host', wire: () => 'GET /api HTTP/1.1\r\nConnection: close\r\n\r\n', code: 400, reason: 'BadRequest', message: /missing required Host header/ },
+    { what: 'Content-Length and Transfer-Encoding together', wire: (h) => `POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: ${h}\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}`, code: 400, reason: 'BadRequest', message: /can't be present with/ },
+    { what: 'a Content-Length that is not a number', wire: (h) => `POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: ${h}\r\nContent-Length: 12abc\r\n\r\n{}`, code: 400, reason: 'BadRequest', message: /malformed HTTP request/ },
+    { what: 'a chunked body broken in the middle (answered through the request in flight)', wire: (h) => `POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: ${h}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\nzz\r\n`, code: 400, reason: 'BadRequest', message: /malformed HTTP request/ },
+  ];
+  for (const c of cases) {
+    it(`answers ${c.code} ${c.reason} with a Status for ${c.what}`, async () => {
+      const ex = await exchange('127.0.0.1', port, Buffer.from(c.wire(host), 'latin1'));
+      expect(ex.responses.map((r) => r.status)).to.deep.equal([c.code]);
+      const status = statusOf(ex.responses[0]);
+      expect(status).to.include({ code: c.code, reason: c.reason });
+      expect(status.message).to.match(c.message);
+      expect(ex.junk.length).to.equal(0);
+    });
+  }
+
+  it('answers a request, then answers the bytes a short Content-Length left over with a Status (was: a bare 400 in place of the answer)', async () => {
+    const body = '{"metadata":{"name":"cl-short"}}';
+    const wire = `POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}GARBAGE / HTTP/1.1\r\n\r\n`;
+    const ex = await exchange('127.0.0.1', port, Buffer.from(wire));
+    expect(ex.responses.map((r) => r.status)).to.deep.equal([201, 405]);
+    expect(statusOf(ex.responses[1]).reason).to.equal('MethodNotAllowed');
+  });
+
+  it('lets a client that is still sending its body read the answer to an unknown method (no reset: "socket hang up" before)', async () => {
+    const url = new URL(server.url);
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({ host: url.hostname, port: url.port, method: 'FOO', path: '/api/v1/namespaces/default/configmaps', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(Buffer.alloc(2 * 1024 * 1024, 0x20));
+    });
+    expect(answer.status).to.equal(405);
+    expect(JSON.parse(answer.body)).to.include({ kind: 'Status', reason: 'MethodNotAllowed' });
   });
 });
