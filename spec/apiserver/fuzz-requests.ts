@@ -419,7 +419,7 @@ export function generate(r: Rng, t: FuzzTarget): FuzzRequest {
   let method = r.chance(0.08) ? r.pick(ODD_METHODS) : r.pick(METHODS);
   let target: string;
   let category: string;
-  let res = r.pick(RESOURCES);
+  const res = r.pick(RESOURCES);
   let name: string | undefined;
   let namespace = 'default';
   if (r.chance(0.12)) {
@@ -450,7 +450,7 @@ export function generate(r: Rng, t: FuzzTarget): FuzzRequest {
   if (r.chance(0.02)) headers.push(['X-Big', 'x'.repeat(r.pick([1000, 20_000]))]);
   if (r.chance(0.02)) headers.push(['User-Agent', randomString(r, 30).replace(/[\r\n\u0000-\u001f\u007f-\uffff]/g, '?')]);
 
-  let body = Buffer.alloc(0);
+  let body: Buffer = Buffer.alloc(0);
   const sendsBody = ['POST', 'PUT', 'PATCH', 'DELETE'].includes(method.toUpperCase()) ? !r.chance(0.05) : r.chance(0.05);
   if (sendsBody) {
     const contentType = method === 'PATCH' && r.chance(0.85) ? r.pick(PATCH_TYPES) : r.pick(BODY_TYPES);
@@ -460,7 +460,6 @@ export function generate(r: Rng, t: FuzzTarget): FuzzRequest {
   }
   const framing: Framing = r.chance(0.93) ? (r.chance(0.9) ? 'length' : 'chunked') : r.pick(['cl-short', 'cl-long', 'cl-nan', 'te-and-cl', 'te-gzip', 'chunk-broken'] as const);
   if (framing !== 'length') category = 'framing lies';
-  if (res === undefined) res = RESOURCES[0] as Resource;
   const injected = name !== undefined && t.faultyNames.includes(name) && target.includes(`/${name}`);
   return { category, method, target, headers, body, framing, injected };
 }
