@@ -1,8 +1,8 @@
 // A controller assembled from exported operators only, the same parts a registered controller
 // is made of (docs/reconciler.md): `npx tsx docs/examples/own-pipeline.ts`.
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
-import { filter, firstValueFrom, merge } from 'rxjs';
-import { DeleteControl, UpdateControl, type Reconciler } from 'rxkube';
+import { filter, firstValueFrom, merge, type Observable } from 'rxjs';
+import { DeleteControl, UpdateControl, type Reconciler, type ResourceEvent } from 'rxkube';
 import { generationChanged, informer, readYourWrites, reconcileEach, reconcilerRun, secondarySource, toResourceEvents } from 'rxkube/operators';
 import { builtinResources, createKubeClient, customResourceDefinition, descriptorOf, installCustomResourceDefinition } from 'rxkube/kube';
 import { startApiServer } from 'rxkube/apiserver';
@@ -30,7 +30,7 @@ const configMaps = secondarySource<ConfigMap, Greeting>({
   primary: GREETING, // owner references to a Greeting map a ConfigMap to it
 });
 const missingFinalizer = (g: Greeting) => !g.metadata?.deletionTimestamp && !g.metadata?.finalizers?.includes(FINALIZER);
-const events$ = merge(
+const events$: Observable<ResourceEvent> = merge(
   primaries.events$.pipe(toResourceEvents('greetings'), generationChanged({ finalizerNeeded: missingFinalizer })),
   configMaps.events$,
 );

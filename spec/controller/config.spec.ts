@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { UpdateControl, type ControllerConfig, type Reconciler } from '../../lib/controller/index.js';
 import { ConfigurationError } from '../../lib/core/index.js';
-import { CONFIGMAPS, createWidget, getWidget, eventually, startEnv, widget, widgetConfig, WIDGET, type Env, type Widget } from './harness.js';
+import { CONFIGMAPS, createWidget, getWidget, eventually, startEnv, widget, widgetConfig, WIDGET, type Env, type Widget } from './fixtures.js';
 
 const noop: Reconciler<Widget> = { reconcile: () => UpdateControl.noUpdate() };
 
