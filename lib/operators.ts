@@ -9,8 +9,6 @@ export {
   reconcilerRun,
   type ControllerEventsOptions,
   type ReconcilerRunOptions,
-  type RunConfig,
-  type RunDependencies,
   type SecondaryLookup,
 } from './controller/index.js';
 export {

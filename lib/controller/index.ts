@@ -5,12 +5,10 @@ export {
   defaultFinalizerName,
   resolveControllerConfig,
   type ResolvedControllerConfig,
-  type ResolvedRunConfig,
-  type RunConfig,
 } from './config.js';
 export { Controller, DEFAULT_STOP_TIMEOUT_MS, type ControllerEnvironment } from './controller.js';
 export { controllerEvents, type ControllerEventsOptions } from './pipeline.js';
-export { reconcilerRun, type ReconcilerRunOptions, type RunDependencies, type SecondaryLookup } from './run.js';
+export { reconcilerRun, type ReconcilerRunOptions, type SecondaryLookup } from './run.js';
 export { Operator, type OperatorOptions } from './operator.js';
 export { createMergePatch } from './merge-patch.js';
 export { trackedClient, type TrackedClient } from './tracked-client.js';

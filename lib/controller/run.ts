@@ -9,7 +9,7 @@ import { resolveRunConfig, type ResolvedRunConfig, type RunConfig } from './conf
 import { DeleteControl, ErrorStatusUpdateControl, UpdateControl } from './controls.js';
 import { hasFinalizer, needsFinalizer, primaryWriter, type PrimaryWriter } from './primary-writes.js';
 import { trackedClient, type TrackedClient } from './tracked-client.js';
-import type { Context, Reconciler } from './types.js';
+import type { Context, ControllerConfig, Reconciler } from './types.js';
 
 /** The secondary sources a run reads by name (`ctx.getSecondaryResource(s)`, `ctx.secondaryClient`). */
 export interface SecondaryLookup<P extends KubernetesObject = KubernetesObject> {
@@ -17,8 +17,12 @@ export interface SecondaryLookup<P extends KubernetesObject = KubernetesObject> 
   keys(): Iterable<string>;
 }
 
-/** What a run reads and writes through; the Controller passes its own, a pipeline of your own its parts. */
-export interface RunDependencies<P extends KubernetesObject = KubernetesObject> {
+/**
+ * `reconcilerRun`'s options: the run-side part of `ControllerConfig`, and what a run reads and
+ * writes through (a registered controller passes its own).
+ */
+export interface ReconcilerRunOptions<P extends KubernetesObject = KubernetesObject>
+  extends Pick<ControllerConfig<P>, 'resource' | 'name' | 'finalizerName' | 'patchStrategy' | 'fieldManager' | 'observedGeneration' | 'workflow'> {
   readonly client: KubeClient;
   /**
    * The primaries' informer behind a read-your-writes cache (`readYourWrites(informer)`): a run
@@ -33,8 +37,8 @@ export interface RunDependencies<P extends KubernetesObject = KubernetesObject> 
   readonly logger?: Logger;
 }
 
-/** `reconcilerRun`'s options: the run-side part of `ControllerConfig`, and what a run works with. */
-export interface ReconcilerRunOptions<P extends KubernetesObject = KubernetesObject> extends RunConfig<P>, RunDependencies<P> {}
+/** What a run works with, besides its configuration. */
+type RunDependencies<P extends KubernetesObject> = Omit<ReconcilerRunOptions<P>, keyof RunConfig<P>>;
 
 /**
  * The run side of a controller as a `RunFn` for `reconcileEach`: for one ResourceID, read the
