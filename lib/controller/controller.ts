@@ -4,11 +4,11 @@ import { ConfigurationError, describeError, resourceKey, type ReconcileOutcome }
 import { classifyError, type KubeClient } from '../kube/index.js';
 import { controllerLabels, errorLogLevel, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { reconcileEach, type RunFn, type RunResult } from '../processing/index.js';
-import { informer, ReadYourWritesCache, type Informer, type ObjectTransform } from '../sources/index.js';
+import { ReadYourWritesCache, type Informer } from '../sources/index.js';
 import { resolveNamespaces, type ResolvedControllerConfig } from './config.js';
 import { controllerEvents } from './pipeline.js';
 import { runOf } from './run.js';
-import { ControllerSources, informerTuning, logInformerFailures, watching } from './sources.js';
+import { controllerInformers, ControllerSources, logInformerFailures, watching } from './sources.js';
 import type { EventSourceInfo, Reconciler } from './types.js';
 
 export interface ControllerEnvironment {
@@ -65,17 +65,14 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   ) {
     this.name = config.name;
     this.logger = env.logger.child({ controller: config.name });
-    this.primaryInformer = informer<P>({
-      ...informerTuning(config.informer),
+    const informerFor = controllerInformers(env.client, config.informer);
+    this.primaryInformer = informerFor<P>({
       resource: config.descriptor,
       name: config.name,
-      kubeConfig: env.client.kubeConfig,
       namespaces: config.namespaces,
       labelSelector: config.labelSelector,
       fieldSelector: config.fieldSelector,
       bounded: config.informer.bounded,
-      // A transform keeps the object's kind: what it returns for a P is a P.
-      transform: config.informer.transform as ObjectTransform<P> | undefined,
     });
     this.primaries = new ReadYourWritesCache(this.primaryInformer);
     logInformerFailures(this.logger, this.primaryInformer);
@@ -84,7 +81,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
         this.logger[errorLogLevel(error)]({ source: name, err: error, ...(id ? { resource: id } : {}) }, 'event source failed'),
       );
     }
-    this.sources = new ControllerSources({ config, client: env.client, logger: this.logger, primaryInformer: this.primaryInformer });
+    this.sources = new ControllerSources({ config, informerFor, logger: this.logger, primaryInformer: this.primaryInformer });
   }
 
   /** One outcome per run (hot). */

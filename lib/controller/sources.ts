@@ -3,15 +3,26 @@ import { defer, merge, mergeMap, type Observable, Subject } from 'rxjs';
 import type { ResourceEvent } from '../core/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { errorLogLevel, resourceBindings, type Logger } from '../observe/index.js';
-import { informer, SecondarySource, type Informer, type InformerOptions, type Namespaces } from '../sources/index.js';
+import { informer, SecondarySource, type Informer, type InformerOptions, type Namespaces, type ObjectTransform } from '../sources/index.js';
 import type { EventSourceRegistry } from '../workflow/index.js';
 import { resolveSecondary, type ResolvedControllerConfig, type ResolvedSecondary } from './config.js';
 import type { SecondaryLookup } from './run.js';
 import type { EventSourceInfo, InformerTuning } from './types.js';
 
+/** Where a controller's informers come from: every one of them with the controller's tuning and client. */
+export type InformerFactory = <T extends KubernetesObject>(options: Omit<InformerOptions<T>, 'kubeConfig'>) => Informer<T>;
+
+/** The informers of one controller: `ControllerConfig.informer` tuning, on the operator's client. */
+export function controllerInformers(client: KubeClient, tuning: InformerTuning): InformerFactory {
+  const { transform, timeoutSeconds, deadMarginMs, listTimeoutMs, backoff } = tuning;
+  // A transform keeps the object's kind: what it returns for a T is a T.
+  return <T extends KubernetesObject>(options: Omit<InformerOptions<T>, 'kubeConfig'>) =>
+    informer<T>({ transform: transform as ObjectTransform<T> | undefined, timeoutSeconds, deadMarginMs, listTimeoutMs, backoff, ...options, kubeConfig: client.kubeConfig });
+}
+
 export interface ControllerSourcesOptions<P extends KubernetesObject> {
   readonly config: ResolvedControllerConfig<P>;
-  readonly client: KubeClient;
+  readonly informerFor: InformerFactory;
   /** The controller's logger. */
   readonly logger: Logger;
   readonly primaryInformer: Informer<P>;
@@ -101,12 +112,10 @@ export class ControllerSources<P extends KubernetesObject> implements SecondaryL
   }
 
   private add(secondary: ResolvedSecondary<P>): SecondarySource<KubernetesObject, P> {
-    const { config, client, primaryInformer, logger } = this.options;
-    const inf = informer<KubernetesObject>({
-      ...informerTuning(config.informer),
+    const { config, informerFor, primaryInformer, logger } = this.options;
+    const inf = informerFor<KubernetesObject>({
       resource: secondary.descriptor,
       name: `${config.name}/${secondary.name}`,
-      kubeConfig: client.kubeConfig,
       namespaces: secondary.followsPrimary ? primaryInformer.namespaces : (secondary.namespaces ?? 'all'),
       labelSelector: secondary.labelSelector,
       fieldSelector: secondary.fieldSelector,
@@ -130,14 +139,6 @@ export class ControllerSources<P extends KubernetesObject> implements SecondaryL
 /** What an informer watches, for `listEventSources()`. */
 export function watching<T extends KubernetesObject>(inf: Informer<T>): Pick<EventSourceInfo, 'resource' | 'namespaces'> {
   return { resource: { apiVersion: inf.resource.apiVersion, kind: inf.resource.kind }, namespaces: inf.namespaces };
-}
-
-/** `ControllerConfig.informer` as every informer of the controller takes it. */
-export function informerTuning(
-  tuning: InformerTuning,
-): Pick<InformerOptions<KubernetesObject>, 'timeoutSeconds' | 'deadMarginMs' | 'listTimeoutMs' | 'backoff' | 'transform'> {
-  const { transform, timeoutSeconds, deadMarginMs, listTimeoutMs, backoff } = tuning;
-  return { transform, timeoutSeconds, deadMarginMs, listTimeoutMs, backoff };
 }
 
 /** Failed lists and watches are retried by the informer; they are logged here so they are seen. */
