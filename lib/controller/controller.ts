@@ -1,8 +1,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { BehaviorSubject, combineLatest, filter, map, type Observable, of, pairwise, Subject, type Subscription, takeUntil, tap } from 'rxjs';
-import { ConfigurationError, describeError, resourceKey, type ReconcileOutcome } from '../core/index.js';
-import { classifyError, type KubeClient } from '../kube/index.js';
-import { controllerLabels, errorLogLevel, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
+import { ConfigurationError, describeError, isMarkedForDeletion, resourceKey, type ReconcileOutcome } from '../core/index.js';
+import { classifyError, errorMessage, type KubeClient } from '../kube/index.js';
+import { controllerLabels, errorLogLevel, EventRecorder, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { reconcileEach, type RunFn, type RunResult } from '../processing/index.js';
 import { ReadYourWritesCache, type Informer } from '../sources/index.js';
 import { resolveNamespaces, type ResolvedControllerConfig } from './config.js';
@@ -52,6 +52,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   private readonly started$ = new BehaviorSubject(false);
   private readonly stopping$ = new Subject<void>();
   private readonly logger: Logger;
+  private readonly events: EventRecorder;
   private subscription: Subscription | undefined;
   private drained: Promise<void> | undefined;
   /** Why processing died (a bug or a broken policy): nothing runs any more, see `liveness`. */
@@ -65,6 +66,14 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   ) {
     this.name = config.name;
     this.logger = env.logger.child({ controller: config.name });
+    this.events = new EventRecorder({
+      client: env.client,
+      reportingController: config.name,
+      logger: this.logger,
+      metrics: env.metrics,
+      labels: controllerLabels(config.name, config.descriptor),
+      scheduler: config.scheduling.scheduler,
+    });
     const informerFor = controllerInformers(env.client, config.informer);
     this.primaryInformer = informerFor<P>({
       resource: config.descriptor,
@@ -152,6 +161,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       if (timedOut) this.logger.warn({ timeoutMs }, 'runs still in flight at shutdown were aborted');
     }
     this.subscription?.unsubscribe();
+    await this.events.stop();
     for (const inf of this.informers()) inf.stop();
     for (const source of this.config.sources) source.stop?.();
     this.primaries.dispose();
@@ -213,6 +223,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       secondaries: this.sources,
       eventSources: this.sources,
       logger: env.logger,
+      events: this.events,
     });
     const leading$ = env.leading$ ?? of(true);
     return events$.pipe(
@@ -246,6 +257,11 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       // UP2: a conflict is optimistic concurrency doing its job: info, not error.
       const level = errorLogLevel(outcome.error);
       this.logger[level]({ ...fields, err: outcome.error, kind: classifyError(outcome.error) }, `run of ${resourceKey(outcome.id)} failed`);
+      // One Event per distinct error (its repeats count in its series); a conflict is no news (UP2).
+      if (primary && level !== 'info' && this.state === 'running') {
+        const cleanup = isMarkedForDeletion(primary);
+        this.events.record(primary, 'Warning', cleanup ? 'CleanupFailed' : 'ReconcileFailed', errorMessage(outcome.error), cleanup ? 'Cleanup' : 'Reconcile');
+      }
     } else {
       this.logger.debug(fields, `run of ${resourceKey(outcome.id)}: ${outcome.result}`);
     }

@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { ConfigurationError, isMarkedForDeletion, NoRetryError, type ResourceID } from '../core/index.js';
 import type { KubeClient } from '../kube/index.js';
-import { createLogger, errorLogLevel, loggerFor, type Logger } from '../observe/index.js';
+import { createLogger, errorLogLevel, loggerFor, type Logger, type ResourceEvents } from '../observe/index.js';
 import type { RunContext, RunFn, RunResult } from '../processing/index.js';
 import type { ReadYourWritesCache, SecondarySource } from '../sources/index.js';
 import { ManagedWorkflowInvocation, type EventSourceRegistry } from '../workflow/index.js';
@@ -35,6 +35,8 @@ export interface ReconcilerRunOptions<P extends KubernetesObject = KubernetesObj
   readonly eventSources?: EventSourceRegistry;
   /** Default: an info-level logger named rxkube. Every run's lines carry the primary's bindings (OB1). */
   readonly logger?: Logger;
+  /** Where `ctx.events` records Events about the primary (a registered controller's recorder). Default: Events are dropped. */
+  readonly events?: { about(regarding: KubernetesObject, action: string): ResourceEvents };
 }
 
 /** What a run works with, besides its configuration. */
@@ -69,6 +71,7 @@ export function runOf<P extends KubernetesObject>(
     secondaryClients: new WeakMap(),
     eventSources: deps.eventSources ?? noEventSources(config.name),
     logger: deps.logger ?? createLogger({ name: 'rxkube' }),
+    events: deps.events ?? { about: () => NO_EVENTS },
     writer: primaryWriter<P>({
       client: deps.client.resource<P>(config.descriptor),
       cache: deps.primaries,
@@ -112,6 +115,7 @@ interface Run<P extends KubernetesObject> {
   readonly secondaryClients: WeakMap<SecondarySource<KubernetesObject, P>, TrackedClient<KubernetesObject>>;
   readonly eventSources: EventSourceRegistry;
   readonly logger: Logger;
+  readonly events: NonNullable<ReconcilerRunOptions<P>['events']>;
   readonly writer: PrimaryWriter<P>;
 }
 
@@ -147,8 +151,10 @@ async function cleanup<P extends KubernetesObject>(run: Run<P>, primary: P, ctx:
   // WF4: dependents whose delete post-condition is not met yet keep the primary alive.
   const dependentsGone = workflowResult?.allDeleted() ?? true;
   if (control.removeFinalizer && dependentsGone) {
+    ctx.events.normal('CleanedUp', 'cleanup complete');
     await run.writer.removeFinalizer(primary, ctx.signal);
     ctx.logger.debug({ finalizer: config.finalizerName }, 'finalizer removed');
+    ctx.events.normal('FinalizerRemoved', `removed finalizer ${config.finalizerName}`, { action: 'RemoveFinalizer' });
     return undefined;
   }
   return control.rescheduleAfterMs === undefined ? undefined : { rescheduleAfter: control.rescheduleAfterMs };
@@ -208,6 +214,7 @@ function createContext<P extends KubernetesObject>(run: Run<P>, primary: P, runC
     controller: run.config.name,
     fieldManager: run.config.fieldManager,
     eventSources: run.eventSources,
+    events: run.events.about(primary, isMarkedForDeletion(primary) ? 'Cleanup' : 'Reconcile'),
     client: run.client,
     logger: loggerFor(run.logger, run.config.name, primary),
     retry: runContext.retry,
@@ -235,6 +242,8 @@ function lookupOf<P extends KubernetesObject>(secondaries: RunDependencies<P>['s
   });
   return byName;
 }
+
+const NO_EVENTS: ResourceEvents = { normal: () => undefined, warning: () => undefined };
 
 /** Without a registry, a dependent behind an activation condition cannot get its event source. */
 function noEventSources(controller: string): EventSourceRegistry {
