@@ -4,7 +4,7 @@ import { ConfigurationError, describeError, isMarkedForDeletion, resourceKey, ty
 import { classifyError, errorMessage, type KubeClient } from '../kube/index.js';
 import { controllerLabels, errorLogLevel, EventRecorder, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { reconcileEach, type RunFn, type RunResult } from '../processing/index.js';
-import { ReadYourWritesCache, type Informer } from '../sources/index.js';
+import { InformerPool, ReadYourWritesCache, type InformerLike } from '../sources/index.js';
 import { resolveNamespaces, type ResolvedControllerConfig } from './config.js';
 import { controllerEvents } from './pipeline.js';
 import { runOf } from './run.js';
@@ -17,6 +17,8 @@ export interface ControllerEnvironment {
   readonly metrics?: RxkubeMetrics | undefined;
   /** While false, events are kept but nothing runs (leader election, OB4). Default: always true. */
   readonly leading$?: Observable<boolean> | undefined;
+  /** Where informers come from, shared with the other controllers of the pool (the Operator's). Default: a pool of this controller's own on `client`. */
+  readonly informers?: InformerPool | undefined;
 }
 
 export const DEFAULT_STOP_TIMEOUT_MS = 30_000;
@@ -45,7 +47,7 @@ function measured(run: (...args: Parameters<RunFn>) => Promise<RunResult | void>
  */
 export class Controller<P extends KubernetesObject = KubernetesObject> {
   readonly name: string;
-  private readonly primaryInformer: Informer<P>;
+  private readonly primaryInformer: InformerLike<P>;
   private readonly primaries: ReadYourWritesCache<P>;
   private readonly sources: ControllerSources<P>;
   private readonly outcomes = new Subject<ReconcileOutcome>();
@@ -74,7 +76,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       labels: controllerLabels(config.name, config.descriptor),
       scheduler: config.scheduling.scheduler,
     });
-    const informerFor = controllerInformers(env.client, config.informer);
+    const informerFor = controllerInformers(env.informers ?? new InformerPool({ client: env.client }), config.informer);
     this.primaryInformer = informerFor<P>({
       resource: config.descriptor,
       name: config.name,
@@ -268,7 +270,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     this.outcomes.next(outcome);
   }
 
-  private informers(): Informer<KubernetesObject>[] {
-    return [this.primaryInformer as unknown as Informer<KubernetesObject>, ...this.sources.informers()];
+  private informers(): InformerLike<KubernetesObject>[] {
+    return [this.primaryInformer as unknown as InformerLike<KubernetesObject>, ...this.sources.informers()];
   }
 }

@@ -1,23 +1,22 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { defer, merge, mergeMap, type Observable, Subject } from 'rxjs';
 import type { ResourceEvent } from '../core/index.js';
-import type { KubeClient } from '../kube/index.js';
 import { errorLogLevel, resourceBindings, type Logger } from '../observe/index.js';
-import { informer, SecondarySource, type Informer, type InformerOptions, type Namespaces, type ObjectTransform } from '../sources/index.js';
+import { SecondarySource, type InformerLike, type InformerPool, type Namespaces, type ObjectTransform, type SharedInformerOptions } from '../sources/index.js';
 import type { EventSourceRegistry } from '../workflow/index.js';
 import { resolveSecondary, type ResolvedControllerConfig, type ResolvedSecondary } from './config.js';
 import type { SecondaryLookup } from './run.js';
 import type { EventSourceInfo, InformerTuning } from './types.js';
 
-/** Where a controller's informers come from: every one of them with the controller's tuning and client. */
-export type InformerFactory = <T extends KubernetesObject>(options: Omit<InformerOptions<T>, 'kubeConfig'>) => Informer<T>;
+/** Where a controller's informers come from: every one of them with the controller's tuning, from the operator's pool. */
+export type InformerFactory = <T extends KubernetesObject>(options: SharedInformerOptions<T>) => InformerLike<T>;
 
-/** The informers of one controller: `ControllerConfig.informer` tuning, on the operator's client. */
-export function controllerInformers(client: KubeClient, tuning: InformerTuning): InformerFactory {
+/** The informers of one controller: `ControllerConfig.informer` tuning, shared through the pool (one client). */
+export function controllerInformers(pool: InformerPool, tuning: InformerTuning): InformerFactory {
   const { transform, timeoutSeconds, deadMarginMs, listTimeoutMs, backoff } = tuning;
   // A transform keeps the object's kind: what it returns for a T is a T.
-  return <T extends KubernetesObject>(options: Omit<InformerOptions<T>, 'kubeConfig'>) =>
-    informer<T>({ transform: transform as ObjectTransform<T> | undefined, timeoutSeconds, deadMarginMs, listTimeoutMs, backoff, ...options, kubeConfig: client.kubeConfig });
+  return <T extends KubernetesObject>(options: SharedInformerOptions<T>) =>
+    pool.acquire<T>({ transform: transform as ObjectTransform<T> | undefined, timeoutSeconds, deadMarginMs, listTimeoutMs, backoff, ...options });
 }
 
 export interface ControllerSourcesOptions<P extends KubernetesObject> {
@@ -25,7 +24,7 @@ export interface ControllerSourcesOptions<P extends KubernetesObject> {
   readonly informerFor: InformerFactory;
   /** The controller's logger. */
   readonly logger: Logger;
-  readonly primaryInformer: Informer<P>;
+  readonly primaryInformer: InformerLike<P>;
 }
 
 /**
@@ -58,7 +57,7 @@ export class ControllerSources<P extends KubernetesObject> implements SecondaryL
     return defer(() => merge(...[...this.sources.values()].map((s) => s.events$), this.added.pipe(mergeMap((s) => s.events$))));
   }
 
-  informers(): Informer<KubernetesObject>[] {
+  informers(): InformerLike<KubernetesObject>[] {
     return [...this.sources.values()].map((s) => s.informer);
   }
 
@@ -137,14 +136,14 @@ export class ControllerSources<P extends KubernetesObject> implements SecondaryL
 }
 
 /** What an informer watches, for `listEventSources()`. */
-export function watching<T extends KubernetesObject>(inf: Informer<T>): Pick<EventSourceInfo, 'resource' | 'namespaces'> {
+export function watching<T extends KubernetesObject>(inf: InformerLike<T>): Pick<EventSourceInfo, 'resource' | 'namespaces'> {
   return { resource: { apiVersion: inf.resource.apiVersion, kind: inf.resource.kind }, namespaces: inf.namespaces };
 }
 
 /** Failed lists and watches are retried by the informer; they are logged here so they are seen. */
 export function logInformerFailures<P extends KubernetesObject>(
   logger: Logger,
-  inf: Informer<KubernetesObject> | Informer<P>,
+  inf: InformerLike<KubernetesObject> | InformerLike<P>,
   source?: SecondarySource<KubernetesObject, P>,
 ): void {
   inf.errors$.subscribe(({ error, informer: name, namespace, phase, delayMs }) =>
