@@ -17,7 +17,7 @@ import { dns1123Label, validateLabels } from './validation.js';
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 export { ALL_VERBS };
 
-interface BuiltinSpec {
+export interface BuiltinSpec {
   group: string;
   version: string;
   plural: string;
@@ -39,7 +39,8 @@ interface BuiltinSpec {
   scale?: ScaleInfo;
 }
 
-function builtin(s: BuiltinSpec): ResourceType {
+/** A built-in type from its spec (also used by auth/ for the RBAC and review types). */
+export function builtin(s: BuiltinSpec): ResourceType {
   const version: VersionInfo = {
     name: s.version,
     served: true,
@@ -361,7 +362,7 @@ function servicePorts(obj: JsonObject): string {
     .join(',');
 }
 
-const column = (name: string, type: string, cell: (o: JsonObject) => string | number, priority = 0): PrinterColumn => ({
+export const column = (name: string, type: string, cell: (o: JsonObject) => string | number, priority = 0): PrinterColumn => ({
   name,
   type,
   cell,
@@ -430,6 +431,7 @@ export function builtinTypes(): ResourceType[] {
       kind: 'ServiceAccount',
       namespaced: true,
       shortNames: ['sa'],
+      extraSubresources: ['token'],
       columns: [column('Secrets', 'string', (o) => (Array.isArray(o.secrets) ? o.secrets.length : 0))],
     }),
     builtin({
