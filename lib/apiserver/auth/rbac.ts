@@ -105,7 +105,7 @@ function subjectFor(user: UserInfo, binding: JsonObject, bindingNamespace: strin
 }
 
 function describeSubject(s: Subject, bindingNamespace: string): string {
-  if (s.kind === 'ServiceAccount') return `${s.kind} ${JSON.stringify(`${s.namespace ?? bindingNamespace}/${s.name}`)}`;
+  if (s.kind === 'ServiceAccount') return `${s.kind} ${JSON.stringify(`${s.name}/${s.namespace ?? bindingNamespace}`)}`;
   return `${s.kind} ${JSON.stringify(s.name)}`;
 }
 
