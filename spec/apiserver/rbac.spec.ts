@@ -217,8 +217,8 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
   it('TokenRequest: defaults, limits, 404 for a missing ServiceAccount; the token stops working with its ServiceAccount', async () => {
     await c.core.createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name: 'short' } } });
     const request = await c.core.createNamespacedServiceAccountToken({ name: 'short', namespace: 'default', body: { spec: { audiences: [] } } });
-    expect(request.spec.expirationSeconds).to.equal(3600);
-    expect(request.spec.audiences).to.deep.equal(['https://kubernetes.default.svc.cluster.local']);
+    expect(request.spec?.expirationSeconds).to.equal(3600);
+    expect(request.spec?.audiences).to.deep.equal(['https://kubernetes.default.svc.cluster.local']);
     const tooShort = await failure(c.core.createNamespacedServiceAccountToken({ name: 'short', namespace: 'default', body: { spec: { audiences: [], expirationSeconds: 60 } } }));
     expect(tooShort.status.message).to.equal('TokenRequest.authentication.k8s.io "short" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes');
     const missing = await failure(c.core.createNamespacedServiceAccountToken({ name: 'nobody', namespace: 'default', body: { spec: { audiences: [] } } }));
@@ -289,6 +289,22 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
     expect(forbidden.status.message).to.equal(
       'pods "p" is forbidden: User "system:serviceaccount:default:reviewer" cannot delete resource "pods" in API group "" in the namespace "default": RBAC: role.rbac.authorization.k8s.io "missing" not found',
     );
+  });
+
+  it('a list or watch with fieldSelector metadata.name=x is for the object x (resourceNames)', async () => {
+    const token = await tokenFor(c.core, 'one-cm');
+    await rbac.createNamespacedRole({ namespace: 'default', body: { metadata: { name: 'one-cm' }, rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: ['mine'], verbs: ['list', 'watch'] }] } });
+    await rbac.createNamespacedRoleBinding({
+      namespace: 'default',
+      body: { metadata: { name: 'one-cm' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'one-cm' }, subjects: [{ kind: 'ServiceAccount', name: 'one-cm' }] },
+    });
+    const list = (selector?: string) =>
+      raw(c.server, 'GET', `/api/v1/namespaces/default/configmaps${selector ? `?fieldSelector=${encodeURIComponent(selector)}` : ''}`, undefined, { authorization: `Bearer ${token}` });
+    expect((await list('metadata.name=mine')).status).to.equal(200);
+    const other = await list('metadata.name=other');
+    expect(other.status).to.equal(403);
+    expect((other.json as { message: string }).message).to.match(/^configmaps "other" is forbidden: .* cannot list resource "configmaps"/);
+    expect((await list()).status).to.equal(403);
   });
 
   it('Impersonate-User needs the impersonate verb', async () => {

@@ -166,7 +166,7 @@ export async function handleResource(
   const query = url.searchParams;
   const verb = verbOf(req.method ?? 'GET', rr, query);
   // Like the real server: authorized from the path alone, before anything is looked up.
-  if (verb) ctx.auth.authorize(user, authorizationAttributes(rr, verb));
+  if (verb) ctx.auth.authorize(user, authorizationAttributes(rr, verb, query));
   const resolved = ctx.registry.resolve(rr.group, rr.version, rr.resource);
   if (!resolved) throw pathNotFound();
   const { type } = resolved;
@@ -294,11 +294,17 @@ export async function handleResource(
 
 /**
  * What a resource request asks, for RBAC (the real server's RequestInfo): a request for a
- * namespace object is in that namespace.
+ * namespace object is in that namespace; a list or watch with the field selector
+ * `metadata.name=x` is for the object x (so `resourceNames` rules allow an informer on one object).
  */
-function authorizationAttributes(rr: ResourceRequest, verb: Verb): Attributes {
+function authorizationAttributes(rr: ResourceRequest, verb: Verb, query: URLSearchParams): Attributes {
   const namespace = rr.group === '' && rr.resource === 'namespaces' && rr.name !== undefined ? rr.name : (rr.namespace ?? '');
-  return { kind: 'resource', verb, group: rr.group, resource: rr.resource, subresource: rr.subresource, namespace, name: rr.name };
+  let name = rr.name;
+  if (name === undefined && (verb === 'list' || verb === 'watch')) {
+    const exact = (query.get('fieldSelector') ?? '').split(',').map((t) => /^\s*metadata\.name\s*==?\s*([^\s/%]+)\s*$/.exec(t)?.[1]);
+    name = exact.find((n) => n !== undefined && n !== '.' && n !== '..');
+  }
+  return { kind: 'resource', verb, group: rr.group, resource: rr.resource, subresource: rr.subresource, namespace, name };
 }
 
 async function serveScale(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, rr: ResourceRequest, resolved: Resolved, verb: Verb, ctx: HandlerContext): Promise<void> {
