@@ -30,6 +30,21 @@ function matchesAny(selectors: JsonValue[], labels: Record<string, string>): boo
   });
 }
 
+/**
+ * The rules an aggregating ClusterRole gets from `roles` (all ClusterRoles): those of the others
+ * its selectors match, in name order, without repeats; undefined for a role without aggregationRule.
+ */
+export function aggregatedRules(role: JsonObject, roles: readonly JsonObject[]): JsonValue[] | undefined {
+  const selectors = selectorsOf(role);
+  if (!selectors) return undefined;
+  const rules: JsonValue[] = [];
+  const sources = roles.filter((r) => nameOf(r) !== nameOf(role) && matchesAny(selectors, labelsOf(r))).sort((a, b) => nameOf(a).localeCompare(nameOf(b)));
+  for (const source of sources) {
+    for (const r of Array.isArray(source.rules) ? source.rules : []) if (!rules.some((x) => deepEqual(x, r))) rules.push(r);
+  }
+  return rules;
+}
+
 export class ClusterRoleAggregator {
   private readonly queue = new WorkQueue('clusterrole aggregation controller', (name) => this.aggregate(name));
   private readonly unsubscribe: () => void;
@@ -54,17 +69,8 @@ export class ClusterRoleAggregator {
 
   private aggregate(name: string): void {
     const role = this.store.get(CLUSTER_ROLES_KEY, '', name);
-    const selectors = role && selectorsOf(role);
-    if (!role || !selectors) return;
-    const rules: JsonValue[] = [];
-    const sources = this.store
-      .list(CLUSTER_ROLES_KEY)
-      .filter((r) => nameOf(r) !== name && matchesAny(selectors, labelsOf(r)))
-      .sort((a, b) => nameOf(a).localeCompare(nameOf(b)));
-    for (const source of sources) {
-      for (const r of Array.isArray(source.rules) ? source.rules : []) if (!rules.some((x) => deepEqual(x, r))) rules.push(r);
-    }
-    if (deepEqual(role.rules ?? [], rules)) return;
+    const rules = role && aggregatedRules(role, this.store.list(CLUSTER_ROLES_KEY));
+    if (!role || !rules || deepEqual(role.rules ?? [], rules)) return;
     this.core.mutate(CLUSTER_ROLES_KEY, '', name, (obj) => {
       obj.rules = rules;
     }, { manager: 'clusterrole-aggregation-controller' });

@@ -5,6 +5,7 @@
  * admin / edit / view, aggregated from the `aggregate-to-*` roles like the real ones.
  */
 import type { JsonObject } from '../api/json.js';
+import { aggregatedRules } from './aggregation.js';
 import type { PolicyRule } from './rbac.js';
 import { RBAC_GROUP } from './rbac.js';
 import { SYSTEM_AUTHENTICATED, SYSTEM_MASTERS, SYSTEM_UNAUTHENTICATED } from './user.js';
@@ -39,7 +40,20 @@ function binding(name: string, role: string, groups: string[]): JsonObject {
 const rule = (verbs: string[], apiGroups: string[], resources: string[]): PolicyRule => ({ verbs, apiGroups, resources });
 const aggregateTo = (name: string): { labels: Record<string, string> } => ({ labels: { [`rbac.authorization.k8s.io/aggregate-to-${name}`]: 'true' } });
 
+/** The default ClusterRoles, the aggregated ones already aggregated (so nothing is rewritten at start). */
 export function bootstrapClusterRoles(): JsonObject[] {
+  const roles = defaultClusterRoles();
+  // view feeds edit feeds admin: three passes reach the fixed point.
+  for (let pass = 0; pass < 3; pass++) {
+    for (const role of roles) {
+      const rules = aggregatedRules(role, roles);
+      if (rules) role.rules = rules;
+    }
+  }
+  return roles;
+}
+
+function defaultClusterRoles(): JsonObject[] {
   return [
     clusterRole('cluster-admin', [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }, { verbs: ['*'], nonResourceURLs: ['*'] }]),
     clusterRole('system:discovery', [
