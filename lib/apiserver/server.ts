@@ -199,6 +199,19 @@ function holdUntilDurable(res: ServerResponse, journal: Journal): void {
   }) as typeof res.end;
 }
 
+/**
+ * An identity for a kubeconfig file. kubectl drops tokens over plain HTTP, so there it would act as
+ * the admin (no credentials) and a test would pass that fails on a real cluster: refused.
+ */
+function kubectlIdentity(as: KubeconfigIdentity | undefined, https: boolean): KubeconfigIdentity | undefined {
+  if (as?.token !== undefined && !https) {
+    throw new Error(
+      'kubeconfigYaml/writeKubeconfig with a token: kubectl sends tokens over HTTPS only, so against this plain-HTTP server it would act as the admin; start the server with `tls` or off loopback (`host`), or use kubeConfig({ token }) with client-node',
+    );
+  }
+  return as;
+}
+
 export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
   validateOptions(options);
   const clientNode = options.clientNode === false ? undefined : import('@kubernetes/client-node');
@@ -353,8 +366,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       if (!k8s) throw new Error('kubeConfig() needs @kubernetes/client-node, which startApiServer({ clientNode: false }) does not load; use writeKubeconfig() or kubeconfigYaml()');
       return kubeConfigFor(k8s, { ...spec, ...as });
     },
-    kubeconfigYaml: (as) => kubeconfigYaml({ ...spec, ...as }),
-    writeKubeconfig: (path: string, as) => writeKubeconfigFile(path, { ...spec, ...as }),
+    kubeconfigYaml: (as) => kubeconfigYaml({ ...spec, ...kubectlIdentity(as, tls !== undefined) }),
+    writeKubeconfig: async (path: string, as) => writeKubeconfigFile(path, { ...spec, ...kubectlIdentity(as, tls !== undefined) }),
     stats: () => ({
       resourceVersion: store.resourceVersion,
       objects: store.totalObjects(),

@@ -307,6 +307,12 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
     expect((await list()).status).to.equal(403);
   });
 
+  it('a kubeconfig file with a token is refused over plain HTTP, where kubectl would drop the token and act as the admin', async () => {
+    const error = await c.server.writeKubeconfig(join(tmpdir(), 'never-written'), { token: 'x' }).then(() => undefined, (e: Error) => e);
+    expect(error?.message).to.match(/kubectl sends tokens over HTTPS only/);
+    expect(() => c.server.kubeconfigYaml({ token: 'x' })).to.throw(/start the server with `tls` or off loopback/);
+  });
+
   it('Impersonate-User needs the impersonate verb', async () => {
     const token = await tokenFor(c.core, 'imp');
     const r = await raw(c.server, 'GET', '/api/v1/namespaces/default/pods', undefined, { authorization: `Bearer ${token}`, 'impersonate-user': 'jane' });
