@@ -86,6 +86,11 @@ export interface ResourceType {
   readonly extraSubresources?: readonly string[];
   /** The verbs discovery lists (default: all of them); the review kinds are only created. */
   readonly verbs?: readonly string[];
+  /**
+   * Another group stores these objects (under `key`) in the form of this apiVersion: events.k8s.io
+   * Events are a view of core Events. Reads and writes convert (present.ts).
+   */
+  readonly storedAs?: string;
 }
 
 export interface Resolved {
@@ -117,12 +122,13 @@ export function compareKubeVersions(a: string, b: string): number {
 }
 
 export class Registry {
+  /** By `group/plural`: what a request names. Two types may share a storage key (a view, `storedAs`). */
   private readonly types = new Map<string, ResourceType>();
   /** Bumped on every change, so discovery and OpenAPI documents can be cached by it. */
   revision = 0;
 
   add(type: ResourceType): void {
-    this.types.set(type.key, type);
+    this.types.set(`${type.group}/${type.plural}`, type);
     this.revision++;
   }
 
