@@ -5,3 +5,4 @@ export { Controller, DEFAULT_STOP_TIMEOUT_MS, type ControllerEnvironment } from 
 export { Operator, type OperatorOptions } from './operator.js';
 export { createMergePatch } from './merge-patch.js';
 export { trackedClient, type TrackedClient } from './tracked-client.js';
+export { controllerRules, kustomizeBase, manifestsToYaml, mergeRules, operatorManifests, type ManifestOptions, type OperatorManifests, type PolicyRule } from './manifests.js';
