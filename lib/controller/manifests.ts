@@ -57,6 +57,7 @@ interface DependentTraits {
   readonly create?: unknown;
   readonly update?: unknown;
   readonly delete?: unknown;
+  readonly garbageCollected?: unknown;
 }
 
 /**
@@ -64,7 +65,8 @@ interface DependentTraits {
  * `/finalizers` update with a finalizer, which also lets dependents set `blockOwnerDeletion`),
  * every secondary read-only, and each dependent's writes by its traits — `create` (server-side
  * apply creates with a PATCH, which Kubernetes authorizes as create too), `update` (patch),
- * `delete`.
+ * `delete` (for a garbage-collected dependent only when a reconcile precondition or an activation
+ * condition can delete it while the primary stays).
  */
 export function controllerRules(config: ResolvedControllerConfig<KubernetesObject>): PolicyRule[] {
   const verbs = new Map<string, Set<string>>();
@@ -86,7 +88,10 @@ export function controllerRules(config: ResolvedControllerConfig<KubernetesObjec
     add(descriptor, undefined, ...READ);
     if (typeof dependent.create === 'function') add(descriptor, undefined, 'create', 'patch');
     if (typeof dependent.update === 'function') add(descriptor, undefined, 'patch');
-    if (typeof dependent.delete === 'function') add(descriptor, undefined, 'delete');
+    // A garbage-collected dependent is deleted by its owner reference, unless a condition can turn
+    // it off while the primary stays (DR1).
+    const conditional = node.conditions.reconcilePrecondition !== undefined || node.conditions.activationCondition !== undefined;
+    if (typeof dependent.delete === 'function' && (dependent.garbageCollected !== true || conditional)) add(descriptor, undefined, 'delete');
   }
   return [...verbs].map(([key, set]) => {
     const [group, resource] = key.split('\0') as [string, string];
