@@ -4,7 +4,24 @@
  */
 import { spawn } from 'node:child_process';
 import { cpSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
+
+/**
+ * npm for these tests: packages from the local cache when it has them (what a CI cache gives), so
+ * that the time measured is installing, not asking the registry about every package again.
+ */
+export const NPM_ENV: NodeJS.ProcessEnv = { ...process.env, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' };
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
 
 export interface Stage {
   readonly name: string | undefined;

@@ -5,25 +5,14 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { replayRunStage, runUntilReadyThenTerm } from './dockerfile.js';
+import { freePort, NPM_ENV, replayRunStage, runUntilReadyThenTerm } from './dockerfile.js';
 
 const run = promisify(execFile);
 const ROOT = new URL('../', import.meta.url).pathname;
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 describe('the demo operator image (demos/webpage/Dockerfile), its run stage replayed', function () {
   this.timeout(300_000);
@@ -36,7 +25,7 @@ describe('the demo operator image (demos/webpage/Dockerfile), its run stage repl
     await run(join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.demos.json', '--outDir', join(build, 'src', 'dist-demos')], { cwd: ROOT });
     const app = join(work, 'app');
     mkdirSync(app);
-    const replay = await replayRunStage(join(ROOT, 'demos/webpage/Dockerfile'), { context: ROOT, workdir: app, stages: { build }, env: process.env });
+    const replay = await replayRunStage(join(ROOT, 'demos/webpage/Dockerfile'), { context: ROOT, workdir: app, stages: { build }, env: NPM_ENV });
     for (const step of replay.runs) console.log(`      RUN ${step.command.slice(0, 60)}…: ${(step.ms / 1000).toFixed(1)} s`);
     expect(replay.user).to.equal('node');
     expect(replay.entrypoint[0], 'node is PID 1').to.equal('node');
