@@ -13,11 +13,14 @@ import { operatorFacts, type Operator } from './operator.js';
 
 /** One RBAC rule, as Kubernetes writes it (`rbac.authorization.k8s.io/v1` PolicyRule). */
 export interface PolicyRule {
+  /** `''` is the core group. */
   readonly apiGroups: readonly string[];
+  /** Plurals, `<plural>/<subresource>` for a subresource. */
   readonly resources: readonly string[];
   readonly verbs: readonly string[];
 }
 
+/** What `operatorManifests` needs besides the operator: names, image, CRDs. */
 export interface ManifestOptions {
   /** The operator's name: of its ServiceAccount, Role, Deployment and Service (a DNS label). */
   readonly name: string;
@@ -33,7 +36,9 @@ export interface ManifestOptions {
   readonly extraRules?: readonly PolicyRule[];
 }
 
+/** The manifests of an operator, as objects (see `manifestsToYaml`, `kustomizeBase`). */
 export interface OperatorManifests {
+  /** The CRDs as the API server reads them (`crdToJson`). */
   readonly crds: readonly KubernetesObject[];
   /** The rules of the (Cluster)Role, one per resource; `clusterWide` says which kind. */
   readonly rules: readonly PolicyRule[];

@@ -5,6 +5,7 @@
 import type { RequestDescription } from '../apiserver/index.js';
 import type { PolicyRule } from '../index.js';
 
+/** What `rbacUsage` found: requests the rules do not allow, and verbs no request used. */
 export interface RbacUsage {
   /** Requests no rule allows, as `verb resource[.group][/subresource] in <namespace>` (a 403 under these rules). */
   readonly uncovered: readonly string[];
