@@ -3,8 +3,8 @@ import { appendFile, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, t
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
-import { createExclusive } from '../../lib/apiserver/durable/files.js';
-import { encodeRecord } from '../../lib/apiserver/durable/records.js';
+import { createExclusive } from '../../lib/apiserver/api/durable/files.js';
+import { encodeRecord } from '../../lib/apiserver/api/durable/records.js';
 import { RecordingWatch, startWithClients, webPageCrd } from './helpers.js';
 
 async function startError(options: Parameters<typeof startApiServer>[0]): Promise<string> {

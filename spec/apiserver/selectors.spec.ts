@@ -1,14 +1,12 @@
 import { expect } from 'chai';
+import { escapeFieldSelectorValue, matchesFieldSelector, parseFieldSelector } from '../../lib/apiserver/api/field-selector.js';
 import {
   SelectorError,
-  escapeFieldSelectorValue,
   formatLabelSelector,
   labelSelectorFromObject,
-  matchesFieldSelector,
   matchesLabelSelector,
-  parseFieldSelector,
   parseLabelSelector,
-} from '../../lib/apiserver/selectors.js';
+} from '../../lib/apiserver/api/label-selector.js';
 
 function selectorError(fn: () => unknown): SelectorError {
   try {
@@ -193,7 +191,7 @@ describe('apiserver/selectors', () => {
 
 describe('apiserver/selectors selectable fields', () => {
   it('every kind has metadata.name and metadata.namespace; Pods, Secrets and Events have their own', async () => {
-    const { selectableFields, selectableFieldValues } = await import('../../lib/apiserver/selectors.js');
+    const { selectableFields, selectableFieldValues } = await import('../../lib/apiserver/api/field-selector.js');
     expect(selectableFields('example.com', 'Widget')).to.deep.equal(['metadata.name', 'metadata.namespace']);
     expect(selectableFields('', 'Pod')).to.include('spec.nodeName').and.include('status.phase');
     expect(selectableFields('', 'Secret')).to.include('type');

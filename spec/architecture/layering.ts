@@ -18,7 +18,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['core'],
   ['kube'],
   ['processing', 'sources', 'observe', 'leader'],
-  ['dependent'],
+  ['dependent', 'sharding'],
   ['workflow'],
   ['controller'],
   ['(entry)'], // every lib/*.ts at the top level: the package's entry points

@@ -23,12 +23,10 @@ export {
   serverSideApply,
   trackUpdate,
   applyConflictError,
-  describeFieldsV1,
-  UNTRACKED_METADATA_FIELDS,
-  type ManagedFieldsEntry,
   type ApplyArgs,
   type ApplyResult,
   type ApplyConflict,
   type TrackUpdateArgs,
-} from './managed-fields.js';
+} from './apply.js';
+export { describeFieldsV1, UNTRACKED_METADATA_FIELDS, type ManagedFieldsEntry } from './managed-fields.js';
 export { FieldSet, formatPath, type FieldPath, type PathElement } from './field-set.js';

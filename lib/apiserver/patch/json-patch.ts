@@ -14,7 +14,7 @@
  * - Members other than op/path/from/value are ignored, as the RFC requires.
  */
 import { PatchError } from './errors.js';
-import { deepClone, deepEqual, hasOwn, isJsonObject, setOwn, type JsonObject, type JsonValue } from '../json.js';
+import { deepClone, deepEqual, hasOwn, isJsonObject, setOwn, type JsonObject, type JsonValue } from '../api/json.js';
 
 export type JsonPatchOperation =
   | { op: 'add' | 'replace' | 'test'; path: string; value: JsonValue }

@@ -16,7 +16,7 @@
  *   Some fields disagree (Service ports: SSA keys port+protocol, SMP merges on port alone;
  *   Job conditions: SSA atomic, SMP merges on type), hence both.
  */
-import type { JsonValue } from '../json.js';
+import type { JsonValue } from '../api/json.js';
 
 export interface ScalarType {
   readonly kind: 'scalar';

@@ -37,7 +37,7 @@
  */
 import { PatchError } from './errors.js';
 import { fieldTypeOf, itemTypeOf, listPatchStrategy, type FieldType, type TypeInfo } from './schema.js';
-import { deepClone, deepEqual, hasOwn, isJsonObject, setOwn, type JsonObject, type JsonValue } from '../json.js';
+import { deepClone, deepEqual, hasOwn, isJsonObject, setOwn, type JsonObject, type JsonValue } from '../api/json.js';
 
 const PATCH = '$patch';
 const RETAIN_KEYS = '$retainKeys';

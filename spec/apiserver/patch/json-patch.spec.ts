@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { applyJsonPatch, escapeJsonPointerToken, parseJsonPointer } from '../../../lib/apiserver/patch/json-patch.js';
 import { PatchError } from '../../../lib/apiserver/patch/errors.js';
-import type { JsonValue } from '../../../lib/apiserver/json.js';
+import type { JsonValue } from '../../../lib/apiserver/api/json.js';
 
 function patchError(fn: () => unknown): PatchError {
   try {

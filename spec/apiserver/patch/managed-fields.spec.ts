@@ -1,15 +1,9 @@
 import { expect } from 'chai';
-import {
-  applyConflictError,
-  describeFieldsV1,
-  serverSideApply,
-  trackUpdate,
-  type ApplyArgs,
-  type ManagedFieldsEntry,
-} from '../../../lib/apiserver/patch/managed-fields.js';
+import { applyConflictError, serverSideApply, trackUpdate, type ApplyArgs } from '../../../lib/apiserver/patch/apply.js';
+import { describeFieldsV1, type ManagedFieldsEntry } from '../../../lib/apiserver/patch/managed-fields.js';
 import { PatchError } from '../../../lib/apiserver/patch/errors.js';
 import { typeInfoFor } from '../../../lib/apiserver/patch/schema.js';
-import { deepClone, type JsonObject } from '../../../lib/apiserver/json.js';
+import { deepClone, type JsonObject } from '../../../lib/apiserver/api/json.js';
 
 const deploymentType = typeInfoFor('apps', 'Deployment')!;
 const T0 = '2024-05-01T10:00:00Z';

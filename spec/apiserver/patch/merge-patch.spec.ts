@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { applyMergePatch } from '../../../lib/apiserver/patch/merge-patch.js';
-import type { JsonValue } from '../../../lib/apiserver/json.js';
+import type { JsonValue } from '../../../lib/apiserver/api/json.js';
 
 describe('apiserver/patch merge-patch (RFC 7386)', () => {
   // RFC 7386 appendix A, row by row.

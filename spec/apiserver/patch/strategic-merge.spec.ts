@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { applyStrategicMergePatch } from '../../../lib/apiserver/patch/strategic-merge.js';
 import { PatchError } from '../../../lib/apiserver/patch/errors.js';
 import { typeInfoFor, type TypeInfo } from '../../../lib/apiserver/patch/schema.js';
-import type { JsonObject } from '../../../lib/apiserver/json.js';
+import type { JsonObject } from '../../../lib/apiserver/api/json.js';
 
 const deploymentType = typeInfoFor('apps', 'Deployment')!;
 const serviceType = typeInfoFor('', 'Service')!;

@@ -3,10 +3,10 @@
  * RequestInfoFactory), body reading with the 3 MiB limit, and JSON responses.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError, badRequest, tooLarge } from './errors.js';
+import { ApiError, badRequest, tooLarge } from '../api/errors.js';
 import { parseDocument } from 'yaml';
-import type { JsonObject, JsonValue } from './json.js';
-import { setOwn } from './json.js';
+import type { JsonObject, JsonValue } from '../api/json.js';
+import { setOwn } from '../api/json.js';
 
 /** The real server's limit on request bodies. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;

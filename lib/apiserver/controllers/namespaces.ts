@@ -3,12 +3,12 @@
  * deleted has its contents deleted; when nothing is left, the `kubernetes` finalizer leaves
  * spec.finalizers and the namespace goes. Also the namespace strategy's delete behaviour.
  */
-import type { ApiCore } from './core.js';
-import { isJsonObject } from './json.js';
-import { isBeingDeleted, nameOf, namespaceOf } from './meta.js';
+import type { ApiCore } from '../api/core.js';
+import { isJsonObject } from '../api/json.js';
+import { isBeingDeleted, nameOf, namespaceOf } from '../api/meta.js';
 import { WorkQueue } from './queue.js';
-import type { Registry } from './registry.js';
-import type { Store, StoreEvent } from './store.js';
+import type { Registry } from '../api/registry.js';
+import type { Store, StoreEvent } from '../api/store.js';
 
 export const NAMESPACES_KEY = '/namespaces';
 const KUBERNETES_FINALIZER = 'kubernetes';

@@ -2,10 +2,10 @@
  * Server-side printing: the meta.k8s.io/v1 Table that `kubectl get` asks for (Accept with
  * `as=Table`), with columns from the built-in definitions or a CRD's additionalPrinterColumns.
  */
-import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject } from './json.js';
-import { age, readMeta } from './meta.js';
-import type { PrinterColumn, ResourceType, VersionInfo } from './registry.js';
+import type { JsonObject, JsonValue } from '../api/json.js';
+import { isJsonObject } from '../api/json.js';
+import { age, readMeta } from '../api/meta.js';
+import type { PrinterColumn, ResourceType, VersionInfo } from '../api/registry.js';
 
 export type IncludeObject = 'None' | 'Metadata' | 'Object';
 

@@ -3,21 +3,21 @@
  * parameters and bodies, calls the core and writes the answer (JSON, Table or a watch stream).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiCore, DeleteOptions, FieldValidation, PropagationPolicy, WriteOptions } from './core.js';
-import type { PatchEngine, PatchKind } from './engine.js';
-import { ApiError, badRequest, invalidResourceVersion, methodNotAllowed, pathNotFound, resourceVersionTooLarge, unsupportedMediaType } from './errors.js';
-import type { Faults } from './faults.js';
+import type { ApiCore, DeleteOptions, FieldValidation, PropagationPolicy, WriteOptions } from '../api/core.js';
+import type { PatchEngine, PatchKind } from '../patch/engine.js';
+import { ApiError, badRequest, invalidResourceVersion, methodNotAllowed, pathNotFound, resourceVersionTooLarge, unsupportedMediaType } from '../api/errors.js';
+import type { Faults } from '../faults.js';
 import type { RequestLog } from './request-log.js';
 import type { ResourceRequest, Verb } from './http.js';
 import { MAX_BODY_BYTES, mediaType, parseBody, readBody, sendJson, verbOf } from './http.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { resourceVersionOf } from './meta.js';
+import type { JsonObject, JsonValue } from '../api/json.js';
+import { resourceVersionOf } from '../api/meta.js';
 import { decodeProtobufBody, PROTOBUF } from './protobuf.js';
-import { isJsonObject } from './json.js';
-import type { Registry, Resolved } from './registry.js';
+import { isJsonObject } from '../api/json.js';
+import type { Registry, Resolved } from '../api/registry.js';
 import type { IncludeObject } from './table.js';
 import { parseIncludeObject, toTable, wantsTable } from './table.js';
-import type { WatchHub, WatchSink, WatchStart } from './watch.js';
+import type { WatchHub, WatchSink, WatchStart } from '../api/watch.js';
 
 export interface HandlerContext {
   core: ApiCore;

@@ -20,7 +20,7 @@ import {
   type StatusCause,
   unsupportedMediaType,
 } from './errors.js';
-import type { PatchEngine, PatchKind } from './engine.js';
+import type { PatchEngine, PatchKind } from '../patch/engine.js';
 import { applyCrdSchema } from './crd-schema.js';
 import { compileFilter, type ObjectFilter } from './filter.js';
 import type { JsonObject, JsonValue } from './json.js';
@@ -40,7 +40,7 @@ import {
   timestamp,
   uidOf,
 } from './meta.js';
-import { formatLabelSelector, labelSelectorFromObject } from './selectors.js';
+import { formatLabelSelector, labelSelectorFromObject } from './label-selector.js';
 import type { Registry, Resolved, ResourceType, StrategyContext } from './registry.js';
 import { apiVersionOf } from './registry.js';
 import type { Store } from './store.js';

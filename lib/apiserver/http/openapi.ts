@@ -4,9 +4,9 @@
  * and `create -f` validate on the server) and the patch types it accepts. Strategic merge is not
  * declared, so kubectl computes its strategic patches from its compiled-in types.
  */
-import type { JsonObject, JsonValue } from './json.js';
-import type { Registry, ResourceType, VersionInfo } from './registry.js';
-import { apiVersionOf } from './registry.js';
+import type { JsonObject, JsonValue } from '../api/json.js';
+import type { Registry, ResourceType, VersionInfo } from '../api/registry.js';
+import { apiVersionOf } from '../api/registry.js';
 
 function gvPath(group: string, version: string): string {
   return group ? `apis/${group}/${version}` : `api/${version}`;

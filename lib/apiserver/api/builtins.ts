@@ -8,9 +8,9 @@ import { fieldForbidden, fieldInvalid, fieldRequired } from './errors.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { deepEqual, isJsonObject } from './json.js';
 import { getPath, labelsOf, metaOf, nameOf, readMeta } from './meta.js';
-import { labelSelectorFromObject, matchesLabelSelector, SelectorError } from './selectors.js';
+import { labelSelectorFromObject, matchesLabelSelector, SelectorError } from './label-selector.js';
 import type { PrinterColumn, ResourceType, ScaleInfo, Strategy, VersionInfo } from './registry.js';
-import { AGE_COLUMN } from './table.js';
+import { AGE_COLUMN } from '../http/table.js';
 import type { NameRule } from './validation.js';
 import { dns1123Label, validateLabels } from './validation.js';
 

@@ -1,18 +1,34 @@
 /**
- * The PatchEngine over the patch algorithms in `patch/`: JSON patch, merge patch, strategic merge
- * (built-ins, with their type info), server-side apply and managedFields tracking.
+ * The seam between the write path and the patch algorithms: what the write path needs (the
+ * PatchEngine interface, which keeps it testable on its own) and its implementation over this
+ * folder's JSON patch, merge patch, strategic merge (built-ins, with their type info), server-side
+ * apply and managedFields tracking.
  */
-import type { ApplyArgs, PatchEngine, TrackArgs } from './engine.js';
-import { ApiError } from './errors.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject } from './json.js';
-import { PatchError } from './patch/errors.js';
-import { applyConflictError, serverSideApply, trackUpdate } from './patch/managed-fields.js';
-import { applyJsonPatch } from './patch/json-patch.js';
-import { applyMergePatch } from './patch/merge-patch.js';
-import { typeInfoOrGeneric, typeInfoFor, type TypeInfo } from './patch/schema.js';
-import { applyStrategicMergePatch } from './patch/strategic-merge.js';
-import type { ResourceType } from './registry.js';
+import { ApiError } from '../api/errors.js';
+import type { JsonObject, JsonValue } from '../api/json.js';
+import { isJsonObject } from '../api/json.js';
+import { PatchError } from './errors.js';
+import { applyConflictError, serverSideApply, trackUpdate, type ApplyArgs as ManagedApplyArgs, type TrackUpdateArgs } from './apply.js';
+import { applyJsonPatch } from './json-patch.js';
+import { applyMergePatch } from './merge-patch.js';
+import { typeInfoOrGeneric, typeInfoFor, type TypeInfo } from './schema.js';
+import { applyStrategicMergePatch } from './strategic-merge.js';
+import type { ResourceType } from '../api/registry.js';
+
+export type PatchKind = 'json' | 'merge' | 'strategic' | 'apply';
+
+/** The arguments of the field-management functions, less the type information the engine looks up itself. */
+export type TrackArgs = TrackUpdateArgs;
+export type ApplyArgs = Omit<ManagedApplyArgs, 'type'>;
+
+export interface PatchEngine {
+  /** The patched object; throws ApiError for a bad patch. */
+  patch(kind: Exclude<PatchKind, 'apply'>, live: JsonObject, patch: JsonValue, type: ResourceType): JsonObject;
+  /** Server-side apply: the merged object with its managedFields; throws ApiError 409 on conflicts. */
+  apply(args: ApplyArgs, type: ResourceType): JsonObject;
+  /** The managedFields after an update (or create, with `old` undefined) by `manager`. */
+  trackUpdate(args: TrackArgs, type: ResourceType): JsonValue[];
+}
 
 function typeInfo(type: ResourceType): TypeInfo {
   return typeInfoOrGeneric(type.custom ? undefined : typeInfoFor(type.group, type.kind));

@@ -3,10 +3,10 @@
  * kubectl 1.32 asks for aggregated discovery first but accepts these when the response is plain
  * application/json.
  */
-import type { JsonObject } from './json.js';
-import { ALL_VERBS } from './builtins.js';
-import type { Registry } from './registry.js';
-import { apiVersionOf } from './registry.js';
+import type { JsonObject } from '../api/json.js';
+import { ALL_VERBS } from '../api/builtins.js';
+import type { Registry } from '../api/registry.js';
+import { apiVersionOf } from '../api/registry.js';
 
 export const SERVER_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0-rxkube' } as const;
 

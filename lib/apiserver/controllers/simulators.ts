@@ -3,11 +3,11 @@
  * the way the real deployment controller moves it — observedGeneration and Progressing at once,
  * then replicas ready and available (Available=True, NewReplicaSetAvailable) after a delay.
  */
-import type { ApiCore } from './core.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject } from './json.js';
-import { getPath, isBeingDeleted, nameOf, namespaceOf, readMeta, timestamp } from './meta.js';
-import type { Store, StoreEvent } from './store.js';
+import type { ApiCore } from '../api/core.js';
+import type { JsonObject, JsonValue } from '../api/json.js';
+import { isJsonObject } from '../api/json.js';
+import { getPath, isBeingDeleted, nameOf, namespaceOf, readMeta, timestamp } from '../api/meta.js';
+import type { Store, StoreEvent } from '../api/store.js';
 
 export interface SimulateOptions {
   deployments?: {

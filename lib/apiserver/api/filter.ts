@@ -7,15 +7,8 @@ import type { JsonObject, JsonValue } from './json.js';
 import { isJsonObject } from './json.js';
 import { labelsOf } from './meta.js';
 import type { ResourceType, VersionInfo } from './registry.js';
-import {
-  matchesFieldSelector,
-  matchesLabelSelector,
-  parseFieldSelector,
-  parseLabelSelector,
-  selectableFields,
-  selectableFieldValues,
-  SelectorError,
-} from './selectors.js';
+import { matchesFieldSelector, parseFieldSelector, selectableFields, selectableFieldValues } from './field-selector.js';
+import { matchesLabelSelector, parseLabelSelector, SelectorError } from './label-selector.js';
 
 export interface ObjectFilter {
   readonly matches: (obj: JsonObject) => boolean;

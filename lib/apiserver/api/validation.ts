@@ -6,7 +6,7 @@ import type { StatusCause } from './errors.js';
 import { fieldInvalid } from './errors.js';
 import type { JsonValue } from './json.js';
 import { isJsonObject } from './json.js';
-import { labelKeyProblem, labelValueProblem } from './selectors.js';
+import { labelKeyProblem, labelValueProblem } from './label-selector.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

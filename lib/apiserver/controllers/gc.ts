@@ -7,13 +7,13 @@
  *   then loses the finalizer;
  * - a dependent whose owners do not exist (wrong uid, never created) is deleted.
  */
-import type { ApiCore, PropagationPolicy } from './core.js';
-import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from './core.js';
-import { isJsonObject, type JsonObject } from './json.js';
-import { finalizersOf, isBeingDeleted, metaOf, nameOf, namespaceOf, ownerRefsOf, uidOf, type OwnerRef } from './meta.js';
+import type { ApiCore, PropagationPolicy } from '../api/core.js';
+import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '../api/core.js';
+import { isJsonObject, type JsonObject } from '../api/json.js';
+import { finalizersOf, isBeingDeleted, metaOf, nameOf, namespaceOf, ownerRefsOf, uidOf, type OwnerRef } from '../api/meta.js';
 import { WorkQueue } from './queue.js';
-import type { Registry } from './registry.js';
-import type { ObjectRef, Store, StoreEvent } from './store.js';
+import type { Registry } from '../api/registry.js';
+import type { ObjectRef, Store, StoreEvent } from '../api/store.js';
 
 const GC_MANAGER = 'generic-garbage-collector';
 

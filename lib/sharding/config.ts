@@ -1,0 +1,59 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { ConfigurationError, describeValue, requirePositiveDuration } from '../core/index.js';
+import { LEADER_ELECTION_DEFAULTS, LEADER_JITTER_FACTOR } from '../leader/index.js';
+
+/** Sharding of one controller across replicas (off unless given). */
+export interface ShardingOptions {
+  /** Namespace of the member Leases (default: the operator's leader-election namespace, else `default`). */
+  readonly namespace?: string;
+  /** Unique per replica (default `<hostname>_<uuid>`). */
+  readonly identity?: string;
+  /** How long a member Lease is valid after its last renewal (default 15000 ms, as for the leader Lease). */
+  readonly leaseDurationMs?: number;
+  /** A member that has not renewed for this long stops running anything (default 10000 ms; < leaseDurationMs). */
+  readonly renewDeadlineMs?: number;
+  /** Pause between renewals (default 2000 ms). */
+  readonly retryPeriodMs?: number;
+}
+
+export interface ShardingConfig {
+  /** The sharded controller's name: its members' Leases are grouped by it. */
+  readonly group: string;
+  readonly namespace: string;
+  readonly identity: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+}
+
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/** Validates the options with the leader Lease's rules; every error names the option. */
+export function shardingConfig(group: string, options: ShardingOptions, defaultNamespace = 'default'): ShardingConfig {
+  if (typeof options !== 'object' || options === null) throw new ConfigurationError('sharding', `must be an object, got ${describeValue(options)}`);
+  if (typeof group !== 'string' || group.length > 63 || !LABEL_VALUE.test(group) || group === '') {
+    throw new ConfigurationError('sharding', `the controller name ${JSON.stringify(group)} must be a valid label value (at most 63 alphanumerics, '-', '_', '.') to group member Leases`);
+  }
+  const text = (option: string, value: unknown): string => {
+    if (typeof value !== 'string' || value.trim() === '') throw new ConfigurationError(option, `must be a non-empty string, got ${describeValue(value)}`);
+    return value;
+  };
+  const leaseDurationMs = requirePositiveDuration('sharding.leaseDurationMs', options.leaseDurationMs ?? LEADER_ELECTION_DEFAULTS.leaseDurationMs);
+  const renewDeadlineMs = requirePositiveDuration('sharding.renewDeadlineMs', options.renewDeadlineMs ?? LEADER_ELECTION_DEFAULTS.renewDeadlineMs);
+  const retryPeriodMs = requirePositiveDuration('sharding.retryPeriodMs', options.retryPeriodMs ?? LEADER_ELECTION_DEFAULTS.retryPeriodMs);
+  if (renewDeadlineMs >= leaseDurationMs) {
+    throw new ConfigurationError('sharding.renewDeadlineMs', `must be less than leaseDurationMs (${renewDeadlineMs} >= ${leaseDurationMs}), or a member could run resources after its lease expired`);
+  }
+  if (renewDeadlineMs <= LEADER_JITTER_FACTOR * retryPeriodMs) {
+    throw new ConfigurationError('sharding.renewDeadlineMs', `must be greater than ${LEADER_JITTER_FACTOR} × retryPeriodMs (${renewDeadlineMs} <= ${LEADER_JITTER_FACTOR * retryPeriodMs}), or one failed renewal ends membership`);
+  }
+  return Object.freeze({
+    group,
+    namespace: text('sharding.namespace', options.namespace ?? defaultNamespace),
+    identity: text('sharding.identity', options.identity ?? `${hostname()}_${randomUUID()}`),
+    leaseDurationMs,
+    renewDeadlineMs,
+    retryPeriodMs,
+  });
+}

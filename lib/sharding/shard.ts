@@ -1,0 +1,323 @@
+import { V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { asyncScheduler, BehaviorSubject, Subject, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
+import type { Logger } from 'pino';
+import { resourceKey, type ResourceID } from '../core/index.js';
+import { builtinResources, classifyError, createKubeClient, errorMessage, type ResourceClient } from '../kube/index.js';
+import { Informer } from '../sources/index.js';
+import type { ShardingConfig } from './config.js';
+import {
+  acknowledgeable,
+  acksObserved,
+  currentView,
+  initialHandover,
+  isOwned,
+  isRunnable,
+  viewChanged,
+  viewOf,
+  type HandoverState,
+} from './handover.js';
+import { acksOf, liveMembers, nextExpiry, observeLeases, SHARD_GROUP_LABEL, SHARD_VIEW_ANNOTATION, type MemberObservation } from './members.js';
+import { hash53 } from './rendezvous.js';
+
+export interface ShardStatus {
+  readonly identity: string;
+  /** Renewed its member Lease within the renew deadline (SH1); runs nothing otherwise. */
+  readonly member: boolean;
+  /** The live members of the current view, sorted. */
+  readonly members: readonly string[];
+  readonly viewId: string | undefined;
+  /** Every member acknowledged the current view: resources that moved have been handed over. */
+  readonly settled: boolean;
+  /** Views whose handover completed since start. */
+  readonly handovers: number;
+}
+
+/** Emitted when the set of resources this member may run changes. */
+export interface ShardChange {
+  /** Whether `id` was runnable before the change (gained = runnable now and not before). */
+  wasRunnable(id: ResourceID): boolean;
+}
+
+export interface ShardDeps {
+  readonly kubeConfig: KubeConfig;
+  readonly logger?: Logger | undefined;
+  readonly scheduler?: SchedulerLike | undefined;
+}
+
+/** The member Lease's name: DNS-safe, one per (group, identity). */
+export function memberLeaseName(group: string, identity: string): string {
+  const safeGroup = group.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'controller';
+  return `rxkube-shard-${safeGroup}-${hash53(identity).toString(36)}`;
+}
+
+/**
+ * One replica's membership of a sharded controller (SH1–SH4): it holds and renews its own member
+ * Lease, watches the group's Leases to know the live members, owns the resources rendezvous
+ * hashing gives it over them, and hands resources over through acknowledgements written on the
+ * Leases (see handover.ts). The controller asks `runnable(id)` before each run, reports runs
+ * through `runStarted`, and re-triggers the resources `changes$` says it gained.
+ */
+export class Shard {
+  readonly status$: Observable<ShardStatus>;
+  readonly changes$: Observable<ShardChange>;
+
+  private readonly leases: ResourceClient<V1Lease>;
+  private readonly informer: Informer<V1Lease>;
+  private readonly scheduler: SchedulerLike;
+  private readonly log: Logger | undefined;
+  private readonly leaseName: string;
+  private readonly status: BehaviorSubject<ShardStatus>;
+  private readonly changes = new Subject<ShardChange>();
+  private state: HandoverState;
+  private members = new Map<string, MemberObservation>();
+  private readonly inFlight = new Map<string, number>();
+  private member = false;
+  private handovers = 0;
+  /** The view id to write on our Lease ('' until the first view we drained for). */
+  private ack = '';
+  private lease: V1Lease | undefined;
+  private stopping: AbortController | undefined;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private deadline: Subscription | undefined;
+  private expiry: Subscription | undefined;
+  private subscription: Subscription | undefined;
+
+  constructor(
+    readonly config: ShardingConfig,
+    deps: ShardDeps,
+  ) {
+    this.scheduler = deps.scheduler ?? asyncScheduler;
+    this.log = deps.logger?.child({ shard: config.group, identity: config.identity });
+    this.leases = createKubeClient(deps.kubeConfig).resource<V1Lease>(builtinResources.lease);
+    this.informer = new Informer<V1Lease>({
+      resource: builtinResources.lease,
+      kubeConfig: deps.kubeConfig,
+      name: `shard-members:${config.group}`,
+      namespaces: [config.namespace],
+      labelSelector: { matchLabels: { [SHARD_GROUP_LABEL]: config.group } },
+      scheduler: this.scheduler,
+    });
+    this.leaseName = memberLeaseName(config.group, config.identity);
+    this.state = initialHandover(config.identity);
+    this.status = new BehaviorSubject(this.snapshot());
+    this.status$ = this.status.asObservable();
+    this.changes$ = this.changes.asObservable();
+  }
+
+  get identity(): string {
+    return this.config.identity;
+  }
+
+  /** Whether this member may start a run of `id` now (SH2, SH3). */
+  runnable(id: ResourceID): boolean {
+    return this.member && isRunnable(this.state, resourceKey(id));
+  }
+
+  /** Whether `id` is this member's in its current view (for metrics: owned resources). */
+  owns(id: ResourceID): boolean {
+    return this.member && isOwned(this.state, resourceKey(id));
+  }
+
+  /** Records a run of `id` in flight until the returned function is called (drains wait for it). */
+  runStarted(id: ResourceID): () => void {
+    const key = resourceKey(id);
+    this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const left = (this.inFlight.get(key) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(key, left);
+      else this.inFlight.delete(key);
+      this.evaluate();
+    };
+  }
+
+  start(): void {
+    if (this.stopping) return;
+    const stopping = new AbortController();
+    this.stopping = stopping;
+    this.subscription = this.informer.cacheAndEvents$.subscribe(() => this.onLeases());
+    this.informer.start();
+    this.loop = this.renewLoop(stopping.signal).catch((err: unknown) => {
+      this.log?.error({ err: errorMessage(err) }, 'member lease loop failed');
+      this.leave('the member lease loop failed');
+    });
+  }
+
+  /**
+   * Leaves the group: stops renewing and deletes the member Lease so the others take its
+   * resources over at once. Call it after the controller has stopped and its runs have settled.
+   */
+  async stop(): Promise<void> {
+    const stopping = this.stopping;
+    if (!stopping) return;
+    stopping.abort();
+    this.wake?.();
+    await this.loop;
+    this.stopping = undefined;
+    this.leave('stopped');
+    this.subscription?.unsubscribe();
+    this.informer.stop();
+    this.expiry?.unsubscribe();
+    try {
+      await this.leases.delete({ name: this.leaseName, namespace: this.config.namespace }, { signal: AbortSignal.timeout(this.config.renewDeadlineMs) });
+    } catch (err) {
+      if (classifyError(err) !== 'notFound') this.log?.warn({ err: errorMessage(err) }, 'could not delete the member lease; it expires on its own');
+    }
+  }
+
+  private onLeases(): void {
+    this.members = observeLeases(this.members, this.informer.store.list(), this.scheduler.now());
+    this.evaluate();
+  }
+
+  /** Re-judges the view, the gate and our acknowledgement from what we know now. */
+  private evaluate(): void {
+    const now = this.scheduler.now();
+    const before = this.state;
+    if (this.member) {
+      this.state = viewChanged(this.state, viewOf(liveMembers(this.members, now)));
+      this.state = acksObserved(this.state, acksOf(this.members, now));
+      if (this.state.open !== before.open) this.handovers++;
+      const ack = acknowledgeable(this.state, this.inFlight.keys());
+      if (ack !== undefined && ack !== this.ack) {
+        this.ack = ack;
+        this.wake?.(); // write it now, not at the next renewal
+      }
+    }
+    this.changed(before);
+    this.armExpiry(now);
+    this.publish();
+  }
+
+  private changed(before: HandoverState): void {
+    if (before === this.state) return;
+    const member = this.member;
+    this.changes.next({ wasRunnable: (id) => member && isRunnable(before, resourceKey(id)) });
+  }
+
+  private armExpiry(now: number): void {
+    this.expiry?.unsubscribe();
+    const at = nextExpiry(this.members, now);
+    if (at !== undefined) this.expiry = this.scheduler.schedule(() => this.evaluate(), Math.max(0, at - now));
+  }
+
+  /** SH1: membership ends when no renewal succeeded within the renew deadline; nothing runs until it is renewed and handed over again. */
+  private leave(reason: string): void {
+    this.deadline?.unsubscribe();
+    if (!this.member) return;
+    this.log?.warn({ reason }, 'left the shard group');
+    const before = this.state;
+    this.member = false;
+    this.state = initialHandover(this.config.identity);
+    this.ack = '';
+    this.changes.next({ wasRunnable: (id) => isRunnable(before, resourceKey(id)) });
+    this.publish();
+  }
+
+  private async renewLoop(stop: AbortSignal): Promise<void> {
+    while (!stop.aborted) {
+      const startedAt = this.scheduler.now();
+      const ack = this.ack;
+      if (await this.renew(ack, stop)) {
+        // The deadline counts from before the server stored the renewal, so it falls before anyone sees the lease expire.
+        this.deadline?.unsubscribe();
+        this.deadline = this.scheduler.schedule(() => this.leave(`no renewal within ${this.config.renewDeadlineMs} ms`), Math.max(0, this.config.renewDeadlineMs - (this.scheduler.now() - startedAt)));
+        if (!this.member) {
+          this.member = true;
+          this.log?.info('joined the shard group');
+          this.evaluate();
+        }
+      }
+      if (this.ack !== ack && !stop.aborted) continue;
+      await this.sleep(this.config.retryPeriodMs, stop);
+    }
+  }
+
+  private async renew(ack: string, stop: AbortSignal): Promise<boolean> {
+    const signal = AbortSignal.any([stop, AbortSignal.timeout(this.config.renewDeadlineMs)]);
+    const ref = { name: this.leaseName, namespace: this.config.namespace };
+    try {
+      const body = this.leaseBody(this.lease, ack);
+      this.lease = this.lease === undefined ? await this.createOrRead(body, signal) : await this.leases.replace(body, { signal });
+      if (this.lease.metadata?.annotations?.[SHARD_VIEW_ANNOTATION] !== ack) {
+        this.lease = await this.leases.replace(this.leaseBody(this.lease, ack), { signal });
+      }
+      return true;
+    } catch (err) {
+      if (!stop.aborted) this.log?.warn({ err: errorMessage(err), kind: classifyError(err) }, 'member lease renewal failed');
+      // 409 or gone: start again from what the server has.
+      if (['conflict', 'notFound'].includes(classifyError(err))) this.lease = await this.leases.find(ref, { signal }).catch(() => undefined);
+      return false;
+    }
+  }
+
+  private async createOrRead(body: V1Lease, signal: AbortSignal): Promise<V1Lease> {
+    try {
+      return await this.leases.create(body, { signal });
+    } catch (err) {
+      if (classifyError(err) !== 'conflict') throw err;
+      const existing = await this.leases.get({ name: this.leaseName, namespace: this.config.namespace }, { signal });
+      return this.leases.replace(this.leaseBody(existing, body.metadata?.annotations?.[SHARD_VIEW_ANNOTATION] ?? ''), { signal });
+    }
+  }
+
+  private leaseBody(current: V1Lease | undefined, ack: string): V1Lease {
+    const now = new V1MicroTime(this.scheduler.now());
+    return {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: {
+        ...current?.metadata,
+        name: this.leaseName,
+        namespace: this.config.namespace,
+        labels: { ...current?.metadata?.labels, [SHARD_GROUP_LABEL]: this.config.group },
+        annotations: { ...current?.metadata?.annotations, [SHARD_VIEW_ANNOTATION]: ack },
+      },
+      spec: {
+        ...current?.spec,
+        holderIdentity: this.config.identity,
+        leaseDurationSeconds: Math.ceil(this.config.leaseDurationMs / 1000),
+        acquireTime: current?.spec?.acquireTime ?? now,
+        renewTime: now,
+      },
+    };
+  }
+
+  private snapshot(): ShardStatus {
+    const view = currentView(this.state);
+    return {
+      identity: this.config.identity,
+      member: this.member,
+      members: view?.members ?? [],
+      viewId: view?.id,
+      settled: view !== undefined && this.state.open === view,
+      handovers: this.handovers,
+    };
+  }
+
+  private publish(): void {
+    const next = this.snapshot();
+    const prev = this.status.value;
+    if (prev.member !== next.member || prev.viewId !== next.viewId || prev.settled !== next.settled || prev.handovers !== next.handovers) {
+      this.status.next(next);
+    }
+  }
+
+  private sleep(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      if (signal.aborted) return resolve();
+      const finish = () => {
+        timer.unsubscribe();
+        this.wake = undefined;
+        signal.removeEventListener('abort', finish);
+        resolve();
+      };
+      const timer = this.scheduler.schedule(finish, ms);
+      this.wake = finish;
+      signal.addEventListener('abort', finish, { once: true });
+    });
+  }
+}
