@@ -243,6 +243,9 @@ async function proveRbac<M extends { register(operator: Operator): unknown; crds
 ) {
   const cluster = await startTestCluster({ crds: module.crds as never, simulate: { deployments: { readyAfterMs: 50 } } });
   try {
+    // When the embedded server enforces RBAC (issue 14): create the generated ServiceAccount and
+    // (Cluster)Role there and pass a kubeConfig with the ServiceAccount's token here, so that a
+    // missing verb fails the scenario with a 403 as well.
     const { operator, manifests } = manifestsOf(module, name, cluster.kubeConfig);
     cluster.server.requests.reset();
     await operator.start();
