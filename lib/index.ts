@@ -6,6 +6,15 @@
  */
 export type { ResourceID, ResourceEvent, EventAction, ReconcileOutcome, ReconcileResult, ReconcileCause, RetryInfo } from './core/index.js';
 export { resourceKey, resourceIdOf, ConfigurationError, NoRetryError, RxkubeError } from './core/index.js';
+export {
+  statusCondition,
+  setStatusCondition,
+  findStatusCondition,
+  isStatusConditionTrue,
+  type StatusCondition,
+  type StatusConditionInput,
+  type ConditionStatus,
+} from './core/index.js';
 
 export { Operator, type OperatorOptions } from './controller/index.js';
 export { UpdateControl, DeleteControl, ErrorStatusUpdateControl, type PrimaryWrite } from './controller/index.js';
@@ -101,3 +110,4 @@ export {
 } from './workflow/index.js';
 
 export { createLogger, type CreateLoggerOptions, type Logger } from './observe/index.js';
+export type { EventOptions, EventType, ResourceEvents } from './observe/index.js';

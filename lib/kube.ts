@@ -23,6 +23,6 @@ export {
   type HttpVerb,
 } from './kube/index.js';
 export { builtinResources, descriptorOf, type ResourceDescriptor, type GroupVersion } from './kube/index.js';
-export { customResourceDefinition, installCustomResourceDefinition, crdToJson, type CustomResourceOptions } from './kube/index.js';
+export { customResourceDefinition, installCustomResourceDefinition, crdToJson, statusConditionsSchema, type CustomResourceOptions } from './kube/index.js';
 export { classifyError, errorMessage, KubeApiError, statusCodeOf, type KubeErrorKind, type KubeStatus } from './kube/index.js';
 export type { FieldSelector, LabelSelector, LabelSelectorObject, LabelSelectorRequirement } from './kube/index.js';

@@ -3,7 +3,8 @@
  * into a named Tomcat) — their CRDs, and the Kubernetes kinds they use.
  */
 import type { KubernetesObject, V1CustomResourceDefinition, V1JSONSchemaProps } from '@kubernetes/client-node';
-import { builtinResources, customResourceDefinition, descriptorOf } from '../../lib/kube.js';
+import type { StatusCondition } from '../../lib/index.js';
+import { builtinResources, customResourceDefinition, descriptorOf, statusConditionsSchema } from '../../lib/kube.js';
 
 export interface TomcatSpec {
   /** The tomcat image tag: the Deployment runs `tomcat:<version>`. */
@@ -16,6 +17,8 @@ export interface TomcatStatus {
   /** The Deployment rolled out the current spec and the Service exists. */
   ready?: boolean;
   observedGeneration?: number;
+  /** `Ready`, from the workflow's result. */
+  conditions?: StatusCondition[];
 }
 
 export interface Tomcat extends KubernetesObject {
@@ -41,6 +44,8 @@ export interface WebappStatus {
   ready?: boolean;
   errorMessage?: string;
   observedGeneration?: number;
+  /** `Ready`: deployed into a ready Tomcat. */
+  conditions?: StatusCondition[];
 }
 
 export interface Webapp extends KubernetesObject {
@@ -58,10 +63,10 @@ export const MANAGED_SELECTOR = { matchLabels: MANAGED_BY };
 /** On a Webapp's deployment ConfigMap: the Tomcat it is deployed into (what a sidecar there selects). */
 export const TOMCAT_LABEL = `${GROUP}/tomcat`;
 
-/** A status schema of these fields plus observedGeneration. */
+/** A status schema of these fields plus observedGeneration and conditions. */
 const statusSchema = (fields: Record<string, V1JSONSchemaProps>): V1JSONSchemaProps => ({
   type: 'object',
-  properties: { ...fields, observedGeneration: { type: 'integer' } },
+  properties: { ...fields, observedGeneration: { type: 'integer' }, conditions: statusConditionsSchema },
 });
 
 export const tomcatCrd = customResourceDefinition({

@@ -1,6 +1,6 @@
 /** Desired state of the Tomcat operator: pure functions of the primaries (and the Tomcat a Webapp names). */
 import type { V1ConfigMap, V1Deployment, V1Service } from '@kubernetes/client-node';
-import type { ResourceID } from '../../lib/index.js';
+import { statusCondition, type ResourceID, type StatusCondition } from '../../lib/index.js';
 import { MANAGED_BY, TOMCAT_LABEL, type Tomcat, type TomcatStatus, type Webapp, type WebappStatus } from './model.js';
 
 /** A Webapp spec that cannot be deployed whatever happens elsewhere: only an edit fixes it. */
@@ -45,8 +45,8 @@ export function desiredTomcatService(tomcat: Tomcat): V1Service {
   };
 }
 
-export function tomcatStatus(deployment: V1Deployment | undefined, ready: boolean): TomcatStatus {
-  return { readyReplicas: deployment?.status?.readyReplicas ?? 0, ready };
+export function tomcatStatus(deployment: V1Deployment | undefined, ready: StatusCondition): TomcatStatus {
+  return { readyReplicas: deployment?.status?.readyReplicas ?? 0, ready: ready.status === 'True', conditions: [ready] };
 }
 
 /** Throws InvalidWebappError naming every field that is wrong. */
@@ -98,17 +98,28 @@ export function tomcatReady(tomcat: Tomcat): boolean {
 export function webappStatus(webapp: Webapp, tomcat: Tomcat | undefined): WebappStatus {
   if (!tomcat) {
     const where = webapp.metadata?.namespace ? ` in namespace '${webapp.metadata.namespace}'` : '';
-    return { ready: false, errorMessage: `Tomcat '${webapp.spec.tomcat}' not found${where}; the Webapp is deployed when it is created` };
+    const message = `Tomcat '${webapp.spec.tomcat}' not found${where}; the Webapp is deployed when it is created`;
+    return { ready: false, errorMessage: message, conditions: [statusCondition(webapp, { type: 'Ready', status: false, reason: 'TomcatNotFound', message })] };
   }
+  const ready = tomcatReady(tomcat);
   return {
     deployedTo: tomcatAppName(tomcat),
     url: `http://${tomcatAppName(tomcat)}${webapp.spec.contextPath}`,
-    ready: tomcatReady(tomcat),
+    ready,
+    conditions: [
+      statusCondition(webapp, {
+        type: 'Ready',
+        status: ready,
+        reason: ready ? 'TomcatReady' : 'TomcatNotReady',
+        message: `deployed into Tomcat '${tomcatAppName(tomcat)}'${ready ? '' : ', which is not ready yet'}`,
+      }),
+    ],
   };
 }
 
-export function errorStatus(error: unknown): WebappStatus {
-  return { ready: false, errorMessage: error instanceof Error ? error.message : String(error) };
+export function errorStatus(webapp: Webapp, error: unknown): WebappStatus {
+  const message = error instanceof Error ? error.message : String(error);
+  return { ready: false, errorMessage: message, conditions: [statusCondition(webapp, { type: 'Ready', status: false, reason: 'ReconcileFailed', message })] };
 }
 
 /** The InvalidWebappError behind `error`, also when a workflow aggregated it with others. */

@@ -27,7 +27,7 @@ export const tomcatWorkflow = workflow<Tomcat, Context<Tomcat>>()
 
 export const tomcatReconciler: Reconciler<Tomcat> = {
   reconcile(tomcat, ctx) {
-    const ready = ctx.workflow?.reconcileResult?.allReady() ?? false;
+    const ready = ctx.workflow!.reconcileResult!.readyCondition(tomcat);
     const deployment = ctx.getSecondaryResource<V1Deployment>(tomcatDeployment.sourceName);
     return UpdateControl.patchStatus({ ...tomcat, status: tomcatStatus(deployment, ready) });
   },

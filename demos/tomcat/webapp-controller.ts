@@ -48,7 +48,7 @@ export const webappReconciler: Reconciler<Webapp> = {
   },
 
   updateErrorStatus(webapp, _ctx, error) {
-    const control = ErrorStatusUpdateControl.patchStatus({ ...webapp, status: errorStatus(error) });
+    const control = ErrorStatusUpdateControl.patchStatus({ ...webapp, status: errorStatus(webapp, error) });
     // An invalid spec stays invalid until the user edits the Webapp, and the edit triggers a run.
     return invalidWebapp(error) ? control.withNoRetry() : control;
   },

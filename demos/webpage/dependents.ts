@@ -37,6 +37,6 @@ export const exposed = (_dependent: unknown, page: WebPage): boolean => page.spe
 
 /** The error handling both dependent-based variants share with the low-level one. */
 export const updateErrorStatus: NonNullable<Reconciler<WebPage>['updateErrorStatus']> = (page, _ctx, error) => {
-  const control = ErrorStatusUpdateControl.patchStatus({ ...page, status: errorStatus(invalidHtml(error) ?? error) });
+  const control = ErrorStatusUpdateControl.patchStatus({ ...page, status: errorStatus(page, invalidHtml(error) ?? error) });
   return invalidHtml(error) ? control.withNoRetry() : control;
 };

@@ -15,6 +15,7 @@ import {
   errorStatus,
   invalidHtml,
   statusOf,
+  deploymentReadyCondition,
 } from './resources.js';
 
 /** Sets the primary as controlling owner, so Kubernetes deletes the secondary with it. */
@@ -43,11 +44,11 @@ export const lowLevelReconciler: Reconciler<WebPage> = {
       await ingresses.delete({ name: appName(page), namespace: page.metadata?.namespace });
     }
     const ready = deploymentReadiness(ctx.getSecondaryResource<V1Deployment>('deployments')).met;
-    return UpdateControl.patchStatus({ ...page, status: statusOf(page, ready) });
+    return UpdateControl.patchStatus({ ...page, status: statusOf(page, deploymentReadyCondition(page, ready)) });
   },
 
   updateErrorStatus(page, ctx, error) {
-    const control = ErrorStatusUpdateControl.patchStatus({ ...page, status: errorStatus(error) });
+    const control = ErrorStatusUpdateControl.patchStatus({ ...page, status: errorStatus(page, error) });
     // Invalid HTML stays invalid until the user edits the page, and the edit triggers a run.
     if (invalidHtml(error)) return control.withNoRetry();
     ctx.logger.info({ kind: classifyError(error) }, 'reconcile failed; retrying');

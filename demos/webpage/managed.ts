@@ -15,7 +15,8 @@ export const webPageWorkflow = workflow<WebPage, Context<WebPage>>()
 
 export const managedReconciler: Reconciler<WebPage> = {
   reconcile(page, ctx) {
-    const ready = ctx.workflow?.reconcileResult?.allReady() ?? false;
+    // Ready is True once every dependent is ready; else False, naming the ones it waits for.
+    const ready = ctx.workflow!.reconcileResult!.readyCondition(page);
     return UpdateControl.patchStatus({ ...page, status: statusOf(page, ready) });
   },
   updateErrorStatus,

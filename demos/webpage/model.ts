@@ -1,6 +1,7 @@
 /** The WebPage custom resource: its type, its CRD and the secondaries it owns. */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { builtinResources, customResourceDefinition, descriptorOf } from '../../lib/kube.js';
+import type { StatusCondition } from '../../lib/index.js';
+import { builtinResources, customResourceDefinition, descriptorOf, statusConditionsSchema } from '../../lib/kube.js';
 
 export interface WebPageSpec {
   html: string;
@@ -14,6 +15,8 @@ export interface WebPageStatus {
   ready?: boolean;
   errorMessage?: string;
   observedGeneration?: number;
+  /** `Ready`: what `kubectl wait --for=condition=Ready` waits for. */
+  conditions?: StatusCondition[];
 }
 
 export interface WebPage extends KubernetesObject {
@@ -34,6 +37,7 @@ export const webPageCrd = customResourceDefinition({
       ready: { type: 'boolean' },
       errorMessage: { type: 'string' },
       observedGeneration: { type: 'integer' },
+      conditions: statusConditionsSchema,
     },
   },
   printerColumns: [

@@ -1,5 +1,6 @@
 /** The desired secondaries of a WebPage: pure functions of the primary, shared by every variant. */
 import type { V1ConfigMap, V1Deployment, V1Ingress, V1Service } from '@kubernetes/client-node';
+import { statusCondition, type StatusCondition } from '../../lib/index.js';
 import { MANAGED_BY, type WebPage, type WebPageStatus } from './model.js';
 
 export class InvalidHtmlError extends Error {
@@ -103,12 +104,21 @@ export function desiredIngress(page: WebPage): V1Ingress {
   };
 }
 
-export function statusOf(page: WebPage, ready: boolean): WebPageStatus {
-  return { htmlConfigMap: configMapName(page), ready };
+/** The status of a page whose secondaries are written; `ready` is its `Ready` condition. */
+export function statusOf(page: WebPage, ready: StatusCondition): WebPageStatus {
+  return { htmlConfigMap: configMapName(page), ready: ready.status === 'True', conditions: [ready] };
 }
 
-export function errorStatus(error: unknown): WebPageStatus {
-  return { ready: false, errorMessage: error instanceof Error ? error.message : String(error) };
+/** `Ready` from the nginx Deployment's readiness. */
+export function deploymentReadyCondition(page: WebPage, ready: boolean): StatusCondition {
+  return ready
+    ? statusCondition(page, { type: 'Ready', status: true, reason: 'DeploymentReady', message: 'the nginx Deployment is available' })
+    : statusCondition(page, { type: 'Ready', status: false, reason: 'DeploymentNotReady', message: 'waiting for the nginx Deployment' });
+}
+
+export function errorStatus(page: WebPage, error: unknown): WebPageStatus {
+  const message = error instanceof Error ? error.message : String(error);
+  return { ready: false, errorMessage: message, conditions: [statusCondition(page, { type: 'Ready', status: false, reason: 'ReconcileFailed', message })] };
 }
 
 /** The InvalidHtmlError behind `error`, also when a workflow aggregated it with others. */

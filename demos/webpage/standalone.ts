@@ -21,7 +21,7 @@ export const standaloneReconciler: Reconciler<WebPage> = {
     validateHtml(page.spec?.html); // nothing is written for a page with invalid HTML
     const result = await standaloneWorkflow.reconcile(page, ctx);
     result.throwIfErrors();
-    return UpdateControl.patchStatus({ ...page, status: statusOf(page, result.allReady()) });
+    return UpdateControl.patchStatus({ ...page, status: statusOf(page, result.readyCondition(page)) });
   },
   updateErrorStatus,
 };

@@ -15,8 +15,8 @@ import {
   tap,
 } from 'rxjs';
 import { ConfigurationError, describeError, isMarkedForDeletion, resourceKey, type ReconcileOutcome } from '../core/index.js';
-import { classifyError, type KubeClient } from '../kube/index.js';
-import { controllerLabels, errorLogLevel, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
+import { classifyError, errorMessage, type KubeClient } from '../kube/index.js';
+import { controllerLabels, errorLogLevel, EventRecorder, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { generationChanged, reconcileEach, type RunFn, type RunResult } from '../processing/index.js';
 import {
   informer,
@@ -80,6 +80,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   private readonly started$ = new BehaviorSubject(false);
   private readonly stopping$ = new Subject<void>();
   private readonly logger: Logger;
+  private readonly events: EventRecorder;
   private subscription: Subscription | undefined;
   private drained: Promise<void> | undefined;
   /** Why processing died (a bug or a broken policy): nothing runs any more, see `liveness`. */
@@ -93,6 +94,14 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   ) {
     this.name = config.name;
     this.logger = env.logger.child({ controller: config.name });
+    this.events = new EventRecorder({
+      client: env.client,
+      reportingController: config.name,
+      logger: this.logger,
+      metrics: env.metrics,
+      labels: controllerLabels(config.name, config.descriptor),
+      scheduler: config.scheduling.scheduler,
+    });
     this.primaryInformer = informer<P>({
       ...this.informerTuning(),
       resource: config.descriptor,
@@ -224,6 +233,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       if (timedOut) this.logger.warn({ timeoutMs }, 'runs still in flight at shutdown were aborted');
     }
     this.subscription?.unsubscribe();
+    await this.events.stop();
     for (const inf of this.informers()) inf.stop();
     for (const source of this.config.sources) source.stop?.();
     this.primaries.dispose();
@@ -296,6 +306,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       eventSources: this.eventSources,
       client: this.env.client,
       logger: this.env.logger,
+      events: this.events,
     });
     const metrics = this.env.metrics;
     const counted$ = metrics
@@ -338,6 +349,11 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       // UP2: a conflict is optimistic concurrency doing its job: info, not error.
       const level = errorLogLevel(outcome.error);
       this.logger[level]({ ...fields, err: outcome.error, kind: classifyError(outcome.error) }, `run of ${resourceKey(outcome.id)} failed`);
+      // One Event per distinct error (its repeats count in its series); a conflict is no news (UP2).
+      if (primary && level !== 'info' && this.state === 'running') {
+        const cleanup = isMarkedForDeletion(primary);
+        this.events.record(primary, 'Warning', cleanup ? 'CleanupFailed' : 'ReconcileFailed', errorMessage(outcome.error), cleanup ? 'Cleanup' : 'Reconcile');
+      }
     } else {
       this.logger.debug(fields, `run of ${resourceKey(outcome.id)}: ${outcome.result}`);
     }

@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isMarkedForDeletion, NoRetryError, type ResourceID } from '../core/index.js';
 import { type KubeClient } from '../kube/index.js';
-import { errorLogLevel, loggerFor, type Logger } from '../observe/index.js';
+import { errorLogLevel, loggerFor, type EventRecorder, type Logger } from '../observe/index.js';
 import type { RunContext, RunResult } from '../processing/index.js';
 import type { CacheReader, SecondarySource } from '../sources/index.js';
 import { ManagedWorkflowInvocation, type EventSourceRegistry } from '../workflow/index.js';
@@ -24,6 +24,7 @@ export interface DispatchDeps<P extends KubernetesObject> {
   readonly eventSources: EventSourceRegistry;
   readonly client: KubeClient;
   readonly logger: Logger;
+  readonly events: EventRecorder;
 }
 
 /**
@@ -89,8 +90,10 @@ async function cleanup<P extends KubernetesObject>(deps: DispatchDeps<P>, primar
   // WF4: dependents whose delete post-condition is not met yet keep the primary alive.
   const dependentsGone = workflowResult?.allDeleted() ?? true;
   if (control.removeFinalizer && dependentsGone) {
+    ctx.events.normal('CleanedUp', 'cleanup complete');
     await deps.writer.removeFinalizer(primary, ctx.signal);
     ctx.logger.debug({ finalizer: config.finalizerName }, 'finalizer removed');
+    ctx.events.normal('FinalizerRemoved', `removed finalizer ${config.finalizerName}`, { action: 'RemoveFinalizer' });
     return undefined;
   }
   return control.rescheduleAfterMs === undefined ? undefined : { rescheduleAfter: control.rescheduleAfterMs };
@@ -148,6 +151,7 @@ function createContext<P extends KubernetesObject>(deps: DispatchDeps<P>, primar
     controller: deps.config.name,
     fieldManager: deps.config.fieldManager,
     eventSources: deps.eventSources,
+    events: deps.events.about(primary, isMarkedForDeletion(primary) ? 'Cleanup' : 'Reconcile'),
     client: deps.client,
     logger,
     retry: run.retry,

@@ -8,7 +8,7 @@ import type {
   LabelSelector,
   ResourceDescriptor,
 } from '../kube/index.js';
-import type { Logger } from '../observe/index.js';
+import type { Logger, ResourceEvents } from '../observe/index.js';
 import type { RateLimiter, Retry } from '../processing/index.js';
 import type {
   BoundedStoreOptions,
@@ -70,6 +70,12 @@ export interface Context<P extends KubernetesObject = KubernetesObject> {
    * conditions (WF5): `wf.reconcile(primary, ctx, { eventSources: ctx.eventSources })`.
    */
   readonly eventSources: EventSourceRegistry;
+  /**
+   * Kubernetes Events about the primary (`events.k8s.io/v1`, what `kubectl describe` lists):
+   * repeats are counted in one Event, writes are rate-limited per object, and recording never
+   * fails or delays the run. A failed run records a Warning by itself.
+   */
+  readonly events: ResourceEvents;
 }
 
 /**

@@ -21,3 +21,12 @@ export {
   requirePositiveDuration,
   requirePositiveInteger,
 } from './validate.js';
+export {
+  findStatusCondition,
+  isStatusConditionTrue,
+  setStatusCondition,
+  statusCondition,
+  type ConditionStatus,
+  type StatusCondition,
+  type StatusConditionInput,
+} from './conditions.js';

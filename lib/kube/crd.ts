@@ -19,13 +19,39 @@ export interface CustomResourceOptions {
   readonly version?: string;
   /** The schema of `spec` (default: any object). */
   readonly spec?: V1JSONSchemaProps;
-  /** The schema of `status` (default: any object); status is a subresource unless `statusSubresource` is false. */
+  /**
+   * The schema of `status` (default: any object); status is a subresource unless `statusSubresource`
+   * is false. Declare `conditions: statusConditionsSchema` among its properties for `status.conditions`.
+   */
   readonly status?: V1JSONSchemaProps;
   readonly statusSubresource?: boolean;
   readonly printerColumns?: readonly V1CustomResourceColumnDefinition[];
 }
 
 const ANY_OBJECT: V1JSONSchemaProps = { type: 'object', x_kubernetes_preserve_unknown_fields: true };
+
+/**
+ * The schema of `status.conditions` as Kubernetes declares metav1.Condition lists: a
+ * `listType=map` keyed by `type`, so server-side apply merges each manager's conditions by type
+ * (other managers' conditions stay) and rejects two entries of one type.
+ */
+export const statusConditionsSchema: V1JSONSchemaProps = {
+  type: 'array',
+  x_kubernetes_list_type: 'map',
+  x_kubernetes_list_map_keys: ['type'],
+  items: {
+    type: 'object',
+    required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'],
+    properties: {
+      type: { type: 'string', maxLength: 316, pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$' },
+      status: { type: 'string', _enum: ['True', 'False', 'Unknown'] },
+      reason: { type: 'string', minLength: 1, maxLength: 1024, pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$' },
+      message: { type: 'string', maxLength: 32768 },
+      lastTransitionTime: { type: 'string', format: 'date-time' },
+      observedGeneration: { type: 'integer', format: 'int64', minimum: 0 },
+    },
+  },
+};
 
 /** A CustomResourceDefinition from the few facts that vary; validated like a descriptor. */
 export function customResourceDefinition(options: CustomResourceOptions): V1CustomResourceDefinition {

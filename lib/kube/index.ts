@@ -23,6 +23,7 @@ export {
 } from './errors.js';
 export { DEFAULT_POOL_CONNECTIONS, shareConnections, type ShareConnectionsOptions } from './connections.js';
 export { createRequestFn, type HttpVerb, type KubeRequest, type RequestFn } from './request.js';
+export { openWatchStream, type WatchStreamRequest } from './watch-stream.js';
 export {
   createKubeClient,
   discoverDescriptor,
@@ -53,4 +54,4 @@ export {
 } from './selectors.js';
 export { backoffDelay, WATCH_BACKOFF, type BackoffPolicy } from './backoff.js';
 export { builtinResources } from './builtins.js';
-export { crdToJson, customResourceDefinition, descriptorOf, installCustomResourceDefinition, schemaToJson, type CustomResourceOptions } from './crd.js';
+export { crdToJson, customResourceDefinition, descriptorOf, installCustomResourceDefinition, schemaToJson, statusConditionsSchema, type CustomResourceOptions } from './crd.js';

@@ -1,4 +1,5 @@
-import type { Configuration, KubeConfig, RequestContext, ResponseContext } from '@kubernetes/client-node';
+import { ResponseContext, type Configuration, type KubeConfig, type RequestContext } from '@kubernetes/client-node';
+import { getGlobalDispatcher, type Dispatcher } from 'undici';
 import { shareConnections } from './connections.js';
 import { KubeApiError } from './errors.js';
 
@@ -52,18 +53,54 @@ async function send(config: Configuration, req: KubeRequest): Promise<unknown> {
   await bearer?.applySecurityAuthentication(ctx);
   await auth?.applySecurityAuthentication(ctx);
   for (const middleware of config.middleware) ctx = await middleware.pre(ctx).toPromise();
-  let response: ResponseContext = await config.httpApi.send(ctx).toPromise();
-  for (const middleware of config.middleware) response = await middleware.post(response).toPromise();
-
-  const text = await response.body.text();
-  const body = parseBody(text, response.headers['content-type']);
-  if (response.httpStatusCode < 200 || response.httpStatusCode > 299) {
-    throw new KubeApiError(response.httpStatusCode, body, response.headers, { method: req.method, path: req.path });
-  }
+  const { status, headers, text } = await afterMiddleware(config, await dispatch(ctx));
+  const body = parseBody(text, headers['content-type']);
+  if (status < 200 || status > 299) throw new KubeApiError(status, body, headers, { method: req.method, path: req.path });
   return body;
 }
 
-function parseBody(text: string, contentType: string | undefined): unknown {
+interface Answer {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly text: string;
+}
+
+/**
+ * Sends the prepared request on its dispatcher (the shared pool) with undici's request API.
+ * client-node sends through WHATWG fetch, whose Request, Headers and web streams cost more CPU
+ * per request than the rest of a reconciliation (bench:e2e profile); nothing of fetch's
+ * semantics (redirects, CORS, caching) applies to API server calls.
+ */
+async function dispatch(ctx: RequestContext): Promise<Answer> {
+  const url = new URL(ctx.getUrl());
+  const body = ctx.getBody();
+  const answer = await (ctx.getDispatcher() ?? getGlobalDispatcher()).request({
+    origin: url.origin,
+    path: `${url.pathname}${url.search}`,
+    method: ctx.getHttpMethod() as Dispatcher.HttpMethod,
+    headers: ctx.getHeaders(),
+    body: typeof body === 'string' || Buffer.isBuffer(body) ? body : undefined,
+    signal: ctx.getSignal(),
+  });
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  return { status: answer.statusCode, headers, text: await answer.body.text() };
+}
+
+/** The answer as client-node's response middleware (a user's, and its own) leaves it. */
+async function afterMiddleware(config: Configuration, answer: Answer): Promise<Answer> {
+  if (config.middleware.length === 0) return answer;
+  let response = new ResponseContext(answer.status, answer.headers, {
+    text: () => Promise.resolve(answer.text),
+    binary: () => Promise.resolve(Buffer.from(answer.text)),
+    stream: () => null,
+  });
+  for (const middleware of config.middleware) response = await middleware.post(response).toPromise();
+  return { status: response.httpStatusCode, headers: response.headers, text: await response.body.text() };
+}
+
+/** JSON when it is JSON, else the text as it came (an error page, a proxy's message). */
+export function parseBody(text: string, contentType: string | undefined): unknown {
   if (text.length === 0) return undefined;
   if (contentType?.includes('json') || /^\s*[{[]/.test(text)) {
     try {

@@ -50,6 +50,13 @@ export interface RxkubeMetrics {
   setActive(labels: ControllerLabels, count: number): void;
   setCacheSize(labels: CacheLabels, size: number): void;
   setLeader(isLeader: boolean): void;
+  /** `ctx.events.normal/warning` was called (also when the write is then held back or fails). */
+  eventRecorded(labels: ControllerLabels, type: 'Normal' | 'Warning'): void;
+  /**
+   * An event occurrence that never reached the API: `invalid` arguments, a `writeFailed`, or
+   * `rateLimited` occurrences still held back when their series was forgotten or the recorder stopped.
+   */
+  eventDropped(labels: ControllerLabels, cause: 'invalid' | 'writeFailed' | 'rateLimited'): void;
 }
 
 const CONTROLLER_LABELS = ['controller', 'group', 'version', 'kind'] as const;
@@ -93,6 +100,8 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}):
   const queued = gauge('reconciliations_queued', 'Resources waiting for a run', CONTROLLER_LABELS);
   const events = counter('events_received_total', 'Events received, by source and action', [...CONTROLLER_LABELS, 'source', 'action']);
   const cacheSize = gauge('cache_size', 'Objects in a source cache', [...CONTROLLER_LABELS, 'source']);
+  const eventsRecorded = counter('events_recorded_total', 'Kubernetes Events recorded about primaries, by type', [...CONTROLLER_LABELS, 'type']);
+  const eventsDropped = counter('events_dropped_total', 'Kubernetes Event occurrences that never reached the API, by cause', [...CONTROLLER_LABELS, 'cause']);
   const leader = gauge('leader', '1 while this instance leads (or runs without leader election), else 0', []);
 
   const ended = (labels: ControllerLabels, result: ReconcileResult, seconds: number) => {
@@ -135,6 +144,12 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}):
     },
     setLeader(isLeader) {
       leader.set(isLeader ? 1 : 0);
+    },
+    eventRecorded(labels, type) {
+      eventsRecorded.inc({ ...pick(labels), type });
+    },
+    eventDropped(labels, cause) {
+      eventsDropped.inc({ ...pick(labels), cause });
     },
   };
 }

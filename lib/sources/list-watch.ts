@@ -1,6 +1,6 @@
-import { Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { ResourceID } from '../core/index.js';
-import { classifyError, createKubeClient, resourcePath, type ResourceDescriptor } from '../kube/index.js';
+import { classifyError, createKubeClient, openWatchStream, resourcePath, type ResourceDescriptor } from '../kube/index.js';
 
 /** Which objects one list+watch covers. Selectors are in their query-string form ('' = none). */
 export interface ListWatchScope {
@@ -54,9 +54,10 @@ export interface KubeListWatchOptions {
 
 /**
  * List and read with rxkube's resource client (client-node's request machinery, pages of 500),
- * watch with client-node's `Watch`: allowWatchBookmarks and timeoutSeconds on every watch. When a
- * continue token has expired (410: history compacted while paging), the list is taken again in
- * one request without a limit, as client-go's pager does (`FullListIfExpired`).
+ * watch with `openWatchStream` (client-node's authentication, our own line reader):
+ * allowWatchBookmarks and timeoutSeconds on every watch. When a continue token has expired
+ * (410: history compacted while paging), the list is taken again in one request without a
+ * limit, as client-go's pager does (`FullListIfExpired`).
  */
 export function kubeListWatch<T extends KubernetesObject>(
   kubeConfig: KubeConfig,
@@ -104,25 +105,22 @@ export function kubeListWatch<T extends KubernetesObject>(
       return { items, resourceVersion };
     },
     read: (id) => client.find({ name: id.name, namespace: d.namespaced ? id.namespace : undefined }),
-    watch: async (request, onEvent, onClose) => {
-      const watch = new Watch(kubeConfig);
-      // client-node aborts a silent connection after its private 30 s default; align it with ours
-      // so a quiet but healthy watch is not cut every 30 s, and a stall before the headers ends.
-      Object.assign(watch, { requestTimeoutMs: request.inactivityTimeoutMs });
-      const path = resourcePath(d, { namespace: d.namespaced ? request.namespace : undefined });
-      const controller = await watch.watch(
-        path,
+    watch: (request, onEvent, onClose) =>
+      openWatchStream(
+        kubeConfig,
         {
-          resourceVersion: request.resourceVersion,
-          allowWatchBookmarks: true,
-          timeoutSeconds: request.timeoutSeconds,
-          labelSelector: request.labelSelector || undefined,
-          fieldSelector: request.fieldSelector || undefined,
+          path: resourcePath(d, { namespace: d.namespaced ? request.namespace : undefined }),
+          query: {
+            resourceVersion: request.resourceVersion,
+            allowWatchBookmarks: true,
+            timeoutSeconds: request.timeoutSeconds,
+            labelSelector: request.labelSelector || undefined,
+            fieldSelector: request.fieldSelector || undefined,
+          },
+          inactivityTimeoutMs: request.inactivityTimeoutMs,
         },
-        (type: string, object: unknown) => onEvent(type, object),
-        (error: unknown) => onClose(error ?? undefined),
-      );
-      return () => controller.abort();
-    },
+        onEvent,
+        onClose,
+      ),
   };
 }

@@ -2,6 +2,7 @@
  * Workflow results (WF3): what happened to each dependent in one reconcile or cleanup run, and the
  * one error that carries every dependent's error.
  */
+import { statusCondition, type StatusCondition } from '../core/index.js';
 import type { DependentReconcileResult } from '../dependent/index.js';
 import type { ConditionKind, ConditionResult } from './conditions.js';
 
@@ -66,6 +67,12 @@ export interface WorkflowReconcileResult extends WorkflowResultBase {
    * done (inactive, or deleted because a reconcile precondition did not hold).
    */
   allReady(): boolean;
+  /**
+   * The `Ready` status condition this result means for `primary`: `True` (reason
+   * `DependentsReady`) when `allReady()`, else `False` naming the dependents that failed
+   * (`DependentsFailed`) or are not ready yet (`DependentsNotReady`).
+   */
+  readyCondition(primary: unknown, now?: Date): StatusCondition;
 }
 
 export interface WorkflowCleanupResult extends WorkflowResultBase {
@@ -137,11 +144,22 @@ export function reconcileResult(dependents: ReadonlyMap<string, DependentResult>
       [...dependents.values()].every(
         (r) => r.ready || r.outcome === 'inactive' || (r.markedForDelete && r.outcome === 'deleted'),
       ),
+    readyCondition: (primary, now) => statusCondition(primary, readiness(result), now),
     throwIfErrors: () => {
       if (base.hasErrors()) throw new AggregatedOperatorError(base.erroredDependents(), result);
     },
   };
   return result;
+}
+
+function readiness(result: WorkflowReconcileResult): { type: 'Ready'; status: boolean; reason: string; message: string } {
+  if (result.hasErrors()) {
+    const details = [...result.erroredDependents()].map(([name, error]) => `'${name}': ${messageOf(error)}`);
+    return { type: 'Ready', status: false, reason: 'DependentsFailed', message: details.join('; ') };
+  }
+  if (result.allReady()) return { type: 'Ready', status: true, reason: 'DependentsReady', message: 'every dependent is ready' };
+  const waiting = namesWhere(result.dependents, (r) => r.outcome === 'notVisited' || (r.outcome === 'reconciled' && !r.ready) || r.outcome === 'deletePostconditionNotMet');
+  return { type: 'Ready', status: false, reason: 'DependentsNotReady', message: `not ready yet: ${waiting.join(', ')}` };
 }
 
 export function cleanupResult(dependents: ReadonlyMap<string, DependentResult>): WorkflowCleanupResult {

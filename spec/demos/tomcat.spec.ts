@@ -101,7 +101,10 @@ describe('demo tomcat (Tomcat and Webapp controllers in one operator)', () => {
     expect(blogReady.status).to.deep.include({ deployedTo: 'main', url: 'http://main/blog' });
 
     const main = await get<Tomcat>(TOMCAT, 'main');
-    expect(main?.status).to.deep.equal({ readyReplicas: 1, ready: true, observedGeneration: main?.metadata?.generation });
+    const { conditions, ...rest } = main?.status ?? {};
+    expect(rest).to.deep.equal({ readyReplicas: 1, ready: true, observedGeneration: main?.metadata?.generation });
+    expect(conditions).to.have.length(1);
+    expect(conditions?.[0]).to.include({ type: 'Ready', status: 'True', reason: 'DependentsReady', observedGeneration: main?.metadata?.generation });
     const deployment = await get<V1Deployment>(DEPLOYMENT, 'main');
     expect(deployment?.spec?.replicas).to.equal(1);
     expect(deployment?.spec?.template.spec?.containers[0]?.image).to.equal('tomcat:10.1');

@@ -39,7 +39,9 @@ describe('observe/metrics', () => {
     const names = (await registry.getMetricsAsJSON()).map((m) => m.name).sort();
     expect(names).to.deep.equal([
       'rxkube_cache_size',
+      'rxkube_events_dropped_total',
       'rxkube_events_received_total',
+      'rxkube_events_recorded_total',
       'rxkube_leader',
       'rxkube_reconcile_duration_seconds',
       'rxkube_reconciliations_active',

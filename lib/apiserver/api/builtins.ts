@@ -3,6 +3,7 @@
  * clients can observe: defaults, status resets, immutable fields, validation and table columns.
  */
 import { crdStrategy } from './crds.js';
+import { CORE_EVENT, EVENT_COLUMNS, eventsV1Strategy } from './events.js';
 import type { StatusCause } from './errors.js';
 import { fieldForbidden, fieldInvalid, fieldRequired } from './errors.js';
 import type { JsonObject, JsonValue } from './json.js';
@@ -37,7 +38,21 @@ interface BuiltinSpec {
   /** Whether `kubectl get` shows an Age column last (all but a few types). */
   age?: boolean;
   scale?: ScaleInfo;
+  /** A view of another group's objects: stored under its key, in the form of this apiVersion. */
+  storedAs?: { key: string; apiVersion: string };
 }
+
+/** Events in either group (core v1 and events.k8s.io/v1 are the same objects). */
+const EVENT = {
+  version: 'v1',
+  plural: 'events',
+  kind: 'Event',
+  namespaced: true,
+  shortNames: ['ev'],
+  createOnUpdate: true,
+  columns: EVENT_COLUMNS,
+  age: false,
+} as const satisfies Omit<BuiltinSpec, 'group'>;
 
 function builtin(s: BuiltinSpec): ResourceType {
   const version: VersionInfo = {
@@ -51,7 +66,7 @@ function builtin(s: BuiltinSpec): ResourceType {
     scale: s.scale,
   };
   return {
-    key: `${s.group}/${s.plural}`,
+    key: s.storedAs?.key ?? `${s.group}/${s.plural}`,
     group: s.group,
     plural: s.plural,
     singular: s.kind.toLowerCase(),
@@ -71,6 +86,7 @@ function builtin(s: BuiltinSpec): ResourceType {
     strategy: s.strategy ?? {},
     returnDeletedObject: s.returnDeletedObject ?? false,
     extraSubresources: s.extraSubresources,
+    ...(s.storedAs ? { storedAs: s.storedAs.apiVersion } : {}),
   };
 }
 
@@ -454,21 +470,9 @@ export function builtinTypes(): ResourceType[] {
         column('Restarts', 'string', () => '0'),
       ],
     }),
-    builtin({
-      group: '',
-      version: 'v1',
-      plural: 'events',
-      kind: 'Event',
-      namespaced: true,
-      shortNames: ['ev'],
-      createOnUpdate: true,
-      columns: [
-        column('Type', 'string', (o) => str(o.type)),
-        column('Reason', 'string', (o) => str(o.reason)),
-        column('Object', 'string', (o) => `${str(getPath(o, ['involvedObject', 'kind'])).toLowerCase()}/${str(getPath(o, ['involvedObject', 'name']))}`),
-        column('Message', 'string', (o) => str(o.message)),
-      ],
-    }),
+    builtin({ group: '', ...EVENT }),
+    // The same objects through events.k8s.io/v1, as the real server serves them (api/events.ts).
+    builtin({ group: 'events.k8s.io', ...EVENT, strategy: eventsV1Strategy, storedAs: { key: '/events', apiVersion: CORE_EVENT } }),
     builtin({
       group: 'apps',
       version: 'v1',

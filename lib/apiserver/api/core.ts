@@ -43,6 +43,7 @@ import {
 import { formatLabelSelector, labelSelectorFromObject } from './label-selector.js';
 import type { Registry, Resolved, ResourceType, StrategyContext } from './registry.js';
 import { apiVersionOf } from './registry.js';
+import { present } from './present.js';
 import type { Store } from './store.js';
 import { validateAnnotations, validateLabels, validateName } from './validation.js';
 
@@ -142,10 +143,6 @@ function groupResource(type: ResourceType): GroupResource {
   return { group: type.group, plural: type.plural };
 }
 
-/** The object as a client of `apiVersion` sees it (CR versions differ only in apiVersion: conversion None). */
-export function present(obj: JsonObject, apiVersion: string): JsonObject {
-  return obj.apiVersion === apiVersion ? obj : { ...obj, apiVersion };
-}
 
 function stripVolatile(obj: JsonObject): JsonObject {
   const meta = readMeta(obj);
@@ -196,7 +193,10 @@ export class ApiCore {
   }
 
   compileFilter(r: Resolved, query: Pick<ListQuery, 'labelSelector' | 'fieldSelector'>): ObjectFilter {
-    return compileFilter(r.type, r.version, query.labelSelector, query.fieldSelector);
+    const filter = compileFilter(r.type, r.version, query.labelSelector, query.fieldSelector);
+    // A view of objects stored in another form (events.k8s.io Events) selects on its own fields.
+    if (r.type.storedAs === undefined || filter.isEverything) return filter;
+    return { isEverything: false, matches: (obj) => filter.matches(present(obj, r.apiVersion)) };
   }
 
   /** A list at one resourceVersion; `limit` pages through a snapshot kept for `continue`. */
@@ -390,12 +390,14 @@ export class ApiCore {
    */
   commitUpdate(
     r: Resolved,
-    old: JsonObject,
+    stored: JsonObject,
     candidate: JsonObject,
     opts: { manager: string; dryRun: boolean; subresource?: string; managedFields?: JsonValue } & Pick<WriteOptions, 'fieldValidation' | 'warnings'>,
   ): JsonObject {
     const type = r.type;
     const ctx = this.strategyContext();
+    // A view of objects stored in another form compares and merges in its own form.
+    const old = type.storedAs === undefined ? stored : present(stored, r.apiVersion);
     let obj = candidate;
     const statusSubresource = r.version.statusSubresource;
     if (opts.subresource === 'status') {
@@ -466,7 +468,7 @@ export class ApiCore {
       this.setManagedFields(obj, tracked);
     }
 
-    if (deepEqual(stripVolatile(this.toStorage(type, obj)), stripVolatile(old))) return old;
+    if (deepEqual(stripVolatile(this.toStorage(type, obj)), stripVolatile(stored))) return stored;
     const storable = this.toStorage(type, obj);
     if (isBeingDeleted(storable) && finalizersOf(storable).length === 0 && !type.strategy.blocksDeletion?.(storable)) {
       if (opts.dryRun) return storable;
@@ -770,10 +772,9 @@ export class ApiCore {
     return obj;
   }
 
-  /** Stored objects carry the storage version's apiVersion. */
+  /** Stored objects carry the storage version's apiVersion (or the form of the group that stores them). */
   private toStorage(type: ResourceType, obj: JsonObject): JsonObject {
-    const apiVersion = apiVersionOf(type.group, type.storageVersion);
-    return obj.apiVersion === apiVersion ? obj : { ...obj, apiVersion };
+    return present(obj, type.storedAs ?? apiVersionOf(type.group, type.storageVersion));
   }
 
   private checkNamespace(type: ResourceType, meta: JsonObject, namespace: string): void {

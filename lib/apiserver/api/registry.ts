@@ -84,6 +84,11 @@ export interface ResourceType {
   /** Whether DELETE answers the deleted object (otherwise a Status Success). */
   readonly returnDeletedObject: boolean;
   readonly extraSubresources?: readonly string[];
+  /**
+   * Another group stores these objects (under `key`) in the form of this apiVersion: events.k8s.io
+   * Events are a view of core Events. Reads and writes convert (present.ts).
+   */
+  readonly storedAs?: string;
 }
 
 export interface Resolved {
@@ -115,12 +120,13 @@ export function compareKubeVersions(a: string, b: string): number {
 }
 
 export class Registry {
+  /** By `group/plural`: what a request names. Two types may share a storage key (a view, `storedAs`). */
   private readonly types = new Map<string, ResourceType>();
   /** Bumped on every change, so discovery and OpenAPI documents can be cached by it. */
   revision = 0;
 
   add(type: ResourceType): void {
-    this.types.set(type.key, type);
+    this.types.set(`${type.group}/${type.plural}`, type);
     this.revision++;
   }
 

@@ -7,6 +7,7 @@ import { expired } from './errors.js';
 import type { ObjectFilter } from './filter.js';
 import type { JsonObject } from './json.js';
 import { namespaceOf } from './meta.js';
+import { present } from './present.js';
 import type { ResourceType } from './registry.js';
 import type { EventType, Store, StoreEvent } from './store.js';
 
@@ -107,7 +108,7 @@ export class Watch {
   }
 
   private render(obj: JsonObject, type: EventType | 'BOOKMARK'): JsonObject {
-    const presented = obj.apiVersion === this.spec.apiVersion ? obj : { ...obj, apiVersion: this.spec.apiVersion };
+    const presented = present(obj, this.spec.apiVersion);
     return this.spec.render ? this.spec.render(presented, type) : presented;
   }
 

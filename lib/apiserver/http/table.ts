@@ -21,7 +21,9 @@ export const AGE_COLUMN: PrinterColumn = { name: 'Age', type: 'date', cell: (o) 
 function columnsOf(type: ResourceType, version: VersionInfo): PrinterColumn[] {
   const name: PrinterColumn = { name: 'Name', type: 'string', format: 'name', cell: (o) => String(readMeta(o).name ?? '') };
   const declared = version.printerColumns;
-  return type.custom && declared.length === 0 ? [name, AGE_COLUMN] : [name, ...declared];
+  if (type.custom && declared.length === 0) return [name, AGE_COLUMN];
+  // A type that places its Name column itself (Events: last, in the wide output only).
+  return declared.some((c) => c.name === 'Name') ? declared : [name, ...declared];
 }
 
 export function columnDefinitions(type: ResourceType, version: VersionInfo): JsonObject[] {
