@@ -191,6 +191,7 @@ export async function handleResource(
     namespace: rr.namespace,
     name: rr.name,
     path: url.pathname,
+    userAgent: req.headers['user-agent'],
   };
   ctx.requests.record(request);
   const outcome = ctx.faults.evaluate(request);
