@@ -396,9 +396,21 @@ const podStrategy: Strategy = {
   defaults(obj) {
     defaultPodSpec(objectAt(obj, 'spec'));
   },
+  gracePeriod(obj, requested) {
+    // A pod no kubelet runs, or one that has finished, goes at once (pod strategy CheckGracefulDelete).
+    const node = getPath(obj, ['spec', 'nodeName']);
+    const phase = getPath(obj, ['status', 'phase']);
+    if (typeof node !== 'string' || node === '' || phase === 'Succeeded' || phase === 'Failed') return 0;
+    const marked = readMeta(obj).deletionGracePeriodSeconds;
+    const spec = getPath(obj, ['spec', 'terminationGracePeriodSeconds']);
+    return requested ?? (typeof marked === 'number' ? marked : typeof spec === 'number' ? spec : 30);
+  },
   validate(obj, old) {
     const causes = validateContainers(obj.spec, 'spec');
-    if (old && !deepEqual(withoutImages(obj.spec), withoutImages(old.spec))) {
+    // Binding (pods/binding) sets spec.nodeName once; nothing else of the spec changes.
+    const bound = old && !getPath(old, ['spec', 'nodeName']) && isJsonObject(obj.spec) ? { ...obj.spec, nodeName: getPath(old, ['spec', 'nodeName']) ?? null } : obj.spec;
+    if (bound && isJsonObject(bound) && bound.nodeName === null) delete bound.nodeName;
+    if (old && !deepEqual(withoutImages(bound), withoutImages(old.spec))) {
       causes.push(
         fieldForbidden('spec', 'pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations) or `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)'),
       );
@@ -597,7 +609,12 @@ export function builtinTypes(): ResourceType[] {
           const ready = Array.isArray(statuses) ? statuses.filter((s) => isJsonObject(s) && s.ready === true).length : 0;
           return `${ready}/${Array.isArray(containers) ? containers.length : 0}`;
         }),
-        column('Status', 'string', (o) => str(getPath(o, ['status', 'phase']))),
+        column('Status', 'string', (o) => {
+          // The pod printer's reason: Terminating while deleted, the containers' end otherwise.
+          if (readMeta(o).deletionTimestamp) return 'Terminating';
+          const phase = str(getPath(o, ['status', 'phase']));
+          return phase === 'Succeeded' ? 'Completed' : phase === 'Failed' ? 'Error' : phase;
+        }),
         column('Restarts', 'string', () => '0'),
       ],
     }),

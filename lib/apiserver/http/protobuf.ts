@@ -105,7 +105,37 @@ const podTemplateSpec = s({ 1: { name: 'metadata', type: objectMeta }, 2: { name
 
 const intOrStringFields = s({ 1: { name: 'type', type: 'int' }, 2: { name: 'intVal', type: 'int' }, 3: { name: 'strVal', type: 'string' } });
 
+const jobSpec = s({
+  1: { name: 'parallelism', type: 'int', keepZero: true },
+  2: { name: 'completions', type: 'int', keepZero: true },
+  3: { name: 'activeDeadlineSeconds', type: 'int' },
+  4: { name: 'selector', type: labelSelector },
+  5: { name: 'manualSelector', type: 'bool' },
+  6: { name: 'template', type: podTemplateSpec },
+  7: { name: 'backoffLimit', type: 'int', keepZero: true },
+  8: { name: 'ttlSecondsAfterFinished', type: 'int', keepZero: true },
+  9: { name: 'completionMode', type: 'string' },
+  10: { name: 'suspend', type: 'bool' },
+});
+
 const KINDS: Record<string, Schema> = {
+  Job: s({ 1: { name: 'metadata', type: objectMeta }, 2: { name: 'spec', type: jobSpec } }),
+  CronJob: s({
+    1: { name: 'metadata', type: objectMeta },
+    2: {
+      name: 'spec',
+      type: s({
+        1: { name: 'schedule', type: 'string' },
+        2: { name: 'startingDeadlineSeconds', type: 'int' },
+        3: { name: 'concurrencyPolicy', type: 'string' },
+        4: { name: 'suspend', type: 'bool' },
+        5: { name: 'jobTemplate', type: s({ 1: { name: 'metadata', type: objectMeta }, 2: { name: 'spec', type: jobSpec } }) },
+        6: { name: 'successfulJobsHistoryLimit', type: 'int', keepZero: true },
+        7: { name: 'failedJobsHistoryLimit', type: 'int', keepZero: true },
+        8: { name: 'timeZone', type: 'string' },
+      }),
+    },
+  }),
   Namespace: s({
     1: { name: 'metadata', type: objectMeta },
     2: { name: 'spec', type: s({ 1: { name: 'finalizers', type: 'string', repeated: true } }) },
