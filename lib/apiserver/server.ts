@@ -133,6 +133,7 @@ function validateOptions(o: ApiServerOptions): void {
   const delays: [string, number | undefined][] = [
     ['deployments.readyAfterMs', sim?.deployments ? sim.deployments.readyAfterMs : undefined],
     ['pods.readyAfterMs', sim?.pods?.readyAfterMs],
+    ['pods.stopAfterMs', sim?.pods?.stopAfterMs],
     ['jobs.durationMs', sim?.jobs ? sim.jobs.durationMs : undefined],
     ['jobs.failures', sim?.jobs ? sim.jobs.failures : undefined],
   ];

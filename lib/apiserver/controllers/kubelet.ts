@@ -21,6 +21,8 @@ export interface KubeletOptions {
   readyAfterMs: number;
   jobDurationMs: number;
   jobFailures: number;
+  /** How long a deleted Pod's containers take to stop; the grace period caps it. */
+  stopAfterMs: number;
 }
 
 export function nodeName(i: number): string {
@@ -74,6 +76,8 @@ export class KubeletSimulator {
   private readonly unsubscribe: () => void;
   private nextNode = 0;
   private nextIp = 0;
+  /** Pods whose start is scheduled (by uid), so that a burst of events starts each once. */
+  private readonly starting = new Set<string>();
 
   constructor(
     private readonly core: ApiCore,
@@ -119,7 +123,8 @@ export class KubeletSimulator {
       const grace = readMeta(pod).deletionGracePeriodSeconds;
       this.timers.clear(key);
       const uid = uidOf(pod);
-      this.timers.set(`${key}/delete`, typeof grace === 'number' ? grace * 1000 : 0, () => this.core.forceDeleteInternal(PODS_KEY, ns, name, uid));
+      const graceMs = typeof grace === 'number' ? grace * 1000 : 0;
+      this.timers.set(`${key}/delete`, Math.min(graceMs, this.options.stopAfterMs), () => this.core.forceDeleteInternal(PODS_KEY, ns, name, uid));
       return;
     }
     if (this.options.nodes === 0) return;
@@ -128,7 +133,14 @@ export class KubeletSimulator {
       return;
     }
     const phase = podPhase(pod);
-    if (phase === 'Pending' && !this.timers.has(key)) this.timers.set(key, 0, () => this.run(ns, name));
+    const uid = uidOf(pod);
+    if (phase === 'Pending' && !this.starting.has(uid)) {
+      this.starting.add(uid);
+      setImmediate(() => {
+        this.starting.delete(uid);
+        this.run(ns, name);
+      });
+    }
   }
 
   private bind(ns: string, name: string): void {
@@ -189,12 +201,14 @@ export class KubeletSimulator {
   }
 
   private run(ns: string, name: string): void {
+    let started = false;
     const pod = this.core.mutate(
       PODS_KEY,
       ns,
       name,
       (p) => {
         if (isBeingDeleted(p) || podPhase(p) !== 'Pending') return false;
+        started = true;
         const node = String(getPath(p, ['spec', 'nodeName']));
         const nodeIndex = Number(node.slice(node.lastIndexOf('-') + 1)) || 0;
         const ip = this.nextIp++;
@@ -211,7 +225,7 @@ export class KubeletSimulator {
       },
       { subresource: 'status', manager: 'kubelet' },
     );
-    if (!pod || podPhase(pod) !== 'Running') return;
+    if (!pod || !started) return;
     const containers = getPath(pod, ['spec', 'containers']);
     for (const c of Array.isArray(containers) ? containers.filter(isJsonObject) : []) {
       this.recorder.record(pod, 'Normal', 'Pulled', `Container image "${String(c.image)}" already present on machine`, 'kubelet');

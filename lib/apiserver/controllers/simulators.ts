@@ -18,8 +18,12 @@ export type { SimulationClock } from './clock.js';
 export interface SimulateOptions {
   /** Deployments and their ReplicaSets (on unless false); `readyAfterMs`: until their Pods are Ready (default 0). */
   deployments?: { readyAfterMs?: number } | false;
-  /** Pods: milliseconds from start to Ready (default: `deployments.readyAfterMs`, else 0). */
-  pods?: { readyAfterMs?: number };
+  /**
+   * Pods: milliseconds from start to Ready (default: `deployments.readyAfterMs`, else 0), and from
+   * a graceful delete until the containers have stopped and the Pod goes (default 0; at most its
+   * grace period).
+   */
+  pods?: { readyAfterMs?: number; stopAfterMs?: number };
   /** Nodes registered and running the Pods (default 3); 0 leaves Pods unscheduled and Pending. */
   nodes?: number;
   /** Jobs (on unless false): a Pod runs `durationMs` (default 0); the first `failures` Pods of each Job fail (default 0). */
@@ -48,6 +52,7 @@ export function startSimulation(core: ApiCore, store: Store, options: SimulateOp
     readyAfterMs: options.pods?.readyAfterMs ?? deployments?.readyAfterMs ?? 0,
     jobDurationMs: jobs?.durationMs ?? 0,
     jobFailures: jobs?.failures ?? 0,
+    stopAfterMs: options.pods?.stopAfterMs ?? 0,
   });
   parts.push(kubelet);
   return {
