@@ -124,6 +124,20 @@ describe('apiserver: simulated workload controllers', () => {
       }, 'one pod left');
     });
 
+    it('a Service gets Endpoints and an EndpointSlice listing its ready Pods', async () => {
+      await c.core.createNamespacedService({ namespace: 'default', body: { metadata: { name: 'sim' }, spec: { selector: { app: 'sim' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } } });
+      const ep = await eventually(async () => {
+        const e = await c.core.readNamespacedEndpoints({ name: 'sim', namespace: 'default' }).catch(() => undefined);
+        return e?.subsets?.[0]?.addresses?.length === 1 ? e : undefined;
+      }, 'endpoints');
+      expect(ep.subsets?.[0]?.ports).to.deep.equal([{ name: 'http', port: 8080, protocol: 'TCP' }]);
+      expect(ep.subsets?.[0]?.addresses?.[0]?.ip).to.match(/^10\.244\./);
+      const discovery = c.kc.makeApiClient(k8s.DiscoveryV1Api);
+      const slices = await discovery.listNamespacedEndpointSlice({ namespace: 'default', labelSelector: 'kubernetes.io/service-name=sim' });
+      expect(slices.items).to.have.length(1);
+      expect(slices.items[0]?.endpoints.map((e) => e.conditions?.ready)).to.deep.equal([true]);
+    });
+
     it('a Job runs its Pods to Complete, retrying a failure within backoffLimit, and records its Events', async () => {
       await batch.createNamespacedJob({
         namespace: 'default',

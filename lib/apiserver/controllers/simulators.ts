@@ -8,6 +8,7 @@ import type { ApiCore } from '../api/core.js';
 import type { Store } from '../api/store.js';
 import { realClock, type SimulationClock } from './clock.js';
 import { DeploymentController } from './deployments.js';
+import { EndpointsController } from './endpoints.js';
 import { JobController } from './jobs.js';
 import { KubeletSimulator } from './kubelet.js';
 import { ServerEventRecorder } from './recorder.js';
@@ -28,6 +29,8 @@ export interface SimulateOptions {
   nodes?: number;
   /** Jobs (on unless false): a Pod runs `durationMs` (default 0); the first `failures` Pods of each Job fail (default 0). */
   jobs?: { durationMs?: number; failures?: number } | false;
+  /** Endpoints and EndpointSlices of Services from their ready Pods (on unless false). */
+  endpoints?: boolean;
   /** The time the simulation runs in (default real time); a test passes its own to move time without sleeping. */
   clock?: SimulationClock;
 }
@@ -47,6 +50,7 @@ export function startSimulation(core: ApiCore, store: Store, options: SimulateOp
   const parts: Part[] = [];
   if (deployments) parts.push(new DeploymentController(core, store, recorder, clock), new ReplicaSetController(core, store, recorder));
   if (jobs) parts.push(new JobController(core, store, recorder, clock));
+  if (options.endpoints !== false) parts.push(new EndpointsController(core, store));
   const kubelet = new KubeletSimulator(core, store, recorder, clock, {
     nodes: options.nodes ?? 3,
     readyAfterMs: options.pods?.readyAfterMs ?? deployments?.readyAfterMs ?? 0,
