@@ -19,22 +19,12 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { createKubeClient, loadKubeConfig } from '../lib/kube/index.js';
 import { informer, type ObjectTransform } from '../lib/sources/index.js';
 import { COUNTERS, NAMESPACE } from './e2e/counter.js';
+import { flag, settledHeap as heapAfterGc } from './heap.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const E2E = join(ROOT, 'bench/e2e');
 
-function flag(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
-
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error('bench:cache-memory needs --expose-gc (npm run bench:cache-memory does it)');
-
-function settledHeap(): number {
-  for (let i = 0; i < 3; i++) gc!();
-  return process.memoryUsage().heapUsed;
-}
+const settledHeap = (): number => heapAfterGc('cache-memory');
 
 async function main(): Promise<void> {
   const n = Number(flag('n', '10000'));

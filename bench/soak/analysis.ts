@@ -90,6 +90,17 @@ export interface LeaseVersion {
   readonly holder: string;
   /** renewTime: when its writer began the write (ms, the machine's one clock). */
   readonly renewedAt: number;
+  /** When a watcher beside the server received it: about when the server stored it. */
+  readonly seenAt: number;
+}
+
+export interface Failover {
+  readonly newHolder: string;
+  /** From the server storing the vanished holder's last renewal to storing the next holder's first version (as a watcher saw both): the issue's measure. */
+  readonly ms: number;
+  /** The same by the writers' renewTimes (each write's start): never below the lease, or a candidate acted early. */
+  readonly byRenewTimeMs: number;
+  readonly lastRenewalSeenAt: number;
 }
 
 /**
@@ -97,10 +108,11 @@ export interface LeaseVersion {
  * another holder (a new holder's first renewTime is its acquireTime). Undefined if no one took
  * over, or if the holder took its lease back first (a cut-off shorter than the lease).
  */
-export function failoverAfter(versions: readonly LeaseVersion[], holder: string, at: number): { lastRenewal: number; acquired: number; newHolder: string } | undefined {
+export function failoverAfter(versions: readonly LeaseVersion[], holder: string, at: number): Failover | undefined {
   const lastIndex = versions.findLastIndex((v) => v.holder === holder && v.renewedAt <= at);
   const last = versions[lastIndex];
   if (!last) return undefined;
   const next = versions.slice(lastIndex + 1).find((v) => v.holder !== '' && v.renewedAt > last.renewedAt);
-  return next && next.holder !== holder ? { lastRenewal: last.renewedAt, acquired: next.renewedAt, newHolder: next.holder } : undefined;
+  if (!next || next.holder === holder) return undefined;
+  return { newHolder: next.holder, ms: next.seenAt - last.seenAt, byRenewTimeMs: next.renewedAt - last.renewedAt, lastRenewalSeenAt: last.seenAt };
 }

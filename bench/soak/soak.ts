@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createKubeClient, type ResourceClient } from '../../lib/kube/index.js';
-import { failoverAfter, maxConcurrentRuns, memoryTrend, type LeaseVersion, type MemorySample, type MemoryTrend, type RunInterval } from './analysis.js';
+import { failoverAfter, maxConcurrentRuns, memoryTrend, type Failover, type LeaseVersion, type MemorySample, type MemoryTrend, type RunInterval } from './analysis.js';
 import { kubeConfigFor, LEASE_NAME, NAMESPACE, SOAK, type OperatorMessage, type OperatorSettings, type ServerCommand, type ServerMessage, type Soak } from './model.js';
 import { startProxy, type CuttableProxy } from './proxy.js';
 
@@ -82,15 +82,30 @@ export interface SoakReport {
   /** Fraction of /readyz polls of live operators that were not 200, during the chaos. */
   readonly unreadyFraction: number;
   readonly unreadyByOperator: Record<string, number>;
-  /** Last renewal of a SIGKILLed leader to the next leader's acquisition, ms. */
+  /** Last renewal of a SIGKILLed leader to the next leader's acquisition, as the server stored them, ms. */
   readonly failoverMs: number[];
   /** The same for leaders cut off from the server (they step down at the renew deadline). */
   readonly cutFailoverMs: number[];
+  /** Every trial: who vanished and how, who could take over (see `witnesses`), and the failover. */
+  readonly failoverTrials: FailoverTrial[];
   readonly operatorExitCodes: Record<string, number | string | null>;
   /** Operators that exited by themselves during the chaos (and were replaced). */
   readonly operatorRestarts: string[];
   readonly memory: Record<string, MemoryTrend | undefined>;
   readonly logDir: string;
+}
+
+export interface FailoverTrial extends Partial<Failover> {
+  readonly cause: 'sigkill' | 'cut';
+  readonly leader: string;
+  readonly at: number;
+  /**
+   * Followers connected for more than a lease when the leader vanished: they saw its renewals.
+   * The fault schedule never cuts the last of them off while the trial is open, since a follower
+   * that was cut off when the lease expired cannot take over then (and one that comes back must
+   * first see the lease, then wait a whole lease on its own clock).
+   */
+  readonly witnesses: string[];
 }
 
 const SERVER_SCRIPT = fileURLToPath(new URL('./server-process.ts', import.meta.url));
@@ -230,7 +245,7 @@ async function scenario(
       `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`,
       { fieldSelector: `metadata.name=${LEASE_NAME}` },
       (_type: string, lease: V1Lease) => {
-        const version = { holder: lease.spec?.holderIdentity ?? '', renewedAt: new Date(String(lease.spec?.renewTime)).getTime() };
+        const version = { holder: lease.spec?.holderIdentity ?? '', renewedAt: new Date(String(lease.spec?.renewTime)).getTime(), seenAt: Date.now() };
         const last = leaseVersions.at(-1);
         if (last?.holder !== version.holder || last.renewedAt !== version.renewedAt) leaseVersions.push(version); // a reopened watch repeats the current one
       },
@@ -335,10 +350,11 @@ async function scenario(
     () => {
       // Never all of them: one operator keeps its link, so a cut-off leader has a successor.
       // Operators still starting are spared: their first list failing ends them (ES2).
+      // Nor the last witness of a failover trial under way (see FailoverTrial.witnesses).
       const connected = alive().filter((o) => !o.proxy.isCut && o.connectedSince !== undefined);
-      const target = connected.length > 1 ? pick(connected.filter((o) => options.cutLeaders || o.identity !== holder())) : undefined;
+      const target = connected.length > 1 ? pick(connected.filter((o) => (options.cutLeaders || o.identity !== holder()) && sparesAWitness(o))) : undefined;
       if (!target) return;
-      if (target.identity === holder() && hasWitness(target)) leaderCuts.push({ identity: target.identity, at: Date.now() });
+      if (target.identity === holder() && hasWitness(target)) openTrial('cut', target);
       countFault('networkCut');
       target.proxy.cut();
       const cut = { identity: target.identity, at: Date.now(), until: 0 };
@@ -357,9 +373,20 @@ async function scenario(
    * cut off, for at least a lease (a candidate that just came or came back must first see a
    * renewal, and a fresh one must wait a whole lease on its own clock).
    */
-  const hasWitness = (leader: OperatorHandle) =>
-    alive().some((o) => o !== leader && !o.proxy.isCut && o.connectedSince !== undefined && Date.now() - o.connectedSince > options.leaseDurationMs);
-  const leaderCuts: Array<{ identity: string; at: number }> = [];
+  const witnessesOf = (leader: OperatorHandle) =>
+    alive().filter((o) => o !== leader && !o.proxy.isCut && o.connectedSince !== undefined && Date.now() - o.connectedSince > options.leaseDurationMs);
+  const hasWitness = (leader: OperatorHandle) => witnessesOf(leader).length > 0;
+  const trials: FailoverTrial[] = [];
+  // A leader killed while cut off hands over once: the trial opened by the cut measures it.
+  const openTrial = (cause: FailoverTrial['cause'], leader: OperatorHandle) => {
+    if (trials.some((t) => t.leader === leader.identity && isOpen(t))) return;
+    trials.push({ cause, leader: leader.identity, at: Date.now(), witnesses: witnessesOf(leader).map((o) => o.identity) });
+  };
+  /** A trial is open until another holder took the lease, or for two leases at most. */
+  const isOpen = (t: FailoverTrial) =>
+    Date.now() < t.at + 2 * options.leaseDurationMs && !leaseVersions.some((v) => v.seenAt > t.at && v.holder !== '' && v.holder !== t.leader);
+  const sparesAWitness = (target: OperatorHandle) =>
+    trials.filter(isOpen).every((t) => t.witnesses.some((id) => id !== target.identity && alive().some((o) => o.identity === id && !o.proxy.isCut)));
 
   // SIGKILL of the leader, replaced at once by a new operator
   every(options.killEveryMs, async () => {
@@ -371,6 +398,7 @@ async function scenario(
     }
     if (!leader || Date.now() >= chaosEnd) return;
     countFault('sigkillLeader');
+    openTrial('sigkill', leader);
     leader.killedAt = Date.now();
     leader.child.kill('SIGKILL');
     kills.push({ identity: leader.identity, at: leader.killedAt });
@@ -418,11 +446,8 @@ async function scenario(
   // runs a SIGKILL interrupted end at the kill
   for (const o of operators) if (o.killedAt !== undefined) for (const [name, start] of o.pending) runs.push({ name, by: o.identity, start, end: o.killedAt });
 
-  const failover = (events: Array<{ identity: string; at: number }>) =>
-    events.flatMap((e) => {
-      const f = failoverAfter(leaseVersions, e.identity, e.at);
-      return f ? [f.acquired - f.lastRenewal] : [];
-    });
+  const failoverTrials = trials.map((t): FailoverTrial => ({ ...t, ...failoverAfter(leaseVersions, t.leader, t.at) }));
+  const failover = (cause: FailoverTrial['cause']) => failoverTrials.flatMap((t) => (t.cause === cause && t.ms !== undefined ? [t.ms] : []));
   const tallies = [...readiness.values()];
   const concurrency = maxConcurrentRuns(runs);
   const polls = tallies.reduce((n, t) => n + t.ok + t.unready, 0);
@@ -447,8 +472,9 @@ async function scenario(
     convergenceMs: end.ms,
     unreadyFraction: polls === 0 ? 0 : tallies.reduce((n, t) => n + t.unready, 0) / polls,
     unreadyByOperator: Object.fromEntries([...readiness].map(([id, t]) => [id, t.unready / Math.max(1, t.ok + t.unready)])),
-    failoverMs: failover(kills),
-    cutFailoverMs: failover(leaderCuts),
+    failoverMs: failover('sigkill'),
+    cutFailoverMs: failover('cut'),
+    failoverTrials,
     operatorExitCodes: Object.fromEntries(operators.map((o) => [o.identity, o.exit ?? null])),
     operatorRestarts: restarts,
     memory: Object.fromEntries(Object.entries(memory).map(([id, samples]) => [id, memoryTrend(samples)])),

@@ -19,13 +19,13 @@ import { classifyError, errorMessage, type KubeClient } from '../kube/index.js';
 import { controllerLabels, errorLogLevel, EventRecorder, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { generationChanged, reconcileEach, type RunFn, type RunResult } from '../processing/index.js';
 import {
-  informer,
+  InformerPool,
   ReadYourWritesCache,
   SecondarySource,
   toResourceEvents,
-  type Informer,
-  type InformerOptions,
+  type InformerLike,
   type ObjectTransform,
+  type SharedInformerOptions,
 } from '../sources/index.js';
 import type { EventSourceRegistry } from '../workflow/index.js';
 import { resolveNamespaces, resolveSecondary, type ResolvedControllerConfig, type ResolvedSecondary } from './config.js';
@@ -40,6 +40,8 @@ export interface ControllerEnvironment {
   readonly metrics?: RxkubeMetrics | undefined;
   /** While false, events are kept but nothing runs (leader election, OB4). Default: always true. */
   readonly leading$?: Observable<boolean> | undefined;
+  /** Where informers come from, shared with the other controllers of the pool (the Operator's). Default: a pool of this controller's own on `client`. */
+  readonly informers?: InformerPool | undefined;
 }
 
 export const DEFAULT_STOP_TIMEOUT_MS = 30_000;
@@ -67,7 +69,8 @@ function measured(run: (...args: Parameters<RunFn>) => Promise<RunResult | void>
  */
 export class Controller<P extends KubernetesObject = KubernetesObject> {
   readonly name: string;
-  private readonly primaryInformer: Informer<P>;
+  private readonly informerPool: InformerPool;
+  private readonly primaryInformer: InformerLike<P>;
   private readonly primaries: ReadYourWritesCache<P>;
   private readonly secondaries = new Map<string, SecondarySource<KubernetesObject, P>>();
   private readonly secondaryClients = new Map<string, TrackedClient<KubernetesObject>>();
@@ -102,11 +105,11 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       labels: controllerLabels(config.name, config.descriptor),
       scheduler: config.scheduling.scheduler,
     });
-    this.primaryInformer = informer<P>({
+    this.informerPool = env.informers ?? new InformerPool({ client: env.client });
+    this.primaryInformer = this.informerPool.acquire<P>({
       ...this.informerTuning(),
       resource: config.descriptor,
       name: config.name,
-      kubeConfig: env.client.kubeConfig,
       namespaces: config.namespaces,
       labelSelector: config.config.labelSelector,
       fieldSelector: config.config.fieldSelector,
@@ -169,7 +172,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
 
   /** The event sources as they stand now (a copy: the registry itself changes only through WF5). */
   listEventSources(): readonly EventSourceInfo[] {
-    const watching = (inf: Informer<KubernetesObject> | Informer<P>) => ({
+    const watching = (inf: InformerLike<KubernetesObject> | InformerLike<P>) => ({
       resource: { apiVersion: inf.resource.apiVersion, kind: inf.resource.kind },
       namespaces: inf.namespaces,
     });
@@ -361,7 +364,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   }
 
   /** Failed lists and watches are retried by the informer; they are logged here so they are seen. */
-  private logFailures(inf: Informer<KubernetesObject> | Informer<P>, source?: SecondarySource<KubernetesObject, P>): void {
+  private logFailures(inf: InformerLike<KubernetesObject> | InformerLike<P>, source?: SecondarySource<KubernetesObject, P>): void {
     inf.errors$.subscribe(({ error, informer: name, namespace, phase, delayMs }) =>
       this.logger[errorLogLevel(error)]({ informer: name, namespace, phase, retryInMs: delayMs, err: error }, `${phase} failed; retrying`),
     );
@@ -385,11 +388,10 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   }
 
   private secondarySource(secondary: ResolvedSecondary<P>): SecondarySource<KubernetesObject, P> {
-    const inf = informer<KubernetesObject>({
+    const inf = this.informerPool.acquire<KubernetesObject>({
       ...this.informerTuning(),
       resource: secondary.descriptor,
       name: `${this.name}/${secondary.name}`,
-      kubeConfig: this.env.client.kubeConfig,
       namespaces: secondary.followsPrimary ? this.primaryInformer.namespaces : (secondary.namespaces ?? 'all'),
       labelSelector: secondary.labelSelector,
       fieldSelector: secondary.fieldSelector,
@@ -405,7 +407,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     });
   }
 
-  private informerTuning(): Pick<InformerOptions<KubernetesObject>, 'timeoutSeconds' | 'deadMarginMs' | 'listTimeoutMs' | 'backoff' | 'transform'> {
+  private informerTuning(): Pick<SharedInformerOptions<KubernetesObject>, 'timeoutSeconds' | 'deadMarginMs' | 'listTimeoutMs' | 'backoff' | 'transform'> {
     const tuning = this.config.config.informer ?? {};
     return {
       transform: tuning.transform,
@@ -416,7 +418,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     };
   }
 
-  private informers(): Informer<KubernetesObject>[] {
-    return [this.primaryInformer as unknown as Informer<KubernetesObject>, ...[...this.secondaries.values()].map((s) => s.informer)];
+  private informers(): InformerLike<KubernetesObject>[] {
+    return [this.primaryInformer as unknown as InformerLike<KubernetesObject>, ...[...this.secondaries.values()].map((s) => s.informer)];
   }
 }

@@ -3,8 +3,9 @@ import type { Registry } from 'prom-client';
 import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
 import { ConfigurationError } from '../core/index.js';
 import { createKubeClient, loadKubeConfig, ownNamespace, type KubeClient } from '../kube/index.js';
-import { createLeaderElector, type LeaderElectionOptions, type LeaderElector } from '../leader/index.js';
+import { createLeaderElector, kubeLeaseClient, type LeaderElectionOptions, type LeaderElector } from '../leader/index.js';
 import { createLogger, createMetrics, startHealthServer, type HealthServer, type Logger, type RxkubeMetrics } from '../observe/index.js';
+import { InformerPool } from '../sources/index.js';
 import { resolveControllerConfig } from './config.js';
 import { Controller, DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
 import type { ControllerConfig, Reconciler, RegisteredController } from './types.js';
@@ -26,13 +27,17 @@ export interface OperatorOptions {
 }
 
 /**
- * Several controllers sharing one client, logger, metrics registry, leader election and health
- * server. No global state: operators can live side by side in one process.
+ * Several controllers sharing one client, informers, logger, metrics registry, leader election
+ * and health server. Every request — writes, lists and watches of every informer, the lease — goes
+ * through `client` (one connection pool); controllers, secondary sources and dependents that ask
+ * for the same informer share one (`InformerPool`). No global state: operators can live side by
+ * side in one process.
  */
 export class Operator {
   readonly client: KubeClient;
   readonly logger: Logger;
   readonly metrics: RxkubeMetrics | undefined;
+  private readonly informers: InformerPool;
   private readonly controllers: Controller<KubernetesObject>[] = [];
   /** Without leader election always true; with it false until this instance leads (OB4). */
   private readonly leading$: BehaviorSubject<boolean>;
@@ -46,6 +51,7 @@ export class Operator {
 
   constructor(private readonly options: OperatorOptions = {}) {
     this.client = createKubeClient(options.kubeConfig ?? loadKubeConfig());
+    this.informers = new InformerPool({ client: this.client });
     this.logger = options.logger ?? createLogger({ name: 'rxkube' });
     this.metrics = options.registry ? createMetrics(options.registry) : undefined;
     this.leading$ = new BehaviorSubject(options.leaderElection === undefined);
@@ -64,6 +70,7 @@ export class Operator {
       logger: this.logger,
       metrics: this.metrics,
       leading$: this.leading$,
+      informers: this.informers,
     });
     this.controllers.push(controller as unknown as Controller<KubernetesObject>);
     return {
@@ -109,7 +116,13 @@ export class Operator {
       process.once('SIGINT', this.signalHandler);
     }
     if (this.options.leaderElection) {
-      this.elector = createLeaderElector({ logger: this.logger, ...this.options.leaderElection, kubeConfig: this.client.kubeConfig });
+      const election = this.options.leaderElection;
+      this.elector = createLeaderElector({
+        logger: this.logger,
+        leaseClient: kubeLeaseClient(this.client, election.leaseName, election.leaseNamespace),
+        ...election,
+        kubeConfig: this.client.kubeConfig,
+      });
       this.elector.isLeader$.subscribe((leading) => {
         this.metrics?.setLeader(leading);
         this.leading$.next(leading);
@@ -135,6 +148,7 @@ export class Operator {
     process.off('SIGTERM', this.signalHandler);
     process.off('SIGINT', this.signalHandler);
     await Promise.all(this.controllers.map((c) => c.stop(this.options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS)));
+    this.informers.dispose();
     await this.elector?.stop();
     await this.healthServer?.close();
     this.healthServer = undefined;

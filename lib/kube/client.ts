@@ -136,6 +136,12 @@ export function createKubeClient(kubeConfig: KubeConfig): KubeClient {
   };
 }
 
+/** Whether `kube` is a KubeClient (as opposed to the KubeConfig one is made from). */
+export function isKubeClient(kube: KubeClient | KubeConfig): kube is KubeClient {
+  const candidate = kube as Partial<KubeClient>;
+  return typeof candidate.resource === 'function' && typeof candidate.request === 'function';
+}
+
 /** The object's name and namespace. */
 export function refOf(obj: KubernetesObject): ObjectRef {
   const name = obj.metadata?.name;

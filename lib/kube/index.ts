@@ -26,6 +26,7 @@ export { createRequestFn, type HttpVerb, type KubeRequest, type RequestFn } from
 export { openWatchStream, type WatchStreamRequest } from './watch-stream.js';
 export {
   createKubeClient,
+  isKubeClient,
   discoverDescriptor,
   PATCH_CONTENT_TYPES,
   refOf,

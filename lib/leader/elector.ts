@@ -106,6 +106,13 @@ interface WatchHandle {
 const WATCH_REOPEN_MIN_MS = 1_000;
 
 /**
+ * A holder renews every retry period; a candidate that has seen nothing new for this fraction of
+ * a retry period longer reads the lease: either the holder is gone (the read finds nothing new)
+ * or the candidate's watch is dead (the read finds the renewal, late by at most this slack).
+ */
+const RENEWAL_SLACK = 0.25;
+
+/**
  * OB4: Lease-based leader election, as client-go's leaderelection does it. The holder renews
  * every retry period; a lease held by another is taken only after it has not changed for its
  * full duration, measured on this instance's clock (no trust in other clocks). All writes are
@@ -113,8 +120,10 @@ const WATCH_REOPEN_MIN_MS = 1_000;
  *
  * Candidates read the lease every jittered retry period and also watch it: a renewal is seen
  * when the server stores it, so a candidate knows when the lease expires and tries at that
- * moment (or at once when the lease is released), not at its next jittered poll. Failover after
- * a holder dies is then the lease duration plus a few requests.
+ * moment (or at once when the lease is released), not at its next jittered poll. A renewal
+ * that is overdue (a quarter of a retry period late) makes a candidate read at once, so a watch
+ * that went silent without ending costs at most that slack. Failover after a holder dies is then
+ * the lease duration plus a few requests.
  *
  * Safety: a leader whose last successful renewal is renewDeadline old emits false at that moment,
  * whatever its requests are doing; since renewDeadline < leaseDuration, it has stopped leading
@@ -201,9 +210,9 @@ export class LeaderElector {
 
   /**
    * A candidate's pause: the jittered retry period, cut short at the moment the lease it has
-   * seen becomes acquirable (expired, released, or still ours). What was already acquirable when
-   * the wait began has just been tried and failed, so it waits the retry period unless it sees
-   * something new.
+   * seen becomes acquirable (expired, released, or still ours), or when the holder's next renewal
+   * is overdue. What was already acquirable or overdue when the wait began has just been tried,
+   * so it waits the retry period unless it sees something new.
    */
   private waitForNextAttempt(stop: AbortSignal): Promise<void> {
     const start = this.scheduler.now();
@@ -223,7 +232,9 @@ export class LeaderElector {
         const o = this.observation;
         const acquirableAt = o === undefined ? undefined : this.acquirableAt(o);
         const useful = acquirableAt !== undefined && (o?.seq !== seen || acquirableAt > start);
-        const at = useful ? Math.min(retryAt, acquirableAt) : retryAt;
+        const overdueAt = o === undefined ? undefined : this.renewalOverdueAt(o);
+        let at = useful ? Math.min(retryAt, acquirableAt) : retryAt;
+        if (overdueAt !== undefined && overdueAt > start) at = Math.min(at, overdueAt);
         timer = this.scheduler.schedule(finish, Math.max(0, at - this.scheduler.now()));
       };
       stop.addEventListener('abort', finish, { once: true });
@@ -234,6 +245,12 @@ export class LeaderElector {
 
   private acquirableAt(o: Observation): number {
     return o.holder === '' || o.holder === this.config.identity ? o.at : o.at + o.durationMs;
+  }
+
+  /** When the holder's next renewal should have been seen, if another instance holds the lease. */
+  private renewalOverdueAt(o: Observation): number | undefined {
+    if (o.holder === '' || o.holder === this.config.identity) return undefined;
+    return o.at + this.config.retryPeriodMs * (1 + RENEWAL_SLACK);
   }
 
   /**
@@ -276,6 +293,19 @@ export class LeaderElector {
 
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<Attempt> {
     const bounded = this.bounded(signal);
+    try {
+      return await this.attempt(bounded.signal, signal);
+    } finally {
+      bounded.done();
+    }
+  }
+
+  /**
+   * The attempt's start is the renewTime written (and what a leader's deadline counts from); a
+   * record the read found new is dated when the read answered, as client-go dates it: the server
+   * may have stored it while the read was on its way, so an earlier date could end its lease early.
+   */
+  private async attempt(bounded: AbortSignal, signal: AbortSignal): Promise<Attempt> {
     const now = this.scheduler.now();
     let current: V1Lease | undefined;
     try {
@@ -292,9 +322,10 @@ export class LeaderElector {
       }
     }
     this.lease = current;
-    if (this.observe(current, now)) this.distrustWatch(now);
+    const readAt = this.scheduler.now();
+    if (this.observe(current, readAt)) this.distrustWatch(readAt);
     const holder = current.spec?.holderIdentity ?? '';
-    if (holder !== '' && holder !== this.config.identity && !this.observedExpired(now)) return 'heldByOther';
+    if (holder !== '' && holder !== this.config.identity && !this.observedExpired(readAt)) return 'heldByOther';
     try {
       this.written(await this.client.replace(this.leaseBody(current, now), bounded));
       return 'acquired';
@@ -422,9 +453,18 @@ export class LeaderElector {
     this.leader.next(value);
   }
 
-  // A request never outlives the renew deadline, the term or stop().
-  private bounded(signal: AbortSignal): AbortSignal {
-    return AbortSignal.any([signal, AbortSignal.timeout(this.config.renewDeadlineMs)]);
+  /**
+   * A request never outlives the renew deadline, the term or stop(): a request that hangs (a
+   * connection a network cut left open) is abandoned and the next attempt opens a new one. The
+   * deadline runs on the scheduler, like every other timer of the elector.
+   */
+  private bounded(signal: AbortSignal): { signal: AbortSignal; done: () => void } {
+    const deadline = new AbortController();
+    const timer = this.scheduler.schedule(
+      () => deadline.abort(new DOMException(`lease request abandoned after the renew deadline of ${this.config.renewDeadlineMs} ms`, 'TimeoutError')),
+      this.config.renewDeadlineMs,
+    );
+    return { signal: AbortSignal.any([signal, deadline.signal]), done: () => timer.unsubscribe() };
   }
 
   private sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -1,13 +1,5 @@
-import {
-  CoordinationV1Api,
-  Observable as ClientObservable,
-  Watch,
-  type ConfigurationOptions,
-  type KubeConfig,
-  type ObservableMiddleware,
-  type V1Lease,
-} from '@kubernetes/client-node';
-import { classifyError } from '../kube/index.js';
+import type { KubeConfig, V1Lease } from '@kubernetes/client-node';
+import { createKubeClient, isKubeClient, openWatchStream, resourcePath, type KubeClient } from '../kube/index.js';
 
 /**
  * The calls an elector makes on its one Lease. Errors are thrown as the API answered them
@@ -30,45 +22,34 @@ export interface LeaseClient {
 /** How long the server keeps a lease watch open before the client opens a new one. */
 const LEASE_WATCH_SECONDS = 300;
 
-/** A LeaseClient on client-node: CoordinationV1Api for reads and writes, `Watch` with a field selector. */
-export function kubeLeaseClient(kubeConfig: KubeConfig, name: string, namespace: string): LeaseClient {
-  const api = kubeConfig.makeApiClient(CoordinationV1Api);
+const LEASES = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases', namespaced: true } as const;
+
+/**
+ * A LeaseClient on the KubeClient the rest of the program uses (an Operator passes its own: one
+ * client, one connection pool), or on a KubeConfig; the watch is `openWatchStream` with a field
+ * selector.
+ */
+export function kubeLeaseClient(kube: KubeClient | KubeConfig, name: string, namespace: string): LeaseClient {
+  const client = isKubeClient(kube) ? kube : createKubeClient(kube);
+  const leases = client.resource<V1Lease>(LEASES);
   return {
-    read: async (signal) => {
-      try {
-        return await api.readNamespacedLease({ name, namespace }, withSignal(signal));
-      } catch (err) {
-        if (classifyError(err) === 'notFound') return undefined;
-        throw err;
-      }
-    },
-    create: (body, signal) => api.createNamespacedLease({ namespace, body }, withSignal(signal)),
-    replace: (body, signal) => api.replaceNamespacedLease({ name, namespace, body }, withSignal(signal)),
-    watch: async (onLease, onClose) => {
-      const watch = new Watch(kubeConfig);
-      // Renewals arrive every retry period; a longer silence is a dead connection or a dead leader,
-      // and in both cases the elector's own polling still runs.
-      Object.assign(watch, { requestTimeoutMs: (LEASE_WATCH_SECONDS + 30) * 1000 });
-      const controller = await watch.watch(
-        `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`,
-        { fieldSelector: `metadata.name=${name}`, timeoutSeconds: LEASE_WATCH_SECONDS },
-        (type: string, object: unknown) => {
+    read: (signal) => leases.find({ name, namespace }, { signal }),
+    create: (body, signal) => leases.create(body, { signal }),
+    replace: (body, signal) => leases.replace(body, { signal }),
+    // Renewals arrive every retry period; a longer silence is a dead connection or a dead leader,
+    // and in both cases the elector's own polling still runs.
+    watch: (onLease, onClose) =>
+      openWatchStream(
+        client.kubeConfig,
+        {
+          path: resourcePath(leases.descriptor, { namespace }),
+          query: { fieldSelector: `metadata.name=${name}`, timeoutSeconds: LEASE_WATCH_SECONDS },
+          inactivityTimeoutMs: (LEASE_WATCH_SECONDS + 30) * 1000,
+        },
+        (type, object) => {
           if (type === 'ADDED' || type === 'MODIFIED') onLease(object as V1Lease);
         },
-        (error: unknown) => onClose(error ?? undefined),
-      );
-      return () => controller.abort();
-    },
+        onClose,
+      ),
   };
-}
-
-function withSignal(signal: AbortSignal): ConfigurationOptions {
-  const middleware: ObservableMiddleware = {
-    pre: (ctx) => {
-      ctx.setSignal(signal);
-      return new ClientObservable(Promise.resolve(ctx));
-    },
-    post: (res) => new ClientObservable(Promise.resolve(res)),
-  };
-  return { middleware: [middleware], middlewareMergeStrategy: 'append' };
 }

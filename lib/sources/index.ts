@@ -5,17 +5,20 @@ export {
   type InformerError,
   type InformerEvent,
   type InformerEventType,
+  type InformerLike,
   type InformerOptions,
   type Namespaces,
   type ScopeState,
   type ScopeStatus,
   type WhenSyncedOptions,
 } from './informer.js';
+export { InformerPool, type InformerPoolOptions, type PooledInformer, type SharedInformerOptions } from './informer-pool.js';
 export {
   InformerStore,
   NAMESPACE_INDEX,
   OWNER_UID_INDEX,
   type BoundedStoreOptions,
+  type IndexedStore,
   type Indexer,
   type InformerStoreOptions,
   type StoreReader,

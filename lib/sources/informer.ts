@@ -31,7 +31,7 @@ import {
 import { kubeListWatch, type ListWatchClient } from './list-watch.js';
 import { reflector, type ReflectorFailure, type ReflectorMessage } from './reflector.js';
 import { resourceVersionOf } from './resource-version.js';
-import { InformerStore, type BoundedStoreOptions, type Indexer, type StoreReader } from './store.js';
+import { InformerStore, type BoundedStoreOptions, type IndexedStore, type Indexer } from './store.js';
 import { compactManagedFields, type ObjectTransform } from './transform.js';
 
 export type InformerEventType = 'added' | 'modified' | 'deleted';
@@ -125,15 +125,62 @@ interface Scope {
 const ALL = '*';
 
 /**
+ * What the users of an informer rely on: an `Informer`, or a user's share of an informer that an
+ * `InformerPool` shares between users (then `stop()` ends only that share).
+ */
+export interface InformerLike<T extends KubernetesObject = KubernetesObject> {
+  readonly name: string;
+  readonly resource: ResolvedDescriptor;
+  /** The cache. Objects are the server's JSON; treat them as read-only. */
+  readonly store: IndexedStore<T>;
+  /** Live changes, from now on (hot). The store is updated before each change is emitted. */
+  readonly events$: Observable<InformerEvent<T>>;
+  /** Every cached object as 'added' first, then the live changes. */
+  readonly cacheAndEvents$: Observable<InformerEvent<T>>;
+  /** Failed lists and watches (each is retried). */
+  readonly errors$: Observable<InformerError>;
+  /** Indexers that threw: the object is left out of that index. */
+  readonly indexerErrors$: Observable<Error>;
+  readonly synced$: Observable<boolean>;
+  readonly healthy$: Observable<boolean>;
+  /** The namespaces asked for: 'all' or the list. */
+  readonly namespaces: Namespaces;
+  hasSynced(): boolean;
+  isHealthy(): boolean;
+  status(): ScopeStatus[];
+  start(): this;
+  stop(): void;
+  setNamespaces(namespaces: Namespaces): void;
+  whenSynced(options?: WhenSyncedOptions): Promise<void>;
+}
+
+/** ES6: 'all' as [undefined], or the namespaces sorted and unique; an error naming the informer otherwise. */
+export function checkNamespaces(informer: string, resource: ResolvedDescriptor, namespaces: Namespaces): readonly (string | undefined)[] {
+  if (namespaces === 'all') return [undefined];
+  if (!Array.isArray(namespaces) || namespaces.length === 0) {
+    throw new Error(`informer ${informer}: namespaces must be 'all' or a non-empty list of namespace names`);
+  }
+  if (!resource.namespaced) {
+    throw new Error(`informer ${informer}: ${resource.kind} is cluster-scoped; namespaces must be 'all'`);
+  }
+  for (const ns of namespaces) {
+    if (typeof ns !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns)) {
+      throw new Error(`informer ${informer}: '${String(ns)}' is not a valid namespace name`);
+    }
+  }
+  return [...new Set(namespaces)].sort();
+}
+
+/**
  * ES1, ES2, ES6, ES7, ES8: a cache of one resource type kept up to date by list+watch loops
  * (one per namespace, or one for all), with a store, a sync signal, a health signal and a hot
  * stream of changes. `start()` opens the watches, `stop()` closes all of them.
  */
-export class Informer<T extends KubernetesObject = KubernetesObject> {
+export class Informer<T extends KubernetesObject = KubernetesObject> implements InformerLike<T> {
   readonly name: string;
   readonly resource: ResolvedDescriptor;
   /** The cache. Objects are the server's JSON; treat them as read-only. */
-  readonly store: StoreReader<T> & Pick<InformerStore<T>, 'addIndexer' | 'hasIndexer'>;
+  readonly store: IndexedStore<T>;
 
   private readonly cache: InformerStore<T>;
   private readonly transform: ObjectTransform<T>;
@@ -313,19 +360,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   }
 
   private checkNamespaces(namespaces: Namespaces): readonly (string | undefined)[] {
-    if (namespaces === 'all') return [undefined];
-    if (!Array.isArray(namespaces) || namespaces.length === 0) {
-      throw new Error(`informer ${this.name}: namespaces must be 'all' or a non-empty list of namespace names`);
-    }
-    if (!this.resource.namespaced) {
-      throw new Error(`informer ${this.name}: ${this.resource.kind} is cluster-scoped; namespaces must be 'all'`);
-    }
-    for (const ns of namespaces) {
-      if (typeof ns !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns)) {
-        throw new Error(`informer ${this.name}: '${String(ns)}' is not a valid namespace name`);
-      }
-    }
-    return [...new Set(namespaces)].sort();
+    return checkNamespaces(this.name, this.resource, namespaces);
   }
 
   private covers(namespace: string | undefined): boolean {

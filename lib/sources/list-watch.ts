@@ -1,6 +1,6 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { ResourceID } from '../core/index.js';
-import { classifyError, createKubeClient, openWatchStream, resourcePath, type ResourceDescriptor } from '../kube/index.js';
+import { classifyError, createKubeClient, isKubeClient, openWatchStream, resourcePath, type KubeClient, type ResourceDescriptor } from '../kube/index.js';
 
 /** Which objects one list+watch covers. Selectors are in their query-string form ('' = none). */
 export interface ListWatchScope {
@@ -55,16 +55,19 @@ export interface KubeListWatchOptions {
 /**
  * List and read with rxkube's resource client (client-node's request machinery, pages of 500),
  * watch with `openWatchStream` (client-node's authentication, our own line reader):
- * allowWatchBookmarks and timeoutSeconds on every watch. When a continue token has expired
- * (410: history compacted while paging), the list is taken again in one request without a
- * limit, as client-go's pager does (`FullListIfExpired`).
+ * allowWatchBookmarks and timeoutSeconds on every watch. Pass the KubeClient the rest of the
+ * program uses (an Operator's: one client, one connection pool), or a KubeConfig for a client of
+ * its own. When a continue token has expired (410: history compacted while paging), the list is
+ * taken again in one request without a limit, as client-go's pager does (`FullListIfExpired`).
  */
 export function kubeListWatch<T extends KubernetesObject>(
-  kubeConfig: KubeConfig,
+  kube: KubeClient | KubeConfig,
   resource: ResourceDescriptor,
   options: KubeListWatchOptions = {},
 ): ListWatchClient<T> {
-  const client = createKubeClient(kubeConfig).resource<T>(resource);
+  const kubeClient = isKubeClient(kube) ? kube : createKubeClient(kube);
+  const { kubeConfig } = kubeClient;
+  const client = kubeClient.resource<T>(resource);
   const d = client.descriptor;
   const pageSize = options.pageSize ?? 500;
   return {

@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { mergeMap, Observable, Subject } from 'rxjs';
 import { describeError, resourceIdOf, resourceKey, type ResourceEvent, type ResourceID } from '../core/index.js';
-import type { Informer, InformerEvent } from './informer.js';
+import type { InformerEvent, InformerLike } from './informer.js';
 import {
   isOwnerReferenceMapper,
   mapBoth,
@@ -17,7 +17,7 @@ import { triggersOf } from './resource-events.js';
 import { OWNER_UID_INDEX } from './store.js';
 
 export interface SecondarySourceOptions<S extends KubernetesObject, P extends KubernetesObject> {
-  informer: Informer<S>;
+  informer: InformerLike<S>;
   /** Event source name (default: the informer's name). */
   name?: string | undefined;
   /** The primary type; needed for the default mapper (owner references). */
@@ -27,7 +27,7 @@ export interface SecondarySourceOptions<S extends KubernetesObject, P extends Ku
   /** Many-to-one or many-to-many: the secondaries a primary uses (then `secondariesOf` uses it). */
   toSecondaries?: PrimaryToSecondaryMapper<P> | undefined;
   /** With `toSecondaries` and no `toPrimaries`: secondary events map back through an index on this informer. */
-  primaryInformer?: Informer<P> | undefined;
+  primaryInformer?: InformerLike<P> | undefined;
 }
 
 /**
@@ -49,7 +49,7 @@ export interface MapperError {
  */
 export class SecondarySource<S extends KubernetesObject = KubernetesObject, P extends KubernetesObject = KubernetesObject> {
   readonly name: string;
-  readonly informer: Informer<S>;
+  readonly informer: InformerLike<S>;
   /** Reads and own-write filtering for this source; dependents record their writes here. */
   readonly cache: ReadYourWritesCache<S>;
   private readonly toPrimaries: SecondaryToPrimaryMapper<S>;

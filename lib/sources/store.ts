@@ -40,6 +40,9 @@ export interface StoreReader<T> {
   readonly size: number;
 }
 
+/** An informer's store as its users see it: reads, and indexes added (and removed) at any time. */
+export type IndexedStore<T extends KubernetesObject> = StoreReader<T> & Pick<InformerStore<T>, 'addIndexer' | 'hasIndexer' | 'removeIndexer'>;
+
 export interface InformerStoreOptions<T> {
   indexers?: Readonly<Record<string, Indexer<T>>> | undefined;
   bounded?: BoundedStoreOptions | undefined;
@@ -102,6 +105,15 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
       const obj = this.peek(key);
       if (obj) this.indexOne(key, name, obj);
     }
+  }
+
+  /** Drops an index added with `addIndexer` or `indexers` (a user of a shared informer takes its indexes along when it goes). */
+  removeIndexer(name: string): void {
+    if (name === NAMESPACE_INDEX || name === OWNER_UID_INDEX) throw new Error(`store: index '${name}' is built in and cannot be removed`);
+    this.indexers.delete(name);
+    this.indices.delete(name);
+    for (const perKey of this.indexedKeys.values()) perKey.delete(name);
+    for (const reported of this.reportedFailures.keys()) if (reported.startsWith(`${name}\0`)) this.reportedFailures.delete(reported);
   }
 
   hasIndexer(name: string): boolean {

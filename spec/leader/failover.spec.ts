@@ -167,6 +167,63 @@ describe('leader/failover in virtual time', () => {
     await c.stopAll();
   });
 
+  // Before the overdue read, a renewal the silent watch missed was found by the next jittered poll,
+  // up to 4.4 s later, and the lease was judged to expire that much later.
+  // b polls at about 0.1, 4.5, 8.9 s (the longest jitter); a renews at about 0, 2, 4, 6, 8 s. The
+  // watch goes silent at 4.6 s, after b's poll: a's renewal at 6 s reaches b only by a read.
+  for (const killedAfterMs of [100, 1_500, 2_300, 3_300]) {
+    it(`OB4: a candidate whose watch went silent just before the leader's last renewal still takes over within lease + 1 s (killed ${killedAfterMs} ms after)`, async () => {
+      const c = cluster();
+      c.elector('a');
+      await advance(c.scheduler, 100);
+      const b = c.elector('b');
+      await advance(c.scheduler, 4_500); // b's watch has delivered a few renewals
+      c.server.silenceWatches();
+      await advance(c.scheduler, killedAfterMs);
+      c.links.set('a', 'dead');
+      await advance(c.scheduler, 25_000);
+
+      const { lastRenewal, takeover } = c.handover('a');
+      expect(takeover?.holder).to.equal('b');
+      expect((takeover?.at ?? Infinity) - (lastRenewal ?? 0)).to.be.within(LEASE_MS, LEASE_MS + 1_000);
+      expect(b.isLeader).to.equal(true);
+      await c.stopAll();
+    });
+  }
+
+  it('OB4: a candidate reads only when a renewal is overdue or its retry period is up, not more (a live watch costs no extra reads)', async () => {
+    const c = cluster();
+    c.elector('a');
+    await advance(c.scheduler, 100);
+    c.elector('b');
+    await advance(c.scheduler, 1_000);
+    const before = c.server.requests;
+    await advance(c.scheduler, 22_000);
+    // a: a read and a write every 2 s (22); b: a read every 4.4 s (5); the watch delivers the rest
+    expect(c.server.requests - before).to.be.at.most(22 + 5 + 1);
+    await c.stopAll();
+  });
+
+  it('OB4: a candidate whose read hung in a network cut abandons it at the renew deadline and takes over within lease + 1 s', async () => {
+    const c = cluster();
+    c.elector('a');
+    await advance(c.scheduler, 100);
+    const b = c.elector('b');
+    await advance(c.scheduler, 1_000);
+    c.links.set('b', 'dead'); // black hole: b's next read is never answered, its watch delivers nothing
+    await advance(c.scheduler, 5_000);
+    c.links.set('b', 'up'); // b's watch sees a's next renewal; its read still hangs
+    await advance(c.scheduler, 2_500);
+    c.links.set('a', 'dead');
+    await advance(c.scheduler, 25_000);
+
+    const { lastRenewal, takeover } = c.handover('a');
+    expect(takeover?.holder).to.equal('b');
+    expect((takeover?.at ?? Infinity) - (lastRenewal ?? 0)).to.be.within(LEASE_MS, LEASE_MS + 1_000);
+    expect(b.isLeader).to.equal(true);
+    await c.stopAll();
+  });
+
   it('OB4: a candidate whose watch is cut still takes over by polling', async () => {
     const c = cluster();
     c.elector('a');

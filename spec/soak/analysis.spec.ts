@@ -14,16 +14,16 @@ describe('soak/analysis', () => {
     expect(maxConcurrentRuns(overlapping).overlap.map((r) => r.by).sort()).to.deep.equal(['op-2', 'op-3']);
   });
 
-  it('measures failover from the last renewal of the vanished holder to the next holder', () => {
+  it('measures failover from the last renewal of the vanished holder to the next holder, as the server stored them', () => {
     const versions = [
-      { holder: 'a', renewedAt: 0 },
-      { holder: 'a', renewedAt: 2_000 },
-      { holder: '', renewedAt: 2_500 },
-      { holder: 'b', renewedAt: 17_010 },
+      { holder: 'a', renewedAt: 0, seenAt: 5 },
+      { holder: 'a', renewedAt: 2_000, seenAt: 2_030 },
+      { holder: '', renewedAt: 2_500, seenAt: 2_505 },
+      { holder: 'b', renewedAt: 17_010, seenAt: 17_020 },
     ];
-    expect(failoverAfter(versions, 'a', 3_000)).to.deep.equal({ lastRenewal: 2_000, acquired: 17_010, newHolder: 'b' });
+    expect(failoverAfter(versions, 'a', 3_000)).to.deep.equal({ newHolder: 'b', ms: 14_990, byRenewTimeMs: 15_010, lastRenewalSeenAt: 2_030 });
     // a holder that took its lease back had no failover
-    expect(failoverAfter([...versions.slice(0, 2), { holder: 'a', renewedAt: 9_000 }, { holder: 'b', renewedAt: 30_000 }], 'a', 3_000)).to.equal(undefined);
+    expect(failoverAfter([...versions.slice(0, 2), { holder: 'a', renewedAt: 9_000, seenAt: 9_005 }, { holder: 'b', renewedAt: 30_000, seenAt: 30_005 }], 'a', 3_000)).to.equal(undefined);
     expect(failoverAfter(versions.slice(0, 2), 'a', 3_000)).to.equal(undefined);
   });
 
