@@ -21,6 +21,7 @@ import {
   unsupportedMediaType,
 } from './errors.js';
 import type { PatchEngine, PatchKind } from '../patch/engine.js';
+import { builtinDefinitionName, decodeBuiltin } from './builtin-schema.js';
 import { applyCrdSchema } from './crd-schema.js';
 import { compileFilter, type ObjectFilter } from './filter.js';
 import type { JsonObject, JsonValue } from './json.js';
@@ -314,6 +315,7 @@ export class ApiCore {
       meta.name = generatedName(String(meta.generateName));
       return this.createObject(r, obj, manager, dryRun, managedFields, schemaOpts);
     }
+    this.decodeBuiltinBody(r, obj, schemaOpts);
     const ctx = this.strategyContext();
     meta.uid = newUid();
     meta.creationTimestamp = ctx.now;
@@ -356,16 +358,34 @@ export class ApiCore {
     return { status: 200, body: present(result, r.apiVersion) };
   }
 
+  /**
+   * What Go's decoding does to a built-in object (builtin-schema.ts): a value of the wrong type
+   * fails with 400, undeclared fields are dropped and reported per `fieldValidation`.
+   */
+  private decodeBuiltinBody(r: Resolved, obj: JsonObject, opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>): void {
+    if (r.type.custom) return;
+    const definition = builtinDefinitionName(r.type.group, r.version.name, r.type.kind);
+    if (definition === undefined) return;
+    const outcome = decodeBuiltin(obj, definition);
+    if (outcome.typeError !== undefined) {
+      throw badRequest(`${r.type.kind} in version "${r.version.name}" cannot be handled as a ${r.type.kind}: ${outcome.typeError}`);
+    }
+    this.reportUnknownFields(outcome.unknownFields, opts);
+  }
+
+  private reportUnknownFields(unknownFields: string[], opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>): void {
+    if (unknownFields.length === 0) return;
+    const mode = opts.fieldValidation ?? 'Warn';
+    const described = unknownFields.map((f) => `unknown field "${f}"`);
+    if (mode === 'Strict') throw badRequest(`strict decoding error: ${described.join(', ')}`);
+    if (mode === 'Warn') opts.warnings?.push(...described);
+  }
+
   /** Defaults, prunes and validates a custom resource against its CRD schema; returns the 422 causes. */
   private checkSchema(r: Resolved, obj: JsonObject, opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>): StatusCause[] {
     if (!r.type.custom) return [];
     const outcome = applyCrdSchema(obj, r.version.schema);
-    if (outcome.unknownFields.length) {
-      const mode = opts.fieldValidation ?? 'Warn';
-      const described = outcome.unknownFields.map((f) => `unknown field "${f}"`);
-      if (mode === 'Strict') throw badRequest(`strict decoding error: ${described.join(', ')}`);
-      if (mode === 'Warn') opts.warnings?.push(...described);
-    }
+    this.reportUnknownFields(outcome.unknownFields, opts);
     return outcome.causes;
   }
 
@@ -398,6 +418,7 @@ export class ApiCore {
     const ctx = this.strategyContext();
     // A view of objects stored in another form compares and merges in its own form.
     const old = type.storedAs === undefined ? stored : present(stored, r.apiVersion);
+    this.decodeBuiltinBody(r, candidate, opts);
     let obj = candidate;
     const statusSubresource = r.version.statusSubresource;
     if (opts.subresource === 'status') {
