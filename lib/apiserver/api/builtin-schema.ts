@@ -121,24 +121,28 @@ export function decodeBuiltin(obj: JsonObject, definition: string): DecodeOutcom
   const outcome: DecodeOutcome = { unknownFields: [] };
   const root = schemaData().definitions[definition];
   if (!root) return outcome;
-  walk(obj, root, '', structOf(definition), outcome, true);
+  walk(obj, root, '', '', structOf(definition), outcome, true);
   return outcome;
 }
 
-function walk(value: JsonValue, s: JsonObject, path: string, struct: string, outcome: DecodeOutcome, root: boolean): void {
+/**
+ * `path` names a field as strict decoding does (`containers[0].imagePolicy`), `goPath` as Go's type
+ * errors do (`containers.ports`, no indices).
+ */
+function walk(value: JsonValue, s: JsonObject, path: string, goPath: string, struct: string, outcome: DecodeOutcome, root: boolean): void {
   // Go decodes null into any field as "leave it unset".
   if (value === null) return;
   if (!typeFits(value, s)) {
     if (outcome.typeError === undefined) {
       const what = typeof value === 'number' && s.type === 'integer' ? `number ${value}` : jsonKind(value);
-      outcome.typeError = `json: cannot unmarshal ${what} into Go struct field ${struct}.${path} of type ${goType(s)}`;
+      outcome.typeError = `json: cannot unmarshal ${what} into Go struct field ${struct}.${goPath} of type ${goType(s)}`;
     }
     return;
   }
   if (Array.isArray(value)) {
     if (isJsonObject(s.items)) {
       const items = resolve(s.items);
-      value.forEach((v) => walk(v, items.schema, path, structFor(v, items, struct), outcome, false));
+      value.forEach((v, i) => walk(v, items.schema, `${path}[${i}]`, goPath, structFor(v, items, struct), outcome, false));
     }
     return;
   }
@@ -148,12 +152,13 @@ function walk(value: JsonValue, s: JsonObject, path: string, struct: string, out
   for (const key of Object.keys(value)) {
     if (root && ROOT_KEPT.has(key)) continue;
     const childPath = path ? `${path}.${key}` : key;
+    const childGoPath = goPath ? `${goPath}.${key}` : key;
     const declared = props?.[key];
     if (isJsonObject(declared)) {
       const child = resolve(declared);
-      walk(value[key], child.schema, childPath, structFor(value[key], child, struct), outcome, false);
+      walk(value[key], child.schema, childPath, childGoPath, structFor(value[key], child, struct), outcome, false);
     } else if (extra) {
-      walk(value[key], extra.schema, childPath, structFor(value[key], extra, struct), outcome, false);
+      walk(value[key], extra.schema, childPath, goPath, structFor(value[key], extra, struct), outcome, false);
     } else if (!props) {
       continue;
     } else {

@@ -270,9 +270,6 @@ const deploymentStrategy: Strategy = {
         causes.push(fieldInvalid('spec.selector', selector, err.message));
       }
     }
-    if (typeof spec.replicas === 'number' && spec.replicas < 0) {
-      causes.push(fieldInvalid('spec.replicas', spec.replicas, 'must be greater than or equal to 0'));
-    }
     causes.push(...validateContainers(getPath(spec, ['template', 'spec']), 'spec.template.spec'));
     causes.push(...validateLabels(getPath(spec, ['template', 'metadata', 'labels']), 'spec.template.metadata.labels'));
     if (old && isJsonObject(old.spec) && !deepEqual(spec.selector, old.spec.selector)) {

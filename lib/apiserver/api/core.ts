@@ -21,6 +21,7 @@ import {
   unsupportedMediaType,
 } from './errors.js';
 import type { PatchEngine, PatchKind } from '../patch/engine.js';
+import { builtinRuleCauses } from './builtin-rules.js';
 import { builtinDefinitionName, decodeBuiltin } from './builtin-schema.js';
 import { applyCrdSchema } from './crd-schema.js';
 import { compileFilter, type ObjectFilter } from './filter.js';
@@ -381,9 +382,12 @@ export class ApiCore {
     if (mode === 'Warn') opts.warnings?.push(...described);
   }
 
-  /** Defaults, prunes and validates a custom resource against its CRD schema; returns the 422 causes. */
+  /**
+   * Defaults, prunes and validates a custom resource against its CRD schema; for a built-in, the
+   * range and enum checks of its Go validation (builtin-rules.ts). Returns the 422 causes.
+   */
   private checkSchema(r: Resolved, obj: JsonObject, opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>): StatusCause[] {
-    if (!r.type.custom) return [];
+    if (!r.type.custom) return builtinRuleCauses(r.type.group, r.type.kind, obj);
     const outcome = applyCrdSchema(obj, r.version.schema);
     this.reportUnknownFields(outcome.unknownFields, opts);
     return outcome.causes;
