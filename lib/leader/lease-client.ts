@@ -1,5 +1,5 @@
-import { Watch, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
-import { createKubeClient, isKubeClient, type KubeClient } from '../kube/index.js';
+import type { KubeConfig, V1Lease } from '@kubernetes/client-node';
+import { createKubeClient, isKubeClient, openWatchStream, resourcePath, type KubeClient } from '../kube/index.js';
 
 /**
  * The calls an elector makes on its one Lease. Errors are thrown as the API answered them
@@ -26,8 +26,8 @@ const LEASES = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'l
 
 /**
  * A LeaseClient on the KubeClient the rest of the program uses (an Operator passes its own: one
- * client, one connection pool), or on a KubeConfig; the watch is client-node's `Watch` with a
- * field selector.
+ * client, one connection pool), or on a KubeConfig; the watch is `openWatchStream` with a field
+ * selector.
  */
 export function kubeLeaseClient(kube: KubeClient | KubeConfig, name: string, namespace: string): LeaseClient {
   const client = isKubeClient(kube) ? kube : createKubeClient(kube);
@@ -36,20 +36,20 @@ export function kubeLeaseClient(kube: KubeClient | KubeConfig, name: string, nam
     read: (signal) => leases.find({ name, namespace }, { signal }),
     create: (body, signal) => leases.create(body, { signal }),
     replace: (body, signal) => leases.replace(body, { signal }),
-    watch: async (onLease, onClose) => {
-      const watch = new Watch(client.kubeConfig);
-      // Renewals arrive every retry period; a longer silence is a dead connection or a dead leader,
-      // and in both cases the elector's own polling still runs.
-      Object.assign(watch, { requestTimeoutMs: (LEASE_WATCH_SECONDS + 30) * 1000 });
-      const controller = await watch.watch(
-        `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`,
-        { fieldSelector: `metadata.name=${name}`, timeoutSeconds: LEASE_WATCH_SECONDS },
-        (type: string, object: unknown) => {
+    // Renewals arrive every retry period; a longer silence is a dead connection or a dead leader,
+    // and in both cases the elector's own polling still runs.
+    watch: (onLease, onClose) =>
+      openWatchStream(
+        client.kubeConfig,
+        {
+          path: resourcePath(leases.descriptor, { namespace }),
+          query: { fieldSelector: `metadata.name=${name}`, timeoutSeconds: LEASE_WATCH_SECONDS },
+          inactivityTimeoutMs: (LEASE_WATCH_SECONDS + 30) * 1000,
+        },
+        (type, object) => {
           if (type === 'ADDED' || type === 'MODIFIED') onLease(object as V1Lease);
         },
-        (error: unknown) => onClose(error ?? undefined),
-      );
-      return () => controller.abort();
-    },
+        onClose,
+      ),
   };
 }
