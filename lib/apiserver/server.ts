@@ -24,6 +24,7 @@ import { parsePath, RequestAborted, sendError, sendJson } from './http/http.js';
 import { Journal } from './api/durable/journal.js';
 import { kubeConfigFor, kubeconfigYaml, writeKubeconfigFile, type KubeconfigSpec } from './kubeconfig.js';
 import { NamespaceController, NAMESPACES_KEY } from './controllers/namespaces.js';
+import { loadBuiltinSchemas } from './api/builtin-schema.js';
 import { openApiDocument, openApiIndex } from './http/openapi.js';
 import { patchEngine } from './patch/engine.js';
 import { Registry } from './api/registry.js';
@@ -247,6 +248,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       const url = new URL(req.url ?? '/', 'http://apiserver');
       const path = url.pathname.replace(/\/+$/, '') || '/';
       const method = req.method ?? 'GET';
+      const definitionsLoading = loadBuiltinSchemas();
+      if (definitionsLoading) await definitionsLoading;
       const info = parsePath(path);
       if (info.kind === 'resource') {
         await handleResource(req, res, url, info.request, ctx);

@@ -6,7 +6,6 @@
  * kind is checked whenever the data has a schema for its group/version/kind, so kinds added to
  * builtins.ts get it without more code.
  */
-import { BUILTIN_SCHEMAS_JSON } from './builtin-schemas.data.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { isJsonObject } from './json.js';
 
@@ -16,11 +15,24 @@ interface SchemaData {
 }
 
 let data: SchemaData | undefined;
+let loading: Promise<void> | undefined;
+const NONE: SchemaData = { kinds: [], definitions: {} };
 
-/** Parsed on first use, so start-up does not pay for it. */
+/**
+ * Loads the definitions (about 450 kB) on the first request rather than at start-up; the server
+ * awaits it before serving. Undefined once loaded, so requests after the first do not wait.
+ */
+export function loadBuiltinSchemas(): Promise<void> | undefined {
+  if (data) return undefined;
+  loading ??= import('./builtin-schemas.data.js').then((m) => {
+    data = JSON.parse(m.BUILTIN_SCHEMAS_JSON) as SchemaData;
+  });
+  return loading;
+}
+
+/** Before the first request (the server's own seeding writes) there are no definitions yet. */
 function schemaData(): SchemaData {
-  data ??= JSON.parse(BUILTIN_SCHEMAS_JSON) as SchemaData;
-  return data;
+  return data ?? NONE;
 }
 
 const REF_PREFIX = '#/components/schemas/';
