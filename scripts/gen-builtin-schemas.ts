@@ -119,7 +119,8 @@ function typeSchema(type: string, format: string, pkg: string, field: string): S
       return { type: 'string', format: 'int-or-string', 'x-kubernetes-int-or-string': true };
     case 'any':
     case 'object':
-      return { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+      // Any JSON value (JSON, RawExtension, JSONSchemaPropsOrBool, ...): not typed here.
+      return { 'x-kubernetes-preserve-unknown-fields': true };
     default:
       return ref(type, pkg);
   }
