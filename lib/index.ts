@@ -18,6 +18,7 @@ export {
 
 export { Operator, type OperatorOptions } from './controller/index.js';
 export { UpdateControl, DeleteControl, ErrorStatusUpdateControl, type PrimaryWrite } from './controller/index.js';
+export { operatorManifests, manifestsToYaml, kustomizeBase, type ManifestOptions, type OperatorManifests, type PolicyRule } from './controller/index.js';
 export type {
   Context,
   ControllerConfig,

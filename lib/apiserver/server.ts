@@ -8,20 +8,23 @@ import type { AddressInfo } from 'node:net';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { debuglog } from 'node:util';
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { builtinTypes } from './api/builtins.js';
 import { ApiCore } from './api/core.js';
 import { CrdController } from './api/crds.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './http/discovery.js';
-import { ApiError, internalError, methodNotAllowed, pathNotFound, unauthorized } from './api/errors.js';
+import { ApiError, internalError, methodNotAllowed, pathNotFound } from './api/errors.js';
+import { Auth, bootstrapClusterRoleBindings, bootstrapClusterRoles, CLUSTER_ROLE_BINDINGS_KEY, CLUSTER_ROLES_KEY, ClusterRoleAggregator, rbacTypes, reviewTypes } from './auth/index.js';
 import { Faults } from './faults.js';
 import { RequestLog } from './http/request-log.js';
 import { GarbageCollector } from './controllers/gc.js';
 import { requestGuard, isLoopbackName } from './http/guards.js';
+import { answerClientErrors, checkHostPresent, inFlightTracker } from './http/client-errors.js';
 import { handleResource, type HandlerContext } from './http/handlers.js';
 import { parsePath, RequestAborted, sendError, sendJson } from './http/http.js';
 import { Journal } from './api/durable/journal.js';
+import { nameOf } from './api/meta.js';
 import { kubeConfigFor, kubeconfigYaml, writeKubeconfigFile, type KubeconfigSpec } from './kubeconfig.js';
 import { NamespaceController, NAMESPACES_KEY } from './controllers/namespaces.js';
 import { loadBuiltinSchemas } from './api/builtin-schema.js';
@@ -79,6 +82,15 @@ export interface ApiServerOptions {
   clientNode?: boolean;
 }
 
+/**
+ * Whose kubeconfig: a bearer token (a ServiceAccount's, from TokenRequest or `kubectl create
+ * token`) and the context's namespace. kubectl sends tokens over HTTPS only (off loopback, or `tls`).
+ */
+export interface KubeconfigIdentity {
+  token?: string;
+  namespace?: string;
+}
+
 export interface ApiServerStats {
   resourceVersion: number;
   objects: number;
@@ -95,10 +107,13 @@ export interface ApiServer {
   readonly host: string;
   /** The bearer token clients must send, if any. */
   readonly token: string | undefined;
-  /** A client-node KubeConfig for this server (context `rxkube`, namespace `default`). */
-  kubeConfig(): KubeConfig;
-  kubeconfigYaml(): string;
-  writeKubeconfig(path: string): Promise<void>;
+  /**
+   * A client-node KubeConfig for this server (context `rxkube`, namespace `default`): the admin's,
+   * or with `as.token` another identity's, e.g. a ServiceAccount token from TokenRequest.
+   */
+  kubeConfig(as?: KubeconfigIdentity): KubeConfig;
+  kubeconfigYaml(as?: KubeconfigIdentity): string;
+  writeKubeconfig(path: string, as?: KubeconfigIdentity): Promise<void>;
   readonly faults: Faults;
   /** Resource requests counted by verb and resource, and an `onRequest` listener (tests count writes with it). */
   readonly requests: RequestLog;
@@ -111,12 +126,6 @@ export interface ApiServer {
 const debug = debuglog('rxkube-apiserver');
 
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
-
-/** Compares a request's Authorization header with the expected one in constant time. */
-function sameSecret(given: string | undefined, expected: Buffer): boolean {
-  const g = Buffer.from(given ?? '');
-  return g.length === expected.length && timingSafeEqual(g, expected);
-}
 
 export { isLoopbackName as isLoopback };
 
@@ -192,6 +201,19 @@ function holdUntilDurable(res: ServerResponse, journal: Journal): void {
   }) as typeof res.end;
 }
 
+/**
+ * An identity for a kubeconfig file. kubectl drops tokens over plain HTTP, so there it would act as
+ * the admin (no credentials) and a test would pass that fails on a real cluster: refused.
+ */
+function kubectlIdentity(as: KubeconfigIdentity | undefined, https: boolean): KubeconfigIdentity | undefined {
+  if (as?.token !== undefined && !https) {
+    throw new Error(
+      'kubeconfigYaml/writeKubeconfig with a token: kubectl sends tokens over HTTPS only, so against this plain-HTTP server it would act as the admin; start the server with `tls` or off loopback (`host`), or use kubeConfig({ token }) with client-node',
+    );
+  }
+  return as;
+}
+
 export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
   validateOptions(options);
   const clientNode = options.clientNode === false ? undefined : import('@kubernetes/client-node');
@@ -201,7 +223,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const journal = opened?.journal;
   const store = new Store({ historySize: options.historySize, journal: journal && ((change) => journal.append(change)) });
   const registry = new Registry();
-  for (const t of builtinTypes()) registry.add(t);
+  for (const t of [...builtinTypes(), ...rbacTypes(), ...reviewTypes()]) registry.add(t);
   const core = new ApiCore(store, registry, patchEngine, { continueTtlMs: options.continueTtlMs });
   const hub = new WatchHub(store, { bookmarkIntervalMs: options.bookmarkIntervalMs });
   const terminating = new Set<string>();
@@ -209,6 +231,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const gc = new GarbageCollector(core, store, registry);
   const namespaces = new NamespaceController(core, store, registry);
   const simulator = options.simulate?.deployments ? new DeploymentSimulator(core, store, options.simulate.deployments) : undefined;
+  const aggregator = new ClusterRoleAggregator(core, store);
+  const auth = new Auth(store, { adminToken: token });
   const faults = new Faults(store, hub, options.random);
   const requests = new RequestLog();
 
@@ -223,6 +247,13 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   for (const ns of DEFAULT_NAMESPACES) {
     if (!store.get(NAMESPACES_KEY, '', ns)) core.createInternal(NAMESPACES_KEY, { metadata: { name: ns } });
   }
+  for (const role of bootstrapClusterRoles()) {
+    if (!store.get(CLUSTER_ROLES_KEY, '', nameOf(role))) core.createInternal(CLUSTER_ROLES_KEY, role);
+  }
+  for (const binding of bootstrapClusterRoleBindings()) {
+    if (!store.get(CLUSTER_ROLE_BINDINGS_KEY, '', nameOf(binding))) core.createInternal(CLUSTER_ROLE_BINDINGS_KEY, binding);
+  }
+  aggregator.syncAll();
 
   const ctx: HandlerContext = {
     core,
@@ -234,17 +265,18 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     bodyTimeoutMs: options.bodyTimeoutMs,
     terminating,
     patch: (kind, live, patch, type) => patchEngine.patch(kind, live, patch, type),
+    auth,
   };
   const hashPrefix = randomBytes(4).toString('hex');
-  const expectedAuth = token === undefined ? undefined : Buffer.from(`Bearer ${token}`);
   let serverAddress = '';
 
   const guard = requestGuard({ bindAddress: host, allowedHosts: options.allowedHosts, machineNames: [hostname()] });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     try {
+      checkHostPresent(req);
       guard(req.method ?? 'GET', req.headers);
-      if (expectedAuth !== undefined && !sameSecret(req.headers.authorization, expectedAuth)) throw unauthorized();
+      const user = auth.authenticate(req.headers);
       const url = new URL(req.url ?? '/', 'http://apiserver');
       const path = url.pathname.replace(/\/+$/, '') || '/';
       const method = req.method ?? 'GET';
@@ -252,9 +284,10 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       if (definitionsLoading) await definitionsLoading;
       const info = parsePath(path);
       if (info.kind === 'resource') {
-        await handleResource(req, res, url, info.request, ctx);
+        await handleResource(req, res, url, info.request, ctx, user);
         return;
       }
+      auth.authorize(user, { kind: 'path', verb: method.toLowerCase(), path: url.pathname });
       if (method !== 'GET' && method !== 'HEAD') {
         if (info.kind === 'discovery' || path === '/version') throw methodNotAllowed();
         throw pathNotFound();
@@ -301,12 +334,16 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     }
   };
 
+  const inFlight = inFlightTracker();
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    inFlight.track(req, res);
     if (journal) holdUntilDurable(res, journal);
     void handle(req, res);
   };
   const tls = options.tls ?? (isLoopbackName(host) ? undefined : await generatedTls(host));
-  const server: Server = tls ? createHttpsServer({ key: tls.key, cert: tls.cert }, listener) : createHttpServer(listener);
+  // Node's own Host check answers 400 without a Status; checkHostPresent answers with one.
+  const server: Server = tls ? createHttpsServer({ key: tls.key, cert: tls.cert, requireHostHeader: false }, listener) : createHttpServer({ requireHostHeader: false }, listener);
+  answerClientErrors(server, inFlight);
   server.keepAliveTimeout = 65_000;
   // Watches are long, so no whole-request timeout; headers must arrive within 60 s, bodies too (readBody).
   server.requestTimeout = 0;
@@ -334,12 +371,12 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     token,
     faults,
     requests,
-    kubeConfig: () => {
+    kubeConfig: (as) => {
       if (!k8s) throw new Error('kubeConfig() needs @kubernetes/client-node, which startApiServer({ clientNode: false }) does not load; use writeKubeconfig() or kubeconfigYaml()');
-      return kubeConfigFor(k8s, spec);
+      return kubeConfigFor(k8s, { ...spec, ...as });
     },
-    kubeconfigYaml: () => kubeconfigYaml(spec),
-    writeKubeconfig: (path: string) => writeKubeconfigFile(path, spec),
+    kubeconfigYaml: (as) => kubeconfigYaml({ ...spec, ...kubectlIdentity(as, tls !== undefined) }),
+    writeKubeconfig: async (path: string, as) => writeKubeconfigFile(path, { ...spec, ...kubectlIdentity(as, tls !== undefined) }),
     stats: () => ({
       resourceVersion: store.resourceVersion,
       objects: store.totalObjects(),
@@ -350,6 +387,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     close: () =>
       (closed ??= (async () => {
         faults.clear();
+        aggregator.close();
         simulator?.close();
         namespaces.close();
         gc.close();

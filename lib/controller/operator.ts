@@ -6,9 +6,25 @@ import { createKubeClient, loadKubeConfig, ownNamespace, type KubeClient } from 
 import { createLeaderElector, kubeLeaseClient, type LeaderElectionOptions, type LeaderElector } from '../leader/index.js';
 import { createLogger, createMetrics, startHealthServer, type HealthServer, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { InformerPool } from '../sources/index.js';
-import { resolveControllerConfig } from './config.js';
+import { resolveControllerConfig, type ResolvedControllerConfig } from './config.js';
 import { Controller, DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
 import type { ControllerConfig, Reconciler, RegisteredController } from './types.js';
+
+/** What `operatorManifests` reads from an operator: its options and its controllers as registered. */
+export interface OperatorFacts {
+  readonly options: OperatorOptions;
+  readonly controllers: readonly ResolvedControllerConfig<KubernetesObject>[];
+}
+
+// Kept beside the class rather than on it: the facts are for manifests, not for the public surface.
+const facts = new WeakMap<Operator, { options: OperatorOptions; controllers: ResolvedControllerConfig<KubernetesObject>[] }>();
+
+/** The options and registered controllers of `operator` (for `operatorManifests`). */
+export function operatorFacts(operator: Operator): OperatorFacts {
+  const found = facts.get(operator);
+  if (!found) throw new TypeError('operatorFacts: not an Operator');
+  return found;
+}
 
 export interface OperatorOptions {
   /** Default: KUBECONFIG, ~/.kube/config, or in-cluster. */
@@ -55,6 +71,7 @@ export class Operator {
     this.logger = options.logger ?? createLogger({ name: 'rxkube' });
     this.metrics = options.registry ? createMetrics(options.registry) : undefined;
     this.leading$ = new BehaviorSubject(options.leaderElection === undefined);
+    facts.set(this, { options, controllers: [] });
   }
 
   /** Validates the configuration (ConfigurationError naming the option) and adds a controller. */
@@ -73,6 +90,7 @@ export class Operator {
       informers: this.informers,
     });
     this.controllers.push(controller as unknown as Controller<KubernetesObject>);
+    facts.get(this)?.controllers.push(resolved as unknown as ResolvedControllerConfig<KubernetesObject>);
     return {
       name: controller.name,
       changeNamespaces: (namespaces) => controller.changeNamespaces(namespaces),

@@ -35,7 +35,7 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
 
       const strict = await raw(c.server, 'POST', '/apis/apps/v1/namespaces/default/deployments?fieldValidation=Strict', JSON.stringify(deployment('strict', { replica: 3 })));
       expect(strict.status).to.equal(400);
-      expect((strict.json as { message: string }).message).to.equal('strict decoding error: unknown field "spec.replica"');
+      expect((strict.json as { message: string }).message).to.equal('Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.replica"');
 
       const ignored = await raw(c.server, 'POST', '/apis/apps/v1/namespaces/default/deployments?fieldValidation=Ignore', JSON.stringify(deployment('ignored', { replica: 3 })));
       expect(ignored.status).to.equal(201);
@@ -48,7 +48,7 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
       (d.metadata as Record<string, unknown>).label = { a: 'b' };
       const strict = await raw(c.server, 'POST', '/apis/apps/v1/namespaces/default/deployments?fieldValidation=Strict', JSON.stringify(d));
       expect(strict.status).to.equal(400);
-      expect((strict.json as { message: string }).message).to.equal('strict decoding error: unknown field "metadata.label", unknown field "spec.template.spec.containers[0].imagePolicy"');
+      expect((strict.json as { message: string }).message).to.equal('Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "metadata.label", unknown field "spec.template.spec.containers[0].imagePolicy"');
     });
 
     it('a value of the wrong type fails as Go decoding fails it (400, cannot be handled as)', async () => {
@@ -77,7 +77,7 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
         'content-type': 'application/merge-patch+json',
       });
       expect(res.status).to.equal(400);
-      expect((res.json as { message: string }).message).to.equal('strict decoding error: unknown field "datum"');
+      expect((res.json as { message: string }).message).to.equal('ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "datum"');
     });
   });
 

@@ -18,7 +18,7 @@ import { dns1123Label, validateLabels } from './validation.js';
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 export { ALL_VERBS };
 
-interface BuiltinSpec {
+export interface BuiltinSpec {
   group: string;
   version: string;
   plural: string;
@@ -54,7 +54,8 @@ const EVENT = {
   age: false,
 } as const satisfies Omit<BuiltinSpec, 'group'>;
 
-function builtin(s: BuiltinSpec): ResourceType {
+/** A built-in type from its spec (also used by auth/ for the RBAC and review types). */
+export function builtin(s: BuiltinSpec): ResourceType {
   const version: VersionInfo = {
     name: s.version,
     served: true,
@@ -374,7 +375,7 @@ function servicePorts(obj: JsonObject): string {
     .join(',');
 }
 
-const column = (name: string, type: string, cell: (o: JsonObject) => string | number, priority = 0): PrinterColumn => ({
+export const column = (name: string, type: string, cell: (o: JsonObject) => string | number, priority = 0): PrinterColumn => ({
   name,
   type,
   cell,
@@ -443,6 +444,7 @@ export function builtinTypes(): ResourceType[] {
       kind: 'ServiceAccount',
       namespaced: true,
       shortNames: ['sa'],
+      extraSubresources: ['token'],
       columns: [column('Secrets', 'string', (o) => (Array.isArray(o.secrets) ? o.secrets.length : 0))],
     }),
     builtin({

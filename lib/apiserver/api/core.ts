@@ -45,7 +45,7 @@ import {
 import { formatLabelSelector, labelSelectorFromObject } from './label-selector.js';
 import type { Registry, Resolved, ResourceType, StrategyContext } from './registry.js';
 import { apiVersionOf } from './registry.js';
-import { present } from './present.js';
+import { present, versionSchema } from './present.js';
 import type { Store } from './store.js';
 import { validateAnnotations, validateLabels, validateName } from './validation.js';
 
@@ -191,7 +191,7 @@ export class ApiCore {
   get(r: Resolved, namespace: string, name: string): JsonObject {
     const obj = this.store.get(r.type.key, namespace, name);
     if (!obj) throw notFound(groupResource(r.type), name);
-    return present(obj, r.apiVersion);
+    return present(obj, r.apiVersion, versionSchema(r));
   }
 
   compileFilter(r: Resolved, query: Pick<ListQuery, 'labelSelector' | 'fieldSelector'>): ObjectFilter {
@@ -245,7 +245,7 @@ export class ApiCore {
       kind: r.type.listKind,
       apiVersion: r.apiVersion,
       metadata,
-      items: page.map((o) => present(o, r.apiVersion)),
+      items: page.map((o) => present(o, r.apiVersion, versionSchema(r))),
     };
   }
 
@@ -333,8 +333,8 @@ export class ApiCore {
     if (invalidCauses.length) throw invalid(type.group, type.kind, name, invalidCauses);
     if (managedFields !== undefined) meta.managedFields = managedFields;
     else this.setManagedFields(obj, this.engine.trackUpdate({ old: undefined, updated: obj, manager, apiVersion: r.apiVersion, now: ctx.now }, type));
-    if (dryRun) return present(obj, r.apiVersion);
-    return present(this.store.insert(type.key, this.toStorage(type, obj)), r.apiVersion);
+    if (dryRun) return present(obj, r.apiVersion, versionSchema(r));
+    return present(this.store.insert(type.key, this.toStorage(type, obj)), r.apiVersion, versionSchema(r));
   }
 
   // ---- update -----------------------------------------------------------------------------
@@ -356,7 +356,7 @@ export class ApiCore {
     }
     this.checkResourceVersion(type, obj, old, true);
     const result = this.commitUpdate(r, old, obj, { ...opts, manager, dryRun: opts.dryRun ?? false });
-    return { status: 200, body: present(result, r.apiVersion) };
+    return { status: 200, body: present(result, r.apiVersion, versionSchema(r)) };
   }
 
   /**
@@ -368,28 +368,33 @@ export class ApiCore {
     const definition = builtinDefinitionName(r.type.group, r.version.name, r.type.kind);
     if (definition === undefined) return;
     const outcome = decodeBuiltin(obj, definition);
-    if (outcome.typeError !== undefined) {
-      throw badRequest(`${r.type.kind} in version "${r.version.name}" cannot be handled as a ${r.type.kind}: ${outcome.typeError}`);
-    }
-    this.reportUnknownFields(outcome.unknownFields, opts);
+    if (outcome.typeError !== undefined) throw badRequest(`${decoderPrefix(r)}${outcome.typeError}`);
+    this.reportUnknownFields(r, outcome.unknownFields, opts);
   }
 
-  private reportUnknownFields(unknownFields: string[], opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>): void {
+  private reportUnknownFields(r: Resolved, unknownFields: string[], opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>): void {
     if (unknownFields.length === 0) return;
     const mode = opts.fieldValidation ?? 'Warn';
     const described = unknownFields.map((f) => `unknown field "${f}"`);
-    if (mode === 'Strict') throw badRequest(`strict decoding error: ${described.join(', ')}`);
+    // Typed kinds fail in the decoder, which names the kind and version it decoded.
+    const decoder = r.type.custom ? '' : decoderPrefix(r);
+    if (mode === 'Strict') throw badRequest(`${decoder}strict decoding error: ${described.join(', ')}`);
     if (mode === 'Warn') opts.warnings?.push(...described);
   }
 
   /**
    * Defaults, prunes and validates a custom resource against its CRD schema; for a built-in, the
-   * range and enum checks of its Go validation (builtin-rules.ts). Returns the 422 causes.
+   * kind's own pruning and the range and enum checks of its Go validation (builtin-rules.ts).
+   * Returns the 422 causes.
    */
-  private checkSchema(r: Resolved, obj: JsonObject, opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>): StatusCause[] {
-    if (!r.type.custom) return builtinRuleCauses(r.type.group, r.type.kind, obj);
-    const outcome = applyCrdSchema(obj, r.version.schema);
-    this.reportUnknownFields(outcome.unknownFields, opts);
+  private checkSchema(r: Resolved, obj: JsonObject, opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>, old?: JsonObject): StatusCause[] {
+    if (!r.type.custom) {
+      const prune = r.type.strategy.pruneUnknownFields;
+      if (prune) this.reportUnknownFields(r, prune(obj), opts);
+      return builtinRuleCauses(r.type.group, r.type.kind, obj);
+    }
+    const outcome = applyCrdSchema(obj, r.version.schema, old && present(old, r.apiVersion, versionSchema(r)));
+    this.reportUnknownFields(r, outcome.unknownFields, opts);
     return outcome.causes;
   }
 
@@ -463,7 +468,7 @@ export class ApiCore {
     type.strategy.defaults?.(obj);
 
     const name = nameOf(old);
-    const causes = [...this.validateMeta(type, obj), ...this.checkSchema(r, obj, opts)];
+    const causes = [...this.validateMeta(type, obj), ...this.checkSchema(r, obj, opts, old)];
     if (isBeingDeleted(old)) {
       const added = finalizersOf(obj).filter((f) => !finalizersOf(old).includes(f));
       if (added.length) {
@@ -531,14 +536,14 @@ export class ApiCore {
     const ns = type.namespaced ? namespace : '';
     const old = this.store.get(type.key, ns, name);
     if (!old) throw notFound(groupResource(type), name);
-    const patched = withName(name, () => this.engine.patch(kind, present(old, r.apiVersion), body, type));
+    const patched = withName(name, () => this.engine.patch(kind, present(old, r.apiVersion, versionSchema(r)), body, type));
     const obj = this.normalizeBody(r, patched);
     const meta = metaOf(obj);
     this.checkNamespace(type, meta, ns);
     this.checkName(meta, name);
     this.checkResourceVersion(type, obj, old, false);
     const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource: opts.subresource, fieldValidation: opts.fieldValidation, warnings: opts.warnings });
-    return { status: 200, body: present(result, r.apiVersion) };
+    return { status: 200, body: present(result, r.apiVersion, versionSchema(r)) };
   }
 
   private apply(
@@ -578,11 +583,11 @@ export class ApiCore {
       return { status: 201, body: this.createObject(r, obj, manager, dryRun, objMeta.managedFields, schemaOpts) };
     }
     this.checkResourceVersion(type, applied, old, false);
-    const merged = withName(name, () => this.engine.apply({ live: present(old, r.apiVersion), applied, manager, force, apiVersion: r.apiVersion, now, subresource }, type));
+    const merged = withName(name, () => this.engine.apply({ live: present(old, r.apiVersion, versionSchema(r)), applied, manager, force, apiVersion: r.apiVersion, now, subresource }, type));
     const obj = this.normalizeBody(r, merged);
     const managedFields = readMeta(obj).managedFields;
     const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource, managedFields: managedFields ?? [], ...schemaOpts });
-    return { status: 200, body: present(result, r.apiVersion) };
+    return { status: 200, body: present(result, r.apiVersion, versionSchema(r)) };
   }
 
   // ---- scale subresource (autoscaling/v1 Scale) --------------------------------------------
@@ -685,13 +690,13 @@ export class ApiCore {
       meta.deletionGracePeriodSeconds = 0;
       if (typeof meta.generation === 'number' && meta.generation > 0) meta.generation += 1;
     }
-    if (deepEqual(obj, old) || dryRun) return { status: 200, body: present(dryRun ? obj : old, r.apiVersion) };
+    if (deepEqual(obj, old) || dryRun) return { status: 200, body: present(dryRun ? obj : old, r.apiVersion, versionSchema(r)) };
     const stored = this.store.replace(type.key, this.toStorage(type, obj));
-    return { status: 200, body: present(stored, r.apiVersion) };
+    return { status: 200, body: present(stored, r.apiVersion, versionSchema(r)) };
   }
 
   private deletedBody(r: Resolved, last: JsonObject): JsonObject {
-    if (r.type.returnDeletedObject) return present(last, r.apiVersion);
+    if (r.type.returnDeletedObject) return present(last, r.apiVersion, versionSchema(r));
     const details: JsonObject = { name: nameOf(last), kind: r.type.plural, uid: uidOf(last) };
     if (r.type.group) details.group = r.type.group;
     return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
@@ -704,7 +709,7 @@ export class ApiCore {
     for (const item of items) {
       try {
         const res = this.delete(r, namespaceOf(item), nameOf(item), { dryRun: opts.dryRun, propagationPolicy: opts.propagationPolicy });
-        deleted.push(res.body.kind === 'Status' ? present(item, r.apiVersion) : res.body);
+        deleted.push(res.body.kind === 'Status' ? present(item, r.apiVersion, versionSchema(r)) : res.body);
       } catch (err) {
         if (!(err instanceof ApiError && err.code === 404)) throw err;
       }
@@ -797,9 +802,10 @@ export class ApiCore {
     return obj;
   }
 
-  /** Stored objects carry the storage version's apiVersion (or the form of the group that stores them). */
+  /** Stored objects carry the storage version's apiVersion (or the form of the group that stores them); custom resources only its fields. */
   private toStorage(type: ResourceType, obj: JsonObject): JsonObject {
-    return present(obj, type.storedAs ?? apiVersionOf(type.group, type.storageVersion));
+    const storage = type.custom ? type.versions.find((v) => v.name === type.storageVersion) : undefined;
+    return present(obj, type.storedAs ?? apiVersionOf(type.group, type.storageVersion), storage?.schema);
   }
 
   private checkNamespace(type: ResourceType, meta: JsonObject, namespace: string): void {
@@ -920,4 +926,9 @@ function normalizeTimes(obj: JsonObject, builtIn: boolean): void {
       if (c[key] !== undefined) c[key] = secondsTime(c[key]) ?? null;
     }
   }
+}
+
+/** How the real server's decoder prefixes its errors for a typed kind. */
+function decoderPrefix(r: Resolved): string {
+  return `${r.type.kind} in version "${r.version.name}" cannot be handled as a ${r.type.kind}: `;
 }

@@ -53,6 +53,8 @@ export interface Strategy {
   /** API defaulting, applied to every object written. */
   defaults?(obj: JsonObject): void;
   validate?(obj: JsonObject, old: JsonObject | undefined): StatusCause[];
+  /** Removes the fields the kind does not declare; returns their paths (for fieldValidation). */
+  pruneUnknownFields?(obj: JsonObject): string[];
   /** Changes made when deletion first marks the object (namespace phase, CRD cleanup finalizer). */
   prepareForDelete?(obj: JsonObject, ctx: StrategyContext): void;
   /** Whether something besides metadata.finalizers holds a deleted object (namespace spec.finalizers). */
@@ -84,6 +86,8 @@ export interface ResourceType {
   /** Whether DELETE answers the deleted object (otherwise a Status Success). */
   readonly returnDeletedObject: boolean;
   readonly extraSubresources?: readonly string[];
+  /** The verbs discovery lists (default: all of them); the review kinds are only created. */
+  readonly verbs?: readonly string[];
   /**
    * Another group stores these objects (under `key`) in the form of this apiVersion: events.k8s.io
    * Events are a view of core Events. Reads and writes convert (present.ts).
@@ -167,7 +171,7 @@ export class Registry {
       for (const v of t.versions) if (v.served) set.add(v.name);
       groups.set(t.group, set);
     }
-    const builtinOrder = ['', 'apps', 'networking.k8s.io', 'coordination.k8s.io', 'events.k8s.io', 'apiextensions.k8s.io'];
+    const builtinOrder = ['', 'apps', 'networking.k8s.io', 'coordination.k8s.io', 'events.k8s.io', 'authentication.k8s.io', 'authorization.k8s.io', 'rbac.authorization.k8s.io', 'apiextensions.k8s.io'];
     const rank = (g: string): number => {
       const i = builtinOrder.indexOf(g);
       return i < 0 ? builtinOrder.length : i;

@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiCore, DeleteOptions, FieldValidation, PropagationPolicy, WriteOptions } from '../api/core.js';
+import { versionSchema } from '../api/present.js';
 import type { PatchEngine, PatchKind } from '../patch/engine.js';
 import { ApiError, badRequest, invalidResourceVersion, methodNotAllowed, pathNotFound, resourceVersionTooLarge, unsupportedMediaType } from '../api/errors.js';
 import type { Faults } from '../faults.js';
@@ -18,6 +19,7 @@ import type { Registry, Resolved } from '../api/registry.js';
 import type { IncludeObject } from './table.js';
 import { parseIncludeObject, toTable, wantsTable } from './table.js';
 import type { WatchHub, WatchSink, WatchStart } from '../api/watch.js';
+import type { Attributes, Auth, UserInfo } from '../auth/index.js';
 
 export interface HandlerContext {
   core: ApiCore;
@@ -33,6 +35,8 @@ export interface HandlerContext {
   terminating: ReadonlySet<string>;
   /** Patches a JSON object (used for Scale objects, which are not stored). */
   patch: PatchEngine['patch'];
+  /** RBAC, TokenRequest and the review kinds. */
+  auth: Auth;
 }
 
 const PATCH_KINDS: Record<string, PatchKind> = {
@@ -158,12 +162,15 @@ export async function handleResource(
   url: URL,
   rr: ResourceRequest,
   ctx: HandlerContext,
+  user: UserInfo,
 ): Promise<void> {
+  const query = url.searchParams;
+  const verb = verbOf(req.method ?? 'GET', rr, query);
+  // Like the real server: authorized from the path alone, before anything is looked up.
+  if (verb) ctx.auth.authorize(user, authorizationAttributes(rr, verb, query));
   const resolved = ctx.registry.resolve(rr.group, rr.version, rr.resource);
   if (!resolved) throw pathNotFound();
   const { type } = resolved;
-  const query = url.searchParams;
-  const verb = verbOf(req.method ?? 'GET', rr, query);
   if (!verb) throw methodNotAllowed();
   if (type.namespaced && rr.namespace === undefined && !['list', 'watch'].includes(verb)) throw pathNotFound();
   if (!type.namespaced && rr.namespace !== undefined) throw pathNotFound();
@@ -171,7 +178,8 @@ export async function handleResource(
     const statusOk = rr.subresource === 'status' && resolved.version.statusSubresource && ['get', 'update', 'patch'].includes(verb);
     const finalizeOk = rr.subresource === 'finalize' && (type.extraSubresources ?? []).includes('finalize') && verb === 'update';
     const scaleOk = rr.subresource === 'scale' && resolved.version.scale !== undefined && ['get', 'update', 'patch'].includes(verb);
-    if (!statusOk && !finalizeOk && !scaleOk) throw pathNotFound();
+    const tokenOk = rr.subresource === 'token' && (type.extraSubresources ?? []).includes('token') && verb === 'create';
+    if (!statusOk && !finalizeOk && !scaleOk && !tokenOk) throw pathNotFound();
   }
   const namespace = rr.namespace ?? '';
 
@@ -183,6 +191,7 @@ export async function handleResource(
     namespace: rr.namespace,
     name: rr.name,
     path: url.pathname,
+    userAgent: req.headers['user-agent'],
   };
   ctx.requests.record(request);
   const outcome = ctx.faults.evaluate(request);
@@ -197,6 +206,17 @@ export async function handleResource(
   }
 
   const accept = req.headers.accept;
+  if (ctx.auth.answers(type)) {
+    if (verb !== 'create') throw methodNotAllowed();
+    const { value } = await bodyOf(req, ctx, BODY_TYPES);
+    sendJson(res, 201, ctx.auth.review(type, namespace, value, user));
+    return;
+  }
+  if (rr.subresource === 'token') {
+    const { value } = await bodyOf(req, ctx, BODY_TYPES);
+    sendJson(res, 201, ctx.auth.requestToken(namespace, rr.name as string, value));
+    return;
+  }
   if (rr.subresource === 'scale') {
     await serveScale(req, res, query, rr, resolved, verb, ctx);
     return;
@@ -272,6 +292,21 @@ export async function handleResource(
       return;
     }
   }
+}
+
+/**
+ * What a resource request asks, for RBAC (the real server's RequestInfo): a request for a
+ * namespace object is in that namespace; a list or watch with the field selector
+ * `metadata.name=x` is for the object x (so `resourceNames` rules allow an informer on one object).
+ */
+function authorizationAttributes(rr: ResourceRequest, verb: Verb, query: URLSearchParams): Attributes {
+  const namespace = rr.group === '' && rr.resource === 'namespaces' && rr.name !== undefined ? rr.name : (rr.namespace ?? '');
+  let name = rr.name;
+  if (name === undefined && (verb === 'list' || verb === 'watch')) {
+    const exact = (query.get('fieldSelector') ?? '').split(',').map((t) => /^\s*metadata\.name\s*==?\s*([^\s/%]+)\s*$/.exec(t)?.[1]);
+    name = exact.find((n) => n !== undefined && n !== '.' && n !== '..');
+  }
+  return { kind: 'resource', verb, group: rr.group, resource: rr.resource, subresource: rr.subresource, namespace, name };
 }
 
 async function serveScale(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, rr: ResourceRequest, resolved: Resolved, verb: Verb, ctx: HandlerContext): Promise<void> {
@@ -350,6 +385,7 @@ async function serveWatch(req: IncomingMessage, res: ServerResponse, url: URL, r
       {
         type: resolved.type,
         apiVersion: resolved.apiVersion,
+        schema: versionSchema(resolved),
         namespace: resolved.type.namespaced ? rr.namespace : undefined,
         filter,
         bookmarks,
