@@ -27,6 +27,7 @@ import { Journal } from './api/durable/journal.js';
 import { nameOf } from './api/meta.js';
 import { kubeConfigFor, kubeconfigYaml, writeKubeconfigFile, type KubeconfigSpec } from './kubeconfig.js';
 import { NamespaceController, NAMESPACES_KEY } from './controllers/namespaces.js';
+import { loadBuiltinSchemas } from './api/builtin-schema.js';
 import { openApiDocument, openApiIndex } from './http/openapi.js';
 import { patchEngine } from './patch/engine.js';
 import { Registry } from './api/registry.js';
@@ -291,6 +292,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       const url = new URL(req.url ?? '/', 'http://apiserver');
       const path = url.pathname.replace(/\/+$/, '') || '/';
       const method = req.method ?? 'GET';
+      const definitionsLoading = loadBuiltinSchemas();
+      if (definitionsLoading) await definitionsLoading;
       const info = parsePath(path);
       if (info.kind === 'resource') {
         await handleResource(req, res, url, info.request, ctx, user);

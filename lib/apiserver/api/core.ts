@@ -21,6 +21,8 @@ import {
   unsupportedMediaType,
 } from './errors.js';
 import type { PatchEngine, PatchKind } from '../patch/engine.js';
+import { builtinRuleCauses } from './builtin-rules.js';
+import { builtinDefinitionName, decodeBuiltin } from './builtin-schema.js';
 import { applyCrdSchema } from './crd-schema.js';
 import { compileFilter, type ObjectFilter } from './filter.js';
 import type { JsonObject, JsonValue } from './json.js';
@@ -316,6 +318,7 @@ export class ApiCore {
       meta.name = generatedName(String(meta.generateName));
       return this.createObject(r, obj, manager, dryRun, managedFields, schemaOpts);
     }
+    this.decodeBuiltinBody(r, obj, schemaOpts);
     const ctx = this.strategyContext();
     meta.uid = newUid();
     meta.creationTimestamp = ctx.now;
@@ -358,19 +361,42 @@ export class ApiCore {
     return { status: 200, body: present(result, r.apiVersion, versionSchema(r)) };
   }
 
-  /** Defaults, prunes and validates a custom resource against its CRD schema (other kinds: prunes unknown fields); returns the 422 causes. */
+  /**
+   * What Go's decoding does to a built-in object (builtin-schema.ts): a value of the wrong type
+   * fails with 400, undeclared fields are dropped and reported per `fieldValidation`.
+   */
+  private decodeBuiltinBody(r: Resolved, obj: JsonObject, opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>): void {
+    if (r.type.custom) return;
+    const definition = builtinDefinitionName(r.type.group, r.version.name, r.type.kind);
+    if (definition === undefined) return;
+    const outcome = decodeBuiltin(obj, definition);
+    if (outcome.typeError !== undefined) throw badRequest(`${decoderPrefix(r)}${outcome.typeError}`);
+    this.reportUnknownFields(r, outcome.unknownFields, opts);
+  }
+
+  private reportUnknownFields(r: Resolved, unknownFields: string[], opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>): void {
+    if (unknownFields.length === 0) return;
+    const mode = opts.fieldValidation ?? 'Warn';
+    const described = unknownFields.map((f) => `unknown field "${f}"`);
+    // Typed kinds fail in the decoder, which names the kind and version it decoded.
+    const decoder = r.type.custom ? '' : decoderPrefix(r);
+    if (mode === 'Strict') throw badRequest(`${decoder}strict decoding error: ${described.join(', ')}`);
+    if (mode === 'Warn') opts.warnings?.push(...described);
+  }
+
+  /**
+   * Defaults, prunes and validates a custom resource against its CRD schema; for a built-in, the
+   * kind's own pruning and the range and enum checks of its Go validation (builtin-rules.ts).
+   * Returns the 422 causes.
+   */
   private checkSchema(r: Resolved, obj: JsonObject, opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>, old?: JsonObject): StatusCause[] {
-    const prune = r.type.strategy.pruneUnknownFields;
-    if (!r.type.custom && !prune) return [];
-    const outcome = prune ? { unknownFields: prune(obj), causes: [] } : applyCrdSchema(obj, r.version.schema, old && present(old, r.apiVersion, versionSchema(r)));
-    if (outcome.unknownFields.length) {
-      const mode = opts.fieldValidation ?? 'Warn';
-      const described = outcome.unknownFields.map((f) => `unknown field "${f}"`);
-      // Typed kinds fail in the decoder, which names the kind and version it decoded.
-      const decoder = r.type.custom ? '' : `${r.type.kind} in version "${r.version.name}" cannot be handled as a ${r.type.kind}: `;
-      if (mode === 'Strict') throw badRequest(`${decoder}strict decoding error: ${described.join(', ')}`);
-      if (mode === 'Warn') opts.warnings?.push(...described);
+    if (!r.type.custom) {
+      const prune = r.type.strategy.pruneUnknownFields;
+      if (prune) this.reportUnknownFields(r, prune(obj), opts);
+      return builtinRuleCauses(r.type.group, r.type.kind, obj);
     }
+    const outcome = applyCrdSchema(obj, r.version.schema, old && present(old, r.apiVersion, versionSchema(r)));
+    this.reportUnknownFields(r, outcome.unknownFields, opts);
     return outcome.causes;
   }
 
@@ -403,6 +429,7 @@ export class ApiCore {
     const ctx = this.strategyContext();
     // A view of objects stored in another form compares and merges in its own form.
     const old = type.storedAs === undefined ? stored : present(stored, r.apiVersion);
+    this.decodeBuiltinBody(r, candidate, opts);
     let obj = candidate;
     const statusSubresource = r.version.statusSubresource;
     if (opts.subresource === 'status') {
@@ -925,4 +952,9 @@ function normalizeTimes(obj: JsonObject, builtIn: boolean): void {
       if (c[key] !== undefined) c[key] = secondsTime(c[key]) ?? null;
     }
   }
+}
+
+/** How the real server's decoder prefixes its errors for a typed kind. */
+function decoderPrefix(r: Resolved): string {
+  return `${r.type.kind} in version "${r.version.name}" cannot be handled as a ${r.type.kind}: `;
 }
