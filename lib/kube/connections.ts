@@ -127,12 +127,11 @@ function isWatch(context: RequestContext): boolean {
 
 function samePlan(a: DispatcherPlan, b: DispatcherPlan): boolean {
   if (a.type !== b.type) return false;
-  if (a.type === 'proxy' || a.type === 'socks') return a.uri === (b as typeof a).uri;
-  if (a.type === 'none') return true;
-  const other = (b as typeof a).connect;
+  if (a.type === 'none' || b.type === 'none') return true;
+  if (a.type !== 'agent' || b.type !== 'agent') return a.type !== 'agent' && b.type !== 'agent' && a.uri === b.uri;
   const names = Object.keys(a.connect);
-  if (names.length !== Object.keys(other).length) return false;
-  return names.every((name) => sameValue(a.connect[name], other[name]));
+  if (names.length !== Object.keys(b.connect).length) return false;
+  return names.every((name) => sameValue(a.connect[name], b.connect[name]));
 }
 
 function sameValue(a: unknown, b: unknown): boolean {
