@@ -1,8 +1,16 @@
 /**
  * `rxkube/operators`: the pipeable operators and sources for a pipeline of your own — the same
- * parts the Operator assembles (event side: informers, toResourceEvents, generationChanged;
- * scheduling: reconcileEach; caches: readYourWrites; workflows as operators).
+ * parts the Operator assembles (event side: informers, readYourWrites, toResourceEvents,
+ * generationChanged, or all of them as controllerEvents; scheduling: reconcileEach; run side:
+ * reconcilerRun; workflows as operators).
  */
+export {
+  controllerEvents,
+  reconcilerRun,
+  type ControllerEventsOptions,
+  type ReconcilerRunOptions,
+  type SecondaryLookup,
+} from './controller/index.js';
 export {
   reconcileEach,
   serializeByResource,
@@ -21,6 +29,7 @@ export {
   toResourceEvents,
   toPrimaryTriggers,
   readYourWrites,
+  type ReadYourWritesCache,
   secondarySource,
   type Informer,
   InformerPool,

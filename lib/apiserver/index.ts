@@ -10,7 +10,9 @@
  *                   kubectl's imperative commands, discovery, OpenAPI, the request log
  * - api/            API semantics and storage: the verbs with status split, generation,
  *                   finalizers, optimistic concurrency, dry run, paging (core.ts); served types
- *                   (registry.ts, builtins.ts, crds.ts, crd-schema.ts, validation.ts); the store
+ *                   (registry.ts, builtins.ts, crds.ts, validation.ts); custom resources'
+ *                   schemas (crd-schema.ts, with CEL rules in cel.ts and formats.ts) and the CRD's
+ *                   own rules (crd-structure.ts); the store
  *                   with resourceVersions, history and indexes (store.ts) and its write-ahead log
  *                   (durable/); the watch hub (watch.ts); selectors, one grammar per file
  *                   (label-selector.ts, field-selector.ts; filter.ts compiles them per request);

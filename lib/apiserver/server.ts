@@ -19,6 +19,7 @@ import { Faults } from './faults.js';
 import { RequestLog } from './http/request-log.js';
 import { GarbageCollector } from './controllers/gc.js';
 import { requestGuard, isLoopbackName } from './http/guards.js';
+import { answerClientErrors, checkHostPresent, inFlightTracker } from './http/client-errors.js';
 import { handleResource, type HandlerContext } from './http/handlers.js';
 import { parsePath, RequestAborted, sendError, sendJson } from './http/http.js';
 import { Journal } from './api/durable/journal.js';
@@ -242,6 +243,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     try {
+      checkHostPresent(req);
       guard(req.method ?? 'GET', req.headers);
       if (expectedAuth !== undefined && !sameSecret(req.headers.authorization, expectedAuth)) throw unauthorized();
       const url = new URL(req.url ?? '/', 'http://apiserver');
@@ -298,12 +300,16 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     }
   };
 
+  const inFlight = inFlightTracker();
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    inFlight.track(req, res);
     if (journal) holdUntilDurable(res, journal);
     void handle(req, res);
   };
   const tls = options.tls ?? (isLoopbackName(host) ? undefined : await generatedTls(host));
-  const server: Server = tls ? createHttpsServer({ key: tls.key, cert: tls.cert }, listener) : createHttpServer(listener);
+  // Node's own Host check answers 400 without a Status; checkHostPresent answers with one.
+  const server: Server = tls ? createHttpsServer({ key: tls.key, cert: tls.cert, requireHostHeader: false }, listener) : createHttpServer({ requireHostHeader: false }, listener);
+  answerClientErrors(server, inFlight);
   server.keepAliveTimeout = 65_000;
   // Watches are long, so no whole-request timeout; headers must arrive within 60 s, bodies too (readBody).
   server.requestTimeout = 0;

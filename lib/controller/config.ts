@@ -1,11 +1,11 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isObservable, type Observable } from 'rxjs';
 import { ConfigurationError, describeValue, requireFunction, type ResourceEvent } from '../core/index.js';
-import { resolveDescriptor, type ResolvedDescriptor } from '../kube/index.js';
+import { resolveDescriptor, type FieldSelector, type LabelSelector, type ResolvedDescriptor } from '../kube/index.js';
 import type { SourceError } from '../sources/index.js';
 import { resolveReconcileOptions, type ResolvedReconcileOptions } from '../processing/index.js';
 import type { Workflow } from '../workflow/index.js';
-import type { Context, ControllerConfig, EventSourceLike, Reconciler, SecondaryConfig } from './types.js';
+import type { Context, ControllerConfig, EventSourceLike, InformerTuning, Reconciler, SecondaryConfig } from './types.js';
 
 export const DEFAULT_CACHE_SYNC_TIMEOUT_MS = 2 * 60 * 1000;
 
@@ -16,20 +16,12 @@ export interface ResolvedSecondary<P extends KubernetesObject> extends Secondary
   readonly followsPrimary: boolean;
 }
 
-/** A controller configuration with every default filled in; built once by `resolveControllerConfig`. */
-export interface ResolvedControllerConfig<P extends KubernetesObject> {
+/** What a run of the reconciler needs to know (`reconcilerRun`), every default filled in. */
+export interface ResolvedRunConfig<P extends KubernetesObject> {
+  /** The controller's name: logs, `ctx.controller`, the default field manager. */
   readonly name: string;
+  /** The primary resource type. */
   readonly descriptor: ResolvedDescriptor;
-  readonly namespaces: 'all' | readonly string[];
-  readonly config: ControllerConfig<P>;
-  readonly secondaries: readonly ResolvedSecondary<P>[];
-  /** `config.sources` as Observables, with the `stop()` of those that have one. */
-  readonly sources: readonly {
-    readonly events$: Observable<ResourceEvent>;
-    readonly errors$?: Observable<SourceError>;
-    readonly stop?: () => void;
-  }[];
-  readonly generationAware: boolean;
   readonly finalizerName: string;
   /** FZ1: the reconciler has `cleanup` or the workflow has a deletable dependent. */
   readonly usesFinalizer: boolean;
@@ -37,9 +29,36 @@ export interface ResolvedControllerConfig<P extends KubernetesObject> {
   readonly fieldManager: string;
   readonly observedGeneration: boolean;
   readonly workflow: Workflow<P, Context<P>> | undefined;
+}
+
+/** The options of one run of the reconciler, as `ControllerConfig` names them. */
+export type RunConfig<P extends KubernetesObject> = Pick<
+  ControllerConfig<P>,
+  'resource' | 'name' | 'finalizerName' | 'patchStrategy' | 'fieldManager' | 'observedGeneration' | 'workflow'
+>;
+
+/** A controller configuration with every default filled in; built once by `resolveControllerConfig`. */
+export interface ResolvedControllerConfig<P extends KubernetesObject> extends ResolvedRunConfig<P> {
+  /** Of the primary informer. */
+  readonly namespaces: 'all' | readonly string[];
+  readonly labelSelector: LabelSelector | undefined;
+  readonly fieldSelector: FieldSelector | undefined;
+  /** Tuning of every informer of the controller (`ControllerConfig.informer`, default none). */
+  readonly informer: InformerTuning;
+  readonly secondaries: readonly ResolvedSecondary<P>[];
+  /** `config.sources` as Observables, with the `stop()` of those that have one. */
+  readonly sources: readonly ResolvedSource[];
+  readonly generationAware: boolean;
   readonly cacheSyncTimeoutMs: number;
   readonly stopOnInformerErrorDuringStartup: boolean;
   readonly scheduling: ResolvedReconcileOptions;
+}
+
+/** An entry of `ControllerConfig.sources` as Observables. */
+export interface ResolvedSource {
+  readonly events$: Observable<ResourceEvent>;
+  readonly errors$?: Observable<SourceError>;
+  readonly stop?: () => void;
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -58,35 +77,12 @@ export function resolveControllerConfig<P extends KubernetesObject>(
   reconciler: Reconciler<P>,
   config: ControllerConfig<P>,
 ): ResolvedControllerConfig<P> {
-  if (reconciler === null || typeof reconciler !== 'object') {
-    throw new ConfigurationError('reconciler', `must be an object with a reconcile(primary, ctx) method, got ${describeValue(reconciler)}`);
-  }
-  requireFunction('reconciler.reconcile', reconciler.reconcile);
-  if (reconciler.cleanup !== undefined) requireFunction('reconciler.cleanup', reconciler.cleanup);
-  if (reconciler.updateErrorStatus !== undefined) requireFunction('reconciler.updateErrorStatus', reconciler.updateErrorStatus);
-  if (config === null || typeof config !== 'object') {
-    throw new ConfigurationError('config', `must be an object with at least { resource }, got ${describeValue(config)}`);
-  }
-  const descriptor = resolveDescriptor(config.resource);
-  const name = config.name ?? (descriptor.group === '' ? descriptor.plural : `${descriptor.plural}.${descriptor.group}`);
-  if (typeof name !== 'string' || name.length === 0) throw new ConfigurationError('name', 'must be a non-empty string');
+  const run = resolveRunConfig(reconciler, config);
+  const { descriptor, workflow } = run;
   const namespaces = resolveNamespaces('namespaces', config.namespaces);
   if (!descriptor.namespaced && namespaces !== 'all') {
     throw new ConfigurationError('namespaces', `${descriptor.kind} is cluster-scoped; namespaces must be 'all'`);
   }
-  const finalizerName = config.finalizerName ?? defaultFinalizerName(descriptor);
-  if (typeof finalizerName !== 'string' || !QUALIFIED_NAME.test(finalizerName) || !finalizerName.includes('/')) {
-    throw new ConfigurationError('finalizerName', `must be a qualified name like 'example.com/finalizer', got ${describeValue(finalizerName)}`);
-  }
-  const patchStrategy = config.patchStrategy ?? 'apply';
-  if (patchStrategy !== 'apply' && patchStrategy !== 'merge') {
-    throw new ConfigurationError('patchStrategy', `must be 'apply' or 'merge', got ${describeValue(patchStrategy)}`);
-  }
-  const fieldManager = config.fieldManager ?? name;
-  if (typeof fieldManager !== 'string' || fieldManager.length === 0 || fieldManager.length > 128) {
-    throw new ConfigurationError('fieldManager', `must be a string of 1 to 128 characters, got ${describeValue(fieldManager)}`);
-  }
-  const workflow = resolveWorkflow(config.workflow);
   const cacheSyncTimeoutMs = config.cacheSyncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS;
   if (typeof cacheSyncTimeoutMs !== 'number' || !(cacheSyncTimeoutMs > 0)) {
     throw new ConfigurationError('cacheSyncTimeoutMs', `must be a positive number of milliseconds, got ${describeValue(cacheSyncTimeoutMs)}`);
@@ -117,22 +113,56 @@ export function resolveControllerConfig<P extends KubernetesObject>(
     secondaries.push(resolved);
   }
   return {
-    name,
-    descriptor,
+    ...run,
     namespaces,
-    config,
+    labelSelector: config.labelSelector,
+    fieldSelector: config.fieldSelector,
+    informer: config.informer ?? {},
     secondaries,
     sources: (config.sources ?? []).map(resolveSource),
     generationAware: config.generationAware ?? true,
+    cacheSyncTimeoutMs,
+    stopOnInformerErrorDuringStartup: config.stopOnInformerErrorDuringStartup ?? true,
+    scheduling,
+  };
+}
+
+/** Validates a reconciler and what its runs need (`reconcilerRun`, and through it `register()`). */
+export function resolveRunConfig<P extends KubernetesObject>(reconciler: Reconciler<P>, config: RunConfig<P>): ResolvedRunConfig<P> {
+  if (reconciler === null || typeof reconciler !== 'object') {
+    throw new ConfigurationError('reconciler', `must be an object with a reconcile(primary, ctx) method, got ${describeValue(reconciler)}`);
+  }
+  requireFunction('reconciler.reconcile', reconciler.reconcile);
+  if (reconciler.cleanup !== undefined) requireFunction('reconciler.cleanup', reconciler.cleanup);
+  if (reconciler.updateErrorStatus !== undefined) requireFunction('reconciler.updateErrorStatus', reconciler.updateErrorStatus);
+  if (config === null || typeof config !== 'object') {
+    throw new ConfigurationError('config', `must be an object with at least { resource }, got ${describeValue(config)}`);
+  }
+  const descriptor = resolveDescriptor(config.resource);
+  const name = config.name ?? (descriptor.group === '' ? descriptor.plural : `${descriptor.plural}.${descriptor.group}`);
+  if (typeof name !== 'string' || name.length === 0) throw new ConfigurationError('name', 'must be a non-empty string');
+  const finalizerName = config.finalizerName ?? defaultFinalizerName(descriptor);
+  if (typeof finalizerName !== 'string' || !QUALIFIED_NAME.test(finalizerName) || !finalizerName.includes('/')) {
+    throw new ConfigurationError('finalizerName', `must be a qualified name like 'example.com/finalizer', got ${describeValue(finalizerName)}`);
+  }
+  const patchStrategy = config.patchStrategy ?? 'apply';
+  if (patchStrategy !== 'apply' && patchStrategy !== 'merge') {
+    throw new ConfigurationError('patchStrategy', `must be 'apply' or 'merge', got ${describeValue(patchStrategy)}`);
+  }
+  const fieldManager = config.fieldManager ?? name;
+  if (typeof fieldManager !== 'string' || fieldManager.length === 0 || fieldManager.length > 128) {
+    throw new ConfigurationError('fieldManager', `must be a string of 1 to 128 characters, got ${describeValue(fieldManager)}`);
+  }
+  const workflow = resolveWorkflow(config.workflow);
+  return {
+    name,
+    descriptor,
     finalizerName,
     usesFinalizer: reconciler.cleanup !== undefined || (workflow?.needsFinalizer ?? false),
     patchStrategy,
     fieldManager,
     observedGeneration: config.observedGeneration ?? false,
     workflow,
-    cacheSyncTimeoutMs,
-    stopOnInformerErrorDuringStartup: config.stopOnInformerErrorDuringStartup ?? true,
-    scheduling,
   };
 }
 
@@ -149,7 +179,7 @@ export function resolveNamespaces(option: string, namespaces: unknown): 'all' | 
   return Object.freeze([...new Set(namespaces as string[])]);
 }
 
-function resolveSource(source: EventSourceLike, i: number): ResolvedControllerConfig<KubernetesObject>['sources'][number] {
+function resolveSource(source: EventSourceLike, i: number): ResolvedSource {
   if (isObservable(source)) return { events$: source };
   if (source !== null && typeof source === 'object' && isObservable(source.events$)) {
     const errors$ = (source as { errors$?: unknown }).errors$;

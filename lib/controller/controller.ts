@@ -1,37 +1,14 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import {
-  BehaviorSubject,
-  combineLatest,
-  filter,
-  map,
-  merge,
-  mergeMap,
-  type Observable,
-  of,
-  pairwise,
-  Subject,
-  type Subscription,
-  takeUntil,
-  tap,
-} from 'rxjs';
+import { BehaviorSubject, combineLatest, filter, map, type Observable, of, pairwise, Subject, type Subscription, takeUntil, tap } from 'rxjs';
 import { ConfigurationError, describeError, isMarkedForDeletion, resourceKey, type ReconcileOutcome } from '../core/index.js';
 import { classifyError, errorMessage, type KubeClient } from '../kube/index.js';
 import { controllerLabels, errorLogLevel, EventRecorder, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
-import { generationChanged, reconcileEach, type RunFn, type RunResult } from '../processing/index.js';
-import {
-  InformerPool,
-  ReadYourWritesCache,
-  SecondarySource,
-  toResourceEvents,
-  type InformerLike,
-  type ObjectTransform,
-  type SharedInformerOptions,
-} from '../sources/index.js';
-import type { EventSourceRegistry } from '../workflow/index.js';
-import { resolveNamespaces, resolveSecondary, type ResolvedControllerConfig, type ResolvedSecondary } from './config.js';
-import { dispatcher } from './dispatch.js';
-import { hasFinalizer, primaryWriter } from './primary-writes.js';
-import { trackedClient, type TrackedClient } from './tracked-client.js';
+import { reconcileEach, type RunFn, type RunResult } from '../processing/index.js';
+import { InformerPool, ReadYourWritesCache, type InformerLike } from '../sources/index.js';
+import { resolveNamespaces, type ResolvedControllerConfig } from './config.js';
+import { controllerEvents } from './pipeline.js';
+import { runOf } from './run.js';
+import { controllerInformers, ControllerSources, logInformerFailures, watching } from './sources.js';
 import type { EventSourceInfo, Reconciler } from './types.js';
 
 export interface ControllerEnvironment {
@@ -63,22 +40,16 @@ function measured(run: (...args: Parameters<RunFn>) => Promise<RunResult | void>
 }
 
 /**
- * One reconciler assembled with its sources: the primary informer behind a read-your-writes
- * cache, secondary sources, the generation filter and the scheduling core. It holds lifecycle
- * (start, stop, namespaces); every decision is made by the operators and the dispatcher.
+ * One reconciler assembled with its sources: `controllerEvents` (the primary informer behind a
+ * read-your-writes cache, secondary and custom sources, the generation filter) piped into
+ * `reconcileEach(reconcilerRun(...))`. The Controller adds lifecycle (start, stop, namespaces,
+ * health), logs and metrics; every decision is made by those operators and the run.
  */
 export class Controller<P extends KubernetesObject = KubernetesObject> {
   readonly name: string;
-  private readonly informerPool: InformerPool;
   private readonly primaryInformer: InformerLike<P>;
   private readonly primaries: ReadYourWritesCache<P>;
-  private readonly secondaries = new Map<string, SecondarySource<KubernetesObject, P>>();
-  private readonly secondaryClients = new Map<string, TrackedClient<KubernetesObject>>();
-  /** Sources (static or registered at run time) that watch the primary's namespaces (ES6). */
-  private readonly followingPrimary = new Set<string>();
-  /** Sources registered at run time by activation conditions (WF5), with the dependents using them. */
-  private readonly dynamicSources = new Map<string, { readonly users: Set<string>; readonly synced: Promise<void> }>();
-  private readonly sourceAdded$ = new Subject<SecondarySource<KubernetesObject, P>>();
+  private readonly sources: ControllerSources<P>;
   private readonly outcomes = new Subject<ReconcileOutcome>();
   private readonly started$ = new BehaviorSubject(false);
   private readonly stopping$ = new Subject<void>();
@@ -105,61 +76,24 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       labels: controllerLabels(config.name, config.descriptor),
       scheduler: config.scheduling.scheduler,
     });
-    this.informerPool = env.informers ?? new InformerPool({ client: env.client });
-    this.primaryInformer = this.informerPool.acquire<P>({
-      ...this.informerTuning(),
+    const informerFor = controllerInformers(env.informers ?? new InformerPool({ client: env.client }), config.informer);
+    this.primaryInformer = informerFor<P>({
       resource: config.descriptor,
       name: config.name,
       namespaces: config.namespaces,
-      labelSelector: config.config.labelSelector,
-      fieldSelector: config.config.fieldSelector,
-      bounded: config.config.informer?.bounded,
-      // A transform keeps the object's kind: what it returns for a P is a P.
-      transform: config.config.informer?.transform as ObjectTransform<P> | undefined,
+      labelSelector: config.labelSelector,
+      fieldSelector: config.fieldSelector,
+      bounded: config.informer.bounded,
     });
     this.primaries = new ReadYourWritesCache(this.primaryInformer);
-    this.logFailures(this.primaryInformer);
+    logInformerFailures(this.logger, this.primaryInformer);
     for (const source of config.sources) {
       source.errors$?.subscribe(({ source: name, error, id }) =>
         this.logger[errorLogLevel(error)]({ source: name, err: error, ...(id ? { resource: id } : {}) }, 'event source failed'),
       );
     }
-    for (const secondary of config.secondaries) this.addSecondary(secondary);
+    this.sources = new ControllerSources({ config, informerFor, logger: this.logger, primaryInformer: this.primaryInformer });
   }
-
-  /** WF5: activation conditions register and unregister their dependents' event sources here. */
-  readonly eventSources: EventSourceRegistry = {
-    register: async (dependent, eventSource) => {
-      const resolved = resolveSecondary<P>(eventSource, `workflow.${dependent}.eventSource`);
-      const registered = this.dynamicSources.get(resolved.name);
-      if (registered) {
-        // Registered by a run of another primary: this run, too, reads it only once it has synced.
-        registered.users.add(dependent);
-        return registered.synced;
-      }
-      if (this.secondaries.has(resolved.name)) return; // a static source of that name serves it
-      const source = this.addSecondary(resolved);
-      source.informer.start();
-      this.sourceAdded$.next(source);
-      const synced = source.informer.whenSynced({ timeoutMs: this.config.cacheSyncTimeoutMs, failOnError: false });
-      this.dynamicSources.set(resolved.name, { users: new Set([dependent]), synced });
-      await synced;
-      this.logger.info({ source: resolved.name, dependent }, 'event source registered');
-    },
-    unregister: (dependent, eventSource) => {
-      const name = resolveSecondary<P>(eventSource, `workflow.${dependent}.eventSource`).name;
-      const users = this.dynamicSources.get(name)?.users;
-      if (!users?.delete(dependent) || users.size > 0) return;
-      this.dynamicSources.delete(name);
-      const source = this.secondaries.get(name);
-      this.secondaries.delete(name);
-      this.secondaryClients.delete(name);
-      this.followingPrimary.delete(name);
-      source?.informer.stop();
-      source?.cache.dispose();
-      this.logger.info({ source: name, dependent }, 'event source unregistered');
-    },
-  };
 
   /** One outcome per run (hot). */
   get outcome$(): Observable<ReconcileOutcome> {
@@ -172,16 +106,9 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
 
   /** The event sources as they stand now (a copy: the registry itself changes only through WF5). */
   listEventSources(): readonly EventSourceInfo[] {
-    const watching = (inf: InformerLike<KubernetesObject> | InformerLike<P>) => ({
-      resource: { apiVersion: inf.resource.apiVersion, kind: inf.resource.kind },
-      namespaces: inf.namespaces,
-    });
     return [
       { name: this.name, type: 'primary', ...watching(this.primaryInformer) },
-      ...[...this.secondaries].map(([name, source]): EventSourceInfo => {
-        const users = this.dynamicSources.get(name)?.users;
-        return { name, type: 'secondary', ...watching(source.informer), ...(users ? { registeredBy: [...users] } : {}) };
-      }),
+      ...this.sources.list(),
       ...this.config.sources.map((_source, i): EventSourceInfo => ({ name: `sources[${i}]`, type: 'custom' })),
     ];
   }
@@ -240,7 +167,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     for (const inf of this.informers()) inf.stop();
     for (const source of this.config.sources) source.stop?.();
     this.primaries.dispose();
-    for (const s of this.secondaries.values()) s.cache.dispose();
+    this.sources.dispose();
     this.outcomes.complete();
     this.logger.info('controller stopped');
   }
@@ -253,7 +180,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     }
     this.primaryInformer.setNamespaces(resolved);
     // Sources registered at run time (WF5) follow too, and later ones start on the new set.
-    for (const name of this.followingPrimary) this.secondaries.get(name)?.informer.setNamespaces(resolved);
+    this.sources.setNamespaces(resolved);
     this.logger.info({ namespaces: resolved }, 'namespaces changed');
   }
 
@@ -274,63 +201,43 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     return { ok: false, reason: `processing stopped: ${describeError(this.failure)}` };
   }
 
+  /** The assembly: the event side, then the run side in the scheduling core. */
   private pipeline(): Observable<ReconcileOutcome> {
-    const config = this.config;
-    const primaryEvents$ = this.primaries.events$.pipe(toResourceEvents<P>(config.name));
-    const filtered$ = config.generationAware
-      ? primaryEvents$.pipe(
-          generationChanged<P>({
-            finalizerNeeded: (p) => config.usesFinalizer && !isMarkedForDeletion(p) && !hasFinalizer(p, config.finalizerName),
-          }),
-        )
-      : primaryEvents$;
-    const secondaryEvents$ = [...this.secondaries.values()].map((s) => s.events$);
-    const registeredEvents$ = this.sourceAdded$.pipe(mergeMap((s) => s.events$));
+    const { config, env } = this;
     const labels = controllerLabels(config.name, config.descriptor);
-    const customEvents$ = config.sources.map((s) => s.events$);
-    const events$ = merge(filtered$, registeredEvents$, ...secondaryEvents$, ...customEvents$).pipe(takeUntil(this.stopping$));
-    const active$ = combineLatest([this.started$, this.env.leading$ ?? of(true)]).pipe(map(([started, leading]) => started && leading));
-    const writer = primaryWriter<P>({
-      client: this.env.client.resource<P>(config.descriptor),
-      cache: this.primaries,
-      fieldManager: config.fieldManager,
-      strategy: config.patchStrategy,
-      finalizerName: config.finalizerName,
-      usesFinalizer: config.usesFinalizer,
-      observedGeneration: config.observedGeneration,
-    });
-    const run = dispatcher<P>({
-      reconciler: this.reconciler,
-      config,
+    const events$ = controllerEvents(this.primaries, {
+      name: config.name,
+      sources: [this.sources.events$, ...config.sources.map((s) => s.events$)],
+      generationAware: config.generationAware,
+      finalizerName: config.usesFinalizer ? config.finalizerName : undefined,
+    }).pipe(
+      takeUntil(this.stopping$),
+      tap((event) => {
+        if (!env.metrics) return;
+        env.metrics.eventReceived(labels, event.source, event.action);
+        const store = event.source === config.name ? this.primaryInformer.store : this.sources.get(event.source)?.informer.store;
+        if (store) env.metrics.setCacheSize({ ...labels, source: event.source }, store.size);
+      }),
+    );
+    const run = runOf(this.reconciler, config, {
+      client: env.client,
       primaries: this.primaries,
-      writer,
-      secondaries: this.secondaries,
-      secondaryClients: this.secondaryClients,
-      eventSources: this.eventSources,
-      client: this.env.client,
-      logger: this.env.logger,
+      secondaries: this.sources,
+      eventSources: this.sources,
+      logger: env.logger,
       events: this.events,
     });
-    const metrics = this.env.metrics;
-    const counted$ = metrics
-      ? events$.pipe(
-          tap((event) => {
-            metrics.eventReceived(labels, event.source, event.action);
-            const store = event.source === config.name ? this.primaryInformer.store : this.secondaries.get(event.source)?.informer.store;
-            if (store) metrics.setCacheSize({ ...labels, source: event.source }, store.size);
-          }),
-        )
-      : events$;
-    return counted$.pipe(
-      reconcileEach<unknown>(metrics ? measured(run, metrics, labels) : run, {
+    const leading$ = env.leading$ ?? of(true);
+    return events$.pipe(
+      reconcileEach<unknown>(env.metrics ? measured(run, env.metrics, labels) : run, {
         ...config.scheduling,
         retry: config.scheduling.retry ?? false,
         // ES7: a bounded cache may have evicted a primary the informer still knows; the run fetches it.
         exists: (id) => this.primaryInformer.store.has(id) || this.primaries.get(id) !== undefined,
-        active$,
+        active$: combineLatest([this.started$, leading$]).pipe(map(([started, leading]) => started && leading)),
         // OB4: leadership lost means runs in flight must stop acting before the lease can expire.
-        abortRuns$: (this.env.leading$ ?? of(true)).pipe(pairwise(), filter(([was, is]) => was && !is)),
-        probe: metrics ? (load) => metrics.setQueued(labels, load.queued) : undefined,
+        abortRuns$: leading$.pipe(pairwise(), filter(([was, is]) => was && !is)),
+        probe: env.metrics ? (load) => env.metrics?.setQueued(labels, load.queued) : undefined,
       }),
     );
   }
@@ -363,62 +270,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     this.outcomes.next(outcome);
   }
 
-  /** Failed lists and watches are retried by the informer; they are logged here so they are seen. */
-  private logFailures(inf: InformerLike<KubernetesObject> | InformerLike<P>, source?: SecondarySource<KubernetesObject, P>): void {
-    inf.errors$.subscribe(({ error, informer: name, namespace, phase, delayMs }) =>
-      this.logger[errorLogLevel(error)]({ informer: name, namespace, phase, retryInMs: delayMs, err: error }, `${phase} failed; retrying`),
-    );
-    // An indexer or mapper that throws drops that object (from its index, from the triggers); logged once per version.
-    inf.indexerErrors$.subscribe((error) => this.logger.error({ informer: inf.name, err: error }, 'an indexer failed; the object is left out of that index'));
-    source?.errors$.subscribe(({ source: name, error, object }) =>
-      this.logger.error({ source: name, err: error, object: resourceBindings(object).resource }, 'mapping a secondary to primaries failed'),
-    );
-  }
-
-  private addSecondary(secondary: ResolvedSecondary<P>): SecondarySource<KubernetesObject, P> {
-    const source = this.secondarySource(secondary);
-    this.logFailures(source.informer, source);
-    this.secondaries.set(secondary.name, source);
-    if (secondary.followsPrimary) this.followingPrimary.add(secondary.name);
-    this.secondaryClients.set(
-      secondary.name,
-      trackedClient(this.env.client.resource(source.informer.resource), source.cache, this.config.fieldManager),
-    );
-    return source;
-  }
-
-  private secondarySource(secondary: ResolvedSecondary<P>): SecondarySource<KubernetesObject, P> {
-    const inf = this.informerPool.acquire<KubernetesObject>({
-      ...this.informerTuning(),
-      resource: secondary.descriptor,
-      name: `${this.name}/${secondary.name}`,
-      namespaces: secondary.followsPrimary ? this.primaryInformer.namespaces : (secondary.namespaces ?? 'all'),
-      labelSelector: secondary.labelSelector,
-      fieldSelector: secondary.fieldSelector,
-      indexers: secondary.indexers,
-    });
-    return new SecondarySource<KubernetesObject, P>({
-      informer: inf,
-      name: secondary.name,
-      primary: { apiVersion: this.config.descriptor.apiVersion, kind: this.config.descriptor.kind },
-      toPrimaries: secondary.toPrimaries,
-      toSecondaries: secondary.toSecondaries,
-      primaryInformer: this.primaryInformer,
-    });
-  }
-
-  private informerTuning(): Pick<SharedInformerOptions<KubernetesObject>, 'timeoutSeconds' | 'deadMarginMs' | 'listTimeoutMs' | 'backoff' | 'transform'> {
-    const tuning = this.config.config.informer ?? {};
-    return {
-      transform: tuning.transform,
-      timeoutSeconds: tuning.timeoutSeconds,
-      deadMarginMs: tuning.deadMarginMs,
-      listTimeoutMs: tuning.listTimeoutMs,
-      backoff: tuning.backoff,
-    };
-  }
-
   private informers(): InformerLike<KubernetesObject>[] {
-    return [this.primaryInformer as unknown as InformerLike<KubernetesObject>, ...[...this.secondaries.values()].map((s) => s.informer)];
+    return [this.primaryInformer as unknown as InformerLike<KubernetesObject>, ...this.sources.informers()];
   }
 }

@@ -1,7 +1,14 @@
 export { DeleteControl, ErrorStatusUpdateControl, UpdateControl, type PrimaryWrite } from './controls.js';
 export type { Context, ControllerConfig, EventSourceInfo, EventSourceLike, InformerTuning, Reconciler, RegisteredController, SecondaryConfig } from './types.js';
-export { DEFAULT_CACHE_SYNC_TIMEOUT_MS, defaultFinalizerName, resolveControllerConfig, type ResolvedControllerConfig } from './config.js';
+export {
+  DEFAULT_CACHE_SYNC_TIMEOUT_MS,
+  defaultFinalizerName,
+  resolveControllerConfig,
+  type ResolvedControllerConfig,
+} from './config.js';
 export { Controller, DEFAULT_STOP_TIMEOUT_MS, type ControllerEnvironment } from './controller.js';
+export { controllerEvents, type ControllerEventsOptions } from './pipeline.js';
+export { reconcilerRun, type ReconcilerRunOptions, type SecondaryLookup } from './run.js';
 export { Operator, type OperatorOptions } from './operator.js';
 export { createMergePatch } from './merge-patch.js';
 export { trackedClient, type TrackedClient } from './tracked-client.js';

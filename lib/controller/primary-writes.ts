@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { isMarkedForDeletion } from '../core/index.js';
 import { classifyError, refOf, type ResourceClient } from '../kube/index.js';
 import { newerOf, type ReadYourWritesCache, type WriteIntent } from '../sources/index.js';
 import { createMergePatch } from './merge-patch.js';
@@ -109,6 +110,14 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
 
 export function hasFinalizer(primary: KubernetesObject, finalizerName: string): boolean {
   return primary.metadata?.finalizers?.includes(finalizerName) ?? false;
+}
+
+/**
+ * FZ1, FZ2: the controller uses a finalizer and this primary, not marked for deletion, lacks it.
+ * The run adds it; the generation filter lets such an update through (EP6).
+ */
+export function needsFinalizer(primary: KubernetesObject, config: { readonly usesFinalizer: boolean; readonly finalizerName: string }): boolean {
+  return config.usesFinalizer && !isMarkedForDeletion(primary) && !hasFinalizer(primary, config.finalizerName);
 }
 
 function statusOf(updated: KubernetesObject, original: KubernetesObject, observedGeneration: boolean): unknown {

@@ -5,7 +5,7 @@
 import type { KubeConfig, KubernetesObject, V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { startApiServer, type ApiServer, type ApiServerOptions } from '../apiserver/index.js';
 import { Operator, type OperatorOptions } from '../controller/index.js';
-import { createKubeClient, installCustomResourceDefinition, resolveDescriptor, type KubeClient, type ResourceDescriptor } from '../kube/index.js';
+import { builtinResources, createKubeClient, installCustomResourceDefinition, resolveDescriptor, type KubeClient, type ResourceDescriptor } from '../kube/index.js';
 import { createLogger } from '../observe/index.js';
 
 export interface TestClusterOptions extends ApiServerOptions {
@@ -21,6 +21,10 @@ export interface TestCluster {
   operator(options?: Omit<OperatorOptions, 'kubeConfig'>): Operator;
   /** Server-side applies `obj` as the field manager 'rxkube-test' (creates or updates). */
   apply<T extends KubernetesObject>(resource: ResourceDescriptor, obj: T): Promise<T>;
+  /** Creates a namespace and resolves with its name. */
+  createNamespace(name: string): Promise<string>;
+  /** Resolves once the server has exactly `count` watches open (an operator's informers, say); rejects after `timeoutMs`. */
+  watchesOpen(count: number, timeoutMs?: number): Promise<void>;
   /** Stops every operator made here, then the server. */
   close(): Promise<void>;
 }
@@ -45,6 +49,13 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       const operator = new Operator({ logger: createLogger({ level: 'silent' }), ...operatorOptions, kubeConfig });
       operators.push(operator);
       return operator;
+    },
+    async createNamespace(name) {
+      await client.resource(builtinResources.namespace).create({ metadata: { name } });
+      return name;
+    },
+    async watchesOpen(count, timeoutMs) {
+      await eventually(() => `${count} open watches (have ${server.stats().watches})`, () => server.stats().watches === count, timeoutMs);
     },
     apply(resource, obj) {
       const d = resolveDescriptor(resource);
@@ -81,6 +92,35 @@ export async function eventually<T>(
       const reason = lastError === undefined ? '' : `: ${lastError instanceof Error ? lastError.message : String(lastError)}`;
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}${reason}`);
     }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/**
+ * The quiet period before a "nothing more happened" assertion: polls `check` every 10 ms for
+ * `periodMs` and rejects, naming `what`, as soon as it returns false or throws. Unlike a sleep
+ * and one assertion after it, it fails at the moment the unwanted thing happens, and says so.
+ */
+export async function consistently(
+  what: string | (() => string),
+  check: () => Promise<boolean> | boolean,
+  periodMs = 200,
+): Promise<void> {
+  const deadline = Date.now() + periodMs;
+  for (;;) {
+    let failure: unknown;
+    try {
+      if (await check()) failure = undefined;
+      else failure = false;
+    } catch (err) {
+      failure = err;
+    }
+    if (failure !== undefined) {
+      const description = typeof what === 'function' ? what() : what;
+      const reason = failure === false ? '' : `: ${failure instanceof Error ? failure.message : String(failure)}`;
+      throw new Error(`${description} stopped holding during the ${periodMs} ms quiet period${reason}`);
+    }
+    if (Date.now() >= deadline) return;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }

@@ -1,4 +1,4 @@
 export { causeCode, failAfter, outcomeCode, succeedAfter, testScheduler } from './marbles.js';
 // Also in the main entry point (it builds events for pipelines of your own); kept here for marble tests.
 export { resourceEvent, type ResourceEventOptions } from '../core/index.js';
-export { eventually, startTestCluster, type TestCluster, type TestClusterOptions } from './cluster.js';
+export { consistently, eventually, startTestCluster, type TestCluster, type TestClusterOptions } from './cluster.js';

@@ -282,7 +282,7 @@ describe('apiserver: CustomResourceDefinitions and custom resources', () => {
     await c.ext.createCustomResourceDefinition({
       body: {
         metadata: { name: 'gadgets.tmp.rxkube.dev' },
-        spec: { group: 'tmp.rxkube.dev', scope: 'Namespaced', names: { plural: 'gadgets', kind: 'Gadget' }, versions: [{ name: 'v1', served: true, storage: true }] },
+        spec: { group: 'tmp.rxkube.dev', scope: 'Namespaced', names: { plural: 'gadgets', kind: 'Gadget' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] },
       },
     });
     const list = (await c.custom.listNamespacedCustomObject({ ...tg })) as { items: unknown[] };

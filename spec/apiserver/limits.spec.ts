@@ -138,6 +138,24 @@ describe('apiserver: limits and request guards (issue 13)', () => {
       expect((await raw(server, 'GET', `${CMS}/bomb`)).status).to.equal(404);
     });
 
+    it('refuses a smaller alias bomb (once 25 s of work and a 69 MB object) at once, storing nothing', async function () {
+      this.timeout(5000);
+      const levels = 'abcdefghi'.split('');
+      const bomb = [
+        'apiVersion: v1',
+        'kind: ConfigMap',
+        'metadata: {name: small-bomb}',
+        'data:',
+        `  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]`,
+        ...levels.slice(1).map((l, i) => `  ${l}: &${l} [${Array(9).fill(`*${levels[i] as string}`).join(',')}]`),
+      ].join('\n');
+      expect(Buffer.byteLength(bomb)).to.be.below(440);
+      const res = await raw(server, 'POST', CMS, bomb, { 'content-type': 'application/yaml' });
+      expect(res.status, res.text).to.equal(400);
+      expect(statusOf(res).message).to.contain('excessive aliasing');
+      expect((await raw(server, 'GET', `${CMS}/small-bomb`)).status).to.equal(404);
+    });
+
     it('accepts a few aliases, as YAML with anchors is legitimate', async () => {
       const yaml = ['apiVersion: v1', 'kind: ConfigMap', 'metadata: {name: anchors, labels: &l {app: x}, annotations: *l}', 'data: {k: v}'].join('\n');
       const res = await raw(server, 'POST', CMS, yaml, { 'content-type': 'application/yaml' });

@@ -25,7 +25,7 @@ describe('architecture: the layering of DESIGN §2', () => {
     ['apiserver/ on core/', { from: 'lib/apiserver/server.ts', to: 'lib/core/index.ts' }, /apiserver\/ imports nothing else from lib\//],
     ['controller/ on apiserver/', { from: 'lib/controller/operator.ts', to: 'lib/apiserver/index.ts' }, /only testing\/, cli\/ and the entry points may import apiserver\//],
     ['lib/ on demos/', { from: 'lib/cli/demo.ts', to: 'demos/webpage/model.ts' }, /lib\/ imports nothing outside lib\//],
-    ['lib/ on spec/', { from: 'lib/testing/cluster.ts', to: 'spec/controller/harness.ts' }, /lib\/ imports nothing outside lib\//],
+    ['lib/ on spec/', { from: 'lib/testing/cluster.ts', to: 'spec/controller/fixtures.ts' }, /lib\/ imports nothing outside lib\//],
     ['demos/ on cli internals', { from: 'demos/tomcat/main.ts', to: 'lib/cli/args.ts' }, /demos\/ import lib\/ only through an entry point/],
     ['an entry point on testing/', { from: 'lib/index.ts', to: 'lib/testing/index.ts' }, /\(entry\) may import only lower layers/],
   ];

@@ -1,7 +1,9 @@
 import { expect } from 'chai';
-import { UpdateControl, type ControllerConfig, type Reconciler } from '../../lib/controller/index.js';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { reconcilerRun, UpdateControl, type ControllerConfig, type Reconciler, type ReconcilerRunOptions } from '../../lib/controller/index.js';
 import { ConfigurationError } from '../../lib/core/index.js';
-import { CONFIGMAPS, createWidget, getWidget, eventually, startEnv, widget, widgetConfig, WIDGET, type Env, type Widget } from './harness.js';
+import { informer, readYourWrites, secondarySource } from '../../lib/sources/index.js';
+import { CONFIGMAPS, createWidget, getWidget, eventually, startEnv, widget, widgetConfig, WIDGET, type Env, type Widget } from './fixtures.js';
 
 const noop: Reconciler<Widget> = { reconcile: () => UpdateControl.noUpdate() };
 
@@ -54,6 +56,28 @@ describe('controller configuration and startup', () => {
       expect(err.message.startsWith(`${option}: `)).to.equal(true);
     });
   }
+
+  it('reconcilerRun() validates the run-side options like register(), and needs a client and a primary cache', () => {
+    const primaries = readYourWrites(informer<Widget>({ resource: WIDGET, kubeConfig: env.kubeConfig }));
+    const runError = (options: Partial<ReconcilerRunOptions<Widget>>, reconciler: unknown = noop): ConfigurationError => {
+      try {
+        reconcilerRun(reconciler as Reconciler<Widget>, { resource: WIDGET, client: env.client, primaries, ...options } as ReconcilerRunOptions<Widget>);
+      } catch (err) {
+        expect(err).to.be.instanceOf(ConfigurationError);
+        return err as ConfigurationError;
+      }
+      throw new Error('reconcilerRun() accepted the options');
+    };
+    expect(runError({ finalizerName: 'no slash' }).option).to.equal('finalizerName');
+    expect(runError({ patchStrategy: 'update' as 'apply' }).option).to.equal('patchStrategy');
+    expect(runError({}, { cleanup: () => undefined }).option).to.equal('reconciler.reconcile');
+    expect(runError({ client: undefined }).option).to.equal('client');
+    expect(runError({ primaries: undefined }).option).to.equal('primaries');
+    const configMaps = informer({ resource: CONFIGMAPS, kubeConfig: env.kubeConfig });
+    const twice = [secondarySource<KubernetesObject, Widget>({ informer: configMaps, primary: WIDGET }), secondarySource<KubernetesObject, Widget>({ informer: configMaps, primary: WIDGET })];
+    expect(runError({ secondaries: twice }).message).to.match(/secondaries\[1\]: two sources are named '.*configmaps'/);
+    primaries.dispose();
+  });
 
   it('register() rejects a second controller of the same name, naming both the option and the name', () => {
     const op = env.operator();

@@ -15,7 +15,7 @@ import {
   widgetConfig,
   type Env,
   type Widget,
-} from './harness.js';
+} from './fixtures.js';
 
 describe('controller errors against the embedded API server', () => {
   let env: Env;

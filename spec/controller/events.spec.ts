@@ -2,8 +2,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { UpdateControl, type Reconciler } from '../../lib/controller/index.js';
-import { createKubeClient, KubeApiError } from '../../lib/kube/index.js';
-import { createWidget, deleteWidget, eventually, FAST_RETRY, getWidget, patchWidget, recordOutcomes, startEnv, widget, widgetConfig, type Env, type Widget } from './harness.js';
+import { KubeApiError } from '../../lib/kube/index.js';
+import { createWidget, deleteWidget, eventually, FAST_RETRY, getWidget, patchWidget, recordOutcomes, startEnv, widget, widgetConfig, type Env, type Widget } from './fixtures.js';
 
 interface NewEvent extends KubernetesObject {
   reason: string;
@@ -24,7 +24,7 @@ describe('controller: Kubernetes Events', () => {
   afterEach(() => env.close());
 
   const eventsOf = async (name: string) =>
-    (await createKubeClient(env.kc).resource<NewEvent>(EVENTS).list({ namespace: 'default', fieldSelector: { 'regarding.name': name } })).items;
+    (await env.client.resource<NewEvent>(EVENTS).list({ namespace: 'default', fieldSelector: { 'regarding.name': name } })).items;
   const summary = (events: NewEvent[]) => events.map((e) => `${e.type} ${e.reason} x${e.series?.count ?? 1}: ${e.note}`).sort();
 
   it('a failed run records one Warning per distinct error, its retries counted in the series, not one Event per retry', async () => {

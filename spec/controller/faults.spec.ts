@@ -13,7 +13,7 @@ import {
   widgetConfig,
   type Env,
   type Widget,
-} from './harness.js';
+} from './fixtures.js';
 
 describe('controller under injected API server faults', () => {
   let env: Env;

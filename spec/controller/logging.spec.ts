@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { DeleteControl, ErrorStatusUpdateControl, UpdateControl, type Reconciler } from '../../lib/controller/index.js';
-import { capturingLogger, createWidget, eventually, getWidget, recordOutcomes, startEnv, widget, widgetConfig, type Env, type Widget } from './harness.js';
+import { capturingLogger, createWidget, eventually, getWidget, recordOutcomes, startEnv, widget, widgetConfig, type Env, type Widget } from './fixtures.js';
 
 describe('controller logging against the embedded API server', () => {
   let env: Env;

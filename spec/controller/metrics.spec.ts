@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { UpdateControl, type Reconciler } from '../../lib/controller/index.js';
 import { NoRetryError } from '../../lib/core/index.js';
-import { CONFIGMAPS, createWidget, eventually, getWidget, startEnv, widget, widgetConfig, type Env, type Widget } from './harness.js';
+import { CONFIGMAPS, createWidget, eventually, getWidget, startEnv, widget, widgetConfig, type Env, type Widget } from './fixtures.js';
 
 const LABELS = 'controller="widgets.sample.rxkube.dev",group="sample.rxkube.dev",version="v1",kind="Widget"';
 

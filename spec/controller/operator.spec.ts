@@ -18,7 +18,7 @@ import {
   widgetConfig,
   type Env,
   type Widget,
-} from './harness.js';
+} from './fixtures.js';
 
 const ownerRef = (w: Widget) => ({ apiVersion: w.apiVersion!, kind: w.kind!, name: w.metadata!.name!, uid: w.metadata!.uid!, controller: true });
 
@@ -36,8 +36,8 @@ describe('operator and controller lifecycle against the embedded API server', ()
   });
 
   it('ES6: changeNamespaces moves the primary and the secondaries that follow it to the new namespaces', async () => {
-    await env.namespace('ns-a');
-    await env.namespace('ns-b');
+    await env.createNamespace('ns-a');
+    await env.createNamespace('ns-b');
     const runs = new RunTracker();
     const sources: string[] = [];
     const reconciler: Reconciler<Widget> = {
@@ -72,7 +72,7 @@ describe('operator and controller lifecycle against the embedded API server', ()
   });
 
   it("ES6: namespaces 'own' is the operator's namespace (POD_NAMESPACE here), resolved at register()", async () => {
-    await env.namespace('ns-own');
+    await env.createNamespace('ns-own');
     const reconciler: Reconciler<Widget> = { reconcile: (w) => UpdateControl.patchStatus({ ...w, status: { observed: true } }) };
     const op = env.operator();
     const previous = process.env['POD_NAMESPACE'];
@@ -93,8 +93,8 @@ describe('operator and controller lifecycle against the embedded API server', ()
   });
 
   it('ES6, WF5: an event source registered at run time watches the current namespaces and follows later changes', async () => {
-    await env.namespace('ns-a');
-    await env.namespace('ns-b');
+    await env.createNamespace('ns-a');
+    await env.createNamespace('ns-b');
     const seen: string[] = [];
     const configMapDependent = {
       name: 'configmap',
@@ -283,7 +283,7 @@ describe('operator and controller lifecycle against the embedded API server', ()
 
     await opA.stop();
     // OB5: the lease was released on stop, long before it could have expired.
-    const lease = (await env.kc.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: 'widgets', namespace: 'default' })).spec;
+    const lease = (await env.kubeConfig.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: 'widgets', namespace: 'default' })).spec;
     expect(lease?.holderIdentity ?? '').to.not.equal('a');
     await eventually('b leads', () => leading.b.at(-1) === true, 3000);
     await createWidget(env, widget('w2'));

@@ -10,8 +10,8 @@ import * as k8s from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { DeleteControl, UpdateControl, type Context, type Reconciler } from '../../lib/controller/index.js';
 import { intentOf } from '../../lib/controller/tracked-client.js';
-import { createKubeClient, customResourceDefinition, descriptorOf, type ResourceClient } from '../../lib/kube/index.js';
-import { createWidget, deleteWidget, eventually, FINALIZER, getWidget, patchWidget, recordOutcomes, startEnv, widget, widgetConfig, type Env, type Widget } from './harness.js';
+import { customResourceDefinition, descriptorOf, type ResourceClient } from '../../lib/kube/index.js';
+import { createWidget, deleteWidget, eventually, FINALIZER, getWidget, patchWidget, recordOutcomes, startEnv, widget, widgetConfig, type Env, type Widget } from './fixtures.js';
 
 interface Part extends KubernetesObject {
   spec?: { value?: string };
@@ -253,8 +253,8 @@ describe('own writes never absorb a foreign change (issue 9)', () => {
       seen.length = 0;
       released.length = 0;
       written = 0;
-      await env.kc.makeApiClient(k8s.ApiextensionsV1Api).createCustomResourceDefinition({ body: partCrd });
-      parts = createKubeClient(env.kc).resource<Part>(PART);
+      await env.kubeConfig.makeApiClient(k8s.ApiextensionsV1Api).createCustomResourceDefinition({ body: partCrd });
+      parts = env.client.resource<Part>(PART);
       await run(reconciler, widgetConfig({ secondaries: [{ resource: PART, name: 'parts' }] }), 2);
       const w1 = await createWidget(env, widget('w1'));
       await parts.create({

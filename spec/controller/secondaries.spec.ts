@@ -18,7 +18,7 @@ import {
   type ConfigMap,
   type Env,
   type Widget,
-} from './harness.js';
+} from './fixtures.js';
 
 const ownerRef = (w: Widget) => ({ apiVersion: w.apiVersion!, kind: w.kind!, name: w.metadata!.name!, uid: w.metadata!.uid!, controller: true });
 const namesOf = (objects: KubernetesObject[]) => objects.map((o) => o.metadata?.name ?? '').sort();

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ConfigurationError } from '../../lib/core/index.js';
 import { UpdateControl, type Reconciler } from '../../lib/controller/index.js';
 import { inboundSource, timerSource } from '../../lib/sources/index.js';
-import { createWidget, eventually, getWidget, recordOutcomes, startEnv, widget, widgetConfig, type Env, type Widget } from './harness.js';
+import { createWidget, eventually, getWidget, recordOutcomes, startEnv, widget, widgetConfig, type Env, type Widget } from './fixtures.js';
 
 describe('controller with other event sources (ES5)', () => {
   let env: Env;

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ConfigurationError } from '../../lib/core/index.js';
 import { BULK_DEPENDENT_LABEL, BULK_KEY_LABEL, bulkDependent } from '../../lib/dependent/index.js';
 import { resourceDeleted } from '../../lib/workflow/index.js';
-import { CONFIGMAPS, createWidget, deleteWidget, eventually, getWidget, patchWidget, sleep, startEnv, widget, type Env, type Widget } from '../controller/harness.js';
+import { CONFIGMAPS, createWidget, deleteWidget, eventually, getWidget, patchWidget, consistently, startEnv, widget, type Env, type Widget } from '../controller/fixtures.js';
 import { countWrites, startWidgets, widgetWorkflow, type ConfigMap } from './helpers.js';
 
 /** One ConfigMap per replica index: `<widget>-shard-<i>`. */
@@ -66,8 +66,7 @@ describe('dependent: bulkDependent against the embedded API server', () => {
 
     await env.configMaps.mergePatch({ name: 'w1-shard-2', namespace: 'default' }, { data: { value: 'drift' } }, { fieldManager: 'someone' });
     await eventually('shard 2 restored', async () => (await env.configMaps.get({ name: 'w1-shard-2', namespace: 'default' })).data?.['value'] === 'a');
-    await sleep(50);
-    expect(writes.hits, 'the edit and one apply').to.equal(5);
+    await consistently(() => `the edit and one apply, then nothing (writes: ${writes.hits})`, () => writes.hits === 5, 100);
     expect(recorded.last()?.dependent('shards').reconcileResult?.operation).to.equal('unchanged');
   });
 
@@ -78,8 +77,7 @@ describe('dependent: bulkDependent against the embedded API server', () => {
     await env.configMaps.mergePatch({ name: 'w1-shard-0', namespace: 'default' }, { metadata: { finalizers: ['example.com/hold'] } }, { fieldManager: 'someone' });
     await deleteWidget(env, 'w1');
     await eventually('shard 1 deleted', async () => JSON.stringify(await shardNames(env)) === JSON.stringify(['w1-shard-0']));
-    await sleep(100);
-    expect(await getWidget(env, 'w1'), 'the finalizer holds w1 while shard 0 remains').to.not.equal(undefined);
+    await consistently('the finalizer holds w1 while shard 0 remains', async () => (await getWidget(env, 'w1')) !== undefined);
     await env.configMaps.mergePatch({ name: 'w1-shard-0', namespace: 'default' }, { metadata: { finalizers: null } }, { fieldManager: 'someone' });
     await eventually('w1 gone', async () => (await getWidget(env, 'w1')) === undefined);
     expect(await shardNames(env)).to.deep.equal([]);

@@ -8,7 +8,7 @@ import {
   reconcileDependent,
   isDeletable,
 } from '../../lib/dependent/index.js';
-import { createWidget, deleteWidget, eventually, FINALIZER, getWidget, patchWidget, SECRETS, startEnv, widget, type Env, type Widget } from '../controller/harness.js';
+import { createWidget, deleteWidget, eventually, FINALIZER, getWidget, patchWidget, SECRETS, startEnv, widget, type Env, type Widget } from '../controller/fixtures.js';
 import { configMapOf, startWidgets, widgetWorkflow } from './helpers.js';
 
 /** An in-memory stand-in for a REST API of buckets, with a call log. */

@@ -1,4 +1,4 @@
-/** Shared setup of the dependent specs: the controller harness plus write counting and a recording reconciler. */
+/** Shared setup of the dependent specs: the controller fixtures (on startTestCluster) plus write counting and a recording reconciler. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Fault } from '../../lib/apiserver/index.js';
 import {
@@ -9,7 +9,7 @@ import {
   type Reconciler,
 } from '../../lib/controller/index.js';
 import { workflow, type WorkflowBuilder, type WorkflowReconcileResult } from '../../lib/workflow/index.js';
-import { recordOutcomes, widgetConfig, type Env, type Outcomes, type Widget } from '../controller/harness.js';
+import { recordOutcomes, widgetConfig, type Env, type Outcomes, type Widget } from '../controller/fixtures.js';
 
 export type WidgetWorkflow = WorkflowBuilder<Widget, Context<Widget>>;
 

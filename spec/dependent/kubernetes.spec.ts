@@ -10,12 +10,12 @@ import {
   FINALIZER,
   getWidget,
   patchWidget,
-  sleep,
+  consistently,
   startEnv,
   widget,
   type Env,
   type Widget,
-} from '../controller/harness.js';
+} from '../controller/fixtures.js';
 import { configMapOf, countWrites, startWidgets, widgetWorkflow, type ConfigMap } from './helpers.js';
 
 /** A ConfigMap named after the widget, holding its spec.value. */
@@ -136,9 +136,8 @@ describe('dependent: kubernetesDependent against the embedded API server', () =>
 
     await deleteWidget(env, 'w1');
     await eventually('top terminating', async () => (await configMapOf(env, 'w1-top'))?.metadata?.deletionTimestamp !== undefined);
-    await sleep(150);
-    expect(await configMapOf(env, 'w1-base'), 'base waits for top to be gone').to.not.equal(undefined);
-    expect((await getWidget(env, 'w1'))?.metadata?.finalizers, 'the finalizer stays').to.deep.equal([FINALIZER]);
+    await consistently('base waits for top to be gone, and the finalizer stays', async () =>
+      (await configMapOf(env, 'w1-base')) !== undefined && JSON.stringify((await getWidget(env, 'w1'))?.metadata?.finalizers) === JSON.stringify([FINALIZER]));
 
     await env.configMaps.mergePatch({ name: 'w1-top', namespace: 'default' }, { metadata: { finalizers: null } }, { fieldManager: 'someone' });
     await eventually('base deleted and w1 gone', async () => (await configMapOf(env, 'w1-base')) === undefined && (await getWidget(env, 'w1')) === undefined);

@@ -39,13 +39,26 @@ describe('documentation samples', () => {
     expect(missing, 'samples not found in docs/examples/*.ts').to.deep.equal([]);
   });
 
+  const runExample = async (file: string) =>
+    (
+      await promisify(execFile)(process.execPath, ['--import', 'tsx', file], {
+        cwd: root,
+        env: { ...process.env, LOG_LEVEL: 'warn' },
+        timeout: 55_000,
+      })
+    ).stdout;
+
   it('the quickstart from README.md runs: an operator reconciles a Greeting on the embedded server', async function () {
     this.timeout(60_000);
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'docs/examples/quickstart.ts'], {
-      cwd: root,
-      env: { ...process.env, LOG_LEVEL: 'warn' },
-      timeout: 55_000,
-    });
+    expect(await runExample('docs/examples/quickstart.ts')).to.include('Hello, world!');
+  });
+
+  it('FZ2, FZ3, UP1: a controller assembled from exported operators only (docs/examples/own-pipeline.ts) reconciles and cleans up on the embedded server', async function () {
+    this.timeout(60_000);
+    const stdout = await runExample('docs/examples/own-pipeline.ts');
     expect(stdout).to.include('Hello, world!');
+    expect(stdout).to.include('finalizers: greetings.example.com/finalizer');
+    expect(stdout.indexOf('goodbye, world'), 'cleanup ran before the greeting was gone').to.be.within(0, stdout.indexOf('world is gone'));
+    expect(stdout).to.not.match(/run of world: failure/);
   });
 });

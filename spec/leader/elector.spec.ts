@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { firstValueFrom, filter, timeout } from 'rxjs';
 import { startApiServer } from '../../lib/apiserver/index.js';
 import { createLeaderElector, type LeaderElector } from '../../lib/leader/index.js';
+import { consistently } from '../../lib/testing/index.js';
 
 // Short durations so the suite takes seconds: the lease is written as 2 s (whole seconds, rounded up).
 const TIMING = { leaseDurationMs: 1_500, renewDeadlineMs: 1_000, retryPeriodMs: 200 };
@@ -125,8 +126,7 @@ describe('leader/LeaderElector against the embedded API server', function () {
     a.start();
     b.start();
     await Promise.race([becomes(a, true), becomes(b, true)]);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    expect([a.isLeader, b.isLeader].filter(Boolean)).to.have.length(1);
+    await consistently('exactly one of a and b leads', () => [a.isLeader, b.isLeader].filter(Boolean).length === 1, 1_000);
     expect((await readLease()).spec?.holderIdentity).to.equal(a.isLeader ? 'a' : 'b');
     expect(t.overlap()).to.equal(false);
     t.unsubscribe();
@@ -138,8 +138,7 @@ describe('leader/LeaderElector against the embedded API server', function () {
     await becomes(a, true);
     const b = elector('b');
     b.start();
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(b.isLeader).to.equal(false);
+    await consistently('b does not lead while a holds the lease', () => !b.isLeader, 500);
 
     const stoppedAt = Date.now();
     await a.stop();

@@ -6,7 +6,7 @@ import { VirtualTimeScheduler } from 'rxjs';
 import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
 import { createKubeClient, type KubeClient } from '../../lib/kube/index.js';
 import { createLogger, createMetrics, EventRecorder, type EventRecorderOptions, type RxkubeMetrics } from '../../lib/observe/index.js';
-import { capturingLogger } from '../controller/harness.js';
+import { capturingLogger } from '../controller/fixtures.js';
 
 interface CoreEvent extends KubernetesObject {
   reason: string;

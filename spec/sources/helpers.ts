@@ -1,8 +1,9 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Observable, Subscription } from 'rxjs';
-import { startApiServer, type ApiServer, type ApiServerOptions } from '../../lib/apiserver/index.js';
-import { createKubeClient, type ResourceClient } from '../../lib/kube/index.js';
+import type { ApiServer, ApiServerOptions } from '../../lib/apiserver/index.js';
+import type { ResourceClient } from '../../lib/kube/index.js';
 import { informer, type Informer, type InformerEvent, type InformerOptions } from '../../lib/sources/index.js';
+import { startTestCluster, type TestCluster } from '../../lib/testing/index.js';
 
 export const CONFIGMAPS = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' } as const;
 export const SECRETS = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets' } as const;
@@ -26,22 +27,18 @@ export interface Cluster {
   subscriptions: Subscription[];
 }
 
-/** Registers before/after hooks that start one embedded API server for the describe block. */
+/** Registers before/after hooks that start one test cluster (`startTestCluster`) for the describe block. */
 export function useCluster(options: ApiServerOptions = {}): Cluster {
   const cluster = { informers: [], subscriptions: [] } as unknown as Cluster;
   let n = 0;
+  let testCluster: TestCluster | undefined;
   before(async () => {
-    cluster.server = await startApiServer(options);
-    cluster.kubeConfig = cluster.server.kubeConfig();
-    const client = createKubeClient(cluster.kubeConfig);
-    cluster.configMaps = client.resource(CONFIGMAPS);
-    cluster.secrets = client.resource(SECRETS);
-    const namespaces = client.resource({ apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false });
-    cluster.namespace = async () => {
-      const name = `t${process.pid % 1000}-${++n}`;
-      await namespaces.create({ metadata: { name } });
-      return name;
-    };
+    testCluster = await startTestCluster(options);
+    cluster.server = testCluster.server;
+    cluster.kubeConfig = testCluster.kubeConfig;
+    cluster.configMaps = testCluster.client.resource(CONFIGMAPS);
+    cluster.secrets = testCluster.client.resource(SECRETS);
+    cluster.namespace = () => testCluster!.createNamespace(`t${process.pid % 1000}-${++n}`);
   });
   afterEach(() => {
     for (const s of cluster.subscriptions.splice(0)) s.unsubscribe();
@@ -49,7 +46,7 @@ export function useCluster(options: ApiServerOptions = {}): Cluster {
     cluster.server.faults.clear();
   });
   after(async () => {
-    await cluster.server?.close();
+    await testCluster?.close();
   });
   return cluster;
 }

@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { classifyError } from '../../lib/kube/index.js';
+import { consistently } from '../../lib/testing/index.js';
 import { SHORT_CONNECTION_MS, WatchSilentError, type InformerError, type InformerOptions } from '../../lib/sources/index.js';
 import { configMap, names, record, testInformer, useCluster, waitFor } from './helpers.js';
 
@@ -57,7 +58,7 @@ describe('sources/Informer (embedded API server)', function () {
     await cluster.configMaps.create(configMap(ns, 'b'));
     await cluster.configMaps.mergePatch({ namespace: ns, name: 'a' }, { data: { v: '2' } });
     await seen.until((e) => e.length >= 3);
-    await new Promise((r) => setTimeout(r, 100)); // room for a duplicate to show up
+    await consistently(() => `no duplicate (seen ${names(seen.events).join(', ')})`, () => seen.events.length === 3, 100);
     expect(names(seen.events)).to.deep.equal(['added a', 'added b', 'modified a']);
     expect(inf.status()[0]?.lists, 'resumed, not relisted').to.equal(1);
     expect(inf.status()[0]?.resourceVersion).to.equal(seen.events[2]?.object.metadata?.resourceVersion);

@@ -43,7 +43,7 @@ import {
 import { formatLabelSelector, labelSelectorFromObject } from './label-selector.js';
 import type { Registry, Resolved, ResourceType, StrategyContext } from './registry.js';
 import { apiVersionOf } from './registry.js';
-import { present } from './present.js';
+import { present, versionSchema } from './present.js';
 import type { Store } from './store.js';
 import { validateAnnotations, validateLabels, validateName } from './validation.js';
 
@@ -189,7 +189,7 @@ export class ApiCore {
   get(r: Resolved, namespace: string, name: string): JsonObject {
     const obj = this.store.get(r.type.key, namespace, name);
     if (!obj) throw notFound(groupResource(r.type), name);
-    return present(obj, r.apiVersion);
+    return present(obj, r.apiVersion, versionSchema(r));
   }
 
   compileFilter(r: Resolved, query: Pick<ListQuery, 'labelSelector' | 'fieldSelector'>): ObjectFilter {
@@ -243,7 +243,7 @@ export class ApiCore {
       kind: r.type.listKind,
       apiVersion: r.apiVersion,
       metadata,
-      items: page.map((o) => present(o, r.apiVersion)),
+      items: page.map((o) => present(o, r.apiVersion, versionSchema(r))),
     };
   }
 
@@ -330,8 +330,8 @@ export class ApiCore {
     if (invalidCauses.length) throw invalid(type.group, type.kind, name, invalidCauses);
     if (managedFields !== undefined) meta.managedFields = managedFields;
     else this.setManagedFields(obj, this.engine.trackUpdate({ old: undefined, updated: obj, manager, apiVersion: r.apiVersion, now: ctx.now }, type));
-    if (dryRun) return present(obj, r.apiVersion);
-    return present(this.store.insert(type.key, this.toStorage(type, obj)), r.apiVersion);
+    if (dryRun) return present(obj, r.apiVersion, versionSchema(r));
+    return present(this.store.insert(type.key, this.toStorage(type, obj)), r.apiVersion, versionSchema(r));
   }
 
   // ---- update -----------------------------------------------------------------------------
@@ -353,17 +353,20 @@ export class ApiCore {
     }
     this.checkResourceVersion(type, obj, old, true);
     const result = this.commitUpdate(r, old, obj, { ...opts, manager, dryRun: opts.dryRun ?? false });
-    return { status: 200, body: present(result, r.apiVersion) };
+    return { status: 200, body: present(result, r.apiVersion, versionSchema(r)) };
   }
 
-  /** Defaults, prunes and validates a custom resource against its CRD schema; returns the 422 causes. */
-  private checkSchema(r: Resolved, obj: JsonObject, opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>): StatusCause[] {
-    if (!r.type.custom) return [];
-    const outcome = applyCrdSchema(obj, r.version.schema);
+  /** Defaults, prunes and validates a custom resource against its CRD schema (other kinds: prunes unknown fields); returns the 422 causes. */
+  private checkSchema(r: Resolved, obj: JsonObject, opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>, old?: JsonObject): StatusCause[] {
+    const prune = r.type.strategy.pruneUnknownFields;
+    if (!r.type.custom && !prune) return [];
+    const outcome = prune ? { unknownFields: prune(obj), causes: [] } : applyCrdSchema(obj, r.version.schema, old && present(old, r.apiVersion, versionSchema(r)));
     if (outcome.unknownFields.length) {
       const mode = opts.fieldValidation ?? 'Warn';
       const described = outcome.unknownFields.map((f) => `unknown field "${f}"`);
-      if (mode === 'Strict') throw badRequest(`strict decoding error: ${described.join(', ')}`);
+      // Typed kinds fail in the decoder, which names the kind and version it decoded.
+      const decoder = r.type.custom ? '' : `${r.type.kind} in version "${r.version.name}" cannot be handled as a ${r.type.kind}: `;
+      if (mode === 'Strict') throw badRequest(`${decoder}strict decoding error: ${described.join(', ')}`);
       if (mode === 'Warn') opts.warnings?.push(...described);
     }
     return outcome.causes;
@@ -438,7 +441,7 @@ export class ApiCore {
     type.strategy.defaults?.(obj);
 
     const name = nameOf(old);
-    const causes = [...this.validateMeta(type, obj), ...this.checkSchema(r, obj, opts)];
+    const causes = [...this.validateMeta(type, obj), ...this.checkSchema(r, obj, opts, old)];
     if (isBeingDeleted(old)) {
       const added = finalizersOf(obj).filter((f) => !finalizersOf(old).includes(f));
       if (added.length) {
@@ -506,14 +509,14 @@ export class ApiCore {
     const ns = type.namespaced ? namespace : '';
     const old = this.store.get(type.key, ns, name);
     if (!old) throw notFound(groupResource(type), name);
-    const patched = withName(name, () => this.engine.patch(kind, present(old, r.apiVersion), body, type));
+    const patched = withName(name, () => this.engine.patch(kind, present(old, r.apiVersion, versionSchema(r)), body, type));
     const obj = this.normalizeBody(r, patched);
     const meta = metaOf(obj);
     this.checkNamespace(type, meta, ns);
     this.checkName(meta, name);
     this.checkResourceVersion(type, obj, old, false);
     const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource: opts.subresource, fieldValidation: opts.fieldValidation, warnings: opts.warnings });
-    return { status: 200, body: present(result, r.apiVersion) };
+    return { status: 200, body: present(result, r.apiVersion, versionSchema(r)) };
   }
 
   private apply(
@@ -553,11 +556,11 @@ export class ApiCore {
       return { status: 201, body: this.createObject(r, obj, manager, dryRun, objMeta.managedFields, schemaOpts) };
     }
     this.checkResourceVersion(type, applied, old, false);
-    const merged = withName(name, () => this.engine.apply({ live: present(old, r.apiVersion), applied, manager, force, apiVersion: r.apiVersion, now, subresource }, type));
+    const merged = withName(name, () => this.engine.apply({ live: present(old, r.apiVersion, versionSchema(r)), applied, manager, force, apiVersion: r.apiVersion, now, subresource }, type));
     const obj = this.normalizeBody(r, merged);
     const managedFields = readMeta(obj).managedFields;
     const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource, managedFields: managedFields ?? [], ...schemaOpts });
-    return { status: 200, body: present(result, r.apiVersion) };
+    return { status: 200, body: present(result, r.apiVersion, versionSchema(r)) };
   }
 
   // ---- scale subresource (autoscaling/v1 Scale) --------------------------------------------
@@ -660,13 +663,13 @@ export class ApiCore {
       meta.deletionGracePeriodSeconds = 0;
       if (typeof meta.generation === 'number' && meta.generation > 0) meta.generation += 1;
     }
-    if (deepEqual(obj, old) || dryRun) return { status: 200, body: present(dryRun ? obj : old, r.apiVersion) };
+    if (deepEqual(obj, old) || dryRun) return { status: 200, body: present(dryRun ? obj : old, r.apiVersion, versionSchema(r)) };
     const stored = this.store.replace(type.key, this.toStorage(type, obj));
-    return { status: 200, body: present(stored, r.apiVersion) };
+    return { status: 200, body: present(stored, r.apiVersion, versionSchema(r)) };
   }
 
   private deletedBody(r: Resolved, last: JsonObject): JsonObject {
-    if (r.type.returnDeletedObject) return present(last, r.apiVersion);
+    if (r.type.returnDeletedObject) return present(last, r.apiVersion, versionSchema(r));
     const details: JsonObject = { name: nameOf(last), kind: r.type.plural, uid: uidOf(last) };
     if (r.type.group) details.group = r.type.group;
     return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
@@ -679,7 +682,7 @@ export class ApiCore {
     for (const item of items) {
       try {
         const res = this.delete(r, namespaceOf(item), nameOf(item), { dryRun: opts.dryRun, propagationPolicy: opts.propagationPolicy });
-        deleted.push(res.body.kind === 'Status' ? present(item, r.apiVersion) : res.body);
+        deleted.push(res.body.kind === 'Status' ? present(item, r.apiVersion, versionSchema(r)) : res.body);
       } catch (err) {
         if (!(err instanceof ApiError && err.code === 404)) throw err;
       }
@@ -772,9 +775,10 @@ export class ApiCore {
     return obj;
   }
 
-  /** Stored objects carry the storage version's apiVersion (or the form of the group that stores them). */
+  /** Stored objects carry the storage version's apiVersion (or the form of the group that stores them); custom resources only its fields. */
   private toStorage(type: ResourceType, obj: JsonObject): JsonObject {
-    return present(obj, type.storedAs ?? apiVersionOf(type.group, type.storageVersion));
+    const storage = type.custom ? type.versions.find((v) => v.name === type.storageVersion) : undefined;
+    return present(obj, type.storedAs ?? apiVersionOf(type.group, type.storageVersion), storage?.schema);
   }
 
   private checkNamespace(type: ResourceType, meta: JsonObject, namespace: string): void {

@@ -12,9 +12,9 @@ import { finalizersOf, getPath, isBeingDeleted, metaOf, nameOf, namespaceOf, tim
 import { WorkQueue } from '../controllers/queue.js';
 import type { PrinterColumn, Registry, ResourceType, ScaleInfo, Strategy, VersionInfo } from './registry.js';
 import type { Store, StoreEvent } from './store.js';
-import { dns1123Label, dns1123Subdomain } from './validation.js';
+import { dns1035Label, dns1123Label, dns1123Subdomain } from './validation.js';
 import type { WatchHub } from './watch.js';
-import { invalidPatterns } from './crd-schema.js';
+import { pruneUnknownCrdFields, schemaProblems } from './crd-structure.js';
 
 export const CRD_KEY = 'apiextensions.k8s.io/customresourcedefinitions';
 export const CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
@@ -40,6 +40,7 @@ function setCondition(status: JsonObject, type: string, value: string, reason: s
 }
 
 export const crdStrategy: Strategy = {
+  pruneUnknownFields: pruneUnknownCrdFields,
   prepareForCreate(obj) {
     obj.status = { conditions: [], acceptedNames: { plural: '', kind: '' }, storedVersions: [] };
   },
@@ -73,6 +74,13 @@ export const crdStrategy: Strategy = {
     if (!plural) causes.push(fieldRequired('spec.names.plural', ''));
     else for (const e of dns1123Label(plural)) causes.push(fieldInvalid('spec.names.plural', plural, e));
     if (!str(names.kind)) causes.push(fieldRequired('spec.names.kind', ''));
+    if (str(names.singular)) for (const e of dns1123Label(str(names.singular))) causes.push(fieldInvalid('spec.names.singular', names.singular, e));
+    strings(names.shortNames).forEach((short, i) => {
+      for (const e of dns1123Label(short)) causes.push(fieldInvalid(`spec.names.shortNames[${i}]`, short, e));
+    });
+    if (spec.preserveUnknownFields === true) {
+      causes.push(fieldInvalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'));
+    }
     if (plural && group && nameOf(obj) !== `${plural}.${group}`) {
       causes.push(fieldInvalid('metadata.name', nameOf(obj), 'must be spec.names.plural+"."+spec.group'));
     }
@@ -84,10 +92,15 @@ export const crdStrategy: Strategy = {
     else {
       const storage = versions.filter((v) => v.storage === true).length;
       if (storage !== 1) causes.push(fieldInvalid('spec.versions', storage, 'must have exactly one version marked as storage version'));
+      const seen = new Set<string>();
       versions.forEach((v, i) => {
-        if (!str(v.name)) causes.push(fieldRequired(`spec.versions[${i}].name`, ''));
+        const name = str(v.name);
+        if (!name) causes.push(fieldRequired(`spec.versions[${i}].name`, ''));
+        else for (const e of dns1035Label(name)) causes.push(fieldInvalid(`spec.versions[${i}].name`, name, e));
+        if (name && seen.has(name)) causes.push(fieldInvalid(`spec.versions[${i}].name`, name, 'must be unique'));
+        seen.add(name);
         const schema = isJsonObject(v.schema) ? v.schema.openAPIV3Schema : undefined;
-        causes.push(...invalidPatterns(schema, `spec.versions[${i}].schema.openAPIV3Schema`));
+        causes.push(...schemaProblems(schema, `spec.versions[${i}].schema.openAPIV3Schema`));
       });
     }
     if (old && isJsonObject(old.spec)) {

@@ -103,7 +103,9 @@ export const MODIFIED_CONFLICT = 'the object has been modified; please apply you
 export function invalid(group: string, kind: string, name: string, causes: StatusCause[]): ApiError {
   const list = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : String(c.message))).join(', ');
   const shown = causes.length > 1 ? `[${list}]` : list;
-  return new ApiError(422, 'Invalid', `${kind}${name ? ` "${name}"` : ''} is invalid: ${shown}`, {
+  // The real server names the group-qualified kind: Deployment.apps, Widget.example.com.
+  const qualified = group ? `${kind}.${group}` : kind;
+  return new ApiError(422, 'Invalid', `${qualified}${name ? ` "${name}"` : ''} is invalid: ${shown}`, {
     name,
     group,
     kind,

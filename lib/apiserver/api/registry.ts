@@ -53,6 +53,8 @@ export interface Strategy {
   /** API defaulting, applied to every object written. */
   defaults?(obj: JsonObject): void;
   validate?(obj: JsonObject, old: JsonObject | undefined): StatusCause[];
+  /** Removes the fields the kind does not declare; returns their paths (for fieldValidation). */
+  pruneUnknownFields?(obj: JsonObject): string[];
   /** Changes made when deletion first marks the object (namespace phase, CRD cleanup finalizer). */
   prepareForDelete?(obj: JsonObject, ctx: StrategyContext): void;
   /** Whether something besides metadata.finalizers holds a deleted object (namespace spec.finalizers). */

@@ -5,7 +5,7 @@
  */
 import { expired } from './errors.js';
 import type { ObjectFilter } from './filter.js';
-import type { JsonObject } from './json.js';
+import type { JsonObject, JsonValue } from './json.js';
 import { namespaceOf } from './meta.js';
 import { present } from './present.js';
 import type { ResourceType } from './registry.js';
@@ -23,6 +23,8 @@ export interface WatchSink {
 export interface WatchSpec {
   type: ResourceType;
   apiVersion: string;
+  /** The schema custom resources are presented with in `apiVersion` (see core.ts `present`). */
+  schema?: JsonValue;
   /** Only this namespace; undefined for cluster-scoped types and all-namespace watches. */
   namespace?: string;
   filter: ObjectFilter;
@@ -108,7 +110,7 @@ export class Watch {
   }
 
   private render(obj: JsonObject, type: EventType | 'BOOKMARK'): JsonObject {
-    const presented = present(obj, this.spec.apiVersion);
+    const presented = present(obj, this.spec.apiVersion, this.spec.schema);
     return this.spec.render ? this.spec.render(presented, type) : presented;
   }
 

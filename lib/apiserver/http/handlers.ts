@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiCore, DeleteOptions, FieldValidation, PropagationPolicy, WriteOptions } from '../api/core.js';
+import { versionSchema } from '../api/present.js';
 import type { PatchEngine, PatchKind } from '../patch/engine.js';
 import { ApiError, badRequest, invalidResourceVersion, methodNotAllowed, pathNotFound, resourceVersionTooLarge, unsupportedMediaType } from '../api/errors.js';
 import type { Faults } from '../faults.js';
@@ -350,6 +351,7 @@ async function serveWatch(req: IncomingMessage, res: ServerResponse, url: URL, r
       {
         type: resolved.type,
         apiVersion: resolved.apiVersion,
+        schema: versionSchema(resolved),
         namespace: resolved.type.namespaced ? rr.namespace : undefined,
         filter,
         bookmarks,

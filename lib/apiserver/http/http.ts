@@ -211,7 +211,8 @@ export function loadYaml(text: string): JsonValue {
     const doc = parseDocument(text, { merge: true, uniqueKeys: false, prettyErrors: false });
     const problem = doc.errors[0];
     if (problem) throw problem;
-    value = doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
+    // Maps as Map, so that a key that is itself a map or a list is refused (below), not stringified.
+    value = doc.toJS({ maxAliasCount: MAX_YAML_ALIASES, mapAsMap: true });
   } catch (err) {
     if (isStackOverflow(err)) throw badRequest(`the request body could not be decoded as YAML: exceeded max depth (limit ${MAX_BODY_DEPTH})`);
     const message = (err as Error).message;
@@ -244,6 +245,13 @@ export function parseBody(raw: Buffer, contentType: string): JsonValue {
   return loadYaml(text);
 }
 
+/** A YAML map key as a JSON key: scalars as text (as the real server's YAML-to-JSON does), others refused. */
+function yamlKey(k: unknown): string {
+  if (k === null || k === undefined) return 'null';
+  if (typeof k === 'object') throw badRequest(`the request body could not be decoded as YAML: invalid map key: a ${Array.isArray(k) ? 'sequence' : 'mapping'} (keys must be scalars)`);
+  return String(k);
+}
+
 /** A YAML value as JSON, without recursion (the depth is already bounded, but a stack is cheaper). */
 function toJson(v: unknown): JsonValue {
   const convert = (x: unknown): JsonValue | undefined => {
@@ -265,7 +273,7 @@ function toJson(v: unknown): JsonValue {
   while (stack.length > 0) {
     const [from, to] = stack.pop() as [unknown, JsonObject | JsonValue[]];
     const entries: Array<[string, unknown]> =
-      from instanceof Map ? [...from.entries()].map(([k, x]) => [String(k), x]) : Array.isArray(from) ? from.map((x, i) => [String(i), x]) : Object.entries(from as object);
+      from instanceof Map ? [...from.entries()].map(([k, x]) => [yamlKey(k), x]) : Array.isArray(from) ? from.map((x, i) => [String(i), x]) : Object.entries(from as object);
     for (const [k, x] of entries) {
       let out = convert(x);
       if (out === undefined) {

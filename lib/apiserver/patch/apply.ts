@@ -8,7 +8,7 @@
  * - `serverSideApply`: the field set of the applied configuration becomes the applier's set
  *   (operation Apply). The configuration is merged into the live object: maps and structs
  *   merge, keyed lists merge item by item (per TypeInfo; granular ownership per item), set
- *   lists per value, atomic lists and every list of a custom resource are replaced whole,
+ *   lists per value, atomic lists (and every list a CRD schema does not declare otherwise) are replaced whole,
  *   scalars are replaced. Fields the applier applied last time, no longer applies, and that no
  *   manager (the applier included) still owns — at that path or anywhere below it — are
  *   removed from the object. A list item it no longer applies goes unless some manager owns

@@ -11,7 +11,7 @@ import { PatchError } from './errors.js';
 import { applyConflictError, serverSideApply, trackUpdate, type ApplyArgs as ManagedApplyArgs, type TrackUpdateArgs } from './apply.js';
 import { applyJsonPatch } from './json-patch.js';
 import { applyMergePatch } from './merge-patch.js';
-import { typeInfoOrGeneric, typeInfoFor, type TypeInfo } from './schema.js';
+import { typeInfoFromCrdSchema, typeInfoOrGeneric, typeInfoFor, type TypeInfo } from './schema.js';
 import { applyStrategicMergePatch } from './strategic-merge.js';
 import type { ResourceType } from '../api/registry.js';
 
@@ -30,8 +30,12 @@ export interface PatchEngine {
   trackUpdate(args: TrackArgs, type: ResourceType): JsonValue[];
 }
 
-function typeInfo(type: ResourceType): TypeInfo {
-  return typeInfoOrGeneric(type.custom ? undefined : typeInfoFor(type.group, type.kind));
+/** The structure of a type in one version (custom resources: from that version's schema). */
+function typeInfo(type: ResourceType, apiVersion?: string): TypeInfo {
+  if (!type.custom) return typeInfoOrGeneric(typeInfoFor(type.group, type.kind));
+  const name = apiVersion?.slice(apiVersion.indexOf('/') + 1) ?? type.storageVersion;
+  const version = type.versions.find((v) => v.name === name) ?? type.versions.find((v) => v.name === type.storageVersion);
+  return typeInfoFromCrdSchema(type.group, type.kind, version?.schema);
 }
 
 /** PatchError (from the algorithms) as the Status error the server answers. */
@@ -68,7 +72,7 @@ export const patchEngine: PatchEngine = {
 
   apply(args: ApplyArgs, type: ResourceType): JsonObject {
     try {
-      const result = serverSideApply({ ...args, type: typeInfo(type) });
+      const result = serverSideApply({ ...args, type: typeInfo(type, args.apiVersion) });
       if (result.ok) return result.object;
       throw applyConflictError(result.conflicts);
     } catch (err) {
@@ -78,7 +82,7 @@ export const patchEngine: PatchEngine = {
 
   trackUpdate(args: TrackArgs, type: ResourceType): JsonValue[] {
     try {
-      return trackUpdate(args, typeInfo(type)) as unknown as JsonValue[];
+      return trackUpdate(args, typeInfo(type, args.apiVersion)) as unknown as JsonValue[];
     } catch (err) {
       throw asApiError(err, type);
     }

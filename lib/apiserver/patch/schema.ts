@@ -16,7 +16,8 @@
  *   Some fields disagree (Service ports: SSA keys port+protocol, SMP merges on port alone;
  *   Job conditions: SSA atomic, SMP merges on type), hence both.
  */
-import type { JsonValue } from '../api/json.js';
+import type { JsonObject, JsonValue } from '../api/json.js';
+import { isJsonObject } from '../api/json.js';
 
 export interface ScalarType {
   readonly kind: 'scalar';
@@ -235,6 +236,70 @@ export const genericTypeInfo: TypeInfo = { group: '', kind: '', root: struct({ m
 
 export function typeInfoOrGeneric(type: TypeInfo | undefined): TypeInfo {
   return type ?? genericTypeInfo;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Custom resources: the structure their CRD's schema declares
+
+/** The FieldType of a CRD schema node; undefined where the schema leaves it open (deduced). */
+function fromSchema(s: JsonValue | undefined): FieldType | undefined {
+  if (!isJsonObject(s)) return undefined;
+  if (s.type === 'array') {
+    const listType = s['x-kubernetes-list-type'];
+    const items = fromSchema(s.items);
+    if (listType === 'set') return { kind: 'list', listType: 'set', items: scalar };
+    if (listType !== 'map') return { ...atomicList, ...(items ? { items } : {}) };
+    const keys = Array.isArray(s['x-kubernetes-list-map-keys']) ? s['x-kubernetes-list-map-keys'].filter((k): k is string => typeof k === 'string') : [];
+    const itemProps = isJsonObject(s.items) && isJsonObject(s.items.properties) ? s.items.properties : {};
+    const keyDefaults: Record<string, JsonValue> = {};
+    for (const k of keys) {
+      const prop = itemProps[k];
+      if (isJsonObject(prop) && prop.default !== undefined) keyDefaults[k] = prop.default;
+    }
+    return {
+      kind: 'list',
+      listType: 'map',
+      keys,
+      ...(items ? { items } : {}),
+      ...(Object.keys(keyDefaults).length ? { keyDefaults } : {}),
+    };
+  }
+  if (s.type === 'object' || s.properties !== undefined || s.additionalProperties !== undefined) {
+    const atomic = s['x-kubernetes-map-type'] === 'atomic';
+    if (isJsonObject(s.properties)) return structFromSchema(s, atomic);
+    if (isJsonObject(s.additionalProperties)) return { kind: 'map', ...(fromSchema(s.additionalProperties) ? { values: fromSchema(s.additionalProperties) } : {}), ...(atomic ? { atomic } : {}) };
+    return atomic ? { kind: 'struct', fields: {}, atomic } : undefined;
+  }
+  return s.type === undefined ? undefined : scalar;
+}
+
+function structFromSchema(s: JsonObject, atomic: boolean, skip: ReadonlySet<string> = new Set()): StructType {
+  const fields: Record<string, FieldType> = {};
+  for (const [name, sub] of Object.entries(isJsonObject(s.properties) ? s.properties : {})) {
+    if (skip.has(name)) continue;
+    const t = fromSchema(sub);
+    if (t) fields[name] = t;
+  }
+  // An unstructured object is only present when someone wrote it, so its writer owns the node itself.
+  return { kind: 'struct', fields, presentWhenEmpty: false, ...(atomic ? { atomic } : {}) };
+}
+
+const fromCrdSchemas = new WeakMap<JsonObject, TypeInfo>();
+
+/**
+ * The structure a CRD version's openAPIV3Schema declares, for server-side apply and merges:
+ * x-kubernetes-list-type (atomic, set, map with x-kubernetes-list-map-keys) and
+ * x-kubernetes-map-type (granular, atomic). Without a schema: the generic structure.
+ */
+export function typeInfoFromCrdSchema(group: string, kind: string, schema: JsonValue | undefined): TypeInfo {
+  if (!isJsonObject(schema)) return genericTypeInfo;
+  let info = fromCrdSchemas.get(schema);
+  if (!info) {
+    const root = structFromSchema(schema, false, new Set(['metadata', 'apiVersion', 'kind']));
+    info = { group, kind, root: { ...root, fields: { metadata: objectMetaType, ...root.fields } } };
+    fromCrdSchemas.set(schema, info);
+  }
+  return info;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,15 +1,13 @@
-/** A server, a CRD and an operator per test: the controller specs' shared setup. */
+/** The Widget custom resource and what the controller specs record, on `startTestCluster`. */
 import { Writable } from 'node:stream';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import * as k8s from '@kubernetes/client-node';
 import { firstValueFrom, filter, timeout, type Observable } from 'rxjs';
-import { startApiServer, type ApiServer, type ApiServerOptions } from '../../lib/apiserver/index.js';
 import type { ReconcileOutcome } from '../../lib/core/index.js';
-import { builtinResources, createKubeClient, customResourceDefinition, descriptorOf, type ResourceClient } from '../../lib/kube/index.js';
+import { builtinResources, customResourceDefinition, descriptorOf, type ResourceClient } from '../../lib/kube/index.js';
 import { createLogger, type Logger } from '../../lib/observe/index.js';
-import { eventually } from '../../lib/testing/index.js';
+import { consistently, eventually, startTestCluster, type TestCluster, type TestClusterOptions } from '../../lib/testing/index.js';
 import { GenericRetry } from '../../lib/processing/index.js';
-import { Operator, type ControllerConfig, type InformerTuning, type OperatorOptions } from '../../lib/controller/index.js';
+import type { ControllerConfig, InformerTuning } from '../../lib/controller/index.js';
 
 export interface Widget extends KubernetesObject {
   spec?: { value?: string; replicas?: unknown; uses?: string[] };
@@ -39,52 +37,20 @@ export function widgetConfig(extra: Partial<ControllerConfig<Widget>> = {}): Con
   return { resource: WIDGET, retry: FAST_RETRY, informer: FAST_INFORMER, ...extra };
 }
 
-export interface Env {
-  server: ApiServer;
-  kc: k8s.KubeConfig;
-  custom: k8s.CustomObjectsApi;
-  core: k8s.CoreV1Api;
-  widgets: ResourceClient<Widget>;
-  configMaps: ResourceClient<ConfigMap>;
-  secrets: ResourceClient<KubernetesObject>;
-  operator(options?: Omit<OperatorOptions, 'kubeConfig'>): Operator;
-  /** Creates a namespace and returns its name. */
-  namespace(name: string): Promise<string>;
-  /** Resolves once the server has `count` watches open. */
-  watchesOpen(count: number): Promise<void>;
-  close(): Promise<void>;
+/** The embedded cluster with the Widget CRD installed, and clients for the kinds the specs use. */
+export interface Env extends TestCluster {
+  readonly widgets: ResourceClient<Widget>;
+  readonly configMaps: ResourceClient<ConfigMap>;
+  readonly secrets: ResourceClient<KubernetesObject>;
 }
 
-export async function startEnv(options: ApiServerOptions = {}): Promise<Env> {
-  const server = await startApiServer(options);
-  const kc = server.kubeConfig();
-  await kc.makeApiClient(k8s.ApiextensionsV1Api).createCustomResourceDefinition({ body: widgetCrd });
-  const client = createKubeClient(kc);
-  const namespaces = client.resource(builtinResources.namespace);
-  const operators: Operator[] = [];
+export async function startEnv(options: TestClusterOptions = {}): Promise<Env> {
+  const cluster = await startTestCluster({ ...options, crds: [widgetCrd, ...(options.crds ?? [])] });
   return {
-    server,
-    kc,
-    custom: kc.makeApiClient(k8s.CustomObjectsApi),
-    core: kc.makeApiClient(k8s.CoreV1Api),
-    widgets: client.resource<Widget>(WIDGET),
-    configMaps: client.resource<ConfigMap>(CONFIGMAPS),
-    secrets: client.resource(SECRETS),
-    operator(options = {}) {
-      const op = new Operator({ kubeConfig: kc, logger: createLogger({ level: 'silent' }), ...options });
-      operators.push(op);
-      return op;
-    },
-    async namespace(name) {
-      await namespaces.create({ metadata: { name } });
-      return name;
-    },
-    watchesOpen: (count) =>
-      eventually(`${count} open watches (have ${server.stats().watches})`, () => server.stats().watches === count).then(() => undefined),
-    async close() {
-      await Promise.all(operators.map((op) => op.stop()));
-      await server.close();
-    },
+    ...cluster,
+    widgets: cluster.client.resource<Widget>(WIDGET),
+    configMaps: cluster.client.resource<ConfigMap>(CONFIGMAPS),
+    secrets: cluster.client.resource(SECRETS),
   };
 }
 
@@ -112,8 +78,7 @@ export async function deleteWidget(env: Env, name: string, namespace = 'default'
   await env.widgets.delete({ name, namespace });
 }
 
-/** Polls until `check` returns a value (not undefined/false), or fails after `ms` with `what`. */
-export { eventually };
+export { consistently, eventually };
 
 export function next<T>(source: Observable<T>, predicate: (v: T) => boolean, ms = 5000): Promise<T> {
   return firstValueFrom(source.pipe(filter(predicate), timeout(ms)));
@@ -182,5 +147,3 @@ export function capturingLogger(level: 'debug' | 'info' = 'debug'): { logger: Lo
       .map((l) => JSON.parse(l) as Record<string, unknown>);
   return { logger, lines };
 }
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -2,10 +2,9 @@ import * as k8s from '@kubernetes/client-node';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { kubernetesDependent } from '../../lib/dependent/index.js';
-import { createKubeClient } from '../../lib/kube/index.js';
 import { crdPresent, deploymentReadiness, deploymentReady } from '../../lib/workflow/index.js';
-import { CONFIGMAPS, createWidget, eventually, patchWidget, startEnv, widget, type Env, type Widget } from '../controller/harness.js';
-import { configMapOf, startWidgets, widgetWorkflow, type ConfigMap } from './helpers.js';
+import { CONFIGMAPS, createWidget, eventually, patchWidget, startEnv, widget, type Env, type Widget } from '../controller/fixtures.js';
+import { configMapOf, startWidgets, widgetWorkflow, type ConfigMap } from '../dependent/helpers.js';
 
 const DEPLOYMENTS = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments' } as const;
 
@@ -26,7 +25,7 @@ function deploymentOf(w: Widget): Deployment {
   };
 }
 
-describe('dependent: shipped conditions against the embedded API server', () => {
+describe('workflow: shipped conditions against the embedded API server', () => {
   let env: Env;
   afterEach(async () => {
     await env.close();
@@ -34,7 +33,7 @@ describe('dependent: shipped conditions against the embedded API server', () => 
 
   it('WF2: deploymentReady holds the ConfigMap back until the simulated rollout is ready', async () => {
     env = await startEnv({ simulate: { deployments: { readyAfterMs: 150 } } });
-    const deployments = createKubeClient(env.kc).resource<Deployment>(DEPLOYMENTS);
+    const deployments = env.client.resource<Deployment>(DEPLOYMENTS);
     const deployment = kubernetesDependent<Deployment, Widget>({ name: 'deployment', resource: DEPLOYMENTS, desired: deploymentOf });
     const config = kubernetesDependent<ConfigMap, Widget>({
       name: 'config',
@@ -84,7 +83,7 @@ describe('dependent: shipped conditions against the embedded API server', () => 
   it('WF5: crdPresent registers the dependent event source only once the CRD exists; listEventSources shows it', async () => {
     env = await startEnv();
     const GADGETS = { apiVersion: 'extra.rxkube.dev/v1', kind: 'Gadget', plural: 'gadgets' } as const;
-    const gadgets = createKubeClient(env.kc).resource<KubernetesObject & { spec?: Record<string, string> }>(GADGETS);
+    const gadgets = env.client.resource<KubernetesObject & { spec?: Record<string, string> }>(GADGETS);
     const gadget = kubernetesDependent<KubernetesObject & { spec?: Record<string, string> }, Widget>({
       name: 'gadget',
       resource: GADGETS,
@@ -100,7 +99,7 @@ describe('dependent: shipped conditions against the embedded API server', () => 
     expect(env.server.stats().watches, 'no informer for an absent CRD').to.equal(watchesWithoutGadgets);
     expect(recorded.controller.listEventSources().map((s) => s.name), 'listed before').to.deep.equal(['widgets.sample.rxkube.dev']);
 
-    await env.kc.makeApiClient(k8s.ApiextensionsV1Api).createCustomResourceDefinition({
+    await env.kubeConfig.makeApiClient(k8s.ApiextensionsV1Api).createCustomResourceDefinition({
       body: {
         apiVersion: 'apiextensions.k8s.io/v1',
         kind: 'CustomResourceDefinition',
@@ -130,7 +129,7 @@ describe('dependent: shipped conditions against the embedded API server', () => 
 
   it('crdPresent: a present answer is trusted for recheckAfterMs, an absent one is read again', async () => {
     env = await startEnv();
-    const client = createKubeClient(env.kc);
+    const client = env.client;
     let now = 0;
     const condition = crdPresent('widgets.sample.rxkube.dev', { recheckAfterMs: 1000, now: () => now });
     const absent = crdPresent('nothing.sample.rxkube.dev');

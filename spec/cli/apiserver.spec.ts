@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
-import { eventually, kubectlAvailable } from './helpers.js';
+import { eventually, kubectlAvailable } from '../apiserver/helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = [join(ROOT, 'bin/rxkube.js'), 'apiserver'];
@@ -65,7 +65,7 @@ function tlsCertificateOf(url: string): Promise<string> {
   });
 }
 
-describe('apiserver: the rxkube apiserver command', function () {
+describe('cli: the rxkube apiserver command', function () {
   this.timeout(60_000);
   let dir: string;
   before(async () => {

@@ -1,0 +1,82 @@
+// A controller assembled from exported operators only, the same parts a registered controller
+// is made of (docs/reconciler.md): `npx tsx docs/examples/own-pipeline.ts`.
+import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
+import { filter, firstValueFrom, merge, type Observable } from 'rxjs';
+import { DeleteControl, UpdateControl, type Reconciler, type ResourceEvent } from 'rxkube';
+import { generationChanged, informer, readYourWrites, reconcileEach, reconcilerRun, secondarySource, toResourceEvents } from 'rxkube/operators';
+import { builtinResources, createKubeClient, customResourceDefinition, descriptorOf, installCustomResourceDefinition } from 'rxkube/kube';
+import { startApiServer } from 'rxkube/apiserver';
+
+interface Greeting extends KubernetesObject {
+  spec: { name: string };
+  status?: { message?: string };
+}
+type ConfigMap = V1ConfigMap & KubernetesObject;
+
+const server = await startApiServer();
+const kubeConfig = server.kubeConfig();
+const client = createKubeClient(kubeConfig);
+const crd = customResourceDefinition({ group: 'example.com', kind: 'Greeting', plural: 'greetings' });
+await installCustomResourceDefinition(client, crd);
+const GREETING = descriptorOf(crd);
+const FINALIZER = 'greetings.example.com/finalizer';
+
+// The event side: informers, read-your-writes in front of the primaries, the primaries' events as
+// ResourceEvents through the generation filter (EP6), merged with the ConfigMaps' triggers (ES3).
+const greetings = informer<Greeting>({ resource: GREETING, kubeConfig, namespaces: ['default'] });
+const primaries = readYourWrites(greetings);
+const configMaps = secondarySource<ConfigMap, Greeting>({
+  informer: informer<ConfigMap>({ resource: builtinResources.configMap, kubeConfig, namespaces: ['default'] }),
+  primary: GREETING, // owner references to a Greeting map a ConfigMap to it
+});
+const missingFinalizer = (g: Greeting) => !g.metadata?.deletionTimestamp && !g.metadata?.finalizers?.includes(FINALIZER);
+const events$: Observable<ResourceEvent> = merge(
+  primaries.events$.pipe(toResourceEvents('greetings'), generationChanged({ finalizerNeeded: missingFinalizer })),
+  configMaps.events$,
+);
+
+// The run side: the finalizer (FZ2), cleanup (FZ3), the status patch (UP1) and the Context with
+// its secondary sources, exactly as a registered controller runs its reconciler.
+const greeter: Reconciler<Greeting> = {
+  async reconcile(greeting, ctx) {
+    const message = `Hello, ${greeting.spec.name}!`;
+    const { name, namespace, uid } = greeting.metadata!;
+    const owner = { apiVersion: GREETING.apiVersion, kind: GREETING.kind, name: name!, uid: uid!, controller: true };
+    await ctx.secondaryClient<ConfigMap>('configmaps').apply({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `${name}-greeting`, namespace, ownerReferences: [owner] },
+      data: { message },
+    });
+    ctx.logger.info({ configMaps: ctx.getSecondaryResources('configmaps').length }, 'greeted');
+    return UpdateControl.patchStatus({ ...greeting, status: { message } });
+  },
+  cleanup(greeting) {
+    console.log(`goodbye, ${greeting.spec.name}`);
+    return DeleteControl.defaultDelete();
+  },
+};
+const run = reconcilerRun(greeter, { resource: GREETING, name: 'greetings', finalizerName: FINALIZER, client, primaries, secondaries: [configMaps] });
+
+// The scheduling core: one run per greeting at a time, events during a run coalesced (EP1, EP2),
+// retries (EP7); a run is due only while its primary is in the cache (EP3).
+const outcomes$ = events$.pipe(reconcileEach(run, { exists: (id) => primaries.get(id) !== undefined }));
+const subscription = outcomes$.subscribe((outcome) => console.log(`run of ${outcome.id.name}: ${outcome.result}`));
+greetings.start();
+configMaps.informer.start();
+await Promise.all([greetings.whenSynced(), configMaps.informer.whenSynced()]);
+
+const greetingsApi = client.resource<Greeting>(GREETING);
+await greetingsApi.create({ apiVersion: GREETING.apiVersion, kind: GREETING.kind, metadata: { name: 'world', namespace: 'default' }, spec: { name: 'world' } });
+const greeted = await firstValueFrom(greetings.events$.pipe(filter((e) => e.object.status?.message !== undefined)));
+console.log(greeted.object.status?.message); // Hello, world!
+console.log(`finalizers: ${greeted.object.metadata?.finalizers?.join(', ')}`);
+
+await greetingsApi.delete({ name: 'world', namespace: 'default' });
+await firstValueFrom(greetings.events$.pipe(filter((e) => e.type === 'deleted')));
+console.log('world is gone');
+
+subscription.unsubscribe();
+greetings.stop();
+configMaps.informer.stop();
+await server.close();

@@ -1,0 +1,457 @@
+/**
+ * CEL for CRD validation rules (`x-kubernetes-validations`), with `@bufbuild/cel` as the
+ * evaluator and the Kubernetes CEL environment as far as it carries over:
+ * - variables `self` and, for transition rules, `oldSelf`;
+ * - the CEL standard library (macros has/all/exists/exists_one/map/filter, size, contains,
+ *   startsWith, endsWith, matches, conversions, timestamp/duration arithmetic);
+ * - the strings extension (charAt, indexOf, lastIndexOf, lowerAscii, upperAscii, replace, split,
+ *   substring, trim, join, format);
+ * - the Kubernetes list library (isSorted, sum, min, max, indexOf, lastIndexOf) and regex library
+ *   (find, findAll), with RE2 semantics.
+ * - the Kubernetes quantity library (quantity, isQuantity, isLessThan, isGreaterThan, compareTo,
+ *   sign, isInteger, asInteger, asApproximateFloat, add, sub).
+ * Not supported: the url, ip/cidr, format and authz libraries, optional types (so no
+ * `optionalOldSelf` evaluation of absent old values), and CEL's static type checking (a rule
+ * that names an unknown function or variable is refused when the CRD is written; type errors
+ * only show when a rule runs, as an evaluation error).
+ *
+ * Values are handed to CEL typed by the schema, as Kubernetes does: `integer` as int, `number`
+ * as double, `format: date-time` strings as timestamps, objects and maps as maps, arrays as lists.
+ *
+ * Cost: rules are refused when the CRD is written if their estimated cost (iterations of nested
+ * comprehensions, sized by the schema's maxItems/maxProperties/maxLength, or by the largest
+ * request body when unbounded) exceeds the real server's per-rule limit, so no rule can loop
+ * for long on any object the server accepts.
+ */
+import { createRequire } from 'node:module';
+import type * as CelModule from '@bufbuild/cel';
+import type { CelEnv, CelFunc, CelValue } from '@bufbuild/cel';
+import type * as CelExtensions from '@bufbuild/cel/ext';
+import type * as WellKnownTypes from '@bufbuild/protobuf/wkt';
+import { LRUCache } from 'lru-cache';
+import { RE2JS } from 're2js';
+import type { JsonObject, JsonValue } from './json.js';
+import { isJsonObject } from './json.js';
+
+type Cel = typeof CelModule;
+type Expr = ReturnType<Cel['parse']>['expr'];
+
+function compare(a: CelValue, b: CelValue): number {
+  if (typeof a === 'bigint' && typeof b === 'bigint') return a < b ? -1 : a > b ? 1 : 0;
+  if ((typeof a === 'number' || typeof a === 'bigint') && (typeof b === 'number' || typeof b === 'bigint')) {
+    return Number(a) < Number(b) ? -1 : Number(a) > Number(b) ? 1 : 0;
+  }
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
+  throw new Error(`no such overload: compare(${typeof a}, ${typeof b})`);
+}
+
+function items(list: Iterable<CelValue>): CelValue[] {
+  return [...list];
+}
+
+function sameValue(a: CelValue, b: CelValue): boolean {
+  if ((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number')) return Number(a) === Number(b);
+  return a === b;
+}
+
+function extreme(list: Iterable<CelValue>, sign: 1 | -1, name: string): CelValue {
+  const all = items(list);
+  if (all.length === 0) throw new Error(`${name}(list) called on an empty list`);
+  return all.reduce((best, x) => (compare(x, best) * sign > 0 ? x : best));
+}
+
+function findFirst(text: string, pattern: string): string {
+  const m = regex(pattern).matcher(text);
+  return m.find() ? (m.group() ?? '') : '';
+}
+
+function findAll(text: string, pattern: string, limit: number): string[] {
+  const m = regex(pattern).matcher(text);
+  const found: string[] = [];
+  while ((limit < 0 || found.length < limit) && m.find()) found.push(m.group() ?? '');
+  return found;
+}
+
+const regexes = new LRUCache<string, RE2JS>({ max: 200 });
+
+function regex(pattern: string): RE2JS {
+  let re = regexes.get(pattern);
+  if (!re) {
+    re = RE2JS.compile(pattern);
+    regexes.set(pattern, re);
+  }
+  return re;
+}
+
+// ---- The Kubernetes quantity library -----------------------------------------------------
+// A quantity is a CEL map holding its value in nano-units (rounded up, as Kubernetes rounds
+// quantities below its nano scale), so equality and ordering are exact for every quantity
+// Kubernetes can represent.
+
+const QUANTITY_KEY = '@quantity';
+const QUANTITY = /^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$/;
+const DECIMAL_SUFFIX: Readonly<Record<string, number>> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const BINARY_SUFFIX: Readonly<Record<string, number>> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
+
+/** The value of a Kubernetes quantity in nano-units, or undefined if `text` is not one. */
+function parseQuantity(text: string): bigint | undefined {
+  const m = QUANTITY.exec(text);
+  if (!m) return undefined;
+  const [whole = '', fraction = ''] = m[1]!.replace(/^[+-]/, '').split('.');
+  const negative = m[1]!.startsWith('-');
+  let numerator = BigInt(`${whole}${fraction}` || '0');
+  let exponent = 9 - fraction.length;
+  const suffix = m[2] ?? '';
+  if (BINARY_SUFFIX[suffix] !== undefined) numerator *= 2n ** BigInt(BINARY_SUFFIX[suffix]);
+  else exponent += DECIMAL_SUFFIX[suffix] ?? Number(suffix.slice(1));
+  let nanos: bigint;
+  if (exponent >= 0) nanos = numerator * 10n ** BigInt(exponent);
+  else {
+    const divisor = 10n ** BigInt(-exponent);
+    nanos = numerator / divisor + (numerator % divisor === 0n ? 0n : 1n);
+  }
+  return negative ? -nanos : nanos;
+}
+
+const NANO = 1_000_000_000n;
+const INT64_MAX = 2n ** 63n - 1n;
+
+function quantityLibrary(cel: Cel): CelFunc[] {
+  const { celFunc, celMap, celMethod, CelScalar, isCelMap, mapType } = cel;
+  const QUANTITY_TYPE = mapType(CelScalar.STRING, CelScalar.DYN);
+  const quantity = (nanos: bigint) => celMap(new Map([[QUANTITY_KEY, nanos]]));
+  const nanosOf = (v: CelValue): bigint => {
+    const n = isCelMap(v) ? v.get(QUANTITY_KEY) : undefined;
+    if (typeof n !== 'bigint') throw new Error('no such overload: not a quantity');
+    return n;
+  };
+  return [
+    celFunc('quantity', [CelScalar.STRING], QUANTITY_TYPE, (text) => {
+      const nanos = parseQuantity(text);
+      if (nanos === undefined) throw new Error(`quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`);
+      return quantity(nanos);
+    }),
+    celFunc('isQuantity', [CelScalar.STRING], CelScalar.BOOL, (text) => parseQuantity(text) !== undefined),
+    celMethod('isLessThan', QUANTITY_TYPE, [QUANTITY_TYPE], CelScalar.BOOL, function (other) {
+      return nanosOf(this) < nanosOf(other);
+    }),
+    celMethod('isGreaterThan', QUANTITY_TYPE, [QUANTITY_TYPE], CelScalar.BOOL, function (other) {
+      return nanosOf(this) > nanosOf(other);
+    }),
+    celMethod('compareTo', QUANTITY_TYPE, [QUANTITY_TYPE], CelScalar.INT, function (other) {
+      const [a, b] = [nanosOf(this), nanosOf(other)];
+      return a < b ? -1n : a > b ? 1n : 0n;
+    }),
+    celMethod('sign', QUANTITY_TYPE, [], CelScalar.INT, function () {
+      const n = nanosOf(this);
+      return n < 0n ? -1n : n > 0n ? 1n : 0n;
+    }),
+    celMethod('isInteger', QUANTITY_TYPE, [], CelScalar.BOOL, function () {
+      const n = nanosOf(this);
+      return n % NANO === 0n && n / NANO <= INT64_MAX && n / NANO >= -INT64_MAX - 1n;
+    }),
+    celMethod('asInteger', QUANTITY_TYPE, [], CelScalar.INT, function () {
+      const n = nanosOf(this);
+      if (n % NANO !== 0n || n / NANO > INT64_MAX || n / NANO < -INT64_MAX - 1n) throw new Error('cannot convert value to integer');
+      return n / NANO;
+    }),
+    celMethod('asApproximateFloat', QUANTITY_TYPE, [], CelScalar.DOUBLE, function () {
+      return Number(nanosOf(this)) / 1e9;
+    }),
+    celMethod('add', QUANTITY_TYPE, [QUANTITY_TYPE], QUANTITY_TYPE, function (other) {
+      return quantity(nanosOf(this) + nanosOf(other));
+    }),
+    celMethod('add', QUANTITY_TYPE, [CelScalar.INT], QUANTITY_TYPE, function (other) {
+      return quantity(nanosOf(this) + other * NANO);
+    }),
+    celMethod('sub', QUANTITY_TYPE, [QUANTITY_TYPE], QUANTITY_TYPE, function (other) {
+      return quantity(nanosOf(this) - nanosOf(other));
+    }),
+    celMethod('sub', QUANTITY_TYPE, [CelScalar.INT], QUANTITY_TYPE, function (other) {
+      return quantity(nanosOf(this) - other * NANO);
+    }),
+  ];
+}
+
+/** The Kubernetes list and regex libraries. */
+function listAndRegexLibraries(cel: Cel): CelFunc[] {
+  const { celList, celMethod, CelScalar, listType } = cel;
+  const DYN = CelScalar.DYN;
+  const LIST = listType(DYN);
+  return [
+    celMethod('isSorted', LIST, [], CelScalar.BOOL, function () {
+      const all = items(this);
+      return all.every((x, i) => i === 0 || compare(all[i - 1]!, x) <= 0);
+    }),
+    celMethod('sum', LIST, [], DYN, function () {
+      const all = items(this);
+      if (all.length === 0) return 0n;
+      if (all.every((x) => typeof x === 'bigint')) return (all as bigint[]).reduce((a, b) => a + b, 0n);
+      return all.reduce<number>((a, b) => a + Number(b), 0);
+    }),
+    celMethod('min', LIST, [], DYN, function () {
+      return extreme(this, -1, 'min');
+    }),
+    celMethod('max', LIST, [], DYN, function () {
+      return extreme(this, 1, 'max');
+    }),
+    celMethod('indexOf', LIST, [DYN], CelScalar.INT, function (x) {
+      return BigInt(items(this).findIndex((y) => sameValue(x, y)));
+    }),
+    celMethod('lastIndexOf', LIST, [DYN], CelScalar.INT, function (x) {
+      const all = items(this);
+      for (let i = all.length - 1; i >= 0; i--) if (sameValue(x, all[i]!)) return BigInt(i);
+      return -1n;
+    }),
+    celMethod('find', CelScalar.STRING, [CelScalar.STRING], CelScalar.STRING, function (pattern) {
+      return findFirst(this, pattern);
+    }),
+    celMethod('findAll', CelScalar.STRING, [CelScalar.STRING], LIST, function (pattern) {
+      return celList(findAll(this, pattern, -1));
+    }),
+    celMethod('findAll', CelScalar.STRING, [CelScalar.STRING, CelScalar.INT], LIST, function (pattern, limit) {
+      return celList(findAll(this, pattern, Number(limit)));
+    }),
+  ];
+}
+
+interface Runtime {
+  readonly cel: Cel;
+  readonly env: CelEnv;
+  readonly timestampFromMs: (typeof WellKnownTypes)['timestampFromMs'];
+}
+
+let runtime: Runtime | undefined;
+
+/**
+ * @bufbuild/cel, loaded on the first rule: it takes about as long to load as the rest of the
+ * server, and most CRDs declare no rules.
+ */
+function celRuntime(): Runtime {
+  if (runtime) return runtime;
+  const load = createRequire(import.meta.url);
+  const cel = load('@bufbuild/cel') as Cel;
+  const { strings } = load('@bufbuild/cel/ext') as typeof CelExtensions;
+  const { timestampFromMs } = load('@bufbuild/protobuf/wkt') as typeof WellKnownTypes;
+  const env = cel.celEnv({
+    variables: { self: cel.CelScalar.DYN, oldSelf: cel.CelScalar.DYN },
+    funcs: [...strings, ...listAndRegexLibraries(cel), ...quantityLibrary(cel)],
+    re2: { compile: (pattern: string) => ({ test: (text: string) => regex(pattern).matcher(text).find() }) },
+  });
+  runtime = { cel, env, timestampFromMs };
+  return runtime;
+}
+
+/** Every function a rule may call: operators, the standard library and the extensions above. */
+const KNOWN_FUNCTIONS = new Set([
+  ...['size', 'contains', 'startsWith', 'endsWith', 'matches', 'int', 'uint', 'double', 'string', 'bytes', 'bool', 'type', 'dyn'],
+  ...['timestamp', 'duration', 'getFullYear', 'getMonth', 'getDayOfYear', 'getDayOfMonth', 'getDate', 'getDayOfWeek'],
+  ...['getHours', 'getMinutes', 'getSeconds', 'getMilliseconds'],
+  ...['charAt', 'indexOf', 'lastIndexOf', 'lowerAscii', 'upperAscii', 'replace', 'split', 'substring', 'trim', 'join', 'format'],
+  ...['isSorted', 'sum', 'min', 'max', 'find', 'findAll'],
+  ...['quantity', 'isQuantity', 'isLessThan', 'isGreaterThan', 'compareTo', 'sign', 'isInteger', 'asInteger', 'asApproximateFloat', 'add', 'sub'],
+]);
+const TYPE_NAMES = new Set(['int', 'uint', 'double', 'string', 'bytes', 'bool', 'list', 'map', 'null_type', 'type', 'dyn']);
+
+/** A compiled rule or expression. */
+export interface CelProgram {
+  readonly source: string;
+  readonly usesOldSelf: boolean;
+  /** The value, or an Error with CEL's message. */
+  run(self: CelValue, oldSelf: CelValue | undefined): CelValue | Error;
+  /** Estimated cost of one evaluation, in CEL cost units. */
+  readonly estimatedCost: number;
+}
+
+export type Compiled = { ok: true; program: CelProgram } | { ok: false; error: string };
+
+/** Largest request body the server takes (3 MiB), as Kubernetes sizes unbounded lists and maps from. */
+const MAX_REQUEST_BYTES = 3 * 1024 * 1024;
+/** The real server's limit for one rule's estimated cost (StaticEstimatedCostLimit). */
+export const PER_RULE_COST_LIMIT = 10_000_000;
+
+interface Scope {
+  readonly names: ReadonlySet<string>;
+  /** Schema nodes of comprehension variables, for sizing nested iterations. */
+  readonly schemas: ReadonlyMap<string, JsonObject | undefined>;
+}
+
+function position(source: string, offset: number | undefined): string {
+  if (offset === undefined) return '<input>:1:1';
+  const before = source.slice(0, offset);
+  const line = before.split('\n').length;
+  const column = offset - before.lastIndexOf('\n');
+  return `<input>:${line}:${column}`;
+}
+
+/** The schema node an expression designates (self.a.b, x.c with x bound by a comprehension), if known. */
+function schemaOfExpr(e: Expr | undefined, self: JsonObject | undefined, scope: Scope): JsonObject | undefined {
+  if (!e) return undefined;
+  const k = e.exprKind;
+  if (k.case === 'identExpr') return k.value.name === 'self' || k.value.name === 'oldSelf' ? self : scope.schemas.get(k.value.name);
+  if (k.case === 'selectExpr') {
+    const parent = schemaOfExpr(k.value.operand, self, scope);
+    if (!parent) return undefined;
+    const declared = isJsonObject(parent.properties) ? parent.properties[k.value.field] : undefined;
+    const sub = declared ?? parent.additionalProperties;
+    return isJsonObject(sub) ? sub : undefined;
+  }
+  return undefined;
+}
+
+function elementSchema(s: JsonObject | undefined): JsonObject | undefined {
+  if (!s) return undefined;
+  if (isJsonObject(s.items)) return s.items;
+  if (isJsonObject(s.additionalProperties)) return s.additionalProperties;
+  return undefined;
+}
+
+/** How many elements a comprehension over a value of schema `s` may see at most. */
+function maxElements(s: JsonObject | undefined): number {
+  for (const bound of ['maxItems', 'maxProperties', 'maxLength']) {
+    const v = s?.[bound];
+    if (typeof v === 'number') return v;
+  }
+  // Each element takes at least two bytes of JSON ("1," or "a:"), as Kubernetes estimates.
+  return MAX_REQUEST_BYTES / 2;
+}
+
+interface Analysis {
+  errors: string[];
+  usesOldSelf: boolean;
+}
+
+/** Undeclared names and the estimated cost of an expression. */
+function analyze(e: Expr | undefined, source: string, positions: Readonly<Record<string, number>>, self: JsonObject | undefined, scope: Scope, out: Analysis): number {
+  if (!e) return 0;
+  const at = () => position(source, positions[String(e.id)]);
+  const k = e.exprKind;
+  switch (k.case) {
+    case 'identExpr': {
+      const name = k.value.name;
+      if (name === 'oldSelf') out.usesOldSelf = true;
+      if (!scope.names.has(name) && !TYPE_NAMES.has(name)) out.errors.push(`ERROR: ${at()}: undeclared reference to '${name}' (in container '')`);
+      return 1;
+    }
+    case 'selectExpr':
+      return 1 + analyze(k.value.operand, source, positions, self, scope, out);
+    case 'callExpr': {
+      const fn = k.value.function;
+      const isOperator = fn.startsWith('_') || fn.startsWith('@') || fn.startsWith('!');
+      if (!isOperator && !KNOWN_FUNCTIONS.has(fn)) out.errors.push(`ERROR: ${at()}: undeclared reference to '${fn}' (in container '')`);
+      let cost = 1 + analyze(k.value.target, source, positions, self, scope, out);
+      for (const a of k.value.args) cost += analyze(a, source, positions, self, scope, out);
+      // Functions scan their target: charge its size when the schema bounds it (or should).
+      const targetSchema = isOperator ? undefined : schemaOfExpr(k.value.target, self, scope);
+      if (targetSchema) cost += maxElements(targetSchema) / 10;
+      return cost;
+    }
+    case 'listExpr':
+      return 1 + k.value.elements.reduce((sum, x) => sum + analyze(x, source, positions, self, scope, out), 0);
+    case 'structExpr':
+      return 1 + k.value.entries.reduce((sum, x) => sum + analyze(x.keyKind.case === 'mapKey' ? x.keyKind.value : undefined, source, positions, self, scope, out) + analyze(x.value, source, positions, self, scope, out), 0);
+    case 'comprehensionExpr': {
+      const c = k.value;
+      const rangeSchema = schemaOfExpr(c.iterRange, self, scope);
+      const size = maxElements(rangeSchema);
+      const rangeCost = analyze(c.iterRange, source, positions, self, scope, out);
+      const inner: Scope = {
+        names: new Set([...scope.names, c.iterVar, c.accuVar]),
+        schemas: new Map([...scope.schemas, [c.iterVar, elementSchema(rangeSchema)]]),
+      };
+      const init = analyze(c.accuInit, source, positions, self, scope, out);
+      const step = analyze(c.loopCondition, source, positions, self, inner, out) + analyze(c.loopStep, source, positions, self, inner, out);
+      const result = analyze(c.result, source, positions, self, inner, out);
+      return rangeCost + init + size * Math.max(step, 1) + result;
+    }
+    default:
+      return 1;
+  }
+}
+
+/** Compiled rules per schema node: a served CRD's schema objects live as long as it is served. */
+const compiledRules = new WeakMap<JsonObject, Map<string, Compiled>>();
+const NO_SCHEMA: JsonObject = {};
+
+/** Compiles a rule for values of schema `schema` (the node that declares the rule). */
+export function compileRule(source: string, schema: JsonObject | undefined): Compiled {
+  const node = schema ?? NO_SCHEMA;
+  let rules = compiledRules.get(node);
+  if (!rules) compiledRules.set(node, (rules = new Map()));
+  let result = rules.get(source);
+  if (!result) {
+    result = compileUncached(source, schema);
+    rules.set(source, result);
+  }
+  return result;
+}
+
+function compileUncached(source: string, schema: JsonObject | undefined): Compiled {
+  let parsed: ReturnType<Cel['parse']>;
+  try {
+    parsed = celRuntime().cel.parse(source);
+  } catch (err) {
+    return { ok: false, error: `ERROR: Syntax error: ${(err as Error).message}` };
+  }
+  const positions: Record<string, number> = {};
+  for (const [id, offset] of Object.entries(parsed.sourceInfo?.positions ?? {})) positions[id] = offset;
+  const out: Analysis = { errors: [], usesOldSelf: false };
+  const estimatedCost = analyze(parsed.expr, source, positions, schema, { names: new Set(['self', 'oldSelf']), schemas: new Map() }, out);
+  if (out.errors.length) return { ok: false, error: out.errors.join('\n') };
+  let program: (bindings: { self: CelValue; oldSelf: CelValue }) => unknown;
+  try {
+    program = celRuntime().cel.plan(celRuntime().env, parsed) as typeof program;
+  } catch (err) {
+    return { ok: false, error: `ERROR: ${(err as Error).message}` };
+  }
+  return {
+    ok: true,
+    program: {
+      source,
+      usesOldSelf: out.usesOldSelf,
+      estimatedCost,
+      run(self, oldSelf) {
+        try {
+          const v = program({ self, oldSelf: oldSelf ?? null }) as CelValue;
+          return celRuntime().cel.isCelError(v) ? new Error(kubernetesWording(v.message)) : v;
+        } catch (err) {
+          return err instanceof Error ? err : new Error(String(err));
+        }
+      },
+    },
+  };
+}
+
+/** cel-go's words for the errors Kubernetes users see most. */
+function kubernetesWording(message: string): string {
+  return message.replace(/^field not found: /, 'no such key: ');
+}
+
+/** A JSON value as the CEL value Kubernetes makes of it for its schema. */
+export function toCel(value: JsonValue, schema: JsonObject | undefined): CelValue {
+  if (value === null) return null;
+  if (Array.isArray(value)) {
+    const item = isJsonObject(schema?.items) ? schema.items : undefined;
+    return celRuntime().cel.celList(value.map((v) => toCel(v, item)));
+  }
+  if (isJsonObject(value)) {
+    const props = isJsonObject(schema?.properties) ? schema.properties : undefined;
+    const extra = isJsonObject(schema?.additionalProperties) ? schema.additionalProperties : undefined;
+    const map = new Map<string, CelValue>();
+    for (const [k, v] of Object.entries(value)) {
+      const sub = props?.[k] ?? extra;
+      map.set(k, toCel(v, isJsonObject(sub) ? sub : undefined));
+    }
+    return map as unknown as CelValue;
+  }
+  if (typeof value === 'number') {
+    if (schema?.type === 'number') return value;
+    return Number.isInteger(value) ? BigInt(value) : value;
+  }
+  if (typeof value === 'string' && schema?.type === 'string' && schema.format === 'date-time') {
+    const ms = Date.parse(value);
+    if (!Number.isNaN(ms)) return celRuntime().timestampFromMs(ms) as unknown as CelValue;
+  }
+  return value;
+}

@@ -1,0 +1,261 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { ConfigurationError, isMarkedForDeletion, NoRetryError, type ResourceID } from '../core/index.js';
+import type { KubeClient } from '../kube/index.js';
+import { createLogger, errorLogLevel, loggerFor, type Logger, type ResourceEvents } from '../observe/index.js';
+import type { RunContext, RunFn, RunResult } from '../processing/index.js';
+import type { ReadYourWritesCache, SecondarySource } from '../sources/index.js';
+import { ManagedWorkflowInvocation, type EventSourceRegistry } from '../workflow/index.js';
+import { resolveRunConfig, type ResolvedRunConfig, type RunConfig } from './config.js';
+import { DeleteControl, ErrorStatusUpdateControl, UpdateControl } from './controls.js';
+import { hasFinalizer, needsFinalizer, primaryWriter, type PrimaryWriter } from './primary-writes.js';
+import { trackedClient, type TrackedClient } from './tracked-client.js';
+import type { Context, ControllerConfig, Reconciler } from './types.js';
+
+/** The secondary sources a run reads by name (`ctx.getSecondaryResource(s)`, `ctx.secondaryClient`). */
+export interface SecondaryLookup<P extends KubernetesObject = KubernetesObject> {
+  get(name: string): SecondarySource<KubernetesObject, P> | undefined;
+  keys(): Iterable<string>;
+}
+
+/**
+ * `reconcilerRun`'s options: the run-side part of `ControllerConfig`, and what a run reads and
+ * writes through (a registered controller passes its own).
+ */
+export interface ReconcilerRunOptions<P extends KubernetesObject = KubernetesObject>
+  extends Pick<ControllerConfig<P>, 'resource' | 'name' | 'finalizerName' | 'patchStrategy' | 'fieldManager' | 'observedGeneration' | 'workflow'> {
+  readonly client: KubeClient;
+  /**
+   * The primaries' informer behind a read-your-writes cache (`readYourWrites(informer)`): a run
+   * reads the latest primary here (EP3) and records the framework's writes (UP3, ES4).
+   */
+  readonly primaries: ReadYourWritesCache<P>;
+  /** Secondary sources by name, or a list of them (their names must differ). Default none. */
+  readonly secondaries?: SecondaryLookup<P> | readonly SecondarySource<KubernetesObject, P>[];
+  /** Where activation conditions register their dependents' event sources (WF5). Default: registering fails. */
+  readonly eventSources?: EventSourceRegistry;
+  /** Default: an info-level logger named rxkube. Every run's lines carry the primary's bindings (OB1). */
+  readonly logger?: Logger;
+  /** Where `ctx.events` records Events about the primary (a registered controller's recorder). Default: Events are dropped. */
+  readonly events?: { about(regarding: KubernetesObject, action: string): ResourceEvents };
+}
+
+/** What a run works with, besides its configuration. */
+type RunDependencies<P extends KubernetesObject> = Omit<ReconcilerRunOptions<P>, keyof RunConfig<P>>;
+
+/**
+ * The run side of a controller as a `RunFn` for `reconcileEach`: for one ResourceID, read the
+ * latest primary, then add the finalizer (FZ2), or clean up (FZ3, FZ4, WF4), or run the managed
+ * workflow and `reconcile` (WF4), write what the control asks for (UP1, UP3) and let
+ * `updateErrorStatus` see an error (UP4). The options are validated here (ConfigurationError).
+ */
+export function reconcilerRun<P extends KubernetesObject>(reconciler: Reconciler<P>, options: ReconcilerRunOptions<P>): RunFn {
+  const config = resolveRunConfig(reconciler, options);
+  if (options.client === undefined || options.primaries === undefined) {
+    throw new ConfigurationError(options.client === undefined ? 'client' : 'primaries', 'is required');
+  }
+  return runOf(reconciler, config, options);
+}
+
+/** `reconcilerRun` with a configuration resolved already (the Controller's). */
+export function runOf<P extends KubernetesObject>(
+  reconciler: Reconciler<P>,
+  config: ResolvedRunConfig<P>,
+  deps: RunDependencies<P>,
+): (id: ResourceID, run: RunContext) => Promise<RunResult | void> {
+  const run: Run<P> = {
+    reconciler,
+    config,
+    primaries: deps.primaries,
+    client: deps.client,
+    secondaries: lookupOf(deps.secondaries),
+    secondaryClients: new WeakMap(),
+    eventSources: deps.eventSources ?? noEventSources(config.name),
+    logger: deps.logger ?? createLogger({ name: 'rxkube' }),
+    events: deps.events ?? { about: () => NO_EVENTS },
+    writer: primaryWriter<P>({
+      client: deps.client.resource<P>(config.descriptor),
+      cache: deps.primaries,
+      fieldManager: config.fieldManager,
+      strategy: config.patchStrategy,
+      finalizerName: config.finalizerName,
+      usesFinalizer: config.usesFinalizer,
+      observedGeneration: config.observedGeneration,
+    }),
+  };
+  return async (id, runContext) => {
+    // EP3: the latest version; a bounded cache (ES7) reads an evicted one from the API.
+    const primary = run.primaries.get(id) ?? (await run.primaries.fetch(id));
+    if (!primary) return undefined;
+    const ctx = createContext(run, primary, runContext);
+    if (isMarkedForDeletion(primary)) {
+      if (!config.usesFinalizer || !hasFinalizer(primary, config.finalizerName)) return undefined; // FZ4
+      return cleanup(run, primary, ctx);
+    }
+    if (needsFinalizer(primary, config)) {
+      // FZ2: the finalizer goes on in a call of its own; the run right after it reconciles.
+      await run.writer.addFinalizer(primary, ctx.signal);
+      ctx.logger.debug({ finalizer: config.finalizerName }, 'finalizer added');
+      return { rescheduleAfter: 0 };
+    }
+    try {
+      return await reconcile(run, primary, ctx);
+    } catch (error) {
+      throw await handleReconcileError(run, primary, ctx, error);
+    }
+  };
+}
+
+/** Everything one controller's runs share. */
+interface Run<P extends KubernetesObject> {
+  readonly reconciler: Reconciler<P>;
+  readonly config: ResolvedRunConfig<P>;
+  readonly primaries: ReadYourWritesCache<P>;
+  readonly client: KubeClient;
+  readonly secondaries: SecondaryLookup<P>;
+  readonly secondaryClients: WeakMap<SecondarySource<KubernetesObject, P>, TrackedClient<KubernetesObject>>;
+  readonly eventSources: EventSourceRegistry;
+  readonly logger: Logger;
+  readonly events: NonNullable<ReconcilerRunOptions<P>['events']>;
+  readonly writer: PrimaryWriter<P>;
+}
+
+async function reconcile<P extends KubernetesObject>(run: Run<P>, primary: P, ctx: Context<P>): Promise<RunResult | void> {
+  const result = await ctx.workflow?.beforeReconcile();
+  if (result && !run.reconciler.handlesWorkflowErrors) result.throwIfErrors();
+  const control = (await run.reconciler.reconcile(primary, ctx)) ?? UpdateControl.noUpdate<P>();
+  if (!(control instanceof UpdateControl)) {
+    throw new TypeError(`${run.config.name}: reconcile must return an UpdateControl or nothing, got ${typeof control}`);
+  }
+  let current = primary;
+  if (control.write === 'resource' || control.write === 'resourceAndStatus') {
+    current = await run.writer.patchResource(current, requireResource(control.resource, run.config.name), ctx.signal);
+  }
+  if (control.write === 'status' || control.write === 'resourceAndStatus') {
+    await run.writer.patchStatus(current, requireResource(control.resource, run.config.name), ctx.signal);
+  }
+  return control.rescheduleAfterMs === undefined ? undefined : { rescheduleAfter: control.rescheduleAfterMs };
+}
+
+async function cleanup<P extends KubernetesObject>(run: Run<P>, primary: P, ctx: Context<P>): Promise<RunResult | void> {
+  const { reconciler, config } = run;
+  const workflowResult = await ctx.workflow?.beforeCleanup(reconciler.cleanup !== undefined);
+  if (workflowResult && !reconciler.handlesWorkflowErrors) workflowResult.throwIfErrors();
+  let control = DeleteControl.defaultDelete();
+  if (reconciler.cleanup) {
+    const returned = await reconciler.cleanup(primary, ctx);
+    if (returned !== undefined && !(returned instanceof DeleteControl)) {
+      throw new TypeError(`${config.name}: cleanup must return a DeleteControl or nothing`);
+    }
+    control = returned ?? control;
+  }
+  // WF4: dependents whose delete post-condition is not met yet keep the primary alive.
+  const dependentsGone = workflowResult?.allDeleted() ?? true;
+  if (control.removeFinalizer && dependentsGone) {
+    ctx.events.normal('CleanedUp', 'cleanup complete');
+    await run.writer.removeFinalizer(primary, ctx.signal);
+    ctx.logger.debug({ finalizer: config.finalizerName }, 'finalizer removed');
+    ctx.events.normal('FinalizerRemoved', `removed finalizer ${config.finalizerName}`, { action: 'RemoveFinalizer' });
+    return undefined;
+  }
+  return control.rescheduleAfterMs === undefined ? undefined : { rescheduleAfter: control.rescheduleAfterMs };
+}
+
+/**
+ * UP4: `updateErrorStatus` sees every reconcile error and may patch status and stop retries.
+ * Its own failures are logged, never thrown: the original error is what the run failed with.
+ */
+async function handleReconcileError<P extends KubernetesObject>(run: Run<P>, primary: P, ctx: Context<P>, error: unknown): Promise<unknown> {
+  const handler = run.reconciler.updateErrorStatus;
+  if (!handler) return error;
+  // A reconciler that threw NoRetryError itself: the handler sees what went wrong, and no retry stays no retry.
+  const cause = error instanceof NoRetryError ? error.cause : error;
+  let control: ErrorStatusUpdateControl<P> | void;
+  try {
+    control = await handler.call(run.reconciler, primary, ctx, cause);
+  } catch (handlerError) {
+    ctx.logger.error({ err: handlerError }, 'updateErrorStatus threw; the reconcile error is retried as usual');
+    return error;
+  }
+  if (control === undefined) return error;
+  if (!(control instanceof ErrorStatusUpdateControl)) {
+    ctx.logger.error('updateErrorStatus must return an ErrorStatusUpdateControl or nothing; ignored');
+    return error;
+  }
+  if (control.resource !== undefined) {
+    try {
+      await run.writer.patchStatus(primary, control.resource, ctx.signal);
+    } catch (patchError) {
+      ctx.logger[errorLogLevel(patchError)]({ err: patchError }, 'error status patch failed');
+    }
+  }
+  if (!control.noRetry) return error;
+  return new NoRetryError(cause, { rescheduleAfter: control.rescheduleAfterMs ?? (error instanceof NoRetryError ? error.rescheduleAfter : undefined) });
+}
+
+function createContext<P extends KubernetesObject>(run: Run<P>, primary: P, runContext: RunContext): Context<P> {
+  const source = (name: string): SecondarySource<KubernetesObject, P> => {
+    const found = run.secondaries.get(name);
+    if (found === undefined) {
+      const known = [...run.secondaries.keys()].join(', ') || 'none';
+      throw new Error(`${run.config.name}: no secondary source named '${name}' (known: ${known})`);
+    }
+    return found;
+  };
+  const clientOf = (found: SecondarySource<KubernetesObject, P>): TrackedClient<KubernetesObject> => {
+    let client = run.secondaryClients.get(found);
+    if (client === undefined) {
+      client = trackedClient(run.client.resource(found.informer.resource), found.cache, run.config.fieldManager);
+      run.secondaryClients.set(found, client);
+    }
+    return client;
+  };
+  let invocation: ManagedWorkflowInvocation<P, Context<P>> | undefined;
+  const ctx: Context<P> = {
+    controller: run.config.name,
+    fieldManager: run.config.fieldManager,
+    eventSources: run.eventSources,
+    events: run.events.about(primary, isMarkedForDeletion(primary) ? 'Cleanup' : 'Reconcile'),
+    client: run.client,
+    logger: loggerFor(run.logger, run.config.name, primary),
+    retry: runContext.retry,
+    signal: runContext.signal,
+    cause: runContext.cause,
+    getSecondaryResource: <S extends KubernetesObject>(name: string) => source(name).secondaryOf(primary) as S | undefined,
+    getSecondaryResources: <S extends KubernetesObject>(name: string) => source(name).secondariesOf(primary) as S[],
+    secondaryClient: <S extends KubernetesObject>(name: string) => clientOf(source(name)) as unknown as TrackedClient<S>,
+    get workflow() {
+      return invocation;
+    },
+  };
+  const workflow = run.config.workflow;
+  if (workflow) invocation = new ManagedWorkflowInvocation(workflow, primary, ctx, { eventSources: run.eventSources });
+  return ctx;
+}
+
+function lookupOf<P extends KubernetesObject>(secondaries: RunDependencies<P>['secondaries']): SecondaryLookup<P> {
+  if (secondaries === undefined) return new Map();
+  if (!Array.isArray(secondaries)) return secondaries as SecondaryLookup<P>;
+  const byName = new Map<string, SecondarySource<KubernetesObject, P>>();
+  secondaries.forEach((source: SecondarySource<KubernetesObject, P>, i) => {
+    if (byName.has(source.name)) throw new ConfigurationError(`secondaries[${i}]`, `two sources are named '${source.name}'; give each a distinct name`);
+    byName.set(source.name, source);
+  });
+  return byName;
+}
+
+const NO_EVENTS: ResourceEvents = { normal: () => undefined, warning: () => undefined };
+
+/** Without a registry, a dependent behind an activation condition cannot get its event source. */
+function noEventSources(controller: string): EventSourceRegistry {
+  return {
+    register: (dependent) => {
+      throw new Error(`${controller}: dependent '${dependent}' registers an event source, but this run was given no eventSources registry`);
+    },
+    unregister: () => undefined,
+  };
+}
+
+function requireResource<P>(resource: P | undefined, controller: string): P {
+  if (resource === undefined || resource === null) throw new TypeError(`${controller}: the UpdateControl carries no resource to write`);
+  return resource;
+}
