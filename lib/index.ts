@@ -18,6 +18,7 @@ export {
 
 export { Operator, type OperatorOptions } from './controller/index.js';
 export { UpdateControl, DeleteControl, ErrorStatusUpdateControl, type PrimaryWrite } from './controller/index.js';
+export { operatorManifests, manifestsToYaml, kustomizeBase, type ManifestOptions, type OperatorManifests, type PolicyRule } from './controller/index.js';
 export type {
   Context,
   ControllerConfig,
@@ -30,6 +31,7 @@ export type {
 } from './controller/index.js';
 
 export { GenericRetry, LinearRateLimiter, type GenericRetrySettings, type Retry, type RateLimiter, type RateDecision } from './processing/index.js';
+export type { ShardingOptions, ShardStatus } from './sharding/index.js';
 
 export {
   Mappers,

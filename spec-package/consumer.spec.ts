@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { packOnce, type PackedFile } from './tarball.js';
 
 const run = promisify(execFile);
 const ROOT = new URL('../', import.meta.url).pathname;
@@ -16,10 +17,6 @@ const ROOT = new URL('../', import.meta.url).pathname;
 const NODE_VERSIONS = (process.env['RXKUBE_CONSUMER_NODES'] ?? '22.19.0,26').split(',').filter(Boolean);
 const ENTRY_POINTS = ['rxkube', 'rxkube/operators', 'rxkube/kube', 'rxkube/testing', 'rxkube/apiserver'];
 
-interface PackedFile {
-  readonly path: string;
-  readonly size: number;
-}
 
 async function sh(file: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeout?: number }) {
   try {
@@ -127,10 +124,9 @@ describe('the npm package, installed into an empty project', function () {
   const nodeBins = new Map<string, string>();
 
   before(async () => {
-    const { stdout } = await sh('npm', ['pack', '--json', '--pack-destination', work], { cwd: ROOT });
-    const info = (JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string; size: number; unpackedSize: number; files: PackedFile[] }[])[0]!;
-    tarball = join(work, info.filename);
-    packed = info.files;
+    const info = await packOnce();
+    tarball = info.path;
+    packed = [...info.files];
     console.log(`      tarball ${info.filename}: ${(info.size / 1024).toFixed(0)} kB packed, ${(info.unpackedSize / 1024).toFixed(0)} kB unpacked, ${info.files.length} files`);
     mkdirSync(consumer);
     writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));

@@ -17,3 +17,6 @@ export function registerTomcatOperator(operator: Operator): TomcatOperatorContro
     webapps: operator.register(webappReconciler, webappConfig),
   };
 }
+
+/** For `rxkube manifests --module demos/tomcat/operator.ts`. */
+export { registerTomcatOperator as register };

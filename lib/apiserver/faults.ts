@@ -55,6 +55,8 @@ export interface RequestDescription {
   namespace?: string;
   name?: string;
   path: string;
+  /** The client's User-Agent header, as an audit log has it. */
+  userAgent?: string;
 }
 
 export interface FaultOutcome {

@@ -2,7 +2,7 @@
  * The embedded Kubernetes API server (`rxkube/apiserver`): an in-process HTTP server that
  * @kubernetes/client-node and kubectl use as if it were a cluster.
  *
- * Map of the folders (what depends on what: http/ → api/, patch/; controllers/ → api/):
+ * Map of the folders (what depends on what: http/ → api/, patch/, auth/; controllers/, auth/ → api/):
  * - server.ts       startApiServer: the assembly of the parts below; faults.ts fault injection;
  *                   kubeconfig.ts the kubeconfig it writes
  * - http/           HTTP and wire formats: request paths and bodies (http.ts), resource requests
@@ -21,9 +21,12 @@
  *                   server-side apply (apply.ts) and the managedFields codec (managed-fields.ts)
  * - controllers/    the controllers that run inside the server: garbage collection, namespace
  *                   lifecycle, the simulated workload controllers
+ * - auth/           who a request comes from (the admin, ServiceAccount tokens, impersonation) and
+ *                   whether RBAC allows it (auth.ts, rbac.ts); the RBAC and review types, the
+ *                   default ClusterRoles and ClusterRole aggregation
  */
-export { isLoopback, startApiServer, type ApiServer, type ApiServerOptions, type ApiServerStats } from './server.js';
+export { isLoopback, startApiServer, type ApiServer, type ApiServerOptions, type ApiServerStats, type KubeconfigIdentity } from './server.js';
 export type { Fault, Faults, RequestDescription, RequestFaultSpec, RequestMatch, WatchMatch } from './faults.js';
 export type { RequestLog } from './http/request-log.js';
-export type { SimulateOptions } from './controllers/simulators.js';
+export type { SimulateOptions, SimulationClock } from './controllers/simulators.js';
 export { kubeconfigYaml, type KubeconfigSpec } from './kubeconfig.js';

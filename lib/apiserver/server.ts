@@ -8,13 +8,14 @@ import type { AddressInfo } from 'node:net';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { debuglog } from 'node:util';
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { builtinTypes } from './api/builtins.js';
 import { ApiCore } from './api/core.js';
 import { CrdController } from './api/crds.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './http/discovery.js';
-import { ApiError, internalError, methodNotAllowed, pathNotFound, unauthorized } from './api/errors.js';
+import { ApiError, internalError, methodNotAllowed, pathNotFound } from './api/errors.js';
+import { Auth, bootstrapClusterRoleBindings, bootstrapClusterRoles, CLUSTER_ROLE_BINDINGS_KEY, CLUSTER_ROLES_KEY, ClusterRoleAggregator, rbacTypes, reviewTypes } from './auth/index.js';
 import { Faults } from './faults.js';
 import { RequestLog } from './http/request-log.js';
 import { GarbageCollector } from './controllers/gc.js';
@@ -23,12 +24,13 @@ import { answerClientErrors, checkHostPresent, inFlightTracker } from './http/cl
 import { handleResource, type HandlerContext } from './http/handlers.js';
 import { parsePath, RequestAborted, sendError, sendJson } from './http/http.js';
 import { Journal } from './api/durable/journal.js';
+import { nameOf } from './api/meta.js';
 import { kubeConfigFor, kubeconfigYaml, writeKubeconfigFile, type KubeconfigSpec } from './kubeconfig.js';
 import { NamespaceController, NAMESPACES_KEY } from './controllers/namespaces.js';
 import { openApiDocument, openApiIndex } from './http/openapi.js';
 import { patchEngine } from './patch/engine.js';
 import { Registry } from './api/registry.js';
-import { DeploymentSimulator, type SimulateOptions } from './controllers/simulators.js';
+import { startSimulation, type SimulateOptions } from './controllers/simulators.js';
 import { Store } from './api/store.js';
 import { generateServingTls, servingNames } from './http/tls.js';
 import { WatchHub } from './api/watch.js';
@@ -79,6 +81,15 @@ export interface ApiServerOptions {
   clientNode?: boolean;
 }
 
+/**
+ * Whose kubeconfig: a bearer token (a ServiceAccount's, from TokenRequest or `kubectl create
+ * token`) and the context's namespace. kubectl sends tokens over HTTPS only (off loopback, or `tls`).
+ */
+export interface KubeconfigIdentity {
+  token?: string;
+  namespace?: string;
+}
+
 export interface ApiServerStats {
   resourceVersion: number;
   objects: number;
@@ -95,10 +106,13 @@ export interface ApiServer {
   readonly host: string;
   /** The bearer token clients must send, if any. */
   readonly token: string | undefined;
-  /** A client-node KubeConfig for this server (context `rxkube`, namespace `default`). */
-  kubeConfig(): KubeConfig;
-  kubeconfigYaml(): string;
-  writeKubeconfig(path: string): Promise<void>;
+  /**
+   * A client-node KubeConfig for this server (context `rxkube`, namespace `default`): the admin's,
+   * or with `as.token` another identity's, e.g. a ServiceAccount token from TokenRequest.
+   */
+  kubeConfig(as?: KubeconfigIdentity): KubeConfig;
+  kubeconfigYaml(as?: KubeconfigIdentity): string;
+  writeKubeconfig(path: string, as?: KubeconfigIdentity): Promise<void>;
   readonly faults: Faults;
   /** Resource requests counted by verb and resource, and an `onRequest` listener (tests count writes with it). */
   readonly requests: RequestLog;
@@ -112,12 +126,6 @@ const debug = debuglog('rxkube-apiserver');
 
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
-/** Compares a request's Authorization header with the expected one in constant time. */
-function sameSecret(given: string | undefined, expected: Buffer): boolean {
-  const g = Buffer.from(given ?? '');
-  return g.length === expected.length && timingSafeEqual(g, expected);
-}
-
 export { isLoopbackName as isLoopback };
 
 function validateOptions(o: ApiServerOptions): void {
@@ -130,8 +138,20 @@ function validateOptions(o: ApiServerOptions): void {
     throw new TypeError(`startApiServer: binding ${host} (not loopback) requires a token, so that only clients holding it get in`);
   }
   if (o.token !== undefined && (o.token === '' || /\s/.test(o.token))) throw new TypeError('startApiServer: token must be a non-empty string without spaces');
-  const ready = o.simulate?.deployments?.readyAfterMs;
-  if (ready !== undefined && !(ready >= 0)) throw new TypeError(`startApiServer: simulate.deployments.readyAfterMs must be >= 0, got ${ready}`);
+  const sim = o.simulate;
+  const delays: [string, number | undefined][] = [
+    ['deployments.readyAfterMs', sim?.deployments ? sim.deployments.readyAfterMs : undefined],
+    ['pods.readyAfterMs', sim?.pods?.readyAfterMs],
+    ['pods.stopAfterMs', sim?.pods?.stopAfterMs],
+    ['jobs.durationMs', sim?.jobs ? sim.jobs.durationMs : undefined],
+    ['jobs.failures', sim?.jobs ? sim.jobs.failures : undefined],
+  ];
+  for (const [name, value] of delays) {
+    if (value !== undefined && !(value >= 0)) throw new TypeError(`startApiServer: simulate.${name} must be >= 0, got ${value}`);
+  }
+  if (sim?.nodes !== undefined && !(Number.isInteger(sim.nodes) && sim.nodes >= 0)) {
+    throw new TypeError(`startApiServer: simulate.nodes must be an integer >= 0, got ${sim.nodes}`);
+  }
   if (o.bookmarkIntervalMs !== undefined && !(o.bookmarkIntervalMs > 0)) throw new TypeError(`startApiServer: bookmarkIntervalMs must be > 0, got ${o.bookmarkIntervalMs}`);
   if (o.dataCompactBytes !== undefined && !(Number.isInteger(o.dataCompactBytes) && o.dataCompactBytes > 0)) {
     throw new TypeError(`startApiServer: dataCompactBytes must be a positive integer, got ${o.dataCompactBytes}`);
@@ -192,6 +212,19 @@ function holdUntilDurable(res: ServerResponse, journal: Journal): void {
   }) as typeof res.end;
 }
 
+/**
+ * An identity for a kubeconfig file. kubectl drops tokens over plain HTTP, so there it would act as
+ * the admin (no credentials) and a test would pass that fails on a real cluster: refused.
+ */
+function kubectlIdentity(as: KubeconfigIdentity | undefined, https: boolean): KubeconfigIdentity | undefined {
+  if (as?.token !== undefined && !https) {
+    throw new Error(
+      'kubeconfigYaml/writeKubeconfig with a token: kubectl sends tokens over HTTPS only, so against this plain-HTTP server it would act as the admin; start the server with `tls` or off loopback (`host`), or use kubeConfig({ token }) with client-node',
+    );
+  }
+  return as;
+}
+
 export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
   validateOptions(options);
   const clientNode = options.clientNode === false ? undefined : import('@kubernetes/client-node');
@@ -201,14 +234,16 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const journal = opened?.journal;
   const store = new Store({ historySize: options.historySize, journal: journal && ((change) => journal.append(change)) });
   const registry = new Registry();
-  for (const t of builtinTypes()) registry.add(t);
+  for (const t of [...builtinTypes(), ...rbacTypes(), ...reviewTypes()]) registry.add(t);
   const core = new ApiCore(store, registry, patchEngine, { continueTtlMs: options.continueTtlMs });
   const hub = new WatchHub(store, { bookmarkIntervalMs: options.bookmarkIntervalMs });
   const terminating = new Set<string>();
   const crds = new CrdController(core, registry, store, hub, terminating);
   const gc = new GarbageCollector(core, store, registry);
   const namespaces = new NamespaceController(core, store, registry);
-  const simulator = options.simulate?.deployments ? new DeploymentSimulator(core, store, options.simulate.deployments) : undefined;
+  const simulation = options.simulate ? startSimulation(core, store, options.simulate) : undefined;
+  const aggregator = new ClusterRoleAggregator(core, store);
+  const auth = new Auth(store, { adminToken: token });
   const faults = new Faults(store, hub, options.random);
   const requests = new RequestLog();
 
@@ -218,11 +253,18 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     journal.snapshotFrom(() => store.dump());
     crds.serveAll();
     namespaces.resumeAll();
-    simulator?.resumeAll();
   }
   for (const ns of DEFAULT_NAMESPACES) {
     if (!store.get(NAMESPACES_KEY, '', ns)) core.createInternal(NAMESPACES_KEY, { metadata: { name: ns } });
   }
+  for (const role of bootstrapClusterRoles()) {
+    if (!store.get(CLUSTER_ROLES_KEY, '', nameOf(role))) core.createInternal(CLUSTER_ROLES_KEY, role);
+  }
+  for (const binding of bootstrapClusterRoleBindings()) {
+    if (!store.get(CLUSTER_ROLE_BINDINGS_KEY, '', nameOf(binding))) core.createInternal(CLUSTER_ROLE_BINDINGS_KEY, binding);
+  }
+  aggregator.syncAll();
+  simulation?.resume();
 
   const ctx: HandlerContext = {
     core,
@@ -234,9 +276,9 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     bodyTimeoutMs: options.bodyTimeoutMs,
     terminating,
     patch: (kind, live, patch, type) => patchEngine.patch(kind, live, patch, type),
+    auth,
   };
   const hashPrefix = randomBytes(4).toString('hex');
-  const expectedAuth = token === undefined ? undefined : Buffer.from(`Bearer ${token}`);
   let serverAddress = '';
 
   const guard = requestGuard({ bindAddress: host, allowedHosts: options.allowedHosts, machineNames: [hostname()] });
@@ -245,15 +287,16 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     try {
       checkHostPresent(req);
       guard(req.method ?? 'GET', req.headers);
-      if (expectedAuth !== undefined && !sameSecret(req.headers.authorization, expectedAuth)) throw unauthorized();
+      const user = auth.authenticate(req.headers);
       const url = new URL(req.url ?? '/', 'http://apiserver');
       const path = url.pathname.replace(/\/+$/, '') || '/';
       const method = req.method ?? 'GET';
       const info = parsePath(path);
       if (info.kind === 'resource') {
-        await handleResource(req, res, url, info.request, ctx);
+        await handleResource(req, res, url, info.request, ctx, user);
         return;
       }
+      auth.authorize(user, { kind: 'path', verb: method.toLowerCase(), path: url.pathname });
       if (method !== 'GET' && method !== 'HEAD') {
         if (info.kind === 'discovery' || path === '/version') throw methodNotAllowed();
         throw pathNotFound();
@@ -337,12 +380,12 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     token,
     faults,
     requests,
-    kubeConfig: () => {
+    kubeConfig: (as) => {
       if (!k8s) throw new Error('kubeConfig() needs @kubernetes/client-node, which startApiServer({ clientNode: false }) does not load; use writeKubeconfig() or kubeconfigYaml()');
-      return kubeConfigFor(k8s, spec);
+      return kubeConfigFor(k8s, { ...spec, ...as });
     },
-    kubeconfigYaml: () => kubeconfigYaml(spec),
-    writeKubeconfig: (path: string) => writeKubeconfigFile(path, spec),
+    kubeconfigYaml: (as) => kubeconfigYaml({ ...spec, ...kubectlIdentity(as, tls !== undefined) }),
+    writeKubeconfig: async (path: string, as) => writeKubeconfigFile(path, { ...spec, ...kubectlIdentity(as, tls !== undefined) }),
     stats: () => ({
       resourceVersion: store.resourceVersion,
       objects: store.totalObjects(),
@@ -353,7 +396,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     close: () =>
       (closed ??= (async () => {
         faults.clear();
-        simulator?.close();
+        aggregator.close();
+        simulation?.close();
         namespaces.close();
         gc.close();
         crds.close();

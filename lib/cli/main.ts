@@ -4,6 +4,14 @@ const commands: Record<string, { summary: string; load: () => Promise<{ main(arg
     summary: 'serve the embedded Kubernetes API server and write a kubeconfig',
     load: () => import('./apiserver.js'),
   },
+  manifests: {
+    summary: 'write the CRDs, RBAC, Deployment and Service of an operator (YAML or a kustomize base)',
+    load: () => import('./manifests.js'),
+  },
+  init: {
+    summary: 'start a new operator project in a directory',
+    load: () => import('./init.js'),
+  },
 };
 
 function usage(): string {

@@ -12,3 +12,4 @@ export { reconcilerRun, type ReconcilerRunOptions, type SecondaryLookup } from '
 export { Operator, type OperatorOptions } from './operator.js';
 export { createMergePatch } from './merge-patch.js';
 export { trackedClient, type TrackedClient } from './tracked-client.js';
+export { controllerRules, kustomizeBase, manifestsToYaml, mergeRules, operatorManifests, type ManifestOptions, type OperatorManifests, type PolicyRule } from './manifests.js';

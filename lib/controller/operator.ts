@@ -5,10 +5,27 @@ import { ConfigurationError } from '../core/index.js';
 import { createKubeClient, loadKubeConfig, ownNamespace, type KubeClient } from '../kube/index.js';
 import { createLeaderElector, kubeLeaseClient, type LeaderElectionOptions, type LeaderElector } from '../leader/index.js';
 import { createLogger, createMetrics, startHealthServer, type HealthServer, type Logger, type RxkubeMetrics } from '../observe/index.js';
+import { Shard, shardingConfig, type ShardingOptions } from '../sharding/index.js';
 import { InformerPool } from '../sources/index.js';
-import { resolveControllerConfig } from './config.js';
+import { resolveControllerConfig, type ResolvedControllerConfig } from './config.js';
 import { Controller, DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
 import type { ControllerConfig, Reconciler, RegisteredController } from './types.js';
+
+/** What `operatorManifests` reads from an operator: its options and its controllers as registered. */
+export interface OperatorFacts {
+  readonly options: OperatorOptions;
+  readonly controllers: readonly ResolvedControllerConfig<KubernetesObject>[];
+}
+
+// Kept beside the class rather than on it: the facts are for manifests, not for the public surface.
+const facts = new WeakMap<Operator, { options: OperatorOptions; controllers: ResolvedControllerConfig<KubernetesObject>[] }>();
+
+/** The options and registered controllers of `operator` (for `operatorManifests`). */
+export function operatorFacts(operator: Operator): OperatorFacts {
+  const found = facts.get(operator);
+  if (!found) throw new TypeError('operatorFacts: not an Operator');
+  return found;
+}
 
 export interface OperatorOptions {
   /** Default: KUBECONFIG, ~/.kube/config, or in-cluster. */
@@ -24,6 +41,11 @@ export interface OperatorOptions {
   readonly handleSignals?: boolean;
   /** How long `stop()` waits for runs in flight (default 30 s). */
   readonly stopTimeoutMs?: number;
+  /**
+   * SH1–SH4: shard every controller across the replicas running this operator (a controller's
+   * own `sharding` overrides it, `sharding: false` opts one out). Off unless given.
+   */
+  readonly sharding?: ShardingOptions;
 }
 
 /**
@@ -55,6 +77,7 @@ export class Operator {
     this.logger = options.logger ?? createLogger({ name: 'rxkube' });
     this.metrics = options.registry ? createMetrics(options.registry) : undefined;
     this.leading$ = new BehaviorSubject(options.leaderElection === undefined);
+    facts.set(this, { options, controllers: [] });
   }
 
   /** Validates the configuration (ConfigurationError naming the option) and adds a controller. */
@@ -65,14 +88,17 @@ export class Operator {
     if (this.controllers.some((c) => c.name === resolved.name)) {
       throw new ConfigurationError('name', `a controller named '${resolved.name}' is already registered; give one of them another name`);
     }
+    const shard = this.shardFor(resolved.name, config.sharding);
     const controller = new Controller<P>(reconciler, resolved, {
       client: this.client,
       logger: this.logger,
       metrics: this.metrics,
       leading$: this.leading$,
       informers: this.informers,
+      shard,
     });
     this.controllers.push(controller as unknown as Controller<KubernetesObject>);
+    facts.get(this)?.controllers.push(resolved as unknown as ResolvedControllerConfig<KubernetesObject>);
     return {
       name: controller.name,
       changeNamespaces: (namespaces) => controller.changeNamespaces(namespaces),
@@ -80,7 +106,16 @@ export class Operator {
       get outcome$() {
         return controller.outcome$;
       },
+      ...(shard ? { shardStatus$: shard.status$ } : {}),
     };
+  }
+
+  /** The controller's shard: its own `sharding`, else the Operator's; none when neither is given or it says `false`. */
+  private shardFor(name: string, own: ShardingOptions | false | undefined): Shard | undefined {
+    if (own === false || (own === undefined && this.options.sharding === undefined)) return undefined;
+    const defaultNamespace = this.options.leaderElection?.leaseNamespace ?? ownNamespace(this.client.kubeConfig);
+    const config = shardingConfig(name, { ...this.options.sharding, ...own }, defaultNamespace);
+    return new Shard(config, { client: this.client, logger: this.logger });
   }
 
   /**

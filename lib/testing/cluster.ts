@@ -2,7 +2,7 @@
  * An embedded API server with CRDs installed and operators that are stopped with it: what an
  * integration test of an operator needs, over real HTTP with the real client.
  */
-import type { KubeConfig, KubernetesObject, V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type KubernetesObject, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { startApiServer, type ApiServer, type ApiServerOptions } from '../apiserver/index.js';
 import { Operator, type OperatorOptions } from '../controller/index.js';
 import { builtinResources, createKubeClient, installCustomResourceDefinition, resolveDescriptor, type KubeClient, type ResourceDescriptor } from '../kube/index.js';
@@ -13,12 +13,30 @@ export interface TestClusterOptions extends ApiServerOptions {
   readonly crds?: readonly V1CustomResourceDefinition[];
 }
 
+/** A ServiceAccount to act as: RBAC decides what it may do, as on a real cluster. */
+export interface ServiceAccountIdentity {
+  readonly serviceAccount: string;
+  /** Default 'default'. */
+  readonly namespace?: string;
+  /** Lifetime of the token (TokenRequest `expirationSeconds`, at least 600; default 24 hours). */
+  readonly expirationSeconds?: number;
+}
+
 export interface TestCluster {
   readonly server: ApiServer;
+  /** The admin's (system:masters): every right. */
   readonly kubeConfig: KubeConfig;
   readonly client: KubeClient;
-  /** An operator on this cluster with a silent logger unless you pass one; stopped by `close()`. */
-  operator(options?: Omit<OperatorOptions, 'kubeConfig'>): Operator;
+  /**
+   * A KubeConfig that acts as a ServiceAccount (created if missing) with a token from
+   * TokenRequest, so requests RBAC does not allow fail with the real server's 403.
+   */
+  kubeConfigFor(identity: ServiceAccountIdentity): Promise<KubeConfig>;
+  /**
+   * An operator on this cluster with a silent logger unless you pass one; stopped by `close()`.
+   * It acts as the admin unless given a `kubeConfig` (e.g. from `kubeConfigFor`).
+   */
+  operator(options?: Omit<OperatorOptions, 'kubeConfig'> & { kubeConfig?: KubeConfig }): Operator;
   /** Server-side applies `obj` as the field manager 'rxkube-test' (creates or updates). */
   apply<T extends KubernetesObject>(resource: ResourceDescriptor, obj: T): Promise<T>;
   /** Creates a namespace and resolves with its name. */
@@ -41,12 +59,22 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     await server.close();
     throw err;
   }
+  const core = kubeConfig.makeApiClient(CoreV1Api);
   return {
     server,
     kubeConfig,
     client,
+    async kubeConfigFor({ serviceAccount, namespace = 'default', expirationSeconds = 24 * 3600 }) {
+      await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: serviceAccount } } }).catch((err: { code?: number }) => {
+        if (err.code !== 409) throw err;
+      });
+      const request = await core.createNamespacedServiceAccountToken({ name: serviceAccount, namespace, body: { spec: { audiences: [], expirationSeconds } } });
+      const token = request.status?.token;
+      if (!token) throw new Error(`kubeConfigFor: TokenRequest for ServiceAccount ${namespace}/${serviceAccount} returned no token`);
+      return server.kubeConfig({ token, namespace });
+    },
     operator(operatorOptions = {}) {
-      const operator = new Operator({ logger: createLogger({ level: 'silent' }), ...operatorOptions, kubeConfig });
+      const operator = new Operator({ logger: createLogger({ level: 'silent' }), kubeConfig, ...operatorOptions });
       operators.push(operator);
       return operator;
     },

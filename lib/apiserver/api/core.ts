@@ -70,6 +70,8 @@ export interface DeleteOptions {
   dryRun?: boolean;
   propagationPolicy?: PropagationPolicy;
   preconditions?: { uid?: string; resourceVersion?: string };
+  /** Seconds until a graceful deletion (a bound Pod) completes; 0 deletes at once. */
+  gracePeriodSeconds?: number;
 }
 
 export interface ListQuery {
@@ -650,7 +652,8 @@ export class ApiCore {
       ...(orphan ? [ORPHAN_FINALIZER] : []),
       ...(foreground ? [FOREGROUND_FINALIZER] : []),
     ];
-    const pending = objFinalizers.length > 0 || (type.strategy.blocksDeletion?.(obj) ?? false);
+    const grace = type.strategy.gracePeriod?.(old, opts.gracePeriodSeconds) ?? 0;
+    const pending = objFinalizers.length > 0 || grace > 0 || (type.strategy.blocksDeletion?.(obj) ?? false);
     if (!pending) {
       if (dryRun) return { status: 200, body: this.deletedBody(r, old) };
       const last = this.store.remove(type.key, ns, name) ?? old;
@@ -659,9 +662,13 @@ export class ApiCore {
     if (objFinalizers.length) meta.finalizers = objFinalizers;
     else delete meta.finalizers;
     if (firstMark) {
-      meta.deletionTimestamp = timestamp(this.now());
-      meta.deletionGracePeriodSeconds = 0;
+      meta.deletionTimestamp = timestamp(new Date(this.now().getTime() + grace * 1000));
+      meta.deletionGracePeriodSeconds = grace;
       if (typeof meta.generation === 'number' && meta.generation > 0) meta.generation += 1;
+    } else if (grace < Number(meta.deletionGracePeriodSeconds ?? 0)) {
+      // A shorter grace period shortens a graceful deletion under way.
+      meta.deletionTimestamp = timestamp(new Date(this.now().getTime() + grace * 1000));
+      meta.deletionGracePeriodSeconds = grace;
     }
     if (deepEqual(obj, old) || dryRun) return { status: 200, body: present(dryRun ? obj : old, r.apiVersion, versionSchema(r)) };
     const stored = this.store.replace(type.key, this.toStorage(type, obj));
@@ -735,11 +742,30 @@ export class ApiCore {
     }
   }
 
-  /** Creates an object as the server itself (default namespaces). */
-  createInternal(key: string, obj: JsonObject): JsonObject | undefined {
+  /** Ends a graceful deletion (the kubelet's delete with grace period 0 once the pod has stopped). */
+  forceDeleteInternal(key: string, namespace: string, name: string, uid: string): void {
+    const r = this.resolveKey(key);
+    if (!r) return;
+    try {
+      this.delete(r, namespace, name, { preconditions: { uid }, gracePeriodSeconds: 0 });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+    }
+  }
+
+  /**
+   * Creates an object as the server itself (default namespaces, the simulated controllers);
+   * errors (a terminating namespace, a name taken) are returned as undefined, like mutate's.
+   */
+  createInternal(key: string, obj: JsonObject, manager = SYSTEM_MANAGER): JsonObject | undefined {
     const r = this.resolveKey(key);
     if (!r) return undefined;
-    return this.createObject(r, this.normalizeBody(r, obj), SYSTEM_MANAGER, false, undefined);
+    try {
+      return this.createObject(r, this.normalizeBody(r, obj), manager, false, undefined);
+    } catch (err) {
+      if (err instanceof ApiError) return undefined;
+      throw err;
+    }
   }
 
   // ---- helpers ----------------------------------------------------------------------------

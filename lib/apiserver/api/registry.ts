@@ -59,6 +59,8 @@ export interface Strategy {
   prepareForDelete?(obj: JsonObject, ctx: StrategyContext): void;
   /** Whether something besides metadata.finalizers holds a deleted object (namespace spec.finalizers). */
   blocksDeletion?(obj: JsonObject): boolean;
+  /** Seconds a deletion waits (a bound Pod's grace period), given the one requested; 0 or none deletes at once. */
+  gracePeriod?(obj: JsonObject, requested: number | undefined): number;
 }
 
 export interface ResourceType {
@@ -86,6 +88,8 @@ export interface ResourceType {
   /** Whether DELETE answers the deleted object (otherwise a Status Success). */
   readonly returnDeletedObject: boolean;
   readonly extraSubresources?: readonly string[];
+  /** The verbs discovery lists (default: all of them); the review kinds are only created. */
+  readonly verbs?: readonly string[];
   /**
    * Another group stores these objects (under `key`) in the form of this apiVersion: events.k8s.io
    * Events are a view of core Events. Reads and writes convert (present.ts).
@@ -169,7 +173,7 @@ export class Registry {
       for (const v of t.versions) if (v.served) set.add(v.name);
       groups.set(t.group, set);
     }
-    const builtinOrder = ['', 'apps', 'networking.k8s.io', 'coordination.k8s.io', 'events.k8s.io', 'apiextensions.k8s.io'];
+    const builtinOrder = ['', 'apps', 'networking.k8s.io', 'coordination.k8s.io', 'events.k8s.io', 'authentication.k8s.io', 'authorization.k8s.io', 'rbac.authorization.k8s.io', 'apiextensions.k8s.io'];
     const rank = (g: string): number => {
       const i = builtinOrder.indexOf(g);
       return i < 0 ? builtinOrder.length : i;

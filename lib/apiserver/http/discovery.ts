@@ -63,7 +63,7 @@ export function apiResourceList(registry: Registry, group: string, version: stri
       singularName: type.singular,
       namespaced: type.namespaced,
       kind: type.kind,
-      verbs: [...ALL_VERBS],
+      verbs: [...(type.verbs ?? ALL_VERBS)],
     };
     if (type.shortNames.length) entry.shortNames = [...type.shortNames];
     if (type.categories.length) entry.categories = [...type.categories];
@@ -75,7 +75,11 @@ export function apiResourceList(registry: Registry, group: string, version: stri
       resources.push({ name: `${type.plural}/scale`, singularName: '', namespaced: type.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
     }
     for (const sub of type.extraSubresources ?? []) {
-      resources.push({ name: `${type.plural}/${sub}`, singularName: '', namespaced: type.namespaced, kind: type.kind, verbs: ['update'] });
+      resources.push(
+        sub === 'token'
+          ? { name: `${type.plural}/token`, singularName: '', namespaced: type.namespaced, group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] }
+          : { name: `${type.plural}/${sub}`, singularName: '', namespaced: type.namespaced, kind: type.kind, verbs: ['update'] },
+      );
     }
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(group, version), resources };

@@ -19,6 +19,7 @@ import type { Registry, Resolved } from '../api/registry.js';
 import type { IncludeObject } from './table.js';
 import { parseIncludeObject, toTable, wantsTable } from './table.js';
 import type { WatchHub, WatchSink, WatchStart } from '../api/watch.js';
+import type { Attributes, Auth, UserInfo } from '../auth/index.js';
 
 export interface HandlerContext {
   core: ApiCore;
@@ -34,6 +35,8 @@ export interface HandlerContext {
   terminating: ReadonlySet<string>;
   /** Patches a JSON object (used for Scale objects, which are not stored). */
   patch: PatchEngine['patch'];
+  /** RBAC, TokenRequest and the review kinds. */
+  auth: Auth;
 }
 
 const PATCH_KINDS: Record<string, PatchKind> = {
@@ -143,9 +146,14 @@ async function deleteOptionsOf(req: IncomingMessage, query: URLSearchParams, ctx
   const orphan = body.orphanDependents ?? (query.has('orphanDependents') ? query.get('orphanDependents') === 'true' : undefined);
   if (policy === undefined && typeof orphan === 'boolean') policy = orphan ? 'Orphan' : 'Background';
   const pre = isJsonObject(body.preconditions) ? body.preconditions : {};
+  const grace = body.gracePeriodSeconds ?? (query.has('gracePeriodSeconds') ? Number(query.get('gracePeriodSeconds')) : undefined);
+  if (grace !== undefined && grace !== null && !(typeof grace === 'number' && Number.isInteger(grace))) {
+    throw badRequest(`gracePeriodSeconds: must be an integer, got ${JSON.stringify(grace)}`);
+  }
   return {
     dryRun: dryRunBody || dryRunOf(query),
     propagationPolicy: policy,
+    gracePeriodSeconds: typeof grace === 'number' ? Math.max(0, grace) : undefined,
     preconditions: {
       uid: typeof pre.uid === 'string' ? pre.uid : undefined,
       resourceVersion: typeof pre.resourceVersion === 'string' ? pre.resourceVersion : undefined,
@@ -159,12 +167,15 @@ export async function handleResource(
   url: URL,
   rr: ResourceRequest,
   ctx: HandlerContext,
+  user: UserInfo,
 ): Promise<void> {
+  const query = url.searchParams;
+  const verb = verbOf(req.method ?? 'GET', rr, query);
+  // Like the real server: authorized from the path alone, before anything is looked up.
+  if (verb) ctx.auth.authorize(user, authorizationAttributes(rr, verb, query));
   const resolved = ctx.registry.resolve(rr.group, rr.version, rr.resource);
   if (!resolved) throw pathNotFound();
   const { type } = resolved;
-  const query = url.searchParams;
-  const verb = verbOf(req.method ?? 'GET', rr, query);
   if (!verb) throw methodNotAllowed();
   if (type.namespaced && rr.namespace === undefined && !['list', 'watch'].includes(verb)) throw pathNotFound();
   if (!type.namespaced && rr.namespace !== undefined) throw pathNotFound();
@@ -172,7 +183,8 @@ export async function handleResource(
     const statusOk = rr.subresource === 'status' && resolved.version.statusSubresource && ['get', 'update', 'patch'].includes(verb);
     const finalizeOk = rr.subresource === 'finalize' && (type.extraSubresources ?? []).includes('finalize') && verb === 'update';
     const scaleOk = rr.subresource === 'scale' && resolved.version.scale !== undefined && ['get', 'update', 'patch'].includes(verb);
-    if (!statusOk && !finalizeOk && !scaleOk) throw pathNotFound();
+    const tokenOk = rr.subresource === 'token' && (type.extraSubresources ?? []).includes('token') && verb === 'create';
+    if (!statusOk && !finalizeOk && !scaleOk && !tokenOk) throw pathNotFound();
   }
   const namespace = rr.namespace ?? '';
 
@@ -184,6 +196,7 @@ export async function handleResource(
     namespace: rr.namespace,
     name: rr.name,
     path: url.pathname,
+    userAgent: req.headers['user-agent'],
   };
   ctx.requests.record(request);
   const outcome = ctx.faults.evaluate(request);
@@ -198,6 +211,17 @@ export async function handleResource(
   }
 
   const accept = req.headers.accept;
+  if (ctx.auth.answers(type)) {
+    if (verb !== 'create') throw methodNotAllowed();
+    const { value } = await bodyOf(req, ctx, BODY_TYPES);
+    sendJson(res, 201, ctx.auth.review(type, namespace, value, user));
+    return;
+  }
+  if (rr.subresource === 'token') {
+    const { value } = await bodyOf(req, ctx, BODY_TYPES);
+    sendJson(res, 201, ctx.auth.requestToken(namespace, rr.name as string, value));
+    return;
+  }
   if (rr.subresource === 'scale') {
     await serveScale(req, res, query, rr, resolved, verb, ctx);
     return;
@@ -273,6 +297,21 @@ export async function handleResource(
       return;
     }
   }
+}
+
+/**
+ * What a resource request asks, for RBAC (the real server's RequestInfo): a request for a
+ * namespace object is in that namespace; a list or watch with the field selector
+ * `metadata.name=x` is for the object x (so `resourceNames` rules allow an informer on one object).
+ */
+function authorizationAttributes(rr: ResourceRequest, verb: Verb, query: URLSearchParams): Attributes {
+  const namespace = rr.group === '' && rr.resource === 'namespaces' && rr.name !== undefined ? rr.name : (rr.namespace ?? '');
+  let name = rr.name;
+  if (name === undefined && (verb === 'list' || verb === 'watch')) {
+    const exact = (query.get('fieldSelector') ?? '').split(',').map((t) => /^\s*metadata\.name\s*==?\s*([^\s/%]+)\s*$/.exec(t)?.[1]);
+    name = exact.find((n) => n !== undefined && n !== '.' && n !== '..');
+  }
+  return { kind: 'resource', verb, group: rr.group, resource: rr.resource, subresource: rr.subresource, namespace, name };
 }
 
 async function serveScale(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, rr: ResourceRequest, resolved: Resolved, verb: Verb, ctx: HandlerContext): Promise<void> {

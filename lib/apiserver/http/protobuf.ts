@@ -1,7 +1,7 @@
 /**
  * Decoding of the Kubernetes protobuf wire format for request bodies, for what kubectl's
  * imperative commands send (`kubectl create namespace|configmap|secret|serviceaccount|service|
- * deployment`, `kubectl run`): those use typed clients that post `application/vnd.kubernetes.protobuf`.
+ * deployment|role|clusterrole|rolebinding|clusterrolebinding|token`, `kubectl run`, `kubectl auth`): those use typed clients that post `application/vnd.kubernetes.protobuf`.
  *
  * Only the fields of those kinds that kubectl sets are described. Go's generated code writes every
  * non-pointer field, empty or not, so an undescribed field that is empty is skipped; an
@@ -105,7 +105,67 @@ const podTemplateSpec = s({ 1: { name: 'metadata', type: objectMeta }, 2: { name
 
 const intOrStringFields = s({ 1: { name: 'type', type: 'int' }, 2: { name: 'intVal', type: 'int' }, 3: { name: 'strVal', type: 'string' } });
 
+const policyRule = s({
+  1: { name: 'verbs', type: 'string', repeated: true },
+  2: { name: 'apiGroups', type: 'string', repeated: true },
+  3: { name: 'resources', type: 'string', repeated: true },
+  4: { name: 'resourceNames', type: 'string', repeated: true },
+  5: { name: 'nonResourceURLs', type: 'string', repeated: true },
+});
+
+const roleBinding = s({
+  1: { name: 'metadata', type: objectMeta },
+  2: {
+    name: 'subjects',
+    repeated: true,
+    type: s({ 1: { name: 'kind', type: 'string' }, 2: { name: 'apiGroup', type: 'string' }, 3: { name: 'name', type: 'string' }, 4: { name: 'namespace', type: 'string' } }),
+  },
+  3: { name: 'roleRef', type: s({ 1: { name: 'apiGroup', type: 'string' }, 2: { name: 'kind', type: 'string' }, 3: { name: 'name', type: 'string' } }) },
+});
+
+const resourceAttributes = s({
+  1: { name: 'namespace', type: 'string' },
+  2: { name: 'verb', type: 'string' },
+  3: { name: 'group', type: 'string' },
+  4: { name: 'version', type: 'string' },
+  5: { name: 'resource', type: 'string' },
+  6: { name: 'subresource', type: 'string' },
+  7: { name: 'name', type: 'string' },
+});
+
+const nonResourceAttributes = s({ 1: { name: 'path', type: 'string' }, 2: { name: 'verb', type: 'string' } });
+
+const jobSpec = s({
+  1: { name: 'parallelism', type: 'int', keepZero: true },
+  2: { name: 'completions', type: 'int', keepZero: true },
+  3: { name: 'activeDeadlineSeconds', type: 'int' },
+  4: { name: 'selector', type: labelSelector },
+  5: { name: 'manualSelector', type: 'bool' },
+  6: { name: 'template', type: podTemplateSpec },
+  7: { name: 'backoffLimit', type: 'int', keepZero: true },
+  8: { name: 'ttlSecondsAfterFinished', type: 'int', keepZero: true },
+  9: { name: 'completionMode', type: 'string' },
+  10: { name: 'suspend', type: 'bool' },
+});
+
 const KINDS: Record<string, Schema> = {
+  Job: s({ 1: { name: 'metadata', type: objectMeta }, 2: { name: 'spec', type: jobSpec } }),
+  CronJob: s({
+    1: { name: 'metadata', type: objectMeta },
+    2: {
+      name: 'spec',
+      type: s({
+        1: { name: 'schedule', type: 'string' },
+        2: { name: 'startingDeadlineSeconds', type: 'int' },
+        3: { name: 'concurrencyPolicy', type: 'string' },
+        4: { name: 'suspend', type: 'bool' },
+        5: { name: 'jobTemplate', type: s({ 1: { name: 'metadata', type: objectMeta }, 2: { name: 'spec', type: jobSpec } }) },
+        6: { name: 'successfulJobsHistoryLimit', type: 'int', keepZero: true },
+        7: { name: 'failedJobsHistoryLimit', type: 'int', keepZero: true },
+        8: { name: 'timeZone', type: 'string' },
+      }),
+    },
+  }),
   Namespace: s({
     1: { name: 'metadata', type: objectMeta },
     2: { name: 'spec', type: s({ 1: { name: 'finalizers', type: 'string', repeated: true } }) },
@@ -170,6 +230,35 @@ const KINDS: Record<string, Schema> = {
     },
   }),
   Pod: s({ 1: { name: 'metadata', type: objectMeta }, 2: { name: 'spec', type: podSpec } }),
+  // kubectl create role|clusterrole|rolebinding|clusterrolebinding|token, kubectl auth can-i|whoami
+  Role: s({ 1: { name: 'metadata', type: objectMeta }, 2: { name: 'rules', type: policyRule, repeated: true } }),
+  ClusterRole: s({
+    1: { name: 'metadata', type: objectMeta },
+    2: { name: 'rules', type: policyRule, repeated: true },
+    3: { name: 'aggregationRule', type: s({ 1: { name: 'clusterRoleSelectors', type: labelSelector, repeated: true } }) },
+  }),
+  RoleBinding: roleBinding,
+  ClusterRoleBinding: roleBinding,
+  TokenRequest: s({
+    1: { name: 'metadata', type: objectMeta },
+    2: {
+      name: 'spec',
+      type: s({
+        1: { name: 'audiences', type: 'string', repeated: true },
+        3: {
+          name: 'boundObjectRef',
+          type: s({ 1: { name: 'kind', type: 'string' }, 2: { name: 'apiVersion', type: 'string' }, 3: { name: 'name', type: 'string' }, 4: { name: 'uid', type: 'string' } }),
+        },
+        4: { name: 'expirationSeconds', type: 'int' },
+      }),
+    },
+  }),
+  SelfSubjectAccessReview: s({
+    1: { name: 'metadata', type: objectMeta },
+    2: { name: 'spec', type: s({ 1: { name: 'resourceAttributes', type: resourceAttributes }, 2: { name: 'nonResourceAttributes', type: nonResourceAttributes } }) },
+  }),
+  SelfSubjectRulesReview: s({ 1: { name: 'metadata', type: objectMeta }, 2: { name: 'spec', type: s({ 1: { name: 'namespace', type: 'string' } }) } }),
+  SelfSubjectReview: s({ 1: { name: 'metadata', type: objectMeta } }),
 };
 
 class Reader {

@@ -20,11 +20,19 @@ export class RequestLog {
 
   /** Called by the server for every resource request. */
   record(request: RequestDescription): void {
-    const key = `${requestKey(request)}\0${request.namespace ?? ''}\0${request.name ?? ''}`;
+    const key = `${requestKey(request)}\0${request.namespace ?? ''}\0${request.name ?? ''}\0${request.userAgent ?? ''}`;
     const entry = this.seen.get(key);
     if (entry) entry.count++;
     else this.seen.set(key, { request, count: 1 });
     for (const listener of [...this.listeners]) listener(request);
+  }
+
+  /**
+   * Every distinct request (verb, resource, namespace, name and user agent) with how often it
+   * came: what an RBAC check compares with a Role.
+   */
+  entries(): { readonly request: RequestDescription; readonly count: number }[] {
+    return [...this.seen.values()].map(({ request, count }) => ({ request, count }));
   }
 
   /** Request counts by `verb resource` (see `requestKey`), e.g. `{ 'create configmaps': 2 }`. */

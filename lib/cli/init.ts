@@ -1,0 +1,89 @@
+/**
+ * `rxkube init <dir>`: a new operator project that depends on rxkube as a package, installed and
+ * with its manifests generated, whose `npm test` passes as it is.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { parseFlags, UsageError } from './args.js';
+import { templateFiles } from './template.js';
+
+const USAGE = `usage: rxkube init <dir> [options]
+
+Creates an operator project in <dir> (new or empty): a custom resource with its schema, a
+reconciler with a managed dependent, a marble test and an integration test on the embedded API
+server, the manifests (deploy/, a kustomize base), a Dockerfile and a README. Then runs
+npm install and npm run manifests there.
+
+options:
+  --name NAME        package and operator name (default: the directory's name)
+  --group GROUP      API group of the custom resource (default example.com)
+  --kind KIND        kind of the custom resource (default Greeting)
+  --rxkube SPEC      the rxkube dependency in package.json (default ^<this version>; a tarball path works)
+  --no-install       only write the files (then: npm install && npm run manifests)
+  -h, --help         show this help`;
+
+const FLAGS = { name: 'string', group: 'string', kind: 'string', rxkube: 'string', 'no-install': 'boolean', help: 'boolean' } as const;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const GROUP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
+const KIND = /^[A-Z][A-Za-z0-9]*$/;
+
+function ownVersion(): string {
+  // dist/cli/init.js and lib/cli/init.ts both sit two levels under the package root.
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+function npm(args: readonly string[], cwd: string): Promise<void> {
+  return new Promise((done, fail) => {
+    const child = spawn('npm', [...args], { cwd, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('error', fail);
+    child.on('exit', (code) => (code === 0 ? done() : fail(new Error(`npm ${args.join(' ')} exited ${code} in ${cwd}`))));
+  });
+}
+
+export async function main(args: string[]): Promise<number> {
+  let dir: string;
+  let flags: ReturnType<typeof parseFlags<typeof FLAGS>>;
+  try {
+    const [first, ...rest] = args;
+    const given = first !== undefined && !first.startsWith('-');
+    flags = parseFlags(given ? rest : args, FLAGS);
+    if (flags.help) {
+      console.log(USAGE);
+      return 0;
+    }
+    if (!given) throw new UsageError('give the directory of the new project first: rxkube init <dir> [options]');
+    dir = resolve(first);
+    const name = flags.name ?? basename(dir).toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
+    if (name.length > 63 || !DNS_LABEL.test(name)) throw new UsageError(`--name '${name}' must be a lowercase DNS label (letters, digits, '-')`);
+    const group = flags.group ?? 'example.com';
+    if (!GROUP.test(group)) throw new UsageError(`--group '${group}' must be a lowercase domain with a dot, like example.com`);
+    const kind = flags.kind ?? 'Greeting';
+    if (!KIND.test(kind)) throw new UsageError(`--kind '${kind}' must be CamelCase letters and digits, like Greeting`);
+    if (existsSync(dir) && readdirSync(dir).length > 0) throw new UsageError(`${dir} exists and is not empty`);
+    const rxkube = flags.rxkube === undefined ? `^${ownVersion()}` : /\.tgz$/.test(flags.rxkube) ? `file:${resolve(flags.rxkube)}` : flags.rxkube;
+    for (const [file, content] of Object.entries(templateFiles({ name, group, kind, rxkube }))) {
+      mkdirSync(dirname(join(dir, file)), { recursive: true });
+      writeFileSync(join(dir, file), content);
+    }
+    console.log(`rxkube init: wrote the ${kind} operator '${name}' to ${dir}`);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    console.error(`rxkube init: ${err.message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (flags['no-install']) {
+    console.log(`next: cd ${dir} && npm install && npm run manifests && npm test`);
+    return 0;
+  }
+  try {
+    await npm(['install', '--no-audit', '--no-fund'], dir);
+    await npm(['run', '-s', 'manifests'], dir);
+  } catch (err) {
+    console.error(`rxkube init: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
+  console.log(`\nnext: cd ${dir} && npm test && npm start   (README.md: from here to a cluster)`);
+  return 0;
+}

@@ -1,0 +1,260 @@
+/**
+ * The Kubernetes manifests that run an operator in a cluster, derived from what its controllers
+ * were registered with: the CRDs (with Kubernetes' own field names), a ServiceAccount, the RBAC of
+ * exactly the requests the controllers make, a Deployment and a Service for /metrics.
+ */
+import type { KubernetesObject, V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import { ConfigurationError } from '../core/index.js';
+import { crdToJson, resolveDescriptor, type ResolvedDescriptor } from '../kube/index.js';
+import type { ResolvedControllerConfig } from './config.js';
+import { DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
+import { operatorFacts, type Operator } from './operator.js';
+
+/** One RBAC rule, as Kubernetes writes it (`rbac.authorization.k8s.io/v1` PolicyRule). */
+export interface PolicyRule {
+  /** `''` is the core group. */
+  readonly apiGroups: readonly string[];
+  /** Plurals, `<plural>/<subresource>` for a subresource. */
+  readonly resources: readonly string[];
+  readonly verbs: readonly string[];
+}
+
+/** What `operatorManifests` needs besides the operator: names, image, CRDs. */
+export interface ManifestOptions {
+  /** The operator's name: of its ServiceAccount, Role, Deployment and Service (a DNS label). */
+  readonly name: string;
+  /** The namespace the operator runs in (default 'default'). */
+  readonly namespace?: string;
+  /** The container image (default `<name>:latest`). */
+  readonly image?: string;
+  /** The CRDs of the operator's primaries, as `customResourceDefinition()` builds them. */
+  readonly crds?: readonly V1CustomResourceDefinition[];
+  /** Port of /healthz, /readyz and /metrics (default: the operator's `health.port`, else 8080). */
+  readonly healthPort?: number;
+  /** Rules for requests rxkube cannot see, e.g. writes through `ctx.client`. */
+  readonly extraRules?: readonly PolicyRule[];
+}
+
+/** The manifests of an operator, as objects (see `manifestsToYaml`, `kustomizeBase`). */
+export interface OperatorManifests {
+  /** The CRDs as the API server reads them (`crdToJson`). */
+  readonly crds: readonly KubernetesObject[];
+  /** The rules of the (Cluster)Role, one per resource; `clusterWide` says which kind. */
+  readonly rules: readonly PolicyRule[];
+  /** A ClusterRole when a controller watches all namespaces or a cluster-scoped kind; Roles otherwise. */
+  readonly clusterWide: boolean;
+  /** Every object, in the order to apply them: CRDs, ServiceAccount, RBAC, Deployment, Service. */
+  readonly objects: readonly KubernetesObject[];
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DEFAULT_HEALTH_PORT = 8080;
+const READ = ['get', 'list', 'watch'];
+/** The kubelet waits this much longer than the operator's stop timeout before SIGKILL. */
+const TERMINATION_MARGIN_S = 10;
+const LEASES: PolicyRule = { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'watch'] };
+const EVENTS: PolicyRule = { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] };
+
+/** The traits of a workflow dependent that decide its verbs; only dependents with a Kubernetes `resource`. */
+interface DependentTraits {
+  readonly resource?: unknown;
+  readonly create?: unknown;
+  readonly update?: unknown;
+  readonly delete?: unknown;
+  readonly garbageCollected?: unknown;
+}
+
+/**
+ * The RBAC rules of one controller: the primary (get, list, watch, patch; `/status` patch;
+ * `/finalizers` update with a finalizer, which also lets dependents set `blockOwnerDeletion`),
+ * every secondary read-only, and each dependent's writes by its traits — `create` (server-side
+ * apply creates with a PATCH, which Kubernetes authorizes as create too), `update` (patch),
+ * `delete` (for a garbage-collected dependent only when a reconcile precondition or an activation
+ * condition can delete it while the primary stays).
+ */
+export function controllerRules(config: ResolvedControllerConfig<KubernetesObject>): PolicyRule[] {
+  const verbs = new Map<string, Set<string>>();
+  const add = (d: Pick<ResolvedDescriptor, 'group' | 'plural'>, subresource: string | undefined, ...vs: string[]) => {
+    const key = `${d.group}\0${d.plural}${subresource === undefined ? '' : `/${subresource}`}`;
+    const set = verbs.get(key) ?? new Set<string>();
+    for (const v of vs) set.add(v);
+    verbs.set(key, set);
+  };
+  const primary = config.descriptor;
+  add(primary, undefined, ...READ, 'patch');
+  add(primary, 'status', 'patch');
+  if (config.usesFinalizer) add(primary, 'finalizers', 'update');
+  for (const secondary of config.secondaries) add(secondary.descriptor, undefined, ...READ);
+  for (const node of config.workflow?.nodes ?? []) {
+    const dependent = node.dependent as DependentTraits;
+    if (dependent.resource === undefined) continue; // not a Kubernetes dependent
+    const descriptor = resolveDescriptor(dependent.resource as Parameters<typeof resolveDescriptor>[0]);
+    add(descriptor, undefined, ...READ);
+    if (typeof dependent.create === 'function') add(descriptor, undefined, 'create', 'patch');
+    if (typeof dependent.update === 'function') add(descriptor, undefined, 'patch');
+    // A garbage-collected dependent is deleted by its owner reference, unless a condition can turn
+    // it off while the primary stays (DR1).
+    const conditional = node.conditions.reconcilePrecondition !== undefined || node.conditions.activationCondition !== undefined;
+    if (typeof dependent.delete === 'function' && (dependent.garbageCollected !== true || conditional)) add(descriptor, undefined, 'delete');
+  }
+  return [...verbs].map(([key, set]) => {
+    const [group, resource] = key.split('\0') as [string, string];
+    return { apiGroups: [group], resources: [resource], verbs: sortVerbs(set) };
+  });
+}
+
+const VERB_ORDER = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'];
+function sortVerbs(verbs: Iterable<string>): string[] {
+  return [...new Set(verbs)].sort((a, b) => VERB_ORDER.indexOf(a) - VERB_ORDER.indexOf(b));
+}
+
+/** Rules of several controllers as one list: one rule per resource, verbs merged, primaries first. */
+export function mergeRules(rules: readonly PolicyRule[]): PolicyRule[] {
+  const merged = new Map<string, { apiGroup: string; resource: string; verbs: Set<string> }>();
+  for (const rule of rules) {
+    for (const apiGroup of rule.apiGroups) {
+      for (const resource of rule.resources) {
+        const key = `${apiGroup}\0${resource}`;
+        const entry = merged.get(key) ?? { apiGroup, resource, verbs: new Set<string>() };
+        for (const verb of rule.verbs) entry.verbs.add(verb);
+        merged.set(key, entry);
+      }
+    }
+  }
+  return [...merged.values()].map((e) => ({ apiGroups: [e.apiGroup], resources: [e.resource], verbs: sortVerbs(e.verbs) }));
+}
+
+/**
+ * The manifests of `operator` (its controllers registered, not started): what `rxkube manifests`
+ * writes. Throws ConfigurationError naming a bad option.
+ */
+export function operatorManifests(operator: Operator, options: ManifestOptions): OperatorManifests {
+  const { options: operatorOptions, controllers } = operatorFacts(operator);
+  const name = options.name;
+  if (typeof name !== 'string' || name.length > 63 || !DNS_LABEL.test(name)) {
+    throw new ConfigurationError('name', `'${String(name)}' is not a valid name (a lowercase DNS label of at most 63 characters)`);
+  }
+  const namespace = options.namespace ?? 'default';
+  if (namespace.length > 63 || !DNS_LABEL.test(namespace)) throw new ConfigurationError('namespace', `'${namespace}' is not a valid namespace name`);
+  if (controllers.length === 0) throw new ConfigurationError('operator', 'has no registered controllers: call register() before operatorManifests()');
+  const healthPort = options.healthPort ?? operatorOptions.health?.port ?? DEFAULT_HEALTH_PORT;
+  if (!Number.isInteger(healthPort) || healthPort < 1 || healthPort > 65535) throw new ConfigurationError('healthPort', `must be a port number, got ${healthPort}`);
+
+  const labels = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/managed-by': 'rxkube' };
+  const rules = mergeRules([...controllers.flatMap(controllerRules), EVENTS, ...(options.extraRules ?? [])]);
+  const clusterWide = controllers.some(
+    (c) => c.namespaces === 'all' || !c.descriptor.namespaced || c.secondaries.some((s) => s.namespaces === 'all' || !s.descriptor.namespaced),
+  );
+  const watched = [...new Set(controllers.flatMap((c) => [...(c.namespaces === 'all' ? [] : c.namespaces), ...c.secondaries.flatMap((s) => (s.namespaces === undefined || s.namespaces === 'all' ? [] : s.namespaces))]))].sort();
+  const serviceAccount = { kind: 'ServiceAccount', name, namespace };
+  const rbac: KubernetesObject[] = clusterWide
+    ? [
+        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels }, rules } as KubernetesObject,
+        binding('ClusterRoleBinding', { name, labels }, 'ClusterRole', name, serviceAccount),
+      ]
+    : watched.flatMap((ns) => [
+        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace: ns, labels }, rules } as KubernetesObject,
+        binding('RoleBinding', { name, namespace: ns, labels }, 'Role', name, serviceAccount),
+      ]);
+  const leaderElection = operatorOptions.leaderElection;
+  if (leaderElection !== undefined) {
+    const leaseNamespace = leaderElection.leaseNamespace || namespace;
+    const roleName = `${name}-leader-election`;
+    rbac.push(
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: roleName, namespace: leaseNamespace, labels }, rules: [LEASES] } as KubernetesObject,
+      binding('RoleBinding', { name: roleName, namespace: leaseNamespace, labels }, 'Role', roleName, serviceAccount),
+    );
+  }
+  const stopTimeoutMs = operatorOptions.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
+  const crds = (options.crds ?? []).map((crd) => crdToJson(crd) as KubernetesObject);
+  const selector = { 'app.kubernetes.io/name': name };
+  const deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace, labels },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: selector },
+      template: {
+        metadata: { labels },
+        spec: {
+          serviceAccountName: name,
+          // OB5: the operator stops within its stop timeout; the kubelet's SIGKILL comes later.
+          terminationGracePeriodSeconds: Math.ceil(stopTimeoutMs / 1000) + TERMINATION_MARGIN_S,
+          securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [
+            {
+              name: 'operator',
+              image: options.image ?? `${name}:latest`,
+              env: [
+                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                { name: 'HEALTH_PORT', value: String(healthPort) },
+              ],
+              ports: [{ name: 'health', containerPort: healthPort, protocol: 'TCP' }],
+              livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 10, failureThreshold: 3 },
+              readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5, failureThreshold: 3 },
+              resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '256Mi' } },
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+            },
+          ],
+          volumes: [{ name: 'tmp', emptyDir: {} }],
+        },
+      },
+    },
+  } as KubernetesObject;
+  const service = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: `${name}-metrics`, namespace, labels },
+    spec: { selector, ports: [{ name: 'metrics', port: healthPort, targetPort: 'health', protocol: 'TCP' }] },
+  } as KubernetesObject;
+  const account = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace, labels } } as KubernetesObject;
+  return { crds, rules, clusterWide, objects: [...crds, account, ...rbac, deployment, service] };
+}
+
+function binding(kind: string, metadata: Record<string, unknown>, roleKind: string, roleName: string, subject: Record<string, string>): KubernetesObject {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind,
+    metadata,
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: roleKind, name: roleName },
+    subjects: [subject],
+  } as KubernetesObject;
+}
+
+/** Objects as one YAML stream (`---` between documents), as `kubectl apply -f` reads it. */
+export function manifestsToYaml(objects: readonly KubernetesObject[]): string {
+  return objects.map((o) => stringify(o, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
+}
+
+/**
+ * A kustomize base: one file per part and a kustomization.yaml naming them (and the image, so
+ * `kustomize edit set image` works). File name → content.
+ */
+export function kustomizeBase(manifests: OperatorManifests, options: Pick<ManifestOptions, 'name' | 'image'>): Record<string, string> {
+  const part = (kinds: readonly string[]) => manifests.objects.filter((o) => kinds.includes(o.kind ?? ''));
+  const files: Record<string, string> = {};
+  const parts: [string, string[]][] = [
+    ['crds.yaml', ['CustomResourceDefinition']],
+    ['rbac.yaml', ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']],
+    ['deployment.yaml', ['Deployment']],
+    ['service.yaml', ['Service']],
+  ];
+  for (const [file, kinds] of parts) {
+    const objects = part(kinds);
+    if (objects.length > 0) files[file] = manifestsToYaml(objects);
+  }
+  const image = options.image ?? `${options.name}:latest`;
+  const colon = image.lastIndexOf(':');
+  const [imageName, tag] = colon > image.lastIndexOf('/') ? [image.slice(0, colon), image.slice(colon + 1)] : [image, undefined];
+  files['kustomization.yaml'] = stringify({
+    apiVersion: 'kustomize.config.k8s.io/v1beta1',
+    kind: 'Kustomization',
+    resources: Object.keys(files),
+    images: [{ name: imageName, ...(tag === undefined ? {} : { newTag: tag }) }],
+  });
+  return files;
+}

@@ -1,0 +1,79 @@
+/**
+ * `rxkube init` as a new user meets it, against the packed tarball (not the repository path): the
+ * new project installs, generates its manifests, and `npm ci && npm test` passes as it is; its
+ * image recipe, replayed, runs the compiled operator and stops it with SIGTERM and exit 0.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { parseAllDocuments } from 'yaml';
+import { freePort, NPM_ENV, replayRunStage, runUntilReadyThenTerm } from './dockerfile.js';
+import { packOnce, ROOT } from './tarball.js';
+
+const run = promisify(execFile);
+
+async function sh(file: string, args: readonly string[], cwd: string) {
+  try {
+    return await run(file, [...args], { cwd, env: NPM_ENV, maxBuffer: 64 * 1024 * 1024, timeout: 300_000 });
+  } catch (err) {
+    const e = err as Error & { stdout?: string; stderr?: string };
+    throw new Error(`${file} ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
+  }
+}
+
+describe('rxkube init: a new operator project on the packed tarball', function () {
+  this.timeout(600_000);
+  const work = mkdtempSync(join(tmpdir(), 'rxkube-init-'));
+  const project = join(work, 'hello-operator');
+  after(() => rmSync(work, { recursive: true, force: true }));
+
+  it('init, npm ci and npm test pass out of the box; deploy/ holds the generated kustomize base', async () => {
+    const tarball = await packOnce();
+    const started = Date.now();
+    const init = await sh(process.execPath, [join(ROOT, 'bin/rxkube.js'), 'init', project, '--rxkube', tarball.path], work);
+    const initialized = Date.now();
+    expect(init.stdout).to.include("wrote the Greeting operator 'hello-operator'");
+    const pkg = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(pkg.dependencies['rxkube']).to.equal(`file:${tarball.path}`);
+    expect(existsSync(join(project, 'package-lock.json'))).to.equal(true);
+    await sh('npm', ['ci', '--no-audit', '--no-fund'], project);
+    const installed = Date.now();
+    const test = await sh('npm', ['test'], project);
+    const passed = Date.now();
+    expect(test.stdout).to.match(/ℹ pass 4\n/).and.match(/ℹ fail 0\n/);
+    const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+    console.log(`      rxkube init (with npm install and manifests) ${s(initialized - started)}, npm ci ${s(installed - initialized)}, npm test ${s(passed - installed)}: init to a passing test ${s(passed - started)}`);
+
+    const kustomization = readFileSync(join(project, 'deploy/kustomization.yaml'), 'utf8');
+    expect(kustomization).to.include('- crds.yaml').and.include('- rbac.yaml').and.include('- deployment.yaml');
+    const rbac = parseAllDocuments(readFileSync(join(project, 'deploy/rbac.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; rules?: unknown[] });
+    expect(rbac.map((o) => o.kind)).to.deep.equal(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding']);
+    expect(readFileSync(join(project, 'deploy/crds.yaml'), 'utf8')).to.include('name: greetings.example.com').and.not.include('x_kubernetes');
+  });
+
+  it("the project's Dockerfile, its run stage replayed: production dependencies only, the compiled operator, SIGTERM, exit 0", async function () {
+    if (!existsSync(join(project, 'dist/src/main.js'))) this.skip();
+    // The build stage's WORKDIR is /src: a directory whose src/ is the built project stands for it.
+    const buildRoot = join(work, 'build-stage');
+    mkdirSync(buildRoot);
+    symlinkSync(project, join(buildRoot, 'src'));
+    const app = join(work, 'app');
+    mkdirSync(app);
+    const replay = await replayRunStage(join(project, 'Dockerfile'), { context: project, workdir: app, stages: { build: buildRoot }, env: NPM_ENV });
+    expect(replay.user).to.equal('node');
+    expect(existsSync(join(app, 'node_modules/typescript')), 'no devDependencies').to.equal(false);
+    const port = await freePort();
+    const result = await runUntilReadyThenTerm([process.execPath, ...replay.entrypoint.slice(1), '--embedded'], {
+      cwd: app,
+      env: { PATH: process.env['PATH'] ?? '', ...replay.env, HEALTH_PORT: String(port) },
+      readyUrl: `http://127.0.0.1:${port}/readyz`,
+      timeoutMs: 60_000,
+    });
+    console.log(`      npm ci --omit=dev ${(replay.runs[0]!.ms / 1000).toFixed(1)} s; SIGTERM to exit ${result.stopMs} ms`);
+    expect(result.code, result.output).to.equal(0);
+    expect(result.output).to.include('operator stopped');
+  });
+});
