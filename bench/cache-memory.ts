@@ -8,7 +8,10 @@
  * heap growth between a full GC before the informer starts and one after it has synced, divided
  * by N, is the heap per cached object. Measured with the default transform (managedFields keep
  * only server-side-apply entries) and with the identity transform (objects as the server sent
- * them), each in a fresh informer, after an uncounted warm-up one.
+ * them), each in a fresh informer, after an uncounted warm-up one. A last variant puts the
+ * read-your-writes cache in front of a default informer and writes every object's status through
+ * it (as a controller does): once the informer has caught up with every write the cache must hold
+ * nothing (one copy per object, the store's), so its heap per object stays that of the store.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,12 +20,25 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { createKubeClient, loadKubeConfig } from '../lib/kube/index.js';
-import { informer, type ObjectTransform } from '../lib/sources/index.js';
+import { informer, readYourWrites, type ObjectTransform } from '../lib/sources/index.js';
+import { resourceIdOf } from '../lib/core/index.js';
 import { COUNTERS, NAMESPACE } from './e2e/counter.js';
 import { flag, settledHeap as heapAfterGc } from './heap.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const E2E = join(ROOT, 'bench/e2e');
+
+type Counter = KubernetesObject & { status?: { value?: number } };
+
+function refOf(object: KubernetesObject): { name: string; namespace?: string } {
+  return { name: object.metadata?.name ?? '', namespace: object.metadata?.namespace };
+}
+
+/** Stops an informer and lets its watch close, so that its store is garbage before the next baseline. */
+async function stopped(inf: { stop(): void }): Promise<void> {
+  inf.stop();
+  await new Promise((done) => setTimeout(done, 1000));
+}
 
 const settledHeap = (): number => heapAfterGc('cache-memory');
 
@@ -59,10 +75,61 @@ async function main(): Promise<void> {
       const after = settledHeap();
       const cached = inf.store.list().length;
       const perObject = (after - before) / cached;
-      inf.stop();
+      await stopped(inf);
       if (variant === 'warm-up') continue;
       results.push({ variant, objects: cached, heapBytesPerObject: Math.round(perObject), jsonBytesPerObject: Math.round(jsonBytes), heapToJson: Math.round((perObject / jsonBytes) * 100) / 100 });
       console.log(results.at(-1));
+    }
+    for (const [round, throughCache] of [[1, true], [2, false], [3, true]] as const) {
+      const variant = `default transform, after a status write per object${throughCache ? ' through the read-your-writes cache' : ' (no read-your-writes cache)'}`;
+      const client = createKubeClient(kubeConfig).resource<Counter>(COUNTERS);
+      // What the first write makes once (code, the write path's pool) is not counted.
+      await client.mergePatchStatus(refOf(listed.items[0]!), { status: { value: -round } });
+      const before = settledHeap();
+      const inf = informer<Counter>({ kubeConfig, resource: COUNTERS, namespaces: [NAMESPACE] });
+      const cache = readYourWrites(inf);
+      inf.start();
+      await inf.whenSynced();
+      // Ids only: holding the listed objects would keep the versions before the writes alive.
+      const ids = cache.list().map((object) => resourceIdOf(object));
+      let next = 0;
+      // 32 writes in flight, as the bench's controllers would (the pool size).
+      await Promise.all(
+        Array.from({ length: 32 }, async () => {
+          while (next < ids.length) {
+            const id = ids[next++]!;
+            const write = () => client.mergePatchStatus({ name: id.name, namespace: id.namespace }, { status: { value: round } });
+            await (throughCache ? cache.trackWrite(id, write) : write());
+          }
+        }),
+      );
+      const heldAfterWrites = cache.size;
+      const caughtUp = () => cache.size === 0 && inf.store.list().every((object) => object.status?.value === round);
+      for (let waited = 0; !caughtUp() && waited < 30_000; waited += 50) await new Promise((done) => setTimeout(done, 50));
+      const after = settledHeap();
+      const cached = inf.store.list().length;
+      const perObject = (after - before) / cached;
+      if (round === 1) {
+        // Warm-up: what the first written watch events and answers make once is not counted.
+        cache.dispose();
+        await stopped(inf);
+        continue;
+      }
+      // The written objects are larger (a status, one more managedFields entry): their own JSON size.
+      const written = await client.list({ namespace: NAMESPACE });
+      const writtenJson = written.items.reduce((sum, item) => sum + Buffer.byteLength(JSON.stringify(item)), 0) / written.items.length;
+      results.push({
+        variant,
+        objects: cached,
+        heapBytesPerObject: Math.round(perObject),
+        jsonBytesPerObject: Math.round(writtenJson),
+        heapToJson: Math.round((perObject / writtenJson) * 100) / 100,
+        writtenHeldRightAfterWrites: heldAfterWrites,
+        writtenHeldAtMeasure: cache.size,
+      });
+      console.log(results.at(-1));
+      cache.dispose();
+      await stopped(inf);
     }
     console.table(results);
     mkdirSync(dirname(resolve(ROOT, out)), { recursive: true });

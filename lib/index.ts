@@ -31,6 +31,7 @@ export type {
 } from './controller/index.js';
 
 export { GenericRetry, LinearRateLimiter, type GenericRetrySettings, type Retry, type RateLimiter, type RateDecision } from './processing/index.js';
+export type { ShardingOptions, ShardStatus } from './sharding/index.js';
 
 export {
   Mappers,

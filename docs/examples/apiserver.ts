@@ -12,7 +12,7 @@ const dataDir = join(dir, 'data');
 
 const server = await startApiServer({
   dataDir, // every acknowledged write is in its fsynced log: it survives kill -9
-  simulate: { deployments: { readyAfterMs: 200 } }, // Deployments roll out without pods
+  simulate: { pods: { readyAfterMs: 200 } }, // Deployments roll out: ReplicaSets, Pods on simulated Nodes
 });
 console.log(`serving ${server.url}`);
 

@@ -27,10 +27,11 @@ import { Journal } from './api/durable/journal.js';
 import { nameOf } from './api/meta.js';
 import { kubeConfigFor, kubeconfigYaml, writeKubeconfigFile, type KubeconfigSpec } from './kubeconfig.js';
 import { NamespaceController, NAMESPACES_KEY } from './controllers/namespaces.js';
+import { loadBuiltinSchemas } from './api/builtin-schema.js';
 import { openApiDocument, openApiIndex } from './http/openapi.js';
 import { patchEngine } from './patch/engine.js';
 import { Registry } from './api/registry.js';
-import { DeploymentSimulator, type SimulateOptions } from './controllers/simulators.js';
+import { startSimulation, type SimulateOptions } from './controllers/simulators.js';
 import { Store } from './api/store.js';
 import { generateServingTls, servingNames } from './http/tls.js';
 import { WatchHub } from './api/watch.js';
@@ -138,8 +139,20 @@ function validateOptions(o: ApiServerOptions): void {
     throw new TypeError(`startApiServer: binding ${host} (not loopback) requires a token, so that only clients holding it get in`);
   }
   if (o.token !== undefined && (o.token === '' || /\s/.test(o.token))) throw new TypeError('startApiServer: token must be a non-empty string without spaces');
-  const ready = o.simulate?.deployments?.readyAfterMs;
-  if (ready !== undefined && !(ready >= 0)) throw new TypeError(`startApiServer: simulate.deployments.readyAfterMs must be >= 0, got ${ready}`);
+  const sim = o.simulate;
+  const delays: [string, number | undefined][] = [
+    ['deployments.readyAfterMs', sim?.deployments ? sim.deployments.readyAfterMs : undefined],
+    ['pods.readyAfterMs', sim?.pods?.readyAfterMs],
+    ['pods.stopAfterMs', sim?.pods?.stopAfterMs],
+    ['jobs.durationMs', sim?.jobs ? sim.jobs.durationMs : undefined],
+    ['jobs.failures', sim?.jobs ? sim.jobs.failures : undefined],
+  ];
+  for (const [name, value] of delays) {
+    if (value !== undefined && !(value >= 0)) throw new TypeError(`startApiServer: simulate.${name} must be >= 0, got ${value}`);
+  }
+  if (sim?.nodes !== undefined && !(Number.isInteger(sim.nodes) && sim.nodes >= 0)) {
+    throw new TypeError(`startApiServer: simulate.nodes must be an integer >= 0, got ${sim.nodes}`);
+  }
   if (o.bookmarkIntervalMs !== undefined && !(o.bookmarkIntervalMs > 0)) throw new TypeError(`startApiServer: bookmarkIntervalMs must be > 0, got ${o.bookmarkIntervalMs}`);
   if (o.dataCompactBytes !== undefined && !(Number.isInteger(o.dataCompactBytes) && o.dataCompactBytes > 0)) {
     throw new TypeError(`startApiServer: dataCompactBytes must be a positive integer, got ${o.dataCompactBytes}`);
@@ -229,7 +242,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const crds = new CrdController(core, registry, store, hub, terminating);
   const gc = new GarbageCollector(core, store, registry);
   const namespaces = new NamespaceController(core, store, registry);
-  const simulator = options.simulate?.deployments ? new DeploymentSimulator(core, store, options.simulate.deployments) : undefined;
+  const simulation = options.simulate ? startSimulation(core, store, options.simulate) : undefined;
   const aggregator = new ClusterRoleAggregator(core, store);
   const auth = new Auth(store, { adminToken: token });
   const faults = new Faults(store, hub, options.random);
@@ -241,7 +254,6 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     journal.snapshotFrom(() => store.dump());
     crds.serveAll();
     namespaces.resumeAll();
-    simulator?.resumeAll();
   }
   for (const ns of DEFAULT_NAMESPACES) {
     if (!store.get(NAMESPACES_KEY, '', ns)) core.createInternal(NAMESPACES_KEY, { metadata: { name: ns } });
@@ -253,6 +265,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     if (!store.get(CLUSTER_ROLE_BINDINGS_KEY, '', nameOf(binding))) core.createInternal(CLUSTER_ROLE_BINDINGS_KEY, binding);
   }
   aggregator.syncAll();
+  simulation?.resume();
 
   const ctx: HandlerContext = {
     core,
@@ -279,6 +292,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       const url = new URL(req.url ?? '/', 'http://apiserver');
       const path = url.pathname.replace(/\/+$/, '') || '/';
       const method = req.method ?? 'GET';
+      const definitionsLoading = loadBuiltinSchemas();
+      if (definitionsLoading) await definitionsLoading;
       const info = parsePath(path);
       if (info.kind === 'resource') {
         await handleResource(req, res, url, info.request, ctx, user);
@@ -385,7 +400,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       (closed ??= (async () => {
         faults.clear();
         aggregator.close();
-        simulator?.close();
+        simulation?.close();
         namespaces.close();
         gc.close();
         crds.close();

@@ -20,8 +20,12 @@ options:
   --data DIR          keep state in DIR (created 0700): every acknowledged write survives a crash
   --token T           require "Authorization: Bearer T" (generated off loopback if not given;
                       it is written to the kubeconfig, never printed)
-  --simulate          simulate the deployment controller (replicas become ready)
-  --ready-after MS    with --simulate: milliseconds until a deployment is ready (default 1000)
+  --simulate          simulate the workload controllers and nodes, kwok-style: Deployments,
+                      ReplicaSets, Jobs, Pods bound to nodes and Ready, with their Events
+  --ready-after MS    with --simulate: milliseconds from a Pod's start until it is Ready (default 1000)
+  --nodes N           with --simulate: how many Ready nodes run the Pods (default 3)
+  --job-duration MS   with --simulate: how long a Job's Pod runs before it succeeds (default 1000)
+  --job-failures N    with --simulate: how many Pods of each Job fail first (default 0)
   -h, --help          show this help`;
 
 const FLAGS = {
@@ -32,6 +36,9 @@ const FLAGS = {
   token: 'string',
   simulate: 'boolean',
   'ready-after': 'number',
+  nodes: 'number',
+  'job-duration': 'number',
+  'job-failures': 'number',
   help: 'boolean',
 } as const;
 
@@ -50,6 +57,9 @@ function parseArgs(args: string[]) {
     token: flags.token,
     simulate: flags.simulate ?? false,
     readyAfterMs: flags['ready-after'] ?? 1000,
+    nodes: flags.nodes ?? 3,
+    jobDurationMs: flags['job-duration'] ?? 1000,
+    jobFailures: flags['job-failures'] ?? 0,
     help: flags.help ?? false,
   };
 }
@@ -79,7 +89,9 @@ export async function main(args: string[]): Promise<number> {
       host: opts.host,
       token,
       dataDir: opts.data,
-      simulate: opts.simulate ? { deployments: { readyAfterMs: opts.readyAfterMs } } : undefined,
+      simulate: opts.simulate
+        ? { pods: { readyAfterMs: opts.readyAfterMs }, nodes: opts.nodes, jobs: { durationMs: opts.jobDurationMs, failures: opts.jobFailures } }
+        : undefined,
       clientNode: false,
     });
   } catch (err) {

@@ -1,12 +1,14 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { BehaviorSubject, combineLatest, filter, map, type Observable, of, pairwise, Subject, type Subscription, takeUntil, tap } from 'rxjs';
-import { ConfigurationError, describeError, isMarkedForDeletion, resourceKey, type ReconcileOutcome } from '../core/index.js';
+import { BehaviorSubject, combineLatest, EMPTY, filter, map, merge, type Observable, of, pairwise, Subject, type Subscription, takeUntil, tap } from 'rxjs';
+import { ConfigurationError, describeError, isMarkedForDeletion, resourceIdOf, resourceKey, type ReconcileOutcome } from '../core/index.js';
 import { classifyError, errorMessage, type KubeClient } from '../kube/index.js';
 import { controllerLabels, errorLogLevel, EventRecorder, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { reconcileEach, type RunFn, type RunResult } from '../processing/index.js';
+import type { Shard } from '../sharding/index.js';
 import { InformerPool, ReadYourWritesCache, type InformerLike } from '../sources/index.js';
 import { resolveNamespaces, type ResolvedControllerConfig } from './config.js';
 import { controllerEvents } from './pipeline.js';
+import { gainedResources, reportedToShard, runnableOnly } from './sharded.js';
 import { runOf } from './run.js';
 import { controllerInformers, ControllerSources, logInformerFailures, watching } from './sources.js';
 import type { EventSourceInfo, Reconciler } from './types.js';
@@ -19,12 +21,18 @@ export interface ControllerEnvironment {
   readonly leading$?: Observable<boolean> | undefined;
   /** Where informers come from, shared with the other controllers of the pool (the Operator's). Default: a pool of this controller's own on `client`. */
   readonly informers?: InformerPool | undefined;
+  /** SH1–SH4: this replica's membership when the controller is sharded; it runs only the resources the shard gives it. */
+  readonly shard?: Shard | undefined;
 }
 
 export const DEFAULT_STOP_TIMEOUT_MS = 30_000;
 
 /** OB2: counts a run as started when it starts (active gauge, retries), and its result and duration when it ends. */
-function measured(run: (...args: Parameters<RunFn>) => Promise<RunResult | void>, metrics: RxkubeMetrics, labels: ControllerLabels): RunFn {
+function measured(
+  run: (...args: Parameters<RunFn>) => Promise<RunResult | void>,
+  metrics: RxkubeMetrics,
+  labels: ControllerLabels,
+): (...args: Parameters<RunFn>) => Promise<RunResult | void> {
   return async (id, ctx) => {
     metrics.reconcileStarted(labels, { retry: ctx.cause.type === 'retry' });
     const started = performance.now();
@@ -131,6 +139,8 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
         complete: resolve,
       });
     });
+    this.env.shard?.start();
+    this.measureShard();
     const informers = this.informers();
     for (const inf of informers) inf.start();
     const options = { timeoutMs: this.config.cacheSyncTimeoutMs, failOnError: this.config.stopOnInformerErrorDuringStartup };
@@ -163,6 +173,8 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       if (timedOut) this.logger.warn({ timeoutMs }, 'runs still in flight at shutdown were aborted');
     }
     this.subscription?.unsubscribe();
+    // SH3: leave the group only once no run is in flight, so that whoever takes over runs alone.
+    await this.env.shard?.stop();
     await this.events.stop();
     for (const inf of this.informers()) inf.stop();
     for (const source of this.config.sources) source.stop?.();
@@ -188,6 +200,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   readiness(): HealthCheckResult {
     const alive = this.liveness();
     if (!alive.ok) return alive;
+    if (this.env.shard && !this.env.shard.isMember) return { ok: false, reason: `${this.name}: not a member of its shard group (its member Lease is not renewed)` };
     for (const inf of this.informers()) {
       if (!inf.hasSynced()) return { ok: false, reason: `${this.name}: ${inf.name} has not synced` };
       if (!inf.isHealthy()) return { ok: false, reason: `${this.name}: the watch of ${inf.name} is failing` };
@@ -227,19 +240,48 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       logger: env.logger,
       events: this.events,
     });
-    const leading$ = env.leading$ ?? of(true);
-    return events$.pipe(
-      reconcileEach<unknown>(env.metrics ? measured(run, env.metrics, labels) : run, {
+    const shard = env.shard;
+    // A sharded controller runs on every member, leader or not: membership replaces leadership,
+    // so one operator can have a leader for cluster-wide controllers and shards for the others.
+    const leading$ = shard ? of(true) : (env.leading$ ?? of(true));
+    const measuredRun = env.metrics ? measured(run, env.metrics, labels) : run;
+    const sharded$ = shard
+      ? merge(
+          events$.pipe(runnableOnly(shard)),
+          gainedResources(shard, () => this.primaryInformer.store.list(), 'sharding').pipe(takeUntil(this.stopping$)),
+        )
+      : events$;
+    // SH1: a member that could not renew its Lease stops acting, as a leader does (OB4).
+    const memberLost$ = shard ? shard.status$.pipe(map((s) => s.member), pairwise(), filter(([was, is]) => was && !is)) : EMPTY;
+    return sharded$.pipe(
+      reconcileEach<unknown>(shard ? reportedToShard(shard, measuredRun) : measuredRun, {
         ...config.scheduling,
         retry: config.scheduling.retry ?? false,
         // ES7: a bounded cache may have evicted a primary the informer still knows; the run fetches it.
-        exists: (id) => this.primaryInformer.store.has(id) || this.primaries.get(id) !== undefined,
+        // SH3: a due run (retry, reschedule) of a resource this member may no longer run is skipped.
+        exists: (id) => (this.primaryInformer.store.has(id) || this.primaries.get(id) !== undefined) && (shard?.runnable(id) ?? true),
         active$: combineLatest([this.started$, leading$]).pipe(map(([started, leading]) => started && leading)),
         // OB4: leadership lost means runs in flight must stop acting before the lease can expire.
-        abortRuns$: leading$.pipe(pairwise(), filter(([was, is]) => was && !is)),
+        abortRuns$: merge(leading$.pipe(pairwise(), filter(([was, is]) => was && !is)), memberLost$),
         probe: env.metrics ? (load) => env.metrics?.setQueued(labels, load.queued) : undefined,
       }),
     );
+  }
+
+  /** SH1–SH4 metrics: members and owned primaries at each change of the shard, handovers as they complete. */
+  private measureShard(): void {
+    const { shard, metrics } = this.env;
+    if (!shard || !metrics) return;
+    const labels = controllerLabels(this.config.name, this.config.descriptor);
+    let handovers = 0;
+    const update = () => {
+      const status = shard.status;
+      let owned = 0;
+      for (const object of this.primaryInformer.store.list()) if (shard.owns(resourceIdOf(object))) owned++;
+      metrics.setShard(labels, { members: status.members.length, owned });
+      for (; handovers < status.handovers; handovers++) metrics.shardHandover(labels);
+    };
+    merge(shard.status$, shard.changes$).pipe(takeUntil(this.stopping$)).subscribe(update);
   }
 
   private onOutcome(outcome: ReconcileOutcome): void {

@@ -5,6 +5,7 @@ import { ConfigurationError } from '../core/index.js';
 import { createKubeClient, loadKubeConfig, ownNamespace, type KubeClient } from '../kube/index.js';
 import { createLeaderElector, kubeLeaseClient, type LeaderElectionOptions, type LeaderElector } from '../leader/index.js';
 import { createLogger, createMetrics, startHealthServer, type HealthServer, type Logger, type RxkubeMetrics } from '../observe/index.js';
+import { Shard, shardingConfig, type ShardingOptions } from '../sharding/index.js';
 import { InformerPool } from '../sources/index.js';
 import { resolveControllerConfig, type ResolvedControllerConfig } from './config.js';
 import { Controller, DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
@@ -40,6 +41,11 @@ export interface OperatorOptions {
   readonly handleSignals?: boolean;
   /** How long `stop()` waits for runs in flight (default 30 s). */
   readonly stopTimeoutMs?: number;
+  /**
+   * SH1–SH4: shard every controller across the replicas running this operator (a controller's
+   * own `sharding` overrides it, `sharding: false` opts one out). Off unless given.
+   */
+  readonly sharding?: ShardingOptions;
 }
 
 /**
@@ -82,12 +88,14 @@ export class Operator {
     if (this.controllers.some((c) => c.name === resolved.name)) {
       throw new ConfigurationError('name', `a controller named '${resolved.name}' is already registered; give one of them another name`);
     }
+    const shard = this.shardFor(resolved.name, config.sharding);
     const controller = new Controller<P>(reconciler, resolved, {
       client: this.client,
       logger: this.logger,
       metrics: this.metrics,
       leading$: this.leading$,
       informers: this.informers,
+      shard,
     });
     this.controllers.push(controller as unknown as Controller<KubernetesObject>);
     facts.get(this)?.controllers.push(resolved as unknown as ResolvedControllerConfig<KubernetesObject>);
@@ -98,7 +106,16 @@ export class Operator {
       get outcome$() {
         return controller.outcome$;
       },
+      ...(shard ? { shardStatus$: shard.status$ } : {}),
     };
+  }
+
+  /** The controller's shard: its own `sharding`, else the Operator's; none when neither is given or it says `false`. */
+  private shardFor(name: string, own: ShardingOptions | false | undefined): Shard | undefined {
+    if (own === false || (own === undefined && this.options.sharding === undefined)) return undefined;
+    const defaultNamespace = this.options.leaderElection?.leaseNamespace ?? ownNamespace(this.client.kubeConfig);
+    const config = shardingConfig(name, { ...this.options.sharding, ...own }, defaultNamespace);
+    return new Shard(config, { client: this.client, logger: this.logger });
   }
 
   /**

@@ -18,6 +18,7 @@ import type {
   SecondaryToPrimaryMapper,
 } from '../sources/index.js';
 import type { EventSourceRegistry, ManagedWorkflowInvocation, Workflow, WorkflowBuilder } from '../workflow/index.js';
+import type { ShardingOptions, ShardStatus } from '../sharding/index.js';
 import type { DeleteControl, ErrorStatusUpdateControl, UpdateControl } from './controls.js';
 import type { TrackedClient } from './tracked-client.js';
 
@@ -159,6 +160,12 @@ export interface ControllerConfig<P extends KubernetesObject = KubernetesObject>
   /** ES2: default true. */
   readonly stopOnInformerErrorDuringStartup?: boolean;
   readonly informer?: InformerTuning;
+  /**
+   * SH1–SH4: spread the primaries over the replicas running this controller; each replica runs
+   * only its share, handed over safely when replicas come and go. Default: the Operator's
+   * `sharding` (off unless given); `false` keeps this controller whole on every replica.
+   */
+  readonly sharding?: ShardingOptions | false;
   /** Every timer of the scheduling core goes through it (tests). */
   readonly scheduler?: SchedulerLike;
 }
@@ -189,6 +196,8 @@ export interface RegisteredController {
   changeNamespaces(namespaces: 'all' | readonly string[]): void;
   /** The event sources the controller listens to now, those registered at run time (WF5) included. */
   listEventSources(): readonly EventSourceInfo[];
+  /** SH1–SH4: this replica's shard membership (current value first); undefined when the controller is not sharded. */
+  readonly shardStatus$?: Observable<ShardStatus>;
 }
 
 export type { ResourceID };

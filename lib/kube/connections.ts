@@ -39,6 +39,9 @@ interface Pool {
 const SHARED = Symbol.for('rxkube.sharedConnections');
 const pools = new Map<string, Pool>();
 const poolOf = new WeakMap<Dispatcher, Pool>();
+/** The last plan and pool per cluster object, user and pool size: most requests end here, without building a key. */
+const recent = new WeakMap<object, Map<string, { readonly plan: DispatcherPlan; readonly pool: Pool }>>();
+const NO_CLUSTER = {};
 
 /** Options of `shareConnections`. */
 export interface ShareConnectionsOptions {
@@ -61,13 +64,22 @@ export function shareConnections(kc: KubeConfig, options: ShareConnectionsOption
 
   internals.createDispatcher = (cluster, agentOptions) => {
     const plan = internals.createDispatcherOptions(cluster, agentOptions);
-    const key = identityKey(cluster, kc.getCurrentUser()?.name, plan, connections);
+    const user = kc.getCurrentUser()?.name;
+    let byUser = recent.get(cluster ?? NO_CLUSTER);
+    if (!byUser) recent.set(cluster ?? NO_CLUSTER, (byUser = new Map()));
+    // client-node reads the CA and client certificate anew for every request (files may rotate):
+    // comparing them with the last plan's bytes costs no allocation, a key string costs one per request.
+    const userKey = `${user ?? ''}\0${connections}`;
+    const last = byUser.get(userKey);
+    if (last && samePlan(last.plan, plan)) return last.pool.requests;
+    const key = identityKey(cluster, user, plan, connections);
     let pool = pools.get(key);
     if (!pool) {
       pool = plan.type === 'agent' || plan.type === 'none' ? agentPool(plan.type === 'agent' ? plan.connect : {}, connections) : proxyPool(original(cluster, agentOptions));
       pools.set(key, pool);
       poolOf.set(pool.requests, pool);
     }
+    byUser.set(userKey, { plan, pool });
     return pool.requests;
   };
   internals.applySecurityAuthentication = async (context) => {
@@ -106,8 +118,26 @@ function proxyPool(dispatcher: Dispatcher | undefined): Pool {
   return { requests: dispatcher, watches: dispatcher };
 }
 
+/** `watch=true` in the query (a value of another parameter would have its `=` and `&` escaped). */
+const WATCH_QUERY = /[?&]watch=true(?:&|#|$)/;
+
 function isWatch(context: RequestContext): boolean {
-  return new URL(context.getUrl()).searchParams.get('watch') === 'true';
+  return WATCH_QUERY.test(context.getUrl());
+}
+
+function samePlan(a: DispatcherPlan, b: DispatcherPlan): boolean {
+  if (a.type !== b.type) return false;
+  if (a.type === 'none' || b.type === 'none') return true;
+  if (a.type !== 'agent' || b.type !== 'agent') return a.type !== 'agent' && b.type !== 'agent' && a.uri === b.uri;
+  const names = Object.keys(a.connect);
+  if (names.length !== Object.keys(b.connect).length) return false;
+  return names.every((name) => sameValue(a.connect[name], b.connect[name]));
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b);
+  return typeof a === 'object' && a !== null && typeof b === 'object' && b !== null && JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** A plain string, not a hash: built for every request, it must cost next to nothing. */

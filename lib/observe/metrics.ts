@@ -57,6 +57,10 @@ export interface RxkubeMetrics {
    * `rateLimited` occurrences still held back when their series was forgotten or the recorder stopped.
    */
   eventDropped(labels: ControllerLabels, cause: 'invalid' | 'writeFailed' | 'rateLimited'): void;
+  /** SH1–SH4: a sharded controller's live members as this replica sees them, and the primaries it owns. */
+  setShard(labels: ControllerLabels, figures: { readonly members: number; readonly owned: number }): void;
+  /** SH3: a handover completed here (every member acknowledged a new view). */
+  shardHandover(labels: ControllerLabels): void;
 }
 
 const CONTROLLER_LABELS = ['controller', 'group', 'version', 'kind'] as const;
@@ -94,7 +98,7 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}):
   const started = counter('reconciliations_started_total', 'Runs started', CONTROLLER_LABELS);
   const success = counter('reconciliations_success_total', 'Runs that succeeded', CONTROLLER_LABELS);
   const failure = counter('reconciliations_failure_total', 'Runs that failed', CONTROLLER_LABELS);
-  const skipped = counter('reconciliations_skipped_total', 'Runs skipped because the primary was not in the cache', CONTROLLER_LABELS);
+  const skipped = counter('reconciliations_skipped_total', 'Runs skipped because the primary was not in the cache (or, sharded, is not this replica\'s)', CONTROLLER_LABELS);
   const retries = counter('reconciliations_retries_total', 'Runs that were retries of a failed run', CONTROLLER_LABELS);
   const active = gauge('reconciliations_active', 'Runs in progress', CONTROLLER_LABELS);
   const queued = gauge('reconciliations_queued', 'Resources waiting for a run', CONTROLLER_LABELS);
@@ -102,6 +106,9 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}):
   const cacheSize = gauge('cache_size', 'Objects in a source cache', [...CONTROLLER_LABELS, 'source']);
   const eventsRecorded = counter('events_recorded_total', 'Kubernetes Events recorded about primaries, by type', [...CONTROLLER_LABELS, 'type']);
   const eventsDropped = counter('events_dropped_total', 'Kubernetes Event occurrences that never reached the API, by cause', [...CONTROLLER_LABELS, 'cause']);
+  const shardMembers = gauge('shard_members', 'Live members of a sharded controller, as this replica sees them', CONTROLLER_LABELS);
+  const shardOwned = gauge('shard_owned_resources', 'Primaries this replica owns in its current view of a sharded controller', CONTROLLER_LABELS);
+  const shardHandovers = counter('shard_handovers_total', 'Views of a sharded controller whose handover completed on this replica', CONTROLLER_LABELS);
   const leader = gauge('leader', '1 while this instance leads (or runs without leader election), else 0', []);
 
   const ended = (labels: ControllerLabels, result: ReconcileResult, seconds: number) => {
@@ -150,6 +157,13 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}):
     },
     eventDropped(labels, cause) {
       eventsDropped.inc({ ...pick(labels), cause });
+    },
+    setShard(labels, { members, owned }) {
+      shardMembers.set(pick(labels), members);
+      shardOwned.set(pick(labels), owned);
+    },
+    shardHandover(labels) {
+      shardHandovers.inc(pick(labels));
     },
   };
 }

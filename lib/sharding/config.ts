@@ -5,6 +5,8 @@ import { LEADER_ELECTION_DEFAULTS, LEADER_JITTER_FACTOR } from '../leader/index.
 
 /** Sharding of one controller across replicas (off unless given). */
 export interface ShardingOptions {
+  /** How members are counted: 'auto' (the default and only mode) — every live member Lease is one. */
+  readonly replicas?: 'auto';
   /** Namespace of the member Leases (default: the operator's leader-election namespace, else `default`). */
   readonly namespace?: string;
   /** Unique per replica (default `<hostname>_<uuid>`). */
@@ -39,6 +41,9 @@ export function shardingConfig(group: string, options: ShardingOptions, defaultN
     if (typeof value !== 'string' || value.trim() === '') throw new ConfigurationError(option, `must be a non-empty string, got ${describeValue(value)}`);
     return value;
   };
+  if (options.replicas !== undefined && options.replicas !== 'auto') {
+    throw new ConfigurationError('sharding.replicas', `must be 'auto' (members are the replicas whose member Lease is live), got ${describeValue(options.replicas)}`);
+  }
   const leaseDurationMs = requirePositiveDuration('sharding.leaseDurationMs', options.leaseDurationMs ?? LEADER_ELECTION_DEFAULTS.leaseDurationMs);
   const renewDeadlineMs = requirePositiveDuration('sharding.renewDeadlineMs', options.renewDeadlineMs ?? LEADER_ELECTION_DEFAULTS.renewDeadlineMs);
   const retryPeriodMs = requirePositiveDuration('sharding.retryPeriodMs', options.retryPeriodMs ?? LEADER_ELECTION_DEFAULTS.retryPeriodMs);

@@ -1,9 +1,9 @@
-import { V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { V1MicroTime, type V1Lease } from '@kubernetes/client-node';
 import { asyncScheduler, BehaviorSubject, Subject, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import type { Logger } from 'pino';
 import { resourceKey, type ResourceID } from '../core/index.js';
-import { builtinResources, classifyError, createKubeClient, errorMessage, type ResourceClient } from '../kube/index.js';
-import { Informer } from '../sources/index.js';
+import { builtinResources, classifyError, errorMessage, type KubeClient, type ResourceClient } from '../kube/index.js';
+import { Informer, kubeListWatch } from '../sources/index.js';
 import type { ShardingConfig } from './config.js';
 import {
   acknowledgeable,
@@ -39,7 +39,8 @@ export interface ShardChange {
 }
 
 export interface ShardDeps {
-  readonly kubeConfig: KubeConfig;
+  /** The client every request goes through (an Operator passes its own: one connection pool). */
+  readonly client: KubeClient;
   readonly logger?: Logger | undefined;
   readonly scheduler?: SchedulerLike | undefined;
 }
@@ -66,7 +67,7 @@ export class Shard {
   private readonly scheduler: SchedulerLike;
   private readonly log: Logger | undefined;
   private readonly leaseName: string;
-  private readonly status: BehaviorSubject<ShardStatus>;
+  private readonly statusSubject: BehaviorSubject<ShardStatus>;
   private readonly changes = new Subject<ShardChange>();
   private state: HandoverState;
   private members = new Map<string, MemberObservation>();
@@ -89,10 +90,10 @@ export class Shard {
   ) {
     this.scheduler = deps.scheduler ?? asyncScheduler;
     this.log = deps.logger?.child({ shard: config.group, identity: config.identity });
-    this.leases = createKubeClient(deps.kubeConfig).resource<V1Lease>(builtinResources.lease);
+    this.leases = deps.client.resource<V1Lease>(builtinResources.lease);
     this.informer = new Informer<V1Lease>({
       resource: builtinResources.lease,
-      kubeConfig: deps.kubeConfig,
+      client: kubeListWatch<V1Lease>(deps.client, builtinResources.lease),
       name: `shard-members:${config.group}`,
       namespaces: [config.namespace],
       labelSelector: { matchLabels: { [SHARD_GROUP_LABEL]: config.group } },
@@ -100,13 +101,23 @@ export class Shard {
     });
     this.leaseName = memberLeaseName(config.group, config.identity);
     this.state = initialHandover(config.identity);
-    this.status = new BehaviorSubject(this.snapshot());
-    this.status$ = this.status.asObservable();
+    this.statusSubject = new BehaviorSubject(this.snapshot());
+    this.status$ = this.statusSubject.asObservable();
     this.changes$ = this.changes.asObservable();
   }
 
   get identity(): string {
     return this.config.identity;
+  }
+
+  /** The membership as it stands now. */
+  get status(): ShardStatus {
+    return this.statusSubject.value;
+  }
+
+  /** Whether the member Lease was renewed within the renew deadline (SH1). */
+  get isMember(): boolean {
+    return this.member;
   }
 
   /** Whether this member may start a run of `id` now (SH2, SH3). */
@@ -300,9 +311,9 @@ export class Shard {
 
   private publish(): void {
     const next = this.snapshot();
-    const prev = this.status.value;
+    const prev = this.statusSubject.value;
     if (prev.member !== next.member || prev.viewId !== next.viewId || prev.settled !== next.settled || prev.handovers !== next.handovers) {
-      this.status.next(next);
+      this.statusSubject.next(next);
     }
   }
 

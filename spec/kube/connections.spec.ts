@@ -2,7 +2,7 @@ import { CoordinationV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
@@ -118,6 +118,23 @@ describe('kube/connections: one connection pool per cluster identity', function 
       const insecure = server.kubeConfig();
       insecure.clusters = [{ ...cluster, caData: undefined, skipTLSVerify: true }];
       expect(await createRequestFn(insecure)({ method: 'GET', path: '/api/v1/namespaces' })).to.have.property('kind', 'NamespaceList');
+    });
+
+    it('a CA file that changes on disk is read anew: the same cluster object gets the pool of the new CA', async () => {
+      const kc = server.kubeConfig();
+      const cluster = kc.getCurrentCluster();
+      if (!cluster?.caData) throw new Error('no cluster CA');
+      const caFile = join(dir, 'rotating-ca.crt');
+      await writeFile(caFile, Buffer.from(cluster.caData, 'base64'));
+      kc.clusters = [{ ...cluster, caData: undefined, caFile }];
+      const request = createRequestFn(kc);
+      const get = () => request({ method: 'GET', path: '/api/v1/namespaces' }).then(() => 'served', () => 'refused');
+      expect(await get()).to.equal('served');
+      expect(await get()).to.equal('served');
+      await writeFile(caFile, other.cert);
+      expect(await get(), 'with a CA that did not sign the server certificate').to.equal('refused');
+      await writeFile(caFile, Buffer.from(cluster.caData, 'base64'));
+      expect(await get()).to.equal('served');
     });
   });
 });

@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
 import { createKubeClient, KubeApiError, openWatchStream } from '../../lib/kube/index.js';
+import { eventually } from '../../lib/testing/index.js';
 
 function kubeConfigFor(server: string): KubeConfig {
   const kc = new KubeConfig();
@@ -44,15 +45,22 @@ describe('kube/watch-stream: watches read straight from the socket', function ()
     await server.close();
   });
 
-  it('delivers every event in order, then closes once without an error when the server ends the stream', async () => {
+  it('delivers every event in order', async () => {
     const kc = server.kubeConfig();
     const configmaps = createKubeClient(kc).resource({ apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true });
     const list = await configmaps.list({ namespace: 'default' });
     const r = recorder();
-    await openWatchStream(kc, { path: '/api/v1/namespaces/default/configmaps', query: { resourceVersion: list.metadata?.resourceVersion, timeoutSeconds: 1 }, inactivityTimeoutMs: 5_000 }, r.onEvent, r.onClose);
+    const close = await openWatchStream(kc, { path: '/api/v1/namespaces/default/configmaps', query: { resourceVersion: list.metadata?.resourceVersion, timeoutSeconds: 60 }, inactivityTimeoutMs: 60_000 }, r.onEvent, r.onClose);
     for (let i = 0; i < 50; i++) await configmaps.create({ metadata: { name: `w${i}`, namespace: 'default' }, data: { big: 'x'.repeat(i * 100) } } as never);
-    expect(await r.closed).to.equal(undefined);
+    await eventually(() => `50 events (have ${r.events.length})`, () => r.events.length >= 50, 15_000);
+    close();
     expect(r.events.map(([type, o]) => `${type} ${(o as { metadata: { name: string } }).metadata.name}`)).to.deep.equal(Array.from({ length: 50 }, (_, i) => `ADDED w${i}`));
+  });
+
+  it('closes once without an error when the server ends the stream', async () => {
+    const r = recorder();
+    await openWatchStream(server.kubeConfig(), { path: '/api/v1/namespaces/default/configmaps', query: { timeoutSeconds: 1 }, inactivityTimeoutMs: 5_000 }, r.onEvent, r.onClose);
+    expect(await r.closed).to.equal(undefined);
     expect(r.closes).to.have.length(1);
   });
 

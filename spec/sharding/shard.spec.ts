@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { filter, firstValueFrom, timeout } from 'rxjs';
 import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
+import { createKubeClient } from '../../lib/kube/index.js';
 import { memberLeaseName, Shard, shardingConfig, type ShardStatus } from '../../lib/sharding/index.js';
 
 // Short durations so the suite takes seconds (the lease is written as whole seconds: 2 s).
@@ -27,7 +28,7 @@ describe('sharding: members on the embedded server', function () {
   });
 
   function member(identity: string): Shard {
-    const shard = new Shard(shardingConfig('web', { identity, ...TIMING }), { kubeConfig: server.kubeConfig() });
+    const shard = new Shard(shardingConfig('web', { identity, ...TIMING }), { client: createKubeClient(server.kubeConfig()) });
     shards.push(shard);
     shard.start();
     return shard;

@@ -3,12 +3,13 @@
  * clients can observe: defaults, status resets, immutable fields, validation and table columns.
  */
 import { crdStrategy } from './crds.js';
+import { cronError } from './cron.js';
 import { CORE_EVENT, EVENT_COLUMNS, eventsV1Strategy } from './events.js';
 import type { StatusCause } from './errors.js';
 import { fieldForbidden, fieldInvalid, fieldRequired } from './errors.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { deepEqual, isJsonObject } from './json.js';
-import { getPath, labelsOf, metaOf, nameOf, readMeta } from './meta.js';
+import { age, getPath, labelsOf, metaOf, nameOf, readMeta } from './meta.js';
 import { labelSelectorFromObject, matchesLabelSelector, SelectorError } from './label-selector.js';
 import type { PrinterColumn, ResourceType, ScaleInfo, Strategy, VersionInfo } from './registry.js';
 import { AGE_COLUMN } from '../http/table.js';
@@ -234,13 +235,49 @@ const secretStrategy: Strategy = {
   },
 };
 
+/** Validation a Deployment, ReplicaSet and StatefulSet share: the selector, replicas, the pod template. */
+function validateWorkload(obj: JsonObject, old: JsonObject | undefined, kind: string): StatusCause[] {
+  const causes: StatusCause[] = [];
+  const spec = isJsonObject(obj.spec) ? obj.spec : {};
+  const selector = spec.selector;
+  if (!isJsonObject(selector)) causes.push(fieldRequired('spec.selector', ''));
+  const templateLabels = labelsOf(isJsonObject(spec.template) ? spec.template : {});
+  if (isJsonObject(selector)) {
+    try {
+      const parsed = labelSelectorFromObject(selector);
+      if (parsed.requirements.length === 0) causes.push(fieldInvalid('spec.selector', selector, `empty selector is invalid for ${kind}`));
+      else if (!matchesLabelSelector(parsed, templateLabels)) {
+        causes.push(fieldInvalid('spec.template.metadata.labels', templateLabels, '`selector` does not match template `labels`'));
+      }
+    } catch (err) {
+      if (!(err instanceof SelectorError)) throw err;
+      causes.push(fieldInvalid('spec.selector', selector, err.message));
+    }
+  }
+  if (typeof spec.replicas === 'number' && spec.replicas < 0) {
+    causes.push(fieldInvalid('spec.replicas', spec.replicas, 'must be greater than or equal to 0'));
+  }
+  causes.push(...validateContainers(getPath(spec, ['template', 'spec']), 'spec.template.spec'));
+  causes.push(...validateLabels(getPath(spec, ['template', 'metadata', 'labels']), 'spec.template.metadata.labels'));
+  if (old && isJsonObject(old.spec) && !deepEqual(spec.selector, old.spec.selector)) {
+    causes.push(fieldInvalid('spec.selector', spec.selector ?? null, 'field is immutable'));
+  }
+  return causes;
+}
+
+function defaultWorkload(obj: JsonObject): JsonObject {
+  const spec = objectAt(obj, 'spec');
+  setDefault(spec, 'replicas', 1);
+  defaultPodSpec(objectAt(objectAt(spec, 'template'), 'spec'));
+  return spec;
+}
+
 const deploymentStrategy: Strategy = {
   prepareForCreate(obj) {
     obj.status = {};
   },
   defaults(obj) {
-    const spec = objectAt(obj, 'spec');
-    setDefault(spec, 'replicas', 1);
+    const spec = defaultWorkload(obj);
     const strategy = objectAt(spec, 'strategy');
     setDefault(strategy, 'type', 'RollingUpdate');
     if (strategy.type === 'RollingUpdate') {
@@ -250,38 +287,108 @@ const deploymentStrategy: Strategy = {
     }
     setDefault(spec, 'revisionHistoryLimit', 10);
     setDefault(spec, 'progressDeadlineSeconds', 600);
-    const template = objectAt(spec, 'template');
-    defaultPodSpec(objectAt(template, 'spec'));
+  },
+  validate: (obj, old) => validateWorkload(obj, old, 'deployment'),
+};
+
+const replicaSetStrategy: Strategy = {
+  prepareForCreate(obj) {
+    obj.status = { replicas: 0 };
+  },
+  defaults: defaultWorkload,
+  validate: (obj, old) => validateWorkload(obj, old, 'replicaset'),
+};
+
+const statefulSetStrategy: Strategy = {
+  prepareForCreate(obj) {
+    obj.status = { replicas: 0, availableReplicas: 0 };
+  },
+  defaults(obj) {
+    const spec = defaultWorkload(obj);
+    setDefault(spec, 'podManagementPolicy', 'OrderedReady');
+    const update = objectAt(spec, 'updateStrategy');
+    setDefault(update, 'type', 'RollingUpdate');
+    if (update.type === 'RollingUpdate') setDefault(objectAt(update, 'rollingUpdate'), 'partition', 0);
+    setDefault(spec, 'revisionHistoryLimit', 10);
+    const retention = objectAt(spec, 'persistentVolumeClaimRetentionPolicy');
+    setDefault(retention, 'whenDeleted', 'Retain');
+    setDefault(retention, 'whenScaled', 'Retain');
+  },
+  validate: (obj, old) => validateWorkload(obj, old, 'statefulset'),
+};
+
+/** The labels the job controller's strategy puts on a Job's pods and selects them by (generateSelector). */
+export function jobPodLabels(name: string, uid: string): Record<string, string> {
+  return { 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name, 'controller-uid': uid, 'job-name': name };
+}
+
+const jobStrategy: Strategy = {
+  prepareForCreate(obj) {
+    obj.status = {};
+    const spec = objectAt(obj, 'spec');
+    if (spec.manualSelector === true) return;
+    const meta = readMeta(obj);
+    const labels = jobPodLabels(nameOf(obj), String(meta.uid));
+    spec.selector = { matchLabels: { 'batch.kubernetes.io/controller-uid': String(meta.uid) } };
+    const templateMeta = objectAt(objectAt(spec, 'template'), 'metadata');
+    templateMeta.labels = { ...(isJsonObject(templateMeta.labels) ? templateMeta.labels : {}), ...labels };
+  },
+  defaults(obj) {
+    const spec = objectAt(obj, 'spec');
+    setDefault(spec, 'completions', 1);
+    setDefault(spec, 'parallelism', 1);
+    setDefault(spec, 'backoffLimit', 6);
+    setDefault(spec, 'completionMode', 'NonIndexed');
+    setDefault(spec, 'suspend', false);
+    setDefault(spec, 'manualSelector', false);
+    setDefault(spec, 'podReplacementPolicy', 'TerminatedOrFailed');
+    defaultPodSpec(objectAt(objectAt(spec, 'template'), 'spec'));
   },
   validate(obj, old) {
-    const causes: StatusCause[] = [];
-    const spec = isJsonObject(obj.spec) ? obj.spec : {};
-    const selector = spec.selector;
-    if (!isJsonObject(selector)) causes.push(fieldRequired('spec.selector', ''));
-    const templateLabels = labelsOf(isJsonObject(spec.template) ? spec.template : {});
-    if (isJsonObject(selector)) {
-      try {
-        const parsed = labelSelectorFromObject(selector);
-        if (parsed.requirements.length === 0) causes.push(fieldInvalid('spec.selector', selector, 'empty selector is invalid for deployment'));
-        else if (!matchesLabelSelector(parsed, templateLabels)) {
-          causes.push(fieldInvalid('spec.template.metadata.labels', templateLabels, '`selector` does not match template `labels`'));
-        }
-      } catch (err) {
-        if (!(err instanceof SelectorError)) throw err;
-        causes.push(fieldInvalid('spec.selector', selector, err.message));
-      }
+    const causes = validateContainers(getPath(obj, ['spec', 'template', 'spec']), 'spec.template.spec');
+    const policy = getPath(obj, ['spec', 'template', 'spec', 'restartPolicy']);
+    if (policy !== 'Never' && policy !== 'OnFailure') {
+      causes.push({ ...fieldInvalid('spec.template.spec.restartPolicy', policy ?? null, ''), message: `Unsupported value: ${JSON.stringify(policy)}: supported values: "OnFailure", "Never"` });
     }
-    if (typeof spec.replicas === 'number' && spec.replicas < 0) {
-      causes.push(fieldInvalid('spec.replicas', spec.replicas, 'must be greater than or equal to 0'));
-    }
-    causes.push(...validateContainers(getPath(spec, ['template', 'spec']), 'spec.template.spec'));
-    causes.push(...validateLabels(getPath(spec, ['template', 'metadata', 'labels']), 'spec.template.metadata.labels'));
-    if (old && isJsonObject(old.spec) && !deepEqual(spec.selector, old.spec.selector)) {
-      causes.push(fieldInvalid('spec.selector', spec.selector ?? null, 'field is immutable'));
+    if (old && !deepEqual(getPath(obj, ['spec', 'template']), getPath(old, ['spec', 'template']))) {
+      causes.push(fieldInvalid('spec.template', getPath(obj, ['spec', 'template']) ?? null, 'field is immutable'));
     }
     return causes;
   },
 };
+
+const cronJobStrategy: Strategy = {
+  prepareForCreate(obj) {
+    obj.status = {};
+  },
+  defaults(obj) {
+    const spec = objectAt(obj, 'spec');
+    setDefault(spec, 'concurrencyPolicy', 'Allow');
+    setDefault(spec, 'suspend', false);
+    setDefault(spec, 'successfulJobsHistoryLimit', 3);
+    setDefault(spec, 'failedJobsHistoryLimit', 1);
+    const jobSpec = objectAt(objectAt(spec, 'jobTemplate'), 'spec');
+    setDefault(jobSpec, 'backoffLimit', 6);
+    defaultPodSpec(objectAt(objectAt(jobSpec, 'template'), 'spec'));
+  },
+  validate(obj) {
+    const schedule = getPath(obj, ['spec', 'schedule']);
+    if (typeof schedule !== 'string' || schedule === '') return [fieldRequired('spec.schedule', '')];
+    const error = cronError(schedule);
+    return error ? [fieldInvalid('spec.schedule', schedule, error)] : [];
+  },
+};
+
+const pvcStrategy: Strategy = {
+  prepareForCreate(obj) {
+    obj.status = { phase: 'Pending' };
+  },
+  defaults(obj) {
+    setDefault(objectAt(obj, 'spec'), 'volumeMode', 'Filesystem');
+  },
+};
+
+const nodeStrategy: Strategy = {};
 
 const podStrategy: Strategy = {
   prepareForCreate(obj) {
@@ -290,9 +397,21 @@ const podStrategy: Strategy = {
   defaults(obj) {
     defaultPodSpec(objectAt(obj, 'spec'));
   },
+  gracePeriod(obj, requested) {
+    // A pod no kubelet runs, or one that has finished, goes at once (pod strategy CheckGracefulDelete).
+    const node = getPath(obj, ['spec', 'nodeName']);
+    const phase = getPath(obj, ['status', 'phase']);
+    if (typeof node !== 'string' || node === '' || phase === 'Succeeded' || phase === 'Failed') return 0;
+    const marked = readMeta(obj).deletionGracePeriodSeconds;
+    const spec = getPath(obj, ['spec', 'terminationGracePeriodSeconds']);
+    return requested ?? (typeof marked === 'number' ? marked : typeof spec === 'number' ? spec : 30);
+  },
   validate(obj, old) {
     const causes = validateContainers(obj.spec, 'spec');
-    if (old && !deepEqual(withoutImages(obj.spec), withoutImages(old.spec))) {
+    // Binding (pods/binding) sets spec.nodeName once; nothing else of the spec changes.
+    const bound = old && !getPath(old, ['spec', 'nodeName']) && isJsonObject(obj.spec) ? { ...obj.spec, nodeName: getPath(old, ['spec', 'nodeName']) ?? null } : obj.spec;
+    if (bound && isJsonObject(bound) && bound.nodeName === null) delete bound.nodeName;
+    if (old && !deepEqual(withoutImages(bound), withoutImages(old.spec))) {
       causes.push(
         fieldForbidden('spec', 'pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations) or `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)'),
       );
@@ -376,6 +495,30 @@ function servicePorts(obj: JsonObject): string {
   return ports
     .map((p) => (isJsonObject(p) ? `${str(p.port)}${p.nodePort !== undefined ? `:${str(p.nodePort)}` : ''}/${str(p.protocol ?? 'TCP')}` : ''))
     .join(',');
+}
+
+const ACCESS_MODES: Readonly<Record<string, string>> = { ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' };
+
+function jobStatus(o: JsonObject): string {
+  const conditions = getPath(o, ['status', 'conditions']);
+  const trueTypes = Array.isArray(conditions) ? conditions.filter((c) => isJsonObject(c) && c.status === 'True').map((c) => (isJsonObject(c) ? str(c.type) : '')) : [];
+  if (trueTypes.includes('Complete')) return 'Complete';
+  if (trueTypes.includes('Failed')) return 'Failed';
+  if (getPath(o, ['spec', 'suspend']) === true) return 'Suspended';
+  return 'Running';
+}
+
+function endpointsColumn(o: JsonObject): string {
+  const subsets = o.subsets;
+  const out: string[] = [];
+  if (Array.isArray(subsets)) {
+    for (const s of subsets) {
+      if (!isJsonObject(s) || !Array.isArray(s.addresses)) continue;
+      const ports = Array.isArray(s.ports) ? s.ports.map((p) => (isJsonObject(p) ? str(p.port) : '')) : [''];
+      for (const a of s.addresses) for (const p of ports) out.push(`${isJsonObject(a) ? str(a.ip) : ''}${p ? `:${p}` : ''}`);
+    }
+  }
+  return out.length ? out.slice(0, 3).join(',') + (out.length > 3 ? ` + ${out.length - 3} more...` : '') : '<none>';
 }
 
 export const column = (name: string, type: string, cell: (o: JsonObject) => string | number, priority = 0): PrinterColumn => ({
@@ -468,7 +611,12 @@ export function builtinTypes(): ResourceType[] {
           const ready = Array.isArray(statuses) ? statuses.filter((s) => isJsonObject(s) && s.ready === true).length : 0;
           return `${ready}/${Array.isArray(containers) ? containers.length : 0}`;
         }),
-        column('Status', 'string', (o) => str(getPath(o, ['status', 'phase']))),
+        column('Status', 'string', (o) => {
+          // The pod printer's reason: Terminating while deleted, the containers' end otherwise.
+          if (readMeta(o).deletionTimestamp) return 'Terminating';
+          const phase = str(getPath(o, ['status', 'phase']));
+          return phase === 'Succeeded' ? 'Completed' : phase === 'Failed' ? 'Error' : phase;
+        }),
         column('Restarts', 'string', () => '0'),
       ],
     }),
@@ -492,6 +640,153 @@ export function builtinTypes(): ResourceType[] {
         column('Ready', 'string', (o) => `${num(getPath(o, ['status', 'readyReplicas']))}/${num(getPath(o, ['spec', 'replicas']))}`),
         column('Up-to-date', 'integer', (o) => num(getPath(o, ['status', 'updatedReplicas']))),
         column('Available', 'integer', (o) => num(getPath(o, ['status', 'availableReplicas']))),
+      ],
+    }),
+    builtin({
+      group: 'apps',
+      version: 'v1',
+      plural: 'replicasets',
+      kind: 'ReplicaSet',
+      namespaced: true,
+      shortNames: ['rs'],
+      categories: ['all'],
+      status: true,
+      generation: true,
+      statusKeeps: [['spec'], ['metadata', 'labels']],
+      strategy: replicaSetStrategy,
+      scale: { specReplicasPath: ['spec', 'replicas'], statusReplicasPath: ['status', 'replicas'], labelSelectorPath: ['spec', 'selector'] },
+      columns: [
+        column('Desired', 'integer', (o) => num(getPath(o, ['spec', 'replicas']))),
+        column('Current', 'integer', (o) => num(getPath(o, ['status', 'replicas']))),
+        column('Ready', 'integer', (o) => num(getPath(o, ['status', 'readyReplicas']))),
+      ],
+    }),
+    builtin({
+      group: 'apps',
+      version: 'v1',
+      plural: 'statefulsets',
+      kind: 'StatefulSet',
+      namespaced: true,
+      shortNames: ['sts'],
+      categories: ['all'],
+      status: true,
+      generation: true,
+      statusKeeps: [['spec'], ['metadata', 'labels']],
+      strategy: statefulSetStrategy,
+      scale: { specReplicasPath: ['spec', 'replicas'], statusReplicasPath: ['status', 'replicas'], labelSelectorPath: ['spec', 'selector'] },
+      columns: [column('Ready', 'string', (o) => `${num(getPath(o, ['status', 'readyReplicas']))}/${num(getPath(o, ['spec', 'replicas']))}`)],
+    }),
+    builtin({
+      group: 'batch',
+      version: 'v1',
+      plural: 'jobs',
+      kind: 'Job',
+      namespaced: true,
+      categories: ['all'],
+      status: true,
+      generation: true,
+      strategy: jobStrategy,
+      columns: [
+        column('Status', 'string', jobStatus),
+        column('Completions', 'string', (o) => `${num(getPath(o, ['status', 'succeeded']))}/${num(getPath(o, ['spec', 'completions']))}`),
+        column('Duration', 'string', (o) => {
+          const start = getPath(o, ['status', 'startTime']);
+          const end = getPath(o, ['status', 'completionTime']);
+          return typeof start === 'string' ? age(start, typeof end === 'string' ? Date.parse(end) : Date.now()) : '';
+        }),
+      ],
+    }),
+    builtin({
+      group: 'batch',
+      version: 'v1',
+      plural: 'cronjobs',
+      kind: 'CronJob',
+      namespaced: true,
+      shortNames: ['cj'],
+      categories: ['all'],
+      status: true,
+      generation: true,
+      strategy: cronJobStrategy,
+      columns: [
+        column('Schedule', 'string', (o) => str(getPath(o, ['spec', 'schedule']))),
+        column('Timezone', 'string', (o) => str(getPath(o, ['spec', 'timeZone'])) || '<none>'),
+        column('Suspend', 'boolean', (o) => str(getPath(o, ['spec', 'suspend']) ?? false)),
+        column('Active', 'integer', (o) => {
+          const active = getPath(o, ['status', 'active']);
+          return Array.isArray(active) ? active.length : 0;
+        }),
+        column('Last Schedule', 'date', (o) => {
+          const last = getPath(o, ['status', 'lastScheduleTime']);
+          return typeof last === 'string' ? age(last) : '<none>';
+        }),
+      ],
+    }),
+    builtin({
+      group: '',
+      version: 'v1',
+      plural: 'nodes',
+      kind: 'Node',
+      namespaced: false,
+      shortNames: ['no'],
+      status: true,
+      strategy: nodeStrategy,
+      columns: [
+        column('Status', 'string', (o) => {
+          const conditions = getPath(o, ['status', 'conditions']);
+          const ready = Array.isArray(conditions) ? conditions.find((c) => isJsonObject(c) && c.type === 'Ready') : undefined;
+          return isJsonObject(ready) && ready.status === 'True' ? 'Ready' : 'NotReady';
+        }),
+        column('Roles', 'string', () => '<none>'),
+        column('Version', 'string', (o) => str(getPath(o, ['status', 'nodeInfo', 'kubeletVersion']))),
+      ],
+    }),
+    builtin({
+      group: '',
+      version: 'v1',
+      plural: 'persistentvolumeclaims',
+      kind: 'PersistentVolumeClaim',
+      namespaced: true,
+      shortNames: ['pvc'],
+      status: true,
+      strategy: pvcStrategy,
+      columns: [
+        column('Status', 'string', (o) => str(getPath(o, ['status', 'phase']))),
+        column('Volume', 'string', (o) => str(getPath(o, ['spec', 'volumeName']))),
+        column('Capacity', 'string', (o) => str(getPath(o, ['status', 'capacity', 'storage']))),
+        column('Access Modes', 'string', (o) => {
+          const modes = getPath(o, ['status', 'accessModes']);
+          return Array.isArray(modes) ? modes.map((m) => ACCESS_MODES[str(m)] ?? str(m)).join(',') : '';
+        }),
+        column('StorageClass', 'string', (o) => str(getPath(o, ['spec', 'storageClassName'])) || '<unset>'),
+      ],
+    }),
+    builtin({
+      group: '',
+      version: 'v1',
+      plural: 'endpoints',
+      kind: 'Endpoints',
+      namespaced: true,
+      shortNames: ['ep'],
+      createOnUpdate: true,
+      columns: [column('Endpoints', 'string', endpointsColumn)],
+    }),
+    builtin({
+      group: 'discovery.k8s.io',
+      version: 'v1',
+      plural: 'endpointslices',
+      kind: 'EndpointSlice',
+      namespaced: true,
+      columns: [
+        column('AddressType', 'string', (o) => str(o.addressType)),
+        column('Ports', 'string', (o) => {
+          const ports = o.ports;
+          return Array.isArray(ports) && ports.length ? ports.map((p) => (isJsonObject(p) ? str(p.port) : '')).join(',') : '<unset>';
+        }),
+        column('Endpoints', 'string', (o) => {
+          const eps = o.endpoints;
+          const addresses = Array.isArray(eps) ? eps.flatMap((e) => (isJsonObject(e) && Array.isArray(e.addresses) ? e.addresses.map(str) : [])) : [];
+          return addresses.length ? addresses.slice(0, 3).join(',') + (addresses.length > 3 ? ` + ${addresses.length - 3} more...` : '') : '<unset>';
+        }),
       ],
     }),
     builtin({

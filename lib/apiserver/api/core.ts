@@ -21,6 +21,8 @@ import {
   unsupportedMediaType,
 } from './errors.js';
 import type { PatchEngine, PatchKind } from '../patch/engine.js';
+import { builtinRuleCauses } from './builtin-rules.js';
+import { builtinDefinitionName, decodeBuiltin } from './builtin-schema.js';
 import { applyCrdSchema } from './crd-schema.js';
 import { compileFilter, type ObjectFilter } from './filter.js';
 import type { JsonObject, JsonValue } from './json.js';
@@ -70,6 +72,8 @@ export interface DeleteOptions {
   dryRun?: boolean;
   propagationPolicy?: PropagationPolicy;
   preconditions?: { uid?: string; resourceVersion?: string };
+  /** Seconds until a graceful deletion (a bound Pod) completes; 0 deletes at once. */
+  gracePeriodSeconds?: number;
 }
 
 export interface ListQuery {
@@ -314,6 +318,7 @@ export class ApiCore {
       meta.name = generatedName(String(meta.generateName));
       return this.createObject(r, obj, manager, dryRun, managedFields, schemaOpts);
     }
+    this.decodeBuiltinBody(r, obj, schemaOpts);
     const ctx = this.strategyContext();
     meta.uid = newUid();
     meta.creationTimestamp = ctx.now;
@@ -356,19 +361,42 @@ export class ApiCore {
     return { status: 200, body: present(result, r.apiVersion, versionSchema(r)) };
   }
 
-  /** Defaults, prunes and validates a custom resource against its CRD schema (other kinds: prunes unknown fields); returns the 422 causes. */
+  /**
+   * What Go's decoding does to a built-in object (builtin-schema.ts): a value of the wrong type
+   * fails with 400, undeclared fields are dropped and reported per `fieldValidation`.
+   */
+  private decodeBuiltinBody(r: Resolved, obj: JsonObject, opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>): void {
+    if (r.type.custom) return;
+    const definition = builtinDefinitionName(r.type.group, r.version.name, r.type.kind);
+    if (definition === undefined) return;
+    const outcome = decodeBuiltin(obj, definition);
+    if (outcome.typeError !== undefined) throw badRequest(`${decoderPrefix(r)}${outcome.typeError}`);
+    this.reportUnknownFields(r, outcome.unknownFields, opts);
+  }
+
+  private reportUnknownFields(r: Resolved, unknownFields: string[], opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>): void {
+    if (unknownFields.length === 0) return;
+    const mode = opts.fieldValidation ?? 'Warn';
+    const described = unknownFields.map((f) => `unknown field "${f}"`);
+    // Typed kinds fail in the decoder, which names the kind and version it decoded.
+    const decoder = r.type.custom ? '' : decoderPrefix(r);
+    if (mode === 'Strict') throw badRequest(`${decoder}strict decoding error: ${described.join(', ')}`);
+    if (mode === 'Warn') opts.warnings?.push(...described);
+  }
+
+  /**
+   * Defaults, prunes and validates a custom resource against its CRD schema; for a built-in, the
+   * kind's own pruning and the range and enum checks of its Go validation (builtin-rules.ts).
+   * Returns the 422 causes.
+   */
   private checkSchema(r: Resolved, obj: JsonObject, opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>, old?: JsonObject): StatusCause[] {
-    const prune = r.type.strategy.pruneUnknownFields;
-    if (!r.type.custom && !prune) return [];
-    const outcome = prune ? { unknownFields: prune(obj), causes: [] } : applyCrdSchema(obj, r.version.schema, old && present(old, r.apiVersion, versionSchema(r)));
-    if (outcome.unknownFields.length) {
-      const mode = opts.fieldValidation ?? 'Warn';
-      const described = outcome.unknownFields.map((f) => `unknown field "${f}"`);
-      // Typed kinds fail in the decoder, which names the kind and version it decoded.
-      const decoder = r.type.custom ? '' : `${r.type.kind} in version "${r.version.name}" cannot be handled as a ${r.type.kind}: `;
-      if (mode === 'Strict') throw badRequest(`${decoder}strict decoding error: ${described.join(', ')}`);
-      if (mode === 'Warn') opts.warnings?.push(...described);
+    if (!r.type.custom) {
+      const prune = r.type.strategy.pruneUnknownFields;
+      if (prune) this.reportUnknownFields(r, prune(obj), opts);
+      return builtinRuleCauses(r.type.group, r.type.kind, obj);
     }
+    const outcome = applyCrdSchema(obj, r.version.schema, old && present(old, r.apiVersion, versionSchema(r)));
+    this.reportUnknownFields(r, outcome.unknownFields, opts);
     return outcome.causes;
   }
 
@@ -401,6 +429,7 @@ export class ApiCore {
     const ctx = this.strategyContext();
     // A view of objects stored in another form compares and merges in its own form.
     const old = type.storedAs === undefined ? stored : present(stored, r.apiVersion);
+    this.decodeBuiltinBody(r, candidate, opts);
     let obj = candidate;
     const statusSubresource = r.version.statusSubresource;
     if (opts.subresource === 'status') {
@@ -650,7 +679,8 @@ export class ApiCore {
       ...(orphan ? [ORPHAN_FINALIZER] : []),
       ...(foreground ? [FOREGROUND_FINALIZER] : []),
     ];
-    const pending = objFinalizers.length > 0 || (type.strategy.blocksDeletion?.(obj) ?? false);
+    const grace = type.strategy.gracePeriod?.(old, opts.gracePeriodSeconds) ?? 0;
+    const pending = objFinalizers.length > 0 || grace > 0 || (type.strategy.blocksDeletion?.(obj) ?? false);
     if (!pending) {
       if (dryRun) return { status: 200, body: this.deletedBody(r, old) };
       const last = this.store.remove(type.key, ns, name) ?? old;
@@ -659,9 +689,13 @@ export class ApiCore {
     if (objFinalizers.length) meta.finalizers = objFinalizers;
     else delete meta.finalizers;
     if (firstMark) {
-      meta.deletionTimestamp = timestamp(this.now());
-      meta.deletionGracePeriodSeconds = 0;
+      meta.deletionTimestamp = timestamp(new Date(this.now().getTime() + grace * 1000));
+      meta.deletionGracePeriodSeconds = grace;
       if (typeof meta.generation === 'number' && meta.generation > 0) meta.generation += 1;
+    } else if (grace < Number(meta.deletionGracePeriodSeconds ?? 0)) {
+      // A shorter grace period shortens a graceful deletion under way.
+      meta.deletionTimestamp = timestamp(new Date(this.now().getTime() + grace * 1000));
+      meta.deletionGracePeriodSeconds = grace;
     }
     if (deepEqual(obj, old) || dryRun) return { status: 200, body: present(dryRun ? obj : old, r.apiVersion, versionSchema(r)) };
     const stored = this.store.replace(type.key, this.toStorage(type, obj));
@@ -735,11 +769,30 @@ export class ApiCore {
     }
   }
 
-  /** Creates an object as the server itself (default namespaces). */
-  createInternal(key: string, obj: JsonObject): JsonObject | undefined {
+  /** Ends a graceful deletion (the kubelet's delete with grace period 0 once the pod has stopped). */
+  forceDeleteInternal(key: string, namespace: string, name: string, uid: string): void {
+    const r = this.resolveKey(key);
+    if (!r) return;
+    try {
+      this.delete(r, namespace, name, { preconditions: { uid }, gracePeriodSeconds: 0 });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+    }
+  }
+
+  /**
+   * Creates an object as the server itself (default namespaces, the simulated controllers);
+   * errors (a terminating namespace, a name taken) are returned as undefined, like mutate's.
+   */
+  createInternal(key: string, obj: JsonObject, manager = SYSTEM_MANAGER): JsonObject | undefined {
     const r = this.resolveKey(key);
     if (!r) return undefined;
-    return this.createObject(r, this.normalizeBody(r, obj), SYSTEM_MANAGER, false, undefined);
+    try {
+      return this.createObject(r, this.normalizeBody(r, obj), manager, false, undefined);
+    } catch (err) {
+      if (err instanceof ApiError) return undefined;
+      throw err;
+    }
   }
 
   // ---- helpers ----------------------------------------------------------------------------
@@ -899,4 +952,9 @@ function normalizeTimes(obj: JsonObject, builtIn: boolean): void {
       if (c[key] !== undefined) c[key] = secondsTime(c[key]) ?? null;
     }
   }
+}
+
+/** How the real server's decoder prefixes its errors for a typed kind. */
+function decoderPrefix(r: Resolved): string {
+  return `${r.type.kind} in version "${r.version.name}" cannot be handled as a ${r.type.kind}: `;
 }

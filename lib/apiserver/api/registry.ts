@@ -59,6 +59,8 @@ export interface Strategy {
   prepareForDelete?(obj: JsonObject, ctx: StrategyContext): void;
   /** Whether something besides metadata.finalizers holds a deleted object (namespace spec.finalizers). */
   blocksDeletion?(obj: JsonObject): boolean;
+  /** Seconds a deletion waits (a bound Pod's grace period), given the one requested; 0 or none deletes at once. */
+  gracePeriod?(obj: JsonObject, requested: number | undefined): number;
 }
 
 export interface ResourceType {

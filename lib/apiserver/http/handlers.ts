@@ -146,9 +146,14 @@ async function deleteOptionsOf(req: IncomingMessage, query: URLSearchParams, ctx
   const orphan = body.orphanDependents ?? (query.has('orphanDependents') ? query.get('orphanDependents') === 'true' : undefined);
   if (policy === undefined && typeof orphan === 'boolean') policy = orphan ? 'Orphan' : 'Background';
   const pre = isJsonObject(body.preconditions) ? body.preconditions : {};
+  const grace = body.gracePeriodSeconds ?? (query.has('gracePeriodSeconds') ? Number(query.get('gracePeriodSeconds')) : undefined);
+  if (grace !== undefined && grace !== null && !(typeof grace === 'number' && Number.isInteger(grace))) {
+    throw badRequest(`gracePeriodSeconds: must be an integer, got ${JSON.stringify(grace)}`);
+  }
   return {
     dryRun: dryRunBody || dryRunOf(query),
     propagationPolicy: policy,
+    gracePeriodSeconds: typeof grace === 'number' ? Math.max(0, grace) : undefined,
     preconditions: {
       uid: typeof pre.uid === 'string' ? pre.uid : undefined,
       resourceVersion: typeof pre.resourceVersion === 'string' ? pre.resourceVersion : undefined,

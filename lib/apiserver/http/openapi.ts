@@ -2,8 +2,10 @@
  * A minimal OpenAPI v3: the index and one document per group/version, declaring for each kind a
  * PATCH operation with the query parameters kubectl looks for (fieldValidation, so `kubectl apply`
  * and `create -f` validate on the server) and the patch types it accepts. Strategic merge is not
- * declared, so kubectl computes its strategic patches from its compiled-in types.
+ * declared, so kubectl computes its strategic patches from its compiled-in types. Built-in kinds
+ * carry their Kubernetes definitions (builtin-schema.ts), enough for `kubectl explain`.
  */
+import { builtinDefinitionName, builtinDefinitionsOf } from '../api/builtin-schema.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
 import type { Registry, ResourceType, VersionInfo } from '../api/registry.js';
 import { apiVersionOf } from '../api/registry.js';
@@ -30,9 +32,10 @@ const queryParam = (name: string, description: string, type = 'string'): JsonObj
   schema: { type, uniqueItems: true },
 });
 
+/** A built-in kind's definition name (`io.k8s.api.apps.v1.Deployment`), or one made up for a CRD's kind. */
 function schemaName(type: ResourceType, version: string): string {
-  const group = type.group || 'core';
-  return `${group}.${version}.${type.kind}`;
+  const builtin = type.custom ? undefined : builtinDefinitionName(type.group, version, type.kind);
+  return builtin ?? `${type.group || 'core'}.${version}.${type.kind}`;
 }
 
 function patchOperation(type: ResourceType, version: string): JsonObject {
@@ -74,6 +77,11 @@ export function openApiDocument(
     const item = type.namespaced ? `${base}/namespaces/{namespace}/${type.plural}/{name}` : `${base}/${type.plural}/{name}`;
     paths[item] = { patch: patchOperation(type, version) };
     if (v.statusSubresource) paths[`${item}/status`] = { patch: { ...patchOperation(type, version), operationId: `patch${type.kind}Status` } };
+    const builtin = type.custom ? undefined : builtinDefinitionName(type.group, version, type.kind);
+    if (builtin) {
+      Object.assign(schemas, builtinDefinitionsOf(builtin));
+      continue;
+    }
     const declared = schemaOf(type, v);
     schemas[schemaName(type, version)] = {
       ...(typeof declared === 'object' && declared !== null && !Array.isArray(declared) ? declared : { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }),

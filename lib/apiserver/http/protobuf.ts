@@ -135,7 +135,37 @@ const resourceAttributes = s({
 
 const nonResourceAttributes = s({ 1: { name: 'path', type: 'string' }, 2: { name: 'verb', type: 'string' } });
 
+const jobSpec = s({
+  1: { name: 'parallelism', type: 'int', keepZero: true },
+  2: { name: 'completions', type: 'int', keepZero: true },
+  3: { name: 'activeDeadlineSeconds', type: 'int' },
+  4: { name: 'selector', type: labelSelector },
+  5: { name: 'manualSelector', type: 'bool' },
+  6: { name: 'template', type: podTemplateSpec },
+  7: { name: 'backoffLimit', type: 'int', keepZero: true },
+  8: { name: 'ttlSecondsAfterFinished', type: 'int', keepZero: true },
+  9: { name: 'completionMode', type: 'string' },
+  10: { name: 'suspend', type: 'bool' },
+});
+
 const KINDS: Record<string, Schema> = {
+  Job: s({ 1: { name: 'metadata', type: objectMeta }, 2: { name: 'spec', type: jobSpec } }),
+  CronJob: s({
+    1: { name: 'metadata', type: objectMeta },
+    2: {
+      name: 'spec',
+      type: s({
+        1: { name: 'schedule', type: 'string' },
+        2: { name: 'startingDeadlineSeconds', type: 'int' },
+        3: { name: 'concurrencyPolicy', type: 'string' },
+        4: { name: 'suspend', type: 'bool' },
+        5: { name: 'jobTemplate', type: s({ 1: { name: 'metadata', type: objectMeta }, 2: { name: 'spec', type: jobSpec } }) },
+        6: { name: 'successfulJobsHistoryLimit', type: 'int', keepZero: true },
+        7: { name: 'failedJobsHistoryLimit', type: 'int', keepZero: true },
+        8: { name: 'timeZone', type: 'string' },
+      }),
+    },
+  }),
   Namespace: s({
     1: { name: 'metadata', type: objectMeta },
     2: { name: 'spec', type: s({ 1: { name: 'finalizers', type: 'string', repeated: true } }) },

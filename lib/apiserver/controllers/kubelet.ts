@@ -1,0 +1,289 @@
+/**
+ * Nodes and what runs on them, kwok-style: a number of Ready Nodes; the scheduler binds each new
+ * Pod to one (spec.nodeName, PodScheduled, the Scheduled event); the kubelet starts it (Running,
+ * a pod IP) and makes it Ready after a delay; a Job's pods finish after their duration (the first
+ * `failures` of each Job fail); a bound Pod deleted gracefully goes once its grace period is over.
+ */
+import type { ApiCore } from '../api/core.js';
+import type { JsonObject } from '../api/json.js';
+import { isJsonObject } from '../api/json.js';
+import { getPath, isBeingDeleted, nameOf, namespaceOf, ownerRefsOf, readMeta, timestamp, uidOf } from '../api/meta.js';
+import type { Store, StoreEvent } from '../api/store.js';
+import { Timers, type SimulationClock } from './clock.js';
+import type { ServerEventRecorder } from './recorder.js';
+import { condition, PODS_KEY, podPhase } from './workload.js';
+
+export const NODES_KEY = '/nodes';
+const KUBELET_VERSION = 'v1.32.0-rxkube';
+
+export interface KubeletOptions {
+  nodes: number;
+  readyAfterMs: number;
+  jobDurationMs: number;
+  jobFailures: number;
+  /** How long a deleted Pod's containers take to stop; the grace period caps it. */
+  stopAfterMs: number;
+}
+
+export function nodeName(i: number): string {
+  return `rxkube-node-${i}`;
+}
+
+function nodeObject(i: number, now: string): JsonObject {
+  const capacity = { cpu: '32', memory: '256Gi', pods: '110', 'ephemeral-storage': '1Ti' };
+  return {
+    metadata: {
+      name: nodeName(i),
+      labels: { 'kubernetes.io/hostname': nodeName(i), 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'rxkube' },
+    },
+    spec: {},
+    status: {
+      capacity,
+      allocatable: capacity,
+      addresses: [
+        { type: 'InternalIP', address: `10.0.${i >> 8}.${(i & 255) + 1}` },
+        { type: 'Hostname', address: nodeName(i) },
+      ],
+      conditions: [
+        { type: 'Ready', status: 'True', lastHeartbeatTime: now, lastTransitionTime: now, reason: 'KubeletReady', message: 'kubelet is posting ready status' },
+        ...['MemoryPressure', 'DiskPressure', 'PIDPressure'].map((type) => ({
+          type,
+          status: 'False',
+          lastHeartbeatTime: now,
+          lastTransitionTime: now,
+          reason: `KubeletHas${type === 'MemoryPressure' ? 'SufficientMemory' : type === 'DiskPressure' ? 'NoDiskPressure' : 'SufficientPID'}`,
+          message: 'kubelet is ready',
+        })),
+      ],
+      nodeInfo: {
+        kubeletVersion: KUBELET_VERSION,
+        kubeProxyVersion: KUBELET_VERSION,
+        operatingSystem: 'linux',
+        architecture: 'amd64',
+        containerRuntimeVersion: 'rxkube://1.0',
+        osImage: 'rxkube',
+        kernelVersion: '',
+        machineID: '',
+        systemUUID: '',
+        bootID: '',
+      },
+    },
+  };
+}
+
+export class KubeletSimulator {
+  private readonly timers: Timers;
+  private readonly unsubscribe: () => void;
+  private nextNode = 0;
+  private nextIp = 0;
+  /** Pods whose start is scheduled (by uid), so that a burst of events starts each once. */
+  private readonly starting = new Set<string>();
+
+  constructor(
+    private readonly core: ApiCore,
+    private readonly store: Store,
+    private readonly recorder: ServerEventRecorder,
+    private readonly clock: SimulationClock,
+    private readonly options: KubeletOptions,
+  ) {
+    this.timers = new Timers(clock);
+    this.unsubscribe = store.onEvent((e) => this.onEvent(e));
+  }
+
+  private now(): string {
+    return timestamp(new Date(this.clock.now()));
+  }
+
+  /** Registers the nodes (status included, as a kubelet posts it) and picks up existing pods. */
+  start(): void {
+    for (let i = 0; i < this.options.nodes; i++) {
+      if (this.store.get(NODES_KEY, '', nodeName(i))) continue;
+      const created = this.core.createInternal(NODES_KEY, nodeObject(i, this.now()), 'kubelet');
+      if (created) this.core.mutate(NODES_KEY, '', nodeName(i), (n) => void (n.status = nodeObject(i, this.now()).status), { subresource: 'status', manager: 'kubelet' });
+    }
+    for (const pod of this.store.list(PODS_KEY)) this.consider(pod);
+  }
+
+  private onEvent(e: StoreEvent): void {
+    if (e.resource !== PODS_KEY) return;
+    if (e.type === 'DELETED') {
+      this.timers.clear(`${namespaceOf(e.object)}/${nameOf(e.object)}`);
+      return;
+    }
+    this.consider(e.object);
+  }
+
+  private consider(pod: JsonObject): void {
+    const ns = namespaceOf(pod);
+    const name = nameOf(pod);
+    const key = `${ns}/${name}`;
+    const nodeOf = getPath(pod, ['spec', 'nodeName']);
+    if (isBeingDeleted(pod)) {
+      if (this.timers.has(`${key}/delete`)) return;
+      const grace = readMeta(pod).deletionGracePeriodSeconds;
+      this.timers.clear(key);
+      const uid = uidOf(pod);
+      const graceMs = typeof grace === 'number' ? grace * 1000 : 0;
+      this.timers.set(`${key}/delete`, Math.min(graceMs, this.options.stopAfterMs), () => this.core.forceDeleteInternal(PODS_KEY, ns, name, uid));
+      return;
+    }
+    if (this.options.nodes === 0) return;
+    if (typeof nodeOf !== 'string' || nodeOf === '') {
+      setImmediate(() => this.bind(ns, name));
+      return;
+    }
+    const phase = podPhase(pod);
+    const uid = uidOf(pod);
+    if (phase === 'Pending' && !this.starting.has(uid)) {
+      this.starting.add(uid);
+      setImmediate(() => {
+        this.starting.delete(uid);
+        this.run(ns, name);
+      });
+    }
+  }
+
+  private bind(ns: string, name: string): void {
+    const node = nodeName(this.nextNode++ % this.options.nodes);
+    const bound = this.core.mutate(
+      PODS_KEY,
+      ns,
+      name,
+      (pod) => {
+        if (isBeingDeleted(pod) || getPath(pod, ['spec', 'nodeName'])) return false;
+        (pod.spec as JsonObject).nodeName = node;
+      },
+      { subresource: 'binding', manager: 'default-scheduler' },
+    );
+    if (!bound || getPath(bound, ['spec', 'nodeName']) !== node) return;
+    this.core.mutate(
+      PODS_KEY,
+      ns,
+      name,
+      (pod) => {
+        const status = isJsonObject(pod.status) ? pod.status : {};
+        status.conditions = [condition(status.conditions, 'PodScheduled', 'True', '', '', this.now(), false)].map((c) => withoutEmptyReason(c));
+        pod.status = status;
+      },
+      { subresource: 'status', manager: 'default-scheduler' },
+    );
+    this.recorder.record(bound, 'Normal', 'Scheduled', `Successfully assigned ${ns}/${name} to ${node}`, 'default-scheduler');
+  }
+
+  private containerStatuses(pod: JsonObject, ready: boolean, terminated?: { exitCode: number; reason: string }): JsonObject[] {
+    const containers = getPath(pod, ['spec', 'containers']);
+    const started = getPath(pod, ['status', 'startTime']) ?? this.now();
+    return (Array.isArray(containers) ? containers : []).filter(isJsonObject).map((c) => ({
+      name: String(c.name),
+      image: String(c.image),
+      imageID: `${String(c.image)}@sha256:0`,
+      containerID: `rxkube://${uidOf(pod).slice(0, 8)}-${String(c.name)}`,
+      ready,
+      started: !terminated,
+      restartCount: 0,
+      state: (terminated
+        ? { terminated: { exitCode: terminated.exitCode, reason: terminated.reason, startedAt: started, finishedAt: this.now() } }
+        : { running: { startedAt: started } }) as JsonObject,
+    }));
+  }
+
+  private podConditions(pod: JsonObject, ready: boolean, reason = ''): JsonObject[] {
+    const prev = getPath(pod, ['status', 'conditions']);
+    const now = this.now();
+    const notReady = ready ? '' : reason || 'ContainersNotReady';
+    return [
+      condition(prev, 'PodReadyToStartContainers', 'True', '', '', now, false),
+      condition(prev, 'Initialized', 'True', '', '', now, false),
+      condition(prev, 'Ready', ready ? 'True' : 'False', notReady, '', now, false),
+      condition(prev, 'ContainersReady', ready ? 'True' : 'False', notReady, '', now, false),
+      condition(prev, 'PodScheduled', 'True', '', '', now, false),
+    ].map(withoutEmptyReason);
+  }
+
+  private run(ns: string, name: string): void {
+    let started = false;
+    const pod = this.core.mutate(
+      PODS_KEY,
+      ns,
+      name,
+      (p) => {
+        if (isBeingDeleted(p) || podPhase(p) !== 'Pending') return false;
+        started = true;
+        const node = String(getPath(p, ['spec', 'nodeName']));
+        const nodeIndex = Number(node.slice(node.lastIndexOf('-') + 1)) || 0;
+        const ip = this.nextIp++;
+        p.status = {
+          ...(isJsonObject(p.status) ? p.status : {}),
+          phase: 'Running',
+          hostIP: `10.0.${nodeIndex >> 8}.${(nodeIndex & 255) + 1}`,
+          podIP: `10.244.${(ip >> 8) & 255}.${(ip & 255) + 1}`,
+          podIPs: [{ ip: `10.244.${(ip >> 8) & 255}.${(ip & 255) + 1}` }],
+          startTime: this.now(),
+        };
+        (p.status as JsonObject).conditions = this.podConditions(p, false);
+        (p.status as JsonObject).containerStatuses = this.containerStatuses(p, false);
+      },
+      { subresource: 'status', manager: 'kubelet' },
+    );
+    if (!pod || !started) return;
+    const containers = getPath(pod, ['spec', 'containers']);
+    for (const c of Array.isArray(containers) ? containers.filter(isJsonObject) : []) {
+      this.recorder.record(pod, 'Normal', 'Pulled', `Container image "${String(c.image)}" already present on machine`, 'kubelet');
+      this.recorder.record(pod, 'Normal', 'Created', `Created container: ${String(c.name)}`, 'kubelet');
+      this.recorder.record(pod, 'Normal', 'Started', `Started container ${String(c.name)}`, 'kubelet');
+    }
+    const key = `${ns}/${name}`;
+    const job = ownerRefsOf(pod).find((r) => r.controller && r.kind === 'Job');
+    this.timers.set(key, this.options.readyAfterMs, () => {
+      this.ready(ns, name);
+      if (job) this.timers.set(key, Math.max(0, this.options.jobDurationMs - this.options.readyAfterMs), () => this.finish(ns, name, job.uid));
+    });
+  }
+
+  private ready(ns: string, name: string): void {
+    this.core.mutate(
+      PODS_KEY,
+      ns,
+      name,
+      (p) => {
+        if (isBeingDeleted(p) || podPhase(p) !== 'Running') return false;
+        const status = p.status as JsonObject;
+        status.conditions = this.podConditions(p, true);
+        status.containerStatuses = this.containerStatuses(p, true);
+      },
+      { subresource: 'status', manager: 'kubelet' },
+    );
+  }
+
+  /** A Job's pod ends: Failed while its Job has fewer failed pods than `jobFailures`, else Succeeded. */
+  private finish(ns: string, name: string, jobUid: string): void {
+    const failedSoFar = this.store.list(PODS_KEY, ns).filter((p) => podPhase(p) === 'Failed' && ownerRefsOf(p).some((r) => r.uid === jobUid)).length;
+    const fail = failedSoFar < this.options.jobFailures;
+    this.core.mutate(
+      PODS_KEY,
+      ns,
+      name,
+      (p) => {
+        if (isBeingDeleted(p) || podPhase(p) !== 'Running') return false;
+        const status = p.status as JsonObject;
+        status.phase = fail ? 'Failed' : 'Succeeded';
+        status.conditions = this.podConditions(p, false, 'PodCompleted');
+        status.containerStatuses = this.containerStatuses(p, false, fail ? { exitCode: 1, reason: 'Error' } : { exitCode: 0, reason: 'Completed' });
+      },
+      { subresource: 'status', manager: 'kubelet' },
+    );
+  }
+
+  close(): void {
+    this.unsubscribe();
+    this.timers.close();
+  }
+}
+
+function withoutEmptyReason(c: JsonObject): JsonObject {
+  const out = { ...c };
+  delete out.lastUpdateTime;
+  if (out.reason === '') delete out.reason;
+  if (out.message === '') delete out.message;
+  return out;
+}

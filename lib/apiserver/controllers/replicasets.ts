@@ -1,0 +1,93 @@
+/**
+ * The ReplicaSet controller: keeps `spec.replicas` pods of the template (SuccessfulCreate,
+ * SuccessfulDelete events; not-ready and newest pods go first) and reports replicas, ready and
+ * available counts.
+ */
+import type { ApiCore } from '../api/core.js';
+import type { JsonObject } from '../api/json.js';
+import { isJsonObject } from '../api/json.js';
+import { getPath, isBeingDeleted, nameOf, namespaceOf, readMeta } from '../api/meta.js';
+import type { Store, StoreEvent } from '../api/store.js';
+import { WorkQueue } from './queue.js';
+import type { ServerEventRecorder } from './recorder.js';
+import { CONTROLLER_MANAGER, controlled, controllerUid, isActivePod, isPodReady, num, PODS_KEY, podFromTemplate, setCounts, statusChanged } from './workload.js';
+
+export const REPLICASETS_KEY = 'apps/replicasets';
+const COMPONENT = 'replicaset-controller';
+
+export class ReplicaSetController {
+  private readonly queue: WorkQueue;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly core: ApiCore,
+    private readonly store: Store,
+    private readonly recorder: ServerEventRecorder,
+  ) {
+    this.queue = new WorkQueue('replicaset controller', (key) => this.reconcile(key));
+    this.unsubscribe = store.onEvent((e) => this.onEvent(e));
+  }
+
+  resumeAll(): void {
+    for (const rs of this.store.list(REPLICASETS_KEY)) this.queue.add(`${namespaceOf(rs)}/${nameOf(rs)}`);
+  }
+
+  private onEvent(e: StoreEvent): void {
+    if (e.resource === REPLICASETS_KEY) {
+      if (e.type !== 'DELETED') this.queue.add(`${namespaceOf(e.object)}/${nameOf(e.object)}`);
+      return;
+    }
+    if (e.resource !== PODS_KEY) return;
+    const owner = controllerUid(e.object);
+    if (!owner) return;
+    const rs = this.store.list(REPLICASETS_KEY, namespaceOf(e.object)).find((r) => readMeta(r).uid === owner);
+    if (rs) this.queue.add(`${namespaceOf(rs)}/${nameOf(rs)}`);
+  }
+
+  private reconcile(key: string): void {
+    const [ns = '', name = ''] = key.split('/');
+    const rs = this.store.get(REPLICASETS_KEY, ns, name);
+    if (!rs || isBeingDeleted(rs)) return;
+    const pods = controlled(this.store, PODS_KEY, rs).filter(isActivePod);
+    const want = num(getPath(rs, ['spec', 'replicas']), 1);
+    if (pods.length < want) {
+      for (let i = pods.length; i < want; i++) {
+        const pod = podFromTemplate(getPath(rs, ['spec', 'template']), rs, { generateName: `${name}-`, namespace: ns });
+        const created = this.core.createInternal(PODS_KEY, pod, CONTROLLER_MANAGER);
+        if (created) {
+          pods.push(created);
+          this.recorder.record(rs, 'Normal', 'SuccessfulCreate', `Created pod: ${nameOf(created)}`, COMPONENT);
+        }
+      }
+    } else if (pods.length > want) {
+      // Not ready first, then the newest (controller.ActivePods ordering, roughly).
+      const victims = [...pods]
+        .sort((a, b) => Number(isPodReady(a)) - Number(isPodReady(b)) || String(readMeta(b).creationTimestamp).localeCompare(String(readMeta(a).creationTimestamp)))
+        .slice(0, pods.length - want);
+      for (const pod of victims) {
+        this.core.deleteInternal(PODS_KEY, ns, nameOf(pod));
+        this.recorder.record(rs, 'Normal', 'SuccessfulDelete', `Deleted pod: ${nameOf(pod)}`, COMPONENT);
+      }
+    }
+    const live = controlled(this.store, PODS_KEY, rs).filter(isActivePod);
+    const ready = live.filter(isPodReady).length;
+    this.core.mutate(
+      REPLICASETS_KEY,
+      ns,
+      name,
+      (obj) => {
+        const status: JsonObject = { ...(isJsonObject(obj.status) ? obj.status : {}) };
+        status.replicas = live.length;
+        setCounts(status, { fullyLabeledReplicas: live.length, readyReplicas: ready, availableReplicas: ready });
+        status.observedGeneration = num(readMeta(obj).generation, 1);
+        return statusChanged(obj, status);
+      },
+      { subresource: 'status', manager: CONTROLLER_MANAGER },
+    );
+  }
+
+  close(): void {
+    this.unsubscribe();
+    this.queue.close();
+  }
+}

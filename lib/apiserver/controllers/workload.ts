@@ -1,0 +1,124 @@
+/**
+ * What the simulated workload controllers share: owner references, the pods an object
+ * controls, pod readiness, status conditions and counts as the real controllers write them.
+ */
+import type { Store } from '../api/store.js';
+import type { JsonObject, JsonValue } from '../api/json.js';
+import { deepEqual, isJsonObject } from '../api/json.js';
+import { getPath, isBeingDeleted, labelsOf, nameOf, ownerRefsOf, readMeta, uidOf } from '../api/meta.js';
+import { labelSelectorFromObject, matchesLabelSelector } from '../api/label-selector.js';
+
+export const PODS_KEY = '/pods';
+export const CONTROLLER_MANAGER = 'kube-controller-manager';
+
+export function num(v: JsonValue | undefined, fallback = 0): number {
+  return typeof v === 'number' ? v : fallback;
+}
+
+/** The uid of the object's controller (the owner reference with controller: true). */
+export function controllerUid(obj: JsonObject): string | undefined {
+  return ownerRefsOf(obj).find((r) => r.controller)?.uid;
+}
+
+export function controllerRef(owner: JsonObject): JsonObject {
+  return { apiVersion: String(owner.apiVersion), kind: String(owner.kind), name: nameOf(owner), uid: uidOf(owner), controller: true, blockOwnerDeletion: true };
+}
+
+/** The objects of `key` in the owner's namespace that the owner controls. */
+export function controlled(store: Store, key: string, owner: JsonObject): JsonObject[] {
+  const uid = uidOf(owner);
+  return store.list(key, String(readMeta(owner).namespace ?? '')).filter((o) => controllerUid(o) === uid);
+}
+
+/** Whether the object's labels match a LabelSelector object (an invalid or missing selector matches nothing). */
+export function selects(selector: JsonValue | undefined, obj: JsonObject): boolean {
+  if (!isJsonObject(selector)) return false;
+  try {
+    const parsed = labelSelectorFromObject(selector);
+    return parsed.requirements.length > 0 && matchesLabelSelector(parsed, labelsOf(obj));
+  } catch {
+    return false;
+  }
+}
+
+export function isPodReady(pod: JsonObject): boolean {
+  const conditions = getPath(pod, ['status', 'conditions']);
+  return Array.isArray(conditions) && conditions.some((c) => isJsonObject(c) && c.type === 'Ready' && c.status === 'True');
+}
+
+export function podPhase(pod: JsonObject): string {
+  const phase = getPath(pod, ['status', 'phase']);
+  return typeof phase === 'string' ? phase : 'Pending';
+}
+
+/** A pod that counts as a replica: not finished and not being deleted. */
+export function isActivePod(pod: JsonObject): boolean {
+  const phase = podPhase(pod);
+  return phase !== 'Succeeded' && phase !== 'Failed' && !isBeingDeleted(pod);
+}
+
+/** A condition as the workload controllers write it; times kept while status and reason stay. */
+export function condition(
+  prev: JsonValue | undefined,
+  type: string,
+  status: string,
+  reason: string,
+  message: string,
+  now: string,
+  withUpdateTime = true,
+): JsonObject {
+  const old = Array.isArray(prev) ? prev.find((c) => isJsonObject(c) && c.type === type) : undefined;
+  const same = isJsonObject(old) && old.status === status;
+  const unchanged = same && old.reason === reason && old.message === message;
+  const out: JsonObject = { type, status };
+  if (withUpdateTime) out.lastUpdateTime = unchanged && isJsonObject(old) ? (old.lastUpdateTime ?? now) : now;
+  else out.lastProbeTime = null;
+  out.lastTransitionTime = same && isJsonObject(old) ? (old.lastTransitionTime ?? now) : now;
+  out.reason = reason;
+  out.message = message;
+  return out;
+}
+
+/** Sets counts the way the real status structs serialize them: zero counts omitted (omitempty). */
+export function setCounts(status: JsonObject, counts: Record<string, number>): void {
+  for (const [k, v] of Object.entries(counts)) {
+    if (v > 0) status[k] = v;
+    else delete status[k];
+  }
+}
+
+/** Applies `status` if it differs; returns whether the object changed. */
+export function statusChanged(obj: JsonObject, status: JsonObject): boolean {
+  if (deepEqual(obj.status ?? {}, status)) return false;
+  obj.status = status;
+  return true;
+}
+
+const SAFE = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** A short stable hash of a pod template, like pod-template-hash (FNV-1a, safe alphabet). */
+export function templateHash(template: JsonValue | undefined): string {
+  let h = 0x811c9dc5;
+  const text = JSON.stringify(template ?? null);
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  let out = '';
+  for (let i = 0; i < 10; i++) {
+    out += SAFE[h % SAFE.length];
+    h = Math.floor(h / SAFE.length) ^ (i * 7919);
+    h >>>= 0;
+  }
+  return out;
+}
+
+/** A pod from a template: labels and annotations of the template, the owner as controller. */
+export function podFromTemplate(template: JsonValue | undefined, owner: JsonObject, meta: JsonObject): JsonObject {
+  const t = isJsonObject(template) ? template : {};
+  const tmeta = isJsonObject(t.metadata) ? t.metadata : {};
+  const labels = isJsonObject(tmeta.labels) ? { ...tmeta.labels } : {};
+  const metadata: JsonObject = { labels, ...meta, ownerReferences: [controllerRef(owner)] };
+  if (isJsonObject(tmeta.annotations)) metadata.annotations = { ...tmeta.annotations };
+  return { metadata, spec: structuredClone(isJsonObject(t.spec) ? t.spec : {}) };
+}
