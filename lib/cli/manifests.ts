@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { ConfigurationError, kustomizeBase, manifestsToYaml, Operator, operatorManifests, type OperatorOptions } from '../index.js';
+import { ConfigurationError, kustomizeBase, manifestsToYaml, Operator, operatorManifests, type OperatorOptions, type PolicyRule } from '../index.js';
 import { parseFlags, UsageError } from './args.js';
 
 const USAGE = `usage: rxkube manifests --module FILE [options]
@@ -18,6 +18,8 @@ The module (compiled JavaScript, or TypeScript under tsx) exports:
   register(operator)   registers the controllers (required; a default export function also works)
   crds                 the CRDs of the primaries (optional)
   operatorOptions      leaderElection, health and stopTimeoutMs as the operator runs with them (optional)
+  extraRules           RBAC rules for what rxkube cannot see: writes of your own through ctx.client
+                       or ctx.secondaryClient() (optional)
 
 options:
   --module FILE       the module above
@@ -46,6 +48,7 @@ interface OperatorModule {
   readonly default?: unknown;
   readonly crds?: unknown;
   readonly operatorOptions?: unknown;
+  readonly extraRules?: unknown;
 }
 
 /** A client configuration that is never used: `register()` only validates, nothing connects. */
@@ -90,6 +93,7 @@ export async function main(args: string[]): Promise<number> {
     const register = typeof loaded.register === 'function' ? loaded.register : loaded.default;
     if (typeof register !== 'function') throw new Error(`--module ${flags.module} exports no register(operator) function (nor a default export function)`);
     if (loaded.crds !== undefined && !Array.isArray(loaded.crds)) throw new Error(`--module ${flags.module}: crds must be an array of CustomResourceDefinitions`);
+    if (loaded.extraRules !== undefined && !Array.isArray(loaded.extraRules)) throw new Error(`--module ${flags.module}: extraRules must be an array of PolicyRules`);
     const name = flags.name ?? packageName();
     if (name === undefined) throw new Error('--name is required (there is no package.json here to take it from)');
     const namespace = flags.namespace ?? 'default';
@@ -102,6 +106,7 @@ export async function main(args: string[]): Promise<number> {
       ...(flags.image === undefined ? {} : { image: flags.image }),
       ...(flags['health-port'] === undefined ? {} : { healthPort: flags['health-port'] }),
       crds: (loaded.crds ?? []) as V1CustomResourceDefinition[],
+      ...(loaded.extraRules === undefined ? {} : { extraRules: loaded.extraRules as PolicyRule[] }),
     };
     const manifests = operatorManifests(operator, options);
     if (flags.kustomize !== undefined) {

@@ -59,7 +59,8 @@ export function templateFiles({ name, group, kind, rxkube }: TemplateOptions): R
 
     [`src/${lower}.ts`]: `/** The ${kind} custom resource: its type, its CRD (with the schema Kubernetes validates) and its descriptor. */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { customResourceDefinition, descriptorOf } from 'rxkube/kube';
+import type { StatusCondition } from 'rxkube';
+import { customResourceDefinition, descriptorOf, statusConditionsSchema } from 'rxkube/kube';
 
 export interface ${kind}Spec {
   /** Who to greet. */
@@ -74,6 +75,8 @@ export interface ${kind}Status {
   configMap?: string;
   ready?: boolean;
   observedGeneration?: number;
+  /** \`Ready\`, so that \`kubectl wait --for=condition=Ready\` works. */
+  conditions?: StatusCondition[];
 }
 
 export interface ${kind} extends KubernetesObject {
@@ -97,6 +100,7 @@ export const ${lower}Crd = customResourceDefinition({
       configMap: { type: 'string' },
       ready: { type: 'boolean' },
       observedGeneration: { type: 'integer' },
+      conditions: statusConditionsSchema,
     },
   },
   printerColumns: [
@@ -117,7 +121,7 @@ export function ${lower}(name: string, spec: ${kind}Spec, namespace = 'default')
  * garbage-collected with its ${kind}), and a reconciler that reports status from the workflow.
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { GenericRetry, kubernetesDependent, UpdateControl, workflow, type Context, type ControllerConfig, type Reconciler } from 'rxkube';
+import { GenericRetry, kubernetesDependent, statusCondition, UpdateControl, workflow, type Context, type ControllerConfig, type Reconciler } from 'rxkube';
 import { builtinResources } from 'rxkube/kube';
 import { ${upper}, type ${kind} } from './${lower}.js';
 
@@ -142,7 +146,13 @@ export const messageConfigMap = kubernetesDependent<V1ConfigMap, ${kind}, Contex
 export const reconciler: Reconciler<${kind}> = {
   reconcile(${lower}, ctx) {
     const ready = ctx.workflow?.reconcileResult?.allReady() ?? false;
-    return UpdateControl.patchStatus({ ...${lower}, status: { message: messageOf(${lower}), configMap: configMapName(${lower}), ready } });
+    const message = messageOf(${lower});
+    // An Event when the greeting changes (kubectl describe lists it); a failed run records a Warning by itself.
+    if (${lower}.status?.message !== message) ctx.events.normal('MessageWritten', \`ConfigMap \${configMapName(${lower})} says "\${message}"\`);
+    const condition = ready
+      ? statusCondition(${lower}, { type: 'Ready', status: true, reason: 'ConfigMapWritten', message: 'the ConfigMap holds the message' })
+      : statusCondition(${lower}, { type: 'Ready', status: false, reason: 'ConfigMapPending', message: 'waiting for the ConfigMap' });
+    return UpdateControl.patchStatus({ ...${lower}, status: { message, configMap: configMapName(${lower}), ready, conditions: [condition] } });
   },
 };
 
@@ -258,20 +268,41 @@ test('events during a run cause one follow-up run, not one each', () => {
 });
 `,
 
-    'test/integration.test.ts': `/** The operator on the embedded API server, over real HTTP with the real client. */
+    'test/integration.test.ts': `/**
+ * The operator on the embedded API server, over real HTTP with the real client, running with only
+ * the token of the ServiceAccount its generated manifests define: a verb missing from the
+ * generated Role would fail a request with the 403 Kubernetes gives.
+ */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
-import { Operator, operatorManifests } from 'rxkube';
+import { createLogger, Operator, operatorManifests, type OperatorManifests } from 'rxkube';
 import { builtinResources } from 'rxkube/kube';
 import { eventually, startTestCluster, type TestCluster } from 'rxkube/testing';
 import { ${upper}, ${lower}, type ${kind} } from '../src/${lower}.js';
 import { crds, register } from '../src/operator.js';
 
+const NAMESPACE = '${name}-system';
 let cluster: TestCluster;
+let manifests: OperatorManifests;
+/** The operator's log lines with a 403 in them. */
+const forbidden: string[] = [];
+
 before(async () => {
   cluster = await startTestCluster({ crds });
-  const operator = cluster.operator();
+  const offline = new Operator({ kubeConfig: cluster.kubeConfig });
+  register(offline);
+  manifests = operatorManifests(offline, { name: '${name}', namespace: NAMESPACE });
+  // As \`kubectl apply -k deploy\` would: the ServiceAccount, its (Cluster)Role and binding.
+  await cluster.createNamespace(NAMESPACE);
+  for (const obj of manifests.objects) {
+    if (!/^(ServiceAccount|(Cluster)?Role(Binding)?)$/.test(obj.kind ?? '')) continue;
+    const resource = { apiVersion: obj.apiVersion!, kind: obj.kind!, plural: \`\${obj.kind!.toLowerCase()}s\`, namespaced: !obj.kind!.startsWith('Cluster') };
+    await cluster.apply(resource, obj);
+  }
+  const kubeConfig = await cluster.kubeConfigFor({ serviceAccount: '${name}', namespace: NAMESPACE });
+  const logger = createLogger({ level: 'info', destination: { write: (line: string) => void (line.includes('forbidden') && forbidden.push(line)) } });
+  const operator = cluster.operator({ kubeConfig, logger });
   register(operator);
   await operator.start();
 });
@@ -280,11 +311,12 @@ after(() => cluster.close());
 const find${kind} = (name: string) => cluster.client.resource<${kind}>(${upper}).find({ name, namespace: 'default' });
 const findConfigMap = (name: string) => cluster.client.resource<V1ConfigMap & KubernetesObject>(builtinResources.configMap).find({ name, namespace: 'default' });
 
-test('a ${kind} gets its ConfigMap and a ready status, follows changes, and its ConfigMap goes with it', async () => {
+test('a ${kind} gets its ConfigMap and a Ready condition, follows changes, and its ConfigMap goes with it', async () => {
   await cluster.apply(${upper}, ${lower}('world', { name: 'world' }));
   const ready = await eventually('world ready', async () => ((await find${kind}('world'))?.status?.ready ? find${kind}('world') : undefined));
   assert.equal(ready?.status?.message, 'Hello, world!');
   assert.equal(ready?.status?.observedGeneration, ready?.metadata?.generation);
+  assert.deepEqual(ready?.status?.conditions?.map((c) => [c.type, c.status, c.reason]), [['Ready', 'True', 'ConfigMapWritten']]);
   assert.equal((await findConfigMap('world-${lower}'))?.data?.['message'], 'Hello, world!');
 
   await cluster.apply(${upper}, ${lower}('world', { name: 'world', salutation: 'Good morning' }));
@@ -295,15 +327,16 @@ test('a ${kind} gets its ConfigMap and a ready status, follows changes, and its 
 });
 
 test('the generated RBAC: the ${kind} read and patched (and its status), the ConfigMap written, Events recorded', () => {
-  const operator = new Operator({ kubeConfig: cluster.kubeConfig });
-  register(operator);
-  const { rules } = operatorManifests(operator, { name: '${name}' });
-  assert.deepEqual(rules, [
+  assert.deepEqual(manifests.rules, [
     { apiGroups: ['${group}'], resources: ['${plural}'], verbs: ['get', 'list', 'watch', 'patch'] },
     { apiGroups: ['${group}'], resources: ['${plural}/status'], verbs: ['patch'] },
     { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   ]);
+});
+
+test('the generated RBAC is enough: the operator was refused nothing (no 403 in its log)', () => {
+  assert.deepEqual(forbidden, []);
 });
 `,
 

@@ -13,11 +13,13 @@ import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import { createLogger, kustomizeBase, manifestsToYaml, Operator, operatorManifests, type OperatorManifests, type PolicyRule } from '../../lib/index.js';
 import { main as manifestsCommand } from '../../lib/cli/manifests.js';
+import { builtinResources, type ResourceDescriptor } from '../../lib/kube/index.js';
 import { eventually, rbacUsage, startTestCluster, type TestCluster } from '../../lib/testing/index.js';
 import * as webpageOperator from '../../demos/webpage/operator.js';
 import * as tomcatOperator from '../../demos/tomcat/operator.js';
 import { tomcat, webapp } from '../../demos/tomcat/model.js';
 import { webPage, webPageCrd } from '../../demos/webpage/model.js';
+import { variants } from '../../demos/webpage/variants.js';
 
 const run = promisify(execFile);
 const root = new URL('../../', import.meta.url).pathname;
@@ -33,10 +35,18 @@ function offlineKubeConfig(): KubeConfig {
   return kc;
 }
 
-function manifestsOf(module: { register(operator: Operator): unknown; crds: readonly unknown[] }, name: string, kubeConfig = offlineKubeConfig()) {
+/** What `rxkube manifests --module` reads from an operator module. */
+interface OperatorModule {
+  register(operator: Operator): unknown;
+  readonly crds: readonly unknown[];
+  readonly extraRules?: readonly PolicyRule[];
+}
+
+function manifestsOf(module: OperatorModule, name: string, kubeConfig = offlineKubeConfig()) {
   const operator = new Operator({ kubeConfig, logger: createLogger({ level: 'silent' }) });
   module.register(operator);
-  return { operator, manifests: operatorManifests(operator, { name, namespace: 'operators', crds: module.crds as never }) };
+  const extraRules = module.extraRules === undefined ? {} : { extraRules: module.extraRules };
+  return { operator, manifests: operatorManifests(operator, { name, namespace: 'operators', crds: module.crds as never, ...extraRules }) };
 }
 
 const rule = (apiGroup: string, resource: string, ...verbs: string[]): PolicyRule => ({ apiGroups: [apiGroup], resources: [resource], verbs });
@@ -238,26 +248,96 @@ const PATH_DEPENDENT = (primaries: string[], secondaries: string[]) => [
 const EVENT_SERIES = 'patch events.events.k8s.io';
 const EVENT_VERBS = ['create events.events.k8s.io', EVENT_SERIES];
 
-async function proveRbac<M extends { register(operator: Operator): unknown; crds: readonly unknown[] }>(
-  module: M,
+/**
+ * The low-level and standalone WebPage variants write their secondaries themselves (through
+ * `ctx.secondaryClient`, or a workflow the reconciler runs): rxkube sees only the sources it
+ * watches, so the writes are declared, as a module's `extraRules` would declare them.
+ */
+const SECONDARY_WRITES: PolicyRule[] = [
+  rule('', 'configmaps', 'create', 'patch'),
+  rule('apps', 'deployments', 'create', 'patch'),
+  rule('', 'services', 'create', 'patch'),
+  rule('networking.k8s.io', 'ingresses', 'create', 'patch', 'delete'),
+];
+
+/** Where the RBAC objects of `operatorManifests` go on the server (the admin applies them). */
+const RBAC_KINDS: Record<string, ResourceDescriptor> = {
+  ServiceAccount: builtinResources.serviceAccount,
+  ClusterRole: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false },
+  ClusterRoleBinding: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false },
+  Role: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', plural: 'roles', namespaced: true },
+  RoleBinding: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true },
+};
+
+/**
+ * The operator's log lines that carry a 403 (a failed list, a failed reconcile, a failed Event),
+ * and a promise that rejects with the first, so a refused run fails at once, not at a timeout.
+ */
+function forbiddenLog() {
+  const lines: string[] = [];
+  let refuse: (err: Error) => void = () => undefined;
+  const refused = new Promise<never>((_, reject) => (refuse = reject));
+  refused.catch(() => undefined);
+  const destination = {
+    write(line: string) {
+      if (!line.includes('forbidden')) return;
+      lines.push(line);
+      refuse(new Error(`the operator was refused: ${forbiddenMessages(lines).join('; ')}`));
+    },
+  };
+  return { logger: createLogger({ level: 'debug', destination }), lines, refused };
+}
+
+/** The 403 messages in the captured JSON log lines: "... cannot patch resource "x" in API group "g" in the namespace "n"". */
+function forbiddenMessages(lines: readonly string[]): string[] {
+  const found = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (typeof value === 'string') {
+      for (const m of value.match(/[a-z.]+ (?:"[^"]*" )?is forbidden: User .*?(?:in the namespace "[^"]*"|cluster scope)/g) ?? []) found.add(m);
+    } else if (value !== null && typeof value === 'object') Object.values(value).forEach(visit);
+  };
+  for (const line of lines) visit(JSON.parse(line));
+  return [...found];
+}
+
+/**
+ * Runs `module`'s operator on the embedded server with only the generated ServiceAccount's token:
+ * the admin applies the generated ServiceAccount, (Cluster)Role and binding (`edit` changes the
+ * rules first, to prove a missing verb is caught), the operator gets a TokenRequest token for it.
+ */
+async function proveRbac(
+  module: OperatorModule,
   name: string,
   scenario: (api: ReturnType<typeof clientOf>) => Promise<void>,
+  edit: (rules: PolicyRule[]) => PolicyRule[] = (rules) => rules,
 ) {
   const cluster = await startTestCluster({ crds: module.crds as never, simulate: { deployments: { readyAfterMs: 50 } } });
+  const log = forbiddenLog();
+  let operator: Operator | undefined;
   try {
-    // When the embedded server enforces RBAC (issue 14): create the generated ServiceAccount and
-    // (Cluster)Role there and pass a kubeConfig with the ServiceAccount's token here, so that a
-    // missing verb fails the scenario with a 403 as well.
-    const { operator, manifests } = manifestsOf(module, name, cluster.kubeConfig);
+    const { manifests } = manifestsOf(module, name);
+    await cluster.createNamespace('operators');
+    for (const obj of manifests.objects) {
+      const resource = RBAC_KINDS[obj.kind!];
+      if (!resource) continue;
+      const rules = (obj as { rules?: PolicyRule[] }).rules;
+      await cluster.apply(resource, obj.kind === 'ClusterRole' || (obj.kind === 'Role' && rules === manifests.rules) ? { ...obj, rules: edit(rules!) } : obj);
+    }
+    const kubeConfig = await cluster.kubeConfigFor({ serviceAccount: name, namespace: 'operators' });
+    operator = new Operator({ kubeConfig, logger: log.logger });
+    module.register(operator);
     cluster.server.requests.reset();
-    await operator.start();
-    await scenario(clientOf(cluster));
+    await Promise.race([log.refused, operator.start().then(() => scenario(clientOf(cluster)))]);
     await operator.stop();
+    const forbidden = forbiddenMessages(log.lines);
+    if (forbidden.length > 0) throw new Error(`the operator was refused: ${forbidden.join('; ')}`);
     const usage = rbacUsage(manifests.rules, operatorRequests(cluster));
     printRbac(name, manifests);
-    console.log(`        not used in this run: ${usage.unused.join(', ') || 'none'}`);
+    const requests = operatorRequests(cluster).length;
+    console.log(`        ${requests} distinct requests seen; not used in this run: ${usage.unused.join(', ') || 'none'}`);
     return usage;
   } finally {
+    await operator?.stop();
     await cluster.close();
   }
 }
@@ -266,26 +346,60 @@ describe('the generated RBAC proven against the requests the demo operators made
   this.timeout(60_000);
   const until = (what: string, check: () => Promise<boolean>) => eventually(what, check, 20_000);
 
-  it('webpage: every request is covered by the ClusterRole, and every verb is used but the path-dependent ones', async () => {
-    const usage = await proveRbac(webpageOperator, 'webpage-operator', async (api) => {
-      await api.apply('webpages', webPage('site', '<html><body><h1>Hi</h1></body></html>', { exposed: true }));
-      await until('site ready', async () => (await api.get('sample.rxkube.dev/v1', 'webpages', 'site'))?.status?.['ready'] === true);
-      await api.apply('webpages', webPage('site', '<html><body><h1>Changed</h1></body></html>', { exposed: false }));
-      await until('the Ingress deleted', async () => (await api.get('networking.k8s.io/v1', 'ingresses', 'site')) === undefined);
-      await api.apply('webpages', webPage('broken', '<html><body><p>never closed</body></html>'));
-      await until('an error in status', async () => (await api.get('sample.rxkube.dev/v1', 'webpages', 'broken'))?.status?.['errorMessage'] !== undefined);
-      await api.delete('sample.rxkube.dev/v1', 'webpages', 'site');
-      await until('site gone', async () => (await api.get('sample.rxkube.dev/v1', 'webpages', 'site')) === undefined);
-    });
+  /** The WebPage demo's story: create, change (the Ingress goes), an invalid page, delete. */
+  async function webpageScenario(api: ReturnType<typeof clientOf>) {
+    await api.apply('webpages', webPage('site', '<html><body><h1>Hi</h1></body></html>', { exposed: true }));
+    await until('site ready', async () => (await api.get('sample.rxkube.dev/v1', 'webpages', 'site'))?.status?.['ready'] === true);
+    await api.apply('webpages', webPage('site', '<html><body><h1>Changed</h1></body></html>', { exposed: false }));
+    await until('the Ingress deleted', async () => (await api.get('networking.k8s.io/v1', 'ingresses', 'site')) === undefined);
+    await api.apply('webpages', webPage('broken', '<html><body><p>never closed</body></html>'));
+    await until('an error in status', async () => (await api.get('sample.rxkube.dev/v1', 'webpages', 'broken'))?.status?.['errorMessage'] !== undefined);
+    await api.delete('sample.rxkube.dev/v1', 'webpages', 'site');
+    await until('site gone', async () => (await api.get('sample.rxkube.dev/v1', 'webpages', 'site')) === undefined);
+  }
+  const WEBPAGE_UNUSED = [
+    ...PATH_DEPENDENT(['webpages.sample.rxkube.dev'], ['configmaps', 'deployments.apps', 'services', 'ingresses.networking.k8s.io']),
+    // The invalid page's Warning was created once (no retry for invalid HTML, so no repeat).
+    EVENT_SERIES,
+  ];
+
+  it('webpage: under only the generated ServiceAccount no request is refused, and every verb is used but the path-dependent ones', async () => {
+    const usage = await proveRbac(webpageOperator, 'webpage-operator', webpageScenario);
     expect(usage.uncovered).to.deep.equal([]);
-    expect(usage.unused).to.have.members([
-      ...PATH_DEPENDENT(['webpages.sample.rxkube.dev'], ['configmaps', 'deployments.apps', 'services', 'ingresses.networking.k8s.io']),
-      // The invalid page's Warning was created once (no retry for invalid HTML, so no repeat).
-      EVENT_SERIES,
-    ]);
+    expect(usage.unused).to.have.members(WEBPAGE_UNUSED);
   });
 
-  it('tomcat: every request is covered by the ClusterRole, and every verb is used but the path-dependent ones', async () => {
+  for (const variant of ['low-level', 'standalone'] as const) {
+    it(`webpage, ${variant}: its own writes declared as extraRules, the same run under the ServiceAccount`, async () => {
+      const module: OperatorModule = {
+        crds: webpageOperator.crds,
+        register: (operator) => operator.register(variants[variant].reconciler, variants[variant].config),
+        extraRules: SECONDARY_WRITES,
+      };
+      const usage = await proveRbac(module, 'webpage-operator', webpageScenario);
+      expect(usage.uncovered).to.deep.equal([]);
+      expect(usage.unused).to.have.members(WEBPAGE_UNUSED);
+    });
+  }
+
+  it('webpage without one generated verb (patch services): the run fails with the 403 naming verb, resource, group and namespace', async () => {
+    const withoutServicePatch = (rules: PolicyRule[]) => rules.map((r) => (r.resources[0] === 'services' ? { ...r, verbs: r.verbs.filter((v) => v !== 'patch') } : r));
+    const run = proveRbac(
+      webpageOperator,
+      'webpage-operator',
+      async (api) => {
+        await api.apply('webpages', webPage('site', '<html><body><h1>Hi</h1></body></html>'));
+        await until('site ready', async () => (await api.get('sample.rxkube.dev/v1', 'webpages', 'site'))?.status?.['ready'] === true);
+      },
+      withoutServicePatch,
+    );
+    const error = await run.then(() => undefined, (err: unknown) => err);
+    expect(String(error)).to.include(
+      'services "site" is forbidden: User "system:serviceaccount:operators:webpage-operator" cannot patch resource "services" in API group "" in the namespace "default"',
+    );
+  });
+
+  it('tomcat: under only the generated ServiceAccount no request is refused, and every verb is used but the path-dependent ones', async () => {
     const usage = await proveRbac(tomcatOperator, 'tomcat-operator', async (api) => {
       await api.apply('tomcats', tomcat('main', { version: '10.1', replicas: 1 }));
       await api.apply('webapps', webapp('shop', { tomcat: 'main', url: 'https://example.com/shop.war', contextPath: '/shop' }));
