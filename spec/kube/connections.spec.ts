@@ -80,8 +80,9 @@ describe('kube/connections: one connection pool per cluster identity', function 
         peak = Math.max(peak, openSockets() - before);
       }
       for (const stop of stops) stop.abort();
-      // Both ends of each connection live in this process.
-      expect(peak, `peak open sockets over 300 requests (client and server ends)`).to.be.at.most(2 * (connections + watches));
+      // Both ends of each connection live in this process; a keep-alive connection being replaced
+      // shows its old and new sockets for a moment (seen once under load), hence one spare pair.
+      expect(peak, `peak open sockets over 300 requests (client and server ends)`).to.be.at.most(2 * (connections + watches + 1));
     });
   });
 

@@ -51,6 +51,9 @@ describe('observe/metrics', () => {
       'rxkube_reconciliations_skipped_total',
       'rxkube_reconciliations_started_total',
       'rxkube_reconciliations_success_total',
+      'rxkube_shard_handovers_total',
+      'rxkube_shard_members',
+      'rxkube_shard_owned_resources',
     ]);
     expect((await globalRegistry.getMetricsAsJSON()).length).to.equal(before);
   });
