@@ -14,7 +14,7 @@ import type { SimulationClock } from './clock.js';
 import { WorkQueue } from './queue.js';
 import type { ServerEventRecorder } from './recorder.js';
 import { REPLICASETS_KEY } from './replicasets.js';
-import { condition, CONTROLLER_MANAGER, controlled, controllerRef, controllerUid, num, setCounts, templateHash } from './workload.js';
+import { condition, controlled, CONTROLLER_MANAGER, controllerRef, num, ownerToSync, setCounts, templateHash } from './workload.js';
 
 export const DEPLOYMENTS_KEY = 'apps/deployments';
 const COMPONENT = 'deployment-controller';
@@ -64,15 +64,10 @@ export class DeploymentController {
   }
 
   private onEvent(e: StoreEvent): void {
-    if (e.resource === DEPLOYMENTS_KEY) {
-      if (e.type !== 'DELETED') this.queue.add(`${namespaceOf(e.object)}/${nameOf(e.object)}`);
-      return;
-    }
-    if (e.resource !== REPLICASETS_KEY) return;
-    const owner = controllerUid(e.object);
-    const d = owner && this.store.list(DEPLOYMENTS_KEY, namespaceOf(e.object)).find((x) => uidOf(x) === owner);
-    if (d) this.queue.add(`${namespaceOf(d)}/${nameOf(d)}`);
+    const key = ownerToSync(this.store, e, DEPLOYMENTS_KEY, REPLICASETS_KEY);
+    if (key) this.queue.add(key);
   }
+
 
   private scale(d: JsonObject, rs: JsonObject, to: number): void {
     const from = num(getPath(rs, ['spec', 'replicas']));

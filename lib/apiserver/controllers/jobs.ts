@@ -7,12 +7,12 @@
 import type { ApiCore } from '../api/core.js';
 import type { JsonObject } from '../api/json.js';
 import { isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, nameOf, namespaceOf, timestamp, uidOf } from '../api/meta.js';
+import { getPath, isBeingDeleted, nameOf, namespaceOf, timestamp } from '../api/meta.js';
 import type { Store, StoreEvent } from '../api/store.js';
 import type { SimulationClock } from './clock.js';
 import { WorkQueue } from './queue.js';
 import type { ServerEventRecorder } from './recorder.js';
-import { condition, CONTROLLER_MANAGER, controlled, controllerUid, isPodReady, num, PODS_KEY, podFromTemplate, podPhase, setCounts } from './workload.js';
+import { condition, controlled, CONTROLLER_MANAGER, isPodReady, num, ownerToSync, podFromTemplate, podPhase, PODS_KEY, setCounts } from './workload.js';
 
 export const JOBS_KEY = 'batch/jobs';
 const COMPONENT = 'job-controller';
@@ -43,15 +43,10 @@ export class JobController {
   }
 
   private onEvent(e: StoreEvent): void {
-    if (e.resource === JOBS_KEY) {
-      if (e.type !== 'DELETED') this.queue.add(`${namespaceOf(e.object)}/${nameOf(e.object)}`);
-      return;
-    }
-    if (e.resource !== PODS_KEY) return;
-    const owner = controllerUid(e.object);
-    const job = owner && this.store.list(JOBS_KEY, namespaceOf(e.object)).find((j) => uidOf(j) === owner);
-    if (job) this.queue.add(`${namespaceOf(job)}/${nameOf(job)}`);
+    const key = ownerToSync(this.store, e, JOBS_KEY, PODS_KEY);
+    if (key) this.queue.add(key);
   }
+
 
   private reconcile(key: string): void {
     const [ns = '', name = ''] = key.split('/');

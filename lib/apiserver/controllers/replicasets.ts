@@ -10,7 +10,7 @@ import { getPath, isBeingDeleted, nameOf, namespaceOf, readMeta } from '../api/m
 import type { Store, StoreEvent } from '../api/store.js';
 import { WorkQueue } from './queue.js';
 import type { ServerEventRecorder } from './recorder.js';
-import { CONTROLLER_MANAGER, controlled, controllerUid, isActivePod, isPodReady, num, PODS_KEY, podFromTemplate, setCounts, statusChanged } from './workload.js';
+import { controlled, CONTROLLER_MANAGER, isActivePod, isPodReady, num, ownerToSync, podFromTemplate, PODS_KEY, setCounts, statusChanged } from './workload.js';
 
 export const REPLICASETS_KEY = 'apps/replicasets';
 const COMPONENT = 'replicaset-controller';
@@ -33,16 +33,10 @@ export class ReplicaSetController {
   }
 
   private onEvent(e: StoreEvent): void {
-    if (e.resource === REPLICASETS_KEY) {
-      if (e.type !== 'DELETED') this.queue.add(`${namespaceOf(e.object)}/${nameOf(e.object)}`);
-      return;
-    }
-    if (e.resource !== PODS_KEY) return;
-    const owner = controllerUid(e.object);
-    if (!owner) return;
-    const rs = this.store.list(REPLICASETS_KEY, namespaceOf(e.object)).find((r) => readMeta(r).uid === owner);
-    if (rs) this.queue.add(`${namespaceOf(rs)}/${nameOf(rs)}`);
+    const key = ownerToSync(this.store, e, REPLICASETS_KEY, PODS_KEY);
+    if (key) this.queue.add(key);
   }
+
 
   private reconcile(key: string): void {
     const [ns = '', name = ''] = key.split('/');

@@ -2,10 +2,10 @@
  * What the simulated workload controllers share: owner references, the pods an object
  * controls, pod readiness, status conditions and counts as the real controllers write them.
  */
-import type { Store } from '../api/store.js';
+import type { Store, StoreEvent } from '../api/store.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { deepEqual, isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, labelsOf, nameOf, ownerRefsOf, readMeta, uidOf } from '../api/meta.js';
+import { getPath, isBeingDeleted, labelsOf, nameOf, namespaceOf, ownerRefsOf, readMeta, uidOf } from '../api/meta.js';
 import { labelSelectorFromObject, matchesLabelSelector } from '../api/label-selector.js';
 
 export const PODS_KEY = '/pods';
@@ -22,6 +22,19 @@ export function controllerUid(obj: JsonObject): string | undefined {
 
 export function controllerRef(owner: JsonObject): JsonObject {
   return { apiVersion: String(owner.apiVersion), kind: String(owner.kind), name: nameOf(owner), uid: uidOf(owner), controller: true, blockOwnerDeletion: true };
+}
+
+/**
+ * The `namespace/name` of the `ownerKey` object a store event asks to sync: the object itself
+ * (unless it was deleted), or the controller of a `childKey` object, found by uid in the store's
+ * index rather than by listing every owner on every child event.
+ */
+export function ownerToSync(store: Store, e: StoreEvent, ownerKey: string, childKey: string): string | undefined {
+  if (e.resource === ownerKey) return e.type === 'DELETED' ? undefined : `${namespaceOf(e.object)}/${nameOf(e.object)}`;
+  if (e.resource !== childKey) return undefined;
+  const uid = controllerUid(e.object);
+  const ref = uid === undefined ? undefined : store.resolveUid(uid);
+  return ref?.resource === ownerKey ? `${ref.namespace}/${ref.name}` : undefined;
 }
 
 /** The objects of `key` in the owner's namespace that the owner controls. */
