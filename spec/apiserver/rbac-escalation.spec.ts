@@ -59,7 +59,7 @@ describe('apiserver: RBAC escalation prevention, as the real RBAC storage (Servi
 
   it('refuses a ClusterRole granting rights its author lacks with 403 naming them in the real wording, and allows it once held', async () => {
     await grantCluster('maker', 'maker', [
-      { apiGroups: [RBAC], resources: ['clusterroles'], verbs: ['create'] },
+      { apiGroups: [RBAC], resources: ['clusterroles'], verbs: ['create', 'patch'] },
       { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] },
     ]);
     const { rbac } = await serviceAccount('maker');
@@ -80,6 +80,14 @@ describe('apiserver: RBAC escalation prevention, as the real RBAC storage (Servi
       ]),
     );
     expect((await failure(admin.readClusterRole({ name: 'reader' }))).code).to.equal(404);
+    // Server-side apply creates through the same check.
+    const applied = await failure(
+      rbac.patchClusterRole(
+        { name: 'reader', body: { apiVersion: `${RBAC}/v1`, kind: 'ClusterRole', ...clusterRole('reader', wanted) }, fieldManager: 'test', force: true },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.ServerSideApply),
+      ),
+    );
+    expect(applied.status.message).to.equal(refused.status.message);
     // A dry run is checked too; the rights it holds it may grant.
     expect((await failure(rbac.createClusterRole({ body: clusterRole('reader', wanted), dryRun: 'All' }))).code).to.equal(403);
     const held = await rbac.createClusterRole({ body: clusterRole('reader', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'get'] }]) });
@@ -160,7 +168,9 @@ describe('apiserver: RBAC escalation prevention, as the real RBAC storage (Servi
     await admin.createClusterRole({ body: aggregating });
     // Changing anything of an aggregating role but its owners and finalizers is checked the same way.
     const stored = await rbac.readClusterRole({ name: 'gathers' });
-    const relabelled = await failure(rbac.replaceClusterRole({ name: 'gathers', body: { ...stored, metadata: { ...stored.metadata, labels: { team: 'a' } } } }));
+    const relabelled = await failure(
+      rbac.patchClusterRole({ name: 'gathers', body: { metadata: { labels: { team: 'a' } } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)),
+    );
     expect(relabelled.status.message).to.equal(`clusterroles.${RBAC} "gathers" is forbidden: must have cluster-admin privileges to use the aggregationRule`);
     const finalized = await rbac.replaceClusterRole({ name: 'gathers', body: { ...stored, metadata: { ...stored.metadata, finalizers: ['example.com/keep'] } } });
     expect(finalized.metadata?.finalizers).to.deep.equal(['example.com/keep']);
