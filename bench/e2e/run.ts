@@ -249,11 +249,10 @@ class Tracker {
     let buffered = '';
     try {
       for await (const chunk of body) {
-        buffered += decoder.decode(chunk, { stream: true });
-        let newline: number;
-        while ((newline = buffered.indexOf('\n')) >= 0) {
-          const line = buffered.slice(0, newline);
-          buffered = buffered.slice(newline + 1);
+        // One split per chunk: slicing line by line is quadratic in a chunk of many events.
+        const lines = (buffered + decoder.decode(chunk, { stream: true })).split('\n');
+        buffered = lines.pop()!;
+        for (const line of lines) {
           if (line.trim() === '') continue;
           const event = JSON.parse(line) as { type: string; object: CounterObject };
           if (event.type === 'ADDED' || event.type === 'MODIFIED') this.update(event.object);
@@ -373,7 +372,14 @@ async function measure(variant: Variant, entry: string, n: number, round: number
       cwd: dirname(entry),
     });
     const sampler = new Sampler(child.pid!);
+    const benchCpu1 = process.cpuUsage();
+    const trace1 = process.env['E2E_TRACE'] ? setInterval(() => console.log(`  ${variant}: ${((performance.now() - started) / 1000).toFixed(1)} s, ${tracker.pending()} pending, CPU ${cpuSeconds(child!.pid!)} s`), 1000) : undefined;
     const timedOut1 = await withTimeout(phase1Done, config.timeoutS, () => tracker.pending());
+    clearInterval(trace1);
+    if (process.env['E2E_TRACE']) {
+      const used = process.cpuUsage(benchCpu1);
+      console.log(`  ${variant}: bench CPU in phase 1 ${((used.user + used.system) / 1e6).toFixed(2)} s`);
+    }
     const seconds1 = (performance.now() - started) / 1000;
     const cpu1 = cpuSeconds(child.pid!);
     const serverCpu1 = cpuSeconds(server.pid!);
