@@ -3,7 +3,8 @@ import { asyncScheduler, BehaviorSubject, Subject, type Observable, type Schedul
 import type { Logger } from 'pino';
 import { resourceKey, type ResourceID } from '../core/index.js';
 import { builtinResources, classifyError, errorMessage, type KubeClient, type ResourceClient } from '../kube/index.js';
-import { Informer, kubeListWatch } from '../sources/index.js';
+import { abortAfter } from '../leader/index.js';
+import { Informer, kubeListWatch, type ListWatchClient } from '../sources/index.js';
 import type { ShardingConfig } from './config.js';
 import {
   acknowledgeable,
@@ -38,11 +39,36 @@ export interface ShardChange {
   wasRunnable(id: ResourceID): boolean;
 }
 
+/**
+ * The calls a Shard makes on its group's member Leases: its own Lease written, the group's
+ * listed and watched. Errors as the API answered them (classifyError: 'conflict', 'notFound').
+ */
+export interface MemberLeaseClient extends Pick<ResourceClient<V1Lease>, 'create' | 'replace' | 'get' | 'find' | 'delete'> {
+  /** The membership informer's list and watch of the group's Leases. */
+  readonly listWatch: ListWatchClient<V1Lease>;
+}
+
 export interface ShardDeps {
   /** The client every request goes through (an Operator passes its own: one connection pool). */
   readonly client: KubeClient;
   readonly logger?: Logger | undefined;
+  /** Clock and timers (default asyncScheduler). */
   readonly scheduler?: SchedulerLike | undefined;
+  /** How the member Leases are written, listed and watched (default: through `client`); tests pass a fake server in virtual time. */
+  readonly leases?: MemberLeaseClient | undefined;
+}
+
+/** The member Leases through `client`. */
+export function kubeMemberLeases(client: KubeClient): MemberLeaseClient {
+  const leases = client.resource<V1Lease>(builtinResources.lease);
+  return {
+    create: (lease, options) => leases.create(lease, options),
+    replace: (lease, options) => leases.replace(lease, options),
+    get: (ref, options) => leases.get(ref, options),
+    find: (ref, options) => leases.find(ref, options),
+    delete: (ref, options) => leases.delete(ref, options),
+    listWatch: kubeListWatch<V1Lease>(client, builtinResources.lease),
+  };
 }
 
 /** The member Lease's name: DNS-safe, one per (group, identity). */
@@ -62,7 +88,7 @@ export class Shard {
   readonly status$: Observable<ShardStatus>;
   readonly changes$: Observable<ShardChange>;
 
-  private readonly leases: ResourceClient<V1Lease>;
+  private readonly leases: MemberLeaseClient;
   private readonly informer: Informer<V1Lease>;
   private readonly scheduler: SchedulerLike;
   private readonly log: Logger | undefined;
@@ -90,10 +116,10 @@ export class Shard {
   ) {
     this.scheduler = deps.scheduler ?? asyncScheduler;
     this.log = deps.logger?.child({ shard: config.group, identity: config.identity });
-    this.leases = deps.client.resource<V1Lease>(builtinResources.lease);
+    this.leases = deps.leases ?? kubeMemberLeases(deps.client);
     this.informer = new Informer<V1Lease>({
       resource: builtinResources.lease,
-      client: kubeListWatch<V1Lease>(deps.client, builtinResources.lease),
+      client: this.leases.listWatch,
       name: `shard-members:${config.group}`,
       namespaces: [config.namespace],
       labelSelector: { matchLabels: { [SHARD_GROUP_LABEL]: config.group } },
@@ -172,10 +198,13 @@ export class Shard {
     this.subscription?.unsubscribe();
     this.informer.stop();
     this.expiry?.unsubscribe();
+    const bounded = this.bounded(new AbortController().signal);
     try {
-      await this.leases.delete({ name: this.leaseName, namespace: this.config.namespace }, { signal: AbortSignal.timeout(this.config.renewDeadlineMs) });
+      await this.leases.delete({ name: this.leaseName, namespace: this.config.namespace }, { signal: bounded.signal });
     } catch (err) {
       if (classifyError(err) !== 'notFound') this.log?.warn({ err: errorMessage(err) }, 'could not delete the member lease; it expires on its own');
+    } finally {
+      bounded.done();
     }
   }
 
@@ -248,7 +277,15 @@ export class Shard {
   }
 
   private async renew(ack: string, stop: AbortSignal): Promise<boolean> {
-    const signal = AbortSignal.any([stop, AbortSignal.timeout(this.config.renewDeadlineMs)]);
+    const bounded = this.bounded(stop);
+    try {
+      return await this.renewWithin(ack, bounded.signal, stop);
+    } finally {
+      bounded.done();
+    }
+  }
+
+  private async renewWithin(ack: string, signal: AbortSignal, stop: AbortSignal): Promise<boolean> {
     const ref = { name: this.leaseName, namespace: this.config.namespace };
     try {
       const body = this.leaseBody(this.lease, ack);
@@ -315,6 +352,11 @@ export class Shard {
     if (prev.member !== next.member || prev.viewId !== next.viewId || prev.settled !== next.settled || prev.handovers !== next.handovers) {
       this.statusSubject.next(next);
     }
+  }
+
+  /** A request never outlives the renew deadline: one that hangs is abandoned and the next renewal opens a new one. */
+  private bounded(signal: AbortSignal): { signal: AbortSignal; done: () => void } {
+    return abortAfter(this.scheduler, this.config.renewDeadlineMs, signal, `member lease request abandoned after the renew deadline of ${this.config.renewDeadlineMs} ms`);
   }
 
   private sleep(ms: number, signal: AbortSignal): Promise<void> {
