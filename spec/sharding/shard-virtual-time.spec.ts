@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { KubeConfig } from '@kubernetes/client-node';
-import { merge, Subject, type SchedulerAction, type Subscription } from 'rxjs';
+import { merge, Subject, takeUntil, type SchedulerAction, type Subscription } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { resourceEvent, type ResourceEvent, type ResourceID } from '../../lib/core/index.js';
 import { gainedResources, memberLost, reportedToShard, runnableOnly } from '../../lib/controller/sharded.js';
@@ -41,7 +41,10 @@ function group(options: { latencyMs?: number } = {}) {
   const links = new Map<string, Link>();
   const shards = new Map<string, Shard>();
   const events = new Map<string, Subject<ResourceEvent>>();
+  /** Resolves when a member's pipeline completed: its input ended and its runs in flight settled. */
+  const drained = new Map<string, Promise<void>>();
   const subscriptions: Subscription[] = [];
+  const stoppers = new Map<string, () => void>();
   const runs: Run[] = [];
   /** How long a run of a resource takes (default RUN_MS). */
   const runMs = new Map<string, number>();
@@ -67,11 +70,21 @@ function group(options: { latencyMs?: number } = {}) {
         ctx.signal.addEventListener('abort', () => finish(true), { once: true });
       });
     const input = new Subject<ResourceEvent>();
-    subscriptions.push(
-      merge(input.pipe(runnableOnly(shard)), gainedResources(shard, () => objects, 'sharding'))
-        .pipe(reconcileEach(reportedToShard(shard, run), { scheduler, retry: false, exists: (id) => shard.runnable(id), abortRuns$: memberLost(shard) }))
-        .subscribe(),
+    const stopping = new Subject<void>();
+    drained.set(
+      identity,
+      new Promise((resolve) =>
+        subscriptions.push(
+          merge(input.pipe(runnableOnly(shard)), gainedResources(shard, () => objects, 'sharding').pipe(takeUntil(stopping)))
+            .pipe(reconcileEach(reportedToShard(shard, run), { scheduler, retry: false, exists: (id) => shard.runnable(id), abortRuns$: memberLost(shard) }))
+            .subscribe({ complete: resolve }),
+        ),
+      ),
     );
+    stoppers.set(identity, () => {
+      input.complete();
+      stopping.next();
+    });
     shards.set(identity, shard);
     events.set(identity, input);
     shard.start();
@@ -83,10 +96,13 @@ function group(options: { latencyMs?: number } = {}) {
     for (const input of events.values()) for (const name of names) input.next(resourceEvent(name, 'modified'));
   };
 
-  /** Stops a member as the Controller does: its pipeline first (runs settled), then the shard, which deletes its Lease. */
+  /** Stops a member as the Controller does: its pipeline first (runs in flight settle), then the shard, which deletes its Lease. */
   const leave = async (identity: string) => {
-    events.get(identity)?.complete();
+    stoppers.get(identity)!();
     events.delete(identity);
+    let settled = false;
+    void drained.get(identity)!.then(() => (settled = true));
+    while (!settled) await advance(scheduler, 50);
     const stopping = shards.get(identity)!.stop();
     shards.delete(identity);
     await advance(scheduler, 100);
