@@ -1,5 +1,5 @@
 import { V1MicroTime, type V1Lease } from '@kubernetes/client-node';
-import { asyncScheduler, BehaviorSubject, Subject, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
+import { asyncScheduler, BehaviorSubject, merge, Subject, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import type { Logger } from 'pino';
 import { resourceKey, type ResourceID } from '../core/index.js';
 import { builtinResources, classifyError, errorMessage, type KubeClient, type ResourceClient } from '../kube/index.js';
@@ -71,6 +71,9 @@ export function kubeMemberLeases(client: KubeClient): MemberLeaseClient {
   };
 }
 
+/** The fraction of a retry period within which the group's watch must deliver our own renewal, or it is dead. */
+const RENEWAL_ECHO_SLACK = 0.25;
+
 /** The member Lease's name: DNS-safe, one per (group, identity). */
 export function memberLeaseName(group: string, identity: string): string {
   const safeGroup = group.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'controller';
@@ -89,7 +92,7 @@ export class Shard {
   readonly changes$: Observable<ShardChange>;
 
   private readonly leases: MemberLeaseClient;
-  private readonly informer: Informer<V1Lease>;
+  private informer: Informer<V1Lease>;
   private readonly scheduler: SchedulerLike;
   private readonly log: Logger | undefined;
   private readonly leaseName: string;
@@ -108,6 +111,7 @@ export class Shard {
   private wake: (() => void) | undefined;
   private deadline: Subscription | undefined;
   private expiry: Subscription | undefined;
+  private echo: Subscription | undefined;
   private subscription: Subscription | undefined;
 
   constructor(
@@ -117,14 +121,7 @@ export class Shard {
     this.scheduler = deps.scheduler ?? asyncScheduler;
     this.log = deps.logger?.child({ shard: config.group, identity: config.identity });
     this.leases = deps.leases ?? kubeMemberLeases(deps.client);
-    this.informer = new Informer<V1Lease>({
-      resource: builtinResources.lease,
-      client: this.leases.listWatch,
-      name: `shard-members:${config.group}`,
-      namespaces: [config.namespace],
-      labelSelector: { matchLabels: { [SHARD_GROUP_LABEL]: config.group } },
-      scheduler: this.scheduler,
-    });
+    this.informer = this.membersInformer();
     this.leaseName = memberLeaseName(config.group, config.identity);
     this.state = initialHandover(config.identity);
     this.statusSubject = new BehaviorSubject(this.snapshot());
@@ -175,8 +172,7 @@ export class Shard {
     if (this.stopping) return;
     const stopping = new AbortController();
     this.stopping = stopping;
-    this.subscription = this.informer.cacheAndEvents$.subscribe(() => this.onLeases());
-    this.informer.start();
+    this.watchMembers();
     this.loop = this.renewLoop(stopping.signal).catch((err: unknown) => {
       this.log?.error({ err: errorMessage(err) }, 'member lease loop failed');
       this.leave('the member lease loop failed');
@@ -198,6 +194,7 @@ export class Shard {
     this.subscription?.unsubscribe();
     this.informer.stop();
     this.expiry?.unsubscribe();
+    this.echo?.unsubscribe();
     const bounded = this.bounded(new AbortController().signal);
     try {
       await this.leases.delete({ name: this.leaseName, namespace: this.config.namespace }, { signal: bounded.signal });
@@ -208,7 +205,46 @@ export class Shard {
     }
   }
 
+  private membersInformer(): Informer<V1Lease> {
+    return new Informer<V1Lease>({
+      resource: builtinResources.lease,
+      client: this.leases.listWatch,
+      name: `shard-members:${this.config.group}`,
+      namespaces: [this.config.namespace],
+      labelSelector: { matchLabels: { [SHARD_GROUP_LABEL]: this.config.group } },
+      scheduler: this.scheduler,
+    });
+  }
+
+  /** Follows the group's Leases with the informer, judged once it has listed them all (a partial list is no view). */
+  private watchMembers(): void {
+    this.subscription = merge(this.informer.cacheAndEvents$, this.informer.synced$).subscribe(() => this.onLeases());
+    this.informer.start();
+  }
+
+  /**
+   * Our own renewal comes back through the group's watch within moments. One that has not, a
+   * quarter of a retry period after it was stored, means the watch is a dead connection that never
+   * ended (a network cut leaves those): the view would go stale — members that renew judged
+   * expired, a dead one never seen to expire — so the informer is replaced by a new list and watch.
+   */
+  private expectEcho(): void {
+    const written = this.lease?.metadata?.resourceVersion;
+    if (written === undefined) return;
+    this.echo?.unsubscribe();
+    this.echo = this.scheduler.schedule(() => {
+      const seen = this.informer.store.get({ name: this.leaseName, namespace: this.config.namespace })?.metadata?.resourceVersion;
+      if (seen === written || this.lease?.metadata?.resourceVersion !== written || !this.stopping || this.stopping.signal.aborted) return;
+      this.log?.warn('the watch of the member Leases did not deliver our renewal; listing them again');
+      this.subscription?.unsubscribe();
+      this.informer.stop();
+      this.informer = this.membersInformer();
+      this.watchMembers();
+    }, RENEWAL_ECHO_SLACK * this.config.retryPeriodMs);
+  }
+
   private onLeases(): void {
+    if (!this.informer.hasSynced()) return;
     this.members = observeLeases(this.members, this.informer.store.list(), this.scheduler.now());
     this.evaluate();
   }
@@ -265,6 +301,7 @@ export class Shard {
         // The deadline counts from before the server stored the renewal, so it falls before anyone sees the lease expire.
         this.deadline?.unsubscribe();
         this.deadline = this.scheduler.schedule(() => this.leave(`no renewal within ${this.config.renewDeadlineMs} ms`), Math.max(0, this.config.renewDeadlineMs - (this.scheduler.now() - startedAt)));
+        this.expectEcho();
         if (!this.member) {
           this.member = true;
           this.log?.info('joined the shard group');

@@ -107,9 +107,9 @@ export class FakeLeaseServer {
     };
   }
 
-  /** The open watches stay open but never deliver again: dead connections no one noticed. */
-  silenceWatches(): void {
-    for (const w of this.watchers) w.zombie = true;
+  /** The open watches (of the client on `link`, else every one) stay open but never deliver again: dead connections no one noticed. */
+  silenceWatches(link?: () => Link): void {
+    for (const w of this.watchers) if (link === undefined || w.link === link) w.zombie = true;
   }
 
   /** The leader Lease's holder. */

@@ -49,12 +49,19 @@ function group(options: { latencyMs?: number } = {}) {
   /** How long a run of a resource takes (default RUN_MS). */
   const runMs = new Map<string, number>();
 
+  const linkFns = new Map<string, () => Link>();
+  /** The link of `identity`'s connection, one function per member (so its watches can be told apart). */
+  const linkOf = (identity: string) => {
+    if (!linkFns.has(identity)) linkFns.set(identity, () => links.get(identity) ?? 'up');
+    return linkFns.get(identity)!;
+  };
+
   const join = (identity: string): Shard => {
     links.set(identity, 'up');
     const shard = new Shard(shardingConfig('web', { identity }), {
       client: unusedClient(),
       scheduler,
-      leases: server.memberLeases(() => links.get(identity) ?? 'up'),
+      leases: server.memberLeases(linkOf(identity)),
     });
     const run = (id: ResourceID, ctx: RunContext) =>
       new Promise<void>((resolve) => {
@@ -127,7 +134,7 @@ function group(options: { latencyMs?: number } = {}) {
   const splitExactly = (members: readonly string[]) =>
     ids.every((id) => members.filter((m) => shards.get(m)?.runnable(id)).length === 1);
 
-  return { scheduler, server, links, shards, runs, runMs, join, touch, leave, stopAll, ackedAt, lastRenewal, runsOf, splitExactly };
+  return { scheduler, server, links, linkOf, shards, runs, runMs, join, touch, leave, stopAll, ackedAt, lastRenewal, runsOf, splitExactly };
 }
 
 /** The resources `member` owns in the view of `members`. */
@@ -303,6 +310,31 @@ describe('sharding: the Shard in virtual time (a fake lease server, the controll
     expectNoOverlap(g.runs);
     await g.stopAll();
   });
+
+  // Before the fix a's view froze: the others' renewals unseen, its own acknowledgements never seen, no handover ever completed.
+  for (const [silentAfterMs, killedAfterMs] of [[100, 1_000], [1_200, 300], [1_900, 1_900], [700, 0]] as const) {
+    it(`SH4: a member whose watch of the group went silent (a dead connection a network cut left open) still takes over a dead member's resources within its lease duration + 2 s (silent ${silentAfterMs} ms after its renewal, the other killed ${killedAfterMs} ms later)`, async () => {
+      const g = group();
+      g.join('a');
+      g.join('b');
+      g.join('c');
+      await advance(g.scheduler, 5_000);
+      await advance(g.scheduler, g.lastRenewal('a') + 2_000 + silentAfterMs - g.scheduler.now());
+      g.server.silenceWatches(g.linkOf('a')); // a's watch stays open and delivers nothing more
+      await advance(g.scheduler, killedAfterMs);
+      g.links.set('b', 'dead');
+      const killedAt = g.scheduler.now();
+      const last = g.lastRenewal('b');
+      await advance(g.scheduler, 30_000);
+
+      const lost = ownedBy('b', ['a', 'b', 'c']);
+      const takeover = Math.min(...g.runs.filter((r) => r.member !== 'b' && r.start > killedAt && lost.has(r.resource)).map((r) => r.start));
+      expect(takeover - last).to.be.within(LEASE_MS, LEASE_MS + 2_000);
+      expect(g.splitExactly(['a', 'c'])).to.equal(true);
+      expectNoOverlap(g.runs);
+      await g.stopAll();
+    });
+  }
 
   it('SH2, SH3: flapping membership — members joining, stopping and dying over and over under a stream of updates — never runs a resource on two members at once and loses no update', async () => {
     const g = group({ latencyMs: 20 });
