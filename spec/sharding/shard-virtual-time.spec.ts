@@ -164,6 +164,10 @@ describe('sharding: the Shard in virtual time (a fake lease server, the controll
 
     const joinedAt = g.scheduler.now();
     const b = g.join('b');
+    g.links.set('a', 'failing'); // a's acknowledgement comes late: its writes fail for 1.5 s
+    await advance(g.scheduler, 1_500);
+    expect(g.runsOf('b'), 'b waits for a').to.deep.equal([]);
+    g.links.set('a', 'up');
     await advance(g.scheduler, 3_000);
     const both = viewOf(['a', 'b']);
     const gate = Math.max(g.ackedAt('a', both.id)!, g.ackedAt('b', both.id)!);
