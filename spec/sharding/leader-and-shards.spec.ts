@@ -1,6 +1,12 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { UpdateControl, type Operator, type RegisteredController } from '../../lib/index.js';
 import type { ResourceClient } from '../../lib/kube/index.js';
 import type { ShardStatus } from '../../lib/sharding/index.js';
@@ -139,5 +145,95 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
     const shardedOverlaps = overlaps(sharded);
     expect(shardedOverlaps, shardedOverlaps.slice(0, 5).join('\n')).to.deep.equal([]);
     console.log(`      ${runs.length} runs (${global.length} cluster-wide, ${sharded.length} sharded); leader ${leader!.identity} → ${next!.identity}; 0 overlaps`);
+  });
+
+  it('OB4, SH2, SH3, SH4: across processes, a SIGKILLed leader — the cluster-wide controller moves to the new leader once the leader Lease expired, its shard is taken over, nothing lost, no resource run on two replicas at once', async () => {
+    const lease = { leaseMs: 3_000, deadlineMs: 2_000, retryMs: 500 };
+    const dir = mkdtempSync(join(tmpdir(), 'rxkube-leader-shards-'));
+    const timeline = join(dir, 'timeline.jsonl');
+    const children: ChildProcess[] = [];
+    type Line = { identity: string; at: number; leader?: boolean; member?: boolean; members?: string[]; settled?: boolean };
+    const lines: Line[] = [];
+    const spawnReplica = (identity: string) => {
+      const script = fileURLToPath(new URL('./member-process.ts', import.meta.url));
+      const child = spawn(process.execPath, ['--import', 'tsx', script, cluster.server.url, identity, timeline, ...Object.values(lease).map(String), 'leader-and-shards'], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      createInterface({ input: child.stdout! }).on('line', (line) => lines.push(JSON.parse(line) as Line));
+      children.push(child);
+      return child;
+    };
+    type ProcessRun = Run & { controller: Run['controller'] };
+    const runs = (): ProcessRun[] => (existsSync(timeline) ? readFileSync(timeline, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as ProcessRun) : []);
+    const leaders = () => {
+      const now = new Map<string, boolean>();
+      for (const l of lines) if (l.leader !== undefined) now.set(l.identity, l.leader);
+      return [...now].filter(([, leading]) => leading).map(([identity]) => identity);
+    };
+    const settled = (identities: string[], after = 0) =>
+      identities.every((identity) => lines.some((l) => l.identity === identity && l.at >= after && l.member && l.settled && l.members?.join() === [...identities].sort().join()));
+    const latest = (controller: Run['controller']) => {
+      const last = new Map<string, ProcessRun>();
+      for (const run of runs()) if (run.controller === controller && (last.get(run.resource)?.start ?? -1) <= run.start) last.set(run.resource, run);
+      return last;
+    };
+    try {
+      const global = Array.from({ length: GLOBAL }, (_, i) => `global-${i}`);
+      const perResource = Array.from({ length: 3 * SHARDED }, (_, i) => `sharded-${i}`);
+      for (const name of [...global, ...perResource]) {
+        await configMaps.create({ metadata: { name, namespace: 'default', labels: { 'shard-test': name.startsWith('global') ? 'global' : 'yes' } }, data: { value: '0' } });
+      }
+      ['p', 'q', 'r'].forEach(spawnReplica);
+      await eventually('one leader, three members settled', () => leaders().length === 1 && settled(['p', 'q', 'r']), 90_000);
+      await eventually('every ConfigMap reconciled', () => latest('cluster-wide').size === GLOBAL && latest('per-resource').size === perResource.length, 60_000);
+      const [leader] = leaders();
+      const survivors = ['p', 'q', 'r'].filter((m) => m !== leader);
+
+      const finalValue = new Map<string, number>();
+      const stormStart = Date.now();
+      let killAt = 0;
+      const all = [...global, ...perResource];
+      const writers = 4;
+      await Promise.all(
+        Array.from({ length: writers }, async (_, writer) => {
+          const mine = all.filter((_, i) => i % writers === writer);
+          while (Date.now() - stormStart < 8_000) {
+            const name = mine[Math.floor(Math.random() * mine.length)]!;
+            const value = (finalValue.get(name) ?? 0) + 1;
+            finalValue.set(name, value);
+            await configMaps.mergePatch({ name, namespace: 'default' }, { data: { value: String(value) } });
+            if (!killAt && Date.now() - stormStart > 2_000) {
+              killAt = Date.now();
+              children[['p', 'q', 'r'].indexOf(leader!)]!.kill('SIGKILL');
+            }
+          }
+        }),
+      );
+      await eventually('a new leader, two members settled', () => leaders().filter((m) => m !== leader).length === 1 && settled(survivors, killAt), 30_000);
+      const next = leaders().find((m) => m !== leader)!;
+      const stale = () =>
+        [...finalValue].filter(([name, value]) => latest(name.startsWith('global') ? 'cluster-wide' : 'per-resource').get(name)?.value !== value).map(([name]) => name);
+      await eventually(() => `every ConfigMap's last run seeing its last update (stale: ${stale().slice(0, 5).join(', ')})`, () => stale().length === 0, 60_000);
+
+      const all_ = runs();
+      const globalRuns = all_.filter((r) => r.controller === 'cluster-wide');
+      const afterKill = globalRuns.filter((r) => r.start > killAt);
+      expect(new Set(afterKill.map((r) => r.member)), 'cluster-wide after the kill: the new leader only').to.deep.equal(new Set([next]));
+      const moved = Math.min(...afterKill.map((r) => r.start)) - killAt;
+      // The dead leader's last renewal was at most one retry period before the kill.
+      expect(moved, 'not before the leader Lease expired').to.be.at.least(lease.leaseMs - lease.retryMs);
+      expect(moved).to.be.at.most(lease.leaseMs + 2_000);
+      const globalOverlaps = overlaps(globalRuns.map((r) => ({ ...r, resource: 'cluster-wide' })));
+      expect(globalOverlaps, globalOverlaps.slice(0, 5).join('\n')).to.deep.equal([]);
+      const shardedRuns = all_.filter((r) => r.controller === 'per-resource');
+      const shardedOverlaps = overlaps(shardedRuns);
+      expect(shardedOverlaps, shardedOverlaps.slice(0, 5).join('\n')).to.deep.equal([]);
+      const owners = new Set([...latest('per-resource').values()].map((r) => r.member));
+      expect(owners).to.deep.equal(new Set(survivors));
+      console.log(`      ${all_.length} runs (${globalRuns.length} cluster-wide, ${shardedRuns.length} sharded); leader ${leader} SIGKILLed, cluster-wide on ${next} ${moved} ms later (lease ${lease.leaseMs} ms); 0 overlaps`);
+    } finally {
+      for (const child of children) child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
