@@ -33,6 +33,43 @@ interface Replica {
   shard: ShardStatus | undefined;
 }
 
+/** The run of each resource that started last, for one controller. */
+function latest(runs: readonly Run[], controller: Run['controller']): Map<string, Run> {
+  const last = new Map<string, Run>();
+  for (const run of runs) if (run.controller === controller && (last.get(run.resource)?.start ?? -1) <= run.start) last.set(run.resource, run);
+  return last;
+}
+
+/** ConfigMaps whose last run did not see their last update (`global-*` are the cluster-wide controller's). */
+function stale(finalValue: ReadonlyMap<string, number>, runs: readonly Run[]): string[] {
+  const last = { 'cluster-wide': latest(runs, 'cluster-wide'), 'per-resource': latest(runs, 'per-resource') };
+  return [...finalValue].filter(([name, value]) => last[name.startsWith('global') ? 'cluster-wide' : 'per-resource'].get(name)?.value !== value).map(([name]) => name);
+}
+
+/**
+ * Bumps `data.value` of random ConfigMaps of `names` for `ms`, four writers each on its own
+ * ConfigMaps (so the last value one wrote is the value stored); `tick` runs after every write.
+ * Resolves with each ConfigMap's last value.
+ */
+async function updateStorm(configMaps: ResourceClient<V1ConfigMap>, names: readonly string[], ms: number, tick: (elapsedMs: number) => void): Promise<Map<string, number>> {
+  const finalValue = new Map<string, number>();
+  const start = Date.now();
+  const writers = 4;
+  await Promise.all(
+    Array.from({ length: writers }, async (_, writer) => {
+      const mine = names.filter((_, i) => i % writers === writer);
+      while (Date.now() - start < ms) {
+        const name = mine[Math.floor(Math.random() * mine.length)]!;
+        const value = (finalValue.get(name) ?? 0) + 1;
+        finalValue.set(name, value);
+        await configMaps.mergePatch({ name, namespace: 'default' }, { data: { value: String(value) } });
+        tick(Date.now() - start);
+      }
+    }),
+  );
+  return finalValue;
+}
+
 describe('sharding with leader election in one Operator (OB4, SH1–SH4)', function () {
   this.timeout(120_000);
   let cluster: TestCluster;
@@ -82,51 +119,29 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
     const leaderOf = (among: readonly Replica[]) => among.filter((r) => r.terms.at(-1)?.to === Infinity);
     const settledOn = (among: readonly Replica[]) =>
       among.every((r) => r.shard?.member && r.shard.settled && r.shard.members.join() === among.map((m) => m.identity).sort().join());
-    /** The run of each resource that started last, for one controller. */
-    const latest = (controller: Run['controller']) => {
-      const last = new Map<string, Run>();
-      for (const run of runs) if (run.controller === controller && (last.get(run.resource)?.start ?? -1) <= run.start) last.set(run.resource, run);
-      return last;
-    };
     await eventually('one leader, three members settled', () => leaderOf(replicas).length === 1 && settledOn(replicas), 20_000);
-    await eventually('every ConfigMap reconciled', () => latest('cluster-wide').size === GLOBAL && latest('per-resource').size === SHARDED, 20_000);
+    await eventually('every ConfigMap reconciled', () => latest(runs, 'cluster-wide').size === GLOBAL && latest(runs, 'per-resource').size === SHARDED, 20_000);
 
     const [leader] = leaderOf(replicas);
     expect(new Set(runs.filter((r) => r.controller === 'cluster-wide').map((r) => r.member)), 'cluster-wide runs on the leader only').to.deep.equal(new Set([leader!.identity]));
-    const spread = (among: readonly Replica[]) => among.map((r) => [...latest('per-resource').values()].filter((run) => run.member === r.identity).length);
+    const spread = (among: readonly Replica[]) => among.map((r) => [...latest(runs, 'per-resource').values()].filter((run) => run.member === r.identity).length);
     await eventually('the sharded runs settled on three members', () => spread(replicas).every((n) => n > 0) && spread(replicas).reduce((x, y) => x + y) === SHARDED, 10_000);
 
     // An update storm; the leader stops in the middle of it (releases its leader Lease and deletes its member Lease).
-    const finalValue = new Map<string, number>();
-    const stormStart = Date.now();
     let stoppedAt = 0;
     let stopping: Promise<void> | undefined;
-    const writers = 4;
-    const all = [...names('global', GLOBAL), ...names('sharded', SHARDED)];
-    await Promise.all(
-      Array.from({ length: writers }, async (_, writer) => {
-        const mine = all.filter((_, i) => i % writers === writer); // each writer its own ConfigMaps: its last write is what is stored
-        while (Date.now() - stormStart < 4_000) {
-          const name = mine[Math.floor(Math.random() * mine.length)]!;
-          const value = (finalValue.get(name) ?? 0) + 1;
-          finalValue.set(name, value);
-          await configMaps.mergePatch({ name, namespace: 'default' }, { data: { value: String(value) } });
-          if (!stopping && Date.now() - stormStart > 1_500) {
-            stoppedAt = Date.now();
-            stopping = leader!.operator.stop();
-          }
-        }
-      }),
-    );
+    const finalValue = await updateStorm(configMaps, [...names('global', GLOBAL), ...names('sharded', SHARDED)], 4_000, (elapsed) => {
+      if (stopping || elapsed < 1_500) return;
+      stoppedAt = Date.now();
+      stopping = leader!.operator.stop();
+    });
     await stopping;
     const survivors = replicas.filter((r) => r !== leader);
     await eventually('a new leader, two members settled', () => leaderOf(survivors).length === 1 && settledOn(survivors), 20_000);
     const [next] = leaderOf(survivors);
 
     // Nothing lost: the last run of every ConfigMap, in either controller, saw its last value.
-    const stale = () =>
-      [...finalValue].filter(([name, value]) => latest(name.startsWith('global') ? 'cluster-wide' : 'per-resource').get(name)?.value !== value).map(([name]) => name);
-    await eventually(() => `every ConfigMap's last run seeing its last update (stale: ${stale().slice(0, 5).join(', ')})`, () => stale().length === 0, 20_000);
+    await eventually(() => `every ConfigMap's last run seeing its last update (stale: ${stale(finalValue, runs).slice(0, 5).join(', ')})`, () => stale(finalValue, runs).length === 0, 20_000);
 
     // The cluster-wide controller: only ever on a replica while it led, and never on two replicas at once (over all its resources).
     const global = runs.filter((r) => r.controller === 'cluster-wide');
@@ -139,7 +154,7 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
 
     // The sharded controller: rebalanced over the two survivors, each resource on one at a time.
     expect(spread(survivors).every((n) => n > 0)).to.equal(true);
-    const owners = new Set([...latest('per-resource').values()].filter((run) => run.start > stoppedAt).map((run) => run.member));
+    const owners = new Set([...latest(runs, 'per-resource').values()].filter((run) => run.start > stoppedAt).map((run) => run.member));
     expect(owners).to.not.include(leader!.identity);
     const sharded = runs.filter((r) => r.controller === 'per-resource');
     const shardedOverlaps = overlaps(sharded);
@@ -163,8 +178,7 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
       children.push(child);
       return child;
     };
-    type ProcessRun = Run & { controller: Run['controller'] };
-    const runs = (): ProcessRun[] => (existsSync(timeline) ? readFileSync(timeline, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as ProcessRun) : []);
+    const runs = (): Run[] => (existsSync(timeline) ? readFileSync(timeline, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Run) : []);
     const leaders = () => {
       const now = new Map<string, boolean>();
       for (const l of lines) if (l.leader !== undefined) now.set(l.identity, l.leader);
@@ -172,11 +186,6 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
     };
     const settled = (identities: string[], after = 0) =>
       identities.every((identity) => lines.some((l) => l.identity === identity && l.at >= after && l.member && l.settled && l.members?.join() === [...identities].sort().join()));
-    const latest = (controller: Run['controller']) => {
-      const last = new Map<string, ProcessRun>();
-      for (const run of runs()) if (run.controller === controller && (last.get(run.resource)?.start ?? -1) <= run.start) last.set(run.resource, run);
-      return last;
-    };
     try {
       const global = Array.from({ length: GLOBAL }, (_, i) => `global-${i}`);
       const perResource = Array.from({ length: 3 * SHARDED }, (_, i) => `sharded-${i}`);
@@ -185,38 +194,22 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
       }
       ['p', 'q', 'r'].forEach(spawnReplica);
       await eventually('one leader, three members settled', () => leaders().length === 1 && settled(['p', 'q', 'r']), 90_000);
-      await eventually('every ConfigMap reconciled', () => latest('cluster-wide').size === GLOBAL && latest('per-resource').size === perResource.length, 60_000);
+      await eventually('every ConfigMap reconciled', () => latest(runs(), 'cluster-wide').size === GLOBAL && latest(runs(), 'per-resource').size === perResource.length, 60_000);
       const [leader] = leaders();
       const survivors = ['p', 'q', 'r'].filter((m) => m !== leader);
 
-      const finalValue = new Map<string, number>();
-      const stormStart = Date.now();
       let killAt = 0;
-      const all = [...global, ...perResource];
-      const writers = 4;
-      await Promise.all(
-        Array.from({ length: writers }, async (_, writer) => {
-          const mine = all.filter((_, i) => i % writers === writer);
-          while (Date.now() - stormStart < 8_000) {
-            const name = mine[Math.floor(Math.random() * mine.length)]!;
-            const value = (finalValue.get(name) ?? 0) + 1;
-            finalValue.set(name, value);
-            await configMaps.mergePatch({ name, namespace: 'default' }, { data: { value: String(value) } });
-            if (!killAt && Date.now() - stormStart > 2_000) {
-              killAt = Date.now();
-              children[['p', 'q', 'r'].indexOf(leader!)]!.kill('SIGKILL');
-            }
-          }
-        }),
-      );
+      const finalValue = await updateStorm(configMaps, [...global, ...perResource], 8_000, (elapsed) => {
+        if (killAt || elapsed < 2_000) return;
+        killAt = Date.now();
+        children[['p', 'q', 'r'].indexOf(leader!)]!.kill('SIGKILL');
+      });
       await eventually('a new leader, two members settled', () => leaders().filter((m) => m !== leader).length === 1 && settled(survivors, killAt), 30_000);
       const next = leaders().find((m) => m !== leader)!;
-      const stale = () =>
-        [...finalValue].filter(([name, value]) => latest(name.startsWith('global') ? 'cluster-wide' : 'per-resource').get(name)?.value !== value).map(([name]) => name);
-      await eventually(() => `every ConfigMap's last run seeing its last update (stale: ${stale().slice(0, 5).join(', ')})`, () => stale().length === 0, 60_000);
+      await eventually(() => `every ConfigMap's last run seeing its last update (stale: ${stale(finalValue, runs()).slice(0, 5).join(', ')})`, () => stale(finalValue, runs()).length === 0, 60_000);
 
-      const all_ = runs();
-      const globalRuns = all_.filter((r) => r.controller === 'cluster-wide');
+      const timelineRuns = runs();
+      const globalRuns = timelineRuns.filter((r) => r.controller === 'cluster-wide');
       const afterKill = globalRuns.filter((r) => r.start > killAt);
       expect(new Set(afterKill.map((r) => r.member)), 'cluster-wide after the kill: the new leader only').to.deep.equal(new Set([next]));
       const moved = Math.min(...afterKill.map((r) => r.start)) - killAt;
@@ -225,12 +218,12 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
       expect(moved).to.be.at.most(lease.leaseMs + 2_000);
       const globalOverlaps = overlaps(globalRuns.map((r) => ({ ...r, resource: 'cluster-wide' })));
       expect(globalOverlaps, globalOverlaps.slice(0, 5).join('\n')).to.deep.equal([]);
-      const shardedRuns = all_.filter((r) => r.controller === 'per-resource');
+      const shardedRuns = timelineRuns.filter((r) => r.controller === 'per-resource');
       const shardedOverlaps = overlaps(shardedRuns);
       expect(shardedOverlaps, shardedOverlaps.slice(0, 5).join('\n')).to.deep.equal([]);
-      const owners = new Set([...latest('per-resource').values()].map((r) => r.member));
+      const owners = new Set([...latest(timelineRuns, 'per-resource').values()].map((r) => r.member));
       expect(owners).to.deep.equal(new Set(survivors));
-      console.log(`      ${all_.length} runs (${globalRuns.length} cluster-wide, ${shardedRuns.length} sharded); leader ${leader} SIGKILLed, cluster-wide on ${next} ${moved} ms later (lease ${lease.leaseMs} ms); 0 overlaps`);
+      console.log(`      ${timelineRuns.length} runs (${globalRuns.length} cluster-wide, ${shardedRuns.length} sharded); leader ${leader} SIGKILLed, cluster-wide on ${next} ${moved} ms later (lease ${lease.leaseMs} ms); 0 overlaps`);
     } finally {
       for (const child of children) child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
