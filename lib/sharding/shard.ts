@@ -233,6 +233,7 @@ export class Shard {
     if (written === undefined) return;
     this.echo?.unsubscribe();
     this.echo = this.scheduler.schedule(() => {
+      if (!this.informer.hasSynced()) return; // a list under way (after a restart, or a slow one): it will show the renewal
       const seen = this.informer.store.get({ name: this.leaseName, namespace: this.config.namespace })?.metadata?.resourceVersion;
       if (seen === written || this.lease?.metadata?.resourceVersion !== written || !this.stopping || this.stopping.signal.aborted) return;
       this.log?.warn('the watch of the member Leases did not deliver our renewal; listing them again');
