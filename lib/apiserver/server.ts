@@ -236,7 +236,9 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const store = new Store({ historySize: options.historySize, journal: journal && ((change) => journal.append(change)) });
   const registry = new Registry();
   for (const t of [...builtinTypes(), ...rbacTypes(), ...reviewTypes()]) registry.add(t);
-  const core = new ApiCore(store, registry, patchEngine, { continueTtlMs: options.continueTtlMs });
+  const clock = options.simulate?.clock;
+  // Creation and deletion times in the simulation's time, as a real cluster's share one clock.
+  const core = new ApiCore(store, registry, patchEngine, { continueTtlMs: options.continueTtlMs, now: clock && (() => new Date(clock.now())) });
   const hub = new WatchHub(store, { bookmarkIntervalMs: options.bookmarkIntervalMs });
   const terminating = new Set<string>();
   const crds = new CrdController(core, registry, store, hub, terminating);
