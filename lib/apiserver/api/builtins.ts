@@ -721,7 +721,11 @@ export function builtinTypes(): ResourceType[] {
       columns: [
         column('Schedule', 'string', (o) => str(getPath(o, ['spec', 'schedule']))),
         column('Timezone', 'string', (o) => str(getPath(o, ['spec', 'timeZone'])) || '<none>'),
-        column('Suspend', 'boolean', (o) => str(getPath(o, ['spec', 'suspend']) ?? false)),
+        // printBoolPtr: True, False, or <unset>.
+        column('Suspend', 'boolean', (o) => {
+          const suspend = getPath(o, ['spec', 'suspend']);
+          return typeof suspend === 'boolean' ? (suspend ? 'True' : 'False') : '<unset>';
+        }),
         column('Active', 'integer', (o) => {
           const active = getPath(o, ['status', 'active']);
           return Array.isArray(active) ? active.length : 0;
