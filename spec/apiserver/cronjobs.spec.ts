@@ -273,7 +273,12 @@ describe('apiserver: CronJobs with kubectl v1.32', function () {
     expect(manual.metadata?.ownerReferences?.[0]).to.deep.include({ kind: 'CronJob', name: 'tick', controller: true });
     expect(manual.spec?.template.spec?.containers[0]?.command).to.deep.equal(['date']);
 
-    const out = await kubectl('describe', 'cronjob', 'tick');
+    // The real controller warns about a Job of its CronJob that it did not start.
+    const out = await waitFor(async () => {
+      const text = await kubectl('describe', 'cronjob', 'tick');
+      return text.includes('UnexpectedJob') ? text : undefined;
+    }, 'UnexpectedJob', WAIT_MS);
+    expect(out).to.match(/Warning\s+UnexpectedJob\s+\S+\s+cronjob-controller\s+Saw a job that the controller did not create or forgot: by-hand/);
     expect(out).to.match(new RegExp(`Normal\\s+SuccessfulCreate\\s+\\S+\\s+cronjob-controller\\s+Created job ${jobName}`));
     expect(out).to.match(/Active Jobs:\s+tick-\d+/);
   });
