@@ -236,11 +236,12 @@ describe('apiserver: CronJobs with kubectl v1.32', function () {
   let dir: string;
   let kubeconfig: string;
   let clock: ManualClock;
-  // Two minutes ago at :30, so the scheduled times are in the past of the real clock kubectl and the ages use.
-  const startAt = Math.floor(Date.now() / 60_000) * 60_000 - 120_000 + 30_000;
+  let startAt: number;
 
   before(async function () {
     if (!(await kubectlAvailable())) this.skip(); // kubectl is not on PATH
+    // Two minutes ago at :30, so the scheduled times are in the past of the real clock the ages are counted on.
+    startAt = Math.floor(Date.now() / 60_000) * 60_000 - 120_000 + 30_000;
     clock = new ManualClock(startAt);
     server = await startApiServer({ clientNode: false, simulate: { jobs: false, clock } });
     dir = await mkdtemp(join(tmpdir(), 'rxkube-cronjobs-'));
@@ -264,7 +265,7 @@ describe('apiserver: CronJobs with kubectl v1.32', function () {
     const scheduled = new Date(startAt + 30_000).toISOString().replace('.000Z', 'Z');
     const jobName = `tick-${(startAt + 30_000) / 60_000}`;
     await waitFor(async () => (await kubectl('get', 'jobs', '-o', 'name')).includes(`job.batch/${jobName}`), 'scheduled job', WAIT_MS);
-    await waitFor(async () => /^tick\s+\* \* \* \* \*\s+<none>\s+False\s+1\s+\d+s\s+/m.test(await kubectl('get', 'cronjob', 'tick')), 'ACTIVE 1, LAST SCHEDULE', WAIT_MS);
+    await waitFor(async () => /^tick\s+\* \* \* \* \*\s+<none>\s+False\s+1\s+\d+[sm]\S*\s+/m.test(await kubectl('get', 'cronjob', 'tick')), 'ACTIVE 1, LAST SCHEDULE', WAIT_MS);
     expect(await kubectl('get', 'job', jobName, '-o', 'jsonpath={.metadata.annotations.batch\\.kubernetes\\.io/cronjob-scheduled-timestamp}')).to.equal(scheduled);
 
     expect(await kubectl('create', 'job', 'by-hand', '--from=cronjob/tick')).to.contain('job.batch/by-hand created');
