@@ -1,15 +1,9 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import { startApiServer, type ApiServer, type SimulateOptions } from '../../lib/apiserver/index.js';
-import { eventually as waitFor, kubectlAvailable, startWithClients, type Clients } from './helpers.js';
+import { eventually as waitFor, kubectlAvailable, kubectlSession, startWithClients, type Clients, type KubectlSession } from './helpers.js';
 import { ManualClock } from './manual-clock.js';
 
-const run = promisify(execFile);
 const WAIT_MS = 20_000;
 const eventually = <T>(check: () => Promise<T | undefined | false>, what: string): Promise<T> => waitFor(check, what, WAIT_MS);
 
@@ -233,8 +227,7 @@ describe('apiserver: the simulated CronJob controller, in virtual time', functio
 describe('apiserver: CronJobs with kubectl v1.32', function () {
   this.timeout(120_000);
   let server: ApiServer;
-  let dir: string;
-  let kubeconfig: string;
+  let session: KubectlSession;
   let clock: ManualClock;
   let startAt: number;
 
@@ -244,19 +237,13 @@ describe('apiserver: CronJobs with kubectl v1.32', function () {
     startAt = Math.floor(Date.now() / 60_000) * 60_000 - 120_000 + 30_000;
     clock = new ManualClock(startAt);
     server = await startApiServer({ clientNode: false, simulate: { jobs: false, clock } });
-    dir = await mkdtemp(join(tmpdir(), 'rxkube-cronjobs-'));
-    kubeconfig = join(dir, 'kubeconfig');
-    await server.writeKubeconfig(kubeconfig);
+    session = await kubectlSession(server);
   });
   after(async () => {
     await server?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await session?.close();
   });
-
-  const kubectl = async (...args: string[]): Promise<string> => {
-    const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { timeout: 30_000 });
-    return stdout;
-  };
+  const kubectl = (...args: string[]): Promise<string> => session.kubectl(...args);
 
   it('create cronjob; get cronjob shows ACTIVE and LAST SCHEDULE after its time; create job --from=cronjob; describe lists the Events', async () => {
     expect(await kubectl('create', 'cronjob', 'tick', '--image=busybox', '--schedule=* * * * *', '--', 'date')).to.contain('cronjob.batch/tick created');

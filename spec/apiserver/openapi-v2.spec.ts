@@ -1,13 +1,9 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type * as k8s from '@kubernetes/client-node';
-import { eventually, kubectlAvailable, startWithClients, type Clients } from './helpers.js';
+import { eventually, kubectlAvailable, kubectlSession, startWithClients, type Clients, type KubectlSession } from './helpers.js';
 
-const run = promisify(execFile);
 const PROTOBUF = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
 
 interface Swagger {
@@ -135,21 +131,15 @@ describe('apiserver: /openapi/v2', function () {
   });
 
   describe('kubectl v1.32', function () {
-    let dir: string;
-    let kubeconfig: string;
+    let session: KubectlSession;
     before(async function () {
       if (!(await kubectlAvailable())) this.skip(); // kubectl is not on PATH
-      dir = await mkdtemp(join(tmpdir(), 'rxkube-openapi-v2-'));
-      kubeconfig = join(dir, 'kubeconfig');
-      await c.server.writeKubeconfig(kubeconfig);
+      session = await kubectlSession(c.server);
     });
     after(async () => {
-      if (dir) await rm(dir, { recursive: true, force: true });
+      await session?.close();
     });
-    const kubectl = async (...args: string[]): Promise<string> => {
-      const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { timeout: 30_000 });
-      return stdout;
-    };
+    const kubectl = (...args: string[]): Promise<string> => session.kubectl(...args);
 
     it('explain deployment.spec --output=plaintext-openapiv2 reads the protobuf document', async () => {
       const out = await kubectl('explain', 'deployment.spec', '--output=plaintext-openapiv2');
@@ -168,11 +158,11 @@ describe('apiserver: /openapi/v2', function () {
       }, 'explain gadget.spec');
       expect(out).to.match(/^\s+size\s+<integer>$/m);
       expect(out).to.contain('How big.');
-      const file = join(dir, 'gadget.yaml');
+      const file = join(session.dir, 'gadget.yaml');
       await writeFile(file, 'apiVersion: toys.example.com/v1\nkind: Gadget\nmetadata: {name: g}\nspec: {size: 1}\n');
       await kubectl('apply', '-f', file);
       await writeFile(file, 'apiVersion: toys.example.com/v1\nkind: Gadget\nmetadata: {name: g}\nspec: {size: 2, color: red}\n');
-      const { stderr } = await run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), 'apply', '-f', file, '-v=8'], { timeout: 30_000 });
+      const { stderr } = await session.kubectlOutput('apply', '-f', file, '-v=8');
       expect(stderr).to.match(/GET .*\/openapi\/v2/);
       expect(stderr).to.match(/Content-Type: application\/merge-patch\+json/);
       expect(await kubectl('get', 'gadget', 'g', '-o', 'jsonpath={.spec.size}/{.spec.color}')).to.equal('2/red');
