@@ -327,7 +327,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
         res.end('ok');
         return;
       }
-      if (path === '/openapi/v2') return openApiV2.serve(req, res);
+      if (path === '/openapi/v2') return await openApiV2.serve(req, res);
       if (path === '/openapi/v3') return sendJson(res, 200, openApiIndex(registry, hashPrefix));
       const gv = /^\/openapi\/v3\/(?:api\/([^/]+)|apis\/([^/]+)\/([^/]+))$/.exec(path);
       if (gv) {

@@ -8,58 +8,20 @@
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { isJsonObject } from '../api/json.js';
 
-/** Encodes one message; fields are written in the order they are called, as protobuf allows. */
+type Wire = typeof import('@bufbuild/protobuf/wire');
+
+/**
+ * Writes one message over @bufbuild/protobuf's BinaryWriter, skipping proto3 defaults; nested
+ * messages are forks of the same buffer.
+ */
 class Writer {
-  private readonly parts: Uint8Array[] = [];
-  /** Small values (tags, varints) gather here until a string or message is written. */
-  private pending: number[] = [];
-  private length = 0;
-
-  private flush(): void {
-    if (this.pending.length === 0) return;
-    this.parts.push(Uint8Array.from(this.pending));
-    this.pending = [];
-  }
-
-  private raw(bytes: Uint8Array): void {
-    this.flush();
-    this.parts.push(bytes);
-    this.length += bytes.length;
-  }
-
-  private varint(n: number): void {
-    if (n >= 0 && n <= Number.MAX_SAFE_INTEGER) {
-      let v = Math.trunc(n);
-      while (v >= 0x80) {
-        this.pending.push((v % 0x80) | 0x80);
-        v = Math.floor(v / 0x80);
-        this.length++;
-      }
-      this.pending.push(v);
-      this.length++;
-      return;
-    }
-    // Negative int64: ten bytes of two's complement.
-    let v = BigInt.asUintN(64, BigInt(Math.trunc(n)));
-    while (v >= 0x80n) {
-      this.pending.push(Number(v & 0x7fn) | 0x80);
-      v >>= 7n;
-      this.length++;
-    }
-    this.pending.push(Number(v));
-    this.length++;
-  }
-
-  private tag(field: number, wireType: number): void {
-    this.varint(field * 8 + wireType);
-  }
+  constructor(
+    private readonly wire: Wire,
+    private readonly out = new wire.BinaryWriter(),
+  ) {}
 
   string(field: number, v: JsonValue | undefined): void {
-    if (typeof v !== 'string' || v === '') return;
-    const bytes = Buffer.from(v, 'utf8');
-    this.tag(field, 2);
-    this.varint(bytes.length);
-    this.raw(bytes);
+    if (typeof v === 'string' && v !== '') this.out.tag(field, this.wire.WireType.LengthDelimited).string(v);
   }
 
   strings(field: number, v: JsonValue | undefined): void {
@@ -67,43 +29,31 @@ class Writer {
   }
 
   bool(field: number, v: JsonValue | undefined): void {
-    if (v !== true) return;
-    this.tag(field, 0);
-    this.varint(1);
+    if (v === true) this.out.tag(field, this.wire.WireType.Varint).bool(true);
   }
 
   /** A bool in a oneof: written even when false. */
   oneofBool(field: number, v: boolean): void {
-    this.tag(field, 0);
-    this.varint(v ? 1 : 0);
+    this.out.tag(field, this.wire.WireType.Varint).bool(v);
   }
 
   int(field: number, v: JsonValue | undefined): void {
-    if (typeof v !== 'number' || v === 0) return;
-    this.tag(field, 0);
-    this.varint(v);
+    if (typeof v === 'number' && v !== 0) this.out.tag(field, this.wire.WireType.Varint).int64(Math.trunc(v));
   }
 
   double(field: number, v: JsonValue | undefined): void {
-    if (typeof v !== 'number' || v === 0) return;
-    const b = Buffer.alloc(8);
-    b.writeDoubleLE(v);
-    this.tag(field, 1);
-    this.raw(b);
+    if (typeof v === 'number' && v !== 0) this.out.tag(field, this.wire.WireType.Bit64).double(v);
   }
 
   message(field: number, write: (w: Writer) => void): void {
-    const inner = new Writer();
-    write(inner);
-    const bytes = inner.finish();
-    this.tag(field, 2);
-    this.varint(bytes.length);
-    this.raw(bytes);
+    this.out.tag(field, this.wire.WireType.LengthDelimited).fork();
+    write(this);
+    this.out.join();
   }
 
   finish(): Buffer {
-    this.flush();
-    return Buffer.concat(this.parts, this.length);
+    const bytes = this.out.finish();
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 }
 
@@ -242,9 +192,9 @@ function pathItem(w: Writer, v: JsonValue): void {
   vendorExtensions(w, 10, item);
 }
 
-/** The document's protobuf bytes. */
-export function encodeOpenApiV2(doc: JsonObject): Buffer {
-  const w = new Writer();
+/** The document's protobuf bytes (the encoder is loaded on first use, not at server start). */
+export async function encodeOpenApiV2(doc: JsonObject): Promise<Buffer> {
+  const w = new Writer(await import('@bufbuild/protobuf/wire'));
   w.string(1, doc.swagger);
   const info = obj(doc.info);
   w.message(2, (i) => {

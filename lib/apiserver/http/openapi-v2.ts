@@ -195,13 +195,13 @@ export class OpenApiV2 {
     return (b.json ??= Buffer.from(JSON.stringify(b.doc)));
   }
 
-  protobuf(): Buffer {
+  async protobuf(): Promise<Buffer> {
     const b = this.current();
-    return (b.protobuf ??= encodeOpenApiV2(b.doc));
+    return (b.protobuf ??= await encodeOpenApiV2(b.doc));
   }
 
   /** Answers GET/HEAD /openapi/v2 by the Accept header, with an ETag for conditional requests. */
-  serve(req: IncomingMessage, res: ServerResponse): void {
+  async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     res.setHeader('Vary', 'Accept');
     const format = negotiate(req.headers.accept);
     if (!format) {
@@ -209,7 +209,7 @@ export class OpenApiV2 {
       res.end();
       return;
     }
-    const body = format === 'json' ? this.json() : this.protobuf();
+    const body = format === 'json' ? this.json() : await this.protobuf();
     const etag = `"${createHash('sha512').update(body).digest('hex').toUpperCase()}"`;
     if (req.headers['if-none-match'] === etag) {
       res.writeHead(304, { ETag: etag });
