@@ -104,7 +104,7 @@ function setActive(status: JsonObject, refs: JsonObject[]): void {
   else delete status.active;
 }
 
-/** Finished Jobs first by start time (unstarted last), then by name (byJobStartTime). */
+/** Oldest first: by start time (never started last), then by name (byJobStartTime). */
 function byStartTime(a: JsonObject, b: JsonObject): number {
   const sa = timeOf(getPath(a, ['status', 'startTime']));
   const sb = timeOf(getPath(b, ['status', 'startTime']));
