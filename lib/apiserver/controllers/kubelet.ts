@@ -5,6 +5,7 @@
  * `failures` of each Job fail); a bound Pod deleted gracefully goes once its grace period is over.
  */
 import type { ApiCore } from '../api/core.js';
+import { ApiError } from '../api/errors.js';
 import type { JsonObject } from '../api/json.js';
 import { isJsonObject } from '../api/json.js';
 import { getPath, isBeingDeleted, nameOf, namespaceOf, ownerRefsOf, readMeta, timestamp, uidOf } from '../api/meta.js';
@@ -145,28 +146,14 @@ export class KubeletSimulator {
 
   private bind(ns: string, name: string): void {
     const node = nodeName(this.nextNode++ % this.options.nodes);
-    const bound = this.core.mutate(
-      PODS_KEY,
-      ns,
-      name,
-      (pod) => {
-        if (isBeingDeleted(pod) || getPath(pod, ['spec', 'nodeName'])) return false;
-        (pod.spec as JsonObject).nodeName = node;
-      },
-      { subresource: 'binding', manager: 'default-scheduler' },
-    );
-    if (!bound || getPath(bound, ['spec', 'nodeName']) !== node) return;
-    this.core.mutate(
-      PODS_KEY,
-      ns,
-      name,
-      (pod) => {
-        const status = isJsonObject(pod.status) ? pod.status : {};
-        status.conditions = [condition(status.conditions, 'PodScheduled', 'True', '', '', this.now(), false)].map((c) => withoutEmptyReason(c));
-        pod.status = status;
-      },
-      { subresource: 'status', manager: 'default-scheduler' },
-    );
+    let bound: JsonObject;
+    try {
+      bound = this.core.bind(ns, name, { target: { kind: 'Node', name: node } }, { fieldManager: 'default-scheduler', now: this.now() });
+    } catch (err) {
+      // Gone, being deleted or bound meanwhile (by another event, or a client's pods/binding).
+      if (err instanceof ApiError) return;
+      throw err;
+    }
     this.recorder.record(bound, 'Normal', 'Scheduled', `Successfully assigned ${ns}/${name} to ${node}`, 'default-scheduler');
   }
 
