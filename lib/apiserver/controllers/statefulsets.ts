@@ -14,8 +14,7 @@ import type { ApiCore } from '../api/core.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { deepEqual, isJsonObject } from '../api/json.js';
 import { getPath, isBeingDeleted, labelsOf, nameOf, namespaceOf, ownerRefsOf, readMeta, uidOf } from '../api/meta.js';
-import type { Store, StoreEvent } from '../api/store.js';
-import { WorkQueue } from './queue.js';
+import type { Store } from '../api/store.js';
 import type { ServerEventRecorder } from './recorder.js';
 import { PVCS_KEY } from './volumes.js';
 import {
@@ -24,7 +23,7 @@ import {
   controllerRef,
   isPodReady,
   num,
-  ownerToSync,
+  OwnerSyncLoop,
   podFromTemplate,
   podPhase,
   PODS_KEY,
@@ -75,29 +74,21 @@ function retentionOf(set: JsonObject): { whenDeleted: string; whenScaled: string
 }
 
 export class StatefulSetController {
-  private readonly queue: WorkQueue;
-  private readonly unsubscribe: () => void;
+  private readonly loop: OwnerSyncLoop;
 
   constructor(
     private readonly core: ApiCore,
     private readonly store: Store,
     private readonly recorder: ServerEventRecorder,
   ) {
-    this.queue = new WorkQueue('statefulset controller', (key) => this.reconcile(key));
-    this.unsubscribe = store.onEvent((e) => this.onEvent(e));
+    this.loop = new OwnerSyncLoop(store, 'statefulset controller', STATEFULSETS_KEY, PODS_KEY, (ns, name) => this.reconcile(ns, name));
   }
 
   resumeAll(): void {
-    for (const set of this.store.list(STATEFULSETS_KEY)) this.queue.add(`${namespaceOf(set)}/${nameOf(set)}`);
+    this.loop.resumeAll();
   }
 
-  private onEvent(e: StoreEvent): void {
-    const key = ownerToSync(this.store, e, STATEFULSETS_KEY, PODS_KEY);
-    if (key) this.queue.add(key);
-  }
-
-  private reconcile(key: string): void {
-    const [ns = '', name = ''] = key.split('/');
+  private reconcile(ns: string, name: string): void {
     const set = this.store.get(STATEFULSETS_KEY, ns, name);
     if (!set) return;
     const found = this.updateRevision(set);
@@ -364,7 +355,6 @@ export class StatefulSetController {
   }
 
   close(): void {
-    this.unsubscribe();
-    this.queue.close();
+    this.loop.close();
   }
 }
