@@ -395,6 +395,7 @@ async function measure(variant: Variant, entry: string, n: number, round: number
     const finalValue = new Map(names.map((name) => [name, tracker.value(name) + 3]));
     const phase2Done = tracker.until((c) => c.spec.value === finalValue.get(c.metadata.name) && reconciled(c));
     const started2 = performance.now();
+    const benchCpu2 = process.cpuUsage();
     const base = `${url}/apis/${GROUP}/${VERSION}/namespaces/${NAMESPACE}/${PLURAL}`;
     for (let bump = 1; bump <= 3; bump++) {
       let next = 0;
@@ -413,8 +414,16 @@ async function measure(variant: Variant, entry: string, n: number, round: number
       };
       await Promise.all(Array.from({ length: 16 }, worker));
     }
+    const bumpSeconds = (performance.now() - started2) / 1000;
+    if (process.env['E2E_TRACE']) console.log(`  ${variant}: bumps done at ${bumpSeconds.toFixed(2)} s, ${tracker.pending()} counters pending`);
+    const trace = process.env['E2E_TRACE'] ? setInterval(() => console.log(`  ${variant}: ${((performance.now() - started2) / 1000).toFixed(1)} s, ${tracker.pending()} pending`), 2000) : undefined;
     const timedOut2 = await withTimeout(phase2Done, config.timeoutS, () => tracker.pending());
     const seconds2 = (performance.now() - started2) / 1000;
+    clearInterval(trace);
+    if (process.env['E2E_TRACE']) {
+      const used = process.cpuUsage(benchCpu2);
+      console.log(`  ${variant}: bench CPU in phase 2 ${((used.user + used.system) / 1e6).toFixed(2)} s`);
+    }
     const peaks2 = sampler.take();
     const probe2 = await askProbe(child, false);
     sampler.stop();

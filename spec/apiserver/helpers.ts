@@ -167,6 +167,24 @@ export function kubectlAvailable(): Promise<boolean> {
   return kubectlCheck;
 }
 
+export interface KubectlResult {
+  code: number;
+  out: string;
+  err: string;
+}
+
+/**
+ * Runs kubectl with `kubeconfig` and resolves with its exit code and trimmed output.
+ * Asynchronously: a synchronous child process would block the server in this process.
+ */
+export function kubectlWith(kubeconfig: string, ...args: string[]): Promise<KubectlResult> {
+  return new Promise((resolve) => {
+    execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 30_000 }, (error, out, err) =>
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out: out.trim(), err: err.trim() }),
+    );
+  });
+}
+
 /** A namespaced CRD (WebPage, short name wp) served at v1 (storage, status subresource, a printer column) and v1beta1. */
 export function webPageCrd(overrides: Partial<k8s.V1CustomResourceDefinitionSpec> = {}): k8s.V1CustomResourceDefinition {
   return {

@@ -1,11 +1,10 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
-import { eventually, failure, kubectlAvailable, raw, startWithClients, type Clients } from './helpers.js';
+import { eventually, failure, kubectlAvailable, kubectlWith, raw, startWithClients, type Clients } from './helpers.js';
 
 const SA = 'system:serviceaccount:default:op';
 
@@ -40,13 +39,7 @@ describe('apiserver: RBAC with kubectl v1.32 (ServiceAccount tokens over HTTPS)'
   let op: string;
   let kc: k8s.KubeConfig;
 
-  const kubectl = (kubeconfig: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> =>
-    new Promise((resolve) => {
-      // Asynchronously: a synchronous child process would block the server in this process.
-      execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 30_000 }, (error, out, err) =>
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out: out.trim(), err: err.trim() }),
-      );
-    });
+  const kubectl = kubectlWith;
 
   before(async function () {
     if (!(await kubectlAvailable())) this.skip(); // kubectl is not on PATH

@@ -67,7 +67,16 @@ export interface WriteOptions {
   /** The field manager; defaults to the client's user-agent product. */
   fieldManager?: string;
   subresource?: string;
+  /**
+   * A check on behalf of the requester of the object about to be written, decoded and defaulted,
+   * before validation (`old`: the stored object on update), like the real server's RBAC storage
+   * that refuses escalation; it throws to refuse the write.
+   */
+  admit?: (obj: JsonObject, old: JsonObject | undefined) => void;
 }
+
+/** The options of a write that reach its object's checks. */
+type CheckOptions = Pick<WriteOptions, 'fieldValidation' | 'warnings' | 'admit'>;
 
 export interface DeleteOptions {
   dryRun?: boolean;
@@ -298,7 +307,7 @@ export class ApiCore {
     manager: string,
     dryRun: boolean,
     managedFields: JsonValue | undefined,
-    schemaOpts: Pick<WriteOptions, 'fieldValidation' | 'warnings'> = {},
+    schemaOpts: CheckOptions = {},
   ): JsonObject {
     const type = r.type;
     const gr = groupResource(type);
@@ -332,6 +341,7 @@ export class ApiCore {
     type.strategy.prepareForCreate?.(obj, ctx);
     if (type.custom && r.version.statusSubresource) delete obj.status;
     type.strategy.defaults?.(obj);
+    schemaOpts.admit?.(obj, undefined);
     const invalidCauses = [...this.checkSchema(r, obj, schemaOpts), ...(type.strategy.validate?.(obj, undefined) ?? [])];
     if (invalidCauses.length) throw invalid(type.group, type.kind, name, invalidCauses);
     if (managedFields !== undefined) meta.managedFields = managedFields;
@@ -424,7 +434,7 @@ export class ApiCore {
     r: Resolved,
     stored: JsonObject,
     candidate: JsonObject,
-    opts: { manager: string; dryRun: boolean; subresource?: string; managedFields?: JsonValue } & Pick<WriteOptions, 'fieldValidation' | 'warnings'>,
+    opts: { manager: string; dryRun: boolean; subresource?: string; managedFields?: JsonValue } & CheckOptions,
   ): JsonObject {
     const type = r.type;
     const ctx = this.strategyContext();
@@ -470,6 +480,7 @@ export class ApiCore {
     meta.resourceVersion = resourceVersionOf(old);
     if (opts.subresource !== 'finalize') type.strategy.prepareForUpdate?.(obj, old, ctx);
     type.strategy.defaults?.(obj);
+    opts.admit?.(obj, old);
 
     const name = nameOf(old);
     const causes = [...this.validateMeta(type, obj), ...this.checkSchema(r, obj, opts, old)];
@@ -546,7 +557,7 @@ export class ApiCore {
     this.checkNamespace(type, meta, ns);
     this.checkName(meta, name);
     this.checkResourceVersion(type, obj, old, false);
-    const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource: opts.subresource, fieldValidation: opts.fieldValidation, warnings: opts.warnings });
+    const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource: opts.subresource, fieldValidation: opts.fieldValidation, warnings: opts.warnings, admit: opts.admit });
     return { status: 200, body: present(result, r.apiVersion, versionSchema(r)) };
   }
 
@@ -559,7 +570,7 @@ export class ApiCore {
     force: boolean,
     dryRun: boolean,
     subresource: string | undefined,
-    schemaOpts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>,
+    schemaOpts: CheckOptions,
   ): WriteResult {
     const type = r.type;
     const applied = this.normalizeBody(r, body);

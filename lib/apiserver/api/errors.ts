@@ -129,8 +129,9 @@ export function badRequest(message: string): ApiError {
   return new ApiError(400, 'BadRequest', message, {});
 }
 
+/** 403 as the real server's NewForbidden: the object named when there is a name. */
 export function forbidden(gr: GroupResource, name: string, why: string, causes?: StatusCause[]): ApiError {
-  return new ApiError(403, 'Forbidden', `${qualified(gr)} "${name}" is forbidden: ${why}`, {
+  return new ApiError(403, 'Forbidden', `${qualified(gr)}${name ? ` ${JSON.stringify(name)}` : ''} is forbidden: ${why}`, {
     name,
     group: gr.group,
     kind: gr.plural,

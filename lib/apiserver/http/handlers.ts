@@ -72,8 +72,14 @@ function fieldValidationOf(query: URLSearchParams): FieldValidation | undefined 
 }
 
 /** The options of a write request (warnings are collected for the Warning header). */
-function writeOptions(req: IncomingMessage, query: URLSearchParams, subresource: string | undefined): WriteOptions & { userAgent?: string; warnings: string[] } {
+function writeOptions(
+  req: IncomingMessage,
+  query: URLSearchParams,
+  subresource: string | undefined,
+  admit?: WriteOptions['admit'],
+): WriteOptions & { userAgent?: string; warnings: string[] } {
   return {
+    admit,
     dryRun: dryRunOf(query),
     fieldManager: fieldManagerOf(query),
     fieldValidation: fieldValidationOf(query),
@@ -187,6 +193,8 @@ export async function handleResource(
     if (!statusOk && !finalizeOk && !scaleOk && !createOk) throw pathNotFound();
   }
   const namespace = rr.namespace ?? '';
+  const writes = verb === 'create' || verb === 'update' || verb === 'patch';
+  const admit = writes ? ctx.auth.writeCheck(user, { group: type.group, resource: type.plural, namespace, name: rr.name }) : undefined;
 
   const request = {
     verb,
@@ -262,14 +270,14 @@ export async function handleResource(
         throw new ApiError(405, 'MethodNotAllowed', `create not allowed while custom resource definition is terminating`, {});
       }
       const { value } = await bodyOf(req, ctx, BODY_TYPES);
-      const opts = writeOptions(req, query, undefined);
+      const opts = writeOptions(req, query, undefined, admit);
       const result = ctx.core.create(resolved, namespace, value, opts);
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
     }
     case 'update': {
       const { value } = await bodyOf(req, ctx, BODY_TYPES);
-      const opts = writeOptions(req, query, rr.subresource);
+      const opts = writeOptions(req, query, rr.subresource, admit);
       const result = ctx.core.update(resolved, namespace, rr.name as string, value, opts);
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
@@ -280,7 +288,7 @@ export async function handleResource(
       const raw = await readBody(req, MAX_BODY_BYTES, ctx.bodyTimeoutMs);
       if (!kind) throw unsupportedMediaType(contentType, Object.keys(PATCH_KINDS));
       const body = parseBody(raw, kind === 'apply' ? 'application/yaml' : 'application/json');
-      const opts = { ...writeOptions(req, query, rr.subresource), force: query.get('force') === 'true' ? true : undefined };
+      const opts = { ...writeOptions(req, query, rr.subresource, admit), force: query.get('force') === 'true' ? true : undefined };
       const result = ctx.core.patch(resolved, namespace, rr.name as string, kind, body, opts);
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
