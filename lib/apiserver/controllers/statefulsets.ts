@@ -178,7 +178,9 @@ export class StatefulSetController {
       else condemned.push(pod);
     }
     condemned.sort((a, b) => ordinalOf(setName, b) - ordinalOf(setName, a));
-    const firstUnhealthy = slots.find((p) => !p || !isHealthy(p)) ?? [...condemned].reverse().find((p) => !isHealthy(p));
+    // In OrderedReady mode the condemned are reached only once every replica is Running and Ready,
+    // so the first unhealthy Pod, the one that may go while unhealthy, is the lowest condemned one.
+    const firstUnhealthy = [...condemned].reverse().find((p) => !isHealthy(p));
     const monotonic = getPath(set, ['spec', 'podManagementPolicy']) !== 'Parallel';
 
     for (let ordinal = 0; ordinal < replicas; ordinal++) {
