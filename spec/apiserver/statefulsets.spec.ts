@@ -304,6 +304,23 @@ describe('apiserver: simulated StatefulSets and volumes', function () {
     await eventually(() => isGone(() => c.core.readPersistentVolume({ name: dynamic.spec?.volumeName as string })), 'provisioned volume deleted');
   });
 
+  it('the scheduler keeps a Pod whose claim is missing or not Bound Pending (Unschedulable, FailedScheduling) and binds it once the claim is Bound', async () => {
+    await start({});
+    await c.core.createNamespacedPod({
+      namespace: ns,
+      body: { metadata: { name: 'needs' }, spec: { containers: [{ name: 'a', image: 'a' }], volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'later' } }] } },
+    });
+    const waiting = await eventually(async () => (await pod('needs')).status?.conditions?.find((x) => x.type === 'PodScheduled'), 'PodScheduled condition');
+    const message = '0/3 nodes are available: persistentvolumeclaim "later" not found. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.';
+    expect(waiting).to.deep.include({ status: 'False', reason: 'Unschedulable', message });
+    expect((await pod('needs')).spec?.nodeName).to.equal(undefined);
+    const events = (await c.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=needs,reason=FailedScheduling' })).items;
+    expect(events.map((e) => [e.type, e.message, e.count])).to.deep.equal([['Warning', message, 1]]);
+    await c.core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: { metadata: { name: 'later' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } });
+    await eventually(() => isRunning('needs'), 'scheduled and running once the claim is Bound');
+    expect((await pod('needs')).status?.conditions?.find((x) => x.type === 'PodScheduled')?.status).to.equal('True');
+  });
+
   it('validates claims as the real server does (access modes and a storage request are required)', async () => {
     await start({ volumes: false });
     const bad = await failure(c.core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: { metadata: { name: 'bad' }, spec: {} } }));
@@ -321,6 +338,10 @@ describe('apiserver: simulated StatefulSets and volumes', function () {
     expect(await podNames('off')).to.deep.equal([]);
     expect((await c.core.readNamespacedPersistentVolumeClaim({ name: 'off', namespace: ns })).status?.phase).to.equal('Pending');
     expect((await c.kc.makeApiClient(k8s.StorageV1Api).listStorageClass()).items).to.deep.equal([]);
+    // Without a provisioner a Pod that needs the claim is never scheduled, as on a cluster without one.
+    await c.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'off' }, spec: { containers: [{ name: 'a', image: 'a' }], volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'off' } }] } } });
+    const scheduled = await eventually(async () => (await pod('off')).status?.conditions?.find((x) => x.type === 'PodScheduled'), 'PodScheduled condition');
+    expect(scheduled.message).to.match(/^0\/3 nodes are available: pod has unbound immediate PersistentVolumeClaims\. /);
   });
 });
 

@@ -118,7 +118,7 @@ export class VolumeController {
   }
 
   private syncClaim(ns: string, name: string): void {
-    const pvc = this.store.get(PVCS_KEY, ns, name);
+    let pvc = this.store.get(PVCS_KEY, ns, name);
     if (!pvc || isBeingDeleted(pvc)) return;
     const volumeName = getPath(pvc, ['spec', 'volumeName']);
     if (typeof volumeName === 'string' && volumeName !== '') {
@@ -126,12 +126,11 @@ export class VolumeController {
       if (pv && (claimRefOf(pv) === undefined || refersTo(pv, pvc))) this.bind(pv, pvc);
       return;
     }
-    if ((getPath(pvc, ['spec', 'storageClassName']) ?? undefined) === undefined) {
-      const fallback = this.defaultClassName();
-      if (fallback) {
-        this.core.mutate(PVCS_KEY, ns, name, (c) => void ((c.spec as JsonObject).storageClassName = fallback), { manager: COMPONENT });
-        return;
-      }
+    const fallback = (getPath(pvc, ['spec', 'storageClassName']) ?? undefined) === undefined ? this.defaultClassName() : undefined;
+    if (fallback) {
+      // Binding goes on in the same pass, as if admission had set the class at creation.
+      pvc = this.core.mutate(PVCS_KEY, ns, name, (c) => void ((c.spec as JsonObject).storageClassName = fallback), { manager: COMPONENT });
+      if (!pvc) return;
     }
     const className = classOf(pvc);
     const volumes = this.store.list(PVS_KEY);
