@@ -29,6 +29,7 @@ import { kubeConfigFor, kubeconfigYaml, writeKubeconfigFile, type KubeconfigSpec
 import { NamespaceController, NAMESPACES_KEY } from './controllers/namespaces.js';
 import { loadBuiltinSchemas } from './api/builtin-schema.js';
 import { openApiDocument, openApiIndex } from './http/openapi.js';
+import { OpenApiV2 } from './http/openapi-v2.js';
 import { patchEngine } from './patch/engine.js';
 import { Registry } from './api/registry.js';
 import { startSimulation, type SimulateOptions } from './controllers/simulators.js';
@@ -236,7 +237,9 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const store = new Store({ historySize: options.historySize, journal: journal && ((change) => journal.append(change)) });
   const registry = new Registry();
   for (const t of [...builtinTypes(), ...rbacTypes(), ...reviewTypes()]) registry.add(t);
-  const core = new ApiCore(store, registry, patchEngine, { continueTtlMs: options.continueTtlMs });
+  const clock = options.simulate?.clock;
+  // Creation and deletion times in the simulation's time, as a real cluster's share one clock.
+  const core = new ApiCore(store, registry, patchEngine, { continueTtlMs: options.continueTtlMs, now: clock && (() => new Date(clock.now())) });
   const hub = new WatchHub(store, { bookmarkIntervalMs: options.bookmarkIntervalMs });
   const terminating = new Set<string>();
   const crds = new CrdController(core, registry, store, hub, terminating);
@@ -280,6 +283,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     auth,
   };
   const hashPrefix = randomBytes(4).toString('hex');
+  const openApiV2 = new OpenApiV2(registry);
   let serverAddress = '';
 
   const guard = requestGuard({ bindAddress: host, allowedHosts: options.allowedHosts, machineNames: [hostname()] });
@@ -323,6 +327,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
         res.end('ok');
         return;
       }
+      if (path === '/openapi/v2') return await openApiV2.serve(req, res);
       if (path === '/openapi/v3') return sendJson(res, 200, openApiIndex(registry, hashPrefix));
       const gv = /^\/openapi\/v3\/(?:api\/([^/]+)|apis\/([^/]+)\/([^/]+))$/.exec(path);
       if (gv) {

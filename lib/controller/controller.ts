@@ -8,7 +8,7 @@ import type { Shard } from '../sharding/index.js';
 import { InformerPool, ReadYourWritesCache, type InformerLike } from '../sources/index.js';
 import { resolveNamespaces, type ResolvedControllerConfig } from './config.js';
 import { controllerEvents } from './pipeline.js';
-import { gainedResources, reportedToShard, runnableOnly } from './sharded.js';
+import { gainedResources, memberLost, reportedToShard, runnableOnly } from './sharded.js';
 import { runOf } from './run.js';
 import { controllerInformers, ControllerSources, logInformerFailures, watching } from './sources.js';
 import type { EventSourceInfo, Reconciler } from './types.js';
@@ -252,7 +252,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
         )
       : events$;
     // SH1: a member that could not renew its Lease stops acting, as a leader does (OB4).
-    const memberLost$ = shard ? shard.status$.pipe(map((s) => s.member), pairwise(), filter(([was, is]) => was && !is)) : EMPTY;
+    const memberLost$ = shard ? memberLost(shard) : EMPTY;
     return sharded$.pipe(
       reconcileEach<unknown>(shard ? reportedToShard(shard, measuredRun) : measuredRun, {
         ...config.scheduling,

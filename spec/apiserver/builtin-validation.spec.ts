@@ -42,6 +42,13 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
       expect(ignored.headers.warning).to.equal(undefined);
     });
 
+    it('an unknown field named in any script is a Warning carrying its UTF-8 bytes, as Go sends them, not a 500', async () => {
+      const warned = await raw(c.server, 'POST', '/apis/apps/v1/namespaces/default/deployments', JSON.stringify(deployment('warned-utf8', { réplicas: 3, 副本: 1 })));
+      expect(warned.status).to.equal(201);
+      const sent = Buffer.from(warned.headers.warning as string, 'latin1').toString('utf8');
+      expect(sent).to.equal('299 - "unknown field \\"spec.réplicas\\"", 299 - "unknown field \\"spec.副本\\""');
+    });
+
     it('unknown fields deep in a pod template and in metadata are named by their paths', async () => {
       const d = deployment('deep', {});
       (d.spec.template.spec.containers[0] as Record<string, unknown>).imagePolicy = 'x';

@@ -3,7 +3,7 @@
  * clients can observe: defaults, status resets, immutable fields, validation and table columns.
  */
 import { crdStrategy } from './crds.js';
-import { cronError } from './cron.js';
+import { cronError, timeZoneError } from './cron.js';
 import { CORE_EVENT, EVENT_COLUMNS, eventsV1Strategy } from './events.js';
 import type { StatusCause } from './errors.js';
 import { fieldForbidden, fieldInvalid, fieldRequired } from './errors.js';
@@ -322,6 +322,16 @@ export function jobPodLabels(name: string, uid: string): Record<string, string> 
   return { 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name, 'controller-uid': uid, 'job-name': name };
 }
 
+/** A Job's pod template as Job and CronJob validation check it: containers, and a restartPolicy a Job can run. */
+function validateJobPodSpec(spec: JsonValue | undefined, field: string): StatusCause[] {
+  const causes = validateContainers(spec, field);
+  const policy = getPath(spec, ['restartPolicy']);
+  if (policy !== 'Never' && policy !== 'OnFailure') {
+    causes.push({ ...fieldInvalid(`${field}.restartPolicy`, policy ?? null, ''), message: `Unsupported value: ${JSON.stringify(policy)}: supported values: "OnFailure", "Never"` });
+  }
+  return causes;
+}
+
 const jobStrategy: Strategy = {
   prepareForCreate(obj) {
     obj.status = {};
@@ -345,11 +355,7 @@ const jobStrategy: Strategy = {
     defaultPodSpec(objectAt(objectAt(spec, 'template'), 'spec'));
   },
   validate(obj, old) {
-    const causes = validateContainers(getPath(obj, ['spec', 'template', 'spec']), 'spec.template.spec');
-    const policy = getPath(obj, ['spec', 'template', 'spec', 'restartPolicy']);
-    if (policy !== 'Never' && policy !== 'OnFailure') {
-      causes.push({ ...fieldInvalid('spec.template.spec.restartPolicy', policy ?? null, ''), message: `Unsupported value: ${JSON.stringify(policy)}: supported values: "OnFailure", "Never"` });
-    }
+    const causes = validateJobPodSpec(getPath(obj, ['spec', 'template', 'spec']), 'spec.template.spec');
     if (old && !deepEqual(getPath(obj, ['spec', 'template']), getPath(old, ['spec', 'template']))) {
       causes.push(fieldInvalid('spec.template', getPath(obj, ['spec', 'template']) ?? null, 'field is immutable'));
     }
@@ -372,10 +378,15 @@ const cronJobStrategy: Strategy = {
     defaultPodSpec(objectAt(objectAt(jobSpec, 'template'), 'spec'));
   },
   validate(obj) {
+    const causes = validateJobPodSpec(getPath(obj, ['spec', 'jobTemplate', 'spec', 'template', 'spec']), 'spec.jobTemplate.spec.template.spec');
     const schedule = getPath(obj, ['spec', 'schedule']);
-    if (typeof schedule !== 'string' || schedule === '') return [fieldRequired('spec.schedule', '')];
+    if (typeof schedule !== 'string' || schedule === '') return [fieldRequired('spec.schedule', ''), ...causes];
     const error = cronError(schedule);
-    return error ? [fieldInvalid('spec.schedule', schedule, error)] : [];
+    if (error) causes.unshift(fieldInvalid('spec.schedule', schedule, error));
+    const timeZone = getPath(obj, ['spec', 'timeZone']);
+    const zoneError = typeof timeZone === 'string' ? timeZoneError(timeZone) : undefined;
+    if (zoneError) causes.push(fieldInvalid('spec.timeZone', timeZone ?? null, zoneError));
+    return causes;
   },
 };
 
@@ -758,7 +769,11 @@ export function builtinTypes(): ResourceType[] {
       columns: [
         column('Schedule', 'string', (o) => str(getPath(o, ['spec', 'schedule']))),
         column('Timezone', 'string', (o) => str(getPath(o, ['spec', 'timeZone'])) || '<none>'),
-        column('Suspend', 'boolean', (o) => str(getPath(o, ['spec', 'suspend']) ?? false)),
+        // printBoolPtr: True, False, or <unset>.
+        column('Suspend', 'boolean', (o) => {
+          const suspend = getPath(o, ['spec', 'suspend']);
+          return typeof suspend === 'boolean' ? (suspend ? 'True' : 'False') : '<unset>';
+        }),
         column('Active', 'integer', (o) => {
           const active = getPath(o, ['status', 'active']);
           return Array.isArray(active) ? active.length : 0;

@@ -92,7 +92,10 @@ function writeOptions(
 /** Warnings as the real server sends them: `Warning: 299 - "text"` (one header, comma-separated). */
 function warningHeaders(warnings: string[]): Record<string, string> {
   if (warnings.length === 0) return {};
-  return { warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ') };
+  const value = warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ');
+  // Go writes the text's UTF-8 bytes as they are; Node refuses a header character above U+00FF,
+  // so the bytes go out as Latin-1 characters, one per byte (a field named in any script is no 500).
+  return { warning: Buffer.from(value, 'utf8').toString('latin1') };
 }
 
 function intParam(query: URLSearchParams, name: string): number | undefined {

@@ -296,8 +296,12 @@ export function sendJson(res: ServerResponse, status: number, body: JsonValue, h
     'cache-control': 'no-cache, private',
     ...headers,
   });
-  res.end(payload);
+  // Node writes the header block in the body's encoding when both go out as one string: a header
+  // carrying bytes as Latin-1 characters (a Warning's UTF-8) needs the body as bytes.
+  res.end(Object.values(headers).some((value) => NON_ASCII.test(value)) ? Buffer.from(payload) : payload);
 }
+
+const NON_ASCII = /[^\x00-\x7f]/;
 
 export function sendError(res: ServerResponse, err: ApiError): void {
   sendJson(res, err.code, err.toStatus(), { ...err.headers });
