@@ -1,13 +1,8 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
-import { kubectlAvailable } from './helpers.js';
-
-const run = promisify(execFile);
+import { kubectlAvailable, kubectlSession, type KubectlSession } from './helpers.js';
 
 const MANIFEST = `
 apiVersion: v1
@@ -55,29 +50,23 @@ spec:
 describe('apiserver: simulated StatefulSets and volumes with kubectl v1.32', function () {
   this.timeout(90_000);
   let server: ApiServer;
-  let dir: string;
-  let kubeconfig: string;
+  let session: KubectlSession;
 
   before(async function () {
     if (!(await kubectlAvailable())) this.skip(); // kubectl is not on PATH
     server = await startApiServer({ clientNode: false, simulate: { pods: { readyAfterMs: 10 } } });
-    dir = await mkdtemp(join(tmpdir(), 'rxkube-statefulsets-'));
-    kubeconfig = join(dir, 'kubeconfig');
-    await server.writeKubeconfig(kubeconfig);
-    await writeFile(join(dir, 'web.yaml'), MANIFEST);
+    session = await kubectlSession(server);
+    await writeFile(join(session.dir, 'web.yaml'), MANIFEST);
   });
   after(async () => {
     await server?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await session?.close();
   });
 
-  const kubectl = async (...args: string[]): Promise<string> => {
-    const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { timeout: 30_000 });
-    return stdout;
-  };
+  const kubectl = (...args: string[]): Promise<string> => session.kubectl(...args);
 
   it('apply, rollout status statefulset, get pods/pvc/pv/sc: ordered Pods with Bound claims on the default class', async () => {
-    await kubectl('apply', '-f', join(dir, 'web.yaml'));
+    await kubectl('apply', '-f', join(session.dir, 'web.yaml'));
     expect(await kubectl('rollout', 'status', 'statefulset/web', '--timeout=30s')).to.contain('partitioned roll out complete: 3 new pods have been updated...');
     expect(await kubectl('get', 'statefulset', 'web')).to.match(/^web\s+3\/3\s+/m);
     expect(await kubectl('get', 'pods', '-l', 'app=web', '-o', 'name')).to.equal('pod/web-0\npod/web-1\npod/web-2\n');
