@@ -76,7 +76,7 @@ describe('apiserver: simulated StatefulSets and volumes with kubectl v1.32', fun
     expect(await kubectl('get', 'storageclass')).to.match(/^standard \(default\)\s+rxkube\.dev\/simulated\s+Delete\s+Immediate\s+false\s+/m);
   });
 
-  it('set image rolls out; rollout history lists the ControllerRevisions; rollout undo goes back', async () => {
+  it('set image rolls out, rollout history lists the ControllerRevisions, rollout undo goes back', async () => {
     await kubectl('set', 'image', 'statefulset/web', 'nginx=nginx:1.26');
     expect(await kubectl('rollout', 'status', 'statefulset/web', '--timeout=30s')).to.contain('partitioned roll out complete: 3 new pods have been updated...');
     expect(await kubectl('get', 'pod', 'web-0', '-o', 'jsonpath={.spec.containers[0].image}')).to.equal('nginx:1.26');
@@ -89,7 +89,7 @@ describe('apiserver: simulated StatefulSets and volumes with kubectl v1.32', fun
     expect(await kubectl('rollout', 'history', 'statefulset/web')).to.match(/^2\s+<none>\n3\s+<none>/m);
   });
 
-  it('describe statefulset shows the controller\'s Events; scale down removes the highest ordinals', async () => {
+  it('describe statefulset shows the controller\'s Events, scale down removes the highest ordinals', async () => {
     const out = await kubectl('describe', 'statefulset', 'web');
     expect(out).to.match(/Normal\s+SuccessfulCreate\s+.*statefulset-controller\s+create Claim data-web-0 Pod web-0 in StatefulSet web success/);
     expect(out).to.match(/Normal\s+SuccessfulCreate\s+.*statefulset-controller\s+create Pod web-0 in StatefulSet web successful/);

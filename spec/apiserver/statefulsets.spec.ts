@@ -63,7 +63,7 @@ describe('apiserver: simulated StatefulSets and volumes', function () {
       return s.status?.readyReplicas === replicas && s.status.replicas === replicas && s.status.currentRevision === s.status.updateRevision ? s : undefined;
     }, `${name}: ${replicas} ready`);
 
-  it('OrderedReady: Pod 1 is not created before Pod 0 is Running and Ready; names, labels, identity and owner as the real controller sets them', async () => {
+  it('OrderedReady: Pod 1 is not created before Pod 0 is Running and Ready, names, labels, identity and owner as the real controller sets them', async () => {
     const clock = await start({ pods: { readyAfterMs: 60_000 } }, true);
     await c.apps.createNamespacedStatefulSet({ namespace: ns, body: statefulSet('web', 3) });
     await startedAndWaiting('web-0');
@@ -125,7 +125,7 @@ describe('apiserver: simulated StatefulSets and volumes', function () {
     expect((await readSet('par')).status?.readyReplicas).to.equal(undefined);
   });
 
-  it('creates each ordinal\'s claims before its Pod (selector labels, the Pod\'s volume); they become Bound to provisioned PersistentVolumes', async () => {
+  it('creates each ordinal\'s claims before its Pod (selector labels, the Pod\'s volume), they become Bound to provisioned PersistentVolumes', async () => {
     await start({});
     await c.apps.createNamespacedStatefulSet({ namespace: ns, body: statefulSet('db', 2, withClaims) });
     await allReady('db', 2);
@@ -171,7 +171,7 @@ describe('apiserver: simulated StatefulSets and volumes', function () {
     expect(claims.map((x) => `${x.metadata?.name} ${x.status?.phase}`).sort()).to.deep.equal(['data-keep-0 Bound', 'data-keep-1 Bound']);
   });
 
-  it('retention policy Delete: the claim is owned by the StatefulSet, by its Pod once scaled away; both go with their owner, and their volumes with them', async () => {
+  it('retention policy Delete: the claim is owned by the StatefulSet, by its Pod once scaled away, both go with their owner, and their volumes with them', async () => {
     await start({});
     await c.apps.createNamespacedStatefulSet({
       namespace: ns,
@@ -191,7 +191,7 @@ describe('apiserver: simulated StatefulSets and volumes', function () {
     await eventually(() => isGone(() => c.core.readNamespacedPersistentVolumeClaim({ name: 'data-tmp-0', namespace: ns })), 'claim deleted with the set');
   });
 
-  it('a template change rolls Pods from the highest ordinal down, one at a time; ControllerRevisions give rollout history and a rollback', async () => {
+  it('a template change rolls Pods from the highest ordinal down, one at a time, ControllerRevisions give rollout history and a rollback', async () => {
     await start({});
     await c.apps.createNamespacedStatefulSet({ namespace: ns, body: statefulSet('roll', 3) });
     const before = await allReady('roll', 3);
@@ -237,7 +237,7 @@ describe('apiserver: simulated StatefulSets and volumes', function () {
     expect((await pod('roll-0')).spec?.containers[0]?.image).to.equal('app:1');
   });
 
-  it('partition: only ordinals at or above it are updated; the status keeps the old revision current', async () => {
+  it('partition: only ordinals at or above it are updated, the status keeps the old revision current', async () => {
     await start({});
     await c.apps.createNamespacedStatefulSet({ namespace: ns, body: statefulSet('part', 3, { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 2 } } }) });
     const before = await allReady('part', 3);
@@ -253,7 +253,7 @@ describe('apiserver: simulated StatefulSets and volumes', function () {
     expect((await pod('part-0')).metadata?.labels?.['controller-revision-hash']).to.equal(before.status?.currentRevision);
   });
 
-  it('OnDelete: a template change replaces no Pod; a Pod deleted by the user comes back at the new revision', async () => {
+  it('OnDelete: a template change replaces no Pod, a Pod deleted by the user comes back at the new revision', async () => {
     await start({});
     await c.apps.createNamespacedStatefulSet({ namespace: ns, body: statefulSet('manual', 2, { updateStrategy: { type: 'OnDelete' } }) });
     await allReady('manual', 2);
@@ -269,7 +269,7 @@ describe('apiserver: simulated StatefulSets and volumes', function () {
     expect((await pod('manual-0')).spec?.containers[0]?.image).to.equal('app:1');
   });
 
-  it('a claim of its own binds: to a fitting Available volume, else to one provisioned; an unknown class is a ProvisioningFailed Event; Retain leaves the volume Released', async () => {
+  it('a claim of its own binds: to a fitting Available volume, else to one provisioned, an unknown class is a ProvisioningFailed Event, Retain leaves the volume Released', async () => {
     await start({});
     await c.core.createPersistentVolume({
       body: { metadata: { name: 'manual-pv' }, spec: { storageClassName: 'manual', capacity: { storage: '5Gi' }, accessModes: ['ReadWriteOnce', 'ReadOnlyMany'], hostPath: { path: '/tmp/x' } } },
@@ -355,7 +355,7 @@ describe('apiserver: pods/binding', function () {
 
   const body = (node: string): k8s.V1Binding => ({ metadata: { name: 'solo' }, target: { apiVersion: 'v1', kind: 'Node', name: node } });
 
-  it('a v1 Binding assigns the Pod to the Node (spec.nodeName, PodScheduled) once; a second one is 409 in the real server\'s words', async () => {
+  it('a v1 Binding assigns the Pod to the Node (spec.nodeName, PodScheduled) once, a second one is 409 in the real server\'s words', async () => {
     await c.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'solo' }, spec: { containers: [{ name: 'a', image: 'a' }] } } });
     await c.core.createNamespacedPodBinding({ name: 'solo', namespace: 'default', body: body('node-a') });
     const bound = await c.core.readNamespacedPod({ name: 'solo', namespace: 'default' });
@@ -366,7 +366,7 @@ describe('apiserver: pods/binding', function () {
     expect(again.status.message).to.equal('Operation cannot be fulfilled on pods/binding "solo": pod solo is already assigned to node "node-a"');
   });
 
-  it('answers 201 with a Success Status over raw HTTP; a Binding without a target is 422; discovery lists pods/binding', async () => {
+  it('answers 201 with a Success Status over raw HTTP, a Binding without a target is 422, discovery lists pods/binding', async () => {
     await c.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'raw' }, spec: { containers: [{ name: 'a', image: 'a' }] } } });
     const noTarget = await raw(c.server, 'POST', '/api/v1/namespaces/default/pods/raw/binding', JSON.stringify({ apiVersion: 'v1', kind: 'Binding', metadata: { name: 'raw' } }));
     expect(noTarget.status).to.equal(422);
