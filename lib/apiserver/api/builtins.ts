@@ -397,6 +397,51 @@ const pvcStrategy: Strategy = {
   defaults(obj) {
     setDefault(objectAt(obj, 'spec'), 'volumeMode', 'Filesystem');
   },
+  validate(obj) {
+    const causes: StatusCause[] = [];
+    const modes = getPath(obj, ['spec', 'accessModes']);
+    if (!Array.isArray(modes) || modes.length === 0) causes.push(fieldRequired('spec.accessModes', 'at least 1 access mode is required'));
+    if (getPath(obj, ['spec', 'resources', 'requests', 'storage']) === undefined) causes.push(fieldRequired('spec.resources[storage]', ''));
+    return causes;
+  },
+};
+
+const pvStrategy: Strategy = {
+  prepareForCreate(obj) {
+    obj.status = { phase: 'Pending' };
+  },
+  defaults(obj) {
+    const spec = objectAt(obj, 'spec');
+    setDefault(spec, 'persistentVolumeReclaimPolicy', 'Retain');
+    setDefault(spec, 'volumeMode', 'Filesystem');
+  },
+};
+
+/** The annotation that makes a StorageClass the default for claims that name none. */
+export const DEFAULT_STORAGE_CLASS = 'storageclass.kubernetes.io/is-default-class';
+
+const storageClassStrategy: Strategy = {
+  defaults(obj) {
+    setDefault(obj, 'reclaimPolicy', 'Delete');
+    setDefault(obj, 'volumeBindingMode', 'Immediate');
+  },
+  validate(obj, old) {
+    const causes: StatusCause[] = [];
+    if (typeof obj.provisioner !== 'string' || obj.provisioner === '') causes.push(fieldRequired('provisioner', ''));
+    for (const f of ['provisioner', 'parameters', 'reclaimPolicy', 'volumeBindingMode']) {
+      if (old && !deepEqual(obj[f] ?? null, old[f] ?? null)) causes.push(fieldForbidden(f, 'updates to ' + f + ' are forbidden.'));
+    }
+    return causes;
+  },
+};
+
+const controllerRevisionStrategy: Strategy = {
+  validate(obj, old) {
+    const causes: StatusCause[] = [];
+    if (typeof obj.revision !== 'number' || obj.revision < 0) causes.push(fieldInvalid('revision', obj.revision ?? null, 'must be greater than or equal to 0'));
+    if (old && !deepEqual(obj.data ?? null, old.data ?? null)) causes.push(fieldInvalid('data', obj.data ?? null, 'field is immutable'));
+    return causes;
+  },
 };
 
 const nodeStrategy: Strategy = {};
@@ -510,6 +555,8 @@ function servicePorts(obj: JsonObject): string {
 
 const ACCESS_MODES: Readonly<Record<string, string>> = { ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' };
 
+const accessModes = (modes: JsonValue | undefined): string => (Array.isArray(modes) ? modes.map((m) => ACCESS_MODES[str(m)] ?? str(m)).join(',') : '');
+
 function jobStatus(o: JsonObject): string {
   const conditions = getPath(o, ['status', 'conditions']);
   const trueTypes = Array.isArray(conditions) ? conditions.filter((c) => isJsonObject(c) && c.status === 'True').map((c) => (isJsonObject(c) ? str(c.type) : '')) : [];
@@ -615,6 +662,7 @@ export function builtinTypes(): ResourceType[] {
       status: true,
       strategy: podStrategy,
       returnDeletedObject: true,
+      extraSubresources: ['binding'],
       columns: [
         column('Ready', 'string', (o) => {
           const containers = getPath(o, ['spec', 'containers']);
@@ -768,11 +816,64 @@ export function builtinTypes(): ResourceType[] {
         column('Status', 'string', (o) => str(getPath(o, ['status', 'phase']))),
         column('Volume', 'string', (o) => str(getPath(o, ['spec', 'volumeName']))),
         column('Capacity', 'string', (o) => str(getPath(o, ['status', 'capacity', 'storage']))),
-        column('Access Modes', 'string', (o) => {
-          const modes = getPath(o, ['status', 'accessModes']);
-          return Array.isArray(modes) ? modes.map((m) => ACCESS_MODES[str(m)] ?? str(m)).join(',') : '';
-        }),
+        column('Access Modes', 'string', (o) => accessModes(getPath(o, ['status', 'accessModes']))),
         column('StorageClass', 'string', (o) => str(getPath(o, ['spec', 'storageClassName'])) || '<unset>'),
+      ],
+    }),
+    builtin({
+      group: '',
+      version: 'v1',
+      plural: 'persistentvolumes',
+      kind: 'PersistentVolume',
+      namespaced: false,
+      shortNames: ['pv'],
+      status: true,
+      strategy: pvStrategy,
+      columns: [
+        column('Capacity', 'string', (o) => str(getPath(o, ['spec', 'capacity', 'storage']))),
+        column('Access Modes', 'string', (o) => accessModes(getPath(o, ['spec', 'accessModes']))),
+        column('Reclaim Policy', 'string', (o) => str(getPath(o, ['spec', 'persistentVolumeReclaimPolicy']))),
+        column('Status', 'string', (o) => str(getPath(o, ['status', 'phase']))),
+        column('Claim', 'string', (o) => {
+          const ref = getPath(o, ['spec', 'claimRef']);
+          return isJsonObject(ref) ? `${str(ref.namespace)}/${str(ref.name)}` : '';
+        }),
+        column('StorageClass', 'string', (o) => str(getPath(o, ['spec', 'storageClassName']))),
+        column('Reason', 'string', (o) => str(getPath(o, ['status', 'reason']))),
+      ],
+    }),
+    builtin({
+      group: 'storage.k8s.io',
+      version: 'v1',
+      plural: 'storageclasses',
+      kind: 'StorageClass',
+      namespaced: false,
+      shortNames: ['sc'],
+      strategy: storageClassStrategy,
+      columns: [
+        // The server's printer marks the default class in the name (printStorageClass).
+        { ...column('Name', 'string', (o) => `${nameOf(o)}${getPath(o, ['metadata', 'annotations', DEFAULT_STORAGE_CLASS]) === 'true' ? ' (default)' : ''}`), format: 'name' },
+        column('Provisioner', 'string', (o) => str(o.provisioner)),
+        column('ReclaimPolicy', 'string', (o) => str(o.reclaimPolicy)),
+        column('VolumeBindingMode', 'string', (o) => str(o.volumeBindingMode)),
+        column('AllowVolumeExpansion', 'string', (o) => str(o.allowVolumeExpansion ?? false)),
+      ],
+    }),
+    builtin({
+      group: 'apps',
+      version: 'v1',
+      plural: 'controllerrevisions',
+      kind: 'ControllerRevision',
+      namespaced: true,
+      strategy: controllerRevisionStrategy,
+      columns: [
+        column('Controller', 'string', (o) => {
+          const owner = (Array.isArray(readMeta(o).ownerReferences) ? (readMeta(o).ownerReferences as JsonValue[]) : []).find((r) => isJsonObject(r) && r.controller === true);
+          if (!isJsonObject(owner)) return '<none>';
+          const group = str(owner.apiVersion).includes('/') ? `.${str(owner.apiVersion).split('/')[0]}` : '';
+          return `${str(owner.kind).toLowerCase()}${group}/${str(owner.name)}`;
+        }),
+        column('Revision', 'integer', (o) => num(o.revision)),
       ],
     }),
     builtin({

@@ -21,6 +21,7 @@ import {
   unsupportedMediaType,
 } from './errors.js';
 import type { PatchEngine, PatchKind } from '../patch/engine.js';
+import { bindPod } from './binding.js';
 import { builtinRuleCauses } from './builtin-rules.js';
 import { builtinDefinitionName, decodeBuiltin } from './builtin-schema.js';
 import { applyCrdSchema } from './crd-schema.js';
@@ -461,7 +462,8 @@ export class ApiCore {
       if (finalizers === undefined) delete spec.finalizers;
       else spec.finalizers = finalizers;
       obj = fresh;
-    } else if (statusSubresource) {
+    } else if (statusSubresource && opts.subresource !== 'binding') {
+      // A binding (pods/binding) writes the PodScheduled condition with spec.nodeName, as one update.
       if (old.status === undefined) delete obj.status;
       else obj.status = old.status;
     }
@@ -651,6 +653,13 @@ export class ApiCore {
       }
     }
     return { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata, spec: { replicas: typeof spec === 'number' ? spec : 0 }, status };
+  }
+
+  // ---- binding subresource (pods/binding) ---------------------------------------------------
+
+  /** Assigns a Pod to a Node as a v1 Binding asks (binding.ts); `now` stamps PodScheduled (default: this server's time). */
+  bind(namespace: string, name: string, binding: JsonValue, opts: WriteOptions & { userAgent?: string; now?: string }): JsonObject {
+    return bindPod(this, namespace, name, binding, { manager: this.managerOf(opts), now: opts.now ?? timestamp(this.now()), dryRun: opts.dryRun });
   }
 
   // ---- delete -----------------------------------------------------------------------------

@@ -14,6 +14,8 @@ import { JobController } from './jobs.js';
 import { KubeletSimulator } from './kubelet.js';
 import { ServerEventRecorder } from './recorder.js';
 import { ReplicaSetController } from './replicasets.js';
+import { StatefulSetController } from './statefulsets.js';
+import { VolumeController } from './volumes.js';
 
 export type { SimulationClock } from './clock.js';
 
@@ -34,6 +36,10 @@ export interface SimulateOptions {
   cronJobs?: boolean;
   /** Endpoints and EndpointSlices of Services from their ready Pods (on unless false). */
   endpoints?: boolean;
+  /** StatefulSets: ordered Pods, their claims, ControllerRevisions (on unless false). */
+  statefulSets?: boolean;
+  /** Claims bound to PersistentVolumes provisioned for them, a default StorageClass `standard` (on unless false). */
+  volumes?: boolean;
   /**
    * The time the simulation runs in (default real time), and the server's timestamps with it; a
    * test passes its own to move time without sleeping.
@@ -58,6 +64,8 @@ export function startSimulation(core: ApiCore, store: Store, options: SimulateOp
   if (jobs) parts.push(new JobController(core, store, recorder, clock));
   if (options.cronJobs !== false) parts.push(new CronJobController(core, store, recorder, clock));
   if (options.endpoints !== false) parts.push(new EndpointsController(core, store));
+  if (options.statefulSets !== false) parts.push(new StatefulSetController(core, store, recorder));
+  if (options.volumes !== false) parts.push(new VolumeController(core, store, recorder));
   const kubelet = new KubeletSimulator(core, store, recorder, clock, {
     nodes: options.nodes ?? 3,
     readyAfterMs: options.pods?.readyAfterMs ?? deployments?.readyAfterMs ?? 0,

@@ -192,8 +192,8 @@ export async function handleResource(
     const statusOk = rr.subresource === 'status' && resolved.version.statusSubresource && ['get', 'update', 'patch'].includes(verb);
     const finalizeOk = rr.subresource === 'finalize' && (type.extraSubresources ?? []).includes('finalize') && verb === 'update';
     const scaleOk = rr.subresource === 'scale' && resolved.version.scale !== undefined && ['get', 'update', 'patch'].includes(verb);
-    const tokenOk = rr.subresource === 'token' && (type.extraSubresources ?? []).includes('token') && verb === 'create';
-    if (!statusOk && !finalizeOk && !scaleOk && !tokenOk) throw pathNotFound();
+    const createOk = (rr.subresource === 'token' || rr.subresource === 'binding') && (type.extraSubresources ?? []).includes(rr.subresource) && verb === 'create';
+    if (!statusOk && !finalizeOk && !scaleOk && !createOk) throw pathNotFound();
   }
   const namespace = rr.namespace ?? '';
   const writes = verb === 'create' || verb === 'update' || verb === 'patch';
@@ -231,6 +231,12 @@ export async function handleResource(
   if (rr.subresource === 'token') {
     const { value } = await bodyOf(req, ctx, BODY_TYPES);
     sendJson(res, 201, ctx.auth.requestToken(namespace, rr.name as string, value));
+    return;
+  }
+  if (rr.subresource === 'binding') {
+    const { value } = await bodyOf(req, ctx, BODY_TYPES);
+    ctx.core.bind(namespace, rr.name as string, value, writeOptions(req, query, 'binding'));
+    sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
     return;
   }
   if (rr.subresource === 'scale') {

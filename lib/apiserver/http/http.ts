@@ -85,8 +85,8 @@ export function verbOf(method: string, req: ResourceRequest, query: URLSearchPar
       if (isWatch) return 'watch';
       return req.name === undefined ? 'list' : 'get';
     case 'POST':
-      // POST names an object only for subresources that create something (TokenRequest).
-      return req.name === undefined || req.subresource === 'token' ? 'create' : undefined;
+      // POST names an object only for subresources that create something (TokenRequest, Binding).
+      return req.name === undefined || req.subresource === 'token' || req.subresource === 'binding' ? 'create' : undefined;
     case 'PUT':
       return req.name === undefined ? undefined : 'update';
     case 'PATCH':
