@@ -12,13 +12,6 @@ import { expect } from 'chai';
 const root = new URL('../../', import.meta.url).pathname;
 const specDir = join(root, 'spec');
 
-/**
- * Rows that may name no test yet: what the StatefulSet and CronJob controllers and /openapi/v2,
- * built in parallel, will pin. The lead removes this list when those branches merge, and each row
- * then names its tests like the others.
- */
-const ROWS_WITHOUT_TESTS_YET = ['StatefulSets: ordered Pods, PersistentVolumeClaims bound'];
-
 interface SpecTitles {
   /** `it` titles (a template literal's `${...}` matches anything). */
   tests: RegExp[];
@@ -177,19 +170,16 @@ describe('docs/apiserver.md tables are pinned by tests that exist', () => {
     expect(header).to.match(/^\| \| rxkube's server \| real kube-apiserver .*\| envtest \| kwok \| Pinned by .*\|$/);
   });
 
-  it('every row of the comparison table names tests that exist in spec/ (file: title), but the rows awaiting their controllers', () => {
+  it('every row of the comparison table names tests that exist in spec/ (file: title)', () => {
     const rows = tableAfter(markdown, '## Compared with a real kube-apiserver, envtest and kwok');
     expect(rows.length).to.be.greaterThan(20);
     const wrong: string[] = [];
     for (const row of rows) {
       const pinned = row.cells.at(-1) ?? '';
       if (row.cells.length !== 6) wrong.push(`${row.label}: ${row.cells.length} cells, not 6`);
-      else if (ROWS_WITHOUT_TESTS_YET.includes(row.label)) {
-        if (pinned !== '') wrong.push(`${row.label}: names tests now, take it off ROWS_WITHOUT_TESTS_YET`);
-      } else if (pinsIn(pinned).tests.length === 0) wrong.push(`${row.label}: names no test`);
+      else if (pinsIn(pinned).tests.length === 0) wrong.push(`${row.label}: names no test`);
       else wrong.push(...problems(pinned).map((p) => `${row.label}: ${p}`));
     }
-    for (const label of ROWS_WITHOUT_TESTS_YET) if (!rows.some((r) => r.label === label)) wrong.push(`no row ${JSON.stringify(label)} (ROWS_WITHOUT_TESTS_YET is stale)`);
     expect(wrong).to.deep.equal([]);
   });
 
