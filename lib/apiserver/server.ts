@@ -14,7 +14,7 @@ import { builtinTypes } from './api/builtins.js';
 import { ApiCore } from './api/core.js';
 import { CrdController } from './api/crds.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './http/discovery.js';
-import { ApiError, internalError, methodNotAllowed, pathNotFound } from './api/errors.js';
+import { ApiError, badRequest, internalError, methodNotAllowed, pathNotFound } from './api/errors.js';
 import { Auth, bootstrapClusterRoleBindings, bootstrapClusterRoles, CLUSTER_ROLE_BINDINGS_KEY, CLUSTER_ROLES_KEY, ClusterRoleAggregator, rbacTypes, reviewTypes } from './auth/index.js';
 import { Faults } from './faults.js';
 import { RequestLog } from './http/request-log.js';
@@ -293,7 +293,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       checkHostPresent(req);
       guard(req.method ?? 'GET', req.headers);
       const user = auth.authenticate(req.headers);
-      const url = new URL(req.url ?? '/', 'http://apiserver');
+      const url = requestUrl(req.url ?? '/');
       const path = url.pathname.replace(/\/+$/, '') || '/';
       const method = req.method ?? 'GET';
       const definitionsLoading = loadBuiltinSchemas();
@@ -419,4 +419,14 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   };
 }
 
-
+/**
+ * The request target as Go's server reads it: a path that starts with `//` is a path, not a
+ * protocol-relative URL (`new URL('//x/y', base)` would take `x` for a host, and `//?a` throws).
+ */
+function requestUrl(target: string): URL {
+  try {
+    return target.startsWith('/') ? new URL(`http://apiserver${target}`) : new URL(target, 'http://apiserver');
+  } catch {
+    throw badRequest(`malformed request target ${JSON.stringify(target.slice(0, 200))}`);
+  }
+}

@@ -97,7 +97,9 @@ describe('apiserver: /openapi/v2', function () {
     expect([...pb.body.subarray(0, 5)]).to.deep.equal([0x0a, 0x03, 0x32, 0x2e, 0x30]);
     expect(pb.body.includes(Buffer.from('io.k8s.api.apps.v1.DeploymentSpec'))).to.equal(true);
     expect((await get('text/html')).status).to.equal(406);
-    expect((await get('application/yaml')).status).to.equal(406);
+    const yaml = await get('application/yaml');
+    expect(yaml.status).to.equal(406);
+    expect(JSON.parse(yaml.body.toString('utf8'))).to.include({ kind: 'Status', reason: 'NotAcceptable', code: 406 });
     expect((await get(`application/json;q=0.5, ${PROTOBUF}`)).type).to.match(/protobuf$/);
     expect((await get()).type).to.equal('application/json');
     const again = await get('application/json', { 'if-none-match': String((await get('application/json')).etag) });

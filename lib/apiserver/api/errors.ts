@@ -152,6 +152,11 @@ export function unsupportedMediaType(contentType: string, accepted: string[]): A
   );
 }
 
+/** apimachinery's NewNotAcceptableError wording, as a Status (kube-openapi itself sends a bare 406). */
+export function notAcceptable(accepted: string[]): ApiError {
+  return new ApiError(406, 'NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`, {});
+}
+
 export function expired(message: string): ApiError {
   return new ApiError(410, 'Expired', message, {});
 }

@@ -1,7 +1,7 @@
 /**
  * `/openapi/v2`: one Swagger 2.0 document for everything served, as JSON or as gnostic protobuf
  * (what client-go asks for, Accept `application/com.github.proto-openapi.spec.v2@v1.0+protobuf`),
- * 406 for anything else, as kube-openapi's handler answers. Built-in kinds carry their Kubernetes
+ * 406 for anything else (as a Status, where kube-openapi's handler sends no body: every error here is one). Built-in kinds carry their Kubernetes
  * definitions (the same data as /openapi/v3, `$ref`s moved to `#/definitions/`); a CRD's kind its
  * schema without value validations, as the real server publishes CRDs in v2 so that kubectl's
  * client-side checks stay lenient. Every resource has its paths, and a PATCH declaring the patch
@@ -13,6 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { builtinDefinitionName, builtinDefinitionsOf } from '../api/builtin-schema.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { isJsonObject } from '../api/json.js';
+import { notAcceptable } from '../api/errors.js';
 import type { Registry, ResourceType, VersionInfo } from '../api/registry.js';
 import { ALL_VERBS } from '../api/builtins.js';
 import { versionInfo } from './discovery.js';
@@ -32,6 +33,7 @@ const VALUE_VALIDATIONS = new Set([
 ]);
 
 export const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
+const OPENAPI_V2_MEDIA_TYPES = ['application/json', OPENAPI_V2_PROTOBUF];
 /** The Content-Type kube-openapi answers the protobuf form with (its spelling differs from the Accept's). */
 const PROTOBUF_CONTENT_TYPE = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
 
@@ -204,11 +206,7 @@ export class OpenApiV2 {
   async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     res.setHeader('Vary', 'Accept');
     const format = negotiate(req.headers.accept);
-    if (!format) {
-      res.writeHead(406);
-      res.end();
-      return;
-    }
+    if (!format) throw notAcceptable(OPENAPI_V2_MEDIA_TYPES);
     const body = format === 'json' ? this.json() : await this.protobuf();
     const etag = `"${createHash('sha512').update(body).digest('hex').toUpperCase()}"`;
     if (req.headers['if-none-match'] === etag) {
