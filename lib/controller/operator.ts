@@ -5,7 +5,7 @@ import { ConfigurationError } from '../core/index.js';
 import { createKubeClient, loadKubeConfig, ownNamespace, type KubeClient } from '../kube/index.js';
 import { createLeaderElector, kubeLeaseClient, type LeaderElectionOptions, type LeaderElector } from '../leader/index.js';
 import { createLogger, createMetrics, startHealthServer, type HealthServer, type Logger, type RxkubeMetrics } from '../observe/index.js';
-import { Shard, shardingConfig, type ShardingOptions } from '../sharding/index.js';
+import { controllerShardingOptions, Shard, shardingConfig, type ShardingOptions } from '../sharding/index.js';
 import { InformerPool } from '../sources/index.js';
 import { resolveControllerConfig, type ResolvedControllerConfig } from './config.js';
 import { Controller, DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
@@ -112,9 +112,10 @@ export class Operator {
 
   /** The controller's shard: its own `sharding`, else the Operator's; none when neither is given or it says `false`. */
   private shardFor(name: string, own: ShardingOptions | false | undefined): Shard | undefined {
-    if (own === false || (own === undefined && this.options.sharding === undefined)) return undefined;
+    const options = controllerShardingOptions(this.options.sharding, own);
+    if (options === undefined) return undefined;
     const defaultNamespace = this.options.leaderElection?.leaseNamespace ?? ownNamespace(this.client.kubeConfig);
-    const config = shardingConfig(name, { ...this.options.sharding, ...own }, defaultNamespace);
+    const config = shardingConfig(name, options, defaultNamespace);
     return new Shard(config, { client: this.client, logger: this.logger });
   }
 

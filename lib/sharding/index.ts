@@ -1,4 +1,4 @@
-export { shardingConfig, type ShardingConfig, type ShardingOptions } from './config.js';
+export { controllerShardingOptions, shardingConfig, type ShardingConfig, type ShardingOptions } from './config.js';
 export { kubeMemberLeases, memberLeaseName, Shard, type MemberLeaseClient, type ShardChange, type ShardDeps, type ShardStatus } from './shard.js';
 export {
   acknowledgeable,
