@@ -328,6 +328,24 @@ describe('apiserver: simulated StatefulSets and volumes', function () {
     expect(bad.status.message).to.equal('PersistentVolumeClaim "bad" is invalid: [spec.accessModes: Required value: at least 1 access mode is required, spec.resources[storage]: Required value]');
   });
 
+  it('a claim size that is not a quantity is 400 as Go decodes it, a size of zero or less 422; a restartPolicy other than Always is 422', async () => {
+    await start({ volumes: false });
+    const claim = (name: string, storage: string): k8s.V1PersistentVolumeClaim => ({ metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } } });
+    const lots = await failure(c.core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: claim('lots', 'lots') }));
+    expect(lots.code).to.equal(400);
+    expect(lots.status.message).to.equal(
+      "PersistentVolumeClaim in version \"v1\" cannot be handled as a PersistentVolumeClaim: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+    );
+    const negative = await failure(c.core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: claim('negative', '-1Gi') }));
+    expect(negative.code).to.equal(422);
+    expect(negative.status.message).to.equal('PersistentVolumeClaim "negative" is invalid: spec.resources[storage]: Invalid value: "-1Gi": must be greater than zero');
+    const never = statefulSet('never', 1);
+    never.spec!.template.spec!.restartPolicy = 'Never';
+    const refused = await failure(c.apps.createNamespacedStatefulSet({ namespace: ns, body: never }));
+    expect(refused.code).to.equal(422);
+    expect(refused.status.message).to.equal('StatefulSet.apps "never" is invalid: spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"');
+  });
+
   it('statefulSets: false and volumes: false switch those controllers off', async () => {
     await start({ statefulSets: false, volumes: false });
     await c.apps.createNamespacedStatefulSet({ namespace: ns, body: statefulSet('off', 1) });

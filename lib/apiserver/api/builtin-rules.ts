@@ -90,7 +90,13 @@ const RULES: Record<string, Rule[]> = {
     { path: 'spec.backoffLimit', check: atLeast(0) },
     ...podSpecRules('spec.template.spec'),
   ],
-  'batch/CronJob': [enumRule('spec.concurrencyPolicy', 'Allow', 'Forbid', 'Replace'), ...podSpecRules('spec.jobTemplate.spec.template.spec')],
+  'batch/CronJob': [
+    enumRule('spec.concurrencyPolicy', 'Allow', 'Forbid', 'Replace'),
+    { path: 'spec.startingDeadlineSeconds', check: atLeast(0) },
+    { path: 'spec.successfulJobsHistoryLimit', check: atLeast(0) },
+    { path: 'spec.failedJobsHistoryLimit', check: atLeast(0) },
+    ...podSpecRules('spec.jobTemplate.spec.template.spec'),
+  ],
   'coordination.k8s.io/Lease': [
     { path: 'spec.leaseDurationSeconds', check: positive },
     { path: 'spec.leaseTransitions', check: atLeast(0) },

@@ -2,11 +2,12 @@
  * The built-in resource types a controller needs, with the parts of their REST strategies that
  * clients can observe: defaults, status resets, immutable fields, validation and table columns.
  */
+import { parseQuantity } from './cel.js';
 import { crdStrategy } from './crds.js';
 import { cronError, timeZoneError } from './cron.js';
 import { CORE_EVENT, EVENT_COLUMNS, eventsV1Strategy } from './events.js';
 import type { StatusCause } from './errors.js';
-import { fieldForbidden, fieldInvalid, fieldRequired } from './errors.js';
+import { fieldForbidden, fieldInvalid, fieldNotSupported, fieldRequired } from './errors.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { deepEqual, isJsonObject } from './json.js';
 import { age, getPath, labelsOf, metaOf, nameOf, readMeta } from './meta.js';
@@ -258,6 +259,11 @@ function validateWorkload(obj: JsonObject, old: JsonObject | undefined, kind: st
     causes.push(fieldInvalid('spec.replicas', spec.replicas, 'must be greater than or equal to 0'));
   }
   causes.push(...validateContainers(getPath(spec, ['template', 'spec']), 'spec.template.spec'));
+  // A controller that keeps its Pods running takes no Pod that is meant to stop (after the defaults: Always).
+  const restartPolicy = getPath(spec, ['template', 'spec', 'restartPolicy']);
+  if (restartPolicy !== undefined && restartPolicy !== 'Always') {
+    causes.push(fieldNotSupported('spec.template.spec.restartPolicy', restartPolicy, ['Always']));
+  }
   causes.push(...validateLabels(getPath(spec, ['template', 'metadata', 'labels']), 'spec.template.metadata.labels'));
   if (old && isJsonObject(old.spec) && !deepEqual(spec.selector, old.spec.selector)) {
     causes.push(fieldInvalid('spec.selector', spec.selector ?? null, 'field is immutable'));
@@ -327,7 +333,7 @@ function validateJobPodSpec(spec: JsonValue | undefined, field: string): StatusC
   const causes = validateContainers(spec, field);
   const policy = getPath(spec, ['restartPolicy']);
   if (policy !== 'Never' && policy !== 'OnFailure') {
-    causes.push({ ...fieldInvalid(`${field}.restartPolicy`, policy ?? null, ''), message: `Unsupported value: ${JSON.stringify(policy)}: supported values: "OnFailure", "Never"` });
+    causes.push(fieldNotSupported(`${field}.restartPolicy`, policy ?? null, ['OnFailure', 'Never']));
   }
   return causes;
 }
@@ -377,8 +383,10 @@ const cronJobStrategy: Strategy = {
     setDefault(jobSpec, 'backoffLimit', 6);
     defaultPodSpec(objectAt(objectAt(jobSpec, 'template'), 'spec'));
   },
-  validate(obj) {
+  validate(obj, old) {
     const causes = validateJobPodSpec(getPath(obj, ['spec', 'jobTemplate', 'spec', 'template', 'spec']), 'spec.jobTemplate.spec.template.spec');
+    // Its Jobs are named <cronjob>-<minutes since the epoch> (11 more characters), and must stay DNS labels.
+    if (!old && nameOf(obj).length > 52) causes.push(fieldInvalid('metadata.name', nameOf(obj), 'must be no more than 52 characters'));
     const schedule = getPath(obj, ['spec', 'schedule']);
     if (typeof schedule !== 'string' || schedule === '') return [fieldRequired('spec.schedule', ''), ...causes];
     const error = cronError(schedule);
@@ -401,7 +409,9 @@ const pvcStrategy: Strategy = {
     const causes: StatusCause[] = [];
     const modes = getPath(obj, ['spec', 'accessModes']);
     if (!Array.isArray(modes) || modes.length === 0) causes.push(fieldRequired('spec.accessModes', 'at least 1 access mode is required'));
-    if (getPath(obj, ['spec', 'resources', 'requests', 'storage']) === undefined) causes.push(fieldRequired('spec.resources[storage]', ''));
+    const storage = getPath(obj, ['spec', 'resources', 'requests', 'storage']);
+    if (storage === undefined) causes.push(fieldRequired('spec.resources[storage]', ''));
+    else if ((parseQuantity(String(storage)) ?? 0n) <= 0n) causes.push(fieldInvalid('spec.resources[storage]', String(storage), 'must be greater than zero'));
     return causes;
   },
 };
