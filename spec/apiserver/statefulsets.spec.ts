@@ -346,6 +346,25 @@ describe('apiserver: simulated StatefulSets and volumes', function () {
     expect(refused.status.message).to.equal('StatefulSet.apps "never" is invalid: spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"');
   });
 
+  it('a claim template the server refuses (no storage request) stops the set at its first Pod with FailedCreate Events naming the error, as the real controller records them', async () => {
+    await start({});
+    // The real server does not validate volumeClaimTemplates: the StatefulSet is accepted, its claims are not.
+    await c.apps.createNamespacedStatefulSet({
+      namespace: ns,
+      body: statefulSet('nosize', 2, { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'] } }] }),
+    });
+    const messages = await eventually(async () => {
+      const events = (await c.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=nosize,reason=FailedCreate' })).items;
+      return events.length === 2 ? events.map((e) => `${e.type} ${e.message}`) : undefined;
+    }, 'two FailedCreate Events');
+    const invalid = 'PersistentVolumeClaim "data-nosize-0" is invalid: spec.resources[storage]: Required value';
+    expect(messages).to.have.members([
+      `Warning create Claim data-nosize-0 for Pod nosize-0 in StatefulSet nosize failed error: ${invalid}`,
+      `Warning create Pod nosize-0 in StatefulSet nosize failed error: failed to create PVC data-nosize-0: ${invalid}`,
+    ]);
+    expect(await podNames('nosize')).to.deep.equal([]);
+  });
+
   it('statefulSets: false and volumes: false switch those controllers off', async () => {
     await start({ statefulSets: false, volumes: false });
     await c.apps.createNamespacedStatefulSet({ namespace: ns, body: statefulSet('off', 1) });

@@ -11,6 +11,7 @@
  * `minReadySeconds` is not waited for (a Ready Pod counts as available at once).
  */
 import type { ApiCore } from '../api/core.js';
+import { ApiError } from '../api/errors.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { deepEqual, isJsonObject } from '../api/json.js';
 import { getPath, isBeingDeleted, labelsOf, nameOf, namespaceOf, ownerRefsOf, readMeta, uidOf } from '../api/meta.js';
@@ -282,7 +283,15 @@ export class StatefulSetController {
         ...(retentionOf(set).whenDeleted === 'Delete' ? { ownerReferences: [controllerRef(set)] } : {}),
       };
       delete claim.status;
-      if (!this.core.createInternal(PVCS_KEY, claim, CONTROLLER_MANAGER)) return false;
+      const created = this.core.tryCreateInternal(PVCS_KEY, claim, CONTROLLER_MANAGER);
+      if (created instanceof ApiError) {
+        // As the real controller reports it (recordClaimEvent, then recordPodEvent), and tries again on the next pass.
+        const why = `failed to create PVC ${claimName}: ${created.message}`;
+        this.recorder.record(set, 'Warning', 'FailedCreate', `create Claim ${claimName} for Pod ${nameOf(pod)} in StatefulSet ${nameOf(set)} failed error: ${created.message}`, COMPONENT);
+        this.recorder.record(set, 'Warning', 'FailedCreate', `create Pod ${nameOf(pod)} in StatefulSet ${nameOf(set)} failed error: ${why}`, COMPONENT);
+        return false;
+      }
+      if (!created) return false;
       this.recorder.record(set, 'Normal', 'SuccessfulCreate', `create Claim ${claimName} Pod ${nameOf(pod)} in StatefulSet ${nameOf(set)} success`, COMPONENT);
     }
     return true;
