@@ -66,6 +66,18 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
       expect(status.message).to.equal('Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32');
     });
 
+    it('a number its Go integer type cannot hold fails as Go decoding fails it (StatefulSet replicas 1e12 into int32), never reaching a controller', async () => {
+      const set = { ...deployment('huge', {}), kind: 'StatefulSet' };
+      const body = JSON.stringify({ ...set, spec: { ...set.spec, replicas: 1e12 } });
+      const res = await raw(c.server, 'POST', '/apis/apps/v1/namespaces/default/statefulsets', body);
+      expect(res.status).to.equal(400);
+      expect((res.json as { message: string }).message).to.equal(
+        'StatefulSet in version "v1" cannot be handled as a StatefulSet: json: cannot unmarshal number 1000000000000 into Go struct field StatefulSetSpec.spec.replicas of type int32',
+      );
+      const fits = await raw(c.server, 'POST', '/apis/apps/v1/namespaces/default/statefulsets?dryRun=All', JSON.stringify({ ...set, spec: { ...set.spec, replicas: 2 ** 31 - 1 } }));
+      expect(fits.status).to.equal(201);
+    });
+
     it('Lease leaseDurationSeconds "abc" is refused; a string in a map of strings too; quantities take numbers', async () => {
       const lease = await failure(c.coordination.createNamespacedLease({ namespace: 'default', body: { metadata: { name: 'l' }, spec: { leaseDurationSeconds: 'abc' } } as never }));
       expect(lease.code).to.equal(400);
