@@ -11,7 +11,7 @@ import { fieldForbidden, fieldInvalid, fieldNotSupported, fieldRequired } from '
 import type { JsonObject, JsonValue } from './json.js';
 import { deepEqual, isJsonObject } from './json.js';
 import { age, getPath, labelsOf, metaOf, nameOf, readMeta } from './meta.js';
-import { labelSelectorFromObject, matchesLabelSelector, SelectorError } from './label-selector.js';
+import { formatLabelSelector, labelSelectorFromObject, matchesLabelSelector, SelectorError } from './label-selector.js';
 import type { PrinterColumn, ResourceType, ScaleInfo, Strategy, VersionInfo } from './registry.js';
 import { AGE_COLUMN } from '../http/table.js';
 import type { NameRule } from './validation.js';
@@ -56,6 +56,11 @@ const EVENT = {
   age: false,
 } as const satisfies Omit<BuiltinSpec, 'group'>;
 
+/** Age closes the default columns; the wide ones (priority > 0) follow it, as the real printers order them. */
+function withAge(columns: PrinterColumn[], age: boolean): PrinterColumn[] {
+  return age ? [...columns.filter((c) => !c.priority), AGE_COLUMN, ...columns.filter((c) => c.priority)] : columns;
+}
+
 /** A built-in type from its spec (also used by auth/ for the RBAC and review types). */
 export function builtin(s: BuiltinSpec): ResourceType {
   const version: VersionInfo = {
@@ -63,7 +68,7 @@ export function builtin(s: BuiltinSpec): ResourceType {
     served: true,
     storage: true,
     statusSubresource: s.status ?? false,
-    printerColumns: [...(s.columns ?? []), ...(s.age === false ? [] : [AGE_COLUMN])],
+    printerColumns: withAge(s.columns ?? [], s.age !== false),
     // Built-in field selectors are listed per kind in selectors.ts.
     selectableFields: [],
     scale: s.scale,
@@ -596,6 +601,28 @@ export const column = (name: string, type: string, cell: (o: JsonObject) => stri
   priority,
 });
 
+/** The wide columns of the workload printers: the pod template's containers and images, and the selector. */
+function templateColumns(withSelector: boolean): PrinterColumn[] {
+  const containers = (o: JsonObject): JsonObject[] => {
+    const list = getPath(o, ['spec', 'template', 'spec', 'containers']);
+    return Array.isArray(list) ? list.filter(isJsonObject) : [];
+  };
+  const selector = (o: JsonObject): string => {
+    const sel = getPath(o, ['spec', 'selector']);
+    try {
+      return isJsonObject(sel) ? formatLabelSelector(labelSelectorFromObject(sel)) || '<none>' : '<none>';
+    } catch (err) {
+      if (err instanceof SelectorError) return '<error>';
+      throw err;
+    }
+  };
+  return [
+    column('Containers', 'string', (o) => containers(o).map((c) => str(c.name)).join(','), 1),
+    column('Images', 'string', (o) => containers(o).map((c) => str(c.image)).join(','), 1),
+    ...(withSelector ? [column('Selector', 'string', selector, 1)] : []),
+  ];
+}
+
 // ---- the list ---------------------------------------------------------------------------
 
 export function builtinTypes(): ResourceType[] {
@@ -687,6 +714,10 @@ export function builtinTypes(): ResourceType[] {
           return phase === 'Succeeded' ? 'Completed' : phase === 'Failed' ? 'Error' : phase;
         }),
         column('Restarts', 'string', () => '0'),
+        column('IP', 'string', (o) => str(getPath(o, ['status', 'podIP'])) || '<none>', 1),
+        column('Node', 'string', (o) => str(getPath(o, ['spec', 'nodeName'])) || '<none>', 1),
+        column('Nominated Node', 'string', () => '<none>', 1),
+        column('Readiness Gates', 'string', () => '<none>', 1),
       ],
     }),
     builtin({ group: '', ...EVENT }),
@@ -709,6 +740,7 @@ export function builtinTypes(): ResourceType[] {
         column('Ready', 'string', (o) => `${num(getPath(o, ['status', 'readyReplicas']))}/${num(getPath(o, ['spec', 'replicas']))}`),
         column('Up-to-date', 'integer', (o) => num(getPath(o, ['status', 'updatedReplicas']))),
         column('Available', 'integer', (o) => num(getPath(o, ['status', 'availableReplicas']))),
+        ...templateColumns(true),
       ],
     }),
     builtin({
@@ -728,6 +760,7 @@ export function builtinTypes(): ResourceType[] {
         column('Desired', 'integer', (o) => num(getPath(o, ['spec', 'replicas']))),
         column('Current', 'integer', (o) => num(getPath(o, ['status', 'replicas']))),
         column('Ready', 'integer', (o) => num(getPath(o, ['status', 'readyReplicas']))),
+        ...templateColumns(true),
       ],
     }),
     builtin({
@@ -743,7 +776,7 @@ export function builtinTypes(): ResourceType[] {
       statusKeeps: [['spec'], ['metadata', 'labels']],
       strategy: statefulSetStrategy,
       scale: { specReplicasPath: ['spec', 'replicas'], statusReplicasPath: ['status', 'replicas'], labelSelectorPath: ['spec', 'selector'] },
-      columns: [column('Ready', 'string', (o) => `${num(getPath(o, ['status', 'readyReplicas']))}/${num(getPath(o, ['spec', 'replicas']))}`)],
+      columns: [column('Ready', 'string', (o) => `${num(getPath(o, ['status', 'readyReplicas']))}/${num(getPath(o, ['spec', 'replicas']))}`), ...templateColumns(false)],
     }),
     builtin({
       group: 'batch',
