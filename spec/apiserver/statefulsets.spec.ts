@@ -328,7 +328,7 @@ describe('apiserver: simulated StatefulSets and volumes', function () {
     expect(bad.status.message).to.equal('PersistentVolumeClaim "bad" is invalid: [spec.accessModes: Required value: at least 1 access mode is required, spec.resources[storage]: Required value]');
   });
 
-  it('a claim size that is not a quantity is 400 as Go decodes it, a size of zero or less 422; a restartPolicy other than Always is 422', async () => {
+  it('a claim size that is not a quantity is 400 as Go decodes it, a size of zero or less 422; a restartPolicy other than Always or an unknown podManagementPolicy is 422', async () => {
     await start({ volumes: false });
     const claim = (name: string, storage: string): k8s.V1PersistentVolumeClaim => ({ metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } } });
     const lots = await failure(c.core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: claim('lots', 'lots') }));
@@ -344,6 +344,8 @@ describe('apiserver: simulated StatefulSets and volumes', function () {
     const refused = await failure(c.apps.createNamespacedStatefulSet({ namespace: ns, body: never }));
     expect(refused.code).to.equal(422);
     expect(refused.status.message).to.equal('StatefulSet.apps "never" is invalid: spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"');
+    const policy = await failure(c.apps.createNamespacedStatefulSet({ namespace: ns, body: statefulSet('sometimes', 1, { podManagementPolicy: 'Sometimes' }) }));
+    expect(policy.status.message).to.equal(`StatefulSet.apps "sometimes" is invalid: spec.podManagementPolicy: Invalid value: "Sometimes": must be 'OrderedReady' or 'Parallel'`);
   });
 
   it('a claim template the server refuses (no storage request) stops the set at its first Pod with FailedCreate Events naming the error, as the real controller records them', async () => {

@@ -68,7 +68,8 @@ const RULES: Record<string, Rule[]> = {
   'apps/ReplicaSet': [replicas, ...podSpecRules('spec.template.spec')],
   'apps/StatefulSet': [
     replicas,
-    enumRule('spec.podManagementPolicy', 'OrderedReady', 'Parallel'),
+    // Go validation words this one as Invalid, not NotSupported.
+    { path: 'spec.podManagementPolicy', check: (v) => (typeof v === 'string' && v !== 'OrderedReady' && v !== 'Parallel' ? "must be 'OrderedReady' or 'Parallel'" : undefined) },
     enumRule('spec.updateStrategy.type', 'OnDelete', 'RollingUpdate'),
     { path: 'spec.updateStrategy.rollingUpdate.partition', check: atLeast(0) },
     enumRule('spec.persistentVolumeClaimRetentionPolicy.whenDeleted', 'Delete', 'Retain'),
