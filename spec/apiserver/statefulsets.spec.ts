@@ -118,6 +118,14 @@ describe('apiserver: simulated StatefulSets and volumes', function () {
     expect(events.map((e) => e.message)).to.deep.equal(['delete Pod down-2 in StatefulSet down successful', 'delete Pod down-1 in StatefulSet down successful']);
   });
 
+  it('OrderedReady with the largest replicas an int32 holds creates Pod 0 and waits, the server answering meanwhile (no slot per replica)', async () => {
+    await start({ pods: { readyAfterMs: 60_000 } }, true);
+    await c.apps.createNamespacedStatefulSet({ namespace: ns, body: statefulSet('most', 2 ** 31 - 1) });
+    await startedAndWaiting('most-0');
+    expect(await podNames('most')).to.deep.equal(['most-0']);
+    expect((await readSet('most')).spec?.replicas).to.equal(2 ** 31 - 1);
+  });
+
   it('Parallel creates every Pod at once, without waiting for readiness', async () => {
     await start({ pods: { readyAfterMs: 60_000 } }, true);
     await c.apps.createNamespacedStatefulSet({ namespace: ns, body: statefulSet('par', 3, { podManagementPolicy: 'Parallel' }) });

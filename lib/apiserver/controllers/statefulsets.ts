@@ -170,12 +170,13 @@ export class StatefulSetController {
   private sync(set: JsonObject, current: JsonObject, update: JsonObject): void {
     const setName = nameOf(set);
     const replicas = num(getPath(set, ['spec', 'replicas']), 1);
-    const slots: (JsonObject | undefined)[] = new Array<JsonObject | undefined>(replicas).fill(undefined);
+    // By ordinal; a Map, not an array of `replicas` slots: replicas may be up to 2^31-1.
+    const slots = new Map<number, JsonObject>();
     const condemned: JsonObject[] = [];
     for (const pod of controlled(this.store, PODS_KEY, set)) {
       const ordinal = ordinalOf(setName, pod);
       if (ordinal < 0) continue;
-      if (ordinal < replicas) slots[ordinal] = pod;
+      if (ordinal < replicas) slots.set(ordinal, pod);
       else condemned.push(pod);
     }
     condemned.sort((a, b) => ordinalOf(setName, b) - ordinalOf(setName, a));
@@ -185,7 +186,7 @@ export class StatefulSetController {
     const monotonic = getPath(set, ['spec', 'podManagementPolicy']) !== 'Parallel';
 
     for (let ordinal = 0; ordinal < replicas; ordinal++) {
-      const blocked = this.processReplica(set, current, update, slots[ordinal], ordinal, replicas, monotonic);
+      const blocked = this.processReplica(set, current, update, slots.get(ordinal), ordinal, replicas, monotonic);
       if (blocked && monotonic) return;
     }
     // Claims of Pods about to go get the Pod as owner first (whenScaled: Delete), as fixPodClaim does.
