@@ -169,5 +169,21 @@ describe('apiserver: /openapi/v2', function () {
       expect(stderr).to.match(/Content-Type: application\/merge-patch\+json/);
       expect(await kubectl('get', 'gadget', 'g', '-o', 'jsonpath={.spec.size}/{.spec.color}')).to.equal('2/red');
     });
+
+    it('explain of a CRD kind (OpenAPI v3) lists apiVersion, kind and metadata, and explains metadata, as the real server publishes them', async () => {
+      await c.ext.createCustomResourceDefinition({ body: { ...gadgetCrd, metadata: { name: 'gadgets.toys.example.com' } } }).catch((err: { code?: number }) => {
+        if (err.code !== 409) throw err;
+      });
+      const root = await eventually(async () => {
+        const text = await kubectl('explain', 'gadget').catch(() => '');
+        return text.includes('FIELDS:') ? text : undefined;
+      }, 'explain gadget');
+      expect(root).to.match(/^\s+apiVersion\s+<string>$/m);
+      expect(root).to.match(/^\s+kind\s+<string>$/m);
+      expect(root).to.match(/^\s+metadata\s+<ObjectMeta>$/m);
+      expect(root).to.match(/^\s+spec\s+<Object>$/m);
+      const meta = await kubectl('explain', 'gadget.metadata.labels');
+      expect(meta).to.match(/^FIELD: labels <map\[string\]string>$/m);
+    });
   });
 });

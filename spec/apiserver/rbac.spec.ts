@@ -207,6 +207,42 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
     }
   });
 
+  it('view and edit cover the workload kinds served: StatefulSets, ReplicaSets, ControllerRevisions, Jobs, CronJobs, claims, Endpoints, EndpointSlices', async () => {
+    for (const role of ['view', 'edit']) {
+      await rbac.createNamespacedRoleBinding({
+        namespace: 'default',
+        body: { metadata: { name: `${role}-workloads` }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ kind: 'User', name: `${role}-user` }] },
+      });
+    }
+    const authz = c.kc.makeApiClient(k8s.AuthorizationV1Api);
+    const may = async (user: string, verb: string, group: string, resource: string, subresource = '') =>
+      (await authz.createSubjectAccessReview({ body: { spec: { user, resourceAttributes: { verb, group, resource, subresource, namespace: 'default' } } } })).status?.allowed;
+    const read: [string, string, string?][] = [
+      ['apps', 'statefulsets'],
+      ['apps', 'statefulsets', 'scale'],
+      ['apps', 'replicasets'],
+      ['apps', 'controllerrevisions'],
+      ['batch', 'jobs'],
+      ['batch', 'cronjobs', 'status'],
+      ['', 'persistentvolumeclaims'],
+      ['', 'endpoints'],
+      ['discovery.k8s.io', 'endpointslices'],
+    ];
+    for (const [group, resource, sub] of read) expect(await may('view-user', 'list', group, resource, sub), `view: list ${resource}/${sub ?? ''}`).to.equal(true);
+    const written: [string, string, string?][] = [
+      ['apps', 'statefulsets'],
+      ['apps', 'statefulsets', 'scale'],
+      ['apps', 'replicasets'],
+      ['batch', 'jobs'],
+      ['batch', 'cronjobs'],
+      ['', 'persistentvolumeclaims'],
+    ];
+    for (const [group, resource, sub] of written) {
+      expect(await may('edit-user', 'create', group, resource, sub), `edit: create ${resource}`).to.equal(true);
+      expect(await may('view-user', 'create', group, resource, sub), `view: create ${resource}`).to.equal(false);
+    }
+  });
+
   it('TokenRequest: defaults, limits, 404 for a missing ServiceAccount; the token stops working with its ServiceAccount', async () => {
     await c.core.createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name: 'short' } } });
     const request = await c.core.createNamespacedServiceAccountToken({ name: 'short', namespace: 'default', body: { spec: { audiences: [] } } });

@@ -118,6 +118,14 @@ describe('apiserver: simulated StatefulSets and volumes', function () {
     expect(events.map((e) => e.message)).to.deep.equal(['delete Pod down-2 in StatefulSet down successful', 'delete Pod down-1 in StatefulSet down successful']);
   });
 
+  it('OrderedReady with the largest replicas an int32 holds creates Pod 0 and waits, the server answering meanwhile (no slot per replica)', async () => {
+    await start({ pods: { readyAfterMs: 60_000 } }, true);
+    await c.apps.createNamespacedStatefulSet({ namespace: ns, body: statefulSet('most', 2 ** 31 - 1) });
+    await startedAndWaiting('most-0');
+    expect(await podNames('most')).to.deep.equal(['most-0']);
+    expect((await readSet('most')).spec?.replicas).to.equal(2 ** 31 - 1);
+  });
+
   it('Parallel creates every Pod at once, without waiting for readiness', async () => {
     await start({ pods: { readyAfterMs: 60_000 } }, true);
     await c.apps.createNamespacedStatefulSet({ namespace: ns, body: statefulSet('par', 3, { podManagementPolicy: 'Parallel' }) });
@@ -326,6 +334,45 @@ describe('apiserver: simulated StatefulSets and volumes', function () {
     const bad = await failure(c.core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: { metadata: { name: 'bad' }, spec: {} } }));
     expect(bad.code).to.equal(422);
     expect(bad.status.message).to.equal('PersistentVolumeClaim "bad" is invalid: [spec.accessModes: Required value: at least 1 access mode is required, spec.resources[storage]: Required value]');
+  });
+
+  it('a claim size that is not a quantity is 400 as Go decodes it, a size of zero or less 422; a restartPolicy other than Always or an unknown podManagementPolicy is 422', async () => {
+    await start({ volumes: false });
+    const claim = (name: string, storage: string): k8s.V1PersistentVolumeClaim => ({ metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } } });
+    const lots = await failure(c.core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: claim('lots', 'lots') }));
+    expect(lots.code).to.equal(400);
+    expect(lots.status.message).to.equal(
+      "PersistentVolumeClaim in version \"v1\" cannot be handled as a PersistentVolumeClaim: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+    );
+    const negative = await failure(c.core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: claim('negative', '-1Gi') }));
+    expect(negative.code).to.equal(422);
+    expect(negative.status.message).to.equal('PersistentVolumeClaim "negative" is invalid: spec.resources[storage]: Invalid value: "-1Gi": must be greater than zero');
+    const never = statefulSet('never', 1);
+    never.spec!.template.spec!.restartPolicy = 'Never';
+    const refused = await failure(c.apps.createNamespacedStatefulSet({ namespace: ns, body: never }));
+    expect(refused.code).to.equal(422);
+    expect(refused.status.message).to.equal('StatefulSet.apps "never" is invalid: spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"');
+    const policy = await failure(c.apps.createNamespacedStatefulSet({ namespace: ns, body: statefulSet('sometimes', 1, { podManagementPolicy: 'Sometimes' }) }));
+    expect(policy.status.message).to.equal(`StatefulSet.apps "sometimes" is invalid: spec.podManagementPolicy: Invalid value: "Sometimes": must be 'OrderedReady' or 'Parallel'`);
+  });
+
+  it('a claim template the server refuses (no storage request) stops the set at its first Pod with FailedCreate Events naming the error, as the real controller records them', async () => {
+    await start({});
+    // The real server does not validate volumeClaimTemplates: the StatefulSet is accepted, its claims are not.
+    await c.apps.createNamespacedStatefulSet({
+      namespace: ns,
+      body: statefulSet('nosize', 2, { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'] } }] }),
+    });
+    const messages = await eventually(async () => {
+      const events = (await c.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=nosize,reason=FailedCreate' })).items;
+      return events.length === 2 ? events.map((e) => `${e.type} ${e.message}`) : undefined;
+    }, 'two FailedCreate Events');
+    const invalid = 'PersistentVolumeClaim "data-nosize-0" is invalid: spec.resources[storage]: Required value';
+    expect(messages).to.have.members([
+      `Warning create Claim data-nosize-0 for Pod nosize-0 in StatefulSet nosize failed error: ${invalid}`,
+      `Warning create Pod nosize-0 in StatefulSet nosize failed error: failed to create PVC data-nosize-0: ${invalid}`,
+    ]);
+    expect(await podNames('nosize')).to.deep.equal([]);
   });
 
   it('statefulSets: false and volumes: false switch those controllers off', async () => {

@@ -68,7 +68,8 @@ const RULES: Record<string, Rule[]> = {
   'apps/ReplicaSet': [replicas, ...podSpecRules('spec.template.spec')],
   'apps/StatefulSet': [
     replicas,
-    enumRule('spec.podManagementPolicy', 'OrderedReady', 'Parallel'),
+    // Go validation words this one as Invalid, not NotSupported.
+    { path: 'spec.podManagementPolicy', check: (v) => (typeof v === 'string' && v !== 'OrderedReady' && v !== 'Parallel' ? "must be 'OrderedReady' or 'Parallel'" : undefined) },
     enumRule('spec.updateStrategy.type', 'OnDelete', 'RollingUpdate'),
     { path: 'spec.updateStrategy.rollingUpdate.partition', check: atLeast(0) },
     enumRule('spec.persistentVolumeClaimRetentionPolicy.whenDeleted', 'Delete', 'Retain'),
@@ -90,7 +91,13 @@ const RULES: Record<string, Rule[]> = {
     { path: 'spec.backoffLimit', check: atLeast(0) },
     ...podSpecRules('spec.template.spec'),
   ],
-  'batch/CronJob': [enumRule('spec.concurrencyPolicy', 'Allow', 'Forbid', 'Replace'), ...podSpecRules('spec.jobTemplate.spec.template.spec')],
+  'batch/CronJob': [
+    enumRule('spec.concurrencyPolicy', 'Allow', 'Forbid', 'Replace'),
+    { path: 'spec.startingDeadlineSeconds', check: atLeast(0) },
+    { path: 'spec.successfulJobsHistoryLimit', check: atLeast(0) },
+    { path: 'spec.failedJobsHistoryLimit', check: atLeast(0) },
+    ...podSpecRules('spec.jobTemplate.spec.template.spec'),
+  ],
   'coordination.k8s.io/Lease': [
     { path: 'spec.leaseDurationSeconds', check: positive },
     { path: 'spec.leaseTransitions', check: atLeast(0) },

@@ -2,15 +2,16 @@
  * The built-in resource types a controller needs, with the parts of their REST strategies that
  * clients can observe: defaults, status resets, immutable fields, validation and table columns.
  */
+import { parseQuantity } from './cel.js';
 import { crdStrategy } from './crds.js';
 import { cronError, timeZoneError } from './cron.js';
 import { CORE_EVENT, EVENT_COLUMNS, eventsV1Strategy } from './events.js';
 import type { StatusCause } from './errors.js';
-import { fieldForbidden, fieldInvalid, fieldRequired } from './errors.js';
+import { fieldForbidden, fieldInvalid, fieldNotSupported, fieldRequired } from './errors.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { deepEqual, isJsonObject } from './json.js';
 import { age, getPath, labelsOf, metaOf, nameOf, readMeta } from './meta.js';
-import { labelSelectorFromObject, matchesLabelSelector, SelectorError } from './label-selector.js';
+import { formatLabelSelector, labelSelectorFromObject, matchesLabelSelector, SelectorError } from './label-selector.js';
 import type { PrinterColumn, ResourceType, ScaleInfo, Strategy, VersionInfo } from './registry.js';
 import { AGE_COLUMN } from '../http/table.js';
 import type { NameRule } from './validation.js';
@@ -55,6 +56,11 @@ const EVENT = {
   age: false,
 } as const satisfies Omit<BuiltinSpec, 'group'>;
 
+/** Age closes the default columns; the wide ones (priority > 0) follow it, as the real printers order them. */
+function withAge(columns: PrinterColumn[], age: boolean): PrinterColumn[] {
+  return age ? [...columns.filter((c) => !c.priority), AGE_COLUMN, ...columns.filter((c) => c.priority)] : columns;
+}
+
 /** A built-in type from its spec (also used by auth/ for the RBAC and review types). */
 export function builtin(s: BuiltinSpec): ResourceType {
   const version: VersionInfo = {
@@ -62,7 +68,7 @@ export function builtin(s: BuiltinSpec): ResourceType {
     served: true,
     storage: true,
     statusSubresource: s.status ?? false,
-    printerColumns: [...(s.columns ?? []), ...(s.age === false ? [] : [AGE_COLUMN])],
+    printerColumns: withAge(s.columns ?? [], s.age !== false),
     // Built-in field selectors are listed per kind in selectors.ts.
     selectableFields: [],
     scale: s.scale,
@@ -258,6 +264,11 @@ function validateWorkload(obj: JsonObject, old: JsonObject | undefined, kind: st
     causes.push(fieldInvalid('spec.replicas', spec.replicas, 'must be greater than or equal to 0'));
   }
   causes.push(...validateContainers(getPath(spec, ['template', 'spec']), 'spec.template.spec'));
+  // A controller that keeps its Pods running takes no Pod that is meant to stop (after the defaults: Always).
+  const restartPolicy = getPath(spec, ['template', 'spec', 'restartPolicy']);
+  if (restartPolicy !== undefined && restartPolicy !== 'Always') {
+    causes.push(fieldNotSupported('spec.template.spec.restartPolicy', restartPolicy, ['Always']));
+  }
   causes.push(...validateLabels(getPath(spec, ['template', 'metadata', 'labels']), 'spec.template.metadata.labels'));
   if (old && isJsonObject(old.spec) && !deepEqual(spec.selector, old.spec.selector)) {
     causes.push(fieldInvalid('spec.selector', spec.selector ?? null, 'field is immutable'));
@@ -327,7 +338,7 @@ function validateJobPodSpec(spec: JsonValue | undefined, field: string): StatusC
   const causes = validateContainers(spec, field);
   const policy = getPath(spec, ['restartPolicy']);
   if (policy !== 'Never' && policy !== 'OnFailure') {
-    causes.push({ ...fieldInvalid(`${field}.restartPolicy`, policy ?? null, ''), message: `Unsupported value: ${JSON.stringify(policy)}: supported values: "OnFailure", "Never"` });
+    causes.push(fieldNotSupported(`${field}.restartPolicy`, policy ?? null, ['OnFailure', 'Never']));
   }
   return causes;
 }
@@ -377,8 +388,10 @@ const cronJobStrategy: Strategy = {
     setDefault(jobSpec, 'backoffLimit', 6);
     defaultPodSpec(objectAt(objectAt(jobSpec, 'template'), 'spec'));
   },
-  validate(obj) {
+  validate(obj, old) {
     const causes = validateJobPodSpec(getPath(obj, ['spec', 'jobTemplate', 'spec', 'template', 'spec']), 'spec.jobTemplate.spec.template.spec');
+    // Its Jobs are named <cronjob>-<minutes since the epoch> (11 more characters), and must stay DNS labels.
+    if (!old && nameOf(obj).length > 52) causes.push(fieldInvalid('metadata.name', nameOf(obj), 'must be no more than 52 characters'));
     const schedule = getPath(obj, ['spec', 'schedule']);
     if (typeof schedule !== 'string' || schedule === '') return [fieldRequired('spec.schedule', ''), ...causes];
     const error = cronError(schedule);
@@ -401,7 +414,9 @@ const pvcStrategy: Strategy = {
     const causes: StatusCause[] = [];
     const modes = getPath(obj, ['spec', 'accessModes']);
     if (!Array.isArray(modes) || modes.length === 0) causes.push(fieldRequired('spec.accessModes', 'at least 1 access mode is required'));
-    if (getPath(obj, ['spec', 'resources', 'requests', 'storage']) === undefined) causes.push(fieldRequired('spec.resources[storage]', ''));
+    const storage = getPath(obj, ['spec', 'resources', 'requests', 'storage']);
+    if (storage === undefined) causes.push(fieldRequired('spec.resources[storage]', ''));
+    else if ((parseQuantity(String(storage)) ?? 0n) <= 0n) causes.push(fieldInvalid('spec.resources[storage]', String(storage), 'must be greater than zero'));
     return causes;
   },
 };
@@ -586,6 +601,28 @@ export const column = (name: string, type: string, cell: (o: JsonObject) => stri
   priority,
 });
 
+/** The wide columns of the workload printers: the pod template's containers and images, and the selector. */
+function templateColumns(withSelector: boolean): PrinterColumn[] {
+  const containers = (o: JsonObject): JsonObject[] => {
+    const list = getPath(o, ['spec', 'template', 'spec', 'containers']);
+    return Array.isArray(list) ? list.filter(isJsonObject) : [];
+  };
+  const selector = (o: JsonObject): string => {
+    const sel = getPath(o, ['spec', 'selector']);
+    try {
+      return isJsonObject(sel) ? formatLabelSelector(labelSelectorFromObject(sel)) || '<none>' : '<none>';
+    } catch (err) {
+      if (err instanceof SelectorError) return '<error>';
+      throw err;
+    }
+  };
+  return [
+    column('Containers', 'string', (o) => containers(o).map((c) => str(c.name)).join(','), 1),
+    column('Images', 'string', (o) => containers(o).map((c) => str(c.image)).join(','), 1),
+    ...(withSelector ? [column('Selector', 'string', selector, 1)] : []),
+  ];
+}
+
 // ---- the list ---------------------------------------------------------------------------
 
 export function builtinTypes(): ResourceType[] {
@@ -677,6 +714,10 @@ export function builtinTypes(): ResourceType[] {
           return phase === 'Succeeded' ? 'Completed' : phase === 'Failed' ? 'Error' : phase;
         }),
         column('Restarts', 'string', () => '0'),
+        column('IP', 'string', (o) => str(getPath(o, ['status', 'podIP'])) || '<none>', 1),
+        column('Node', 'string', (o) => str(getPath(o, ['spec', 'nodeName'])) || '<none>', 1),
+        column('Nominated Node', 'string', () => '<none>', 1),
+        column('Readiness Gates', 'string', () => '<none>', 1),
       ],
     }),
     builtin({ group: '', ...EVENT }),
@@ -699,6 +740,7 @@ export function builtinTypes(): ResourceType[] {
         column('Ready', 'string', (o) => `${num(getPath(o, ['status', 'readyReplicas']))}/${num(getPath(o, ['spec', 'replicas']))}`),
         column('Up-to-date', 'integer', (o) => num(getPath(o, ['status', 'updatedReplicas']))),
         column('Available', 'integer', (o) => num(getPath(o, ['status', 'availableReplicas']))),
+        ...templateColumns(true),
       ],
     }),
     builtin({
@@ -718,6 +760,7 @@ export function builtinTypes(): ResourceType[] {
         column('Desired', 'integer', (o) => num(getPath(o, ['spec', 'replicas']))),
         column('Current', 'integer', (o) => num(getPath(o, ['status', 'replicas']))),
         column('Ready', 'integer', (o) => num(getPath(o, ['status', 'readyReplicas']))),
+        ...templateColumns(true),
       ],
     }),
     builtin({
@@ -733,7 +776,7 @@ export function builtinTypes(): ResourceType[] {
       statusKeeps: [['spec'], ['metadata', 'labels']],
       strategy: statefulSetStrategy,
       scale: { specReplicasPath: ['spec', 'replicas'], statusReplicasPath: ['status', 'replicas'], labelSelectorPath: ['spec', 'selector'] },
-      columns: [column('Ready', 'string', (o) => `${num(getPath(o, ['status', 'readyReplicas']))}/${num(getPath(o, ['spec', 'replicas']))}`)],
+      columns: [column('Ready', 'string', (o) => `${num(getPath(o, ['status', 'readyReplicas']))}/${num(getPath(o, ['spec', 'replicas']))}`), ...templateColumns(false)],
     }),
     builtin({
       group: 'batch',

@@ -805,12 +805,18 @@ export class ApiCore {
    * errors (a terminating namespace, a name taken) are returned as undefined, like mutate's.
    */
   createInternal(key: string, obj: JsonObject, manager = SYSTEM_MANAGER): JsonObject | undefined {
+    const created = this.tryCreateInternal(key, obj, manager);
+    return created instanceof ApiError ? undefined : created;
+  }
+
+  /** createInternal that hands back the refusal, for a controller that reports it (a FailedCreate Event). */
+  tryCreateInternal(key: string, obj: JsonObject, manager = SYSTEM_MANAGER): JsonObject | ApiError | undefined {
     const r = this.resolveKey(key);
     if (!r) return undefined;
     try {
       return this.createObject(r, this.normalizeBody(r, obj), manager, false, undefined);
     } catch (err) {
-      if (err instanceof ApiError) return undefined;
+      if (err instanceof ApiError) return err;
       throw err;
     }
   }

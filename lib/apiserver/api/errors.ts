@@ -117,6 +117,11 @@ export function fieldInvalid(field: string, value: unknown, detail: string): Sta
   return { reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(value)}: ${detail}`, field };
 }
 
+/** field.NotSupported: a value outside a fixed set, listing the set. */
+export function fieldNotSupported(field: string, value: unknown, supported: readonly string[]): StatusCause {
+  return { reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${supported.map((v) => JSON.stringify(v)).join(', ')}`, field };
+}
+
 export function fieldRequired(field: string, detail: string): StatusCause {
   return { reason: 'FieldValueRequired', message: `Required value${detail ? `: ${detail}` : ''}`, field };
 }

@@ -11,6 +11,7 @@
  * `minReadySeconds` is not waited for (a Ready Pod counts as available at once).
  */
 import type { ApiCore } from '../api/core.js';
+import { ApiError } from '../api/errors.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { deepEqual, isJsonObject } from '../api/json.js';
 import { getPath, isBeingDeleted, labelsOf, nameOf, namespaceOf, ownerRefsOf, readMeta, uidOf } from '../api/meta.js';
@@ -169,12 +170,13 @@ export class StatefulSetController {
   private sync(set: JsonObject, current: JsonObject, update: JsonObject): void {
     const setName = nameOf(set);
     const replicas = num(getPath(set, ['spec', 'replicas']), 1);
-    const slots: (JsonObject | undefined)[] = new Array<JsonObject | undefined>(replicas).fill(undefined);
+    // By ordinal; a Map, not an array of `replicas` slots: replicas may be up to 2^31-1.
+    const slots = new Map<number, JsonObject>();
     const condemned: JsonObject[] = [];
     for (const pod of controlled(this.store, PODS_KEY, set)) {
       const ordinal = ordinalOf(setName, pod);
       if (ordinal < 0) continue;
-      if (ordinal < replicas) slots[ordinal] = pod;
+      if (ordinal < replicas) slots.set(ordinal, pod);
       else condemned.push(pod);
     }
     condemned.sort((a, b) => ordinalOf(setName, b) - ordinalOf(setName, a));
@@ -184,7 +186,7 @@ export class StatefulSetController {
     const monotonic = getPath(set, ['spec', 'podManagementPolicy']) !== 'Parallel';
 
     for (let ordinal = 0; ordinal < replicas; ordinal++) {
-      const blocked = this.processReplica(set, current, update, slots[ordinal], ordinal, replicas, monotonic);
+      const blocked = this.processReplica(set, current, update, slots.get(ordinal), ordinal, replicas, monotonic);
       if (blocked && monotonic) return;
     }
     // Claims of Pods about to go get the Pod as owner first (whenScaled: Delete), as fixPodClaim does.
@@ -282,7 +284,15 @@ export class StatefulSetController {
         ...(retentionOf(set).whenDeleted === 'Delete' ? { ownerReferences: [controllerRef(set)] } : {}),
       };
       delete claim.status;
-      if (!this.core.createInternal(PVCS_KEY, claim, CONTROLLER_MANAGER)) return false;
+      const created = this.core.tryCreateInternal(PVCS_KEY, claim, CONTROLLER_MANAGER);
+      if (created instanceof ApiError) {
+        // As the real controller reports it (recordClaimEvent, then recordPodEvent), and tries again on the next pass.
+        const why = `failed to create PVC ${claimName}: ${created.message}`;
+        this.recorder.record(set, 'Warning', 'FailedCreate', `create Claim ${claimName} for Pod ${nameOf(pod)} in StatefulSet ${nameOf(set)} failed error: ${created.message}`, COMPONENT);
+        this.recorder.record(set, 'Warning', 'FailedCreate', `create Pod ${nameOf(pod)} in StatefulSet ${nameOf(set)} failed error: ${why}`, COMPONENT);
+        return false;
+      }
+      if (!created) return false;
       this.recorder.record(set, 'Normal', 'SuccessfulCreate', `create Claim ${claimName} Pod ${nameOf(pod)} in StatefulSet ${nameOf(set)} success`, COMPONENT);
     }
     return true;

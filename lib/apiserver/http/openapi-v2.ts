@@ -18,11 +18,10 @@ import type { Registry, ResourceType, VersionInfo } from '../api/registry.js';
 import { ALL_VERBS } from '../api/builtins.js';
 import { versionInfo } from './discovery.js';
 import { encodeOpenApiV2 } from './openapi-proto.js';
-import { gvPath, PATCH_DEFINITION, PATCH_QUERY_PARAMETERS, PATCH_TYPES, schemaName } from './openapi.js';
+import { gvPath, OBJECT_META, PATCH_DEFINITION, PATCH_QUERY_PARAMETERS, PATCH_TYPES, schemaName, typeMetaProperties } from './openapi.js';
 
 const V3_REF = '#/components/schemas/';
 const V2_REF = '#/definitions/';
-const OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
 const PATCH = 'io.k8s.apimachinery.pkg.apis.meta.v1.Patch';
 /** Schema keys Swagger 2.0 has no place for. */
 const NOT_IN_V2 = new Set(['nullable', 'anyOf', 'oneOf', 'not', 'x-kubernetes-validations']);
@@ -55,24 +54,14 @@ function toV2(s: JsonValue, stripValidations: boolean): JsonValue {
   return out;
 }
 
-/** apiVersion, kind and metadata as every kind declares them (taken from a built-in kind). */
-function typeMetaProperties(): JsonObject {
-  const namespace = builtinDefinitionsOf('io.k8s.api.core.v1.Namespace')['io.k8s.api.core.v1.Namespace'];
-  const props = isJsonObject(namespace?.properties) ? namespace.properties : {};
-  return {
-    apiVersion: props.apiVersion ?? { type: 'string' },
-    kind: props.kind ?? { type: 'string' },
-    metadata: { description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata", $ref: `${V2_REF}${OBJECT_META}` },
-  };
-}
-
 /** A CRD version's kind: its schema (value validations stripped) with type meta, or a free object. */
 function customDefinition(type: ResourceType, version: string, schema: JsonValue | undefined): JsonObject {
   const gvk = [{ group: type.group, version, kind: type.kind }];
   if (!isJsonObject(schema) || schema['x-kubernetes-preserve-unknown-fields'] === true) return { type: 'object', 'x-kubernetes-group-version-kind': gvk };
   const converted = toV2(schema, true) as JsonObject;
   const properties = isJsonObject(converted.properties) ? converted.properties : {};
-  return { ...converted, type: 'object', properties: { ...typeMetaProperties(), ...properties }, 'x-kubernetes-group-version-kind': gvk };
+  const typeMeta = (toV2({ properties: typeMetaProperties() }, false) as JsonObject).properties as JsonObject;
+  return { ...converted, type: 'object', properties: { ...typeMeta, ...properties }, 'x-kubernetes-group-version-kind': gvk };
 }
 
 /** `apps` → `Apps`, `networking.k8s.io` → `Networking`, `example.com` → `ExampleCom`: as operation ids name groups. */

@@ -7,8 +7,34 @@
  */
 import { builtinDefinitionName, builtinDefinitionsOf } from '../api/builtin-schema.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
+import { isJsonObject } from '../api/json.js';
 import type { Registry, ResourceType, VersionInfo } from '../api/registry.js';
 import { apiVersionOf } from '../api/registry.js';
+
+export const OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
+
+/**
+ * apiVersion, kind and metadata as the real server adds them to a CRD's published schema (taken
+ * from a built-in kind), so `kubectl explain widget.metadata` works; in v3 form (`allOf` refs).
+ */
+export function typeMetaProperties(): JsonObject {
+  const namespace = builtinDefinitionsOf('io.k8s.api.core.v1.Namespace')['io.k8s.api.core.v1.Namespace'];
+  const props = isJsonObject(namespace?.properties) ? namespace.properties : {};
+  return {
+    apiVersion: props.apiVersion ?? { type: 'string' },
+    kind: props.kind ?? { type: 'string' },
+    metadata: {
+      description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+      allOf: [{ $ref: `#/components/schemas/${OBJECT_META}` }],
+    },
+  };
+}
+
+/** A CRD version's schema as published: with type meta, unless it is a free object. */
+export function withTypeMeta(schema: JsonObject): JsonObject {
+  if (schema['x-kubernetes-preserve-unknown-fields'] === true) return schema;
+  return { ...schema, type: 'object', properties: { ...typeMetaProperties(), ...(isJsonObject(schema.properties) ? schema.properties : {}) } };
+}
 
 export function gvPath(group: string, version: string): string {
   return group ? `apis/${group}/${version}` : `api/${version}`;
@@ -83,10 +109,9 @@ export function openApiDocument(
       continue;
     }
     const declared = schemaOf(type, v);
-    schemas[schemaName(type, version)] = {
-      ...(typeof declared === 'object' && declared !== null && !Array.isArray(declared) ? declared : { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }),
-      'x-kubernetes-group-version-kind': [{ group: type.group, version, kind: type.kind }],
-    };
+    const published = isJsonObject(declared) ? withTypeMeta(declared) : { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+    if (published.properties) Object.assign(schemas, builtinDefinitionsOf(OBJECT_META));
+    schemas[schemaName(type, version)] = { ...published, 'x-kubernetes-group-version-kind': [{ group: type.group, version, kind: type.kind }] };
   }
   return {
     openapi: '3.0.0',
