@@ -157,6 +157,47 @@ describe('apiserver: simulated workload controllers', () => {
   });
 
 
+  it('a ReplicaSet with the largest replicas an int32 holds creates Pods in paced batches, the server answering meanwhile, and scales back down', async () => {
+    const c = await startWithClients({ simulate: { nodes: 0 } });
+    try {
+      const podsNow = async (): Promise<number> => (await c.core.listNamespacedPod({ namespace: 'huge' })).items.length;
+      await c.core.createNamespace({ body: { metadata: { name: 'huge' } } });
+      const labels = { app: 'huge' };
+      await c.apps.createNamespacedReplicaSet({
+        namespace: 'huge',
+        body: { metadata: { name: 'huge' }, spec: { replicas: 2 ** 31 - 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'a', image: 'a' }] } } } },
+      });
+      // One pass creating every Pod would hold the event loop for good: no request would be answered again.
+      await eventually(async () => (await podsNow()) >= 1000, 'two batches of Pods');
+      await c.apps.patchNamespacedReplicaSet({ name: 'huge', namespace: 'huge', body: { spec: { replicas: 3 } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+      await eventually(async () => (await podsNow()) === 3, 'scaled down to 3', 60_000);
+    } finally {
+      await c.server.close();
+    }
+  });
+
+  it('creates at most 500 Pods per owner per second of its clock, as the real controllers burst', async () => {
+    const clock = new ManualClock();
+    const c = await startWithClients({ simulate: { nodes: 0, clock } });
+    try {
+      const podsNow = async (): Promise<number> => (await c.core.listNamespacedPod({ namespace: 'default' })).items.length;
+      const labels = { app: 'paced' };
+      await c.apps.createNamespacedReplicaSet({
+        namespace: 'default',
+        body: { metadata: { name: 'paced' }, spec: { replicas: 1200, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'a', image: 'a' }] } } } },
+      });
+      await eventually(async () => (await podsNow()) === 500, 'the first burst');
+      await eventually(() => clock.pending() >= 1, 'the resync for the next second');
+      expect(await podsNow()).to.equal(500);
+      clock.advance(1000);
+      await eventually(async () => (await podsNow()) === 1000, 'the second burst');
+      clock.advance(1000);
+      await eventually(async () => (await podsNow()) === 1200, 'the rest');
+    } finally {
+      await c.server.close();
+    }
+  });
+
   it('takes a clock: Pods become Ready when the test moves time past readyAfterMs, not before', async () => {
     const clock = new ManualClock();
     const c = await startWithClients({ simulate: { pods: { readyAfterMs: 60_000 }, clock } });

@@ -53,7 +53,7 @@ export class DeploymentController {
     private readonly recorder: ServerEventRecorder,
     private readonly clock: SimulationClock,
   ) {
-    this.loop = new OwnerSyncLoop(store, 'deployment controller', DEPLOYMENTS_KEY, REPLICASETS_KEY, (ns, name) => this.reconcile(ns, name));
+    this.loop = new OwnerSyncLoop(store, 'deployment controller', DEPLOYMENTS_KEY, REPLICASETS_KEY, (ns, name) => this.reconcile(ns, name), clock);
   }
 
   resumeAll(): void {

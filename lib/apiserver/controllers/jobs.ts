@@ -11,7 +11,7 @@ import { getPath, isBeingDeleted, nameOf, timestamp } from '../api/meta.js';
 import type { Store } from '../api/store.js';
 import type { SimulationClock } from './clock.js';
 import type { ServerEventRecorder } from './recorder.js';
-import { condition, controlled, CONTROLLER_MANAGER, isPodReady, num, OwnerSyncLoop, podFromTemplate, podPhase, PODS_KEY, setCounts } from './workload.js';
+import { condition, controlled, CONTROLLER_MANAGER, isPodReady, num, OwnerSyncLoop, type PodBudget, podFromTemplate, podPhase, PODS_KEY, setCounts } from './workload.js';
 
 export const JOBS_KEY = 'batch/jobs';
 const COMPONENT = 'job-controller';
@@ -32,14 +32,14 @@ export class JobController {
     private readonly recorder: ServerEventRecorder,
     private readonly clock: SimulationClock,
   ) {
-    this.loop = new OwnerSyncLoop(store, 'job controller', JOBS_KEY, PODS_KEY, (ns, name) => this.reconcile(ns, name));
+    this.loop = new OwnerSyncLoop(store, 'job controller', JOBS_KEY, PODS_KEY, (ns, name, budget) => this.reconcile(ns, name, budget), clock);
   }
 
   resumeAll(): void {
     this.loop.resumeAll();
   }
 
-  private reconcile(ns: string, name: string): void {
+  private reconcile(ns: string, name: string, budget: PodBudget): void {
     const job = this.store.get(JOBS_KEY, ns, name);
     if (!job || isBeingDeleted(job) || jobFinished(job)) return;
     const pods = controlled(this.store, PODS_KEY, job);
@@ -58,7 +58,7 @@ export class JobController {
       for (const p of active) this.core.deleteInternal(PODS_KEY, ns, nameOf(p));
     } else if (!outcome && !suspended) {
       const want = Math.min(parallelism, completions - succeeded) - active.length;
-      for (let i = 0; i < want; i++) {
+      for (let i = budget.take(want); i > 0; i--) {
         const pod = this.core.createInternal(PODS_KEY, podFromTemplate(getPath(job, ['spec', 'template']), job, { generateName: `${name}-`, namespace: ns }), CONTROLLER_MANAGER);
         if (pod) {
           active.push(pod);

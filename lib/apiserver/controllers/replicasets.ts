@@ -8,8 +8,9 @@ import type { JsonObject } from '../api/json.js';
 import { isJsonObject } from '../api/json.js';
 import { getPath, isBeingDeleted, nameOf, readMeta } from '../api/meta.js';
 import type { Store } from '../api/store.js';
+import type { SimulationClock } from './clock.js';
 import type { ServerEventRecorder } from './recorder.js';
-import { controlled, CONTROLLER_MANAGER, isActivePod, isPodReady, num, OwnerSyncLoop, podFromTemplate, PODS_KEY, setCounts, statusChanged } from './workload.js';
+import { controlled, CONTROLLER_MANAGER, isActivePod, isPodReady, num, OwnerSyncLoop, POD_BURST, type PodBudget, podFromTemplate, PODS_KEY, setCounts, statusChanged } from './workload.js';
 
 export const REPLICASETS_KEY = 'apps/replicasets';
 const COMPONENT = 'replicaset-controller';
@@ -21,21 +22,22 @@ export class ReplicaSetController {
     private readonly core: ApiCore,
     private readonly store: Store,
     private readonly recorder: ServerEventRecorder,
+    clock: SimulationClock,
   ) {
-    this.loop = new OwnerSyncLoop(store, 'replicaset controller', REPLICASETS_KEY, PODS_KEY, (ns, name) => this.reconcile(ns, name));
+    this.loop = new OwnerSyncLoop(store, 'replicaset controller', REPLICASETS_KEY, PODS_KEY, (ns, name, budget) => this.reconcile(ns, name, budget), clock);
   }
 
   resumeAll(): void {
     this.loop.resumeAll();
   }
 
-  private reconcile(ns: string, name: string): void {
+  private reconcile(ns: string, name: string, budget: PodBudget): void {
     const rs = this.store.get(REPLICASETS_KEY, ns, name);
     if (!rs || isBeingDeleted(rs)) return;
     const pods = controlled(this.store, PODS_KEY, rs).filter(isActivePod);
     const want = num(getPath(rs, ['spec', 'replicas']), 1);
     if (pods.length < want) {
-      for (let i = pods.length; i < want; i++) {
+      for (let i = budget.take(want - pods.length); i > 0; i--) {
         const pod = podFromTemplate(getPath(rs, ['spec', 'template']), rs, { generateName: `${name}-`, namespace: ns });
         const created = this.core.createInternal(PODS_KEY, pod, CONTROLLER_MANAGER);
         if (created) {
@@ -47,7 +49,7 @@ export class ReplicaSetController {
       // Not ready first, then the newest (controller.ActivePods ordering, roughly).
       const victims = [...pods]
         .sort((a, b) => Number(isPodReady(a)) - Number(isPodReady(b)) || String(readMeta(b).creationTimestamp).localeCompare(String(readMeta(a).creationTimestamp)))
-        .slice(0, pods.length - want);
+        .slice(0, Math.min(pods.length - want, POD_BURST));
       for (const pod of victims) {
         this.core.deleteInternal(PODS_KEY, ns, nameOf(pod));
         this.recorder.record(rs, 'Normal', 'SuccessfulDelete', `Deleted pod: ${nameOf(pod)}`, COMPONENT);

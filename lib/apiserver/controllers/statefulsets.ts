@@ -16,6 +16,7 @@ import type { JsonObject, JsonValue } from '../api/json.js';
 import { deepEqual, isJsonObject } from '../api/json.js';
 import { getPath, isBeingDeleted, labelsOf, nameOf, namespaceOf, ownerRefsOf, readMeta, uidOf } from '../api/meta.js';
 import type { Store } from '../api/store.js';
+import type { SimulationClock } from './clock.js';
 import type { ServerEventRecorder } from './recorder.js';
 import { PVCS_KEY } from './volumes.js';
 import {
@@ -25,6 +26,7 @@ import {
   isPodReady,
   num,
   OwnerSyncLoop,
+  type PodBudget,
   podFromTemplate,
   podPhase,
   PODS_KEY,
@@ -81,15 +83,16 @@ export class StatefulSetController {
     private readonly core: ApiCore,
     private readonly store: Store,
     private readonly recorder: ServerEventRecorder,
+    clock: SimulationClock,
   ) {
-    this.loop = new OwnerSyncLoop(store, 'statefulset controller', STATEFULSETS_KEY, PODS_KEY, (ns, name) => this.reconcile(ns, name));
+    this.loop = new OwnerSyncLoop(store, 'statefulset controller', STATEFULSETS_KEY, PODS_KEY, (ns, name, budget) => this.reconcile(ns, name, budget), clock);
   }
 
   resumeAll(): void {
     this.loop.resumeAll();
   }
 
-  private reconcile(ns: string, name: string): void {
+  private reconcile(ns: string, name: string, budget: PodBudget): void {
     const set = this.store.get(STATEFULSETS_KEY, ns, name);
     if (!set) return;
     const found = this.updateRevision(set);
@@ -97,7 +100,7 @@ export class StatefulSetController {
     const { update, collisionCount } = found;
     const currentName = getPath(set, ['status', 'currentRevision']);
     const current = this.revisionsOf(set).find((r) => nameOf(r) === currentName) ?? update;
-    if (!isBeingDeleted(set)) this.sync(set, current, update);
+    if (!isBeingDeleted(set)) this.sync(set, current, update, budget);
     this.truncateHistory(set, current, update);
     this.updateStatus(set, current, update, collisionCount);
   }
@@ -167,7 +170,7 @@ export class StatefulSetController {
   // ---- pods ------------------------------------------------------------------------------
 
   /** One pass of updateStatefulSet: replicas in ordinal order, then the condemned, then the rolling update. */
-  private sync(set: JsonObject, current: JsonObject, update: JsonObject): void {
+  private sync(set: JsonObject, current: JsonObject, update: JsonObject, budget: PodBudget): void {
     const setName = nameOf(set);
     const replicas = num(getPath(set, ['spec', 'replicas']), 1);
     // By ordinal; a Map, not an array of `replicas` slots: replicas may be up to 2^31-1.
@@ -186,6 +189,8 @@ export class StatefulSetController {
     const monotonic = getPath(set, ['spec', 'podManagementPolicy']) !== 'Parallel';
 
     for (let ordinal = 0; ordinal < replicas; ordinal++) {
+      // OrderedReady creates one Pod per pass; Parallel creates as many as the budget allows.
+      if (!monotonic && !slots.has(ordinal) && budget.take(1) === 0) return;
       const blocked = this.processReplica(set, current, update, slots.get(ordinal), ordinal, replicas, monotonic);
       if (blocked && monotonic) return;
     }

@@ -7,6 +7,7 @@ import type { JsonObject, JsonValue } from '../api/json.js';
 import { deepEqual, isJsonObject } from '../api/json.js';
 import { getPath, isBeingDeleted, labelsOf, nameOf, namespaceOf, ownerRefsOf, readMeta, uidOf } from '../api/meta.js';
 import { labelSelectorFromObject, matchesLabelSelector } from '../api/label-selector.js';
+import { Timers, type SimulationClock } from './clock.js';
 import { WorkQueue } from './queue.js';
 
 export const PODS_KEY = '/pods';
@@ -43,20 +44,38 @@ export function ownerToSync(store: Store, e: StoreEvent, ownerKey: string, child
  * changed, or whose controlled `childKey` object did, once per batch of events (WorkQueue);
  * `resumeAll` queues every stored owner.
  */
+/**
+ * Pods one owner may create per second of the simulation's clock, as the real ReplicaSet and Job
+ * controllers create at most 500 per sync, paced by their client's rate limit: a huge `replicas`
+ * (up to 2^31-1) fills the store over many seconds, and the server answers meanwhile.
+ */
+export const POD_BURST = 500;
+const BURST_WINDOW_MS = 1000;
+
+/** How many of the Pods a sync wants it may create now; the rest come with a resync in the next window. */
+export interface PodBudget {
+  take(wanted: number): number;
+}
+
+/** The queue of owners to sync, fed by their own and their children's events; each sync gets a Pod budget. */
 export class OwnerSyncLoop {
   private readonly queue: WorkQueue;
   private readonly unsubscribe: () => void;
+  private readonly windows = new Map<string, { readonly start: number; used: number }>();
+  private readonly resyncs: Timers;
 
   constructor(
     private readonly store: Store,
     name: string,
     private readonly ownerKey: string,
     childKey: string,
-    reconcile: (namespace: string, name: string) => void,
+    reconcile: (namespace: string, name: string, budget: PodBudget) => void,
+    private readonly clock: SimulationClock,
   ) {
+    this.resyncs = new Timers(clock);
     this.queue = new WorkQueue(name, (key) => {
       const [ns = '', objectName = ''] = key.split('/');
-      reconcile(ns, objectName);
+      reconcile(ns, objectName, { take: (wanted) => this.take(key, wanted) });
     });
     this.unsubscribe = store.onEvent((e) => {
       const key = ownerToSync(store, e, ownerKey, childKey);
@@ -71,6 +90,30 @@ export class OwnerSyncLoop {
   close(): void {
     this.unsubscribe();
     this.queue.close();
+    this.resyncs.close();
+  }
+
+  private take(key: string, wanted: number): number {
+    const now = this.clock.now();
+    let window = this.windows.get(key);
+    if (!window || now - window.start >= BURST_WINDOW_MS) {
+      if (this.windows.size > 1000) this.forgetPastWindows(now);
+      window = { start: now, used: 0 };
+      this.windows.set(key, window);
+    }
+    const granted = Math.max(0, Math.min(wanted, POD_BURST - window.used));
+    window.used += granted;
+    if (granted < wanted && !this.resyncs.has(key)) {
+      this.resyncs.set(key, window.start + BURST_WINDOW_MS - now, () => {
+        this.windows.delete(key);
+        this.queue.add(key);
+      });
+    }
+    return granted;
+  }
+
+  private forgetPastWindows(now: number): void {
+    for (const [key, window] of this.windows) if (now - window.start >= BURST_WINDOW_MS && !this.resyncs.has(key)) this.windows.delete(key);
   }
 }
 
