@@ -47,6 +47,20 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
+/**
+ * The main thread's time on a CPU and waiting for one (runnable, not scheduled), in seconds, from
+ * /proc/<pid>/schedstat. Their sum over a phase's wall time near 1 means the event loop always
+ * had work: the process was the limit, even where the machine's load let it run only part of it.
+ */
+export function schedSeconds(pid: number): { running: number; waiting: number } {
+  try {
+    const [running, waiting] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ').map(Number);
+    return { running: running! / 1e9, waiting: waiting! / 1e9 };
+  } catch {
+    return { running: Number.NaN, waiting: Number.NaN };
+  }
+}
+
 function rssMB(pid: number): number {
   try {
     const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

@@ -47,6 +47,7 @@ import {
   ROOT,
   round,
   Sampler,
+  schedSeconds,
   spawnPinned,
   startBenchServer,
   stopProcess,
@@ -170,12 +171,21 @@ function everyReplicaJoined(replicas: readonly Replica[], seconds: number): Prom
 
 // ---- one measurement ------------------------------------------------------------------------
 
+interface ProcessUsage {
+  /** All threads. */
+  cpuSeconds: number;
+  /** The main thread running or runnable over the wall time: near 100 % the process is the limit. */
+  busyPercent: number;
+  /** The main thread runnable but not running (the machine's load) over the wall time. */
+  waitingPercent: number;
+}
+
 interface ReplicaFigures {
   identity: string;
   peakRssMB: number;
   peakHeapMB: number;
   heapAfterGcMB: number | undefined;
-  cpuSeconds: [phase1: number, phase2: number];
+  usage: [phase1: ProcessUsage, phase2: ProcessUsage];
   writes: [phase1: number, phase2: number];
   /** Distinct counters written per phase; in phase 2 the primaries the replica owns. */
   resources: [phase1: number, phase2: number];
@@ -185,7 +195,7 @@ interface ReplicaFigures {
 interface PhaseFigures {
   seconds: number;
   writes: number;
-  serverCpuSeconds: number;
+  server: ProcessUsage;
   timedOut: boolean;
 }
 
@@ -197,12 +207,31 @@ interface Measurement {
   loadAverage: [start: number, end: number];
   join: { seconds: number; timedOut: boolean; reconciledByThen: number };
   phase1: PhaseFigures;
-  phase2: PhaseFigures;
+  /** With the time the bench took to send the 3 × N patches of the storm. */
+  phase2: PhaseFigures & { stormSeconds: number };
   perReplica: ReplicaFigures[];
   changesAfterJoin: number;
 }
 
 const jsonBytesPerCounter = new Map<number, number>();
+
+/** What the bench reads of a process at a phase's bounds. */
+interface Times {
+  cpu: number;
+  running: number;
+  waiting: number;
+}
+
+const timesOf = (pid: number): Times => ({ cpu: cpuSeconds(pid), ...schedSeconds(pid) });
+
+/** CPU seconds over a phase, and the main thread's share of the phase running or waiting to run. */
+function usage(from: Times, to: Times, seconds: number): ProcessUsage {
+  return {
+    cpuSeconds: to.cpu - from.cpu,
+    busyPercent: (100 * (to.running - from.running + to.waiting - from.waiting)) / seconds,
+    waitingPercent: (100 * (to.waiting - from.waiting)) / seconds,
+  };
+}
 
 const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0);
 
@@ -217,7 +246,8 @@ async function measure(entry: string, n: number, k: number, roundNo: number, con
     await tracker.start();
     jsonBytesPerCounter.set(n, tracker.averageJsonBytes());
     const load0 = loadAverage();
-    const serverCpu0 = cpuSeconds(server.pid!);
+    const server0 = timesOf(server.pid!);
+    const zero: Times = { cpu: 0, running: 0, waiting: 0 };
     const phase1Done = tracker.until(reconciled);
 
     const started = performance.now();
@@ -225,8 +255,8 @@ async function measure(entry: string, n: number, k: number, roundNo: number, con
     const joined = everyReplicaJoined(replicas, config.timeoutS).then((ok) => ({ ok, seconds: (performance.now() - started) / 1000, reconciledByThen: n - tracker.pending() }));
     const timedOut1 = await withTimeout(phase1Done, config.timeoutS, () => tracker.pending());
     const seconds1 = (performance.now() - started) / 1000;
-    const cpu1 = replicas.map((r) => cpuSeconds(r.process.pid!));
-    const serverCpu1 = cpuSeconds(server.pid!);
+    const replicas1 = replicas.map((r) => timesOf(r.process.pid!));
+    const server1 = timesOf(server.pid!);
     const peaks1 = replicas.map((r) => r.sampler.take());
     const probes1 = await Promise.all(replicas.map((r) => askProbe(r.process, true)));
 
@@ -234,14 +264,15 @@ async function measure(entry: string, n: number, k: number, roundNo: number, con
     const join = await joined;
     if (!join.ok) console.log(`  the replicas did not all join within ${config.timeoutS} s`);
     for (const r of replicas) r.markJoined();
-    const serverCpu2 = cpuSeconds(server.pid!);
-    const cpu2 = replicas.map((r) => cpuSeconds(r.process.pid!));
+    const server2 = timesOf(server.pid!);
+    const replicas2 = replicas.map((r) => timesOf(r.process.pid!));
     const started2 = performance.now();
     const phase2Done = tracker.until(await bumpEverySpec(tracker, url, dispatcher));
+    const stormSeconds = (performance.now() - started2) / 1000;
     const timedOut2 = await withTimeout(phase2Done, config.timeoutS, () => tracker.pending());
     const seconds2 = (performance.now() - started2) / 1000;
-    const cpu3 = replicas.map((r) => cpuSeconds(r.process.pid!));
-    const serverCpu3 = cpuSeconds(server.pid!);
+    const replicas3 = replicas.map((r) => timesOf(r.process.pid!));
+    const server3 = timesOf(server.pid!);
     const peaks2 = replicas.map((r) => r.sampler.take());
     const probes2: Probe[] = await Promise.all(replicas.map((r) => askProbe(r.process, false)));
     tracker.stop();
@@ -252,7 +283,7 @@ async function measure(entry: string, n: number, k: number, roundNo: number, con
         peakRssMB: Math.max(peaks1[i]!.peakRssMB, peaks2[i]!.peakRssMB),
         peakHeapMB: probes2[i]!.peakHeapMB,
         heapAfterGcMB: probes1[i]!.heapAfterGcMB,
-        cpuSeconds: [cpu1[i]!, cpu3[i]! - cpu2[i]!],
+        usage: [usage(zero, replicas1[i]!, seconds1), usage(replicas2[i]!, replicas3[i]!, seconds2)],
         writes: [probes1[i]!.writes, probes2[i]!.writes - probes1[i]!.writes],
         resources: [probes1[i]!.resources, probes2[i]!.resources],
         peakFds: Math.max(peaks1[i]!.peakFds, peaks2[i]!.peakFds),
@@ -265,8 +296,8 @@ async function measure(entry: string, n: number, k: number, roundNo: number, con
       pinned: config.pin,
       loadAverage: [load0, loadAverage()],
       join: { seconds: join.seconds, timedOut: !join.ok, reconciledByThen: join.reconciledByThen },
-      phase1: { seconds: seconds1, writes: sum(perReplica.map((r) => r.writes[0])), serverCpuSeconds: serverCpu1 - serverCpu0, timedOut: timedOut1 },
-      phase2: { seconds: seconds2, writes: sum(perReplica.map((r) => r.writes[1])), serverCpuSeconds: serverCpu3 - serverCpu2, timedOut: timedOut2 },
+      phase1: { seconds: seconds1, writes: sum(perReplica.map((r) => r.writes[0])), server: usage(server0, server1, seconds1), timedOut: timedOut1 },
+      phase2: { seconds: seconds2, stormSeconds, writes: sum(perReplica.map((r) => r.writes[1])), server: usage(server2, server3, seconds2), timedOut: timedOut2 },
       perReplica,
       changesAfterJoin: sum(replicas.map((r) => r.changesAfterJoin)),
     };
@@ -291,6 +322,8 @@ interface Summary {
   reconciledAtJoin: number;
   phase1Seconds: number;
   phase2Seconds: number;
+  /** Of phase 2: how long the bench took to send its 3 × N patches. */
+  stormSeconds: number;
   /** Status writes per second, all replicas together. */
   writesPerSecond: [phase1: number, phase2: number];
   /** The largest per-replica peak (the replicas do the same work: one figure per count). */
@@ -299,10 +332,16 @@ interface Summary {
   /** Mean CPU seconds of one replica, and of all of them together. */
   cpuSecondsPerReplica: [phase1: number, phase2: number];
   cpuSecondsAllReplicas: [phase1: number, phase2: number];
+  /** Mean over replicas of the main thread running or waiting to run, % of the wall time. */
+  replicaBusyPercent: [phase1: number, phase2: number];
   owned: { min: number; max: number; ratio: number };
   serverCpuSeconds: [phase1: number, phase2: number];
-  /** The server's CPU time over the phase's wall time: 100 % is one core, its limit. */
+  /** The server's CPU time over the phase's wall time (100 % is one core). */
   serverCorePercent: [phase1: number, phase2: number];
+  /** The server's main thread running or waiting to run over the wall time: near 100 % it is the limit. */
+  serverBusyPercent: [phase1: number, phase2: number];
+  /** Of that, waiting for a CPU the machine's other processes held. */
+  serverWaitingPercent: [phase1: number, phase2: number];
   timeouts: number;
   changesAfterJoin: number;
 }
@@ -324,18 +363,22 @@ function summarize(measurements: readonly Measurement[]): Summary[] {
       reconciledAtJoin: med((m) => m.join.reconciledByThen, 0),
       phase1Seconds: med((m) => m.phase1.seconds),
       phase2Seconds: med((m) => m.phase2.seconds),
+      stormSeconds: med((m) => m.phase2.stormSeconds),
       writesPerSecond: perPhase((m, p) => phase(m, p).writes / phase(m, p).seconds, 0),
       peakRssMBPerReplica: med((m) => Math.max(...m.perReplica.map((r) => r.peakRssMB)), 0),
       peakHeapMBPerReplica: med((m) => Math.max(...m.perReplica.map((r) => r.peakHeapMB)), 0),
-      cpuSecondsPerReplica: perPhase((m, p) => sum(m.perReplica.map((r) => r.cpuSeconds[p])) / m.replicas),
-      cpuSecondsAllReplicas: perPhase((m, p) => sum(m.perReplica.map((r) => r.cpuSeconds[p]))),
+      cpuSecondsPerReplica: perPhase((m, p) => sum(m.perReplica.map((r) => r.usage[p].cpuSeconds)) / m.replicas),
+      cpuSecondsAllReplicas: perPhase((m, p) => sum(m.perReplica.map((r) => r.usage[p].cpuSeconds))),
+      replicaBusyPercent: perPhase((m, p) => sum(m.perReplica.map((r) => r.usage[p].busyPercent)) / m.replicas, 0),
       owned: {
         min: med((m) => Math.min(...owned(m)), 0),
         max: med((m) => Math.max(...owned(m)), 0),
         ratio: med((m) => Math.max(...owned(m)) / Math.min(...owned(m))),
       },
-      serverCpuSeconds: perPhase((m, p) => phase(m, p).serverCpuSeconds),
-      serverCorePercent: perPhase((m, p) => (100 * phase(m, p).serverCpuSeconds) / phase(m, p).seconds, 0),
+      serverCpuSeconds: perPhase((m, p) => phase(m, p).server.cpuSeconds),
+      serverCorePercent: perPhase((m, p) => (100 * phase(m, p).server.cpuSeconds) / phase(m, p).seconds, 0),
+      serverBusyPercent: perPhase((m, p) => phase(m, p).server.busyPercent, 0),
+      serverWaitingPercent: perPhase((m, p) => phase(m, p).server.waitingPercent, 0),
       timeouts: sum(ms.map((m) => Number(m.join.timedOut) + Number(m.phase1.timedOut) + Number(m.phase2.timedOut))),
       changesAfterJoin: sum(ms.map((m) => m.changesAfterJoin)),
     };
@@ -349,14 +392,16 @@ function printTable(summaries: readonly Summary[]): void {
       replicas: s.replicas,
       'join s': s.joinSeconds,
       'p1 s': s.phase1Seconds,
-      'p2 s': s.phase2Seconds,
+      'p2 s (storm)': `${s.phase2Seconds} (${s.stormSeconds})`,
       'writes/s p1/p2': s.writesPerSecond.join('/'),
       'RSS MB/replica': s.peakRssMBPerReplica,
       'heap MB/replica': s.peakHeapMBPerReplica,
       'CPU s/replica p1/p2': s.cpuSecondsPerReplica.join('/'),
+      'replica busy % p1/p2': s.replicaBusyPercent.join('/'),
       'owned min–max (ratio)': `${s.owned.min}–${s.owned.max} (${s.owned.ratio})`,
       'server CPU s p1/p2': s.serverCpuSeconds.join('/'),
       'server % core p1/p2': s.serverCorePercent.join('/'),
+      'server busy (waiting) % p1/p2': `${s.serverBusyPercent.join('/')} (${s.serverWaitingPercent.join('/')})`,
       load: s.loadAverage,
       timeouts: s.timeouts,
     })),
@@ -371,7 +416,7 @@ async function main(): Promise<void> {
   const layout = cpuLayout(config.pin);
   console.log(
     `${BENCH}: N ${config.ns.join(', ')}, replicas ${config.replicas.join(', ')}, ${config.rounds} round(s), node ${process.version}, ${cpus().length} cpus, ` +
-      (config.pin ? `pinned: server on CPU ${layout.server}, replica i on CPU ${config.replicas.map((_, i) => layout.replica(i)).join('/')}` : 'not pinned'),
+      (config.pin ? `pinned: server on CPU ${layout.server}, replica i on CPU ${Array.from({ length: Math.max(...config.replicas) }, (_, i) => layout.replica(i)).join('/')}` : 'not pinned'),
   );
   const measurements: Measurement[] = [];
   for (const n of config.ns) {
@@ -382,7 +427,7 @@ async function main(): Promise<void> {
         const m = await measure(entry, n, k, r, config);
         console.log(
           `  join ${round(m.join.seconds)} s (${m.join.reconciledByThen} reconciled by then), phase 1 ${round(m.phase1.seconds)} s (${m.phase1.writes} writes), ` +
-            `phase 2 ${round(m.phase2.seconds)} s (${m.phase2.writes} writes), server CPU ${round(m.phase1.serverCpuSeconds)}/${round(m.phase2.serverCpuSeconds)} s, ` +
+            `phase 2 ${round(m.phase2.seconds)} s (${m.phase2.writes} writes), storm ${round(m.phase2.stormSeconds)} s, server CPU ${round(m.phase1.server.cpuSeconds)}/${round(m.phase2.server.cpuSeconds)} s busy ${round(m.phase1.server.busyPercent, 0)}/${round(m.phase2.server.busyPercent, 0)} %, ` +
             `owned ${m.perReplica.map((p) => p.resources[1]).join('/')}, RSS ${m.perReplica.map((p) => round(p.peakRssMB, 0)).join('/')} MB`,
         );
         measurements.push(m);
