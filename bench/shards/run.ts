@@ -121,7 +121,9 @@ class Replica {
     kubeconfig: string,
     cpuList: string | undefined,
   ) {
-    this.process = spawnPinned(cpuList, NODE, ['--expose-gc', '--import', join(E2E, 'probe.mjs'), entry], {
+    // E2E_CPU_PROF_DIR (as for bench:e2e): a CPU profile of each replica there, written when it stops.
+    const profile = process.env['E2E_CPU_PROF_DIR'] ? ['--cpu-prof', '--cpu-prof-dir', join(process.env['E2E_CPU_PROF_DIR'], identity)] : [];
+    this.process = spawnPinned(cpuList, NODE, [...profile, '--expose-gc', '--import', join(E2E, 'probe.mjs'), entry], {
       env: { ...process.env, KUBECONFIG: kubeconfig, RXKUBE_BENCH_IDENTITY: identity, NODE_OPTIONS: '' },
       stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
       cwd: dirname(entry),
@@ -248,10 +250,16 @@ async function measure(entry: string, n: number, k: number, roundNo: number, con
     const load0 = loadAverage();
     const server0 = timesOf(server.pid!);
     const zero: Times = { cpu: 0, running: 0, waiting: 0 };
-    const phase1Done = tracker.until(reconciled);
-
     const started = performance.now();
     for (let i = 0; i < k; i++) replicas.push(new Replica(`r${i + 1}`, k, entry, kubeconfig, layout.replica(i)));
+    // The machine is shared: a process of the measurement that dies fails it at once, not by timeout.
+    const died = new Promise<never>((_, reject) => {
+      for (const child of [server, ...replicas.map((r) => r.process)]) {
+        child.once('exit', (code, signal) => reject(new Error(`${child === server ? 'the bench server' : 'a replica'} (pid ${child.pid}) exited (${signal ?? code}) during the measurement`)));
+      }
+    });
+    died.catch(() => undefined);
+    const phase1Done = Promise.race([tracker.until(reconciled), died]);
     const joined = everyReplicaJoined(replicas, config.timeoutS).then((ok) => ({ ok, seconds: (performance.now() - started) / 1000, reconciledByThen: n - tracker.pending() }));
     const timedOut1 = await withTimeout(phase1Done, config.timeoutS, () => tracker.pending());
     const seconds1 = (performance.now() - started) / 1000;
@@ -261,13 +269,13 @@ async function measure(entry: string, n: number, k: number, roundNo: number, con
     const probes1 = await Promise.all(replicas.map((r) => askProbe(r.process, true)));
 
     // Phase 2 on a settled membership: what each replica writes then is what it owns.
-    const join = await joined;
+    const join = await Promise.race([joined, died]);
     if (!join.ok) console.log(`  the replicas did not all join within ${config.timeoutS} s`);
     for (const r of replicas) r.markJoined();
     const server2 = timesOf(server.pid!);
     const replicas2 = replicas.map((r) => timesOf(r.process.pid!));
     const started2 = performance.now();
-    const phase2Done = tracker.until(await bumpEverySpec(tracker, url, dispatcher));
+    const phase2Done = Promise.race([tracker.until(await Promise.race([bumpEverySpec(tracker, url, dispatcher), died])), died]);
     const stormSeconds = (performance.now() - started2) / 1000;
     const timedOut2 = await withTimeout(phase2Done, config.timeoutS, () => tracker.pending());
     const seconds2 = (performance.now() - started2) / 1000;
@@ -408,6 +416,33 @@ function printTable(summaries: readonly Summary[]): void {
   );
 }
 
+/** The same figures as a Markdown table (the one in docs/sharding.md). */
+function printMarkdown(summaries: readonly Summary[]): void {
+  const rows = [
+    '| N | replicas | join s | phase 1 s | phase 2 s | status writes/s p1 / p2 | peak RSS / heap MB per replica | CPU s per replica p1 / p2 | owned min–max (max/min) | server CPU s p1 / p2 | server busy % p1 / p2 (waiting) | load |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    ...summaries.map(
+      (s) =>
+        `| ${s.n.toLocaleString('en')} | ${s.replicas} | ${s.joinSeconds} | ${s.phase1Seconds} | ${s.phase2Seconds} | ${s.writesPerSecond.join(' / ')} | ` +
+        `${s.peakRssMBPerReplica} / ${s.peakHeapMBPerReplica} | ${s.cpuSecondsPerReplica.join(' / ')} | ${s.owned.min}–${s.owned.max} (${s.owned.ratio}) | ` +
+        `${s.serverCpuSeconds.join(' / ')} | ${s.serverBusyPercent.join(' / ')} (${s.serverWaitingPercent.join(' / ')}) | ${s.loadAverage} |`,
+    ),
+  ];
+  console.log(rows.join('\n'));
+}
+
+/** One retry for a measurement whose process died (another session's clean-up on this shared machine, say). */
+async function measureOrRetry(entry: string, n: number, k: number, roundNo: number, config: Config): Promise<Measurement | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await measure(entry, n, k, roundNo, config);
+    } catch (err) {
+      console.log(`  failed (attempt ${attempt}): ${err instanceof Error ? err.message : String(err)}`);
+      if (attempt === 2) return undefined;
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const config = parseArgs(process.argv.slice(2));
   compileInto(join(HERE, 'tsconfig.build.json'), join(HERE, '.build'), ROOT);
@@ -424,7 +459,8 @@ async function main(): Promise<void> {
       const order = config.replicas.map((_, i) => config.replicas[(i + r - 1) % config.replicas.length]!);
       for (const k of order) {
         console.log(`N ${n} round ${r}: ${k} replica(s), load ${loadAverage()}`);
-        const m = await measure(entry, n, k, r, config);
+        const m = await measureOrRetry(entry, n, k, r, config);
+        if (!m) continue;
         console.log(
           `  join ${round(m.join.seconds)} s (${m.join.reconciledByThen} reconciled by then), phase 1 ${round(m.phase1.seconds)} s (${m.phase1.writes} writes), ` +
             `phase 2 ${round(m.phase2.seconds)} s (${m.phase2.writes} writes), storm ${round(m.phase2.stormSeconds)} s, server CPU ${round(m.phase1.server.cpuSeconds)}/${round(m.phase2.server.cpuSeconds)} s busy ${round(m.phase1.server.busyPercent, 0)}/${round(m.phase2.server.busyPercent, 0)} %, ` +
@@ -436,6 +472,7 @@ async function main(): Promise<void> {
   }
   const summaries = summarize(measurements);
   printTable(summaries);
+  printMarkdown(summaries);
   const out = resolve(ROOT, config.out);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(
