@@ -50,6 +50,7 @@ const ROOTS: [string, string, string, string, string][] = [
   ['V1ClusterRoleBinding', 'rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'io.k8s.api.rbac.v1'],
   ['V1PodDisruptionBudget', 'policy', 'v1', 'PodDisruptionBudget', 'io.k8s.api.policy.v1'],
   ['V2HorizontalPodAutoscaler', 'autoscaling', 'v2', 'HorizontalPodAutoscaler', 'io.k8s.api.autoscaling.v2'],
+  ['V1StorageClass', 'storage.k8s.io', 'v1', 'StorageClass', 'io.k8s.api.storage.v1'],
   ['V1CustomResourceDefinition', 'apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1'],
 ];
 

@@ -158,7 +158,14 @@ async function measure(variant: Variant, entry: string, n: number, round: number
       cwd: dirname(entry),
     });
     const sampler = new Sampler(child.pid!);
+    const benchCpu1 = process.cpuUsage();
+    const trace1 = process.env['E2E_TRACE'] ? setInterval(() => console.log(`  ${variant}: ${((performance.now() - started) / 1000).toFixed(1)} s, ${tracker.pending()} pending, CPU ${cpuSeconds(child!.pid!)} s`), 1000) : undefined;
     const timedOut1 = await withTimeout(phase1Done, config.timeoutS, () => tracker.pending());
+    clearInterval(trace1);
+    if (process.env['E2E_TRACE']) {
+      const used = process.cpuUsage(benchCpu1);
+      console.log(`  ${variant}: bench CPU in phase 1 ${((used.user + used.system) / 1e6).toFixed(2)} s`);
+    }
     const seconds1 = (performance.now() - started) / 1000;
     const cpu1 = cpuSeconds(child.pid!);
     const serverCpu1 = cpuSeconds(server.pid!);
@@ -177,9 +184,18 @@ async function measure(variant: Variant, entry: string, n: number, round: number
 
     // Phase 2: bump every spec 3 times, as fast as 16 connections allow.
     const started2 = performance.now();
+    const benchCpu2 = process.cpuUsage();
     const phase2Done = tracker.until(await bumpEverySpec(tracker, url, dispatcher));
+    const bumpSeconds = (performance.now() - started2) / 1000;
+    if (process.env['E2E_TRACE']) console.log(`  ${variant}: bumps done at ${bumpSeconds.toFixed(2)} s, ${tracker.pending()} counters pending`);
+    const trace = process.env['E2E_TRACE'] ? setInterval(() => console.log(`  ${variant}: ${((performance.now() - started2) / 1000).toFixed(1)} s, ${tracker.pending()} pending`), 2000) : undefined;
     const timedOut2 = await withTimeout(phase2Done, config.timeoutS, () => tracker.pending());
     const seconds2 = (performance.now() - started2) / 1000;
+    clearInterval(trace);
+    if (process.env['E2E_TRACE']) {
+      const used = process.cpuUsage(benchCpu2);
+      console.log(`  ${variant}: bench CPU in phase 2 ${((used.user + used.system) / 1e6).toFixed(2)} s`);
+    }
     const peaks2 = sampler.take();
     const probe2 = await askProbe(child, false);
     sampler.stop();

@@ -7,6 +7,7 @@
  * counters (spec.value = index), writes a kubeconfig for itself to --kubeconfig and then prints
  * one JSON line `{ "url", "kubeconfig" }`. SIGTERM stops it.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startApiServer } from '../../lib/apiserver/index.js';
 import { createKubeClient, installCustomResourceDefinition } from '../../lib/kube/index.js';
 import { COUNTERS, counterCrd, NAMESPACE } from './counter.js';
@@ -32,4 +33,10 @@ const worker = async (): Promise<void> => {
 await Promise.all(Array.from({ length: 16 }, worker));
 await server.writeKubeconfig(kubeconfig);
 console.log(JSON.stringify({ url: server.url, kubeconfig }));
-process.on('SIGTERM', () => process.exit(0));
+// E2E_TRACE: the server's event-loop delay, printed when it stops (is the server busy, or waited for?).
+const loopDelay = process.env['E2E_TRACE'] ? monitorEventLoopDelay({ resolution: 5 }) : undefined;
+loopDelay?.enable();
+process.on('SIGTERM', () => {
+  if (loopDelay) console.error(`  server event-loop delay ms: p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)}, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)}, max ${(loopDelay.max / 1e6).toFixed(1)}`);
+  process.exit(0);
+});

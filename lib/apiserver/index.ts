@@ -22,8 +22,9 @@
  * - controllers/    the controllers that run inside the server: garbage collection, namespace
  *                   lifecycle, the simulated workload controllers
  * - auth/           who a request comes from (the admin, ServiceAccount tokens, impersonation) and
- *                   whether RBAC allows it (auth.ts, rbac.ts); the RBAC and review types, the
- *                   default ClusterRoles and ClusterRole aggregation
+ *                   whether RBAC allows it (auth.ts, rbac.ts), escalation prevention on writes
+ *                   of RBAC objects (escalation.ts); the RBAC and review types, the default
+ *                   ClusterRoles and ClusterRole aggregation
  */
 export { isLoopback, startApiServer, type ApiServer, type ApiServerOptions, type ApiServerStats, type KubeconfigIdentity } from './server.js';
 export type { Fault, Faults, RequestDescription, RequestFaultSpec, RequestMatch, WatchMatch } from './faults.js';

@@ -14,7 +14,7 @@ import { builtinTypes } from './api/builtins.js';
 import { ApiCore } from './api/core.js';
 import { CrdController } from './api/crds.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './http/discovery.js';
-import { ApiError, internalError, methodNotAllowed, pathNotFound } from './api/errors.js';
+import { ApiError, badRequest, internalError, methodNotAllowed, pathNotFound } from './api/errors.js';
 import { Auth, bootstrapClusterRoleBindings, bootstrapClusterRoles, CLUSTER_ROLE_BINDINGS_KEY, CLUSTER_ROLES_KEY, ClusterRoleAggregator, rbacTypes, reviewTypes } from './auth/index.js';
 import { Faults } from './faults.js';
 import { RequestLog } from './http/request-log.js';
@@ -29,6 +29,7 @@ import { kubeConfigFor, kubeconfigYaml, writeKubeconfigFile, type KubeconfigSpec
 import { NamespaceController, NAMESPACES_KEY } from './controllers/namespaces.js';
 import { loadBuiltinSchemas } from './api/builtin-schema.js';
 import { openApiDocument, openApiIndex } from './http/openapi.js';
+import { OpenApiV2 } from './http/openapi-v2.js';
 import { patchEngine } from './patch/engine.js';
 import { Registry } from './api/registry.js';
 import { startSimulation, type SimulateOptions } from './controllers/simulators.js';
@@ -236,7 +237,9 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const store = new Store({ historySize: options.historySize, journal: journal && ((change) => journal.append(change)) });
   const registry = new Registry();
   for (const t of [...builtinTypes(), ...rbacTypes(), ...reviewTypes()]) registry.add(t);
-  const core = new ApiCore(store, registry, patchEngine, { continueTtlMs: options.continueTtlMs });
+  const clock = options.simulate?.clock;
+  // Creation and deletion times in the simulation's time, as a real cluster's share one clock.
+  const core = new ApiCore(store, registry, patchEngine, { continueTtlMs: options.continueTtlMs, now: clock && (() => new Date(clock.now())) });
   const hub = new WatchHub(store, { bookmarkIntervalMs: options.bookmarkIntervalMs });
   const terminating = new Set<string>();
   const crds = new CrdController(core, registry, store, hub, terminating);
@@ -280,6 +283,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     auth,
   };
   const hashPrefix = randomBytes(4).toString('hex');
+  const openApiV2 = new OpenApiV2(registry);
   let serverAddress = '';
 
   const guard = requestGuard({ bindAddress: host, allowedHosts: options.allowedHosts, machineNames: [hostname()] });
@@ -289,7 +293,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       checkHostPresent(req);
       guard(req.method ?? 'GET', req.headers);
       const user = auth.authenticate(req.headers);
-      const url = new URL(req.url ?? '/', 'http://apiserver');
+      const url = requestUrl(req.url ?? '/');
       const path = url.pathname.replace(/\/+$/, '') || '/';
       const method = req.method ?? 'GET';
       const definitionsLoading = loadBuiltinSchemas();
@@ -323,6 +327,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
         res.end('ok');
         return;
       }
+      if (path === '/openapi/v2') return await openApiV2.serve(req, res);
       if (path === '/openapi/v3') return sendJson(res, 200, openApiIndex(registry, hashPrefix));
       const gv = /^\/openapi\/v3\/(?:api\/([^/]+)|apis\/([^/]+)\/([^/]+))$/.exec(path);
       if (gv) {
@@ -414,4 +419,14 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   };
 }
 
-
+/**
+ * The request target as Go's server reads it: a path that starts with `//` is a path, not a
+ * protocol-relative URL (`new URL('//x/y', base)` would take `x` for a host, and `//?a` throws).
+ */
+function requestUrl(target: string): URL {
+  try {
+    return target.startsWith('/') ? new URL(`http://apiserver${target}`) : new URL(target, 'http://apiserver');
+  } catch {
+    throw badRequest(`malformed request target ${JSON.stringify(target.slice(0, 200))}`);
+  }
+}

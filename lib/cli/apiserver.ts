@@ -21,7 +21,8 @@ options:
   --token T           require "Authorization: Bearer T" (generated off loopback if not given;
                       it is written to the kubeconfig, never printed)
   --simulate          simulate the workload controllers and nodes, kwok-style: Deployments,
-                      ReplicaSets, Jobs, Pods bound to nodes and Ready, with their Events
+                      ReplicaSets, StatefulSets, Jobs, CronJobs, Pods bound to nodes and Ready,
+                      claims bound to provisioned volumes, with their Events
   --ready-after MS    with --simulate: milliseconds from a Pod's start until it is Ready (default 1000)
   --nodes N           with --simulate: how many Ready nodes run the Pods (default 3)
   --job-duration MS   with --simulate: how long a Job's Pod runs before it succeeds (default 1000)

@@ -17,7 +17,7 @@ exactly the verbs its controllers use and its binding, a Deployment and a Servic
 The module (compiled JavaScript, or TypeScript under tsx) exports:
   register(operator)   registers the controllers (required; a default export function also works)
   crds                 the CRDs of the primaries (optional)
-  operatorOptions      leaderElection, health and stopTimeoutMs as the operator runs with them (optional)
+  operatorOptions      leaderElection, sharding, health and stopTimeoutMs as the operator runs with them (optional)
   extraRules           RBAC rules for what rxkube cannot see: writes of your own through ctx.client
                        or ctx.secondaryClient() (optional)
 

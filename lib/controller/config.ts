@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isObservable, type Observable } from 'rxjs';
-import { ConfigurationError, describeValue, requireFunction, type ResourceEvent } from '../core/index.js';
+import { ConfigurationError, describeValue, requireFunction, requireNamespaceName, type ResourceEvent } from '../core/index.js';
 import { resolveDescriptor, type FieldSelector, type LabelSelector, type ResolvedDescriptor } from '../kube/index.js';
 import type { SourceError } from '../sources/index.js';
 import { resolveReconcileOptions, type ResolvedReconcileOptions } from '../processing/index.js';
@@ -61,7 +61,6 @@ export interface ResolvedSource {
   readonly stop?: () => void;
 }
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 
 /** The default finalizer of FZ1: `<plural>.<group>/finalizer` (`<plural>/finalizer` for the core group). */
@@ -171,11 +170,7 @@ export function resolveNamespaces(option: string, namespaces: unknown): 'all' | 
   if (!Array.isArray(namespaces) || namespaces.length === 0) {
     throw new ConfigurationError(option, `must be 'all' or a non-empty array of namespace names, got ${describeValue(namespaces)}`);
   }
-  namespaces.forEach((ns: unknown, i) => {
-    if (typeof ns !== 'string' || ns.length > 63 || !DNS_LABEL.test(ns)) {
-      throw new ConfigurationError(`${option}[${i}]`, `${describeValue(ns)} is not a valid namespace name (a lowercase DNS label)`);
-    }
-  });
+  namespaces.forEach((ns: unknown, i) => requireNamespaceName(`${option}[${i}]`, ns));
   return Object.freeze([...new Set(namespaces as string[])]);
 }
 

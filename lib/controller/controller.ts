@@ -1,5 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { BehaviorSubject, combineLatest, EMPTY, filter, map, merge, type Observable, of, pairwise, Subject, type Subscription, takeUntil, tap } from 'rxjs';
+import { BehaviorSubject, combineLatest, EMPTY, filter, map, merge, type Observable, of, pairwise, Subject, type Subscription, take, takeUntil, tap } from 'rxjs';
 import { ConfigurationError, describeError, isMarkedForDeletion, resourceIdOf, resourceKey, type ReconcileOutcome } from '../core/index.js';
 import { classifyError, errorMessage, type KubeClient } from '../kube/index.js';
 import { controllerLabels, errorLogLevel, EventRecorder, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
@@ -8,7 +8,7 @@ import type { Shard } from '../sharding/index.js';
 import { InformerPool, ReadYourWritesCache, type InformerLike } from '../sources/index.js';
 import { resolveNamespaces, type ResolvedControllerConfig } from './config.js';
 import { controllerEvents } from './pipeline.js';
-import { gainedResources, reportedToShard, runnableOnly } from './sharded.js';
+import { gainedResources, memberLost, reportedToShard, runnableOnly } from './sharded.js';
 import { runOf } from './run.js';
 import { controllerInformers, ControllerSources, logInformerFailures, watching } from './sources.js';
 import type { EventSourceInfo, Reconciler } from './types.js';
@@ -252,7 +252,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
         )
       : events$;
     // SH1: a member that could not renew its Lease stops acting, as a leader does (OB4).
-    const memberLost$ = shard ? shard.status$.pipe(map((s) => s.member), pairwise(), filter(([was, is]) => was && !is)) : EMPTY;
+    const memberLost$ = shard ? memberLost(shard) : EMPTY;
     return sharded$.pipe(
       reconcileEach<unknown>(shard ? reportedToShard(shard, measuredRun) : measuredRun, {
         ...config.scheduling,
@@ -268,7 +268,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     );
   }
 
-  /** SH1–SH4 metrics: members and owned primaries at each change of the shard, handovers as they complete. */
+  /** SH1–SH4 metrics: members at each change of the shard, handovers as they complete, owned primaries at each scrape. */
   private measureShard(): void {
     const { shard, metrics } = this.env;
     if (!shard || !metrics) return;
@@ -276,12 +276,16 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     let handovers = 0;
     const update = () => {
       const status = shard.status;
-      let owned = 0;
-      for (const object of this.primaryInformer.store.list()) if (shard.owns(resourceIdOf(object))) owned++;
-      metrics.setShard(labels, { members: status.members.length, owned });
+      metrics.setShardMembers(labels, status.members.length);
       for (; handovers < status.handovers; handovers++) metrics.shardHandover(labels);
     };
-    merge(shard.status$, shard.changes$).pipe(takeUntil(this.stopping$)).subscribe(update);
+    shard.status$.pipe(takeUntil(this.stopping$)).subscribe(update);
+    const uncount = metrics.countShardOwned(labels, () => {
+      let owned = 0;
+      for (const object of this.primaryInformer.store.list()) if (shard.owns(resourceIdOf(object))) owned++;
+      return owned;
+    });
+    this.stopping$.pipe(take(1)).subscribe(uncount);
   }
 
   private onOutcome(outcome: ReconcileOutcome): void {

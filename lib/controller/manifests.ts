@@ -54,6 +54,8 @@ const READ = ['get', 'list', 'watch'];
 /** The kubelet waits this much longer than the operator's stop timeout before SIGKILL. */
 const TERMINATION_MARGIN_S = 10;
 const LEASES: PolicyRule = { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'watch'] };
+/** SH1: a replica lists and watches its group's member Leases, creates and renews its own, and deletes it when it stops. */
+const MEMBER_LEASES: PolicyRule = { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] };
 const EVENTS: PolicyRule = { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] };
 
 /** The traits of a workflow dependent that decide its verbs; only dependents with a Kubernetes `resource`. */
@@ -130,7 +132,7 @@ export function mergeRules(rules: readonly PolicyRule[]): PolicyRule[] {
  * writes. Throws ConfigurationError naming a bad option.
  */
 export function operatorManifests(operator: Operator, options: ManifestOptions): OperatorManifests {
-  const { options: operatorOptions, controllers } = operatorFacts(operator);
+  const { options: operatorOptions, controllers, shardNamespaces } = operatorFacts(operator);
   const name = options.name;
   if (typeof name !== 'string' || name.length > 63 || !DNS_LABEL.test(name)) {
     throw new ConfigurationError('name', `'${String(name)}' is not a valid name (a lowercase DNS label of at most 63 characters)`);
@@ -164,6 +166,13 @@ export function operatorManifests(operator: Operator, options: ManifestOptions):
     rbac.push(
       { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: roleName, namespace: leaseNamespace, labels }, rules: [LEASES] } as KubernetesObject,
       binding('RoleBinding', { name: roleName, namespace: leaseNamespace, labels }, 'Role', roleName, serviceAccount),
+    );
+  }
+  for (const shardNamespace of [...new Set(shardNamespaces.map((ns) => ns ?? namespace))].sort()) {
+    const roleName = `${name}-sharding`;
+    rbac.push(
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: roleName, namespace: shardNamespace, labels }, rules: [MEMBER_LEASES] } as KubernetesObject,
+      binding('RoleBinding', { name: roleName, namespace: shardNamespace, labels }, 'Role', roleName, serviceAccount),
     );
   }
   const stopTimeoutMs = operatorOptions.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;

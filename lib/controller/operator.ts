@@ -5,7 +5,7 @@ import { ConfigurationError } from '../core/index.js';
 import { createKubeClient, loadKubeConfig, ownNamespace, type KubeClient } from '../kube/index.js';
 import { createLeaderElector, kubeLeaseClient, type LeaderElectionOptions, type LeaderElector } from '../leader/index.js';
 import { createLogger, createMetrics, startHealthServer, type HealthServer, type Logger, type RxkubeMetrics } from '../observe/index.js';
-import { Shard, shardingConfig, type ShardingOptions } from '../sharding/index.js';
+import { controllerShardingOptions, Shard, shardingConfig, type ShardingOptions } from '../sharding/index.js';
 import { InformerPool } from '../sources/index.js';
 import { resolveControllerConfig, type ResolvedControllerConfig } from './config.js';
 import { Controller, DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
@@ -15,10 +15,12 @@ import type { ControllerConfig, Reconciler, RegisteredController } from './types
 export interface OperatorFacts {
   readonly options: OperatorOptions;
   readonly controllers: readonly ResolvedControllerConfig<KubernetesObject>[];
+  /** Where the sharded controllers' member Leases live, one entry per sharded controller (SH1); undefined: the operator's own namespace. */
+  readonly shardNamespaces: readonly (string | undefined)[];
 }
 
 // Kept beside the class rather than on it: the facts are for manifests, not for the public surface.
-const facts = new WeakMap<Operator, { options: OperatorOptions; controllers: ResolvedControllerConfig<KubernetesObject>[] }>();
+const facts = new WeakMap<Operator, { options: OperatorOptions; controllers: ResolvedControllerConfig<KubernetesObject>[]; shardNamespaces: (string | undefined)[] }>();
 
 /** The options and registered controllers of `operator` (for `operatorManifests`). */
 export function operatorFacts(operator: Operator): OperatorFacts {
@@ -77,7 +79,7 @@ export class Operator {
     this.logger = options.logger ?? createLogger({ name: 'rxkube' });
     this.metrics = options.registry ? createMetrics(options.registry) : undefined;
     this.leading$ = new BehaviorSubject(options.leaderElection === undefined);
-    facts.set(this, { options, controllers: [] });
+    facts.set(this, { options, controllers: [], shardNamespaces: [] });
   }
 
   /** Validates the configuration (ConfigurationError naming the option) and adds a controller. */
@@ -112,9 +114,11 @@ export class Operator {
 
   /** The controller's shard: its own `sharding`, else the Operator's; none when neither is given or it says `false`. */
   private shardFor(name: string, own: ShardingOptions | false | undefined): Shard | undefined {
-    if (own === false || (own === undefined && this.options.sharding === undefined)) return undefined;
+    const options = controllerShardingOptions(this.options.sharding, own);
+    if (options === undefined) return undefined;
     const defaultNamespace = this.options.leaderElection?.leaseNamespace ?? ownNamespace(this.client.kubeConfig);
-    const config = shardingConfig(name, { ...this.options.sharding, ...own }, defaultNamespace);
+    const config = shardingConfig(name, options, defaultNamespace);
+    facts.get(this)?.shardNamespaces.push(options.namespace ?? this.options.leaderElection?.leaseNamespace);
     return new Shard(config, { client: this.client, logger: this.logger });
   }
 

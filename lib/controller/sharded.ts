@@ -4,7 +4,7 @@
  * resources it gains are triggered when the handover completes; every run is reported to the
  * shard so that a handover waits for the runs of the resources it moves.
  */
-import { filter, from, mergeMap, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
+import { filter, from, map, mergeMap, pairwise, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
 import { resourceEvent, resourceIdOf, type ResourceEvent, type ResourceID } from '../core/index.js';
 import type { RunFn, RunResult } from '../processing/index.js';
 import type { Shard } from '../sharding/index.js';
@@ -38,4 +38,13 @@ export function reportedToShard(shard: Shard, run: (...args: Parameters<RunFn>) 
       done();
     }
   };
+}
+
+/** SH1: emits when this replica stops being a member, so its runs in flight are aborted (as a leader's are, OB4). */
+export function memberLost(shard: Shard): Observable<unknown> {
+  return shard.status$.pipe(
+    map((status) => status.member),
+    pairwise(),
+    filter(([was, is]) => was && !is),
+  );
 }

@@ -18,6 +18,7 @@ export { ConfigurationError, NoRetryError, RxkubeError, describeError, describeV
 export {
   requireFunction,
   requireMethods,
+  requireNamespaceName,
   requirePositiveDuration,
   requirePositiveInteger,
 } from './validate.js';

@@ -17,6 +17,16 @@ export function requirePositiveDuration(option: string, value: unknown): number 
   return value;
 }
 
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** A namespace name: a lowercase DNS label of at most 63 characters. */
+export function requireNamespaceName(option: string, value: unknown): string {
+  if (typeof value !== 'string' || value.length > 63 || !DNS_LABEL.test(value)) {
+    throw new ConfigurationError(option, `${describeValue(value)} is not a valid namespace name (a lowercase DNS label)`);
+  }
+  return value;
+}
+
 export function requireFunction<F>(option: string, value: F): F {
   if (typeof value !== 'function') {
     throw new ConfigurationError(option, `must be a function, got ${describeValue(value)}`);

@@ -5,6 +5,7 @@ import { asyncScheduler, BehaviorSubject, distinctUntilChanged, type Observable,
 import type { Logger } from 'pino';
 import { ConfigurationError, requirePositiveDuration } from '../core/index.js';
 import { classifyError, errorMessage, shareConnections } from '../kube/index.js';
+import { abortAfter } from './deadline.js';
 import { kubeLeaseClient, type LeaseClient } from './lease-client.js';
 
 export interface LeaderElectionOptions {
@@ -459,12 +460,7 @@ export class LeaderElector {
    * deadline runs on the scheduler, like every other timer of the elector.
    */
   private bounded(signal: AbortSignal): { signal: AbortSignal; done: () => void } {
-    const deadline = new AbortController();
-    const timer = this.scheduler.schedule(
-      () => deadline.abort(new DOMException(`lease request abandoned after the renew deadline of ${this.config.renewDeadlineMs} ms`, 'TimeoutError')),
-      this.config.renewDeadlineMs,
-    );
-    return { signal: AbortSignal.any([signal, deadline.signal]), done: () => timer.unsubscribe() };
+    return abortAfter(this.scheduler, this.config.renewDeadlineMs, signal, `lease request abandoned after the renew deadline of ${this.config.renewDeadlineMs} ms`);
   }
 
   private sleep(ms: number, signal: AbortSignal): Promise<void> {

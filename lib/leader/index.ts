@@ -1,3 +1,4 @@
+export { abortAfter } from './deadline.js';
 export { kubeLeaseClient, type LeaseClient } from './lease-client.js';
 export {
   createLeaderElector,

@@ -57,13 +57,22 @@ export interface RxkubeMetrics {
    * `rateLimited` occurrences still held back when their series was forgotten or the recorder stopped.
    */
   eventDropped(labels: ControllerLabels, cause: 'invalid' | 'writeFailed' | 'rateLimited'): void;
-  /** SH1–SH4: a sharded controller's live members as this replica sees them, and the primaries it owns. */
-  setShard(labels: ControllerLabels, figures: { readonly members: number; readonly owned: number }): void;
+  /** SH1–SH4: a sharded controller's live members as this replica sees them. */
+  setShardMembers(labels: ControllerLabels, members: number): void;
+  /** SH2: the primaries a sharded controller owns, counted by `count` at each scrape until the returned function is called. */
+  countShardOwned(labels: ControllerLabels, count: () => number): () => void;
   /** SH3: a handover completed here (every member acknowledged a new view). */
   shardHandover(labels: ControllerLabels): void;
 }
 
 const CONTROLLER_LABELS = ['controller', 'group', 'version', 'kind'] as const;
+
+interface OwnedCount {
+  readonly labels: ControllerLabels;
+  readonly count: () => number;
+}
+/** The owned-resource counts each shard_owned_resources gauge reads at a scrape (one gauge per registry, shared by its operators). */
+const ownedCounts = new WeakMap<object, Map<string, OwnedCount>>();
 const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /**
@@ -107,7 +116,23 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}):
   const eventsRecorded = counter('events_recorded_total', 'Kubernetes Events recorded about primaries, by type', [...CONTROLLER_LABELS, 'type']);
   const eventsDropped = counter('events_dropped_total', 'Kubernetes Event occurrences that never reached the API, by cause', [...CONTROLLER_LABELS, 'cause']);
   const shardMembers = gauge('shard_members', 'Live members of a sharded controller, as this replica sees them', CONTROLLER_LABELS);
-  const shardOwned = gauge('shard_owned_resources', 'Primaries this replica owns in its current view of a sharded controller', CONTROLLER_LABELS);
+  // SH2: which primaries a replica owns changes with every primary created or deleted, not only
+  // with the view, so the count is taken at each scrape (one pass over the cache), not kept.
+  const shardOwned = reuse(registry, `${prefix}shard_owned_resources`, () => {
+    const counts = new Map<string, OwnedCount>();
+    const ownedGauge = new Gauge<(typeof CONTROLLER_LABELS)[number]>({
+      name: `${prefix}shard_owned_resources`,
+      help: 'Primaries this replica owns in its current view of a sharded controller',
+      labelNames: CONTROLLER_LABELS,
+      registers: [registry],
+      collect() {
+        for (const { labels, count } of counts.values()) this.set(labels, count());
+      },
+    });
+    ownedCounts.set(ownedGauge, counts);
+    return ownedGauge;
+  });
+  const owned = ownedCounts.get(shardOwned) ?? new Map<string, OwnedCount>();
   const shardHandovers = counter('shard_handovers_total', 'Views of a sharded controller whose handover completed on this replica', CONTROLLER_LABELS);
   const leader = gauge('leader', '1 while this instance leads (or runs without leader election), else 0', []);
 
@@ -158,9 +183,18 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}):
     eventDropped(labels, cause) {
       eventsDropped.inc({ ...pick(labels), cause });
     },
-    setShard(labels, { members, owned }) {
+    setShardMembers(labels, members) {
       shardMembers.set(pick(labels), members);
-      shardOwned.set(pick(labels), owned);
+    },
+    countShardOwned(labels, count) {
+      const entry = { labels: pick(labels), count };
+      const key = JSON.stringify(entry.labels);
+      owned.set(key, entry);
+      return () => {
+        if (owned.get(key) !== entry) return;
+        owned.delete(key);
+        shardOwned.remove(entry.labels);
+      };
     },
     shardHandover(labels) {
       shardHandovers.inc(pick(labels));

@@ -1,13 +1,13 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { ConfigurationError, describeValue, requirePositiveDuration } from '../core/index.js';
+import { ConfigurationError, describeValue, isRecord, requireNamespaceName, requirePositiveDuration } from '../core/index.js';
 import { LEADER_ELECTION_DEFAULTS, LEADER_JITTER_FACTOR } from '../leader/index.js';
 
 /** Sharding of one controller across replicas (off unless given). */
 export interface ShardingOptions {
   /** How members are counted: 'auto' (the default and only mode) — every live member Lease is one. */
   readonly replicas?: 'auto';
-  /** Namespace of the member Leases (default: the operator's leader-election namespace, else `default`). */
+  /** Namespace of the member Leases (default: the operator's leader-election namespace, else the operator's own namespace). */
   readonly namespace?: string;
   /** Unique per replica (default `<hostname>_<uuid>`). */
   readonly identity?: string;
@@ -31,9 +31,25 @@ export interface ShardingConfig {
 
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
+/**
+ * A controller's sharding options: the Operator's with the controller's own over them; undefined
+ * when neither asks for sharding or the controller says `false`. Each must be an object (checked
+ * before merging, since spreading `true` or a string would shard with the defaults unasked).
+ */
+export function controllerShardingOptions(operator: unknown, own: unknown): ShardingOptions | undefined {
+  if (operator !== undefined && !isRecord(operator)) {
+    throw new ConfigurationError('sharding', `the Operator's option must be an object of ShardingOptions, got ${describeValue(operator)}`);
+  }
+  if (own !== undefined && own !== false && !isRecord(own)) {
+    throw new ConfigurationError('sharding', `the controller's option must be an object of ShardingOptions or false, got ${describeValue(own)}`);
+  }
+  if (own === false || (operator === undefined && own === undefined)) return undefined;
+  return { ...operator, ...own };
+}
+
 /** Validates the options with the leader Lease's rules; every error names the option. */
 export function shardingConfig(group: string, options: ShardingOptions, defaultNamespace = 'default'): ShardingConfig {
-  if (typeof options !== 'object' || options === null) throw new ConfigurationError('sharding', `must be an object, got ${describeValue(options)}`);
+  if (!isRecord(options)) throw new ConfigurationError('sharding', `must be an object, got ${describeValue(options)}`);
   if (typeof group !== 'string' || group.length > 63 || !LABEL_VALUE.test(group) || group === '') {
     throw new ConfigurationError('sharding', `the controller name ${JSON.stringify(group)} must be a valid label value (at most 63 alphanumerics, '-', '_', '.') to group member Leases`);
   }
@@ -55,7 +71,7 @@ export function shardingConfig(group: string, options: ShardingOptions, defaultN
   }
   return Object.freeze({
     group,
-    namespace: text('sharding.namespace', options.namespace ?? defaultNamespace),
+    namespace: requireNamespaceName('sharding.namespace', options.namespace ?? defaultNamespace),
     identity: text('sharding.identity', options.identity ?? `${hostname()}_${randomUUID()}`),
     leaseDurationMs,
     renewDeadlineMs,

@@ -1,9 +1,10 @@
 import { V1MicroTime, type V1Lease } from '@kubernetes/client-node';
-import { asyncScheduler, BehaviorSubject, Subject, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
+import { asyncScheduler, BehaviorSubject, merge, Subject, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import type { Logger } from 'pino';
 import { resourceKey, type ResourceID } from '../core/index.js';
 import { builtinResources, classifyError, errorMessage, type KubeClient, type ResourceClient } from '../kube/index.js';
-import { Informer, kubeListWatch } from '../sources/index.js';
+import { abortAfter } from '../leader/index.js';
+import { Informer, kubeListWatch, type ListWatchClient } from '../sources/index.js';
 import type { ShardingConfig } from './config.js';
 import {
   acknowledgeable,
@@ -38,12 +39,40 @@ export interface ShardChange {
   wasRunnable(id: ResourceID): boolean;
 }
 
+/**
+ * The calls a Shard makes on its group's member Leases: its own Lease written, the group's
+ * listed and watched. Errors as the API answered them (classifyError: 'conflict', 'notFound').
+ */
+export interface MemberLeaseClient extends Pick<ResourceClient<V1Lease>, 'create' | 'replace' | 'get' | 'find' | 'delete'> {
+  /** The membership informer's list and watch of the group's Leases. */
+  readonly listWatch: ListWatchClient<V1Lease>;
+}
+
 export interface ShardDeps {
   /** The client every request goes through (an Operator passes its own: one connection pool). */
   readonly client: KubeClient;
   readonly logger?: Logger | undefined;
+  /** Clock and timers (default asyncScheduler). */
   readonly scheduler?: SchedulerLike | undefined;
+  /** How the member Leases are written, listed and watched (default: through `client`); tests pass a fake server in virtual time. */
+  readonly leases?: MemberLeaseClient | undefined;
 }
+
+/** The member Leases through `client`. */
+export function kubeMemberLeases(client: KubeClient): MemberLeaseClient {
+  const leases = client.resource<V1Lease>(builtinResources.lease);
+  return {
+    create: (lease, options) => leases.create(lease, options),
+    replace: (lease, options) => leases.replace(lease, options),
+    get: (ref, options) => leases.get(ref, options),
+    find: (ref, options) => leases.find(ref, options),
+    delete: (ref, options) => leases.delete(ref, options),
+    listWatch: kubeListWatch<V1Lease>(client, builtinResources.lease),
+  };
+}
+
+/** The fraction of a retry period within which the group's watch must deliver our own renewal, or it is dead. */
+const RENEWAL_ECHO_SLACK = 0.25;
 
 /** The member Lease's name: DNS-safe, one per (group, identity). */
 export function memberLeaseName(group: string, identity: string): string {
@@ -62,8 +91,8 @@ export class Shard {
   readonly status$: Observable<ShardStatus>;
   readonly changes$: Observable<ShardChange>;
 
-  private readonly leases: ResourceClient<V1Lease>;
-  private readonly informer: Informer<V1Lease>;
+  private readonly leases: MemberLeaseClient;
+  private informer: Informer<V1Lease>;
   private readonly scheduler: SchedulerLike;
   private readonly log: Logger | undefined;
   private readonly leaseName: string;
@@ -82,6 +111,7 @@ export class Shard {
   private wake: (() => void) | undefined;
   private deadline: Subscription | undefined;
   private expiry: Subscription | undefined;
+  private echo: Subscription | undefined;
   private subscription: Subscription | undefined;
 
   constructor(
@@ -90,15 +120,8 @@ export class Shard {
   ) {
     this.scheduler = deps.scheduler ?? asyncScheduler;
     this.log = deps.logger?.child({ shard: config.group, identity: config.identity });
-    this.leases = deps.client.resource<V1Lease>(builtinResources.lease);
-    this.informer = new Informer<V1Lease>({
-      resource: builtinResources.lease,
-      client: kubeListWatch<V1Lease>(deps.client, builtinResources.lease),
-      name: `shard-members:${config.group}`,
-      namespaces: [config.namespace],
-      labelSelector: { matchLabels: { [SHARD_GROUP_LABEL]: config.group } },
-      scheduler: this.scheduler,
-    });
+    this.leases = deps.leases ?? kubeMemberLeases(deps.client);
+    this.informer = this.membersInformer();
     this.leaseName = memberLeaseName(config.group, config.identity);
     this.state = initialHandover(config.identity);
     this.statusSubject = new BehaviorSubject(this.snapshot());
@@ -149,8 +172,7 @@ export class Shard {
     if (this.stopping) return;
     const stopping = new AbortController();
     this.stopping = stopping;
-    this.subscription = this.informer.cacheAndEvents$.subscribe(() => this.onLeases());
-    this.informer.start();
+    this.watchMembers();
     this.loop = this.renewLoop(stopping.signal).catch((err: unknown) => {
       this.log?.error({ err: errorMessage(err) }, 'member lease loop failed');
       this.leave('the member lease loop failed');
@@ -172,14 +194,58 @@ export class Shard {
     this.subscription?.unsubscribe();
     this.informer.stop();
     this.expiry?.unsubscribe();
+    this.echo?.unsubscribe();
+    const bounded = this.bounded(new AbortController().signal);
     try {
-      await this.leases.delete({ name: this.leaseName, namespace: this.config.namespace }, { signal: AbortSignal.timeout(this.config.renewDeadlineMs) });
+      await this.leases.delete({ name: this.leaseName, namespace: this.config.namespace }, { signal: bounded.signal });
     } catch (err) {
       if (classifyError(err) !== 'notFound') this.log?.warn({ err: errorMessage(err) }, 'could not delete the member lease; it expires on its own');
+    } finally {
+      bounded.done();
     }
   }
 
+  private membersInformer(): Informer<V1Lease> {
+    return new Informer<V1Lease>({
+      resource: builtinResources.lease,
+      client: this.leases.listWatch,
+      name: `shard-members:${this.config.group}`,
+      namespaces: [this.config.namespace],
+      labelSelector: { matchLabels: { [SHARD_GROUP_LABEL]: this.config.group } },
+      scheduler: this.scheduler,
+    });
+  }
+
+  /** Follows the group's Leases with the informer, judged once it has listed them all (a partial list is no view). */
+  private watchMembers(): void {
+    this.subscription = merge(this.informer.cacheAndEvents$, this.informer.synced$).subscribe(() => this.onLeases());
+    this.informer.start();
+  }
+
+  /**
+   * Our own renewal comes back through the group's watch within moments. One that has not, a
+   * quarter of a retry period after it was stored, means the watch is a dead connection that never
+   * ended (a network cut leaves those): the view would go stale — members that renew judged
+   * expired, a dead one never seen to expire — so the informer is replaced by a new list and watch.
+   */
+  private expectEcho(): void {
+    const written = this.lease?.metadata?.resourceVersion;
+    if (written === undefined) return;
+    this.echo?.unsubscribe();
+    this.echo = this.scheduler.schedule(() => {
+      if (!this.informer.hasSynced()) return; // a list under way (after a restart, or a slow one): it will show the renewal
+      const seen = this.informer.store.get({ name: this.leaseName, namespace: this.config.namespace })?.metadata?.resourceVersion;
+      if (seen === written || this.lease?.metadata?.resourceVersion !== written || !this.stopping || this.stopping.signal.aborted) return;
+      this.log?.warn('the watch of the member Leases did not deliver our renewal; listing them again');
+      this.subscription?.unsubscribe();
+      this.informer.stop();
+      this.informer = this.membersInformer();
+      this.watchMembers();
+    }, RENEWAL_ECHO_SLACK * this.config.retryPeriodMs);
+  }
+
   private onLeases(): void {
+    if (!this.informer.hasSynced()) return;
     this.members = observeLeases(this.members, this.informer.store.list(), this.scheduler.now());
     this.evaluate();
   }
@@ -236,6 +302,7 @@ export class Shard {
         // The deadline counts from before the server stored the renewal, so it falls before anyone sees the lease expire.
         this.deadline?.unsubscribe();
         this.deadline = this.scheduler.schedule(() => this.leave(`no renewal within ${this.config.renewDeadlineMs} ms`), Math.max(0, this.config.renewDeadlineMs - (this.scheduler.now() - startedAt)));
+        this.expectEcho();
         if (!this.member) {
           this.member = true;
           this.log?.info('joined the shard group');
@@ -248,7 +315,15 @@ export class Shard {
   }
 
   private async renew(ack: string, stop: AbortSignal): Promise<boolean> {
-    const signal = AbortSignal.any([stop, AbortSignal.timeout(this.config.renewDeadlineMs)]);
+    const bounded = this.bounded(stop);
+    try {
+      return await this.renewWithin(ack, bounded.signal, stop);
+    } finally {
+      bounded.done();
+    }
+  }
+
+  private async renewWithin(ack: string, signal: AbortSignal, stop: AbortSignal): Promise<boolean> {
     const ref = { name: this.leaseName, namespace: this.config.namespace };
     try {
       const body = this.leaseBody(this.lease, ack);
@@ -315,6 +390,11 @@ export class Shard {
     if (prev.member !== next.member || prev.viewId !== next.viewId || prev.settled !== next.settled || prev.handovers !== next.handovers) {
       this.statusSubject.next(next);
     }
+  }
+
+  /** A request never outlives the renew deadline: one that hangs is abandoned and the next renewal opens a new one. */
+  private bounded(signal: AbortSignal): { signal: AbortSignal; done: () => void } {
+    return abortAfter(this.scheduler, this.config.renewDeadlineMs, signal, `member lease request abandoned after the renew deadline of ${this.config.renewDeadlineMs} ms`);
   }
 
   private sleep(ms: number, signal: AbortSignal): Promise<void> {

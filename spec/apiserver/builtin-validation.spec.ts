@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import * as k8s from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -42,6 +43,13 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
       expect(ignored.headers.warning).to.equal(undefined);
     });
 
+    it('an unknown field named in any script is a Warning carrying its UTF-8 bytes, as Go sends them, not a 500', async () => {
+      const warned = await raw(c.server, 'POST', '/apis/apps/v1/namespaces/default/deployments', JSON.stringify(deployment('warned-utf8', { réplicas: 3, 副本: 1 })));
+      expect(warned.status).to.equal(201);
+      const sent = Buffer.from(warned.headers.warning as string, 'latin1').toString('utf8');
+      expect(sent).to.equal('299 - "unknown field \\"spec.réplicas\\"", 299 - "unknown field \\"spec.副本\\""');
+    });
+
     it('unknown fields deep in a pod template and in metadata are named by their paths', async () => {
       const d = deployment('deep', {});
       (d.spec.template.spec.containers[0] as Record<string, unknown>).imagePolicy = 'x';
@@ -56,6 +64,18 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
       expect(code).to.equal(400);
       expect(status.reason).to.equal('BadRequest');
       expect(status.message).to.equal('Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32');
+    });
+
+    it('a number its Go integer type cannot hold fails as Go decoding fails it (StatefulSet replicas 1e12 into int32), never reaching a controller', async () => {
+      const set = { ...deployment('huge', {}), kind: 'StatefulSet' };
+      const body = JSON.stringify({ ...set, spec: { ...set.spec, replicas: 1e12 } });
+      const res = await raw(c.server, 'POST', '/apis/apps/v1/namespaces/default/statefulsets', body);
+      expect(res.status).to.equal(400);
+      expect((res.json as { message: string }).message).to.equal(
+        'StatefulSet in version "v1" cannot be handled as a StatefulSet: json: cannot unmarshal number 1000000000000 into Go struct field StatefulSetSpec.spec.replicas of type int32',
+      );
+      const fits = await raw(c.server, 'POST', '/apis/apps/v1/namespaces/default/statefulsets?dryRun=All', JSON.stringify({ ...set, spec: { ...set.spec, replicas: 2 ** 31 - 1 } }));
+      expect(fits.status).to.equal(201);
     });
 
     it('Lease leaseDurationSeconds "abc" is refused; a string in a map of strings too; quantities take numbers', async () => {
@@ -104,6 +124,34 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
       );
       expect(p.code).to.equal(422);
       expect(p.status.message).to.contain('spec.restartPolicy: Unsupported value: "Sometimes"');
+    });
+
+    it('a Deployment whose pod template has restartPolicy Never is 422, as for every controller that keeps Pods running', async () => {
+      const d = deployment('never', {});
+      (d.spec.template.spec as Record<string, unknown>).restartPolicy = 'Never';
+      const { code, status } = await failure(c.apps.createNamespacedDeployment({ namespace: 'default', body: d as never }));
+      expect(code).to.equal(422);
+      const causes = (status.details as { causes: unknown[] }).causes;
+      expect(causes).to.deep.equal([{ reason: 'FieldValueNotSupported', field: 'spec.template.spec.restartPolicy', message: 'Unsupported value: "Never": supported values: "Always"' }]);
+    });
+
+    it('CronJob: a name over 52 characters, a negative startingDeadlineSeconds and history limits are 422', async () => {
+      const cronJob = (name: string, spec: Record<string, unknown>) => ({
+        metadata: { name },
+        spec: { schedule: '* * * * *', jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } }, ...spec },
+      });
+      const long = 'x'.repeat(53);
+      const named = await failure(c.kc.makeApiClient(k8s.BatchV1Api).createNamespacedCronJob({ namespace: 'default', body: cronJob(long, {}) as never }));
+      expect(named.code).to.equal(422);
+      expect(named.status.message).to.equal(`CronJob.batch "${long}" is invalid: metadata.name: Invalid value: "${long}": must be no more than 52 characters`);
+      const counts = await failure(
+        c.kc.makeApiClient(k8s.BatchV1Api).createNamespacedCronJob({ namespace: 'default', body: cronJob('negative', { startingDeadlineSeconds: -5, successfulJobsHistoryLimit: -1, failedJobsHistoryLimit: -1 }) as never }),
+      );
+      expect(counts.code).to.equal(422);
+      for (const field of ['startingDeadlineSeconds', 'successfulJobsHistoryLimit', 'failedJobsHistoryLimit']) {
+        expect(counts.status.message).to.match(new RegExp(`spec\\.${field}: Invalid value: -\\d: must be greater than or equal to 0`));
+      }
+      await c.kc.makeApiClient(k8s.BatchV1Api).createNamespacedCronJob({ namespace: 'default', body: cronJob('x'.repeat(52), {}) as never });
     });
   });
 

@@ -302,6 +302,7 @@ describe("apiserver: answers with a Status what Node's HTTP parser refuses (issu
   const cases: Array<{ what: string; wire: (host: string) => string; code: number; reason: string; message: RegExp }> = [
     { what: 'an unknown method (FOO), 405 as the real server answers', wire: (h) => `FOO /api/v1/namespaces HTTP/1.1\r\nHost: ${h}\r\n\r\n`, code: 405, reason: 'MethodNotAllowed', message: /does not allow this method/ },
     { what: 'CONNECT (was: connection closed unanswered)', wire: (h) => `CONNECT ${h} HTTP/1.1\r\nHost: ${h}\r\n\r\n`, code: 405, reason: 'MethodNotAllowed', message: /does not allow this method/ },
+    { what: 'a path starting with // and a query (seed 2037134357, was: 500 Invalid URL)', wire: (h) => `POST //?a=b HTTP/1.1\r\nHost: ${h}\r\nContent-Length: 0\r\n\r\n`, code: 404, reason: 'NotFound', message: /could not find the requested resource/ },
     { what: 'a request line with spaces in the path', wire: (h) => `GET /a b c HTTP/1.1\r\nHost: ${h}\r\n\r\n`, code: 400, reason: 'BadRequest', message: /malformed HTTP request/ },
     { what: 'TLS bytes sent to the plain HTTP port', wire: () => '\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03', code: 400, reason: 'BadRequest', message: /malformed HTTP request/ },
     { what: 'headers over 16 KiB', wire: (h) => `GET /api HTTP/1.1\r\nHost: ${h}\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`, code: 431, reason: 'RequestHeaderFieldsTooLarge', message: /exceed 16384 bytes/ },

@@ -1,5 +1,8 @@
 /** Shared helpers of the API server specs: a server per suite, raw HTTP, errors, waiting for state. */
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request } from 'node:http';
 import * as k8s from '@kubernetes/client-node';
 import { startApiServer, type ApiServer, type ApiServerOptions } from '../../lib/apiserver/index.js';
@@ -167,6 +170,24 @@ export function kubectlAvailable(): Promise<boolean> {
   return kubectlCheck;
 }
 
+export interface KubectlResult {
+  code: number;
+  out: string;
+  err: string;
+}
+
+/**
+ * Runs kubectl with `kubeconfig` and resolves with its exit code and trimmed output.
+ * Asynchronously: a synchronous child process would block the server in this process.
+ */
+export function kubectlWith(kubeconfig: string, ...args: string[]): Promise<KubectlResult> {
+  return new Promise((resolve) => {
+    execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 30_000 }, (error, out, err) =>
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out: out.trim(), err: err.trim() }),
+    );
+  });
+}
+
 /** A namespaced CRD (WebPage, short name wp) served at v1 (storage, status subresource, a printer column) and v1beta1. */
 export function webPageCrd(overrides: Partial<k8s.V1CustomResourceDefinitionSpec> = {}): k8s.V1CustomResourceDefinition {
   return {
@@ -190,5 +211,34 @@ export function webPageCrd(overrides: Partial<k8s.V1CustomResourceDefinitionSpec
       ],
       ...overrides,
     },
+  };
+}
+
+export interface KubectlSession {
+  /** Runs kubectl against the server; resolves to its stdout (rejects on a non-zero exit). */
+  kubectl(...args: string[]): Promise<string>;
+  /** Runs kubectl and resolves to stdout and stderr (for `-v=8` request logs). */
+  kubectlOutput(...args: string[]): Promise<{ stdout: string; stderr: string }>;
+  /** A directory of the session's own, removed by `close`. */
+  readonly dir: string;
+  close(): Promise<void>;
+}
+
+/** kubectl with a kubeconfig for `server` and a cache directory of its own. */
+export async function kubectlSession(server: ApiServer): Promise<KubectlSession> {
+  const dir = await mkdtemp(join(tmpdir(), 'rxkube-kubectl-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  await server.writeKubeconfig(kubeconfig);
+  const kubectlOutput = (...args: string[]): Promise<{ stdout: string; stderr: string }> =>
+    new Promise((resolve, reject) => {
+      execFile('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { timeout: 30_000 }, (err, stdout, stderr) =>
+        err ? reject(Object.assign(err, { stdout, stderr })) : resolve({ stdout, stderr }),
+      );
+    });
+  return {
+    dir,
+    kubectlOutput,
+    kubectl: async (...args) => (await kubectlOutput(...args)).stdout,
+    close: () => rm(dir, { recursive: true, force: true }),
   };
 }

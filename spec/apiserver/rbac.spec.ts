@@ -1,11 +1,10 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
-import { eventually, failure, kubectlAvailable, raw, startWithClients, type Clients } from './helpers.js';
+import { eventually, failure, kubectlAvailable, kubectlWith, raw, startWithClients, type Clients } from './helpers.js';
 
 const SA = 'system:serviceaccount:default:op';
 
@@ -40,13 +39,7 @@ describe('apiserver: RBAC with kubectl v1.32 (ServiceAccount tokens over HTTPS)'
   let op: string;
   let kc: k8s.KubeConfig;
 
-  const kubectl = (kubeconfig: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> =>
-    new Promise((resolve) => {
-      // Asynchronously: a synchronous child process would block the server in this process.
-      execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 30_000 }, (error, out, err) =>
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out: out.trim(), err: err.trim() }),
-      );
-    });
+  const kubectl = kubectlWith;
 
   before(async function () {
     if (!(await kubectlAvailable())) this.skip(); // kubectl is not on PATH
@@ -211,6 +204,42 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
     });
     for (const role of ['view', 'edit', 'admin']) {
       await eventually(async () => (await rbac.readClusterRole({ name: role })).rules?.some((r) => r.resources?.includes('widgets')), `widgets in ${role}`);
+    }
+  });
+
+  it('view and edit cover the workload kinds served: StatefulSets, ReplicaSets, ControllerRevisions, Jobs, CronJobs, claims, Endpoints, EndpointSlices', async () => {
+    for (const role of ['view', 'edit']) {
+      await rbac.createNamespacedRoleBinding({
+        namespace: 'default',
+        body: { metadata: { name: `${role}-workloads` }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ kind: 'User', name: `${role}-user` }] },
+      });
+    }
+    const authz = c.kc.makeApiClient(k8s.AuthorizationV1Api);
+    const may = async (user: string, verb: string, group: string, resource: string, subresource = '') =>
+      (await authz.createSubjectAccessReview({ body: { spec: { user, resourceAttributes: { verb, group, resource, subresource, namespace: 'default' } } } })).status?.allowed;
+    const read: [string, string, string?][] = [
+      ['apps', 'statefulsets'],
+      ['apps', 'statefulsets', 'scale'],
+      ['apps', 'replicasets'],
+      ['apps', 'controllerrevisions'],
+      ['batch', 'jobs'],
+      ['batch', 'cronjobs', 'status'],
+      ['', 'persistentvolumeclaims'],
+      ['', 'endpoints'],
+      ['discovery.k8s.io', 'endpointslices'],
+    ];
+    for (const [group, resource, sub] of read) expect(await may('view-user', 'list', group, resource, sub), `view: list ${resource}/${sub ?? ''}`).to.equal(true);
+    const written: [string, string, string?][] = [
+      ['apps', 'statefulsets'],
+      ['apps', 'statefulsets', 'scale'],
+      ['apps', 'replicasets'],
+      ['batch', 'jobs'],
+      ['batch', 'cronjobs'],
+      ['', 'persistentvolumeclaims'],
+    ];
+    for (const [group, resource, sub] of written) {
+      expect(await may('edit-user', 'create', group, resource, sub), `edit: create ${resource}`).to.equal(true);
+      expect(await may('view-user', 'create', group, resource, sub), `view: create ${resource}`).to.equal(false);
     }
   });
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import * as k8s from '@kubernetes/client-node';
-import type { SimulationClock } from '../../lib/apiserver/controllers/clock.js';
 import { eventually, startWithClients, type Clients } from './helpers.js';
+import { ManualClock } from './manual-clock.js';
 
 function deployment(name: string, replicas: number, image = 'app:1'): k8s.V1Deployment {
   return {
@@ -16,29 +16,6 @@ function deployment(name: string, replicas: number, image = 'app:1'): k8s.V1Depl
 
 const conditions = (d: { status?: { conditions?: { type: string; status: string; reason?: string }[] } }) =>
   Object.fromEntries((d.status?.conditions ?? []).map((c) => [c.type, `${c.status}/${c.reason ?? ''}`]));
-
-/** A clock a test moves by hand: timers fire when `advance` passes their time. */
-class ManualClock implements SimulationClock {
-  private time = Date.parse('2026-01-01T00:00:00Z');
-  private timers: { at: number; fn: () => void; cancelled: boolean }[] = [];
-  now(): number {
-    return this.time;
-  }
-  setTimeout(fn: () => void, ms: number): () => void {
-    const t = { at: this.time + ms, fn, cancelled: false };
-    this.timers.push(t);
-    return () => void (t.cancelled = true);
-  }
-  advance(ms: number): void {
-    this.time += ms;
-    const due = this.timers.filter((t) => t.at <= this.time && !t.cancelled);
-    this.timers = this.timers.filter((t) => !due.includes(t));
-    for (const t of due) t.fn();
-  }
-  pending(): number {
-    return this.timers.filter((t) => !t.cancelled).length;
-  }
-}
 
 describe('apiserver: simulated workload controllers', () => {
   describe('when on', () => {

@@ -65,6 +65,15 @@ describe('apiserver: simulated workloads with kubectl v1.32', function () {
     expect(await kubectl('describe', first)).to.match(/Normal\s+Scheduled\s+\S+\s+default-scheduler\s+Successfully assigned default\/web-\S+ to rxkube-node-\d/);
   });
 
+  it('get -o wide: pods show IP and NODE, deployments CONTAINERS, IMAGES and SELECTOR after AGE, as the real printers', async () => {
+    const pods = await kubectl('get', 'pods', '-l', 'app=web', '--field-selector=status.phase=Running', '-o', 'wide');
+    expect(pods.split('\n')[0]).to.match(/^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES$/);
+    expect(pods).to.match(/^web-\S+\s+1\/1\s+Running\s+0\s+\S+\s+10\.244\.\d+\.\d+\s+rxkube-node-\d\s+<none>\s+<none>$/m);
+    const deploy = await kubectl('get', 'deploy', 'web', '-o', 'wide');
+    expect(deploy).to.match(/^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\s+CONTAINERS\s+IMAGES\s+SELECTOR$/m);
+    expect(deploy).to.match(/^web\s+5\/5\s+5\s+5\s+\S+\s+nginx\s+nginx:1\.25\s+app=web$/m);
+  });
+
   it('create job, wait --for=condition=complete, describe shows SuccessfulCreate and Completed', async () => {
     await kubectl('create', 'job', 'pi', '--image=perl', '--', 'perl', '-e', '1');
     expect(await kubectl('wait', '--for=condition=complete', 'job/pi', '--timeout=30s')).to.contain('job.batch/pi condition met');

@@ -111,6 +111,23 @@ describe('manifests of the demo operators', function () {
     expect(pod?.terminationGracePeriodSeconds, 'longer than the stop timeout').to.equal(60);
   });
 
+  it('SH1: a sharded controller gets a Role on leases (list, watch, create, update, delete too) where its member Leases live: its own sharding.namespace, else the operator\'s namespace', () => {
+    const operator = new Operator({ kubeConfig: offlineKubeConfig(), sharding: {} });
+    const things = { apiVersion: 'example.com/v1', kind: 'Thing', plural: 'things' } as const;
+    operator.register({ reconcile: () => undefined }, { resource: things, namespaces: ['operators'] });
+    operator.register({ reconcile: () => undefined }, { resource: things, name: 'other', namespaces: ['operators'], sharding: { namespace: 'shards' } });
+    operator.register({ reconcile: () => undefined }, { resource: things, name: 'whole', namespaces: ['operators'], sharding: false });
+    const manifests = operatorManifests(operator, { name: 'things', namespace: 'operators' });
+    const byKind = (kind: string) => manifests.objects.filter((o) => o.kind === kind) as (KubernetesObject & Record<string, unknown>)[];
+    const memberLeases = [rule('coordination.k8s.io', 'leases', 'get', 'list', 'watch', 'create', 'update', 'delete')];
+    expect(byKind('Role').map((r) => [r.metadata?.name, r.metadata?.namespace, r['rules']])).to.deep.equal([
+      ['things', 'operators', manifests.rules],
+      ['things-sharding', 'operators', memberLeases],
+      ['things-sharding', 'shards', memberLeases],
+    ]);
+    expect(byKind('RoleBinding').map((b) => [b.metadata?.name, b.metadata?.namespace, (b['roleRef'] as { name: string }).name])).to.deep.include(['things-sharding', 'shards', 'things-sharding']);
+  });
+
   it('the Deployment runs non-root on a read-only root filesystem, probes /healthz and /readyz, and knows its namespace; the Service serves /metrics', () => {
     const { manifests } = manifestsOf(webpageOperator, 'webpage-operator');
     const deployment = manifests.objects.find((o) => o.kind === 'Deployment') as V1Deployment;

@@ -1,41 +1,145 @@
 import { KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import type { TestScheduler } from 'rxjs/testing';
-import { KubeApiError } from '../../lib/kube/index.js';
+import { KubeApiError, type ObjectRef } from '../../lib/kube/index.js';
 import type { LeaseClient } from '../../lib/leader/index.js';
+import type { MemberLeaseClient } from '../../lib/sharding/index.js';
+import type { ListWatchScope, WatchRequest } from '../../lib/sources/index.js';
 
 /** How one instance's connection to the fake server behaves: 'dead' is a killed process or a cut network. */
 export type Link = 'up' | 'dead' | 'failing';
 
+/** The Lease an elector's client reads and writes unless told another. */
+const LEADER_LEASE = 'op';
+
+interface Watcher {
+  readonly link: () => Link;
+  readonly matches: (lease: V1Lease) => boolean;
+  readonly onEvent: (type: 'ADDED' | 'MODIFIED' | 'DELETED', lease: V1Lease) => void;
+  zombie?: boolean;
+}
+
+/** One stored change, with the virtual time it was stored; `deleted` for a delete. */
+export interface LeaseWrite {
+  readonly at: number;
+  readonly name: string;
+  readonly holder: string;
+  readonly lease: V1Lease;
+  readonly deleted?: boolean;
+}
+
 /**
- * One Lease on a fake API server living in virtual time: every request takes `latencyMs`, writes
- * are conditional on resourceVersion (409 otherwise), and watchers get each stored version after
- * `latencyMs`. `writes` records every stored version with the virtual time it was stored.
+ * Leases on a fake API server living in virtual time (one namespace): every request takes
+ * `latencyMs`, writes are conditional on resourceVersion (409 otherwise), and watchers get each
+ * stored version after `latencyMs`. `writes` records every stored version with the virtual time it
+ * was stored. An elector's client works on one Lease (`client`); a shard's on the group's member
+ * Leases, listed and watched as an informer does (`memberLeases`).
  */
 export class FakeLeaseServer {
-  readonly writes: Array<{ at: number; holder: string; lease: V1Lease }> = [];
+  readonly writes: LeaseWrite[] = [];
   requests = 0;
-  private lease: V1Lease | undefined;
+  private readonly leases = new Map<string, V1Lease>();
   private version = 0;
-  private readonly watchers = new Set<{ link: () => Link; onLease: (lease: V1Lease) => void; zombie?: boolean }>();
+  private readonly watchers = new Set<Watcher>();
 
   constructor(
     private readonly scheduler: TestScheduler,
     private readonly latencyMs = 5,
   ) {}
 
-  /** A client for one instance; `link()` is asked on every request and event. */
-  client(link: () => Link): LeaseClient {
-    const call = <T>(signal: AbortSignal, work: () => T): Promise<T> =>
+  /** An elector's client for one instance, on the Lease `name`; `link()` is asked on every request and event. */
+  client(link: () => Link, name = LEADER_LEASE): LeaseClient {
+    const call = this.caller(link);
+    return {
+      read: (signal) => call(signal, () => this.copy(name)),
+      create: (lease, signal) => call(signal, () => this.create(lease)),
+      replace: (lease, signal) => call(signal, () => this.replace(lease)),
+      watch: async (onLease) => {
+        const watcher: Watcher = { link, matches: (lease) => lease.metadata?.name === name, onEvent: (type, lease) => type !== 'DELETED' && onLease(lease) };
+        this.watchers.add(watcher);
+        const current = this.copy(name);
+        if (current) this.scheduler.schedule(() => link() === 'up' && watcher.onEvent('ADDED', current), this.latencyMs);
+        return () => this.watchers.delete(watcher);
+      },
+    };
+  }
+
+  /** A shard's client for one instance: its own Lease written, the group's listed and watched. */
+  memberLeases(link: () => Link): MemberLeaseClient {
+    const call = this.caller(link);
+    const notFound = (ref: ObjectRef) => apiError(404, 'NotFound', `leases "${ref.name}" not found`);
+    return {
+      create: (lease, options) => call(options?.signal, () => this.create(lease)),
+      replace: (lease, options) => call(options?.signal, () => this.replace(lease)),
+      get: (ref, options) =>
+        call(options?.signal, () => {
+          const lease = this.copy(ref.name);
+          if (!lease) throw notFound(ref);
+          return lease;
+        }),
+      find: (ref, options) => call(options?.signal, () => this.copy(ref.name)),
+      delete: (ref, options) =>
+        call(options?.signal, () => {
+          const lease = this.leases.get(ref.name);
+          if (!lease) throw notFound(ref);
+          this.leases.delete(ref.name);
+          this.stored('DELETED', { ...lease, metadata: { ...lease.metadata, resourceVersion: String(++this.version) } });
+          return structuredClone(lease);
+        }),
+      listWatch: {
+        list: (scope, request) =>
+          call(request?.signal, () => ({
+            items: [...this.leases.values()].filter(selectedBy(scope)).map((lease) => structuredClone(lease)),
+            resourceVersion: String(this.version),
+          })),
+        // The fake never ends a watch: onClose is not called.
+        watch: (request: WatchRequest, onEvent) =>
+          call(undefined, () => {
+            const watcher: Watcher = { link, matches: selectedBy(request), onEvent };
+            // What was stored after the list the watch starts from, then every change as it is stored.
+            for (const write of this.writes.filter((w) => Number(w.lease.metadata?.resourceVersion) > Number(request.resourceVersion))) {
+              if (watcher.matches(write.lease)) this.scheduler.schedule(() => link() === 'up' && onEvent(write.deleted ? 'DELETED' : 'MODIFIED', structuredClone(write.lease)), this.latencyMs);
+            }
+            this.watchers.add(watcher);
+            return () => void this.watchers.delete(watcher);
+          }),
+        read: (id) => call(undefined, () => this.copy(id.name)),
+      },
+    };
+  }
+
+  /** The open watches (of the client on `link`, else every one) stay open but never deliver again: dead connections no one noticed. */
+  silenceWatches(link?: () => Link): void {
+    for (const w of this.watchers) if (link === undefined || w.link === link) w.zombie = true;
+  }
+
+  /** The leader Lease's holder. */
+  get holder(): string {
+    return this.leases.get(LEADER_LEASE)?.spec?.holderIdentity ?? '';
+  }
+
+  /** The Lease `name` as stored now. */
+  lease(name: string): V1Lease | undefined {
+    return this.copy(name);
+  }
+
+  /** Every Lease stored now. */
+  list(): V1Lease[] {
+    return [...this.leases.values()].map((lease) => structuredClone(lease));
+  }
+
+  /** Each request answers after `latencyMs` unless the link is dead (then only an abort ends it) or failing (500). */
+  private caller(link: () => Link) {
+    return <T>(signal: AbortSignal | undefined, work: () => T): Promise<T> =>
       new Promise<T>((resolve, reject) => {
         this.requests++;
         const onAbort = () => {
           timer.unsubscribe();
-          reject(signal.reason);
+          reject(signal?.reason);
         };
         const timer = this.scheduler.schedule(() => {
           const state = link();
           if (state === 'dead') return; // never answers; only the abort ends it
-          signal.removeEventListener('abort', onAbort);
+          signal?.removeEventListener('abort', onAbort);
           if (state === 'failing') return reject(apiError(500, 'InternalError'));
           try {
             resolve(work());
@@ -43,55 +147,55 @@ export class FakeLeaseServer {
             reject(err);
           }
         }, this.latencyMs);
-        if (signal.aborted) onAbort();
-        else signal.addEventListener('abort', onAbort, { once: true });
+        if (signal?.aborted) onAbort();
+        else signal?.addEventListener('abort', onAbort, { once: true });
       });
-    return {
-      read: (signal) => call(signal, () => this.copy()),
-      create: (lease, signal) =>
-        call(signal, () => {
-          if (this.lease) throw apiError(409, 'AlreadyExists');
-          return this.store(lease);
-        }),
-      replace: (lease, signal) =>
-        call(signal, () => {
-          if (lease.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion) throw apiError(409, 'Conflict');
-          return this.store(lease);
-        }),
-      watch: async (onLease) => {
-        const watcher = { link, onLease };
-        this.watchers.add(watcher);
-        const current = this.copy();
-        if (current) this.scheduler.schedule(() => link() === 'up' && onLease(current), this.latencyMs);
-        return () => this.watchers.delete(watcher);
-      },
-    };
   }
 
-  /** The open watches stay open but never deliver again: dead connections no one noticed. */
-  silenceWatches(): void {
-    for (const w of this.watchers) w.zombie = true;
+  private create(lease: V1Lease): V1Lease {
+    const name = lease.metadata?.name ?? '';
+    if (this.leases.has(name)) throw apiError(409, 'AlreadyExists');
+    return this.store(lease);
   }
 
-  get holder(): string {
-    return this.lease?.spec?.holderIdentity ?? '';
+  private replace(lease: V1Lease): V1Lease {
+    const current = this.leases.get(lease.metadata?.name ?? '');
+    if (!current) throw apiError(404, 'NotFound');
+    if (lease.metadata?.resourceVersion !== current.metadata?.resourceVersion) throw apiError(409, 'Conflict');
+    return this.store(lease);
   }
 
   private store(lease: V1Lease): V1Lease {
-    this.lease = { ...structuredClone(lease), metadata: { ...lease.metadata, resourceVersion: String(++this.version) } };
-    const stored = this.copy() as V1Lease;
-    this.writes.push({ at: this.scheduler.now(), holder: this.holder, lease: stored });
-    for (const w of this.watchers) this.scheduler.schedule(() => w.link() === 'up' && !w.zombie && w.onLease(structuredClone(stored)), this.latencyMs);
+    const name = lease.metadata?.name ?? '';
+    const type = this.leases.has(name) ? 'MODIFIED' : 'ADDED';
+    const stored: V1Lease = { ...structuredClone(lease), metadata: { ...lease.metadata, name, resourceVersion: String(++this.version) } };
+    this.leases.set(name, stored);
+    this.stored(type, stored);
     return structuredClone(stored);
   }
 
-  private copy(): V1Lease | undefined {
-    return this.lease && structuredClone(this.lease);
+  private stored(type: 'ADDED' | 'MODIFIED' | 'DELETED', lease: V1Lease): void {
+    const copy = structuredClone(lease);
+    this.writes.push({ at: this.scheduler.now(), name: lease.metadata?.name ?? '', holder: lease.spec?.holderIdentity ?? '', lease: copy, ...(type === 'DELETED' ? { deleted: true } : {}) });
+    for (const w of this.watchers) {
+      if (w.matches(copy)) this.scheduler.schedule(() => w.link() === 'up' && !w.zombie && w.onEvent(type, structuredClone(copy)), this.latencyMs);
+    }
+  }
+
+  private copy(name: string): V1Lease | undefined {
+    const lease = this.leases.get(name);
+    return lease && structuredClone(lease);
   }
 }
 
-function apiError(code: number, reason: string): KubeApiError {
-  return new KubeApiError(code, { kind: 'Status', code, reason, message: reason }, {}, { method: 'PUT', path: '/leases' });
+/** Whether a Lease is in a list or watch's scope: `key=value` label selectors, as the Shard asks. */
+function selectedBy(scope: ListWatchScope): (lease: V1Lease) => boolean {
+  const terms = (scope.labelSelector ?? '').split(',').filter(Boolean).map((term) => term.split('='));
+  return (lease) => terms.every(([key, value]) => lease.metadata?.labels?.[key ?? ''] === value);
+}
+
+function apiError(code: number, reason: string, message = reason): KubeApiError {
+  return new KubeApiError(code, { kind: 'Status', code, reason, message }, {}, { method: 'PUT', path: '/leases' });
 }
 
 /** A KubeConfig the electors never use (their leaseClient is the fake). */

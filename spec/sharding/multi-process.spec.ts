@@ -8,17 +8,14 @@ import { fileURLToPath } from 'node:url';
 import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
 import { createKubeClient, type ResourceClient } from '../../lib/kube/index.js';
 import { eventually } from '../../lib/testing/index.js';
+import { overlaps, type TimelineRun } from './timeline.js';
 
 // A 3 s member lease: a SIGKILLed member's resources must be taken over within 3 + 2 s.
 const TIMING = { leaseMs: 3_000, deadlineMs: 2_000, retryMs: 500 };
 const SCRIPT = fileURLToPath(new URL('./member-process.ts', import.meta.url));
 const N = Number(process.env['RXKUBE_SHARD_TEST_N'] ?? 600);
 
-interface Run {
-  member: string;
-  resource: string;
-  start: number;
-  end: number;
+interface Run extends TimelineRun {
   value: number;
 }
 
@@ -34,22 +31,6 @@ interface Member {
   identity: string;
   child: ChildProcess;
   statuses: StatusLine[];
-}
-
-/** Runs of one resource on two members that overlap in time: the handover rule broken. */
-export function overlaps(runs: readonly Run[]): string[] {
-  const byResource = new Map<string, Run[]>();
-  for (const run of runs) byResource.set(run.resource, [...(byResource.get(run.resource) ?? []), run]);
-  const found: string[] = [];
-  for (const [resource, list] of byResource) {
-    list.sort((a, b) => a.start - b.start);
-    for (let i = 0; i < list.length; i++) {
-      for (let j = i + 1; j < list.length && list[j]!.start < list[i]!.end; j++) {
-        if (list[j]!.member !== list[i]!.member) found.push(`${resource}: ${list[i]!.member} ${list[i]!.start}–${list[i]!.end} and ${list[j]!.member} ${list[j]!.start}–${list[j]!.end}`);
-      }
-    }
-  }
-  return found;
 }
 
 describe('sharding across processes (SH1–SH4)', function () {

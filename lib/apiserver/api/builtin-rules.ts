@@ -51,6 +51,7 @@ function podSpecRules(prefix: string): Rule[] {
 }
 
 const replicas: Rule = { path: 'spec.replicas', check: atLeast(0) };
+const ACCESS_MODES = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'];
 
 const RULES: Record<string, Rule[]> = {
   '/Service': [
@@ -65,7 +66,24 @@ const RULES: Record<string, Rule[]> = {
   '/PodTemplate': podSpecRules('template.spec'),
   'apps/Deployment': [replicas, { path: 'spec.revisionHistoryLimit', check: atLeast(0) }, { path: 'spec.minReadySeconds', check: atLeast(0) }, ...podSpecRules('spec.template.spec')],
   'apps/ReplicaSet': [replicas, ...podSpecRules('spec.template.spec')],
-  'apps/StatefulSet': [replicas, ...podSpecRules('spec.template.spec')],
+  'apps/StatefulSet': [
+    replicas,
+    // Go validation words this one as Invalid, not NotSupported.
+    { path: 'spec.podManagementPolicy', check: (v) => (typeof v === 'string' && v !== 'OrderedReady' && v !== 'Parallel' ? "must be 'OrderedReady' or 'Parallel'" : undefined) },
+    enumRule('spec.updateStrategy.type', 'OnDelete', 'RollingUpdate'),
+    { path: 'spec.updateStrategy.rollingUpdate.partition', check: atLeast(0) },
+    enumRule('spec.persistentVolumeClaimRetentionPolicy.whenDeleted', 'Delete', 'Retain'),
+    enumRule('spec.persistentVolumeClaimRetentionPolicy.whenScaled', 'Delete', 'Retain'),
+    { path: 'spec.revisionHistoryLimit', check: atLeast(0) },
+    ...podSpecRules('spec.template.spec'),
+  ],
+  '/PersistentVolumeClaim': [enumRule('spec.accessModes[*]', ...ACCESS_MODES), enumRule('spec.volumeMode', 'Block', 'Filesystem')],
+  '/PersistentVolume': [
+    enumRule('spec.accessModes[*]', ...ACCESS_MODES),
+    enumRule('spec.persistentVolumeReclaimPolicy', 'Delete', 'Recycle', 'Retain'),
+    enumRule('spec.volumeMode', 'Block', 'Filesystem'),
+  ],
+  'storage.k8s.io/StorageClass': [enumRule('reclaimPolicy', 'Delete', 'Retain'), enumRule('volumeBindingMode', 'Immediate', 'WaitForFirstConsumer')],
   'apps/DaemonSet': podSpecRules('spec.template.spec'),
   'batch/Job': [
     { path: 'spec.parallelism', check: atLeast(0) },
@@ -73,7 +91,13 @@ const RULES: Record<string, Rule[]> = {
     { path: 'spec.backoffLimit', check: atLeast(0) },
     ...podSpecRules('spec.template.spec'),
   ],
-  'batch/CronJob': [enumRule('spec.concurrencyPolicy', 'Allow', 'Forbid', 'Replace'), ...podSpecRules('spec.jobTemplate.spec.template.spec')],
+  'batch/CronJob': [
+    enumRule('spec.concurrencyPolicy', 'Allow', 'Forbid', 'Replace'),
+    { path: 'spec.startingDeadlineSeconds', check: atLeast(0) },
+    { path: 'spec.successfulJobsHistoryLimit', check: atLeast(0) },
+    { path: 'spec.failedJobsHistoryLimit', check: atLeast(0) },
+    ...podSpecRules('spec.jobTemplate.spec.template.spec'),
+  ],
   'coordination.k8s.io/Lease': [
     { path: 'spec.leaseDurationSeconds', check: positive },
     { path: 'spec.leaseTransitions', check: atLeast(0) },

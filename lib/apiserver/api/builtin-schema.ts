@@ -6,6 +6,7 @@
  * kind is checked whenever the data has a schema for its group/version/kind, so kinds added to
  * builtins.ts get it without more code.
  */
+import { parseQuantity } from './cel.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { isJsonObject } from './json.js';
 
@@ -100,7 +101,8 @@ function typeFits(v: JsonValue, s: JsonObject): boolean {
   if (s['x-kubernetes-int-or-string'] === true) return typeof v === 'string' || typeof v === 'number';
   switch (s.type) {
     case 'integer':
-      return typeof v === 'number' && Number.isInteger(v);
+      // Go's decoder refuses a number its integer type cannot hold (replicas: 1e12 into an int32).
+      return typeof v === 'number' && Number.isInteger(v) && (s.format === 'int32' ? v >= -(2 ** 31) && v < 2 ** 31 : v >= -(2 ** 63) && v < 2 ** 63);
     case 'number':
       return typeof v === 'number';
     case 'boolean':
@@ -122,6 +124,9 @@ export interface DecodeOutcome {
   /** Paths of fields the Go types do not declare (already dropped from the object). */
   unknownFields: string[];
 }
+
+/** resource.ErrFormatWrong, word for word. */
+const QUANTITY_FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 
 const ROOT_KEPT = new Set(['apiVersion', 'kind']);
 
@@ -149,6 +154,11 @@ function walk(value: JsonValue, s: JsonObject, path: string, goPath: string, str
       const what = typeof value === 'number' && s.type === 'integer' ? `number ${value}` : jsonKind(value);
       outcome.typeError = `json: cannot unmarshal ${what} into Go struct field ${struct}.${goPath} of type ${goType(s)}`;
     }
+    return;
+  }
+  // resource.Quantity's UnmarshalJSON refuses a string that is not a quantity, with its own error.
+  if (s.format === 'quantity' && typeof value === 'string' && parseQuantity(value.trim()) === undefined) {
+    outcome.typeError ??= QUANTITY_FORMAT_ERROR;
     return;
   }
   if (Array.isArray(value)) {

@@ -2,15 +2,16 @@
  * The built-in resource types a controller needs, with the parts of their REST strategies that
  * clients can observe: defaults, status resets, immutable fields, validation and table columns.
  */
+import { parseQuantity } from './cel.js';
 import { crdStrategy } from './crds.js';
-import { cronError } from './cron.js';
+import { cronError, timeZoneError } from './cron.js';
 import { CORE_EVENT, EVENT_COLUMNS, eventsV1Strategy } from './events.js';
 import type { StatusCause } from './errors.js';
-import { fieldForbidden, fieldInvalid, fieldRequired } from './errors.js';
+import { fieldForbidden, fieldInvalid, fieldNotSupported, fieldRequired } from './errors.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { deepEqual, isJsonObject } from './json.js';
 import { age, getPath, labelsOf, metaOf, nameOf, readMeta } from './meta.js';
-import { labelSelectorFromObject, matchesLabelSelector, SelectorError } from './label-selector.js';
+import { formatLabelSelector, labelSelectorFromObject, matchesLabelSelector, SelectorError } from './label-selector.js';
 import type { PrinterColumn, ResourceType, ScaleInfo, Strategy, VersionInfo } from './registry.js';
 import { AGE_COLUMN } from '../http/table.js';
 import type { NameRule } from './validation.js';
@@ -55,6 +56,11 @@ const EVENT = {
   age: false,
 } as const satisfies Omit<BuiltinSpec, 'group'>;
 
+/** Age closes the default columns; the wide ones (priority > 0) follow it, as the real printers order them. */
+function withAge(columns: PrinterColumn[], age: boolean): PrinterColumn[] {
+  return age ? [...columns.filter((c) => !c.priority), AGE_COLUMN, ...columns.filter((c) => c.priority)] : columns;
+}
+
 /** A built-in type from its spec (also used by auth/ for the RBAC and review types). */
 export function builtin(s: BuiltinSpec): ResourceType {
   const version: VersionInfo = {
@@ -62,7 +68,7 @@ export function builtin(s: BuiltinSpec): ResourceType {
     served: true,
     storage: true,
     statusSubresource: s.status ?? false,
-    printerColumns: [...(s.columns ?? []), ...(s.age === false ? [] : [AGE_COLUMN])],
+    printerColumns: withAge(s.columns ?? [], s.age !== false),
     // Built-in field selectors are listed per kind in selectors.ts.
     selectableFields: [],
     scale: s.scale,
@@ -258,6 +264,11 @@ function validateWorkload(obj: JsonObject, old: JsonObject | undefined, kind: st
     causes.push(fieldInvalid('spec.replicas', spec.replicas, 'must be greater than or equal to 0'));
   }
   causes.push(...validateContainers(getPath(spec, ['template', 'spec']), 'spec.template.spec'));
+  // A controller that keeps its Pods running takes no Pod that is meant to stop (after the defaults: Always).
+  const restartPolicy = getPath(spec, ['template', 'spec', 'restartPolicy']);
+  if (restartPolicy !== undefined && restartPolicy !== 'Always') {
+    causes.push(fieldNotSupported('spec.template.spec.restartPolicy', restartPolicy, ['Always']));
+  }
   causes.push(...validateLabels(getPath(spec, ['template', 'metadata', 'labels']), 'spec.template.metadata.labels'));
   if (old && isJsonObject(old.spec) && !deepEqual(spec.selector, old.spec.selector)) {
     causes.push(fieldInvalid('spec.selector', spec.selector ?? null, 'field is immutable'));
@@ -322,6 +333,16 @@ export function jobPodLabels(name: string, uid: string): Record<string, string> 
   return { 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name, 'controller-uid': uid, 'job-name': name };
 }
 
+/** A Job's pod template as Job and CronJob validation check it: containers, and a restartPolicy a Job can run. */
+function validateJobPodSpec(spec: JsonValue | undefined, field: string): StatusCause[] {
+  const causes = validateContainers(spec, field);
+  const policy = getPath(spec, ['restartPolicy']);
+  if (policy !== 'Never' && policy !== 'OnFailure') {
+    causes.push(fieldNotSupported(`${field}.restartPolicy`, policy ?? null, ['OnFailure', 'Never']));
+  }
+  return causes;
+}
+
 const jobStrategy: Strategy = {
   prepareForCreate(obj) {
     obj.status = {};
@@ -345,11 +366,7 @@ const jobStrategy: Strategy = {
     defaultPodSpec(objectAt(objectAt(spec, 'template'), 'spec'));
   },
   validate(obj, old) {
-    const causes = validateContainers(getPath(obj, ['spec', 'template', 'spec']), 'spec.template.spec');
-    const policy = getPath(obj, ['spec', 'template', 'spec', 'restartPolicy']);
-    if (policy !== 'Never' && policy !== 'OnFailure') {
-      causes.push({ ...fieldInvalid('spec.template.spec.restartPolicy', policy ?? null, ''), message: `Unsupported value: ${JSON.stringify(policy)}: supported values: "OnFailure", "Never"` });
-    }
+    const causes = validateJobPodSpec(getPath(obj, ['spec', 'template', 'spec']), 'spec.template.spec');
     if (old && !deepEqual(getPath(obj, ['spec', 'template']), getPath(old, ['spec', 'template']))) {
       causes.push(fieldInvalid('spec.template', getPath(obj, ['spec', 'template']) ?? null, 'field is immutable'));
     }
@@ -371,11 +388,18 @@ const cronJobStrategy: Strategy = {
     setDefault(jobSpec, 'backoffLimit', 6);
     defaultPodSpec(objectAt(objectAt(jobSpec, 'template'), 'spec'));
   },
-  validate(obj) {
+  validate(obj, old) {
+    const causes = validateJobPodSpec(getPath(obj, ['spec', 'jobTemplate', 'spec', 'template', 'spec']), 'spec.jobTemplate.spec.template.spec');
+    // Its Jobs are named <cronjob>-<minutes since the epoch> (11 more characters), and must stay DNS labels.
+    if (!old && nameOf(obj).length > 52) causes.push(fieldInvalid('metadata.name', nameOf(obj), 'must be no more than 52 characters'));
     const schedule = getPath(obj, ['spec', 'schedule']);
-    if (typeof schedule !== 'string' || schedule === '') return [fieldRequired('spec.schedule', '')];
+    if (typeof schedule !== 'string' || schedule === '') return [fieldRequired('spec.schedule', ''), ...causes];
     const error = cronError(schedule);
-    return error ? [fieldInvalid('spec.schedule', schedule, error)] : [];
+    if (error) causes.unshift(fieldInvalid('spec.schedule', schedule, error));
+    const timeZone = getPath(obj, ['spec', 'timeZone']);
+    const zoneError = typeof timeZone === 'string' ? timeZoneError(timeZone) : undefined;
+    if (zoneError) causes.push(fieldInvalid('spec.timeZone', timeZone ?? null, zoneError));
+    return causes;
   },
 };
 
@@ -385,6 +409,53 @@ const pvcStrategy: Strategy = {
   },
   defaults(obj) {
     setDefault(objectAt(obj, 'spec'), 'volumeMode', 'Filesystem');
+  },
+  validate(obj) {
+    const causes: StatusCause[] = [];
+    const modes = getPath(obj, ['spec', 'accessModes']);
+    if (!Array.isArray(modes) || modes.length === 0) causes.push(fieldRequired('spec.accessModes', 'at least 1 access mode is required'));
+    const storage = getPath(obj, ['spec', 'resources', 'requests', 'storage']);
+    if (storage === undefined) causes.push(fieldRequired('spec.resources[storage]', ''));
+    else if ((parseQuantity(String(storage)) ?? 0n) <= 0n) causes.push(fieldInvalid('spec.resources[storage]', String(storage), 'must be greater than zero'));
+    return causes;
+  },
+};
+
+const pvStrategy: Strategy = {
+  prepareForCreate(obj) {
+    obj.status = { phase: 'Pending' };
+  },
+  defaults(obj) {
+    const spec = objectAt(obj, 'spec');
+    setDefault(spec, 'persistentVolumeReclaimPolicy', 'Retain');
+    setDefault(spec, 'volumeMode', 'Filesystem');
+  },
+};
+
+/** The annotation that makes a StorageClass the default for claims that name none. */
+export const DEFAULT_STORAGE_CLASS = 'storageclass.kubernetes.io/is-default-class';
+
+const storageClassStrategy: Strategy = {
+  defaults(obj) {
+    setDefault(obj, 'reclaimPolicy', 'Delete');
+    setDefault(obj, 'volumeBindingMode', 'Immediate');
+  },
+  validate(obj, old) {
+    const causes: StatusCause[] = [];
+    if (typeof obj.provisioner !== 'string' || obj.provisioner === '') causes.push(fieldRequired('provisioner', ''));
+    for (const f of ['provisioner', 'parameters', 'reclaimPolicy', 'volumeBindingMode']) {
+      if (old && !deepEqual(obj[f] ?? null, old[f] ?? null)) causes.push(fieldForbidden(f, 'updates to ' + f + ' are forbidden.'));
+    }
+    return causes;
+  },
+};
+
+const controllerRevisionStrategy: Strategy = {
+  validate(obj, old) {
+    const causes: StatusCause[] = [];
+    if (typeof obj.revision !== 'number' || obj.revision < 0) causes.push(fieldInvalid('revision', obj.revision ?? null, 'must be greater than or equal to 0'));
+    if (old && !deepEqual(obj.data ?? null, old.data ?? null)) causes.push(fieldInvalid('data', obj.data ?? null, 'field is immutable'));
+    return causes;
   },
 };
 
@@ -499,6 +570,8 @@ function servicePorts(obj: JsonObject): string {
 
 const ACCESS_MODES: Readonly<Record<string, string>> = { ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' };
 
+const accessModes = (modes: JsonValue | undefined): string => (Array.isArray(modes) ? modes.map((m) => ACCESS_MODES[str(m)] ?? str(m)).join(',') : '');
+
 function jobStatus(o: JsonObject): string {
   const conditions = getPath(o, ['status', 'conditions']);
   const trueTypes = Array.isArray(conditions) ? conditions.filter((c) => isJsonObject(c) && c.status === 'True').map((c) => (isJsonObject(c) ? str(c.type) : '')) : [];
@@ -527,6 +600,28 @@ export const column = (name: string, type: string, cell: (o: JsonObject) => stri
   cell,
   priority,
 });
+
+/** The wide columns of the workload printers: the pod template's containers and images, and the selector. */
+function templateColumns(withSelector: boolean): PrinterColumn[] {
+  const containers = (o: JsonObject): JsonObject[] => {
+    const list = getPath(o, ['spec', 'template', 'spec', 'containers']);
+    return Array.isArray(list) ? list.filter(isJsonObject) : [];
+  };
+  const selector = (o: JsonObject): string => {
+    const sel = getPath(o, ['spec', 'selector']);
+    try {
+      return isJsonObject(sel) ? formatLabelSelector(labelSelectorFromObject(sel)) || '<none>' : '<none>';
+    } catch (err) {
+      if (err instanceof SelectorError) return '<error>';
+      throw err;
+    }
+  };
+  return [
+    column('Containers', 'string', (o) => containers(o).map((c) => str(c.name)).join(','), 1),
+    column('Images', 'string', (o) => containers(o).map((c) => str(c.image)).join(','), 1),
+    ...(withSelector ? [column('Selector', 'string', selector, 1)] : []),
+  ];
+}
 
 // ---- the list ---------------------------------------------------------------------------
 
@@ -604,6 +699,7 @@ export function builtinTypes(): ResourceType[] {
       status: true,
       strategy: podStrategy,
       returnDeletedObject: true,
+      extraSubresources: ['binding'],
       columns: [
         column('Ready', 'string', (o) => {
           const containers = getPath(o, ['spec', 'containers']);
@@ -618,6 +714,10 @@ export function builtinTypes(): ResourceType[] {
           return phase === 'Succeeded' ? 'Completed' : phase === 'Failed' ? 'Error' : phase;
         }),
         column('Restarts', 'string', () => '0'),
+        column('IP', 'string', (o) => str(getPath(o, ['status', 'podIP'])) || '<none>', 1),
+        column('Node', 'string', (o) => str(getPath(o, ['spec', 'nodeName'])) || '<none>', 1),
+        column('Nominated Node', 'string', () => '<none>', 1),
+        column('Readiness Gates', 'string', () => '<none>', 1),
       ],
     }),
     builtin({ group: '', ...EVENT }),
@@ -640,6 +740,7 @@ export function builtinTypes(): ResourceType[] {
         column('Ready', 'string', (o) => `${num(getPath(o, ['status', 'readyReplicas']))}/${num(getPath(o, ['spec', 'replicas']))}`),
         column('Up-to-date', 'integer', (o) => num(getPath(o, ['status', 'updatedReplicas']))),
         column('Available', 'integer', (o) => num(getPath(o, ['status', 'availableReplicas']))),
+        ...templateColumns(true),
       ],
     }),
     builtin({
@@ -659,6 +760,7 @@ export function builtinTypes(): ResourceType[] {
         column('Desired', 'integer', (o) => num(getPath(o, ['spec', 'replicas']))),
         column('Current', 'integer', (o) => num(getPath(o, ['status', 'replicas']))),
         column('Ready', 'integer', (o) => num(getPath(o, ['status', 'readyReplicas']))),
+        ...templateColumns(true),
       ],
     }),
     builtin({
@@ -674,7 +776,7 @@ export function builtinTypes(): ResourceType[] {
       statusKeeps: [['spec'], ['metadata', 'labels']],
       strategy: statefulSetStrategy,
       scale: { specReplicasPath: ['spec', 'replicas'], statusReplicasPath: ['status', 'replicas'], labelSelectorPath: ['spec', 'selector'] },
-      columns: [column('Ready', 'string', (o) => `${num(getPath(o, ['status', 'readyReplicas']))}/${num(getPath(o, ['spec', 'replicas']))}`)],
+      columns: [column('Ready', 'string', (o) => `${num(getPath(o, ['status', 'readyReplicas']))}/${num(getPath(o, ['spec', 'replicas']))}`), ...templateColumns(false)],
     }),
     builtin({
       group: 'batch',
@@ -710,7 +812,11 @@ export function builtinTypes(): ResourceType[] {
       columns: [
         column('Schedule', 'string', (o) => str(getPath(o, ['spec', 'schedule']))),
         column('Timezone', 'string', (o) => str(getPath(o, ['spec', 'timeZone'])) || '<none>'),
-        column('Suspend', 'boolean', (o) => str(getPath(o, ['spec', 'suspend']) ?? false)),
+        // printBoolPtr: True, False, or <unset>.
+        column('Suspend', 'boolean', (o) => {
+          const suspend = getPath(o, ['spec', 'suspend']);
+          return typeof suspend === 'boolean' ? (suspend ? 'True' : 'False') : '<unset>';
+        }),
         column('Active', 'integer', (o) => {
           const active = getPath(o, ['status', 'active']);
           return Array.isArray(active) ? active.length : 0;
@@ -753,11 +859,64 @@ export function builtinTypes(): ResourceType[] {
         column('Status', 'string', (o) => str(getPath(o, ['status', 'phase']))),
         column('Volume', 'string', (o) => str(getPath(o, ['spec', 'volumeName']))),
         column('Capacity', 'string', (o) => str(getPath(o, ['status', 'capacity', 'storage']))),
-        column('Access Modes', 'string', (o) => {
-          const modes = getPath(o, ['status', 'accessModes']);
-          return Array.isArray(modes) ? modes.map((m) => ACCESS_MODES[str(m)] ?? str(m)).join(',') : '';
-        }),
+        column('Access Modes', 'string', (o) => accessModes(getPath(o, ['status', 'accessModes']))),
         column('StorageClass', 'string', (o) => str(getPath(o, ['spec', 'storageClassName'])) || '<unset>'),
+      ],
+    }),
+    builtin({
+      group: '',
+      version: 'v1',
+      plural: 'persistentvolumes',
+      kind: 'PersistentVolume',
+      namespaced: false,
+      shortNames: ['pv'],
+      status: true,
+      strategy: pvStrategy,
+      columns: [
+        column('Capacity', 'string', (o) => str(getPath(o, ['spec', 'capacity', 'storage']))),
+        column('Access Modes', 'string', (o) => accessModes(getPath(o, ['spec', 'accessModes']))),
+        column('Reclaim Policy', 'string', (o) => str(getPath(o, ['spec', 'persistentVolumeReclaimPolicy']))),
+        column('Status', 'string', (o) => str(getPath(o, ['status', 'phase']))),
+        column('Claim', 'string', (o) => {
+          const ref = getPath(o, ['spec', 'claimRef']);
+          return isJsonObject(ref) ? `${str(ref.namespace)}/${str(ref.name)}` : '';
+        }),
+        column('StorageClass', 'string', (o) => str(getPath(o, ['spec', 'storageClassName']))),
+        column('Reason', 'string', (o) => str(getPath(o, ['status', 'reason']))),
+      ],
+    }),
+    builtin({
+      group: 'storage.k8s.io',
+      version: 'v1',
+      plural: 'storageclasses',
+      kind: 'StorageClass',
+      namespaced: false,
+      shortNames: ['sc'],
+      strategy: storageClassStrategy,
+      columns: [
+        // The server's printer marks the default class in the name (printStorageClass).
+        { ...column('Name', 'string', (o) => `${nameOf(o)}${getPath(o, ['metadata', 'annotations', DEFAULT_STORAGE_CLASS]) === 'true' ? ' (default)' : ''}`), format: 'name' },
+        column('Provisioner', 'string', (o) => str(o.provisioner)),
+        column('ReclaimPolicy', 'string', (o) => str(o.reclaimPolicy)),
+        column('VolumeBindingMode', 'string', (o) => str(o.volumeBindingMode)),
+        column('AllowVolumeExpansion', 'string', (o) => str(o.allowVolumeExpansion ?? false)),
+      ],
+    }),
+    builtin({
+      group: 'apps',
+      version: 'v1',
+      plural: 'controllerrevisions',
+      kind: 'ControllerRevision',
+      namespaced: true,
+      strategy: controllerRevisionStrategy,
+      columns: [
+        column('Controller', 'string', (o) => {
+          const owner = (Array.isArray(readMeta(o).ownerReferences) ? (readMeta(o).ownerReferences as JsonValue[]) : []).find((r) => isJsonObject(r) && r.controller === true);
+          if (!isJsonObject(owner)) return '<none>';
+          const group = str(owner.apiVersion).includes('/') ? `.${str(owner.apiVersion).split('/')[0]}` : '';
+          return `${str(owner.kind).toLowerCase()}${group}/${str(owner.name)}`;
+        }),
+        column('Revision', 'integer', (o) => num(o.revision)),
       ],
     }),
     builtin({

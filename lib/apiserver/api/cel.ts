@@ -95,7 +95,7 @@ const DECIMAL_SUFFIX: Readonly<Record<string, number>> = { n: -9, u: -6, m: -3, 
 const BINARY_SUFFIX: Readonly<Record<string, number>> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
 
 /** The value of a Kubernetes quantity in nano-units, or undefined if `text` is not one. */
-function parseQuantity(text: string): bigint | undefined {
+export function parseQuantity(text: string): bigint | undefined {
   const m = QUANTITY.exec(text);
   if (!m) return undefined;
   const [whole = '', fraction = ''] = m[1]!.replace(/^[+-]/, '').split('.');

@@ -21,6 +21,7 @@ import {
   unsupportedMediaType,
 } from './errors.js';
 import type { PatchEngine, PatchKind } from '../patch/engine.js';
+import { bindPod } from './binding.js';
 import { builtinRuleCauses } from './builtin-rules.js';
 import { builtinDefinitionName, decodeBuiltin } from './builtin-schema.js';
 import { applyCrdSchema } from './crd-schema.js';
@@ -66,7 +67,16 @@ export interface WriteOptions {
   /** The field manager; defaults to the client's user-agent product. */
   fieldManager?: string;
   subresource?: string;
+  /**
+   * A check on behalf of the requester of the object about to be written, decoded and defaulted,
+   * before validation (`old`: the stored object on update), like the real server's RBAC storage
+   * that refuses escalation; it throws to refuse the write.
+   */
+  admit?: (obj: JsonObject, old: JsonObject | undefined) => void;
 }
+
+/** The options of a write that reach its object's checks. */
+type CheckOptions = Pick<WriteOptions, 'fieldValidation' | 'warnings' | 'admit'>;
 
 export interface DeleteOptions {
   dryRun?: boolean;
@@ -297,7 +307,7 @@ export class ApiCore {
     manager: string,
     dryRun: boolean,
     managedFields: JsonValue | undefined,
-    schemaOpts: Pick<WriteOptions, 'fieldValidation' | 'warnings'> = {},
+    schemaOpts: CheckOptions = {},
   ): JsonObject {
     const type = r.type;
     const gr = groupResource(type);
@@ -331,6 +341,7 @@ export class ApiCore {
     type.strategy.prepareForCreate?.(obj, ctx);
     if (type.custom && r.version.statusSubresource) delete obj.status;
     type.strategy.defaults?.(obj);
+    schemaOpts.admit?.(obj, undefined);
     const invalidCauses = [...this.checkSchema(r, obj, schemaOpts), ...(type.strategy.validate?.(obj, undefined) ?? [])];
     if (invalidCauses.length) throw invalid(type.group, type.kind, name, invalidCauses);
     if (managedFields !== undefined) meta.managedFields = managedFields;
@@ -423,7 +434,7 @@ export class ApiCore {
     r: Resolved,
     stored: JsonObject,
     candidate: JsonObject,
-    opts: { manager: string; dryRun: boolean; subresource?: string; managedFields?: JsonValue } & Pick<WriteOptions, 'fieldValidation' | 'warnings'>,
+    opts: { manager: string; dryRun: boolean; subresource?: string; managedFields?: JsonValue } & CheckOptions,
   ): JsonObject {
     const type = r.type;
     const ctx = this.strategyContext();
@@ -451,7 +462,8 @@ export class ApiCore {
       if (finalizers === undefined) delete spec.finalizers;
       else spec.finalizers = finalizers;
       obj = fresh;
-    } else if (statusSubresource) {
+    } else if (statusSubresource && opts.subresource !== 'binding') {
+      // A binding (pods/binding) writes the PodScheduled condition with spec.nodeName, as one update.
       if (old.status === undefined) delete obj.status;
       else obj.status = old.status;
     }
@@ -468,6 +480,7 @@ export class ApiCore {
     meta.resourceVersion = resourceVersionOf(old);
     if (opts.subresource !== 'finalize') type.strategy.prepareForUpdate?.(obj, old, ctx);
     type.strategy.defaults?.(obj);
+    opts.admit?.(obj, old);
 
     const name = nameOf(old);
     const causes = [...this.validateMeta(type, obj), ...this.checkSchema(r, obj, opts, old)];
@@ -544,7 +557,7 @@ export class ApiCore {
     this.checkNamespace(type, meta, ns);
     this.checkName(meta, name);
     this.checkResourceVersion(type, obj, old, false);
-    const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource: opts.subresource, fieldValidation: opts.fieldValidation, warnings: opts.warnings });
+    const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource: opts.subresource, fieldValidation: opts.fieldValidation, warnings: opts.warnings, admit: opts.admit });
     return { status: 200, body: present(result, r.apiVersion, versionSchema(r)) };
   }
 
@@ -557,7 +570,7 @@ export class ApiCore {
     force: boolean,
     dryRun: boolean,
     subresource: string | undefined,
-    schemaOpts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>,
+    schemaOpts: CheckOptions,
   ): WriteResult {
     const type = r.type;
     const applied = this.normalizeBody(r, body);
@@ -640,6 +653,13 @@ export class ApiCore {
       }
     }
     return { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata, spec: { replicas: typeof spec === 'number' ? spec : 0 }, status };
+  }
+
+  // ---- binding subresource (pods/binding) ---------------------------------------------------
+
+  /** Assigns a Pod to a Node as a v1 Binding asks (binding.ts); `now` stamps PodScheduled (default: this server's time). */
+  bind(namespace: string, name: string, binding: JsonValue, opts: WriteOptions & { userAgent?: string; now?: string }): JsonObject {
+    return bindPod(this, namespace, name, binding, { manager: this.managerOf(opts), now: opts.now ?? timestamp(this.now()), dryRun: opts.dryRun });
   }
 
   // ---- delete -----------------------------------------------------------------------------
@@ -785,12 +805,18 @@ export class ApiCore {
    * errors (a terminating namespace, a name taken) are returned as undefined, like mutate's.
    */
   createInternal(key: string, obj: JsonObject, manager = SYSTEM_MANAGER): JsonObject | undefined {
+    const created = this.tryCreateInternal(key, obj, manager);
+    return created instanceof ApiError ? undefined : created;
+  }
+
+  /** createInternal that hands back the refusal, for a controller that reports it (a FailedCreate Event). */
+  tryCreateInternal(key: string, obj: JsonObject, manager = SYSTEM_MANAGER): JsonObject | ApiError | undefined {
     const r = this.resolveKey(key);
     if (!r) return undefined;
     try {
       return this.createObject(r, this.normalizeBody(r, obj), manager, false, undefined);
     } catch (err) {
-      if (err instanceof ApiError) return undefined;
+      if (err instanceof ApiError) return err;
       throw err;
     }
   }

@@ -1,9 +1,9 @@
 /**
  * The cron schedule grammar of CronJob `spec.schedule`, as the cronjob controller parses it
  * (robfig/cron's standard parser): five fields (minute hour day-of-month month day-of-week) with
- * `*`, `?`, lists, ranges, steps and month/day names, or a descriptor (`@hourly` ...). Times are
- * UTC (`spec.timeZone` is not supported). When both day fields are restricted, a day matching
- * either one matches, as in cron.
+ * `*`, `?`, lists, ranges, steps and month/day names, or a descriptor (`@hourly` ...), evaluated
+ * in UTC or in the IANA time zone of `spec.timeZone`. When both day fields are restricted, a day
+ * matching either one matches, as in cron.
  */
 
 const DESCRIPTORS: Readonly<Record<string, string>> = {
@@ -102,39 +102,120 @@ export function cronError(schedule: string): string | undefined {
   }
 }
 
-function dayMatches(s: CronSchedule, d: Date): boolean {
-  const dom = s.daysOfMonth.has(d.getUTCDate());
-  const dow = s.daysOfWeek.has(d.getUTCDay());
+const MINUTE = 60_000;
+
+/** The wall-clock fields of an instant in a time zone. */
+interface WallTime {
+  readonly year: number;
+  readonly month: number;
+  readonly day: number;
+  readonly weekday: number;
+  readonly hour: number;
+  readonly minute: number;
+  readonly second: number;
+}
+
+type WallClock = (ms: number) => WallTime;
+
+const utcClock: WallClock = (ms) => {
+  const d = new Date(ms);
+  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), weekday: d.getUTCDay(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds() };
+};
+
+const zoneClocks = new Map<string, WallClock>();
+
+function zoneClock(timeZone: string): WallClock {
+  const known = zoneClocks.get(timeZone);
+  if (known) return known;
+  const format = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    weekday: 'short',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  });
+  const clock: WallClock = (ms) => {
+    const parts: Record<string, string> = {};
+    for (const p of format.formatToParts(ms)) parts[p.type] = p.value;
+    const n = (type: string): number => Number(parts[type]);
+    return { year: n('year'), month: n('month'), day: n('day'), weekday: DAYS.indexOf(String(parts.weekday).toLowerCase()), hour: n('hour'), minute: n('minute'), second: n('second') };
+  };
+  zoneClocks.set(timeZone, clock);
+  return clock;
+}
+
+function wallClock(timeZone: string | undefined): WallClock {
+  return timeZone === undefined || timeZone === 'UTC' ? utcClock : zoneClock(timeZone);
+}
+
+/**
+ * Why `spec.timeZone` is not a zone Go's time.LoadLocation loads, in the API server's wording, or
+ * undefined. Names are matched exactly, as Go looks them up in the zoneinfo files.
+ */
+export function timeZoneError(timeZone: string): string | undefined {
+  if (timeZone === '') return 'timeZone must be nil or non-empty string';
+  if (timeZone.split('/').some((part) => part === '.' || part === '..' || part.startsWith('-') || !/^[A-Za-z.\-_0-9+]{1,14}$/.test(part))) return `unknown time zone ${timeZone}`;
+  if (timeZone.toLowerCase() === 'local') return 'timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones';
+  let resolved: string;
+  try {
+    resolved = new Intl.DateTimeFormat('en-US', { timeZone }).resolvedOptions().timeZone;
+  } catch {
+    return `unknown time zone ${timeZone}`;
+  }
+  // Intl ignores case; Go's zoneinfo lookup does not.
+  if (resolved !== timeZone && resolved.toLowerCase() === timeZone.toLowerCase()) return `unknown time zone ${timeZone}`;
+  return undefined;
+}
+
+function dayMatches(s: CronSchedule, w: WallTime): boolean {
+  const dom = s.daysOfMonth.has(w.day);
+  const dow = s.daysOfWeek.has(w.weekday);
   if (s.domRestricted && s.dowRestricted) return dom || dow;
   return dom && dow;
 }
 
-/** The first scheduled time strictly after `after` (UTC, whole minutes); undefined if none within 5 years. */
-export function nextRun(s: CronSchedule, after: Date): Date | undefined {
-  const t = new Date(after.getTime());
-  t.setUTCSeconds(0, 0);
-  t.setUTCMinutes(t.getUTCMinutes() + 1);
-  const limit = after.getTime() + 5 * 366 * 24 * 3600 * 1000;
-  while (t.getTime() <= limit) {
-    if (!s.months.has(t.getUTCMonth() + 1)) {
-      t.setUTCMonth(t.getUTCMonth() + 1, 1);
-      t.setUTCHours(0, 0);
+/**
+ * The first scheduled time strictly after `after` (whole minutes), matched against the wall clock
+ * of `timeZone` (default UTC); undefined if none within 5 years. Time moves forward instant by
+ * instant, as robfig/cron's does: a wall time a daylight-saving jump skips does not run, one the
+ * clock passes twice runs twice.
+ */
+export function nextRun(s: CronSchedule, after: Date, timeZone?: string): Date | undefined {
+  const wall = wallClock(timeZone);
+  let t = Math.floor(after.getTime() / MINUTE) * MINUTE + MINUTE;
+  const limit = after.getTime() + 5 * 366 * 24 * 60 * MINUTE;
+  while (t <= limit) {
+    const w = wall(t);
+    if (!s.months.has(w.month) || !dayMatches(s, w)) {
+      t += ((23 - w.hour) * 60 + (60 - w.minute)) * MINUTE;
+      // Across a daylight-saving change the next day starts an hour off: land on its midnight.
+      const h = wall(t).hour;
+      if (h > 12) t += (24 - h) * 60 * MINUTE;
       continue;
     }
-    if (!dayMatches(s, t)) {
-      t.setUTCDate(t.getUTCDate() + 1);
-      t.setUTCHours(0, 0);
+    if (!s.hours.has(w.hour)) {
+      t += (60 - w.minute) * MINUTE;
       continue;
     }
-    if (!s.hours.has(t.getUTCHours())) {
-      t.setUTCHours(t.getUTCHours() + 1, 0);
+    if (!s.minutes.has(w.minute)) {
+      t += MINUTE;
       continue;
     }
-    if (!s.minutes.has(t.getUTCMinutes())) {
-      t.setUTCMinutes(t.getUTCMinutes() + 1);
-      continue;
-    }
-    return t;
+    return new Date(t);
   }
   return undefined;
+}
+
+/** An instant as Go formats time.RFC3339 in a time zone: `2026-01-01T09:00:00+09:00`, `Z` at offset 0. */
+export function rfc3339In(ms: number, timeZone?: string): string {
+  const w = wallClock(timeZone)(ms);
+  const seconds = Math.floor(ms / 1000) * 1000;
+  const offset = Math.round((Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second) - seconds) / MINUTE);
+  const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
+  const zone = offset === 0 ? 'Z' : `${offset < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(offset) / 60))}:${pad(Math.abs(offset) % 60)}`;
+  return `${pad(w.year, 4)}-${pad(w.month)}-${pad(w.day)}T${pad(w.hour)}:${pad(w.minute)}:${pad(w.second)}${zone}`;
 }

@@ -117,6 +117,11 @@ export function fieldInvalid(field: string, value: unknown, detail: string): Sta
   return { reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(value)}: ${detail}`, field };
 }
 
+/** field.NotSupported: a value outside a fixed set, listing the set. */
+export function fieldNotSupported(field: string, value: unknown, supported: readonly string[]): StatusCause {
+  return { reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${supported.map((v) => JSON.stringify(v)).join(', ')}`, field };
+}
+
 export function fieldRequired(field: string, detail: string): StatusCause {
   return { reason: 'FieldValueRequired', message: `Required value${detail ? `: ${detail}` : ''}`, field };
 }
@@ -129,8 +134,9 @@ export function badRequest(message: string): ApiError {
   return new ApiError(400, 'BadRequest', message, {});
 }
 
+/** 403 as the real server's NewForbidden: the object named when there is a name. */
 export function forbidden(gr: GroupResource, name: string, why: string, causes?: StatusCause[]): ApiError {
-  return new ApiError(403, 'Forbidden', `${qualified(gr)} "${name}" is forbidden: ${why}`, {
+  return new ApiError(403, 'Forbidden', `${qualified(gr)}${name ? ` ${JSON.stringify(name)}` : ''} is forbidden: ${why}`, {
     name,
     group: gr.group,
     kind: gr.plural,
@@ -149,6 +155,11 @@ export function unsupportedMediaType(contentType: string, accepted: string[]): A
     `the body of the request was in an unknown format (${contentType || 'none'}) - accepted media types include: ${accepted.join(', ')}`,
     {},
   );
+}
+
+/** apimachinery's NewNotAcceptableError wording, as a Status (kube-openapi itself sends a bare 406). */
+export function notAcceptable(accepted: string[]): ApiError {
+  return new ApiError(406, 'NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`, {});
 }
 
 export function expired(message: string): ApiError {

@@ -13,6 +13,8 @@ import { isJsonObject } from '../api/json.js';
 import { timestamp, uidOf } from '../api/meta.js';
 import type { ResourceType } from '../api/registry.js';
 import type { Store } from '../api/store.js';
+import type { RbacWrite, WriteCheck } from './escalation.js';
+import { escalationCheck } from './escalation.js';
 import type { Attributes, Decision, PolicyRule } from './rbac.js';
 import { RbacAuthorizer } from './rbac.js';
 import { API_AUDIENCE, TokenSigner } from './tokens.js';
@@ -157,6 +159,14 @@ export class Auth {
   authorize(user: UserInfo, attrs: Attributes): void {
     const d = this.decide(user, attrs);
     if (!d.allowed) throw forbiddenError(user, attrs, d.reason);
+  }
+
+  /**
+   * The check a write of `user` must pass besides RBAC on its path (escalation prevention on the
+   * RBAC kinds); undefined when there is none.
+   */
+  writeCheck(user: UserInfo, write: RbacWrite): WriteCheck | undefined {
+    return escalationCheck(this.authorizer, user, write);
   }
 
   /** Whether `type` is a review kind answered by `review` (never stored). */

@@ -38,6 +38,21 @@ export type Attributes =
     }
   | { kind: 'path'; verb: string; path: string };
 
+/** Every right: what system:masters holds, and what setting an aggregationRule needs. */
+export const FULL_AUTHORITY: readonly PolicyRule[] = [
+  { verbs: ['*'], apiGroups: ['*'], resources: ['*'] },
+  { verbs: ['*'], nonResourceURLs: ['*'] },
+];
+
+/** A role a binding names that does not exist, met while visiting a user's bindings. */
+export interface MissingRole {
+  kind: string;
+  name: string;
+}
+
+/** How the authorizer (reading through listers) names a missing role: `role.rbac.authorization.k8s.io "x" not found`. */
+const listerNotFound = (m: MissingRole): string => `${m.kind.toLowerCase()}.${RBAC_GROUP} ${JSON.stringify(m.name)} not found`;
+
 export interface Decision {
   allowed: boolean;
   /** Why (allowed by which binding), or the errors met while looking (a missing role). */
@@ -125,37 +140,45 @@ export class RbacAuthorizer {
 
   authorize(user: UserInfo, attrs: Attributes): Decision {
     if (user.groups.includes(SYSTEM_MASTERS)) return { allowed: true, reason: '' };
-    const errors: string[] = [];
-    for (const visit of this.visits(user, attrs.kind === 'resource' ? attrs.namespace : '', errors)) {
+    const missing: MissingRole[] = [];
+    for (const visit of this.visits(user, attrs.kind === 'resource' ? attrs.namespace : '', missing)) {
       if (visit.rules.some((r) => ruleAllows(attrs, r))) return { allowed: true, reason: `RBAC: allowed by ${visit.source}` };
     }
+    const errors = missing.map(listerNotFound);
     return { allowed: false, reason: errors.length ? `RBAC: ${errors.length > 1 ? `[${errors.join(', ')}]` : errors[0]}` : '' };
   }
 
-  /** The rules that apply to `user` in `namespace` (SelfSubjectRulesReview), and the errors met. */
-  rulesFor(user: UserInfo, namespace: string): { rules: PolicyRule[]; errors: string[] } {
-    if (user.groups.includes(SYSTEM_MASTERS)) {
-      return { rules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }, { verbs: ['*'], nonResourceURLs: ['*'] }], errors: [] };
-    }
-    const errors: string[] = [];
-    const rules = [...this.visits(user, namespace, errors)].flatMap((v) => v.rules);
-    return { rules, errors };
+  /**
+   * The rules that apply to `user` in `namespace` (SelfSubjectRulesReview, escalation checks),
+   * the errors met in the authorizer's words, and the missing roles behind them.
+   */
+  rulesFor(user: UserInfo, namespace: string): { rules: PolicyRule[]; errors: string[]; missing: MissingRole[] } {
+    if (user.groups.includes(SYSTEM_MASTERS)) return { rules: [...FULL_AUTHORITY], errors: [], missing: [] };
+    const missing: MissingRole[] = [];
+    const rules = [...this.visits(user, namespace, missing)].flatMap((v) => v.rules);
+    return { rules, errors: missing.map(listerNotFound), missing };
+  }
+
+  /** The rules of the role a binding in `namespace` ('' for a ClusterRoleBinding) refers to; undefined when it does not exist. */
+  roleReferenceRules(ref: { kind: string; name: string }, namespace: string): PolicyRule[] | undefined {
+    const role = ref.kind === 'Role' ? this.store.get(ROLES_KEY, namespace, ref.name) : ref.kind === 'ClusterRole' ? this.store.get(CLUSTER_ROLES_KEY, '', ref.name) : undefined;
+    return role && policyRules(role.rules);
   }
 
   /** ClusterRoleBindings first, then (in a namespace) its RoleBindings, like the real visitor. */
-  private *visits(user: UserInfo, namespace: string, errors: string[]): Generator<Visit> {
+  private *visits(user: UserInfo, namespace: string, missing: MissingRole[]): Generator<Visit> {
     for (const binding of this.store.list(CLUSTER_ROLE_BINDINGS_KEY)) {
       const subject = subjectFor(user, binding, '');
       if (!subject) continue;
       const ref = roleRefOf(binding);
       if (ref.kind !== 'ClusterRole') continue;
-      const role = this.store.get(CLUSTER_ROLES_KEY, '', ref.name);
-      if (!role) {
-        errors.push(`clusterrole.${RBAC_GROUP} ${JSON.stringify(ref.name)} not found`);
+      const rules = this.roleReferenceRules(ref, '');
+      if (!rules) {
+        missing.push(ref);
         continue;
       }
       yield {
-        rules: policyRules(role.rules),
+        rules,
         source: `ClusterRoleBinding ${JSON.stringify(metaString(binding, 'name'))} of ClusterRole ${JSON.stringify(ref.name)} to ${describeSubject(subject, '')}`,
       };
     }
@@ -164,13 +187,13 @@ export class RbacAuthorizer {
       const subject = subjectFor(user, binding, namespace);
       if (!subject) continue;
       const ref = roleRefOf(binding);
-      const role = ref.kind === 'Role' ? this.store.get(ROLES_KEY, namespace, ref.name) : this.store.get(CLUSTER_ROLES_KEY, '', ref.name);
-      if (!role) {
-        errors.push(`${ref.kind.toLowerCase()}.${RBAC_GROUP} ${JSON.stringify(ref.name)} not found`);
+      const rules = this.roleReferenceRules(ref, namespace);
+      if (!rules) {
+        missing.push(ref);
         continue;
       }
       yield {
-        rules: policyRules(role.rules),
+        rules,
         source: `RoleBinding ${JSON.stringify(`${metaString(binding, 'name')}/${namespace}`)} of ${ref.kind} ${JSON.stringify(ref.name)} to ${describeSubject(subject, namespace)}`,
       };
     }

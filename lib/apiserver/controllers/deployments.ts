@@ -9,12 +9,11 @@ import type { ApiCore } from '../api/core.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { deepEqual, isJsonObject } from '../api/json.js';
 import { getPath, isBeingDeleted, nameOf, namespaceOf, readMeta, timestamp, uidOf } from '../api/meta.js';
-import type { Store, StoreEvent } from '../api/store.js';
+import type { Store } from '../api/store.js';
 import type { SimulationClock } from './clock.js';
-import { WorkQueue } from './queue.js';
 import type { ServerEventRecorder } from './recorder.js';
 import { REPLICASETS_KEY } from './replicasets.js';
-import { condition, controlled, CONTROLLER_MANAGER, controllerRef, num, ownerToSync, setCounts, templateHash } from './workload.js';
+import { condition, controlled, CONTROLLER_MANAGER, controllerRef, num, OwnerSyncLoop, setCounts, templateHash } from './workload.js';
 
 export const DEPLOYMENTS_KEY = 'apps/deployments';
 const COMPONENT = 'deployment-controller';
@@ -46,8 +45,7 @@ function withoutHash(template: JsonValue | undefined): JsonValue | undefined {
 }
 
 export class DeploymentController {
-  private readonly queue: WorkQueue;
-  private readonly unsubscribe: () => void;
+  private readonly loop: OwnerSyncLoop;
 
   constructor(
     private readonly core: ApiCore,
@@ -55,19 +53,12 @@ export class DeploymentController {
     private readonly recorder: ServerEventRecorder,
     private readonly clock: SimulationClock,
   ) {
-    this.queue = new WorkQueue('deployment controller', (key) => this.reconcile(key));
-    this.unsubscribe = store.onEvent((e) => this.onEvent(e));
+    this.loop = new OwnerSyncLoop(store, 'deployment controller', DEPLOYMENTS_KEY, REPLICASETS_KEY, (ns, name) => this.reconcile(ns, name));
   }
 
   resumeAll(): void {
-    for (const d of this.store.list(DEPLOYMENTS_KEY)) this.queue.add(`${namespaceOf(d)}/${nameOf(d)}`);
+    this.loop.resumeAll();
   }
-
-  private onEvent(e: StoreEvent): void {
-    const key = ownerToSync(this.store, e, DEPLOYMENTS_KEY, REPLICASETS_KEY);
-    if (key) this.queue.add(key);
-  }
-
 
   private scale(d: JsonObject, rs: JsonObject, to: number): void {
     const from = num(getPath(rs, ['spec', 'replicas']));
@@ -87,8 +78,7 @@ export class DeploymentController {
     if (updated) this.recorder.record(d, 'Normal', 'ScalingReplicaSet', `Scaled ${to > from ? 'up' : 'down'} replica set ${nameOf(rs)} from ${from} to ${to}`, COMPONENT);
   }
 
-  private reconcile(key: string): void {
-    const [ns = '', name = ''] = key.split('/');
+  private reconcile(ns: string, name: string): void {
     const d = this.store.get(DEPLOYMENTS_KEY, ns, name);
     if (!d || isBeingDeleted(d)) return;
     const replicas = num(getPath(d, ['spec', 'replicas']), 1);
@@ -246,8 +236,7 @@ export class DeploymentController {
   }
 
   close(): void {
-    this.unsubscribe();
-    this.queue.close();
+    this.loop.close();
   }
 }
 

@@ -7,12 +7,11 @@
 import type { ApiCore } from '../api/core.js';
 import type { JsonObject } from '../api/json.js';
 import { isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, nameOf, namespaceOf, timestamp } from '../api/meta.js';
-import type { Store, StoreEvent } from '../api/store.js';
+import { getPath, isBeingDeleted, nameOf, timestamp } from '../api/meta.js';
+import type { Store } from '../api/store.js';
 import type { SimulationClock } from './clock.js';
-import { WorkQueue } from './queue.js';
 import type { ServerEventRecorder } from './recorder.js';
-import { condition, controlled, CONTROLLER_MANAGER, isPodReady, num, ownerToSync, podFromTemplate, podPhase, PODS_KEY, setCounts } from './workload.js';
+import { condition, controlled, CONTROLLER_MANAGER, isPodReady, num, OwnerSyncLoop, podFromTemplate, podPhase, PODS_KEY, setCounts } from './workload.js';
 
 export const JOBS_KEY = 'batch/jobs';
 const COMPONENT = 'job-controller';
@@ -25,8 +24,7 @@ export function jobFinished(job: JsonObject): 'Complete' | 'Failed' | undefined 
 }
 
 export class JobController {
-  private readonly queue: WorkQueue;
-  private readonly unsubscribe: () => void;
+  private readonly loop: OwnerSyncLoop;
 
   constructor(
     private readonly core: ApiCore,
@@ -34,22 +32,14 @@ export class JobController {
     private readonly recorder: ServerEventRecorder,
     private readonly clock: SimulationClock,
   ) {
-    this.queue = new WorkQueue('job controller', (key) => this.reconcile(key));
-    this.unsubscribe = store.onEvent((e) => this.onEvent(e));
+    this.loop = new OwnerSyncLoop(store, 'job controller', JOBS_KEY, PODS_KEY, (ns, name) => this.reconcile(ns, name));
   }
 
   resumeAll(): void {
-    for (const job of this.store.list(JOBS_KEY)) this.queue.add(`${namespaceOf(job)}/${nameOf(job)}`);
+    this.loop.resumeAll();
   }
 
-  private onEvent(e: StoreEvent): void {
-    const key = ownerToSync(this.store, e, JOBS_KEY, PODS_KEY);
-    if (key) this.queue.add(key);
-  }
-
-
-  private reconcile(key: string): void {
-    const [ns = '', name = ''] = key.split('/');
+  private reconcile(ns: string, name: string): void {
     const job = this.store.get(JOBS_KEY, ns, name);
     if (!job || isBeingDeleted(job) || jobFinished(job)) return;
     const pods = controlled(this.store, PODS_KEY, job);
@@ -110,8 +100,7 @@ export class JobController {
   }
 
   close(): void {
-    this.unsubscribe();
-    this.queue.close();
+    this.loop.close();
   }
 }
 

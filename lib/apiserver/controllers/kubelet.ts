@@ -1,16 +1,19 @@
 /**
  * Nodes and what runs on them, kwok-style: a number of Ready Nodes; the scheduler binds each new
- * Pod to one (spec.nodeName, PodScheduled, the Scheduled event); the kubelet starts it (Running,
+ * Pod to one (spec.nodeName, PodScheduled, the Scheduled event) once the claims its volumes name
+ * are Bound (until then Unschedulable, FailedScheduling); the kubelet starts it (Running,
  * a pod IP) and makes it Ready after a delay; a Job's pods finish after their duration (the first
  * `failures` of each Job fail); a bound Pod deleted gracefully goes once its grace period is over.
  */
 import type { ApiCore } from '../api/core.js';
+import { ApiError } from '../api/errors.js';
 import type { JsonObject } from '../api/json.js';
 import { isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, nameOf, namespaceOf, ownerRefsOf, readMeta, timestamp, uidOf } from '../api/meta.js';
+import { getPath, isBeingDeleted, nameOf, namespaceOf, ownerRefsOf, readMeta, resourceVersionOf, timestamp, uidOf } from '../api/meta.js';
 import type { Store, StoreEvent } from '../api/store.js';
 import { Timers, type SimulationClock } from './clock.js';
 import type { ServerEventRecorder } from './recorder.js';
+import { PVCS_KEY } from './volumes.js';
 import { condition, PODS_KEY, podPhase } from './workload.js';
 
 export const NODES_KEY = '/nodes';
@@ -105,6 +108,12 @@ export class KubeletSimulator {
   }
 
   private onEvent(e: StoreEvent): void {
+    if (e.resource === PVCS_KEY && e.type !== 'DELETED' && getPath(e.object, ['status', 'phase']) === 'Bound') {
+      // A Pod waiting for this claim may be scheduled now.
+      const claim = nameOf(e.object);
+      for (const pod of this.store.list(PODS_KEY, namespaceOf(e.object))) if (claimsOf(pod).includes(claim)) this.consider(pod);
+      return;
+    }
     if (e.resource !== PODS_KEY) return;
     if (e.type === 'DELETED') {
       this.timers.clear(`${namespaceOf(e.object)}/${nameOf(e.object)}`);
@@ -144,30 +153,52 @@ export class KubeletSimulator {
   }
 
   private bind(ns: string, name: string): void {
+    const pod = this.store.get(PODS_KEY, ns, name);
+    if (!pod || isBeingDeleted(pod) || getPath(pod, ['spec', 'nodeName'])) return;
+    const waiting = this.unschedulable(pod);
+    if (waiting) {
+      this.markUnschedulable(pod, waiting);
+      return;
+    }
     const node = nodeName(this.nextNode++ % this.options.nodes);
-    const bound = this.core.mutate(
+    let bound: JsonObject;
+    try {
+      bound = this.core.bind(ns, name, { target: { kind: 'Node', name: node } }, { fieldManager: 'default-scheduler', now: this.now() });
+    } catch (err) {
+      // Gone, being deleted or bound meanwhile (by another event, or a client's pods/binding).
+      if (err instanceof ApiError) return;
+      throw err;
+    }
+    this.recorder.record(bound, 'Normal', 'Scheduled', `Successfully assigned ${ns}/${name} to ${node}`, 'default-scheduler');
+  }
+
+  /** Why the scheduler's volume binding keeps the Pod off every Node: a claim missing, going or not Bound. */
+  private unschedulable(pod: JsonObject): string | undefined {
+    for (const claimName of claimsOf(pod)) {
+      const claim = this.store.get(PVCS_KEY, namespaceOf(pod), claimName);
+      if (!claim) return `persistentvolumeclaim "${claimName}" not found`;
+      if (isBeingDeleted(claim)) return `persistentvolumeclaim "${claimName}" is being deleted`;
+      if (getPath(claim, ['status', 'phase']) !== 'Bound') return 'pod has unbound immediate PersistentVolumeClaims';
+    }
+    return undefined;
+  }
+
+  /** PodScheduled False (Unschedulable) and a FailedScheduling Event, as the scheduler reports it; once per reason. */
+  private markUnschedulable(pod: JsonObject, why: string): void {
+    const n = this.options.nodes;
+    const message = `0/${n} nodes are available: ${why}. preemption: 0/${n} nodes are available: ${n} Preemption is not helpful for scheduling.`;
+    const updated = this.core.mutate(
       PODS_KEY,
-      ns,
-      name,
-      (pod) => {
-        if (isBeingDeleted(pod) || getPath(pod, ['spec', 'nodeName'])) return false;
-        (pod.spec as JsonObject).nodeName = node;
-      },
-      { subresource: 'binding', manager: 'default-scheduler' },
-    );
-    if (!bound || getPath(bound, ['spec', 'nodeName']) !== node) return;
-    this.core.mutate(
-      PODS_KEY,
-      ns,
-      name,
-      (pod) => {
-        const status = isJsonObject(pod.status) ? pod.status : {};
-        status.conditions = [condition(status.conditions, 'PodScheduled', 'True', '', '', this.now(), false)].map((c) => withoutEmptyReason(c));
-        pod.status = status;
+      namespaceOf(pod),
+      nameOf(pod),
+      (p) => {
+        const status = isJsonObject(p.status) ? p.status : (p.status = {});
+        const others = (Array.isArray(status.conditions) ? status.conditions : []).filter((c) => !(isJsonObject(c) && c.type === 'PodScheduled'));
+        status.conditions = [...others, condition(status.conditions, 'PodScheduled', 'False', 'Unschedulable', message, this.now(), false)];
       },
       { subresource: 'status', manager: 'default-scheduler' },
     );
-    this.recorder.record(bound, 'Normal', 'Scheduled', `Successfully assigned ${ns}/${name} to ${node}`, 'default-scheduler');
+    if (updated && resourceVersionOf(updated) !== resourceVersionOf(pod)) this.recorder.record(updated, 'Warning', 'FailedScheduling', message, 'default-scheduler');
   }
 
   private containerStatuses(pod: JsonObject, ready: boolean, terminated?: { exitCode: number; reason: string }): JsonObject[] {
@@ -278,6 +309,12 @@ export class KubeletSimulator {
     this.unsubscribe();
     this.timers.close();
   }
+}
+
+/** The claims a Pod's volumes name. */
+function claimsOf(pod: JsonObject): string[] {
+  const volumes = getPath(pod, ['spec', 'volumes']);
+  return (Array.isArray(volumes) ? volumes : []).map((v) => getPath(v, ['persistentVolumeClaim', 'claimName'])).filter((c): c is string => typeof c === 'string');
 }
 
 function withoutEmptyReason(c: JsonObject): JsonObject {

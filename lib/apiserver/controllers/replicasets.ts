@@ -6,40 +6,30 @@
 import type { ApiCore } from '../api/core.js';
 import type { JsonObject } from '../api/json.js';
 import { isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, nameOf, namespaceOf, readMeta } from '../api/meta.js';
-import type { Store, StoreEvent } from '../api/store.js';
-import { WorkQueue } from './queue.js';
+import { getPath, isBeingDeleted, nameOf, readMeta } from '../api/meta.js';
+import type { Store } from '../api/store.js';
 import type { ServerEventRecorder } from './recorder.js';
-import { controlled, CONTROLLER_MANAGER, isActivePod, isPodReady, num, ownerToSync, podFromTemplate, PODS_KEY, setCounts, statusChanged } from './workload.js';
+import { controlled, CONTROLLER_MANAGER, isActivePod, isPodReady, num, OwnerSyncLoop, podFromTemplate, PODS_KEY, setCounts, statusChanged } from './workload.js';
 
 export const REPLICASETS_KEY = 'apps/replicasets';
 const COMPONENT = 'replicaset-controller';
 
 export class ReplicaSetController {
-  private readonly queue: WorkQueue;
-  private readonly unsubscribe: () => void;
+  private readonly loop: OwnerSyncLoop;
 
   constructor(
     private readonly core: ApiCore,
     private readonly store: Store,
     private readonly recorder: ServerEventRecorder,
   ) {
-    this.queue = new WorkQueue('replicaset controller', (key) => this.reconcile(key));
-    this.unsubscribe = store.onEvent((e) => this.onEvent(e));
+    this.loop = new OwnerSyncLoop(store, 'replicaset controller', REPLICASETS_KEY, PODS_KEY, (ns, name) => this.reconcile(ns, name));
   }
 
   resumeAll(): void {
-    for (const rs of this.store.list(REPLICASETS_KEY)) this.queue.add(`${namespaceOf(rs)}/${nameOf(rs)}`);
+    this.loop.resumeAll();
   }
 
-  private onEvent(e: StoreEvent): void {
-    const key = ownerToSync(this.store, e, REPLICASETS_KEY, PODS_KEY);
-    if (key) this.queue.add(key);
-  }
-
-
-  private reconcile(key: string): void {
-    const [ns = '', name = ''] = key.split('/');
+  private reconcile(ns: string, name: string): void {
     const rs = this.store.get(REPLICASETS_KEY, ns, name);
     if (!rs || isBeingDeleted(rs)) return;
     const pods = controlled(this.store, PODS_KEY, rs).filter(isActivePod);
@@ -81,7 +71,6 @@ export class ReplicaSetController {
   }
 
   close(): void {
-    this.unsubscribe();
-    this.queue.close();
+    this.loop.close();
   }
 }

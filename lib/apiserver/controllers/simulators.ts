@@ -1,18 +1,21 @@
 /**
  * Simulated built-in controllers, like kwok: Deployments own ReplicaSets that own Pods, Jobs run
- * Pods to completion, a number of Nodes run the Pods (bound, started, Ready after a delay), and
+ * Pods to completion, CronJobs start Jobs on schedule, a number of Nodes run the Pods (bound, started, Ready after a delay), and
  * the controllers record the Events their real counterparts record. Off unless asked for; each
  * part can be switched off; delays go down to 0 and a test can pass its own clock.
  */
 import type { ApiCore } from '../api/core.js';
 import type { Store } from '../api/store.js';
 import { realClock, type SimulationClock } from './clock.js';
+import { CronJobController } from './cronjobs.js';
 import { DeploymentController } from './deployments.js';
 import { EndpointsController } from './endpoints.js';
 import { JobController } from './jobs.js';
 import { KubeletSimulator } from './kubelet.js';
 import { ServerEventRecorder } from './recorder.js';
 import { ReplicaSetController } from './replicasets.js';
+import { StatefulSetController } from './statefulsets.js';
+import { VolumeController } from './volumes.js';
 
 export type { SimulationClock } from './clock.js';
 
@@ -29,9 +32,18 @@ export interface SimulateOptions {
   nodes?: number;
   /** Jobs (on unless false): a Pod runs `durationMs` (default 0); the first `failures` Pods of each Job fail (default 0). */
   jobs?: { durationMs?: number; failures?: number } | false;
+  /** CronJobs start Jobs on their schedule, on `clock` (on unless false). */
+  cronJobs?: boolean;
   /** Endpoints and EndpointSlices of Services from their ready Pods (on unless false). */
   endpoints?: boolean;
-  /** The time the simulation runs in (default real time); a test passes its own to move time without sleeping. */
+  /** StatefulSets: ordered Pods, their claims, ControllerRevisions (on unless false). */
+  statefulSets?: boolean;
+  /** Claims bound to PersistentVolumes provisioned for them, a default StorageClass `standard` (on unless false). */
+  volumes?: boolean;
+  /**
+   * The time the simulation runs in (default real time), and the server's timestamps with it; a
+   * test passes its own to move time without sleeping.
+   */
   clock?: SimulationClock;
 }
 
@@ -50,7 +62,10 @@ export function startSimulation(core: ApiCore, store: Store, options: SimulateOp
   const parts: Part[] = [];
   if (deployments) parts.push(new DeploymentController(core, store, recorder, clock), new ReplicaSetController(core, store, recorder));
   if (jobs) parts.push(new JobController(core, store, recorder, clock));
+  if (options.cronJobs !== false) parts.push(new CronJobController(core, store, recorder, clock));
   if (options.endpoints !== false) parts.push(new EndpointsController(core, store));
+  if (options.statefulSets !== false) parts.push(new StatefulSetController(core, store, recorder));
+  if (options.volumes !== false) parts.push(new VolumeController(core, store, recorder));
   const kubelet = new KubeletSimulator(core, store, recorder, clock, {
     nodes: options.nodes ?? 3,
     readyAfterMs: options.pods?.readyAfterMs ?? deployments?.readyAfterMs ?? 0,

@@ -7,6 +7,7 @@ import type { JsonObject, JsonValue } from '../api/json.js';
 import { deepEqual, isJsonObject } from '../api/json.js';
 import { getPath, isBeingDeleted, labelsOf, nameOf, namespaceOf, ownerRefsOf, readMeta, uidOf } from '../api/meta.js';
 import { labelSelectorFromObject, matchesLabelSelector } from '../api/label-selector.js';
+import { WorkQueue } from './queue.js';
 
 export const PODS_KEY = '/pods';
 export const CONTROLLER_MANAGER = 'kube-controller-manager';
@@ -35,6 +36,42 @@ export function ownerToSync(store: Store, e: StoreEvent, ownerKey: string, child
   const uid = controllerUid(e.object);
   const ref = uid === undefined ? undefined : store.resolveUid(uid);
   return ref?.resource === ownerKey ? `${ref.namespace}/${ref.name}` : undefined;
+}
+
+/**
+ * The loop of a workload controller: `reconcile(namespace, name)` for each `ownerKey` object that
+ * changed, or whose controlled `childKey` object did, once per batch of events (WorkQueue);
+ * `resumeAll` queues every stored owner.
+ */
+export class OwnerSyncLoop {
+  private readonly queue: WorkQueue;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly store: Store,
+    name: string,
+    private readonly ownerKey: string,
+    childKey: string,
+    reconcile: (namespace: string, name: string) => void,
+  ) {
+    this.queue = new WorkQueue(name, (key) => {
+      const [ns = '', objectName = ''] = key.split('/');
+      reconcile(ns, objectName);
+    });
+    this.unsubscribe = store.onEvent((e) => {
+      const key = ownerToSync(store, e, ownerKey, childKey);
+      if (key) this.queue.add(key);
+    });
+  }
+
+  resumeAll(): void {
+    for (const owner of this.store.list(this.ownerKey)) this.queue.add(`${namespaceOf(owner)}/${nameOf(owner)}`);
+  }
+
+  close(): void {
+    this.unsubscribe();
+    this.queue.close();
+  }
 }
 
 /** The objects of `key` in the owner's namespace that the owner controls. */

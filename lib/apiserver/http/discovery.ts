@@ -78,7 +78,9 @@ export function apiResourceList(registry: Registry, group: string, version: stri
       resources.push(
         sub === 'token'
           ? { name: `${type.plural}/token`, singularName: '', namespaced: type.namespaced, group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] }
-          : { name: `${type.plural}/${sub}`, singularName: '', namespaced: type.namespaced, kind: type.kind, verbs: ['update'] },
+          : sub === 'binding'
+            ? { name: `${type.plural}/binding`, singularName: '', namespaced: type.namespaced, kind: 'Binding', verbs: ['create'] }
+            : { name: `${type.plural}/${sub}`, singularName: '', namespaced: type.namespaced, kind: type.kind, verbs: ['update'] },
       );
     }
   }

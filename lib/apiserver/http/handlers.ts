@@ -72,8 +72,14 @@ function fieldValidationOf(query: URLSearchParams): FieldValidation | undefined 
 }
 
 /** The options of a write request (warnings are collected for the Warning header). */
-function writeOptions(req: IncomingMessage, query: URLSearchParams, subresource: string | undefined): WriteOptions & { userAgent?: string; warnings: string[] } {
+function writeOptions(
+  req: IncomingMessage,
+  query: URLSearchParams,
+  subresource: string | undefined,
+  admit?: WriteOptions['admit'],
+): WriteOptions & { userAgent?: string; warnings: string[] } {
   return {
+    admit,
     dryRun: dryRunOf(query),
     fieldManager: fieldManagerOf(query),
     fieldValidation: fieldValidationOf(query),
@@ -86,7 +92,10 @@ function writeOptions(req: IncomingMessage, query: URLSearchParams, subresource:
 /** Warnings as the real server sends them: `Warning: 299 - "text"` (one header, comma-separated). */
 function warningHeaders(warnings: string[]): Record<string, string> {
   if (warnings.length === 0) return {};
-  return { warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ') };
+  const value = warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ');
+  // Go writes the text's UTF-8 bytes as they are; Node refuses a header character above U+00FF,
+  // so the bytes go out as Latin-1 characters, one per byte (a field named in any script is no 500).
+  return { warning: Buffer.from(value, 'utf8').toString('latin1') };
 }
 
 function intParam(query: URLSearchParams, name: string): number | undefined {
@@ -183,10 +192,12 @@ export async function handleResource(
     const statusOk = rr.subresource === 'status' && resolved.version.statusSubresource && ['get', 'update', 'patch'].includes(verb);
     const finalizeOk = rr.subresource === 'finalize' && (type.extraSubresources ?? []).includes('finalize') && verb === 'update';
     const scaleOk = rr.subresource === 'scale' && resolved.version.scale !== undefined && ['get', 'update', 'patch'].includes(verb);
-    const tokenOk = rr.subresource === 'token' && (type.extraSubresources ?? []).includes('token') && verb === 'create';
-    if (!statusOk && !finalizeOk && !scaleOk && !tokenOk) throw pathNotFound();
+    const createOk = (rr.subresource === 'token' || rr.subresource === 'binding') && (type.extraSubresources ?? []).includes(rr.subresource) && verb === 'create';
+    if (!statusOk && !finalizeOk && !scaleOk && !createOk) throw pathNotFound();
   }
   const namespace = rr.namespace ?? '';
+  const writes = verb === 'create' || verb === 'update' || verb === 'patch';
+  const admit = writes ? ctx.auth.writeCheck(user, { group: type.group, resource: type.plural, namespace, name: rr.name }) : undefined;
 
   const request = {
     verb,
@@ -220,6 +231,12 @@ export async function handleResource(
   if (rr.subresource === 'token') {
     const { value } = await bodyOf(req, ctx, BODY_TYPES);
     sendJson(res, 201, ctx.auth.requestToken(namespace, rr.name as string, value));
+    return;
+  }
+  if (rr.subresource === 'binding') {
+    const { value } = await bodyOf(req, ctx, BODY_TYPES);
+    ctx.core.bind(namespace, rr.name as string, value, writeOptions(req, query, 'binding'));
+    sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
     return;
   }
   if (rr.subresource === 'scale') {
@@ -256,14 +273,14 @@ export async function handleResource(
         throw new ApiError(405, 'MethodNotAllowed', `create not allowed while custom resource definition is terminating`, {});
       }
       const { value } = await bodyOf(req, ctx, BODY_TYPES);
-      const opts = writeOptions(req, query, undefined);
+      const opts = writeOptions(req, query, undefined, admit);
       const result = ctx.core.create(resolved, namespace, value, opts);
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
     }
     case 'update': {
       const { value } = await bodyOf(req, ctx, BODY_TYPES);
-      const opts = writeOptions(req, query, rr.subresource);
+      const opts = writeOptions(req, query, rr.subresource, admit);
       const result = ctx.core.update(resolved, namespace, rr.name as string, value, opts);
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
@@ -274,7 +291,7 @@ export async function handleResource(
       const raw = await readBody(req, MAX_BODY_BYTES, ctx.bodyTimeoutMs);
       if (!kind) throw unsupportedMediaType(contentType, Object.keys(PATCH_KINDS));
       const body = parseBody(raw, kind === 'apply' ? 'application/yaml' : 'application/json');
-      const opts = { ...writeOptions(req, query, rr.subresource), force: query.get('force') === 'true' ? true : undefined };
+      const opts = { ...writeOptions(req, query, rr.subresource, admit), force: query.get('force') === 'true' ? true : undefined };
       const result = ctx.core.patch(resolved, namespace, rr.name as string, kind, body, opts);
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;

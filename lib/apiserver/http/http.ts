@@ -85,8 +85,8 @@ export function verbOf(method: string, req: ResourceRequest, query: URLSearchPar
       if (isWatch) return 'watch';
       return req.name === undefined ? 'list' : 'get';
     case 'POST':
-      // POST names an object only for subresources that create something (TokenRequest).
-      return req.name === undefined || req.subresource === 'token' ? 'create' : undefined;
+      // POST names an object only for subresources that create something (TokenRequest, Binding).
+      return req.name === undefined || req.subresource === 'token' || req.subresource === 'binding' ? 'create' : undefined;
     case 'PUT':
       return req.name === undefined ? undefined : 'update';
     case 'PATCH':
@@ -296,8 +296,12 @@ export function sendJson(res: ServerResponse, status: number, body: JsonValue, h
     'cache-control': 'no-cache, private',
     ...headers,
   });
-  res.end(payload);
+  // Node writes the header block in the body's encoding when both go out as one string: a header
+  // carrying bytes as Latin-1 characters (a Warning's UTF-8) needs the body as bytes.
+  res.end(Object.values(headers).some((value) => NON_ASCII.test(value)) ? Buffer.from(payload) : payload);
 }
+
+const NON_ASCII = /[^\x00-\x7f]/;
 
 export function sendError(res: ServerResponse, err: ApiError): void {
   sendJson(res, err.code, err.toStatus(), { ...err.headers });

@@ -1,5 +1,5 @@
 /**
- * A minimal OpenAPI v3: the index and one document per group/version, declaring for each kind a
+ * A minimal OpenAPI v3 (openapi-v2.ts serves v2 from the same definitions): the index and one document per group/version, declaring for each kind a
  * PATCH operation with the query parameters kubectl looks for (fieldValidation, so `kubectl apply`
  * and `create -f` validate on the server) and the patch types it accepts. Strategic merge is not
  * declared, so kubectl computes its strategic patches from its compiled-in types. Built-in kinds
@@ -7,10 +7,36 @@
  */
 import { builtinDefinitionName, builtinDefinitionsOf } from '../api/builtin-schema.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
+import { isJsonObject } from '../api/json.js';
 import type { Registry, ResourceType, VersionInfo } from '../api/registry.js';
 import { apiVersionOf } from '../api/registry.js';
 
-function gvPath(group: string, version: string): string {
+export const OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
+
+/**
+ * apiVersion, kind and metadata as the real server adds them to a CRD's published schema (taken
+ * from a built-in kind), so `kubectl explain widget.metadata` works; in v3 form (`allOf` refs).
+ */
+export function typeMetaProperties(): JsonObject {
+  const namespace = builtinDefinitionsOf('io.k8s.api.core.v1.Namespace')['io.k8s.api.core.v1.Namespace'];
+  const props = isJsonObject(namespace?.properties) ? namespace.properties : {};
+  return {
+    apiVersion: props.apiVersion ?? { type: 'string' },
+    kind: props.kind ?? { type: 'string' },
+    metadata: {
+      description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+      allOf: [{ $ref: `#/components/schemas/${OBJECT_META}` }],
+    },
+  };
+}
+
+/** A CRD version's schema as published: with type meta, unless it is a free object. */
+export function withTypeMeta(schema: JsonObject): JsonObject {
+  if (schema['x-kubernetes-preserve-unknown-fields'] === true) return schema;
+  return { ...schema, type: 'object', properties: { ...typeMetaProperties(), ...(isJsonObject(schema.properties) ? schema.properties : {}) } };
+}
+
+export function gvPath(group: string, version: string): string {
   return group ? `apis/${group}/${version}` : `api/${version}`;
 }
 
@@ -25,34 +51,34 @@ export function openApiIndex(registry: Registry, hashPrefix: string): JsonObject
   return { paths };
 }
 
-const queryParam = (name: string, description: string, type = 'string'): JsonObject => ({
-  name,
-  in: 'query',
-  description,
-  schema: { type, uniqueItems: true },
-});
+/** The query parameters of a PATCH that kubectl looks for (fieldValidation: validation on the server). */
+export const PATCH_QUERY_PARAMETERS: readonly { name: string; description: string; type: string }[] = [
+  { name: 'dryRun', description: 'When present, indicates that modifications should not be persisted.', type: 'string' },
+  { name: 'fieldManager', description: 'fieldManager is a name associated with the actor or entity that is making these changes.', type: 'string' },
+  { name: 'fieldValidation', description: 'fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields.', type: 'string' },
+  { name: 'force', description: 'Force is going to "force" Apply requests.', type: 'boolean' },
+];
 
-/** A built-in kind's definition name (`io.k8s.api.apps.v1.Deployment`), or one made up for a CRD's kind. */
-function schemaName(type: ResourceType, version: string): string {
+export const PATCH_DEFINITION: JsonObject = { type: 'object', description: 'Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.' };
+
+/** The patch types the server takes for a kind; strategic merge is left out (see above). */
+export const PATCH_TYPES: readonly string[] = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
+
+/**
+ * A built-in kind's definition name (`io.k8s.api.apps.v1.Deployment`), or a custom kind's as the
+ * real server names it: the group reversed (`com.example.v1.Widget`).
+ */
+export function schemaName(type: ResourceType, version: string): string {
   const builtin = type.custom ? undefined : builtinDefinitionName(type.group, version, type.kind);
-  return builtin ?? `${type.group || 'core'}.${version}.${type.kind}`;
+  return builtin ?? `${(type.group || 'core').split('.').reverse().join('.')}.${version}.${type.kind}`;
 }
 
 function patchOperation(type: ResourceType, version: string): JsonObject {
   const ref = { schema: { $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch' } };
-  const content: JsonObject = {
-    'application/json-patch+json': ref,
-    'application/merge-patch+json': ref,
-    'application/apply-patch+yaml': ref,
-  };
+  const content: JsonObject = Object.fromEntries(PATCH_TYPES.map((t) => [t, ref]));
   return {
     operationId: `patch${type.kind}`,
-    parameters: [
-      queryParam('dryRun', 'When present, indicates that modifications should not be persisted.'),
-      queryParam('fieldManager', 'fieldManager is a name associated with the actor or entity that is making these changes.'),
-      queryParam('fieldValidation', 'fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields.'),
-      queryParam('force', 'Force is going to "force" Apply requests.', 'boolean'),
-    ],
+    parameters: PATCH_QUERY_PARAMETERS.map((p) => ({ name: p.name, in: 'query', description: p.description, schema: { type: p.type, uniqueItems: true } })),
     requestBody: { content, required: true },
     responses: { '200': { description: 'OK', content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaName(type, version)}` } } } } },
     'x-kubernetes-action': 'patch',
@@ -70,7 +96,7 @@ export function openApiDocument(
   if (types.length === 0) return undefined;
   const paths: JsonObject = {};
   const schemas: JsonObject = {
-    'io.k8s.apimachinery.pkg.apis.meta.v1.Patch': { type: 'object', description: 'Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.' },
+    'io.k8s.apimachinery.pkg.apis.meta.v1.Patch': PATCH_DEFINITION,
   };
   const base = `/${gvPath(group, version)}`;
   for (const { type, version: v } of types) {
@@ -83,10 +109,9 @@ export function openApiDocument(
       continue;
     }
     const declared = schemaOf(type, v);
-    schemas[schemaName(type, version)] = {
-      ...(typeof declared === 'object' && declared !== null && !Array.isArray(declared) ? declared : { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }),
-      'x-kubernetes-group-version-kind': [{ group: type.group, version, kind: type.kind }],
-    };
+    const published = isJsonObject(declared) ? withTypeMeta(declared) : { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+    if (published.properties) Object.assign(schemas, builtinDefinitionsOf(OBJECT_META));
+    schemas[schemaName(type, version)] = { ...published, 'x-kubernetes-group-version-kind': [{ group: type.group, version, kind: type.kind }] };
   }
   return {
     openapi: '3.0.0',
