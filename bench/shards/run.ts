@@ -104,6 +104,15 @@ interface ShardLine {
   handovers: number;
 }
 
+function parseShardLine(text: string): ShardLine | undefined {
+  try {
+    const line = JSON.parse(text) as Partial<ShardLine>;
+    return typeof line.member === 'boolean' && Array.isArray(line.members) && typeof line.settled === 'boolean' ? (line as ShardLine) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** One replica process and what it said about its membership. */
 class Replica {
   readonly process: ChildProcess;
@@ -129,7 +138,7 @@ class Replica {
       cwd: dirname(entry),
     });
     this.sampler = new Sampler(this.process.pid!);
-    createInterface({ input: this.process.stdout! }).on('line', (line) => this.onLine(JSON.parse(line) as ShardLine));
+    createInterface({ input: this.process.stdout! }).on('line', (line) => this.onLine(line));
   }
 
   /** A member that sees all the replicas and has acknowledged that view everywhere. */
@@ -146,7 +155,13 @@ class Replica {
     return () => this.listeners.delete(listener);
   }
 
-  private onLine(line: ShardLine): void {
+  /** A shard status line, or anything else the replica printed (its logger's warnings): passed on to stderr. */
+  private onLine(text: string): void {
+    const line = parseShardLine(text);
+    if (!line) {
+      process.stderr.write(`${this.identity}: ${text}\n`);
+      return;
+    }
     this.latest = line;
     if (this.joined && !this.inFullView) this.changesAfterJoin++;
     for (const listener of this.listeners) listener();
