@@ -1,5 +1,8 @@
 // Preloaded into every variant process (node --import): peak heap sampled every 50 ms, and the
 // runs a variant counts in globalThis.e2eRuns, answered over the IPC channel the bench opens.
+// A variant that also counts its status writes (globalThis.e2eWrites) and records the counters
+// it wrote (globalThis.e2eWritten, a Set) gets those reported too; the set starts over at each
+// report, so that it tells what the variant wrote in each phase.
 import { getHeapStatistics } from 'node:v8';
 
 // v8's heap statistics, not process.memoryUsage(): that one also reads the RSS from /proc and
@@ -18,7 +21,9 @@ process.on('message', (message) => {
     globalThis.gc();
     heapAfterGc = process.memoryUsage().heapUsed;
   }
-  process.send?.({ type: 'report', peakHeap, heapUsed: process.memoryUsage().heapUsed, heapAfterGc, runs: globalThis.e2eRuns });
+  const resources = globalThis.e2eWritten?.size;
+  globalThis.e2eWritten?.clear();
+  process.send?.({ type: 'report', peakHeap, heapUsed: process.memoryUsage().heapUsed, heapAfterGc, runs: globalThis.e2eRuns, writes: globalThis.e2eWrites, resources });
 });
 // The IPC channel must not keep the process alive by itself.
 process.channel?.unref();

@@ -26,18 +26,30 @@
  * Medians over rounds; ratios against handwritten are the headline. Saves --out.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { Agent, fetch } from 'undici';
-import { GROUP, NAMESPACE, PLURAL, VERSION } from './counter.js';
+import { Agent } from 'undici';
+import {
+  askProbe,
+  bumpEverySpec,
+  compileInto,
+  cpuSeconds,
+  HERE,
+  median,
+  NODE,
+  positiveIntegers,
+  readFlags,
+  reconciled,
+  ROOT,
+  round,
+  Sampler,
+  startBenchServer,
+  stopProcess,
+  Tracker,
+  withTimeout,
+} from './harness.js';
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(HERE, '../..');
-const NODE = process.execPath;
-const TICKS_PER_SECOND = 100;
 const ALL_VARIANTS = ['rxkube', 'rxkube-before', 'handwritten', 'k8s-operator'] as const;
 type Variant = (typeof ALL_VARIANTS)[number];
 
@@ -51,16 +63,9 @@ interface Config {
 }
 
 function parseArgs(argv: readonly string[]): Config {
-  const flags = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith('--')) throw new Error(`bench:e2e: unexpected argument '${arg}'`);
-    if (arg === '--quick') flags.set('quick', 'true');
-    else flags.set(arg.slice(2), argv[++i] ?? '');
-  }
+  const flags = readFlags('bench:e2e', argv, ['quick']);
   const quick = flags.has('quick');
-  const ns = (flags.get('n') ?? (quick ? '300' : '2000,10000')).split(',').map(Number);
-  if (ns.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`bench:e2e: --n must be positive integers separated by commas, got '${flags.get('n')}'`);
+  const ns = positiveIntegers('bench:e2e', 'n', flags.get('n') ?? (quick ? '300' : '2000,10000'));
   const rounds = Number(flags.get('rounds') ?? (quick ? 1 : 3));
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`bench:e2e: --rounds must be a positive integer, got '${flags.get('rounds')}'`);
   const before = flags.get('before');
@@ -71,120 +76,16 @@ function parseArgs(argv: readonly string[]): Config {
   return { ns, rounds, variants, before, timeoutS, out: flags.get('out') ?? 'bench/results/e2e.json' };
 }
 
-// ---- /proc sampling -------------------------------------------------------------------------
-
-function cpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-function rssMB(pid: number): number {
-  try {
-    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-function openDescriptors(pid: number): number {
-  try {
-    return readdirSync(`/proc/${pid}/fd`).length;
-  } catch {
-    return 0;
-  }
-}
-
-class Sampler {
-  peakRssMB = 0;
-  peakFds = 0;
-  private readonly timer: NodeJS.Timeout;
-  constructor(private readonly pid: number) {
-    this.sample();
-    this.timer = setInterval(() => this.sample(), 100);
-  }
-  sample(): void {
-    this.peakRssMB = Math.max(this.peakRssMB, rssMB(this.pid));
-    this.peakFds = Math.max(this.peakFds, openDescriptors(this.pid));
-  }
-  /** Peaks since the last reset, then start over (per phase). */
-  take(): { peakRssMB: number; peakFds: number } {
-    this.sample();
-    const taken = { peakRssMB: this.peakRssMB, peakFds: this.peakFds };
-    this.peakRssMB = 0;
-    this.peakFds = 0;
-    return taken;
-  }
-  stop(): void {
-    clearInterval(this.timer);
-  }
-}
-
-// ---- processes ------------------------------------------------------------------------------
-
-function waitForLine(child: ChildProcess, what: string, timeoutMs: number): Promise<string> {
-  return new Promise((resolveLine, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what}: no ready line in ${timeoutMs} ms`)), timeoutMs);
-    const lines = createInterface(child.stdout!);
-    lines.once('line', (line) => {
-      clearTimeout(timer);
-      resolveLine(line);
-    });
-    child.once('exit', (code) => reject(new Error(`${what} exited with ${code} before it was ready`)));
-  });
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
-}
-
-interface Probe {
-  peakHeapMB: number;
-  heapAfterGcMB: number | undefined;
-  runs: number;
-}
-
-function askProbe(child: ChildProcess, gc: boolean): Promise<Probe> {
-  return new Promise((resolveProbe) => {
-    const timer = setTimeout(() => resolveProbe({ peakHeapMB: Number.NaN, heapAfterGcMB: undefined, runs: Number.NaN }), 5000);
-    const onMessage = (message: { type?: string; peakHeap: number; heapAfterGc?: number; runs: number }): void => {
-      if (message.type !== 'report') return;
-      clearTimeout(timer);
-      child.off('message', onMessage);
-      resolveProbe({
-        peakHeapMB: message.peakHeap / 2 ** 20,
-        heapAfterGcMB: message.heapAfterGc === undefined ? undefined : message.heapAfterGc / 2 ** 20,
-        runs: message.runs,
-      });
-    };
-    child.on('message', onMessage);
-    child.send({ type: 'report', gc });
-  });
-}
-
 // ---- variants -------------------------------------------------------------------------------
 
 function compile(tree: string, outName: string): string {
   const benchDir = join(tree, 'bench/e2e');
   if (tree !== ROOT) {
     mkdirSync(join(benchDir, 'variants'), { recursive: true });
-    copyFileSync(join(HERE, 'variants/rxkube.ts'), join(benchDir, 'variants/rxkube.ts'));
-    copyFileSync(join(HERE, 'tsconfig.build.json'), join(benchDir, 'tsconfig.build.json'));
+    for (const file of ['variants/rxkube.ts', 'variants/counter-reconciler.ts', 'tsconfig.build.json']) copyFileSync(join(HERE, file), join(benchDir, file));
   }
   const outDir = join(HERE, outName);
-  rmSync(outDir, { recursive: true, force: true });
-  console.log(`compiling rxkube from ${tree} into ${outDir}`);
-  execFileSync(join(ROOT, 'node_modules/.bin/tsc'), ['-p', join(benchDir, 'tsconfig.build.json'), '--outDir', outDir], { stdio: 'inherit', cwd: tree });
+  compileInto(join(benchDir, 'tsconfig.build.json'), outDir, tree);
   return join(outDir, 'bench/e2e/variants/rxkube.js');
 }
 
@@ -211,104 +112,7 @@ function entryPoints(config: Config): Record<Variant, string> {
   return entries;
 }
 
-// ---- the bench's own view of the counters ---------------------------------------------------
-
-interface CounterObject {
-  metadata: { name: string; generation: number; resourceVersion: string };
-  spec: { value: number };
-  status?: { observedGeneration?: number; value?: number };
-}
-
-/** Follows every counter over one watch and resolves when all satisfy the predicate. */
-class Tracker {
-  private readonly objects = new Map<string, CounterObject>();
-  private readonly done = new Set<string>();
-  private target: ((c: CounterObject) => boolean) | undefined;
-  private waiter: (() => void) | undefined;
-  private readonly abort = new AbortController();
-
-  constructor(
-    private readonly url: string,
-    private readonly dispatcher: Agent,
-    private readonly n: number,
-  ) {}
-
-  async start(): Promise<void> {
-    const base = `${this.url}/apis/${GROUP}/${VERSION}/namespaces/${NAMESPACE}/${PLURAL}`;
-    const list = (await (await fetch(base, { dispatcher: this.dispatcher })).json()) as { items: CounterObject[]; metadata: { resourceVersion: string } };
-    for (const item of list.items) this.objects.set(item.metadata.name, item);
-    const response = await fetch(`${base}?watch=true&resourceVersion=${list.metadata.resourceVersion}&timeoutSeconds=3600`, {
-      dispatcher: this.dispatcher,
-      signal: this.abort.signal,
-    });
-    void this.follow(response.body!);
-  }
-
-  private async follow(body: ReadableStream<Uint8Array>): Promise<void> {
-    const decoder = new TextDecoder();
-    let buffered = '';
-    try {
-      for await (const chunk of body) {
-        // One split per chunk: slicing line by line is quadratic in a chunk of many events.
-        const lines = (buffered + decoder.decode(chunk, { stream: true })).split('\n');
-        buffered = lines.pop()!;
-        for (const line of lines) {
-          if (line.trim() === '') continue;
-          const event = JSON.parse(line) as { type: string; object: CounterObject };
-          if (event.type === 'ADDED' || event.type === 'MODIFIED') this.update(event.object);
-        }
-      }
-    } catch (err) {
-      if (!this.abort.signal.aborted) console.error('bench watch failed', err);
-    }
-  }
-
-  private update(object: CounterObject): void {
-    this.objects.set(object.metadata.name, object);
-    if (!this.target) return;
-    if (this.target(object)) this.done.add(object.metadata.name);
-    else this.done.delete(object.metadata.name);
-    if (this.done.size === this.n) this.waiter?.();
-  }
-
-  /** The mean size of a counter's JSON as the server sends it. */
-  averageJsonBytes(): number {
-    let total = 0;
-    for (const object of this.objects.values()) total += Buffer.byteLength(JSON.stringify(object));
-    return Math.round(total / this.objects.size);
-  }
-
-  names(): string[] {
-    return [...this.objects.keys()];
-  }
-
-  value(name: string): number {
-    return this.objects.get(name)!.spec.value;
-  }
-
-  /** Resolves once every counter satisfies `target` (checked on the current state, then on every event). */
-  until(target: (c: CounterObject) => boolean): Promise<void> {
-    this.target = target;
-    this.done.clear();
-    for (const object of this.objects.values()) if (target(object)) this.done.add(object.metadata.name);
-    return new Promise((resolveDone) => {
-      this.waiter = resolveDone;
-      if (this.done.size === this.n) resolveDone();
-    });
-  }
-
-  pending(): number {
-    return this.n - this.done.size;
-  }
-
-  stop(): void {
-    this.abort.abort();
-  }
-}
-
 const jsonBytesPerCounter = new Map<number, number>();
-
-const reconciled = (c: CounterObject): boolean => c.status?.observedGeneration === c.metadata.generation && c.status?.value === c.spec.value * 2;
 
 // ---- one measurement ------------------------------------------------------------------------
 
@@ -333,30 +137,12 @@ interface Measurement {
   heapAfterGcMB: number | undefined;
 }
 
-async function withTimeout(promise: Promise<void>, seconds: number, pending: () => number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = await Promise.race([
-    promise.then(() => false),
-    new Promise<boolean>((done) => {
-      timer = setTimeout(() => done(true), seconds * 1000);
-    }),
-  ]);
-  clearTimeout(timer);
-  if (timedOut) console.log(`  timed out after ${seconds} s with ${pending()} counters not reconciled`);
-  return timedOut;
-}
-
 async function measure(variant: Variant, entry: string, n: number, round: number, config: Config): Promise<Measurement> {
   const kubeconfigFile = join(HERE, '.data', `run-${variant}-${n}-${round}.kubeconfig`);
-  // node itself (not the tsx CLI, which runs a child process) so that its pid is the server's.
-  const server = spawn(NODE, ['--import', 'tsx', join(HERE, 'server.ts'), '--populate', String(n), '--kubeconfig', kubeconfigFile], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    cwd: ROOT,
-  });
+  const { process: server, url, kubeconfig } = await startBenchServer(n, kubeconfigFile);
   const dispatcher = new Agent({ connections: 16 });
   let child: ChildProcess | undefined;
   try {
-    const { url, kubeconfig } = JSON.parse(await waitForLine(server, 'bench server', 600_000)) as { url: string; kubeconfig: string };
     const tracker = new Tracker(url, dispatcher, n);
     await tracker.start();
     jsonBytesPerCounter.set(n, tracker.averageJsonBytes());
@@ -397,31 +183,9 @@ async function measure(variant: Variant, entry: string, n: number, round: number
     };
 
     // Phase 2: bump every spec 3 times, as fast as 16 connections allow.
-    const names = tracker.names();
-    const finalValue = new Map(names.map((name) => [name, tracker.value(name) + 3]));
-    const phase2Done = tracker.until((c) => c.spec.value === finalValue.get(c.metadata.name) && reconciled(c));
     const started2 = performance.now();
     const benchCpu2 = process.cpuUsage();
-    const basePath = `/apis/${GROUP}/${VERSION}/namespaces/${NAMESPACE}/${PLURAL}`;
-    for (let bump = 1; bump <= 3; bump++) {
-      let next = 0;
-      const worker = async (): Promise<void> => {
-        for (let i = next++; i < names.length; i = next++) {
-          const name = names[i]!;
-          // undici's request, not fetch: the bench's own CPU per bump competes with the variant's.
-          const response = await dispatcher.request({
-            origin: url,
-            path: `${basePath}/${name}`,
-            method: 'PATCH',
-            headers: { 'content-type': 'application/merge-patch+json' },
-            body: JSON.stringify({ spec: { value: finalValue.get(name)! - 3 + bump } }),
-          });
-          await response.body.dump();
-          if (response.statusCode >= 300) throw new Error(`bump of ${name} answered ${response.statusCode}`);
-        }
-      };
-      await Promise.all(Array.from({ length: 16 }, worker));
-    }
+    const phase2Done = tracker.until(await bumpEverySpec(tracker, url, dispatcher));
     const bumpSeconds = (performance.now() - started2) / 1000;
     if (process.env['E2E_TRACE']) console.log(`  ${variant}: bumps done at ${bumpSeconds.toFixed(2)} s, ${tracker.pending()} counters pending`);
     const trace = process.env['E2E_TRACE'] ? setInterval(() => console.log(`  ${variant}: ${((performance.now() - started2) / 1000).toFixed(1)} s, ${tracker.pending()} pending`), 2000) : undefined;
@@ -463,14 +227,6 @@ async function measure(variant: Variant, entry: string, n: number, round: number
 }
 
 // ---- figures --------------------------------------------------------------------------------
-
-const median = (values: readonly number[]): number => {
-  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-const round = (value: number, digits = 2): number => Math.round(value * 10 ** digits) / 10 ** digits;
 
 type Summary = Record<'phase1' | 'phase2', Record<keyof Omit<PhaseFigures, 'timedOut'>, number> & { timeouts: number }> & {
   variant: Variant;
