@@ -71,6 +71,13 @@ export function kubeMemberLeases(client: KubeClient): MemberLeaseClient {
   };
 }
 
+/**
+ * A member Lease unchanged for this many lease durations is deleted by a live member: its holder
+ * stopped acting before the first duration ran out (SH1), and a replica that joins later would
+ * otherwise count it live for a duration of its own clock, holding every handover that long.
+ */
+const DEAD_LEASE_DURATIONS = 2;
+
 /** The fraction of a retry period within which the group's watch must deliver our own renewal, or it is dead. */
 const RENEWAL_ECHO_SLACK = 0.25;
 
@@ -101,6 +108,8 @@ export class Shard {
   private state: HandoverState;
   private members = new Map<string, MemberObservation>();
   private readonly inFlight = new Map<string, number>();
+  /** Names of dead members' Leases with a delete under way. */
+  private readonly deleting = new Set<string>();
   private member = false;
   private handovers = 0;
   /** The view id to write on our Lease ('' until the first view we drained for). */
@@ -266,7 +275,31 @@ export class Shard {
     }
     this.changed(before);
     this.armExpiry(now);
+    this.deleteDeadLeases(now);
     this.publish();
+  }
+
+  /** SH4: deletes, with its resourceVersion as precondition, each Lease unchanged for DEAD_LEASE_DURATIONS. */
+  private deleteDeadLeases(now: number): void {
+    if (!this.member) return;
+    for (const lease of this.informer.store.list()) {
+      const name = lease.metadata?.name;
+      const seen = this.members.get(lease.spec?.holderIdentity ?? '');
+      if (!name || !seen || name === this.leaseName || this.deleting.has(name)) continue;
+      if (seen.at + DEAD_LEASE_DURATIONS * seen.durationMs > now) continue;
+      this.deleting.add(name);
+      const resourceVersion = lease.metadata?.resourceVersion;
+      this.leases
+        .delete({ name, namespace: this.config.namespace }, resourceVersion === undefined ? {} : { preconditions: { resourceVersion } })
+        .then(
+          () => this.log?.info({ lease: name, member: seen.identity }, 'deleted the lease of a member dead for two lease durations'),
+          (err: unknown) => {
+            // Renewed or deleted meanwhile: nothing to do.
+            if (!['conflict', 'notFound'].includes(classifyError(err))) this.log?.debug({ err: errorMessage(err), lease: name }, 'could not delete a dead member lease');
+          },
+        )
+        .finally(() => this.deleting.delete(name));
+    }
   }
 
   private changed(before: HandoverState): void {

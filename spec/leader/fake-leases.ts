@@ -81,6 +81,8 @@ export class FakeLeaseServer {
         call(options?.signal, () => {
           const lease = this.leases.get(ref.name);
           if (!lease) throw notFound(ref);
+          const expected = options?.preconditions?.resourceVersion;
+          if (expected !== undefined && expected !== lease.metadata?.resourceVersion) throw apiError(409, 'Conflict');
           this.leases.delete(ref.name);
           this.stored('DELETED', { ...lease, metadata: { ...lease.metadata, resourceVersion: String(++this.version) } });
           return structuredClone(lease);

@@ -226,6 +226,33 @@ describe('sharding: the Shard in virtual time (a fake lease server, the controll
     });
   }
 
+  it('SH4: the Lease of a member dead for two lease durations is deleted (resourceVersion as precondition), not before; a replica that joins afterwards is handed its share without waiting a lease duration', async () => {
+    const g = group();
+    g.join('a');
+    g.join('b');
+    g.join('c');
+    await advance(g.scheduler, 5_000);
+    g.links.set('b', 'dead');
+    const last = g.lastRenewal('b');
+    const bLease = memberLeaseName('web', 'b');
+    await advance(g.scheduler, 2 * LEASE_MS - 1_000 - (g.scheduler.now() - last));
+    expect(g.server.writes.some((w) => w.name === bLease && w.deleted), 'not within two durations').to.equal(false);
+    await advance(g.scheduler, 5_000);
+    const deletes = g.server.writes.filter((w) => w.name === bLease && w.deleted);
+    expect(deletes, 'deleted once').to.have.length(1);
+    expect(deletes[0]!.at - last).to.be.within(2 * LEASE_MS, 2 * LEASE_MS + 3_000);
+
+    const d = g.join('d');
+    const joinedAt = g.scheduler.now();
+    let settledAt = Infinity;
+    d.status$.subscribe((st) => st.settled && st.members.includes('d') && settledAt === Infinity && (settledAt = g.scheduler.now()));
+    await advance(g.scheduler, 10_000);
+    expect(settledAt - joinedAt, 'no dead member in the way').to.be.below(5_000);
+    expect(g.splitExactly(['a', 'c', 'd'])).to.equal(true);
+    expectNoOverlap(g.runs);
+    await g.stopAll();
+  });
+
   it('SH1: a member that cannot renew within the renew deadline stops running and aborts its runs in flight, before its lease can expire on the others', async () => {
     const g = group();
     const a = g.join('a');
