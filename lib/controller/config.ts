@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isObservable, type Observable } from 'rxjs';
-import { ConfigurationError, describeValue, requireFunction, requireNamespaceName, type ResourceEvent } from '../core/index.js';
+import { ConfigurationError, describeValue, requireFunction, requireKnownKeys, requireNamespaceName, type ResourceEvent } from '../core/index.js';
 import { resolveDescriptor, type FieldSelector, type LabelSelector, type ResolvedDescriptor } from '../kube/index.js';
 import type { SourceError } from '../sources/index.js';
 import { resolveReconcileOptions, type ResolvedReconcileOptions } from '../processing/index.js';
@@ -72,10 +72,46 @@ export function defaultFinalizerName(descriptor: ResolvedDescriptor): string {
  * Validates a reconciler and its configuration at `register()` time: every error is a
  * ConfigurationError naming the option (`resource.plural`, `namespaces[1]`, ...).
  */
+const CONTROLLER_OPTIONS = {
+  resource: true,
+  name: true,
+  namespaces: true,
+  labelSelector: true,
+  fieldSelector: true,
+  secondaries: true,
+  sources: true,
+  retry: true,
+  rateLimiter: true,
+  maxReconciliationInterval: true,
+  maxConcurrentReconciliations: true,
+  generationAware: true,
+  finalizerName: true,
+  patchStrategy: true,
+  fieldManager: true,
+  observedGeneration: true,
+  workflow: true,
+  cacheSyncTimeoutMs: true,
+  stopOnInformerErrorDuringStartup: true,
+  informer: true,
+  sharding: true,
+  scheduler: true,
+} as const satisfies Record<keyof ControllerConfig, true>;
+
+const INFORMER_TUNING = {
+  timeoutSeconds: true,
+  deadMarginMs: true,
+  listTimeoutMs: true,
+  backoff: true,
+  bounded: true,
+  transform: true,
+} as const satisfies Record<keyof InformerTuning, true>;
+
 export function resolveControllerConfig<P extends KubernetesObject>(
   reconciler: Reconciler<P>,
   config: ControllerConfig<P>,
 ): ResolvedControllerConfig<P> {
+  requireKnownKeys('', config, CONTROLLER_OPTIONS);
+  requireKnownKeys('informer', config.informer, INFORMER_TUNING);
   const run = resolveRunConfig(reconciler, config);
   const { descriptor, workflow } = run;
   const namespaces = resolveNamespaces('namespaces', config.namespaces);

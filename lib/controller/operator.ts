@@ -1,7 +1,7 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
-import { ConfigurationError } from '../core/index.js';
+import { ConfigurationError, requireKnownKeys } from '../core/index.js';
 import { createKubeClient, loadKubeConfig, ownNamespace, type KubeClient } from '../kube/index.js';
 import { createLeaderElector, kubeLeaseClient, type LeaderElectionOptions, type LeaderElector } from '../leader/index.js';
 import { createLogger, createMetrics, startHealthServer, type HealthServer, type Logger, type RxkubeMetrics } from '../observe/index.js';
@@ -50,6 +50,17 @@ export interface OperatorOptions {
   readonly sharding?: ShardingOptions;
 }
 
+const OPERATOR_OPTIONS = {
+  kubeConfig: true,
+  logger: true,
+  registry: true,
+  leaderElection: true,
+  health: true,
+  handleSignals: true,
+  stopTimeoutMs: true,
+  sharding: true,
+} as const satisfies Record<keyof OperatorOptions, true>;
+
 /**
  * Several controllers sharing one client, informers, logger, metrics registry, leader election
  * and health server. Every request — writes, lists and watches of every informer, the lease — goes
@@ -74,6 +85,8 @@ export class Operator {
   private state: 'new' | 'started' | 'stopped' = 'new';
 
   constructor(private readonly options: OperatorOptions = {}) {
+    requireKnownKeys('', options, OPERATOR_OPTIONS);
+    requireKnownKeys('health', options.health, { port: true, host: true });
     this.client = createKubeClient(options.kubeConfig ?? loadKubeConfig());
     this.informers = new InformerPool({ client: this.client });
     this.logger = options.logger ?? createLogger({ name: 'rxkube' });

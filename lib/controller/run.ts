@@ -1,5 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ConfigurationError, isMarkedForDeletion, NoRetryError, type ResourceID } from '../core/index.js';
+import { ConfigurationError, isMarkedForDeletion, NoRetryError, requireKnownKeys, type ResourceID } from '../core/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { createLogger, errorLogLevel, loggerFor, type Logger, type ResourceEvents } from '../observe/index.js';
 import type { RunContext, RunFn, RunResult } from '../processing/index.js';
@@ -39,6 +39,22 @@ export interface ReconcilerRunOptions<P extends KubernetesObject = KubernetesObj
   readonly events?: { about(regarding: KubernetesObject, action: string): ResourceEvents };
 }
 
+const RUN_OPTIONS = {
+  resource: true,
+  name: true,
+  finalizerName: true,
+  patchStrategy: true,
+  fieldManager: true,
+  observedGeneration: true,
+  workflow: true,
+  client: true,
+  primaries: true,
+  secondaries: true,
+  eventSources: true,
+  logger: true,
+  events: true,
+} as const satisfies Record<keyof ReconcilerRunOptions, true>;
+
 /** What a run works with, besides its configuration. */
 type RunDependencies<P extends KubernetesObject> = Omit<ReconcilerRunOptions<P>, keyof RunConfig<P>>;
 
@@ -49,6 +65,7 @@ type RunDependencies<P extends KubernetesObject> = Omit<ReconcilerRunOptions<P>,
  * `updateErrorStatus` see an error (UP4). The options are validated here (ConfigurationError).
  */
 export function reconcilerRun<P extends KubernetesObject>(reconciler: Reconciler<P>, options: ReconcilerRunOptions<P>): RunFn {
+  requireKnownKeys('', options, RUN_OPTIONS);
   const config = resolveRunConfig(reconciler, options);
   if (options.client === undefined || options.primaries === undefined) {
     throw new ConfigurationError(options.client === undefined ? 'client' : 'primaries', 'is required');

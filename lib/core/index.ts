@@ -17,6 +17,7 @@ export { underlyingCause } from './outcome.js';
 export { ConfigurationError, NoRetryError, RxkubeError, describeError, describeValue } from './errors.js';
 export {
   requireFunction,
+  requireKnownKeys,
   requireMethods,
   requireNamespaceName,
   requirePositiveDuration,

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { asyncScheduler, BehaviorSubject, distinctUntilChanged, type Observable, type SchedulerLike } from 'rxjs';
 import type { Logger } from 'pino';
-import { ConfigurationError, requirePositiveDuration } from '../core/index.js';
+import { ConfigurationError, requireKnownKeys, requirePositiveDuration } from '../core/index.js';
 import { classifyError, errorMessage, shareConnections } from '../kube/index.js';
 import { abortAfter } from './deadline.js';
 import { kubeLeaseClient, type LeaseClient } from './lease-client.js';
@@ -31,6 +31,21 @@ export interface LeaderElectionOptions {
   leaseClient?: LeaseClient;
 }
 
+const LEADER_ELECTION_OPTIONS = {
+  kubeConfig: true,
+  leaseName: true,
+  leaseNamespace: true,
+  identity: true,
+  leaseDurationMs: true,
+  renewDeadlineMs: true,
+  retryPeriodMs: true,
+  releaseOnStop: true,
+  logger: true,
+  scheduler: true,
+  random: true,
+  leaseClient: true,
+} as const satisfies Record<keyof LeaderElectionOptions, true>;
+
 export interface LeaderElectionConfig {
   readonly leaseName: string;
   readonly leaseNamespace: string;
@@ -53,6 +68,7 @@ export const LEADER_ELECTION_DEFAULTS = Object.freeze({
 /** Validates the options the way client-go does; every error names the option. */
 export function leaderElectionConfig(options: LeaderElectionOptions): LeaderElectionConfig {
   if (!options || typeof options !== 'object') throw new ConfigurationError('leaderElection', 'options are required');
+  requireKnownKeys('leaderElection', options, LEADER_ELECTION_OPTIONS);
   if (!options.kubeConfig) throw new ConfigurationError('leaderElection.kubeConfig', 'is required');
   const name = (option: string, value: unknown): string => {
     if (typeof value !== 'string' || value.trim() === '') throw new ConfigurationError(option, `must be a non-empty string, got ${JSON.stringify(value)}`);

@@ -4,6 +4,7 @@ import {
   describeValue,
   type ReconcileCause,
   requireFunction,
+  requireKnownKeys,
   requireMethods,
   requirePositiveInteger,
   type ResourceID,
@@ -67,6 +68,19 @@ export interface ReconcileOptions {
   readonly probe?: (load: SchedulingLoad) => void;
 }
 
+const RECONCILE_OPTIONS = {
+  scheduler: true,
+  maxConcurrentReconciliations: true,
+  maxConcurrency: true,
+  retry: true,
+  rateLimiter: true,
+  maxReconciliationInterval: true,
+  exists: true,
+  active$: true,
+  abortRuns$: true,
+  probe: true,
+} as const satisfies Record<keyof ReconcileOptions, true>;
+
 export const DEFAULT_MAX_CONCURRENT_RECONCILIATIONS = 50;
 export const DEFAULT_MAX_RECONCILIATION_INTERVAL = 10 * 60 * 60 * 1000;
 /** A rate-limited run is postponed at least this long (EP11). */
@@ -90,6 +104,7 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
   if (typeof options !== 'object' || options === null) {
     throw new ConfigurationError('options', `must be an object, got ${describeValue(options)}`);
   }
+  requireKnownKeys('', options, RECONCILE_OPTIONS);
   const scheduler = requireMethods('scheduler', options.scheduler ?? asyncScheduler, ['now', 'schedule']);
   if (options.maxConcurrency !== undefined && options.maxConcurrentReconciliations !== undefined) {
     throw new ConfigurationError('maxConcurrency', 'is the old name of maxConcurrentReconciliations; give only maxConcurrentReconciliations');

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { ConfigurationError, describeValue, isRecord, requireNamespaceName, requirePositiveDuration } from '../core/index.js';
+import { ConfigurationError, describeValue, isRecord, requireKnownKeys, requireNamespaceName, requirePositiveDuration } from '../core/index.js';
 import { LEADER_ELECTION_DEFAULTS, LEADER_JITTER_FACTOR } from '../leader/index.js';
 
 /** Sharding of one controller across replicas (off unless given). */
@@ -18,6 +18,15 @@ export interface ShardingOptions {
   /** Pause between renewals (default 2000 ms). */
   readonly retryPeriodMs?: number;
 }
+
+const SHARDING_OPTIONS = {
+  replicas: true,
+  namespace: true,
+  identity: true,
+  leaseDurationMs: true,
+  renewDeadlineMs: true,
+  retryPeriodMs: true,
+} as const satisfies Record<keyof ShardingOptions, true>;
 
 export interface ShardingConfig {
   /** The sharded controller's name: its members' Leases are grouped by it. */
@@ -43,6 +52,8 @@ export function controllerShardingOptions(operator: unknown, own: unknown): Shar
   if (own !== undefined && own !== false && !isRecord(own)) {
     throw new ConfigurationError('sharding', `the controller's option must be an object of ShardingOptions or false, got ${describeValue(own)}`);
   }
+  requireKnownKeys('sharding', operator, SHARDING_OPTIONS);
+  requireKnownKeys('sharding', own, SHARDING_OPTIONS);
   if (own === false || (operator === undefined && own === undefined)) return undefined;
   return { ...operator, ...own };
 }
@@ -50,6 +61,7 @@ export function controllerShardingOptions(operator: unknown, own: unknown): Shar
 /** Validates the options with the leader Lease's rules; every error names the option. */
 export function shardingConfig(group: string, options: ShardingOptions, defaultNamespace = 'default'): ShardingConfig {
   if (!isRecord(options)) throw new ConfigurationError('sharding', `must be an object, got ${describeValue(options)}`);
+  requireKnownKeys('sharding', options, SHARDING_OPTIONS);
   if (typeof group !== 'string' || group.length > 63 || !LABEL_VALUE.test(group) || group === '') {
     throw new ConfigurationError('sharding', `the controller name ${JSON.stringify(group)} must be a valid label value (at most 63 alphanumerics, '-', '_', '.') to group member Leases`);
   }

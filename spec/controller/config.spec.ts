@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { reconcilerRun, UpdateControl, type ControllerConfig, type Reconciler, type ReconcilerRunOptions } from '../../lib/controller/index.js';
+import { Operator, reconcilerRun, UpdateControl, type ControllerConfig, type OperatorOptions, type Reconciler, type ReconcilerRunOptions } from '../../lib/controller/index.js';
+import { reconcileEach } from '../../lib/processing/index.js';
 import { ConfigurationError } from '../../lib/core/index.js';
 import { informer, readYourWrites, secondarySource } from '../../lib/sources/index.js';
 import { CONFIGMAPS, createWidget, getWidget, eventually, startEnv, widget, widgetConfig, WIDGET, type Env, type Widget } from './fixtures.js';
@@ -47,6 +48,11 @@ describe('controller configuration and startup', () => {
     ['a non-function mapper', { resource: WIDGET, secondaries: [{ resource: CONFIGMAPS, toPrimaries: 'owner' }] }, noop, 'secondaries[0].toPrimaries', /must be a function/],
     ['namespaces for a cluster-scoped kind', { resource: { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }, namespaces: ['default'] }, noop, 'namespaces', /cluster-scoped/],
     ['a bad cache sync timeout', { resource: WIDGET, cacheSyncTimeoutMs: -1 }, noop, 'cacheSyncTimeoutMs', /positive number/],
+    ['a misspelled option', { resource: WIDGET, maxConcurrentReconcilations: 5 }, noop, 'maxConcurrentReconcilations', /is not an option; did you mean 'maxConcurrentReconciliations'\?/],
+    ['an option cut short', { resource: WIDGET, finalizer: 'x.io/f' }, noop, 'finalizer', /is not an option; did you mean 'finalizerName'\?/],
+    ['an option unlike any', { resource: WIDGET, colour: 'blue' }, noop, 'colour', /is not an option \(the options: resource, name, namespaces/],
+    ['a misspelled informer option', { resource: WIDGET, informer: { timeoutSecond: 5 } }, noop, 'informer.timeoutSecond', /did you mean 'timeoutSeconds'/],
+    ['a misspelled sharding option', { resource: WIDGET, sharding: { leaseDuration: 5000 } }, noop, 'sharding.leaseDuration', /did you mean 'leaseDurationMs'/],
   ];
   for (const [what, config, reconciler, option, message] of cases) {
     it(`register() rejects ${what} with a ConfigurationError naming ${option}`, () => {
@@ -73,10 +79,26 @@ describe('controller configuration and startup', () => {
     expect(runError({}, { cleanup: () => undefined }).option).to.equal('reconciler.reconcile');
     expect(runError({ client: undefined }).option).to.equal('client');
     expect(runError({ primaries: undefined }).option).to.equal('primaries');
+    expect(runError({ fieldManger: 'me' } as Partial<ReconcilerRunOptions<Widget>>).message).to.match(/^fieldManger: is not an option; did you mean 'fieldManager'\?/);
     const configMaps = informer({ resource: CONFIGMAPS, kubeConfig: env.kubeConfig });
     const twice = [secondarySource<KubernetesObject, Widget>({ informer: configMaps, primary: WIDGET }), secondarySource<KubernetesObject, Widget>({ informer: configMaps, primary: WIDGET })];
     expect(runError({ secondaries: twice }).message).to.match(/secondaries\[1\]: two sources are named '.*configmaps'/);
     primaries.dispose();
+  });
+
+  it('new Operator() and reconcileEach() reject an option they do not have, naming the closest one', () => {
+    const operatorError = (options: unknown): string => {
+      try {
+        new Operator(options as OperatorOptions);
+      } catch (err) {
+        expect(err).to.be.instanceOf(ConfigurationError);
+        return (err as Error).message;
+      }
+      throw new Error('new Operator() accepted the options');
+    };
+    expect(operatorError({ kubeConfig: env.kubeConfig, leaderElecton: { leaseName: 'x', leaseNamespace: 'default' } })).to.match(/^leaderElecton: is not an option; did you mean 'leaderElection'\?/);
+    expect(operatorError({ kubeConfig: env.kubeConfig, health: { prot: 8080 } })).to.match(/^health.prot: is not an option; did you mean 'port'\?/);
+    expect(() => reconcileEach(() => undefined, { maxConcurency: 4 } as never)).to.throw(ConfigurationError, /^maxConcurency: is not an option; did you mean 'maxConcurrency'\?/);
   });
 
   it('register() rejects a second controller of the same name, naming both the option and the name', () => {
