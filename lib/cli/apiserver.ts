@@ -50,6 +50,8 @@ function parseArgs(args: string[]) {
   const port = flags.port ?? 6443;
   if (port > 65535) throw new UsageError(`--port must be a number from 0 to 65535, got ${port}`);
   if (flags.token !== undefined && /\s/.test(flags.token)) throw new UsageError('--token must be without spaces');
+  const simulationFlags = (['ready-after', 'nodes', 'job-duration', 'job-failures'] as const).filter((flag) => flags[flag] !== undefined);
+  if (!flags.simulate && simulationFlags.length > 0) throw new UsageError(`--${simulationFlags[0]} needs --simulate (without it nothing is simulated)`);
   return {
     port,
     host: flags.host ?? '127.0.0.1',

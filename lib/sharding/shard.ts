@@ -199,7 +199,7 @@ export class Shard {
     this.wake?.();
     await this.loop;
     this.stopping = undefined;
-    this.leave('stopped');
+    this.leave('stopped', true);
     this.subscription?.unsubscribe();
     this.informer.stop();
     this.expiry?.unsubscribe();
@@ -315,10 +315,12 @@ export class Shard {
   }
 
   /** SH1: membership ends when no renewal succeeded within the renew deadline; nothing runs until it is renewed and handed over again. */
-  private leave(reason: string): void {
+  private leave(reason: string, asked = false): void {
     this.deadline?.unsubscribe();
     if (!this.member) return;
-    this.log?.warn({ reason }, 'left the shard group');
+    // Leaving on stop() is the plan; any other way is worth a warning.
+    if (asked) this.log?.info({ reason }, 'left the shard group');
+    else this.log?.warn({ reason }, 'left the shard group');
     const before = this.state;
     this.member = false;
     this.state = initialHandover(this.config.identity);

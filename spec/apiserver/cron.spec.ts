@@ -23,6 +23,8 @@ describe('apiserver: cron schedules (CronJob spec.schedule)', () => {
     expect(cronError('61 * * * *')).to.match(/above maximum \(59\)/);
     expect(cronError('@sometimes')).to.match(/unrecognized descriptor/);
     expect(cronError('*/0 * * * *')).to.match(/step of range should be a positive number/);
+    expect(cronError('*/99999999999999999999 * * * *')).to.match(/strconv.Atoi: parsing "99999999999999999999": value out of range/);
+    expect(cronError('*/9223372036854775807 * * * *'), 'the largest int64 step still parses').to.equal(undefined);
   });
 
   it('runs on the wall clock of spec.timeZone', () => {

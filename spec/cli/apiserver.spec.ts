@@ -164,6 +164,12 @@ describe('cli: the rxkube apiserver command', function () {
     }
   });
 
+  it('refuses a simulation flag without --simulate (it would be ignored), naming both', async () => {
+    const res = await runCli(['--port', '0', '--nodes', '5']);
+    expect(res.code).to.equal(2);
+    expect(res.stderr.trim()).to.equal('rxkube apiserver: --nodes needs --simulate (without it nothing is simulated)');
+  });
+
   it('prints usage for --help', async () => {
     const res = await runCli(['--help']);
     expect(res.code).to.equal(0);

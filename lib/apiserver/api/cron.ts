@@ -52,8 +52,12 @@ function value(text: string, f: FieldSpec): number {
   const named = f.names?.indexOf(text.toLowerCase()) ?? -1;
   if (named >= 0) return named + (f.nameBase ?? 0);
   if (!/^\d+$/.test(text)) throw new CronError(`failed to parse int from ${text}`);
+  // Go's strconv.Atoi takes up to a 64-bit int; past it the real server refuses the schedule.
+  if (BigInt(text) > MAX_INT64) throw new CronError(`failed to parse int from ${text}: strconv.Atoi: parsing "${text}": value out of range`);
   return Number(text);
 }
+
+const MAX_INT64 = 2n ** 63n - 1n;
 
 function parseField(text: string, f: FieldSpec): Set<number> {
   const out = new Set<number>();
