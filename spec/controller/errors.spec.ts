@@ -126,7 +126,8 @@ describe('controller errors against the embedded API server', () => {
     expect(failed?.result).to.equal('failure');
     expect(failed?.retry).to.equal(undefined);
     expect(failed?.reschedule?.reason).to.equal('requested');
-    expect(failed!.reschedule!.at - failed!.endedAt).to.be.within(30, 80);
+    // Armed for 30 ms after the run; no upper bound in real time (no retry is armed: checked above).
+    expect(failed!.reschedule!.at - failed!.endedAt).to.be.at.least(30);
     expect(next?.result).to.equal('success');
     expect(runs).to.deep.equal([
       { attempt: 0, cause: 'event' },
