@@ -13,6 +13,17 @@ describe('apiserver: cron schedules (CronJob spec.schedule)', () => {
     expect(next('0 0 * * 7', '2026-01-01T00:00:00Z')).to.equal('2026-01-04T00:00:00.000Z'); // 7 is Sunday too
   });
 
+  it('@every: a constant delay from the whole second, parsed as Go parses durations (whole seconds, at least one)', () => {
+    expect(next('@every 90s', '2026-01-01T00:00:00.500Z')).to.equal('2026-01-01T00:01:30.000Z');
+    expect(next('@every 1h30m', '2026-01-01T00:00:00Z')).to.equal('2026-01-01T01:30:00.000Z');
+    expect(next('@every 1.5m', '2026-01-01T00:00:00Z')).to.equal('2026-01-01T00:01:30.000Z');
+    expect(next('@every 500ms', '2026-01-01T00:00:00Z'), 'at least a second').to.equal('2026-01-01T00:00:01.000Z');
+    expect(next('@every 2500ms', '2026-01-01T00:00:00Z'), 'whole seconds').to.equal('2026-01-01T00:00:02.000Z');
+    expect(cronError('@every 5x')).to.equal('failed to parse duration @every 5x: time: unknown unit "x" in duration "5x"');
+    expect(cronError('@every 5')).to.equal('failed to parse duration @every 5: time: missing unit in duration "5"');
+    expect(cronError('@every soon')).to.match(/time: (invalid duration|unknown unit)/);
+  });
+
   it('with both day fields restricted, a day matching either runs (cron semantics)', () => {
     expect(next('0 0 13 * fri', '2026-01-01T00:00:00Z')).to.equal('2026-01-02T00:00:00.000Z');
   });

@@ -8,7 +8,8 @@ const WAIT_MS = 20_000;
 const eventually = <T>(check: () => Promise<T | undefined | false>, what: string): Promise<T> => waitFor(check, what, WAIT_MS);
 
 /** The Job name the controller gives the run at an ISO time: `<cronjob>-<minutes since the epoch>`. */
-const jobAt = (cronJob: string, iso: string): string => `${cronJob}-${Date.parse(iso) / 60_000}`;
+/** The Job name the controller gives a scheduled time: the minutes since the epoch, as Go divides Unix() by 60. */
+const jobAt = (cronJob: string, iso: string): string => `${cronJob}-${Math.floor(Date.parse(iso) / 60_000)}`;
 
 function cronJob(name: string, spec: Partial<k8s.V1CronJobSpec> = {}, backoffLimit = 6): k8s.V1CronJob {
   return {
@@ -94,6 +95,17 @@ describe('apiserver: the simulated CronJob controller, in virtual time', functio
     await jobsAre('every5', jobAt('every5', '2026-01-01T00:05:00Z'), jobAt('every5', '2026-01-01T00:10:00Z'));
     await eventually(async () => (await activeNames('every5')).length === 2, 'two active');
     await hasEvent('every5', `Normal SuccessfulCreate: Created job ${jobAt('every5', '2026-01-01T00:10:00Z')}`);
+  });
+
+  it("@every 2m: a Job every two minutes from the CronJob's creation, as the real controller takes robfig's constant delay", async () => {
+    await start({ jobs: false });
+    await batch.createNamespacedCronJob({ namespace: 'default', body: cronJob('every2m', { schedule: '@every 2m' }) });
+    clock.advanceTo('2026-01-01T00:02:29Z');
+    expect(await jobNames('every2m')).to.deep.equal([]);
+    clock.advanceTo('2026-01-01T00:02:30.100Z');
+    await jobsAre('every2m', jobAt('every2m', '2026-01-01T00:02:30Z'));
+    clock.advanceTo('2026-01-01T00:04:30.100Z');
+    await jobsAre('every2m', jobAt('every2m', '2026-01-01T00:02:30Z'), jobAt('every2m', '2026-01-01T00:04:30Z'));
   });
 
   it('Forbid skips a run while a Job is active (JobAlreadyActive); a deleted active Job is MissingJob; a finished one SawCompletedJob', async () => {

@@ -2,7 +2,8 @@
  * The cron schedule grammar of CronJob `spec.schedule`, as the cronjob controller parses it
  * (robfig/cron's standard parser): five fields (minute hour day-of-month month day-of-week) with
  * `*`, `?`, lists, ranges, steps and month/day names, or a descriptor (`@hourly` ...), evaluated
- * in UTC or in the IANA time zone of `spec.timeZone`. When both day fields are restricted, a day
+ * in UTC or in the IANA time zone of `spec.timeZone`; or `@every <Go duration>`, a constant delay
+ * from the whole second (undocumented in Kubernetes, but its parser takes it). When both day fields are restricted, a day
  * matching either one matches, as in cron.
  */
 
@@ -36,7 +37,15 @@ const FIELDS: readonly FieldSpec[] = [
   { name: 'day of week', min: 0, max: 7, names: DAYS, nameBase: 0 },
 ];
 
-export interface CronSchedule {
+/** A five-field schedule, or `@every`'s constant delay. */
+export type CronSchedule = FieldSchedule | EverySchedule;
+
+/** `@every <duration>`: robfig's ConstantDelaySchedule, whole seconds, at least one. */
+export interface EverySchedule {
+  readonly everyMs: number;
+}
+
+interface FieldSchedule {
   readonly minutes: ReadonlySet<number>;
   readonly hours: ReadonlySet<number>;
   readonly daysOfMonth: ReadonlySet<number>;
@@ -58,6 +67,25 @@ function value(text: string, f: FieldSpec): number {
 }
 
 const MAX_INT64 = 2n ** 63n - 1n;
+
+const DURATION_UNITS_MS: Readonly<Record<string, number>> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `@every`'s delay: Go's time.ParseDuration, then robfig's Every (whole seconds, at least 1 s). */
+function everyDelayMs(text: string): number {
+  const invalid = (): CronError => new CronError(`failed to parse duration @every ${text}: time: invalid duration ${JSON.stringify(text)}`);
+  if (/^[-+]?\d*\.?\d+$/.test(text) && !/^[-+]?0$/.test(text)) throw new CronError(`failed to parse duration @every ${text}: time: missing unit in duration ${JSON.stringify(text)}`);
+  const match = /^([-+]?)((?:\d*\.?\d*[a-zµμ]+)+|0)$/.exec(text);
+  if (!match) throw invalid();
+  let ms = 0;
+  for (const [, number = '', unit = ''] of (match[2] ?? '').matchAll(/(\d*\.?\d*)([a-zµμ]+)/g)) {
+    const factor = DURATION_UNITS_MS[unit];
+    if (number === '' || number === '.') throw invalid();
+    if (factor === undefined) throw new CronError(`failed to parse duration @every ${text}: time: unknown unit ${JSON.stringify(unit)} in duration ${JSON.stringify(text)}`);
+    ms += Number(number) * factor;
+  }
+  const signed = match[1] === '-' ? -ms : ms;
+  return Math.max(1000, Math.floor(signed / 1000) * 1000);
+}
 
 function parseField(text: string, f: FieldSpec): Set<number> {
   const out = new Set<number>();
@@ -86,6 +114,7 @@ function parseField(text: string, f: FieldSpec): Set<number> {
 export function parseCron(schedule: string): CronSchedule {
   const text = schedule.trim();
   if (text.startsWith('TZ=') || text.startsWith('CRON_TZ=')) throw new CronError('time zones in the schedule are not supported');
+  if (text.startsWith('@every ')) return { everyMs: everyDelayMs(text.slice('@every '.length)) };
   const expanded = text.startsWith('@') ? DESCRIPTORS[text.toLowerCase()] : text;
   if (expanded === undefined) throw new CronError(`unrecognized descriptor: ${text}`);
   const fields = expanded.split(/\s+/);
@@ -175,7 +204,7 @@ export function timeZoneError(timeZone: string): string | undefined {
   return undefined;
 }
 
-function dayMatches(s: CronSchedule, w: WallTime): boolean {
+function dayMatches(s: FieldSchedule, w: WallTime): boolean {
   const dom = s.daysOfMonth.has(w.day);
   const dow = s.daysOfWeek.has(w.weekday);
   if (s.domRestricted && s.dowRestricted) return dom || dow;
@@ -189,6 +218,7 @@ function dayMatches(s: CronSchedule, w: WallTime): boolean {
  * clock passes twice runs twice.
  */
 export function nextRun(s: CronSchedule, after: Date, timeZone?: string): Date | undefined {
+  if ('everyMs' in s) return new Date(Math.floor(after.getTime() / 1000) * 1000 + s.everyMs);
   const wall = wallClock(timeZone);
   let t = Math.floor(after.getTime() / MINUTE) * MINUTE + MINUTE;
   const limit = after.getTime() + 5 * 366 * 24 * 60 * MINUTE;
