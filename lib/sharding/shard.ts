@@ -289,8 +289,10 @@ export class Shard {
       if (seen.at + DEAD_LEASE_DURATIONS * seen.durationMs > now) continue;
       this.deleting.add(name);
       const resourceVersion = lease.metadata?.resourceVersion;
+      // Bounded like every lease request: a delete that hangs would keep `deleting` set, and the Lease, for good.
+      const bounded = this.bounded(this.stopping?.signal ?? new AbortController().signal);
       this.leases
-        .delete({ name, namespace: this.config.namespace }, resourceVersion === undefined ? {} : { preconditions: { resourceVersion } })
+        .delete({ name, namespace: this.config.namespace }, { signal: bounded.signal, ...(resourceVersion === undefined ? {} : { preconditions: { resourceVersion } }) })
         .then(
           () => this.log?.info({ lease: name, member: seen.identity }, 'deleted the lease of a member dead for two lease durations'),
           (err: unknown) => {
@@ -298,7 +300,10 @@ export class Shard {
             if (!['conflict', 'notFound'].includes(classifyError(err))) this.log?.debug({ err: errorMessage(err), lease: name }, 'could not delete a dead member lease');
           },
         )
-        .finally(() => this.deleting.delete(name));
+        .finally(() => {
+          bounded.done();
+          this.deleting.delete(name);
+        });
     }
   }
 

@@ -225,6 +225,23 @@ describe('apiserver: the simulated CronJob controller, in virtual time', functio
     expect(await fail(always)).to.contain('spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never"');
   });
 
+  it('a run whose Job name another Job holds is skipped, and the next scheduled run still starts', async () => {
+    await start({ jobs: false });
+    const taken = jobAt('squat', '2026-01-01T00:01:00Z');
+    await batch.createNamespacedJob({
+      namespace: 'default',
+      body: { metadata: { name: taken }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'a', image: 'a' }] } } } },
+    });
+    await batch.createNamespacedCronJob({ namespace: 'default', body: cronJob('squat') });
+    // A CronJob on the same schedule: once its Job is there, the sync of that minute has run for both.
+    await batch.createNamespacedCronJob({ namespace: 'default', body: cronJob('marker') });
+    clock.advanceTo('2026-01-01T00:01:00.100Z');
+    await jobsAre('marker', jobAt('marker', '2026-01-01T00:01:00Z'));
+    expect(await jobNames('squat')).to.deep.equal([]);
+    clock.advanceTo('2026-01-01T00:02:00.100Z');
+    await jobsAre('squat', jobAt('squat', '2026-01-01T00:02:00Z'));
+  });
+
   it('cronJobs: false leaves CronJobs alone', async () => {
     await start({ jobs: false, cronJobs: false });
     await batch.createNamespacedCronJob({ namespace: 'default', body: cronJob('idle') });

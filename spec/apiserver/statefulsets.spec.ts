@@ -133,6 +133,29 @@ describe('apiserver: simulated StatefulSets and volumes', function () {
     expect((await readSet('par')).status?.readyReplicas).to.equal(undefined);
   });
 
+  it('a Pod of the set whose ordinal does not fit an int32 is ignored, not deleted as condemned (getParentNameAndOrdinal)', async () => {
+    await start({ pods: { readyAfterMs: 60_000 } }, true);
+    const set = await c.apps.createNamespacedStatefulSet({ namespace: ns, body: statefulSet('big', 1, { podManagementPolicy: 'Parallel' }) });
+    await eventually(async () => (await podNames('big')).length === 1, 'big-0');
+    const stray = 'big-4294967296';
+    await c.core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: {
+          name: stray,
+          labels: { app: 'big' },
+          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'big', uid: set.metadata?.uid as string, controller: true }],
+        },
+        spec: { containers: [{ name: 'app', image: 'app:1' }] },
+      },
+    });
+    // The scale-up is synced after the stray Pod was seen: in that pass a condemned Pod would go.
+    await c.apps.patchNamespacedStatefulSet({ name: 'big', namespace: ns, body: { spec: { replicas: 2 } } }, merge);
+    await eventually(async () => (await podNames('big')).includes('big-1'), 'big-1');
+    const kept = await pod(stray);
+    expect(kept.metadata?.deletionTimestamp).to.equal(undefined);
+  });
+
   it('creates each ordinal\'s claims before its Pod (selector labels, the Pod\'s volume), they become Bound to provisioned PersistentVolumes', async () => {
     await start({});
     await c.apps.createNamespacedStatefulSet({ namespace: ns, body: statefulSet('db', 2, withClaims) });

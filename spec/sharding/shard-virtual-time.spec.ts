@@ -6,7 +6,7 @@ import { resourceEvent, type ResourceEvent, type ResourceID } from '../../lib/co
 import { gainedResources, memberLost, reportedToShard, runnableOnly } from '../../lib/controller/sharded.js';
 import { createKubeClient } from '../../lib/kube/index.js';
 import { reconcileEach, type RunContext } from '../../lib/processing/index.js';
-import { memberLeaseName, ownerOf, Shard, SHARD_GROUP_LABEL, SHARD_VIEW_ANNOTATION, shardingConfig, viewOf } from '../../lib/sharding/index.js';
+import { type MemberLeaseClient, memberLeaseName, ownerOf, Shard, SHARD_GROUP_LABEL, SHARD_VIEW_ANNOTATION, shardingConfig, viewOf } from '../../lib/sharding/index.js';
 import { advance, FakeLeaseServer, type Link } from '../leader/fake-leases.js';
 import { overlaps, type TimelineRun } from './timeline.js';
 
@@ -35,7 +35,7 @@ function unusedClient() {
  * front of reconcileEach, runs reported to the shard, runs aborted when membership is lost). Every
  * run is recorded: member, resource, start, end.
  */
-function group(options: { latencyMs?: number } = {}) {
+function group(options: { latencyMs?: number; wrapLeases?: (identity: string, leases: MemberLeaseClient) => MemberLeaseClient } = {}) {
   const scheduler = new TestScheduler(() => undefined);
   const server = new FakeLeaseServer(scheduler, options.latencyMs ?? 5);
   const links = new Map<string, Link>();
@@ -61,7 +61,7 @@ function group(options: { latencyMs?: number } = {}) {
     const shard = new Shard(shardingConfig('web', { identity }), {
       client: unusedClient(),
       scheduler,
-      leases: server.memberLeases(linkOf(identity)),
+      leases: (options.wrapLeases ?? ((_, leases) => leases))(identity, server.memberLeases(linkOf(identity))),
     });
     const run = (id: ResourceID, ctx: RunContext) =>
       new Promise<void>((resolve) => {
@@ -250,6 +250,32 @@ describe('sharding: the Shard in virtual time (a fake lease server, the controll
     expect(settledAt - joinedAt, 'no dead member in the way').to.be.below(5_000);
     expect(g.splitExactly(['a', 'c', 'd'])).to.equal(true);
     expectNoOverlap(g.runs);
+    await g.stopAll();
+  });
+
+  it('SH4: a delete of a dead member\'s Lease that never answers is abandoned after the renew deadline and tried again', async () => {
+    const bLease = memberLeaseName('web', 'b');
+    let deletes = 0;
+    const g = group({
+      wrapLeases: (identity, leases) =>
+        identity !== 'a'
+          ? leases
+          : {
+              ...leases,
+              // The first delete of b's Lease hangs (a connection that never answers): only its signal ends it.
+              delete: (ref, options) =>
+                ref.name !== bLease || deletes++ > 0
+                  ? leases.delete(ref, options)
+                  : new Promise((_, reject) => options?.signal?.addEventListener('abort', () => reject(options.signal?.reason), { once: true })),
+            },
+    });
+    g.join('a');
+    g.join('b');
+    await advance(g.scheduler, 5_000);
+    g.links.set('b', 'dead');
+    await advance(g.scheduler, 2 * LEASE_MS + DEADLINE_MS + 5_000);
+    expect(deletes, 'tried again').to.be.at.least(2);
+    expect(g.server.lease(bLease), 'deleted').to.equal(undefined);
     await g.stopAll();
   });
 

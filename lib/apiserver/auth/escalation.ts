@@ -30,20 +30,21 @@ export interface RbacWrite {
 const has = (set: readonly string[] | undefined, value: string): boolean => (set ?? []).includes(value);
 const hasAll = (set: readonly string[] | undefined, values: readonly string[] | undefined): boolean => (values ?? []).every((v) => has(set, v));
 
-/** BreakdownRule: one rule per group, resource, verb and resource name (or per URL and verb). */
-function breakdownRule(rule: PolicyRule): PolicyRule[] {
-  const out: PolicyRule[] = [];
+/**
+ * BreakdownRule: one rule per group, resource, verb and resource name (or per URL and verb), one at
+ * a time: their number is the product of the rule's lists, millions for a rule of a few kilobytes.
+ */
+function* breakdownRule(rule: PolicyRule): Generator<PolicyRule> {
   const names = rule.resourceNames ?? [];
   for (const group of rule.apiGroups ?? []) {
     for (const resource of rule.resources ?? []) {
       for (const verb of rule.verbs) {
-        if (names.length === 0) out.push({ apiGroups: [group], resources: [resource], verbs: [verb] });
-        for (const name of names) out.push({ apiGroups: [group], resources: [resource], verbs: [verb], resourceNames: [name] });
+        if (names.length === 0) yield { apiGroups: [group], resources: [resource], verbs: [verb] };
+        for (const name of names) yield { apiGroups: [group], resources: [resource], verbs: [verb], resourceNames: [name] };
       }
     }
   }
-  for (const url of rule.nonResourceURLs ?? []) for (const verb of rule.verbs) out.push({ nonResourceURLs: [url], verbs: [verb] });
-  return out;
+  for (const url of rule.nonResourceURLs ?? []) for (const verb of rule.verbs) yield { nonResourceURLs: [url], verbs: [verb] };
 }
 
 /** resourceCoversAll: `*`, the resources themselves, or `*\/sub` for a subresource. */
@@ -69,10 +70,26 @@ function ruleCovers(owner: PolicyRule, sub: PolicyRule): boolean {
   return verbs && groups && resourcesCover(owner.resources, sub.resources) && names && urls;
 }
 
-/** Covers: the broken-down rules of `servant` that no rule of `owner` covers (none: covered). */
-export function uncoveredRules(owner: readonly PolicyRule[], servant: readonly PolicyRule[]): PolicyRule[] {
-  return servant.flatMap(breakdownRule).filter((sub) => !owner.some((o) => ruleCovers(o, sub)));
+/**
+ * Covers: the broken-down rules of `servant` that no rule of `owner` covers (none: covered), the
+ * first `limit` of them. A servant rule one owner rule covers whole is not broken down (each of its
+ * pieces is covered by that rule), so a wide rule its author holds costs one comparison per owner rule.
+ */
+export function uncoveredRules(owner: readonly PolicyRule[], servant: readonly PolicyRule[], limit = Infinity): PolicyRule[] {
+  const out: PolicyRule[] = [];
+  for (const rule of servant) {
+    if (owner.some((o) => ruleCovers(o, rule))) continue;
+    for (const sub of breakdownRule(rule)) {
+      if (owner.some((o) => ruleCovers(o, sub))) continue;
+      if (out.length >= limit) return out;
+      out.push(sub);
+    }
+  }
+  return out;
 }
+
+/** The most rules a refusal names (the real server names all: a hostile rule would make a message of megabytes). */
+const MAX_NAMED_RULES = 100;
 
 /** CompactRules: rules of one group and one resource (no names, no URLs) merged by their verbs. */
 function compactRules(rules: readonly PolicyRule[]): PolicyRule[] {
@@ -121,10 +138,11 @@ function aggregateText(messages: readonly string[]): string {
  */
 export function escalationReason(authorizer: RbacAuthorizer, user: UserInfo, namespace: string, rules: readonly PolicyRule[]): string | undefined {
   const held = authorizer.rulesFor(user, namespace);
-  const missing = uncoveredRules(held.rules, rules);
+  const missing = uncoveredRules(held.rules, rules, MAX_NAMED_RULES + 1);
   if (missing.length === 0) return undefined;
-  const described = [...new Set(compactRules(missing).map(compactString))].sort();
-  const why = `user ${JSON.stringify(user.username)} (groups=${goQuoted(user.groups)}) is attempting to grant RBAC permissions not currently held:\n${described.join('\n')}`;
+  const more = missing.length > MAX_NAMED_RULES ? '\n(and more, not listed)' : '';
+  const described = [...new Set(compactRules(missing.slice(0, MAX_NAMED_RULES)).map(compactString))].sort();
+  const why = `user ${JSON.stringify(user.username)} (groups=${goQuoted(user.groups)}) is attempting to grant RBAC permissions not currently held:\n${described.join('\n')}${more}`;
   return held.missing.length ? `${why}; resolution errors: [${aggregateText(held.missing.map(registryNotFound))}]` : why;
 }
 

@@ -253,7 +253,9 @@ export class CronJobController {
     if (created) this.recorder.record(cj, 'Normal', 'SuccessfulCreate', `Created job ${jobName}`, COMPONENT);
     // Otherwise created before the status recorded it; a Job someone else made keeps its own status.
     const job = created ?? this.store.get(JOBS_KEY, ns, jobName);
-    if (!job || controllerUid(job) !== uidOf(cj) || (!created && activeRefs(status).some((r) => r.uid === uidOf(job)))) return undefined;
+    // Not started (the name taken by another's Job, or the create refused): the next scheduled time
+    // still comes, as the real controller's retries reach it; without a timer nothing would wake this one.
+    if (!job || controllerUid(job) !== uidOf(cj) || (!created && activeRefs(status).some((r) => r.uid === uidOf(job)))) return untilNextSchedule(withStatus, now, schedule);
     setActive(status, [...activeRefs(status), { kind: 'Job', namespace: ns, name: jobName, uid: uidOf(job), apiVersion: 'batch/v1', resourceVersion: resourceVersionOf(job) }]);
     status.lastScheduleTime = timestamp(new Date(scheduled));
     return untilNextSchedule(withStatus, now, schedule);

@@ -43,10 +43,14 @@ const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
 const REVISION_LABEL = 'controller-revision-hash';
 const HASH_LABEL = 'controller.kubernetes.io/hash';
 
+/** The largest ordinal: Go parses it as an int32, and a Pod whose number does not parse is ignored, not condemned. */
+const MAX_ORDINAL = 2 ** 31 - 1;
+
 /** The ordinal of a Pod of the set (`<set>-<n>`), or -1 for a Pod whose name is not one. */
 function ordinalOf(setName: string, pod: JsonObject): number {
   const m = /^(.*)-(\d+)$/.exec(nameOf(pod));
-  return m && m[1] === setName ? Number(m[2]) : -1;
+  const ordinal = m && m[1] === setName ? Number(m[2]) : -1;
+  return ordinal <= MAX_ORDINAL ? ordinal : -1;
 }
 
 const isRunningAndReady = (pod: JsonObject): boolean => podPhase(pod) === 'Running' && isPodReady(pod);

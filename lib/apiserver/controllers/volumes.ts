@@ -104,8 +104,13 @@ export class VolumeController {
       else for (const pv of this.store.list(PVS_KEY)) if (claimRefOf(pv)?.uid === uidOf(e.object)) this.queue.add(`volume/${nameOf(pv)}`);
     } else if (e.resource === PVS_KEY && e.type !== 'DELETED') {
       this.queue.add(`volume/${nameOf(e.object)}`);
-      // A new volume may be the one a waiting claim fits.
-      if (e.type === 'ADDED') this.queuePendingClaims();
+      if (e.type === 'ADDED') {
+        // A new volume may be the one a waiting claim fits; one made for a claim (claimRef: every one
+        // provisioned here) only that claim, so provisioning n claims is not n passes over them all.
+        const ref = claimRefOf(e.object);
+        if (ref) this.queue.add(`claim/${String(ref.namespace ?? '')}/${String(ref.name ?? '')}`);
+        else this.queuePendingClaims();
+      }
     } else if (e.resource === STORAGE_CLASSES_KEY && e.type === 'ADDED') {
       this.queuePendingClaims();
     }

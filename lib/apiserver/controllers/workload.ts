@@ -40,11 +40,6 @@ export function ownerToSync(store: Store, e: StoreEvent, ownerKey: string, child
 }
 
 /**
- * The loop of a workload controller: `reconcile(namespace, name)` for each `ownerKey` object that
- * changed, or whose controlled `childKey` object did, once per batch of events (WorkQueue);
- * `resumeAll` queues every stored owner.
- */
-/**
  * Pods one owner may create per second of the simulation's clock, as the real ReplicaSet and Job
  * controllers create at most 500 per sync, paced by their client's rate limit: a huge `replicas`
  * (up to 2^31-1) fills the store over many seconds, and the server answers meanwhile.
@@ -57,7 +52,11 @@ export interface PodBudget {
   take(wanted: number): number;
 }
 
-/** The queue of owners to sync, fed by their own and their children's events; each sync gets a Pod budget. */
+/**
+ * The loop of a workload controller: `reconcile(namespace, name, budget)` for each `ownerKey`
+ * object that changed, or whose controlled `childKey` object did, once per batch of events
+ * (WorkQueue); each sync gets a Pod budget. `resumeAll` queues every stored owner.
+ */
 export class OwnerSyncLoop {
   private readonly queue: WorkQueue;
   private readonly unsubscribe: () => void;

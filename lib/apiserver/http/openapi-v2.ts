@@ -163,11 +163,21 @@ export function openApiV2Document(registry: Registry): JsonObject {
   };
 }
 
+/** An encoding of the document and its ETag (a SHA-512 of megabytes: taken once, not per request). */
+interface Encoded {
+  readonly body: Buffer;
+  readonly etag: string;
+}
+
 interface Built {
   revision: number;
-  json?: Buffer;
-  protobuf?: Buffer;
+  json?: Encoded;
+  protobuf?: Encoded;
   doc: JsonObject;
+}
+
+function encoded(body: Buffer): Encoded {
+  return { body, etag: `"${createHash('sha512').update(body).digest('hex').toUpperCase()}"` };
 }
 
 /** The built document and its two encodings, kept until the registry changes. */
@@ -181,14 +191,14 @@ export class OpenApiV2 {
     return this.built;
   }
 
-  json(): Buffer {
+  private jsonEncoded(): Encoded {
     const b = this.current();
-    return (b.json ??= Buffer.from(JSON.stringify(b.doc)));
+    return (b.json ??= encoded(Buffer.from(JSON.stringify(b.doc))));
   }
 
-  async protobuf(): Promise<Buffer> {
+  private async protobufEncoded(): Promise<Encoded> {
     const b = this.current();
-    return (b.protobuf ??= await encodeOpenApiV2(b.doc));
+    return (b.protobuf ??= encoded(await encodeOpenApiV2(b.doc)));
   }
 
   /** Answers GET/HEAD /openapi/v2 by the Accept header, with an ETag for conditional requests. */
@@ -196,8 +206,7 @@ export class OpenApiV2 {
     res.setHeader('Vary', 'Accept');
     const format = negotiate(req.headers.accept);
     if (!format) throw notAcceptable(OPENAPI_V2_MEDIA_TYPES);
-    const body = format === 'json' ? this.json() : await this.protobuf();
-    const etag = `"${createHash('sha512').update(body).digest('hex').toUpperCase()}"`;
+    const { body, etag } = format === 'json' ? this.jsonEncoded() : await this.protobufEncoded();
     if (req.headers['if-none-match'] === etag) {
       res.writeHead(304, { ETag: etag });
       res.end();
