@@ -12,6 +12,7 @@ import { isJsonObject } from '../api/json.js';
 import { getPath, isBeingDeleted, nameOf, namespaceOf, ownerRefsOf, readMeta, resourceVersionOf, timestamp, uidOf } from '../api/meta.js';
 import type { Store, StoreEvent } from '../api/store.js';
 import { Timers, type SimulationClock } from './clock.js';
+import { WorkQueue } from './queue.js';
 import type { ServerEventRecorder } from './recorder.js';
 import { PVCS_KEY } from './volumes.js';
 import { condition, PODS_KEY, podPhase } from './workload.js';
@@ -79,8 +80,12 @@ export class KubeletSimulator {
   private readonly unsubscribe: () => void;
   private nextNode = 0;
   private nextIp = 0;
-  /** Pods whose start is scheduled (by uid), so that a burst of events starts each once. */
-  private readonly starting = new Set<string>();
+  /**
+   * Pods to bind and Pods to start, each once however many events come, on a later turn; a queue
+   * stops with close() and a failure is logged, never thrown out of a timer.
+   */
+  private readonly binds = new WorkQueue('scheduler', (key) => this.bind(...splitKey(key)));
+  private readonly starts = new WorkQueue('kubelet', (key) => this.run(...splitKey(key)));
 
   constructor(
     private readonly core: ApiCore,
@@ -138,18 +143,10 @@ export class KubeletSimulator {
     }
     if (this.options.nodes === 0) return;
     if (typeof nodeOf !== 'string' || nodeOf === '') {
-      setImmediate(() => this.bind(ns, name));
+      this.binds.add(key);
       return;
     }
-    const phase = podPhase(pod);
-    const uid = uidOf(pod);
-    if (phase === 'Pending' && !this.starting.has(uid)) {
-      this.starting.add(uid);
-      setImmediate(() => {
-        this.starting.delete(uid);
-        this.run(ns, name);
-      });
-    }
+    if (podPhase(pod) === 'Pending') this.starts.add(key);
   }
 
   private bind(ns: string, name: string): void {
@@ -308,7 +305,14 @@ export class KubeletSimulator {
   close(): void {
     this.unsubscribe();
     this.timers.close();
+    this.binds.close();
+    this.starts.close();
   }
+}
+
+function splitKey(key: string): [namespace: string, name: string] {
+  const slash = key.indexOf('/');
+  return [key.slice(0, slash), key.slice(slash + 1)];
 }
 
 /** The claims a Pod's volumes name. */
