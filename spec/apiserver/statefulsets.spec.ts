@@ -436,11 +436,13 @@ describe('apiserver: pods/binding', function () {
     expect(again.status.message).to.equal('Operation cannot be fulfilled on pods/binding "solo": pod solo is already assigned to node "node-a"');
   });
 
-  it('answers 201 with a Success Status over raw HTTP, a Binding without a target is 422, discovery lists pods/binding', async () => {
+  it('answers 201 with a Success Status over raw HTTP, a Binding without a target is 422, one of another namespace 400, discovery lists pods/binding', async () => {
     await c.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'raw' }, spec: { containers: [{ name: 'a', image: 'a' }] } } });
     const noTarget = await raw(c.server, 'POST', '/api/v1/namespaces/default/pods/raw/binding', JSON.stringify({ apiVersion: 'v1', kind: 'Binding', metadata: { name: 'raw' } }));
     expect(noTarget.status).to.equal(422);
     expect((noTarget.json as { message: string }).message).to.equal('Binding "raw" is invalid: target.name: Required value');
+    const elsewhere = await raw(c.server, 'POST', '/api/v1/namespaces/default/pods/raw/binding', JSON.stringify({ apiVersion: 'v1', kind: 'Binding', metadata: { name: 'raw', namespace: 'other' }, target: { name: 'node-a' } }));
+    expect([elsewhere.status, (elsewhere.json as { message: string }).message]).to.deep.equal([400, 'the namespace of the provided object does not match the namespace sent on the request']);
     const ok = await raw(c.server, 'POST', '/api/v1/namespaces/default/pods/raw/binding', JSON.stringify({ apiVersion: 'v1', kind: 'Binding', metadata: { name: 'raw' }, target: { name: 'node-a' } }));
     expect([ok.status, ok.json]).to.deep.equal([201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }]);
     const resources = (await raw(c.server, 'GET', '/api/v1')).json as { resources: { name: string; kind: string; verbs: string[] }[] };

@@ -14,9 +14,13 @@ const PODS_KEY = '/pods';
 const BINDING = { group: '', plural: 'pods/binding' };
 
 /** The node a Binding targets; 400 or 422 as the real server answers a bad one. */
-function targetOf(binding: JsonValue, name: string): string {
+function targetOf(binding: JsonValue, namespace: string, name: string): string {
   if (!isJsonObject(binding)) throw badRequest('the body of the request must be a Binding object');
   if (binding.kind !== undefined && binding.kind !== 'Binding') throw badRequest(`the kind in the data (${String(binding.kind)}) does not match the expected kind (Binding)`);
+  const bindingNamespace = readMeta(binding).namespace;
+  if (bindingNamespace !== undefined && bindingNamespace !== '' && bindingNamespace !== namespace) {
+    throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
   const bindingName = readMeta(binding).name;
   if (bindingName !== undefined && bindingName !== '' && bindingName !== name) throw badRequest('name in URL does not match name in Binding object');
   const target = isJsonObject(binding.target) ? binding.target : {};
@@ -31,7 +35,7 @@ function targetOf(binding: JsonValue, name: string): string {
 
 /** Binds the Pod `namespace/name` as the Binding asks; returns the bound Pod. Throws ApiErrors. */
 export function bindPod(core: ApiCore, namespace: string, name: string, binding: JsonValue, opts: { manager: string; now: string; dryRun?: boolean }): JsonObject {
-  const node = targetOf(binding, name);
+  const node = targetOf(binding, namespace, name);
   const r = core.resolveKey(PODS_KEY);
   const old = core.store.get(PODS_KEY, namespace, name);
   if (!r || !old) throw notFound({ group: '', plural: 'pods' }, name);
