@@ -139,7 +139,7 @@ export class VolumeController {
     }
     const className = classOf(pvc);
     const volumes = this.store.list(PVS_KEY);
-    const match = volumes.find((pv) => refersTo(pv, pvc) && !isBeingDeleted(pv)) ?? volumes.filter((pv) => fits(pv, pvc)).sort((x, y) => (storageOf(x, ['spec', 'capacity', 'storage']) < storageOf(y, ['spec', 'capacity', 'storage']) ? -1 : 1))[0];
+    const match = volumes.find((pv) => refersTo(pv, pvc) && !isBeingDeleted(pv)) ?? volumes.filter((pv) => fits(pv, pvc)).sort(smallestFirst)[0];
     if (match) {
       this.bind(match, pvc);
       return;
@@ -255,4 +255,11 @@ export class VolumeController {
     this.unsubscribe();
     this.queue.close();
   }
+}
+
+/** The smallest volume first, as the real binder picks the smallest that fits; equal sizes by name, so the pick is the same every time. */
+function smallestFirst(x: JsonObject, y: JsonObject): number {
+  const a = storageOf(x, ['spec', 'capacity', 'storage']);
+  const b = storageOf(y, ['spec', 'capacity', 'storage']);
+  return a < b ? -1 : a > b ? 1 : nameOf(x).localeCompare(nameOf(y));
 }
