@@ -84,8 +84,14 @@ export class KubeletSimulator {
    * Pods to bind and Pods to start, each once however many events come, on a later turn; a queue
    * stops with close() and a failure is logged, never thrown out of a timer.
    */
-  private readonly binds = new WorkQueue('scheduler', (key) => this.bind(...splitKey(key)));
-  private readonly starts = new WorkQueue('kubelet', (key) => this.run(...splitKey(key)));
+  private readonly binds = new WorkQueue('scheduler', (key) => {
+    const [ns = '', name = ''] = key.split('/');
+    this.bind(ns, name);
+  });
+  private readonly starts = new WorkQueue('kubelet', (key) => {
+    const [ns = '', name = ''] = key.split('/');
+    this.run(ns, name);
+  });
 
   constructor(
     private readonly core: ApiCore,
@@ -308,11 +314,6 @@ export class KubeletSimulator {
     this.binds.close();
     this.starts.close();
   }
-}
-
-function splitKey(key: string): [namespace: string, name: string] {
-  const slash = key.indexOf('/');
-  return [key.slice(0, slash), key.slice(slash + 1)];
 }
 
 /** The claims a Pod's volumes name. */
