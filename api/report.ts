@@ -11,27 +11,35 @@ import apiExtractor from '@microsoft/api-extractor';
 const { Extractor, ExtractorConfig, ExtractorLogLevel } = apiExtractor;
 
 const ROOT = new URL('../', import.meta.url).pathname;
-const ENTRY_POINTS: Readonly<Record<string, string>> = {
-  rxkube: 'dist/index.d.ts',
-  'rxkube-operators': 'dist/operators.d.ts',
-  'rxkube-kube': 'dist/kube.d.ts',
-  'rxkube-testing': 'dist/testing/index.d.ts',
-  'rxkube-apiserver': 'dist/apiserver/index.d.ts',
+interface EntryPoint {
+  /** The package's folder, relative to the repository root; its report goes to `<folder>/api/`. */
+  readonly folder: string;
+  readonly declarations: string;
+}
+/** Each package's entry points, by report name (the entry point's import path, '/' as '-'). */
+const ENTRY_POINTS: Readonly<Record<string, EntryPoint>> = {
+  rxkube: { folder: '.', declarations: 'dist/index.d.ts' },
+  'rxkube-operators': { folder: '.', declarations: 'dist/operators.d.ts' },
+  'rxkube-kube': { folder: '.', declarations: 'dist/kube.d.ts' },
+  'rxkube-testing': { folder: '.', declarations: 'dist/testing/index.d.ts' },
+  'rxkube-testing-cluster': { folder: '.', declarations: 'dist/testing/cluster/index.d.ts' },
+  apiserver: { folder: 'packages/apiserver', declarations: 'dist/index.d.ts' },
 };
 const update = process.argv.includes('--update');
 const temp = join(ROOT, 'node_modules/.cache/api-extractor');
 mkdirSync(temp, { recursive: true });
 
 let failed = 0;
-for (const [name, entry] of Object.entries(ENTRY_POINTS)) {
+for (const [name, { folder, declarations }] of Object.entries(ENTRY_POINTS)) {
+  const project = join(ROOT, folder);
   const config = ExtractorConfig.prepare({
-    configObjectFullPath: join(ROOT, 'api', `${name}.json`),
-    packageJsonFullPath: join(ROOT, 'package.json'),
+    configObjectFullPath: join(project, 'api', `${name}.json`),
+    packageJsonFullPath: join(project, 'package.json'),
     configObject: {
-      projectFolder: ROOT,
-      mainEntryPointFilePath: join(ROOT, entry),
-      compiler: { tsconfigFilePath: join(ROOT, 'tsconfig.build.json') },
-      apiReport: { enabled: true, reportFileName: `${name}.api.md`, reportFolder: join(ROOT, 'api'), reportTempFolder: temp },
+      projectFolder: project,
+      mainEntryPointFilePath: join(project, declarations),
+      compiler: { tsconfigFilePath: join(project, 'tsconfig.build.json') },
+      apiReport: { enabled: true, reportFileName: `${name}.api.md`, reportFolder: join(project, 'api'), reportTempFolder: temp },
       docModel: { enabled: false },
       dtsRollup: { enabled: false },
       tsdocMetadata: { enabled: false },
@@ -52,10 +60,10 @@ for (const [name, entry] of Object.entries(ENTRY_POINTS)) {
     if (message.logLevel === ExtractorLogLevel.Warning) message.logLevel = ExtractorLogLevel.None;
   } });
   if (result.apiReportChanged && !update) {
-    console.error(`api/${name}.api.md is out of date: the public API of '${name.replace('-', '/')}' changed. If that is intended, run npm run api:update and commit the report.`);
+    console.error(`${join(folder, 'api', `${name}.api.md`)} is out of date: the public API of '${declarations}' in ${folder} changed. If that is intended, run npm run api:update and commit the report.`);
     failed++;
   } else if (!result.succeeded) {
-    console.error(`api-extractor failed on ${entry}: ${result.errorCount} errors`);
+    console.error(`api-extractor failed on ${join(folder, declarations)}: ${result.errorCount} errors`);
     failed++;
   }
 }

@@ -25,7 +25,7 @@ interface Sample {
 
 async function child(): Promise<void> {
   const t0 = performance.now();
-  const { startApiServer } = await import('../lib/apiserver/index.js');
+  const { startApiServer } = await import('@rxkube/apiserver');
   const t1 = performance.now();
   const server = await startApiServer({ clientNode: false });
   const t2 = performance.now();

@@ -18,7 +18,7 @@ import type { V1ConfigMap } from '@kubernetes/client-node';
 import { firstValueFrom, filter, scan } from 'rxjs';
 import { UpdateControl, type Reconciler } from '../lib/controller/index.js';
 import { createLogger } from '../lib/observe/index.js';
-import { startTestCluster } from '../lib/testing/index.js';
+import { startTestCluster } from '../lib/testing/cluster/index.js';
 import { flag, settledHeap as heapAfterGc } from './heap.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');

@@ -1,21 +1,27 @@
 /**
- * What a user gets from npm: the packed tarball installed into an empty project with nothing
- * else, used from plain Node (each claimed version), from a strict TypeScript project and as a
- * command. Run by `npm run test:package` (CI runs it after `npm test`).
+ * What a user gets from npm: the packed tarballs installed into empty projects with nothing
+ * else — the toolkit alone, as an operator's production install has it, and with the embedded
+ * API server beside it, as its tests have it — used from plain Node (each claimed version), from a
+ * strict TypeScript project and as a command. Run by `npm run test:package` (CI runs it after
+ * `npm test`).
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
+import { ApiextensionsV1Api, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { packOnce, type PackedFile } from './tarball.js';
+import { startApiServer } from '@rxkube/apiserver';
+import { packOnce, packServerOnce, type PackedFile } from './tarball.js';
 
 const run = promisify(execFile);
 const ROOT = new URL('../', import.meta.url).pathname;
 /** The floor of `engines` and the current LTS line; the repository itself runs on 24. */
 const NODE_VERSIONS = (process.env['RXKUBE_CONSUMER_NODES'] ?? '22.19.0,26').split(',').filter(Boolean);
-const ENTRY_POINTS = ['rxkube', 'rxkube/operators', 'rxkube/kube', 'rxkube/testing', 'rxkube/apiserver'];
+const ENTRY_POINTS = ['rxkube', 'rxkube/operators', 'rxkube/kube', 'rxkube/testing', '@rxkube/apiserver', 'rxkube/testing/cluster'];
+/** The runtime dependencies of the server package, which an operator's production install must not download. */
+const SERVER_ONLY = ['@rxkube/apiserver', '@bufbuild/cel', '@bufbuild/protobuf', '@peculiar/x509', 're2js', 'reflect-metadata'];
 
 
 async function sh(file: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeout?: number }) {
@@ -36,7 +42,7 @@ import { ApiextensionsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 ${ENTRY_POINTS.map((name, i) => `import * as entry${i} from '${name}';`).join('\n')}
 const { Operator, UpdateControl } = entry0;
 const { startApiServer } = entry4;
-for (const [i, m] of [entry0, entry1, entry2, entry3, entry4].entries()) {
+for (const [i, m] of [entry0, entry1, entry2, entry3, entry4, entry5].entries()) {
   if (Object.keys(m).length === 0) throw new Error('entry point ' + i + ' exports nothing');
 }
 const server = await startApiServer();
@@ -64,14 +70,46 @@ await operator.stop();
 await server.close();
 `;
 
+/** The quickstart as it runs in production: rxkube alone, against the cluster of a kubeconfig file. */
+const PRODUCTION = `
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { Operator, UpdateControl } from 'rxkube';
+import { loadKubeConfig } from 'rxkube/kube';
+import { testScheduler } from 'rxkube/testing';
+testScheduler();
+const kubeConfig = loadKubeConfig({ kubeconfigPath: process.argv[2] });
+const operator = new Operator({ kubeConfig });
+operator.register({ reconcile: (g) => UpdateControl.patchStatus({ ...g, status: { message: 'Hello, ' + g.spec.name + '!' } }) },
+  { resource: { apiVersion: 'example.com/v1', kind: 'Greeting', plural: 'greetings' } });
+await operator.start();
+const greetings = kubeConfig.makeApiClient(CustomObjectsApi);
+const where = { group: 'example.com', version: 'v1', namespace: 'default', plural: 'greetings' };
+await greetings.createNamespacedCustomObject({ ...where, body: { apiVersion: 'example.com/v1', kind: 'Greeting', metadata: { name: 'world' }, spec: { name: 'world' } } });
+let status;
+for (let i = 0; i < 400 && !status?.message; i++) {
+  await new Promise((resolve) => setTimeout(resolve, 25));
+  status = (await greetings.getNamespacedCustomObject({ ...where, name: 'world' })).status;
+}
+console.log(status?.message ?? 'no status');
+await operator.stop();
+`;
+
+const GREETING_CRD: V1CustomResourceDefinition = {
+  metadata: { name: 'greetings.example.com' },
+  spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'greetings', singular: 'greeting', kind: 'Greeting' },
+    versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} },
+      schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } }] },
+};
+
 const TS_CONSUMER = `
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { Subject, lastValueFrom, toArray } from 'rxjs';
 import { GenericRetry, Operator, UpdateControl, type Reconciler, type ResourceEvent } from 'rxkube';
 import { reconcileEach } from 'rxkube/operators';
 import { builtinResources, createKubeClient } from 'rxkube/kube';
-import { startApiServer } from 'rxkube/apiserver';
+import { startApiServer } from '@rxkube/apiserver';
 import { resourceEvent } from 'rxkube/testing';
+import { startTestCluster } from 'rxkube/testing/cluster';
 
 interface Note extends KubernetesObject {
   spec: { text: string };
@@ -97,6 +135,9 @@ const namespaces = await createKubeClient(kubeConfig).resource(builtinResources.
 console.log(\`runs=\${runs.length} namespaces=\${namespaces.items.length > 0}\`);
 await operator.stop();
 await server.close();
+const cluster = await startTestCluster();
+console.log(\`test cluster at \${cluster.server.url.startsWith('http') ? 'an address' : 'nowhere'}\`);
+await cluster.close();
 `;
 
 const TS_CONFIG = {
@@ -119,20 +160,31 @@ describe('the npm package, installed into an empty project', function () {
   this.timeout(600_000);
   const work = mkdtempSync(join(tmpdir(), 'rxkube-package-'));
   const consumer = join(work, 'consumer');
+  const production = join(work, 'production');
   let tarball = '';
   let packed: PackedFile[] = [];
+  let serverPacked: PackedFile[] = [];
   const nodeBins = new Map<string, string>();
 
   before(async () => {
-    const info = await packOnce();
+    const [info, server] = await Promise.all([packOnce(), packServerOnce()]);
     tarball = info.path;
     packed = [...info.files];
-    console.log(`      tarball ${info.filename}: ${(info.size / 1024).toFixed(0)} kB packed, ${(info.unpackedSize / 1024).toFixed(0)} kB unpacked, ${info.files.length} files`);
+    serverPacked = [...server.files];
+    for (const t of [info, server]) {
+      console.log(`      tarball ${t.filename}: ${(t.size / 1024).toFixed(0)} kB packed, ${(t.unpackedSize / 1024).toFixed(0)} kB unpacked, ${t.files.length} files`);
+    }
+    const peers = ['rxjs@^7.8.2', '@kubernetes/client-node@^2.0.1'];
+    mkdirSync(production);
+    writeFileSync(join(production, 'package.json'), JSON.stringify({ name: 'production', private: true, type: 'module' }));
+    await sh('npm', ['install', '--no-audit', '--no-fund', tarball, ...peers], { cwd: production });
     mkdirSync(consumer);
     writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-    await sh('npm', ['install', '--no-audit', '--no-fund', tarball, 'rxjs@^7.8.2', '@kubernetes/client-node@^2.0.1', 'typescript@^5.9.0', '@types/node@^22.19.0', '@types/ws@^8'], { cwd: consumer });
-    const installed = await sh('du', ['-sk', join(consumer, 'node_modules')], { cwd: consumer });
-    console.log(`      consumer node_modules: ${(Number(installed.stdout.split('\t')[0]) / 1024).toFixed(1)} MB`);
+    await sh('npm', ['install', '--no-audit', '--no-fund', tarball, server.path, ...peers, 'typescript@^5.9.0', '@types/node@^22.19.0', '@types/ws@^8'], { cwd: consumer });
+    for (const dir of [production, consumer]) {
+      const installed = await sh('du', ['-sk', join(dir, 'node_modules')], { cwd: dir });
+      console.log(`      ${dir === production ? 'rxkube and its peers' : 'with the server, TypeScript and types'}: node_modules ${(Number(installed.stdout.split('\t')[0]) / 1024).toFixed(1)} MB`);
+    }
     for (const version of NODE_VERSIONS) {
       const dir = join(work, `node-${version}`);
       mkdirSync(dir);
@@ -151,9 +203,39 @@ describe('the npm package, installed into an empty project', function () {
     expect(stray).to.deep.equal([]);
   });
 
-  it('publint finds nothing to fix', async () => {
-    const { stdout } = await sh(join(ROOT, 'node_modules/.bin/publint'), ['--strict', tarball], { cwd: ROOT });
-    expect(stdout).to.not.match(/error|warning|suggestion/i);
+  it("the server's tarball holds its dist/, bin/, README and LICENSE only", () => {
+    const paths = serverPacked.map((f) => f.path);
+    expect(paths).to.include.members(['package.json', 'LICENSE', 'bin/rxkube-apiserver.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli.js']);
+    const stray = paths.filter((p) => !/^(dist\/|bin\/|README\.md$|LICENSE$|package\.json$)/.test(p) || (p.endsWith('.ts') && !p.endsWith('.d.ts')));
+    expect(stray).to.deep.equal([]);
+  });
+
+  it("an operator's production install (rxkube and its peers) downloads none of the server's dependencies, and runs the quickstart against a kubeconfig", async () => {
+    const present = SERVER_ONLY.filter((name) => existsSync(join(production, 'node_modules', name)));
+    expect(present).to.deep.equal([]);
+    const server = await startApiServer({ port: 0 });
+    try {
+      await server.kubeConfig().makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({ body: GREETING_CRD });
+      const kubeconfig = join(work, 'production-kubeconfig');
+      await server.writeKubeconfig(kubeconfig);
+      writeFileSync(join(production, 'quickstart.mjs'), PRODUCTION);
+      const { stdout } = await sh(process.execPath, ['quickstart.mjs', kubeconfig], { cwd: production });
+      expect(stdout.split('\n'), stdout).to.include('Hello, world!');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('without the server package, rxkube apiserver and rxkube/testing/cluster say to install it', async () => {
+    const cli = await sh(process.execPath, [join(production, 'node_modules/rxkube/bin/rxkube.js'), 'apiserver', '--help'], { cwd: production }).catch((err: Error) => err);
+    expect(String(cli instanceof Error ? cli.message : cli.stderr)).to.include('npm install --save-dev @rxkube/apiserver');
+  });
+
+  it('publint finds nothing to fix in either package', async () => {
+    for (const path of [tarball, (await packServerOnce()).path]) {
+      const { stdout } = await sh(join(ROOT, 'node_modules/.bin/publint'), ['--strict', path], { cwd: ROOT });
+      expect(stdout, path).to.not.match(/error|warning|suggestion/i);
+    }
   });
 
   it('@arethetypeswrong/cli resolves every entry point for ESM under node16 and bundler resolution', async () => {
@@ -163,7 +245,7 @@ describe('the npm package, installed into an empty project', function () {
       analysis: { entrypoints: Record<string, unknown> };
       problems: Record<string, { entrypoint: string; resolutionKind: string }[]>;
     };
-    expect(Object.keys(report.analysis.entrypoints)).to.include.members(['.', ...ENTRY_POINTS.slice(1).map((name) => `.${name.slice('rxkube'.length)}`)]);
+    expect(Object.keys(report.analysis.entrypoints)).to.include.members(['.', ...ENTRY_POINTS.filter((name) => name.startsWith('rxkube/')).map((name) => `.${name.slice('rxkube'.length)}`)]);
     const esmProblems = Object.values(report.problems)
       .flat()
       .filter((problem) => problem.resolutionKind === 'node16-esm' || problem.resolutionKind === 'bundler');
@@ -177,7 +259,7 @@ describe('the npm package, installed into an empty project', function () {
     await sh(join(consumer, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], { cwd: consumer });
     console.log(`      consumer tsc: ${((Date.now() - started) / 1000).toFixed(1)} s`);
     const { stdout } = await sh(process.execPath, ['out/consumer.js'], { cwd: consumer });
-    expect(stdout.split('\n'), stdout).to.include('runs=1 namespaces=true');
+    expect(stdout.split('\n'), stdout).to.include('runs=1 namespaces=true').and.include('test cluster at an address');
   });
 
   for (const version of NODE_VERSIONS) {
@@ -197,7 +279,7 @@ describe('the npm package, installed into an empty project', function () {
         expect(stdout.split('\n'), stdout).to.include('runs=1 namespaces=true');
       });
 
-      it('npx rxkube apiserver serves kubectl', async function () {
+      it('npx rxkube apiserver (the server package through the toolkit\'s command) serves kubectl', async function () {
         const kubectl = await sh('kubectl', ['version', '--client'], { cwd: consumer }).catch(() => undefined);
         if (kubectl === undefined) {
           console.log('      kubectl is not on PATH: skipped');

@@ -8,10 +8,12 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { ApiextensionsV1Api, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { startApiServer } from '@rxkube/apiserver';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import { freePort, NPM_ENV, replayRunStage, runUntilReadyThenTerm } from './dockerfile.js';
-import { packOnce, ROOT } from './tarball.js';
+import { packOnce, packServerOnce, ROOT } from './tarball.js';
 
 const run = promisify(execFile);
 
@@ -31,13 +33,15 @@ describe('rxkube init: a new operator project on the packed tarball', function (
   after(() => rmSync(work, { recursive: true, force: true }));
 
   it('init, npm ci and npm test pass out of the box; deploy/ holds the generated kustomize base', async () => {
-    const tarball = await packOnce();
+    const [tarball, server] = await Promise.all([packOnce(), packServerOnce()]);
     const started = Date.now();
-    const init = await sh(process.execPath, [join(ROOT, 'bin/rxkube.js'), 'init', project, '--rxkube', tarball.path], work);
+    const init = await sh(process.execPath, [join(ROOT, 'bin/rxkube.js'), 'init', project, '--rxkube', tarball.path, '--apiserver', server.path], work);
     const initialized = Date.now();
     expect(init.stdout).to.include("wrote the Greeting operator 'hello-operator'");
-    const pkg = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
     expect(pkg.dependencies['rxkube']).to.equal(`file:${tarball.path}`);
+    expect(pkg.devDependencies['@rxkube/apiserver'], 'the embedded server is a dev dependency only').to.equal(`file:${server.path}`);
+    expect(pkg.dependencies['@rxkube/apiserver']).to.equal(undefined);
     expect(existsSync(join(project, 'package-lock.json'))).to.equal(true);
     await sh('npm', ['ci', '--no-audit', '--no-fund'], project);
     const installed = Date.now();
@@ -65,15 +69,27 @@ describe('rxkube init: a new operator project on the packed tarball', function (
     const replay = await replayRunStage(join(project, 'Dockerfile'), { context: project, workdir: app, stages: { build: buildRoot }, env: NPM_ENV });
     expect(replay.user).to.equal('node');
     expect(existsSync(join(app, 'node_modules/typescript')), 'no devDependencies').to.equal(false);
-    const port = await freePort();
-    const result = await runUntilReadyThenTerm([process.execPath, ...replay.entrypoint.slice(1), '--embedded'], {
-      cwd: app,
-      env: { PATH: process.env['PATH'] ?? '', ...replay.env, HEALTH_PORT: String(port) },
-      readyUrl: `http://127.0.0.1:${port}/readyz`,
-      timeoutMs: 60_000,
-    });
-    console.log(`      npm ci --omit=dev ${(replay.runs[0]!.ms / 1000).toFixed(1)} s; SIGTERM to exit ${result.stopMs} ms`);
-    expect(result.code, result.output).to.equal(0);
-    expect(result.output).to.include('operator stopped');
+    expect(existsSync(join(app, 'node_modules/@rxkube/apiserver')), 'the embedded server is not in the production image').to.equal(false);
+    // The image runs against a cluster named by KUBECONFIG: here an embedded server of this test's own.
+    const cluster = await startApiServer({ port: 0 });
+    try {
+      const crds = parseAllDocuments(readFileSync(join(project, 'deploy/crds.yaml'), 'utf8')).map((d) => d.toJS() as V1CustomResourceDefinition);
+      const extensions = cluster.kubeConfig().makeApiClient(ApiextensionsV1Api);
+      for (const crd of crds) await extensions.createCustomResourceDefinition({ body: crd });
+      const kubeconfig = join(work, 'cluster-kubeconfig');
+      await cluster.writeKubeconfig(kubeconfig);
+      const port = await freePort();
+      const result = await runUntilReadyThenTerm([process.execPath, ...replay.entrypoint.slice(1)], {
+        cwd: app,
+        env: { PATH: process.env['PATH'] ?? '', ...replay.env, HEALTH_PORT: String(port), KUBECONFIG: kubeconfig },
+        readyUrl: `http://127.0.0.1:${port}/readyz`,
+        timeoutMs: 60_000,
+      });
+      console.log(`      npm ci --omit=dev ${(replay.runs[0]!.ms / 1000).toFixed(1)} s; SIGTERM to exit ${result.stopMs} ms`);
+      expect(result.code, result.output).to.equal(0);
+      expect(result.output).to.include('operator stopped');
+    } finally {
+      await cluster.close();
+    }
   });
 });

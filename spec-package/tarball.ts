@@ -1,4 +1,4 @@
-/** The package as npm would publish it, packed once per test run and shared by the spec files. */
+/** The packages as npm would publish them, packed once per test run and shared by the spec files. */
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,14 +19,31 @@ export interface Tarball {
 }
 
 export const ROOT = new URL('../', import.meta.url).pathname;
-let packed: Promise<Tarball> | undefined;
+const packed = new Map<string, Promise<Tarball>>();
 
-/** `npm pack` of the repository (its prepare script builds dist/ first), into a directory of its own. */
+/** `npm pack` of a package of this repository (its prepare or prepack script builds dist/ first), into a directory of its own. */
+function pack(workspace: string | undefined): Promise<Tarball> {
+  const key = workspace ?? '.';
+  let tarball = packed.get(key);
+  if (tarball === undefined) {
+    tarball = (async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'rxkube-tarball-'));
+      const args = ['pack', '--json', '--pack-destination', dir, ...(workspace === undefined ? [] : ['--workspace', workspace])];
+      const { stdout } = await promisify(execFile)('npm', args, { cwd: ROOT, maxBuffer: 64 * 1024 * 1024, timeout: 240_000 });
+      const info = (JSON.parse(stdout.slice(stdout.indexOf('['))) as Omit<Tarball, 'path'>[])[0]!;
+      return { ...info, path: join(dir, info.filename) };
+    })();
+    packed.set(key, tarball);
+  }
+  return tarball;
+}
+
+/** The toolkit, `rxkube`. */
 export function packOnce(): Promise<Tarball> {
-  return (packed ??= (async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rxkube-tarball-'));
-    const { stdout } = await promisify(execFile)('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024, timeout: 240_000 });
-    const info = (JSON.parse(stdout.slice(stdout.indexOf('['))) as Omit<Tarball, 'path'>[])[0]!;
-    return { ...info, path: join(dir, info.filename) };
-  })());
+  return pack(undefined);
+}
+
+/** The embedded API server, `@rxkube/apiserver`. */
+export function packServerOnce(): Promise<Tarball> {
+  return pack('@rxkube/apiserver');
 }

@@ -8,7 +8,7 @@
  * one JSON line `{ "url", "kubeconfig" }`. SIGTERM stops it.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { startApiServer } from '../../lib/apiserver/index.js';
+import { startApiServer } from '@rxkube/apiserver';
 import { createKubeClient, installCustomResourceDefinition } from '../../lib/kube/index.js';
 import { COUNTERS, counterCrd, NAMESPACE } from './counter.js';
 

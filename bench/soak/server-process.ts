@@ -3,7 +3,7 @@
  * commands over IPC (faults on Soak requests and watches only; leases are left alone so that
  * failover times measure the elector, not a faulted lease watch).
  */
-import { startApiServer } from '../../lib/apiserver/index.js';
+import { startApiServer } from '@rxkube/apiserver';
 import { createKubeClient, installCustomResourceDefinition } from '../../lib/kube/index.js';
 import { MEMORY_SAMPLE_MS, SOAK_RESOURCE, soakCrd, type ServerCommand, type ServerMessage } from './model.js';
 

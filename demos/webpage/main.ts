@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { firstValueFrom, filter, timeout } from 'rxjs';
-import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
+import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { createLogger, Operator } from '../../lib/index.js';
 import { informer, type Informer } from '../../lib/operators.js';
 import { createKubeClient, errorMessage, installCustomResourceDefinition, loadKubeConfig } from '../../lib/kube.js';

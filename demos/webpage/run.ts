@@ -6,7 +6,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { Registry } from 'prom-client';
-import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
+import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { createLogger, Operator } from '../../lib/index.js';
 import { createKubeClient, errorMessage, installCustomResourceDefinition, loadKubeConfig } from '../../lib/kube.js';
 import { parseFlags, UsageError } from '../cli.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { startApiServer } from 'rxkube/apiserver';
+import { startApiServer } from '@rxkube/apiserver';
 
 const dir = mkdtempSync(join(tmpdir(), 'rxkube-apiserver-'));
 const dataDir = join(dir, 'data');

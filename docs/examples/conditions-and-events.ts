@@ -4,7 +4,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { statusCondition, UpdateControl, type Reconciler, type StatusCondition } from 'rxkube';
 import { customResourceDefinition, descriptorOf, statusConditionsSchema } from 'rxkube/kube';
-import { eventually, startTestCluster } from 'rxkube/testing';
+import { eventually } from 'rxkube/testing';
+import { startTestCluster } from 'rxkube/testing/cluster';
 
 interface Backup extends KubernetesObject {
   spec: { schedule: string };

@@ -3,7 +3,7 @@
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { inboundSource, pollingSource, resourceKey, timerSource, UpdateControl, type ControllerConfig, type Reconciler } from 'rxkube';
 import { builtinResources } from 'rxkube/kube';
-import { startTestCluster } from 'rxkube/testing';
+import { startTestCluster } from 'rxkube/testing/cluster';
 
 type App = V1ConfigMap & KubernetesObject;
 

@@ -2,7 +2,7 @@
 import type { KubernetesObject, V1ConfigMap, V1Secret, V1Service } from '@kubernetes/client-node';
 import { Mappers, primaryAnnotations, UpdateControl, type ControllerConfig, type Reconciler } from 'rxkube';
 import { builtinResources, customResourceDefinition, descriptorOf } from 'rxkube/kube';
-import { startTestCluster } from 'rxkube/testing';
+import { startTestCluster } from 'rxkube/testing/cluster';
 
 export interface App extends KubernetesObject {
   spec: { uses?: string[] };

@@ -5,7 +5,8 @@
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { createLogger, externalDependent, externalStateDependent, UpdateControl, workflow, type Context, type ControllerConfig, type Reconciler, type ResourceID } from 'rxkube';
 import { builtinResources, customResourceDefinition, descriptorOf } from 'rxkube/kube';
-import { eventually, startTestCluster } from 'rxkube/testing';
+import { eventually } from 'rxkube/testing';
+import { startTestCluster } from 'rxkube/testing/cluster';
 
 export interface Database extends KubernetesObject {
   spec: { sizeGb: number; backups: string };

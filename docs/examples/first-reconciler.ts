@@ -4,7 +4,7 @@
 import type { KubeConfig, KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { Operator, UpdateControl, type Reconciler } from 'rxkube';
 import { builtinResources, createKubeClient, customResourceDefinition, descriptorOf, installCustomResourceDefinition, loadKubeConfig } from 'rxkube/kube';
-import { startApiServer } from 'rxkube/apiserver';
+import { startApiServer } from '@rxkube/apiserver';
 
 // Step 1: the custom resource. A Note's text is copied into a ConfigMap it owns.
 export interface Note extends KubernetesObject {

@@ -4,7 +4,7 @@ import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { filter, firstValueFrom } from 'rxjs';
 import { informer, informer$, readYourWrites } from 'rxkube/operators';
 import { builtinResources, createKubeClient } from 'rxkube/kube';
-import { startApiServer } from 'rxkube/apiserver';
+import { startApiServer } from '@rxkube/apiserver';
 
 type ConfigMap = V1ConfigMap & KubernetesObject;
 const CONFIGMAP = builtinResources.configMap;

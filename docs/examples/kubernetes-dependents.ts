@@ -4,7 +4,8 @@
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { bulkDependent, createLogger, kubernetesDependent, kubernetesMismatch, resourceDeleted, UpdateControl, workflow, type Context, type ControllerConfig, type Reconciler } from 'rxkube';
 import { builtinResources, customResourceDefinition, descriptorOf } from 'rxkube/kube';
-import { eventually, startTestCluster } from 'rxkube/testing';
+import { eventually } from 'rxkube/testing';
+import { startTestCluster } from 'rxkube/testing/cluster';
 
 export interface Site extends KubernetesObject {
   spec: { title: string; regions: string[] };

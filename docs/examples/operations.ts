@@ -5,7 +5,7 @@ import { Registry } from 'prom-client';
 import { filter, firstValueFrom } from 'rxjs';
 import { createLogger, Operator, UpdateControl, type Reconciler } from 'rxkube';
 import { builtinResources, createKubeClient } from 'rxkube/kube';
-import { startApiServer } from 'rxkube/apiserver';
+import { startApiServer } from '@rxkube/apiserver';
 
 const { configMap: CONFIGMAP, lease: LEASE } = builtinResources;
 

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { GenericRetry } from 'rxkube';
-import { eventually, startTestCluster, type TestCluster } from 'rxkube/testing';
+import { eventually } from 'rxkube/testing';
+import { startTestCluster, type TestCluster } from 'rxkube/testing/cluster';
 import { DNSRECORD, DnsProvider, dnsRecordCrd, dnsRecords, dnsRecordsConfig, type DnsRecord } from './dns-records.js';
 
 describe('DnsRecord operator', () => {

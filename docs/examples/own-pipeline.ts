@@ -5,7 +5,7 @@ import { filter, firstValueFrom, merge, type Observable } from 'rxjs';
 import { DeleteControl, UpdateControl, type Reconciler, type ResourceEvent } from 'rxkube';
 import { generationChanged, informer, readYourWrites, reconcileEach, reconcilerRun, secondarySource, toResourceEvents } from 'rxkube/operators';
 import { builtinResources, createKubeClient, customResourceDefinition, descriptorOf, installCustomResourceDefinition } from 'rxkube/kube';
-import { startApiServer } from 'rxkube/apiserver';
+import { startApiServer } from '@rxkube/apiserver';
 
 interface Greeting extends KubernetesObject {
   spec: { name: string };

@@ -1,7 +1,7 @@
 // A whole operator against the embedded API server: `npx tsx docs/examples/quickstart.ts`.
 import { ApiextensionsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { Operator, UpdateControl, type Reconciler } from 'rxkube';
-import { startApiServer } from 'rxkube/apiserver';
+import { startApiServer } from '@rxkube/apiserver';
 
 interface Greeting {
   apiVersion?: string;

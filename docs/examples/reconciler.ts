@@ -1,6 +1,6 @@
 // Runs the DnsRecord operator of dns-records.ts against the embedded API server:
 // `npx tsx docs/examples/reconciler.ts`.
-import { startTestCluster } from 'rxkube/testing';
+import { startTestCluster } from 'rxkube/testing/cluster';
 import { DNSRECORD, DnsProvider, dnsRecordCrd, dnsRecords, dnsRecordsConfig, type DnsRecord } from './dns-records.js';
 
 const cluster = await startTestCluster({ crds: [dnsRecordCrd] });

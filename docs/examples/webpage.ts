@@ -3,7 +3,8 @@
 // are the demo's own files (the docs check finds them there).
 // `npx tsx docs/examples/webpage.ts` runs the three against the embedded API server.
 // It runs the demo's own sources, so it takes the test helpers from the same sources.
-import { eventually, startTestCluster } from '../../lib/testing/index.js';
+import { eventually } from '../../lib/testing/index.js';
+import { startTestCluster } from '../../lib/testing/cluster/index.js';
 import { CONFIGMAP, DEPLOYMENT, INGRESS, SERVICE, WEBPAGE, webPage, webPageCrd, type WebPage } from '../../demos/webpage/model.js';
 import { variants } from '../../demos/webpage/variants.js';
 

@@ -20,10 +20,11 @@ options:
   --group GROUP      API group of the custom resource (default example.com)
   --kind KIND        kind of the custom resource (default Greeting)
   --rxkube SPEC      the rxkube dependency in package.json (default ^<this version>; a tarball path works)
+  --apiserver SPEC   the @rxkube/apiserver dev dependency (default ^<this version>; a tarball path works)
   --no-install       only write the files (then: npm install && npm run manifests)
   -h, --help         show this help`;
 
-const FLAGS = { name: 'string', group: 'string', kind: 'string', rxkube: 'string', 'no-install': 'boolean', help: 'boolean' } as const;
+const FLAGS = { name: 'string', group: 'string', kind: 'string', rxkube: 'string', apiserver: 'string', 'no-install': 'boolean', help: 'boolean' } as const;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const GROUP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
@@ -62,8 +63,9 @@ export async function main(args: string[]): Promise<number> {
     const kind = flags.kind ?? 'Greeting';
     if (!KIND.test(kind)) throw new UsageError(`--kind '${kind}' must be CamelCase letters and digits, like Greeting`);
     if (existsSync(dir) && readdirSync(dir).length > 0) throw new UsageError(`${dir} exists and is not empty`);
-    const rxkube = flags.rxkube === undefined ? `^${ownVersion()}` : /\.tgz$/.test(flags.rxkube) ? `file:${resolve(flags.rxkube)}` : flags.rxkube;
-    for (const [file, content] of Object.entries(templateFiles({ name, group, kind, rxkube }))) {
+    const dependency = (spec: string | undefined) => (spec === undefined ? `^${ownVersion()}` : /\.tgz$/.test(spec) ? `file:${resolve(spec)}` : spec);
+    const files = templateFiles({ name, group, kind, rxkube: dependency(flags.rxkube), apiserver: dependency(flags.apiserver) });
+    for (const [file, content] of Object.entries(files)) {
       mkdirSync(dirname(join(dir, file)), { recursive: true });
       writeFileSync(join(dir, file), content);
     }

@@ -1,7 +1,7 @@
 // The `rxkube` command: one module per subcommand, loaded only when asked for.
 const commands: Record<string, { summary: string; load: () => Promise<{ main(args: string[]): Promise<number> }> }> = {
   apiserver: {
-    summary: 'serve the embedded Kubernetes API server and write a kubeconfig',
+    summary: 'serve the embedded Kubernetes API server and write a kubeconfig (needs @rxkube/apiserver)',
     load: () => import('./apiserver.js'),
   },
   manifests: {

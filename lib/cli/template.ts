@@ -10,9 +10,11 @@ export interface TemplateOptions {
   readonly kind: string;
   /** What package.json says for rxkube: a version range, or a tarball path in CI. */
   readonly rxkube: string;
+  /** The same for @rxkube/apiserver, the embedded API server of `npm start` and the tests (a dev dependency). */
+  readonly apiserver: string;
 }
 
-export function templateFiles({ name, group, kind, rxkube }: TemplateOptions): Record<string, string> {
+export function templateFiles({ name, group, kind, rxkube, apiserver }: TemplateOptions): Record<string, string> {
   const lower = kind.toLowerCase();
   const plural = `${lower}s`;
   const upper = kind.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
@@ -34,7 +36,7 @@ export function templateFiles({ name, group, kind, rxkube }: TemplateOptions): R
       rxjs: '^7.8.2',
       rxkube,
     },
-    devDependencies: { '@types/node': '^22.19.0', typescript: '^5.9.0' },
+    devDependencies: { '@rxkube/apiserver': apiserver, '@types/node': '^22.19.0', typescript: '^5.9.0' },
   };
   const tsconfig = {
     compilerOptions: {
@@ -200,7 +202,7 @@ import { crds, operatorOptions, register } from './operator.js';
 
 const logger = createLogger({ name: '${name}' });
 const embedded = process.argv.includes('--embedded');
-const server = embedded ? await (await import('rxkube/apiserver')).startApiServer({ port: 0 }) : undefined;
+const server = embedded ? await (await import('@rxkube/apiserver')).startApiServer({ port: 0 }) : undefined;
 const kubeConfig = server ? server.kubeConfig() : loadKubeConfig();
 if (server) {
   const client = createKubeClient(kubeConfig);
@@ -278,7 +280,8 @@ import { after, before, test } from 'node:test';
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { createLogger, Operator, operatorManifests, type OperatorManifests } from 'rxkube';
 import { builtinResources } from 'rxkube/kube';
-import { eventually, startTestCluster, type TestCluster } from 'rxkube/testing';
+import { eventually } from 'rxkube/testing';
+import { startTestCluster, type TestCluster } from 'rxkube/testing/cluster';
 import { ${upper}, ${lower}, type ${kind} } from '../src/${lower}.js';
 import { crds, register } from '../src/operator.js';
 

@@ -1,5 +1,4 @@
 export { causeCode, failAfter, outcomeCode, succeedAfter, testScheduler } from './marbles.js';
 // Also in the main entry point (it builds events for pipelines of your own); kept here for marble tests.
 export { resourceEvent, type ResourceEventOptions } from '../core/index.js';
-export { consistently, eventually, startTestCluster, type ServiceAccountIdentity, type TestCluster, type TestClusterOptions } from './cluster.js';
-export { rbacUsage, type RbacUsage } from './rbac.js';
+export { consistently, eventually } from './wait.js';

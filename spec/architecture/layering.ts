@@ -7,11 +7,16 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, posix, relative, sep } from 'node:path';
 import ts from 'typescript';
 
-/** One import (or re-export, or dynamic import) between two files, paths relative to the repository root. */
+/**
+ * One import (or re-export, or dynamic import): from a file to a file (paths relative to the
+ * repository root) or to a package (its specifier, e.g. `@rxkube/apiserver`).
+ */
 export interface ImportEdge {
   readonly from: string;
   readonly to: string;
 }
+
+const isPackage = (to: string) => !to.startsWith('lib/') && !to.startsWith('demos/') && !to.startsWith('spec/') && !to.startsWith('packages/') && !to.startsWith('bench/');
 
 /** The layers, lowest first; a folder of lib/ imports only from lower layers. */
 export const LAYERS: readonly (readonly string[])[] = [
@@ -25,9 +30,11 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['testing', 'cli'],
 ];
 
-/** The embedded API server stands apart: it imports nothing else of lib/, and only these know it. */
-const APISERVER = 'apiserver';
-const KNOW_APISERVER = new Set(['(entry)', 'testing', 'cli']);
+/** The embedded API server is a package of its own; in lib/ only the cluster test helpers and the CLI know it. */
+const APISERVER_PACKAGE = /^@rxkube\/apiserver(\/|$)/;
+const KNOW_APISERVER = ['lib/testing/cluster/', 'lib/cli/'];
+/** The toolkit's own name: lib/ refers to itself by path, never through its package exports. */
+const SELF_REFERENCE = /^rxkube(\/|$)/;
 /** processing/ is the pure scheduling core: it imports only core/. */
 const PROCESSING_ALLOWED = new Set(['core']);
 
@@ -42,6 +49,7 @@ export function unitOf(path: string): string | undefined {
 /** True for a folder's own index.ts and for a top-level entry file: the only files another unit may import. */
 function isFrontDoor(path: string): boolean {
   const parts = path.split('/');
+  if (path === 'lib/testing/cluster/index.ts') return true; // the entry point rxkube/testing/cluster
   return parts[0] === 'lib' && (parts.length === 2 || (parts.length === 3 && parts[2] === 'index.ts'));
 }
 
@@ -53,6 +61,17 @@ function layerOf(unit: string): number | undefined {
 /** The rule an import breaks, or undefined when it is allowed. */
 export function violationOf(edge: ImportEdge): string | undefined {
   const from = unitOf(edge.from);
+  if (edge.from.startsWith('packages/apiserver/')) {
+    return edge.to.startsWith('lib/') || SELF_REFERENCE.test(edge.to) ? 'the API server package imports nothing of the toolkit' : undefined;
+  }
+  if (isPackage(edge.to)) {
+    if (from === undefined || from === 'demos') return undefined;
+    if (SELF_REFERENCE.test(edge.to)) return `lib/ refers to itself by relative path, not through the package's exports ('${edge.to}')`;
+    if (APISERVER_PACKAGE.test(edge.to) && !KNOW_APISERVER.some((dir) => edge.from.startsWith(dir))) {
+      return 'only testing/cluster/ and cli/ may import @rxkube/apiserver (the server is not in a production install)';
+    }
+    return undefined;
+  }
   const to = unitOf(edge.to);
   if (from === undefined || from === to) return undefined;
   if (from !== 'demos' && !edge.to.startsWith('lib/')) return 'lib/ imports nothing outside lib/ (demos/, spec/, bench/) but packages';
@@ -61,8 +80,6 @@ export function violationOf(edge: ImportEdge): string | undefined {
     return isFrontDoor(edge.to) ? undefined : 'demos/ import lib/ only through an entry point (lib/*.ts or a folder index.ts), never its internals';
   }
   if (!isFrontDoor(edge.to)) return `imports between folders go through the folder's index.ts (lib/${to}/index.ts)`;
-  if (from === APISERVER) return 'apiserver/ imports nothing else from lib/';
-  if (to === APISERVER) return KNOW_APISERVER.has(from) ? undefined : 'only testing/, cli/ and the entry points may import apiserver/';
   if (from === 'processing' && !PROCESSING_ALLOWED.has(to)) return 'processing/ imports only core/';
   const fromLayer = layerOf(from);
   const toLayer = layerOf(to);
@@ -91,7 +108,25 @@ function tsFiles(dir: string): string[] {
   return out;
 }
 
-/** The relative imports of the .ts files under `dirs` (static, type-only, re-exports and dynamic). */
+/**
+ * The files an entry point loads, followed through relative imports, that import the API server
+ * package: an entry point of the toolkit other than `testing/cluster` must reach none.
+ */
+export function serverImportsReachedFrom(entry: string, edges: readonly ImportEdge[]): string[] {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of edges) next.set(from, [...(next.get(from) ?? []), to]);
+  const seen = new Set<string>([entry]);
+  const found: string[] = [];
+  for (const file of seen) {
+    for (const to of next.get(file) ?? []) {
+      if (APISERVER_PACKAGE.test(to)) found.push(`${file} -> ${to}`);
+      else if (!isPackage(to) && !seen.has(to)) seen.add(to);
+    }
+  }
+  return found;
+}
+
+/** The imports of the .ts files under `dirs` (static, type-only, re-exports and dynamic), relative ones resolved to files. */
 export function readImports(root: string, dirs: readonly string[]): ImportEdge[] {
   const edges: ImportEdge[] = [];
   for (const dir of dirs) {
@@ -99,7 +134,10 @@ export function readImports(root: string, dirs: readonly string[]): ImportEdge[]
       const from = relative(root, file).split(sep).join('/');
       const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
       for (const { fileName } of importedFiles) {
-        if (!fileName.startsWith('.')) continue; // a package
+        if (!fileName.startsWith('.')) {
+          if (!fileName.startsWith('node:')) edges.push({ from, to: fileName });
+          continue;
+        }
         const to = posix.normalize(posix.join(posix.dirname(from), fileName)).replace(/\.js$/, '.ts');
         edges.push({ from, to });
       }

@@ -4,7 +4,8 @@ import { expect } from 'chai';
 import { UpdateControl, type Reconciler } from '../../lib/controller/index.js';
 import { findStatusCondition, statusCondition, type StatusCondition } from '../../lib/core/index.js';
 import { classifyError, customResourceDefinition, descriptorOf, statusConditionsSchema } from '../../lib/kube/index.js';
-import { eventually, startTestCluster, type TestCluster } from '../../lib/testing/index.js';
+import { eventually } from '../../lib/testing/index.js';
+import { startTestCluster, type TestCluster } from '../../lib/testing/cluster/index.js';
 
 interface Gadget extends KubernetesObject {
   spec: { healthy: boolean; note?: string };

@@ -5,7 +5,8 @@ import { firstValueFrom, filter, timeout, type Observable } from 'rxjs';
 import type { ReconcileOutcome } from '../../lib/core/index.js';
 import { builtinResources, customResourceDefinition, descriptorOf, type ResourceClient } from '../../lib/kube/index.js';
 import { createLogger, type Logger } from '../../lib/observe/index.js';
-import { consistently, eventually, startTestCluster, type TestCluster, type TestClusterOptions } from '../../lib/testing/index.js';
+import { consistently, eventually } from '../../lib/testing/index.js';
+import { startTestCluster, type TestCluster, type TestClusterOptions } from '../../lib/testing/cluster/index.js';
 import { GenericRetry } from '../../lib/processing/index.js';
 import type { ControllerConfig, InformerTuning } from '../../lib/controller/index.js';
 

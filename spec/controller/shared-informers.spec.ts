@@ -3,7 +3,8 @@ import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { UpdateControl, type Context, type Reconciler, type SecondaryConfig } from '../../lib/controller/index.js';
 import { workflow } from '../../lib/workflow/index.js';
 import type { ReconcileOutcome } from '../../lib/core/index.js';
-import { eventually, startTestCluster, type TestCluster } from '../../lib/testing/index.js';
+import { eventually } from '../../lib/testing/index.js';
+import { startTestCluster, type TestCluster } from '../../lib/testing/cluster/index.js';
 
 const CONFIGMAPS = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' } as const;
 const SECRETS = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets' } as const;

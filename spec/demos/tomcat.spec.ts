@@ -3,7 +3,8 @@ import type { KubernetesObject, V1ConfigMap, V1Deployment } from '@kubernetes/cl
 import { expect } from 'chai';
 import type { ReconcileOutcome } from '../../lib/index.js';
 import type { ResourceDescriptor } from '../../lib/kube.js';
-import { eventually, startTestCluster, type TestCluster } from '../../lib/testing/index.js';
+import { eventually } from '../../lib/testing/index.js';
+import { startTestCluster, type TestCluster } from '../../lib/testing/cluster/index.js';
 import {
   CONFIGMAP,
   DEPLOYMENT,

@@ -5,10 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { eventually, startTestCluster, type TestCluster } from '../../lib/testing/index.js';
+import { eventually } from '../../lib/testing/index.js';
+import { startTestCluster, type TestCluster } from '../../lib/testing/cluster/index.js';
 import { WEBPAGE, webPage, webPageCrd, type WebPage } from '../../demos/webpage/model.js';
 import { variants } from '../../demos/webpage/variants.js';
-import { kubectlAvailable } from '../apiserver/helpers.js';
+
+const kubectlAvailable = (): Promise<boolean> =>
+  new Promise((resolve) => execFile('kubectl', ['version', '--client'], { timeout: 20_000 }, (err) => resolve(!err)));
 
 const BROKEN = '<html><body><p>never closed</body></html>';
 

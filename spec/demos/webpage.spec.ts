@@ -2,7 +2,8 @@
 import type { KubernetesObject, V1ConfigMap, V1Deployment } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { ReconcileOutcome } from '../../lib/index.js';
-import { eventually, startTestCluster, type TestCluster } from '../../lib/testing/index.js';
+import { eventually } from '../../lib/testing/index.js';
+import { startTestCluster, type TestCluster } from '../../lib/testing/cluster/index.js';
 import { CONFIGMAP, DEPLOYMENT, INGRESS, SERVICE, WEBPAGE, webPage, webPageCrd, type WebPage } from '../../demos/webpage/model.js';
 import { variants } from '../../demos/webpage/variants.js';
 

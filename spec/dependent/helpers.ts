@@ -1,6 +1,6 @@
 /** Shared setup of the dependent specs: the controller fixtures (on startTestCluster) plus write counting and a recording reconciler. */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { Fault } from '../../lib/apiserver/index.js';
+import type { Fault } from '@rxkube/apiserver';
 import {
   UpdateControl,
   type Context,

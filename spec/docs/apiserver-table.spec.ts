@@ -1,8 +1,8 @@
 /**
  * docs/apiserver.md's comparison table (rxkube's server vs a real kube-apiserver vs envtest vs
  * kwok) and its Guarantees table stay true: every row names the tests that pin it, as
- * `file.spec.ts: test title` (a bare file name is in spec/apiserver/, `dir/file.spec.ts` under
- * spec/; several separated by `; `, a title after `; ` without a file being in the same file),
+ * `file.spec.ts: test title` (a bare file name is in the server package's packages/apiserver/spec/,
+ * `dir/file.spec.ts` under spec/; several separated by `; `, a title after `; ` without a file being in the same file),
  * and each of those tests exists in spec/.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { expect } from 'chai';
 
 const root = new URL('../../', import.meta.url).pathname;
 const specDir = join(root, 'spec');
+const serverSpecDir = join(root, 'packages/apiserver/spec');
 
 interface SpecTitles {
   /** `it` titles (a template literal's `${...}` matches anything). */
@@ -53,6 +54,9 @@ function specFiles(): Map<string, string> {
   const files = new Map<string, string>();
   for (const e of readdirSync(specDir, { withFileTypes: true, recursive: true })) {
     if (e.isFile() && e.name.endsWith('.spec.ts')) files.set(relative(specDir, join(e.parentPath, e.name)), join(e.parentPath, e.name));
+  }
+  for (const e of readdirSync(serverSpecDir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile() && e.name.endsWith('.spec.ts')) files.set(join('apiserver', relative(serverSpecDir, join(e.parentPath, e.name))), join(e.parentPath, e.name));
   }
   return files;
 }
@@ -129,10 +133,10 @@ describe('docs/apiserver.md tables are pinned by tests that exist', () => {
     // A title may itself contain "; ": join a segment that names no test with the next one.
     for (let i = 0; i < tests.length; i++) {
       const pin = tests[i] as Pin;
-      // A bare file name is in spec/apiserver/, as the page says; a path is under spec/.
+      // A bare file name is in the server package's spec/, as the page says; a path is under spec/.
       const path = files.get(pin.file.includes('/') ? pin.file : join('apiserver', pin.file));
       if (path === undefined) {
-        found.push(`no spec/${pin.file.includes('/') ? '' : 'apiserver/'}${pin.file}`);
+        found.push(pin.file.includes('/') ? `no spec/${pin.file}` : `no packages/apiserver/spec/${pin.file}`);
         continue;
       }
       const titles = titlesOf(path);

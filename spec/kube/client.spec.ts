@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startApiServer } from '../../lib/apiserver/index.js';
+import { startApiServer } from '@rxkube/apiserver';
 import {
   classifyError,
   createKubeClient,

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
+import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { ConfigurationError } from '../../lib/core/index.js';
 import {
   builtinResources,

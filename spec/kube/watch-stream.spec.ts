@@ -2,7 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
+import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { createKubeClient, KubeApiError, openWatchStream } from '../../lib/kube/index.js';
 import { eventually } from '../../lib/testing/index.js';
 

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { firstValueFrom, filter, timeout } from 'rxjs';
-import { startApiServer } from '../../lib/apiserver/index.js';
+import { startApiServer } from '@rxkube/apiserver';
 import { createLeaderElector, type LeaderElector } from '../../lib/leader/index.js';
 import { consistently } from '../../lib/testing/index.js';
 

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
+import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { eventually } from '../../lib/testing/index.js';
 
 // A 3 s lease; candidates poll every 0.8–1.76 s, so polling alone would take up to 3 + 2 × 1.76 s.

@@ -3,7 +3,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { VirtualTimeScheduler } from 'rxjs';
-import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
+import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { createKubeClient, type KubeClient } from '../../lib/kube/index.js';
 import { createLogger, createMetrics, EventRecorder, type EventRecorderOptions, type RxkubeMetrics } from '../../lib/observe/index.js';
 import { capturingLogger } from '../controller/fixtures.js';

@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { UpdateControl, type Operator, type RegisteredController } from '../../lib/index.js';
 import type { ResourceClient } from '../../lib/kube/index.js';
 import type { ShardStatus } from '../../lib/sharding/index.js';
-import { eventually, startTestCluster, type TestCluster } from '../../lib/testing/index.js';
+import { eventually } from '../../lib/testing/index.js';
+import { startTestCluster, type TestCluster } from '../../lib/testing/cluster/index.js';
 import { overlaps, type TimelineRun } from './timeline.js';
 
 // Short durations so the test takes seconds (leases are written as whole seconds: 2 s).

@@ -3,7 +3,8 @@ import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { filter, firstValueFrom, timeout } from 'rxjs';
 import { ConfigurationError, UpdateControl, type Operator, type RegisteredController, type ShardingOptions } from '../../lib/index.js';
-import { eventually, startTestCluster, type TestCluster } from '../../lib/testing/index.js';
+import { eventually } from '../../lib/testing/index.js';
+import { startTestCluster, type TestCluster } from '../../lib/testing/cluster/index.js';
 
 const TIMING = { leaseDurationMs: 1_500, renewDeadlineMs: 1_000, retryPeriodMs: 200 };
 const CONFIGMAPS = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' } as const;

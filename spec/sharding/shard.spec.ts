@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { filter, firstValueFrom, timeout } from 'rxjs';
-import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
+import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { createKubeClient } from '../../lib/kube/index.js';
 import { memberLeaseName, Shard, shardingConfig, type ShardStatus } from '../../lib/sharding/index.js';
 

@@ -5,7 +5,8 @@ import { GenericRetry } from '../../lib/processing/index.js';
 import { UpdateControl, type Reconciler } from '../../lib/controller/index.js';
 import { customResourceDefinition, descriptorOf } from '../../lib/kube/index.js';
 import { createLogger } from '../../lib/observe/index.js';
-import { eventually, startTestCluster, type TestCluster } from '../../lib/testing/index.js';
+import { eventually } from '../../lib/testing/index.js';
+import { startTestCluster, type TestCluster } from '../../lib/testing/cluster/index.js';
 
 interface Gadget extends KubernetesObject {
   spec: { size: number };
