@@ -20,19 +20,22 @@ export interface Tarball {
 
 export const ROOT = new URL('../', import.meta.url).pathname;
 const packed = new Map<string, Promise<Tarball>>();
+/** Packs one at a time: each build writes the server's dist/, and a pack must not read it half written. */
+let last: Promise<unknown> = Promise.resolve();
 
 /** `npm pack` of a package of this repository (its prepare or prepack script builds dist/ first), into a directory of its own. */
 function pack(workspace: string | undefined): Promise<Tarball> {
   const key = workspace ?? '.';
   let tarball = packed.get(key);
   if (tarball === undefined) {
-    tarball = (async () => {
+    tarball = last.catch(() => undefined).then(async () => {
       const dir = mkdtempSync(join(tmpdir(), 'rxkube-tarball-'));
       const args = ['pack', '--json', '--pack-destination', dir, ...(workspace === undefined ? [] : ['--workspace', workspace])];
       const { stdout } = await promisify(execFile)('npm', args, { cwd: ROOT, maxBuffer: 64 * 1024 * 1024, timeout: 240_000 });
       const info = (JSON.parse(stdout.slice(stdout.indexOf('['))) as Omit<Tarball, 'path'>[])[0]!;
       return { ...info, path: join(dir, info.filename) };
-    })();
+    });
+    last = tarball;
     packed.set(key, tarball);
   }
   return tarball;

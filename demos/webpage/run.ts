@@ -2,11 +2,12 @@
  * The WebPage operator as it runs in a cluster (the image's entry point, demos/webpage/Dockerfile):
  * the in-cluster configuration (or KUBECONFIG), /healthz, /readyz and /metrics on HEALTH_PORT,
  * and a graceful stop on SIGTERM with exit code 0 (OB5). `--embedded` runs it against an embedded
- * API server instead, with the CRD installed and one page applied (what the image test does).
+ * API server instead, with the CRD installed and one page applied: the server is a dev dependency,
+ * loaded only then, so the image (production dependencies only) runs without it.
  */
 import { pathToFileURL } from 'node:url';
 import { Registry } from 'prom-client';
-import { startApiServer, type ApiServer } from '@rxkube/apiserver';
+import type { ApiServer } from '@rxkube/apiserver';
 import { createLogger, Operator } from '../../lib/index.js';
 import { createKubeClient, errorMessage, installCustomResourceDefinition, loadKubeConfig } from '../../lib/kube.js';
 import { parseFlags, UsageError } from '../cli.js';
@@ -31,7 +32,10 @@ export async function main(args: readonly string[]): Promise<number> {
   const logger = createLogger({ name: 'webpage-operator' });
   let server: ApiServer | undefined;
   try {
-    if (flags.embedded) server = await startApiServer({ port: 0, simulate: { deployments: { readyAfterMs: 500 } } });
+    if (flags.embedded) {
+      const { startApiServer } = await import('@rxkube/apiserver');
+      server = await startApiServer({ port: 0, simulate: { deployments: { readyAfterMs: 500 } } });
+    }
     const kubeConfig = server ? server.kubeConfig() : loadKubeConfig();
     if (server) {
       const client = createKubeClient(kubeConfig);
