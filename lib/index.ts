@@ -5,7 +5,7 @@
  * `rxkube/kube`; test helpers: `rxkube/testing` (marble tests) and `rxkube/testing/cluster` (against the embedded API server, `@rxkube/apiserver`).
  */
 export type { ResourceID, ResourceEvent, EventAction, ReconcileOutcome, ReconcileResult, ReconcileCause, RetryInfo } from './core/index.js';
-export { resourceKey, resourceIdOf, ConfigurationError, NoRetryError, RxkubeError } from './core/index.js';
+export { resourceKey, resourceIdOf, ConfigurationError, LeaseLostError, NoRetryError, RxkubeError } from './core/index.js';
 export {
   statusCondition,
   setStatusCondition,

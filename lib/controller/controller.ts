@@ -9,6 +9,7 @@ import { InformerPool, ReadYourWritesCache, type InformerLike } from '../sources
 import { resolveNamespaces, type ResolvedControllerConfig } from './config.js';
 import { controllerEvents } from './pipeline.js';
 import { gainedResources, memberLost, reportedToShard, runnableOnly } from './sharded.js';
+import { leaseGatedClient, type LeaseCheck } from './lease-gate.js';
 import { runOf } from './run.js';
 import { controllerInformers, ControllerSources, logInformerFailures, watching } from './sources.js';
 import type { EventSourceInfo, Reconciler } from './types.js';
@@ -23,6 +24,11 @@ export interface ControllerEnvironment {
   readonly informers?: InformerPool | undefined;
   /** SH1–SH4: this replica's membership when the controller is sharded; it runs only the resources the shard gives it. */
   readonly shard?: Shard | undefined;
+  /**
+   * OB4 with leader election: whether this instance leads at this very moment, judged on the
+   * clock (the elector's `holdsLease`); asked before each run starts and each write of a run.
+   */
+  readonly holdsLeadership?: LeaseCheck | undefined;
 }
 
 export const DEFAULT_STOP_TIMEOUT_MS = 30_000;
@@ -232,17 +238,19 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
         if (store) env.metrics.setCacheSize({ ...labels, source: event.source }, store.size);
       }),
     );
+    const shard = env.shard;
+    // A sharded controller runs on every member, leader or not: membership replaces leadership,
+    // so one operator can have a leader for cluster-wide controllers and shards for the others.
+    const holdsLease = shard ? () => shard.holdsLease() : env.holdsLeadership;
     const run = runOf(this.reconciler, config, {
-      client: env.client,
+      client: holdsLease ? leaseGatedClient(env.client, holdsLease) : env.client,
+      holdsLease,
       primaries: this.primaries,
       secondaries: this.sources,
       eventSources: this.sources,
       logger: env.logger,
       events: this.events,
     });
-    const shard = env.shard;
-    // A sharded controller runs on every member, leader or not: membership replaces leadership,
-    // so one operator can have a leader for cluster-wide controllers and shards for the others.
     const leading$ = shard ? of(true) : (env.leading$ ?? of(true));
     const measuredRun = env.metrics ? measured(run, env.metrics, labels) : run;
     const sharded$ = shard
@@ -261,6 +269,8 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
         // SH3: a due run (retry, reschedule) of a resource this member may no longer run is skipped.
         exists: (id) => (this.primaryInformer.store.has(id) || this.primaries.get(id) !== undefined) && (shard?.runnable(id) ?? true),
         active$: combineLatest([this.started$, leading$]).pipe(map(([started, leading]) => started && leading)),
+        // OB4: judged on the clock as each run starts; a leader past its renew deadline steps down here (active$ turns false).
+        mayStart: shard ? undefined : env.holdsLeadership,
         // OB4: leadership lost means runs in flight must stop acting before the lease can expire.
         abortRuns$: merge(leading$.pipe(pairwise(), filter(([was, is]) => was && !is)), memberLost$),
         probe: env.metrics ? (load) => env.metrics?.setQueued(labels, load.queued) : undefined,

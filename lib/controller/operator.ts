@@ -111,6 +111,7 @@ export class Operator {
       leading$: this.leading$,
       informers: this.informers,
       shard,
+      ...(this.options.leaderElection ? { holdsLeadership: () => this.elector?.holdsLease() ?? false } : {}),
     });
     this.controllers.push(controller as unknown as Controller<KubernetesObject>);
     facts.get(this)?.controllers.push(resolved as unknown as ResolvedControllerConfig<KubernetesObject>);

@@ -1,5 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ConfigurationError, isMarkedForDeletion, NoRetryError, requireKnownKeys, type ResourceID } from '../core/index.js';
+import { ConfigurationError, isMarkedForDeletion, NoRetryError, requireKnownKeys, resourceIdOf, resourceKey, type ResourceID } from '../core/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { createLogger, errorLogLevel, loggerFor, type Logger, type ResourceEvents } from '../observe/index.js';
 import type { RunContext, RunFn, RunResult } from '../processing/index.js';
@@ -8,6 +8,7 @@ import { ManagedWorkflowInvocation, type EventSourceRegistry } from '../workflow
 import { resolveRunConfig, type ResolvedRunConfig, type RunConfig } from './config.js';
 import { DeleteControl, ErrorStatusUpdateControl, UpdateControl } from './controls.js';
 import { hasFinalizer, needsFinalizer, primaryWriter, type PrimaryWriter } from './primary-writes.js';
+import { requireLease, type LeaseCheck } from './lease-gate.js';
 import { trackedClient, type TrackedClient } from './tracked-client.js';
 import type { Context, ControllerConfig, Reconciler } from './types.js';
 
@@ -37,6 +38,11 @@ export interface ReconcilerRunOptions<P extends KubernetesObject = KubernetesObj
   readonly logger?: Logger;
   /** Where `ctx.events` records Events about the primary (a registered controller's recorder). Default: Events are dropped. */
   readonly events?: { about(regarding: KubernetesObject, action: string): ResourceEvents };
+  /**
+   * SH1, OB4: asked right before the reconciler is called; false fails the run with a
+   * LeaseLostError instead (pass a client gated on it too: `leaseGatedClient`). Default: always held.
+   */
+  readonly holdsLease?: LeaseCheck;
 }
 
 const RUN_OPTIONS = {
@@ -53,6 +59,7 @@ const RUN_OPTIONS = {
   eventSources: true,
   logger: true,
   events: true,
+  holdsLease: true,
 } as const satisfies Record<keyof ReconcilerRunOptions, true>;
 
 /** What a run works with, besides its configuration. */
@@ -89,6 +96,7 @@ export function runOf<P extends KubernetesObject>(
     eventSources: deps.eventSources ?? noEventSources(config.name),
     logger: deps.logger ?? createLogger({ name: 'rxkube' }),
     events: deps.events ?? { about: () => NO_EVENTS },
+    holdsLease: deps.holdsLease ?? (() => true),
     writer: primaryWriter<P>({
       client: deps.client.resource<P>(config.descriptor),
       cache: deps.primaries,
@@ -134,11 +142,13 @@ interface Run<P extends KubernetesObject> {
   readonly logger: Logger;
   readonly events: NonNullable<ReconcilerRunOptions<P>['events']>;
   readonly writer: PrimaryWriter<P>;
+  readonly holdsLease: LeaseCheck;
 }
 
 async function reconcile<P extends KubernetesObject>(run: Run<P>, primary: P, ctx: Context<P>): Promise<RunResult | void> {
   const result = await ctx.workflow?.beforeReconcile();
   if (result && !run.reconciler.handlesWorkflowErrors) result.throwIfErrors();
+  requireLease(run.holdsLease, `reconcile of ${resourceKey(resourceIdOf(primary))}`);
   const control = (await run.reconciler.reconcile(primary, ctx)) ?? UpdateControl.noUpdate<P>();
   if (!(control instanceof UpdateControl)) {
     throw new TypeError(`${run.config.name}: reconcile must return an UpdateControl or nothing, got ${typeof control}`);
@@ -159,6 +169,7 @@ async function cleanup<P extends KubernetesObject>(run: Run<P>, primary: P, ctx:
   if (workflowResult && !reconciler.handlesWorkflowErrors) workflowResult.throwIfErrors();
   let control = DeleteControl.defaultDelete();
   if (reconciler.cleanup) {
+    requireLease(run.holdsLease, `cleanup of ${resourceKey(resourceIdOf(primary))}`);
     const returned = await reconciler.cleanup(primary, ctx);
     if (returned !== undefined && !(returned instanceof DeleteControl)) {
       throw new TypeError(`${config.name}: cleanup must return a DeleteControl or nothing`);

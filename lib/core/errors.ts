@@ -62,3 +62,14 @@ function safeJson(value: unknown): string {
     return String(value);
   }
 }
+
+/**
+ * A run, or a write on a run's behalf, refused because this replica cannot be sure it still holds
+ * its Lease (leader or shard member): its last successful renewal started a renew deadline ago or
+ * more. Nothing was sent. Whoever holds the Lease now runs the resource.
+ */
+export class LeaseLostError extends RxkubeError {
+  constructor(what: string) {
+    super(`${what}: refused, the lease was not renewed within the renew deadline`);
+  }
+}

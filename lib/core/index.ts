@@ -14,7 +14,7 @@ export type {
   RetryInfo,
 } from './outcome.js';
 export { underlyingCause } from './outcome.js';
-export { ConfigurationError, NoRetryError, RxkubeError, describeError, describeValue } from './errors.js';
+export { ConfigurationError, LeaseLostError, NoRetryError, RxkubeError, describeError, describeValue } from './errors.js';
 export {
   requireFunction,
   requireKnownKeys,

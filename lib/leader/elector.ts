@@ -164,6 +164,8 @@ export class LeaderElector {
   /** Set while a candidate waits: re-plans the wait when a new record is seen. */
   private onObservation: (() => void) | undefined;
   private watchHandle: WatchHandle | undefined;
+  /** While leading: when the last successful attempt started, and how to end the term. */
+  private term: { renewedAt: number; readonly end: AbortController } | undefined;
 
   constructor(options: LeaderElectionOptions) {
     this.config = leaderElectionConfig(options);
@@ -180,6 +182,22 @@ export class LeaderElector {
 
   get isLeader(): boolean {
     return this.leader.value;
+  }
+
+  /**
+   * Whether this instance may act as leader at this very moment: it leads, and its last successful
+   * renewal started less than the renew deadline ago, judged on the clock now rather than by the
+   * deadline's timer. A process frozen past its lease (SIGSTOP, a long GC pause) wakes with timers
+   * of every kind due at once, in whatever order the runtime fires them; asked first, this steps
+   * down at once (isLeader$ emits false) and answers false.
+   */
+  holdsLease(): boolean {
+    if (!this.leader.value) return false;
+    const term = this.term;
+    if (term !== undefined && this.scheduler.now() - term.renewedAt < this.config.renewDeadlineMs) return true;
+    this.setLeader(false, `no renewal within the renew deadline of ${this.config.renewDeadlineMs} ms`);
+    term?.end.abort();
+    return false;
   }
 
   /** Starts campaigning (idempotent). */
@@ -276,18 +294,26 @@ export class LeaderElector {
    * the server stored the renewal, so it always falls before anyone else sees the lease expire.
    */
   private async lead(acquiredAt: number, stop: AbortSignal): Promise<void> {
-    const term = new AbortController();
-    const signal = AbortSignal.any([stop, term.signal]);
+    const term = { renewedAt: acquiredAt, end: new AbortController() };
+    this.term = term;
+    const signal = AbortSignal.any([stop, term.end.signal]);
     let deadline: { unsubscribe(): void } | undefined;
     const armDeadline = (renewedAt: number) => {
+      term.renewedAt = renewedAt;
       deadline?.unsubscribe();
       const delay = Math.max(0, renewedAt + this.config.renewDeadlineMs - this.scheduler.now());
       deadline = this.scheduler.schedule(() => {
         this.setLeader(false, `no renewal within the renew deadline of ${this.config.renewDeadlineMs} ms`);
-        term.abort();
+        term.end.abort();
       }, delay);
     };
     armDeadline(acquiredAt);
+    // An acquisition that started a renew deadline ago (the process was frozen while it was on its way) is no term.
+    if (this.scheduler.now() - acquiredAt >= this.config.renewDeadlineMs) {
+      deadline?.unsubscribe();
+      this.term = undefined;
+      return;
+    }
     this.setLeader(true, 'acquired the lease');
     try {
       while (!signal.aborted) {
@@ -304,6 +330,7 @@ export class LeaderElector {
       }
     } finally {
       deadline?.unsubscribe();
+      if (this.term === term) this.term = undefined;
       if (!stop.aborted) this.setLeader(false, 'lost the lease');
     }
   }

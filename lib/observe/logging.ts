@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
-import { isRecord } from '../core/index.js';
+import { isRecord, LeaseLostError } from '../core/index.js';
 import { classifyError } from '../kube/index.js';
 
 export type { Logger } from 'pino';
@@ -65,6 +65,8 @@ export function loggerFor(base: Logger, controllerName: string, obj: unknown): L
  * retried outcome of optimistic concurrency: info. Throttling and transient failures: warn.
  */
 export function errorLogLevel(err: unknown): 'info' | 'warn' | 'error' {
+  // A lease lost is the framework keeping a second owner out, not a failure of the run.
+  if (err instanceof LeaseLostError) return 'warn';
   switch (classifyError(err)) {
     case 'conflict':
       return 'info';

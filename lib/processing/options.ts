@@ -64,6 +64,12 @@ export interface ReconcileOptions {
   readonly active$?: Observable<boolean>;
   /** Each emission aborts the signal of every run in flight (OB4: leadership lost); the runs still settle. */
   readonly abortRuns$?: Observable<unknown>;
+  /**
+   * Asked at the moment each due run would start: false holds it back, as `active$` false does
+   * (OB4: leadership judged on the clock at each decision, not only when a timer says it ended).
+   * Whoever answers false must also make `active$` emit false, or nothing starts the run later.
+   */
+  readonly mayStart?: () => boolean;
   /** Called with the new load whenever it changes (for metrics gauges). */
   readonly probe?: (load: SchedulingLoad) => void;
 }
@@ -78,6 +84,7 @@ const RECONCILE_OPTIONS = {
   exists: true,
   active$: true,
   abortRuns$: true,
+  mayStart: true,
   probe: true,
 } as const satisfies Record<keyof ReconcileOptions, true>;
 
@@ -96,6 +103,7 @@ export interface ResolvedReconcileOptions {
   readonly exists: ((id: ResourceID) => boolean) | undefined;
   readonly active$: Observable<boolean> | undefined;
   readonly abortRuns$: Observable<unknown> | undefined;
+  readonly mayStart: (() => boolean) | undefined;
   readonly probe: ((load: SchedulingLoad) => void) | undefined;
 }
 
@@ -132,6 +140,7 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
     throw new ConfigurationError('abortRuns$', `must be an Observable, got ${describeValue(options.abortRuns$)}`);
   }
   const probe = options.probe === undefined ? undefined : requireFunction('probe', options.probe);
+  const mayStart = options.mayStart === undefined ? undefined : requireFunction('mayStart', options.mayStart);
   return {
     scheduler,
     maxConcurrentReconciliations,
@@ -141,6 +150,7 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
     exists,
     active$: options.active$,
     abortRuns$: options.abortRuns$,
+    mayStart,
     probe,
   };
 }

@@ -275,6 +275,7 @@ export class ResourceScheduler {
     this.pumping = true;
     try {
       while (this.active && !this.closed && this.running < this.options.maxConcurrentReconciliations) {
+        if (this.ready.size === 0 || this.options.mayStart?.() === false) break;
         const state = this.ready.shift();
         if (!state) break;
         this.start(state);

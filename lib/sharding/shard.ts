@@ -17,7 +17,7 @@ import {
   viewOf,
   type HandoverState,
 } from './handover.js';
-import { acksOf, liveMembers, nextExpiry, observeLeases, SHARD_GROUP_LABEL, SHARD_VIEW_ANNOTATION, type MemberObservation } from './members.js';
+import { acksOf, liveMembers, observeLeases, SHARD_GROUP_LABEL, SHARD_VIEW_ANNOTATION, type MemberObservation } from './members.js';
 import { hash53 } from './rendezvous.js';
 
 export interface ShardStatus {
@@ -111,6 +111,23 @@ export class Shard {
   /** Names of dead members' Leases with a delete under way. */
   private readonly deleting = new Set<string>();
   private member = false;
+  /** When the last successful renewal started (the renew deadline counts from it). */
+  private renewedAt = 0;
+  /** Our last stored renewal: its resourceVersion, and when its request started. */
+  private written: { readonly resourceVersion: string | undefined; readonly startedAt: number } | undefined;
+  /**
+   * The start of the latest renewal of ours the group's watch has delivered back: every change of
+   * the Leases stored before that renewal has been seen by then. Members are judged expired at
+   * this time, never at `now` — a replica that did not watch (frozen, or a watch that lags) has
+   * not seen the renewals it missed, and would count live members dead.
+   */
+  private watchedUntil = Number.NEGATIVE_INFINITY;
+  /**
+   * The start of the renewal that made us a member (again). Until the watch has delivered one of
+   * ours from then on, what we know of the group may be from before a pause or a cut — acks of an
+   * old view among them — and no view or gate is judged from it.
+   */
+  private joinedAt = Number.POSITIVE_INFINITY;
   private handovers = 0;
   /** The view id to write on our Lease ('' until the first view we drained for). */
   private ack = '';
@@ -119,7 +136,6 @@ export class Shard {
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private deadline: Subscription | undefined;
-  private expiry: Subscription | undefined;
   private echo: Subscription | undefined;
   private subscription: Subscription | undefined;
 
@@ -149,17 +165,31 @@ export class Shard {
 
   /** Whether the member Lease was renewed within the renew deadline (SH1). */
   get isMember(): boolean {
-    return this.member;
+    return this.holdsLease();
   }
 
-  /** Whether this member may start a run of `id` now (SH2, SH3). */
+  /**
+   * SH1 at the moment of a decision: a member whose last successful renewal started a renew
+   * deadline ago or more leaves the group now and answers false, whether or not the deadline's
+   * timer has fired. A process frozen past its lease wakes with retry, reschedule and deadline
+   * timers all due at once, fired in whatever order the runtime picks; each of them asks this
+   * (through `runnable`) before it acts.
+   */
+  holdsLease(): boolean {
+    if (!this.member) return false;
+    if (this.scheduler.now() - this.renewedAt < this.config.renewDeadlineMs) return true;
+    this.leave(`no renewal within ${this.config.renewDeadlineMs} ms`);
+    return false;
+  }
+
+  /** Whether this member may start a run of `id` now (SH1–SH3). */
   runnable(id: ResourceID): boolean {
-    return this.member && isRunnable(this.state, resourceKey(id));
+    return this.holdsLease() && isRunnable(this.state, resourceKey(id));
   }
 
   /** Whether `id` is this member's in its current view (for metrics: owned resources). */
   owns(id: ResourceID): boolean {
-    return this.member && isOwned(this.state, resourceKey(id));
+    return this.holdsLease() && isOwned(this.state, resourceKey(id));
   }
 
   /** Records a run of `id` in flight until the returned function is called (drains wait for it). */
@@ -202,7 +232,6 @@ export class Shard {
     this.leave('stopped', true);
     this.subscription?.unsubscribe();
     this.informer.stop();
-    this.expiry?.unsubscribe();
     this.echo?.unsubscribe();
     const bounded = this.bounded(new AbortController().signal);
     try {
@@ -256,16 +285,19 @@ export class Shard {
   private onLeases(): void {
     if (!this.informer.hasSynced()) return;
     this.members = observeLeases(this.members, this.informer.store.list(), this.scheduler.now());
+    const own = this.informer.store.get({ name: this.leaseName, namespace: this.config.namespace });
+    if (this.written !== undefined && own?.metadata?.resourceVersion === this.written.resourceVersion) {
+      this.watchedUntil = Math.max(this.watchedUntil, this.written.startedAt);
+    }
     this.evaluate();
   }
 
   /** Re-judges the view, the gate and our acknowledgement from what we know now. */
   private evaluate(): void {
-    const now = this.scheduler.now();
     const before = this.state;
-    if (this.member) {
-      this.state = viewChanged(this.state, viewOf(liveMembers(this.members, now)));
-      this.state = acksObserved(this.state, acksOf(this.members, now));
+    if (this.holdsLease() && this.watchedUntil >= this.joinedAt) {
+      this.state = viewChanged(this.state, viewOf(liveMembers(this.members, this.watchedUntil)));
+      this.state = acksObserved(this.state, acksOf(this.members, this.watchedUntil));
       if (this.state.open !== before.open) this.handovers++;
       const ack = acknowledgeable(this.state, this.inFlight.keys());
       if (ack !== undefined && ack !== this.ack) {
@@ -274,14 +306,13 @@ export class Shard {
       }
     }
     this.changed(before);
-    this.armExpiry(now);
-    this.deleteDeadLeases(now);
+    this.deleteDeadLeases(this.watchedUntil);
     this.publish();
   }
 
-  /** SH4: deletes, with its resourceVersion as precondition, each Lease unchanged for DEAD_LEASE_DURATIONS. */
+  /** SH4: deletes, with its resourceVersion as precondition, each Lease seen unchanged for DEAD_LEASE_DURATIONS (until `watchedUntil`). */
   private deleteDeadLeases(now: number): void {
-    if (!this.member) return;
+    if (!this.holdsLease()) return;
     for (const lease of this.informer.store.list()) {
       const name = lease.metadata?.name;
       const seen = this.members.get(lease.spec?.holderIdentity ?? '');
@@ -313,12 +344,6 @@ export class Shard {
     this.changes.next({ wasRunnable: (id) => member && isRunnable(before, resourceKey(id)) });
   }
 
-  private armExpiry(now: number): void {
-    this.expiry?.unsubscribe();
-    const at = nextExpiry(this.members, now);
-    if (at !== undefined) this.expiry = this.scheduler.schedule(() => this.evaluate(), Math.max(0, at - now));
-  }
-
   /** SH1: membership ends when no renewal succeeded within the renew deadline; nothing runs until it is renewed and handed over again. */
   private leave(reason: string, asked = false): void {
     this.deadline?.unsubscribe();
@@ -338,16 +363,22 @@ export class Shard {
     while (!stop.aborted) {
       const startedAt = this.scheduler.now();
       const ack = this.ack;
-      if (await this.renew(ack, stop)) {
+      // A renewal that started a renew deadline ago (the process was frozen while it was on its way) proves nothing.
+      if ((await this.renew(ack, stop)) && this.scheduler.now() - startedAt < this.config.renewDeadlineMs) {
         // The deadline counts from before the server stored the renewal, so it falls before anyone sees the lease expire.
+        this.renewedAt = startedAt;
+        this.written = { resourceVersion: this.lease?.metadata?.resourceVersion, startedAt };
         this.deadline?.unsubscribe();
         this.deadline = this.scheduler.schedule(() => this.leave(`no renewal within ${this.config.renewDeadlineMs} ms`), Math.max(0, this.config.renewDeadlineMs - (this.scheduler.now() - startedAt)));
         this.expectEcho();
         if (!this.member) {
           this.member = true;
+          this.joinedAt = startedAt;
           this.log?.info('joined the shard group');
-          this.evaluate();
         }
+        // The watch may have delivered this renewal before its answer came: judge the members now.
+        this.onLeases();
+        if (!this.informer.hasSynced()) this.evaluate();
       }
       if (this.ack !== ack && !stop.aborted) continue;
       await this.sleep(this.config.retryPeriodMs, stop);
