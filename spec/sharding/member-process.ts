@@ -8,6 +8,8 @@
  * With `leaderLease`, the operator also runs leader election on that Lease and a second,
  * cluster-wide controller (not sharded) of the ConfigMaps labelled `shard-test=global`, and prints
  * each change of leadership ({identity, leader, at}).
+ *
+ * With RXKUBE_TEST_RESCHEDULE_MS set, every run asks to run again after that many ms (periodic reschedules).
  */
 import { KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { appendFileSync } from 'node:fs';
@@ -18,6 +20,7 @@ const [url, identity, timeline, leaseMs, deadlineMs, retryMs, leaderLease] = pro
 if (!url || !identity || !timeline) throw new Error('usage: member-process.ts <serverUrl> <identity> <timelineFile> <leaseMs> <deadlineMs> <retryMs> [leaderLease]');
 const kubeConfig = new KubeConfig();
 kubeConfig.loadFromClusterAndUser({ name: 'embedded', server: url, skipTLSVerify: true }, { name: 'test', token: 'test' });
+const rescheduleMs = process.env['RXKUBE_TEST_RESCHEDULE_MS'] === undefined ? undefined : Number(process.env['RXKUBE_TEST_RESCHEDULE_MS']);
 const timing = { leaseDurationMs: Number(leaseMs), renewDeadlineMs: Number(deadlineMs), retryPeriodMs: Number(retryMs) };
 
 const operator = new Operator({
@@ -34,7 +37,8 @@ const reconciler = (controller: string) => ({
     await sleep(5 + Math.floor(Math.random() * 20));
     const line = { member: identity, resource: configMap.metadata?.name, start, end: Date.now(), value: Number(configMap.data?.['value'] ?? -1), controller };
     appendFileSync(timeline, `${JSON.stringify(line)}\n`);
-    return UpdateControl.noUpdate<V1ConfigMap>();
+    const control = UpdateControl.noUpdate<V1ConfigMap>();
+    return rescheduleMs === undefined ? control : control.rescheduleAfter(rescheduleMs);
   },
 });
 const registered = operator.register<V1ConfigMap>(reconciler('per-resource'), {
