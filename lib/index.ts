@@ -27,6 +27,7 @@ export type {
   Reconciler,
   RegisteredController,
   SecondaryConfig,
+  SourceErrorOptions,
   TrackedClient,
 } from './controller/index.js';
 

@@ -5,6 +5,7 @@ import { resolveDescriptor, type FieldSelector, type LabelSelector, type Resolve
 import type { SourceError } from '../sources/index.js';
 import { resolveReconcileOptions, type ResolvedReconcileOptions } from '../processing/index.js';
 import type { Workflow } from '../workflow/index.js';
+import { resolveSourceErrorOptions, type ResolvedSourceErrorOptions } from './contained-source.js';
 import type { Context, ControllerConfig, EventSourceLike, InformerTuning, Reconciler, SecondaryConfig } from './types.js';
 
 export const DEFAULT_CACHE_SYNC_TIMEOUT_MS = 2 * 60 * 1000;
@@ -48,6 +49,7 @@ export interface ResolvedControllerConfig<P extends KubernetesObject> extends Re
   readonly secondaries: readonly ResolvedSecondary<P>[];
   /** `config.sources` as Observables, with the `stop()` of those that have one. */
   readonly sources: readonly ResolvedSource[];
+  readonly sourceErrors: ResolvedSourceErrorOptions;
   readonly generationAware: boolean;
   readonly cacheSyncTimeoutMs: number;
   readonly stopOnInformerErrorDuringStartup: boolean;
@@ -56,6 +58,8 @@ export interface ResolvedControllerConfig<P extends KubernetesObject> extends Re
 
 /** An entry of `ControllerConfig.sources` as Observables. */
 export interface ResolvedSource {
+  /** The source's own `name`, else `sources[i]`: what logs, metrics and /readyz call it. */
+  readonly name: string;
   readonly events$: Observable<ResourceEvent>;
   readonly errors$?: Observable<SourceError>;
   readonly stop?: () => void;
@@ -80,6 +84,7 @@ const CONTROLLER_OPTIONS = {
   fieldSelector: true,
   secondaries: true,
   sources: true,
+  sourceErrors: true,
   retry: true,
   rateLimiter: true,
   maxReconciliationInterval: true,
@@ -155,6 +160,7 @@ export function resolveControllerConfig<P extends KubernetesObject>(
     informer: config.informer ?? {},
     secondaries,
     sources: (config.sources ?? []).map(resolveSource),
+    sourceErrors: resolveSourceErrorOptions(config.sourceErrors),
     generationAware: config.generationAware ?? true,
     cacheSyncTimeoutMs,
     stopOnInformerErrorDuringStartup: config.stopOnInformerErrorDuringStartup ?? true,
@@ -211,10 +217,12 @@ export function resolveNamespaces(option: string, namespaces: unknown): 'all' | 
 }
 
 function resolveSource(source: EventSourceLike, i: number): ResolvedSource {
-  if (isObservable(source)) return { events$: source };
+  if (isObservable(source)) return { name: `sources[${i}]`, events$: source };
   if (source !== null && typeof source === 'object' && isObservable(source.events$)) {
     const errors$ = (source as { errors$?: unknown }).errors$;
+    const name = (source as { name?: unknown }).name;
     return {
+      name: typeof name === 'string' && name !== '' ? name : `sources[${i}]`,
       events$: source.events$,
       ...(isObservable(errors$) ? { errors$: errors$ as Observable<SourceError> } : {}),
       ...(typeof source.stop === 'function' ? { stop: () => source.stop?.() } : {}),

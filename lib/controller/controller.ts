@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { BehaviorSubject, combineLatest, EMPTY, filter, map, merge, type Observable, of, pairwise, Subject, type Subscription, take, takeUntil, tap } from 'rxjs';
-import { ConfigurationError, describeError, isMarkedForDeletion, resourceIdOf, resourceKey, type ReconcileOutcome } from '../core/index.js';
+import { ConfigurationError, describeError, isMarkedForDeletion, resourceIdOf, resourceKey, type ReconcileOutcome, type ResourceEvent } from '../core/index.js';
 import { classifyError, errorMessage, type KubeClient } from '../kube/index.js';
 import { controllerLabels, errorLogLevel, EventRecorder, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { reconcileEach, type RunFn, type RunResult } from '../processing/index.js';
@@ -9,6 +9,7 @@ import { InformerPool, ReadYourWritesCache, type InformerLike } from '../sources
 import { resolveNamespaces, type ResolvedControllerConfig } from './config.js';
 import { controllerEvents } from './pipeline.js';
 import { gainedResources, memberLost, reportedToShard, runnableOnly } from './sharded.js';
+import { containedSource } from './contained-source.js';
 import { leaseGatedClient, type LeaseCheck } from './lease-gate.js';
 import { runOf } from './run.js';
 import { controllerInformers, ControllerSources, logInformerFailures, watching } from './sources.js';
@@ -73,6 +74,8 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   private drained: Promise<void> | undefined;
   /** Why processing died (a bug or a broken policy): nothing runs any more, see `liveness`. */
   private failure: unknown;
+  /** User sources whose Observable errored and that are not subscribed again yet (or left stopped), with the error. */
+  private readonly failedSources = new Map<string, unknown>();
   private state: 'new' | 'starting' | 'running' | 'stopped' = 'new';
 
   constructor(
@@ -101,10 +104,12 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     });
     this.primaries = new ReadYourWritesCache(this.primaryInformer);
     logInformerFailures(this.logger, this.primaryInformer);
+    const labels = controllerLabels(config.name, config.descriptor);
     for (const source of config.sources) {
-      source.errors$?.subscribe(({ source: name, error, id }) =>
-        this.logger[errorLogLevel(error)]({ source: name, err: error, ...(id ? { resource: id } : {}) }, 'event source failed'),
-      );
+      source.errors$?.subscribe(({ source: name, error, id }) => {
+        env.metrics?.sourceError({ ...labels, source: source.name });
+        this.logger[errorLogLevel(error)]({ source: name, err: error, ...(id ? { resource: id } : {}) }, 'event source failed');
+      });
     }
     this.sources = new ControllerSources({ config, informerFor, logger: this.logger, primaryInformer: this.primaryInformer });
   }
@@ -123,7 +128,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     return [
       { name: this.name, type: 'primary', ...watching(this.primaryInformer) },
       ...this.sources.list(),
-      ...this.config.sources.map((_source, i): EventSourceInfo => ({ name: `sources[${i}]`, type: 'custom' })),
+      ...this.config.sources.map((source): EventSourceInfo => ({ name: source.name, type: 'custom' })),
     ];
   }
 
@@ -206,6 +211,10 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   readiness(): HealthCheckResult {
     const alive = this.liveness();
     if (!alive.ok) return alive;
+    if (this.config.sourceErrors.affectsReadiness && this.failedSources.size > 0) {
+      const [name, error] = this.failedSources.entries().next().value as [string, unknown];
+      return { ok: false, reason: `${this.name}: event source ${name} failed: ${describeError(error)}` };
+    }
     if (this.env.shard && !this.env.shard.isMember) return { ok: false, reason: `${this.name}: not a member of its shard group (its member Lease is not renewed)` };
     for (const inf of this.informers()) {
       if (!inf.hasSynced()) return { ok: false, reason: `${this.name}: ${inf.name} has not synced` };
@@ -226,7 +235,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     const labels = controllerLabels(config.name, config.descriptor);
     const events$ = controllerEvents(this.primaries, {
       name: config.name,
-      sources: [this.sources.events$, ...config.sources.map((s) => s.events$)],
+      sources: [this.sources.events$, ...config.sources.map((s) => this.contained(s))],
       generationAware: config.generationAware,
       finalizerName: config.usesFinalizer ? config.finalizerName : undefined,
     }).pipe(
@@ -276,6 +285,26 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
         probe: env.metrics ? (load) => env.metrics?.setQueued(labels, load.queued) : undefined,
       }),
     );
+  }
+
+  /** ES5: a user source that errors is reported and subscribed again after a backoff (or left stopped); the controller goes on. */
+  private contained(source: ResolvedControllerConfig<P>['sources'][number]): Observable<ResourceEvent> {
+    const { config, env } = this;
+    const labels = { ...controllerLabels(config.name, config.descriptor), source: source.name };
+    return containedSource(source.events$, {
+      policy: config.sourceErrors,
+      scheduler: config.scheduling.scheduler,
+      onError: (error, attempt, retryInMs) => {
+        this.failedSources.set(source.name, error);
+        env.metrics?.sourceError(labels);
+        const message = retryInMs === undefined ? 'event source failed; left stopped' : 'event source failed; subscribing again after a backoff';
+        this.logger.error({ source: source.name, err: error, attempt, ...(retryInMs === undefined ? {} : { retryInMs }) }, message);
+      },
+      onResubscribe: () => {
+        this.failedSources.delete(source.name);
+        this.logger.info({ source: source.name }, 'event source subscribed again');
+      },
+    });
   }
 
   /** SH1–SH4 metrics: members at each change of the shard, handovers as they complete, owned primaries at each scrape. */

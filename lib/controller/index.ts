@@ -1,5 +1,6 @@
 export { DeleteControl, ErrorStatusUpdateControl, UpdateControl, type PrimaryWrite } from './controls.js';
 export type { Context, ControllerConfig, EventSourceInfo, EventSourceLike, InformerTuning, Reconciler, RegisteredController, SecondaryConfig } from './types.js';
+export type { SourceErrorOptions } from './contained-source.js';
 export {
   DEFAULT_CACHE_SYNC_TIMEOUT_MS,
   defaultFinalizerName,

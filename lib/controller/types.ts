@@ -20,6 +20,7 @@ import type {
 import type { EventSourceRegistry, ManagedWorkflowInvocation, Workflow, WorkflowBuilder } from '../workflow/index.js';
 import type { ShardingOptions, ShardStatus } from '../sharding/index.js';
 import type { DeleteControl, ErrorStatusUpdateControl, UpdateControl } from './controls.js';
+import type { SourceErrorOptions } from './contained-source.js';
 import type { TrackedClient } from './tracked-client.js';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -99,7 +100,7 @@ export interface SecondaryConfig<S extends KubernetesObject = KubernetesObject, 
 }
 
 /** What `ControllerConfig.sources` takes. */
-export type EventSourceLike = Observable<ResourceEvent> | { readonly events$: Observable<ResourceEvent>; stop?(): void };
+export type EventSourceLike = Observable<ResourceEvent> | { readonly events$: Observable<ResourceEvent>; readonly name?: string; stop?(): void };
 
 /** Informer tuning shared by every source of a controller (mostly for tests). */
 export interface InformerTuning {
@@ -135,6 +136,12 @@ export interface ControllerConfig<P extends KubernetesObject = KubernetesObject>
    * trigger primaries that exist (EP4); a source with `stop()` is stopped with the controller.
    */
   readonly sources?: readonly EventSourceLike[];
+  /**
+   * What happens when one of `sources` errors (its Observable, a polling fetch that throws, a
+   * mapper in it): logged with the source's name and counted; by default subscribed again after a
+   * backoff. The other sources and the runs go on either way.
+   */
+  readonly sourceErrors?: SourceErrorOptions;
   /** EP7; `false` disables retries. Default `GenericRetry.defaults()`. */
   readonly retry?: Retry | false;
   /** EP11; default none. */

@@ -49,6 +49,8 @@ export interface RxkubeMetrics {
   setQueued(labels: ControllerLabels, count: number): void;
   setActive(labels: ControllerLabels, count: number): void;
   setCacheSize(labels: CacheLabels, size: number): void;
+  /** A controller's event source failed: its Observable errored, or it reported a failure (a fetch, a mapper). */
+  sourceError(labels: CacheLabels): void;
   setLeader(isLeader: boolean): void;
   /** `ctx.events.normal/warning` was called (also when the write is then held back or fails). */
   eventRecorded(labels: ControllerLabels, type: 'Normal' | 'Warning'): void;
@@ -113,6 +115,7 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}):
   const queued = gauge('reconciliations_queued', 'Resources waiting for a run', CONTROLLER_LABELS);
   const events = counter('events_received_total', 'Events received, by source and action', [...CONTROLLER_LABELS, 'source', 'action']);
   const cacheSize = gauge('cache_size', 'Objects in a source cache', [...CONTROLLER_LABELS, 'source']);
+  const sourceErrors = counter('source_errors_total', 'Failures of an event source (an error of its Observable, a failed fetch, a mapper that threw), by source', [...CONTROLLER_LABELS, 'source']);
   const eventsRecorded = counter('events_recorded_total', 'Kubernetes Events recorded about primaries, by type', [...CONTROLLER_LABELS, 'type']);
   const eventsDropped = counter('events_dropped_total', 'Kubernetes Event occurrences that never reached the API, by cause', [...CONTROLLER_LABELS, 'cause']);
   const shardMembers = gauge('shard_members', 'Live members of a sharded controller, as this replica sees them', CONTROLLER_LABELS);
@@ -173,6 +176,9 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}):
     },
     setCacheSize(labels, size) {
       cacheSize.set({ ...pick(labels), source: labels.source }, size);
+    },
+    sourceError(labels) {
+      sourceErrors.inc({ ...pick(labels), source: labels.source });
     },
     setLeader(isLeader) {
       leader.set(isLeader ? 1 : 0);

@@ -3,8 +3,8 @@ import {
   asyncScheduler,
   catchError,
   EMPTY,
+  defer,
   exhaustMap,
-  from,
   map,
   mergeMap,
   Observable,
@@ -58,7 +58,8 @@ export class PollingSource<R> {
     const equals = options.equals ?? isDeepStrictEqual;
     this.events$ = timer(0, options.intervalMs, scheduler).pipe(
       exhaustMap(() =>
-        from(options.fetch()).pipe(
+        // defer: a fetch that throws instead of rejecting is a failed fetch too, not the end of polling.
+        defer(() => options.fetch()).pipe(
           catchError((error: unknown) => {
             this.failures.next({ source: this.name, error });
             return EMPTY;
@@ -149,7 +150,7 @@ export class PerResourcePollingSource<R> {
     if (this.polls.has(key)) return;
     const poll = timer(0, this.options.intervalMs, this.scheduler).pipe(
       exhaustMap(() =>
-        from(this.options.fetch(id)).pipe(
+        defer(() => this.options.fetch(id)).pipe(
           map((resource) => ({ resource })),
           catchError((error: unknown) => {
             this.failures.next({ source: this.name, error: new Error(`${this.name}: fetch for ${key} failed: ${describeError(error)}`, { cause: error }), id });
