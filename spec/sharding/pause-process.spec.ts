@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
+import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { createKubeClient, type ResourceClient } from '../../lib/kube/index.js';
 import { eventually } from '../../lib/testing/index.js';
 import { overlaps, type TimelineRun } from './timeline.js';
