@@ -1,11 +1,18 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isMarkedForDeletion } from '../core/index.js';
-import { classifyError, refOf, type ResourceClient } from '../kube/index.js';
+import { isDeepStrictEqual } from 'node:util';
+import { classifyError, refOf, type JsonPatchOperation, type ResourceClient } from '../kube/index.js';
 import { newerOf, type ReadYourWritesCache, type WriteIntent } from '../sources/index.js';
 import { createMergePatch } from './merge-patch.js';
 
-/** How the controller writes its primary; one per controller. */
+/**
+ * How the controller writes its primary; one per controller. Every write is bound to the uid of
+ * the primary it was computed from, so that it never lands on a successor re-created under the
+ * same name while the cache still shows the old one.
+ */
 export interface PrimaryWriter<P extends KubernetesObject> {
+  /** Whether the object stored under `primary`'s name is `primary` itself (same uid), not gone or re-created: read from the API. */
+  isLive(primary: P, signal?: AbortSignal): Promise<boolean>;
   // Every write takes the run's signal: a run aborted (stop, lost leadership) does not wait on the API.
   addFinalizer(primary: P, signal?: AbortSignal): Promise<P>;
   /** FZ3: removes our finalizer; on 409/422 re-reads and tries again, up to 10 times. */
@@ -52,9 +59,15 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
   };
 
   return {
+    async isLive(primary, signal) {
+      const live = await client.find(refOf(primary), { signal });
+      return live !== undefined && live.metadata?.uid === primary.metadata?.uid;
+    },
+
     async addFinalizer(primary, signal) {
       const finalizers = [...(primary.metadata?.finalizers ?? []), finalizerName];
-      // resourceVersion makes this an optimistic write: a concurrent finalizer change is a 409, not lost.
+      // resourceVersion makes this an optimistic write: a concurrent finalizer change is a 409, not lost
+      // (and a successor re-created under the name never has it: the write is bound to this object).
       const patch = { metadata: { finalizers, resourceVersion: primary.metadata?.resourceVersion } };
       return write(primary, () => client.mergePatch(refOf(primary), patch, { fieldManager, signal }), 'conditional');
     },
@@ -67,17 +80,15 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
         const path = `/metadata/finalizers/${index}`;
         try {
           const ref = refOf(current);
-          return await write(
-            current,
-            () => client.jsonPatch(ref, [{ op: 'test', path, value: finalizerName }, { op: 'remove', path }], { fieldManager, signal }),
-            'finalizer',
-          );
+          const ops = [...uidTest(primary), { op: 'test', path, value: finalizerName }, { op: 'remove', path }] as const;
+          return await write(current, () => client.jsonPatch(ref, [...ops], { fieldManager, signal }), 'finalizer');
         } catch (err) {
           const kind = classifyError(err);
           if (kind === 'notFound') return undefined;
           if ((kind !== 'conflict' && kind !== 'invalid') || attempt >= FINALIZER_REMOVAL_ATTEMPTS) throw err;
           current = await client.find(refOf(current), { signal });
-          if (!current) return undefined;
+          // Gone, or a successor under the same name: its finalizer is not this cleanup's to remove.
+          if (!current || current.metadata?.uid !== primary.metadata?.uid) return undefined;
         }
       }
     },
@@ -85,6 +96,8 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
     async patchResource(original, updated, signal) {
       const intent = withoutStatus(withoutServerMetadata(updated));
       if (options.usesFinalizer) ensureFinalizer(intent, finalizerName);
+      // With resourceVersion the write lands on `original` only; the uid says so where there is none (and an API server checks it as immutable).
+      bindToUid(intent, original);
       // Optimistic, as JOSDK's resource updates: computed from `original`, it must land on it (ES4).
       const resourceVersion = original.metadata?.resourceVersion;
       if (options.strategy === 'apply') {
@@ -99,13 +112,46 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
     async patchStatus(original, updated, signal) {
       const status = statusOf(updated, original, options.observedGeneration);
       if (options.strategy === 'apply') {
-        const intent = { apiVersion: original.apiVersion, kind: original.kind, metadata: { name: original.metadata?.name, namespace: original.metadata?.namespace }, status } as unknown as P;
+        // The uid goes with the intent: an API server that keeps metadata in a status write (built-in kinds) refuses it on a successor.
+        const intent = { apiVersion: original.apiVersion, kind: original.kind, metadata: { name: original.metadata?.name, namespace: original.metadata?.namespace, uid: original.metadata?.uid }, status } as unknown as P;
         return write(original, () => client.applyStatus(intent, { fieldManager, force: true, signal }), 'status');
       }
-      const patch = createMergePatch({ status: (original as { status?: unknown }).status ?? null }, { status });
-      return write(original, () => client.mergePatchStatus(refOf(original), patch, { fieldManager, signal }), 'status');
+      // A JSON patch, so that a `test` of the uid binds it to `original` on every kind; it changes what a merge patch would.
+      const ops = [...uidTest(original), ...statusChanges((original as { status?: unknown }).status, status)];
+      return write(original, () => client.jsonPatchStatus(refOf(original), ops, { fieldManager, signal }), 'status');
     },
   };
+}
+
+/** A JSON-patch `test` of the uid `primary` has (none for an object without one: not from an API server). */
+function uidTest(primary: KubernetesObject): JsonPatchOperation[] {
+  const uid = primary.metadata?.uid;
+  return uid === undefined ? [] : [{ op: 'test', path: '/metadata/uid', value: uid }];
+}
+
+function bindToUid(intent: KubernetesObject, original: KubernetesObject): void {
+  const uid = original.metadata?.uid;
+  if (uid !== undefined) intent.metadata = { ...intent.metadata, uid };
+}
+
+/**
+ * The JSON-patch operations that make `before` (the status the run read) into `after`, key by key
+ * at the top level as a merge patch would: changed or new keys are set, keys gone are removed.
+ */
+export function statusChanges(before: unknown, after: unknown): JsonPatchOperation[] {
+  if (!isPlainObject(before) || !isPlainObject(after)) return [{ op: 'add', path: '/status', value: after ?? {} }];
+  const ops: JsonPatchOperation[] = [];
+  for (const [key, value] of Object.entries(after)) if (!isDeepStrictEqual(before[key], value)) ops.push({ op: 'add', path: `/status/${pointerToken(key)}`, value });
+  for (const key of Object.keys(before)) if (!(key in after)) ops.push({ op: 'remove', path: `/status/${pointerToken(key)}` });
+  return ops;
+}
+
+function pointerToken(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 export function hasFinalizer(primary: KubernetesObject, finalizerName: string): boolean {

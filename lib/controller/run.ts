@@ -165,6 +165,12 @@ async function reconcile<P extends KubernetesObject>(run: Run<P>, primary: P, ct
 
 async function cleanup<P extends KubernetesObject>(run: Run<P>, primary: P, ctx: Context<P>): Promise<RunResult | void> {
   const { reconciler, config } = run;
+  // FZ3: a cache that lags may still show an object deleted and re-created under its name since;
+  // cleaning up for it would act on its successor (and strip its finalizer). The API says which is live.
+  if (!(await run.writer.isLive(primary, ctx.signal))) {
+    ctx.logger.info({ uid: primary.metadata?.uid }, 'cleanup skipped: the object is gone or was re-created under its name');
+    return undefined;
+  }
   const workflowResult = await ctx.workflow?.beforeCleanup(reconciler.cleanup !== undefined);
   if (workflowResult && !reconciler.handlesWorkflowErrors) workflowResult.throwIfErrors();
   let control = DeleteControl.defaultDelete();
