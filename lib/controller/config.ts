@@ -1,8 +1,19 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isObservable, type Observable } from 'rxjs';
-import { ConfigurationError, describeValue, requireFunction, requireKnownKeys, requireNamespaceName, type ResourceEvent } from '../core/index.js';
+import {
+  ConfigurationError,
+  describeValue,
+  isRecord,
+  requireFunction,
+  requireKnownKeys,
+  requireNamespaceName,
+  requirePositiveDuration,
+  requirePositiveInteger,
+  type ResourceEvent,
+  type ResourceID,
+} from '../core/index.js';
 import { resolveDescriptor, type FieldSelector, type LabelSelector, type ResolvedDescriptor } from '../kube/index.js';
-import type { SourceError } from '../sources/index.js';
+import type { BoundedStoreOptions, SourceError } from '../sources/index.js';
 import { resolveReconcileOptions, type ResolvedReconcileOptions } from '../processing/index.js';
 import type { Workflow } from '../workflow/index.js';
 import { resolveSourceErrorOptions, type ResolvedSourceErrorOptions } from './contained-source.js';
@@ -63,6 +74,8 @@ export interface ResolvedSource {
   readonly events$: Observable<ResourceEvent>;
   readonly errors$?: Observable<SourceError>;
   readonly stop?: () => void;
+  /** A per-resource source's (perResourcePolling): called when a primary is deleted, so that it stops following it. */
+  readonly untrack?: (id: ResourceID) => void;
 }
 
 const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
@@ -117,6 +130,7 @@ export function resolveControllerConfig<P extends KubernetesObject>(
 ): ResolvedControllerConfig<P> {
   requireKnownKeys('', config, CONTROLLER_OPTIONS);
   requireKnownKeys('informer', config.informer, INFORMER_TUNING);
+  checkBounded(config.informer?.bounded);
   const run = resolveRunConfig(reconciler, config);
   const { descriptor, workflow } = run;
   const namespaces = resolveNamespaces('namespaces', config.namespaces);
@@ -207,6 +221,17 @@ export function resolveRunConfig<P extends KubernetesObject>(reconciler: Reconci
   };
 }
 
+/** ES7: the bounded primary cache's options, checked here so that a bad one names `informer.bounded.*`. */
+function checkBounded(bounded: unknown): void {
+  if (bounded === undefined) return;
+  if (!isRecord(bounded)) throw new ConfigurationError('informer.bounded', `must be an object { maxEntries, timeToIdleMs? }, got ${describeValue(bounded)}`);
+  requireKnownKeys('informer.bounded', bounded, BOUNDED_OPTIONS);
+  requirePositiveInteger('informer.bounded.maxEntries', bounded['maxEntries']);
+  if (bounded['timeToIdleMs'] !== undefined) requirePositiveDuration('informer.bounded.timeToIdleMs', bounded['timeToIdleMs']);
+}
+
+const BOUNDED_OPTIONS = { maxEntries: true, timeToIdleMs: true } as const satisfies Record<keyof BoundedStoreOptions, true>;
+
 export function resolveNamespaces(option: string, namespaces: unknown): 'all' | readonly string[] {
   if (namespaces === undefined || namespaces === 'all') return 'all';
   if (!Array.isArray(namespaces) || namespaces.length === 0) {
@@ -226,6 +251,7 @@ function resolveSource(source: EventSourceLike, i: number): ResolvedSource {
       events$: source.events$,
       ...(isObservable(errors$) ? { errors$: errors$ as Observable<SourceError> } : {}),
       ...(typeof source.stop === 'function' ? { stop: () => source.stop?.() } : {}),
+      ...(typeof source.untrack === 'function' ? { untrack: (id: ResourceID) => source.untrack?.(id) } : {}),
     };
   }
   throw new ConfigurationError(`sources[${i}]`, `must be an Observable of ResourceEvents or have an events$ Observable, got ${describeValue(source)}`);

@@ -240,11 +240,15 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       finalizerName: config.usesFinalizer ? config.finalizerName : undefined,
     }).pipe(
       takeUntil(this.stopping$),
+      // ES5: a per-resource source stops following a primary once it is deleted, as JOSDK's polling sources do.
+      tap((event) => {
+        if (event.primary && event.action === 'deleted') for (const source of config.sources) source.untrack?.(event.id);
+      }),
       tap((event) => {
         if (!env.metrics) return;
         env.metrics.eventReceived(labels, event.source, event.action);
         const store = event.source === config.name ? this.primaryInformer.store : this.sources.get(event.source)?.informer.store;
-        if (store) env.metrics.setCacheSize({ ...labels, source: event.source }, store.size);
+        if (store) env.metrics.setCacheSize({ ...labels, source: event.source }, store.held, store.size);
       }),
     );
     const shard = env.shard;

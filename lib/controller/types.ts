@@ -100,7 +100,17 @@ export interface SecondaryConfig<S extends KubernetesObject = KubernetesObject, 
 }
 
 /** What `ControllerConfig.sources` takes. */
-export type EventSourceLike = Observable<ResourceEvent> | { readonly events$: Observable<ResourceEvent>; readonly name?: string; stop?(): void };
+export type EventSourceLike =
+  | Observable<ResourceEvent>
+  | {
+      readonly events$: Observable<ResourceEvent>;
+      /** What logs, metrics and /readyz call the source (default `sources[i]`). */
+      readonly name?: string;
+      /** Called when the controller stops. */
+      stop?(): void;
+      /** Called when a primary is deleted: a per-resource source stops following it (perResourcePolling has it). */
+      untrack?(id: ResourceID): void;
+    };
 
 /** Informer tuning shared by every source of a controller (mostly for tests). */
 export interface InformerTuning {

@@ -48,7 +48,8 @@ export interface RxkubeMetrics {
   eventReceived(labels: ControllerLabels, source: string, action: string): void;
   setQueued(labels: ControllerLabels, count: number): void;
   setActive(labels: ControllerLabels, count: number): void;
-  setCacheSize(labels: CacheLabels, size: number): void;
+  /** `held`: the objects a source's cache holds now; `known`: those its informer knows (more when the cache is bounded). */
+  setCacheSize(labels: CacheLabels, held: number, known?: number): void;
   /** A controller's event source failed: its Observable errored, or it reported a failure (a fetch, a mapper). */
   sourceError(labels: CacheLabels): void;
   setLeader(isLeader: boolean): void;
@@ -114,7 +115,8 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}):
   const active = gauge('reconciliations_active', 'Runs in progress', CONTROLLER_LABELS);
   const queued = gauge('reconciliations_queued', 'Resources waiting for a run', CONTROLLER_LABELS);
   const events = counter('events_received_total', 'Events received, by source and action', [...CONTROLLER_LABELS, 'source', 'action']);
-  const cacheSize = gauge('cache_size', 'Objects in a source cache', [...CONTROLLER_LABELS, 'source']);
+  const cacheSize = gauge('cache_size', 'Objects a source cache holds (at most its bound when bounded)', [...CONTROLLER_LABELS, 'source']);
+  const cacheKnown = gauge('cache_known_objects', 'Objects a source informer knows, held or evicted from a bounded cache', [...CONTROLLER_LABELS, 'source']);
   const sourceErrors = counter('source_errors_total', 'Failures of an event source (an error of its Observable, a failed fetch, a mapper that threw), by source', [...CONTROLLER_LABELS, 'source']);
   const eventsRecorded = counter('events_recorded_total', 'Kubernetes Events recorded about primaries, by type', [...CONTROLLER_LABELS, 'type']);
   const eventsDropped = counter('events_dropped_total', 'Kubernetes Event occurrences that never reached the API, by cause', [...CONTROLLER_LABELS, 'cause']);
@@ -174,8 +176,9 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}):
     setActive(labels, count) {
       active.set(pick(labels), count);
     },
-    setCacheSize(labels, size) {
-      cacheSize.set({ ...pick(labels), source: labels.source }, size);
+    setCacheSize(labels, held, known) {
+      cacheSize.set({ ...pick(labels), source: labels.source }, held);
+      if (known !== undefined) cacheKnown.set({ ...pick(labels), source: labels.source }, known);
     },
     sourceError(labels) {
       sourceErrors.inc({ ...pick(labels), source: labels.source });

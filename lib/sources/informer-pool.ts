@@ -451,6 +451,9 @@ class Share<T extends KubernetesObject> implements InformerLike<T> {
       get size() {
         return store().size;
       },
+      get held() {
+        return store().held;
+      },
       addIndexer: (name, indexer) => {
         if (BUILT_IN_INDEXES.has(name)) return store().addIndexer(name, indexer); // the store's own error
         const own = share.indexes.get(name);

@@ -38,6 +38,8 @@ export interface StoreReader<T> {
   keys(): string[];
   /** How many objects the informer knows (cached or evicted). */
   readonly size: number;
+  /** How many objects the store holds now: `size` unless bounded, then at most `maxEntries`. */
+  readonly held: number;
 }
 
 /** An informer's store as its users see it: reads, and indexes added (and removed) at any time. */
@@ -70,6 +72,7 @@ interface ObjectMap<T> {
   set(key: string, value: T): void;
   delete(key: string): void;
   clear(): void;
+  readonly size: number;
 }
 
 /**
@@ -173,6 +176,10 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
 
   get size(): number {
     return this.known.size;
+  }
+
+  get held(): number {
+    return this.objects.size;
   }
 
   /** Keys and resourceVersions of the known objects of one namespace, or of all. */

@@ -38,6 +38,7 @@ describe('observe/metrics', () => {
     createMetrics(registry);
     const names = (await registry.getMetricsAsJSON()).map((m) => m.name).sort();
     expect(names).to.deep.equal([
+      'rxkube_cache_known_objects',
       'rxkube_cache_size',
       'rxkube_events_dropped_total',
       'rxkube_events_received_total',
@@ -54,6 +55,7 @@ describe('observe/metrics', () => {
       'rxkube_shard_handovers_total',
       'rxkube_shard_members',
       'rxkube_shard_owned_resources',
+      'rxkube_source_errors_total',
     ]);
     expect((await globalRegistry.getMetricsAsJSON()).length).to.equal(before);
   });
