@@ -42,7 +42,7 @@ export interface ReconcilerRunOptions<P extends KubernetesObject = KubernetesObj
    * SH1, OB4: asked right before the reconciler is called; false fails the run with a
    * LeaseLostError instead (pass a client gated on it too: `leaseGatedClient`). Default: always held.
    */
-  readonly holdsLease?: LeaseCheck;
+  readonly holdsLease?: () => boolean;
 }
 
 const RUN_OPTIONS = {
