@@ -12,6 +12,7 @@ export const everyControllerOption: ControllerConfig<KubernetesObject> = {
   fieldSelector: undefined,
   secondaries: [],
   sources: [],
+  sourceErrors: { resubscribe: true, backoff: { initialMs: 800, maxMs: 30_000, factor: 2, jitter: 1, resetAfterMs: 30_000 }, affectsReadiness: false },
   retry: GenericRetry.defaults(), // 5 retries: 2000, 2000, 3000, 4500, 6750 ms
   rateLimiter: undefined,
   maxReconciliationInterval: 10 * 60 * 60 * 1000,
