@@ -7,10 +7,10 @@ import { reconcileEach, type RunFn, type RunResult } from '../processing/index.j
 import type { Shard } from '../sharding/index.js';
 import { InformerPool, ReadYourWritesCache, type InformerLike } from '../sources/index.js';
 import { resolveNamespaces, type ResolvedControllerConfig } from './config.js';
-import { controllerEvents } from './pipeline.js';
-import { gainedResources, memberLost, reportedToShard, runnableOnly } from './sharded.js';
 import { containedSource } from './contained-source.js';
 import { leaseGatedClient, type LeaseCheck } from './lease-gate.js';
+import { controllerEvents } from './pipeline.js';
+import { gainedResources, memberLost, reportedToShard, runnableOnly } from './sharded.js';
 import { runOf } from './run.js';
 import { controllerInformers, ControllerSources, logInformerFailures, watching } from './sources.js';
 import type { EventSourceInfo, Reconciler } from './types.js';
