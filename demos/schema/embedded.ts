@@ -1,0 +1,65 @@
+/**
+ * The embedded database: PGlite (PostgreSQL compiled to WebAssembly, in this process) served over
+ * the PostgreSQL wire protocol on loopback by pglite-socket, so the operator talks to it exactly
+ * as it talks to any PostgreSQL server.
+ *
+ * What PGlite is not: it has one backend session. pglite-socket multiplexes several connections
+ * onto it (a transaction keeps the session until it ends), and every connection runs as the
+ * superuser `postgres` whatever user and password it sends. Roles, grants and privilege checks
+ * work (`SET ROLE` inside a transaction is enforced); logging in as a role is not. Tests that need
+ * a real login run against a real server (RXKUBE_TEST_DATABASE_URL).
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+
+export interface EmbeddedDatabase {
+  /** postgres://postgres@127.0.0.1:PORT/postgres */
+  readonly url: string;
+  readonly port: number;
+  readonly pglite: PGlite;
+  /** Stops serving: open connections are closed and new ones refused (the data stays). */
+  stopServing(): Promise<void>;
+  /** Serves again on the same port. */
+  serve(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Connections served at once; more wait in pglite-socket's queue of statements anyway. */
+const MAX_CONNECTIONS = 32;
+
+export async function startEmbeddedDatabase(options: { port?: number } = {}): Promise<EmbeddedDatabase> {
+  const pglite = await PGlite.create();
+  // Since PostgreSQL 15 PUBLIC may not create in `public`; said here too so that older servers and
+  // this one agree on what a role may do outside its schema.
+  await pglite.exec('REVOKE CREATE ON SCHEMA public FROM PUBLIC');
+  let server: PGLiteSocketServer | undefined;
+  let port = options.port ?? 0;
+  const serve = async () => {
+    if (server) return;
+    const next = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port, maxConnections: MAX_CONNECTIONS });
+    await next.start();
+    port = Number(next.getServerConn().split(':').pop());
+    server = next;
+  };
+  const stopServing = async () => {
+    const current = server;
+    server = undefined;
+    await current?.stop();
+  };
+  await serve();
+  return {
+    get url() {
+      return `postgres://postgres@127.0.0.1:${port}/postgres`;
+    },
+    get port() {
+      return port;
+    },
+    pglite,
+    serve,
+    stopServing,
+    close: async () => {
+      await stopServing();
+      await pglite.close();
+    },
+  };
+}
