@@ -63,7 +63,7 @@ export function generatePassword(): string {
 export interface DatabaseOptions {
   /** postgres://user:password@host:port/database */
   readonly url: string;
-  /** Connections in the pool (default 4). */
+  /** Connections in the pool (default 4; 1 for the embedded database, which serves one at a time). */
   readonly max?: number;
   /** A connection attempt fails after this long (default 2000 ms). */
   readonly connectTimeoutMs?: number;
@@ -76,7 +76,8 @@ export function createPool(options: DatabaseOptions): pg.Pool {
     connectionString: options.url,
     max: options.max ?? 4,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
-    idleTimeoutMillis: 10_000,
+    // Kept open: a server of one connection would refuse the next one while it notices the close.
+    idleTimeoutMillis: 0,
   });
   pool.on('error', (error) => options.onIdleError?.(error));
   return pool;

@@ -3,11 +3,13 @@
  * the PostgreSQL wire protocol on loopback by pglite-socket, so the operator talks to it exactly
  * as it talks to any PostgreSQL server.
  *
- * What PGlite is not: it has one backend session. pglite-socket multiplexes several connections
- * onto it (a transaction keeps the session until it ends), and every connection runs as the
- * superuser `postgres` whatever user and password it sends. Roles, grants and privilege checks
- * work (`SET ROLE` inside a transaction is enforced); logging in as a role is not. Tests that need
- * a real login run against a real server (RXKUBE_TEST_DATABASE_URL).
+ * What PGlite is not: it has one backend session, and every connection runs as the superuser
+ * `postgres` whatever user and password it sends. Roles, grants and privilege checks work (`SET
+ * ROLE` inside a transaction is enforced); logging in as a role is not, so tests that need a real
+ * login run against a real server (RXKUBE_TEST_DATABASE_URL). pglite-socket can multiplex several
+ * connections onto the one session, but their extended-protocol messages then interleave and
+ * queries answered wrong rows here (a catalog read saw no schema that another read had just
+ * seen): the server takes one connection at a time, so use a pool of one (`max: 1`).
  */
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
@@ -24,8 +26,8 @@ export interface EmbeddedDatabase {
   close(): Promise<void>;
 }
 
-/** Connections served at once; more wait in pglite-socket's queue of statements anyway. */
-const MAX_CONNECTIONS = 32;
+/** A second connection at a time is refused (see above). */
+const MAX_CONNECTIONS = 1;
 
 export async function startEmbeddedDatabase(options: { port?: number } = {}): Promise<EmbeddedDatabase> {
   const pglite = await PGlite.create();
