@@ -5,6 +5,7 @@
  * the operator's back is put back on the next poll). Deleting a Schema drops the schema and the
  * role (a finalizer holds the Schema until that is done) unless it says `deletionPolicy: Retain`.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { V1Secret } from '@kubernetes/client-node';
 import type pg from 'pg';
 import {
@@ -69,9 +70,9 @@ const commentFor = (s: Schema) => ownerComment({ namespace: s.metadata?.namespac
 export function schemaController(options: SchemaOperatorOptions): { reconciler: Reconciler<Schema>; config: ControllerConfig<Schema> } {
   const { db, databaseUrl } = options;
   const pollIntervalMs = options.pollIntervalMs ?? 10_000;
-  // Polls know a primary only by its id: the names it stands for are noted on each run.
-  const names = new Map<string, { schema: string; role: string }>();
-  const note = (s: Schema) => names.set(resourceKey(idOf(s)), { schema: s.spec.name, role: roleOf(s) });
+  // Polls know a primary only by its id: the names and uid it stands for are noted on each run.
+  const names = new Map<string, { schema: string; role: string; uid: string | undefined }>();
+  const note = (s: Schema) => names.set(resourceKey(idOf(s)), { schema: s.spec.name, role: roleOf(s), uid: s.metadata?.uid });
   let facts: Promise<{ host: string; port: string; database: string }> | undefined;
   const retained = (s: Schema) => s.spec.deletionPolicy === 'Retain';
   const requireOwned = (s: Schema, what: string, actual: { owner: string | undefined }) => {
@@ -132,8 +133,12 @@ export function schemaController(options: SchemaOperatorOptions): { reconciler: 
       intervalMs: pollIntervalMs,
       fetch: async (id) => {
         const known = names.get(resourceKey(id));
-        return known && readRole(db, known.role);
+        if (!known) return undefined;
+        const actual = await readRole(db, known.role);
+        const drift = !actual ? 'missing' : actual.owner === known.uid && !actual.login ? 'login' : undefined;
+        return withDrift(actual ?? { name: known.role, owner: undefined, login: false, passwordDigest: undefined }, drift);
       },
+      equals: inSyncAndEqual,
     },
   });
 
@@ -156,8 +161,12 @@ export function schemaController(options: SchemaOperatorOptions): { reconciler: 
       intervalMs: pollIntervalMs,
       fetch: async (id) => {
         const known = names.get(resourceKey(id));
-        return known && readSchema(db, known.schema, known.role);
+        if (!known) return undefined;
+        const actual = await readSchema(db, known.schema, known.role);
+        const drift = !actual ? 'missing' : actual.owner === known.uid && !actual.granted ? 'grants' : undefined;
+        return withDrift(actual ?? { name: known.schema, owner: undefined, granted: false }, drift);
       },
+      equals: inSyncAndEqual,
     },
   });
 
@@ -195,6 +204,15 @@ export function schemaController(options: SchemaOperatorOptions): { reconciler: 
   };
   return { reconciler, config };
 }
+
+/**
+ * What a poll reads, with what it found wrong. A poll compares with its own last read, so a schema
+ * made and dropped between two polls would look unchanged: while something is wrong, every poll
+ * triggers the Schema instead (objects of someone else's are not wrong: nothing to repair).
+ */
+type Polled<S> = S & { readonly drift?: string };
+const withDrift = <S extends object>(state: S, drift: string | undefined): Polled<S> => (drift ? { ...state, drift } : state);
+const inSyncAndEqual = <S extends object>(before: Polled<S>, now: Polled<S>) => now.drift === undefined && isDeepStrictEqual(before, now);
 
 function statusOf(s: Schema, ready: StatusCondition): SchemaStatus {
   return { secretName: secretNameOf(s), ready: ready.status === 'True', conditions: [ready] };

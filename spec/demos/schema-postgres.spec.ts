@@ -109,6 +109,15 @@ describe('demo schema: the Schema operator on a real PostgreSQL server', functio
     expect(await run(wrong.href, 'SELECT 1')).to.match(/password authentication failed for user "rxkube_test_orders"/);
   });
 
+  it('ES5: a schema dropped behind the operator is created again by the next poll', async () => {
+    await cluster.apply(SCHEMA, schema('orders', { name: 'rxkube_test_orders', role: 'rxkube_test_orders' }));
+    await ready('orders');
+    const orders = await credentials('orders');
+    expect(await run(orders['uri']!, 'CREATE TABLE items (id int)')).to.equal('ok');
+    await db.query('DROP SCHEMA rxkube_test_orders CASCADE');
+    await eventually('schema created again', async () => (await run(orders['uri']!, 'CREATE TABLE items (id int)')) === 'ok', WAIT_MS);
+  });
+
   it('a Secret deleted behind the operator gets a new password, and the role takes it', async () => {
     await cluster.apply(SCHEMA, schema('orders', { name: 'rxkube_test_orders', role: 'rxkube_test_orders' }));
     await ready('orders');

@@ -33,7 +33,21 @@ describe('demo schema: the Schema operator on PGlite', function () {
   let database: EmbeddedDatabase;
   let db: pg.Pool;
   let admin: pg.Pool;
-  let operator: Operator;
+  let operator: Operator | undefined;
+
+  /** The operator, its schemas and roles polled every `pollIntervalMs`, /readyz with the database's health. */
+  const startOperator = async (pollIntervalMs = POLL_MS) => {
+    operator = cluster.operator({ health: { port: 0, host: '127.0.0.1', checks: { database: () => databaseHealth(db) } } });
+    const { reconciler, config } = schemaController({
+      db,
+      databaseUrl: database.url,
+      pollIntervalMs,
+      retry: GenericRetry.unlimited().withInitialInterval(100).withMaxInterval(400),
+    });
+    operator.register(reconciler, config);
+    await operator.start();
+    return operator;
+  };
 
   // PGlite takes seconds to start: one database for the file, emptied after each test.
   before(async () => {
@@ -50,18 +64,10 @@ describe('demo schema: the Schema operator on PGlite', function () {
 
   beforeEach(async () => {
     cluster = await startTestCluster({ crds: [schemaCrd] });
-    operator = cluster.operator({ health: { port: 0, host: '127.0.0.1', checks: { database: () => databaseHealth(db) } } });
-    const { reconciler, config } = schemaController({
-      db,
-      databaseUrl: database.url,
-      pollIntervalMs: POLL_MS,
-      retry: GenericRetry.unlimited().withInitialInterval(100).withMaxInterval(400),
-    });
-    operator.register(reconciler, config);
-    await operator.start();
+    operator = undefined;
   });
   afterEach(async () => {
-    await operator.stop();
+    await operator?.stop();
     await cluster.close();
     await database.serve();
     await admin.query(RESET);
@@ -106,6 +112,7 @@ describe('demo schema: the Schema operator on PGlite', function () {
   };
 
   it('a Schema gets its schema, a login role allowed on it, and a Secret owned by the Schema', async () => {
+    await startOperator();
     await cluster.apply(SCHEMA, schema('orders'));
     const done = await ready('orders');
     expect(done.status).to.include({ secretName: 'orders-credentials', ready: true });
@@ -122,6 +129,7 @@ describe('demo schema: the Schema operator on PGlite', function () {
   });
 
   it('ES5: a schema dropped and a grant revoked behind the operator\'s back are put back by the next poll', async () => {
+    await startOperator();
     await cluster.apply(SCHEMA, schema('orders'));
     await ready('orders');
     await admin.query('DROP SCHEMA orders CASCADE');
@@ -136,7 +144,20 @@ describe('demo schema: the Schema operator on PGlite', function () {
     await eventually('login allowed again', async () => (await admin.query('SELECT rolcanlogin FROM pg_roles WHERE rolname = $1', ['orders'])).rows[0]?.rolcanlogin === true, WAIT_MS);
   });
 
+  it('ES5: a schema dropped twice in a row, the second time soon after it was made again, is made again each time', async () => {
+    await startOperator(1500);
+    await cluster.apply(SCHEMA, schema('orders'));
+    await ready('orders');
+    await admin.query('DROP SCHEMA orders CASCADE');
+    // A poll read no schema and the Schema made it again; dropped again before the next poll, that
+    // poll reads what the last one read.
+    await eventually('schema orders created again', async () => (await catalog('orders', 'orders')).schema, 5000);
+    await admin.query('DROP SCHEMA orders CASCADE');
+    await eventually('schema orders created once more', async () => (await catalog('orders', 'orders')).schema, 5000);
+  });
+
   it('FZ1: deleting a Schema drops its schema, tables and role; with deletionPolicy Retain they stay', async () => {
+    await startOperator();
     await cluster.apply(SCHEMA, schema('orders'));
     await cluster.apply(SCHEMA, schema('archive', { deletionPolicy: 'Retain' }));
     await ready('orders');
@@ -153,8 +174,9 @@ describe('demo schema: the Schema operator on PGlite', function () {
   });
 
   it('EP7, OB3: with the database down, runs are retried, Ready is False with DatabaseUnavailable and /readyz fails; back up, it recovers', async () => {
+    await startOperator();
     const readyz = async () => {
-      const response = await fetch(`${operator.healthUrl}/readyz`);
+      const response = await fetch(`${operator!.healthUrl}/readyz`);
       return { status: response.status, body: await response.text() };
     };
     await database.stopServing();
@@ -170,6 +192,7 @@ describe('demo schema: the Schema operator on PGlite', function () {
   });
 
   it('two Schemas do not see each other\'s data', async () => {
+    await startOperator();
     await cluster.apply(SCHEMA, schema('orders'));
     await cluster.apply(SCHEMA, schema('inventory'));
     await ready('orders');
@@ -181,6 +204,7 @@ describe('demo schema: the Schema operator on PGlite', function () {
   });
 
   it('a schema of that name the operator did not make is reported as NameConflict and never altered or dropped', async () => {
+    await startOperator();
     await admin.query('CREATE SCHEMA billing');
     await admin.query('CREATE TABLE billing.invoices (id int)');
     await cluster.apply(SCHEMA, schema('billing'));
@@ -194,6 +218,7 @@ describe('demo schema: the Schema operator on PGlite', function () {
   });
 
   it('a second Schema naming the same schema in another namespace is a NameConflict; the first keeps it', async () => {
+    await startOperator();
     await cluster.createNamespace('team-b');
     await cluster.apply(SCHEMA, schema('orders'));
     await ready('orders');
@@ -209,6 +234,7 @@ describe('demo schema: the Schema operator on PGlite', function () {
   });
 
   it('names that are not plain SQL identifiers are refused by the API server before any SQL runs', async () => {
+    await startOperator();
     const refused = async (spec: Partial<Schema['spec']>) => {
       try {
         await cluster.apply(SCHEMA, schema('bad', spec));
