@@ -233,6 +233,10 @@ describe('demo schema: the Schema operator on PGlite', function () {
     expect(await catalog('orders', 'orders')).to.deep.equal({ schema: true, role: true });
   });
 
+  it('OB3: a health check that is not a function is a ConfigurationError naming it', () => {
+    expect(() => cluster.operator({ health: { checks: { database: 'up' as never } } })).to.throw(/health\.checks\.database: must be a function/);
+  });
+
   it('names that are not plain SQL identifiers are refused by the API server before any SQL runs', async () => {
     await startOperator();
     const refused = async (spec: Partial<Schema['spec']>) => {
