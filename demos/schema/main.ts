@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
 import pg from 'pg';
 import { firstValueFrom, timeout } from 'rxjs';
-import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
+import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { createLogger, GenericRetry, Operator } from '../../lib/index.js';
 import { informer, type Informer } from '../../lib/operators.js';
 import { createKubeClient, errorMessage, installCustomResourceDefinition, loadKubeConfig, type KubeClient } from '../../lib/kube.js';
