@@ -12,12 +12,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
 import pg from 'pg';
-import { firstValueFrom, timeout } from 'rxjs';
 import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { createLogger, GenericRetry, Operator } from '../../lib/index.js';
 import { informer, type Informer } from '../../lib/operators.js';
 import { createKubeClient, errorMessage, installCustomResourceDefinition, loadKubeConfig, type KubeClient } from '../../lib/kube.js';
 import { parseFlags, UsageError, untilSignal } from '../cli.js';
+import { StatusBoard } from '../status-board.js';
 import { createPool, databaseHealth } from './database.js';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './embedded.js';
 import { schema, SCHEMA, schemaCrd, SECRET, type Schema } from './model.js';
@@ -77,7 +77,7 @@ export async function main(args: readonly string[]): Promise<number> {
   let db: pg.Pool | undefined;
   let operator: Operator | undefined;
   let schemas: Informer<Schema> | undefined;
-  let board: StatusBoard | undefined;
+  let board: StatusBoard<Schema> | undefined;
   const shutdown = async () => {
     board?.close();
     schemas?.stop();
@@ -130,7 +130,7 @@ export async function main(args: readonly string[]): Promise<number> {
     schemas = informer<Schema>({ resource: SCHEMA, kubeConfig, namespaces: [NAMESPACE] });
     schemas.start();
     await schemas.whenSynced();
-    board = new StatusBoard(schemas, live);
+    board = new StatusBoard(schemas, { live, describe, deleted: (name) => `schema/${name.padEnd(10)} deleted` });
     await script({ client, db, embedded, board, healthUrl: operator.healthUrl! });
 
     if (!flags.once) {
@@ -152,7 +152,7 @@ interface Stage {
   readonly client: KubeClient;
   readonly db: pg.Pool;
   readonly embedded: EmbeddedDatabase | undefined;
-  readonly board: StatusBoard;
+  readonly board: StatusBoard<Schema>;
   readonly healthUrl: string;
 }
 
@@ -175,7 +175,7 @@ async function script({ client, db, embedded, board, healthUrl }: Stage): Promis
   const started = Date.now();
   await apply(schema('orders'));
   await apply(schema('inventory', { deletionPolicy: 'Retain' }));
-  await board.until((all) => reason('orders')(all) === 'Reconciled' && reason('inventory')(all) === 'Reconciled');
+  await board.until((all) => reason('orders')(all) === 'Reconciled' && reason('inventory')(all) === 'Reconciled', WAIT_MS);
   board.note(`2/2 Schemas ready in ${((Date.now() - started) / 1000).toFixed(1)} s: schemas, login roles and Secrets orders-credentials, inventory-credentials`);
 
   const secret = await client.resource<V1Secret>(SECRET).get({ name: 'orders-credentials', namespace: NAMESPACE });
@@ -192,31 +192,31 @@ async function script({ client, db, embedded, board, healthUrl }: Stage): Promis
 
   await db.query('CREATE SCHEMA billing');
   await apply(schema('billing'));
-  await board.until((all) => reason('billing')(all) === 'NameConflict');
+  await board.until((all) => reason('billing')(all) === 'NameConflict', WAIT_MS);
   board.note('schema billing was made by someone else: Schema billing reports NameConflict and leaves it alone');
 
   await db.query('DROP SCHEMA orders CASCADE');
   board.note('dropped schema orders behind the operator\'s back');
-  await board.until(() => exists('nspname', 'orders'));
+  await board.until(() => exists('nspname', 'orders'), WAIT_MS);
   board.note('the next poll noticed: schema orders is back');
   await db.query('REVOKE CREATE ON SCHEMA inventory FROM inventory');
   board.note('revoked CREATE on schema inventory from its role behind the operator\'s back');
-  await board.until(async () => (await db.query(`SELECT has_schema_privilege('inventory', 'inventory', 'CREATE') AS ok`)).rows[0]?.ok === true);
+  await board.until(async () => (await db.query(`SELECT has_schema_privilege('inventory', 'inventory', 'CREATE') AS ok`)).rows[0]?.ok === true, WAIT_MS);
   board.note('the next poll noticed: CREATE granted again');
 
   if (embedded) {
     await embedded.stopServing();
     board.note('stopped the embedded database server');
     await apply(schema('reports'));
-    await board.until((all) => reason('reports')(all) === 'DatabaseUnavailable');
+    await board.until((all) => reason('reports')(all) === 'DatabaseUnavailable', WAIT_MS);
     board.note(`Schema reports waits, retried with backoff; /readyz: ${await readyz()}`);
     await embedded.serve();
-    await board.until((all) => reason('reports')(all) === 'Reconciled');
+    await board.until((all) => reason('reports')(all) === 'Reconciled', WAIT_MS);
     board.note(`database back: Schema reports ready; /readyz: ${await readyz()}`);
   }
 
   for (const name of ['orders', 'inventory', 'billing', 'reports']) await api.delete({ name, namespace: NAMESPACE }).catch(() => undefined);
-  await board.until((all) => all.size === 0);
+  await board.until((all) => all.size === 0, WAIT_MS);
   const left = await Promise.all(['orders', 'inventory', 'billing'].map(async (n) => `${n}: ${(await exists('nspname', n)) ? 'kept' : 'dropped'}`));
   board.note(`deleted the Schemas; schemas ${left.join(', ')} (inventory says Retain; billing was never the operator's)`);
   if (!embedded) {
@@ -262,65 +262,6 @@ function redact(url: string): string {
   const parsed = new URL(url);
   if (parsed.password) parsed.password = '***';
   return parsed.href;
-}
-
-/** One line per Schema: redrawn in place on a terminal, printed when it changes otherwise. */
-class StatusBoard {
-  private readonly lines = new Map<string, string>();
-  private drawn = 0;
-  private readonly subscription;
-
-  constructor(
-    private readonly schemas: Informer<Schema>,
-    private readonly live: boolean,
-  ) {
-    this.subscription = schemas.events$.subscribe(() => this.render());
-    this.render();
-  }
-
-  /** Resolves once `check` holds (re-checked on every change, and every 250 ms for checks of the database). */
-  async until(check: (all: Map<string, Schema>) => boolean | Promise<boolean>): Promise<void> {
-    const deadline = Date.now() + WAIT_MS;
-    for (;;) {
-      if (await check(new Map(this.schemas.store.list().map((s) => [s.metadata?.name ?? '', s])))) return;
-      if (Date.now() > deadline) throw new Error(`timed out after ${WAIT_MS / 1000} s; see the operator log`);
-      await firstValueFrom(this.schemas.events$.pipe(timeout(250))).catch(() => undefined);
-    }
-  }
-
-  note(message: string): void {
-    this.clear();
-    console.log(`• ${message}`);
-    this.render();
-  }
-
-  close(): void {
-    this.subscription.unsubscribe();
-  }
-
-  private render(): void {
-    const current = new Map(
-      this.schemas.store
-        .list()
-        .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''))
-        .map((s) => [s.metadata?.name ?? '', describe(s)]),
-    );
-    if (this.live) {
-      this.clear();
-      for (const line of current.values()) console.log(line);
-      this.drawn = current.size;
-    } else {
-      for (const [name, line] of current) if (this.lines.get(name) !== line) console.log(line);
-      for (const name of this.lines.keys()) if (!current.has(name)) console.log(`schema/${name.padEnd(10)} deleted`);
-    }
-    this.lines.clear();
-    for (const [name, line] of current) this.lines.set(name, line);
-  }
-
-  private clear(): void {
-    if (this.live && this.drawn > 0) process.stdout.write(`\x1b[${this.drawn}A\x1b[0J`);
-    this.drawn = 0;
-  }
 }
 
 function describe(s: Schema): string {
