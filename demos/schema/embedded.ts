@@ -7,9 +7,9 @@
  * `postgres` whatever user and password it sends. Roles, grants and privilege checks work (`SET
  * ROLE` inside a transaction is enforced); logging in as a role is not, so tests that need a real
  * login run against a real server (RXKUBE_TEST_DATABASE_URL). pglite-socket can multiplex several
- * connections onto the one session, but their extended-protocol messages then interleave and
- * queries answered wrong rows here (a catalog read saw no schema that another read had just
- * seen): the server takes one connection at a time, so use a pool of one (`max: 1`).
+ * connections onto the one session, but they then share all a session has (settings, SET ROLE,
+ * prepared statements, the transaction), and it queues their protocol messages one by one rather
+ * than whole queries: the server takes one connection at a time, so use a pool of one (`max: 1`).
  */
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
@@ -31,8 +31,8 @@ const MAX_CONNECTIONS = 1;
 
 export async function startEmbeddedDatabase(options: { port?: number } = {}): Promise<EmbeddedDatabase> {
   const pglite = await PGlite.create();
-  // Since PostgreSQL 15 PUBLIC may not create in `public`; said here too so that older servers and
-  // this one agree on what a role may do outside its schema.
+  // PostgreSQL 15 and later (PGlite is 18) no longer let PUBLIC create in `public`: said explicitly
+  // so that a role's being kept to its own schema does not rest on a default.
   await pglite.exec('REVOKE CREATE ON SCHEMA public FROM PUBLIC');
   let server: PGLiteSocketServer | undefined;
   let port = options.port ?? 0;
