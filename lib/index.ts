@@ -111,5 +111,5 @@ export {
   type DeploymentReadiness,
 } from './workflow/index.js';
 
-export { createLogger, type CreateLoggerOptions, type Logger } from './observe/index.js';
+export { createLogger, type CreateLoggerOptions, type Logger, type HealthCheck, type HealthCheckResult } from './observe/index.js';
 export type { EventOptions, EventType, ResourceEvents } from './observe/index.js';

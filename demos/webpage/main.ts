@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { firstValueFrom, filter, timeout } from 'rxjs';
 import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { createLogger, Operator } from '../../lib/index.js';
-import { informer, type Informer } from '../../lib/operators.js';
+import { informer } from '../../lib/operators.js';
 import { createKubeClient, errorMessage, installCustomResourceDefinition, loadKubeConfig } from '../../lib/kube.js';
 import { parseFlags, UsageError, untilSignal } from '../cli.js';
+import { StatusBoard } from '../status-board.js';
 import { CONFIGMAP, webPage, webPageCrd, WEBPAGE, type WebPage } from './model.js';
 import { DEFAULT_VARIANT, variants, type VariantName } from './variants.js';
 
@@ -105,7 +105,7 @@ export async function main(args: readonly string[]): Promise<number> {
     await operator.start();
     pages.start();
     await pages.whenSynced();
-    const board = new StatusBoard(pages, live);
+    const board = new StatusBoard(pages, { live, describe, deleted: (name) => `webpage/${name.padEnd(8)} deleted` });
 
     const started = Date.now();
     for (const page of SAMPLES) await client.resource<WebPage>(WEBPAGE).apply(page, { fieldManager: DEMO_MANAGER, force: true });
@@ -173,66 +173,6 @@ async function connect(
 
 function say(line: string): void {
   console.log(line);
-}
-
-/**
- * One line per WebPage: redrawn in place on a terminal, printed when it changes otherwise.
- */
-class StatusBoard {
-  private readonly lines = new Map<string, string>();
-  private drawn = 0;
-  private readonly subscription;
-
-  constructor(
-    private readonly pages: Informer<WebPage>,
-    private readonly live: boolean,
-  ) {
-    this.subscription = pages.events$.subscribe(() => this.render());
-    this.render();
-  }
-
-  /** Resolves once `check` holds for the current pages (re-checked on every change). */
-  async until(check: (pages: Map<string, WebPage>) => boolean | Promise<boolean>, ms: number): Promise<void> {
-    const snapshot = () => new Map(this.pages.store.list().map((p) => [p.metadata?.name ?? '', p]));
-    if (await check(snapshot())) return;
-    const deadline = Date.now() + ms;
-    for (;;) {
-      await firstValueFrom(this.pages.events$.pipe(filter(() => true), timeout(250))).catch(() => undefined);
-      if (await check(snapshot())) return;
-      if (Date.now() > deadline) throw new Error(`timed out after ${ms / 1000} s; see the operator log`);
-    }
-  }
-
-  note(message: string): void {
-    this.clear();
-    console.log(`• ${message}`);
-    this.drawn = 0;
-    this.render();
-  }
-
-  close(): void {
-    this.subscription.unsubscribe();
-  }
-
-  private render(): void {
-    const pages = this.pages.store.list().sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
-    const current = new Map(pages.map((p) => [p.metadata?.name ?? '', describe(p)]));
-    if (this.live) {
-      this.clear();
-      for (const line of current.values()) console.log(line);
-      this.drawn = current.size;
-    } else {
-      for (const [name, line] of current) if (this.lines.get(name) !== line) console.log(line);
-      for (const name of this.lines.keys()) if (!current.has(name)) console.log(`webpage/${name.padEnd(8)} deleted`);
-    }
-    this.lines.clear();
-    for (const [name, line] of current) this.lines.set(name, line);
-  }
-
-  private clear(): void {
-    if (this.live && this.drawn > 0) process.stdout.write(`\x1b[${this.drawn}A\x1b[0J`);
-    this.drawn = 0;
-  }
 }
 
 function describe(page: WebPage): string {

@@ -4,7 +4,7 @@ import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
 import { ConfigurationError, requireKnownKeys } from '../core/index.js';
 import { createKubeClient, loadKubeConfig, ownNamespace, type KubeClient } from '../kube/index.js';
 import { createLeaderElector, kubeLeaseClient, type LeaderElectionOptions, type LeaderElector } from '../leader/index.js';
-import { createLogger, createMetrics, startHealthServer, type HealthServer, type Logger, type RxkubeMetrics } from '../observe/index.js';
+import { createLogger, createMetrics, startHealthServer, type HealthCheck, type HealthServer, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { controllerShardingOptions, Shard, shardingConfig, type ShardingOptions } from '../sharding/index.js';
 import { InformerPool } from '../sources/index.js';
 import { resolveControllerConfig, type ResolvedControllerConfig } from './config.js';
@@ -37,8 +37,11 @@ export interface OperatorOptions {
   readonly registry?: Registry;
   /** OB4: only the leader processes; others keep warm caches. */
   readonly leaderElection?: Omit<LeaderElectionOptions, 'kubeConfig'>;
-  /** OB3: serve /healthz, /readyz and /metrics on this address. */
-  readonly health?: { readonly port?: number; readonly host?: string };
+  /**
+   * OB3: serve /healthz, /readyz and /metrics on this address. `checks` are readiness checks of
+   * the operator's own (a database it needs, say), listed on /readyz beside the controllers'.
+   */
+  readonly health?: { readonly port?: number; readonly host?: string; readonly checks?: Readonly<Record<string, HealthCheck>> };
   /** OB5: stop gracefully on SIGTERM and SIGINT. Default false (a library should not own the process). */
   readonly handleSignals?: boolean;
   /** How long `stop()` waits for runs in flight (default 30 s). */
@@ -86,7 +89,10 @@ export class Operator {
 
   constructor(private readonly options: OperatorOptions = {}) {
     requireKnownKeys('', options, OPERATOR_OPTIONS);
-    requireKnownKeys('health', options.health, { port: true, host: true });
+    requireKnownKeys('health', options.health, { port: true, host: true, checks: true });
+    for (const [name, check] of Object.entries(options.health?.checks ?? {})) {
+      if (typeof check !== 'function') throw new ConfigurationError(`health.checks.${name}`, 'must be a function returning { ok, reason }');
+    }
     this.client = createKubeClient(options.kubeConfig ?? loadKubeConfig());
     this.informers = new InformerPool({ client: this.client });
     this.logger = options.logger ?? createLogger({ name: 'rxkube' });
@@ -160,7 +166,7 @@ export class Operator {
         port: this.options.health.port,
         host: this.options.health.host,
         registry: this.options.registry,
-        checks: Object.fromEntries(this.controllers.map((c) => [c.name, () => c.readiness()])),
+        checks: { ...Object.fromEntries(this.controllers.map((c) => [c.name, () => c.readiness()])), ...this.options.health.checks },
         liveness: Object.fromEntries(this.controllers.map((c) => [c.name, () => c.liveness()])),
       });
     }
