@@ -24,11 +24,13 @@ The module (compiled JavaScript, or TypeScript under tsx) exports:
 options:
   --module FILE       the module above
   --name NAME         name of the ServiceAccount, Role, Deployment and Service (default: package.json name)
-  --namespace NS      the namespace the operator runs in (default default)
+  --namespace NS      the namespace the operator runs in (default: NAME-system with --kustomize, else default)
   --image IMAGE       container image (default NAME:latest)
   --health-port N     port of /healthz, /readyz and /metrics (default: operatorOptions.health.port or 8080)
   --out FILE          write the YAML stream to FILE (default: stdout)
-  --kustomize DIR     write a kustomize base into DIR instead (kustomization.yaml and one file per part)
+  --kustomize DIR     write a kustomize base into DIR instead: kustomization.yaml (the namespace, with a
+                      Namespace object, and the name prefix NAME-) and one file per part;
+                      kubectl apply -k DIR installs it, kubectl delete -k DIR removes it
   -h, --help          show this help`;
 
 const FLAGS = {
@@ -96,7 +98,7 @@ export async function main(args: string[]): Promise<number> {
     if (loaded.extraRules !== undefined && !Array.isArray(loaded.extraRules)) throw new Error(`--module ${flags.module}: extraRules must be an array of PolicyRules`);
     const name = flags.name ?? packageName();
     if (name === undefined) throw new Error('--name is required (there is no package.json here to take it from)');
-    const namespace = flags.namespace ?? 'default';
+    const namespace = flags.namespace ?? (flags.kustomize === undefined ? 'default' : `${name}-system`);
     const { kubeConfig: _ignored, ...operatorOptions } = (loaded.operatorOptions ?? {}) as OperatorOptions;
     const operator = new Operator({ ...operatorOptions, kubeConfig: await offlineKubeConfig(namespace) });
     await (register as (operator: Operator) => unknown)(operator);

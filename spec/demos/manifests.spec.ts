@@ -204,6 +204,25 @@ describe('rxkube manifests (the command) on the embedded server', function () {
     expect(page.spec).to.deep.equal({ html: '<html><body>hi</body></html>', exposed: true });
   });
 
+  it('a kustomize base goes into a new namespace with kubectl apply -k as it is: its Namespace, the namespace and a name prefix in its kustomization', async () => {
+    const base = join(dir, 'webpage-base');
+    const { code, stderr } = await manifests('--module', join(root, 'demos/webpage/operator.ts'), '--name', 'webpage-operator', '--kustomize', base);
+    expect(code, stderr).to.equal(0);
+    const kustomization = parseAllDocuments(readFileSync(join(base, 'kustomization.yaml'), 'utf8'))[0]?.toJS() as Record<string, unknown>;
+    expect(kustomization).to.include({ namespace: 'webpage-operator-system', namePrefix: 'webpage-operator-' });
+    const { stdout } = await kubectl('apply', '-k', base);
+    expect(stdout).to.include('namespace/webpage-operator-system created').and.include('deployment.apps/webpage-operator-controller created');
+    const account = JSON.parse((await kubectl('-n', 'webpage-operator-system', 'get', 'serviceaccount', 'webpage-operator-controller', '-o', 'json')).stdout) as KubernetesObject;
+    expect(account.metadata?.name).to.equal('webpage-operator-controller');
+    const deployment = JSON.parse((await kubectl('-n', 'webpage-operator-system', 'get', 'deployment', 'webpage-operator-controller', '-o', 'json')).stdout) as V1Deployment;
+    expect(deployment.spec?.template.spec?.serviceAccountName).to.equal('webpage-operator-controller');
+    const binding = JSON.parse((await kubectl('get', 'clusterrolebinding', 'webpage-operator-controller', '-o', 'json')).stdout) as { roleRef: { name: string }; subjects: unknown[] };
+    expect(binding.roleRef.name).to.equal('webpage-operator-controller');
+    expect(binding.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: 'webpage-operator-controller', namespace: 'webpage-operator-system' }]);
+    await kubectl('-n', 'webpage-operator-system', 'get', 'service', 'webpage-operator-metrics');
+    expect((await kubectl('get', 'crd', 'webpages.sample.rxkube.dev', '-o', 'name')).stdout.trim()).to.equal('customresourcedefinition.apiextensions.k8s.io/webpages.sample.rxkube.dev');
+  });
+
   it('writes a kustomize base; bad flags exit 2 and a module without register exits 1 naming it', async () => {
     expect(await manifests('--module', join(root, 'demos/tomcat/operator.ts'), '--name', 'tomcat-operator', '--kustomize', join(dir, 'base'))).to.include({ code: 0 });
     expect(readFileSync(join(dir, 'base', 'kustomization.yaml'), 'utf8')).to.include('rbac.yaml');
