@@ -240,6 +240,20 @@ describe('the npm package, installed into an empty project', function () {
       const { stdout } = await sh(join(ROOT, 'node_modules/.bin/publint'), ['--strict', path], { cwd: ROOT });
       expect(stdout, path).to.not.match(/error|warning|suggestion/i);
     }
+
+  it('no source maps (they would point at sources not shipped), no install-time script, no dependency the code does not import', async () => {
+    expect(packed.filter((f) => f.path.endsWith('.map')).map((f) => f.path)).to.deep.equal([]);
+    const { stdout: index } = await sh('tar', ['-xzOf', tarball, 'package/dist/index.js'], { cwd: work });
+    expect(index).to.not.include('sourceMappingURL');
+    const { stdout } = await sh('tar', ['-xzOf', tarball, 'package/package.json'], { cwd: work });
+    const published = JSON.parse(stdout) as { scripts: Record<string, string>; dependencies: Record<string, string> };
+    expect(Object.keys(published.scripts).filter((name) => ['prepare', 'preinstall', 'install', 'postinstall'].includes(name))).to.deep.equal([]);
+    expect(published.dependencies).to.not.have.property('js-yaml');
+  });
+
+  it('publint finds nothing to fix', async () => {
+    const { stdout } = await sh(join(ROOT, 'node_modules/.bin/publint'), ['--strict', tarball], { cwd: ROOT });
+    expect(stdout).to.not.match(/error|warning|suggestion/i);
   });
 
   it('@arethetypeswrong/cli resolves every entry point for ESM under node16 and bundler resolution', async () => {
