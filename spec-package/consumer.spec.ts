@@ -8,7 +8,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { ApiextensionsV1Api, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { expect } from 'chai';
@@ -278,6 +278,27 @@ describe('the npm package, installed into an empty project', function () {
     console.log(`      consumer tsc: ${((Date.now() - started) / 1000).toFixed(1)} s`);
     const { stdout } = await sh(process.execPath, ['out/consumer.js'], { cwd: consumer });
     expect(stdout.split('\n'), stdout).to.include('runs=1 namespaces=true').and.include('test cluster at an address');
+  });
+
+  it("getting-started's steps, as written, in a fresh npm init project (npm 11 writes type commonjs): the quickstart runs with plain node; CommonJS code can require('rxkube')", async () => {
+    const page = readFileSync(join(ROOT, 'docs/getting-started.md'), 'utf8');
+    const section = page.slice(page.indexOf('## In your own project'));
+    const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    const commands = block.split('\n').map((line) => line.replace(/\s+#.*$/, '').trim()).filter(Boolean);
+    expect(commands, block).to.include('node quickstart.ts');
+    const fresh = join(work, 'fresh');
+    mkdirSync(fresh);
+    writeFileSync(join(fresh, 'quickstart.ts'), readFileSync(join(ROOT, 'docs/examples/quickstart.ts'), 'utf8'));
+    const env = withNode(dirname(process.execPath));
+    let output = '';
+    for (const command of commands) {
+      // The package from the tarball, not the registry.
+      const line = command.replace(/^npm install rxkube /, `npm install --no-audit --no-fund ${tarball} `);
+      output += (await sh('sh', ['-c', line], { cwd: fresh, env })).stdout;
+    }
+    expect(output.split('\n'), output).to.include('Hello, world!');
+    writeFileSync(join(fresh, 'check.cjs'), "console.log(typeof require('rxkube').Operator, typeof require('rxkube/kube').createKubeClient);\n");
+    expect((await sh('node', ['check.cjs'], { cwd: fresh, env })).stdout.trim()).to.equal('function function');
   });
 
   for (const version of NODE_VERSIONS) {
