@@ -56,7 +56,7 @@ export const apps: Reconciler<App> = {
       kind: 'ConfigMap',
       metadata: {
         name: `${app.metadata!.name}-settings`,
-        namespace: app.metadata!.namespace,
+        namespace: app.metadata!.namespace!,
         labels: { 'example.com/part-of': 'app' },
         ownerReferences: [{ apiVersion: APP.apiVersion, kind: APP.kind, name: app.metadata!.name!, uid: app.metadata!.uid!, controller: true }],
       },

@@ -45,7 +45,7 @@ const greeter: Reconciler<Greeting> = {
     await ctx.secondaryClient<ConfigMap>('configmaps').apply({
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: `${name}-greeting`, namespace, ownerReferences: [owner] },
+      metadata: { name: `${name}-greeting`, namespace: namespace!, ownerReferences: [owner] },
       data: { message },
     });
     ctx.logger.info({ configMaps: ctx.getSecondaryResources('configmaps').length }, 'greeted');
