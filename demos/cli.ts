@@ -1,7 +1,11 @@
 /**
  * Command-line plumbing shared by the demos (not part of the rxkube package): flags through
- * node:util's parseArgs with messages that name the flag, and a wait for Ctrl-C.
+ * node:util's parseArgs with messages that name the flag, a wait for Ctrl-C, and a temporary
+ * directory that goes when the process does.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 export class UsageError extends Error {
@@ -52,4 +56,23 @@ export function untilSignal(): Promise<NodeJS.Signals> {
     process.on('SIGINT', on);
     process.on('SIGTERM', on);
   });
+}
+
+/**
+ * A new directory in the system's temporary directory, removed when the process exits — after
+ * Ctrl-C as well: a demo waiting in `untilSignal()` returns and exits; on a signal nothing else
+ * listens for (Ctrl-C during start-up), the directory is removed and the signal raised again.
+ */
+export function temporaryDirectory(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  process.once('exit', remove);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      if (process.listenerCount(signal) > 0) return; // another listener handles it; 'exit' removes the directory
+      remove();
+      process.kill(process.pid, signal);
+    });
+  }
+  return dir;
 }

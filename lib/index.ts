@@ -4,6 +4,7 @@
  * controller takes. Pipeline builders: `rxkube/operators`; the Kubernetes client and CRD helpers:
  * `rxkube/kube`; test helpers: `rxkube/testing` (marble tests) and `rxkube/testing/cluster` (against the embedded API server, `@rxkube/apiserver`).
  */
+import './node-check.js';
 export type { ResourceID, ResourceEvent, EventAction, ReconcileOutcome, ReconcileResult, ReconcileCause, RetryInfo } from './core/index.js';
 export { resourceKey, resourceIdOf, ConfigurationError, LeaseLostError, NoRetryError, RxkubeError } from './core/index.js';
 export {

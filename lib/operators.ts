@@ -4,6 +4,7 @@
  * generationChanged, or all of them as controllerEvents; scheduling: reconcileEach; run side:
  * reconcilerRun; workflows as operators).
  */
+import './node-check.js';
 export {
   controllerEvents,
   reconcilerRun,

@@ -8,7 +8,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { ApiextensionsV1Api, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { expect } from 'chai';
@@ -164,6 +164,7 @@ describe('the npm package, installed into an empty project', function () {
   let tarball = '';
   let packed: PackedFile[] = [];
   let serverPacked: PackedFile[] = [];
+  let serverTarball = '';
   const nodeBins = new Map<string, string>();
 
   before(async () => {
@@ -171,6 +172,7 @@ describe('the npm package, installed into an empty project', function () {
     tarball = info.path;
     packed = [...info.files];
     serverPacked = [...server.files];
+    serverTarball = server.path;
     for (const t of [info, server]) {
       console.log(`      tarball ${t.filename}: ${(t.size / 1024).toFixed(0)} kB packed, ${(t.unpackedSize / 1024).toFixed(0)} kB unpacked, ${t.files.length} files`);
     }
@@ -242,6 +244,16 @@ describe('the npm package, installed into an empty project', function () {
     }
   });
 
+  it('no source maps (they would point at sources not shipped), no install-time script, no dependency the code does not import', async () => {
+    expect(packed.filter((f) => f.path.endsWith('.map')).map((f) => f.path)).to.deep.equal([]);
+    const { stdout: index } = await sh('tar', ['-xzOf', tarball, 'package/dist/index.js'], { cwd: work });
+    expect(index).to.not.include('sourceMappingURL');
+    const { stdout } = await sh('tar', ['-xzOf', tarball, 'package/package.json'], { cwd: work });
+    const published = JSON.parse(stdout) as { scripts: Record<string, string>; dependencies: Record<string, string> };
+    expect(Object.keys(published.scripts).filter((name) => ['prepare', 'preinstall', 'install', 'postinstall'].includes(name))).to.deep.equal([]);
+    expect(published.dependencies).to.not.have.property('js-yaml');
+  });
+
   it('@arethetypeswrong/cli resolves every entry point for ESM under node16 and bundler resolution', async () => {
     // attw exits non-zero on a problem the esm-only profile keeps; the JSON is checked as well.
     const { stdout } = await sh(join(ROOT, 'node_modules/.bin/attw'), [tarball, '--profile', 'esm-only', '--format', 'json'], { cwd: ROOT });
@@ -264,6 +276,29 @@ describe('the npm package, installed into an empty project', function () {
     console.log(`      consumer tsc: ${((Date.now() - started) / 1000).toFixed(1)} s`);
     const { stdout } = await sh(process.execPath, ['out/consumer.js'], { cwd: consumer });
     expect(stdout.split('\n'), stdout).to.include('runs=1 namespaces=true').and.include('test cluster at an address');
+  });
+
+  it("getting-started's steps, as written, in a fresh npm init project (npm 11 writes type commonjs): the quickstart runs with plain node; CommonJS code can require('rxkube')", async () => {
+    const page = readFileSync(join(ROOT, 'docs/getting-started.md'), 'utf8');
+    const section = page.slice(page.indexOf('## In your own project'));
+    const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    const commands = block.split('\n').map((line) => line.replace(/\s+#.*$/, '').trim()).filter(Boolean);
+    expect(commands, block).to.include('node quickstart.ts');
+    const fresh = join(work, 'fresh');
+    mkdirSync(fresh);
+    writeFileSync(join(fresh, 'quickstart.ts'), readFileSync(join(ROOT, 'docs/examples/quickstart.ts'), 'utf8'));
+    const env = withNode(dirname(process.execPath));
+    let output = '';
+    for (const command of commands) {
+      // The packages from the tarballs, not the registry.
+      const line = command
+        .replace(/^npm install rxkube /, `npm install --no-audit --no-fund ${tarball} `)
+        .replace(/^npm install --save-dev @rxkube\/apiserver$/, `npm install --no-audit --no-fund --save-dev ${serverTarball}`);
+      output += (await sh('sh', ['-c', line], { cwd: fresh, env })).stdout;
+    }
+    expect(output.split('\n'), output).to.include('Hello, world!');
+    writeFileSync(join(fresh, 'check.cjs'), "console.log(typeof require('rxkube').Operator, typeof require('rxkube/kube').createKubeClient);\n");
+    expect((await sh('node', ['check.cjs'], { cwd: fresh, env })).stdout.trim()).to.equal('function function');
   });
 
   for (const version of NODE_VERSIONS) {

@@ -52,10 +52,34 @@ describe('rxkube init: a new operator project on the packed tarball', function (
     console.log(`      rxkube init (with npm install and manifests) ${s(initialized - started)}, npm ci ${s(installed - initialized)}, npm test ${s(passed - installed)}: init to a passing test ${s(passed - started)}`);
 
     const kustomization = readFileSync(join(project, 'deploy/kustomization.yaml'), 'utf8');
-    expect(kustomization).to.include('- crds.yaml').and.include('- rbac.yaml').and.include('- deployment.yaml');
+    expect(kustomization).to.include('namespace: hello-operator-system').and.include('namePrefix: hello-operator-').and.include('- namespace.yaml').and.include('- crds.yaml').and.include('- rbac.yaml').and.include('- deployment.yaml');
     const rbac = parseAllDocuments(readFileSync(join(project, 'deploy/rbac.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; rules?: unknown[] });
-    expect(rbac.map((o) => o.kind)).to.deep.equal(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding']);
+    expect(rbac.map((o) => o.kind), 'with the Role of the leader election Lease').to.deep.equal(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
     expect(readFileSync(join(project, 'deploy/crds.yaml'), 'utf8')).to.include('name: greetings.example.com').and.not.include('x_kubernetes');
+  });
+
+  it("the generated deploy/ goes into its new namespace with kubectl apply -k as it is (the project's npm run deploy), the sample after it", async function () {
+    if (!existsSync(join(project, 'deploy/kustomization.yaml'))) this.skip();
+    const cluster = await startApiServer({ port: 0 });
+    try {
+      const kubeconfig = join(work, 'deploy-kubeconfig');
+      await cluster.writeKubeconfig(kubeconfig);
+      const env = { ...NPM_ENV, KUBECONFIG: kubeconfig };
+      const kubectl = (...args: string[]) => run('kubectl', args, { cwd: project, env });
+      const deployed = await run('npm', ['run', 'deploy'], { cwd: project, env });
+      expect(deployed.stdout).to.include('namespace/hello-operator-system created').and.include('deployment.apps/hello-operator-controller created');
+      expect((await kubectl('-n', 'hello-operator-system', 'get', 'serviceaccount,deployment,service,role,rolebinding', '-o', 'name')).stdout.split('\n').filter((name) => name !== '' && name !== 'serviceaccount/default').sort()).to.deep.equal([
+        'deployment.apps/hello-operator-controller',
+        'role.rbac.authorization.k8s.io/hello-operator-leader-election',
+        'rolebinding.rbac.authorization.k8s.io/hello-operator-leader-election',
+        'service/hello-operator-metrics',
+        'serviceaccount/hello-operator-controller',
+      ]);
+      await kubectl('wait', '--for=condition=Established', 'crd/greetings.example.com', '--timeout=20s');
+      expect((await kubectl('apply', '-f', 'samples/')).stdout).to.include('greeting.example.com/world created');
+    } finally {
+      await cluster.close();
+    }
   });
 
   it("the project's Dockerfile, its run stage replayed: production dependencies only, the compiled operator, SIGTERM, exit 0", async function () {

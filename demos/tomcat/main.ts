@@ -3,8 +3,6 @@
  * Applies one Tomcat and two Webapps deployed into it, prints each as it becomes ready, and
  * exits — or, with --keep-running, keeps serving (with a kubeconfig for kubectl) until Ctrl-C.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -12,7 +10,7 @@ import { createLogger } from '../../lib/index.js';
 import { errorMessage, type ResourceDescriptor } from '../../lib/kube.js';
 import { eventually } from '../../lib/testing/index.js';
 import { startTestCluster, type TestCluster } from '../../lib/testing/cluster/index.js';
-import { parseFlags, UsageError, untilSignal } from '../cli.js';
+import { parseFlags, temporaryDirectory, UsageError, untilSignal } from '../cli.js';
 import { TOMCAT, tomcat, WEBAPP, webapp, type Tomcat, type Webapp } from './model.js';
 import { crds, registerTomcatOperator } from './operator.js';
 
@@ -62,7 +60,7 @@ export async function runDemo({ keepRunning = false, readyAfterMs = 500, print =
     ]);
 
     if (keepRunning) {
-      const kubeconfig = join(mkdtempSync(join(tmpdir(), 'rxkube-tomcat-')), 'kubeconfig');
+      const kubeconfig = join(temporaryDirectory('rxkube-tomcat-'), 'kubeconfig');
       await cluster.server.writeKubeconfig(kubeconfig);
       print(`running; try: kubectl --kubeconfig ${kubeconfig} get tomcats,webapps,deployments,configmaps`);
       print('Ctrl-C to stop');

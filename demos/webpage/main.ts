@@ -4,8 +4,7 @@
  * KUBECONFIG is never used by surprise). Installs the CRD, applies three pages, shows them
  * becoming ready, changes one, deletes one, and keeps running until Ctrl-C.
  */
-import { createWriteStream, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -13,7 +12,7 @@ import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { createLogger, Operator } from '../../lib/index.js';
 import { informer } from '../../lib/operators.js';
 import { createKubeClient, errorMessage, installCustomResourceDefinition, loadKubeConfig } from '../../lib/kube.js';
-import { parseFlags, UsageError, untilSignal } from '../cli.js';
+import { parseFlags, temporaryDirectory, UsageError, untilSignal } from '../cli.js';
 import { StatusBoard } from '../status-board.js';
 import { CONFIGMAP, webPage, webPageCrd, WEBPAGE, type WebPage } from './model.js';
 import { DEFAULT_VARIANT, variants, type VariantName } from './variants.js';
@@ -70,7 +69,7 @@ export async function main(args: readonly string[]): Promise<number> {
     return 0;
   }
   const variantName = (flags.variant ?? DEFAULT_VARIANT) as VariantName;
-  const workDir = mkdtempSync(join(tmpdir(), 'rxkube-demo-'));
+  const workDir = temporaryDirectory('rxkube-demo-');
   const live = process.stdout.isTTY === true;
   const logFile = join(workDir, 'operator.log');
   // stdout is the demo's story: JSON logs go to a file on a terminal, to stderr otherwise.

@@ -1,4 +1,4 @@
-// A registered controller triggered by sources outside Kubernetes (docs/event-sources.md, ES5):
+// A registered controller triggered by sources outside Kubernetes (docs/event-sources.md):
 // `npx tsx docs/examples/controller-sources.ts`.
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { inboundSource, pollingSource, resourceKey, timerSource, UpdateControl, type ControllerConfig, type Reconciler } from 'rxkube';
@@ -56,7 +56,7 @@ webhook.push(web, { commit: 'a1b2c3' });
 await settle(3);
 timers.schedule(web, 50);
 await settle(4);
-webhook.push({ name: 'nobody', namespace: 'default' }); // no such primary: dropped (EP4)
+webhook.push({ name: 'nobody', namespace: 'default' }); // no such primary: dropped
 await settle(4);
 timers.schedule(web, 60_000);
 await cluster.close(); // stops the operator, and with it the timer source

@@ -1,5 +1,5 @@
 // The DependentResource contract (docs/dependent-resources.md): traits are optional methods, and a
-// missing one switches its step off (DR1). No Kubernetes here: `npx tsx docs/examples/dependent-contract.ts`.
+// missing one switches its step off. No Kubernetes here: `npx tsx docs/examples/dependent-contract.ts`.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { deleteDependent, reconcileDependent, type DependentResource } from 'rxkube';
 

@@ -5,7 +5,7 @@ import { cachingInboundSource, perResourcePolling, pollingSource, resourceKey, t
 import { reconcileEach } from 'rxkube/operators';
 
 // The primaries. In an operator this is the primary informer; only primary events create
-// per-resource state (EP4), so the other sources' events for unknown ids are dropped.
+// per-resource state, so the other sources' events for unknown ids are dropped.
 const primaries = new Subject<ResourceEvent>();
 
 // An external API: one call returns every bucket.
@@ -36,7 +36,7 @@ const outcomes$ = merge(primaries, buckets.events$, quotas.events$, deploys.even
   reconcileEach<unknown>(
     (id, ctx) => {
       const cause = ctx.cause.type === 'event' ? `${ctx.cause.source} x${ctx.cause.coalesced}` : ctx.cause.type;
-      // Runs read state from the sources' caches, never from the event (EP3).
+      // Runs read state from the sources' caches, never from the event.
       const state = { bucket: buckets.get(id), quota: quotas.get(id), deploy: deploys.get(id) };
       console.log(`run ${resourceKey(id)} <- ${cause}: ${JSON.stringify(state)}`);
     },

@@ -50,13 +50,13 @@ export const apps: Reconciler<App> = {
     const shared = ctx.getSecondaryResources<V1ConfigMap & KubernetesObject>('shared').map((cm) => cm.metadata!.name);
     const credentials = ctx.getSecondaryResource<V1Secret & KubernetesObject>('credentials')?.metadata?.name;
     console.log(`run ${app.metadata!.namespace}/${app.metadata!.name} <- ${cause}; shared: [${shared.join(', ')}], credentials: ${credentials ?? '-'}`);
-    // Written through the source's client: this write triggers no run (ES4), and the next run reads it (UP3).
+    // Written through the source's client: this write triggers no run, and the next run reads it.
     await ctx.secondaryClient<V1ConfigMap & KubernetesObject>('owned').apply({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: {
         name: `${app.metadata!.name}-settings`,
-        namespace: app.metadata!.namespace,
+        namespace: app.metadata!.namespace!,
         labels: { 'example.com/part-of': 'app' },
         ownerReferences: [{ apiVersion: APP.apiVersion, kind: APP.kind, name: app.metadata!.name!, uid: app.metadata!.uid!, controller: true }],
       },

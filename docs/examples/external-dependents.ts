@@ -10,7 +10,7 @@ import { startTestCluster } from 'rxkube/testing/cluster';
 
 export interface Database extends KubernetesObject {
   spec: { sizeGb: number; backups: string };
-  status?: { instanceId?: string; ready?: boolean };
+  status?: { instanceId?: string | undefined; ready?: boolean };
 }
 
 export const databaseCrd = customResourceDefinition({

@@ -32,7 +32,7 @@ export const notes: Reconciler<Note> = {
       kind: 'ConfigMap',
       metadata: {
         name,
-        namespace: note.metadata!.namespace,
+        namespace: note.metadata!.namespace!,
         ownerReferences: [{ apiVersion: NOTE.apiVersion, kind: NOTE.kind, name: note.metadata!.name!, uid: note.metadata!.uid!, controller: true }],
       },
       data: { text: note.spec.text },

@@ -52,7 +52,7 @@ export const page = kubernetesDependent<V1ConfigMap, Site, Context<Site>>({
   },
 });
 
-// A second ConfigMap of the same Site (DR3): it targets its own object by its desired name, and
+// A second ConfigMap of the same Site: it targets its own object by its desired name, and
 // shares the `configmaps` event source with `page`.
 export const settings = kubernetesDependent<V1ConfigMap, Site, Context<Site>>({
   name: 'settings',
@@ -132,7 +132,7 @@ const listConfigMaps = async () =>
     .map((cm) => `${cm.metadata!.namespace}/${cm.metadata!.name}${cm.metadata!.ownerReferences ? ' (owned)' : ''}`)
     .join(', ');
 
-// Two runs: the first only adds the finalizer (FZ2).
+// Two runs: the first only adds the finalizer.
 await step('created', () => cluster.apply(SITE, { metadata: siteRef, spec: { title: 'Shop', regions: ['eu', 'us'] } }), 2);
 console.log(`  configmaps: ${await listConfigMaps()}`);
 console.log(`  finalizers: ${JSON.stringify((await cluster.client.resource<Site>(SITE).get(siteRef)).metadata?.finalizers)}`);

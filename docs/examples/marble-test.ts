@@ -5,7 +5,7 @@ import { GenericRetry, LinearRateLimiter } from 'rxkube';
 import { reconcileEach, type RunFn } from 'rxkube/operators';
 import { failAfter, outcomeCode, resourceEvent, succeedAfter, testScheduler } from 'rxkube/testing';
 
-// EP2: three events while a run is in flight cause one follow-up run, not three.
+// Three events while a run is in flight cause one follow-up run, not three.
 testScheduler().run(({ hot, expectObservable }) => {
   const events$ = hot('a 2ms a 2ms a 2ms a', { a: resourceEvent('web') });
   const run: RunFn = () => succeedAfter(10);
@@ -16,7 +16,7 @@ testScheduler().run(({ hot, expectObservable }) => {
   });
 });
 
-// EP7: failures are retried after 2000 ms, then 2000 ms again; the outcome says when.
+// Failures are retried after 2000 ms, then 2000 ms again; the outcome says when.
 testScheduler().run(({ hot, expectObservable }) => {
   let calls = 0;
   const run: RunFn = () => (++calls <= 2 ? failAfter(10) : succeedAfter(10));
@@ -31,7 +31,7 @@ testScheduler().run(({ hot, expectObservable }) => {
   });
 });
 
-// EP8: an event while a retry is pending runs at once; the retry timer is dropped.
+// An event while a retry is pending runs at once; the retry timer is dropped.
 testScheduler().run(({ hot, expectObservable }) => {
   let calls = 0;
   const run: RunFn = () => (++calls === 1 ? failAfter(10) : succeedAfter(10));
@@ -45,7 +45,7 @@ testScheduler().run(({ hot, expectObservable }) => {
   });
 });
 
-// EP9, EP10: a requested reschedule; without one, the max reconciliation interval applies.
+// A requested reschedule; without one, the max reconciliation interval applies.
 testScheduler().run(({ hot, expectObservable }) => {
   const run: RunFn = (id) => (id.name === 'web' ? succeedAfter(10, { rescheduleAfter: 100 }) : succeedAfter(10));
   const outcomes$ = hot('(ab)', { a: resourceEvent('web'), b: resourceEvent('db') }).pipe(
@@ -59,7 +59,7 @@ testScheduler().run(({ hot, expectObservable }) => {
   });
 });
 
-// EP11: at most 2 runs per 1000 ms; the third is postponed to the end of the window.
+// At most 2 runs per 1000 ms; the third is postponed to the end of the window.
 testScheduler().run(({ hot, expectObservable }) => {
   const run: RunFn = () => succeedAfter(10);
   const outcomes$ = hot('a 19ms a 19ms a', { a: resourceEvent('web') }).pipe(

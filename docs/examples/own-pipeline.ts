@@ -22,7 +22,7 @@ const GREETING = descriptorOf(crd);
 const FINALIZER = 'greetings.example.com/finalizer';
 
 // The event side: informers, read-your-writes in front of the primaries, the primaries' events as
-// ResourceEvents through the generation filter (EP6), merged with the ConfigMaps' triggers (ES3).
+// ResourceEvents through the generation filter, merged with the ConfigMaps' triggers.
 const greetings = informer<Greeting>({ resource: GREETING, kubeConfig, namespaces: ['default'] });
 const primaries = readYourWrites(greetings);
 const configMaps = secondarySource<ConfigMap, Greeting>({
@@ -35,7 +35,7 @@ const events$: Observable<ResourceEvent> = merge(
   configMaps.events$,
 );
 
-// The run side: the finalizer (FZ2), cleanup (FZ3), the status patch (UP1) and the Context with
+// The run side: the finalizer, cleanup, the status patch and the Context with
 // its secondary sources, exactly as a registered controller runs its reconciler.
 const greeter: Reconciler<Greeting> = {
   async reconcile(greeting, ctx) {
@@ -45,7 +45,7 @@ const greeter: Reconciler<Greeting> = {
     await ctx.secondaryClient<ConfigMap>('configmaps').apply({
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: `${name}-greeting`, namespace, ownerReferences: [owner] },
+      metadata: { name: `${name}-greeting`, namespace: namespace!, ownerReferences: [owner] },
       data: { message },
     });
     ctx.logger.info({ configMaps: ctx.getSecondaryResources('configmaps').length }, 'greeted');
@@ -58,8 +58,8 @@ const greeter: Reconciler<Greeting> = {
 };
 const run = reconcilerRun(greeter, { resource: GREETING, name: 'greetings', finalizerName: FINALIZER, client, primaries, secondaries: [configMaps] });
 
-// The scheduling core: one run per greeting at a time, events during a run coalesced (EP1, EP2),
-// retries (EP7); a run is due only while its primary is in the cache (EP3).
+// The scheduling core: one run per greeting at a time, events during a run coalesced,
+// retries; a run is due only while its primary is in the cache.
 const outcomes$ = events$.pipe(reconcileEach(run, { exists: (id) => primaries.get(id) !== undefined }));
 const subscription = outcomes$.subscribe((outcome) => console.log(`run of ${outcome.id.name}: ${outcome.result}`));
 greetings.start();

@@ -3,28 +3,32 @@
  * with its manifests generated, whose `npm test` passes as it is.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { parseFlags, UsageError } from './args.js';
+import { guessPlural } from './plural.js';
 import { templateFiles } from './template.js';
 
 const USAGE = `usage: rxkube init <dir> [options]
 
 Creates an operator project in <dir> (new or empty): a custom resource with its schema, a
 reconciler with a managed dependent, a marble test and an integration test on the embedded API
-server, the manifests (deploy/, a kustomize base), a Dockerfile and a README. Then runs
-npm install and npm run manifests there.
+server, the manifests (deploy/, a kustomize base), a sample, a Dockerfile and a README. Then
+runs npm install and npm run manifests there. If that fails, run the same command again (with
+other options if need be, e.g. --rxkube): it resumes in the directory it wrote.
 
 options:
   --name NAME        package and operator name (default: the directory's name)
   --group GROUP      API group of the custom resource (default example.com)
   --kind KIND        kind of the custom resource (default Greeting)
+  --plural PLURAL    its resource name in URLs and RBAC (default: the kind's plural as Kubernetes
+                     guesses it, e.g. Policy → policies; give it for an irregular one)
   --rxkube SPEC      the rxkube dependency in package.json (default ^<this version>; a tarball path works)
   --apiserver SPEC   the @rxkube/apiserver dev dependency (default ^<this version>; a tarball path works)
   --no-install       only write the files (then: npm install && npm run manifests)
   -h, --help         show this help`;
 
-const FLAGS = { name: 'string', group: 'string', kind: 'string', rxkube: 'string', apiserver: 'string', 'no-install': 'boolean', help: 'boolean' } as const;
+const FLAGS = { name: 'string', group: 'string', kind: 'string', plural: 'string', rxkube: 'string', apiserver: 'string', 'no-install': 'boolean', help: 'boolean' } as const;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const GROUP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
@@ -34,6 +38,9 @@ function ownVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   return pkg.version;
 }
+
+/** Written before the files and removed once init has finished: a directory with it can be resumed. */
+const PENDING = '.rxkube/init-pending';
 
 function npm(args: readonly string[], cwd: string): Promise<void> {
   return new Promise((done, fail) => {
@@ -62,20 +69,27 @@ export async function main(args: string[]): Promise<number> {
     if (!GROUP.test(group)) throw new UsageError(`--group '${group}' must be a lowercase domain with a dot, like example.com`);
     const kind = flags.kind ?? 'Greeting';
     if (!KIND.test(kind)) throw new UsageError(`--kind '${kind}' must be CamelCase letters and digits, like Greeting`);
-    if (existsSync(dir) && readdirSync(dir).length > 0) throw new UsageError(`${dir} exists and is not empty`);
+    const plural = flags.plural ?? guessPlural(kind);
+    if (plural.length > 63 || !DNS_LABEL.test(plural) || !/^[a-z]/.test(plural)) throw new UsageError(`--plural '${plural}' must be lowercase letters, digits and '-', starting with a letter, like greetings`);
+    const resuming = existsSync(join(dir, PENDING));
+    if (!resuming && existsSync(dir) && readdirSync(dir).length > 0) {
+      throw new UsageError(`${dir} exists and is not empty (and no unfinished rxkube init is in it): give a new or empty directory`);
+    }
     const dependency = (spec: string | undefined) => (spec === undefined ? `^${ownVersion()}` : /\.tgz$/.test(spec) ? `file:${resolve(spec)}` : spec);
-    const files = templateFiles({ name, group, kind, rxkube: dependency(flags.rxkube), apiserver: dependency(flags.apiserver) });
-    for (const [file, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, PENDING)), { recursive: true });
+    writeFileSync(join(dir, PENDING), `${JSON.stringify({ args })}\n`);
+    for (const [file, content] of Object.entries(templateFiles({ name, group, kind, plural, rxkube: dependency(flags.rxkube), apiserver: dependency(flags.apiserver) }))) {
       mkdirSync(dirname(join(dir, file)), { recursive: true });
       writeFileSync(join(dir, file), content);
     }
-    console.log(`rxkube init: wrote the ${kind} operator '${name}' to ${dir}`);
+    console.log(`rxkube init: ${resuming ? 'resumed: wrote again' : 'wrote'} the ${kind} operator '${name}' to ${dir}`);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     console.error(`rxkube init: ${err.message}\n\n${USAGE}`);
     return 2;
   }
   if (flags['no-install']) {
+    rmSync(join(dir, PENDING));
     console.log(`next: cd ${dir} && npm install && npm run manifests && npm test`);
     return 0;
   }
@@ -83,9 +97,15 @@ export async function main(args: string[]): Promise<number> {
     await npm(['install', '--no-audit', '--no-fund'], dir);
     await npm(['run', '-s', 'manifests'], dir);
   } catch (err) {
-    console.error(`rxkube init: ${err instanceof Error ? err.message : String(err)}`);
+    const hint = flags.rxkube === undefined ? ` If npm could not find rxkube@^${ownVersion()} (E404), give the package with --rxkube: a version, or the path of a packed tarball (rxkube-x.y.z.tgz).` : '';
+    console.error(
+      `rxkube init: ${err instanceof Error ? err.message : String(err)}\n` +
+        `The project's files are in ${dir}. Once the cause is fixed, run the same rxkube init command again: it resumes there.${hint}` +
+        ` Or finish by hand: cd ${dir} && npm install && npm run manifests`,
+    );
     return 1;
   }
+  rmSync(join(dir, PENDING));
   console.log(`\nnext: cd ${dir} && npm test && npm start   (README.md: from here to a cluster)`);
   return 0;
 }

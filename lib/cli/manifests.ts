@@ -17,18 +17,21 @@ exactly the verbs its controllers use and its binding, a Deployment and a Servic
 The module (compiled JavaScript, or TypeScript under tsx) exports:
   register(operator)   registers the controllers (required; a default export function also works)
   crds                 the CRDs of the primaries (optional)
-  operatorOptions      leaderElection, sharding, health and stopTimeoutMs as the operator runs with them (optional)
+  operatorOptions      leaderElection, sharding, health and stopTimeoutMs as the operator runs with them (optional;
+                       read with POD_NAMESPACE set to --namespace unless it is set already)
   extraRules           RBAC rules for what rxkube cannot see: writes of your own through ctx.client
                        or ctx.secondaryClient() (optional)
 
 options:
   --module FILE       the module above
   --name NAME         name of the ServiceAccount, Role, Deployment and Service (default: package.json name)
-  --namespace NS      the namespace the operator runs in (default default)
+  --namespace NS      the namespace the operator runs in (default: NAME-system with --kustomize, else default)
   --image IMAGE       container image (default NAME:latest)
   --health-port N     port of /healthz, /readyz and /metrics (default: operatorOptions.health.port or 8080)
   --out FILE          write the YAML stream to FILE (default: stdout)
-  --kustomize DIR     write a kustomize base into DIR instead (kustomization.yaml and one file per part)
+  --kustomize DIR     write a kustomize base into DIR instead: kustomization.yaml (the namespace, with a
+                      Namespace object, and the name prefix NAME-) and one file per part;
+                      kubectl apply -k DIR installs it, kubectl delete -k DIR removes it
   -h, --help          show this help`;
 
 const FLAGS = {
@@ -87,16 +90,21 @@ export async function main(args: string[]): Promise<number> {
     return 2;
   }
   const modulePath = resolve(flags.module);
+  const podNamespace = process.env['POD_NAMESPACE'];
   try {
     if (!existsSync(modulePath)) throw new Error(`--module ${flags.module}: no such file`);
+    const name = flags.name ?? packageName();
+    if (name === undefined) throw new Error('--name is required (there is no package.json here to take it from)');
+    const namespace = flags.namespace ?? (flags.kustomize === undefined ? 'default' : `${name}-system`);
+    // The module is read as it runs in that namespace, where the Deployment sets POD_NAMESPACE: a
+    // leader election Lease (or a shard group) in "the operator's own namespace" lands there.
+    // (Restored afterwards: tests run this command in their own process.)
+    process.env['POD_NAMESPACE'] ??= namespace;
     const loaded = (await import(pathToFileURL(modulePath).href)) as OperatorModule;
     const register = typeof loaded.register === 'function' ? loaded.register : loaded.default;
     if (typeof register !== 'function') throw new Error(`--module ${flags.module} exports no register(operator) function (nor a default export function)`);
     if (loaded.crds !== undefined && !Array.isArray(loaded.crds)) throw new Error(`--module ${flags.module}: crds must be an array of CustomResourceDefinitions`);
     if (loaded.extraRules !== undefined && !Array.isArray(loaded.extraRules)) throw new Error(`--module ${flags.module}: extraRules must be an array of PolicyRules`);
-    const name = flags.name ?? packageName();
-    if (name === undefined) throw new Error('--name is required (there is no package.json here to take it from)');
-    const namespace = flags.namespace ?? 'default';
     const { kubeConfig: _ignored, ...operatorOptions } = (loaded.operatorOptions ?? {}) as OperatorOptions;
     const operator = new Operator({ ...operatorOptions, kubeConfig: await offlineKubeConfig(namespace) });
     await (register as (operator: Operator) => unknown)(operator);
@@ -126,5 +134,7 @@ export async function main(args: string[]): Promise<number> {
     const message = err instanceof ConfigurationError || err instanceof Error ? err.message : String(err);
     console.error(`rxkube manifests: ${message}`);
     return 1;
+  } finally {
+    if (podNamespace === undefined) delete process.env['POD_NAMESPACE'];
   }
 }

@@ -239,13 +239,28 @@ export function manifestsToYaml(objects: readonly KubernetesObject[]): string {
   return objects.map((o) => stringify(o, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
 }
 
+/** Namespaces a kustomize base must never create (nor `kubectl delete -k` delete). */
+const SHARED_NAMESPACES = new Set(['default', 'kube-system', 'kube-public', 'kube-node-lease']);
+/** The base's own name for the objects `operatorManifests` names NAME; the name prefix gives them back theirs. */
+const BASE_NAME = 'controller';
+
 /**
- * A kustomize base: one file per part and a kustomization.yaml naming them (and the image, so
- * `kustomize edit set image` works). File name → content.
+ * A kustomize base that `kubectl apply -k` installs as it is, and `kubectl delete -k` removes: one
+ * file per part and a kustomization.yaml with the operator's namespace (and a Namespace object for
+ * it, unless it is a shared one like `default`), `namePrefix: NAME-` and the image. The objects in
+ * the files carry no namespace and short names (`controller`, `metrics`, `leader-election`) so that
+ * an overlay changes both in one place; kustomize fixes the references (the Deployment's
+ * ServiceAccount, the bindings' roles and subjects). Roles in other namespaces than the operator's
+ * keep theirs. File name → content.
  */
 export function kustomizeBase(manifests: OperatorManifests, options: Pick<ManifestOptions, 'name' | 'image'>): Record<string, string> {
-  const part = (kinds: readonly string[]) => manifests.objects.filter((o) => kinds.includes(o.kind ?? ''));
+  const { name } = options;
+  const namespace = manifests.objects.find((o) => o.kind === 'ServiceAccount')?.metadata?.namespace ?? 'default';
+  const short = (n: string) => (n === name ? BASE_NAME : n.startsWith(`${name}-`) ? n.slice(name.length + 1) : n);
+  const objects = manifests.objects.map((o) => baseObject(o, namespace, short));
+  const elsewhere = objects.some((o) => o.metadata?.namespace !== undefined);
   const files: Record<string, string> = {};
+  if (!SHARED_NAMESPACES.has(namespace)) files['namespace.yaml'] = manifestsToYaml([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }]);
   const parts: [string, string[]][] = [
     ['crds.yaml', ['CustomResourceDefinition']],
     ['rbac.yaml', ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']],
@@ -253,17 +268,38 @@ export function kustomizeBase(manifests: OperatorManifests, options: Pick<Manife
     ['service.yaml', ['Service']],
   ];
   for (const [file, kinds] of parts) {
-    const objects = part(kinds);
-    if (objects.length > 0) files[file] = manifestsToYaml(objects);
+    const part = objects.filter((o) => kinds.includes(o.kind ?? ''));
+    if (part.length > 0) files[file] = manifestsToYaml(part);
   }
-  const image = options.image ?? `${options.name}:latest`;
+  const image = options.image ?? `${name}:latest`;
   const colon = image.lastIndexOf(':');
   const [imageName, tag] = colon > image.lastIndexOf('/') ? [image.slice(0, colon), image.slice(colon + 1)] : [image, undefined];
+  const placement = elsewhere
+    ? // `namespace:` would move the Roles of the watched namespaces into the operator's too.
+      { transformers: [stringify({ apiVersion: 'builtin', kind: 'NamespaceTransformer', metadata: { name: 'operator-namespace', namespace }, unsetOnly: true, setRoleBindingSubjects: 'allServiceAccounts' })] }
+    : { namespace };
   files['kustomization.yaml'] = stringify({
     apiVersion: 'kustomize.config.k8s.io/v1beta1',
     kind: 'Kustomization',
+    ...placement,
+    namePrefix: `${name}-`,
     resources: Object.keys(files),
     images: [{ name: imageName, ...(tag === undefined ? {} : { newTag: tag }) }],
   });
   return files;
+}
+
+/** An object of the base: its short name, no namespace when it is the operator's, its references renamed alike. */
+function baseObject(o: KubernetesObject, namespace: string, short: (name: string) => string): KubernetesObject {
+  const { namespace: own, ...metadata } = o.metadata ?? {};
+  const copy = structuredClone({ ...o, metadata: { ...metadata, ...(own === undefined || own === namespace ? {} : { namespace: own }), ...(o.kind === 'CustomResourceDefinition' ? {} : { name: short(metadata.name ?? '') }) } }) as KubernetesObject & {
+    roleRef?: { name: string };
+    subjects?: { kind: string; name: string; namespace?: string }[];
+    spec?: { template?: { spec?: { serviceAccountName?: string } } };
+  };
+  if (copy.roleRef) copy.roleRef.name = short(copy.roleRef.name);
+  for (const subject of copy.subjects ?? []) if (subject.kind === 'ServiceAccount') subject.name = short(subject.name);
+  const pod = copy.spec?.template?.spec;
+  if (pod?.serviceAccountName !== undefined) pod.serviceAccountName = short(pod.serviceAccountName);
+  return copy;
 }

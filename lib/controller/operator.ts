@@ -31,21 +31,23 @@ export function operatorFacts(operator: Operator): OperatorFacts {
 
 export interface OperatorOptions {
   /** Default: KUBECONFIG, ~/.kube/config, or in-cluster. */
-  readonly kubeConfig?: KubeConfig;
-  readonly logger?: Logger;
+  readonly kubeConfig?: KubeConfig | undefined;
+  readonly logger?: Logger | undefined;
   /** Metrics go to this prom-client registry (never the global one); none without it. */
-  readonly registry?: Registry;
+  readonly registry?: Registry | undefined;
   /** OB4: only the leader processes; others keep warm caches. */
-  readonly leaderElection?: Omit<LeaderElectionOptions, 'kubeConfig'>;
+  readonly leaderElection?: Omit<LeaderElectionOptions, 'kubeConfig'> | undefined;
   /**
    * OB3: serve /healthz, /readyz and /metrics on this address. `checks` are readiness checks of
    * the operator's own (a database it needs, say), listed on /readyz beside the controllers'.
    */
-  readonly health?: { readonly port?: number; readonly host?: string; readonly checks?: Readonly<Record<string, HealthCheck>> };
+  readonly health?:
+    | { readonly port?: number | undefined; readonly host?: string | undefined; readonly checks?: Readonly<Record<string, HealthCheck>> | undefined }
+    | undefined;
   /** OB5: stop gracefully on SIGTERM and SIGINT. Default false (a library should not own the process). */
-  readonly handleSignals?: boolean;
+  readonly handleSignals?: boolean | undefined;
   /** How long `stop()` waits for runs in flight (default 30 s). */
-  readonly stopTimeoutMs?: number;
+  readonly stopTimeoutMs?: number | undefined;
   /**
    * SH1–SH4: shard every controller across the replicas running this operator (a controller's
    * own `sharding` overrides it, `sharding: false` opts one out). Off unless given.

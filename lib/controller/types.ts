@@ -90,8 +90,8 @@ export interface SecondaryConfig<S extends KubernetesObject = KubernetesObject, 
   readonly resource: ResourceDescriptor;
   /** Default: the primary's namespaces, following `changeNamespaces` (ES6). */
   readonly namespaces?: 'all' | readonly string[];
-  readonly labelSelector?: LabelSelector;
-  readonly fieldSelector?: FieldSelector;
+  readonly labelSelector?: LabelSelector | undefined;
+  readonly fieldSelector?: FieldSelector | undefined;
   /** Default: owner references to the primary kind. */
   readonly toPrimaries?: SecondaryToPrimaryMapper<S>;
   /** Many-to-one or many-to-many: the secondaries a primary uses. */
@@ -119,7 +119,7 @@ export interface InformerTuning {
   readonly listTimeoutMs?: number;
   readonly backoff?: Partial<BackoffPolicy>;
   /** ES7: bound the primary cache. */
-  readonly bounded?: BoundedStoreOptions;
+  readonly bounded?: BoundedStoreOptions | undefined;
   /**
    * Rewrites every object the controller's informers cache (primary and secondaries), like
    * controller-runtime's TransformFunc. Default `compactManagedFields`: managedFields keep only
@@ -137,8 +137,8 @@ export interface ControllerConfig<P extends KubernetesObject = KubernetesObject>
    * service account, or the kubeconfig context's namespace), resolved at `register()`.
    */
   readonly namespaces?: 'all' | 'own' | readonly string[];
-  readonly labelSelector?: LabelSelector;
-  readonly fieldSelector?: FieldSelector;
+  readonly labelSelector?: LabelSelector | undefined;
+  readonly fieldSelector?: FieldSelector | undefined;
   readonly secondaries?: readonly SecondaryConfig<KubernetesObject, P>[];
   /**
    * Any other event source (ES5): an Observable of ResourceEvents for primaries, or an object
@@ -155,7 +155,7 @@ export interface ControllerConfig<P extends KubernetesObject = KubernetesObject>
   /** EP7; `false` disables retries. Default `GenericRetry.defaults()`. */
   readonly retry?: Retry | false;
   /** EP11; default none. */
-  readonly rateLimiter?: RateLimiter;
+  readonly rateLimiter?: RateLimiter | undefined;
   /** EP10 in ms; <= 0 disables. Default 10 h. */
   readonly maxReconciliationInterval?: number;
   /** EP1; default 50. */
@@ -171,7 +171,7 @@ export interface ControllerConfig<P extends KubernetesObject = KubernetesObject>
   /** Sets `status.observedGeneration` on every status patch (opt-in). */
   readonly observedGeneration?: boolean;
   /** WF4: dependents reconciled before `reconcile` and cleaned up before `cleanup`. */
-  readonly workflow?: Workflow<P, Context<P>> | WorkflowBuilder<P, Context<P>>;
+  readonly workflow?: Workflow<P, Context<P>> | WorkflowBuilder<P, Context<P>> | undefined;
   /** ES2: default 2 min. */
   readonly cacheSyncTimeoutMs?: number;
   /** ES2: default true. */

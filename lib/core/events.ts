@@ -19,7 +19,7 @@ export interface ResourceEvent<T = unknown> {
 }
 
 export interface ResourceEventOptions {
-  readonly namespace?: string;
+  readonly namespace?: string | undefined;
   /** Default true: an event of the primary resource (only those create per-resource state). */
   readonly primary?: boolean;
   readonly source?: string;

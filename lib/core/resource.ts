@@ -3,7 +3,8 @@ import { isRecord } from './meta.js';
 /** Identifies one Kubernetes object (or any keyed resource): its name, and namespace if namespaced. */
 export interface ResourceID {
   readonly name: string;
-  readonly namespace?: string;
+  /** Absent or undefined for a cluster-scoped resource (so `metadata.namespace` can be passed as it is). */
+  readonly namespace?: string | undefined;
 }
 
 /** The map key of a ResourceID: `namespace/name`, or `name` for cluster-scoped resources. */

@@ -5,9 +5,9 @@ import { KubeConfig } from '@kubernetes/client-node';
 
 export interface LoadKubeConfigOptions {
   /** An explicit kubeconfig file; when given, nothing else is tried. */
-  kubeconfigPath?: string;
+  kubeconfigPath?: string | undefined;
   /** Context to select instead of the file's current-context. */
-  context?: string;
+  context?: string | undefined;
   /** Environment to read KUBECONFIG and KUBERNETES_SERVICE_* from (default: process.env). */
   env?: Record<string, string | undefined>;
   /** Home directory holding `.kube/config` (default: os.homedir()). */

@@ -15,15 +15,50 @@ export interface CreateLoggerOptions {
   pino?: LoggerOptions;
 }
 
-/** A pino logger; errors under `err` are serialized with pino's standard serializer. */
+/**
+ * A pino logger; errors under `err` are serialized with pino's standard serializer. Maps and Sets
+ * anywhere in a logged object or error (a workflow error's `byDependent`, a result's
+ * `dependents`) are written as objects and arrays: JSON.stringify would write `{}` for them.
+ */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const level = options.level ?? process.env['LOG_LEVEL'] ?? 'info';
   const config: LoggerOptions = {
     level,
     ...(options.name !== undefined ? { name: options.name } : {}),
+    // An err already written by formatters.log (it had a Map) is a plain object by now: kept as it is.
+    serializers: { err: (err: unknown) => (err instanceof Error ? withCollections(err) : err) },
+    formatters: { log: (obj) => (hasCollections(obj, MAX_DEPTH) ? (withCollections(obj) as Record<string, unknown>) : obj) },
     ...options.pino,
   };
   return options.destination ? pino(config, options.destination) : pino(config);
+}
+
+/** How deep a logged object is searched for Maps and Sets. */
+const MAX_DEPTH = 8;
+
+/** Walked into: arrays and objects without a toJSON of their own (a Date, a Buffer write themselves). */
+function isWalkable(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON !== 'function';
+}
+
+/** Whether a Map or Set is in `value`: most lines have none and are logged as they are, uncopied. */
+function hasCollections(value: unknown, depth: number, seen = new WeakSet<object>()): boolean {
+  if (!isWalkable(value) || depth < 0 || seen.has(value)) return false;
+  if (value instanceof Map || value instanceof Set) return true;
+  seen.add(value);
+  return Object.values(value).some((v) => hasCollections(v, depth - 1, seen));
+}
+
+/** `value` with its Maps as objects and Sets as arrays; an Error inside as pino's serializer writes it. */
+function withCollections(value: unknown, depth = MAX_DEPTH, seen = new WeakSet<object>()): unknown {
+  if (!isWalkable(value) || depth < 0) return value;
+  if (seen.has(value)) return '[Circular]';
+  seen.add(value);
+  const inner = (v: unknown) => withCollections(v, depth - 1, seen);
+  if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), inner(v)]));
+  if (value instanceof Set || Array.isArray(value)) return [...value].map(inner);
+  const object = value instanceof Error ? pino.stdSerializers.err(value) : value;
+  return Object.fromEntries(Object.entries(object).map(([k, v]) => [k, inner(v)]));
 }
 
 /** The OB1 fields of one resource, taken from the object (missing fields are left out). */

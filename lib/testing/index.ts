@@ -1,3 +1,4 @@
+import '../node-check.js';
 export { causeCode, failAfter, outcomeCode, succeedAfter, testScheduler } from './marbles.js';
 // Also in the main entry point (it builds events for pipelines of your own); kept here for marble tests.
 export { resourceEvent, type ResourceEventOptions } from '../core/index.js';

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { main as init } from '../../lib/cli/init.js';
+import { guessPlural } from '../../lib/cli/plural.js';
 
 async function quietly(args: string[]): Promise<{ code: number; output: string }> {
   const lines: string[] = [];
@@ -29,13 +30,67 @@ describe('rxkube init', () => {
     expect(output).to.include("wrote the WebShop operator 'shop-operator'");
     const files = readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(dir.length + 1));
     expect(files.sort()).to.deep.equal(
-      ['.dockerignore', '.gitignore', 'Dockerfile', 'README.md', 'package.json', 'src/controller.ts', 'src/main.ts', 'src/operator.ts', 'src/webshop.ts', 'test/integration.test.ts', 'test/scheduling.test.ts', 'tsconfig.json'].sort(),
+      ['.dockerignore', '.gitignore', '.npmrc', 'Dockerfile', 'samples/webshop.yaml', 'README.md', 'package.json', 'src/controller.ts', 'src/main.ts', 'src/operator.ts', 'src/webshop.ts', 'test/integration.test.ts', 'test/scheduling.test.ts', 'tsconfig.json'].sort(),
     );
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; dependencies: Record<string, string> };
     expect(pkg.name).to.equal('shop-operator');
     expect(pkg.dependencies['rxkube']).to.match(/^\^\d+\.\d+\.\d+/);
     expect(readFileSync(join(dir, 'src/webshop.ts'), 'utf8')).to.include("group: 'shop.example.org'").and.include('export const WEB_SHOP = descriptorOf(webshopCrd);');
     expect(readFileSync(join(dir, 'Dockerfile'), 'utf8')).to.include('npm ci --omit=dev').and.include('USER node').and.include('ENTRYPOINT ["node", "dist/src/main.js"]');
+  });
+
+  it('plurals as Kubernetes forms them: Policy → policies, Proxy → proxies, Status → statuses, Ingress → ingresses, Endpoints → endpoints; --plural for another', async () => {
+    const kinds = ['Policy', 'Proxy', 'Status', 'Ingress', 'Endpoints', 'Greeting', 'Gateway', 'Box', 'Match'];
+    expect(kinds.map(guessPlural)).to.deep.equal(['policies', 'proxies', 'statuses', 'ingresses', 'endpoints', 'greetings', 'gateways', 'boxes', 'matches']);
+    const policy = join(work, 'policy');
+    expect((await quietly([policy, '--kind', 'NetworkPolicy', '--no-install'])).code).to.equal(0);
+    const source = readFileSync(join(policy, 'src/networkpolicy.ts'), 'utf8');
+    expect(source).to.include("plural: 'networkpolicies'");
+    expect(readFileSync(join(policy, 'src/main.ts'), 'utf8')).to.include('get networkpolicies,configmaps');
+    expect(readFileSync(join(policy, 'README.md'), 'utf8')).to.include('kubectl get networkpolicies');
+    const octopus = join(work, 'octopus');
+    expect((await quietly([octopus, '--kind', 'Octopus', '--plural', 'octopodes', '--no-install'])).code).to.equal(0);
+    expect(readFileSync(join(octopus, 'src/octopus.ts'), 'utf8')).to.include("plural: 'octopodes'");
+    const bad = await quietly([join(work, 'c'), '--kind', 'Octopus', '--plural', 'Octopi', '--no-install']);
+    expect(bad.code).to.equal(2);
+    expect(bad.output).to.include("--plural 'Octopi' must be lowercase");
+  });
+
+  it('after a failed npm install, the same command again resumes in the directory it wrote; the error says so and names --rxkube', async () => {
+    const dir = join(work, 'resumed');
+    // Offline, npm cannot find rxkube@^version (it is in no cache): the install fails as an E404 would.
+    const offline = process.env['npm_config_offline'];
+    process.env['npm_config_offline'] = 'true';
+    let failed;
+    try {
+      failed = await quietly([dir]);
+    } finally {
+      if (offline === undefined) delete process.env['npm_config_offline'];
+      else process.env['npm_config_offline'] = offline;
+    }
+    expect(failed.code, failed.output).to.equal(1);
+    expect(failed.output).to.include('run the same rxkube init command again: it resumes there').and.include('--rxkube').and.include(`cd ${dir} && npm install && npm run manifests`);
+    const resumed = await quietly([dir, '--rxkube', '1.2.3', '--no-install']);
+    expect(resumed.code, resumed.output).to.equal(0);
+    expect(resumed.output).to.include('resumed');
+    expect((JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies['rxkube']).to.equal('1.2.3');
+    // Finished: a third run finds a project, not an unfinished init.
+    const again = await quietly([dir, '--no-install']);
+    expect(again.code).to.equal(2);
+    expect(again.output).to.include('exists and is not empty');
+  });
+
+  it('the scaffold runs one operator at a time (leader election), exports process metrics, and stops npm install on a Node older than it needs', async () => {
+    const dir = join(work, 'ops');
+    expect((await quietly([dir, '--no-install'])).code).to.equal(0);
+    const read = (file: string) => readFileSync(join(dir, file), 'utf8');
+    expect(read('src/operator.ts')).to.include("leaderElection: { leaseName: 'ops', leaseNamespace: process.env['POD_NAMESPACE'] ?? 'default' }");
+    expect(read('test/integration.test.ts')).to.include('leaderElection');
+    expect(read('src/main.ts')).to.include('collectDefaultMetrics({ register: registry })');
+    expect(read('.npmrc')).to.equal('engine-strict=true\n');
+    expect((JSON.parse(read('package.json')) as { type: string; engines: unknown; scripts: Record<string, string> })).to.deep.include({ type: 'module', engines: { node: '>=22.19.0' } });
+    expect((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts).to.include({ deploy: 'kubectl apply -k deploy', undeploy: 'kubectl delete -k deploy --ignore-not-found' });
+    expect(read('README.md')).to.not.include('kustomize edit');
   });
 
   it('names what is wrong: no directory, a non-empty directory, a bad kind or group (exit 2)', async () => {

@@ -1,8 +1,8 @@
 /** The main job as a new user runs it: `npm start` (demos/webpage/main.ts), over a real process. */
-import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 
@@ -47,6 +47,29 @@ describe('the WebPage demo (the main job, npm start)', function () {
     const paths = [first, second].map((run) => /kubectl --kubeconfig (\S+) get webpages/.exec(run.stdout)?.[1]);
     expect(paths[0]).to.be.a('string');
     expect(paths[0]).to.not.equal(paths[1]);
+  });
+
+  it('its temporary directory (kubeconfig, operator log) is gone after it exits, and after Ctrl-C', async () => {
+    const once = await demo(['--once']);
+    const onceDir = dirname(/kubectl --kubeconfig (\S+) get webpages/.exec(once.stdout)?.[1] ?? '');
+    expect(onceDir).to.match(/rxkube-demo-/);
+    expect(existsSync(onceDir), onceDir).to.equal(false);
+
+    const child = spawn(process.execPath, ['--import', 'tsx', 'demos/webpage/main.ts'], { cwd: root, env: { ...process.env, KUBECONFIG: undefined, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        if (stdout.includes('running; Ctrl-C to stop')) resolve();
+      });
+      void exited.then(() => reject(new Error(`the demo exited before running:\n${stdout}`)));
+    });
+    const dir = dirname(/kubectl --kubeconfig (\S+) get webpages/.exec(stdout)?.[1] ?? '');
+    expect(existsSync(dir), dir).to.equal(true);
+    child.kill('SIGINT');
+    expect(await exited).to.equal(0);
+    expect(existsSync(dir), dir).to.equal(false);
   });
 
   it('JSON logs never mix into stdout when it is not a terminal', async () => {

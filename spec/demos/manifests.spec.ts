@@ -204,6 +204,49 @@ describe('rxkube manifests (the command) on the embedded server', function () {
     expect(page.spec).to.deep.equal({ html: '<html><body>hi</body></html>', exposed: true });
   });
 
+  it('a kustomize base goes into a new namespace with kubectl apply -k as it is: its Namespace, the namespace and a name prefix in its kustomization', async () => {
+    const base = join(dir, 'webpage-base');
+    const { code, stderr } = await manifests('--module', join(root, 'demos/webpage/operator.ts'), '--name', 'webpage-operator', '--kustomize', base);
+    expect(code, stderr).to.equal(0);
+    const kustomization = parseAllDocuments(readFileSync(join(base, 'kustomization.yaml'), 'utf8'))[0]?.toJS() as Record<string, unknown>;
+    expect(kustomization).to.include({ namespace: 'webpage-operator-system', namePrefix: 'webpage-operator-' });
+    const { stdout } = await kubectl('apply', '-k', base);
+    expect(stdout).to.include('namespace/webpage-operator-system created').and.include('deployment.apps/webpage-operator-controller created');
+    const account = JSON.parse((await kubectl('-n', 'webpage-operator-system', 'get', 'serviceaccount', 'webpage-operator-controller', '-o', 'json')).stdout) as KubernetesObject;
+    expect(account.metadata?.name).to.equal('webpage-operator-controller');
+    const deployment = JSON.parse((await kubectl('-n', 'webpage-operator-system', 'get', 'deployment', 'webpage-operator-controller', '-o', 'json')).stdout) as V1Deployment;
+    expect(deployment.spec?.template.spec?.serviceAccountName).to.equal('webpage-operator-controller');
+    const binding = JSON.parse((await kubectl('get', 'clusterrolebinding', 'webpage-operator-controller', '-o', 'json')).stdout) as { roleRef: { name: string }; subjects: unknown[] };
+    expect(binding.roleRef.name).to.equal('webpage-operator-controller');
+    expect(binding.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: 'webpage-operator-controller', namespace: 'webpage-operator-system' }]);
+    await kubectl('-n', 'webpage-operator-system', 'get', 'service', 'webpage-operator-metrics');
+    expect((await kubectl('get', 'crd', 'webpages.sample.rxkube.dev', '-o', 'name')).stdout.trim()).to.equal('customresourcedefinition.apiextensions.k8s.io/webpages.sample.rxkube.dev');
+  });
+
+  it("a module whose leader election Lease is in the operator's own namespace (POD_NAMESPACE) gets its Role there, in the kustomize base as in the YAML", async () => {
+    const module = join(dir, 'leader-operator.mjs');
+    writeFileSync(
+      module,
+      [
+        "export const operatorOptions = { leaderElection: { leaseName: 'leader', leaseNamespace: process.env.POD_NAMESPACE ?? 'default' } };",
+        "export function register(operator) { operator.register({ reconcile: () => undefined }, { resource: { apiVersion: 'example.com/v1', kind: 'Thing', plural: 'things' } }); }",
+      ].join('\n'),
+    );
+    const base = join(dir, 'leader-base');
+    expect(await manifests('--module', module, '--name', 'leader', '--kustomize', base)).to.include({ code: 0 });
+    expect(process.env['POD_NAMESPACE'], 'left as it was').to.equal(undefined);
+    const kustomization = parseAllDocuments(readFileSync(join(base, 'kustomization.yaml'), 'utf8'))[0]?.toJS() as Record<string, unknown>;
+    expect(kustomization['namespace']).to.equal('leader-system');
+    const roles = parseAllDocuments(readFileSync(join(base, 'rbac.yaml'), 'utf8')).map((d) => d.toJS() as KubernetesObject).filter((o) => o.kind === 'Role');
+    expect(roles.map((r) => [r.metadata?.name, r.metadata?.namespace])).to.deep.equal([['leader-election', undefined]]);
+    // A copy: the command reads a module once per process, and this one runs in the test's.
+    const copy = join(dir, 'leader-operator-copy.mjs');
+    writeFileSync(copy, readFileSync(module, 'utf8'));
+    expect(await manifests('--module', copy, '--name', 'leader', '--namespace', 'ops', '--out', join(dir, 'leader.yaml'))).to.include({ code: 0 });
+    const yaml = parseAllDocuments(readFileSync(join(dir, 'leader.yaml'), 'utf8')).map((d) => d.toJS() as KubernetesObject);
+    expect(yaml.filter((o) => o.kind === 'Role').map((r) => r.metadata?.namespace)).to.deep.equal(['ops']);
+  });
+
   it('writes a kustomize base; bad flags exit 2 and a module without register exits 1 naming it', async () => {
     expect(await manifests('--module', join(root, 'demos/tomcat/operator.ts'), '--name', 'tomcat-operator', '--kustomize', join(dir, 'base'))).to.include({ code: 0 });
     expect(readFileSync(join(dir, 'base', 'kustomization.yaml'), 'utf8')).to.include('rbac.yaml');

@@ -39,6 +39,19 @@ describe('documentation samples', () => {
     expect(missing, 'samples not found in docs/examples/*.ts').to.deep.equal([]);
   });
 
+  it("every example in docs/examples type-checks as a strict consumer's project would: tsc --init's settings (exactOptionalPropertyTypes, noUncheckedIndexedAccess...) with skipLibCheck off, against the built package", async function () {
+    this.timeout(180_000);
+    const config = JSON.parse(readFileSync(join(root, 'docs/examples/tsconfig.json'), 'utf8')) as { compilerOptions: Record<string, unknown>; exclude: string[] };
+    expect(config.compilerOptions).to.include({ strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, noPropertyAccessFromIndexSignature: true, skipLibCheck: false, verbatimModuleSyntax: true });
+    expect(config.exclude).to.deep.equal(['webpage.ts']);
+    const tsc = join(root, 'node_modules/.bin/tsc');
+    const result = await promisify(execFile)(tsc, ['-p', 'docs/examples/tsconfig.json'], { cwd: root, maxBuffer: 16 * 1024 * 1024 }).then(
+      () => '',
+      (err: { stdout?: string }) => err.stdout ?? String(err),
+    );
+    expect(result.split('\n').filter((line) => line.includes('error TS'))).to.deep.equal([]);
+  });
+
   const runExample = async (file: string) =>
     (
       await promisify(execFile)(process.execPath, ['--import', 'tsx', file], {

@@ -1,6 +1,7 @@
 import { ApiException } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { createLogger, errorLogLevel, loggerFor, resourceBindings } from '../../lib/observe/index.js';
+import { AggregatedOperatorError } from '../../lib/workflow/index.js';
 
 function capture() {
   const lines: Array<Record<string, unknown>> = [];
@@ -45,6 +46,25 @@ describe('observe/logging', () => {
       resource: { apiVersion: 'v1', kind: 'Namespace', name: 'web', uid: 'u' },
     });
     expect(resourceBindings(undefined)).to.deep.equal({ resource: {} });
+  });
+
+  it('Maps and Sets are written with their entries: a failed workflow logs byDependent and dependents, not {}', () => {
+    const { lines, destination } = capture();
+    const log = createLogger({ destination });
+    const failure = new AggregatedOperatorError(new Map([['configmap', new Error('configmaps is forbidden')]]));
+    log.error({ err: failure, dependents: new Map([['configmap', { outcome: 'errored', ready: false }]]), names: new Set(['configmap']) }, 'run failed');
+    const [line] = lines;
+    const err = line?.['err'] as Record<string, unknown>;
+    expect(err['type']).to.equal('AggregatedOperatorError');
+    expect(err['byDependent']).to.deep.include.keys('configmap');
+    expect((err['byDependent'] as Record<string, Record<string, unknown>>)['configmap']).to.include({ type: 'Error', message: 'configmaps is forbidden' });
+    expect(line?.['dependents']).to.deep.equal({ configmap: { outcome: 'errored', ready: false } });
+    expect(line?.['names']).to.deep.equal(['configmap']);
+    const cyclic: Record<string, unknown> = { map: new Map([['a', 1]]) };
+    cyclic['self'] = cyclic;
+    log.info({ cyclic, when: new Date(0) }, 'cyclic');
+    expect(lines[1]?.['cyclic']).to.deep.equal({ map: { a: 1 }, self: '[Circular]' });
+    expect(lines[1]?.['when']).to.equal('1970-01-01T00:00:00.000Z');
   });
 
   it('respects the level', () => {
