@@ -26,3 +26,16 @@ export { builtinResources, descriptorOf, type ResourceDescriptor, type GroupVers
 export { customResourceDefinition, installCustomResourceDefinition, crdToJson, statusConditionsSchema, type CustomResourceOptions } from './kube/index.js';
 export { classifyError, errorMessage, KubeApiError, statusCodeOf, type KubeErrorKind, type KubeStatus } from './kube/index.js';
 export type { FieldSelector, LabelSelector, LabelSelectorObject, LabelSelectorRequirement } from './kube/index.js';
+export {
+  defineResource,
+  StatusConditions,
+  structuralSchema,
+  type JsonSchema,
+  type ResourceDefinition,
+  type ResourceDefinitionOptions,
+  type ResourceOf,
+  type ResourceVersion,
+  type ResourceVersions,
+  type StorageVersion,
+  type ValidationRule,
+} from './kube/index.js';
