@@ -43,7 +43,9 @@ export interface ResourceVersion<Spec extends TSchema = TSchema, Status extends 
   readonly served?: boolean;
   /** The version objects are stored in: exactly one version is (default: the only version). */
   readonly storage?: boolean;
+  /** kubectl warns on every request to a deprecated version. */
   readonly deprecated?: boolean;
+  /** The warning instead of the server's default one. */
   readonly deprecationWarning?: string;
   /** Columns of `kubectl get` (jsonPath relative to the object, e.g. `.status.ready`). */
   readonly printerColumns?: readonly V1CustomResourceColumnDefinition[];
@@ -58,6 +60,7 @@ export interface ResourceVersion<Spec extends TSchema = TSchema, Status extends 
 /** The versions of a resource by name, e.g. `{ v1: {...}, v1beta1: {...} }`. */
 export type ResourceVersions = Readonly<Record<string, ResourceVersion>>;
 
+/** What `defineResource` takes: the names of a resource and its versions' schemas. */
 export interface ResourceDefinitionOptions<Versions extends ResourceVersions> {
   /** The API group, a domain with a dot (`sample.rxkube.dev`). */
   readonly group: string;
@@ -67,10 +70,13 @@ export interface ResourceDefinitionOptions<Versions extends ResourceVersions> {
   readonly plural: string;
   /** Default: the kind in lower case. */
   readonly singular?: string;
+  /** Short names for kubectl (`wp`). */
   readonly shortNames?: readonly string[];
+  /** Groups kubectl expands (`kubectl get all` with `'all'`). */
   readonly categories?: readonly string[];
   /** Default 'Namespaced'. */
   readonly scope?: 'Namespaced' | 'Cluster';
+  /** The versions by name; each its own schemas. */
   readonly versions: Versions;
 }
 
@@ -83,9 +89,13 @@ export type StorageVersion<Versions extends ResourceVersions> = [
 
 /** What `defineResource` returns. */
 export interface ResourceDefinition<Versions extends ResourceVersions = ResourceVersions> {
+  /** As given. */
   readonly group: string;
+  /** As given. */
   readonly kind: string;
+  /** As given. */
   readonly plural: string;
+  /** False for `scope: 'Cluster'`. */
   readonly namespaced: boolean;
   /** The version objects are stored in; `descriptor` and `ResourceOf` default to it. */
   readonly storageVersion: StorageVersion<Versions>;
