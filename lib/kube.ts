@@ -1,6 +1,8 @@
 /**
  * `rxkube/kube`: the thin layer over @kubernetes/client-node — a client from a kubeconfig with
  * apply/patch/status, resource descriptors, CRD helpers and error classification.
+ *
+ * @module rxkube/kube
  */
 export { loadKubeConfig, ownNamespace, type LoadKubeConfigOptions } from './kube/index.js';
 export { DEFAULT_POOL_CONNECTIONS, shareConnections, type ShareConnectionsOptions } from './kube/index.js';
