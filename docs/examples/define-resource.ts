@@ -1,7 +1,7 @@
 // A resource defined once with TypeBox — its type, CRD and descriptor — and the server enforcing
 // the schema: `npx tsx docs/examples/define-resource.ts`.
 import { Operator, statusCondition, UpdateControl, type Reconciler } from 'rxkube';
-import { startApiServer } from 'rxkube/apiserver';
+import { startApiServer } from '@rxkube/apiserver';
 import { createKubeClient, defineResource, installCustomResourceDefinition, StatusConditions, type ResourceOf } from 'rxkube/kube';
 import { Type, type Static } from 'typebox';
 

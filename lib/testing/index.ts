@@ -1,6 +1,6 @@
 /**
  * `rxkube/testing`: helpers for tests of an operator — marble tests of its scheduling in virtual
- * time, and a test cluster (the embedded API server) with RBAC usage to check its manifests against.
+ * time, and waiting for a condition; tests against the embedded API server: `rxkube/testing/cluster`.
  *
  * @module rxkube/testing
  */

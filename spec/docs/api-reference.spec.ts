@@ -14,6 +14,7 @@ const PAGES: Readonly<Record<string, string>> = {
   'rxkube-operators.api.md': 'docs/api/rxkube/operators.md',
   'rxkube-kube.api.md': 'docs/api/rxkube/kube.md',
   'rxkube-testing.api.md': 'docs/api/rxkube/testing.md',
+  'rxkube-testing-cluster.api.md': 'docs/api/rxkube/testing/cluster.md',
 };
 
 const EXPORT = /^export (?:declare )?(?:abstract )?(?:function|const|class|interface|type|enum|namespace|let) (\w+)/gm;
@@ -24,7 +25,7 @@ describe('documentation: the API reference', () => {
       const names = new Set([...readFileSync(join(root, 'api', report), 'utf8').matchAll(EXPORT)].map((m) => m[1] as string));
       const markdown = readFileSync(join(root, page), 'utf8').replaceAll('\\_', '_');
       const headings = new Set([...markdown.matchAll(/^#{2,4} (\w+)(?:\(\))?$/gm)].map((m) => m[1] as string));
-      expect(names.size).to.be.greaterThan(10);
+      expect(names.size, 'exports read from the report').to.be.greaterThan(3);
       expect([...names].filter((n) => !headings.has(n)), 'exports without a section').to.deep.equal([]);
     });
   }

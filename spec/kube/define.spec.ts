@@ -3,12 +3,14 @@
  * version, the descriptor, and the CRD as the embedded API server and kubectl take it (valid objects
  * applied, invalid ones rejected with the schema's own messages).
  */
-import { writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { Type } from 'typebox';
-import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
+import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { ConfigurationError, statusCondition } from '../../lib/core/index.js';
 import {
   builtinResources,
@@ -22,7 +24,6 @@ import {
   structuralSchema,
   type ResourceOf,
 } from '../../lib/kube/index.js';
-import { kubectlAvailable, kubectlSession, type KubectlSession } from '../apiserver/helpers.js';
 
 /** A resource with two versions, CEL rules, list and map types, an enum, int-or-string and a nullable field. */
 const Gadget = defineResource({
@@ -61,6 +62,28 @@ const Gadget = defineResource({
   },
 });
 type Gadget = ResourceOf<typeof Gadget>;
+
+const kubectlAvailable = (): Promise<boolean> =>
+  new Promise((resolve) => execFile('kubectl', ['version', '--client'], { timeout: 20_000 }, (err) => resolve(!err)));
+
+/** kubectl with a kubeconfig for the server and a cache directory of its own. */
+interface KubectlSession {
+  readonly dir: string;
+  kubectl(...args: string[]): Promise<string>;
+}
+
+async function kubectlSession(server: ApiServer): Promise<KubectlSession> {
+  const dir = await mkdtemp(join(tmpdir(), 'rxkube-define-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  await server.writeKubeconfig(kubeconfig);
+  const kubectl = (...args: string[]) =>
+    new Promise<string>((resolve, reject) =>
+      execFile('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { timeout: 30_000 }, (err, stdout, stderr) =>
+        err ? reject(Object.assign(err, { stderr })) : resolve(stdout),
+      ),
+    );
+  return { dir, kubectl };
+}
 
 describe('kube: defineResource, a custom resource defined once with TypeBox', () => {
   describe('structuralSchema', () => {
@@ -194,7 +217,7 @@ describe('kube: defineResource, a custom resource defined once with TypeBox', ()
       await installCustomResourceDefinition(createKubeClient(server.kubeConfig()), Gadget.crd);
     });
     after(async () => {
-      await session?.close();
+      if (session) await rm(session.dir, { recursive: true, force: true });
       await server?.close();
     });
 
