@@ -12,6 +12,7 @@ import { expect } from 'chai';
 import { Type } from 'typebox';
 import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { ConfigurationError, statusCondition } from '../../lib/core/index.js';
+import { manifestsToYaml } from '../../lib/index.js';
 import {
   builtinResources,
   createKubeClient,
@@ -262,6 +263,24 @@ describe('kube: defineResource, a custom resource defined once with TypeBox', ()
         expect(result.out).to.match(message);
       });
     }
+
+    it('the CRD as rxkube manifests writes it (YAML) is applied by kubectl, and its CEL rules hold', async () => {
+      const Widget = defineResource({
+        group: 'example.com',
+        kind: 'Widget',
+        plural: 'widgets',
+        scope: 'Cluster',
+        versions: { v1: { spec: Type.Object({ a: Type.Integer(), b: Type.Integer() }, { 'x-kubernetes-validations': [{ rule: 'self.a < self.b', message: 'a must be below b' }] }) } },
+      });
+      const file = join(session.dir, 'crd.yaml');
+      await writeFile(file, manifestsToYaml([crdToJson(Widget.crd)]));
+      await session.kubectl('apply', '-f', file);
+      await session.kubectl('wait', '--for=condition=Established', 'crd/widgets.example.com', '--timeout=20s');
+      expect(await apply({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { a: 1, b: 2 } })).to.deep.include({ ok: true });
+      const bad = await apply({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { a: 2, b: 1 } });
+      expect(bad.ok).to.equal(false);
+      expect(bad.out).to.match(/a must be below b/);
+    });
 
     it("the server rejects an object that breaks a CEL rule on the object's root", async () => {
       const result = await apply({ apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'forbidden', namespace: 'default' }, spec: { size: 1 } });
