@@ -3,6 +3,8 @@
  * configuration, retry and rate limit, dependents, workflows, mappers and the event sources a
  * controller takes. Pipeline builders: `rxkube/operators`; the Kubernetes client and CRD helpers:
  * `rxkube/kube`; test helpers: `rxkube/testing` (marble tests) and `rxkube/testing/cluster` (against the embedded API server, `@rxkube/apiserver`).
+ *
+ * @module rxkube
  */
 import './node-check.js';
 export type { ResourceID, ResourceEvent, EventAction, ReconcileOutcome, ReconcileResult, ReconcileCause, RetryInfo } from './core/index.js';

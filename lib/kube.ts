@@ -1,6 +1,8 @@
 /**
  * `rxkube/kube`: the thin layer over @kubernetes/client-node — a client from a kubeconfig with
  * apply/patch/status, resource descriptors, CRD helpers and error classification.
+ *
+ * @module rxkube/kube
  */
 import './node-check.js';
 export { loadKubeConfig, ownNamespace, type LoadKubeConfigOptions } from './kube/index.js';
@@ -27,3 +29,16 @@ export { builtinResources, descriptorOf, type ResourceDescriptor, type GroupVers
 export { customResourceDefinition, installCustomResourceDefinition, crdToJson, statusConditionsSchema, type CustomResourceOptions } from './kube/index.js';
 export { classifyError, errorMessage, KubeApiError, statusCodeOf, type KubeErrorKind, type KubeStatus } from './kube/index.js';
 export type { FieldSelector, LabelSelector, LabelSelectorObject, LabelSelectorRequirement } from './kube/index.js';
+export {
+  defineResource,
+  StatusConditions,
+  structuralSchema,
+  type JsonSchema,
+  type ResourceDefinition,
+  type ResourceDefinitionOptions,
+  type ResourceOf,
+  type ResourceVersion,
+  type ResourceVersions,
+  type StorageVersion,
+  type ValidationRule,
+} from './kube/index.js';

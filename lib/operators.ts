@@ -3,6 +3,8 @@
  * parts the Operator assembles (event side: informers, readYourWrites, toResourceEvents,
  * generationChanged, or all of them as controllerEvents; scheduling: reconcileEach; run side:
  * reconcilerRun; workflows as operators).
+ *
+ * @module rxkube/operators
  */
 import './node-check.js';
 export {

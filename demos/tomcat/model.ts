@@ -2,56 +2,9 @@
  * The two custom resources of the Tomcat operator — Tomcat (a server) and Webapp (a .war deployed
  * into a named Tomcat) — their CRDs, and the Kubernetes kinds they use.
  */
-import type { KubernetesObject, V1CustomResourceDefinition, V1JSONSchemaProps } from '@kubernetes/client-node';
-import type { StatusCondition } from '../../lib/index.js';
-import { builtinResources, customResourceDefinition, descriptorOf, statusConditionsSchema } from '../../lib/kube.js';
-
-export interface TomcatSpec {
-  /** The tomcat image tag: the Deployment runs `tomcat:<version>`. */
-  version: string;
-  replicas: number;
-}
-
-export interface TomcatStatus {
-  readyReplicas?: number;
-  /** The Deployment rolled out the current spec and the Service exists. */
-  ready?: boolean;
-  observedGeneration?: number;
-  /** `Ready`, from the workflow's result. */
-  conditions?: StatusCondition[];
-}
-
-export interface Tomcat extends KubernetesObject {
-  spec: TomcatSpec;
-  status?: TomcatStatus;
-}
-
-export interface WebappSpec {
-  /** The name of a Tomcat in the Webapp's namespace. */
-  tomcat: string;
-  /** Where the .war file is downloaded from. */
-  url: string;
-  /** Where Tomcat serves it; starts with '/'. */
-  contextPath: string;
-}
-
-export interface WebappStatus {
-  /** The Tomcat the Webapp is deployed into. */
-  deployedTo?: string;
-  /** `http://<tomcat-service><contextPath>`. */
-  url?: string;
-  /** The Tomcat it is deployed into is ready. */
-  ready?: boolean;
-  errorMessage?: string;
-  observedGeneration?: number;
-  /** `Ready`: deployed into a ready Tomcat. */
-  conditions?: StatusCondition[];
-}
-
-export interface Webapp extends KubernetesObject {
-  spec: WebappSpec;
-  status?: WebappStatus;
-}
+import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { Type, type Static, type TProperties } from 'typebox';
+import { builtinResources, defineResource, StatusConditions, type ResourceOf } from '../../lib/kube.js';
 
 export const GROUP = 'sample.rxkube.dev';
 
@@ -64,50 +17,78 @@ export const MANAGED_SELECTOR = { matchLabels: MANAGED_BY };
 export const TOMCAT_LABEL = `${GROUP}/tomcat`;
 
 /** A status schema of these fields plus observedGeneration and conditions. */
-const statusSchema = (fields: Record<string, V1JSONSchemaProps>): V1JSONSchemaProps => ({
-  type: 'object',
-  properties: { ...fields, observedGeneration: { type: 'integer' }, conditions: statusConditionsSchema },
+const statusSchema = <F extends TProperties>(fields: F) =>
+  Type.Object({ ...fields, observedGeneration: Type.Optional(Type.Integer()), conditions: Type.Optional(StatusConditions) });
+
+export const TomcatSpec = Type.Object({
+  version: Type.String({ minLength: 1, description: 'The tomcat image tag: the Deployment runs `tomcat:<version>`.' }),
+  replicas: Type.Integer({ minimum: 0 }),
+});
+export const TomcatStatus = statusSchema({
+  readyReplicas: Type.Optional(Type.Integer()),
+  ready: Type.Optional(Type.Boolean({ description: 'The Deployment rolled out the current spec and the Service exists.' })),
 });
 
-export const tomcatCrd = customResourceDefinition({
+export const WebappSpec = Type.Object({
+  tomcat: Type.String({ description: "The name of a Tomcat in the Webapp's namespace." }),
+  url: Type.String({ description: 'Where the .war file is downloaded from.' }),
+  contextPath: Type.String({ description: "Where Tomcat serves it; starts with '/'." }),
+});
+export const WebappStatus = statusSchema({
+  deployedTo: Type.Optional(Type.String({ description: 'The Tomcat the Webapp is deployed into.' })),
+  url: Type.Optional(Type.String({ description: '`http://<tomcat-service><contextPath>`.' })),
+  ready: Type.Optional(Type.Boolean({ description: 'The Tomcat it is deployed into is ready.' })),
+  errorMessage: Type.Optional(Type.String()),
+});
+
+export const TomcatResource = defineResource({
   group: GROUP,
   kind: 'Tomcat',
   plural: 'tomcats',
   shortNames: ['tc'],
-  spec: {
-    type: 'object',
-    required: ['version', 'replicas'],
-    properties: { version: { type: 'string', minLength: 1 }, replicas: { type: 'integer', minimum: 0 } },
+  versions: {
+    v1: {
+      spec: TomcatSpec,
+      status: TomcatStatus,
+      printerColumns: [
+        { name: 'Version', type: 'string', jsonPath: '.spec.version' },
+        { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
+        { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
+      ],
+    },
   },
-  status: statusSchema({ readyReplicas: { type: 'integer' }, ready: { type: 'boolean' } }),
-  printerColumns: [
-    { name: 'Version', type: 'string', jsonPath: '.spec.version' },
-    { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
-    { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
-  ],
 });
 
-export const webappCrd = customResourceDefinition({
+export const WebappResource = defineResource({
   group: GROUP,
   kind: 'Webapp',
   plural: 'webapps',
   shortNames: ['wa'],
-  spec: {
-    type: 'object',
-    required: ['tomcat', 'url', 'contextPath'],
-    properties: { tomcat: { type: 'string' }, url: { type: 'string' }, contextPath: { type: 'string' } },
+  versions: {
+    v1: {
+      spec: WebappSpec,
+      status: WebappStatus,
+      printerColumns: [
+        { name: 'Tomcat', type: 'string', jsonPath: '.spec.tomcat' },
+        { name: 'URL', type: 'string', jsonPath: '.status.url' },
+        { name: 'Ready', type: 'boolean', jsonPath: '.status.ready' },
+        { name: 'Error', type: 'string', jsonPath: '.status.errorMessage' },
+      ],
+    },
   },
-  status: statusSchema({ deployedTo: { type: 'string' }, url: { type: 'string' }, ready: { type: 'boolean' }, errorMessage: { type: 'string' } }),
-  printerColumns: [
-    { name: 'Tomcat', type: 'string', jsonPath: '.spec.tomcat' },
-    { name: 'URL', type: 'string', jsonPath: '.status.url' },
-    { name: 'Ready', type: 'boolean', jsonPath: '.status.ready' },
-    { name: 'Error', type: 'string', jsonPath: '.status.errorMessage' },
-  ],
 });
 
-export const TOMCAT = descriptorOf(tomcatCrd);
-export const WEBAPP = descriptorOf(webappCrd);
+export type TomcatSpec = Static<typeof TomcatSpec>;
+export type TomcatStatus = Static<typeof TomcatStatus>;
+export type Tomcat = ResourceOf<typeof TomcatResource>;
+export type WebappSpec = Static<typeof WebappSpec>;
+export type WebappStatus = Static<typeof WebappStatus>;
+export type Webapp = ResourceOf<typeof WebappResource>;
+
+export const tomcatCrd = TomcatResource.crd;
+export const webappCrd = WebappResource.crd;
+export const TOMCAT = TomcatResource.descriptor;
+export const WEBAPP = WebappResource.descriptor;
 
 export const crds: readonly V1CustomResourceDefinition[] = [tomcatCrd, webappCrd];
 

@@ -1,53 +1,45 @@
-/** The WebPage custom resource: its type, its CRD and the secondaries it owns. */
-import type { KubernetesObject } from '@kubernetes/client-node';
-import type { StatusCondition } from '../../lib/index.js';
-import { builtinResources, customResourceDefinition, descriptorOf, statusConditionsSchema } from '../../lib/kube.js';
+/** The WebPage custom resource, defined once: its type, its CRD and its descriptor; and the secondaries it owns. */
+import { Type, type Static } from 'typebox';
+import { builtinResources, defineResource, StatusConditions, type ResourceOf } from '../../lib/kube.js';
 
-export interface WebPageSpec {
-  html: string;
-  /** An Ingress is made only when true. */
-  exposed?: boolean;
-}
+export const WebPageSpec = Type.Object({
+  html: Type.String({ description: 'The page nginx serves, a whole <html> document.' }),
+  exposed: Type.Optional(Type.Boolean({ description: 'An Ingress is made only when true.' })),
+});
 
-export interface WebPageStatus {
-  htmlConfigMap?: string;
-  /** The nginx Deployment has all its replicas available. */
-  ready?: boolean;
-  errorMessage?: string;
-  observedGeneration?: number;
-  /** `Ready`: what `kubectl wait --for=condition=Ready` waits for. */
-  conditions?: StatusCondition[];
-}
+export const WebPageStatus = Type.Object({
+  htmlConfigMap: Type.Optional(Type.String()),
+  ready: Type.Optional(Type.Boolean({ description: 'The nginx Deployment has all its replicas available.' })),
+  errorMessage: Type.Optional(Type.String()),
+  observedGeneration: Type.Optional(Type.Integer()),
+  conditions: Type.Optional(StatusConditions),
+});
 
-export interface WebPage extends KubernetesObject {
-  spec: WebPageSpec;
-  status?: WebPageStatus;
-}
+export type WebPageSpec = Static<typeof WebPageSpec>;
+export type WebPageStatus = Static<typeof WebPageStatus>;
 
-export const webPageCrd = customResourceDefinition({
+export const WebPageResource = defineResource({
   group: 'sample.rxkube.dev',
   kind: 'WebPage',
   plural: 'webpages',
   shortNames: ['wp'],
-  spec: { type: 'object', required: ['html'], properties: { html: { type: 'string' }, exposed: { type: 'boolean' } } },
-  status: {
-    type: 'object',
-    properties: {
-      htmlConfigMap: { type: 'string' },
-      ready: { type: 'boolean' },
-      errorMessage: { type: 'string' },
-      observedGeneration: { type: 'integer' },
-      conditions: statusConditionsSchema,
+  versions: {
+    v1: {
+      spec: WebPageSpec,
+      status: WebPageStatus,
+      printerColumns: [
+        { name: 'Ready', type: 'boolean', jsonPath: '.status.ready' },
+        { name: 'ConfigMap', type: 'string', jsonPath: '.status.htmlConfigMap' },
+        { name: 'Error', type: 'string', jsonPath: '.status.errorMessage' },
+      ],
     },
   },
-  printerColumns: [
-    { name: 'Ready', type: 'boolean', jsonPath: '.status.ready' },
-    { name: 'ConfigMap', type: 'string', jsonPath: '.status.htmlConfigMap' },
-    { name: 'Error', type: 'string', jsonPath: '.status.errorMessage' },
-  ],
 });
 
-export const WEBPAGE = descriptorOf(webPageCrd);
+export type WebPage = ResourceOf<typeof WebPageResource>;
+
+export const webPageCrd = WebPageResource.crd;
+export const WEBPAGE = WebPageResource.descriptor;
 export const { configMap: CONFIGMAP, deployment: DEPLOYMENT, service: SERVICE, ingress: INGRESS } = builtinResources;
 
 /** Every secondary a WebPage owns carries this label, so the operator watches only its own. */

@@ -43,6 +43,7 @@ export function templateFiles({ name, group, kind, plural, rxkube, apiserver }: 
       'prom-client': '^15.1.3',
       rxjs: '^7.8.2',
       rxkube,
+      typebox: '^1.4.3',
     },
     devDependencies: { '@rxkube/apiserver': apiserver, '@types/node': '^22.19.0', typescript: '^5.9.0' },
   };
@@ -70,59 +71,46 @@ export function templateFiles({ name, group, kind, plural, rxkube, apiserver }: 
     '.npmrc': 'engine-strict=true\n',
     '.dockerignore': 'node_modules/\ndist/\n.rxkube/\ndeploy/\n.git/\n',
 
-    [`src/${lower}.ts`]: `/** The ${kind} custom resource: its type, its CRD (with the schema Kubernetes validates) and its descriptor. */
-import type { KubernetesObject } from '@kubernetes/client-node';
-import type { StatusCondition } from 'rxkube';
-import { customResourceDefinition, descriptorOf, statusConditionsSchema } from 'rxkube/kube';
+    [`src/${lower}.ts`]: `/** The ${kind} custom resource, defined once: its type, its CRD (the schema Kubernetes validates) and its descriptor. */
+import { defineResource, StatusConditions, type ResourceOf } from 'rxkube/kube';
+import { Type, type Static } from 'typebox';
 
-export interface ${kind}Spec {
-  /** Who to greet. */
-  name: string;
-  /** How (default "Hello"). */
-  salutation?: string;
-}
+export const ${kind}Spec = Type.Object({
+  name: Type.String({ minLength: 1, description: 'Who to greet.' }),
+  salutation: Type.Optional(Type.String({ description: 'How (default "Hello").' })),
+});
 
-export interface ${kind}Status {
-  message?: string;
-  /** The ConfigMap that holds the message. */
-  configMap?: string;
-  ready?: boolean;
-  observedGeneration?: number;
+export const ${kind}Status = Type.Object({
+  message: Type.Optional(Type.String()),
+  configMap: Type.Optional(Type.String({ description: 'The ConfigMap that holds the message.' })),
+  ready: Type.Optional(Type.Boolean()),
+  observedGeneration: Type.Optional(Type.Integer()),
   /** \`Ready\`, so that \`kubectl wait --for=condition=Ready\` works. */
-  conditions?: StatusCondition[];
-}
+  conditions: Type.Optional(StatusConditions),
+});
 
-export interface ${kind} extends KubernetesObject {
-  spec: ${kind}Spec;
-  status?: ${kind}Status;
-}
-
-export const ${lower}Crd = customResourceDefinition({
+export const ${kind}Resource = defineResource({
   group: '${group}',
   kind: '${kind}',
   plural: '${plural}',
-  spec: {
-    type: 'object',
-    required: ['name'],
-    properties: { name: { type: 'string', minLength: 1 }, salutation: { type: 'string' } },
-  },
-  status: {
-    type: 'object',
-    properties: {
-      message: { type: 'string' },
-      configMap: { type: 'string' },
-      ready: { type: 'boolean' },
-      observedGeneration: { type: 'integer' },
-      conditions: statusConditionsSchema,
+  versions: {
+    v1: {
+      spec: ${kind}Spec,
+      status: ${kind}Status,
+      printerColumns: [
+        { name: 'Message', type: 'string', jsonPath: '.status.message' },
+        { name: 'Ready', type: 'boolean', jsonPath: '.status.ready' },
+      ],
     },
   },
-  printerColumns: [
-    { name: 'Message', type: 'string', jsonPath: '.status.message' },
-    { name: 'Ready', type: 'boolean', jsonPath: '.status.ready' },
-  ],
 });
 
-export const ${upper} = descriptorOf(${lower}Crd);
+export type ${kind}Spec = Static<typeof ${kind}Spec>;
+export type ${kind}Status = Static<typeof ${kind}Status>;
+export type ${kind} = ResourceOf<typeof ${kind}Resource>;
+
+export const ${lower}Crd = ${kind}Resource.crd;
+export const ${upper} = ${kind}Resource.descriptor;
 
 export function ${lower}(name: string, spec: ${kind}Spec, namespace = 'default'): ${kind} {
   return { apiVersion: ${upper}.apiVersion, kind: ${upper}.kind, metadata: { name, namespace }, spec };
@@ -413,7 +401,7 @@ custom resource (\`${group}/v1\`) whose controller keeps a ConfigMap with a gree
 
 | | |
 |---|---|
-| \`src/${lower}.ts\` | the ${kind} type, its CRD and schema |
+| \`src/${lower}.ts\` | the ${kind} resource, defined once with TypeBox (\`defineResource\`): its type, CRD and descriptor |
 | \`src/controller.ts\` | the reconciler, its managed ConfigMap dependent, its scheduling |
 | \`src/operator.ts\` | what the operator registers (read by \`rxkube manifests\`) |
 | \`src/main.ts\` | the entry point: in a cluster, or \`--embedded\` |

@@ -28,7 +28,7 @@ export interface ManifestOptions {
   readonly namespace?: string;
   /** The container image (default `<name>:latest`). */
   readonly image?: string;
-  /** The CRDs of the operator's primaries, as `customResourceDefinition()` builds them. */
+  /** The CRDs of the primaries: `.crd` of a `defineResource` definition, or as `customResourceDefinition()` builds them. */
   readonly crds?: readonly V1CustomResourceDefinition[];
   /** Port of /healthz, /readyz and /metrics (default: the operator's `health.port`, else 8080). */
   readonly healthPort?: number;

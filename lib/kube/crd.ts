@@ -2,8 +2,10 @@ import type { KubernetesObject, V1CustomResourceColumnDefinition, V1CustomResour
 import { ConfigurationError } from '../core/index.js';
 import { builtinResources } from './builtins.js';
 import type { KubeClient } from './client.js';
+import { StatusConditions } from './conditions-schema.js';
 import { resolveDescriptor, type ResourceDescriptor } from './descriptor.js';
 import { classifyError } from './errors.js';
+import { structuralSchema } from './structural.js';
 
 export interface CustomResourceOptions {
   readonly group: string;
@@ -29,29 +31,6 @@ export interface CustomResourceOptions {
 }
 
 const ANY_OBJECT: V1JSONSchemaProps = { type: 'object', x_kubernetes_preserve_unknown_fields: true };
-
-/**
- * The schema of `status.conditions` as Kubernetes declares metav1.Condition lists: a
- * `listType=map` keyed by `type`, so server-side apply merges each manager's conditions by type
- * (other managers' conditions stay) and rejects two entries of one type.
- */
-export const statusConditionsSchema: V1JSONSchemaProps = {
-  type: 'array',
-  x_kubernetes_list_type: 'map',
-  x_kubernetes_list_map_keys: ['type'],
-  items: {
-    type: 'object',
-    required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'],
-    properties: {
-      type: { type: 'string', maxLength: 316, pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$' },
-      status: { type: 'string', _enum: ['True', 'False', 'Unknown'] },
-      reason: { type: 'string', minLength: 1, maxLength: 1024, pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$' },
-      message: { type: 'string', maxLength: 32768 },
-      lastTransitionTime: { type: 'string', format: 'date-time' },
-      observedGeneration: { type: 'integer', format: 'int64', minimum: 0 },
-    },
-  },
-};
 
 /** A CustomResourceDefinition from the few facts that vary; validated like a descriptor. */
 export function customResourceDefinition(options: CustomResourceOptions): V1CustomResourceDefinition {
@@ -120,6 +99,21 @@ const SCHEMA_KEYWORDS: Readonly<Record<string, string>> = {
 const SCHEMA_MAPS = new Set(['properties', 'patternProperties', 'definitions', 'dependencies']);
 const SCHEMA_VALUES = new Set(['items', 'not', 'additionalProperties', 'additionalItems', 'allOf', 'anyOf', 'oneOf']);
 
+function renameKeywords(schema: unknown, names: Readonly<Record<string, string>>): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => renameKeywords(s, names));
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    const name = names[key] ?? key;
+    if (SCHEMA_MAPS.has(key) && value !== null && typeof value === 'object') {
+      out[name] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renameKeywords(v, names)]));
+    } else {
+      out[name] = SCHEMA_VALUES.has(key) ? renameKeywords(value, names) : value;
+    }
+  }
+  return out;
+}
+
 /**
  * A client-node typed schema (`x_kubernetes_preserve_unknown_fields`, `_enum`, ...) as the JSON
  * the API server reads (`x-kubernetes-preserve-unknown-fields`, `enum`, ...). client-node's own
@@ -127,18 +121,15 @@ const SCHEMA_VALUES = new Set(['items', 'not', 'additionalProperties', 'addition
  * Property names (keys under `properties`) are the user's and stay as they are.
  */
 export function schemaToJson(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(schemaToJson);
-  if (schema === null || typeof schema !== 'object') return schema;
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(schema)) {
-    const name = SCHEMA_KEYWORDS[key] ?? key;
-    if (SCHEMA_MAPS.has(key) && value !== null && typeof value === 'object') {
-      out[name] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, schemaToJson(v)]));
-    } else {
-      out[name] = SCHEMA_VALUES.has(key) ? schemaToJson(value) : value;
-    }
-  }
-  return out;
+  return renameKeywords(schema, SCHEMA_KEYWORDS);
+}
+
+const JSON_KEYWORDS: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(SCHEMA_KEYWORDS).map(([typed, json]) => [json, typed]));
+
+/** The inverse of `schemaToJson`: a schema as JSON in client-node's typed form, as `customResourceDefinition()` holds it. */
+export function schemaFromJson(schema: unknown): V1JSONSchemaProps {
+  // SCHEMA_MAPS and SCHEMA_VALUES name keywords spelled alike in both forms, so one walk serves both ways.
+  return renameKeywords(schema, JSON_KEYWORDS) as V1JSONSchemaProps;
 }
 
 /** The CRD as the API server reads it (see `schemaToJson`). */
@@ -181,3 +172,11 @@ export async function installCustomResourceDefinition(
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/**
+ * The schema of `status.conditions` as Kubernetes declares metav1.Condition lists: a
+ * `listType=map` keyed by `type`, so server-side apply merges each manager's conditions by type
+ * (other managers' conditions stay) and rejects two entries of one type. The same schema as
+ * `StatusConditions`, in client-node's typed form.
+ */
+export const statusConditionsSchema: V1JSONSchemaProps = schemaFromJson(structuralSchema(StatusConditions, 'status.conditions'));

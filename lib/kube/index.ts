@@ -56,3 +56,16 @@ export {
 export { backoffDelay, WATCH_BACKOFF, type BackoffPolicy } from './backoff.js';
 export { builtinResources } from './builtins.js';
 export { crdToJson, customResourceDefinition, descriptorOf, installCustomResourceDefinition, schemaToJson, statusConditionsSchema, type CustomResourceOptions } from './crd.js';
+export { schemaFromJson } from './crd.js';
+export { structuralSchema, type JsonSchema } from './structural.js';
+export {
+  defineResource,
+  type ResourceDefinition,
+  type ResourceDefinitionOptions,
+  type ResourceOf,
+  type ResourceVersion,
+  type ResourceVersions,
+  type StorageVersion,
+  type ValidationRule,
+} from './define.js';
+export { StatusConditions } from './conditions-schema.js';

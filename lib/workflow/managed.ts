@@ -15,7 +15,7 @@ export interface ManagedWorkflow<P, C extends DependentContext = DependentContex
   /** Some dependent has a `delete` trait and is not garbage-collected. */
   readonly hasDeletableDependents: boolean;
   /**
-   * The workflow's part of FZ1: it needs a finalizer on the primary exactly when it has a
+   * The workflow's part in the finalizer decision (FZ1): it needs a finalizer on the primary exactly when it has a
    * deletable dependent (garbage-collected ones go with the primary through owner references).
    * The controller also needs one when the reconciler has `cleanup`.
    */

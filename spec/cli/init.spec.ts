@@ -35,7 +35,7 @@ describe('rxkube init', () => {
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; dependencies: Record<string, string> };
     expect(pkg.name).to.equal('shop-operator');
     expect(pkg.dependencies['rxkube']).to.match(/^\^\d+\.\d+\.\d+/);
-    expect(readFileSync(join(dir, 'src/webshop.ts'), 'utf8')).to.include("group: 'shop.example.org'").and.include('export const WEB_SHOP = descriptorOf(webshopCrd);');
+    expect(readFileSync(join(dir, 'src/webshop.ts'), 'utf8')).to.include("group: 'shop.example.org'").and.include('export const WEB_SHOP = WebShopResource.descriptor;');
     expect(readFileSync(join(dir, 'Dockerfile'), 'utf8')).to.include('npm ci --omit=dev').and.include('USER node').and.include('ENTRYPOINT ["node", "dist/src/main.js"]');
   });
 

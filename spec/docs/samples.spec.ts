@@ -25,7 +25,8 @@ const normalize = (text: string) => text.replace(/\s+/g, ' ').trim();
 describe('documentation samples', () => {
   // Both folders are type-checked by `npm test`; a page may quote a demo directly.
   const examples = [...filesUnder('docs/examples', '.ts'), ...filesUnder('demos', '.ts')].map((f) => normalize(readFileSync(f, 'utf8')));
-  const pages = [join(root, 'README.md'), ...filesUnder('docs', '.md')];
+  // docs/api/ is generated from the declarations: its signatures are the code itself.
+  const pages = [join(root, 'README.md'), ...filesUnder('docs', '.md').filter((f) => !f.includes('/docs/api/'))];
 
   it('every ```ts block in README.md and docs/ stands in a type-checked file under docs/examples/ or demos/', () => {
     const missing: string[] = [];
