@@ -5,6 +5,10 @@ import { loadKubeConfig } from '../../../lib/kube/index.js';
 import { createLogger } from '../../../lib/observe/index.js';
 import { COUNTER_RESOURCE, counterReconciler } from './counter-reconciler.js';
 
+const mark = (globalThis as { e2eMark?: (name: string) => void }).e2eMark;
+mark?.('imports');
+
 const operator = new Operator({ kubeConfig: loadKubeConfig(), logger: createLogger({ level: 'warn' }), handleSignals: true });
 operator.register(counterReconciler(), { resource: COUNTER_RESOURCE, namespaces: ['default'] });
 await operator.start();
+mark?.('started');
