@@ -3,7 +3,7 @@
  *
  *   npm run bench:e2e -- [--n 0,2000,10000,50000] [--rounds 3] [--quick] [--variants rxkube,handwritten,k8s-operator]
  *                        [--before <tree of an older rxkube>] [--timeout-s 300] [--out bench/results/e2e.json]
- *                        [--fresh-every-ms 100] [--handwritten-max-n 10000]
+ *                        [--fresh-every-ms 100] [--handwritten-max-n 10000] [--compile-cache]
  *
  * Per round and variant (variants interleaved within each round), a fresh embedded API server
  * process (in memory) gets the Counter CRD and N counters (spec.value = index), then the
@@ -29,6 +29,8 @@
  *   - handwritten: bench/e2e/variants/handwritten.mjs, client-node's informer and a work queue;
  *   - k8s-operator: bench/e2e/peers/k8s-operator.mjs on @dot-i/k8s-operator, installed into
  *     bench/e2e/peers (npm ci there) at the first run, not a dependency of rxkube.
+ * --compile-cache runs every variant with NODE_COMPILE_CACHE (a folder per variant, filled by an
+ * unreported run at N = 0 first): start-up with node's compiled-code cache, which any of them could use.
  * The hand-written variant is left out above --handwritten-max-n (its cache of client-node model
  * objects took 2.5 GB at N = 10,000). CPU per object in phase 1 is set beside the server's CPU
  * per status write (phase 1 writes one status per counter and fresh change).
@@ -75,10 +77,11 @@ interface Config {
   readonly out: string;
   readonly freshEveryMs: number;
   readonly handwrittenMaxN: number;
+  readonly compileCache: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Config {
-  const flags = readFlags('bench:e2e', argv, ['quick']);
+  const flags = readFlags('bench:e2e', argv, ['quick', 'compile-cache']);
   const quick = flags.has('quick');
   const ns = positiveIntegers('bench:e2e', 'n', flags.get('n') ?? (quick ? '300' : '0,2000,10000,50000'), true);
   const rounds = Number(flags.get('rounds') ?? (quick ? 1 : 3));
@@ -90,7 +93,7 @@ function parseArgs(argv: readonly string[]): Config {
   const timeoutS = Number(flags.get('timeout-s') ?? 300);
   const [freshEveryMs] = positiveIntegers('bench:e2e', 'fresh-every-ms', flags.get('fresh-every-ms') ?? '100');
   const [handwrittenMaxN] = positiveIntegers('bench:e2e', 'handwritten-max-n', flags.get('handwritten-max-n') ?? '10000');
-  return { ns, rounds, variants, before, timeoutS, out: flags.get('out') ?? 'bench/results/e2e.json', freshEveryMs: freshEveryMs!, handwrittenMaxN: handwrittenMaxN! };
+  return { ns, rounds, variants, before, timeoutS, out: flags.get('out') ?? 'bench/results/e2e.json', freshEveryMs: freshEveryMs!, handwrittenMaxN: handwrittenMaxN!, compileCache: flags.has('compile-cache') };
 }
 
 // ---- variants -------------------------------------------------------------------------------
@@ -155,6 +158,8 @@ interface Measurement {
   /** From the process start to the variant's marks: imports done, started (caches synced). */
   importsSeconds: number;
   startedSeconds: number;
+  /** Modules loaded when the variant had started (node's built-ins included). */
+  modules: number;
   /** Fresh changes during phase 1: from the watch event of the change to its status, ms. */
   freshLatenciesMs: number[];
   /** The 1-minute load average when the measurement began. */
@@ -182,13 +187,15 @@ async function measure(variant: Variant, entry: string, n: number, round: number
     // E2E_CPU_PROF_DIR: write a CPU profile of each variant process there (it must exit on SIGTERM).
     const profile = process.env['E2E_CPU_PROF_DIR'] ? ['--cpu-prof', '--cpu-prof-dir', join(process.env['E2E_CPU_PROF_DIR'], variant)] : [];
     child = spawn(NODE, [...profile, '--expose-gc', '--import', join(HERE, 'probe.mjs'), entry], {
-      env: { ...process.env, KUBECONFIG: kubeconfig, NODE_OPTIONS: '' },
+      env: variantEnv(kubeconfig, config.compileCache ? join(HERE, '.data', 'compile-cache', variant) : undefined),
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       cwd: dirname(entry),
     });
-    child.on('message', (message: { type?: string; name?: string }) => {
+    let modules = Number.NaN;
+    child.on('message', (message: { type?: string; name?: string; modules?: number }) => {
       if (message.type !== 'mark' || !message.name) return;
       marks.set(message.name, (performance.now() - started) / 1000);
+      modules = message.modules ?? Number.NaN;
       if (message.name !== 'started') return;
       onStarted();
       fresh.start(config.freshEveryMs);
@@ -256,6 +263,7 @@ async function measure(variant: Variant, entry: string, n: number, round: number
       heapAfterGcMB: probe1.heapAfterGcMB,
       importsSeconds: marks.get('imports') ?? Number.NaN,
       startedSeconds: marks.get('started') ?? Number.NaN,
+      modules,
       freshLatenciesMs,
       load,
     };
@@ -267,6 +275,12 @@ async function measure(variant: Variant, entry: string, n: number, round: number
   }
 }
 
+/** The bench's environment for a variant, without NODE_OPTIONS and with NODE_COMPILE_CACHE only when asked for. */
+function variantEnv(kubeconfig: string, compileCache: string | undefined): NodeJS.ProcessEnv {
+  const { NODE_COMPILE_CACHE: _inherited, ...env } = process.env;
+  return { ...env, KUBECONFIG: kubeconfig, NODE_OPTIONS: '', ...(compileCache ? { NODE_COMPILE_CACHE: compileCache } : {}) };
+}
+
 // ---- figures --------------------------------------------------------------------------------
 
 type Summary = Record<'phase1' | 'phase2', Record<keyof Omit<PhaseFigures, 'timedOut'>, number> & { timeouts: number }> & {
@@ -276,6 +290,7 @@ type Summary = Record<'phase1' | 'phase2', Record<keyof Omit<PhaseFigures, 'time
   heapAfterGcMB: number;
   importsSeconds: number;
   startedSeconds: number;
+  modules: number;
   fresh: { count: number; p50Ms: number; p99Ms: number };
   /** Phase 1: the variant's CPU per counter against the server's CPU per status write (fresh changes count as writes too). */
   cpuMsPerObject: number;
@@ -312,6 +327,7 @@ function summarize(measurements: readonly Measurement[]): Summary[] {
       heapAfterGcMB: round(median(ms.map((m) => m.heapAfterGcMB ?? Number.NaN)), 1),
       importsSeconds: round(median(ms.map((m) => m.importsSeconds))),
       startedSeconds: round(median(ms.map((m) => m.startedSeconds))),
+      modules: Math.round(median(ms.map((m) => m.modules))),
       fresh: { count: latencies.length, p50Ms: Math.round(percentile(latencies, 50)), p99Ms: Math.round(percentile(latencies, 99)) },
       cpuMsPerObject: n === 0 ? Number.NaN : round(median(ms.map((m) => (m.phase1.cpuSeconds * 1000) / n)), 3),
       serverCpuMsPerWrite: n === 0 ? Number.NaN : round(median(ms.map((m) => (m.phase1.serverCpuSeconds * 1000) / writes(m))), 3),
@@ -346,6 +362,7 @@ function printTable(summaries: readonly Summary[]): void {
       variant: s.variant,
       'imports s': s.importsSeconds,
       'started s': s.startedSeconds,
+      modules: s.modules,
       'fresh p50/p99 ms': s.fresh.count === 0 ? '-' : `${s.fresh.p50Ms}/${s.fresh.p99Ms} (${s.fresh.count})`,
       'p1 s': s.phase1.seconds,
       'p2 s': s.phase2.seconds,
@@ -370,6 +387,13 @@ async function main(): Promise<void> {
   mkdirSync(dataDir, { recursive: true });
   console.log(`bench:e2e: N ${config.ns.join(', ')}, ${config.rounds} round(s), variants ${config.variants.join(', ')}, node ${process.version}, ${cpus().length} cpus`);
   const measurements: Measurement[] = [];
+  if (config.compileCache) {
+    rmSync(join(dataDir, 'compile-cache'), { recursive: true, force: true });
+    for (const variant of config.variants) {
+      console.log(`filling the compile cache of ${variant}`);
+      await measure(variant, entries[variant], 0, 0, config);
+    }
+  }
   for (const n of config.ns) {
     for (let r = 1; r <= config.rounds; r++) {
       // Interleaved, and rotated per round so no variant always runs first.
