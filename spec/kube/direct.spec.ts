@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { startApiServer, type ApiServer } from '../../lib/apiserver/index.js';
+import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { classifyError, kubeClientOf, openWatchStream, readKubeConfig, watchTargetOf, type KubeClient } from '../../lib/kube/index.js';
 import { eventually } from '../../lib/testing/index.js';
 
