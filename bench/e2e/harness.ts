@@ -28,10 +28,13 @@ export function readFlags(bench: string, argv: readonly string[], switches: read
   return flags;
 }
 
-/** A comma-separated list of positive integers, or an error naming the flag. */
-export function positiveIntegers(bench: string, flag: string, text: string): number[] {
+/** A comma-separated list of positive integers (0 too with `orZero`), or an error naming the flag. */
+export function positiveIntegers(bench: string, flag: string, text: string, orZero = false): number[] {
   const values = text.split(',').map(Number);
-  if (values.some((v) => !Number.isInteger(v) || v < 1)) throw new Error(`${bench}: --${flag} must be positive integers separated by commas, got '${text}'`);
+  const least = orZero ? 0 : 1;
+  if (values.some((v) => !Number.isInteger(v) || v < least)) {
+    throw new Error(`${bench}: --${flag} must be ${orZero ? 'non-negative' : 'positive'} integers separated by commas, got '${text}'`);
+  }
   return values;
 }
 
@@ -224,6 +227,8 @@ export class Tracker {
   private target: ((c: CounterObject) => boolean) | undefined;
   private waiter: (() => void) | undefined;
   private readonly abort = new AbortController();
+  /** Told every counter the watch reports (after the tracker's own bookkeeping). */
+  onUpdate: ((c: CounterObject) => void) | undefined;
 
   constructor(
     private readonly url: string,
@@ -263,6 +268,7 @@ export class Tracker {
 
   private update(object: CounterObject): void {
     this.objects.set(object.metadata.name, object);
+    this.onUpdate?.(object);
     if (!this.target) return;
     if (this.target(object)) this.done.add(object.metadata.name);
     else this.done.delete(object.metadata.name);
@@ -273,7 +279,11 @@ export class Tracker {
   averageJsonBytes(): number {
     let total = 0;
     for (const object of this.objects.values()) total += Buffer.byteLength(JSON.stringify(object));
-    return Math.round(total / this.objects.size);
+    return this.objects.size === 0 ? 0 : Math.round(total / this.objects.size);
+  }
+
+  object(name: string): CounterObject | undefined {
+    return this.objects.get(name);
   }
 
   names(): string[] {
@@ -345,6 +355,89 @@ export async function bumpEverySpec(tracker: Tracker, url: string, dispatcher: A
     await Promise.all(Array.from({ length: 16 }, worker));
   }
   return (c) => c.spec.value === finalValue.get(c.metadata.name) && reconciled(c);
+}
+
+/**
+ * Fresh changes during phase 1: every `everyMs` one counter not changed before gets a new spec
+ * (a merge patch), while the variant works through the initial list. The latency of each is
+ * from the bench's watch seeing the change (the variant's watch sees it about then) to the
+ * bench's watch seeing its status reconciled.
+ */
+export class FreshChanges {
+  private readonly changed = new Map<string, { generation: number; eventAt: number | undefined }>();
+  private readonly done: number[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly tracker: Tracker,
+    private readonly url: string,
+    private readonly dispatcher: Agent,
+    private readonly random: () => number,
+  ) {
+    tracker.onUpdate = (object) => this.observe(object);
+  }
+
+  start(everyMs: number): void {
+    if (this.stopped || this.timer) return;
+    this.timer = setInterval(() => void this.change().catch((err: unknown) => console.error('fresh change failed', err)), everyMs);
+  }
+
+  /** No more changes; the latencies of the ones reconciled so far. */
+  stop(): number[] {
+    this.stopped = true;
+    clearInterval(this.timer);
+    return [...this.done];
+  }
+
+  private async change(): Promise<void> {
+    const names = this.tracker.names();
+    if (this.stopped || names.length === 0 || this.changed.size >= names.length) return;
+    let name: string;
+    do name = names[Math.floor(this.random() * names.length)]!;
+    while (this.changed.has(name));
+    const before = this.tracker.object(name)!;
+    this.changed.set(name, { generation: before.metadata.generation, eventAt: undefined });
+    const response = await this.dispatcher.request({
+      origin: this.url,
+      path: `${COUNTERS_PATH}/${name}`,
+      method: 'PATCH',
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: JSON.stringify({ spec: { value: before.spec.value + 1_000_000 } }),
+    });
+    await response.body.dump();
+    if (response.statusCode >= 300) throw new Error(`fresh change of ${name} answered ${response.statusCode}`);
+  }
+
+  private observe(object: CounterObject): void {
+    const entry = this.changed.get(object.metadata.name);
+    if (!entry || object.metadata.generation <= entry.generation) return;
+    const now = performance.now();
+    entry.eventAt ??= now;
+    if (reconciled(object) && !this.stopped) {
+      this.done.push(now - entry.eventAt);
+      entry.generation = Number.POSITIVE_INFINITY; // counted once
+    }
+  }
+}
+
+/** The p-th percentile (0–100) by nearest rank; NaN for no values. */
+export const percentile = (values: readonly number[], p: number): number => {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+};
+
+/** A small seeded generator (mulberry32): the same counters change in every round and variant. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 // ---- figures --------------------------------------------------------------------------------

@@ -3,7 +3,17 @@
 // A variant that also counts its status writes (globalThis.e2eWrites) and records the counters
 // it wrote (globalThis.e2eWritten, a Set) gets those reported too; the set starts over at each
 // report, so that it tells what the variant wrote in each phase.
+import { registerHooks } from 'node:module';
 import { getHeapStatistics } from 'node:v8';
+
+// Modules loaded (imported or required, node's built-ins included), told with each mark.
+let modules = 0;
+registerHooks({
+  load(url, context, next) {
+    modules++;
+    return next(url, context);
+  },
+});
 
 // v8's heap statistics, not process.memoryUsage(): that one also reads the RSS from /proc and
 // cost a few % of a variant's CPU at this rate.
@@ -13,6 +23,8 @@ const sample = () => {
 };
 setInterval(sample, 50).unref();
 globalThis.e2eRuns = 0;
+// A variant marks moments of its start-up (imports done, started); the bench times them on arrival.
+globalThis.e2eMark = (name) => process.send?.({ type: 'mark', name, modules });
 process.on('message', (message) => {
   if (message?.type !== 'report') return;
   sample();

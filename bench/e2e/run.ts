@@ -1,14 +1,20 @@
 /**
  * End-to-end benchmark: rxkube against Node peers on the same work.
  *
- *   npm run bench:e2e -- [--n 2000,10000] [--rounds 3] [--quick] [--variants rxkube,handwritten,k8s-operator]
+ *   npm run bench:e2e -- [--n 0,2000,10000,50000] [--rounds 3] [--quick] [--variants rxkube,handwritten,k8s-operator]
  *                        [--before <tree of an older rxkube>] [--timeout-s 300] [--out bench/results/e2e.json]
+ *                        [--fresh-every-ms 100] [--handwritten-max-n 10000] [--compile-cache]
  *
  * Per round and variant (variants interleaved within each round), a fresh embedded API server
  * process (in memory) gets the Counter CRD and N counters (spec.value = index), then the
  * variant's process starts:
+ *   start-up: from the variant's process start until its imports are done and until it says it
+ *            started (for rxkube the Operator's caches synced), as the variant marks them;
  *   phase 1: from the variant's process start until every counter's status is
- *            { observedGeneration: generation, value: spec.value * 2 };
+ *            { observedGeneration: generation, value: spec.value * 2 } (and the variant started);
+ *            meanwhile, from its start on, one counter not changed before gets a new spec every
+ *            --fresh-every-ms: the latency of these fresh changes (from the bench's watch seeing
+ *            the change to seeing its status) is reported as p50/p99 over every round;
  *   phase 2: every spec bumped 3 times quickly (merge patches, 16 at once), until every status
  *            reflects the last bump.
  * The bench follows the counters with a watch of its own. Sampled every 100 ms from /proc:
@@ -23,6 +29,11 @@
  *   - handwritten: bench/e2e/variants/handwritten.mjs, client-node's informer and a work queue;
  *   - k8s-operator: bench/e2e/peers/k8s-operator.mjs on @dot-i/k8s-operator, installed into
  *     bench/e2e/peers (npm ci there) at the first run, not a dependency of rxkube.
+ * --compile-cache runs every variant with NODE_COMPILE_CACHE (a folder per variant, filled by an
+ * unreported run at N = 0 first): start-up with node's compiled-code cache, which any of them could use.
+ * The hand-written variant is left out above --handwritten-max-n (its cache of client-node model
+ * objects took 2.5 GB at N = 10,000). CPU per object in phase 1 is set beside the server's CPU
+ * per status write (phase 1 writes one status per counter and fresh change).
  * Medians over rounds; ratios against handwritten are the headline. Saves --out.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -33,6 +44,10 @@ import { Agent } from 'undici';
 import {
   askProbe,
   bumpEverySpec,
+  FreshChanges,
+  loadAverage,
+  percentile,
+  seededRandom,
   compileInto,
   cpuSeconds,
   HERE,
@@ -60,12 +75,15 @@ interface Config {
   readonly before: string | undefined;
   readonly timeoutS: number;
   readonly out: string;
+  readonly freshEveryMs: number;
+  readonly handwrittenMaxN: number;
+  readonly compileCache: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Config {
-  const flags = readFlags('bench:e2e', argv, ['quick']);
+  const flags = readFlags('bench:e2e', argv, ['quick', 'compile-cache']);
   const quick = flags.has('quick');
-  const ns = positiveIntegers('bench:e2e', 'n', flags.get('n') ?? (quick ? '300' : '2000,10000'));
+  const ns = positiveIntegers('bench:e2e', 'n', flags.get('n') ?? (quick ? '300' : '0,2000,10000,50000'), true);
   const rounds = Number(flags.get('rounds') ?? (quick ? 1 : 3));
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`bench:e2e: --rounds must be a positive integer, got '${flags.get('rounds')}'`);
   const before = flags.get('before');
@@ -73,7 +91,9 @@ function parseArgs(argv: readonly string[]): Config {
   for (const v of variants) if (!ALL_VARIANTS.includes(v)) throw new Error(`bench:e2e: unknown variant '${v}' (known: ${ALL_VARIANTS.join(', ')})`);
   if (variants.includes('rxkube-before') && !before) throw new Error('bench:e2e: variant rxkube-before needs --before <tree>');
   const timeoutS = Number(flags.get('timeout-s') ?? 300);
-  return { ns, rounds, variants, before, timeoutS, out: flags.get('out') ?? 'bench/results/e2e.json' };
+  const [freshEveryMs] = positiveIntegers('bench:e2e', 'fresh-every-ms', flags.get('fresh-every-ms') ?? '100');
+  const [handwrittenMaxN] = positiveIntegers('bench:e2e', 'handwritten-max-n', flags.get('handwritten-max-n') ?? '10000');
+  return { ns, rounds, variants, before, timeoutS, out: flags.get('out') ?? 'bench/results/e2e.json', freshEveryMs: freshEveryMs!, handwrittenMaxN: handwrittenMaxN!, compileCache: flags.has('compile-cache') };
 }
 
 // ---- variants -------------------------------------------------------------------------------
@@ -135,6 +155,15 @@ interface Measurement {
   phase2: PhaseFigures;
   /** The variant's heap after a full GC once phase 1 is done (everything cached, nothing in flight). */
   heapAfterGcMB: number | undefined;
+  /** From the process start to the variant's marks: imports done, started (caches synced). */
+  importsSeconds: number;
+  startedSeconds: number;
+  /** Modules loaded when the variant had started (node's built-ins included). */
+  modules: number;
+  /** Fresh changes during phase 1: from the watch event of the change to its status, ms. */
+  freshLatenciesMs: number[];
+  /** The 1-minute load average when the measurement began. */
+  load: number;
 }
 
 async function measure(variant: Variant, entry: string, n: number, round: number, config: Config): Promise<Measurement> {
@@ -147,20 +176,35 @@ async function measure(variant: Variant, entry: string, n: number, round: number
     await tracker.start();
     jsonBytesPerCounter.set(n, tracker.averageJsonBytes());
     const serverCpu0 = cpuSeconds(server.pid!);
-    const phase1Done = tracker.until(reconciled);
+    const load = loadAverage();
+    const fresh = new FreshChanges(tracker, url, dispatcher, seededRandom(n + round));
+    const marks = new Map<string, number>();
+    let onStarted: () => void = () => undefined;
+    const variantStarted = new Promise<void>((resolveStarted) => (onStarted = resolveStarted));
+    const phase1Done = Promise.all([tracker.until(reconciled), variantStarted]).then(() => undefined);
 
     const started = performance.now();
     // E2E_CPU_PROF_DIR: write a CPU profile of each variant process there (it must exit on SIGTERM).
     const profile = process.env['E2E_CPU_PROF_DIR'] ? ['--cpu-prof', '--cpu-prof-dir', join(process.env['E2E_CPU_PROF_DIR'], variant)] : [];
     child = spawn(NODE, [...profile, '--expose-gc', '--import', join(HERE, 'probe.mjs'), entry], {
-      env: { ...process.env, KUBECONFIG: kubeconfig, NODE_OPTIONS: '' },
+      env: variantEnv(kubeconfig, config.compileCache ? join(HERE, '.data', 'compile-cache', variant) : undefined),
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       cwd: dirname(entry),
+    });
+    let modules = Number.NaN;
+    child.on('message', (message: { type?: string; name?: string; modules?: number }) => {
+      if (message.type !== 'mark' || !message.name) return;
+      marks.set(message.name, (performance.now() - started) / 1000);
+      modules = message.modules ?? Number.NaN;
+      if (message.name !== 'started') return;
+      onStarted();
+      fresh.start(config.freshEveryMs);
     });
     const sampler = new Sampler(child.pid!);
     const benchCpu1 = process.cpuUsage();
     const trace1 = process.env['E2E_TRACE'] ? setInterval(() => console.log(`  ${variant}: ${((performance.now() - started) / 1000).toFixed(1)} s, ${tracker.pending()} pending, CPU ${cpuSeconds(child!.pid!)} s`), 1000) : undefined;
     const timedOut1 = await withTimeout(phase1Done, config.timeoutS, () => tracker.pending());
+    const freshLatenciesMs = fresh.stop();
     clearInterval(trace1);
     if (process.env['E2E_TRACE']) {
       const used = process.cpuUsage(benchCpu1);
@@ -217,6 +261,11 @@ async function measure(variant: Variant, entry: string, n: number, round: number
       phase1,
       phase2,
       heapAfterGcMB: probe1.heapAfterGcMB,
+      importsSeconds: marks.get('imports') ?? Number.NaN,
+      startedSeconds: marks.get('started') ?? Number.NaN,
+      modules,
+      freshLatenciesMs,
+      load,
     };
   } finally {
     if (child) await stopProcess(child);
@@ -226,6 +275,12 @@ async function measure(variant: Variant, entry: string, n: number, round: number
   }
 }
 
+/** The bench's environment for a variant, without NODE_OPTIONS and with NODE_COMPILE_CACHE only when asked for. */
+function variantEnv(kubeconfig: string, compileCache: string | undefined): NodeJS.ProcessEnv {
+  const { NODE_COMPILE_CACHE: _inherited, ...env } = process.env;
+  return { ...env, KUBECONFIG: kubeconfig, NODE_OPTIONS: '', ...(compileCache ? { NODE_COMPILE_CACHE: compileCache } : {}) };
+}
+
 // ---- figures --------------------------------------------------------------------------------
 
 type Summary = Record<'phase1' | 'phase2', Record<keyof Omit<PhaseFigures, 'timedOut'>, number> & { timeouts: number }> & {
@@ -233,6 +288,14 @@ type Summary = Record<'phase1' | 'phase2', Record<keyof Omit<PhaseFigures, 'time
   n: number;
   rounds: number;
   heapAfterGcMB: number;
+  importsSeconds: number;
+  startedSeconds: number;
+  modules: number;
+  fresh: { count: number; p50Ms: number; p99Ms: number };
+  /** Phase 1: the variant's CPU per counter against the server's CPU per status write (fresh changes count as writes too). */
+  cpuMsPerObject: number;
+  serverCpuMsPerWrite: number;
+  load: number;
 };
 
 function summarize(measurements: readonly Measurement[]): Summary[] {
@@ -252,13 +315,23 @@ function summarize(measurements: readonly Measurement[]): Summary[] {
       serverCpuSeconds: round(median(ms.map((m) => m[p].serverCpuSeconds))),
       timeouts: ms.filter((m) => m[p].timedOut).length,
     });
+    const latencies = ms.flatMap((m) => m.freshLatenciesMs);
+    const n = ms[0]!.n;
+    const writes = (m: Measurement) => n + m.freshLatenciesMs.length;
     return {
       variant: ms[0]!.variant,
-      n: ms[0]!.n,
+      n,
       rounds: ms.length,
       phase1: phase('phase1'),
       phase2: phase('phase2'),
       heapAfterGcMB: round(median(ms.map((m) => m.heapAfterGcMB ?? Number.NaN)), 1),
+      importsSeconds: round(median(ms.map((m) => m.importsSeconds))),
+      startedSeconds: round(median(ms.map((m) => m.startedSeconds))),
+      modules: Math.round(median(ms.map((m) => m.modules))),
+      fresh: { count: latencies.length, p50Ms: Math.round(percentile(latencies, 50)), p99Ms: Math.round(percentile(latencies, 99)) },
+      cpuMsPerObject: n === 0 ? Number.NaN : round(median(ms.map((m) => (m.phase1.cpuSeconds * 1000) / n)), 3),
+      serverCpuMsPerWrite: n === 0 ? Number.NaN : round(median(ms.map((m) => (m.phase1.serverCpuSeconds * 1000) / writes(m))), 3),
+      load: round(median(ms.map((m) => m.load)), 1),
     };
   });
 }
@@ -287,6 +360,10 @@ function printTable(summaries: readonly Summary[]): void {
     summaries.map((s) => ({
       n: s.n,
       variant: s.variant,
+      'imports s': s.importsSeconds,
+      'started s': s.startedSeconds,
+      modules: s.modules,
+      'fresh p50/p99 ms': s.fresh.count === 0 ? '-' : `${s.fresh.p50Ms}/${s.fresh.p99Ms} (${s.fresh.count})`,
       'p1 s': s.phase1.seconds,
       'p2 s': s.phase2.seconds,
       'runs p1/p2': `${s.phase1.runs}/${s.phase2.runs}`,
@@ -296,7 +373,9 @@ function printTable(summaries: readonly Summary[]): void {
       'fds p1/p2': `${s.phase1.peakFds}/${s.phase2.peakFds}`,
       'server CPU s p1/p2': `${s.phase1.serverCpuSeconds}/${s.phase2.serverCpuSeconds}`,
       'heap after GC MB': s.heapAfterGcMB,
+      'CPU ms/obj p1 (server/write)': `${s.cpuMsPerObject}/${s.serverCpuMsPerWrite}`,
       timeouts: s.phase1.timeouts + s.phase2.timeouts,
+      load: s.load,
     })),
   );
 }
@@ -308,15 +387,27 @@ async function main(): Promise<void> {
   mkdirSync(dataDir, { recursive: true });
   console.log(`bench:e2e: N ${config.ns.join(', ')}, ${config.rounds} round(s), variants ${config.variants.join(', ')}, node ${process.version}, ${cpus().length} cpus`);
   const measurements: Measurement[] = [];
+  if (config.compileCache) {
+    rmSync(join(dataDir, 'compile-cache'), { recursive: true, force: true });
+    for (const variant of config.variants) {
+      console.log(`filling the compile cache of ${variant}`);
+      await measure(variant, entries[variant], 0, 0, config);
+    }
+  }
   for (const n of config.ns) {
     for (let r = 1; r <= config.rounds; r++) {
       // Interleaved, and rotated per round so no variant always runs first.
       const order = config.variants.map((_, i) => config.variants[(i + r - 1) % config.variants.length]!);
       for (const variant of order) {
-        console.log(`N ${n} round ${r}: ${variant}`);
+        if (variant === 'handwritten' && n > config.handwrittenMaxN) {
+          if (r === 1) console.log(`N ${n}: handwritten left out (above --handwritten-max-n ${config.handwrittenMaxN})`);
+          continue;
+        }
+        console.log(`N ${n} round ${r}: ${variant} (load ${loadAverage()})`);
         const m = await measure(variant, entries[variant], n, r, config);
         console.log(
-          `  phase 1 ${round(m.phase1.seconds)} s (${m.phase1.runs} runs, CPU ${m.phase1.cpuSeconds} s, fds ${m.phase1.peakFds}, RSS ${round(m.phase1.peakRssMB, 0)} MB), ` +
+          `  started ${round(m.startedSeconds)} s, fresh changes ${m.freshLatenciesMs.length} (p50 ${Math.round(percentile(m.freshLatenciesMs, 50))} ms), ` +
+            `phase 1 ${round(m.phase1.seconds)} s (${m.phase1.runs} runs, CPU ${m.phase1.cpuSeconds} s, fds ${m.phase1.peakFds}, RSS ${round(m.phase1.peakRssMB, 0)} MB), ` +
             `phase 2 ${round(m.phase2.seconds)} s (${m.phase2.runs} runs, CPU ${round(m.phase2.cpuSeconds)} s, fds ${m.phase2.peakFds}, RSS ${round(m.phase2.peakRssMB, 0)} MB)`,
         );
         measurements.push(m);

@@ -15,7 +15,7 @@ import { COUNTERS, counterCrd, NAMESPACE } from './counter.js';
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
 const n = Number(args.get('populate'));
-if (!Number.isInteger(n) || n < 1) throw new Error(`server.ts: --populate must be a positive integer, got ${args.get('populate')}`);
+if (!Number.isInteger(n) || n < 0) throw new Error(`server.ts: --populate must be a non-negative integer, got ${args.get('populate')}`);
 const kubeconfig = args.get('kubeconfig');
 if (!kubeconfig) throw new Error('server.ts: --kubeconfig <file> is required');
 

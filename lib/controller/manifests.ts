@@ -3,13 +3,17 @@
  * were registered with: the CRDs (with Kubernetes' own field names), a ServiceAccount, the RBAC of
  * exactly the requests the controllers make, a Deployment and a Service for /metrics.
  */
+import { createRequire } from 'node:module';
 import type { KubernetesObject, V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
+import type * as Yaml from 'yaml';
 import { ConfigurationError } from '../core/index.js';
 import { crdToJson, resolveDescriptor, type ResolvedDescriptor } from '../kube/index.js';
 import type { ResolvedControllerConfig } from './config.js';
 import { DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
 import { operatorFacts, type Operator } from './operator.js';
+
+// Loaded when manifests are written: an operator that only runs never needs a YAML writer.
+const yaml = (): typeof Yaml => createRequire(import.meta.url)('yaml') as typeof Yaml;
 
 /** One RBAC rule, as Kubernetes writes it (`rbac.authorization.k8s.io/v1` PolicyRule). */
 export interface PolicyRule {
@@ -236,7 +240,7 @@ function binding(kind: string, metadata: Record<string, unknown>, roleKind: stri
 
 /** Objects as one YAML stream (`---` between documents), as `kubectl apply -f` reads it. */
 export function manifestsToYaml(objects: readonly KubernetesObject[]): string {
-  return objects.map((o) => stringify(o, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
+  return objects.map((o) => yaml().stringify(o, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
 }
 
 /** Namespaces a kustomize base must never create (nor `kubectl delete -k` delete). */
@@ -276,9 +280,9 @@ export function kustomizeBase(manifests: OperatorManifests, options: Pick<Manife
   const [imageName, tag] = colon > image.lastIndexOf('/') ? [image.slice(0, colon), image.slice(colon + 1)] : [image, undefined];
   const placement = elsewhere
     ? // `namespace:` would move the Roles of the watched namespaces into the operator's too.
-      { transformers: [stringify({ apiVersion: 'builtin', kind: 'NamespaceTransformer', metadata: { name: 'operator-namespace', namespace }, unsetOnly: true, setRoleBindingSubjects: 'allServiceAccounts' })] }
+      { transformers: [yaml().stringify({ apiVersion: 'builtin', kind: 'NamespaceTransformer', metadata: { name: 'operator-namespace', namespace }, unsetOnly: true, setRoleBindingSubjects: 'allServiceAccounts' })] }
     : { namespace };
-  files['kustomization.yaml'] = stringify({
+  files['kustomization.yaml'] = yaml().stringify({
     apiVersion: 'kustomize.config.k8s.io/v1beta1',
     kind: 'Kustomization',
     ...placement,

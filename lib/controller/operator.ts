@@ -2,7 +2,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
 import { ConfigurationError, requireKnownKeys } from '../core/index.js';
-import { createKubeClient, loadKubeConfig, ownNamespace, type KubeClient } from '../kube/index.js';
+import { createKubeClient, kubeClientOf, ownNamespace, readKubeConfig, type KubeClient, type KubeConfigData } from '../kube/index.js';
 import { createLeaderElector, kubeLeaseClient, type LeaderElectionOptions, type LeaderElector } from '../leader/index.js';
 import { createLogger, createMetrics, startHealthServer, type HealthCheck, type HealthServer, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { controllerShardingOptions, Shard, shardingConfig, type ShardingOptions } from '../sharding/index.js';
@@ -77,6 +77,8 @@ export class Operator {
   readonly client: KubeClient;
   readonly logger: Logger;
   readonly metrics: RxkubeMetrics | undefined;
+  /** What the client was made from: the user's KubeConfig, or the default kubeconfig read as data. */
+  private readonly kubeConfig: KubeConfig | KubeConfigData;
   private readonly informers: InformerPool;
   private readonly controllers: Controller<KubernetesObject>[] = [];
   /** Without leader election always true; with it false until this instance leads (OB4). */
@@ -95,7 +97,9 @@ export class Operator {
     for (const [name, check] of Object.entries(options.health?.checks ?? {})) {
       if (typeof check !== 'function') throw new ConfigurationError(`health.checks.${name}`, 'must be a function returning { ok, reason }');
     }
-    this.client = createKubeClient(options.kubeConfig ?? loadKubeConfig());
+    // Without a KubeConfig of the user's, client-node is loaded only if the kubeconfig needs it (`kubeClientOf`).
+    this.kubeConfig = options.kubeConfig ?? readKubeConfig();
+    this.client = options.kubeConfig ? createKubeClient(options.kubeConfig) : kubeClientOf(this.kubeConfig as KubeConfigData);
     this.informers = new InformerPool({ client: this.client });
     this.logger = options.logger ?? createLogger({ name: 'rxkube' });
     this.metrics = options.registry ? createMetrics(options.registry) : undefined;
@@ -106,7 +110,7 @@ export class Operator {
   /** Validates the configuration (ConfigurationError naming the option) and adds a controller. */
   register<P extends KubernetesObject>(reconciler: Reconciler<P>, config: ControllerConfig<P>): RegisteredController {
     if (this.state !== 'new') throw new Error('register() must be called before start()');
-    const namespaces = config?.namespaces === 'own' ? [ownNamespace(this.client.kubeConfig)] : config?.namespaces;
+    const namespaces = config?.namespaces === 'own' ? [ownNamespace(this.kubeConfig)] : config?.namespaces;
     const resolved = resolveControllerConfig(reconciler, config && { ...config, namespaces });
     if (this.controllers.some((c) => c.name === resolved.name)) {
       throw new ConfigurationError('name', `a controller named '${resolved.name}' is already registered; give one of them another name`);
@@ -138,7 +142,7 @@ export class Operator {
   private shardFor(name: string, own: ShardingOptions | false | undefined): Shard | undefined {
     const options = controllerShardingOptions(this.options.sharding, own);
     if (options === undefined) return undefined;
-    const defaultNamespace = this.options.leaderElection?.leaseNamespace ?? ownNamespace(this.client.kubeConfig);
+    const defaultNamespace = this.options.leaderElection?.leaseNamespace ?? ownNamespace(this.kubeConfig);
     const config = shardingConfig(name, options, defaultNamespace);
     facts.get(this)?.shardNamespaces.push(options.namespace ?? this.options.leaderElection?.leaseNamespace);
     return new Shard(config, { client: this.client, logger: this.logger });

@@ -244,15 +244,24 @@ function createContext<P extends KubernetesObject>(run: Run<P>, primary: P, runC
     return client;
   };
   let invocation: ManagedWorkflowInvocation<P, Context<P>> | undefined;
+  // Made when first read: most runs log nothing and record no Event, and a signal costs an AbortController.
+  let events: ResourceEvents | undefined;
+  let logger: Logger | undefined;
   const ctx: Context<P> = {
     controller: run.config.name,
     fieldManager: run.config.fieldManager,
     eventSources: run.eventSources,
-    events: run.events.about(primary, isMarkedForDeletion(primary) ? 'Cleanup' : 'Reconcile'),
+    get events() {
+      return (events ??= run.events.about(primary, isMarkedForDeletion(primary) ? 'Cleanup' : 'Reconcile'));
+    },
     client: run.client,
-    logger: loggerFor(run.logger, run.config.name, primary),
+    get logger() {
+      return (logger ??= loggerFor(run.logger, run.config.name, primary));
+    },
     retry: runContext.retry,
-    signal: runContext.signal,
+    get signal() {
+      return runContext.signal;
+    },
     cause: runContext.cause,
     getSecondaryResource: <S extends KubernetesObject>(name: string) => source(name).secondaryOf(primary) as S | undefined,
     getSecondaryResources: <S extends KubernetesObject>(name: string) => source(name).secondariesOf(primary) as S[],

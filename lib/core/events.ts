@@ -14,6 +14,13 @@ export interface ResourceEvent<T = unknown> {
    * per-resource state, and only a primary `deleted` drops it.
    */
   readonly primary: boolean;
+  /**
+   * True for an event derived from a list rather than a watch (the informer's initial list, a
+   * relist, a newly watched namespace, a replay of the cache): it tells a state the resource may
+   * have had for long, not a change that just happened. Its run waits behind the runs of fresh
+   * changes (EP13).
+   */
+  readonly listed?: boolean;
   readonly object?: T;
   readonly oldObject?: T;
 }
@@ -23,6 +30,8 @@ export interface ResourceEventOptions {
   /** Default true: an event of the primary resource (only those create per-resource state). */
   readonly primary?: boolean;
   readonly source?: string;
+  /** Default false: an event of a watch, not of a list (EP13). */
+  readonly listed?: boolean;
 }
 
 /**
@@ -36,5 +45,6 @@ export function resourceEvent(name: string, action: EventAction = 'modified', op
     source: options.source ?? (primary ? 'primary' : 'secondary'),
     action,
     primary,
+    ...(options.listed ? { listed: true } : {}),
   };
 }

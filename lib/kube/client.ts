@@ -6,8 +6,10 @@ import {
   type ResolvedDescriptor,
   type ResourceDescriptor,
 } from './descriptor.js';
+import { kubeConfigOf, type KubeConfigData } from './config.js';
+import { directConnection, type DirectConnection } from './direct.js';
 import { classifyError, errorMessage } from './errors.js';
-import { createRequestFn, type RequestFn } from './request.js';
+import { createDirectRequestFn, createRequestFn, type RequestFn } from './request.js';
 import { formatFieldSelector, formatLabelSelector, type FieldSelector, type LabelSelector } from './selectors.js';
 
 /** Names one object. `namespace` is required for namespaced types and ignored for cluster-scoped ones. */
@@ -134,6 +136,36 @@ export function createKubeClient(kubeConfig: KubeConfig): KubeClient {
     resource: <T extends KubernetesObject = KubernetesObject>(d: ResourceDescriptor) => resourceClient<T>(request, d),
     discover: (apiVersion, kind, options) => discoverDescriptor(request, apiVersion, kind, options),
   };
+}
+
+const directConnections = new WeakMap<KubeClient, DirectConnection>();
+
+/**
+ * The client of a kubeconfig read as data (`readKubeConfig`). When the current context needs no
+ * auth plugin and no proxy, its requests and watches go straight to the server and client-node
+ * is not loaded for them; `kubeConfig` is then made when first read. Otherwise, as
+ * `createKubeClient`.
+ */
+export function kubeClientOf(data: KubeConfigData): KubeClient {
+  const connection = directConnection(data);
+  if (!connection) return createKubeClient(kubeConfigOf(data));
+  const request = createDirectRequestFn(connection);
+  let kubeConfig: KubeConfig | undefined;
+  const client: KubeClient = {
+    get kubeConfig() {
+      return (kubeConfig ??= kubeConfigOf(data));
+    },
+    request,
+    resource: <T extends KubernetesObject = KubernetesObject>(d: ResourceDescriptor) => resourceClient<T>(request, d),
+    discover: (apiVersion, kind, options) => discoverDescriptor(request, apiVersion, kind, options),
+  };
+  directConnections.set(client, connection);
+  return client;
+}
+
+/** Where a watch of `client` goes: its direct connection (`kubeClientOf`), else its KubeConfig. */
+export function watchTargetOf(client: KubeClient): KubeConfig | DirectConnection {
+  return directConnections.get(client) ?? client.kubeConfig;
 }
 
 /** Whether `kube` is a KubeClient (as opposed to the KubeConfig one is made from). */

@@ -1,7 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { isIPv6 } from 'node:net';
 import { homedir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { delimiter, dirname, isAbsolute, join } from 'node:path';
+import type { Cluster, Context, KubeConfig, User } from '@kubernetes/client-node';
+// client-node's own parsing of kubeconfig entries: a module of its own, without its generated API.
+import { newClusters, newContexts, newUsers } from '@kubernetes/client-node/dist/config_types.js';
+import { load } from 'js-yaml';
+import { clientNode } from './client-node.js';
 
 export interface LoadKubeConfigOptions {
   /** An explicit kubeconfig file; when given, nothing else is tried. */
@@ -16,7 +21,17 @@ export interface LoadKubeConfigOptions {
   inClusterRoot?: string;
 }
 
+/** A kubeconfig as client-node's KubeConfig holds it (`loadFromOptions`), read without loading client-node. */
+export interface KubeConfigData {
+  readonly clusters: Cluster[];
+  readonly users: User[];
+  readonly contexts: Context[];
+  readonly currentContext: string;
+}
+
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+const SERVICE_ACCOUNT_CA = '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt';
+const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 /**
  * Loads a KubeConfig: the explicit path, else every existing file of KUBECONFIG (merged, the first
@@ -25,38 +40,41 @@ const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/tok
  * when nothing works, the error names everything that was tried.
  */
 export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig {
+  return kubeConfigOf(readKubeConfig(options));
+}
+
+/** A client-node KubeConfig holding `data` (client-node is loaded here if it was not yet). */
+export function kubeConfigOf(data: KubeConfigData): KubeConfig {
+  const kc = new (clientNode().KubeConfig)();
+  kc.loadFromOptions({ clusters: data.clusters, users: data.users, contexts: data.contexts, currentContext: data.currentContext });
+  return kc;
+}
+
+/** What `loadKubeConfig` loads, as data: the same search, checks and errors. */
+export function readKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfigData {
   const env = options.env ?? process.env;
-  const kc = new KubeConfig();
   const tried: string[] = [];
 
   if (options.kubeconfigPath !== undefined) {
     if (!existsSync(options.kubeconfigPath)) {
       throw new Error(`loadKubeConfig: kubeconfigPath '${options.kubeconfigPath}' does not exist`);
     }
-    loadFile(kc, options.kubeconfigPath);
-    return selectContext(kc, options.context, `kubeconfigPath '${options.kubeconfigPath}'`);
+    return selectContext(readFile(options.kubeconfigPath), options.context, `kubeconfigPath '${options.kubeconfigPath}'`);
   }
   tried.push('kubeconfigPath option (not given)');
 
   const fromEnv = (env['KUBECONFIG'] ?? '').split(delimiter).filter((p) => p.length > 0);
   const existing = fromEnv.filter((p) => existsSync(p));
   if (existing.length > 0) {
-    const [first, ...rest] = existing as [string, ...string[]];
-    loadFile(kc, first);
-    for (const file of rest) {
-      const other = new KubeConfig();
-      loadFile(other, file);
-      kc.mergeConfig(other, true);
-    }
-    return selectContext(kc, options.context, `KUBECONFIG '${existing.join(delimiter)}'`);
+    const [first, ...rest] = existing.map(readFile) as [KubeConfigData, ...KubeConfigData[]];
+    return selectContext(rest.reduce(merge, first), options.context, `KUBECONFIG '${existing.join(delimiter)}'`);
   }
   tried.push(fromEnv.length === 0 ? 'KUBECONFIG (unset)' : `KUBECONFIG '${fromEnv.join(delimiter)}' (no such file)`);
 
   const home = options.homeDir ?? homedir();
   const homeConfig = join(home, '.kube', 'config');
   if (existsSync(homeConfig)) {
-    loadFile(kc, homeConfig);
-    return selectContext(kc, options.context, `'${homeConfig}'`);
+    return selectContext(readFile(homeConfig), options.context, `'${homeConfig}'`);
   }
   tried.push(`'${homeConfig}' (no such file)`);
 
@@ -65,11 +83,10 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
   const port = env['KUBERNETES_SERVICE_PORT'];
   const tokenFile = `${root}${SERVICE_ACCOUNT_TOKEN}`;
   if (host && port && existsSync(tokenFile)) {
-    withEnv(env, () => kc.loadFromCluster(root));
     if (options.context !== undefined) {
       throw new Error(`loadKubeConfig: context '${options.context}' was asked for, but the in-cluster config has no contexts to choose from`);
     }
-    return kc;
+    return inCluster(host, port, root, tokenFile);
   }
   tried.push(
     !host || !port
@@ -79,50 +96,68 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
   throw new Error(`loadKubeConfig: no Kubernetes configuration found; tried ${tried.join(', ')}`);
 }
 
-function loadFile(kc: KubeConfig, file: string): void {
+/** As client-node's loadFromFile: its entry parsing, file paths made absolute against the file's folder. */
+function readFile(file: string): KubeConfigData {
   try {
-    kc.loadFromFile(file);
+    const config = (load(readFileSync(file, 'utf8')) ?? {}) as Record<string, unknown>;
+    const folder = dirname(file);
+    const absolute = (path: string | undefined) => (path && !isAbsolute(path) ? join(folder, path) : path);
+    const clusters = newClusters(config['clusters']).map((c) => (c.caFile ? { ...c, caFile: absolute(c.caFile) } : c));
+    const users = newUsers(config['users']).map((u) => (u.certFile || u.keyFile ? { ...u, certFile: absolute(u.certFile), keyFile: absolute(u.keyFile) } : u));
+    const current = config['current-context'];
+    return { clusters, users, contexts: newContexts(config['contexts']), currentContext: typeof current === 'string' ? current : '' };
   } catch (err) {
     throw new Error(`loadKubeConfig: cannot read kubeconfig '${file}': ${(err as Error).message}`, { cause: err });
   }
 }
 
-function selectContext(kc: KubeConfig, context: string | undefined, source: string): KubeConfig {
+/** As client-node's mergeConfig with the first file's context kept: a name defined twice is an error. */
+function merge(into: KubeConfigData, other: KubeConfigData): KubeConfigData {
+  const add = <T extends { name: string }>(kind: string, list: readonly T[], more: readonly T[]): T[] => {
+    for (const entry of more) if (list.some((e) => e.name === entry.name)) throw new Error(`Duplicate ${kind}: ${entry.name}`);
+    return [...list, ...more];
+  };
+  return {
+    clusters: add('cluster', into.clusters, other.clusters),
+    users: add('user', into.users, other.users),
+    contexts: add('context', into.contexts, other.contexts),
+    currentContext: into.currentContext,
+  };
+}
+
+/** As client-node's loadFromCluster: the service account's token file (read again every minute) and CA. */
+function inCluster(host: string, port: string, root: string, tokenFile: string): KubeConfigData {
+  const scheme = port === '80' || port === '8080' || port === '8001' ? 'http' : 'https';
+  const server = `${scheme}://${isIPv6(host) ? `[${host}]` : host}:${port}`;
+  const namespaceFile = `${root}${SERVICE_ACCOUNT_NAMESPACE}`;
+  const namespace = existsSync(namespaceFile) ? readFileSync(namespaceFile, 'utf8') : undefined;
+  return {
+    clusters: [{ name: 'inCluster', caFile: `${root}${SERVICE_ACCOUNT_CA}`, server, skipTLSVerify: false }],
+    users: [{ name: 'inClusterUser', authProvider: { name: 'tokenFile', config: { tokenFile } } }],
+    contexts: [{ cluster: 'inCluster', name: 'inClusterContext', user: 'inClusterUser', ...(namespace === undefined ? {} : { namespace }) }],
+    currentContext: 'inClusterContext',
+  };
+}
+
+function selectContext(data: KubeConfigData, context: string | undefined, source: string): KubeConfigData {
+  const contextNamed = (name: string) => data.contexts.find((c) => c.name === name);
   if (context !== undefined) {
-    if (!kc.getContextObject(context)) {
-      const known = kc.getContexts().map((c) => c.name);
+    if (!contextNamed(context)) {
+      const known = data.contexts.map((c) => c.name);
       throw new Error(`loadKubeConfig: context '${context}' not found in ${source} (contexts: ${known.join(', ') || 'none'})`);
     }
-    kc.setCurrentContext(context);
+    data = { ...data, currentContext: context };
   }
-  if (!kc.getCurrentContext() || !kc.getContextObject(kc.getCurrentContext())) {
+  const current = data.currentContext ? contextNamed(data.currentContext) : undefined;
+  if (!current) {
     throw new Error(`loadKubeConfig: ${source} has no current context; pass the context option`);
   }
-  if (!kc.getCurrentCluster()) {
-    throw new Error(`loadKubeConfig: context '${kc.getCurrentContext()}' of ${source} names a cluster that is not defined`);
+  if (!data.clusters.some((c) => c.name === current.cluster)) {
+    throw new Error(`loadKubeConfig: context '${data.currentContext}' of ${source} names a cluster that is not defined`);
   }
-  return kc;
+  return data;
 }
 
-// client-node's loadFromCluster reads process.env itself; a caller-provided env must win for its duration.
-function withEnv(env: Record<string, string | undefined>, fn: () => void): void {
-  if (env === process.env) return fn();
-  const keys = ['KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT'] as const;
-  const saved = keys.map((k) => process.env[k]);
-  try {
-    for (const k of keys) setEnv(k, env[k]);
-    fn();
-  } finally {
-    keys.forEach((k, i) => setEnv(k, saved[i]));
-  }
-}
-
-function setEnv(key: string, value: string | undefined): void {
-  if (value === undefined) delete process.env[key];
-  else process.env[key] = value;
-}
-
-const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 /**
  * The namespace this operator runs in (ES6 "the operator's own"): POD_NAMESPACE if set (the
@@ -130,7 +165,7 @@ const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount
  * context's namespace, else 'default'.
  */
 export function ownNamespace(
-  kubeConfig: KubeConfig,
+  kubeConfig: Pick<KubeConfig, 'contexts' | 'currentContext'>,
   options: { env?: Record<string, string | undefined>; inClusterRoot?: string } = {},
 ): string {
   const fromEnv = (options.env ?? process.env)['POD_NAMESPACE'];
@@ -140,5 +175,5 @@ export function ownNamespace(
     const fromFile = readFileSync(file, 'utf8').trim();
     if (fromFile) return fromFile;
   }
-  return kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace || 'default';
+  return kubeConfig.contexts.find((c) => c.name === kubeConfig.currentContext)?.namespace || 'default';
 }

@@ -31,7 +31,7 @@ interface ClientNodeInternals {
   applySecurityAuthentication(context: RequestContext): Promise<void>;
 }
 
-interface Pool {
+export interface Pool {
   readonly requests: Dispatcher;
   readonly watches: Dispatcher;
 }
@@ -105,7 +105,8 @@ export function clientNodeInternals(kc: KubeConfig): ClientNodeInternals {
   return internals as ClientNodeInternals;
 }
 
-function agentPool(connect: Record<string, unknown>, connections: number): Pool {
+/** A pool for requests and one for watches, with the TLS options given. */
+export function agentPool(connect: Record<string, unknown>, connections: number): Pool {
   // Watches hold their connection for minutes: a pool of their own, unbounded (one per watch).
   return {
     requests: new Agent({ connect, connections }),

@@ -1,4 +1,5 @@
-import { ApiException } from '@kubernetes/client-node';
+// client-node's ApiException from its own module: its entry point loads the whole generated API.
+import { ApiException } from '@kubernetes/client-node/dist/gen/apis/exception.js';
 
 /** The one classification of Kubernetes API failures used everywhere in rxkube. */
 export type KubeErrorKind =

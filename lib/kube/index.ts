@@ -1,4 +1,5 @@
-export { loadKubeConfig, ownNamespace, type LoadKubeConfigOptions } from './config.js';
+export { kubeConfigOf, loadKubeConfig, ownNamespace, readKubeConfig, type KubeConfigData, type LoadKubeConfigOptions } from './config.js';
+export type { DirectConnection } from './direct.js';
 export {
   apiVersionPath,
   groupResource,
@@ -28,6 +29,8 @@ export {
   createKubeClient,
   isKubeClient,
   discoverDescriptor,
+  kubeClientOf,
+  watchTargetOf,
   PATCH_CONTENT_TYPES,
   refOf,
   resourceClient,

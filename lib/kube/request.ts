@@ -1,6 +1,9 @@
-import { ResponseContext, type Configuration, type KubeConfig, type RequestContext } from '@kubernetes/client-node';
+import type { Configuration, KubeConfig, RequestContext } from '@kubernetes/client-node';
+// From its own module: client-node's entry point loads the whole generated API.
+import { ResponseContext } from '@kubernetes/client-node/dist/gen/http/http.js';
 import { getGlobalDispatcher, type Dispatcher } from 'undici';
 import { shareConnections } from './connections.js';
+import type { DirectConnection } from './direct.js';
 import { KubeApiError } from './errors.js';
 
 export type HttpVerb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -38,6 +41,18 @@ export function createRequestFn(kc: KubeConfig): RequestFn {
   return (req) => send(configuration, req);
 }
 
+/** A request function on a `DirectConnection`: the same answers and errors without client-node. */
+export function createDirectRequestFn(connection: DirectConnection): RequestFn {
+  return async (req) => {
+    const url = new URL(connection.server + req.path);
+    for (const [key, value] of Object.entries(req.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
+    const headers: Record<string, string> = { ...connection.headers(), Accept: 'application/json' };
+    if (req.body !== undefined) headers['Content-Type'] = req.contentType ?? 'application/json';
+    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    return answerOf(await dispatchTo(connection.pool.requests, url, req.method, headers, body, req.signal), req);
+  };
+}
+
 async function send(config: Configuration, req: KubeRequest): Promise<unknown> {
   let ctx: RequestContext = config.baseServer.makeRequestContext(req.path, req.method);
   ctx.setHeaderParam('Accept', 'application/json');
@@ -53,7 +68,10 @@ async function send(config: Configuration, req: KubeRequest): Promise<unknown> {
   await bearer?.applySecurityAuthentication(ctx);
   await auth?.applySecurityAuthentication(ctx);
   for (const middleware of config.middleware) ctx = await middleware.pre(ctx).toPromise();
-  const { status, headers, text } = await afterMiddleware(config, await dispatch(ctx));
+  return answerOf(await afterMiddleware(config, await dispatch(ctx)), req);
+}
+
+function answerOf({ status, headers, text }: Answer, req: KubeRequest): unknown {
   const body = parseBody(text, headers['content-type']);
   if (status < 200 || status > 299) throw new KubeApiError(status, body, headers, { method: req.method, path: req.path });
   return body;
@@ -72,16 +90,26 @@ interface Answer {
  * semantics (redirects, CORS, caching) applies to API server calls.
  */
 async function dispatch(ctx: RequestContext): Promise<Answer> {
-  const url = new URL(ctx.getUrl());
   const body = ctx.getBody();
-  const answer = await (ctx.getDispatcher() ?? getGlobalDispatcher()).request({
-    origin: url.origin,
-    path: `${url.pathname}${url.search}`,
-    method: ctx.getHttpMethod() as Dispatcher.HttpMethod,
-    headers: ctx.getHeaders(),
-    body: typeof body === 'string' || Buffer.isBuffer(body) ? body : undefined,
-    signal: ctx.getSignal(),
-  });
+  return dispatchTo(
+    ctx.getDispatcher() ?? getGlobalDispatcher(),
+    new URL(ctx.getUrl()),
+    ctx.getHttpMethod() as Dispatcher.HttpMethod,
+    ctx.getHeaders(),
+    typeof body === 'string' || Buffer.isBuffer(body) ? body : undefined,
+    ctx.getSignal(),
+  );
+}
+
+async function dispatchTo(
+  dispatcher: Dispatcher,
+  url: URL,
+  method: Dispatcher.HttpMethod,
+  requestHeaders: Record<string, string>,
+  body: string | Buffer | undefined,
+  signal: AbortSignal | undefined,
+): Promise<Answer> {
+  const answer = await dispatcher.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method, headers: requestHeaders, body, signal });
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
   return { status: answer.statusCode, headers, text: await answer.body.text() };

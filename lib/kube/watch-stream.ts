@@ -1,6 +1,9 @@
-import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
-import { getGlobalDispatcher } from 'undici';
+import type { KubeConfig } from '@kubernetes/client-node';
+// From their own modules: client-node's entry point loads the whole generated API.
+import { HttpMethod, RequestContext } from '@kubernetes/client-node/dist/gen/http/http.js';
+import { getGlobalDispatcher, type Dispatcher } from 'undici';
 import { shareConnections } from './connections.js';
+import type { DirectConnection } from './direct.js';
 import { KubeApiError } from './errors.js';
 import { parseBody } from './request.js';
 
@@ -15,7 +18,8 @@ export interface WatchStreamRequest {
 
 /**
  * Opens a watch and calls `onEvent` for each event line, with client-node's authentication and
- * the shared watch pool (`shareConnections`), but read straight from the socket: client-node's
+ * the shared watch pool (`shareConnections`), or on a `DirectConnection` (its headers and watch
+ * pool), but read straight from the socket: client-node's
  * `Watch` goes through fetch, web streams and readline for every line, which costs more CPU per
  * event than the informer's own work (bench:e2e profile).
  *
@@ -26,19 +30,17 @@ export interface WatchStreamRequest {
  * resourceVersion instead of losing the event).
  */
 export async function openWatchStream(
-  kubeConfig: KubeConfig,
+  target: KubeConfig | DirectConnection,
   request: WatchStreamRequest,
   onEvent: (type: string, object: unknown) => void,
   onClose: (error?: unknown) => void,
 ): Promise<() => void> {
-  const cluster = kubeConfig.getCurrentCluster();
-  if (!cluster) throw new Error('openWatchStream: the kubeconfig has no current cluster');
-  const url = new URL(cluster.server.replace(/\/+$/, '') + request.path);
+  const server = 'pool' in target ? target.server : target.getCurrentCluster()?.server;
+  if (server === undefined) throw new Error('openWatchStream: the kubeconfig has no current cluster');
+  const url = new URL(server.replace(/\/+$/, '') + request.path);
   url.searchParams.set('watch', 'true');
   for (const [key, value] of Object.entries(request.query)) if (value !== undefined) url.searchParams.set(key, String(value));
-  const ctx = new RequestContext(url.toString(), HttpMethod.GET);
-  ctx.setHeaderParam('Accept', 'application/json');
-  await shareConnections(kubeConfig).applySecurityAuthentication(ctx);
+  const { headers, dispatcher } = 'pool' in target ? { headers: { ...target.headers(), Accept: 'application/json' }, dispatcher: target.pool.watches } : await authenticated(target, url);
 
   const abort = new AbortController();
   let closed = false;
@@ -49,11 +51,11 @@ export async function openWatchStream(
     onClose(error);
   };
   try {
-    const answer = await (ctx.getDispatcher() ?? getGlobalDispatcher()).request({
+    const answer = await dispatcher.request({
       origin: url.origin,
       path: `${url.pathname}${url.search}`,
       method: 'GET',
-      headers: ctx.getHeaders(),
+      headers,
       signal: abort.signal,
       headersTimeout: request.inactivityTimeoutMs,
       bodyTimeout: request.inactivityTimeoutMs,
@@ -91,4 +93,12 @@ export async function openWatchStream(
     close(abort.signal.aborted ? undefined : error);
   }
   return () => close();
+}
+
+/** client-node's authentication and the shared watch pool for a watch of `url`. */
+async function authenticated(kubeConfig: KubeConfig, url: URL): Promise<{ headers: Record<string, string>; dispatcher: Dispatcher }> {
+  const ctx = new RequestContext(url.toString(), HttpMethod.GET);
+  ctx.setHeaderParam('Accept', 'application/json');
+  await shareConnections(kubeConfig).applySecurityAuthentication(ctx);
+  return { headers: ctx.getHeaders(), dispatcher: ctx.getDispatcher() ?? getGlobalDispatcher() };
 }

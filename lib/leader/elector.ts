@@ -1,6 +1,8 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import type { KubeConfig, V1Lease } from '@kubernetes/client-node';
+// From its own module: client-node's entry point loads the whole generated API.
+import { V1MicroTime } from '@kubernetes/client-node/dist/types.js';
 import { asyncScheduler, BehaviorSubject, distinctUntilChanged, type Observable, type SchedulerLike } from 'rxjs';
 import type { Logger } from 'pino';
 import { ConfigurationError, requireKnownKeys, requirePositiveDuration } from '../core/index.js';

@@ -1,5 +1,5 @@
 import type { KubeConfig, V1Lease } from '@kubernetes/client-node';
-import { createKubeClient, isKubeClient, openWatchStream, resourcePath, type KubeClient } from '../kube/index.js';
+import { createKubeClient, isKubeClient, openWatchStream, resourcePath, watchTargetOf, type KubeClient } from '../kube/index.js';
 
 /**
  * The calls an elector makes on its one Lease. Errors are thrown as the API answered them
@@ -40,7 +40,7 @@ export function kubeLeaseClient(kube: KubeClient | KubeConfig, name: string, nam
     // and in both cases the elector's own polling still runs.
     watch: (onLease, onClose) =>
       openWatchStream(
-        client.kubeConfig,
+        watchTargetOf(client),
         {
           path: resourcePath(leases.descriptor, { namespace }),
           query: { fieldSelector: `metadata.name=${name}`, timeoutSeconds: LEASE_WATCH_SECONDS },

@@ -1,4 +1,9 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { createRequire } from 'node:module';
+import type { Registry } from 'prom-client';
+
+// Loaded by the first `createMetrics`: an operator without a registry never needs prom-client.
+let promClient: typeof import('prom-client') | undefined;
+const metricTypes = (): typeof import('prom-client') => (promClient ??= createRequire(import.meta.url)('prom-client') as typeof import('prom-client'));
 import type { ReconcileOutcome, ReconcileResult } from '../core/index.js';
 import { parseApiVersion } from '../kube/index.js';
 
@@ -87,6 +92,7 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}):
   if (!registry || typeof registry.registerMetric !== 'function' || typeof registry.getSingleMetric !== 'function') {
     throw new Error('createMetrics: registry must be a prom-client Registry (pass new Registry(), not the global default)');
   }
+  const { Counter, Gauge, Histogram } = metricTypes();
   const prefix = options.prefix ?? 'rxkube_';
   if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(prefix)) throw new Error(`createMetrics: prefix '${prefix}' is not a valid metric name prefix`);
 

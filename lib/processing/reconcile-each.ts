@@ -6,7 +6,7 @@ import { ResourceScheduler } from './resource-scheduler.js';
 /**
  * Runs `run` per resource as events arrive and emits one ReconcileOutcome per run: one run per
  * resource at a time, at most `maxConcurrentReconciliations` overall, events during a run coalesced into one
- * follow-up, retries, reschedules, the max interval and the rate limit (EP1–EP5, EP7–EP12).
+ * follow-up, retries, reschedules, the max interval and the rate limit, fresh changes before listed ones (EP1–EP5, EP7–EP13).
  *
  * Options are validated here, at construction. Unsubscribing cancels every timer and aborts
  * the signal of every run in flight. Completion of the source is a graceful drain: runs in

@@ -25,7 +25,7 @@ type Phase =
   | 'idle' // nothing owed
   | 'waiting' // a retry, reschedule or max-interval timer is armed
   | 'postponed' // a run is owed but the rate limiter holds it until its timer fires
-  | 'queued' // a run is owed now; waiting for a slot or for activation
+  | 'queued' // a run is owed now; waiting for a slot or for activation (in `fresh` or `backlog`)
   | 'running';
 
 /** A run owed without an event. */
@@ -68,6 +68,13 @@ class ResourceState implements FifoLinks<ResourceState> {
   timerCause: TimerCause | undefined;
   /** The owed run was postponed by the rate limiter (EP11). */
   rateLimited = false;
+  /**
+   * EP13: what is owed includes a fresh change (a watch or secondary event, a retry, a
+   * reschedule), not only listed events or the max interval: the run queues in `fresh`.
+   */
+  urgent = false;
+  /** Which queue holds the state while queued: the two share the state's links. */
+  inBacklog = false;
   timer: Deadline | undefined;
   /** The primary was deleted during the current run (EP5). */
   deleted = false;
@@ -94,6 +101,7 @@ class ResourceState implements FifoLinks<ResourceState> {
     this.events = 0;
     this.timerCause = undefined;
     this.rateLimited = false;
+    this.urgent = false;
   }
 }
 
@@ -106,13 +114,19 @@ export interface SchedulerSink {
 }
 
 /**
- * The per-resource state machine behind `reconcileEach` (EP1–EP5, EP7–EP12): one instance per
+ * The per-resource state machine behind `reconcileEach` (EP1–EP5, EP7–EP13): one instance per
  * subscription. Feed it events, activation changes and completion; it calls `run` and reports
  * one outcome per run to the sink.
  */
 export class ResourceScheduler {
   private readonly states = new Map<string, ResourceState>();
-  private readonly ready = new FifoSet<ResourceState>();
+  /**
+   * EP13: runs owed for fresh changes start before runs owed only for listed events (the initial
+   * list, relists) or the max interval, so that a change made during a cold start of many
+   * resources does not wait behind all of them. Each queue keeps arrival order (EP1).
+   */
+  private readonly fresh = new FifoSet<ResourceState>();
+  private readonly backlog = new FifoSet<ResourceState>();
   /** Every resource's retry, reschedule, max-interval and rate-limit timer, on one scheduler timer. */
   private readonly deadlines: Deadlines<ResourceState>;
   private running = 0;
@@ -180,7 +194,8 @@ export class ResourceScheduler {
       }
     }
     this.states.clear();
-    this.ready.clear();
+    this.fresh.clear();
+    this.backlog.clear();
   }
 
   private handleEvent(event: ResourceEvent): void {
@@ -205,10 +220,16 @@ export class ResourceScheduler {
     state.lastSource = event.source;
     state.lastAction = event.action;
     state.lastPrimary = event.primary;
+    if (event.listed !== true) state.urgent = true;
     switch (state.phase) {
       case 'running': // EP2: remembered for one follow-up run
-      case 'queued':
       case 'postponed': // the rate limit keeps precedence (EP11); the event joins the owed run
+        return;
+      case 'queued': // EP13: a fresh change moves a run owed for a listed event ahead
+        if (state.urgent && state.inBacklog) {
+          this.backlog.delete(state);
+          this.enqueue(state);
+        }
         return;
       case 'waiting': // EP8/EP9: an event runs now; the pending retry or reschedule is moot
         this.toIdle(state);
@@ -236,7 +257,7 @@ export class ResourceScheduler {
   /** Cancels the timer or the queue place; what is owed stays recorded on the state. */
   private toIdle(state: ResourceState): void {
     if (state.phase === 'postponed') this.postponed--;
-    if (state.phase === 'queued') this.ready.delete(state);
+    if (state.phase === 'queued') (state.inBacklog ? this.backlog : this.fresh).delete(state);
     if (state.timer) this.deadlines.cancel(state.timer);
     state.timer = undefined;
     state.phase = 'idle';
@@ -244,7 +265,8 @@ export class ResourceScheduler {
 
   private enqueue(state: ResourceState): void {
     state.phase = 'queued';
-    this.ready.push(state);
+    state.inBacklog = !state.urgent;
+    (state.inBacklog ? this.backlog : this.fresh).push(state);
   }
 
   /** Arms the retry, reschedule or max-interval timer; returns when it is due. */
@@ -264,6 +286,8 @@ export class ResourceScheduler {
 
   private fire(state: ResourceState): void {
     if (this.closed) return;
+    // EP13: a retry or reschedule was asked for by a run; only the max interval is a resync.
+    if (state.phase === 'waiting' && state.timerCause?.type !== 'maxInterval') state.urgent = true;
     this.toIdle(state);
     this.enqueue(state);
     this.afterChange();
@@ -275,8 +299,8 @@ export class ResourceScheduler {
     this.pumping = true;
     try {
       while (this.active && !this.closed && this.running < this.options.maxConcurrentReconciliations) {
-        if (this.ready.size === 0 || this.options.mayStart?.() === false) break;
-        const state = this.ready.shift();
+        if (this.fresh.size + this.backlog.size === 0 || this.options.mayStart?.() === false) break;
+        const state = this.fresh.shift() ?? this.backlog.shift();
         if (!state) break;
         this.start(state);
       }
@@ -422,7 +446,7 @@ export class ResourceScheduler {
     if (this.closed) return;
     this.pump();
     this.report();
-    if (this.draining && this.running === 0 && (!this.active || (this.ready.size === 0 && this.postponed === 0))) {
+    if (this.draining && this.running === 0 && (!this.active || (this.queued() === 0 && this.postponed === 0))) {
       this.dispose();
       this.sink.complete();
     }
@@ -432,8 +456,9 @@ export class ResourceScheduler {
     const probe = this.options.probe;
     if (!probe) return;
     const last = this.lastLoad;
-    if (last.running === this.running && last.queued === this.ready.size && last.resources === this.states.size) return;
-    this.lastLoad = { running: this.running, queued: this.ready.size, resources: this.states.size };
+    const queued = this.queued();
+    if (last.running === this.running && last.queued === queued && last.resources === this.states.size) return;
+    this.lastLoad = { running: this.running, queued, resources: this.states.size };
     probe(this.lastLoad);
   }
 
@@ -449,6 +474,10 @@ export class ResourceScheduler {
   private fail(error: unknown): void {
     this.dispose();
     this.sink.error(error);
+  }
+
+  private queued(): number {
+    return this.fresh.size + this.backlog.size;
   }
 
   private now(): number {

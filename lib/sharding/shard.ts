@@ -1,4 +1,6 @@
-import { V1MicroTime, type V1Lease } from '@kubernetes/client-node';
+import type { V1Lease } from '@kubernetes/client-node';
+// From its own module: client-node's entry point loads the whole generated API.
+import { V1MicroTime } from '@kubernetes/client-node/dist/types.js';
 import { asyncScheduler, BehaviorSubject, merge, Subject, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import type { Logger } from 'pino';
 import { resourceKey, type ResourceID } from '../core/index.js';

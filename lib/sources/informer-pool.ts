@@ -225,7 +225,7 @@ class Share<T extends KubernetesObject> implements InformerLike<T> {
   }
 
   get cacheAndEvents$(): Observable<InformerEvent<T>> {
-    return defer(() => concat(from(this.store.list().map((object): InformerEvent<T> => ({ type: 'added', object }))), this.changes));
+    return defer(() => concat(from(this.store.list().map((object): InformerEvent<T> => ({ type: 'added', object, listed: true }))), this.changes));
   }
 
   get errors$(): Observable<InformerError> {
@@ -267,7 +267,7 @@ class Share<T extends KubernetesObject> implements InformerLike<T> {
     // fresh informer's first list would be.
     const cached = this.informer.store.list();
     this.started = true;
-    for (const object of cached) this.changes.next({ type: 'added', object });
+    for (const object of cached) this.changes.next({ type: 'added', object, listed: true });
     this.informer.start();
     this.updateSignals();
     return this;
@@ -378,10 +378,10 @@ class Share<T extends KubernetesObject> implements InformerLike<T> {
       const key = resourceKey(resourceIdOf(object));
       const oldObject = previous.get(key);
       previous.delete(key);
-      if (oldObject === undefined) changed.push({ type: 'added', object });
-      else if (resourceVersionOf(oldObject) !== resourceVersionOf(object)) changed.push({ type: 'modified', object, oldObject });
+      if (oldObject === undefined) changed.push({ type: 'added', object, listed: true });
+      else if (resourceVersionOf(oldObject) !== resourceVersionOf(object)) changed.push({ type: 'modified', object, oldObject, listed: true });
     }
-    for (const object of previous.values()) this.changes.next({ type: 'deleted', object, oldObject: object });
+    for (const object of previous.values()) this.changes.next({ type: 'deleted', object, oldObject: object, listed: true });
     for (const event of changed) this.changes.next(event);
   }
 

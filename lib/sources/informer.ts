@@ -41,6 +41,8 @@ export interface InformerEvent<T> {
   readonly type: InformerEventType;
   readonly object: T;
   readonly oldObject?: T | undefined;
+  /** Derived from a list (the first one, a relist, a new namespace, a replay of the cache), not from a watch event. */
+  readonly listed?: boolean | undefined;
 }
 
 /** ES6: every namespace, or the listed ones (one list+watch per namespace). */
@@ -239,7 +241,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
   get cacheAndEvents$(): Observable<InformerEvent<T>> {
     return defer(() =>
       concat(
-        from(this.cache.list().map((object): InformerEvent<T> => ({ type: 'added', object }))),
+        from(this.cache.list().map((object): InformerEvent<T> => ({ type: 'added', object, listed: true }))),
         this.changes,
       ),
     );
@@ -447,16 +449,16 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
       const previousVersion = before.get(key);
       if (previousVersion === undefined) {
         this.cache.upsert(object);
-        this.changes.next({ type: 'added', object });
+        this.changes.next({ type: 'added', object, listed: true });
       } else if (previousVersion !== resourceVersionOf(object)) {
         const oldObject = this.cache.upsert(object);
-        this.changes.next({ type: 'modified', object, oldObject });
+        this.changes.next({ type: 'modified', object, oldObject, listed: true });
       }
     }
     for (const key of before.keys()) {
       if (seen.has(key)) continue;
       const removed = this.cache.remove(key);
-      if (removed) this.changes.next({ type: 'deleted', object: removed, oldObject: removed });
+      if (removed) this.changes.next({ type: 'deleted', object: removed, oldObject: removed, listed: true });
     }
   }
 

@@ -1,6 +1,6 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { ResourceID } from '../core/index.js';
-import { classifyError, createKubeClient, isKubeClient, openWatchStream, resourcePath, type KubeClient, type ResourceDescriptor } from '../kube/index.js';
+import { classifyError, createKubeClient, isKubeClient, openWatchStream, resourcePath, watchTargetOf, type KubeClient, type ResourceDescriptor } from '../kube/index.js';
 
 /** Which objects one list+watch covers. Selectors are in their query-string form ('' = none). */
 export interface ListWatchScope {
@@ -66,7 +66,6 @@ export function kubeListWatch<T extends KubernetesObject>(
   options: KubeListWatchOptions = {},
 ): ListWatchClient<T> {
   const kubeClient = isKubeClient(kube) ? kube : createKubeClient(kube);
-  const { kubeConfig } = kubeClient;
   const client = kubeClient.resource<T>(resource);
   const d = client.descriptor;
   const pageSize = options.pageSize ?? 500;
@@ -110,7 +109,7 @@ export function kubeListWatch<T extends KubernetesObject>(
     read: (id) => client.find({ name: id.name, namespace: d.namespaced ? id.namespace : undefined }),
     watch: (request, onEvent, onClose) =>
       openWatchStream(
-        kubeConfig,
+        watchTargetOf(kubeClient),
         {
           path: resourcePath(d, { namespace: d.namespaced ? request.namespace : undefined }),
           query: {

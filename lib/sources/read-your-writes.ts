@@ -70,7 +70,7 @@ export class ReadYourWritesCache<T extends KubernetesObject> implements CacheRea
   get cacheAndEvents$(): Observable<InformerEvent<T>> {
     return defer(() =>
       concat(
-        from(this.list().map((object): InformerEvent<T> => ({ type: 'added', object }))),
+        from(this.list().map((object): InformerEvent<T> => ({ type: 'added', object, listed: true }))),
         this.passed,
       ),
     );

@@ -13,7 +13,7 @@ export function testScheduler(): TestScheduler {
   return sharedTestScheduler((actual, expected) => expect(actual).to.deep.equal(expected));
 }
 
-export function ev(name: string, action: EventAction = 'modified', options: { primary?: boolean; source?: string } = {}): ResourceEvent {
+export function ev(name: string, action: EventAction = 'modified', options: { primary?: boolean; source?: string; listed?: boolean } = {}): ResourceEvent {
   return resourceEvent(name, action, { namespace: 'ns', ...options });
 }
 

@@ -587,6 +587,105 @@ describe('reconcileEach', () => {
     });
   });
 
+  describe('EP13 fresh changes first', () => {
+    // A listed event: what the informer's first list (or a relist) reports, not a change just made.
+    const listed = (name: string) => ev(name, 'added', { listed: true });
+    const at = (starts: Parameters<typeof startsOf>[0]) => startsOf(starts).map(([time, name, , cause]) => [time, name, cause]);
+
+    it('EP13: a fresh change runs before the runs owed for listed events, which keep their order', () => {
+      const { starts } = virtual((h) => {
+        const s = setup(h, {}, { maxConcurrentReconciliations: 1 });
+        record(h.ts, events(h, '(abc) 1ms x', { a: listed('a'), b: listed('b'), c: listed('c'), x: ev('x') }).pipe(s.op));
+        return s;
+      });
+      expect(at(starts)).to.deep.equal([
+        [0, 'a', 'event'],
+        [10, 'x', 'event'], // queued at 1, behind b and c, starts at the first free slot
+        [20, 'b', 'event'],
+        [30, 'c', 'event'],
+      ]);
+    });
+
+    it('EP13: a fresh change to a resource whose listed run is still queued moves that run ahead (one run)', () => {
+      const { starts } = virtual((h) => {
+        const s = setup(h, {}, { maxConcurrentReconciliations: 1 });
+        record(h.ts, events(h, '(abc) 1ms C', { a: listed('a'), b: listed('b'), c: listed('c'), C: ev('c') }).pipe(s.op));
+        return s;
+      });
+      expect(at(starts)).to.deep.equal([
+        [0, 'a', 'event'],
+        [10, 'c', 'event*2'],
+        [20, 'b', 'event'],
+      ]);
+    });
+
+    it('EP13: a listed event does not move a run owed for a fresh change back', () => {
+      const { starts } = virtual((h) => {
+        const s = setup(h, {}, { maxConcurrentReconciliations: 1 });
+        record(h.ts, events(h, '(abx) 1ms X', { a: listed('a'), b: listed('b'), x: ev('x'), X: listed('x') }).pipe(s.op));
+        return s;
+      });
+      expect(at(starts)).to.deep.equal([
+        [0, 'a', 'event'],
+        [10, 'x', 'event*2'],
+        [20, 'b', 'event'],
+      ]);
+    });
+
+    it('EP13: events during a run of a listed resource make its follow-up a fresh one', () => {
+      const { starts } = virtual((h) => {
+        const s = setup(h, {}, { maxConcurrentReconciliations: 1 });
+        record(h.ts, events(h, '(ab) 1ms A', { a: listed('a'), b: listed('b'), A: ev('a') }).pipe(s.op));
+        return s;
+      });
+      expect(at(starts)).to.deep.equal([
+        [0, 'a', 'event'],
+        [10, 'a', 'event'], // the follow-up (EP2) of a change made during a's run
+        [20, 'b', 'event'],
+      ]);
+    });
+
+    it('EP13: a max-interval run waits behind fresh changes; a retry does not wait behind listed runs', () => {
+      const resync = virtual((h) => {
+        const s = setup(h, {}, { maxConcurrentReconciliations: 1, maxReconciliationInterval: 5 });
+        record(h.ts, events(h, '(ab) 11ms c', { a: ev('a'), b: ev('b'), c: ev('c') }).pipe(s.op), 35);
+        return s.starts;
+      });
+      expect(at(resync)).to.deep.equal([
+        [0, 'a', 'event'],
+        [10, 'b', 'event'], // a's max interval falls due at 15, c arrives at 12
+        [20, 'c', 'event'],
+        [30, 'a', 'maxInterval'],
+      ]);
+      const retried = virtual((h) => {
+        const retry = GenericRetry.defaults().withInitialInterval(5);
+        const s = setup(h, { a: [() => fail(10), () => ok(10)] }, { maxConcurrentReconciliations: 1, retry });
+        record(h.ts, events(h, '(abc)', { a: ev('a'), b: listed('b'), c: listed('c') }).pipe(s.op));
+        return s.starts;
+      });
+      expect(at(retried)).to.deep.equal([
+        [0, 'a', 'event'],
+        [10, 'b', 'event'], // a's retry falls due at 15
+        [20, 'a', 'retry1'],
+        [30, 'c', 'event'],
+      ]);
+    });
+
+    it('EP13, EP12: before activation, listed and fresh events are kept; the fresh ones run first', () => {
+      const { starts } = virtual((h) => {
+        const active$ = h.hot('f 9ms t', { f: false, t: true });
+        const s = setup(h, {}, { active$, maxConcurrentReconciliations: 1 });
+        record(h.ts, events(h, '(ab) 1ms x', { a: listed('a'), b: listed('b'), x: ev('x') }).pipe(s.op));
+        return s;
+      });
+      expect(at(starts)).to.deep.equal([
+        [10, 'x', 'event'],
+        [20, 'a', 'event'],
+        [30, 'b', 'event'],
+      ]);
+    });
+  });
+
   describe('lifecycle', () => {
     it('unsubscribing aborts the signal of the run in flight and stops every timer', () => {
       const { signals, starts } = virtual((h) => {

@@ -44,6 +44,22 @@ describe('sources/Informer (embedded API server)', function () {
     expect(inf.isHealthy()).to.equal(true);
   });
 
+  it('EP13: events of the first list are marked listed, events of the watch are not', async () => {
+    const ns = await cluster.namespace();
+    await cluster.configMaps.create(configMap(ns, 'before'));
+    const inf = testInformer(cluster, { namespaces: [ns] });
+    const seen = record(cluster, inf.events$);
+    inf.start();
+    await inf.whenSynced();
+    await cluster.configMaps.create(configMap(ns, 'after'));
+    await seen.until((e) => e.length === 2);
+    expect(seen.events.map((e) => [e.object.metadata?.name, e.listed === true])).to.deep.equal([
+      ['before', true],
+      ['after', false],
+    ]);
+    inf.stop();
+  });
+
   it('ES1: a dropped watch resumes from the last resourceVersion: no change lost, no duplicate add', async () => {
     const ns = await cluster.namespace();
     await cluster.configMaps.create(configMap(ns, 'a'));

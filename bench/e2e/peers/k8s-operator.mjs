@@ -2,6 +2,7 @@
 import k8sOperator from '@dot-i/k8s-operator';
 
 const { default: Operator, ResourceEventType } = k8sOperator;
+globalThis.e2eMark?.('imports');
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 class CounterOperator extends Operator {
@@ -23,3 +24,4 @@ class CounterOperator extends Operator {
   }
 }
 await new CounterOperator(silent).start();
+globalThis.e2eMark?.('started');

@@ -3,6 +3,7 @@
 // written with a JSON patch of the status subresource.
 import * as k8s from '@kubernetes/client-node';
 
+globalThis.e2eMark?.('imports');
 const group = 'bench.rxkube.io';
 const version = 'v1';
 const plural = 'counters';
@@ -50,3 +51,4 @@ async function reconcile(name) {
 for (const event of ['add', 'update']) informer.on(event, (obj) => enqueue(obj.metadata.name));
 informer.on('error', () => setTimeout(() => informer.start(), 1000));
 await informer.start();
+globalThis.e2eMark?.('started');
