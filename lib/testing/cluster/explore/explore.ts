@@ -22,6 +22,10 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
     const seed = first + k;
     const { trace, outcome } = await session.runSeed(seed);
     progress(`explore: run ${k + 1}/${maxRuns} seed ${seed} ${describePerturbations(trace.perturbations)} ${outcome.failed ? `FAILED (${outcome.oracle})` : 'ok'} ${(outcome.wallMs / 1000).toFixed(1)} s | ${describeCoverage(session.coverage())}`);
+    if (outcome.failed && !(await session.confirms(trace, outcome))) {
+      progress(`explore: seed ${seed} failed once but not again: not reported (a timing this explorer does not control)`);
+      continue;
+    }
     if (outcome.failed) {
       const foundAfterMs = Date.now() - started;
       const foundAfterRuns = k + 1;
@@ -78,6 +82,7 @@ class Session {
   private inputCases = 0;
   private candidates = 0;
   private diverged = 0;
+  private unconfirmed = 0;
 
   constructor(private readonly options: ExploreOptions) {}
 
@@ -94,7 +99,19 @@ class Session {
       inputCases: this.inputCases,
       candidates: this.candidates,
       diverged: this.diverged,
+      unconfirmed: this.unconfirmed,
     };
+  }
+
+  /**
+   * Whether `trace` fails the same oracle again: a finding is reported only when it reproduces
+   * (as Sieve re-runs a test plan), since the operator runs in real time.
+   */
+  async confirms(trace: Trace, outcome: RunOutcome): Promise<boolean> {
+    const again = trace.perturbations.length === 0 ? await executeRun(this.options, trace) : await this.runTrace(trace);
+    if (again.failed && again.oracle === outcome.oracle) return true;
+    this.unconfirmed++;
+    return false;
   }
 
   async reference(actions: readonly Action[]): Promise<RunOutcome> {
@@ -178,7 +195,9 @@ class Session {
       }
       if (runs >= maxRuns) break;
     }
-    return { trace: best, outcome: bestOutcome, runs };
+    // The shrunk trace must fail again on its own, or the found one is kept.
+    if (best !== trace && !(await this.confirms(best, bestOutcome))) return { trace, outcome, runs: runs + 1 };
+    return { trace: best, outcome: bestOutcome, runs: runs + 1 };
   }
 }
 

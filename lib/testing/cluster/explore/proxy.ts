@@ -35,6 +35,8 @@ export interface Incarnation {
   readonly watches: Set<WatchConnection>;
 }
 
+/** Between the held events of two watches: enough for the operator to read one socket before the next. */
+const RELEASE_SPACING_MS = 10;
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Events (core and events.k8s.io) are written asynchronously and rate-limited: not crash points. */
 const EVENTS_PATH = /\/events(?:\/|$)/;
@@ -80,14 +82,27 @@ export class FaultProxy {
     incarnation.watches.clear();
   }
 
-  /** Delivers what the watches of `incarnation` hold, ending its stale view. */
-  release(incarnation: Incarnation): void {
+  /**
+   * Delivers what the watches of `incarnation` hold, ending its stale view: each watch's events in
+   * one write, the watches in the order of their first held revision, a moment apart, so that a
+   * replay sees them arrive in the same order.
+   */
+  async release(incarnation: Incarnation): Promise<void> {
     incarnation.staleRv = undefined;
-    for (const w of incarnation.watches) {
+    const firstRv = (w: WatchConnection): number => {
+      try {
+        return Number((JSON.parse(w.held[0] ?? '{}') as { object?: { metadata?: { resourceVersion?: string } } }).object?.metadata?.resourceVersion ?? 0);
+      } catch {
+        return 0;
+      }
+    };
+    const watches = [...incarnation.watches].sort((a, b) => firstRv(a) - firstRv(b));
+    for (const w of watches) {
       if (w.held.length > 0) {
         w.res.write(w.held.join(''));
         w.held.length = 0;
         this.lastActivity = Date.now();
+        await new Promise((resolve) => setTimeout(resolve, RELEASE_SPACING_MS));
       }
       if (w.upstreamEnded) w.res.end();
     }

@@ -201,7 +201,7 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
         const incarnation = current?.incarnation;
         proxy.watchMode = 'pass';
         if (incarnation && w.type === 'gap') proxy.expire(incarnation);
-        if (incarnation && w.type === 'coalesce') proxy.release(incarnation);
+        if (incarnation && w.type === 'coalesce') await proxy.release(incarnation);
         log.push(w.type === 'gap' ? `watches expire: relist (${proxy.eventsDropped} events dropped)` : 'held watch events delivered at once');
         await quiesce(`after the ${w.type} ending at step ${index}`);
       }
@@ -216,7 +216,7 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
         const rvAt = p.view.at === 'applied' ? view.applied : view.settled;
         await crashAndRestart(`crash after step ${index}; restart seeing the cluster as at step ${p.view.step} ${p.view.at} (revision ${rvAt})`, rvAt);
         await quiesce('on the stale view');
-        if (current) proxy.release(current.incarnation);
+        if (current) await proxy.release(current.incarnation);
         log.push('the stale view catches up');
         await quiesce('after catching up');
       }

@@ -154,6 +154,8 @@ export interface Coverage {
   readonly candidates: number;
   /** Runs whose workload steps were answered otherwise than in the reference (their end states were not compared). */
   readonly diverged: number;
+  /** Failures that did not fail again when re-run: not reported. */
+  readonly unconfirmed: number;
 }
 
 export interface ExploreResult {
