@@ -6,3 +6,28 @@
  */
 export { startTestCluster, type ServiceAccountIdentity, type TestCluster, type TestClusterOptions } from './cluster.js';
 export { rbacUsage, type RbacUsage } from './rbac.js';
+export {
+  explore,
+  formatFailure,
+  replay,
+  schemaWorkload,
+  seededRandom,
+  type Action,
+  type ClusterState,
+  type Coverage,
+  type ExploreBudget,
+  type ExploreOptions,
+  type ExploreResult,
+  type Failure,
+  type GeneratedCase,
+  type InputCase,
+  type Invariant,
+  type Oracle,
+  type Perturbation,
+  type PerturbationType,
+  type Random,
+  type RunVerdict,
+  type SchemaWorkloadOptions,
+  type Trace,
+  type Workload,
+} from './explore/index.js';

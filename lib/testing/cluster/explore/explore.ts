@@ -1,0 +1,301 @@
+/**
+ * The explorer: a clean reference run per workload, then runs under perturbations chosen from the
+ * seed, the oracles of `executeRun`, shrinking of a failure, and `replay`.
+ */
+import { ConfigurationError } from '../../../core/index.js';
+import { seededRandom } from './random.js';
+import { executeRun, type RunOutcome } from './run.js';
+import type { Action, Coverage, ExploreOptions, ExploreResult, Failure, Perturbation, PerturbationType, RunVerdict, Trace } from './types.js';
+
+const ALL_TYPES: readonly PerturbationType[] = ['stale', 'crash', 'gap', 'coalesce', 'fail'];
+
+/** Runs the operator under perturbations until a run fails or the budget is spent; the failure is shrunk. */
+export async function explore(options: ExploreOptions): Promise<ExploreResult> {
+  checkOptions(options);
+  const started = Date.now();
+  const first = options.seed ?? 1;
+  const maxRuns = options.budget?.runs ?? 120;
+  const timeMs = options.budget?.timeMs ?? 90_000;
+  const session = new Session(options);
+  const progress = progressWriter(options.progress);
+  for (let k = 0; k < maxRuns && Date.now() - started < timeMs; k++) {
+    const seed = first + k;
+    const { trace, outcome } = await session.runSeed(seed);
+    progress(`explore: run ${k + 1}/${maxRuns} seed ${seed} ${describePerturbations(trace.perturbations)} ${outcome.failed ? `FAILED (${outcome.oracle})` : 'ok'} ${(outcome.wallMs / 1000).toFixed(1)} s | ${describeCoverage(session.coverage())}`);
+    if (outcome.failed && !(await session.confirms(trace, outcome))) {
+      progress(`explore: seed ${seed} failed once but not again: not reported (a timing this explorer does not control)`);
+      continue;
+    }
+    if (outcome.failed) {
+      const foundAfterMs = Date.now() - started;
+      const foundAfterRuns = k + 1;
+      const shrunk = await session.shrink(trace, outcome, options.budget?.shrinkRuns ?? 40, progress);
+      progress(`explore: seed ${seed} fails (${outcome.oracle}); shrunk to ${shrunk.trace.actions.length} steps and ${shrunk.trace.perturbations.length} perturbations in ${shrunk.runs} runs`, true);
+      const failure: Failure = {
+        seed,
+        oracle: shrunk.outcome.oracle ?? outcome.oracle ?? 'end-state',
+        message: shrunk.outcome.message ?? outcome.message ?? '',
+        trace: shrunk.trace,
+        log: shrunk.outcome.log,
+        foundAfterRuns,
+        foundAfterMs,
+        shrinkRuns: shrunk.runs,
+      };
+      return { failure, coverage: session.coverage(), wallMs: Date.now() - started };
+    }
+  }
+  progress(`explore: no failure in ${session.runs} runs | ${describeCoverage(session.coverage())}`, true);
+  return { failure: undefined, coverage: session.coverage(), wallMs: Date.now() - started };
+}
+
+/**
+ * Re-runs a seed as `explore` ran it, or a trace (a failure's shrunk one) as it stands: the same
+ * actions and perturbations at the same points of the operator's requests, against a fresh server.
+ */
+export async function replay(options: ExploreOptions, what: number | Trace): Promise<RunVerdict> {
+  checkOptions(options);
+  const session = new Session(options);
+  const { trace, outcome } = typeof what === 'number' ? await session.runSeed(what) : { trace: what, outcome: await session.runTrace(what) };
+  return { failed: outcome.failed, oracle: outcome.oracle, message: outcome.message, log: outcome.log, trace, wallMs: outcome.wallMs };
+}
+
+/** A failure as text: what broke, the seed, the shrunk trace and its log. */
+export function formatFailure(failure: Failure): string {
+  return [
+    `${failure.oracle}: ${failure.message}`,
+    `seed ${failure.seed} (replay(options, ${failure.seed})); found after ${failure.foundAfterRuns} runs, ${(failure.foundAfterMs / 1000).toFixed(1)} s`,
+    `minimal trace (${failure.trace.actions.length} steps, perturbations: ${describePerturbations(failure.trace.perturbations)}):`,
+    ...failure.log.map((line) => `  ${line}`),
+  ].join('\n');
+}
+
+class Session {
+  private readonly references = new Map<string, RunOutcome>();
+  runs = 0;
+  referenceRuns = 0;
+  private readonly crashPoints = new Set<number>();
+  private stale = 0;
+  private gaps = 0;
+  private coalesced = 0;
+  private dropped = 0;
+  private failedRequests = 0;
+  private inputCases = 0;
+  private candidates = 0;
+  private diverged = 0;
+  private unconfirmed = 0;
+
+  constructor(private readonly options: ExploreOptions) {}
+
+  coverage(): Coverage {
+    return {
+      runs: this.runs,
+      referenceRuns: this.referenceRuns,
+      crashPoints: [...this.crashPoints].sort((a, b) => a - b),
+      staleViews: this.stale,
+      gaps: this.gaps,
+      coalesced: this.coalesced,
+      eventsDropped: this.dropped,
+      failedRequests: this.failedRequests,
+      inputCases: this.inputCases,
+      candidates: this.candidates,
+      diverged: this.diverged,
+      unconfirmed: this.unconfirmed,
+    };
+  }
+
+  /**
+   * Whether `trace` fails the same oracle again: a finding is reported only when it reproduces
+   * (as Sieve re-runs a test plan), since the operator runs in real time.
+   */
+  async confirms(trace: Trace, outcome: RunOutcome): Promise<boolean> {
+    const again = trace.perturbations.length === 0 ? await executeRun(this.options, trace) : await this.runTrace(trace);
+    if (again.failed && again.oracle === outcome.oracle) return true;
+    this.unconfirmed++;
+    return false;
+  }
+
+  async reference(actions: readonly Action[]): Promise<RunOutcome> {
+    const key = JSON.stringify(actions);
+    let found = this.references.get(key);
+    if (!found) {
+      found = await executeRun(this.options, { seed: 0, actions, perturbations: [] });
+      this.referenceRuns++;
+      this.references.set(key, found);
+    }
+    return found;
+  }
+
+  /** The trace seed `seed` stands for, and its run. */
+  async runSeed(seed: number): Promise<{ trace: Trace; outcome: RunOutcome }> {
+    const workload = this.options.workload;
+    const actions = 'generate' in workload ? workload.generate(seededRandom(seed), seed) : workload;
+    const reference = await this.reference(actions);
+    if (reference.failed || actions.some((a) => a.op === 'apply' && a.input)) {
+      // Generated input is itself the perturbation; a failing clean run needs none.
+      this.inputCases += actions.some((a) => a.op === 'apply' && a.input) ? 1 : 0;
+      return { trace: { seed, actions, perturbations: [] }, outcome: reference };
+    }
+    const candidates = enumerate(reference, actions.length, this.options.perturbations ?? ALL_TYPES);
+    this.candidates = Math.max(this.candidates, candidates.length);
+    if (candidates.length === 0) throw new ConfigurationError('perturbations', 'leaves nothing to try for this workload (no writes, no steps)');
+    const random = seededRandom(seed);
+    const perturbations = [candidates[seed % candidates.length] as Perturbation];
+    if (random.next() < 0.2) {
+      const extra = random.pick(candidates);
+      if (!perturbations.includes(extra)) perturbations.push(extra);
+    }
+    const trace: Trace = { seed, actions, perturbations };
+    return { trace, outcome: await this.runTrace(trace) };
+  }
+
+  async runTrace(trace: Trace): Promise<RunOutcome> {
+    const reference = await this.reference(trace.actions);
+    if (trace.perturbations.length === 0) return reference;
+    const outcome = await executeRun(this.options, trace, reference);
+    this.runs++;
+    for (const p of trace.perturbations) {
+      if (p.type === 'crash') this.crashPoints.add(p.afterWrite);
+      else if (p.type === 'stale') this.stale++;
+      else if (p.type === 'gap') this.gaps++;
+      else if (p.type === 'coalesce') this.coalesced++;
+      else this.failedRequests++;
+    }
+    this.dropped += outcome.eventsDropped;
+    if (outcome.diverged !== undefined) this.diverged++;
+    return outcome;
+  }
+
+  /** Delta debugging: drop perturbations, then chunks of steps, keeping each removal that still fails the same oracle. */
+  async shrink(trace: Trace, outcome: RunOutcome, maxRuns: number, progress: (line: string) => void): Promise<{ trace: Trace; outcome: RunOutcome; runs: number }> {
+    let best = trace;
+    let bestOutcome = outcome;
+    let runs = 0;
+    const stillFails = async (candidate: Trace): Promise<boolean> => {
+      if (runs >= maxRuns) return false;
+      const before = this.runs + this.referenceRuns;
+      const result = await this.runTrace(candidate);
+      runs += this.runs + this.referenceRuns - before;
+      progress(`shrink: ${candidate.actions.length} steps, ${describePerturbations(candidate.perturbations)} → ${result.failed ? `fails (${result.oracle})` : 'passes'}`);
+      if (result.failed && result.oracle === outcome.oracle) {
+        best = candidate;
+        bestOutcome = result;
+        return true;
+      }
+      return false;
+    };
+    for (let i = best.perturbations.length - 1; i >= 0 && best.perturbations.length > 1; i--) {
+      await stillFails({ ...best, perturbations: best.perturbations.filter((_, j) => j !== i) });
+    }
+    for (let size = Math.max(1, Math.floor(best.actions.length / 2)); size >= 1; size = size === 1 ? 0 : Math.max(1, Math.floor(size / 2))) {
+      for (let start = best.actions.length - size; start >= 0; start--) {
+        const removed = new Set(Array.from({ length: size }, (_, k) => start + k));
+        const candidate = withoutSteps(best, removed);
+        if (candidate && candidate.actions.length > 0) await stillFails(candidate);
+        if (runs >= maxRuns) break;
+      }
+      if (runs >= maxRuns) break;
+    }
+    // The shrunk trace must fail again on its own, or the found one is kept.
+    if (best !== trace && !(await this.confirms(best, bestOutcome))) return { trace, outcome, runs: runs + 1 };
+    return { trace: best, outcome: bestOutcome, runs: runs + 1 };
+  }
+}
+
+/** `trace` without the steps in `removed`, step indices renumbered; undefined when a perturbation or revert points at a removed step. */
+function withoutSteps(trace: Trace, removed: ReadonlySet<number>): Trace | undefined {
+  const renumber = (i: number): number | undefined => (removed.has(i) ? undefined : i - [...removed].filter((r) => r < i).length);
+  const perturbations: Perturbation[] = [];
+  for (const p of trace.perturbations) {
+    if (p.type === 'stale') {
+      const afterStep = renumber(p.afterStep);
+      const step = renumber(p.view.step);
+      if (afterStep === undefined || step === undefined) return undefined;
+      perturbations.push({ ...p, afterStep, view: { ...p.view, step } });
+    } else if (p.type === 'gap' || p.type === 'coalesce') {
+      const kept = Array.from({ length: p.steps }, (_, k) => renumber(p.fromStep + k)).filter((i): i is number => i !== undefined);
+      if (kept.length === 0) return undefined;
+      perturbations.push({ ...p, fromStep: kept[0] as number, steps: kept.length });
+    } else perturbations.push(p);
+  }
+  const actions: Action[] = [];
+  for (const [i, a] of trace.actions.entries()) {
+    if (removed.has(i)) continue;
+    if (a.op === 'apply' && a.input?.revertOf !== undefined) {
+      const revertOf = renumber(a.input.revertOf);
+      if (revertOf === undefined) return undefined;
+      actions.push({ ...a, input: { ...a.input, revertOf } });
+    } else actions.push(a);
+  }
+  return { seed: trace.seed, actions, perturbations };
+}
+
+/** Every perturbation worth a run for this workload, the kinds interleaved so that a small budget tries each. */
+export function enumerate(reference: RunOutcome, steps: number, types: readonly PerturbationType[]): Perturbation[] {
+  const byType: Perturbation[][] = [];
+  for (const type of ALL_TYPES) {
+    if (!types.includes(type)) continue;
+    const list: Perturbation[] = [];
+    if (type === 'crash') for (let n = 1; n <= reference.writes; n++) list.push({ type, afterWrite: n });
+    if (type === 'stale') {
+      for (let s = steps - 1; s >= 0; s--) {
+        for (let j = s; j >= 0; j--) {
+          list.push({ type, afterStep: s, view: { step: j, at: 'applied' } });
+          if (j < s) list.push({ type, afterStep: s, view: { step: j, at: 'settled' } });
+        }
+      }
+    }
+    if (type === 'gap') for (let s = 0; s < steps; s++) for (let len = 1; len <= Math.min(2, steps - s); len++) list.push({ type, fromStep: s, steps: len });
+    if (type === 'coalesce') for (let s = 0; s + 1 < steps; s++) for (let len = 2; len <= Math.min(3, steps - s); len++) list.push({ type, fromStep: s, steps: len });
+    if (type === 'fail') for (let n = 1; n <= reference.writes; n++) for (const status of [409, 500, 'timeout'] as const) list.push({ type, write: n, status });
+    byType.push(list);
+  }
+  const merged: Perturbation[] = [];
+  for (let i = 0; byType.some((l) => i < l.length); i++) for (const list of byType) if (i < list.length) merged.push(list[i] as Perturbation);
+  return merged;
+}
+
+export function describePerturbations(perturbations: readonly Perturbation[]): string {
+  if (perturbations.length === 0) return 'none';
+  return perturbations
+    .map((p) => {
+      switch (p.type) {
+        case 'crash':
+          return `crash@write${p.afterWrite}`;
+        case 'stale':
+          return `stale@step${p.afterStep}(view step${p.view.step} ${p.view.at})`;
+        case 'gap':
+        case 'coalesce':
+          return `${p.type}@steps${p.fromStep}-${p.fromStep + p.steps - 1}`;
+        case 'fail':
+          return `fail@write${p.write}(${p.status})`;
+      }
+    })
+    .join('+');
+}
+
+function describeCoverage(c: Coverage): string {
+  return `crash points ${c.crashPoints.length}, stale views ${c.staleViews}, gaps ${c.gaps} (${c.eventsDropped} events dropped), coalesced ${c.coalesced}, failed requests ${c.failedRequests}, inputs ${c.inputCases}`;
+}
+
+function progressWriter(progress: ExploreOptions['progress']): (line: string, final?: boolean) => void {
+  if (!progress) return () => undefined;
+  if (typeof progress === 'function') return (line) => progress(line);
+  const tty = process.stderr.isTTY;
+  return (line, final) => {
+    if (tty) process.stderr.write(`\r\x1b[K${line.slice(0, (process.stderr.columns || 120) - 1)}${final ? '\n' : ''}`);
+    else process.stderr.write(`${line}\n`);
+  };
+}
+
+function checkOptions(options: ExploreOptions): void {
+  if (typeof options.setup !== 'function') throw new ConfigurationError('setup', 'must be the function that registers your controllers on an Operator');
+  if (!Array.isArray(options.observe) || options.observe.length === 0) throw new ConfigurationError('observe', 'must list the resource types to compare (your primaries and what the operator makes)');
+  const w = options.workload as unknown;
+  if (!Array.isArray(w) && !(w && typeof (w as { generate?: unknown }).generate === 'function')) throw new ConfigurationError('workload', 'must be a list of actions or { generate(random, seed) }');
+  for (const t of options.perturbations ?? []) if (!ALL_TYPES.includes(t)) throw new ConfigurationError('perturbations', `unknown perturbation '${String(t)}' (known: ${ALL_TYPES.join(', ')})`);
+  const budget = options.budget ?? {};
+  for (const key of ['runs', 'timeMs', 'shrinkRuns'] as const) {
+    const v = budget[key];
+    if (v !== undefined && !(Number.isInteger(v) && v >= 0)) throw new ConfigurationError(`budget.${key}`, `must be a non-negative integer, got ${String(v)}`);
+  }
+}

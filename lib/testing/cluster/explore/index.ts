@@ -1,0 +1,25 @@
+/**
+ * Exploration of a user's operator under the faults real clusters produce (stale views,
+ * crash-restarts, missed and coalesced watch events, failing requests, bad input), each failure
+ * replayable from its seed. Needs the embedded server: it is not part of the marble helpers.
+ */
+export { explore, formatFailure, replay } from './explore.js';
+export { schemaWorkload, type GeneratedCase, type SchemaWorkloadOptions } from './schema.js';
+export { seededRandom, type Random } from './random.js';
+export type {
+  Action,
+  ClusterState,
+  Coverage,
+  ExploreBudget,
+  ExploreOptions,
+  ExploreResult,
+  Failure,
+  InputCase,
+  Invariant,
+  Oracle,
+  Perturbation,
+  PerturbationType,
+  RunVerdict,
+  Trace,
+  Workload,
+} from './types.js';

@@ -1,0 +1,267 @@
+/**
+ * The perturbing layer between the operator and the server: an HTTP proxy on loopback that the
+ * operator's KubeConfig points at. Each operator incarnation gets its own URL prefix, so that a
+ * killed one can be cut off (its connections reset, its later requests refused) while the next
+ * one talks to the same cluster. The server itself is not changed.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { Agent, type Dispatcher } from 'undici';
+import { fieldSelectorPredicate, labelSelectorPredicate, type Mirror } from './mirror.js';
+
+/** The answer to inject instead of forwarding (a status), or forward and answer 504 (timeout). */
+export type InjectedAnswer = { readonly status: 409 | 429 | 500 } | 'timeout';
+
+export interface ProxyHooks {
+  /** Before the operator's `n`-th write is forwarded. */
+  beforeWrite(n: number, method: string, path: string): InjectedAnswer | undefined;
+  /** After it committed (2xx), before the operator gets the answer: 'crash' kills the incarnation there. */
+  afterWrite(n: number, method: string, path: string): Promise<'crash' | undefined>;
+}
+
+interface WatchConnection {
+  readonly res: ServerResponse;
+  readonly held: string[];
+  upstreamEnded: boolean;
+  abort(): void;
+}
+
+export interface Incarnation {
+  readonly id: number;
+  alive: boolean;
+  /** While set, lists of observed resources show this revision and watch events are held. */
+  staleRv: number | undefined;
+  readonly sockets: Set<Socket>;
+  readonly watches: Set<WatchConnection>;
+}
+
+/** Between the held events of two watches: enough for the operator to read one socket before the next. */
+const RELEASE_SPACING_MS = 10;
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** Events (core and events.k8s.io) are written asynchronously and rate-limited: not crash points. */
+const EVENTS_PATH = /\/events(?:\/|$)/;
+
+export class FaultProxy {
+  private server: Server | undefined;
+  private readonly agent = new Agent({ connections: 64 });
+  private readonly incarnations = new Map<number, Incarnation>();
+  private nextId = 1;
+  private base = '';
+  /** How the current incarnation's watches deliver: as they come, held for later, or dropped. */
+  watchMode: 'pass' | 'hold' | 'drop' = 'pass';
+  writes = 0;
+  inFlight = 0;
+  lastActivity = Date.now();
+  eventsDropped = 0;
+
+  constructor(
+    private readonly target: string,
+    private readonly mirror: Mirror,
+    /** The run's log: the writes go in as they commit. */
+    private readonly log: string[],
+    private readonly hooks: ProxyHooks,
+  ) {}
+
+  async listen(): Promise<void> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
+    this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  incarnation(staleRv?: number): { incarnation: Incarnation; url: string } {
+    const incarnation: Incarnation = { id: this.nextId++, alive: true, staleRv, sockets: new Set(), watches: new Set() };
+    this.incarnations.set(incarnation.id, incarnation);
+    return { incarnation, url: `${this.base}/i${incarnation.id}` };
+  }
+
+  /** The process dies: connections reset mid-answer, nothing it sends later arrives. */
+  kill(incarnation: Incarnation): void {
+    incarnation.alive = false;
+    for (const w of incarnation.watches) w.abort();
+    for (const s of incarnation.sockets) s.destroy();
+    incarnation.watches.clear();
+  }
+
+  /**
+   * Delivers what the watches of `incarnation` hold, ending its stale view: each watch's events in
+   * one write, the watches in the order of their first held revision, a moment apart, so that a
+   * replay sees them arrive in the same order.
+   */
+  async release(incarnation: Incarnation): Promise<void> {
+    incarnation.staleRv = undefined;
+    const firstRv = (w: WatchConnection): number => {
+      try {
+        return Number((JSON.parse(w.held[0] ?? '{}') as { object?: { metadata?: { resourceVersion?: string } } }).object?.metadata?.resourceVersion ?? 0);
+      } catch {
+        return 0;
+      }
+    };
+    const watches = [...incarnation.watches].sort((a, b) => firstRv(a) - firstRv(b));
+    for (const w of watches) {
+      if (w.held.length > 0) {
+        w.res.write(w.held.join(''));
+        w.held.length = 0;
+        this.lastActivity = Date.now();
+        await new Promise((resolve) => setTimeout(resolve, RELEASE_SPACING_MS));
+      }
+      if (w.upstreamEnded) w.res.end();
+    }
+  }
+
+  /** Ends the watches of `incarnation` with 410 Expired: the informers relist. */
+  expire(incarnation: Incarnation): void {
+    const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: 'too old resource version (injected: events were missed)' };
+    for (const w of [...incarnation.watches]) {
+      w.held.length = 0;
+      w.res.end(`${JSON.stringify({ type: 'ERROR', object: status })}\n`);
+      w.abort();
+      incarnation.watches.delete(w);
+    }
+    this.lastActivity = Date.now();
+  }
+
+  async close(): Promise<void> {
+    for (const i of this.incarnations.values()) this.kill(i);
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+    this.server?.closeAllConnections();
+    await this.agent.close().catch(() => undefined);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const m = /^\/i(\d+)(\/.*)$/.exec(req.url ?? '');
+    const incarnation = m ? this.incarnations.get(Number(m[1])) : undefined;
+    if (!m || !incarnation || !incarnation.alive) {
+      req.socket.destroy();
+      return;
+    }
+    incarnation.sockets.add(req.socket);
+    const url = new URL(m[2] ?? '/', 'http://proxy');
+    const method = req.method ?? 'GET';
+    const isWatch = method === 'GET' && url.searchParams.get('watch') === 'true';
+    if (isWatch) return this.watch(incarnation, req, res, url);
+    this.inFlight++;
+    this.lastActivity = Date.now();
+    try {
+      const body = await readBody(req);
+      if (!incarnation.alive) return;
+      const stale = incarnation.staleRv !== undefined && method === 'GET' ? this.staleList(incarnation.staleRv, url) : undefined;
+      if (stale) return void send(res, 200, stale);
+      const isWrite = WRITE_METHODS.has(method) && !EVENTS_PATH.test(url.pathname);
+      const n = isWrite ? ++this.writes : 0;
+      const injected = isWrite ? this.hooks.beforeWrite(n, method, url.pathname) : undefined;
+      if (injected && injected !== 'timeout') return void send(res, injected.status, failure(injected.status, method, url.pathname));
+      const answer = await this.forward(method, url, req, body);
+      if (!incarnation.alive) return;
+      if (isWrite && answer.status >= 200 && answer.status < 300) {
+        this.log.push(`write #${n} ${method} ${url.pathname} → ${answer.status}`);
+        if ((await this.hooks.afterWrite(n, method, url.pathname)) === 'crash') {
+          this.kill(incarnation);
+          return;
+        }
+      } else if (isWrite) this.log.push(`write #${n} ${method} ${url.pathname} → ${answer.status}`);
+      if (!incarnation.alive) return;
+      if (injected === 'timeout') return void send(res, 504, failure(504, method, url.pathname));
+      res.writeHead(answer.status, { 'content-type': answer.contentType });
+      res.end(answer.text);
+    } catch {
+      if (!res.headersSent) req.socket.destroy();
+    } finally {
+      this.inFlight--;
+      this.lastActivity = Date.now();
+    }
+  }
+
+  private staleList(rv: number, url: URL): string | undefined {
+    const found = this.mirror.match(url.pathname);
+    if (!found) return undefined;
+    const labels = labelSelectorPredicate(url.searchParams.get('labelSelector'));
+    const fields = fieldSelectorPredicate(url.searchParams.get('fieldSelector'));
+    if (!labels || !fields) return undefined;
+    const items = this.mirror
+      .stateAt(found.resource, rv)
+      .filter((o) => (found.namespace === undefined || o.metadata?.namespace === found.namespace) && labels(o.metadata?.labels ?? {}) && fields(o));
+    return JSON.stringify({ apiVersion: found.resource.apiVersion, kind: `${found.resource.kind}List`, metadata: { resourceVersion: String(rv) }, items });
+  }
+
+  private async forward(method: string, url: URL, req: IncomingMessage, body: Buffer | undefined): Promise<{ status: number; contentType: string; text: string }> {
+    const answer = await this.agent.request({
+      origin: this.target,
+      path: `${url.pathname}${url.search}`,
+      method: method as Dispatcher.HttpMethod,
+      headers: forwardedHeaders(req),
+      body,
+    });
+    const text = await answer.body.text();
+    const contentType = answer.headers['content-type'];
+    return { status: answer.statusCode, contentType: typeof contentType === 'string' ? contentType : 'application/json', text };
+  }
+
+  private async watch(incarnation: Incarnation, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const abort = new AbortController();
+    const connection: WatchConnection = { res, held: [], upstreamEnded: false, abort: () => abort.abort() };
+    incarnation.watches.add(connection);
+    res.on('close', () => {
+      abort.abort();
+      incarnation.watches.delete(connection);
+    });
+    try {
+      const answer = await this.agent.request({
+        origin: this.target,
+        path: `${url.pathname}${url.search}`,
+        method: 'GET',
+        headers: forwardedHeaders(req),
+        signal: abort.signal,
+      });
+      res.writeHead(answer.statusCode, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      res.flushHeaders();
+      let partial = '';
+      for await (const chunk of answer.body) {
+        partial += (chunk as Buffer).toString('utf8');
+        let newline: number;
+        while ((newline = partial.indexOf('\n')) >= 0) {
+          const line = partial.slice(0, newline + 1);
+          partial = partial.slice(newline + 1);
+          if (!incarnation.alive || !incarnation.watches.has(connection)) return;
+          if (incarnation.staleRv !== undefined || this.watchMode === 'hold') connection.held.push(line);
+          else if (this.watchMode === 'drop') this.eventsDropped++;
+          else {
+            res.write(line);
+            this.lastActivity = Date.now();
+          }
+        }
+      }
+      connection.upstreamEnded = true;
+      if (connection.held.length === 0) res.end();
+    } catch {
+      if (!res.headersSent) req.socket.destroy();
+      else res.end();
+    }
+  }
+}
+
+function forwardedHeaders(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of ['accept', 'content-type', 'authorization', 'user-agent']) {
+    const value = req.headers[name];
+    if (typeof value === 'string') headers[name] = value;
+  }
+  return headers;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return chunks.length === 0 ? undefined : Buffer.concat(chunks);
+}
+
+function send(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...(status === 429 ? { 'retry-after': '0' } : {}) });
+  res.end(body);
+}
+
+const REASONS: Record<number, string> = { 409: 'Conflict', 429: 'TooManyRequests', 500: 'InternalError', 504: 'Timeout' };
+
+function failure(code: number, method: string, path: string): string {
+  const reason = REASONS[code] ?? 'InternalError';
+  return JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason, code, message: `injected by the explorer: ${reason} (${code}) for ${method} ${path}` });
+}

@@ -1,0 +1,347 @@
+/**
+ * One run: a fresh server, the operator behind the perturbing proxy, the workload step by step
+ * with a wait for quiescence after each, the perturbations at their triggers, and the oracles.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { ReconcileOutcome } from '../../../core/index.js';
+import { startApiServer } from '@rxkube/apiserver';
+import { GenericRetry } from '../../../processing/index.js';
+import { Operator, type ControllerConfig, type Reconciler } from '../../../controller/index.js';
+import { createKubeClient, installCustomResourceDefinition, resolveDescriptor, statusCodeOf, type KubeClient } from '../../../kube/index.js';
+import { createLogger } from '../../../observe/index.js';
+import { Mirror } from './mirror.js';
+import { FaultProxy, type Incarnation, type InjectedAnswer } from './proxy.js';
+import { diffSnapshots, readState, snapshot, type Snapshot } from './state.js';
+import type { Action, ExploreOptions, Oracle, Perturbation, Trace } from './types.js';
+
+/** Controllers without a retry policy of their own retry quickly, so that a failing run settles in milliseconds. */
+const QUICK_RETRY = GenericRetry.defaults().withInitialInterval(20).withMultiplier(2).withMaxAttempts(3);
+const FIELD_MANAGER = 'rxkube-explore';
+
+export interface RunFacts {
+  /** The operator's writes (Events not counted). */
+  readonly writes: number;
+  readonly steps: number;
+  readonly end: Snapshot;
+  readonly verdict: RunOutcome;
+}
+
+export interface RunOutcome {
+  readonly failed: boolean;
+  readonly oracle?: Oracle;
+  readonly message?: string;
+  readonly log: string[];
+  readonly wallMs: number;
+  readonly writes: number;
+  readonly end: Snapshot;
+  readonly eventsDropped: number;
+  /** Per step, how the server answered the action (`200`, `404`, `200 deleting`): the reference's must match. */
+  readonly steps: readonly string[];
+  /** The step whose answer differed from the reference's: the workload meant something else, the end states are not compared. */
+  readonly diverged: number | undefined;
+}
+
+class RunFailure extends Error {
+  constructor(readonly oracle: Oracle, message: string) {
+    super(message);
+  }
+}
+
+interface OperatorHandle {
+  readonly operator: Operator;
+  readonly incarnation: Incarnation;
+}
+
+/** Runs `trace`; with `reference` (the same actions' clean end state) the end state is compared with it. */
+export async function executeRun(options: ExploreOptions, trace: Trace, reference?: RunOutcome): Promise<RunOutcome> {
+  const started = Date.now();
+  const quietMs = options.quietMs ?? 100;
+  const settleTimeoutMs = options.settleTimeoutMs ?? 10_000;
+  const maxWrites = options.maxWritesPerStep ?? 200;
+  const server = await startApiServer({});
+  const admin = createKubeClient(server.kubeConfig());
+  const log: string[] = [];
+  let failure: RunFailure | undefined;
+  const fail = (oracle: Oracle, message: string): void => {
+    failure ??= new RunFailure(oracle, message);
+  };
+  const crashes = new Set(trace.perturbations.flatMap((p) => (p.type === 'crash' ? [p.afterWrite] : [])));
+  const fails = new Map(trace.perturbations.flatMap((p) => (p.type === 'fail' ? [[p.write, p.status] as const] : [])));
+  let mirror: Mirror | undefined;
+  let proxy: FaultProxy | undefined;
+  let current: OperatorHandle | undefined;
+  let restarting: Promise<void> | undefined;
+  const outcomes = new Map<string, ReconcileOutcome>();
+  const dead: Operator[] = [];
+  let end: Snapshot = new Map();
+  const steps: string[] = [];
+  let diverged: number | undefined;
+
+  const checkInvariants = async (when: string): Promise<void> => {
+    if (!options.invariants?.length || failure) return;
+    const state = await readState(admin, options.observe);
+    for (const invariant of options.invariants) {
+      const verdict = invariant.check(state);
+      if (verdict === true || verdict === undefined) continue;
+      fail('invariant', `invariant '${invariant.name}' broken ${when}${typeof verdict === 'string' ? `: ${verdict}` : ''}`);
+    }
+  };
+
+  const startOperator = async (staleRv?: number): Promise<OperatorHandle> => {
+    if (!proxy) throw new Error('no proxy');
+    const { incarnation, url } = proxy.incarnation(staleRv);
+    const kubeConfig = server.kubeConfig();
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('the server kubeconfig has no cluster');
+    (cluster as { server: string }).server = url;
+    const operator = new Operator({ kubeConfig, logger: createLogger({ level: 'silent' }), stopTimeoutMs: 200 });
+    const register = operator.register.bind(operator);
+    operator.register = <P extends KubernetesObject>(reconciler: Reconciler<P>, config: ControllerConfig<P>) => {
+      const registered = register(reconciler, config.retry === undefined ? { ...config, retry: QUICK_RETRY } : config);
+      registered.outcome$.subscribe((outcome) => {
+        if (incarnation.alive) outcomes.set(`${registered.name} ${outcome.id.namespace ?? ''}/${outcome.id.name}`, outcome);
+      });
+      return registered;
+    };
+    await options.setup(operator);
+    await operator.start();
+    return { operator, incarnation };
+  };
+
+  const crashAndRestart = (why: string, staleRv?: number): Promise<void> => {
+    const old = current;
+    if (old && proxy) {
+      proxy.kill(old.incarnation);
+      dead.push(old.operator);
+      void old.operator.stop().catch(() => undefined);
+    }
+    log.push(why);
+    outcomes.clear();
+    restarting = startOperator(staleRv).then(
+      (handle) => {
+        current = handle;
+        restarting = undefined;
+      },
+      (err: unknown) => {
+        restarting = undefined;
+        fail('settle', `the restarted operator did not start: ${err instanceof Error ? err.message : String(err)}`);
+      },
+    );
+    return restarting;
+  };
+
+  const retryPending = (): boolean => {
+    const now = Date.now();
+    for (const o of outcomes.values()) if (o.retry && o.retry.at > now - 5) return true;
+    return false;
+  };
+
+  const quiesce = async (step: string, quiet = quietMs): Promise<void> => {
+    if (!proxy) return;
+    const deadline = Date.now() + settleTimeoutMs;
+    const writesBefore = proxy.writes;
+    for (;;) {
+      if (failure) return;
+      if (restarting) await restarting;
+      const busy = proxy.inFlight > 0 || retryPending();
+      if (!busy && Date.now() - proxy.lastActivity >= quiet) return;
+      if (proxy.writes - writesBefore > maxWrites) throw new RunFailure('settle', `the operator does not settle ${step}: more than ${maxWrites} writes (last: ${log.slice(-3).join('; ')})`);
+      if (Date.now() > deadline) throw new RunFailure('settle', `the operator did not settle within ${settleTimeoutMs} ms ${step} (${proxy.writes - writesBefore} writes; last: ${log.slice(-3).join('; ')})`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  };
+
+  try {
+    for (const crd of options.crds ?? []) await installCustomResourceDefinition(admin, crd, { timeoutMs: 5000 });
+    await createNamespaces(admin, trace.actions);
+    mirror = await Mirror.start(server.kubeConfig(), options.observe);
+    proxy = new FaultProxy(server.url, mirror, log, {
+      beforeWrite: (n, method, path): InjectedAnswer | undefined => {
+        let status = fails.get(n);
+        if (status === undefined) return undefined;
+        // A create or delete gets 409 only for what exists (or a failed precondition): a made-up one would lie.
+        if (status === 409 && (method === 'POST' || method === 'DELETE')) status = 500;
+        log.push(`fail write #${n} ${method} ${path} with ${status}`);
+        return status === 'timeout' ? 'timeout' : { status };
+      },
+      afterWrite: async (n, method, path) => {
+        await checkInvariants(`after write #${n} ${method} ${path}`);
+        if (!crashes.has(n)) return undefined;
+        crashes.delete(n);
+        void crashAndRestart(`crash after write #${n} ${method} ${path}; restart`);
+        return 'crash';
+      },
+    });
+    await proxy.listen();
+    current = await startOperator();
+    await quiesce('at start');
+    const views: { applied: number; settled: number }[] = [];
+    const snapshots: Snapshot[] = [];
+    for (const [index, action] of trace.actions.entries()) {
+      if (failure) break;
+      const windows = trace.perturbations.filter((p): p is Extract<Perturbation, { fromStep: number }> => (p.type === 'gap' || p.type === 'coalesce') && p.fromStep === index);
+      for (const w of windows) {
+        proxy.watchMode = w.type === 'gap' ? 'drop' : 'hold';
+        log.push(`${w.type} watch events of steps ${w.fromStep}..${w.fromStep + w.steps - 1}`);
+      }
+      const { code, rv, deleting } = await perform(admin, action);
+      steps.push(`${code}${deleting ? ' deleting' : ''}`);
+      const expected = reference?.steps[index];
+      if (expected !== undefined && expected !== steps[index] && diverged === undefined) {
+        diverged = index;
+        log.push(`step ${index} was answered ${steps[index]}, in the reference run ${expected}: the operator's pace changed what the workload did, so the end states are not compared`);
+      }
+      proxy.lastActivity = Date.now(); // the quiet period starts now: the operator has yet to hear of the action
+      log.push(`step ${index}: ${describeAction(action)} → ${code}`);
+      if (action.op === 'apply' && action.input && action.input.revertOf === undefined) log[log.length - 1] += ` (${action.input.kind} ${action.input.field}=${JSON.stringify(action.input.value)})`;
+      const applied = rv ?? server.stats().resourceVersion;
+      await quiesce(`after step ${index}`);
+      const closing = trace.perturbations.filter((p): p is Extract<Perturbation, { fromStep: number }> => (p.type === 'gap' || p.type === 'coalesce') && p.fromStep + p.steps - 1 === index);
+      for (const w of closing) {
+        const incarnation = current?.incarnation;
+        proxy.watchMode = 'pass';
+        if (incarnation && w.type === 'gap') proxy.expire(incarnation);
+        if (incarnation && w.type === 'coalesce') await proxy.release(incarnation);
+        log.push(w.type === 'gap' ? `watches expire: relist (${proxy.eventsDropped} events dropped)` : 'held watch events delivered at once');
+        await quiesce(`after the ${w.type} ending at step ${index}`);
+      }
+      views.push({ applied, settled: server.stats().resourceVersion });
+      const state = await readState(admin, options.observe);
+      snapshots.push(snapshot(state.objects, options.volatile));
+      checkInput(options, action, code, state.objects, outcomes, index, snapshots, fail);
+      for (const p of trace.perturbations) {
+        if (p.type !== 'stale' || p.afterStep !== index) continue;
+        const view = views[p.view.step];
+        if (!view) continue;
+        const rvAt = p.view.at === 'applied' ? view.applied : view.settled;
+        await crashAndRestart(`crash after step ${index}; restart seeing the cluster as at step ${p.view.step} ${p.view.at} (revision ${rvAt})`, rvAt);
+        await quiesce('on the stale view');
+        if (current) await proxy.release(current.incarnation);
+        log.push('the stale view catches up');
+        await quiesce('after catching up');
+      }
+    }
+    if (!failure) {
+      // A longer silence before the end state is read: a late reaction here would be a false difference.
+      await quiesce('at the end', quietMs * 3);
+      const state = await readState(admin, options.observe);
+      end = snapshot(state.objects, options.volatile);
+      const stuck = state.objects.filter((o) => o.metadata?.deletionTimestamp);
+      if (stuck.length > 0) fail('finalizer', `deleted but never removed (a finalizer left behind): ${stuck.map((o) => `${o.kind} ${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''} [${(o.metadata?.finalizers ?? []).join(', ')}]`).join(', ')}`);
+      if (reference && !failure && diverged === undefined) {
+        const diff = diffSnapshots(reference.end, end);
+        if (diff.length > 0) fail('end-state', `the end state differs from the reference run:\n  ${diff.join('\n  ')}`);
+      }
+    }
+  } catch (err) {
+    if (err instanceof RunFailure) fail(err.oracle, err.message);
+    else throw err;
+  } finally {
+    await Promise.all([current?.operator.stop(), ...dead.map((o) => o.stop())].map((p) => p?.catch(() => undefined)));
+    mirror?.close();
+    await proxy?.close();
+    await server.close();
+  }
+  return {
+    failed: failure !== undefined,
+    oracle: failure?.oracle,
+    message: failure?.message,
+    log,
+    wallMs: Date.now() - started,
+    writes: proxy?.writes ?? 0,
+    end,
+    eventsDropped: proxy?.eventsDropped ?? 0,
+    steps,
+    diverged,
+  };
+}
+
+async function createNamespaces(admin: KubeClient, actions: readonly Action[]): Promise<void> {
+  const names = new Set<string>();
+  for (const a of actions) {
+    const ns = 'object' in a ? a.object.metadata?.namespace : a.namespace;
+    if (ns && ns !== 'default') names.add(ns);
+  }
+  for (const name of names) await admin.resource({ apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }).create({ metadata: { name } });
+}
+
+async function perform(admin: KubeClient, action: Action): Promise<{ code: number; rv: number | undefined; deleting: boolean }> {
+  const d = resolveDescriptor(action.resource);
+  const client = admin.resource(d);
+  const namespace = 'object' in action ? action.object.metadata?.namespace ?? (d.namespaced ? 'default' : undefined) : action.namespace ?? (d.namespaced ? 'default' : undefined);
+  try {
+    let answer: KubernetesObject | undefined;
+    switch (action.op) {
+      case 'apply':
+        answer = await client.apply({ apiVersion: d.apiVersion, kind: d.kind, ...action.object, metadata: { ...action.object.metadata, namespace } }, { fieldManager: FIELD_MANAGER, force: true });
+        break;
+      case 'create':
+        answer = await client.create({ apiVersion: d.apiVersion, kind: d.kind, ...action.object, metadata: { ...action.object.metadata, namespace } });
+        break;
+      case 'merge':
+        answer = await client.mergePatch({ name: action.name, namespace }, action.patch, { fieldManager: FIELD_MANAGER });
+        break;
+      case 'delete':
+        answer = await client.delete({ name: action.name, namespace });
+        break;
+    }
+    const rv = Number(answer?.metadata?.resourceVersion);
+    return { code: 200, rv: Number.isFinite(rv) && rv > 0 ? rv : undefined, deleting: action.op !== 'delete' && Boolean(answer?.metadata?.deletionTimestamp) };
+  } catch (err) {
+    const code = statusCodeOf(err);
+    if (code === undefined) throw err;
+    return { code, rv: undefined, deleting: false };
+  }
+}
+
+export function describeAction(action: Action): string {
+  const kind = action.resource.kind;
+  switch (action.op) {
+    case 'apply':
+    case 'create':
+      return `${action.op} ${kind} ${action.object.metadata?.name ?? ''}${action.op === 'apply' && action.input?.revertOf !== undefined ? ` (revert to step ${action.input.revertOf})` : ''}`;
+    case 'merge':
+      return `merge ${kind} ${action.name} ${JSON.stringify(action.patch)}`;
+    case 'delete':
+      return `delete ${kind} ${action.name}`;
+  }
+}
+
+const defaultReportsError = (o: KubernetesObject): boolean => {
+  const status = (o as { status?: Record<string, unknown> }).status ?? {};
+  const conditions = Array.isArray(status['conditions']) ? (status['conditions'] as { status?: string }[]) : [];
+  return conditions.some((c) => c.status === 'False') || Boolean(status['error']) || status['phase'] === 'Failed' || status['phase'] === 'Error';
+};
+
+/** Acto's oracles for a generated spec change: rejected, or handled (or reported); its revert restores the state. */
+function checkInput(
+  options: ExploreOptions,
+  action: Action,
+  code: number,
+  objects: readonly KubernetesObject[],
+  outcomes: ReadonlyMap<string, ReconcileOutcome>,
+  index: number,
+  snapshots: readonly Snapshot[],
+  fail: (oracle: Oracle, message: string) => void,
+): void {
+  if (action.op !== 'apply' || !action.input) return;
+  const input = action.input;
+  if (input.revertOf !== undefined) {
+    const before = snapshots[input.revertOf];
+    const now = snapshots[index];
+    if (before && now) {
+      const diff = diffSnapshots(before, now);
+      if (diff.length > 0) fail('recovery', `after the bad value was reverted the state is not what it was before it (step ${input.revertOf}):\n  ${diff.join('\n  ')}`);
+    }
+    return;
+  }
+  if (code >= 400) return; // rejected by the server: what bad input should get
+  const name = action.object.metadata?.name;
+  const object = objects.find((o) => o.kind === action.resource.kind && o.metadata?.name === name);
+  const failing = [...outcomes.values()].filter((o) => o.id.name === name && o.result === 'failure');
+  const reported = object ? (options.reportsError ?? defaultReportsError)(object) : false;
+  if (failing.length > 0 && !reported) {
+    const error = failing[0]?.error;
+    fail('input', `${input.field}=${JSON.stringify(input.value)} was accepted, and the operator neither handled it nor reported it in status: its runs fail (${error instanceof Error ? error.message : String(error)})`);
+  }
+}

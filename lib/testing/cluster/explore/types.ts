@@ -1,0 +1,165 @@
+import type { KubernetesObject, V1CustomResourceDefinition } from '@kubernetes/client-node';
+import type { Operator } from '../../../controller/index.js';
+import type { ResourceDescriptor } from '../../../kube/index.js';
+import type { Random } from './random.js';
+
+/**
+ * One user action of a workload, made as the admin straight on the server (never through the
+ * operator's perturbed connection). `apply` is server-side apply by the field manager
+ * 'rxkube-explore' (create or update); `create` answers 409 when the object exists, and the
+ * workload goes on (the trace says so).
+ */
+export type Action =
+  | { readonly op: 'apply'; readonly resource: ResourceDescriptor; readonly object: KubernetesObject; readonly input?: InputCase }
+  | { readonly op: 'create'; readonly resource: ResourceDescriptor; readonly object: KubernetesObject }
+  | { readonly op: 'merge'; readonly resource: ResourceDescriptor; readonly name: string; readonly namespace?: string; readonly patch: object }
+  | { readonly op: 'delete'; readonly resource: ResourceDescriptor; readonly name: string; readonly namespace?: string };
+
+/** What a generated spec change tries (set by `schemaWorkload`), and what its revert must restore. */
+export interface InputCase {
+  /** `spec.replicas`. */
+  readonly field: string;
+  readonly value: unknown;
+  /** valid: a value the schema allows; boundary: the schema's edge (minimum, maxLength, empty); invalid: one it forbids. */
+  readonly kind: 'valid' | 'boundary' | 'invalid';
+  /** Set on the step that puts back the good spec: the state must then equal the state after step `revertOf`. */
+  readonly revertOf?: number;
+}
+
+/** A fixed list of actions, or one made from the run's seed (e.g. `schemaWorkload`). */
+export type Workload = readonly Action[] | { readonly generate: (random: Random, seed: number) => readonly Action[] };
+
+/** The cluster's state as the oracles see it: the observed resources, listed after a write. */
+export interface ClusterState {
+  list(resource: ResourceDescriptor, namespace?: string): readonly KubernetesObject[];
+  get(resource: ResourceDescriptor, name: string, namespace?: string): KubernetesObject | undefined;
+}
+
+/** A predicate that must hold at every write the operator commits: a string (or false) says what is wrong. */
+export interface Invariant {
+  readonly name: string;
+  check(state: ClusterState): boolean | string | undefined;
+}
+
+/**
+ * A perturbation of one run. Every trigger counts the operator's own requests or the workload's
+ * steps, never wall-clock time, so that a run replays the same way.
+ * - crash: the operator is killed right after its `afterWrite`-th write reached the server (writes
+ *   counted over the run, Events not counted); a fresh operator from `setup` starts at once.
+ * - stale: after step `afterStep` settled, the operator is killed and a fresh one starts whose
+ *   lists and watches show the cluster as it was at step `view.step` (`applied`: right after the
+ *   action, before the operator reacted; `settled`: after it reacted), until it has settled on
+ *   that view; then the held watch events arrive. GETs are quorum reads: always fresh.
+ * - gap: the operator's watches deliver nothing during steps `fromStep`..`fromStep+steps-1`, then
+ *   end with 410 Expired: the informers relist and see only the final state.
+ * - coalesce: the operator's watch events of those steps are held and delivered at once at the end.
+ * - fail: the operator's `write`-th write is answered with `status` without reaching the server,
+ *   or with `timeout` is committed and answered 504 (the client cannot tell it succeeded).
+ */
+export type Perturbation =
+  | { readonly type: 'crash'; readonly afterWrite: number }
+  | { readonly type: 'stale'; readonly afterStep: number; readonly view: { readonly step: number; readonly at: 'applied' | 'settled' } }
+  | { readonly type: 'gap'; readonly fromStep: number; readonly steps: number }
+  | { readonly type: 'coalesce'; readonly fromStep: number; readonly steps: number }
+  | { readonly type: 'fail'; readonly write: number; readonly status: 409 | 429 | 500 | 'timeout' };
+
+export type PerturbationType = Perturbation['type'];
+
+/** What one run does: replayable as it stands (a failure's shrunk `trace` is one). */
+export interface Trace {
+  readonly seed: number;
+  readonly actions: readonly Action[];
+  readonly perturbations: readonly Perturbation[];
+}
+
+export interface ExploreBudget {
+  /** Perturbed runs at most (default 120). */
+  readonly runs?: number;
+  /** Wall time for exploring, shrinking excluded (default 90 s). */
+  readonly timeMs?: number;
+  /** Runs spent shrinking a failure at most (default 40). */
+  readonly shrinkRuns?: number;
+}
+
+export interface ExploreOptions {
+  /** Installed on each run's fresh server before the operator starts. */
+  readonly crds?: readonly V1CustomResourceDefinition[];
+  /** Registers the operator's controllers: the function your `main` calls. Called again for every restart. */
+  setup(operator: Operator): unknown;
+  readonly workload: Workload;
+  /** The resource types the oracles compare and the stale views show (primaries and what the operator makes). */
+  readonly observe: readonly ResourceDescriptor[];
+  readonly invariants?: readonly Invariant[];
+  /** First seed (default 1); run k uses seed + k. */
+  readonly seed?: number;
+  readonly budget?: ExploreBudget;
+  /** Which perturbations to try (default all). */
+  readonly perturbations?: readonly PerturbationType[];
+  /** How long the operator must make no request for the cluster to count as settled (default 100 ms). */
+  readonly quietMs?: number;
+  /** A step that has not settled after this long fails the run (default 10 s). */
+  readonly settleTimeoutMs?: number;
+  /** Writes within one step beyond which the operator counts as looping (default 200). */
+  readonly maxWritesPerStep?: number;
+  /** Extra field paths left out of the comparison with the reference (e.g. `status.lastSeen`). */
+  readonly volatile?: readonly string[];
+  /** For generated input: whether the object reports an error in its status (default: a condition False or an `error`/`Failed` field). */
+  readonly reportsError?: (object: KubernetesObject) => boolean;
+  /** Progress on a terminal: true writes to stderr; a function gets each line. Default off. */
+  readonly progress?: boolean | ((line: string) => void);
+}
+
+/** Which oracle a run failed. */
+export type Oracle = 'end-state' | 'invariant' | 'settle' | 'finalizer' | 'input' | 'recovery';
+
+export interface RunVerdict {
+  readonly failed: boolean;
+  readonly oracle?: Oracle;
+  /** What is wrong, with the diff against the reference for `end-state`. */
+  readonly message?: string;
+  /** What happened, in order: steps, perturbations fired, the operator's writes (method and path). */
+  readonly log: readonly string[];
+  readonly trace: Trace;
+  readonly wallMs: number;
+}
+
+export interface Failure {
+  /** Replays the run as it was found: `replay(options, failure.seed)`. */
+  readonly seed: number;
+  readonly oracle: Oracle;
+  readonly message: string;
+  /** The found run's actions and perturbations, shrunk to the fewest that still fail: `replay(options, failure.trace)`. */
+  readonly trace: Trace;
+  /** The shrunk run's log. */
+  readonly log: readonly string[];
+  /** Seeds tried and wall time until the failure was found, before shrinking. */
+  readonly foundAfterRuns: number;
+  readonly foundAfterMs: number;
+  readonly shrinkRuns: number;
+}
+
+export interface Coverage {
+  /** Perturbed runs; `referenceRuns` clean ones (one per distinct workload, generated input cases included). */
+  readonly runs: number;
+  readonly referenceRuns: number;
+  readonly crashPoints: readonly number[];
+  readonly staleViews: number;
+  readonly gaps: number;
+  readonly coalesced: number;
+  /** Watch events the gaps dropped. */
+  readonly eventsDropped: number;
+  readonly failedRequests: number;
+  readonly inputCases: number;
+  /** Candidates the explorer enumerated; `runs` of them tried. */
+  readonly candidates: number;
+  /** Runs whose workload steps were answered otherwise than in the reference (their end states were not compared). */
+  readonly diverged: number;
+  /** Failures that did not fail again when re-run: not reported. */
+  readonly unconfirmed: number;
+}
+
+export interface ExploreResult {
+  readonly failure: Failure | undefined;
+  readonly coverage: Coverage;
+  readonly wallMs: number;
+}

@@ -1,0 +1,77 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { expect } from 'chai';
+import type { Operator } from '../../../lib/index.js';
+import { builtinResources, customResourceDefinition } from '../../../lib/kube.js';
+import { explore, type ExploreOptions } from '../../../lib/testing/cluster/explore/index.js';
+import { subjects } from './subjects.js';
+
+const crd = customResourceDefinition({ group: 'oracles.rxkube.dev', kind: 'Thing', plural: 'things', spec: { type: 'object', properties: { n: { type: 'integer' } } } });
+const things = { apiVersion: 'oracles.rxkube.dev/v1', kind: 'Thing', plural: 'things' };
+type Thing = KubernetesObject & { spec?: { n?: number } };
+const thing = { metadata: { name: 't' }, spec: { n: 0 } } as Thing;
+
+const options = (setup: (operator: Operator) => void, extra: Partial<ExploreOptions> = {}): ExploreOptions => ({
+  crds: [crd],
+  setup,
+  observe: [things, builtinResources.configMap],
+  workload: [{ op: 'apply', resource: things, object: thing }],
+  budget: { runs: 3 },
+  ...extra,
+});
+
+describe('testing: the explorer oracles beyond the end state', function () {
+  this.timeout(60_000);
+
+  it('checks invariants at every write the operator commits, not only at the end', async () => {
+    const scaleDown = subjects.find((s) => s.name === 'scale-down')!.options('fixed');
+    const { failure } = await explore({
+      ...scaleDown,
+      invariants: [{ name: 'at most two members', check: (state) => state.list(builtinResources.configMap).length <= 2 || `${state.list(builtinResources.configMap).length} members` }],
+    });
+    expect(failure?.oracle).to.equal('invariant');
+    // Broken by the third create, before the scale-down to one member would end it.
+    expect(failure?.message).to.match(/^invariant 'at most two members' broken after write #3 POST .*configmaps: 3 members$/);
+    expect(failure?.trace.perturbations).to.deep.equal([]);
+  });
+
+  it('fails an operator that never settles: its own writes trigger it forever', async () => {
+    const { failure } = await explore(
+      options(
+        (operator) =>
+          void operator.register<Thing>(
+            {
+              async reconcile(t, ctx) {
+                await ctx.client.resource(things).mergePatch({ name: 't', namespace: 'default' }, { spec: { n: (t.spec?.n ?? 0) + 1 } });
+              },
+            },
+            { resource: things },
+          ),
+        { maxWritesPerStep: 20 },
+      ),
+    );
+    expect(failure?.oracle).to.equal('settle');
+    expect(failure?.message).to.match(/does not settle after step 0: more than 20 writes/);
+  });
+
+  it('fails an operator whose cleanup never lets go: an object left deleted but held by its finalizer', async () => {
+    const { failure } = await explore({
+      ...options((operator) =>
+        void operator.register<Thing>(
+          {
+            reconcile: () => undefined,
+            cleanup: () => {
+              throw new Error('the external system is gone');
+            },
+          },
+          { resource: things },
+        ),
+      ),
+      workload: [
+        { op: 'apply', resource: things, object: thing },
+        { op: 'delete', resource: things, name: 't' },
+      ],
+    });
+    expect(failure?.oracle).to.equal('finalizer');
+    expect(failure?.message).to.match(/Thing default\/t \[things\.oracles\.rxkube\.dev\/finalizer\]/);
+  });
+});
