@@ -16,7 +16,7 @@ import { CrdController } from './api/crds.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './http/discovery.js';
 import { ApiError, badRequest, internalError, methodNotAllowed, pathNotFound } from './api/errors.js';
 import { Auth, bootstrapClusterRoleBindings, bootstrapClusterRoles, CLUSTER_ROLE_BINDINGS_KEY, CLUSTER_ROLES_KEY, ClusterRoleAggregator, rbacTypes, reviewTypes } from './auth/index.js';
-import { Faults } from './faults.js';
+import { Faults } from './http/faults.js';
 import { RequestLog } from './http/request-log.js';
 import { GarbageCollector } from './controllers/gc.js';
 import { requestGuard, isLoopbackName } from './http/guards.js';

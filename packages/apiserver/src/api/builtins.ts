@@ -13,7 +13,7 @@ import { deepEqual, isJsonObject } from './json.js';
 import { age, getPath, labelsOf, metaOf, nameOf, readMeta } from './meta.js';
 import { formatLabelSelector, labelSelectorFromObject, matchesLabelSelector, SelectorError } from './label-selector.js';
 import type { PrinterColumn, ResourceType, ScaleInfo, Strategy, VersionInfo } from './registry.js';
-import { AGE_COLUMN } from '../http/table.js';
+import { AGE_COLUMN } from './columns.js';
 import type { NameRule } from './validation.js';
 import { dns1123Label, validateLabels } from './validation.js';
 

@@ -20,8 +20,8 @@ import {
   type StatusCause,
   unsupportedMediaType,
 } from './errors.js';
-import type { PatchEngine, PatchKind } from '../patch/engine.js';
-import { bindPod } from './binding.js';
+import type { PatchEngine, PatchKind } from './patch-port.js';
+import { bindingTarget, boundPod } from './binding.js';
 import { builtinRuleCauses } from './builtin-rules.js';
 import { builtinDefinitionName, decodeBuiltin } from './builtin-schema.js';
 import { applyCrdSchema } from './crd-schema.js';
@@ -55,6 +55,7 @@ export type PropagationPolicy = 'Background' | 'Foreground' | 'Orphan';
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';
 export const ORPHAN_FINALIZER = 'orphan';
 const SYSTEM_MANAGER = 'kube-controller-manager';
+const PODS_KEY = '/pods';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 
@@ -659,7 +660,12 @@ export class ApiCore {
 
   /** Assigns a Pod to a Node as a v1 Binding asks (binding.ts); `now` stamps PodScheduled (default: this server's time). */
   bind(namespace: string, name: string, binding: JsonValue, opts: WriteOptions & { userAgent?: string; now?: string }): JsonObject {
-    return bindPod(this, namespace, name, binding, { manager: this.managerOf(opts), now: opts.now ?? timestamp(this.now()), dryRun: opts.dryRun });
+    const node = bindingTarget(binding, namespace, name);
+    const r = this.resolveKey(PODS_KEY);
+    const old = this.store.get(PODS_KEY, namespace, name);
+    if (!r || !old) throw notFound({ group: '', plural: 'pods' }, name);
+    const pod = boundPod(old, node, binding, opts.now ?? timestamp(this.now()));
+    return this.commitUpdate(r, old, pod, { manager: this.managerOf(opts), dryRun: opts.dryRun ?? false, subresource: 'binding' });
   }
 
   // ---- delete -----------------------------------------------------------------------------

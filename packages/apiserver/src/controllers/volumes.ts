@@ -15,7 +15,7 @@ import type { JsonObject, JsonValue } from '../api/json.js';
 import { isJsonObject } from '../api/json.js';
 import { getPath, isBeingDeleted, nameOf, namespaceOf, readMeta, resourceVersionOf, uidOf } from '../api/meta.js';
 import type { Store, StoreEvent } from '../api/store.js';
-import { WorkQueue } from './queue.js';
+import { WorkQueue } from '../api/work-queue.js';
 import type { ServerEventRecorder } from './recorder.js';
 
 export const PVCS_KEY = '/persistentvolumeclaims';
