@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { debuglog } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { builtinTypes } from './api/builtins.js';
+import { builtinTypes } from './api/builtins/index.js';
 import { ApiCore } from './api/core.js';
 import { CrdController } from './api/crds.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './http/discovery.js';

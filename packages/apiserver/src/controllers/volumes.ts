@@ -9,7 +9,7 @@
  * `volumeBindingMode: WaitForFirstConsumer` binds at once, like Immediate.
  */
 import type { ApiCore } from '../api/core.js';
-import { DEFAULT_STORAGE_CLASS } from '../api/builtins.js';
+import { DEFAULT_STORAGE_CLASS } from '../api/builtins/index.js';
 import { parseQuantity } from '../api/cel.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { isJsonObject } from '../api/json.js';
