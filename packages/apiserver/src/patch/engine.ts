@@ -1,8 +1,7 @@
 /**
  * The patch algorithms behind the write path: the PatchEngine that api/patch-port.ts declares,
- * over this
- * folder's JSON patch, merge patch, strategic merge (built-ins, with their type info), server-side
- * apply and managedFields tracking.
+ * over this folder's JSON patch, merge patch, strategic merge (built-ins, with their type info),
+ * server-side apply and managedFields tracking.
  */
 import { ApiError } from '../api/errors.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
