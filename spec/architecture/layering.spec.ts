@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { readImports, serverImportsReachedFrom, violationOf, violations, type ImportEdge } from './layering.js';
+import { importCycles, readImports, serverImportsReachedFrom, violationOf, violations, type ImportEdge } from './layering.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -18,6 +18,48 @@ describe('architecture: the layering of DESIGN §2', () => {
     expect(violations(edges)).to.deep.equal([]);
     expect(violationOf({ from: 'packages/apiserver/src/server.ts', to: 'lib/core/index.ts' })).to.match(/imports nothing of the toolkit/);
     expect(violationOf({ from: 'packages/apiserver/src/server.ts', to: 'rxkube/kube' })).to.match(/imports nothing of the toolkit/);
+  });
+
+  it("the API server's folders import only lower layers: api/, then patch/ auth/ controllers/ on it, then http/, then src/*.ts", () => {
+    const edges = readImports(root, ['packages/apiserver/src']);
+    const crossing = edges.filter((e) => e.from.split('/')[3] !== e.to.split('/')[3] && e.to.startsWith('packages/'));
+    expect(crossing.length, 'the reader found imports between the folders').to.be.greaterThan(100);
+    expect(violations(edges)).to.deep.equal([]);
+  });
+
+  it("fails when an upward import is added to the API server's real import graph", () => {
+    const upward: ImportEdge = { from: 'packages/apiserver/src/api/core.ts', to: 'packages/apiserver/src/patch/engine.ts' };
+    const found = violations([...readImports(root, ['packages/apiserver/src']), upward]);
+    expect(found).to.deep.equal([`${upward.from} -> ${upward.to}: the server's api/ may import only lower layers (patch/ is above it)`]);
+  });
+
+  it('no import cycle among the files of lib/, demos/ and the API server, inside a folder or across', () => {
+    expect(importCycles(readImports(root, ['lib', 'demos', 'packages/apiserver/src']))).to.deep.equal([]);
+  });
+
+  it('fails when a cycle is planted inside a folder of the API server', () => {
+    const edges = readImports(root, ['packages/apiserver/src']);
+    const core = 'packages/apiserver/src/api/core.ts';
+    const binding = 'packages/apiserver/src/api/binding.ts';
+    expect(edges).to.deep.include({ from: core, to: binding });
+    expect(importCycles([...edges, { from: binding, to: core }]).map((cycle) => [...cycle].sort())).to.deep.equal([[binding, core]]);
+  });
+
+  it('fails when a cycle is planted inside a folder of lib/', () => {
+    const edges = readImports(root, ['lib']);
+    const inside = edges.find((e) => e.from.startsWith('lib/sources/') && e.to.startsWith('lib/sources/') && e.from !== e.to);
+    expect(inside, 'an import inside lib/sources/').not.to.equal(undefined);
+    const back = { from: inside!.to, to: inside!.from };
+    const cycles = importCycles([...edges, back]);
+    expect(cycles).to.have.length(1);
+    expect(cycles[0]).to.include.members([inside!.from, inside!.to]);
+  });
+
+  it('finds every cycle of a synthetic graph, a file importing itself included, and nothing else', () => {
+    const edge = (from: string, to: string): ImportEdge => ({ from, to });
+    const graph = [edge('a', 'b'), edge('b', 'c'), edge('c', 'a'), edge('c', 'd'), edge('d', 'e'), edge('f', 'f'), edge('g', 'a'), edge('e', '@pkg')];
+    expect(importCycles(graph)).to.deep.equal([['a', 'b', 'c'], ['f']]);
+    expect(importCycles(graph.filter((e) => e.from !== 'c' && e.from !== 'f'))).to.deep.equal([]);
   });
 
   it("no entry point of the toolkit but testing/cluster loads the API server package, and the check sees one that would", () => {
@@ -51,6 +93,11 @@ describe('architecture: the layering of DESIGN §2', () => {
     ['lib/ on spec/', { from: 'lib/testing/cluster.ts', to: 'spec/controller/fixtures.ts' }, /lib\/ imports nothing outside lib\//],
     ['demos/ on cli internals', { from: 'demos/tomcat/main.ts', to: 'lib/cli/args.ts' }, /demos\/ import lib\/ only through an entry point/],
     ['an entry point on testing/', { from: 'lib/index.ts', to: 'lib/testing/index.ts' }, /\(entry\) may import only lower layers/],
+    ["the server's api/ on http/", { from: 'packages/apiserver/src/api/builtins.ts', to: 'packages/apiserver/src/http/table.ts' }, /server's api\/ may import only lower layers \(http\/ is above it\)/],
+    ["the server's api/ on controllers/", { from: 'packages/apiserver/src/api/crds.ts', to: 'packages/apiserver/src/controllers/gc.ts' }, /server's api\/ may import only lower layers \(controllers\/ is above it\)/],
+    ["the server's auth/ on controllers/ (one layer)", { from: 'packages/apiserver/src/auth/aggregation.ts', to: 'packages/apiserver/src/controllers/gc.ts' }, /server's auth\/ may import only lower layers \(controllers\/ is on the same layer\)/],
+    ["the server's http/ on a file at the top of src/", { from: 'packages/apiserver/src/http/handlers.ts', to: 'packages/apiserver/src/server.ts' }, /server's http\/ may import only lower layers \(src\/\*\.ts is above it\)/],
+    ["the server's api/ on an unknown folder", { from: 'packages/apiserver/src/api/core.ts', to: 'packages/apiserver/src/util/x.ts' }, /util\/ is not a known layer of the API server/],
   ];
   for (const [what, edge, rule] of broken) {
     it(`rejects ${what}`, () => {
@@ -69,6 +116,10 @@ describe('architecture: the layering of DESIGN §2', () => {
     ['cli/ on an entry point', { from: 'lib/cli/demo.ts', to: 'lib/index.ts' }],
     ['demos/ on an entry point', { from: 'demos/webpage/model.ts', to: 'lib/index.ts' }],
     ["demos/ on cli/'s index.ts", { from: 'demos/tomcat/main.ts', to: 'lib/cli/index.ts' }],
+    ["the server's http/ on api/", { from: 'packages/apiserver/src/http/handlers.ts', to: 'packages/apiserver/src/api/core.ts' }],
+    ["the server's patch/ on api/", { from: 'packages/apiserver/src/patch/engine.ts', to: 'packages/apiserver/src/api/patch-port.ts' }],
+    ["the server's assembly on http/", { from: 'packages/apiserver/src/server.ts', to: 'packages/apiserver/src/http/handlers.ts' }],
+    ["an import inside the server's api/durable/", { from: 'packages/apiserver/src/api/durable/journal.ts', to: 'packages/apiserver/src/api/store.ts' }],
   ];
   for (const [what, edge] of allowed) {
     it(`allows ${what}`, () => {

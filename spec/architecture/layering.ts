@@ -38,6 +38,34 @@ const SELF_REFERENCE = /^rxkube(\/|$)/;
 /** processing/ is the pure scheduling core: it imports only core/. */
 const PROCESSING_ALLOWED = new Set(['core']);
 
+/**
+ * The embedded API server's folders, lowest first: api/ holds the types, the store and the write
+ * path; patch/, auth/ and controllers/ each build on api/ alone; http/ serves all of them; the
+ * files at the top of src/ (server.ts, index.ts, the CLI) assemble the server.
+ */
+export const SERVER_LAYERS: readonly (readonly string[])[] = [['api'], ['patch', 'auth', 'controllers'], ['http'], ['(top)']];
+const SERVER_SRC = 'packages/apiserver/src/';
+
+/** The server folder a file of packages/apiserver/src sits in ('(top)' for a file directly in src/), or undefined. */
+export function serverUnitOf(path: string): string | undefined {
+  if (!path.startsWith(SERVER_SRC)) return undefined;
+  const parts = path.slice(SERVER_SRC.length).split('/');
+  return parts.length === 1 ? '(top)' : parts[0];
+}
+
+/** The rule an import between two of the server's folders breaks, or undefined. */
+function serverViolationOf(edge: ImportEdge): string | undefined {
+  const from = serverUnitOf(edge.from);
+  const to = serverUnitOf(edge.to);
+  if (from === undefined || to === undefined || from === to) return undefined;
+  const fromLayer = SERVER_LAYERS.findIndex((layer) => layer.includes(from));
+  const toLayer = SERVER_LAYERS.findIndex((layer) => layer.includes(to));
+  const name = (unit: string) => (unit === '(top)' ? 'src/*.ts' : `${unit}/`);
+  if (fromLayer === -1 || toLayer === -1) return `${name(fromLayer === -1 ? from : to)} is not a known layer of the API server`;
+  if (toLayer >= fromLayer) return `the server's ${name(from)} may import only lower layers (${name(to)} is ${toLayer === fromLayer ? 'on the same layer' : 'above it'})`;
+  return undefined;
+}
+
 /** Where a file sits: a folder of lib/ ('(entry)' for lib/*.ts), 'demos', or undefined (anything else). */
 export function unitOf(path: string): string | undefined {
   const parts = path.split('/');
@@ -62,7 +90,8 @@ function layerOf(unit: string): number | undefined {
 export function violationOf(edge: ImportEdge): string | undefined {
   const from = unitOf(edge.from);
   if (edge.from.startsWith('packages/apiserver/')) {
-    return edge.to.startsWith('lib/') || SELF_REFERENCE.test(edge.to) ? 'the API server package imports nothing of the toolkit' : undefined;
+    if (edge.to.startsWith('lib/') || SELF_REFERENCE.test(edge.to)) return 'the API server package imports nothing of the toolkit';
+    return serverViolationOf(edge);
   }
   if (isPackage(edge.to)) {
     if (from === undefined || from === 'demos') return undefined;
@@ -96,6 +125,57 @@ export function violations(edges: readonly ImportEdge[]): string[] {
     if (rule) out.push(`${edge.from} -> ${edge.to}: ${rule}`);
   }
   return out;
+}
+
+/**
+ * The import cycles among files (each a strongly connected component of more than one file, or a
+ * file importing itself), every file named once, in the order the search meets them. Type-only
+ * imports count: a cycle of types still ties the files' meaning together.
+ */
+export function importCycles(edges: readonly ImportEdge[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of edges) next.set(from, [...(next.get(from) ?? []), to]);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  // Tarjan's algorithm, iterative so that a deep import chain cannot overflow the call stack.
+  for (const root of next.keys()) {
+    if (index.has(root)) continue;
+    const work: [string, number][] = [[root, 0]];
+    while (work.length > 0) {
+      const frame = work[work.length - 1]!;
+      const [file, at] = frame;
+      if (at === 0) {
+        index.set(file, index.size);
+        low.set(file, index.get(file)!);
+        stack.push(file);
+        onStack.add(file);
+      }
+      const targets = next.get(file) ?? [];
+      if (at < targets.length) {
+        frame[1] = at + 1;
+        const to = targets[at]!;
+        if (!index.has(to)) work.push([to, 0]);
+        else if (onStack.has(to)) low.set(file, Math.min(low.get(file)!, index.get(to)!));
+        continue;
+      }
+      work.pop();
+      const parent = work[work.length - 1];
+      if (parent) low.set(parent[0], Math.min(low.get(parent[0])!, low.get(file)!));
+      if (low.get(file) !== index.get(file)) continue;
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== file);
+      if (component.length > 1 || targets.includes(file)) cycles.push(component.reverse());
+    }
+  }
+  return cycles;
 }
 
 function tsFiles(dir: string): string[] {

@@ -2,19 +2,17 @@
  * `pods/binding` (the real server's BindingREST): a v1 Binding assigns a Pod to a Node, once.
  * `spec.nodeName`, the Binding's annotations and the `PodScheduled` condition change in one
  * write; a Pod already assigned or being deleted answers 409 in the real server's words. The
- * simulated scheduler binds through here too.
+ * simulated scheduler binds through here too. Pure: ApiCore reads the Pod and commits the result.
  */
-import type { ApiCore } from './core.js';
-import { badRequest, conflict, invalid, notFound, type StatusCause } from './errors.js';
+import { badRequest, conflict, invalid, type StatusCause } from './errors.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { deepClone, isJsonObject } from './json.js';
 import { getPath, isBeingDeleted, readMeta } from './meta.js';
 
-const PODS_KEY = '/pods';
 const BINDING = { group: '', plural: 'pods/binding' };
 
 /** The node a Binding targets; 400 or 422 as the real server answers a bad one. */
-function targetOf(binding: JsonValue, namespace: string, name: string): string {
+export function bindingTarget(binding: JsonValue, namespace: string, name: string): string {
   if (!isJsonObject(binding)) throw badRequest('the body of the request must be a Binding object');
   if (binding.kind !== undefined && binding.kind !== 'Binding') throw badRequest(`the kind in the data (${String(binding.kind)}) does not match the expected kind (Binding)`);
   const bindingNamespace = readMeta(binding).namespace;
@@ -33,12 +31,9 @@ function targetOf(binding: JsonValue, namespace: string, name: string): string {
   return String(target.name);
 }
 
-/** Binds the Pod `namespace/name` as the Binding asks; returns the bound Pod. Throws ApiErrors. */
-export function bindPod(core: ApiCore, namespace: string, name: string, binding: JsonValue, opts: { manager: string; now: string; dryRun?: boolean }): JsonObject {
-  const node = targetOf(binding, namespace, name);
-  const r = core.resolveKey(PODS_KEY);
-  const old = core.store.get(PODS_KEY, namespace, name);
-  if (!r || !old) throw notFound({ group: '', plural: 'pods' }, name);
+/** The Pod `old` bound to `node` as the Binding asks (409 when it cannot be); `now` stamps PodScheduled. */
+export function boundPod(old: JsonObject, node: string, binding: JsonValue, now: string): JsonObject {
+  const name = String(readMeta(old).name ?? '');
   if (isBeingDeleted(old)) throw conflict(BINDING, name, `pod ${name} is being deleted, cannot be assigned to a host`);
   const assigned = getPath(old, ['spec', 'nodeName']);
   if (typeof assigned === 'string' && assigned !== '') throw conflict(BINDING, name, `pod ${name} is already assigned to node ${JSON.stringify(assigned)}`);
@@ -52,7 +47,7 @@ export function bindPod(core: ApiCore, namespace: string, name: string, binding:
   const status = isJsonObject(pod.status) ? pod.status : (pod.status = {});
   const conditions = (Array.isArray(status.conditions) ? status.conditions : []).filter(isJsonObject);
   const previous = conditions.find((c) => c.type === 'PodScheduled');
-  const scheduled: JsonObject = { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: previous?.status === 'True' ? (previous.lastTransitionTime ?? opts.now) : opts.now };
+  const scheduled: JsonObject = { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: previous?.status === 'True' ? (previous.lastTransitionTime ?? now) : now };
   status.conditions = previous ? conditions.map((c) => (c === previous ? scheduled : c)) : [...conditions, scheduled];
-  return core.commitUpdate(r, old, pod, { manager: opts.manager, dryRun: opts.dryRun ?? false, subresource: 'binding' });
+  return pod;
 }

@@ -9,7 +9,6 @@ import {
   alreadyExists,
   badRequest,
   conflict,
-  fieldForbidden,
   fieldInvalid,
   fieldRequired,
   forbidden,
@@ -20,8 +19,10 @@ import {
   type StatusCause,
   unsupportedMediaType,
 } from './errors.js';
-import type { PatchEngine, PatchKind } from '../patch/engine.js';
-import { bindPod } from './binding.js';
+import type { PatchEngine, PatchKind } from './patch-port.js';
+import { bindingTarget, boundPod } from './binding.js';
+import { decodeContinue, encodeContinue, keyOf, LATEST, ListSnapshots } from './paging.js';
+import { finalizersAddedWhileDeleting, keepServerOwnedMeta, nextGeneration, writtenPart } from './update.js';
 import { builtinRuleCauses } from './builtin-rules.js';
 import { builtinDefinitionName, decodeBuiltin } from './builtin-schema.js';
 import { applyCrdSchema } from './crd-schema.js';
@@ -55,6 +56,7 @@ export type PropagationPolicy = 'Background' | 'Foreground' | 'Orphan';
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';
 export const ORPHAN_FINALIZER = 'orphan';
 const SYSTEM_MANAGER = 'kube-controller-manager';
+const PODS_KEY = '/pods';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 
@@ -98,59 +100,10 @@ export interface WriteResult {
   body: JsonObject;
 }
 
-interface ListSnapshot {
-  rv: number;
-  items: JsonObject[];
-  createdAt: number;
-}
-
 export interface CoreOptions {
   /** How long a list snapshot stays usable for `continue` (the real server's is etcd's compaction interval). */
   continueTtlMs?: number;
   now?: () => Date;
-}
-
-const MAX_SNAPSHOTS = 64;
-
-/** A continue token's resourceVersion meaning "at the latest version", as the real server's -1. */
-const LATEST = -1;
-
-/** Where a page ended: a kept snapshot and the offset in it, or (rv LATEST) the last key returned. */
-interface ContinueToken {
-  id: string;
-  rv: number;
-  offset: number;
-  /** The key (namespace/name) of the last item returned. */
-  after: string;
-}
-
-function encodeContinue(token: ContinueToken): string {
-  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', ...token })).toString('base64url');
-}
-
-/** The store's key order, which lists follow. */
-function keyOf(obj: JsonObject): string {
-  return `${namespaceOf(obj)}/${nameOf(obj)}`;
-}
-
-/**
- * The real server's answer to a continue token below the compaction point: 410 Expired, and in
- * the Status's metadata a token that continues after the last key at the latest version.
- */
-class ExpiredContinueError extends ApiError {
-  constructor(readonly continueToken: string) {
-    super(
-      410,
-      'Expired',
-      'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, ' +
-        'or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an ' +
-        'inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
-    );
-  }
-
-  override toStatus(): JsonObject {
-    return { ...super.toStatus(), metadata: { continue: this.continueToken } };
-  }
 }
 
 function groupResource(type: ResourceType): GroupResource {
@@ -164,18 +117,9 @@ function stripVolatile(obj: JsonObject): JsonObject {
   return { ...obj, metadata: rest };
 }
 
-/** Content that bumps a custom resource's generation: everything but metadata (and status, with a status subresource). */
-function crGenerationContent(obj: JsonObject, statusSubresource: boolean): JsonObject {
-  const { metadata: _m, ...rest } = obj;
-  if (statusSubresource) delete rest.status;
-  return rest;
-}
-
 export class ApiCore {
-  private readonly snapshots = new Map<string, ListSnapshot>();
-  private snapshotSeq = 0;
+  private readonly snapshots: ListSnapshots;
   private clusterIPSeq = 10;
-  private readonly continueTtlMs: number;
   private readonly now: () => Date;
 
   constructor(
@@ -184,7 +128,7 @@ export class ApiCore {
     private readonly engine: PatchEngine,
     options: CoreOptions = {},
   ) {
-    this.continueTtlMs = options.continueTtlMs ?? 5 * 60_000;
+    this.snapshots = new ListSnapshots(options.continueTtlMs ?? 5 * 60_000);
     this.now = options.now ?? (() => new Date());
   }
 
@@ -221,18 +165,13 @@ export class ApiCore {
     let offset = 0;
     let snapshotId: string | undefined;
     if (query.continueToken) {
-      const token = this.decodeContinue(query.continueToken);
+      const token = decodeContinue(query.continueToken);
       if (token.rv === LATEST) {
         // The inconsistent continuation a 410 offered: the rest of the keys, as they are now.
         items = this.matching(r, namespace, filter).filter((o) => keyOf(o) > token.after);
         rv = this.store.resourceVersion;
       } else {
-        const snap = this.snapshots.get(token.id);
-        // etcd refuses a read *below* its compaction point only: a list taken exactly at it still pages.
-        if (!snap || snap.rv < this.store.compactedResourceVersion || Date.now() - snap.createdAt > this.continueTtlMs) {
-          this.snapshots.delete(token.id);
-          throw new ExpiredContinueError(encodeContinue({ id: '', rv: LATEST, offset: 0, after: token.after }));
-        }
+        const snap = this.snapshots.resume(token, this.store.compactedResourceVersion);
         items = snap.items;
         rv = snap.rv;
         offset = token.offset;
@@ -247,7 +186,7 @@ export class ApiCore {
     const page = items.slice(offset, end);
     const metadata: JsonObject = { resourceVersion: String(rv) };
     if (end < items.length) {
-      if (!snapshotId) snapshotId = this.keepSnapshot(rv, items);
+      if (!snapshotId) snapshotId = this.snapshots.keep(rv, items);
       metadata.continue = encodeContinue({ id: snapshotId, rv, offset: end, after: keyOf(items[end - 1] as JsonObject) });
       if (!query.labelSelector && !query.fieldSelector) metadata.remainingItemCount = items.length - end;
     } else if (snapshotId) {
@@ -261,30 +200,8 @@ export class ApiCore {
     };
   }
 
-  private keepSnapshot(rv: number, items: JsonObject[]): string {
-    const id = String(++this.snapshotSeq);
-    this.snapshots.set(id, { rv, items, createdAt: Date.now() });
-    while (this.snapshots.size > MAX_SNAPSHOTS) {
-      const oldest = this.snapshots.keys().next().value as string;
-      this.snapshots.delete(oldest);
-    }
-    return id;
-  }
-
   private matching(r: Resolved, namespace: string | undefined, filter: ObjectFilter): JsonObject[] {
     return this.store.list(r.type.key, r.type.namespaced ? namespace : undefined).filter((o) => filter.matches(o));
-  }
-
-  private decodeContinue(token: string): ContinueToken {
-    try {
-      const parsed: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-      if (isJsonObject(parsed) && typeof parsed.id === 'string' && typeof parsed.offset === 'number' && typeof parsed.rv === 'number') {
-        return { id: parsed.id, rv: parsed.rv, offset: parsed.offset, after: typeof parsed.after === 'string' ? parsed.after : '' };
-      }
-    } catch {
-      // fall through to the error below
-    }
-    throw badRequest(`continue key is not valid: ${JSON.stringify(token)}`);
   }
 
   // ---- create -----------------------------------------------------------------------------
@@ -441,67 +358,21 @@ export class ApiCore {
     // A view of objects stored in another form compares and merges in its own form.
     const old = type.storedAs === undefined ? stored : present(stored, r.apiVersion);
     this.decodeBuiltinBody(r, candidate, opts);
-    let obj = candidate;
     const statusSubresource = r.version.statusSubresource;
-    if (opts.subresource === 'status') {
-      if (type.custom) {
-        const fresh = deepClone(old);
-        const newMeta = metaOf(fresh);
-        const managed = readMeta(obj).managedFields;
-        if (managed !== undefined) newMeta.managedFields = managed;
-        if (obj.status === undefined) delete fresh.status;
-        else fresh.status = obj.status;
-        obj = fresh;
-      } else {
-        for (const path of type.statusKeeps) copyPath(obj, old, path);
-      }
-    } else if (opts.subresource === 'finalize') {
-      const fresh = deepClone(old);
-      const finalizers = isJsonObject(obj.spec) ? obj.spec.finalizers : undefined;
-      const spec = isJsonObject(fresh.spec) ? fresh.spec : (fresh.spec = {});
-      if (finalizers === undefined) delete spec.finalizers;
-      else spec.finalizers = finalizers;
-      obj = fresh;
-    } else if (statusSubresource && opts.subresource !== 'binding') {
-      // A binding (pods/binding) writes the PodScheduled condition with spec.nodeName, as one update.
-      if (old.status === undefined) delete obj.status;
-      else obj.status = old.status;
-    }
-    const meta = metaOf(obj);
-    const oldMeta = readMeta(old);
-    for (const key of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) {
-      if (oldMeta[key] === undefined) delete meta[key];
-      else meta[key] = oldMeta[key] as JsonValue;
-    }
-    meta.name = oldMeta.name ?? null;
-    if (type.namespaced) meta.namespace = oldMeta.namespace ?? null;
-    else delete meta.namespace;
-    delete meta.selfLink;
-    meta.resourceVersion = resourceVersionOf(old);
+    const obj = writtenPart(type, statusSubresource, old, candidate, opts.subresource);
+    const meta = keepServerOwnedMeta(type, obj, old);
     if (opts.subresource !== 'finalize') type.strategy.prepareForUpdate?.(obj, old, ctx);
     type.strategy.defaults?.(obj);
     opts.admit?.(obj, old);
 
     const name = nameOf(old);
     const causes = [...this.validateMeta(type, obj), ...this.checkSchema(r, obj, opts, old)];
-    if (isBeingDeleted(old)) {
-      const added = finalizersOf(obj).filter((f) => !finalizersOf(old).includes(f));
-      if (added.length) {
-        causes.push(
-          fieldForbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`),
-        );
-      }
-    }
+    causes.push(...finalizersAddedWhileDeleting(old, obj));
     causes.push(...(type.strategy.validate?.(obj, old) ?? []));
     if (causes.length) throw invalid(type.group, type.kind, name, causes);
 
-    if (type.custom) {
-      const before = crGenerationContent(old, statusSubresource);
-      const after = crGenerationContent(obj, statusSubresource);
-      if (!deepEqual(before, after)) meta.generation = Number(oldMeta.generation ?? 0) + 1;
-    } else if (type.tracksGeneration && !deepEqual(obj.spec, old.spec)) {
-      meta.generation = Number(oldMeta.generation ?? 0) + 1;
-    }
+    const generation = nextGeneration(type, statusSubresource, old, obj);
+    if (generation !== undefined) meta.generation = generation;
 
     if (opts.managedFields !== undefined) meta.managedFields = opts.managedFields;
     else {
@@ -659,7 +530,12 @@ export class ApiCore {
 
   /** Assigns a Pod to a Node as a v1 Binding asks (binding.ts); `now` stamps PodScheduled (default: this server's time). */
   bind(namespace: string, name: string, binding: JsonValue, opts: WriteOptions & { userAgent?: string; now?: string }): JsonObject {
-    return bindPod(this, namespace, name, binding, { manager: this.managerOf(opts), now: opts.now ?? timestamp(this.now()), dryRun: opts.dryRun });
+    const node = bindingTarget(binding, namespace, name);
+    const r = this.resolveKey(PODS_KEY);
+    const old = this.store.get(PODS_KEY, namespace, name);
+    if (!r || !old) throw notFound({ group: '', plural: 'pods' }, name);
+    const pod = boundPod(old, node, binding, opts.now ?? timestamp(this.now()));
+    return this.commitUpdate(r, old, pod, { manager: this.managerOf(opts), dryRun: opts.dryRun ?? false, subresource: 'binding' });
   }
 
   // ---- delete -----------------------------------------------------------------------------
@@ -917,23 +793,6 @@ export class ApiCore {
     }
     return causes;
   }
-}
-
-function copyPath(target: JsonObject, source: JsonObject, path: readonly string[]): void {
-  let src: JsonValue | undefined = source;
-  for (const key of path) src = isJsonObject(src) ? src[key] : undefined;
-  let cur: JsonObject = target;
-  for (const key of path.slice(0, -1)) {
-    const next = cur[key];
-    if (isJsonObject(next)) cur = next;
-    else {
-      if (src === undefined) return;
-      cur = cur[key] = {};
-    }
-  }
-  const last = path[path.length - 1] as string;
-  if (src === undefined) delete cur[last];
-  else cur[last] = deepClone(src);
 }
 
 /** Runs a patch algorithm; its errors name the object, as the real server's do. */

@@ -9,7 +9,7 @@ import { fieldInvalid, fieldRequired } from './errors.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { deepEqual, isJsonObject } from './json.js';
 import { finalizersOf, getPath, isBeingDeleted, metaOf, nameOf, namespaceOf, timestamp } from './meta.js';
-import { WorkQueue } from '../controllers/queue.js';
+import { WorkQueue } from './work-queue.js';
 import type { PrinterColumn, Registry, ResourceType, ScaleInfo, Strategy, VersionInfo } from './registry.js';
 import type { Store, StoreEvent } from './store.js';
 import { dns1035Label, dns1123Label, dns1123Subdomain } from './validation.js';

@@ -9,7 +9,7 @@ import { deepEqual, isJsonObject } from '../api/json.js';
 import { labelSelectorFromObject, matchesLabelSelector, SelectorError } from '../api/label-selector.js';
 import { labelsOf, nameOf } from '../api/meta.js';
 import type { Store } from '../api/store.js';
-import { WorkQueue } from '../controllers/queue.js';
+import { WorkQueue } from '../api/work-queue.js';
 import { CLUSTER_ROLES_KEY } from './rbac.js';
 
 function selectorsOf(role: JsonObject): JsonValue[] | undefined {

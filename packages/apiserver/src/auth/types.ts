@@ -8,7 +8,7 @@ import type { StatusCause } from '../api/errors.js';
 import { fieldInvalid, fieldRequired } from '../api/errors.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { deepEqual, isJsonObject } from '../api/json.js';
-import { builtin, column } from '../api/builtins.js';
+import { builtin, column } from '../api/builtins/index.js';
 import { readMeta } from '../api/meta.js';
 import type { ResourceType, Strategy } from '../api/registry.js';
 import { dns1123Subdomain, pathSegmentName } from '../api/validation.js';

@@ -15,7 +15,7 @@ import { getPath, isBeingDeleted, nameOf, namespaceOf, resourceVersionOf, timest
 import type { Store, StoreEvent } from '../api/store.js';
 import { Timers, type SimulationClock } from './clock.js';
 import { jobFinished, JOBS_KEY } from './jobs.js';
-import { WorkQueue } from './queue.js';
+import { WorkQueue } from '../api/work-queue.js';
 import type { ServerEventRecorder } from './recorder.js';
 import { controlled, CONTROLLER_MANAGER, controllerRef, controllerUid, ownerToSync } from './workload.js';
 

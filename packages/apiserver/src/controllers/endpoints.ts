@@ -8,7 +8,7 @@ import type { JsonObject, JsonValue } from '../api/json.js';
 import { deepEqual, isJsonObject } from '../api/json.js';
 import { getPath, isBeingDeleted, labelsOf, nameOf, namespaceOf, uidOf } from '../api/meta.js';
 import type { Store, StoreEvent } from '../api/store.js';
-import { WorkQueue } from './queue.js';
+import { WorkQueue } from '../api/work-queue.js';
 import { controllerRef, isPodReady, PODS_KEY, podPhase } from './workload.js';
 
 const SERVICES_KEY = '/services';

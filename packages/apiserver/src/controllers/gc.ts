@@ -11,7 +11,7 @@ import type { ApiCore, PropagationPolicy } from '../api/core.js';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '../api/core.js';
 import { isJsonObject, type JsonObject } from '../api/json.js';
 import { finalizersOf, isBeingDeleted, metaOf, nameOf, namespaceOf, ownerRefsOf, uidOf, type OwnerRef } from '../api/meta.js';
-import { WorkQueue } from './queue.js';
+import { WorkQueue } from '../api/work-queue.js';
 import type { Registry } from '../api/registry.js';
 import type { ObjectRef, Store, StoreEvent } from '../api/store.js';
 

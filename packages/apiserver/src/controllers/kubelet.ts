@@ -12,7 +12,7 @@ import { isJsonObject } from '../api/json.js';
 import { getPath, isBeingDeleted, nameOf, namespaceOf, ownerRefsOf, readMeta, resourceVersionOf, timestamp, uidOf } from '../api/meta.js';
 import type { Store, StoreEvent } from '../api/store.js';
 import { Timers, type SimulationClock } from './clock.js';
-import { WorkQueue } from './queue.js';
+import { WorkQueue } from '../api/work-queue.js';
 import type { ServerEventRecorder } from './recorder.js';
 import { PVCS_KEY } from './volumes.js';
 import { condition, PODS_KEY, podPhase } from './workload.js';

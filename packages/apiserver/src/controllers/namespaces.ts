@@ -6,7 +6,7 @@
 import type { ApiCore } from '../api/core.js';
 import { isJsonObject } from '../api/json.js';
 import { isBeingDeleted, nameOf, namespaceOf } from '../api/meta.js';
-import { WorkQueue } from './queue.js';
+import { WorkQueue } from '../api/work-queue.js';
 import type { Registry } from '../api/registry.js';
 import type { Store, StoreEvent } from '../api/store.js';
 

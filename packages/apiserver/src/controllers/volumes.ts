@@ -9,13 +9,13 @@
  * `volumeBindingMode: WaitForFirstConsumer` binds at once, like Immediate.
  */
 import type { ApiCore } from '../api/core.js';
-import { DEFAULT_STORAGE_CLASS } from '../api/builtins.js';
+import { DEFAULT_STORAGE_CLASS } from '../api/builtins/index.js';
 import { parseQuantity } from '../api/cel.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { isJsonObject } from '../api/json.js';
 import { getPath, isBeingDeleted, nameOf, namespaceOf, readMeta, resourceVersionOf, uidOf } from '../api/meta.js';
 import type { Store, StoreEvent } from '../api/store.js';
-import { WorkQueue } from './queue.js';
+import { WorkQueue } from '../api/work-queue.js';
 import type { ServerEventRecorder } from './recorder.js';
 
 export const PVCS_KEY = '/persistentvolumeclaims';

@@ -8,7 +8,7 @@ import { deepEqual, isJsonObject } from '../api/json.js';
 import { getPath, isBeingDeleted, labelsOf, nameOf, namespaceOf, ownerRefsOf, readMeta, uidOf } from '../api/meta.js';
 import { labelSelectorFromObject, matchesLabelSelector } from '../api/label-selector.js';
 import { Timers, type SimulationClock } from './clock.js';
-import { WorkQueue } from './queue.js';
+import { WorkQueue } from '../api/work-queue.js';
 
 export const PODS_KEY = '/pods';
 export const CONTROLLER_MANAGER = 'kube-controller-manager';

@@ -4,7 +4,7 @@
  * application/json.
  */
 import type { JsonObject } from '../api/json.js';
-import { ALL_VERBS } from '../api/builtins.js';
+import { ALL_VERBS } from '../api/builtins/index.js';
 import type { Registry } from '../api/registry.js';
 import { apiVersionOf } from '../api/registry.js';
 

@@ -7,7 +7,7 @@ import type { ApiCore, DeleteOptions, FieldValidation, PropagationPolicy, WriteO
 import { versionSchema } from '../api/present.js';
 import type { PatchEngine, PatchKind } from '../patch/engine.js';
 import { ApiError, badRequest, invalidResourceVersion, methodNotAllowed, pathNotFound, resourceVersionTooLarge, unsupportedMediaType } from '../api/errors.js';
-import type { Faults } from '../faults.js';
+import type { Faults } from './faults.js';
 import type { RequestLog } from './request-log.js';
 import type { ResourceRequest, Verb } from './http.js';
 import { MAX_BODY_BYTES, mediaType, parseBody, readBody, sendJson, verbOf } from './http.js';

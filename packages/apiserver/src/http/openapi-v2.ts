@@ -15,7 +15,7 @@ import type { JsonObject, JsonValue } from '../api/json.js';
 import { isJsonObject } from '../api/json.js';
 import { notAcceptable } from '../api/errors.js';
 import type { Registry, ResourceType, VersionInfo } from '../api/registry.js';
-import { ALL_VERBS } from '../api/builtins.js';
+import { ALL_VERBS } from '../api/builtins/index.js';
 import { versionInfo } from './discovery.js';
 import { encodeOpenApiV2 } from './openapi-proto.js';
 import { gvPath, OBJECT_META, PATCH_DEFINITION, PATCH_QUERY_PARAMETERS, PATCH_TYPES, schemaName, typeMetaProperties } from './openapi.js';

@@ -3,7 +3,7 @@
  * of each one — so that a test can count the writes an operator makes. Requests are counted as
  * they arrive, before injected faults answer them.
  */
-import { checkMatch, REQUEST_MATCH_KEYS, requestMatches, type RequestDescription, type RequestMatch } from '../faults.js';
+import { checkMatch, REQUEST_MATCH_KEYS, requestMatches, type RequestDescription, type RequestMatch } from './faults.js';
 
 const WRITE_VERBS: ReadonlySet<string> = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 

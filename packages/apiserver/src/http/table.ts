@@ -4,6 +4,7 @@
  */
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { isJsonObject } from '../api/json.js';
+import { AGE_COLUMN } from '../api/columns.js';
 import { age, readMeta } from '../api/meta.js';
 import type { PrinterColumn, ResourceType, VersionInfo } from '../api/registry.js';
 
@@ -14,8 +15,6 @@ export function wantsTable(accept: string | undefined): boolean {
   const first = accept.split(',')[0] ?? '';
   return /(^|;)\s*as=Table/.test(first);
 }
-
-export const AGE_COLUMN: PrinterColumn = { name: 'Age', type: 'date', cell: (o) => age(readMeta(o).creationTimestamp) };
 
 /** Name, then the type's columns; a CRD without printer columns gets Age, as the real server gives it. */
 function columnsOf(type: ResourceType, version: VersionInfo): PrinterColumn[] {

@@ -1,34 +1,21 @@
 /**
- * The seam between the write path and the patch algorithms: what the write path needs (the
- * PatchEngine interface, which keeps it testable on its own) and its implementation over this
- * folder's JSON patch, merge patch, strategic merge (built-ins, with their type info), server-side
- * apply and managedFields tracking.
+ * The patch algorithms behind the write path: the PatchEngine that api/patch-port.ts declares,
+ * over this folder's JSON patch, merge patch, strategic merge (built-ins, with their type info),
+ * server-side apply and managedFields tracking.
  */
 import { ApiError } from '../api/errors.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { isJsonObject } from '../api/json.js';
 import { PatchError } from './errors.js';
-import { applyConflictError, serverSideApply, trackUpdate, type ApplyArgs as ManagedApplyArgs, type TrackUpdateArgs } from './apply.js';
+import { applyConflictError, serverSideApply, trackUpdate } from './apply.js';
 import { applyJsonPatch } from './json-patch.js';
 import { applyMergePatch } from './merge-patch.js';
 import { typeInfoFromCrdSchema, typeInfoOrGeneric, typeInfoFor, type TypeInfo } from './schema.js';
 import { applyStrategicMergePatch } from './strategic-merge.js';
 import type { ResourceType } from '../api/registry.js';
+import type { ApplyArgs, PatchEngine, TrackArgs } from '../api/patch-port.js';
 
-export type PatchKind = 'json' | 'merge' | 'strategic' | 'apply';
-
-/** The arguments of the field-management functions, less the type information the engine looks up itself. */
-export type TrackArgs = TrackUpdateArgs;
-export type ApplyArgs = Omit<ManagedApplyArgs, 'type'>;
-
-export interface PatchEngine {
-  /** The patched object; throws ApiError for a bad patch. */
-  patch(kind: Exclude<PatchKind, 'apply'>, live: JsonObject, patch: JsonValue, type: ResourceType): JsonObject;
-  /** Server-side apply: the merged object with its managedFields; throws ApiError 409 on conflicts. */
-  apply(args: ApplyArgs, type: ResourceType): JsonObject;
-  /** The managedFields after an update (or create, with `old` undefined) by `manager`. */
-  trackUpdate(args: TrackArgs, type: ResourceType): JsonValue[];
-}
+export type { ApplyArgs, PatchEngine, PatchKind, TrackArgs } from '../api/patch-port.js';
 
 /** The structure of a type in one version (custom resources: from that version's schema). */
 function typeInfo(type: ResourceType, apiVersion?: string): TypeInfo {

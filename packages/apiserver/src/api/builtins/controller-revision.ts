@@ -1,0 +1,40 @@
+/**
+ * The built-in ControllerRevision: its defaults and validation as the real server applies them, and the columns
+ * `kubectl get` prints.
+ */
+import type { StatusCause } from '../errors.js';
+import { fieldInvalid } from '../errors.js';
+import type { JsonValue } from '../json.js';
+import { deepEqual, isJsonObject } from '../json.js';
+import { readMeta } from '../meta.js';
+import type { ResourceType, Strategy } from '../registry.js';
+import { builtin, column, num, str } from './builtin.js';
+
+const controllerRevisionStrategy: Strategy = {
+  validate(obj, old) {
+    const causes: StatusCause[] = [];
+    if (typeof obj.revision !== 'number' || obj.revision < 0) causes.push(fieldInvalid('revision', obj.revision ?? null, 'must be greater than or equal to 0'));
+    if (old && !deepEqual(obj.data ?? null, old.data ?? null)) causes.push(fieldInvalid('data', obj.data ?? null, 'field is immutable'));
+    return causes;
+  },
+};
+
+export function controllerRevisionType(): ResourceType {
+  return builtin({
+    group: 'apps',
+    version: 'v1',
+    plural: 'controllerrevisions',
+    kind: 'ControllerRevision',
+    namespaced: true,
+    strategy: controllerRevisionStrategy,
+    columns: [
+      column('Controller', 'string', (o) => {
+        const owner = (Array.isArray(readMeta(o).ownerReferences) ? (readMeta(o).ownerReferences as JsonValue[]) : []).find((r) => isJsonObject(r) && r.controller === true);
+        if (!isJsonObject(owner)) return '<none>';
+        const group = str(owner.apiVersion).includes('/') ? `.${str(owner.apiVersion).split('/')[0]}` : '';
+        return `${str(owner.kind).toLowerCase()}${group}/${str(owner.name)}`;
+      }),
+      column('Revision', 'integer', (o) => num(o.revision)),
+    ],
+  });
+}
