@@ -13,7 +13,7 @@ export type Backup = KubernetesObject & { spec?: { target?: string }; status?: {
 const backupReconciler: Reconciler<Backup> = {
   async reconcile(backup, ctx) {
     const name = `${backup.metadata?.name}-run`;
-    const namespace = backup.metadata?.namespace;
+    const namespace = backup.metadata?.namespace ?? 'default';
     await ctx.client
       .resource<V1ConfigMap>(builtinResources.configMap)
       .apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { target: backup.spec?.target ?? '' } }, { fieldManager: 'backup', force: true });
