@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { startApiServer, type ApiServer } from '../src/index.js';
 import { createExclusive } from '../src/api/durable/files.js';
 import { encodeRecord } from '../src/api/durable/records.js';
-import { RecordingWatch, startWithClients, webPageCrd } from './helpers.js';
+import { RecordingWatch, serveDataInChild, startWithClients, webPageCrd } from './helpers.js';
 
 async function startError(options: Parameters<typeof startApiServer>[0]): Promise<string> {
   let server: ApiServer | undefined;
@@ -219,5 +219,43 @@ describe('apiserver: dataDir (--data) durability', function () {
     expect(await startError({ dataDir: bogus })).to.contain(join(bogus, 'snapshot.json')).and.contain('not an rxkube apiserver snapshot');
     await truncate(join(bogus, 'snapshot.json'), 3);
     expect(await startError({ dataDir: bogus })).to.contain('not valid JSON');
+  });
+});
+
+describe('apiserver: dataDir under a hostile or failing environment (issue 22)', function () {
+  this.timeout(60_000);
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rxkube-data22-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('never answers 201 for a write the log holds only in part (a short write under a file-size limit), and keeps no such object after restart', async () => {
+    const dataDir = join(dir, 'short');
+    // 64 KiB per file: the log's first record fits, a 100 KB ConfigMap is cut short by the kernel.
+    const limited = await serveDataInChild(dataDir, 'ulimit -f 64;');
+    let status: number | string;
+    try {
+      const res = await fetch(`${limited.url}/api/v1/namespaces/default/configmaps`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ metadata: { name: 'big' }, data: { v: 'x'.repeat(100_000) } }),
+      });
+      status = res.status;
+    } catch (err) {
+      status = String((err as Error).cause ?? err);
+    } finally {
+      limited.child.kill('SIGKILL');
+      await limited.exited;
+    }
+    expect(status, limited.output()).to.not.equal(201);
+    const again = await startApiServer({ dataDir, clientNode: false });
+    try {
+      expect(await configMapNames(again)).to.not.include('big');
+    } finally {
+      await again.close();
+    }
   });
 });

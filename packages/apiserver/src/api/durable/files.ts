@@ -23,6 +23,20 @@ export function openForAppend(path: string): Promise<FileHandle> {
   return open(path, O_WRONLY | O_APPEND | O_NOFOLLOW);
 }
 
+/**
+ * Writes all of `data` at the file's end. `write` may write less than asked (a file-size limit, a
+ * full disk): the rest is written again, and a write that makes no progress is an error, so a
+ * caller never takes a record cut short for one on disk.
+ */
+export async function writeAll(fh: FileHandle, data: Buffer): Promise<void> {
+  let off = 0;
+  while (off < data.length) {
+    const { bytesWritten } = await fh.write(data, off, data.length - off);
+    if (bytesWritten <= 0) throw new Error(`short write: ${off} of ${data.length} bytes written, then none`);
+    off += bytesWritten;
+  }
+}
+
 /** Makes a rename or a new file in `dir` durable (a directory's entries have their own fsync). */
 export async function syncDir(dir: string): Promise<void> {
   const fh = await open(dir, O_RDONLY);

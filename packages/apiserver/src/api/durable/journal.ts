@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { JsonObject } from '../json.js';
 import { isJsonObject } from '../json.js';
 import { nameOf, namespaceOf } from '../meta.js';
-import { createExclusive, DIR_MODE, syncDir, TEMP_SUFFIX, writeFileAtomic } from './files.js';
+import { createExclusive, DIR_MODE, syncDir, TEMP_SUFFIX, writeAll, writeFileAtomic } from './files.js';
 import { decodeLog, encodeRecord, type LogRecord } from './records.js';
 
 export interface PersistedState {
@@ -251,7 +251,7 @@ export class Journal {
         const batch = this.buffer.length === 1 ? (this.buffer[0] as Buffer) : Buffer.concat(this.buffer);
         const seq = this.appended;
         this.buffer = [];
-        await this.fh.write(batch);
+        await writeAll(this.fh, batch);
         await this.fh.datasync();
         this.logBytes += batch.length;
         this.flushes++;
