@@ -258,4 +258,25 @@ describe('apiserver: dataDir under a hostile or failing environment (issue 22)',
       await again.close();
     }
   });
+
+  it('refuses a log whose one length byte is damaged, naming the file, instead of dropping the records after it', async () => {
+    const dataDir = join(dir, 'length');
+    const server = await startApiServer({ dataDir, clientNode: false });
+    const image = join(dir, 'length-copy');
+    try {
+      for (let i = 0; i < 9; i++) await createConfigMap(server, `cm-${i}`);
+      await crashImage(dataDir, image);
+    } finally {
+      await server.close();
+    }
+    const [wal] = await walFiles(image);
+    const file = join(image, wal as string);
+    const log = await readFile(file);
+    // The second record's length: its high byte made 1 (16 MiB more than the file holds).
+    const second = log.readUInt32LE(0) + 8;
+    log[second + 3] = 1;
+    await writeFile(file, log);
+    expect(await startError({ dataDir: image })).to.contain(file).and.contain('corrupt');
+    expect(await readdir(image)).to.include(wal);
+  });
 });
