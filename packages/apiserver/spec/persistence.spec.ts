@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { appendFile, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer, type ApiServer } from '../src/index.js';
@@ -278,5 +278,19 @@ describe('apiserver: dataDir under a hostile or failing environment (issue 22)',
     await writeFile(file, log);
     expect(await startError({ dataDir: image })).to.contain(file).and.contain('corrupt');
     expect(await readdir(image)).to.include(wal);
+  });
+
+  it('refuses an existing data directory or data file other users may write (mode 0777, a planted 0666 snapshot), naming the path and the mode', async () => {
+    const open = join(dir, 'world-writable');
+    await mkdir(open);
+    await chmod(open, 0o777);
+    await writeFile(join(open, 'snapshot.json'), JSON.stringify({ kind: 'RxkubeApiServerSnapshot', resourceVersion: 1, log: 0, objects: [] }));
+    const refused = await startError({ dataDir: open });
+    expect(refused).to.contain(open).and.contain('writable by other users (mode 0777)');
+    await chmod(open, 0o700);
+    await chmod(join(open, 'snapshot.json'), 0o666);
+    expect(await startError({ dataDir: open })).to.contain(join(open, 'snapshot.json')).and.contain('mode 0666');
+    await chmod(join(open, 'snapshot.json'), 0o600);
+    expect(await startError({ dataDir: open })).to.equal('started');
   });
 });

@@ -44,6 +44,21 @@ const WAL = /^wal-(\d+)\.log$/;
 
 const walName = (gen: number): string => `wal-${String(gen).padStart(8, '0')}.log`;
 
+const uid = process.getuid?.();
+
+/**
+ * Refuses a directory or file another user owns or may write: whoever can write there can plant
+ * a snapshot or a log that this server loads as its state (RBAC bindings, Secrets) or replace the
+ * files it writes. New ones are created 0700/0600; existing ones are held to the same owner.
+ */
+function checkOwnAndPrivate(st: { uid: number; mode: number }, what: string, fix: string): void {
+  if (uid === undefined) return;
+  if (st.uid !== uid) throw new Error(`${what} is owned by uid ${st.uid}, not by this process's user (uid ${uid}); use a directory of your own`);
+  if ((st.mode & 0o022) !== 0) {
+    throw new Error(`${what} is writable by other users (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}); make it private (${fix}) or use another`);
+  }
+}
+
 /** Makes sure `dir` is a directory this process can use, creating it (0700) if missing. */
 async function prepareDir(dir: string): Promise<void> {
   const fail = (reason: string): never => {
@@ -52,6 +67,7 @@ async function prepareDir(dir: string): Promise<void> {
   try {
     const st = await stat(dir);
     if (!st.isDirectory()) fail('exists and is not a directory');
+    checkOwnAndPrivate(st, `data directory ${dir}`, 'chmod go-w');
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (e.code !== 'ENOENT') {
@@ -80,6 +96,7 @@ async function readNoFollow(path: string): Promise<Buffer | undefined> {
     throw new Error(`data file ${path} cannot be read (${(err as NodeJS.ErrnoException).code})`);
   }
   try {
+    checkOwnAndPrivate(await fh.stat(), `data file ${path}`, 'chmod 600');
     return await fh.readFile();
   } finally {
     await fh.close();
