@@ -293,4 +293,31 @@ describe('apiserver: dataDir under a hostile or failing environment (issue 22)',
     await chmod(join(open, 'snapshot.json'), 0o600);
     expect(await startError({ dataDir: open })).to.equal('started');
   });
+
+  it('refuses a second server on a data directory in use, naming the process, and takes over the lock of a killed one', async () => {
+    const dataDir = join(dir, 'locked');
+    const first = await serveDataInChild(dataDir);
+    try {
+      const res = await fetch(`${first.url}/api/v1/namespaces/default/configmaps`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ metadata: { name: 'acknowledged' } }),
+      });
+      expect(res.status).to.equal(201);
+      const second = await startError({ dataDir });
+      expect(second).to.contain(dataDir).and.contain(`in use by another server (process ${first.child.pid})`);
+      expect(await walFiles(dataDir)).to.have.length(1);
+    } finally {
+      first.child.kill('SIGKILL');
+      await first.exited;
+    }
+    const again = await startApiServer({ dataDir, clientNode: false });
+    try {
+      expect(await configMapNames(again)).to.include('acknowledged');
+      expect(await startError({ dataDir })).to.contain(`process ${process.pid}, this one`);
+    } finally {
+      await again.close();
+    }
+    expect(await startError({ dataDir })).to.equal('started');
+  });
 });

@@ -10,11 +10,11 @@
  * log; the same compaction runs whenever the log outgrows `compactBytes`, and at a clean stop.
  */
 import { readdir, stat, mkdir, access, unlink, constants, open, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { JsonObject } from '../json.js';
 import { isJsonObject } from '../json.js';
 import { nameOf, namespaceOf } from '../meta.js';
-import { createExclusive, DIR_MODE, syncDir, TEMP_SUFFIX, writeAll, writeFileAtomic } from './files.js';
+import { createExclusive, DIR_MODE, lockFile, syncDir, TEMP_SUFFIX, writeAll, writeFileAtomic } from './files.js';
 import { decodeLog, encodeRecord, type LogRecord } from './records.js';
 
 export interface PersistedState {
@@ -39,6 +39,7 @@ export interface OpenedJournal {
 }
 
 const SNAPSHOT = 'snapshot.json';
+const LOCK = 'lock';
 const SNAPSHOT_KIND = 'RxkubeApiServerSnapshot';
 const WAL = /^wal-(\d+)\.log$/;
 
@@ -188,11 +189,23 @@ export class Journal {
     private fh: FileHandle,
     private gen: number,
     private readonly compactBytes: number,
+    private readonly unlock: () => Promise<void>,
   ) {}
 
   /** Opens (or creates) the data directory, replays it, and starts a new log generation. */
   static async open(dir: string, options: JournalOptions = {}): Promise<OpenedJournal> {
     await prepareDir(dir);
+    // A second server on the same directory would compact away the first one's live log.
+    const unlock = await lockFile(resolve(dir, LOCK), `data directory ${dir}`);
+    try {
+      return await Journal.openLocked(dir, options, unlock);
+    } catch (err) {
+      await unlock();
+      throw err;
+    }
+  }
+
+  private static async openLocked(dir: string, options: JournalOptions, unlock: () => Promise<void>): Promise<OpenedJournal> {
     const entries = await readdir(dir);
     // A crash can leave temp files behind (a snapshot being written): never data, always removed.
     for (const e of entries) if (e.endsWith(TEMP_SUFFIX)) await unlink(join(dir, e));
@@ -215,7 +228,7 @@ export class Journal {
 
     const gen = Math.max(snap.log, ...gens, 0) + 1;
     const fh = await createExclusive(join(dir, walName(gen)), constants.O_WRONLY | constants.O_APPEND);
-    const journal = new Journal(dir, fh, gen, options.compactBytes ?? 64 * 1024 * 1024);
+    const journal = new Journal(dir, fh, gen, options.compactBytes ?? 64 * 1024 * 1024, unlock);
     journal.dump = () => state;
     journal.append({ t: 'rv', rv: state.resourceVersion });
     await journal.sync();
@@ -258,8 +271,12 @@ export class Journal {
     if (this.closed) return;
     while (this.flushing) await this.flushing;
     this.closed = true;
-    if (!this.failure) await this.compact();
-    await this.fh.close();
+    try {
+      if (!this.failure) await this.compact();
+      await this.fh.close();
+    } finally {
+      await this.unlock();
+    }
   }
 
   private async flushLoop(): Promise<void> {
