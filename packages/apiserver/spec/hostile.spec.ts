@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { startApiServer, type ApiServer } from '../src/index.js';
-import { raw, type RawResponse } from './helpers.js';
+import { eventually, raw, type RawResponse } from './helpers.js';
 
 const CMS = '/api/v1/namespaces/default/configmaps';
 
@@ -40,4 +40,82 @@ describe('apiserver: a hostile client (issue 22)', function () {
       expect((await raw(server, 'GET', `${CMS}/copies`)).status).to.equal(200);
     });
   });
+
+  describe('CRDs in protected groups', () => {
+    const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+    const crd = (group: string, plural: string, kind: string, annotations?: Record<string, string>): string =>
+      JSON.stringify({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: `${plural}.${group}`, ...(annotations ? { annotations } : {}) },
+        spec: {
+          group,
+          scope: 'Cluster',
+          names: { plural, kind },
+          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+        },
+      });
+
+    it('refuses a CRD that would shadow clusterrolebindings (protected group, no approval) with 422, and the built-in keeps serving', async () => {
+      const sa = await saToken(server, 'crd-maker', [{ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['create', 'delete'] }]);
+      const as = { authorization: `Bearer ${sa}` };
+      const res = await raw(server, 'POST', CRDS, crd('rbac.authorization.k8s.io', 'clusterrolebindings', 'ClusterRoleBinding'), as);
+      expect(res.status, res.text).to.equal(422);
+      expect(statusOf(res).message).to.contain('protected groups must have approval annotation "api-approved.kubernetes.io"');
+      const del = await raw(server, 'DELETE', `${CRDS}/clusterrolebindings.rbac.authorization.k8s.io`, undefined, as);
+      expect(del.status).to.equal(404);
+      const bindings = await raw(server, 'GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings');
+      expect(bindings.status).to.equal(200);
+      expect((bindings.json as { items: unknown[] }).items.length).to.be.greaterThan(0);
+      for (const group of ['k8s.io', 'x.kubernetes.io', 'my.k8s.io']) {
+        expect((await raw(server, 'POST', CRDS, crd(group, 'widgets', 'Widget'))).status, group).to.equal(422);
+      }
+    });
+
+    it('serves an approved CRD in a protected group, but never lets one replace or delete a built-in resource', async () => {
+      const approved = { 'api-approved.kubernetes.io': 'https://github.com/kubernetes/kubernetes/pull/1' };
+      expect((await raw(server, 'POST', CRDS, crd('gadgets.x-k8s.io.k8s.io', 'gadgets', 'Gadget', approved))).status).to.equal(201);
+      expect((await raw(server, 'GET', '/apis/gadgets.x-k8s.io.k8s.io/v1/gadgets')).status).to.equal(200);
+      const bad = await raw(server, 'POST', CRDS, crd('spare.k8s.io', 'spares', 'Spare', { 'api-approved.kubernetes.io': 'yes' }));
+      expect(bad.status).to.equal(422);
+      const shadow = await raw(server, 'POST', CRDS, crd('rbac.authorization.k8s.io', 'clusterrolebindings', 'ClusterRoleBinding', { 'api-approved.kubernetes.io': 'unapproved, testing' }));
+      expect(shadow.status, shadow.text).to.equal(201);
+      const before = (await raw(server, 'GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings')).json as { kind: string; items: unknown[] };
+      expect(before.kind).to.equal('ClusterRoleBindingList');
+      const status = await eventuallyStatus(server, `${CRDS}/clusterrolebindings.rbac.authorization.k8s.io`);
+      expect(status.find((c) => (c as { type: string }).type === 'NamesAccepted')).to.include({ status: 'False', reason: 'BuiltinConflict' });
+      expect((await raw(server, 'DELETE', `${CRDS}/clusterrolebindings.rbac.authorization.k8s.io`)).status).to.equal(200);
+      await eventually(async () => (await raw(server, 'GET', `${CRDS}/clusterrolebindings.rbac.authorization.k8s.io`)).status === 404, 'the CRD to be gone');
+      const after = (await raw(server, 'GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings')).json as { items: unknown[] };
+      expect(after.items.length).to.equal(before.items.length);
+    });
+  });
 });
+
+/** A ServiceAccount's token, the account bound to a ClusterRole of `rules` (made by the admin). */
+async function saToken(server: ApiServer, name: string, rules: unknown[]): Promise<string> {
+  const post = async (path: string, body: unknown): Promise<RawResponse> => {
+    const res = await raw(server, 'POST', path, JSON.stringify(body));
+    expect(res.status, res.text).to.be.oneOf([200, 201]);
+    return res;
+  };
+  await post('/api/v1/namespaces/default/serviceaccounts', { metadata: { name } });
+  await post('/apis/rbac.authorization.k8s.io/v1/clusterroles', { metadata: { name }, rules });
+  await post('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+    subjects: [{ kind: 'ServiceAccount', name, namespace: 'default' }],
+  });
+  const token = await post(`/api/v1/namespaces/default/serviceaccounts/${name}/token`, { spec: { audiences: [] } });
+  return (token.json as { status: { token: string } }).status.token;
+}
+
+async function eventuallyStatus(server: ApiServer, path: string): Promise<unknown[]> {
+  let conditions: unknown[] = [];
+  await eventually(async () => {
+    const crd = (await raw(server, 'GET', path)).json as { status?: { conditions?: { type: string }[] } };
+    conditions = crd.status?.conditions ?? [];
+    return conditions.some((c) => c.type === 'NamesAccepted');
+  }, 'the CRD to have its conditions');
+  return conditions;
+}
