@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import { startApiServer, type ApiServer } from '../src/index.js';
 import { eventually, raw, type RawResponse } from './helpers.js';
+import { exchange } from './raw-http.js';
 
 const CMS = '/api/v1/namespaces/default/configmaps';
 
@@ -88,6 +89,23 @@ describe('apiserver: a hostile client (issue 22)', function () {
       await eventually(async () => (await raw(server, 'GET', `${CRDS}/clusterrolebindings.rbac.authorization.k8s.io`)).status === 404, 'the CRD to be gone');
       const after = (await raw(server, 'GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings')).json as { items: unknown[] };
       expect(after.items.length).to.equal(before.items.length);
+    });
+  });
+
+  describe('one connection', () => {
+    it('handles pipelined requests in order: a GET after a POST on one connection sees what the POST created', async () => {
+      const url = new URL(server.url);
+      const host = url.host;
+      const wire: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const body = JSON.stringify({ metadata: { name: `piped-${i}` }, data: { v: 'x'.repeat(i * 1000) } });
+        wire.push(`POST ${CMS} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+        wire.push(`GET ${CMS}/piped-${i} HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+        wire.push(`DELETE ${CMS}/piped-${i} HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+        wire.push(`GET ${CMS}/piped-${i} HTTP/1.1\r\nHost: ${host}\r\n${i === 4 ? 'Connection: close\r\n' : ''}\r\n`);
+      }
+      const ex = await exchange(url.hostname, Number(url.port), Buffer.from(wire.join('')));
+      expect(ex.responses.map((r) => r.status)).to.deep.equal(Array.from({ length: 5 }, () => [201, 200, 200, 404]).flat());
     });
   });
 });
