@@ -3,6 +3,7 @@
  * reproduced over real HTTP against a running server.
  */
 import { expect } from 'chai';
+import { connect, type Socket } from 'node:net';
 import { startApiServer, type ApiServer } from '../src/index.js';
 import { eventually, raw, type RawResponse } from './helpers.js';
 import { exchange } from './raw-http.js';
@@ -84,7 +85,7 @@ describe('apiserver: a hostile client (issue 22)', function () {
       const before = (await raw(server, 'GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings')).json as { kind: string; items: unknown[] };
       expect(before.kind).to.equal('ClusterRoleBindingList');
       const status = await eventuallyStatus(server, `${CRDS}/clusterrolebindings.rbac.authorization.k8s.io`);
-      expect(status.find((c) => (c as { type: string }).type === 'NamesAccepted')).to.include({ status: 'False', reason: 'BuiltinConflict' });
+      expect(status.find((c) => c.type === 'NamesAccepted')).to.include({ status: 'False', reason: 'BuiltinConflict' });
       expect((await raw(server, 'DELETE', `${CRDS}/clusterrolebindings.rbac.authorization.k8s.io`)).status).to.equal(200);
       await eventually(async () => (await raw(server, 'GET', `${CRDS}/clusterrolebindings.rbac.authorization.k8s.io`)).status === 404, 'the CRD to be gone');
       const after = (await raw(server, 'GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings')).json as { items: unknown[] };
@@ -108,6 +109,62 @@ describe('apiserver: a hostile client (issue 22)', function () {
       expect(ex.responses.map((r) => r.status)).to.deep.equal(Array.from({ length: 5 }, () => [201, 200, 200, 404]).flat());
     });
   });
+
+  describe('clients that do not read', () => {
+    let small: ApiServer;
+    const sockets: Socket[] = [];
+    before(async () => {
+      small = await startApiServer({ clientNode: false, maxRequestsInFlight: 3, maxPendingResponseBytes: 6 * 1024 * 1024, writeTimeoutMs: 500, bodyTimeoutMs: 1000 });
+      // A 8 MB list: more than a loopback socket takes in before its reader reads.
+      for (let i = 0; i < 8; i++) {
+        const body = JSON.stringify({ metadata: { name: `big-${i}` }, data: { v: 'x'.repeat(1_000_000) } });
+        expect((await raw(small, 'POST', CMS, body)).status).to.equal(201);
+      }
+    });
+    after(async () => {
+      for (const s of sockets) s.destroy();
+      await small.close();
+    });
+
+    /** Asks for the whole list and never reads the answer. */
+    const stall = (): Promise<Socket> =>
+      new Promise((resolve) => {
+        const url = new URL(small.url);
+        const socket = connect(Number(url.port), url.hostname, () => {
+          socket.write(`GET ${CMS} HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`);
+          socket.pause();
+          resolve(socket);
+        });
+        sockets.push(socket);
+      });
+
+    it('answers 429 with Retry-After beyond the bytes answers may hold unread, and frees the unread answers after writeTimeoutMs', async () => {
+      await stall();
+      await stall();
+      await eventually(async () => (await raw(small, 'GET', `${CMS}/big-0`)).status === 429, 'the unread answers to fill the budget');
+      const refused = await raw(small, 'GET', `${CMS}/big-0`);
+      expect(refused.status).to.equal(429);
+      expect(refused.headers['retry-after']).to.equal('1');
+      expect(statusOf(refused)).to.include({ reason: 'TooManyRequests', message: 'Too many requests, please try again later.' });
+      // Nothing was read: only cutting the unread answers frees the budget.
+      await eventually(async () => (await raw(small, 'GET', `${CMS}/big-0`)).status === 200, 'the unread answers to be cut');
+    });
+
+    it('answers 429 beyond maxRequestsInFlight requests in flight, counting no watch', async () => {
+      const url = new URL(small.url);
+      // Three writes whose bodies never finish hold the three slots (until bodyTimeoutMs).
+      for (let i = 0; i < 3; i++) {
+        const socket = connect(Number(url.port), url.hostname);
+        sockets.push(socket);
+        socket.write(`POST ${CMS} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"metadata":`);
+      }
+      await eventually(async () => (await raw(small, 'GET', `${CMS}/big-0`)).status === 429, 'the slots to fill');
+      expect(statusOf(await raw(small, 'GET', '/version')).reason).to.equal('TooManyRequests');
+      const watch = await exchange(url.hostname, Number(url.port), Buffer.from(`GET ${CMS}?watch=1&resourceVersion=0&timeoutSeconds=1 HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`), { streamMs: 50 });
+      expect(watch.responses[0]?.status).to.equal(200);
+      await eventually(async () => (await raw(small, 'GET', `${CMS}/big-0`)).status === 200, 'the slow bodies to time out');
+    });
+  });
 });
 
 /** A ServiceAccount's token, the account bound to a ClusterRole of `rules` (made by the admin). */
@@ -128,8 +185,8 @@ async function saToken(server: ApiServer, name: string, rules: unknown[]): Promi
   return (token.json as { status: { token: string } }).status.token;
 }
 
-async function eventuallyStatus(server: ApiServer, path: string): Promise<unknown[]> {
-  let conditions: unknown[] = [];
+async function eventuallyStatus(server: ApiServer, path: string): Promise<{ type: string }[]> {
+  let conditions: { type: string }[] = [];
   await eventually(async () => {
     const crd = (await raw(server, 'GET', path)).json as { status?: { conditions?: { type: string }[] } };
     conditions = crd.status?.conditions ?? [];

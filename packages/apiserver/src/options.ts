@@ -41,6 +41,12 @@ export interface ApiServerOptions {
   minRequestTimeoutSeconds?: number;
   /** How long a request body may take to arrive (default 60000); a slower one gets 408. */
   bodyTimeoutMs?: number;
+  /** Requests in flight at once, watches not counted (default 400); beyond, 429 with Retry-After. */
+  maxRequestsInFlight?: number;
+  /** Answers written but not yet read by their clients, in bytes (default 256 MiB); beyond, 429. */
+  maxPendingResponseBytes?: number;
+  /** How long a client may take to read an answer once it is complete (default 60000); then the connection is closed. */
+  writeTimeoutMs?: number;
   /** How long a list `continue` token stays valid (default 5 minutes). */
   continueTtlMs?: number;
   /** Random source for fault fractions (tests pass a seeded one). */
@@ -79,6 +85,9 @@ export function validateOptions(o: ApiServerOptions): void {
   if (o.bookmarkIntervalMs !== undefined && !(o.bookmarkIntervalMs > 0)) throw new TypeError(`startApiServer: bookmarkIntervalMs must be > 0, got ${o.bookmarkIntervalMs}`);
   if (o.dataCompactBytes !== undefined && !(Number.isInteger(o.dataCompactBytes) && o.dataCompactBytes > 0)) {
     throw new TypeError(`startApiServer: dataCompactBytes must be a positive integer, got ${o.dataCompactBytes}`);
+  }
+  for (const [name, value] of [['maxRequestsInFlight', o.maxRequestsInFlight], ['maxPendingResponseBytes', o.maxPendingResponseBytes], ['writeTimeoutMs', o.writeTimeoutMs]] as const) {
+    if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new TypeError(`startApiServer: ${name} must be a positive integer, got ${value}`);
   }
   if (o.historySize !== undefined && !(Number.isInteger(o.historySize) && o.historySize > 0)) {
     throw new TypeError(`startApiServer: historySize must be a positive integer, got ${o.historySize}`);
