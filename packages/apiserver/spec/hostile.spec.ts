@@ -165,6 +165,47 @@ describe('apiserver: a hostile client (issue 22)', function () {
       await eventually(async () => (await raw(small, 'GET', `${CMS}/big-0`)).status === 200, 'the slow bodies to time out');
     });
   });
+
+  describe('continue tokens', () => {
+    const token = (fields: Record<string, unknown>): string => Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', ...fields })).toString('base64url');
+
+    it('never serve another list: a token is bound to its resource, namespace and selectors, and its id is not guessable', async () => {
+      for (let i = 0; i < 3; i++) {
+        expect((await raw(server, 'POST', '/api/v1/namespaces/kube-system/secrets', JSON.stringify({ metadata: { name: `s-${i}` }, stringData: { k: 'secret' } }))).status).to.equal(201);
+        expect((await raw(server, 'POST', CMS, JSON.stringify({ metadata: { name: `page-${i}` } }))).status).to.equal(201);
+      }
+      const sa = await saToken(server, 'cm-reader', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list'] }]);
+      const as = { authorization: `Bearer ${sa}` };
+      const secrets = (await raw(server, 'GET', '/api/v1/namespaces/kube-system/secrets?limit=1')).json as { metadata: { continue: string } };
+      const stolen = secrets.metadata.continue;
+      expect(JSON.parse(Buffer.from(stolen, 'base64url').toString()).id).to.match(/^[\w-]{20,}$/);
+      for (const path of [`${CMS}?limit=1&continue=${stolen}`, `/api/v1/namespaces/kube-system/configmaps?limit=1&continue=${stolen}`]) {
+        const res = await raw(server, 'GET', path, undefined, as);
+        expect(res.status, res.text).to.equal(400);
+        expect(statusOf(res).message).to.contain('continue key is not valid');
+        expect(res.text).not.to.contain('"Secret"');
+      }
+      // The admin's own token, for its own list, still pages; a forged sequential id finds nothing.
+      expect((await raw(server, 'GET', `/api/v1/namespaces/kube-system/secrets?limit=1&continue=${stolen}`)).status).to.equal(200);
+      for (const id of ['1', '2', '3']) {
+        const res = await raw(server, 'GET', `${CMS}?limit=1&continue=${token({ id, rv: 1, offset: 1, after: '' })}`, undefined, as);
+        expect(res.status).to.be.oneOf([400, 410]);
+        expect(res.text).not.to.contain('"Secret"');
+      }
+      const labelled = (await raw(server, 'GET', `${CMS}?limit=1&labelSelector=a!%3Db`)).json as { metadata: { continue: string } };
+      expect((await raw(server, 'GET', `${CMS}?limit=1&continue=${labelled.metadata.continue}`)).status).to.equal(400);
+    });
+
+    it('answer a forged offset (-1000, 0.5, past the end) with 400, never 500', async () => {
+      const list = (await raw(server, 'GET', `${CMS}?limit=1`)).json as { metadata: { continue: string } };
+      const real = JSON.parse(Buffer.from(list.metadata.continue, 'base64url').toString()) as Record<string, unknown>;
+      for (const offset of [-1000, 0.5, 0, 1e9]) {
+        const res = await raw(server, 'GET', `${CMS}?limit=1&continue=${token({ ...real, offset })}`);
+        expect(res.status, `offset ${offset}: ${res.text}`).to.equal(400);
+        expect(statusOf(res).reason).to.equal('BadRequest');
+      }
+    });
+  });
 });
 
 /** A ServiceAccount's token, the account bound to a ClusterRole of `rules` (made by the admin). */

@@ -160,6 +160,7 @@ export class ApiCore {
   /** A list at one resourceVersion; `limit` pages through a snapshot kept for `continue`. */
   list(r: Resolved, namespace: string | undefined, query: ListQuery): JsonObject {
     const filter = this.compileFilter(r, query);
+    const scope = JSON.stringify([r.type.key, r.apiVersion, r.type.namespaced ? (namespace ?? '') : '', query.labelSelector ?? '', query.fieldSelector ?? '']);
     let items: JsonObject[];
     let rv: number;
     let offset = 0;
@@ -171,7 +172,7 @@ export class ApiCore {
         items = this.matching(r, namespace, filter).filter((o) => keyOf(o) > token.after);
         rv = this.store.resourceVersion;
       } else {
-        const snap = this.snapshots.resume(token, this.store.compactedResourceVersion);
+        const snap = this.snapshots.resume(token, this.store.compactedResourceVersion, scope);
         items = snap.items;
         rv = snap.rv;
         offset = token.offset;
@@ -186,7 +187,7 @@ export class ApiCore {
     const page = items.slice(offset, end);
     const metadata: JsonObject = { resourceVersion: String(rv) };
     if (end < items.length) {
-      if (!snapshotId) snapshotId = this.snapshots.keep(rv, items);
+      if (!snapshotId) snapshotId = this.snapshots.keep(rv, items, scope);
       metadata.continue = encodeContinue({ id: snapshotId, rv, offset: end, after: keyOf(items[end - 1] as JsonObject) });
       if (!query.labelSelector && !query.fieldSelector) metadata.remainingItemCount = items.length - end;
     } else if (snapshotId) {
