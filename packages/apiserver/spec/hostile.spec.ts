@@ -206,6 +206,68 @@ describe('apiserver: a hostile client (issue 22)', function () {
       }
     });
   });
+
+  describe('CEL runtime cost', () => {
+    const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+    const WORDS = '/apis/cost.rxkube.dev/v1/namespaces/default/words';
+    before(async () => {
+      const crd = {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: 'words.cost.rxkube.dev' },
+        spec: {
+          group: 'cost.rxkube.dev',
+          scope: 'Namespaced',
+          names: { plural: 'words', kind: 'Word' },
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: {
+                openAPIV3Schema: {
+                  type: 'object',
+                  properties: {
+                    spec: {
+                      type: 'object',
+                      properties: {
+                        s: { type: 'string', maxLength: 8000, 'x-kubernetes-validations': [{ rule: "self.replace('a', self).matches('^(a|b)*c$') == false" }] },
+                        list: {
+                          type: 'array',
+                          maxItems: 100,
+                          items: { type: 'string', maxLength: 30000, 'x-kubernetes-validations': [{ rule: `self.replace('a', '${'x'.repeat(100)}').size() > 0` }] },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          ],
+        },
+      };
+      const res = await raw(server, 'POST', CRDS, JSON.stringify(crd));
+      expect(res.status, res.text).to.equal(201);
+      await eventually(async () => (await raw(server, 'GET', WORDS)).status === 200, 'the CRD to be served');
+    });
+
+    it('stops a rule whose string grows past the per-call cost limit (replace of a string by itself, then matches) with 422, at once', async () => {
+      const res = await raw(server, 'POST', WORDS, JSON.stringify({ apiVersion: 'cost.rxkube.dev/v1', kind: 'Word', metadata: { name: 'grow' }, spec: { s: 'a'.repeat(2000) } }));
+      expect(res.status, res.text).to.equal(422);
+      expect(statusOf(res).message).to.contain('call cost exceeds limit for rule');
+      const small = await raw(server, 'POST', WORDS, JSON.stringify({ apiVersion: 'cost.rxkube.dev/v1', kind: 'Word', metadata: { name: 'small' }, spec: { s: 'ab' } }));
+      expect(small.status, small.text).to.equal(201);
+    });
+
+    it('stops the rules of one object once they spend the per-request budget together, with the real server message', async () => {
+      const list = Array.from({ length: 40 }, () => 'a'.repeat(20_000));
+      const res = await raw(server, 'POST', WORDS, JSON.stringify({ apiVersion: 'cost.rxkube.dev/v1', kind: 'Word', metadata: { name: 'many' }, spec: { list } }));
+      expect(res.status, res.text).to.equal(422);
+      expect(statusOf(res).message).to.contain('validation failed due to running out of cost budget, no further validation rules will be run');
+      const few = await raw(server, 'POST', WORDS, JSON.stringify({ apiVersion: 'cost.rxkube.dev/v1', kind: 'Word', metadata: { name: 'few' }, spec: { list: list.slice(0, 3) } }));
+      expect(few.status, few.text).to.equal(201);
+    });
+  });
 });
 
 /** A ServiceAccount's token, the account bound to a ClusterRole of `rules` (made by the admin). */
