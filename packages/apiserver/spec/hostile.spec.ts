@@ -268,6 +268,33 @@ describe('apiserver: a hostile client (issue 22)', function () {
       expect(few.status, few.text).to.equal(201);
     });
   });
+
+  describe('watch history', () => {
+    it('keeps history within historyBytes: updates of a large object evict old versions, and a watch from one of them gets 410', async () => {
+      const bounded = await startApiServer({ clientNode: false, historyBytes: 1024 * 1024 });
+      try {
+        const body = (v: number): string => JSON.stringify({ metadata: { name: 'large' }, data: { v: String(v).repeat(200_000) } });
+        const created = await raw(bounded, 'POST', CMS, body(0));
+        expect(created.status).to.equal(201);
+        const first = (created.json as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+        let last = first;
+        for (let i = 1; i <= 10; i++) {
+          const res = await raw(bounded, 'PUT', `${CMS}/large`, body(i));
+          expect(res.status).to.equal(200);
+          last = (res.json as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+        }
+        const url = new URL(bounded.url);
+        const watchFrom = (rv: string) =>
+          exchange(url.hostname, Number(url.port), Buffer.from(`GET ${CMS}?watch=1&resourceVersion=${rv}&timeoutSeconds=1 HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n\r\n`), { streamMs: 300 });
+        const old = await watchFrom(first);
+        expect(old.responses[0]?.body.toString()).to.contain('"code":410');
+        const recent = await watchFrom(String(Number(last) - 1));
+        expect(recent.responses[0]?.body.toString()).to.contain('"type":"MODIFIED"');
+      } finally {
+        await bounded.close();
+      }
+    });
+  });
 });
 
 /** A ServiceAccount's token, the account bound to a ClusterRole of `rules` (made by the admin). */

@@ -37,6 +37,8 @@ export interface ApiServerOptions {
   bookmarkIntervalMs?: number;
   /** Watch events kept per resource for resuming watches (default 10000). */
   historySize?: number;
+  /** Bytes of watch events (objects as JSON) kept per resource (default 64 MiB); a watch resuming from before them gets 410. */
+  historyBytes?: number;
   /** Watches without timeoutSeconds end after this many seconds times [1, 2) (default 1800). */
   minRequestTimeoutSeconds?: number;
   /** How long a request body may take to arrive (default 60000); a slower one gets 408. */
@@ -88,6 +90,9 @@ export function validateOptions(o: ApiServerOptions): void {
   }
   for (const [name, value] of [['maxRequestsInFlight', o.maxRequestsInFlight], ['maxPendingResponseBytes', o.maxPendingResponseBytes], ['writeTimeoutMs', o.writeTimeoutMs]] as const) {
     if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new TypeError(`startApiServer: ${name} must be a positive integer, got ${value}`);
+  }
+  if (o.historyBytes !== undefined && !(Number.isInteger(o.historyBytes) && o.historyBytes > 0)) {
+    throw new TypeError(`startApiServer: historyBytes must be a positive integer, got ${o.historyBytes}`);
   }
   if (o.historySize !== undefined && !(Number.isInteger(o.historySize) && o.historySize > 0)) {
     throw new TypeError(`startApiServer: historySize must be a positive integer, got ${o.historySize}`);
