@@ -295,6 +295,37 @@ describe('apiserver: a hostile client (issue 22)', function () {
       }
     });
   });
+
+  describe('TokenRequest boundObjectRef', () => {
+    const tokenPath = '/api/v1/namespaces/default/serviceaccounts/bound-sa/token';
+    const request = (boundObjectRef: Record<string, unknown>) => raw(server, 'POST', tokenPath, JSON.stringify({ spec: { audiences: [], boundObjectRef } }));
+
+    it('binds a token to a Pod that runs as the account: it stops working when the Pod is deleted; other kinds, missing objects and other accounts are refused', async () => {
+      await saToken(server, 'bound-sa', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list'] }]);
+      const pod = { metadata: { name: 'bound-pod' }, spec: { serviceAccountName: 'bound-sa', containers: [{ name: 'c', image: 'busybox' }] } };
+      expect((await raw(server, 'POST', '/api/v1/namespaces/default/pods', JSON.stringify(pod))).status).to.equal(201);
+      const granted = await request({ apiVersion: 'v1', kind: 'Pod', name: 'bound-pod' });
+      expect(granted.status, granted.text).to.equal(201);
+      const body = granted.json as { spec: { boundObjectRef: { uid?: string } }; status: { token: string } };
+      expect(body.spec.boundObjectRef.uid).to.be.a('string').and.not.equal('');
+      const as = { authorization: `Bearer ${body.status.token}` };
+      expect((await raw(server, 'GET', CMS, undefined, as)).status).to.equal(200);
+      expect((await raw(server, 'DELETE', '/api/v1/namespaces/default/pods/bound-pod?gracePeriodSeconds=0')).status).to.equal(200);
+      await eventually(async () => (await raw(server, 'GET', '/api/v1/namespaces/default/pods/bound-pod')).status === 404, 'the Pod to be gone');
+      expect((await raw(server, 'GET', CMS, undefined, as)).status).to.equal(401);
+
+      const deployment = await request({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'x' });
+      expect(deployment.status).to.equal(400);
+      expect(statusOf(deployment).message).to.equal('cannot bind token to object of type apps/v1, Kind=Deployment');
+      expect((await request({ apiVersion: 'v1', kind: 'Pod', name: 'bound-pod' })).status).to.equal(404);
+      const other = { metadata: { name: 'other-pod' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } };
+      expect((await raw(server, 'POST', '/api/v1/namespaces/default/pods', JSON.stringify(other))).status).to.equal(201);
+      const foreign = await request({ apiVersion: 'v1', kind: 'Pod', name: 'other-pod' });
+      expect(foreign.status).to.equal(400);
+      expect(statusOf(foreign).message).to.contain('pod running with different serviceaccount name');
+      expect((await request({ apiVersion: 'v1', kind: 'Pod', name: 'other-pod', uid: 'not-its-uid' })).status).to.equal(400);
+    });
+  });
 });
 
 /** A ServiceAccount's token, the account bound to a ClusterRole of `rules` (made by the admin). */
