@@ -326,6 +326,47 @@ describe('apiserver: a hostile client (issue 22)', function () {
       expect((await request({ apiVersion: 'v1', kind: 'Pod', name: 'other-pod', uid: 'not-its-uid' })).status).to.equal(400);
     });
   });
+
+  describe('list resourceVersion semantics', () => {
+    const rvOf = (res: RawResponse): string => (res.json as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+
+    it('answers resourceVersionMatch=Exact with the list as it was, NotOlderThan a future version with 504 after waiting, an unknown match with 422', async () => {
+      const created = await raw(server, 'POST', CMS, JSON.stringify({ metadata: { name: 'exact' }, data: { v: 'old' } }));
+      const before = rvOf(created);
+      await raw(server, 'PUT', `${CMS}/exact`, JSON.stringify({ metadata: { name: 'exact' }, data: { v: 'new' } }));
+      await raw(server, 'POST', CMS, JSON.stringify({ metadata: { name: 'exact-later' } }));
+      const old = await raw(server, 'GET', `${CMS}?resourceVersion=${before}&resourceVersionMatch=Exact`);
+      expect(old.status, old.text).to.equal(200);
+      expect(rvOf(old)).to.equal(before);
+      const items = (old.json as { items: { metadata: { name: string }; data?: { v?: string } }[] }).items;
+      expect(items.find((o) => o.metadata.name === 'exact')?.data?.v).to.equal('old');
+      expect(items.map((o) => o.metadata.name)).not.to.include('exact-later');
+
+      const current = rvOf(await raw(server, 'GET', CMS));
+      const future = await raw(server, 'GET', `${CMS}?resourceVersion=${Number(current) + 1000}&resourceVersionMatch=NotOlderThan`);
+      expect(future.status).to.equal(504);
+      expect(statusOf(future).message).to.contain('Too large resource version');
+
+      const bogus = await raw(server, 'GET', `${CMS}?resourceVersion=1&resourceVersionMatch=bogus`);
+      expect(bogus.status).to.equal(422);
+      expect(statusOf(bogus).message).to.contain('resourceVersionMatch: Unsupported value: "bogus"');
+      expect((await raw(server, 'GET', `${CMS}?resourceVersionMatch=Exact`)).status).to.equal(422);
+      expect((await raw(server, 'GET', `${CMS}?resourceVersion=0&resourceVersionMatch=Exact`)).status).to.equal(422);
+    });
+
+    it('answers Exact at a version the history no longer holds with 410', async () => {
+      const small = await startApiServer({ clientNode: false, historySize: 2 });
+      try {
+        const first = rvOf(await raw(small, 'POST', CMS, JSON.stringify({ metadata: { name: 'a' } })));
+        for (const name of ['b', 'c', 'd']) await raw(small, 'POST', CMS, JSON.stringify({ metadata: { name } }));
+        const res = await raw(small, 'GET', `${CMS}?resourceVersion=${first}&resourceVersionMatch=Exact`);
+        expect(res.status).to.equal(410);
+        expect(statusOf(res).reason).to.equal('Expired');
+      } finally {
+        await small.close();
+      }
+    });
+  });
 });
 
 /** A ServiceAccount's token, the account bound to a ClusterRole of `rules` (made by the admin). */
