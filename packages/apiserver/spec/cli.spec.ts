@@ -96,8 +96,9 @@ describe('cli: the rxkube apiserver command', function () {
     first.child.kill('SIGTERM');
     expect(await exitOf(first.child)).to.equal(0);
     expect(first.output()).to.contain(`state kept in ${data}`);
-    const saved = JSON.parse(await readFile(join(data, 'snapshot.json'), 'utf8')) as { objects: { object: { metadata: { name: string } } }[] };
-    expect(saved.objects.map((o) => o.object.metadata.name)).to.include('persisted');
+    // JSON lines: a header, then one object a line.
+    const saved = (await readFile(join(data, 'snapshot.json'), 'utf8')).split('\n').filter(Boolean).slice(1).map((l) => JSON.parse(l) as { object: { metadata: { name: string } } });
+    expect(saved.map((o) => o.object.metadata.name)).to.include('persisted');
 
     const second = await startCli(['--port', '0', '--kubeconfig', kubeconfig, '--data', data]);
     try {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { startApiServer, type ApiServer } from '../src/index.js';
 import { createExclusive } from '../src/api/durable/files.js';
 import { encodeRecord } from '../src/api/durable/records.js';
+import { Journal } from '../src/api/durable/journal.js';
 import { RecordingWatch, serveDataInChild, startWithClients, webPageCrd } from './helpers.js';
 
 async function startError(options: Parameters<typeof startApiServer>[0]): Promise<string> {
@@ -319,5 +320,25 @@ describe('apiserver: dataDir under a hostile or failing environment (issue 22)',
       await again.close();
     }
     expect(await startError({ dataDir })).to.equal('started');
+  });
+
+  it('writes and reads back a snapshot of more than 512 MB of state (no one string of it all)', async function () {
+    this.timeout(120_000);
+    const dataDir = join(dir, 'large');
+    // 540 objects sharing one 1 MB string: 540 MB of JSON, little memory until it is read back.
+    const payload = 'x'.repeat(1_000_000);
+    const objects = Array.from({ length: 540 }, (_, i) => ({ resource: '/configmaps', object: { metadata: { name: `big-${i}`, namespace: 'default', resourceVersion: '7' }, data: { v: payload } } }));
+    const first = await Journal.open(dataDir);
+    first.journal.snapshotFrom(() => ({ resourceVersion: 7, objects }));
+    await first.journal.close();
+    expect((await stat(join(dataDir, 'snapshot.json'))).size).to.be.greaterThan(540_000_000);
+    const again = await Journal.open(dataDir);
+    try {
+      expect(again.state.objects).to.have.length(540);
+      const last = again.state.objects.find((o) => o.object.metadata !== undefined && (o.object.metadata as { name: string }).name === 'big-539');
+      expect(((last?.object.data ?? {}) as { v: string }).v).to.have.length(1_000_000);
+    } finally {
+      await again.journal.close();
+    }
   });
 });

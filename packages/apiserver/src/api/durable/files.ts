@@ -48,11 +48,33 @@ export async function syncDir(dir: string): Promise<void> {
 }
 
 /** Writes `data` to `path` atomically: an exclusive temp file beside it, fsync, rename, fsync of the directory. */
-export async function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
+export function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
+  return writeChunksAtomic(path, [data]);
+}
+
+const CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * As writeFileAtomic, with the content given in pieces and written in batches of about 1 MiB:
+ * no one string or buffer need hold it all (V8 strings end at 512 MiB).
+ */
+export async function writeChunksAtomic(path: string, chunks: Iterable<string | Buffer>): Promise<void> {
   const tmp = `${path}.${randomBytes(8).toString('hex')}${TEMP_SUFFIX}`;
   const fh = await createExclusive(tmp);
   try {
-    await fh.writeFile(data);
+    let batch: Buffer[] = [];
+    let size = 0;
+    for (const chunk of chunks) {
+      const b = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+      batch.push(b);
+      size += b.length;
+      if (size >= CHUNK_BYTES) {
+        await writeAll(fh, Buffer.concat(batch));
+        batch = [];
+        size = 0;
+      }
+    }
+    if (size > 0) await writeAll(fh, Buffer.concat(batch));
     await fh.sync();
   } catch (err) {
     await fh.close();

@@ -11,10 +11,10 @@
  */
 import { readdir, stat, mkdir, access, unlink, constants, open, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { JsonObject } from '../json.js';
+import type { JsonObject, JsonValue } from '../json.js';
 import { isJsonObject } from '../json.js';
 import { nameOf, namespaceOf } from '../meta.js';
-import { createExclusive, DIR_MODE, lockFile, syncDir, TEMP_SUFFIX, writeAll, writeFileAtomic } from './files.js';
+import { createExclusive, DIR_MODE, lockFile, syncDir, TEMP_SUFFIX, writeAll, writeChunksAtomic } from './files.js';
 import { decodeLog, encodeRecord, type LogRecord } from './records.js';
 
 export interface PersistedState {
@@ -104,13 +104,25 @@ async function readNoFollow(path: string): Promise<Buffer | undefined> {
   }
 }
 
+/**
+ * The snapshot is JSON lines: a header (kind, resourceVersion, log, count), then one line per
+ * object, so neither writing nor reading it needs one string of the whole state (V8's end at
+ * 512 MiB). A snapshot of one JSON document (written before) is read as well.
+ */
+function* snapshotLines(state: PersistedState, log: number): Generator<string> {
+  yield JSON.stringify({ kind: SNAPSHOT_KIND, format: 'lines', resourceVersion: state.resourceVersion, log, count: state.objects.length }) + '\n';
+  for (const o of state.objects) yield JSON.stringify({ resource: o.resource, object: o.object }) + '\n';
+}
+
 function parseSnapshot(buf: Buffer, file: string): PersistedState & { log: number } {
+  const firstEnd = buf.indexOf(0x0a);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(buf.toString('utf8'));
+    parsed = JSON.parse(buf.subarray(0, firstEnd < 0 ? buf.length : firstEnd).toString('utf8'));
   } catch (err) {
     throw new Error(`snapshot ${file} is not valid JSON: ${(err as Error).message}`);
   }
+  if (isJsonObject(parsed) && parsed.format === 'lines') parsed = { ...parsed, objects: snapshotObjects(buf, firstEnd + 1, file, parsed.count) };
   if (!isJsonObject(parsed) || parsed.kind !== SNAPSHOT_KIND || typeof parsed.resourceVersion !== 'number' || typeof parsed.log !== 'number' || !Array.isArray(parsed.objects)) {
     throw new Error(`snapshot ${file} is not an rxkube apiserver snapshot (kind ${SNAPSHOT_KIND})`);
   }
@@ -118,6 +130,22 @@ function parseSnapshot(buf: Buffer, file: string): PersistedState & { log: numbe
     (o): o is { resource: string; object: JsonObject } => isJsonObject(o) && typeof o.resource === 'string' && isJsonObject(o.object),
   );
   return { resourceVersion: parsed.resourceVersion, log: parsed.log, objects };
+}
+
+function snapshotObjects(buf: Buffer, from: number, file: string, count: JsonValue | undefined): JsonValue[] {
+  const objects: JsonValue[] = [];
+  for (let start = from; start < buf.length; ) {
+    const end = buf.indexOf(0x0a, start);
+    const stop = end < 0 ? buf.length : end;
+    try {
+      objects.push(JSON.parse(buf.subarray(start, stop).toString('utf8')) as JsonValue);
+    } catch (err) {
+      throw new Error(`snapshot ${file} is not valid JSON at byte ${start}: ${(err as Error).message}`);
+    }
+    start = stop + 1;
+  }
+  if (objects.length !== count) throw new Error(`snapshot ${file} holds ${objects.length} objects, its header says ${String(count)}`);
+  return objects;
 }
 
 function rvOf(obj: JsonObject): number {
@@ -321,6 +349,6 @@ export class Journal {
   }
 
   private async writeSnapshot(state: PersistedState, log: number): Promise<void> {
-    await writeFileAtomic(join(this.dir, SNAPSHOT), JSON.stringify({ kind: SNAPSHOT_KIND, resourceVersion: state.resourceVersion, log, objects: state.objects }));
+    await writeChunksAtomic(join(this.dir, SNAPSHOT), snapshotLines(state, log));
   }
 }
