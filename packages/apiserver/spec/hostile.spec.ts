@@ -367,6 +367,15 @@ describe('apiserver: a hostile client (issue 22)', function () {
       }
     });
   });
+
+  describe('warnings', () => {
+    it('names an unknown field holding a DEL byte in its Warning header, escaped, instead of a 500 (fuzz seed 947161464)', async () => {
+      expect((await raw(server, 'POST', CMS, JSON.stringify({ metadata: { name: 'warned' } }))).status).to.equal(201);
+      const res = await raw(server, 'PATCH', `${CMS}/warned`, JSON.stringify({ ['a\x7fb']: 1 }), { 'content-type': 'application/merge-patch+json' });
+      expect(res.status, res.text).to.equal(200);
+      expect(res.headers.warning).to.equal('299 - "unknown field \\"a\\u007fb\\""');
+    });
+  });
 });
 
 /** A ServiceAccount's token, the account bound to a ClusterRole of `rules` (made by the admin). */

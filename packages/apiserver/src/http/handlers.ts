@@ -95,7 +95,9 @@ function warningHeaders(warnings: string[]): Record<string, string> {
   const value = warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ');
   // Go writes the text's UTF-8 bytes as they are; Node refuses a header character above U+00FF,
   // so the bytes go out as Latin-1 characters, one per byte (a field named in any script is no 500).
-  return { warning: Buffer.from(value, 'utf8').toString('latin1') };
+  // DEL and other control bytes JSON leaves as they are would make Node refuse the header (a 500).
+  const safe = value.replace(/[\x00-\x08\x0a-\x1f\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return { warning: Buffer.from(safe, 'utf8').toString('latin1') };
 }
 
 function intParam(query: URLSearchParams, name: string): number | undefined {
