@@ -306,7 +306,12 @@ export class CrdController {
       );
       return;
     }
-    this.core.mutate(CRD_KEY, '', nameOf(crd), (obj) => {
+    this.releaseCleanupFinalizer(nameOf(crd));
+  }
+
+  /** Lets a deleted CRD go: its objects are gone (or, for one never served, were never its own). */
+  private releaseCleanupFinalizer(name: string): void {
+    this.core.mutate(CRD_KEY, '', name, (obj) => {
       const finalizers = finalizersOf(obj);
       if (!finalizers.includes(CLEANUP_FINALIZER)) return false;
       metaOf(obj).finalizers = finalizers.filter((f) => f !== CLEANUP_FINALIZER);
@@ -330,14 +335,7 @@ export class CrdController {
       },
       { subresource: 'status', manager: 'kube-apiserver' },
     );
-    if (isBeingDeleted(this.store.get(CRD_KEY, '', name) ?? {})) {
-      this.core.mutate(CRD_KEY, '', name, (obj) => {
-        const finalizers = finalizersOf(obj);
-        if (!finalizers.includes(CLEANUP_FINALIZER)) return false;
-        metaOf(obj).finalizers = finalizers.filter((f) => f !== CLEANUP_FINALIZER);
-        return true;
-      });
-    }
+    if (isBeingDeleted(this.store.get(CRD_KEY, '', name) ?? {})) this.releaseCleanupFinalizer(name);
   }
 
   private unserve(crd: JsonObject): void {
