@@ -267,6 +267,18 @@ export class CrdController {
       this.cleanup(crd, type);
       return;
     }
+    this.updateStatus(name, (status, now, obj) => {
+      const names = getPath(obj, ['spec', 'names']);
+      status.acceptedNames = isJsonObject(names) ? { ...names } : {};
+      setCondition(status, 'NamesAccepted', 'True', 'NoConflicts', 'no conflicts found', now);
+      setCondition(status, 'Established', 'True', 'InitialNamesAccepted', 'the initial names have been accepted', now);
+      const stored = strings(status.storedVersions);
+      if (!stored.includes(type.storageVersion)) status.storedVersions = [...stored, type.storageVersion];
+    });
+  }
+
+  /** Changes a CRD's status as the server (its /status, manager kube-apiserver); no write when nothing changed. */
+  private updateStatus(name: string, change: (status: JsonObject, now: string, crd: JsonObject) => void): void {
     this.core.mutate(
       CRD_KEY,
       '',
@@ -274,13 +286,7 @@ export class CrdController {
       (obj) => {
         const status = isJsonObject(obj.status) ? obj.status : (obj.status = {});
         const before = JSON.stringify(status);
-        const now = timestamp();
-        const names = getPath(obj, ['spec', 'names']);
-        status.acceptedNames = isJsonObject(names) ? { ...names } : {};
-        setCondition(status, 'NamesAccepted', 'True', 'NoConflicts', 'no conflicts found', now);
-        setCondition(status, 'Established', 'True', 'InitialNamesAccepted', 'the initial names have been accepted', now);
-        const stored = strings(status.storedVersions);
-        if (!stored.includes(type.storageVersion)) status.storedVersions = [...stored, type.storageVersion];
+        change(status, timestamp(), obj);
         return JSON.stringify(status) !== before;
       },
       { subresource: 'status', manager: 'kube-apiserver' },
@@ -292,18 +298,7 @@ export class CrdController {
       if (!isBeingDeleted(obj)) this.core.deleteInternal(type.key, namespaceOf(obj), nameOf(obj));
     }
     if (this.store.count(type.key) > 0) {
-      this.core.mutate(
-        CRD_KEY,
-        '',
-        nameOf(crd),
-        (obj) => {
-          const status = isJsonObject(obj.status) ? obj.status : (obj.status = {});
-          const before = JSON.stringify(status);
-          setCondition(status, 'Terminating', 'True', 'InstanceDeletionInProgress', 'CustomResource deletion is in progress', timestamp());
-          return JSON.stringify(status) !== before;
-        },
-        { subresource: 'status', manager: 'kube-apiserver' },
-      );
+      this.updateStatus(nameOf(crd), (status, now) => setCondition(status, 'Terminating', 'True', 'InstanceDeletionInProgress', 'CustomResource deletion is in progress', now));
       return;
     }
     this.releaseCleanupFinalizer(nameOf(crd));
@@ -321,20 +316,10 @@ export class CrdController {
 
   /** A CRD naming a built-in resource is kept, not served: NamesAccepted False, as for a name conflict. */
   private refuseBuiltin(name: string, type: ResourceType): void {
-    this.core.mutate(
-      CRD_KEY,
-      '',
-      name,
-      (obj) => {
-        const status = isJsonObject(obj.status) ? obj.status : (obj.status = {});
-        const before = JSON.stringify(status);
-        const now = timestamp();
-        setCondition(status, 'NamesAccepted', 'False', 'BuiltinConflict', `"${type.plural}" is already in use by the built-in resource of group ${type.group}`, now);
-        setCondition(status, 'Established', 'False', 'NotAccepted', 'not all names are accepted', now);
-        return JSON.stringify(status) !== before;
-      },
-      { subresource: 'status', manager: 'kube-apiserver' },
-    );
+    this.updateStatus(name, (status, now) => {
+      setCondition(status, 'NamesAccepted', 'False', 'BuiltinConflict', `"${type.plural}" is already in use by the built-in resource of group ${type.group}`, now);
+      setCondition(status, 'Established', 'False', 'NotAccepted', 'not all names are accepted', now);
+    });
     if (isBeingDeleted(this.store.get(CRD_KEY, '', name) ?? {})) this.releaseCleanupFinalizer(name);
   }
 
