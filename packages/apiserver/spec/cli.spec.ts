@@ -96,8 +96,9 @@ describe('cli: the rxkube apiserver command', function () {
     first.child.kill('SIGTERM');
     expect(await exitOf(first.child)).to.equal(0);
     expect(first.output()).to.contain(`state kept in ${data}`);
-    const saved = JSON.parse(await readFile(join(data, 'snapshot.json'), 'utf8')) as { objects: { object: { metadata: { name: string } } }[] };
-    expect(saved.objects.map((o) => o.object.metadata.name)).to.include('persisted');
+    // JSON lines: a header, then one object a line.
+    const saved = (await readFile(join(data, 'snapshot.json'), 'utf8')).split('\n').filter(Boolean).slice(1).map((l) => JSON.parse(l) as { object: { metadata: { name: string } } });
+    expect(saved.map((o) => o.object.metadata.name)).to.include('persisted');
 
     const second = await startCli(['--port', '0', '--kubeconfig', kubeconfig, '--data', data]);
     try {
@@ -174,5 +175,41 @@ describe('cli: the rxkube apiserver command', function () {
     const res = await runCli(['--help']);
     expect(res.code).to.equal(0);
     expect(res.stdout).to.contain('usage: rxkube-apiserver');
+  });
+
+  it('takes the token from --token-file (0600) or RXKUBE_APISERVER_TOKEN, so it is not in /proc/<pid>/cmdline; --help says to prefer them', async () => {
+    const secret = 'file-token-' + 'x'.repeat(20);
+    const tokenFile = join(dir, 'token');
+    await writeFile(tokenFile, `${secret}\n`, { mode: 0o600 });
+    const kubeconfig = join(dir, 'token-file.yaml');
+    const server = await startCli(['--port', '0', '--kubeconfig', kubeconfig, '--token-file', tokenFile]);
+    const cmdline = await readFile(`/proc/${server.child.pid}/cmdline`, 'utf8');
+    expect(cmdline).to.contain('--token-file').and.not.contain(secret);
+    expect((await fetch(`${server.url}/api/v1/namespaces`)).status).to.equal(401);
+    expect((await fetch(`${server.url}/api/v1/namespaces`, { headers: { authorization: `Bearer ${secret}` } })).status).to.equal(200);
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(kubeconfig);
+    expect(kc.getCurrentUser()?.token).to.equal(secret);
+    server.child.kill('SIGTERM');
+    await exitOf(server.child);
+
+    const fromEnv = spawn(process.execPath, [...CLI, '--port', '0', '--kubeconfig', join(dir, 'env.yaml')], { cwd: ROOT, env: { ...process.env, RXKUBE_APISERVER_TOKEN: secret } });
+    children.add(fromEnv);
+    let out = '';
+    fromEnv.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    await eventually(() => out.includes('press Ctrl-C to stop'), 'the CLI to be ready', 20_000);
+    const envUrl = /listening on (\S+)/.exec(out)?.[1] ?? '';
+    expect((await fetch(`${envUrl}/api/v1/namespaces`)).status).to.equal(401);
+    expect((await fetch(`${envUrl}/api/v1/namespaces`, { headers: { authorization: `Bearer ${secret}` } })).status).to.equal(200);
+    fromEnv.kill('SIGTERM');
+    await exitOf(fromEnv);
+
+    await writeFile(join(dir, 'open-token'), secret, { mode: 0o644 });
+    const open = await runCli(['--port', '0', '--token-file', join(dir, 'open-token')]);
+    expect(open.code).to.equal(2);
+    expect(open.stderr).to.contain('may be read by other users (mode 0644)');
+    const both = await runCli(['--token', 'a', '--token-file', tokenFile]);
+    expect(both.stderr.trim()).to.equal('rxkube-apiserver: --token and --token-file exclude each other: give one');
+    expect((await runCli(['--help'])).stdout).to.match(/--token-file FILE[\s\S]*Prefer it[\s\S]*RXKUBE_APISERVER_TOKEN[\s\S]*process\s+list/);
   });
 });

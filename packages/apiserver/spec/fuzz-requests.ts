@@ -116,7 +116,7 @@ const QUERY_VALUES: Record<string, readonly string[]> = {
   resourceVersion: ['', '0', '1', 'abc', '-1', '99999999999999999999', '1e3', 'NOW', 'NEAR', 'FUTURE'],
   resourceVersionMatch: ['NotOlderThan', 'Exact', 'bogus', ''],
   limit: ['0', '1', '2', '500', '-1', 'abc', '99999999999999999999', '1.5', ''],
-  continue: ['', 'abc', 'eyJ2IjoxfQ', 'eyJydiI6OTk5OTk5OTk5LCJzdGFydCI6ImEifQ', '%%%', 'SEEN'],
+  continue: ['', 'abc', 'eyJ2IjoxfQ', 'eyJydiI6OTk5OTk5OTk5LCJzdGFydCI6ImEifQ', '%%%', 'SEEN', 'FORGED', 'FORGED'],
   timeoutSeconds: ['0', '1', '-1', 'abc', '2147484', '99999999999999999999', '1.5'],
   watch: ['true', '1', 'false', 'yes', ''],
   allowWatchBookmarks: ['true', 'false', 'maybe'],
@@ -183,6 +183,7 @@ function query(r: Rng, t: FuzzTarget, method: string): string {
     // FUTURE waits 3 s before its answer: rare, and only once per request.
     if (key === 'resourceVersion' && value !== '' && Number(value) > t.resourceVersion() && (method !== 'GET' || !r.chance(0.2))) value = '0';
     if (key === 'continue' && value === 'SEEN') value = t.continueTokens.length > 0 ? r.pick(t.continueTokens) : '';
+    if (key === 'continue' && value === 'FORGED') value = forgedContinue(r, t);
     const encoded = r.chance(0.1) ? value.replace(/ /g, '+') : r.chance(0.05) ? value : encode(value);
     parts.push(r.chance(0.05) ? key : `${key}=${encoded}`);
   }
@@ -245,6 +246,8 @@ function objectFor(r: Rng, res: Resource, name: string | undefined, namespace: s
       break;
     case 'Widget':
       obj.spec = { size: r.pick([1, 5, -3, 'big']), word: r.pick(['aaa', 'a'.repeat(29) + '!', 'ok', '']), replicas: r.int(4) };
+      // `text` has a CEL rule that grows the string (replace by itself): runtime cost.
+      if (r.chance(0.1)) (obj.spec as Record<string, unknown>).text = 'a'.repeat(r.pick([10, 1000, 6000]));
       break;
     case 'Pod':
       obj.spec = { containers: [{ name: 'c', image: 'busybox' }] };
@@ -341,7 +344,23 @@ function protobufish(r: Rng, res: Resource): Buffer {
   return r.pick([Buffer.concat([Buffer.from('k8s\0'), unknown]), Buffer.concat([Buffer.from('k8s\0'), random]), random, Buffer.from('k8s'), Buffer.concat([Buffer.from('k8s\0\x0a\xff\xff\xff\xff\x0f'), random])]);
 }
 
+/** A continue token taken apart and forged: a guessed id, a negative or fractional offset, another list's token. */
+function forgedContinue(r: Rng, t: FuzzTarget): string {
+  const seen = t.continueTokens.length > 0 ? (JSON.parse(Buffer.from(r.pick(t.continueTokens), 'base64url').toString()) as Record<string, unknown>) : {};
+  const token = { v: 'meta.k8s.io/v1', rv: 1, after: '', ...seen, id: r.chance(0.5) ? String(r.int(5)) : (seen.id ?? '1'), offset: r.pick([-1000, 0.5, 0, 1, 1e9, seen.offset ?? 1]) };
+  return Buffer.from(JSON.stringify(token)).toString('base64url');
+}
+
+/** A chain of copies (or moves) of a value into itself: each doubles it. */
+function copyChain(r: Rng): unknown[] {
+  const op = r.pick(['copy', 'copy', 'move']);
+  const chain: unknown[] = [{ op: 'add', path: '/x', value: ['x'.repeat(r.pick([1, 64, 1000]))] }];
+  for (let i = r.pick([10, 30, 45]); i > 0; i--) chain.push({ op, from: '/x', path: r.chance(0.9) ? '/x/-' : '/x/0' });
+  return chain;
+}
+
 function jsonPatch(r: Rng): unknown {
+  if (r.chance(0.1)) return copyChain(r);
   const paths = ['/metadata/labels/a', '/metadata/labels', '/data/x', '/data', '/spec/replicas', '/spec/template/spec/containers/0/image', '/metadata/name', '/status', '/metadata/finalizers/-', '/a~1b', '/~2', '', '/', 'nope', '/spec/size', '/metadata/resourceVersion'];
   const ops = Array.from({ length: 1 + r.int(4) }, () => {
     const op: Record<string, unknown> = { op: r.pick(['add', 'remove', 'replace', 'move', 'copy', 'test', 'bogus']), path: r.pick(paths) };
@@ -352,7 +371,15 @@ function jsonPatch(r: Rng): unknown {
   return r.chance(0.1) ? randomValue(r) : ops;
 }
 
+/** A keyed-list merge of thousands of items, in another order than the live list. */
+function largeStrategicPatch(r: Rng): unknown {
+  const n = r.pick([1000, 5000, 20_000]);
+  const env = Array.from({ length: n }, (_, i) => ({ name: `E${r.chance(0.5) ? n - i : i}`, value: 'v' }));
+  return { spec: { template: { spec: { containers: [{ name: 'c', image: 'nginx', env }] } } }, metadata: { finalizers: Array.from({ length: n / 10 }, (_, i) => `f/${i}`) } };
+}
+
 function strategicPatch(r: Rng): unknown {
+  if (r.chance(0.05)) return largeStrategicPatch(r);
   return r.pick([
     { metadata: { labels: { a: 'b' } } },
     { metadata: { labels: { $patch: 'delete' } } },

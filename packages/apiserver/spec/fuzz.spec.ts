@@ -51,7 +51,12 @@ function widgetCrd(): unknown {
               properties: {
                 spec: {
                   type: 'object',
-                  properties: { size: { type: 'integer', minimum: 0 }, word: { type: 'string', pattern: '^(a+)+$', maxLength: 40 }, replicas: { type: 'integer' } },
+                  properties: {
+                    size: { type: 'integer', minimum: 0 },
+                    word: { type: 'string', pattern: '^(a+)+$', maxLength: 40 },
+                    replicas: { type: 'integer' },
+                    text: { type: 'string', maxLength: 8000, 'x-kubernetes-validations': [{ rule: "self.replace('a', self).matches('^(a|b)*c$') == false" }] },
+                  },
                 },
                 status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
               },

@@ -1,5 +1,5 @@
 /** Shared helpers of the API server specs: a server per suite, raw HTTP, errors, waiting for state. */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -250,4 +250,35 @@ export async function tokenFor(core: k8s.CoreV1Api, name: string, namespace = 'd
   });
   const request = await core.createNamespacedServiceAccountToken({ name, namespace, body: { spec: { audiences: [] } } });
   return request.status?.token as string;
+}
+
+export interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+  exited: Promise<number | null>;
+  output: () => string;
+}
+
+/**
+ * A server on `dataDir` in a child process (spec/fixtures/serve-data.ts), started through `sh -c`
+ * so that `shellPrefix` (e.g. `ulimit -f 64;`) applies to it. Resolves when it listens; rejects
+ * with its output if it exits first.
+ */
+export async function serveDataInChild(dataDir: string, shellPrefix = ''): Promise<ServerProcess> {
+  const fixture = new URL('./fixtures/serve-data.ts', import.meta.url).pathname;
+  const child = spawn('sh', ['-c', `${shellPrefix} exec "$0" --import tsx --conditions=rxkube-source "$1" "$2"`, process.execPath, fixture, dataDir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr?.on('data', (b: Buffer) => (out += b.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', () => {
+      const m = /^url (\S+)$/m.exec(out);
+      if (m) resolve(m[1] as string);
+    });
+    void exited.then(() => reject(new Error(`the server process exited before it listened:\n${out}`)));
+  });
+  return { child, url, exited, output: () => out };
 }

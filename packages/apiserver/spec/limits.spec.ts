@@ -294,9 +294,22 @@ describe('apiserver: limits and request guards (issue 13)', () => {
       expect(res.status).to.equal(403);
       expect(statusOf(res)).to.include({ reason: 'Forbidden', code: 403 });
       expect(statusOf(res).message).to.contain('Host "evil.example').and.contain('DNS rebinding');
-      for (const host of [`localhost:${server.port}`, `127.0.0.1:${server.port}`, `app.localhost:${server.port}`]) {
+      for (const host of [`localhost:${server.port}`, `127.0.0.1:${server.port}`, `[::1]:${server.port}`, `127.1.2.3:${server.port}`]) {
         expect((await raw(server, 'GET', '/api/v1/secrets', undefined, { host })).status, host).to.equal(200);
       }
+    });
+
+    it('refuses a Host that only starts like a loopback address or name (127.0.0.1.attacker.example, localhost.attacker.example), read or write', async () => {
+      for (const name of ['127.0.0.1.attacker.example', '127.attacker.example', 'localhost.attacker.example', 'app.localhost', '127.0.0.1.']) {
+        const host = `${name}:${server.port}`;
+        const read = await raw(server, 'GET', '/api/v1/namespaces/kube-system/secrets', undefined, { host });
+        expect(read.status, host).to.equal(403);
+        expect(statusOf(read).message, host).to.contain('DNS rebinding');
+        const body = JSON.stringify({ metadata: { name: 'rebound' } });
+        const write = await raw(server, 'POST', CMS, body, { host, origin: `http://${host}` });
+        expect(write.status, host).to.equal(403);
+      }
+      expect((await raw(server, 'GET', `${CMS}/rebound`)).status).to.equal(404);
     });
 
     it('answers to the names given in allowedHosts', async () => {

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
-import { appendFile, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer, type ApiServer } from '../src/index.js';
 import { createExclusive } from '../src/api/durable/files.js';
 import { encodeRecord } from '../src/api/durable/records.js';
-import { RecordingWatch, startWithClients, webPageCrd } from './helpers.js';
+import { Journal } from '../src/api/durable/journal.js';
+import { RecordingWatch, serveDataInChild, startWithClients, webPageCrd } from './helpers.js';
 
 async function startError(options: Parameters<typeof startApiServer>[0]): Promise<string> {
   let server: ApiServer | undefined;
@@ -219,5 +220,125 @@ describe('apiserver: dataDir (--data) durability', function () {
     expect(await startError({ dataDir: bogus })).to.contain(join(bogus, 'snapshot.json')).and.contain('not an rxkube apiserver snapshot');
     await truncate(join(bogus, 'snapshot.json'), 3);
     expect(await startError({ dataDir: bogus })).to.contain('not valid JSON');
+  });
+});
+
+describe('apiserver: dataDir under a hostile or failing environment (issue 22)', function () {
+  this.timeout(60_000);
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rxkube-data22-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('never answers 201 for a write the log holds only in part (a short write under a file-size limit), and keeps no such object after restart', async () => {
+    const dataDir = join(dir, 'short');
+    // 64 KiB per file: the log's first record fits, a 100 KB ConfigMap is cut short by the kernel.
+    const limited = await serveDataInChild(dataDir, 'ulimit -f 64;');
+    let status: number | string;
+    try {
+      const res = await fetch(`${limited.url}/api/v1/namespaces/default/configmaps`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ metadata: { name: 'big' }, data: { v: 'x'.repeat(100_000) } }),
+      });
+      status = res.status;
+    } catch (err) {
+      status = String((err as Error).cause ?? err);
+    } finally {
+      limited.child.kill('SIGKILL');
+      await limited.exited;
+    }
+    expect(status, limited.output()).to.not.equal(201);
+    const again = await startApiServer({ dataDir, clientNode: false });
+    try {
+      expect(await configMapNames(again)).to.not.include('big');
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('refuses a log whose one length byte is damaged, naming the file, instead of dropping the records after it', async () => {
+    const dataDir = join(dir, 'length');
+    const server = await startApiServer({ dataDir, clientNode: false });
+    const image = join(dir, 'length-copy');
+    try {
+      for (let i = 0; i < 9; i++) await createConfigMap(server, `cm-${i}`);
+      await crashImage(dataDir, image);
+    } finally {
+      await server.close();
+    }
+    const [wal] = await walFiles(image);
+    const file = join(image, wal as string);
+    const log = await readFile(file);
+    // The second record's length: its high byte made 1 (16 MiB more than the file holds).
+    const second = log.readUInt32LE(0) + 8;
+    log[second + 3] = 1;
+    await writeFile(file, log);
+    expect(await startError({ dataDir: image })).to.contain(file).and.contain('corrupt');
+    expect(await readdir(image)).to.include(wal);
+  });
+
+  it('refuses an existing data directory or data file other users may write (mode 0777, a planted 0666 snapshot), naming the path and the mode', async () => {
+    const open = join(dir, 'world-writable');
+    await mkdir(open);
+    await chmod(open, 0o777);
+    await writeFile(join(open, 'snapshot.json'), JSON.stringify({ kind: 'RxkubeApiServerSnapshot', resourceVersion: 1, log: 0, objects: [] }));
+    const refused = await startError({ dataDir: open });
+    expect(refused).to.contain(open).and.contain('writable by other users (mode 0777)');
+    await chmod(open, 0o700);
+    await chmod(join(open, 'snapshot.json'), 0o666);
+    expect(await startError({ dataDir: open })).to.contain(join(open, 'snapshot.json')).and.contain('mode 0666');
+    await chmod(join(open, 'snapshot.json'), 0o600);
+    expect(await startError({ dataDir: open })).to.equal('started');
+  });
+
+  it('refuses a second server on a data directory in use, naming the process, and takes over the lock of a killed one', async () => {
+    const dataDir = join(dir, 'locked');
+    const first = await serveDataInChild(dataDir);
+    try {
+      const res = await fetch(`${first.url}/api/v1/namespaces/default/configmaps`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ metadata: { name: 'acknowledged' } }),
+      });
+      expect(res.status).to.equal(201);
+      const second = await startError({ dataDir });
+      expect(second).to.contain(dataDir).and.contain(`in use by another server (process ${first.child.pid})`);
+      expect(await walFiles(dataDir)).to.have.length(1);
+    } finally {
+      first.child.kill('SIGKILL');
+      await first.exited;
+    }
+    const again = await startApiServer({ dataDir, clientNode: false });
+    try {
+      expect(await configMapNames(again)).to.include('acknowledged');
+      expect(await startError({ dataDir })).to.contain(`process ${process.pid}, this one`);
+    } finally {
+      await again.close();
+    }
+    expect(await startError({ dataDir })).to.equal('started');
+  });
+
+  it('writes and reads back a snapshot of more than 512 MB of state (no one string of it all)', async function () {
+    this.timeout(120_000);
+    const dataDir = join(dir, 'large');
+    // 540 objects sharing one 1 MB string: 540 MB of JSON, little memory until it is read back.
+    const payload = 'x'.repeat(1_000_000);
+    const objects = Array.from({ length: 540 }, (_, i) => ({ resource: '/configmaps', object: { metadata: { name: `big-${i}`, namespace: 'default', resourceVersion: '7' }, data: { v: payload } } }));
+    const first = await Journal.open(dataDir);
+    first.journal.snapshotFrom(() => ({ resourceVersion: 7, objects }));
+    await first.journal.close();
+    expect((await stat(join(dataDir, 'snapshot.json'))).size).to.be.greaterThan(540_000_000);
+    const again = await Journal.open(dataDir);
+    try {
+      expect(again.state.objects).to.have.length(540);
+      const last = again.state.objects.find((o) => o.object.metadata !== undefined && (o.object.metadata as { name: string }).name === 'big-539');
+      expect(((last?.object.data ?? {}) as { v: string }).v).to.have.length(1_000_000);
+    } finally {
+      await again.journal.close();
+    }
   });
 });

@@ -3,6 +3,7 @@
  * Kubernetes API server until SIGINT/SIGTERM, after writing a kubeconfig for kubectl and client-node.
  */
 import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs as parseNodeArgs } from 'node:util';
@@ -18,8 +19,12 @@ options:
                       with a CA and certificate it makes, and requires a token
   --kubeconfig FILE   where to write the kubeconfig (default ~/.kube/rxkube.yaml)
   --data DIR          keep state in DIR (created 0700): every acknowledged write survives a crash
-  --token T           require "Authorization: Bearer T" (generated off loopback if not given;
-                      it is written to the kubeconfig, never printed)
+  --token-file FILE   require "Authorization: Bearer <token>", the token read from FILE (its
+                      first line; the file must not be readable by other users). Prefer it, or
+                      the RXKUBE_APISERVER_TOKEN environment variable, to --token
+  --token T           the same with T itself, which every local user can read in the process
+                      list; without any of the three a token is generated off loopback (written
+                      to the kubeconfig, never printed)
   --simulate          simulate the workload controllers and nodes, kwok-style: Deployments,
                       ReplicaSets, StatefulSets, Jobs, CronJobs, Pods bound to nodes and Ready,
                       claims bound to provisioned volumes, with their Events
@@ -42,6 +47,7 @@ const OPTIONS = {
   kubeconfig: { type: 'string' },
   data: { type: 'string' },
   token: { type: 'string' },
+  'token-file': { type: 'string' },
   simulate: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -90,6 +96,7 @@ function parseArgs(args: string[]) {
   const flags = parseFlags(args);
   const port = flags.port ?? 6443;
   if (port > 65535) throw new UsageError(`--port must be a number from 0 to 65535, got ${port}`);
+  if (flags.token !== undefined && flags['token-file'] !== undefined) throw new UsageError('--token and --token-file exclude each other: give one');
   if (flags.token !== undefined && /\s/.test(flags.token)) throw new UsageError('--token must be without spaces');
   const simulationFlags = (['ready-after', 'nodes', 'job-duration', 'job-failures'] as const).filter((flag) => flags[flag] !== undefined);
   if (!flags.simulate && simulationFlags.length > 0) throw new UsageError(`--${simulationFlags[0]} needs --simulate (without it nothing is simulated)`);
@@ -99,6 +106,7 @@ function parseArgs(args: string[]) {
     kubeconfig: resolve(flags.kubeconfig ?? join(homedir(), '.kube', 'rxkube.yaml')),
     data: flags.data === undefined ? undefined : resolve(flags.data),
     token: flags.token,
+    tokenFile: flags['token-file'] === undefined ? undefined : resolve(flags['token-file']),
     simulate: flags.simulate ?? false,
     readyAfterMs: flags['ready-after'] ?? 1000,
     nodes: flags.nodes ?? 3,
@@ -106,6 +114,34 @@ function parseArgs(args: string[]) {
     jobFailures: flags['job-failures'] ?? 0,
     help: flags.help ?? false,
   };
+}
+
+const TOKEN_ENV = 'RXKUBE_APISERVER_TOKEN';
+
+function checkToken(token: string, from: string): string {
+  if (token === '' || /\s/.test(token)) throw new Error(`${from} must hold a token without spaces, got ${token === '' ? 'nothing' : 'one with spaces'}`);
+  return token;
+}
+
+function tokenFromEnv(env: NodeJS.ProcessEnv): string | undefined {
+  const value = env[TOKEN_ENV];
+  return value === undefined ? undefined : checkToken(value.trim(), TOKEN_ENV);
+}
+
+/** The token on a file's first line; a file other users may read is refused (the token is a password). */
+function readTokenFile(file: string): string {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    const mode = fstatSync(fd).mode & 0o777;
+    if ((mode & 0o077) !== 0) throw new Error(`--token-file ${file} may be read by other users (mode ${mode.toString(8).padStart(4, '0')}): chmod 600 it`);
+    return checkToken((readFileSync(fd, 'utf8').split('\n')[0] ?? '').trim(), `--token-file ${file}`);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw e.code ? new Error(`--token-file ${file} cannot be read (${e.code})`) : e;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /** Runs the command; `program` is the name it was called by, for its messages. */
@@ -123,6 +159,12 @@ export async function main(args: string[], program = 'rxkube-apiserver'): Promis
     return 0;
   }
   let token = opts.token;
+  try {
+    token ??= opts.tokenFile !== undefined ? readTokenFile(opts.tokenFile) : tokenFromEnv(process.env);
+  } catch (err) {
+    console.error(`${program}: ${(err as Error).message}`);
+    return 2;
+  }
   if (!token && !isLoopback(opts.host)) {
     // Printed output ends up in CI logs: the token goes only into the kubeconfig (mode 0600).
     token = randomBytes(24).toString('base64url');

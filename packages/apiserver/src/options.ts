@@ -37,10 +37,18 @@ export interface ApiServerOptions {
   bookmarkIntervalMs?: number;
   /** Watch events kept per resource for resuming watches (default 10000). */
   historySize?: number;
+  /** Bytes of watch events (objects as JSON) kept per resource (default 64 MiB); a watch resuming from before them gets 410. */
+  historyBytes?: number;
   /** Watches without timeoutSeconds end after this many seconds times [1, 2) (default 1800). */
   minRequestTimeoutSeconds?: number;
   /** How long a request body may take to arrive (default 60000); a slower one gets 408. */
   bodyTimeoutMs?: number;
+  /** Requests in flight at once, watches not counted (default 400); beyond, 429 with Retry-After. */
+  maxRequestsInFlight?: number;
+  /** Answers written but not yet read by their clients, in bytes (default 256 MiB); beyond, 429. */
+  maxPendingResponseBytes?: number;
+  /** How long a client may take to read an answer once it is complete (default 60000); then the connection is closed. */
+  writeTimeoutMs?: number;
   /** How long a list `continue` token stays valid (default 5 minutes). */
   continueTtlMs?: number;
   /** Random source for fault fractions (tests pass a seeded one). */
@@ -79,6 +87,12 @@ export function validateOptions(o: ApiServerOptions): void {
   if (o.bookmarkIntervalMs !== undefined && !(o.bookmarkIntervalMs > 0)) throw new TypeError(`startApiServer: bookmarkIntervalMs must be > 0, got ${o.bookmarkIntervalMs}`);
   if (o.dataCompactBytes !== undefined && !(Number.isInteger(o.dataCompactBytes) && o.dataCompactBytes > 0)) {
     throw new TypeError(`startApiServer: dataCompactBytes must be a positive integer, got ${o.dataCompactBytes}`);
+  }
+  for (const [name, value] of [['maxRequestsInFlight', o.maxRequestsInFlight], ['maxPendingResponseBytes', o.maxPendingResponseBytes], ['writeTimeoutMs', o.writeTimeoutMs]] as const) {
+    if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new TypeError(`startApiServer: ${name} must be a positive integer, got ${value}`);
+  }
+  if (o.historyBytes !== undefined && !(Number.isInteger(o.historyBytes) && o.historyBytes > 0)) {
+    throw new TypeError(`startApiServer: historyBytes must be a positive integer, got ${o.historyBytes}`);
   }
   if (o.historySize !== undefined && !(Number.isInteger(o.historySize) && o.historySize > 0)) {
     throw new TypeError(`startApiServer: historySize must be a positive integer, got ${o.historySize}`);

@@ -42,7 +42,7 @@ export interface ServerParts {
 
 /** Every part, wired, with nothing in the store yet. */
 export function assembleParts(options: ApiServerOptions, journal: Journal | undefined): ServerParts {
-  const store = new Store({ historySize: options.historySize, journal: journal && ((change) => journal.append(change)) });
+  const store = new Store({ historySize: options.historySize, historyBytes: options.historyBytes, journal: journal && ((change) => journal.append(change)) });
   const registry = new Registry();
   for (const t of [...builtinTypes(), ...rbacTypes(), ...reviewTypes()]) registry.add(t);
   const clock = options.simulate?.clock;

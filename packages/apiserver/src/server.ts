@@ -9,6 +9,9 @@ import type * as ClientNode from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Journal } from './api/durable/journal.js';
 import { holdUntilDurable } from './http/durable-responses.js';
+import { FLOW_CONTROL_DEFAULTS, FlowControl } from './http/flow-control.js';
+import { sendError } from './http/http.js';
+import type { ApiError } from './api/errors.js';
 import type { Faults } from './http/faults.js';
 import { isLoopbackName, requestGuard } from './http/guards.js';
 import { listen, servingTls } from './http/listen.js';
@@ -115,9 +118,20 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     address: () => address,
   });
   const journal = parts.journal;
+  const flow = new FlowControl({
+    maxInFlight: options.maxRequestsInFlight ?? FLOW_CONTROL_DEFAULTS.maxInFlight,
+    maxPendingBytes: options.maxPendingResponseBytes ?? FLOW_CONTROL_DEFAULTS.maxPendingBytes,
+    writeTimeoutMs: options.writeTimeoutMs ?? FLOW_CONTROL_DEFAULTS.writeTimeoutMs,
+  });
   const tls = await servingTls(options.tls, host);
   const listening = await listen(
     (req, res) => {
+      try {
+        flow.admit(req, res);
+      } catch (err) {
+        sendError(res, err as ApiError);
+        return;
+      }
       if (journal) holdUntilDurable(res, journal);
       void handle(req, res);
     },

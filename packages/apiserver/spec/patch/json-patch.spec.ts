@@ -170,6 +170,33 @@ describe('apiserver/patch json-patch (RFC 6902)', () => {
     });
   });
 
+  describe('bounds, as the real server has them', () => {
+    it('refuses a patch of more than 10,000 operations with 413, naming the limit and the count', () => {
+      const ops = Array.from({ length: 10_001 }, () => ({ op: 'test', path: '/a', value: 1 }));
+      const err = patchError(() => applyJsonPatch({ a: 1 }, ops));
+      expect(err.code).to.equal(413);
+      expect(err.statusReason).to.equal('RequestEntityTooLarge');
+      expect(err.message).to.equal('The allowed maximum operations in a JSON patch is 10000, got 10001');
+      expect(applyJsonPatch({ a: 1 }, ops.slice(1))).to.deep.equal({ a: 1 });
+    });
+
+    it('refuses copies that together add more than 3 MiB (a copy chain doubling a value) with 422, naming the operation', () => {
+      const chain = [{ op: 'add', path: '/a', value: ['x'.repeat(1024)] }];
+      for (let i = 0; i < 12; i++) chain.push({ op: 'copy', from: '/a', path: '/a/-' } as never);
+      const err = patchError(() => applyJsonPatch({}, chain));
+      expect(err.code).to.equal(422);
+      expect(err.message).to.match(/^json patch operation 12 \(copy "\/a\/-"\) cannot apply: the accumulated size increase of copy is over 3145728 bytes/);
+    });
+
+    it('counts every copy of one patch toward the 3 MiB, and allows copies under it', () => {
+      const big = 'x'.repeat(1024 * 1024 - 2);
+      const three = [0, 1, 2].map((i) => ({ op: 'copy', from: '/s', path: `/c${i}` }));
+      expect(patchError(() => applyJsonPatch({ s: big }, [...three, { op: 'copy', from: '/s', path: '/c3' }])).message).to.contain('operation 3 (copy');
+      const out = applyJsonPatch({ s: big }, three) as Record<string, string>;
+      expect(out['c2']).to.have.length(big.length);
+    });
+  });
+
   it('parses and escapes pointer tokens', () => {
     expect(parseJsonPointer('')).to.deep.equal([]);
     expect(parseJsonPointer('/')).to.deep.equal(['']);

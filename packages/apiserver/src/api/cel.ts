@@ -236,11 +236,123 @@ function celRuntime(): Runtime {
   const { timestampFromMs } = load('@bufbuild/protobuf/wkt') as typeof WellKnownTypes;
   const env = cel.celEnv({
     variables: { self: cel.CelScalar.DYN, oldSelf: cel.CelScalar.DYN },
-    funcs: [...strings, ...listAndRegexLibraries(cel), ...quantityLibrary(cel)],
-    re2: { compile: (pattern: string) => ({ test: (text: string) => regex(pattern).matcher(text).find() }) },
+    funcs: [...strings, ...listAndRegexLibraries(cel), ...quantityLibrary(cel)].map(charged),
+    re2: {
+      compile: (pattern: string) => ({
+        test: (text: string) => {
+          charge(regexCost(text, pattern));
+          return regex(pattern).matcher(text).find();
+        },
+      }),
+    },
   });
   runtime = { cel, env, timestampFromMs };
   return runtime;
+}
+
+/**
+ * Runtime cost, as the real server meters it: each evaluation of a rule may spend at most
+ * PER_CALL_COST_LIMIT, and one object's rules together RUNTIME_COST_BUDGET. The static estimate
+ * bounds iterations but not what a call makes of its arguments: `s.replace('a', s)` turns a 6 KB
+ * string into 36 MB. String and regex calls are charged by the lengths they handle (0.1 per
+ * character, as cel-go's string traversal cost), a replace before it builds its result; evaluation
+ * stops with cel-go's error when the budget is spent. Evaluation is synchronous, so one meter for
+ * the evaluation in progress suffices.
+ */
+export const PER_CALL_COST_LIMIT = 1_000_000;
+/** The real server's runtime budget for all rules of one object (RuntimeCELCostBudget). */
+export const RUNTIME_COST_BUDGET = 10_000_000;
+const COST_PER_CHAR = 0.1;
+
+export class CelCostExceeded extends Error {
+  constructor(readonly scope: 'call' | 'request') {
+    super('operation cancelled: actual cost limit exceeded');
+  }
+}
+
+const meter = { call: Infinity, request: Infinity };
+
+function charge(cost: number): void {
+  meter.call -= cost;
+  meter.request -= cost;
+  if (meter.request < 0) throw new CelCostExceeded('request');
+  if (meter.call < 0) throw new CelCostExceeded('call');
+}
+
+/** Matching costs the text times the pattern (RE2 runs the pattern's automaton over the text). */
+function regexCost(text: string, pattern: string): number {
+  return COST_PER_CHAR * text.length * Math.max(1, Math.ceil(pattern.length / 4));
+}
+
+const lengthOf = (v: CelValue | undefined): number => (typeof v === 'string' ? v.length : 0);
+
+/** What `target.replace(from, to[, n])` will produce, in characters: charged before it is built. */
+function replacedLength(target: string, args: CelValue[]): number {
+  const [from, to, n] = args;
+  if (typeof from !== 'string' || typeof to !== 'string' || from === '') return target.length * (1 + lengthOf(to));
+  let count = 0;
+  const limit = typeof n === 'bigint' && n >= 0n ? Number(n) : Infinity;
+  for (let i = target.indexOf(from); i >= 0 && count < limit; i = target.indexOf(from, i + from.length)) count++;
+  return target.length + count * (to.length - from.length);
+}
+
+/**
+ * Go's strings.Replace, which cel-go's `replace` is, in linear time (the library's rebuilds the
+ * string at each occurrence: quadratic). `n` < 0 or absent replaces all; an empty `from` inserts
+ * `to` before every character and at the end.
+ */
+function replaceAll(target: string, args: CelValue[]): string | undefined {
+  const [from, to, n] = args;
+  if (typeof from !== 'string' || typeof to !== 'string' || (n !== undefined && typeof n !== 'bigint')) return undefined;
+  const limit = n === undefined || n < 0n ? Infinity : Number(n);
+  const parts: string[] = [];
+  let count = 0;
+  let pos = 0;
+  if (from === '') {
+    const chars = [...target];
+    for (const ch of chars) {
+      if (count++ < limit) parts.push(to);
+      parts.push(ch);
+    }
+    if (count < limit) parts.push(to);
+    return parts.join('');
+  }
+  for (let i = target.indexOf(from); i >= 0 && count < limit; i = target.indexOf(from, pos)) {
+    parts.push(target.slice(pos, i), to);
+    pos = i + from.length;
+    count++;
+  }
+  parts.push(target.slice(pos));
+  return parts.join('');
+}
+
+/** A library function charged by the characters it reads and produces. */
+function charged(f: CelFunc): CelFunc {
+  const wrapped = Object.create(f) as CelFunc & { call: CelFunc['call'] };
+  Object.defineProperty(wrapped, 'call', {
+    value(id: number, target: CelValue | undefined, args: CelValue[]) {
+      const read = lengthOf(target) + args.reduce((n: number, a) => n + lengthOf(a), 0);
+      charge(COST_PER_CHAR * (read + (f.name === 'replace' && typeof target === 'string' ? replacedLength(target, args) : 0)));
+      const result = f.name === 'replace' && typeof target === 'string' ? replaceAll(target, args) : f.call(id, target, args);
+      if (result !== undefined && typeof result === 'string') charge(COST_PER_CHAR * result.length);
+      return result;
+    },
+  });
+  return wrapped;
+}
+
+/**
+ * Meters the evaluations `run` makes as one object's validation: its rules share
+ * RUNTIME_COST_BUDGET. Outside it each evaluation still has PER_CALL_COST_LIMIT.
+ */
+export function withCelBudget<T>(run: () => T): T {
+  const outer = meter.request;
+  meter.request = RUNTIME_COST_BUDGET;
+  try {
+    return run();
+  } finally {
+    meter.request = outer;
+  }
 }
 
 /** Every function a rule may call: operators, the standard library and the extensions above. */
@@ -412,15 +524,31 @@ function compileUncached(source: string, schema: JsonObject | undefined): Compil
       usesOldSelf: out.usesOldSelf,
       estimatedCost,
       run(self, oldSelf) {
+        const outerCall = meter.call;
+        meter.call = PER_CALL_COST_LIMIT;
         try {
           const v = program({ self, oldSelf: oldSelf ?? null }) as CelValue;
-          return celRuntime().cel.isCelError(v) ? new Error(kubernetesWording(v.message)) : v;
+          if (celRuntime().cel.isCelError(v)) {
+            const spent = costError(v);
+            if (spent) throw spent;
+            return new Error(kubernetesWording(v.message));
+          }
+          return v;
         } catch (err) {
+          if (err instanceof CelCostExceeded) throw err;
           return err instanceof Error ? err : new Error(String(err));
+        } finally {
+          meter.call = outerCall;
         }
       },
     },
   };
+}
+
+/** The cost error behind a CEL error value, if the library caught it into one. */
+function costError(v: { message: string; cause?: unknown }): CelCostExceeded | undefined {
+  if (v.cause instanceof CelCostExceeded) return v.cause;
+  return v.message.includes('actual cost limit exceeded') ? new CelCostExceeded(meter.request < 0 ? 'request' : 'call') : undefined;
 }
 
 /** cel-go's words for the errors Kubernetes users see most. */

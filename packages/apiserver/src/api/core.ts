@@ -9,6 +9,7 @@ import {
   alreadyExists,
   badRequest,
   conflict,
+  expired,
   fieldInvalid,
   fieldRequired,
   forbidden,
@@ -93,6 +94,8 @@ export interface ListQuery {
   fieldSelector?: string;
   limit?: number;
   continueToken?: string;
+  /** resourceVersionMatch=Exact: the list as it was at this resourceVersion (from the watch history). */
+  exactResourceVersion?: number;
 }
 
 export interface WriteResult {
@@ -160,6 +163,7 @@ export class ApiCore {
   /** A list at one resourceVersion; `limit` pages through a snapshot kept for `continue`. */
   list(r: Resolved, namespace: string | undefined, query: ListQuery): JsonObject {
     const filter = this.compileFilter(r, query);
+    const scope = JSON.stringify([r.type.key, r.apiVersion, r.type.namespaced ? (namespace ?? '') : '', query.labelSelector ?? '', query.fieldSelector ?? '']);
     let items: JsonObject[];
     let rv: number;
     let offset = 0;
@@ -171,12 +175,15 @@ export class ApiCore {
         items = this.matching(r, namespace, filter).filter((o) => keyOf(o) > token.after);
         rv = this.store.resourceVersion;
       } else {
-        const snap = this.snapshots.resume(token, this.store.compactedResourceVersion);
+        const snap = this.snapshots.resume(token, this.store.compactedResourceVersion, scope);
         items = snap.items;
         rv = snap.rv;
         offset = token.offset;
         snapshotId = token.id;
       }
+    } else if (query.exactResourceVersion !== undefined && query.exactResourceVersion < this.store.resourceVersion) {
+      rv = query.exactResourceVersion;
+      items = this.matchingAt(r, namespace, rv).filter((o) => filter.matches(o));
     } else {
       items = this.matching(r, namespace, filter);
       rv = this.store.resourceVersion;
@@ -186,7 +193,7 @@ export class ApiCore {
     const page = items.slice(offset, end);
     const metadata: JsonObject = { resourceVersion: String(rv) };
     if (end < items.length) {
-      if (!snapshotId) snapshotId = this.snapshots.keep(rv, items);
+      if (!snapshotId) snapshotId = this.snapshots.keep(rv, items, scope);
       metadata.continue = encodeContinue({ id: snapshotId, rv, offset: end, after: keyOf(items[end - 1] as JsonObject) });
       if (!query.labelSelector && !query.fieldSelector) metadata.remainingItemCount = items.length - end;
     } else if (snapshotId) {
@@ -198,6 +205,24 @@ export class ApiCore {
       metadata,
       items: page.map((o) => present(o, r.apiVersion, versionSchema(r))),
     };
+  }
+
+  /**
+   * The objects as they were at `rv`: today's, with the changes after `rv` taken back from the
+   * watch history (410, as the real server answers, when the history no longer reaches back).
+   */
+  private matchingAt(r: Resolved, namespace: string | undefined, rv: number): JsonObject[] {
+    const events = this.store.eventsSince(r.type.key, rv);
+    if (!events) throw expired(`The resourceVersion for the provided list is too old.`);
+    const ns = r.type.namespaced ? namespace : undefined;
+    const byKey = new Map(this.store.list(r.type.key, ns).map((o) => [keyOf(o), o]));
+    for (let i = events.length - 1; i >= 0; i--) {
+      const e = events[i]!;
+      if (ns !== undefined && namespaceOf(e.object) !== ns) continue;
+      if (e.type === 'ADDED') byKey.delete(keyOf(e.object));
+      else if (e.prev) byKey.set(keyOf(e.prev), e.prev);
+    }
+    return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, o]) => o);
   }
 
   private matching(r: Resolved, namespace: string | undefined, filter: ObjectFilter): JsonObject[] {

@@ -13,7 +13,7 @@ import { RE2JS } from 're2js';
 import type { StatusCause } from './errors.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { deepClone, isJsonObject } from './json.js';
-import { compileRule, toCel } from './cel.js';
+import { CelCostExceeded, compileRule, toCel, withCelBudget } from './cel.js';
 import { hasFormat } from './formats.js';
 
 export interface SchemaOutcome {
@@ -190,9 +190,21 @@ function ruleCauses(v: JsonValue, old: Old, s: JsonObject, path: string, causes:
     if (program.usesOldSelf && old === undefined) continue;
     self ??= toCel(v, s);
     if (program.usesOldSelf && old !== undefined) oldSelf ??= toCel(old, s);
-    const result = program.run(self, oldSelf);
     // A rule at the root reports on Go's nil field path, which prints as "<nil>".
     const field = (typeof rule.fieldPath === 'string' ? withFieldPath(path, rule.fieldPath) : path) || '<nil>';
+    let result: ReturnType<typeof program.run>;
+    try {
+      result = program.run(self, oldSelf);
+    } catch (err) {
+      if (!(err instanceof CelCostExceeded)) throw err;
+      if (err.scope === 'call') {
+        causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(type)}: call cost exceeds limit for rule: ${rule.rule}`, field });
+        continue;
+      }
+      const spent = 'validation failed due to running out of cost budget, no further validation rules will be run';
+      if (!causes.some((c) => c.message?.endsWith(spent))) causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(type)}: ${spent}`, field });
+      return;
+    }
     if (result instanceof Error) {
       causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(type)}: ${result.message} evaluating rule: ${rule.rule}`, field });
       continue;
@@ -292,7 +304,7 @@ export function applyCrdSchema(obj: JsonObject, schema: JsonValue | undefined, o
   const unknownFields: string[] = [];
   normalize(obj, schema, '', unknownFields, true);
   const causes: StatusCause[] = [];
-  validate(obj, old, schema, '', causes, true);
+  withCelBudget(() => validate(obj, old, schema, '', causes, true));
   return { unknownFields, causes };
 }
 

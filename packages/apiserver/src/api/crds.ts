@@ -39,6 +39,35 @@ function setCondition(status: JsonObject, type: string, value: string, reason: s
   status.conditions = existing ? conditions.map((c) => (c === existing ? next : c)) : [...conditions, next];
 }
 
+const API_APPROVED = 'api-approved.kubernetes.io';
+
+/** Groups owned by the Kubernetes project, where the real server wants an API review's approval. */
+export function isProtectedGroup(group: string): boolean {
+  return group === 'k8s.io' || group === 'kubernetes.io' || group.endsWith('.k8s.io') || group.endsWith('.kubernetes.io');
+}
+
+/**
+ * The real server's API approval rule: a CRD in a protected group needs the
+ * `api-approved.kubernetes.io` annotation, a URL of the approving review or a value starting with
+ * "unapproved" (an explicit bypass). Without it any user allowed to create CRDs could claim
+ * rbac.authorization.k8s.io and the like.
+ */
+function apiApprovalProblem(group: string, annotations: JsonValue | undefined): StatusCause | undefined {
+  if (!isProtectedGroup(group)) return undefined;
+  const field = `metadata.annotations[${API_APPROVED}]`;
+  const value = isJsonObject(annotations) ? annotations[API_APPROVED] : undefined;
+  if (typeof value !== 'string' || value === '') {
+    return fieldRequired(field, `protected groups must have approval annotation "${API_APPROVED}", see https://github.com/kubernetes/enhancements/pull/1111`);
+  }
+  if (value.startsWith('unapproved')) return undefined;
+  try {
+    new URL(value);
+    return undefined;
+  } catch {
+    return fieldInvalid(field, value, 'protected groups must have approval annotation "api-approved.kubernetes.io" with either a URL or a reason starting with "unapproved"');
+  }
+}
+
 export const crdStrategy: Strategy = {
   pruneUnknownFields: pruneUnknownCrdFields,
   prepareForCreate(obj) {
@@ -70,6 +99,8 @@ export const crdStrategy: Strategy = {
     else {
       for (const e of dns1123Subdomain(group)) causes.push(fieldInvalid('spec.group', group, e));
       if (!group.includes('.')) causes.push(fieldInvalid('spec.group', group, 'should be a domain with at least one dot'));
+      const approval = apiApprovalProblem(group, metaOf(obj).annotations);
+      if (approval) causes.push(approval);
     }
     if (!plural) causes.push(fieldRequired('spec.names.plural', ''));
     else for (const e of dns1123Label(plural)) causes.push(fieldInvalid('spec.names.plural', plural, e));
@@ -227,6 +258,8 @@ export class CrdController {
     const type = typeOfCrd(crd);
     if (!type) return;
     const existing = this.registry.get(type.key);
+    // A CRD never replaces a built-in (nor, deleted, takes it and its objects along).
+    if (existing && !existing.custom) return this.refuseBuiltin(name, type);
     if (!existing || !deepEqual(serializable(existing), serializable(type))) this.registry.add(type);
     if (isBeingDeleted(crd)) {
       this.terminating.add(type.key);
@@ -234,6 +267,18 @@ export class CrdController {
       this.cleanup(crd, type);
       return;
     }
+    this.updateStatus(name, (status, now, obj) => {
+      const names = getPath(obj, ['spec', 'names']);
+      status.acceptedNames = isJsonObject(names) ? { ...names } : {};
+      setCondition(status, 'NamesAccepted', 'True', 'NoConflicts', 'no conflicts found', now);
+      setCondition(status, 'Established', 'True', 'InitialNamesAccepted', 'the initial names have been accepted', now);
+      const stored = strings(status.storedVersions);
+      if (!stored.includes(type.storageVersion)) status.storedVersions = [...stored, type.storageVersion];
+    });
+  }
+
+  /** Changes a CRD's status as the server (its /status, manager kube-apiserver); no write when nothing changed. */
+  private updateStatus(name: string, change: (status: JsonObject, now: string, crd: JsonObject) => void): void {
     this.core.mutate(
       CRD_KEY,
       '',
@@ -241,13 +286,7 @@ export class CrdController {
       (obj) => {
         const status = isJsonObject(obj.status) ? obj.status : (obj.status = {});
         const before = JSON.stringify(status);
-        const now = timestamp();
-        const names = getPath(obj, ['spec', 'names']);
-        status.acceptedNames = isJsonObject(names) ? { ...names } : {};
-        setCondition(status, 'NamesAccepted', 'True', 'NoConflicts', 'no conflicts found', now);
-        setCondition(status, 'Established', 'True', 'InitialNamesAccepted', 'the initial names have been accepted', now);
-        const stored = strings(status.storedVersions);
-        if (!stored.includes(type.storageVersion)) status.storedVersions = [...stored, type.storageVersion];
+        change(status, timestamp(), obj);
         return JSON.stringify(status) !== before;
       },
       { subresource: 'status', manager: 'kube-apiserver' },
@@ -259,21 +298,15 @@ export class CrdController {
       if (!isBeingDeleted(obj)) this.core.deleteInternal(type.key, namespaceOf(obj), nameOf(obj));
     }
     if (this.store.count(type.key) > 0) {
-      this.core.mutate(
-        CRD_KEY,
-        '',
-        nameOf(crd),
-        (obj) => {
-          const status = isJsonObject(obj.status) ? obj.status : (obj.status = {});
-          const before = JSON.stringify(status);
-          setCondition(status, 'Terminating', 'True', 'InstanceDeletionInProgress', 'CustomResource deletion is in progress', timestamp());
-          return JSON.stringify(status) !== before;
-        },
-        { subresource: 'status', manager: 'kube-apiserver' },
-      );
+      this.updateStatus(nameOf(crd), (status, now) => setCondition(status, 'Terminating', 'True', 'InstanceDeletionInProgress', 'CustomResource deletion is in progress', now));
       return;
     }
-    this.core.mutate(CRD_KEY, '', nameOf(crd), (obj) => {
+    this.releaseCleanupFinalizer(nameOf(crd));
+  }
+
+  /** Lets a deleted CRD go: its objects are gone (or, for one never served, were never its own). */
+  private releaseCleanupFinalizer(name: string): void {
+    this.core.mutate(CRD_KEY, '', name, (obj) => {
       const finalizers = finalizersOf(obj);
       if (!finalizers.includes(CLEANUP_FINALIZER)) return false;
       metaOf(obj).finalizers = finalizers.filter((f) => f !== CLEANUP_FINALIZER);
@@ -281,9 +314,18 @@ export class CrdController {
     });
   }
 
+  /** A CRD naming a built-in resource is kept, not served: NamesAccepted False, as for a name conflict. */
+  private refuseBuiltin(name: string, type: ResourceType): void {
+    this.updateStatus(name, (status, now) => {
+      setCondition(status, 'NamesAccepted', 'False', 'BuiltinConflict', `"${type.plural}" is already in use by the built-in resource of group ${type.group}`, now);
+      setCondition(status, 'Established', 'False', 'NotAccepted', 'not all names are accepted', now);
+    });
+    if (isBeingDeleted(this.store.get(CRD_KEY, '', name) ?? {})) this.releaseCleanupFinalizer(name);
+  }
+
   private unserve(crd: JsonObject): void {
     const type = typeOfCrd(crd);
-    if (!type) return;
+    if (!type || this.registry.get(type.key)?.custom === false) return;
     this.registry.remove(type.key);
     this.hub.closeResource(type.key);
     this.store.dropResource(type.key);

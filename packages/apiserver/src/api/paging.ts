@@ -3,6 +3,7 @@
  * paged list reads from so that every page is at the first page's resourceVersion, until etcd's
  * compaction (or the TTL) expires them as the real server's 410 does.
  */
+import { randomBytes } from 'node:crypto';
 import { ApiError, badRequest } from './errors.js';
 import type { JsonObject } from './json.js';
 import { isJsonObject } from './json.js';
@@ -12,6 +13,8 @@ interface ListSnapshot {
   rv: number;
   items: JsonObject[];
   createdAt: number;
+  /** The list it was taken for (resource, version, namespace, selectors): a token serves only that. */
+  scope: string;
 }
 
 const MAX_SNAPSHOTS = 64;
@@ -72,14 +75,14 @@ export function decodeContinue(token: string): ContinueToken {
 /** The snapshots of the lists being paged, the oldest dropped past a bound. */
 export class ListSnapshots {
   private readonly kept = new Map<string, ListSnapshot>();
-  private seq = 0;
 
   constructor(private readonly ttlMs: number) {}
 
   /** Keeps `items` at `rv` for the pages after the first; returns the snapshot's id. */
-  keep(rv: number, items: JsonObject[]): string {
-    const id = String(++this.seq);
-    this.kept.set(id, { rv, items, createdAt: Date.now() });
+  keep(rv: number, items: JsonObject[], scope: string): string {
+    // Random, not a sequence: a token is never a guessable handle to another client's list.
+    const id = randomBytes(16).toString('base64url');
+    this.kept.set(id, { rv, items, createdAt: Date.now(), scope });
     while (this.kept.size > MAX_SNAPSHOTS) {
       const oldest = this.kept.keys().next().value as string;
       this.kept.delete(oldest);
@@ -88,8 +91,14 @@ export class ListSnapshots {
   }
 
   /** The snapshot a token continues; 410 Expired (with a token to go on at the latest version) once it is gone. */
-  resume(token: ContinueToken, compactedResourceVersion: number): ListSnapshot {
+  resume(token: ContinueToken, compactedResourceVersion: number, scope: string): ListSnapshot {
     const snap = this.kept.get(token.id);
+    // Like the real server's key prefix in its tokens: a token continues the list it came from
+    // only, so one allowed to list one thing cannot page through another's snapshot.
+    if (snap && snap.scope !== scope) throw badRequest('continue key is not valid: it continues a list of another resource, namespace or selector');
+    if (snap && !(Number.isInteger(token.offset) && token.offset > 0 && token.offset <= snap.items.length)) {
+      throw badRequest(`continue key is not valid: offset ${token.offset} is not within the list`);
+    }
     // etcd refuses a read *below* its compaction point only: a list taken exactly at it still pages.
     if (!snap || snap.rv < compactedResourceVersion || Date.now() - snap.createdAt > this.ttlMs) {
       this.kept.delete(token.id);

@@ -32,32 +32,54 @@ export interface ObjectRef {
   name: string;
 }
 
-/** A fixed-size ring of the most recent events of one resource, in resourceVersion order. */
+/**
+ * A ring of the most recent events of one resource, in resourceVersion order, bounded by count
+ * and by bytes (each event's object as JSON): like etcd's compaction and the watch cache's bound,
+ * updates of a large object evict old events instead of keeping every version whole.
+ */
 export class HistoryRing {
   private readonly buf: (StoreEvent | undefined)[];
+  private readonly sizes: number[];
   private start = 0;
   private size = 0;
+  private bytes = 0;
   /** Events at or below this resourceVersion are gone: a watch from an older one gets 410. */
   compactedRv: number;
 
   constructor(
     readonly capacity: number,
     compactedRv: number,
+    readonly maxBytes = Infinity,
   ) {
     this.buf = new Array<StoreEvent | undefined>(Math.max(1, capacity));
+    this.sizes = new Array<number>(this.buf.length).fill(0);
     this.compactedRv = compactedRv;
   }
 
+  /** Held bytes of the kept events (their objects as JSON). */
+  get heldBytes(): number {
+    return this.bytes;
+  }
+
   push(e: StoreEvent): void {
-    if (this.size === this.buf.length) {
-      const evicted = this.buf[this.start];
-      if (evicted) this.compactedRv = evicted.rv;
-      this.buf[this.start] = e;
-      this.start = (this.start + 1) % this.buf.length;
-      return;
-    }
-    this.buf[(this.start + this.size) % this.buf.length] = e;
+    const bytes = JSON.stringify(e.object).length;
+    if (this.size === this.buf.length) this.evictOldest();
+    while (this.size > 0 && this.bytes + bytes > this.maxBytes) this.evictOldest();
+    const at = (this.start + this.size) % this.buf.length;
+    this.buf[at] = e;
+    this.sizes[at] = bytes;
+    this.bytes += bytes;
     this.size++;
+  }
+
+  private evictOldest(): void {
+    const evicted = this.buf[this.start];
+    if (evicted) this.compactedRv = evicted.rv;
+    this.bytes -= this.sizes[this.start] ?? 0;
+    this.buf[this.start] = undefined;
+    this.sizes[this.start] = 0;
+    this.start = (this.start + 1) % this.buf.length;
+    this.size--;
   }
 
   /** The events after `rv`, or undefined when some of them were compacted away. */
@@ -78,8 +100,10 @@ export class HistoryRing {
 
   compact(rv: number): void {
     this.buf.fill(undefined);
+    this.sizes.fill(0);
     this.start = 0;
     this.size = 0;
+    this.bytes = 0;
     this.compactedRv = Math.max(this.compactedRv, rv);
   }
 }
@@ -94,6 +118,8 @@ interface Table {
 export interface StoreOptions {
   /** Events kept per resource for watches that resume from a resourceVersion. */
   historySize?: number;
+  /** Bytes of events (their objects as JSON) kept per resource (default 64 MiB). */
+  historyBytes?: number;
   /** Told of every change before anyone else, to make it durable (the data directory's log). */
   journal?: (change: LogRecord) => void;
 }
@@ -128,12 +154,14 @@ export class Store {
   private readonly pending: StoreEvent[] = [];
   private dispatching = false;
   private readonly historySize: number;
+  private readonly historyBytes: number;
   /** Compaction point for resources whose history starts later (first write after a load or compaction). */
   private compactedRv = 0;
   private readonly journal: ((change: LogRecord) => void) | undefined;
 
   constructor(options: StoreOptions = {}) {
     this.historySize = options.historySize ?? 10_000;
+    this.historyBytes = options.historyBytes ?? 64 * 1024 * 1024;
     this.journal = options.journal;
   }
 
@@ -154,7 +182,7 @@ export class Store {
   private table(resource: string): Table {
     let t = this.tables.get(resource);
     if (!t) {
-      t = { objects: new Map(), sorted: null, history: new HistoryRing(this.historySize, this.compactedRv) };
+      t = { objects: new Map(), sorted: null, history: new HistoryRing(this.historySize, this.compactedRv, this.historyBytes) };
       this.tables.set(resource, t);
     }
     return t;

@@ -6,7 +6,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
-import { ApiError, badRequest, fieldInvalid, invalid, notFound, qualified, unauthorized } from '../api/errors.js';
+import { ApiError, badRequest, conflict, fieldInvalid, invalid, notFound, qualified, unauthorized } from '../api/errors.js';
 import type { StatusCause } from '../api/errors.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { isJsonObject } from '../api/json.js';
@@ -17,12 +17,14 @@ import type { RbacWrite, WriteCheck } from './escalation.js';
 import { escalationCheck } from './escalation.js';
 import type { Attributes, Decision, PolicyRule } from './rbac.js';
 import { RbacAuthorizer } from './rbac.js';
-import { API_AUDIENCE, TokenSigner } from './tokens.js';
+import { API_AUDIENCE, TokenSigner, type BoundObject } from './tokens.js';
 import { reviewTypes } from './types.js';
 import type { UserInfo } from './user.js';
 import { ADMIN_USER, ANONYMOUS_USER, SYSTEM_AUTHENTICATED, serviceAccountUser, userInfoJson } from './user.js';
 
 export const SERVICE_ACCOUNTS_KEY = '/serviceaccounts';
+/** Where the objects a token may be bound to are stored. */
+const BOUND_KEYS: Record<BoundObject['kind'], string> = { Pod: '/pods', Secret: '/secrets', Node: '/nodes' };
 const REVIEW_KEYS = new Set(reviewTypes().map((t) => t.key));
 
 /** TokenRequest limits of the real server: at least 10 minutes, at most 2^32 seconds; 1 hour by default. */
@@ -129,6 +131,11 @@ export class Auth {
     // A bound token stops working with its ServiceAccount (deleted, or re-created with a new uid).
     const sa = this.store.get(SERVICE_ACCOUNTS_KEY, claims.namespace, claims.name);
     if (!sa || uidOf(sa) !== claims.uid) throw unauthorized();
+    // A token bound to a Pod, Secret or Node stops working with that object, as the real validator checks.
+    if (claims.bound) {
+      const bound = this.store.get(BOUND_KEYS[claims.bound.kind], claims.bound.kind === 'Node' ? '' : claims.namespace, claims.bound.name);
+      if (!bound || uidOf(bound) !== claims.bound.uid) throw unauthorized();
+    }
     return serviceAccountUser(claims.namespace, claims.name, claims.uid);
   }
 
@@ -223,6 +230,33 @@ export class Auth {
     return { allowed: d.allowed, ...(d.reason ? { reason: d.reason } : {}) };
   }
 
+  /**
+   * The object a TokenRequest binds its token to, checked as the real server checks it: a v1 Pod
+   * (running as this ServiceAccount), Secret or Node that exists, with the uid given if one is;
+   * any other kind is 400.
+   */
+  private boundObject(namespace: string, serviceAccount: string, ref: JsonObject): BoundObject {
+    const kind = ref.kind;
+    const apiVersion = typeof ref.apiVersion === 'string' ? ref.apiVersion : '';
+    if ((kind !== 'Pod' && kind !== 'Secret' && kind !== 'Node') || (apiVersion !== 'v1' && apiVersion !== '')) {
+      throw badRequest(`cannot bind token to object of type ${apiVersion || 'v1'}, Kind=${String(kind)}`);
+    }
+    const refName = typeof ref.name === 'string' ? ref.name : '';
+    const plural = kind === 'Pod' ? 'pods' : kind === 'Secret' ? 'secrets' : 'nodes';
+    const obj = refName ? this.store.get(BOUND_KEYS[kind], kind === 'Node' ? '' : namespace, refName) : undefined;
+    if (!obj) throw notFound({ group: '', plural }, refName);
+    if (kind === 'Pod') {
+      const podSpec = isJsonObject(obj.spec) ? obj.spec : {};
+      const runsAs = typeof podSpec.serviceAccountName === 'string' && podSpec.serviceAccountName ? podSpec.serviceAccountName : 'default';
+      if (runsAs !== serviceAccount) throw badRequest(`cannot bind token for serviceaccount "${serviceAccount}" to pod running with different serviceaccount name.`);
+    }
+    const uid = uidOf(obj);
+    if (typeof ref.uid === 'string' && ref.uid !== '' && ref.uid !== uid) {
+      throw conflict({ group: '', plural: kind }, refName, `the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
+    }
+    return { kind, name: refName, uid };
+  }
+
   /** TokenRequest (POST serviceaccounts/{name}/token): a token for the ServiceAccount. */
   requestToken(namespace: string, name: string, body: JsonValue): JsonObject {
     const sa = this.store.get(SERVICE_ACCOUNTS_KEY, namespace, name);
@@ -242,12 +276,13 @@ export class Auth {
     const audiences = requested.length ? requested : [API_AUDIENCE];
     const now = this.now();
     const exp = Math.floor(now.getTime() / 1000) + seconds;
-    const token = this.signer.sign({ namespace, name, uid: uidOf(sa), audiences, exp }, now);
+    const bound = isJsonObject(spec.boundObjectRef) ? this.boundObject(namespace, name, spec.boundObjectRef) : undefined;
+    const token = this.signer.sign({ namespace, name, uid: uidOf(sa), audiences, exp, bound }, now);
     return {
       kind: 'TokenRequest',
       apiVersion: 'authentication.k8s.io/v1',
       metadata: { name, namespace, creationTimestamp: timestamp(now) },
-      spec: { audiences, expirationSeconds: seconds, boundObjectRef: isJsonObject(spec.boundObjectRef) ? spec.boundObjectRef : null },
+      spec: { audiences, expirationSeconds: seconds, boundObjectRef: bound && isJsonObject(spec.boundObjectRef) ? { ...spec.boundObjectRef, uid: bound.uid } : null },
       status: { token, expirationTimestamp: timestamp(new Date(exp * 1000)) },
     };
   }

@@ -15,7 +15,17 @@ export interface TokenClaims {
   audiences: string[];
   /** Seconds since the epoch. */
   exp: number;
+  /** The object the token is bound to (TokenRequest boundObjectRef): it works only while that object lives. */
+  bound?: BoundObject;
 }
+
+export interface BoundObject {
+  kind: 'Pod' | 'Secret' | 'Node';
+  name: string;
+  uid: string;
+}
+
+const BOUND_CLAIM: Record<BoundObject['kind'], 'pod' | 'secret' | 'node'> = { Pod: 'pod', Secret: 'secret', Node: 'node' };
 
 const b64 = (s: string | Buffer): string => Buffer.from(s).toString('base64url');
 
@@ -32,7 +42,11 @@ export class TokenSigner {
       iss: API_AUDIENCE,
       jti: randomBytes(16).toString('hex'),
       sub: `system:serviceaccount:${claims.namespace}:${claims.name}`,
-      'kubernetes.io': { namespace: claims.namespace, serviceaccount: { name: claims.name, uid: claims.uid } },
+      'kubernetes.io': {
+        namespace: claims.namespace,
+        serviceaccount: { name: claims.name, uid: claims.uid },
+        ...(claims.bound ? { [BOUND_CLAIM[claims.bound.kind]]: { name: claims.bound.name, uid: claims.bound.uid } } : {}),
+      },
     };
     const unsigned = `${b64(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${b64(JSON.stringify(payload))}`;
     return `${unsigned}.${this.mac(unsigned).toString('base64url')}`;
@@ -50,12 +64,17 @@ export class TokenSigner {
       const p = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as {
         aud?: string[];
         exp?: number;
-        'kubernetes.io'?: { namespace?: string; serviceaccount?: { name?: string; uid?: string } };
+        'kubernetes.io'?: { namespace?: string; serviceaccount?: { name?: string; uid?: string } } & Partial<Record<'pod' | 'secret' | 'node', { name?: string; uid?: string }>>;
       };
       const k = p['kubernetes.io'];
       if (typeof p.exp !== 'number' || p.exp * 1000 <= now.getTime()) return undefined;
       if (!k?.namespace || !k.serviceaccount?.name || !k.serviceaccount.uid) return undefined;
-      return { namespace: k.namespace, name: k.serviceaccount.name, uid: k.serviceaccount.uid, audiences: p.aud ?? [], exp: p.exp };
+      const claims: TokenClaims = { namespace: k.namespace, name: k.serviceaccount.name, uid: k.serviceaccount.uid, audiences: p.aud ?? [], exp: p.exp };
+      for (const kind of ['Pod', 'Secret', 'Node'] as const) {
+        const ref = k[BOUND_CLAIM[kind]];
+        if (ref?.name && ref.uid) claims.bound = { kind, name: ref.name, uid: ref.uid };
+      }
+      return claims;
     } catch {
       return undefined;
     }

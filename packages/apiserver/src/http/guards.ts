@@ -18,9 +18,16 @@ export interface HostGuardOptions {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/**
+ * Whether `host` is a loopback address literal or exactly `localhost`. A name is never matched by
+ * prefix or suffix: `127.0.0.1.attacker.example` is a DNS name its owner can point anywhere
+ * (rebinding), and a subdomain of `localhost` is left to `allowedHosts`.
+ */
 export function isLoopbackName(host: string): boolean {
   const h = host.toLowerCase();
-  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\./.test(h) || h === '::ffff:127.0.0.1';
+  if (h === 'localhost' || h === '::1') return true;
+  if (isIP(h) === 4) return h.startsWith('127.');
+  return isIP(h) === 6 && /^::ffff:127\./.test(h);
 }
 
 /** The host name of a `Host` header or an origin's authority, without port and brackets. */

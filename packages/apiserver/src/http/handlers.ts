@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiCore, DeleteOptions, FieldValidation, PropagationPolicy, WriteOptions } from '../api/core.js';
 import { versionSchema } from '../api/present.js';
 import type { PatchEngine, PatchKind } from '../patch/engine.js';
-import { ApiError, badRequest, invalidResourceVersion, methodNotAllowed, pathNotFound, resourceVersionTooLarge, unsupportedMediaType } from '../api/errors.js';
+import { ApiError, badRequest, fieldForbidden, fieldNotSupported, invalid, invalidResourceVersion, methodNotAllowed, pathNotFound, resourceVersionTooLarge, unsupportedMediaType, type StatusCause } from '../api/errors.js';
 import type { Faults } from './faults.js';
 import type { RequestLog } from './request-log.js';
 import type { ResourceRequest, Verb } from './http.js';
@@ -95,7 +95,9 @@ function warningHeaders(warnings: string[]): Record<string, string> {
   const value = warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ');
   // Go writes the text's UTF-8 bytes as they are; Node refuses a header character above U+00FF,
   // so the bytes go out as Latin-1 characters, one per byte (a field named in any script is no 500).
-  return { warning: Buffer.from(value, 'utf8').toString('latin1') };
+  // DEL and other control bytes JSON leaves as they are would make Node refuse the header (a 500).
+  const safe = value.replace(/[\x00-\x08\x0a-\x1f\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return { warning: Buffer.from(safe, 'utf8').toString('latin1') };
 }
 
 function intParam(query: URLSearchParams, name: string): number | undefined {
@@ -110,6 +112,21 @@ function resourceVersionParam(query: URLSearchParams): string {
   const text = query.get('resourceVersion') ?? '';
   if (text !== '' && !/^\d+$/.test(text)) throw invalidResourceVersion(text);
   return text;
+}
+
+/**
+ * resourceVersionMatch, checked as the real server's ValidateListOptions checks it (422 on
+ * ListOptions): a known value, only with a resourceVersion, Exact not for "0", none with continue.
+ */
+function listResourceVersionMatch(query: URLSearchParams, rv: string): 'Exact' | 'NotOlderThan' | undefined {
+  const match = query.get('resourceVersionMatch') ?? '';
+  if (match === '') return undefined;
+  const listOptionsInvalid = (cause: StatusCause): ApiError => invalid('meta.k8s.io', 'ListOptions', '', [cause]);
+  if (match !== 'Exact' && match !== 'NotOlderThan') throw listOptionsInvalid(fieldNotSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
+  if (rv === '') throw listOptionsInvalid(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+  if ((query.get('continue') ?? '') !== '') throw listOptionsInvalid(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+  if (match === 'Exact' && rv === '0') throw listOptionsInvalid(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+  return match;
 }
 
 /** Node's timers fire at once past 2^31-1 ms (24.8 days); longer watch timeouts are cut to that. */
@@ -253,12 +270,18 @@ export async function handleResource(
       return;
     }
     case 'list': {
-      resourceVersionParam(query);
+      const rvText = resourceVersionParam(query);
+      const match = listResourceVersionMatch(query, rvText);
+      // A list from a resourceVersion the server has not reached waits for it, as the watch cache does.
+      if (rvText !== '' && rvText !== '0' && !(await waitForResourceVersion(ctx.hub, Number(rvText), () => res.destroyed))) {
+        throw resourceVersionTooLarge(Number(rvText), ctx.hub.resourceVersion);
+      }
       const list = ctx.core.list(resolved, rr.namespace, {
         labelSelector: query.get('labelSelector') ?? undefined,
         fieldSelector: query.get('fieldSelector') ?? undefined,
         limit: intParam(query, 'limit'),
         continueToken: query.get('continue') ?? undefined,
+        exactResourceVersion: match === 'Exact' ? Number(rvText) : undefined,
       });
       if (wantsTable(accept)) {
         sendJson(res, 200, toTable(type, resolved.version, list.items as JsonObject[], list.metadata as JsonObject, parseIncludeObject(query.get('includeObject'))));

@@ -6,6 +6,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { answerClientErrors, inFlightTracker } from './client-errors.js';
+import { oneAtATimePerConnection } from './connection-order.js';
 import { isLoopbackName } from './guards.js';
 import { generateServingTls, servingNames } from './tls.js';
 
@@ -38,10 +39,10 @@ function clientAddress(bound: string): string {
 /** Serves `handle` on host:port (0: a free port) once listening; in-flight requests are tracked for client errors. */
 export async function listen(handle: (req: IncomingMessage, res: ServerResponse) => void, options: { host: string; port: number; tls: ServingTls | undefined }): Promise<Listening> {
   const inFlight = inFlightTracker();
-  const listener = (req: IncomingMessage, res: ServerResponse): void => {
+  const listener = oneAtATimePerConnection((req: IncomingMessage, res: ServerResponse): void => {
     inFlight.track(req, res);
     handle(req, res);
-  };
+  });
   const { tls } = options;
   // Node's own Host check answers 400 without a Status; checkHostPresent answers with one.
   const server: Server = tls ? createHttpsServer({ key: tls.key, cert: tls.cert, requireHostHeader: false }, listener) : createHttpServer({ requireHostHeader: false }, listener);

@@ -9,7 +9,7 @@ export interface PatchErrorCause {
   field?: string;
 }
 
-export type PatchErrorCode = 400 | 409 | 415 | 422;
+export type PatchErrorCode = 400 | 409 | 413 | 415 | 422;
 
 export class PatchError extends Error {
   override readonly name = 'PatchError';
@@ -23,12 +23,14 @@ export class PatchError extends Error {
   }
 
   /** The `reason` of the Kubernetes Status body for this code. */
-  get statusReason(): 'BadRequest' | 'Conflict' | 'UnsupportedMediaType' | 'Invalid' {
+  get statusReason(): 'BadRequest' | 'Conflict' | 'RequestEntityTooLarge' | 'UnsupportedMediaType' | 'Invalid' {
     switch (this.code) {
       case 400:
         return 'BadRequest';
       case 409:
         return 'Conflict';
+      case 413:
+        return 'RequestEntityTooLarge';
       case 415:
         return 'UnsupportedMediaType';
       case 422:

@@ -12,6 +12,9 @@
  *   accepted only as the last token of an `add`, `move` or `copy` destination. Negative indices
  *   are rejected (the Go library Kubernetes uses accepts them; RFC 6902 does not).
  * - Members other than op/path/from/value are ignored, as the RFC requires.
+ * - As in the real server, a patch has at most 10,000 operations (413), and its `copy` operations
+ *   together may add at most 3 MiB of JSON (422): forty copies of a value into itself otherwise
+ *   double it forty times, out of a 2 KB request.
  */
 import { PatchError } from './errors.js';
 import { deepClone, deepEqual, hasOwn, isJsonObject, setOwn, type JsonObject, type JsonValue } from '../api/json.js';
@@ -21,12 +24,20 @@ export type JsonPatchOperation =
   | { op: 'remove'; path: string }
   | { op: 'move' | 'copy'; from: string; path: string };
 
+/** The real server's maxJSONPatchOperations. */
+export const MAX_JSON_PATCH_OPERATIONS = 10_000;
+/** The real server's JSONPatchMaxCopyBytes: what all `copy` operations of one patch may add. */
+export const MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024;
+
 const OPS = new Set(['add', 'remove', 'replace', 'move', 'copy', 'test']);
 
 /** Validates a JSON Patch document (PatchError 400 naming the bad operation) and returns it typed. */
 export function parseJsonPatch(operations: unknown): JsonPatchOperation[] {
   if (!Array.isArray(operations)) {
     throw new PatchError(400, `json patch must be an array of operations, got ${describe(operations)}`);
+  }
+  if (operations.length > MAX_JSON_PATCH_OPERATIONS) {
+    throw new PatchError(413, `The allowed maximum operations in a JSON patch is ${MAX_JSON_PATCH_OPERATIONS}, got ${operations.length}`);
   }
   return operations.map((raw, index): JsonPatchOperation => {
     const where = `json patch operation ${index}`;
@@ -54,11 +65,12 @@ export function parseJsonPatch(operations: unknown): JsonPatchOperation[] {
 export function applyJsonPatch(target: JsonValue, operations: unknown): JsonValue {
   const ops = parseJsonPatch(operations);
   let doc = deepClone(target);
+  const copied = { bytes: 0 };
   ops.forEach((operation, index) => {
     const fail = (message: string): never => {
       throw new PatchError(422, `json patch operation ${index} (${operation.op} ${JSON.stringify(operation.path)}) cannot apply: ${message}`);
     };
-    doc = applyOne(doc, operation, fail);
+    doc = applyOne(doc, operation, fail, copied);
   });
   return doc;
 }
@@ -97,7 +109,7 @@ function pointerMember(operation: JsonObject, member: 'path' | 'from', where: st
   return pointer;
 }
 
-function applyOne(doc: JsonValue, operation: JsonPatchOperation, fail: Fail): JsonValue {
+function applyOne(doc: JsonValue, operation: JsonPatchOperation, fail: Fail, copied: { bytes: number }): JsonValue {
   const path = parseJsonPointer(operation.path);
   switch (operation.op) {
     case 'add':
@@ -129,8 +141,14 @@ function applyOne(doc: JsonValue, operation: JsonPatchOperation, fail: Fail): Js
       return add(doc, path, value, fail);
     }
     case 'copy': {
-      const value = deepClone(get(doc, parseJsonPointer(operation.from), fail));
-      return add(doc, path, value, fail);
+      const source = get(doc, parseJsonPointer(operation.from), fail);
+      const left = MAX_JSON_PATCH_COPY_BYTES - copied.bytes;
+      const size = jsonSizeWithin(source, left);
+      if (size > left) {
+        fail(`the accumulated size increase of copy is over ${MAX_JSON_PATCH_COPY_BYTES} bytes, the limit of all copies of one patch`);
+      }
+      copied.bytes += size;
+      return add(doc, path, deepClone(source), fail);
     }
   }
 }
@@ -203,6 +221,32 @@ function get(doc: JsonValue, path: string[], fail: Fail): JsonValue {
     }
   }
   return current;
+}
+
+/**
+ * The length of `value` as compact JSON, counted only up to just past `limit`: the walk stops
+ * there, so measuring a value too large to copy costs no more than the copy that is allowed.
+ */
+function jsonSizeWithin(value: JsonValue, limit: number): number {
+  let size = 0;
+  const stack: JsonValue[] = [value];
+  while (stack.length > 0 && size <= limit) {
+    const v = stack.pop()!;
+    if (v === null || typeof v !== 'object') {
+      size += typeof v === 'string' ? v.length + 2 : String(v).length;
+    } else if (Array.isArray(v)) {
+      size += 2 + Math.max(0, v.length - 1);
+      for (const item of v) stack.push(item);
+    } else {
+      const keys = Object.keys(v);
+      size += 2 + Math.max(0, keys.length - 1);
+      for (const k of keys) {
+        size += k.length + 3;
+        stack.push(v[k]!);
+      }
+    }
+  }
+  return size;
 }
 
 function arrayIndex(token: string, fail: Fail): number {

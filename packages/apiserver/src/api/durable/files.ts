@@ -3,7 +3,7 @@
  * 0700) nor can be redirected: temp files are created exclusively (O_EXCL) with random names and
  * never opened through a symlink (O_NOFOLLOW), then renamed into place after an fsync.
  */
-import { constants, type FileHandle, open, rename, unlink } from 'node:fs/promises';
+import { constants, type FileHandle, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 
@@ -23,6 +23,20 @@ export function openForAppend(path: string): Promise<FileHandle> {
   return open(path, O_WRONLY | O_APPEND | O_NOFOLLOW);
 }
 
+/**
+ * Writes all of `data` at the file's end. `write` may write less than asked (a file-size limit, a
+ * full disk): the rest is written again, and a write that makes no progress is an error, so a
+ * caller never takes a record cut short for one on disk.
+ */
+export async function writeAll(fh: FileHandle, data: Buffer): Promise<void> {
+  let off = 0;
+  while (off < data.length) {
+    const { bytesWritten } = await fh.write(data, off, data.length - off);
+    if (bytesWritten <= 0) throw new Error(`short write: ${off} of ${data.length} bytes written, then none`);
+    off += bytesWritten;
+  }
+}
+
 /** Makes a rename or a new file in `dir` durable (a directory's entries have their own fsync). */
 export async function syncDir(dir: string): Promise<void> {
   const fh = await open(dir, O_RDONLY);
@@ -34,11 +48,33 @@ export async function syncDir(dir: string): Promise<void> {
 }
 
 /** Writes `data` to `path` atomically: an exclusive temp file beside it, fsync, rename, fsync of the directory. */
-export async function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
+export function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
+  return writeChunksAtomic(path, [data]);
+}
+
+const CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * As writeFileAtomic, with the content given in pieces and written in batches of about 1 MiB:
+ * no one string or buffer need hold it all (V8 strings end at 512 MiB).
+ */
+export async function writeChunksAtomic(path: string, chunks: Iterable<string | Buffer>): Promise<void> {
   const tmp = `${path}.${randomBytes(8).toString('hex')}${TEMP_SUFFIX}`;
   const fh = await createExclusive(tmp);
   try {
-    await fh.writeFile(data);
+    let batch: Buffer[] = [];
+    let size = 0;
+    for (const chunk of chunks) {
+      const b = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+      batch.push(b);
+      size += b.length;
+      if (size >= CHUNK_BYTES) {
+        await writeAll(fh, Buffer.concat(batch));
+        batch = [];
+        size = 0;
+      }
+    }
+    if (size > 0) await writeAll(fh, Buffer.concat(batch));
     await fh.sync();
   } catch (err) {
     await fh.close();
@@ -53,4 +89,57 @@ export async function writeFileAtomic(path: string, data: string | Buffer): Prom
     throw err;
   }
   await syncDir(dirname(path));
+}
+
+/** Whether a process with this id runs (EPERM: it does, as another user). */
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The locks this process holds: a lock naming this process's pid but not held here is stale (a container's pid reused). */
+const heldLocks = new Set<string>();
+
+/**
+ * Takes `path` as this process's exclusive lock on a directory: created with O_EXCL and holding
+ * the owner's pid and the directory's inode. A lock whose process no longer runs (a crash,
+ * kill -9), that names this process but is not held by it, or that was copied with its directory
+ * (another inode) is taken over; one held by a running process is refused naming that process.
+ * Returns the release.
+ */
+export async function lockFile(path: string, what: string): Promise<() => Promise<void>> {
+  const dirId = async (): Promise<string> => {
+    const st = await stat(dirname(path));
+    return `${st.dev}:${st.ino}`;
+  };
+  const id = await dirId();
+  for (let attempt = 0; ; attempt++) {
+    let fh: FileHandle;
+    try {
+      fh = await createExclusive(path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
+      const [pidText, lockedId] = (await readFile(path, 'utf8').catch(() => '')).trim().split(' ');
+      const pid = Number(pidText);
+      const live = lockedId === id && Number.isInteger(pid) && pid > 0 && (pid === process.pid ? heldLocks.has(path) : processRuns(pid));
+      if (live) throw new Error(`${what} is in use by another server (process ${pid}${pid === process.pid ? ', this one' : ''}); stop it first, or use another directory (if no server runs on it, remove ${path})`);
+      await unlink(path).catch(() => undefined);
+      continue;
+    }
+    try {
+      await fh.writeFile(`${process.pid} ${id}\n`);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    heldLocks.add(path);
+    return async () => {
+      heldLocks.delete(path);
+      await unlink(path).catch(() => undefined);
+    };
+  }
 }

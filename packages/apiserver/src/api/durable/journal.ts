@@ -10,11 +10,11 @@
  * log; the same compaction runs whenever the log outgrows `compactBytes`, and at a clean stop.
  */
 import { readdir, stat, mkdir, access, unlink, constants, open, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { JsonObject } from '../json.js';
+import { join, resolve } from 'node:path';
+import type { JsonObject, JsonValue } from '../json.js';
 import { isJsonObject } from '../json.js';
 import { nameOf, namespaceOf } from '../meta.js';
-import { createExclusive, DIR_MODE, syncDir, TEMP_SUFFIX, writeFileAtomic } from './files.js';
+import { createExclusive, DIR_MODE, lockFile, syncDir, TEMP_SUFFIX, writeAll, writeChunksAtomic } from './files.js';
 import { decodeLog, encodeRecord, type LogRecord } from './records.js';
 
 export interface PersistedState {
@@ -39,10 +39,26 @@ export interface OpenedJournal {
 }
 
 const SNAPSHOT = 'snapshot.json';
+const LOCK = 'lock';
 const SNAPSHOT_KIND = 'RxkubeApiServerSnapshot';
 const WAL = /^wal-(\d+)\.log$/;
 
 const walName = (gen: number): string => `wal-${String(gen).padStart(8, '0')}.log`;
+
+const uid = process.getuid?.();
+
+/**
+ * Refuses a directory or file another user owns or may write: whoever can write there can plant
+ * a snapshot or a log that this server loads as its state (RBAC bindings, Secrets) or replace the
+ * files it writes. New ones are created 0700/0600; existing ones are held to the same owner.
+ */
+function checkOwnAndPrivate(st: { uid: number; mode: number }, what: string, fix: string): void {
+  if (uid === undefined) return;
+  if (st.uid !== uid) throw new Error(`${what} is owned by uid ${st.uid}, not by this process's user (uid ${uid}); use a directory of your own`);
+  if ((st.mode & 0o022) !== 0) {
+    throw new Error(`${what} is writable by other users (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}); make it private (${fix}) or use another`);
+  }
+}
 
 /** Makes sure `dir` is a directory this process can use, creating it (0700) if missing. */
 async function prepareDir(dir: string): Promise<void> {
@@ -52,6 +68,7 @@ async function prepareDir(dir: string): Promise<void> {
   try {
     const st = await stat(dir);
     if (!st.isDirectory()) fail('exists and is not a directory');
+    checkOwnAndPrivate(st, `data directory ${dir}`, 'chmod go-w');
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (e.code !== 'ENOENT') {
@@ -80,19 +97,32 @@ async function readNoFollow(path: string): Promise<Buffer | undefined> {
     throw new Error(`data file ${path} cannot be read (${(err as NodeJS.ErrnoException).code})`);
   }
   try {
+    checkOwnAndPrivate(await fh.stat(), `data file ${path}`, 'chmod 600');
     return await fh.readFile();
   } finally {
     await fh.close();
   }
 }
 
+/**
+ * The snapshot is JSON lines: a header (kind, resourceVersion, log, count), then one line per
+ * object, so neither writing nor reading it needs one string of the whole state (V8's end at
+ * 512 MiB). A snapshot of one JSON document (written before) is read as well.
+ */
+function* snapshotLines(state: PersistedState, log: number): Generator<string> {
+  yield JSON.stringify({ kind: SNAPSHOT_KIND, format: 'lines', resourceVersion: state.resourceVersion, log, count: state.objects.length }) + '\n';
+  for (const o of state.objects) yield JSON.stringify({ resource: o.resource, object: o.object }) + '\n';
+}
+
 function parseSnapshot(buf: Buffer, file: string): PersistedState & { log: number } {
+  const firstEnd = buf.indexOf(0x0a);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(buf.toString('utf8'));
+    parsed = JSON.parse(buf.subarray(0, firstEnd < 0 ? buf.length : firstEnd).toString('utf8'));
   } catch (err) {
     throw new Error(`snapshot ${file} is not valid JSON: ${(err as Error).message}`);
   }
+  if (isJsonObject(parsed) && parsed.format === 'lines') parsed = { ...parsed, objects: snapshotObjects(buf, firstEnd + 1, file, parsed.count) };
   if (!isJsonObject(parsed) || parsed.kind !== SNAPSHOT_KIND || typeof parsed.resourceVersion !== 'number' || typeof parsed.log !== 'number' || !Array.isArray(parsed.objects)) {
     throw new Error(`snapshot ${file} is not an rxkube apiserver snapshot (kind ${SNAPSHOT_KIND})`);
   }
@@ -100,6 +130,22 @@ function parseSnapshot(buf: Buffer, file: string): PersistedState & { log: numbe
     (o): o is { resource: string; object: JsonObject } => isJsonObject(o) && typeof o.resource === 'string' && isJsonObject(o.object),
   );
   return { resourceVersion: parsed.resourceVersion, log: parsed.log, objects };
+}
+
+function snapshotObjects(buf: Buffer, from: number, file: string, count: JsonValue | undefined): JsonValue[] {
+  const objects: JsonValue[] = [];
+  for (let start = from; start < buf.length; ) {
+    const end = buf.indexOf(0x0a, start);
+    const stop = end < 0 ? buf.length : end;
+    try {
+      objects.push(JSON.parse(buf.subarray(start, stop).toString('utf8')) as JsonValue);
+    } catch (err) {
+      throw new Error(`snapshot ${file} is not valid JSON at byte ${start}: ${(err as Error).message}`);
+    }
+    start = stop + 1;
+  }
+  if (objects.length !== count) throw new Error(`snapshot ${file} holds ${objects.length} objects, its header says ${String(count)}`);
+  return objects;
 }
 
 function rvOf(obj: JsonObject): number {
@@ -171,11 +217,23 @@ export class Journal {
     private fh: FileHandle,
     private gen: number,
     private readonly compactBytes: number,
+    private readonly unlock: () => Promise<void>,
   ) {}
 
   /** Opens (or creates) the data directory, replays it, and starts a new log generation. */
   static async open(dir: string, options: JournalOptions = {}): Promise<OpenedJournal> {
     await prepareDir(dir);
+    // A second server on the same directory would compact away the first one's live log.
+    const unlock = await lockFile(resolve(dir, LOCK), `data directory ${dir}`);
+    try {
+      return await Journal.openLocked(dir, options, unlock);
+    } catch (err) {
+      await unlock();
+      throw err;
+    }
+  }
+
+  private static async openLocked(dir: string, options: JournalOptions, unlock: () => Promise<void>): Promise<OpenedJournal> {
     const entries = await readdir(dir);
     // A crash can leave temp files behind (a snapshot being written): never data, always removed.
     for (const e of entries) if (e.endsWith(TEMP_SUFFIX)) await unlink(join(dir, e));
@@ -198,7 +256,7 @@ export class Journal {
 
     const gen = Math.max(snap.log, ...gens, 0) + 1;
     const fh = await createExclusive(join(dir, walName(gen)), constants.O_WRONLY | constants.O_APPEND);
-    const journal = new Journal(dir, fh, gen, options.compactBytes ?? 64 * 1024 * 1024);
+    const journal = new Journal(dir, fh, gen, options.compactBytes ?? 64 * 1024 * 1024, unlock);
     journal.dump = () => state;
     journal.append({ t: 'rv', rv: state.resourceVersion });
     await journal.sync();
@@ -241,8 +299,12 @@ export class Journal {
     if (this.closed) return;
     while (this.flushing) await this.flushing;
     this.closed = true;
-    if (!this.failure) await this.compact();
-    await this.fh.close();
+    try {
+      if (!this.failure) await this.compact();
+      await this.fh.close();
+    } finally {
+      await this.unlock();
+    }
   }
 
   private async flushLoop(): Promise<void> {
@@ -251,7 +313,7 @@ export class Journal {
         const batch = this.buffer.length === 1 ? (this.buffer[0] as Buffer) : Buffer.concat(this.buffer);
         const seq = this.appended;
         this.buffer = [];
-        await this.fh.write(batch);
+        await writeAll(this.fh, batch);
         await this.fh.datasync();
         this.logBytes += batch.length;
         this.flushes++;
@@ -287,6 +349,6 @@ export class Journal {
   }
 
   private async writeSnapshot(state: PersistedState, log: number): Promise<void> {
-    await writeFileAtomic(join(this.dir, SNAPSHOT), JSON.stringify({ kind: SNAPSHOT_KIND, resourceVersion: state.resourceVersion, log, objects: state.objects }));
+    await writeChunksAtomic(join(this.dir, SNAPSHOT), snapshotLines(state, log));
   }
 }

@@ -43,6 +43,22 @@ function isRecord(v: unknown): v is LogRecord {
   }
 }
 
+/**
+ * Whether a whole, valid frame starts anywhere at or after `from`. A bad record whose length runs
+ * past the end looks like a torn last write, but if its length byte was damaged the records it
+ * seems to swallow are still there, and finding one means corruption, not a tear. JSON text holds
+ * no NUL bytes, so a frame header (its length's high bytes) is not found inside a torn payload.
+ */
+function hasFrameAfter(buf: Buffer, from: number): boolean {
+  for (let p = from; p + HEADER < buf.length; p++) {
+    const len = buf.readUInt32LE(p);
+    const end = p + HEADER + len;
+    if (len < 2 || end > buf.length || buf[p + HEADER] !== 0x7b || buf[end - 1] !== 0x7d) continue;
+    if (crc32(buf.subarray(p + HEADER, end)) === buf.readUInt32LE(p + 4)) return true;
+  }
+  return false;
+}
+
 export interface DecodedLog {
   records: LogRecord[];
   /** Bytes of whole, valid records; a torn tail after them is cut off at this offset. */
@@ -61,7 +77,7 @@ export function decodeLog(buf: Buffer, file: string): DecodedLog {
     const bad = (): DecodedLog => {
       if (buf.subarray(off).every((b) => b === 0)) return { records, validBytes: off };
       const len = buf.length - off >= HEADER ? buf.readUInt32LE(off) : 0;
-      if (off + HEADER + len >= buf.length) return { records, validBytes: off };
+      if (off + HEADER + len >= buf.length && !hasFrameAfter(buf, off + 1)) return { records, validBytes: off };
       throw new Error(`write-ahead log ${file} is corrupt at byte ${off} (a bad record followed by more data)`);
     };
     if (buf.length - off < HEADER) return bad();
