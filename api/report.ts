@@ -2,10 +2,12 @@
  * The reviewed public surface: one API Extractor report per entry point, kept in api/*.api.md.
  * `npm run api:check` (part of `npm test`) fails when an export changed without its report;
  * `npm run api:update` rewrites the reports after an intended change — review the diff.
+ * Both fail when a type in a public signature cannot be imported from the entry point that exposes it.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import apiExtractor from '@microsoft/api-extractor';
+import { forgottenExportProblems } from './forgotten.js';
 
 // API Extractor is CommonJS: its named exports are only reachable through the default import.
 const { Extractor, ExtractorConfig, ExtractorLogLevel } = apiExtractor;
@@ -15,22 +17,30 @@ interface EntryPoint {
   /** The package's folder, relative to the repository root; its report goes to `<folder>/api/`. */
   readonly folder: string;
   readonly declarations: string;
+  /** What users import, and the source file that defines its exports. */
+  readonly specifier: string;
+  readonly source: string;
 }
 /** Each package's entry points, by report name (the entry point's import path, '/' as '-'). */
 const ENTRY_POINTS: Readonly<Record<string, EntryPoint>> = {
-  rxkube: { folder: '.', declarations: 'dist/index.d.ts' },
-  'rxkube-operators': { folder: '.', declarations: 'dist/operators.d.ts' },
-  'rxkube-kube': { folder: '.', declarations: 'dist/kube.d.ts' },
-  'rxkube-testing': { folder: '.', declarations: 'dist/testing/index.d.ts' },
-  'rxkube-testing-cluster': { folder: '.', declarations: 'dist/testing/cluster/index.d.ts' },
-  apiserver: { folder: 'packages/apiserver', declarations: 'dist/index.d.ts' },
+  rxkube: { folder: '.', declarations: 'dist/index.d.ts', specifier: 'rxkube', source: 'lib/index.ts' },
+  'rxkube-operators': { folder: '.', declarations: 'dist/operators.d.ts', specifier: 'rxkube/operators', source: 'lib/operators.ts' },
+  'rxkube-kube': { folder: '.', declarations: 'dist/kube.d.ts', specifier: 'rxkube/kube', source: 'lib/kube.ts' },
+  'rxkube-testing': { folder: '.', declarations: 'dist/testing/index.d.ts', specifier: 'rxkube/testing', source: 'lib/testing/index.ts' },
+  'rxkube-testing-cluster': {
+    folder: '.',
+    declarations: 'dist/testing/cluster/index.d.ts',
+    specifier: 'rxkube/testing/cluster',
+    source: 'lib/testing/cluster/index.ts',
+  },
+  apiserver: { folder: 'packages/apiserver', declarations: 'dist/index.d.ts', specifier: '@rxkube/apiserver', source: 'packages/apiserver/src/index.ts' },
 };
 const update = process.argv.includes('--update');
 const temp = join(ROOT, 'node_modules/.cache/api-extractor');
 mkdirSync(temp, { recursive: true });
 
 let failed = 0;
-for (const [name, { folder, declarations }] of Object.entries(ENTRY_POINTS)) {
+for (const [name, { folder, declarations, specifier, source }] of Object.entries(ENTRY_POINTS)) {
   const project = join(ROOT, folder);
   const config = ExtractorConfig.prepare({
     configObjectFullPath: join(project, 'api', `${name}.json`),
@@ -66,5 +76,9 @@ for (const [name, { folder, declarations }] of Object.entries(ENTRY_POINTS)) {
     console.error(`api-extractor failed on ${join(folder, declarations)}: ${result.errorCount} errors`);
     failed++;
   }
+  // The report as just generated (the temp copy is written whether or not api/ is updated).
+  const problems = forgottenExportProblems({ name, specifier, source }, readFileSync(join(temp, `${name}.api.md`), 'utf8'));
+  for (const problem of problems) console.error(problem);
+  if (problems.length > 0) failed++;
 }
 process.exitCode = failed === 0 ? 0 : 1;

@@ -8,6 +8,7 @@
  */
 import './node-check.js';
 export type { ResourceID, ResourceEvent, EventAction, ReconcileOutcome, ReconcileResult, ReconcileCause, RetryInfo } from './core/index.js';
+export type { EventCause, MaxIntervalCause, MaybePromise, RateLimitCause, RescheduleCause, RetryCause } from './core/index.js';
 export { resourceKey, resourceIdOf, ConfigurationError, LeaseLostError, NoRetryError, RxkubeError } from './core/index.js';
 export {
   statusCondition,
@@ -32,10 +33,21 @@ export type {
   SecondaryConfig,
   SourceErrorOptions,
   TrackedClient,
+  EventSourceInfo,
 } from './controller/index.js';
 
-export { GenericRetry, LinearRateLimiter, type GenericRetrySettings, type Retry, type RateLimiter, type RateDecision } from './processing/index.js';
+export { GenericRetry, LinearRateLimiter, type GenericRetrySettings, type Retry, type RateLimiter, type RateDecision, type LinearRateState } from './processing/index.js';
 export type { ShardingOptions, ShardStatus } from './sharding/index.js';
+export type { LeaderElectionOptions } from './leader/index.js';
+export type {
+  ApplyOptions,
+  BackoffPolicy,
+  FieldSelector,
+  KubeClient,
+  LabelSelector,
+  ResourceClient,
+  ResourceDescriptor,
+} from './kube/index.js';
 
 export {
   Mappers,
@@ -45,6 +57,7 @@ export {
   type PrimaryToSecondaryMapper,
   type SecondaryToPrimaryMapper,
   type OwnerReferenceMapperOptions,
+  type PrimaryKind,
 } from './sources/index.js';
 export { compactManagedFields, stripManagedFields, type ObjectTransform } from './sources/index.js';
 export {
@@ -61,6 +74,10 @@ export {
   type CachingInboundSource,
   type TimerSource,
   type SourceError,
+  type PollingCommon,
+  type BoundedStoreOptions,
+  type Indexer,
+  type StoreReader,
 } from './sources/index.js';
 
 export {
@@ -88,6 +105,11 @@ export {
   type ExternalStateDependent,
   type ExternalStateDependentOptions,
   type ExternalStateOptions,
+  type KubernetesEventSource,
+  type KubernetesMatchOptions,
+  type KubernetesWriteOptions,
+  type SecondaryWriter,
+  type ServerReadable,
 } from './dependent/index.js';
 
 export {
@@ -112,7 +134,42 @@ export {
   type WorkflowCleanupResult,
   type CrdPresentOptions,
   type DeploymentReadiness,
+  type ConditionKind,
+  type ConditionValue,
+  type CrdPresentDetail,
+  type ResourceDeletedDetail,
+  type ServerContext,
+  type EventSourceRegistry,
+  type ExecutionOptions,
+  type ManagedWorkflow,
+  type ManagedWorkflowInvocation,
+  type WorkflowEvent,
+  type WorkflowNode,
+  type WorkflowResultBase,
 } from './workflow/index.js';
 
 export { createLogger, type CreateLoggerOptions, type Logger, type HealthCheck, type HealthCheckResult } from './observe/index.js';
-export type { EventOptions, EventType, ResourceEvents } from './observe/index.js';
+export type { EventOptions, EventType, ResourceEvents, RxkubeMetrics } from './observe/index.js';
+
+// Types that appear in the signatures above, exported so that users can name them.
+export type {
+  DeleteOptions,
+  HttpVerb,
+  JsonPatchOperation,
+  KubeList,
+  KubeRequest,
+  LabelSelectorObject,
+  LabelSelectorRequirement,
+  ListOptions,
+  ListResult,
+  ObjectRef,
+  PatchOptions,
+  PatchType,
+  RequestFn,
+  RequestOptions,
+  ResolvedDescriptor,
+  WriteOptions,
+} from './kube/index.js';
+export type { LeaseClient } from './leader/index.js';
+export type { CacheLabels, ControllerLabels } from './observe/index.js';
+export type { BoundCondition, WorkflowRunKind } from './workflow/index.js';

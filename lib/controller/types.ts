@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Observable, SchedulerLike } from 'rxjs';
-import type { ReconcileCause, ReconcileOutcome, ResourceEvent, ResourceID, RetryInfo } from '../core/index.js';
+import type { MaybePromise, ReconcileCause, ReconcileOutcome, ResourceEvent, ResourceID, RetryInfo } from '../core/index.js';
 import type {
   BackoffPolicy,
   FieldSelector,
@@ -22,8 +22,6 @@ import type { ShardingOptions, ShardStatus } from '../sharding/index.js';
 import type { DeleteControl, ErrorStatusUpdateControl, UpdateControl } from './controls.js';
 import type { SourceErrorOptions } from './contained-source.js';
 import type { TrackedClient } from './tracked-client.js';
-
-type MaybePromise<T> = T | Promise<T>;
 
 /**
  * What a user writes for one primary resource type. `reconcile` brings the world in line with

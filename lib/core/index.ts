@@ -5,6 +5,7 @@ export { resourceEvent, type EventAction, type ResourceEvent, type ResourceEvent
 export type {
   EventCause,
   MaxIntervalCause,
+  MaybePromise,
   RateLimitCause,
   ReconcileCause,
   ReconcileOutcome,

@@ -64,3 +64,6 @@ export interface ReconcileOutcome {
 export function underlyingCause(cause: ReconcileCause): Exclude<ReconcileCause, RateLimitCause> {
   return cause.type === 'rateLimit' ? cause.postponed : cause;
 }
+
+/** What a user callback may return: the value, or a promise of it. */
+export type MaybePromise<T> = T | Promise<T>;

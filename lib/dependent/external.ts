@@ -7,7 +7,7 @@
  */
 import type { KubernetesObject, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import type { ObservableInput, SchedulerLike } from 'rxjs';
-import { ConfigurationError, describeValue, requireFunction, resourceIdOf, type ResourceID } from '../core/index.js';
+import { ConfigurationError, describeValue, requireFunction, resourceIdOf, type MaybePromise, type ResourceID } from '../core/index.js';
 import { builtinResources } from '../kube/index.js';
 import { perResourcePolling, type PerResourcePollingSource } from '../sources/index.js';
 import {
@@ -22,8 +22,6 @@ import {
   type KubernetesTarget,
 } from './kubernetes.js';
 import type { DependentContext, DependentResource } from './types.js';
-
-type MaybePromise<T> = T | Promise<T>;
 
 export interface ExternalPollingOptions<R> {
   readonly intervalMs: number;

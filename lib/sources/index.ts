@@ -75,6 +75,7 @@ export {
   pollingSource,
   trigger,
   type PerResourcePollingOptions,
+  type PollingCommon,
   type PollingSourceOptions,
   type SourceError,
 } from './polling.js';

@@ -25,7 +25,7 @@ export interface SourceError {
   readonly id?: ResourceID | undefined;
 }
 
-interface PollingCommon<R> {
+export interface PollingCommon<R> {
   /** Event source name. */
   name: string;
   intervalMs: number;

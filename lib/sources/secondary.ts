@@ -89,7 +89,7 @@ export class SecondarySource<S extends KubernetesObject = KubernetesObject, P ex
   }
 
   /** The primaries a secondary maps to. */
-  primariesOf(secondary: S): ReturnType<typeof mapBoth> {
+  primariesOf(secondary: S): ResourceID[] {
     return mapBoth(this.toPrimaries, secondary);
   }
 

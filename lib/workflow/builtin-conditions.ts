@@ -12,7 +12,7 @@ import { type DependentContext, type DependentResource, isServerReadable, requir
 import { builtinResources, type KubeClient } from '../kube/index.js';
 import type { DetailedConditionResult } from './conditions.js';
 
-type ServerContext = DependentContext & { readonly client?: KubeClient };
+export type ServerContext = DependentContext & { readonly client?: KubeClient };
 
 export interface DeploymentReadiness {
   /** The Deployment exists (in the dependent's cache). */

@@ -1,5 +1,6 @@
 export {
   CONDITION_KINDS,
+  type BoundCondition,
   type Condition,
   type ConditionKind,
   type ConditionResult,
@@ -18,6 +19,7 @@ export {
   type WorkflowCleanupResult,
   type WorkflowReconcileResult,
   type WorkflowResult,
+  type WorkflowResultBase,
   type WorkflowRunKind,
 } from './result.js';
 export {
@@ -38,4 +40,5 @@ export {
   type CrdPresentOptions,
   type DeploymentReadiness,
   type ResourceDeletedDetail,
+  type ServerContext,
 } from './builtin-conditions.js';

@@ -41,7 +41,7 @@ export interface DependentResult {
 
 export type WorkflowRunKind = 'reconcile' | 'cleanup';
 
-interface WorkflowResultBase {
+export interface WorkflowResultBase {
   readonly kind: WorkflowRunKind;
   /** Every dependent of the workflow, in topological order. */
   readonly dependents: ReadonlyMap<string, DependentResult>;

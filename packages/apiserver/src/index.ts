@@ -29,7 +29,20 @@
  *                   kubeconfig.ts the kubeconfig it writes
  */
 export { isLoopback, startApiServer, type ApiServer, type ApiServerOptions, type ApiServerStats, type KubeconfigIdentity } from './server.js';
-export type { Fault, Faults, RequestDescription, RequestFaultSpec, RequestMatch, WatchMatch } from './http/faults.js';
+export type { Fault, FaultOutcome, Faults, RequestDescription, RequestFaultSpec, RequestMatch, WatchMatch } from './http/faults.js';
+export type { Verb } from './http/http.js';
+export type { Store } from './api/store.js';
+export type { WatchHub } from './api/watch.js';
 export type { RequestLog } from './http/request-log.js';
 export type { SimulateOptions, SimulationClock } from './controllers/simulators.js';
 export { kubeconfigYaml, type KubeconfigSpec } from './kubeconfig.js';
+
+// Types that appear in the signatures above, exported so that users can name them.
+export type { LogRecord } from './api/durable/records.js';
+export type { ApiError, StatusCause, StatusDetails } from './api/errors.js';
+export type { ObjectFilter } from './api/filter.js';
+export type { JsonObject, JsonValue } from './api/json.js';
+export type { PrinterColumn, ResourceType, ScaleInfo, Strategy, StrategyContext, VersionInfo } from './api/registry.js';
+export type { EventType as WatchEventType, ObjectRef, StoreEvent, StoreListener, StoreOptions } from './api/store.js';
+export type { NameRule } from './api/validation.js';
+export type { Watch, WatchHubOptions, WatchSink, WatchSpec, WatchStart } from './api/watch.js';

@@ -1,0 +1,28 @@
+import { expect } from 'chai';
+import { forgottenExportProblems } from '../../api/forgotten.js';
+
+// API Extractor writes a type that a public signature uses but the entry point does not export
+// into the report as a warning; api:check turns each one into a failure users would otherwise hit
+// as a type they cannot name.
+describe('API report check', () => {
+  const entry = { name: 'rxkube-operators', specifier: 'rxkube/operators', source: 'lib/operators.ts' };
+
+  it('names the symbol and the entry point of each forgotten export in a report', () => {
+    const report = [
+      '// Warning: (ae-forgotten-export) The symbol "BackoffPolicy" needs to be exported by the entry point operators.d.ts',
+      'export interface Options {',
+      '    // Warning: (ae-forgotten-export) The symbol "RateLimiter" needs to be exported by the entry point operators.d.ts',
+      '    readonly limiter: RateLimiter;',
+      '    // Warning: (ae-forgotten-export) The symbol "RateLimiter" needs to be exported by the entry point operators.d.ts',
+      '}',
+    ].join('\n');
+    const problems = forgottenExportProblems(entry, report);
+    expect(problems).to.have.length(2);
+    expect(problems[0]).to.include("'BackoffPolicy'").and.include("'rxkube/operators'").and.include('lib/operators.ts');
+    expect(problems[1]).to.include("'RateLimiter'").and.include("'rxkube/operators'");
+  });
+
+  it('finds nothing in a report whose public types are all exported', () => {
+    expect(forgottenExportProblems(entry, 'export interface Options {\n    readonly name: string;\n}\n')).to.deep.equal([]);
+  });
+});
