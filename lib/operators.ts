@@ -9,6 +9,9 @@
 import './node-check.js';
 export {
   controllerEvents,
+  Primaries,
+  primaries,
+  type PrimariesOptions,
   reconcilerRun,
   type ControllerEventsOptions,
   type ReconcilerRunOptions,
@@ -20,6 +23,7 @@ export {
   generationChanged,
   type SerializeOptions,
   type GenerationFilterOptions,
+  type PrimaryPresence,
   type ReconcileOptions,
   type RunContext,
   type RunFn,

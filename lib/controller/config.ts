@@ -13,7 +13,7 @@ import {
   type ResourceID,
 } from '../core/index.js';
 import { resolveDescriptor, type FieldSelector, type LabelSelector, type ResolvedDescriptor } from '../kube/index.js';
-import type { BoundedStoreOptions, SourceError } from '../sources/index.js';
+import type { BoundedStoreOptions, SecondarySpec, SourceError } from '../sources/index.js';
 import { resolveReconcileOptions, type ResolvedReconcileOptions } from '../processing/index.js';
 import type { Workflow } from '../workflow/index.js';
 import { resolveSourceErrorOptions, type ResolvedSourceErrorOptions } from './contained-source.js';
@@ -83,6 +83,14 @@ const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-
 /** The default finalizer of FZ1: `<plural>.<group>/finalizer` (`<plural>/finalizer` for the core group). */
 export function defaultFinalizerName(descriptor: ResolvedDescriptor): string {
   return descriptor.group === '' ? `${descriptor.plural}/finalizer` : `${descriptor.plural}.${descriptor.group}/finalizer`;
+}
+
+/** A finalizer's name is a qualified name with a prefix: `example.com/finalizer`. */
+export function requireFinalizerName(option: string, value: unknown): string {
+  if (typeof value !== 'string' || !QUALIFIED_NAME.test(value) || !value.includes('/')) {
+    throw new ConfigurationError(option, `must be a qualified name like 'example.com/finalizer', got ${describeValue(value)}`);
+  }
+  return value;
 }
 
 /**
@@ -196,10 +204,7 @@ export function resolveRunConfig<P extends KubernetesObject>(reconciler: Reconci
   const descriptor = resolveDescriptor(config.resource);
   const name = config.name ?? (descriptor.group === '' ? descriptor.plural : `${descriptor.plural}.${descriptor.group}`);
   if (typeof name !== 'string' || name.length === 0) throw new ConfigurationError('name', 'must be a non-empty string');
-  const finalizerName = config.finalizerName ?? defaultFinalizerName(descriptor);
-  if (typeof finalizerName !== 'string' || !QUALIFIED_NAME.test(finalizerName) || !finalizerName.includes('/')) {
-    throw new ConfigurationError('finalizerName', `must be a qualified name like 'example.com/finalizer', got ${describeValue(finalizerName)}`);
-  }
+  const finalizerName = requireFinalizerName('finalizerName', config.finalizerName ?? defaultFinalizerName(descriptor));
   const patchStrategy = config.patchStrategy ?? 'apply';
   if (patchStrategy !== 'apply' && patchStrategy !== 'merge') {
     throw new ConfigurationError('patchStrategy', `must be 'apply' or 'merge', got ${describeValue(patchStrategy)}`);
@@ -257,11 +262,10 @@ function resolveSource(source: EventSourceLike, i: number): ResolvedSource {
   throw new ConfigurationError(`sources[${i}]`, `must be an Observable of ResourceEvents or have an events$ Observable, got ${describeValue(source)}`);
 }
 
-/** Validates a secondary source; a dependent's `eventSource` arrives untyped, so `s` is checked at run time. */
-export function resolveSecondary<P extends KubernetesObject>(source: SecondaryConfig<KubernetesObject, P> | unknown, at: number | string): ResolvedSecondary<P> {
+/** Validates a secondary source (a JavaScript caller's may be anything, so it is checked at run time too). */
+export function resolveSecondary<P extends KubernetesObject>(s: SecondarySpec<KubernetesObject, P>, at: number | string): ResolvedSecondary<P> {
   const option = typeof at === 'number' ? `secondaries[${at}]` : at;
-  if (source === null || typeof source !== 'object') throw new ConfigurationError(option, 'must be an object with at least { resource }');
-  const s = source as SecondaryConfig<KubernetesObject, P>;
+  if (s === null || typeof s !== 'object') throw new ConfigurationError(option, 'must be an object with at least { resource }');
   const descriptor = withOptionPrefix(() => resolveDescriptor(s.resource), option);
   if (s.toPrimaries !== undefined) requireFunction(`${option}.toPrimaries`, s.toPrimaries);
   if (s.toSecondaries !== undefined) requireFunction(`${option}.toSecondaries`, s.toSecondaries);

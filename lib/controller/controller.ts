@@ -5,11 +5,12 @@ import { classifyError, errorMessage, type KubeClient } from '../kube/index.js';
 import { controllerLabels, errorLogLevel, EventRecorder, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { reconcileEach, type RunFn, type RunResult } from '../processing/index.js';
 import type { Shard } from '../sharding/index.js';
-import { InformerPool, ReadYourWritesCache, type InformerLike } from '../sources/index.js';
+import { InformerPool, type InformerLike } from '../sources/index.js';
 import { resolveNamespaces, type ResolvedControllerConfig } from './config.js';
 import { containedSource } from './contained-source.js';
 import { leaseGatedClient, type LeaseCheck } from './lease-gate.js';
 import { controllerEvents } from './pipeline.js';
+import { Primaries } from './primaries.js';
 import { gainedResources, memberLost, reportedToShard, runnableOnly } from './sharded.js';
 import { runOf } from './run.js';
 import { controllerInformers, ControllerSources, logInformerFailures, watching } from './sources.js';
@@ -55,15 +56,16 @@ function measured(
 }
 
 /**
- * One reconciler assembled with its sources: `controllerEvents` (the primary informer behind a
- * read-your-writes cache, secondary and custom sources, the generation filter) piped into
- * `reconcileEach(reconcilerRun(...))`. The Controller adds lifecycle (start, stop, namespaces,
+ * One reconciler assembled with its sources: its `Primaries` (the primary informer, the
+ * read-your-writes cache, the finalizer rule) and `controllerEvents` (those primaries' events
+ * merged with the secondary and custom sources) piped into `reconcileEach(reconcilerRun(...))`,
+ * all three taking the same primaries. The Controller adds lifecycle (start, stop, namespaces,
  * health), logs and metrics; every decision is made by those operators and the run.
  */
 export class Controller<P extends KubernetesObject = KubernetesObject> {
   readonly name: string;
   private readonly primaryInformer: InformerLike<P>;
-  private readonly primaries: ReadYourWritesCache<P>;
+  private readonly primaries: Primaries<P>;
   private readonly sources: ControllerSources<P>;
   private readonly outcomes = new Subject<ReconcileOutcome>();
   private readonly started$ = new BehaviorSubject(false);
@@ -102,7 +104,11 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       fieldSelector: config.fieldSelector,
       bounded: config.informer.bounded,
     });
-    this.primaries = new ReadYourWritesCache(this.primaryInformer);
+    this.primaries = new Primaries(this.primaryInformer, {
+      name: config.name,
+      finalizerName: config.usesFinalizer ? config.finalizerName : undefined,
+      generationAware: config.generationAware,
+    });
     logInformerFailures(this.logger, this.primaryInformer);
     const labels = controllerLabels(config.name, config.descriptor);
     for (const source of config.sources) {
@@ -233,12 +239,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   private pipeline(): Observable<ReconcileOutcome> {
     const { config, env } = this;
     const labels = controllerLabels(config.name, config.descriptor);
-    const events$ = controllerEvents(this.primaries, {
-      name: config.name,
-      sources: [this.sources.events$, ...config.sources.map((s) => this.contained(s))],
-      generationAware: config.generationAware,
-      finalizerName: config.usesFinalizer ? config.finalizerName : undefined,
-    }).pipe(
+    const events$ = controllerEvents(this.primaries, { sources: [this.sources.events$, ...config.sources.map((s) => this.contained(s))] }).pipe(
       takeUntil(this.stopping$),
       // ES5: a per-resource source stops following a primary once it is deleted, as JOSDK's polling sources do.
       tap((event) => {
@@ -278,9 +279,9 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       reconcileEach<unknown>(shard ? reportedToShard(shard, measuredRun) : measuredRun, {
         ...config.scheduling,
         retry: config.scheduling.retry ?? false,
-        // ES7: a bounded cache may have evicted a primary the informer still knows; the run fetches it.
+        primaries: this.primaries,
         // SH3: a due run (retry, reschedule) of a resource this member may no longer run is skipped.
-        exists: (id) => (this.primaryInformer.store.has(id) || this.primaries.get(id) !== undefined) && (shard?.runnable(id) ?? true),
+        exists: shard ? (id) => shard.runnable(id) : undefined,
         active$: combineLatest([this.started$, leading$]).pipe(map(([started, leading]) => started && leading)),
         // OB4: judged on the clock as each run starts; a leader past its renew deadline steps down here (active$ turns false).
         mayStart: shard ? undefined : env.holdsLeadership,

@@ -9,6 +9,7 @@ export {
 } from './config.js';
 export { Controller, DEFAULT_STOP_TIMEOUT_MS, type ControllerEnvironment } from './controller.js';
 export { controllerEvents, type ControllerEventsOptions } from './pipeline.js';
+export { Primaries, primaries, type PrimariesOptions } from './primaries.js';
 export { reconcilerRun, type ReconcilerRunOptions, type SecondaryLookup } from './run.js';
 export { Operator, type OperatorOptions } from './operator.js';
 export { createMergePatch } from './merge-patch.js';

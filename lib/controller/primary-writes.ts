@@ -1,9 +1,9 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { isMarkedForDeletion } from '../core/index.js';
 import { isDeepStrictEqual } from 'node:util';
 import { classifyError, refOf, type JsonPatchOperation, type ResourceClient } from '../kube/index.js';
-import { newerOf, type ReadYourWritesCache, type WriteIntent } from '../sources/index.js';
 import { createMergePatch } from './merge-patch.js';
+import type { Primaries } from './primaries.js';
+import { trackWrite, type WriteBody } from './tracked-client.js';
 
 /**
  * How the controller writes its primary; one per controller. Every write is bound to the uid of
@@ -24,12 +24,10 @@ export interface PrimaryWriter<P extends KubernetesObject> {
 
 export interface PrimaryWriterOptions<P extends KubernetesObject> {
   readonly client: ResourceClient<P>;
-  /** Every answer goes here, so the next run reads it (UP3) and its event triggers nothing (ES4). */
-  readonly cache: ReadYourWritesCache<P>;
+  /** Every answer is recorded in their cache, so the next run reads it (UP3) and its event triggers nothing (ES4); their finalizer is the one written. */
+  readonly primaries: Primaries<P>;
   readonly fieldManager: string;
   readonly strategy: 'apply' | 'merge';
-  readonly finalizerName: string;
-  readonly usesFinalizer: boolean;
   readonly observedGeneration: boolean;
 }
 
@@ -39,24 +37,10 @@ const FINALIZER_REMOVAL_ATTEMPTS = 10;
 const SERVER_METADATA = ['resourceVersion', 'uid', 'creationTimestamp', 'generation', 'managedFields', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink'] as const;
 
 export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriterOptions<P>): PrimaryWriter<P> {
-  const { client, cache, fieldManager, finalizerName } = options;
-  /**
-   * ES4: a write with `original`'s resourceVersion as precondition lands on it or fails (409);
-   * any other may land on someone else's change, and its answer is ours only if it keeps the
-   * generation and the deletion mark of the newest version we know — and, for a status write,
-   * its finalizers (else the cache passes the answer on as that change).
-   */
-  const write = (original: P, fn: () => Promise<P>, kind: 'conditional' | 'resource' | 'finalizer' | 'status'): Promise<P> => {
-    const ref = refOf(original);
-    const base = newerOf(original, cache.get(ref));
-    const intents: Record<typeof kind, WriteIntent<P>> = {
-      conditional: {},
-      resource: { base, generation: 'keepOrBump' },
-      finalizer: { base, generation: 'keep' },
-      status: { base, generation: 'keep', keepsFinalizers: true },
-    };
-    return cache.trackWrite(ref, fn, intents[kind]);
-  };
+  const { client, primaries, fieldManager } = options;
+  const finalizerName = primaries.finalizerName ?? '';
+  // ES4, UP3: the one tracked-write path, judged against the newest version we know (`original` or newer).
+  const write = (original: P, body: WriteBody, fn: () => Promise<P>): Promise<P> => trackWrite(primaries.cache, refOf(original), body, fn, original);
 
   return {
     async isLive(primary, signal) {
@@ -69,7 +53,7 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
       // resourceVersion makes this an optimistic write: a concurrent finalizer change is a 409, not lost
       // (and a successor re-created under the name never has it: the write is bound to this object).
       const patch = { metadata: { finalizers, resourceVersion: primary.metadata?.resourceVersion } };
-      return write(primary, () => client.mergePatch(refOf(primary), patch, { fieldManager, signal }), 'conditional');
+      return write(primary, { kind: 'object', body: patch }, () => client.mergePatch(refOf(primary), patch, { fieldManager, signal }));
     },
 
     async removeFinalizer(primary, signal) {
@@ -80,8 +64,8 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
         const path = `/metadata/finalizers/${index}`;
         try {
           const ref = refOf(current);
-          const ops = [...uidTest(primary), { op: 'test', path, value: finalizerName }, { op: 'remove', path }] as const;
-          return await write(current, () => client.jsonPatch(ref, [...ops], { fieldManager, signal }), 'finalizer');
+          const ops: JsonPatchOperation[] = [...uidTest(primary), { op: 'test', path, value: finalizerName }, { op: 'remove', path }];
+          return await write(current, { kind: 'jsonPatch', ops }, () => client.jsonPatch(ref, ops, { fieldManager, signal }));
         } catch (err) {
           const kind = classifyError(err);
           if (kind === 'notFound') return undefined;
@@ -95,18 +79,18 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
 
     async patchResource(original, updated, signal) {
       const intent = withoutStatus(withoutServerMetadata(updated));
-      if (options.usesFinalizer) ensureFinalizer(intent, finalizerName);
+      if (primaries.finalizerName !== undefined) ensureFinalizer(intent, primaries.finalizerName);
       // With resourceVersion the write lands on `original` only; the uid says so where there is none (and an API server checks it as immutable).
       bindToUid(intent, original);
       // Optimistic, as JOSDK's resource updates: computed from `original`, it must land on it (ES4).
       const resourceVersion = original.metadata?.resourceVersion;
       if (options.strategy === 'apply') {
         const applied = { ...intent, metadata: { ...intent.metadata, resourceVersion } } as P;
-        return write(original, () => client.apply(applied, { fieldManager, force: true, signal }), resourceVersion === undefined ? 'resource' : 'conditional');
+        return write(original, { kind: 'object', body: applied }, () => client.apply(applied, { fieldManager, force: true, signal }));
       }
       const patch = createMergePatch(withoutStatus(withoutServerMetadata(original)), intent) as { metadata?: object };
       const conditional = { ...patch, metadata: { ...patch.metadata, resourceVersion } };
-      return write(original, () => client.mergePatch(refOf(original), conditional, { fieldManager, signal }), resourceVersion === undefined ? 'resource' : 'conditional');
+      return write(original, { kind: 'object', body: conditional }, () => client.mergePatch(refOf(original), conditional, { fieldManager, signal }));
     },
 
     async patchStatus(original, updated, signal) {
@@ -114,11 +98,11 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
       if (options.strategy === 'apply') {
         // The uid goes with the intent: an API server that keeps metadata in a status write (built-in kinds) refuses it on a successor.
         const intent = { apiVersion: original.apiVersion, kind: original.kind, metadata: { name: original.metadata?.name, namespace: original.metadata?.namespace, uid: original.metadata?.uid }, status } as unknown as P;
-        return write(original, () => client.applyStatus(intent, { fieldManager, force: true, signal }), 'status');
+        return write(original, { kind: 'status', body: intent }, () => client.applyStatus(intent, { fieldManager, force: true, signal }));
       }
       // A JSON patch, so that a `test` of the uid binds it to `original` on every kind; it changes what a merge patch would.
       const ops = [...uidTest(original), ...statusChanges((original as { status?: unknown }).status, status)];
-      return write(original, () => client.jsonPatchStatus(refOf(original), ops, { fieldManager, signal }), 'status');
+      return write(original, { kind: 'status', ops }, () => client.jsonPatchStatus(refOf(original), ops, { fieldManager, signal }));
     },
   };
 }
@@ -152,18 +136,6 @@ function pointerToken(key: string): string {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-export function hasFinalizer(primary: KubernetesObject, finalizerName: string): boolean {
-  return primary.metadata?.finalizers?.includes(finalizerName) ?? false;
-}
-
-/**
- * FZ1, FZ2: the controller uses a finalizer and this primary, not marked for deletion, lacks it.
- * The run adds it; the generation filter lets such an update through (EP6).
- */
-export function needsFinalizer(primary: KubernetesObject, config: { readonly usesFinalizer: boolean; readonly finalizerName: string }): boolean {
-  return config.usesFinalizer && !isMarkedForDeletion(primary) && !hasFinalizer(primary, config.finalizerName);
 }
 
 function statusOf(updated: KubernetesObject, original: KubernetesObject, observedGeneration: boolean): unknown {

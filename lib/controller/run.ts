@@ -1,13 +1,14 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ConfigurationError, isMarkedForDeletion, NoRetryError, requireKnownKeys, resourceIdOf, resourceKey, type ResourceID } from '../core/index.js';
+import { ConfigurationError, describeValue, isMarkedForDeletion, NoRetryError, requireKnownKeys, resourceIdOf, resourceKey, type ResourceID } from '../core/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { createLogger, errorLogLevel, loggerFor, type Logger, type ResourceEvents } from '../observe/index.js';
 import type { RunContext, RunFn, RunResult } from '../processing/index.js';
-import type { ReadYourWritesCache, SecondarySource } from '../sources/index.js';
+import type { SecondarySource } from '../sources/index.js';
 import { ManagedWorkflowInvocation, type EventSourceRegistry } from '../workflow/index.js';
-import { resolveRunConfig, type ResolvedRunConfig, type RunConfig } from './config.js';
+import { defaultFinalizerName, resolveRunConfig, type ResolvedRunConfig, type RunConfig } from './config.js';
 import { DeleteControl, ErrorStatusUpdateControl, UpdateControl } from './controls.js';
-import { hasFinalizer, needsFinalizer, primaryWriter, type PrimaryWriter } from './primary-writes.js';
+import { primaryWriter, type PrimaryWriter } from './primary-writes.js';
+import { Primaries } from './primaries.js';
 import { requireLease, type LeaseCheck } from './lease-gate.js';
 import { trackedClient, type TrackedClient } from './tracked-client.js';
 import type { Context, ControllerConfig, Reconciler } from './types.js';
@@ -23,13 +24,14 @@ export interface SecondaryLookup<P extends KubernetesObject = KubernetesObject> 
  * writes through (a registered controller passes its own).
  */
 export interface ReconcilerRunOptions<P extends KubernetesObject = KubernetesObject>
-  extends Pick<ControllerConfig<P>, 'resource' | 'name' | 'finalizerName' | 'patchStrategy' | 'fieldManager' | 'observedGeneration' | 'workflow'> {
+  extends Pick<ControllerConfig<P>, 'resource' | 'name' | 'patchStrategy' | 'fieldManager' | 'observedGeneration' | 'workflow'> {
   readonly client: KubeClient;
   /**
-   * The primaries' informer behind a read-your-writes cache (`readYourWrites(informer)`): a run
-   * reads the latest primary here (EP3) and records the framework's writes (UP3, ES4).
+   * The controller's primaries (`primaries(informer, { finalizerName })`): a run reads the latest
+   * primary there (EP3), records the framework's writes there (UP3, ES4) and keeps their
+   * finalizer (FZ1) — the same object `controllerEvents` and `reconcileEach` take.
    */
-  readonly primaries: ReadYourWritesCache<P>;
+  readonly primaries: Primaries<P>;
   /** Secondary sources by name, or a list of them (their names must differ). Default none. */
   readonly secondaries?: SecondaryLookup<P> | readonly SecondarySource<KubernetesObject, P>[];
   /** Where activation conditions register their dependents' event sources (WF5). Default: registering fails. */
@@ -48,7 +50,6 @@ export interface ReconcilerRunOptions<P extends KubernetesObject = KubernetesObj
 const RUN_OPTIONS = {
   resource: true,
   name: true,
-  finalizerName: true,
   patchStrategy: true,
   fieldManager: true,
   observedGeneration: true,
@@ -73,11 +74,28 @@ type RunDependencies<P extends KubernetesObject> = Omit<ReconcilerRunOptions<P>,
  */
 export function reconcilerRun<P extends KubernetesObject>(reconciler: Reconciler<P>, options: ReconcilerRunOptions<P>): RunFn {
   requireKnownKeys('', options, RUN_OPTIONS);
-  const config = resolveRunConfig(reconciler, options);
+  if (options.primaries !== undefined && !(options.primaries instanceof Primaries)) {
+    throw new ConfigurationError('primaries', `must be the controller's primaries (primaries(informer, { finalizerName })), got ${describeValue(options.primaries)}`);
+  }
+  const config = resolveRunConfig(reconciler, { ...options, finalizerName: options.primaries?.finalizerName });
   if (options.client === undefined || options.primaries === undefined) {
     throw new ConfigurationError(options.client === undefined ? 'client' : 'primaries', 'is required');
   }
+  requireSameFinalizer(config, options.primaries);
   return runOf(reconciler, config, options);
+}
+
+/** FZ1: the primaries keep a finalizer exactly when the reconciler needs one, so the event side and the run agree on it. */
+function requireSameFinalizer<P extends KubernetesObject>(config: ResolvedRunConfig<P>, primaries: Primaries<P>): void {
+  if (config.usesFinalizer && primaries.finalizerName === undefined) {
+    throw new ConfigurationError(
+      'primaries',
+      `the reconciler has cleanup or a dependent its workflow deletes, so it keeps a finalizer: give its primaries one (finalizerName: '${defaultFinalizerName(config.descriptor)}' is the usual name)`,
+    );
+  }
+  if (!config.usesFinalizer && primaries.finalizerName !== undefined) {
+    throw new ConfigurationError('primaries.finalizerName', 'the reconciler has no cleanup and its workflow deletes no dependent, so it keeps no finalizer; leave finalizerName out');
+  }
 }
 
 /** `reconcilerRun` with a configuration resolved already (the Controller's). */
@@ -99,11 +117,9 @@ export function runOf<P extends KubernetesObject>(
     holdsLease: deps.holdsLease ?? (() => true),
     writer: primaryWriter<P>({
       client: deps.client.resource<P>(config.descriptor),
-      cache: deps.primaries,
+      primaries: deps.primaries,
       fieldManager: config.fieldManager,
       strategy: config.patchStrategy,
-      finalizerName: config.finalizerName,
-      usesFinalizer: config.usesFinalizer,
       observedGeneration: config.observedGeneration,
     }),
   };
@@ -113,10 +129,10 @@ export function runOf<P extends KubernetesObject>(
     if (!primary) return undefined;
     const ctx = createContext(run, primary, runContext);
     if (isMarkedForDeletion(primary)) {
-      if (!config.usesFinalizer || !hasFinalizer(primary, config.finalizerName)) return undefined; // FZ4
+      if (!run.primaries.hasFinalizer(primary)) return undefined; // FZ4
       return cleanup(run, primary, ctx);
     }
-    if (needsFinalizer(primary, config)) {
+    if (run.primaries.needsFinalizer(primary)) {
       // FZ2: the finalizer goes on in a call of its own; the run right after it reconciles.
       await run.writer.addFinalizer(primary, ctx.signal);
       ctx.logger.debug({ finalizer: config.finalizerName }, 'finalizer added');
@@ -134,7 +150,7 @@ export function runOf<P extends KubernetesObject>(
 interface Run<P extends KubernetesObject> {
   readonly reconciler: Reconciler<P>;
   readonly config: ResolvedRunConfig<P>;
-  readonly primaries: ReadYourWritesCache<P>;
+  readonly primaries: Primaries<P>;
   readonly client: KubeClient;
   readonly secondaries: SecondaryLookup<P>;
   readonly secondaryClients: WeakMap<SecondarySource<KubernetesObject, P>, TrackedClient<KubernetesObject>>;

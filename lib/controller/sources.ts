@@ -2,7 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { defer, merge, mergeMap, type Observable, Subject } from 'rxjs';
 import type { ResourceEvent } from '../core/index.js';
 import { errorLogLevel, resourceBindings, type Logger } from '../observe/index.js';
-import { SecondarySource, type InformerLike, type InformerPool, type Namespaces, type ObjectTransform, type SharedInformerOptions } from '../sources/index.js';
+import { SecondarySource, type InformerLike, type InformerPool, type Namespaces, type ObjectTransform, type SecondarySpec, type SharedInformerOptions } from '../sources/index.js';
 import type { EventSourceRegistry } from '../workflow/index.js';
 import { resolveSecondary, type ResolvedControllerConfig, type ResolvedSecondary } from './config.js';
 import type { SecondaryLookup } from './run.js';
@@ -62,7 +62,7 @@ export class ControllerSources<P extends KubernetesObject> implements SecondaryL
   }
 
   /** WF5: the first dependent to register a source starts it; later ones wait for the same sync. */
-  async register(dependent: string, eventSource: unknown): Promise<void> {
+  async register(dependent: string, eventSource: SecondarySpec): Promise<void> {
     const resolved = resolveSecondary<P>(eventSource, `workflow.${dependent}.eventSource`);
     const registered = this.registered.get(resolved.name);
     if (registered) {
@@ -80,7 +80,7 @@ export class ControllerSources<P extends KubernetesObject> implements SecondaryL
   }
 
   /** WF5: the last dependent to unregister a source stops it. */
-  unregister(dependent: string, eventSource: unknown): void {
+  unregister(dependent: string, eventSource: SecondarySpec): void {
     const name = resolveSecondary<P>(eventSource, `workflow.${dependent}.eventSource`).name;
     const users = this.registered.get(name)?.users;
     if (!users?.delete(dependent) || users.size > 0) return;

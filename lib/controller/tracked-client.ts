@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { kubernetesMatches } from '../dependent/index.js';
 import { refOf, type ApplyOptions, type JsonPatchOperation, type ObjectRef, type ResourceClient } from '../kube/index.js';
-import type { ReadYourWritesCache, WriteIntent } from '../sources/index.js';
+import { newerOf, type ReadYourWritesCache, type WriteIntent } from '../sources/index.js';
 
 /** A resource client whose writes default to the controller's field manager (apply needs no options). */
 export interface TrackedClient<T extends KubernetesObject> extends Omit<ResourceClient<T>, 'apply' | 'applyStatus'> {
@@ -21,8 +21,7 @@ export function trackedClient<T extends KubernetesObject>(
   cache: ReadYourWritesCache<T>,
   fieldManager: string,
 ): TrackedClient<T> {
-  const track = <R extends T | undefined>(ref: ObjectRef, body: WriteBody, write: () => Promise<R>): Promise<R> =>
-    cache.trackWrite(ref, write, intentOf(cache.get(ref), body));
+  const track = <R extends T | undefined>(ref: ObjectRef, body: WriteBody, write: () => Promise<R>): Promise<R> => trackWrite(cache, ref, body, write);
   return {
     ...client,
     create: (obj, options) => track(refOf(obj), { kind: 'create' }, () => client.create(obj, { fieldManager, ...options })),
@@ -44,8 +43,24 @@ export function trackedClient<T extends KubernetesObject>(
   };
 }
 
+/**
+ * The one path every tracked write takes, the framework's primary writes (`primaryWriter`) and the
+ * clients it hands out (`trackedClient`) alike: the write runs inside `cache.trackWrite`, its
+ * answer judged (`intentOf`) against the newest version known when it began — the cache's, or
+ * `known` (what the write was computed from) when that is newer or the cache has none (ES7).
+ */
+export function trackWrite<T extends KubernetesObject, R extends T | undefined>(
+  cache: ReadYourWritesCache<T>,
+  ref: ObjectRef,
+  body: WriteBody,
+  write: () => Promise<R>,
+  known?: T,
+): Promise<R> {
+  return cache.trackWrite(ref, write, intentOf(newerOf(known, cache.get(ref)), body));
+}
+
 /** What a write sends, as far as its own-write judgement needs it. */
-type WriteBody =
+export type WriteBody =
   | { readonly kind: 'create' | 'delete' | 'unknown' }
   /** An applied object, a replacement or a merge patch of the object (not its status). */
   | { readonly kind: 'object'; readonly body: unknown; readonly replaces?: boolean }

@@ -10,13 +10,7 @@ import type {
 } from '../kube/index.js';
 import type { Logger, ResourceEvents } from '../observe/index.js';
 import type { RateLimiter, Retry } from '../processing/index.js';
-import type {
-  BoundedStoreOptions,
-  Indexer,
-  ObjectTransform,
-  PrimaryToSecondaryMapper,
-  SecondaryToPrimaryMapper,
-} from '../sources/index.js';
+import type { BoundedStoreOptions, ObjectTransform, SecondarySpec } from '../sources/index.js';
 import type { EventSourceRegistry, ManagedWorkflowInvocation, Workflow, WorkflowBuilder } from '../workflow/index.js';
 import type { ShardingOptions, ShardStatus } from '../sharding/index.js';
 import type { DeleteControl, ErrorStatusUpdateControl, UpdateControl } from './controls.js';
@@ -78,24 +72,8 @@ export interface Context<P extends KubernetesObject = KubernetesObject> {
   readonly events: ResourceEvents;
 }
 
-/**
- * A secondary resource type whose changes trigger the primaries they map to (ES3). A dependent
- * resource declares its own as its `eventSource`; sources with the same name are one source.
- */
-export interface SecondaryConfig<S extends KubernetesObject = KubernetesObject, P extends KubernetesObject = KubernetesObject> {
-  /** The source name for `ctx.getSecondaryResource(name)` (default: the resource's plural). */
-  readonly name?: string;
-  readonly resource: ResourceDescriptor;
-  /** Default: the primary's namespaces, following `changeNamespaces` (ES6). */
-  readonly namespaces?: 'all' | readonly string[];
-  readonly labelSelector?: LabelSelector | undefined;
-  readonly fieldSelector?: FieldSelector | undefined;
-  /** Default: owner references to the primary kind. */
-  readonly toPrimaries?: SecondaryToPrimaryMapper<S>;
-  /** Many-to-one or many-to-many: the secondaries a primary uses. */
-  readonly toSecondaries?: PrimaryToSecondaryMapper<P>;
-  readonly indexers?: Readonly<Record<string, Indexer<S>>>;
-}
+/** A controller's secondary source: the one spec `sources/` defines (`SecondarySpec`), by the name `ControllerConfig.secondaries` uses. */
+export type SecondaryConfig<S extends KubernetesObject = KubernetesObject, P extends KubernetesObject = KubernetesObject> = SecondarySpec<S, P>;
 
 /** What `ControllerConfig.sources` takes. */
 export type EventSourceLike =

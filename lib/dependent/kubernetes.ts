@@ -27,6 +27,7 @@ import {
   Mappers,
   primaryAnnotations,
   type PrimaryToSecondaryMapper,
+  type SecondarySpec,
   type SecondaryToPrimaryMapper,
 } from '../sources/index.js';
 import { kubernetesMatches } from './matchers.js';
@@ -56,17 +57,9 @@ export interface KubernetesDependentContext {
   secondaryClient<S extends KubernetesObject = KubernetesObject>(source: string): SecondaryWriter<S>;
 }
 
-/**
- * A dependent's secondary event source: the controller's `SecondaryConfig` shape. Sources with
- * the same name are one source (the first registered one's settings are used).
- */
-export interface KubernetesEventSource {
+/** A dependent's secondary event source: the one `SecondarySpec`, always named (its `sourceName`). */
+export interface KubernetesEventSource extends SecondarySpec {
   readonly name: string;
-  readonly resource: ResourceDescriptor;
-  readonly namespaces?: 'all' | readonly string[];
-  readonly labelSelector?: LabelSelector;
-  readonly toPrimaries?: SecondaryToPrimaryMapper<KubernetesObject>;
-  readonly toSecondaries?: PrimaryToSecondaryMapper<KubernetesObject>;
 }
 
 /** A user-supplied matcher: whether the actual object already is as desired. */

@@ -75,7 +75,7 @@ function requireTraitsFor(dr: TraitPresence & { readonly name?: string }): void 
  * Errors of any trait reject the returned promise unchanged.
  */
 export async function reconcileDependent<R, P, C extends DependentContext>(
-  dr: DependentResource<R, P, C>,
+  dr: DependentResource<R, P, C, unknown>,
   primary: P,
   ctx: C,
 ): Promise<DependentReconcileResult<R>> {
@@ -107,7 +107,7 @@ export async function reconcileDependent<R, P, C extends DependentContext>(
  * garbage-collected dependent should be deleted is the caller's decision (see `isDeletable`).
  */
 export async function deleteDependent<R, P, C extends DependentContext>(
-  dr: DependentResource<R, P, C>,
+  dr: DependentResource<R, P, C, unknown>,
   primary: P,
   ctx: C,
 ): Promise<DeleteResult> {

@@ -5,8 +5,10 @@
  *
  * Nothing here knows about Kubernetes: `R` is the secondary resource, `P` the primary, `C` the
  * context the controller passes in (anything satisfying `DependentContext`), `E` the event source
- * type the controller registers for the dependent (opaque at this layer).
+ * type the controller registers for the dependent (by default the one secondary spec `sources/`
+ * defines; a workflow outside a controller may carry any).
  */
+import type { SecondarySpec } from '../sources/index.js';
 
 /**
  * The minimal context a dependent and a workflow need. The controller's `Context` satisfies it; a
@@ -21,7 +23,7 @@ export type DependentContext = object & { readonly signal?: AbortSignal };
  * method parameters are bivariant, so a `DependentResource<ConfigMap, P, C>` can be stored in a
  * workflow next to a `DependentResource<Deployment, P, C>`.
  */
-export interface DependentResource<R, P, C extends DependentContext = DependentContext, E = unknown> {
+export interface DependentResource<R, P, C extends DependentContext = DependentContext, E = SecondarySpec> {
   /** Unique within a workflow; also what logs, results and errors call the dependent. */
   readonly name?: string;
 

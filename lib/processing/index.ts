@@ -9,6 +9,7 @@ export {
   MIN_RATE_LIMIT_DELAY,
   resolveReconcileOptions,
   type ReconcileOptions,
+  type PrimaryPresence,
   type ResolvedReconcileOptions,
   type RunContext,
   type RunFn,

@@ -35,6 +35,11 @@ export type RunOutput = RunResult | void | PromiseLike<RunResult | void> | Obser
  */
 export type RunFn = (id: ResourceID, ctx: RunContext) => RunOutput;
 
+/** What `reconcileEach` asks of a controller's primaries: whether a resource still has one. */
+export interface PrimaryPresence {
+  has(id: ResourceID): boolean;
+}
+
 /** Load figures for metrics gauges; reported only when one of them changes. */
 export interface SchedulingLoad {
   /** Runs in flight. */
@@ -58,7 +63,12 @@ export interface ReconcileOptions {
   readonly rateLimiter?: RateLimiter;
   /** ms after which a resource runs again without an event (EP10); <= 0 disables. Default 10 h. */
   readonly maxReconciliationInterval?: number;
-  /** Whether the primary is still in the cache; a due run for a missing primary is skipped (EP3). Default: always. */
+  /**
+   * The controller's primaries (anything with `has(id)`): a due run whose primary is not there
+   * any more is skipped (EP3). Default: every resource has one.
+   */
+  readonly primaries?: PrimaryPresence;
+  /** Whether a due run may still start for this resource (with `primaries`, both must agree); a false one is skipped. Default: always. */
   readonly exists?: (id: ResourceID) => boolean;
   /** While false (and until the first value), runs are held back; events are kept (EP12, leader election). Default: always active. */
   readonly active$?: Observable<boolean>;
@@ -81,6 +91,7 @@ const RECONCILE_OPTIONS = {
   retry: true,
   rateLimiter: true,
   maxReconciliationInterval: true,
+  primaries: true,
   exists: true,
   active$: true,
   abortRuns$: true,
@@ -132,7 +143,7 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
       `must be a finite number of milliseconds (<= 0 disables), got ${describeValue(interval)}`,
     );
   }
-  const exists = options.exists === undefined ? undefined : requireFunction('exists', options.exists);
+  const exists = existsOf(options.primaries, options.exists === undefined ? undefined : requireFunction('exists', options.exists));
   if (options.active$ !== undefined && !isObservable(options.active$)) {
     throw new ConfigurationError('active$', `must be an Observable<boolean>, got ${describeValue(options.active$)}`);
   }
@@ -153,4 +164,13 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
     mayStart,
     probe,
   };
+}
+
+/** `primaries.has` and `exists` as one check (either may be absent). */
+function existsOf(primaries: PrimaryPresence | undefined, exists: ((id: ResourceID) => boolean) | undefined): ((id: ResourceID) => boolean) | undefined {
+  if (primaries === undefined) return exists;
+  if (primaries === null || typeof primaries !== 'object' || typeof primaries.has !== 'function') {
+    throw new ConfigurationError('primaries', `must have a has(id) method (the controller's primaries), got ${describeValue(primaries)}`);
+  }
+  return exists === undefined ? (id) => primaries.has(id) : (id) => primaries.has(id) && exists(id);
 }

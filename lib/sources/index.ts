@@ -67,6 +67,7 @@ export {
   type SecondaryToPrimaryMapper,
 } from './mappers.js';
 export { toPrimaryTriggers, toResourceEvents, triggersOf } from './resource-events.js';
+export type { SecondarySpec } from './secondary-spec.js';
 export { SecondarySource, secondarySource, type MapperError, type SecondarySourceOptions } from './secondary.js';
 export {
   PerResourcePollingSource,

@@ -31,7 +31,7 @@ function numberAt(obj: unknown, ...path: string[]): number | undefined {
 }
 
 async function secondaryOf<R, P, C extends DependentContext>(
-  dependent: DependentResource<R, P, C>,
+  dependent: DependentResource<R, P, C, unknown>,
   primary: P,
   ctx: C,
   condition: string,
@@ -59,7 +59,7 @@ export function deploymentReadiness(deployment: unknown): DetailedConditionResul
 
 /** Ready postcondition: the dependent's Deployment rolled out its current generation. */
 export async function deploymentReady<R, P, C extends DependentContext>(
-  dependent: DependentResource<R, P, C>,
+  dependent: DependentResource<R, P, C, unknown>,
   primary: P,
   ctx: C,
 ): Promise<DetailedConditionResult<DeploymentReadiness>> {
@@ -77,7 +77,7 @@ export interface ResourceDeletedDetail {
  * cache. For dependents made by `kubernetesDependent` and `bulkDependent`; needs `ctx.client`.
  */
 export async function resourceDeleted<R, P, C extends ServerContext>(
-  dependent: DependentResource<R, P, C>,
+  dependent: DependentResource<R, P, C, unknown>,
   primary: P,
   ctx: C,
 ): Promise<DetailedConditionResult<ResourceDeletedDetail>> {
@@ -120,7 +120,7 @@ const CRD_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?
 export function crdPresent(
   name: string,
   options: CrdPresentOptions = {},
-): <R, P, C extends ServerContext>(dependent: DependentResource<R, P, C>, primary: P, ctx: C) => Promise<DetailedConditionResult<CrdPresentDetail>> {
+): <R, P, C extends ServerContext>(dependent: DependentResource<R, P, C, unknown>, primary: P, ctx: C) => Promise<DetailedConditionResult<CrdPresentDetail>> {
   if (typeof name !== 'string' || !CRD_NAME.test(name)) {
     throw new TypeError(`crdPresent: '${String(name)}' is not a CRD name (<plural>.<group>, e.g. 'widgets.sample.rxkube.dev')`);
   }

@@ -26,7 +26,7 @@ export interface DetailedConditionResult<D = unknown> {
 export type ConditionValue = boolean | DetailedConditionResult;
 
 export type Condition<R, P, C extends DependentContext = DependentContext> = (
-  dependent: DependentResource<R, P, C>,
+  dependent: DependentResource<R, P, C, unknown>,
   primary: P,
   ctx: C,
 ) => ConditionValue | Promise<ConditionValue>;

@@ -4,8 +4,9 @@
  */
 import type { DependentContext, DependentResource } from '../dependent/index.js';
 import type { BoundCondition, ConditionKind } from './conditions.js';
+import type { SecondarySpec } from '../sources/index.js';
 
-export interface WorkflowNode<P, C extends DependentContext = DependentContext, E = unknown> {
+export interface WorkflowNode<P, C extends DependentContext = DependentContext, E = SecondarySpec> {
   readonly name: string;
   readonly dependent: DependentResource<unknown, P, C, E>;
   /** Names of the nodes this one is reconciled after. */
@@ -15,7 +16,7 @@ export interface WorkflowNode<P, C extends DependentContext = DependentContext, 
   readonly conditions: Readonly<Partial<Record<ConditionKind, BoundCondition<P, C>>>>;
 }
 
-export interface WorkflowGraph<P, C extends DependentContext = DependentContext, E = unknown> {
+export interface WorkflowGraph<P, C extends DependentContext = DependentContext, E = SecondarySpec> {
   /** Every node, in topological order (a node comes after everything it depends on). */
   readonly nodes: readonly WorkflowNode<P, C, E>[];
   readonly byName: ReadonlyMap<string, WorkflowNode<P, C, E>>;

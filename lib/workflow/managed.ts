@@ -7,8 +7,9 @@
 import type { DependentContext } from '../dependent/index.js';
 import type { ExecutionOptions } from './node-run.js';
 import type { WorkflowCleanupResult, WorkflowReconcileResult } from './result.js';
+import type { SecondarySpec } from '../sources/index.js';
 
-export interface ManagedWorkflow<P, C extends DependentContext = DependentContext, E = unknown> {
+export interface ManagedWorkflow<P, C extends DependentContext = DependentContext, E = SecondarySpec> {
   readonly isEmpty: boolean;
   /** The reconciler invokes the workflow itself (`ManagedWorkflowInvocation.reconcileManagedWorkflow`). */
   readonly explicitInvocation: boolean;
@@ -30,7 +31,7 @@ export interface ManagedWorkflow<P, C extends DependentContext = DependentContex
  * keeps its result for the reconciler (what JOSDK's context calls
  * `managedWorkflowAndDependentResourceContext`). The controller puts it on its Context.
  */
-export class ManagedWorkflowInvocation<P, C extends DependentContext = DependentContext, E = unknown> {
+export class ManagedWorkflowInvocation<P, C extends DependentContext = DependentContext, E = SecondarySpec> {
   private reconciled?: WorkflowReconcileResult;
   private cleaned?: WorkflowCleanupResult;
 

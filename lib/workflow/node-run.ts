@@ -6,18 +6,19 @@ import type { DependentContext, DependentReconcileResult } from '../dependent/in
 import { evaluateCondition, type ConditionKind, type ConditionResult } from './conditions.js';
 import type { WorkflowGraph, WorkflowNode } from './graph.js';
 import type { DependentOutcome, DependentResult } from './result.js';
+import type { SecondarySpec } from '../sources/index.js';
 
 /**
  * Where the executor registers and unregisters the event source of a dependent that has an
  * activation condition (WF5): `register` when the condition holds, `unregister` when it does not.
  * Both are called on every evaluation, so they must be idempotent.
  */
-export interface EventSourceRegistry<E = unknown> {
+export interface EventSourceRegistry<E = SecondarySpec> {
   register(dependent: string, eventSource: E): void | Promise<void>;
   unregister(dependent: string, eventSource: E): void | Promise<void>;
 }
 
-export interface ExecutionOptions<E = unknown> {
+export interface ExecutionOptions<E = SecondarySpec> {
   /** How many dependents may run at once; defaults to the workflow's `maxConcurrency`. */
   readonly maxConcurrency?: number;
   readonly eventSources?: EventSourceRegistry<E>;

@@ -17,6 +17,7 @@ import { toMermaid } from './mermaid.js';
 import type { ExecutionOptions } from './node-run.js';
 import { executeReconcile, type WorkflowEvent } from './reconcile.js';
 import type { WorkflowCleanupResult, WorkflowReconcileResult } from './result.js';
+import type { SecondarySpec } from '../sources/index.js';
 
 /** A dependent named in `dependsOn`: its name, or the dependent object itself. */
 export type DependentRef = string | (object & { readonly name?: string });
@@ -40,7 +41,7 @@ export interface WorkflowOptions {
 
 export const DEFAULT_WORKFLOW_CONCURRENCY = 10;
 
-export interface Workflow<P, C extends DependentContext = DependentContext, E = unknown>
+export interface Workflow<P, C extends DependentContext = DependentContext, E = SecondarySpec>
   extends ManagedWorkflow<P, C, E> {
   /** The dependents in topological order, with their edges and conditions. */
   readonly nodes: readonly WorkflowNode<P, C, E>[];
@@ -60,7 +61,7 @@ export interface Workflow<P, C extends DependentContext = DependentContext, E = 
   toMermaid(): string;
 }
 
-export interface WorkflowBuilder<P, C extends DependentContext = DependentContext, E = unknown> {
+export interface WorkflowBuilder<P, C extends DependentContext = DependentContext, E = SecondarySpec> {
   add<R>(
     dependent: DependentResource<R, P, C, E>,
     options?: DependentOptions<R, P, C>,
@@ -77,7 +78,7 @@ interface Entry<P, C extends DependentContext, E> {
 export function workflow<
   P,
   C extends DependentContext = DependentContext,
-  E = unknown,
+  E = SecondarySpec,
 >(): WorkflowBuilder<P, C, E> {
   return builder<P, C, E>([]);
 }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { Operator, reconcilerRun, UpdateControl, type ControllerConfig, type OperatorOptions, type Reconciler, type ReconcilerRunOptions } from '../../lib/controller/index.js';
+import { Operator, Primaries, reconcilerRun, UpdateControl, type ControllerConfig, type OperatorOptions, type Reconciler, type ReconcilerRunOptions } from '../../lib/controller/index.js';
 import { reconcileEach } from '../../lib/processing/index.js';
 import { ConfigurationError } from '../../lib/core/index.js';
 import { informer, readYourWrites, secondarySource } from '../../lib/sources/index.js';
@@ -63,8 +63,9 @@ describe('controller configuration and startup', () => {
     });
   }
 
-  it('reconcilerRun() validates the run-side options like register(), and needs a client and a primary cache', () => {
-    const primaries = readYourWrites(informer<Widget>({ resource: WIDGET, kubeConfig: env.kubeConfig }));
+  it('reconcilerRun() validates the run-side options like register(), and needs a client and the primaries', () => {
+    const widgets = informer<Widget>({ resource: WIDGET, kubeConfig: env.kubeConfig });
+    const primaries = new Primaries(widgets);
     const runError = (options: Partial<ReconcilerRunOptions<Widget>>, reconciler: unknown = noop): ConfigurationError => {
       try {
         reconcilerRun(reconciler as Reconciler<Widget>, { resource: WIDGET, client: env.client, primaries, ...options } as ReconcilerRunOptions<Widget>);
@@ -74,7 +75,9 @@ describe('controller configuration and startup', () => {
       }
       throw new Error('reconcilerRun() accepted the options');
     };
-    expect(runError({ finalizerName: 'no slash' }).option).to.equal('finalizerName');
+    expect(() => new Primaries(widgets, { finalizerName: 'no slash' })).to.throw(ConfigurationError, /^finalizerName: must be a qualified name/);
+    expect(() => new Primaries(widgets, { finalizerNmae: 'a.b/c' } as never)).to.throw(ConfigurationError, /^finalizerNmae: is not an option; did you mean 'finalizerName'\?/);
+    expect(runError({ primaries: readYourWrites(widgets) as never }).option).to.equal('primaries');
     expect(runError({ patchStrategy: 'update' as 'apply' }).option).to.equal('patchStrategy');
     expect(runError({}, { cleanup: () => undefined }).option).to.equal('reconciler.reconcile');
     expect(runError({ client: undefined }).option).to.equal('client');
@@ -84,6 +87,29 @@ describe('controller configuration and startup', () => {
     const twice = [secondarySource<KubernetesObject, Widget>({ informer: configMaps, primary: WIDGET }), secondarySource<KubernetesObject, Widget>({ informer: configMaps, primary: WIDGET })];
     expect(runError({ secondaries: twice }).message).to.match(/secondaries\[1\]: two sources are named '.*configmaps'/);
     primaries.dispose();
+  });
+
+  it('FZ1: reconcilerRun() refuses primaries whose finalizer disagrees with the reconciler, naming the usual name', () => {
+    const widgets = informer<Widget>({ resource: WIDGET, kubeConfig: env.kubeConfig });
+    const withCleanup = { reconcile: () => undefined, cleanup: () => undefined } as Reconciler<Widget>;
+    const without = new Primaries(widgets);
+    const withFinalizer = new Primaries(widgets, { finalizerName: 'widgets.sample.rxkube.dev/finalizer' });
+    const runError = (reconciler: Reconciler<Widget>, primaries: Primaries<Widget>): ConfigurationError => {
+      try {
+        reconcilerRun(reconciler, { resource: WIDGET, client: env.client, primaries });
+      } catch (err) {
+        expect(err).to.be.instanceOf(ConfigurationError);
+        return err as ConfigurationError;
+      }
+      throw new Error('reconcilerRun() accepted the primaries');
+    };
+    const missing = runError(withCleanup, without);
+    expect(missing.option).to.equal('primaries');
+    expect(missing.message).to.match(/finalizerName: 'widgets\.sample\.rxkube\.dev\/finalizer'/);
+    expect(runError({ reconcile: () => undefined } as Reconciler<Widget>, withFinalizer).option).to.equal('primaries.finalizerName');
+    expect(() => reconcilerRun(withCleanup, { resource: WIDGET, client: env.client, primaries: withFinalizer })).not.to.throw();
+    without.dispose();
+    withFinalizer.dispose();
   });
 
   it('new Operator() and reconcileEach() reject an option they do not have, naming the closest one', () => {

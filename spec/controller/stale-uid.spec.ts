@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { DeleteControl, reconcilerRun, UpdateControl, type Reconciler } from '../../lib/controller/index.js';
+import { DeleteControl, Primaries, reconcilerRun, UpdateControl, type Reconciler } from '../../lib/controller/index.js';
 import { primaryWriter } from '../../lib/controller/primary-writes.js';
 import type { RunContext } from '../../lib/processing/index.js';
-import { informer, readYourWrites, type Informer, type ReadYourWritesCache } from '../../lib/sources/index.js';
+import { informer, type Informer } from '../../lib/sources/index.js';
 import { createWidget, eventually, FINALIZER, getWidget, startEnv, widget, WIDGET, type Env, type Widget } from './fixtures.js';
 
 const w1 = { name: 'w1', namespace: 'default' };
@@ -19,19 +19,23 @@ const runContext = (): RunContext => ({
 describe('controller: writes bound to the uid reconciled (FZ3, UP1)', () => {
   let env: Env;
   let inf: Informer<Widget>;
-  let primaries: ReadYourWritesCache<Widget>;
+  let primaries: Primaries<Widget>;
+  /** The same primaries for a reconciler without cleanup: it keeps no finalizer. */
+  let withoutFinalizer: Primaries<Widget>;
   const widgets = () => env.client.resource<Widget>(WIDGET);
 
   beforeEach(async () => {
     env = await startEnv();
     inf = informer<Widget>({ resource: WIDGET, kubeConfig: env.kubeConfig });
-    primaries = readYourWrites(inf);
+    primaries = new Primaries(inf, { finalizerName: FINALIZER });
+    withoutFinalizer = new Primaries(inf);
     inf.start();
     await inf.whenSynced();
   });
   afterEach(async () => {
     inf.stop();
     primaries.dispose();
+    withoutFinalizer.dispose();
     await env.close();
   });
 
@@ -63,7 +67,7 @@ describe('controller: writes bound to the uid reconciled (FZ3, UP1)', () => {
         return DeleteControl.defaultDelete();
       },
     };
-    const run = reconcilerRun(reconciler, { resource: WIDGET, client: env.client, primaries, finalizerName: FINALIZER });
+    const run = reconcilerRun(reconciler, { resource: WIDGET, client: env.client, primaries });
     await run(w1, runContext());
     expect(cleaned, 'cleanup calls').to.deep.equal([]);
     const live = await getWidget(env, 'w1');
@@ -76,7 +80,7 @@ describe('controller: writes bound to the uid reconciled (FZ3, UP1)', () => {
     await widgets().delete(w1);
     const { first, second } = await recreatedBehindTheCache((w) => w.metadata?.deletionTimestamp !== undefined);
     await widgets().delete(w1);
-    const writer = primaryWriter<Widget>({ client: widgets(), cache: primaries, fieldManager: 'test', strategy: 'merge', finalizerName: FINALIZER, usesFinalizer: true, observedGeneration: false });
+    const writer = primaryWriter<Widget>({ client: widgets(), primaries, fieldManager: 'test', strategy: 'merge', observedGeneration: false });
     expect(await writer.removeFinalizer(first)).to.equal(undefined);
     const live = await getWidget(env, 'w1');
     expect(live?.metadata?.uid).to.equal(second.metadata?.uid);
@@ -87,7 +91,7 @@ describe('controller: writes bound to the uid reconciled (FZ3, UP1)', () => {
     await createWidget(env, widget('w1', { value: 'a' }, 'default', { finalizers: [FINALIZER] }));
     const { second } = await recreatedBehindTheCache((w) => w.metadata?.finalizers?.includes(FINALIZER) === true);
     const reconciler: Reconciler<Widget> = { reconcile: (w) => UpdateControl.patchStatus({ ...w, status: { observed: w.spec?.value } }) };
-    const run = reconcilerRun(reconciler, { resource: WIDGET, client: env.client, primaries, finalizerName: FINALIZER, patchStrategy: 'merge' });
+    const run = reconcilerRun(reconciler, { resource: WIDGET, client: env.client, primaries: withoutFinalizer, patchStrategy: 'merge' });
     const failed = await Promise.resolve(run(w1, runContext())).then(() => undefined, (err: unknown) => err);
     expect(failed, 'the run fails').to.be.instanceOf(Error);
     const live = await getWidget(env, 'w1');
@@ -100,7 +104,7 @@ describe('controller: writes bound to the uid reconciled (FZ3, UP1)', () => {
     const { second } = await recreatedBehindTheCache((w) => w.metadata?.finalizers?.includes(FINALIZER) === true);
     const reconciler: Reconciler<Widget> = { reconcile: (w) => UpdateControl.patchResource({ ...w, metadata: { ...w.metadata, labels: { stale: 'yes' } } }) };
     for (const patchStrategy of ['apply', 'merge'] as const) {
-      const run = reconcilerRun(reconciler, { resource: WIDGET, client: env.client, primaries, finalizerName: FINALIZER, patchStrategy });
+      const run = reconcilerRun(reconciler, { resource: WIDGET, client: env.client, primaries: withoutFinalizer, patchStrategy });
       const failed = await Promise.resolve(run(w1, runContext())).then(() => undefined, (err: unknown) => err);
       expect(failed, `the run fails (${patchStrategy})`).to.be.instanceOf(Error);
     }

@@ -1,0 +1,24 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { FieldSelector, LabelSelector, ResourceDescriptor } from '../kube/index.js';
+import type { PrimaryToSecondaryMapper, SecondaryToPrimaryMapper } from './mappers.js';
+import type { Indexer } from './store.js';
+
+/**
+ * ES3: a secondary resource type whose changes trigger the primaries they map to — what a
+ * controller's `secondaries` list and a dependent's `eventSource` both declare. Sources with the
+ * same name are one source (the first one's settings are used).
+ */
+export interface SecondarySpec<S extends KubernetesObject = KubernetesObject, P extends KubernetesObject = KubernetesObject> {
+  /** The source name for `ctx.getSecondaryResource(name)` (default: the resource's plural). */
+  readonly name?: string;
+  readonly resource: ResourceDescriptor;
+  /** Default: the primary's namespaces, following `changeNamespaces` (ES6). */
+  readonly namespaces?: 'all' | readonly string[];
+  readonly labelSelector?: LabelSelector | undefined;
+  readonly fieldSelector?: FieldSelector | undefined;
+  /** Default: owner references to the primary kind. */
+  readonly toPrimaries?: SecondaryToPrimaryMapper<S>;
+  /** Many-to-one or many-to-many: the secondaries a primary uses. */
+  readonly toSecondaries?: PrimaryToSecondaryMapper<P>;
+  readonly indexers?: Readonly<Record<string, Indexer<S>>>;
+}
