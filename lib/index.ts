@@ -31,6 +31,7 @@ export type {
   Reconciler,
   RegisteredController,
   SecondaryConfig,
+  SecondarySpec,
   SourceErrorOptions,
   TrackedClient,
   EventSourceInfo,

@@ -108,6 +108,7 @@ export type {
   InformerTuning,
   PrimaryWrite,
   SecondaryConfig,
+  SecondarySpec,
   SourceErrorOptions,
   TrackedClient,
   UpdateControl,

@@ -1,9 +1,9 @@
 // A controller assembled from exported operators only, the same parts a registered controller
 // is made of (docs/reconciler.md): `npx tsx docs/examples/own-pipeline.ts`.
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
-import { filter, firstValueFrom, merge, type Observable } from 'rxjs';
+import { filter, firstValueFrom, type Observable } from 'rxjs';
 import { DeleteControl, UpdateControl, type Reconciler, type ResourceEvent } from 'rxkube';
-import { generationChanged, informer, readYourWrites, reconcileEach, reconcilerRun, secondarySource, toResourceEvents } from 'rxkube/operators';
+import { controllerEvents, informer, primaries, reconcileEach, reconcilerRun, secondarySource } from 'rxkube/operators';
 import { builtinResources, createKubeClient, customResourceDefinition, descriptorOf, installCustomResourceDefinition } from 'rxkube/kube';
 import { startApiServer } from '@rxkube/apiserver';
 
@@ -21,19 +21,16 @@ await installCustomResourceDefinition(client, crd);
 const GREETING = descriptorOf(crd);
 const FINALIZER = 'greetings.example.com/finalizer';
 
-// The event side: informers, read-your-writes in front of the primaries, the primaries' events as
-// ResourceEvents through the generation filter, merged with the ConfigMaps' triggers.
+// The event side: the primaries (their informer, read-your-writes in front of it, the finalizer
+// the run keeps on them) give their changes as ResourceEvents, generation-aware; controllerEvents
+// merges them with the ConfigMaps' triggers. The same primaries go to the run and the scheduler.
 const greetings = informer<Greeting>({ resource: GREETING, kubeConfig, namespaces: ['default'] });
-const primaries = readYourWrites(greetings);
+const greetingPrimaries = primaries(greetings, { name: 'greetings', finalizerName: FINALIZER });
 const configMaps = secondarySource<ConfigMap, Greeting>({
   informer: informer<ConfigMap>({ resource: builtinResources.configMap, kubeConfig, namespaces: ['default'] }),
   primary: GREETING, // owner references to a Greeting map a ConfigMap to it
 });
-const missingFinalizer = (g: Greeting) => !g.metadata?.deletionTimestamp && !g.metadata?.finalizers?.includes(FINALIZER);
-const events$: Observable<ResourceEvent> = merge(
-  primaries.events$.pipe(toResourceEvents('greetings'), generationChanged({ finalizerNeeded: missingFinalizer })),
-  configMaps.events$,
-);
+const events$: Observable<ResourceEvent> = controllerEvents(greetingPrimaries, { sources: [configMaps.events$] });
 
 // The run side: the finalizer, cleanup, the status patch and the Context with
 // its secondary sources, exactly as a registered controller runs its reconciler.
@@ -56,11 +53,11 @@ const greeter: Reconciler<Greeting> = {
     return DeleteControl.defaultDelete();
   },
 };
-const run = reconcilerRun(greeter, { resource: GREETING, name: 'greetings', finalizerName: FINALIZER, client, primaries, secondaries: [configMaps] });
+const run = reconcilerRun(greeter, { resource: GREETING, name: 'greetings', client, primaries: greetingPrimaries, secondaries: [configMaps] });
 
 // The scheduling core: one run per greeting at a time, events during a run coalesced,
 // retries; a run is due only while its primary is in the cache.
-const outcomes$ = events$.pipe(reconcileEach(run, { exists: (id) => primaries.get(id) !== undefined }));
+const outcomes$ = events$.pipe(reconcileEach(run, { primaries: greetingPrimaries }));
 const subscription = outcomes$.subscribe((outcome) => console.log(`run of ${outcome.id.name}: ${outcome.result}`));
 greetings.start();
 configMaps.informer.start();

@@ -1,5 +1,7 @@
 export { DeleteControl, ErrorStatusUpdateControl, UpdateControl, type PrimaryWrite } from './controls.js';
 export type { Context, ControllerConfig, EventSourceInfo, EventSourceLike, InformerTuning, Reconciler, RegisteredController, SecondaryConfig } from './types.js';
+// The one secondary spec, defined in sources/: what `SecondaryConfig` names and dependents declare.
+export type { SecondarySpec } from '../sources/index.js';
 export type { SourceErrorOptions } from './contained-source.js';
 export {
   DEFAULT_CACHE_SYNC_TIMEOUT_MS,

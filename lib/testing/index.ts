@@ -45,6 +45,7 @@ export type {
   Reconciler,
   RegisteredController,
   SecondaryConfig,
+  SecondarySpec,
   SourceErrorOptions,
   TrackedClient,
   UpdateControl,

@@ -121,6 +121,23 @@ describe('reconcileEach', () => {
       ]);
     });
 
+    it("EP3: with the controller's primaries, a due run is skipped once they no longer have its primary, and exists must agree too", () => {
+      const { log } = virtual((h) => {
+        const cache = new Set(['x', 'y', 'z']);
+        const primaries = { has: (id: { name: string }) => cache.has(id.name) };
+        const s = setup(h, {}, { primaries, exists: (id) => id.name !== 'z' });
+        h.ts.schedule(() => cache.delete('x'), 7);
+        return record(h.ts, events(h, '(xyz)-x', { x: ev('x'), y: ev('y'), z: ev('z') }).pipe(s.op));
+      });
+      expect(log).to.deep.equal([
+        [0, 'z skipped event'],
+        [10, 'x success event'],
+        [10, 'x skipped event'],
+        [10, 'y success event'],
+      ]);
+      expect(() => reconcileEach(() => undefined, { primaries: {} as never })).to.throw(ConfigurationError, /^primaries: must have a has\(id\) method/);
+    });
+
     it('EP3: the run gets the id and a cause without the event payload', () => {
       const seen = virtual((h) => {
         const contexts: unknown[] = [];

@@ -47,6 +47,7 @@ export type {
   Reconciler,
   RegisteredController,
   SecondaryConfig,
+  SecondarySpec,
   SourceErrorOptions,
   TrackedClient,
   UpdateControl,
