@@ -1,7 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { filter, type Observable } from 'rxjs';
-import { ConfigurationError, describeValue, isMarkedForDeletion, requireKnownKeys, type ResourceEvent, type ResourceID } from '../core/index.js';
-import { isGenerationChange } from '../processing/index.js';
+import { ConfigurationError, describeValue, generationGrew, isMarkedForDeletion, requireKnownKeys, type ResourceEvent, type ResourceID } from '../core/index.js';
 import { ReadYourWritesCache, toResourceEvents, type CacheReader, type InformerLike } from '../sources/index.js';
 import { requireFinalizerName } from './config.js';
 
@@ -59,7 +58,7 @@ export class Primaries<P extends KubernetesObject = KubernetesObject> implements
     const events$ = this.cache.events$.pipe(toResourceEvents<P>(this.name));
     if (!this.generationAware) return events$;
     return events$.pipe(
-      filter((event) => event.action !== 'modified' || this.needsFinalizer(event.object) || isGenerationChange(event.oldObject, event.object)),
+      filter((event) => event.action !== 'modified' || this.needsFinalizer(event.object) || generationGrew(event.oldObject, event.object)),
     );
   }
 

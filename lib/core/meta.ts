@@ -15,3 +15,22 @@ export function isMarkedForDeletion(object: unknown): boolean {
   const timestamp = isRecord(metadata) ? metadata['deletionTimestamp'] : undefined;
   return timestamp instanceof Date || (typeof timestamp === 'string' && timestamp !== '');
 }
+
+/**
+ * EP6 for one update of an object: true if the change may need a run — the generation grew, the
+ * old object had none, or the object was just marked for deletion. Objects that cannot be
+ * compared (one missing) count as changed.
+ */
+export function generationGrew(oldObject: unknown, newObject: unknown): boolean {
+  if (oldObject === undefined || newObject === undefined) return true;
+  if (isMarkedForDeletion(newObject) && !isMarkedForDeletion(oldObject)) return true;
+  const before = metadataOf(oldObject)?.['generation'];
+  const after = metadataOf(newObject)?.['generation'];
+  if (typeof before !== 'number' || typeof after !== 'number') return true;
+  return after > before;
+}
+
+function metadataOf(object: unknown): Record<string, unknown> | undefined {
+  const metadata = isRecord(object) ? object['metadata'] : undefined;
+  return isRecord(metadata) ? metadata : undefined;
+}

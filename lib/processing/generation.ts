@@ -1,5 +1,5 @@
 import { filter, type MonoTypeOperatorFunction } from 'rxjs';
-import { isMarkedForDeletion, isRecord, type ResourceEvent } from '../core/index.js';
+import { generationGrew, type ResourceEvent } from '../core/index.js';
 
 export interface GenerationFilterOptions<T = unknown> {
   /** True when `object` should carry our finalizer but does not; such updates always pass. */
@@ -14,14 +14,7 @@ export interface GenerationFilterOptions<T = unknown> {
  */
 export function isGenerationChange<T>(oldObject: T | undefined, newObject: T | undefined, options: GenerationFilterOptions<T> = {}): boolean {
   if (oldObject === undefined || newObject === undefined) return true;
-  if (options.finalizerNeeded?.(newObject)) return true;
-  if (isMarkedForDeletion(newObject) && !isMarkedForDeletion(oldObject)) return true;
-  const before = metadataOf(oldObject);
-  const after = metadataOf(newObject);
-  const oldGeneration = before?.['generation'];
-  const newGeneration = after?.['generation'];
-  if (typeof oldGeneration !== 'number' || typeof newGeneration !== 'number') return true;
-  return newGeneration > oldGeneration;
+  return options.finalizerNeeded?.(newObject) === true || generationGrew(oldObject, newObject);
 }
 
 /**
@@ -33,9 +26,4 @@ export function generationChanged<T>(options: GenerationFilterOptions<T> = {}): 
   return filter(
     (event) => !event.primary || event.action !== 'modified' || isGenerationChange(event.oldObject, event.object, options),
   );
-}
-
-function metadataOf(object: unknown): Record<string, unknown> | undefined {
-  const metadata = isRecord(object) ? object['metadata'] : undefined;
-  return isRecord(metadata) ? metadata : undefined;
 }
