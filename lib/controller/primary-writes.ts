@@ -98,7 +98,8 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
       if (options.strategy === 'apply') {
         // The uid goes with the intent: an API server that keeps metadata in a status write (built-in kinds) refuses it on a successor.
         const intent = { apiVersion: original.apiVersion, kind: original.kind, metadata: { name: original.metadata?.name, namespace: original.metadata?.namespace, uid: original.metadata?.uid }, status } as unknown as P;
-        return write(original, { kind: 'status', body: intent }, () => client.applyStatus(intent, { fieldManager, force: true, signal }));
+        // Not judged "changes nothing": an apply of the status the object has may still move managedFields, and its answer is ours.
+        return write(original, { kind: 'status' }, () => client.applyStatus(intent, { fieldManager, force: true, signal }));
       }
       // A JSON patch, so that a `test` of the uid binds it to `original` on every kind; it changes what a merge patch would.
       const ops = [...uidTest(original), ...statusChanges((original as { status?: unknown }).status, status)];

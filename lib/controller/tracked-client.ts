@@ -93,7 +93,8 @@ export function intentOf<T extends KubernetesObject>(base: T | undefined, write:
         base,
         generation: 'keep',
         keepsFinalizers: true,
-        unchanged: write.ops === undefined && kubernetesMatches({ s: statusOf(base) }, { s: statusOf(write.body) }),
+        // Only a write that says what it sends can be judged to change nothing.
+        unchanged: write.body !== undefined && kubernetesMatches({ s: statusOf(base) }, { s: statusOf(write.body) }),
       };
     case 'object': {
       if (write.replaces) return { base, generation: 'keepOrBump' };

@@ -111,6 +111,7 @@ export interface ResolvedReconcileOptions {
   readonly rateLimiter: RateLimiter | undefined;
   /** 0 = disabled. */
   readonly maxReconciliationInterval: number;
+  readonly primaries: PrimaryPresence | undefined;
   readonly exists: ((id: ResourceID) => boolean) | undefined;
   readonly active$: Observable<boolean> | undefined;
   readonly abortRuns$: Observable<unknown> | undefined;
@@ -143,7 +144,8 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
       `must be a finite number of milliseconds (<= 0 disables), got ${describeValue(interval)}`,
     );
   }
-  const exists = existsOf(options.primaries, options.exists === undefined ? undefined : requireFunction('exists', options.exists));
+  const primaries = options.primaries === undefined ? undefined : requirePrimaries(options.primaries);
+  const exists = options.exists === undefined ? undefined : requireFunction('exists', options.exists);
   if (options.active$ !== undefined && !isObservable(options.active$)) {
     throw new ConfigurationError('active$', `must be an Observable<boolean>, got ${describeValue(options.active$)}`);
   }
@@ -158,6 +160,7 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
     retry,
     rateLimiter,
     maxReconciliationInterval: interval > 0 ? interval : 0,
+    primaries,
     exists,
     active$: options.active$,
     abortRuns$: options.abortRuns$,
@@ -166,11 +169,9 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
   };
 }
 
-/** `primaries.has` and `exists` as one check (either may be absent). */
-function existsOf(primaries: PrimaryPresence | undefined, exists: ((id: ResourceID) => boolean) | undefined): ((id: ResourceID) => boolean) | undefined {
-  if (primaries === undefined) return exists;
+function requirePrimaries(primaries: PrimaryPresence): PrimaryPresence {
   if (primaries === null || typeof primaries !== 'object' || typeof primaries.has !== 'function') {
     throw new ConfigurationError('primaries', `must have a has(id) method (the controller's primaries), got ${describeValue(primaries)}`);
   }
-  return exists === undefined ? (id) => primaries.has(id) : (id) => primaries.has(id) && exists(id);
+  return primaries;
 }

@@ -312,7 +312,8 @@ export class ResourceScheduler {
   private start(state: ResourceState): void {
     state.phase = 'idle';
     const now = this.now();
-    if (this.options.exists && !this.options.exists(state.id)) {
+    const { primaries, exists } = this.options;
+    if ((primaries && !primaries.has(state.id)) || (exists && !exists(state.id))) {
       const cause = state.owedCause();
       state.consumeOwed();
       this.emit({ id: state.id, cause, startedAt: now, endedAt: now, result: 'skipped' });
