@@ -124,7 +124,7 @@ describe('apiserver: object rules', () => {
       const cm = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'pre' } } });
       const f = await failure(c.core.deleteNamespacedConfigMap({ name: 'pre', namespace: 'default', body: { preconditions: { uid: 'not-the-uid' } } }));
       expect(f.code).to.equal(409);
-      expect(String(f.status.message)).to.contain('Precondition failed: UID in precondition: not-the-uid');
+      expect(String(f.status.message)).to.contain('the UID in the precondition (not-the-uid) does not match the UID in record');
       const g = await failure(c.core.deleteNamespacedConfigMap({ name: 'pre', namespace: 'default', body: { preconditions: { resourceVersion: '1' } } }));
       expect(g.code).to.equal(409);
       await c.core.deleteNamespacedConfigMap({ name: 'pre', namespace: 'default', body: { preconditions: { uid: cm.metadata?.uid, resourceVersion: cm.metadata?.resourceVersion } } });

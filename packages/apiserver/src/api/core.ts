@@ -9,6 +9,7 @@ import {
   alreadyExists,
   badRequest,
   conflict,
+  deletePreconditionFailed,
   expired,
   fieldInvalid,
   fieldRequired,
@@ -18,6 +19,7 @@ import {
   notFound,
   type GroupResource,
   type StatusCause,
+  uidPreconditionFailed,
   unsupportedMediaType,
 } from './errors.js';
 import type { PatchEngine, PatchKind } from './patch-port.js';
@@ -118,6 +120,17 @@ function stripVolatile(obj: JsonObject): JsonObject {
   const meta = readMeta(obj);
   const { resourceVersion: _rv, ...rest } = meta;
   return { ...obj, metadata: rest };
+}
+
+/** Where etcd would keep the object (the real server's storage errors name it). */
+function storageKey(type: ResourceType, namespace: string, name: string): string {
+  const prefix = type.custom ? `/registry/${type.group}/${type.plural}` : `/registry/${type.plural}`;
+  return type.namespaced ? `${prefix}/${namespace}/${name}` : `${prefix}/${name}`;
+}
+
+/** The uid a write's body names, if any (an empty one names none). */
+function bodyUid(meta: JsonObject): string | undefined {
+  return typeof meta.uid === 'string' && meta.uid !== '' ? meta.uid : undefined;
 }
 
 export class ApiCore {
@@ -301,6 +314,12 @@ export class ApiCore {
     this.checkNamespace(type, meta, namespace);
     this.checkName(meta, name);
     const old = this.store.get(type.key, namespaceOf(obj), name);
+    // The body's uid is a precondition (the real server's Preconditions() of an update): checked
+    // before anything else, also when nothing exists under the name.
+    const uid = bodyUid(meta);
+    if (uid !== undefined && uid !== (old ? uidOf(old) : '')) {
+      throw uidPreconditionFailed(groupResource(type), name, storageKey(type, namespaceOf(obj), name), uid, old ? uidOf(old) : '');
+    }
     const manager = this.managerOf(opts);
     if (!old) {
       if (type.allowCreateOnUpdate && !opts.subresource) {
@@ -385,6 +404,9 @@ export class ApiCore {
     this.decodeBuiltinBody(r, candidate, opts);
     const statusSubresource = r.version.statusSubresource;
     const obj = writtenPart(type, statusSubresource, old, candidate, opts.subresource);
+    // A patch or an apply that changes the uid: the real server's ObjectMeta update validation.
+    const uid = bodyUid(metaOf(obj));
+    if (uid !== undefined && uid !== uidOf(old)) throw invalid(type.group, type.kind, nameOf(old), [fieldInvalid('metadata.uid', uid, 'field is immutable')]);
     const meta = keepServerOwnedMeta(type, obj, old);
     if (opts.subresource !== 'finalize') type.strategy.prepareForUpdate?.(obj, old, ctx);
     type.strategy.defaults?.(obj);
@@ -485,6 +507,8 @@ export class ApiCore {
     const now = timestamp(this.now());
     if (!old) {
       if (subresource) throw notFound(groupResource(type), name);
+      const uid = bodyUid(meta);
+      if (uid !== undefined) throw conflict(groupResource(type), name, `uid mismatch: the provided object specified uid ${uid}, and no existing object was found`);
       const merged = withName(name, () => this.engine.apply({ live: undefined, applied, manager, force, apiVersion: r.apiVersion, now }, type));
       const obj = this.normalizeBody(r, merged);
       const objMeta = metaOf(obj);
@@ -494,6 +518,9 @@ export class ApiCore {
       return { status: 201, body: this.createObject(r, obj, manager, dryRun, objMeta.managedFields, schemaOpts) };
     }
     this.checkResourceVersion(type, applied, old, false);
+    // The merge keeps the live uid (apply.ts), so an applied uid is checked here, as validation would.
+    const appliedUid = bodyUid(meta);
+    if (appliedUid !== undefined && appliedUid !== uidOf(old)) throw invalid(type.group, type.kind, name, [fieldInvalid('metadata.uid', appliedUid, 'field is immutable')]);
     const merged = withName(name, () => this.engine.apply({ live: present(old, r.apiVersion, versionSchema(r)), applied, manager, force, apiVersion: r.apiVersion, now, subresource }, type));
     const obj = this.normalizeBody(r, merged);
     const managedFields = readMeta(obj).managedFields;
@@ -522,7 +549,10 @@ export class ApiCore {
     if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
       throw invalid('autoscaling', 'Scale', name, [fieldInvalid('spec.replicas', replicas ?? null, 'must be greater than or equal to 0')]);
     }
-    const rv = isJsonObject(wanted.metadata) ? wanted.metadata.resourceVersion : undefined;
+    const wantedMeta = isJsonObject(wanted.metadata) ? wanted.metadata : {};
+    const uid = bodyUid(wantedMeta);
+    if (uid !== undefined && uid !== uidOf(old)) throw uidPreconditionFailed(groupResource(r.type), name, storageKey(r.type, ns, name), uid, uidOf(old));
+    const rv = wantedMeta.resourceVersion;
     if (typeof rv === 'string' && rv !== '' && rv !== resourceVersionOf(old)) throw conflict(groupResource(r.type), name, MODIFIED_CONFLICT);
     const obj = deepClone(old);
     setPath(obj, info.specReplicasPath, replicas);
@@ -572,15 +602,9 @@ export class ApiCore {
     const old = this.store.get(type.key, ns, name);
     if (!old) throw notFound(gr, name);
     const pre = opts.preconditions;
-    if (pre?.uid && pre.uid !== uidOf(old)) {
-      throw conflict(gr, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${uidOf(old)}`);
-    }
+    if (pre?.uid && pre.uid !== uidOf(old)) throw deletePreconditionFailed(type.group, type.kind, name, 'UID', pre.uid, uidOf(old));
     if (pre?.resourceVersion && pre.resourceVersion !== resourceVersionOf(old)) {
-      throw conflict(
-        gr,
-        name,
-        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${resourceVersionOf(old)}`,
-      );
+      throw deletePreconditionFailed(type.group, type.kind, name, 'ResourceVersion', pre.resourceVersion, resourceVersionOf(old));
     }
     if (type.key === '/namespaces' && ['default', 'kube-system', 'kube-public'].includes(name)) {
       throw forbidden(gr, name, 'this namespace may not be deleted');

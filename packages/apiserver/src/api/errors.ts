@@ -100,6 +100,25 @@ export function conflict(gr: GroupResource, name: string, why: string, causes?: 
 export const MODIFIED_CONFLICT = 'the object has been modified; please apply your changes to the latest version and try again';
 
 /** 422 Invalid. `kind` is the object's Kind, as the real server reports it. */
+/**
+ * A write whose body names another object's uid (the real server turns the body's uid into a
+ * storage precondition, so the message is etcd's storage error wrapped in a Conflict). `have` is
+ * empty when no object exists under the name.
+ */
+export function uidPreconditionFailed(gr: GroupResource, name: string, storageKey: string, want: string, have: string): ApiError {
+  return conflict(gr, name, `StorageError: invalid object, Code: 4, Key: ${storageKey}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${want}, UID in object meta: ${have}`);
+}
+
+/** DeleteOptions.preconditions that do not hold; named by kind, as the real server's BeforeDelete names them. */
+export function deletePreconditionFailed(group: string, kind: string, name: string, field: 'UID' | 'ResourceVersion', want: string, have: string): ApiError {
+  const why = field === 'UID' ? 'The object might have been deleted and then recreated' : 'The object might have been modified';
+  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${group ? `${kind}.${group}` : kind} "${name}": the ${field} in the precondition (${want}) does not match the ${field} in record (${have}). ${why}`, {
+    name,
+    group,
+    kind,
+  });
+}
+
 export function invalid(group: string, kind: string, name: string, causes: StatusCause[]): ApiError {
   const list = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : String(c.message))).join(', ');
   const shown = causes.length > 1 ? `[${list}]` : list;
