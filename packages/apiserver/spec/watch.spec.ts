@@ -142,6 +142,31 @@ describe('apiserver: watch', () => {
     w.stop();
   });
 
+  it('waits, for a streaming list at a resourceVersion not reached yet, until it is reached: the write that reached it is in the initial events and the closing bookmark is not older (NotOlderThan; was: the bookmark at once, older than asked)', async () => {
+    await createCm('early');
+    const asked = c.server.stats().resourceVersion + 1;
+    const pending = RecordingWatch.start(c.kc, CMS, { sendInitialEvents: true, allowWatchBookmarks: true, resourceVersionMatch: 'NotOlderThan', resourceVersion: String(asked) });
+    await eventually(() => (c.server.requests.count({ verb: 'watch' }) === 1 ? true : undefined), 'the watch request to arrive');
+    const late = await createCm('late');
+    const w = await pending;
+    const events = await w.waitFor((e) => e.some((x) => x.type === 'BOOKMARK'), 'the end bookmark');
+    const end = events.findIndex((x) => x.type === 'BOOKMARK');
+    expect(w.summary().slice(0, end)).to.deep.equal(['ADDED early', 'ADDED late']);
+    const bookmark = events[end]?.object.metadata as { resourceVersion?: string; annotations?: Record<string, string> };
+    expect(bookmark.annotations).to.deep.equal({ 'k8s.io/initial-events-end': 'true' });
+    expect(Number(bookmark.resourceVersion)).to.be.at.least(asked).and.to.equal(Number(late.metadata?.resourceVersion));
+    w.stop();
+  });
+
+  it('sends no initial state for sendInitialEvents=false without a resourceVersion: only what changes from now (was: every object as ADDED)', async () => {
+    await createCm('before-false');
+    const w = await RecordingWatch.start(c.kc, CMS, { sendInitialEvents: false, allowWatchBookmarks: true, resourceVersionMatch: 'NotOlderThan' });
+    await createCm('after-false');
+    await w.waitFor((e) => e.some((x) => x.type === 'ADDED'), 'the ADDED of the new object');
+    expect(w.summary().filter((x) => !x.startsWith('BOOKMARK'))).to.deep.equal(['ADDED after-false']);
+    w.stop();
+  });
+
   it('writes one JSON event per line, flushed as it happens (chunked)', async () => {
     const res = await new Promise<{ headers: Record<string, unknown>; first: string }>((resolve, reject) => {
       const url = new URL(`${CMS}?watch=true`, c.server.url);

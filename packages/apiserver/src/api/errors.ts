@@ -197,8 +197,8 @@ export function resourceVersionTooLarge(requested: number, current: number): Api
 }
 
 /** A resourceVersion that is not a number, in the words of the real server's storage layer. */
-export function invalidResourceVersion(text: string): ApiError {
-  return badRequest(`invalid resource version: resourceVersion: Invalid value: ${JSON.stringify(text)}: strconv.ParseUint: parsing ${JSON.stringify(text)}: invalid syntax`);
+export function invalidResourceVersion(text: string, why: 'invalid syntax' | 'value out of range' = 'invalid syntax'): ApiError {
+  return badRequest(`invalid resource version: resourceVersion: Invalid value: ${JSON.stringify(text)}: strconv.ParseUint: parsing ${JSON.stringify(text)}: ${why}`);
 }
 
 export function tooLarge(limit: number): ApiError {

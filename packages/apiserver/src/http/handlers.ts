@@ -107,10 +107,14 @@ function intParam(query: URLSearchParams, name: string): number | undefined {
   return Number(v);
 }
 
+const MAX_UINT64 = 2n ** 64n - 1n;
+
 /** A resourceVersion query parameter: empty, or an unsigned integer (400 otherwise). */
 function resourceVersionParam(query: URLSearchParams): string {
   const text = query.get('resourceVersion') ?? '';
   if (text !== '' && !/^\d+$/.test(text)) throw invalidResourceVersion(text);
+  // Go parses it as a uint64: past that it is out of range, not a version to wait for.
+  if (text.length >= 20 && BigInt(text) > MAX_UINT64) throw invalidResourceVersion(text, 'value out of range');
   return text;
 }
 
@@ -379,6 +383,19 @@ async function serveScale(req: IncomingMessage, res: ServerResponse, query: URLS
   sendJson(res, result.status, result.body);
 }
 
+/**
+ * Where a watch starts, as the real server's watch cache decides it: sendInitialEvents=true
+ * sends the current state then the end bookmark (whatever the resourceVersion, which only bounds
+ * how old that state may be); sendInitialEvents=false never sends a state, starting now for an
+ * empty or "0" version; without the parameter "" and "0" send the state (legacy watch).
+ */
+function watchStart(rvText: string, sendInitialEvents: string | null, current: number): WatchStart {
+  if (sendInitialEvents === 'true') return { kind: 'initial', initialEventsEnd: true };
+  const unset = rvText === '' || rvText === '0';
+  if (sendInitialEvents === 'false') return { kind: 'from', rv: unset ? current : Number(rvText) };
+  return unset ? { kind: 'initial', initialEventsEnd: false } : { kind: 'from', rv: Number(rvText) };
+}
+
 function startStream(res: ServerResponse): void {
   res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private', 'transfer-encoding': 'chunked' });
   res.flushHeaders();
@@ -408,10 +425,13 @@ async function serveWatch(req: IncomingMessage, res: ServerResponse, url: URL, r
       return table;
     };
   }
-  const start: WatchStart = rvText === '' || rvText === '0' || sendInitial ? { kind: 'initial', initialEventsEnd: sendInitial } : { kind: 'from', rv: Number(rvText) };
-  if (start.kind === 'from' && !(await waitForResourceVersion(ctx.hub, start.rv, () => res.destroyed))) {
+  const start = watchStart(rvText, query.get('sendInitialEvents'), ctx.hub.resourceVersion);
+  // The version the stream must not be older than: a streaming list's too, so its closing
+  // bookmark is never below the resourceVersion asked for (NotOlderThan).
+  const atLeast = rvText === '' ? 0 : Number(rvText);
+  if (atLeast > 0 && !(await waitForResourceVersion(ctx.hub, atLeast, () => res.destroyed))) {
     startStream(res);
-    res.end(JSON.stringify({ type: 'ERROR', object: resourceVersionTooLarge(start.rv, ctx.hub.resourceVersion).toStatus() }) + '\n');
+    res.end(JSON.stringify({ type: 'ERROR', object: resourceVersionTooLarge(atLeast, ctx.hub.resourceVersion).toStatus() }) + '\n');
     return;
   }
   startStream(res);
