@@ -46,6 +46,20 @@ export interface FuzzRequest {
   requestLine?: string;
   /** The request names an object with an injected fault (a 5xx is expected). */
   injected: boolean;
+  /** Sent without `Connection: close`: more requests follow on the connection. */
+  keepAlive?: boolean;
+  /**
+   * Several requests written on one keep-alive connection before any answer is read; the
+   * answers must come in order, one per request, each as `expect` says.
+   */
+  pipeline?: PipelinedStep[];
+}
+
+/** One request of a pipelined batch and the answer it must get. */
+export interface PipelinedStep {
+  request: FuzzRequest;
+  /** The status, and for an object answer its name and data.v (the value the last write left). */
+  expect: { status: number; name?: string; value?: string; items?: number };
 }
 
 /** What the generator needs to know about the server under test. */
@@ -441,8 +455,65 @@ function malformed(r: Rng, t: FuzzTarget): FuzzRequest {
   return { category: 'malformed request line or head', method: '', target: '', headers: [], body: Buffer.alloc(0), framing: 'length', requestLine: `${line}\r\n${host}`, injected: false };
 }
 
+/**
+ * A batch of well-formed requests on one object no other request names (create, read, update,
+ * patch, list, delete in a random order), plus reads of other paths between them, written on one
+ * connection before any answer is read. What each answer must be follows from the requests
+ * before it on the same connection, so an answer out of order, answered for another request or
+ * missing shows.
+ */
+function pipelined(r: Rng, t: FuzzTarget): FuzzRequest {
+  const namespace = r.pick(NAMESPACES);
+  const name = `fz-pipe-${r.int(1e9)}`;
+  const base = `/api/v1/namespaces/${namespace}/configmaps`;
+  const headers = (type?: string): Array<[string, string]> => [['Host', t.host], ['Authorization', `Bearer ${t.token}`], ...(type ? [['Content-Type', type] as [string, string]] : [])];
+  const step = (method: string, target: string, body: unknown, type: string | undefined, expect: PipelinedStep['expect']): PipelinedStep => ({
+    request: { category: 'pipelined', method, target, headers: headers(body === undefined ? undefined : type), body: body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(body)), framing: r.chance(0.8) ? 'length' : 'chunked', injected: false, keepAlive: true },
+    expect,
+  });
+  let value: string | undefined;
+  const steps: PipelinedStep[] = [];
+  for (let i = 2 + r.int(7); i > 0; i--) {
+    const v = String(r.int(1000));
+    const exists = value !== undefined;
+    switch (r.pick(['create', 'create', 'get', 'get', 'put', 'patch', 'list', 'delete', 'other'])) {
+      case 'create':
+        steps.push(step('POST', base, { metadata: { name }, data: { v } }, 'application/json', exists ? { status: 409 } : { status: 201, name, value: v }));
+        if (!exists) value = v;
+        break;
+      case 'get':
+        steps.push(step('GET', `${base}/${name}`, undefined, undefined, exists ? { status: 200, name, value } : { status: 404, name }));
+        break;
+      case 'put':
+        steps.push(step('PUT', `${base}/${name}`, { metadata: { name }, data: { v } }, 'application/json', exists ? { status: 200, name, value: v } : { status: 404, name }));
+        if (exists) value = v;
+        break;
+      case 'patch':
+        steps.push(step('PATCH', `${base}/${name}`, { data: { v } }, r.pick(['application/merge-patch+json', 'application/strategic-merge-patch+json']), exists ? { status: 200, name, value: v } : { status: 404, name }));
+        if (exists) value = v;
+        break;
+      case 'list':
+        steps.push(step('GET', `${base}?fieldSelector=metadata.name%3D${name}`, undefined, undefined, { status: 200, items: exists ? 1 : 0 }));
+        break;
+      case 'delete':
+        steps.push(step('DELETE', `${base}/${name}`, undefined, undefined, exists ? { status: 200 } : { status: 404, name }));
+        value = undefined;
+        break;
+      default: {
+        const other = `${name}-other-${r.int(100)}`;
+        steps.push(r.chance(0.5) ? step('GET', '/version', undefined, undefined, { status: 200 }) : step('GET', `${base}/${other}`, undefined, undefined, { status: 404, name: other }));
+      }
+    }
+  }
+  const last = steps[steps.length - 1] as PipelinedStep;
+  last.request.keepAlive = false;
+  const first = (steps[0] as PipelinedStep).request;
+  return { ...first, category: 'pipelined', keepAlive: false, pipeline: steps };
+}
+
 export function generate(r: Rng, t: FuzzTarget): FuzzRequest {
   if (r.chance(0.04)) return malformed(r, t);
+  if (r.chance(0.05)) return pipelined(r, t);
   let method = r.chance(0.08) ? r.pick(ODD_METHODS) : r.pick(METHODS);
   let target: string;
   let category: string;
@@ -493,9 +564,10 @@ export function generate(r: Rng, t: FuzzTarget): FuzzRequest {
 
 /** The request's bytes on the wire. */
 export function serialize(req: FuzzRequest): Buffer {
+  if (req.pipeline) return Buffer.concat(req.pipeline.map((s) => serialize(s.request)));
   const head = req.requestLine ?? `${req.method} ${req.target} HTTP/1.1`;
   const headers = req.headers.map(([k, v]) => `${k}: ${v}`);
-  headers.push('Connection: close');
+  if (!req.keepAlive) headers.push('Connection: close');
   const b = req.body;
   let payload: Buffer = b;
   switch (req.framing) {

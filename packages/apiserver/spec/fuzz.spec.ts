@@ -148,6 +148,36 @@ function problemWith(req: FuzzRequest, res: ParsedResponse, ex: Exchange): strin
   return undefined;
 }
 
+/** What was wrong with the answers to a pipelined batch: one per request, in order, each the one its request must get. */
+function pipelineProblems(req: FuzzRequest, ex: Exchange): string[] {
+  const steps = req.pipeline ?? [];
+  const problems: string[] = [];
+  if (ex.responses.length !== steps.length) problems.push(`${ex.responses.length} answers to ${steps.length} pipelined requests (${ex.ending} ${ex.error ?? ''})`);
+  steps.forEach(({ request, expect: want }, i) => {
+    const res = ex.responses[i];
+    if (!res) return;
+    const what = `pipelined request ${i + 1} of ${steps.length} (${request.method} ${request.target})`;
+    const text = res.body.toString('utf8');
+    if (res.status !== want.status) {
+      problems.push(`${what}: ${res.status} where ${want.status} was due: ${text.slice(0, 200)}`);
+      return;
+    }
+    let body: { metadata?: { name?: string }; details?: { name?: string }; data?: { v?: string }; items?: unknown[] };
+    try {
+      body = JSON.parse(text) as typeof body;
+    } catch {
+      problems.push(`${what}: an answer that is not JSON: ${text.slice(0, 200)}`);
+      return;
+    }
+    const name = res.status >= 400 ? body.details?.name : body.metadata?.name;
+    if (want.name !== undefined && name !== want.name) problems.push(`${what}: an answer for ${JSON.stringify(name)}, not ${want.name}`);
+    if (want.value !== undefined && body.data?.v !== want.value) problems.push(`${what}: data.v ${JSON.stringify(body.data?.v)} where the writes before it left ${want.value}`);
+    if (want.items !== undefined && body.items?.length !== want.items) problems.push(`${what}: ${body.items?.length} items where ${want.items} were due`);
+  });
+  if (ex.junk.length > 0) problems.push(`bytes after the pipelined answers: ${JSON.stringify(ex.junk.subarray(0, 200).toString('latin1'))}`);
+  return problems;
+}
+
 function resourceVersionsIn(value: unknown, out: number[]): void {
   if (typeof value !== 'object' || value === null) return;
   const meta = (value as { metadata?: { resourceVersion?: unknown } }).metadata;
@@ -158,7 +188,8 @@ function resourceVersionsIn(value: unknown, out: number[]): void {
 
 function requestText(req: FuzzRequest): string {
   const wire = serialize(req).toString('latin1');
-  const cut = wire.length > 400 ? `${wire.slice(0, 400)}... (${wire.length} bytes)` : wire;
+  const limit = req.pipeline ? 4000 : 400;
+  const cut = wire.length > limit ? `${wire.slice(0, limit)}... (${wire.length} bytes)` : wire;
   return JSON.stringify(cut);
 }
 
@@ -224,6 +255,15 @@ describe('apiserver: fuzz over the request surface (issue 13)', function () {
     const started = Date.now();
 
     const one = async (req: FuzzRequest): Promise<void> => {
+      if (req.pipeline) {
+        // Read until the server closes after the last answer: every answer must come.
+        const ex = await exchange(url.hostname, Number(url.port), serialize(req), { streamMs: 20_000, timeoutMs: 20_000 });
+        sent++;
+        byCategory[req.category] = (byCategory[req.category] ?? 0) + 1;
+        for (const res of ex.responses) byStatus[res.status] = (byStatus[res.status] ?? 0) + 1;
+        for (const problem of pipelineProblems(req, ex)) problems.push(`${problem}\n        requests: ${requestText(req)}`);
+        return;
+      }
       const ex = await exchange(url.hostname, Number(url.port), serialize(req), { head: req.method.toUpperCase() === 'HEAD' });
       sent++;
       byCategory[req.category] = (byCategory[req.category] ?? 0) + 1;
