@@ -68,6 +68,8 @@ export interface FuzzTarget {
   token: string;
   /** The fixture namespace the fuzz must never name (its objects are checked afterwards). */
   keepNamespace: string;
+  /** A namespace only pipelined batches name (no random request deletes it or its objects). */
+  pipelineNamespace: string;
   /** Names whose requests get an injected 5xx. */
   faultyNames: readonly string[];
   /** Continue tokens seen in earlier answers. */
@@ -463,7 +465,7 @@ function malformed(r: Rng, t: FuzzTarget): FuzzRequest {
  * missing shows.
  */
 function pipelined(r: Rng, t: FuzzTarget): FuzzRequest {
-  const namespace = r.pick(NAMESPACES);
+  const namespace = t.pipelineNamespace;
   const name = `fz-pipe-${r.int(1e9)}`;
   const base = `/api/v1/namespaces/${namespace}/configmaps`;
   const headers = (type?: string): Array<[string, string]> => [['Host', t.host], ['Authorization', `Bearer ${t.token}`], ...(type ? [['Content-Type', type] as [string, string]] : [])];

@@ -18,6 +18,7 @@ import { exchange, type Exchange, type ParsedResponse } from './raw-http.js';
 
 const TOKEN = 'fuzz-token';
 const KEEP = 'fuzz-keep';
+const PIPE = 'fuzz-pipe';
 const INJECTED = 'injected by the fuzz test';
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
@@ -208,7 +209,7 @@ describe('apiserver: fuzz over the request surface (issue 13)', function () {
       expect(res.status, `${path}: ${res.body.toString()}`).to.equal(201);
     };
     await created(CRDS, widgetCrd());
-    for (const ns of [KEEP, 'fuzz']) await created('/api/v1/namespaces', { metadata: { name: ns } });
+    for (const ns of [KEEP, 'fuzz', PIPE]) await created('/api/v1/namespaces', { metadata: { name: ns } });
     for (let i = 0; i < 200 && (await call(server, 'GET', '/apis/fuzz.rxkube.dev/v1/widgets')).status !== 200; i++) await new Promise((r) => setTimeout(r, 10));
     for (const ns of [KEEP, 'fuzz', 'default']) {
       const prefix = ns === KEEP ? 'keep' : 'fz-a';
@@ -237,6 +238,7 @@ describe('apiserver: fuzz over the request surface (issue 13)', function () {
       host: url.host,
       token: TOKEN,
       keepNamespace: KEEP,
+      pipelineNamespace: PIPE,
       faultyNames: ['fz-faulty', 'fz-b'],
       continueTokens: [],
       resourceVersion: () => server.stats().resourceVersion,
