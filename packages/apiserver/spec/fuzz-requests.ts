@@ -223,6 +223,18 @@ function resourcePath(r: Rng, res: Resource, t: FuzzTarget, method: string): { p
 }
 
 /** Odd encodings and shapes of a path: `..`, percent-escapes, doubled slashes, very long segments. */
+/** The path as a server may resolve it: dot segments (also %2e) resolved, repeated and trailing slashes dropped. */
+function resolvedPath(target: string): string {
+  let path: string;
+  try {
+    const absolute = /^[a-z]+:\/\//i.test(target);
+    path = (absolute ? new URL(target) : new URL(target.replace(/\/+/g, '/'), 'http://fuzz.invalid')).pathname.replace(/\/+/g, '/');
+  } catch {
+    return target;
+  }
+  return path.replace(/\/+$/, '');
+}
+
 function mutatePath(r: Rng, path: string): string {
   switch (r.int(10)) {
     case 0: return path + '/..';
@@ -532,12 +544,13 @@ export function generate(r: Rng, t: FuzzTarget): FuzzRequest {
     namespace = /\/namespaces\/([^/]*)\//.exec(target)?.[1] ?? 'default';
     category = method === 'PATCH' ? 'patch' : 'resource';
   }
-  // Writes to whole collections of namespaces or CRDs would take the fixtures with them.
-  if (method === 'DELETE' && /\/(namespaces|customresourcedefinitions)$/.test(target)) method = 'GET';
   if (r.chance(0.08)) {
     target = mutatePath(r, target);
     category = 'odd path';
   }
+  // Writes to whole collections of namespaces or CRDs would take the fixtures with them, also
+  // through a path that only becomes the collection once the server resolves it (`crds/x/..`).
+  if (method === 'DELETE' && /\/(namespaces|customresourcedefinitions)$/i.test(resolvedPath(target))) method = 'GET';
   if (target.includes(`/namespaces/${t.keepNamespace}`)) target = target.replace(`/namespaces/${t.keepNamespace}`, '/namespaces/fuzz');
   target += query(r, t, method);
 

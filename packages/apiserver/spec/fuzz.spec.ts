@@ -333,6 +333,26 @@ describe('apiserver: fuzz over the request surface (issue 13)', function () {
   });
 });
 
+describe('apiserver: the fuzz generator (issue 22)', () => {
+  it('never sends a DELETE that the server resolves to the collection of namespaces or CRDs, which would take the fixtures with it (was: a mutated path such as customresourcedefinitions/x/.. deleted every CRD, and the fixtures answered 404)', () => {
+    const target: FuzzTarget = { host: '127.0.0.1:1', token: TOKEN, keepNamespace: KEEP, pipelineNamespace: PIPE, faultyNames: [], continueTokens: [], resourceVersion: () => 100 };
+    const collection = /\/(namespaces|customresourcedefinitions)$/;
+    const resolved = (t: string): string => {
+      const url = /^[a-z]+:\/\//i.test(t) ? new URL(t) : new URL(t.replace(/\/+/g, '/'), 'http://x.invalid');
+      return url.pathname.replace(/\/+/g, '/').replace(/\/$/, '');
+    };
+    const found: string[] = [];
+    for (let seed = 0; seed < 30; seed++) {
+      const r = prng(seed);
+      for (let i = 0; i < 2000; i++) {
+        const req = generate(r, target);
+        if (req.method === 'DELETE' && collection.test(resolved(req.target))) found.push(`seed ${seed}: DELETE ${req.target.slice(0, 120)}`);
+      }
+    }
+    expect(found.slice(0, 5), `${found.length} collection deletes`).to.deep.equal([]);
+  });
+});
+
 /**
  * What Node's HTTP layer refuses before the handler sees it. Node's defaults answered these with a
  * bare 400, 417 or 431 (no body, so no Status) or, for CONNECT, closed the connection unanswered

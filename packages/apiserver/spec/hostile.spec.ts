@@ -377,6 +377,21 @@ describe('apiserver: a hostile client (issue 22)', function () {
     });
   });
 
+  describe('collections', () => {
+    it('answers a DELETE of the namespace collection with 405 and deletes no namespace, as a real cluster serves no deletecollection of namespaces (was: every namespace before default deleted)', async () => {
+      expect((await raw(server, 'POST', '/api/v1/namespaces', JSON.stringify({ metadata: { name: 'aa-first' } }))).status).to.equal(201);
+      for (const path of ['/api/v1/namespaces', '/api/v1/namespaces/', '/api/v1/namespaces/aa-first/..']) {
+        const res = await raw(server, 'DELETE', path);
+        expect(res.status, path).to.equal(405);
+        expect(statusOf(res).reason).to.equal('MethodNotAllowed');
+      }
+      const ns = await raw(server, 'GET', '/api/v1/namespaces/aa-first');
+      expect((ns.json as { status?: { phase?: string } }).status?.phase).to.equal('Active');
+      const discovery = (await raw(server, 'GET', '/api/v1')).json as { resources: { name: string; verbs: string[] }[] };
+      expect(discovery.resources.find((r) => r.name === 'namespaces')?.verbs).to.not.include('deletecollection');
+    });
+  });
+
   describe('warnings', () => {
     it('names an unknown field holding a DEL byte in its Warning header, escaped, instead of a 500 (fuzz seed 947161464)', async () => {
       expect((await raw(server, 'POST', CMS, JSON.stringify({ metadata: { name: 'warned' } }))).status).to.equal(201);

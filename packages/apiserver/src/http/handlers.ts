@@ -207,6 +207,7 @@ export async function handleResource(
   if (!resolved) throw pathNotFound();
   const { type } = resolved;
   if (!verb) throw methodNotAllowed();
+  if (rr.subresource === undefined && type.verbs !== undefined && !type.verbs.includes(verb) && !ctx.auth.answers(type)) throw methodNotAllowed();
   if (type.namespaced && rr.namespace === undefined && !['list', 'watch'].includes(verb)) throw pathNotFound();
   if (!type.namespaced && rr.namespace !== undefined) throw pathNotFound();
   if (rr.subresource !== undefined) {

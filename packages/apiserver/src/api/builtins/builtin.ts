@@ -11,6 +11,8 @@ import type { NameRule } from '../validation.js';
 export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
 export interface BuiltinSpec {
+  /** The verbs it serves, when not all of them (discovery lists these; others are 405). */
+  verbs?: readonly string[];
   group: string;
   version: string;
   plural: string;
@@ -72,6 +74,7 @@ export function builtin(s: BuiltinSpec): ResourceType {
     strategy: s.strategy ?? {},
     returnDeletedObject: s.returnDeletedObject ?? false,
     extraSubresources: s.extraSubresources,
+    ...(s.verbs ? { verbs: s.verbs } : {}),
     ...(s.storedAs ? { storedAs: s.storedAs.apiVersion } : {}),
   };
 }

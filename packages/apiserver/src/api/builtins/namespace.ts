@@ -5,7 +5,7 @@
 import { isJsonObject } from '../json.js';
 import { getPath, metaOf, nameOf } from '../meta.js';
 import type { ResourceType, Strategy } from '../registry.js';
-import { builtin, column, str } from './builtin.js';
+import { ALL_VERBS, builtin, column, str } from './builtin.js';
 import { objectAt } from './defaults.js';
 
 const namespaceStrategy: Strategy = {
@@ -48,6 +48,8 @@ export function namespaceType(): ResourceType {
     strategy: namespaceStrategy,
     returnDeletedObject: true,
     extraSubresources: ['finalize'],
+    // No deletecollection: a DELETE of the collection is 405, as on a real cluster.
+    verbs: ALL_VERBS.filter((v) => v !== 'deletecollection'),
     columns: [column('Status', 'string', (o) => str(getPath(o, ['status', 'phase'])))],
   });
 }
