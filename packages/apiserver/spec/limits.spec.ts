@@ -3,7 +3,9 @@
  * that keep a web page out. Each test is one finding of the issue.
  */
 import { expect } from 'chai';
+import { execFile } from 'node:child_process';
 import { request } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import { startApiServer, type ApiServer } from '../src/index.js';
 import { raw, type RawResponse } from './helpers.js';
 
@@ -154,6 +156,23 @@ describe('apiserver: limits and request guards (issue 13)', () => {
       expect(res.status, res.text).to.equal(400);
       expect(statusOf(res).message).to.contain('excessive aliasing');
       expect((await raw(server, 'GET', `${CMS}/small-bomb`)).status).to.equal(404);
+    });
+
+    it('refuses an anchor whose value holds an alias to itself with 400, at once (fuzz seed 962469064; was: the copy to JSON followed the cycle until the process ran out of memory)', async function () {
+      this.timeout(30_000);
+      const cyclic = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cyclic}\ndata: &x\n  a: *x\n';
+      // Parsed in a child with a small heap first: before the fix this never returned, and in
+      // this process it would have taken the whole test run with it.
+      const parser = fileURLToPath(new URL('../src/http/http.ts', import.meta.url));
+      const code = `const { loadYaml } = await import(${JSON.stringify(parser)}); try { loadYaml(${JSON.stringify(cyclic)}); console.log('parsed'); } catch (e) { console.log(e.message); }`;
+      const child = await new Promise<{ out: string; failed: boolean }>((resolve) => {
+        execFile(process.execPath, ['--import=tsx', '--max-old-space-size=96', '--input-type=module', '-e', code], { timeout: 20_000 }, (err, out) => resolve({ out: out.trim(), failed: err !== null }));
+      });
+      expect(child).to.deep.equal({ out: "the request body could not be decoded as YAML: yaml: anchor 'x' value contains itself", failed: false });
+      const res = await raw(server, 'POST', CMS, cyclic, { 'content-type': 'application/yaml' });
+      expect(res.status, res.text).to.equal(400);
+      expect(statusOf(res).message).to.equal("the request body could not be decoded as YAML: yaml: anchor 'x' value contains itself");
+      expect((await raw(server, 'GET', `${CMS}/cyclic`)).status).to.equal(404);
     });
 
     it('accepts a few aliases, as YAML with anchors is legitimate', async () => {

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, badRequest, tooLarge } from '../api/errors.js';
-import { parseDocument } from 'yaml';
+import { parseDocument, visit, type Document } from 'yaml';
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { setOwn } from '../api/json.js';
 
@@ -203,6 +203,20 @@ function isStackOverflow(err: unknown): boolean {
 }
 
 /**
+ * An alias inside the node its anchor names (`x: &x {a: *x}`) makes a cycle, which the copy to
+ * JSON would follow for ever (memory grows until the process dies); Go's YAML refuses it. Aliases
+ * can only name anchors before them, so a cycle always has an alias inside its own anchor's node.
+ */
+function refuseSelfContainingAnchors(doc: Document): void {
+  visit(doc, {
+    Alias(_key, node, path) {
+      const target = node.resolve(doc);
+      if (target !== undefined && path.includes(target)) throw new Error(`yaml: anchor '${node.source}' value contains itself`);
+    },
+  });
+}
+
+/**
  * YAML with the real server's defences: aliases are budgeted (an alias bomb is refused, not
  * expanded), the nesting is limited like JSON's, and only JSON values come out.
  */
@@ -212,6 +226,7 @@ export function loadYaml(text: string): JsonValue {
     const doc = parseDocument(text, { merge: true, uniqueKeys: false, prettyErrors: false });
     const problem = doc.errors[0];
     if (problem) throw problem;
+    refuseSelfContainingAnchors(doc);
     // Maps as Map, so that a key that is itself a map or a list is refused (below), not stringified.
     value = doc.toJS({ maxAliasCount: MAX_YAML_ALIASES, mapAsMap: true });
   } catch (err) {
