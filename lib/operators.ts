@@ -86,7 +86,7 @@ export type { BackoffPolicy, FieldSelector, KubeClient, LabelSelector, ResolvedD
 export type { ControllerConfig, Reconciler } from './controller/index.js';
 export type { DependentContext } from './dependent/index.js';
 export type { RateLimiter, Retry, SchedulingLoad } from './processing/index.js';
-export type { ResourceEvents } from './observe/index.js';
+export type { EventRecorder } from './observe/index.js';
 export {
   reconcileWorkflow,
   cleanupWorkflow,

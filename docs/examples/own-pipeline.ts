@@ -22,7 +22,7 @@ const GREETING = descriptorOf(crd);
 const FINALIZER = 'greetings.example.com/finalizer';
 
 // The event side: the primaries (their informer, read-your-writes in front of it, the finalizer
-// the run keeps on them) give their changes as ResourceEvents, generation-aware; controllerEvents
+// the run keeps on them) give their changes as ResourceEvent triggers, generation-aware; controllerEvents
 // merges them with the ConfigMaps' triggers. The same primaries go to the run and the scheduler.
 const greetings = informer<Greeting>({ resource: GREETING, kubeConfig, namespaces: ['default'] });
 const greetingPrimaries = primaries(greetings, { name: 'greetings', finalizerName: FINALIZER });

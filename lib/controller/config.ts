@@ -259,7 +259,7 @@ function resolveSource(source: EventSourceLike, i: number): ResolvedSource {
       ...(typeof source.untrack === 'function' ? { untrack: (id: ResourceID) => source.untrack?.(id) } : {}),
     };
   }
-  throw new ConfigurationError(`sources[${i}]`, `must be an Observable of ResourceEvents or have an events$ Observable, got ${describeValue(source)}`);
+  throw new ConfigurationError(`sources[${i}]`, `must be an Observable of ResourceEvent triggers or have an events$ Observable, got ${describeValue(source)}`);
 }
 
 /** Validates a secondary source (a JavaScript caller's may be anything, so it is checked at run time too). */

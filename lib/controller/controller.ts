@@ -2,7 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { BehaviorSubject, combineLatest, EMPTY, filter, map, merge, type Observable, of, pairwise, Subject, type Subscription, take, takeUntil, tap } from 'rxjs';
 import { ConfigurationError, describeError, isMarkedForDeletion, resourceIdOf, resourceKey, type ReconcileOutcome, type ResourceEvent } from '../core/index.js';
 import { classifyError, errorMessage, type KubeClient } from '../kube/index.js';
-import { controllerLabels, errorLogLevel, EventRecorder, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
+import { controllerLabels, errorLogLevel, EventBroadcaster, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { reconcileEach, type RunFn, type RunResult } from '../processing/index.js';
 import type { Shard } from '../sharding/index.js';
 import { InformerPool, type InformerLike } from '../sources/index.js';
@@ -71,7 +71,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   private readonly started$ = new BehaviorSubject(false);
   private readonly stopping$ = new Subject<void>();
   private readonly logger: Logger;
-  private readonly events: EventRecorder;
+  private readonly events: EventBroadcaster;
   private subscription: Subscription | undefined;
   private drained: Promise<void> | undefined;
   /** Why processing died (a bug or a broken policy): nothing runs any more, see `liveness`. */
@@ -87,7 +87,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   ) {
     this.name = config.name;
     this.logger = env.logger.child({ controller: config.name });
-    this.events = new EventRecorder({
+    this.events = new EventBroadcaster({
       client: env.client,
       reportingController: config.name,
       logger: this.logger,

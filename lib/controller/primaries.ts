@@ -50,7 +50,7 @@ export class Primaries<P extends KubernetesObject = KubernetesObject> implements
   }
 
   /**
-   * The primaries' changes as ResourceEvents, without those our own writes caused (ES4), and
+   * The primaries' changes as ResourceEvent triggers, without those our own writes caused (ES4), and
    * with generation awareness (EP6): an update passes when its generation grew, it was just
    * marked for deletion, or it still lacks our finalizer.
    */

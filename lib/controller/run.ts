@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { ConfigurationError, describeValue, isMarkedForDeletion, NoRetryError, requireKnownKeys, resourceIdOf, resourceKey, type ResourceID } from '../core/index.js';
 import type { KubeClient } from '../kube/index.js';
-import { createLogger, errorLogLevel, loggerFor, type Logger, type ResourceEvents } from '../observe/index.js';
+import { createLogger, errorLogLevel, loggerFor, type Logger, type EventRecorder } from '../observe/index.js';
 import type { RunContext, RunFn, RunResult } from '../processing/index.js';
 import type { SecondarySource } from '../sources/index.js';
 import { ManagedWorkflowInvocation, type EventSourceRegistry } from '../workflow/index.js';
@@ -39,7 +39,7 @@ export interface ReconcilerRunOptions<P extends KubernetesObject = KubernetesObj
   /** Default: an info-level logger named rxkube. Every run's lines carry the primary's bindings (OB1). */
   readonly logger?: Logger;
   /** Where `ctx.events` records Events about the primary (a registered controller's recorder). Default: Events are dropped. */
-  readonly events?: { about(regarding: KubernetesObject, action: string): ResourceEvents };
+  readonly events?: { about(regarding: KubernetesObject, action: string): EventRecorder };
   /**
    * SH1, OB4: asked right before the reconciler is called; false fails the run with a
    * LeaseLostError instead (pass a client gated on it too: `leaseGatedClient`). Default: always held.
@@ -261,7 +261,7 @@ function createContext<P extends KubernetesObject>(run: Run<P>, primary: P, runC
   };
   let invocation: ManagedWorkflowInvocation<P, Context<P>> | undefined;
   // Made when first read: most runs log nothing and record no Event, and a signal costs an AbortController.
-  let events: ResourceEvents | undefined;
+  let events: EventRecorder | undefined;
   let logger: Logger | undefined;
   const ctx: Context<P> = {
     controller: run.config.name,
@@ -279,8 +279,8 @@ function createContext<P extends KubernetesObject>(run: Run<P>, primary: P, runC
       return runContext.signal;
     },
     cause: runContext.cause,
-    getSecondaryResource: <S extends KubernetesObject>(name: string) => source(name).secondaryOf(primary) as S | undefined,
-    getSecondaryResources: <S extends KubernetesObject>(name: string) => source(name).secondariesOf(primary) as S[],
+    getSecondaryResource: <S extends KubernetesObject>(name: string) => source(name).getSecondaryResource(primary) as S | undefined,
+    getSecondaryResources: <S extends KubernetesObject>(name: string) => source(name).getSecondaryResources(primary) as S[],
     secondaryClient: <S extends KubernetesObject>(name: string) => clientOf(source(name)) as unknown as TrackedClient<S>,
     get workflow() {
       return invocation;
@@ -302,7 +302,7 @@ function lookupOf<P extends KubernetesObject>(secondaries: RunDependencies<P>['s
   return byName;
 }
 
-const NO_EVENTS: ResourceEvents = { normal: () => undefined, warning: () => undefined };
+const NO_EVENTS: EventRecorder = { normal: () => undefined, warning: () => undefined };
 
 /** Without a registry, a dependent behind an activation condition cannot get its event source. */
 function noEventSources(controller: string): EventSourceRegistry {

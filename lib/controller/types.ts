@@ -8,7 +8,7 @@ import type {
   LabelSelector,
   ResourceDescriptor,
 } from '../kube/index.js';
-import type { Logger, ResourceEvents } from '../observe/index.js';
+import type { Logger, EventRecorder } from '../observe/index.js';
 import type { RateLimiter, Retry } from '../processing/index.js';
 import type { BoundedStoreOptions, ObjectTransform, SecondarySpec } from '../sources/index.js';
 import type { EventSourceRegistry, ManagedWorkflowInvocation, Workflow, WorkflowBuilder } from '../workflow/index.js';
@@ -69,7 +69,7 @@ export interface Context<P extends KubernetesObject = KubernetesObject> {
    * repeats are counted in one Event, writes are rate-limited per object, and recording never
    * fails or delays the run. A failed run records a Warning by itself.
    */
-  readonly events: ResourceEvents;
+  readonly events: EventRecorder;
 }
 
 /** A controller's secondary source: the one spec `sources/` defines (`SecondarySpec`), by the name `ControllerConfig.secondaries` uses. */
@@ -117,7 +117,7 @@ export interface ControllerConfig<P extends KubernetesObject = KubernetesObject>
   readonly fieldSelector?: FieldSelector | undefined;
   readonly secondaries?: readonly SecondaryConfig<KubernetesObject, P>[];
   /**
-   * Any other event source (ES5): an Observable of ResourceEvents for primaries, or an object
+   * Any other event source (ES5): an Observable of ResourceEvent triggers for primaries, or an object
    * with `events$` (pollingSource, perResourcePolling, inboundSource, timerSource). Their events
    * trigger primaries that exist (EP4); a source with `stop()` is stopped with the controller.
    */

@@ -19,15 +19,21 @@ export interface EventOptions {
   readonly action?: string;
 }
 
-/** Records Events about one object: `ctx.events` in a run. */
-export interface ResourceEvents {
+/**
+ * Records Kubernetes Events about one object: `ctx.events` in a run (client-go's and
+ * controller-runtime's EventRecorder, bound to its object). Not `ResourceEvent`, the trigger of a run.
+ */
+export interface EventRecorder {
   /** Something worth telling happened (`kubectl describe` lists it under Events). */
   normal(reason: string, message: string, options?: EventOptions): void;
   /** Something went wrong that a human may need to look at. */
   warning(reason: string, message: string, options?: EventOptions): void;
 }
 
-export interface EventRecorderOptions {
+/** @deprecated Renamed `EventRecorder`; this alias goes in the next release. */
+export type ResourceEvents = EventRecorder;
+
+export interface EventBroadcasterOptions {
   readonly client: KubeClient;
   /** `reportingController` of every Event: a qualified name (`example.com/my-controller`, `webpage`). */
   readonly reportingController: string;
@@ -83,10 +89,11 @@ const MAX_ACTION = 128;
 const MAX_NOTE_BYTES = 1024;
 
 /**
- * The Events of one controller. A class because it holds state: the series seen in the last
+ * The Events of one controller, as client-go's EventBroadcaster: it hands out a recorder per
+ * object (`about`) and writes what they record. A class because it holds state: the series seen in the last
  * minutes, a token bucket per object, deferred writes — `stop()` ends them.
  */
-export class EventRecorder {
+export class EventBroadcaster {
   private readonly events: ResourceClient<EventBody>;
   private readonly series = new Map<string, Series>();
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
@@ -99,7 +106,7 @@ export class EventRecorder {
   private sequence = 0;
   private stopped = false;
 
-  constructor(private readonly options: EventRecorderOptions) {
+  constructor(private readonly options: EventBroadcasterOptions) {
     this.events = options.client.resource<EventBody>(EVENTS);
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.reportingInstance = (options.reportingInstance ?? `${options.reportingController}-${hostname()}`).slice(0, 128);
@@ -110,7 +117,7 @@ export class EventRecorder {
   }
 
   /** The recorder of Events about `regarding`; `action` is the default action of its events. */
-  about(regarding: KubernetesObject, action: string): ResourceEvents {
+  about(regarding: KubernetesObject, action: string): EventRecorder {
     return {
       normal: (reason, message, options) => this.record(regarding, 'Normal', reason, message, options?.action ?? action),
       warning: (reason, message, options) => this.record(regarding, 'Warning', reason, message, options?.action ?? action),

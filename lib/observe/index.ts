@@ -24,4 +24,4 @@ export {
   type HealthServer,
   type HealthServerOptions,
 } from './health.js';
-export { EventRecorder, type EventOptions, type EventRecorderOptions, type EventType, type ResourceEvents } from './events.js';
+export { EventBroadcaster, type EventOptions, type EventBroadcasterOptions, type EventType, type EventRecorder, type ResourceEvents } from './events.js';

@@ -221,8 +221,8 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
     this.cache = new InformerStore<T>({
       indexers: options.indexers,
       bounded: options.bounded,
-      read: async (id) => {
-        const object = await this.client.read(id);
+      find: async (id) => {
+        const object = await this.client.find(id);
         return object === undefined ? undefined : this.transform(object);
       },
       scheduler: this.scheduler,

@@ -44,7 +44,7 @@ export interface ListWatchClient<T> {
     onClose: (error?: unknown) => void,
   ): Promise<() => void>;
   /** One object, or undefined when it does not exist. */
-  read(id: ResourceID): Promise<T | undefined>;
+  find(id: ResourceID): Promise<T | undefined>;
 }
 
 export interface KubeListWatchOptions {
@@ -106,7 +106,7 @@ export function kubeListWatch<T extends KubernetesObject>(
       } while (next);
       return { items, resourceVersion };
     },
-    read: (id) => client.find({ name: id.name, namespace: d.namespaced ? id.namespace : undefined }),
+    find: (id) => client.find({ name: id.name, namespace: d.namespaced ? id.namespace : undefined }),
     watch: (request, onEvent, onClose) =>
       openWatchStream(
         watchTargetOf(kubeClient),

@@ -4,7 +4,7 @@ import { resourceIdOf, type ResourceEvent } from '../core/index.js';
 import type { InformerEvent } from './informer.js';
 import { mapBoth, type SecondaryToPrimaryMapper } from './mappers.js';
 
-/** Primary informer events as rxkube ResourceEvents (action = the change, primary: true). */
+/** Primary informer events as ResourceEvent triggers (action = the change, primary: true). */
 export function toResourceEvents<T extends KubernetesObject>(source: string): OperatorFunction<InformerEvent<T>, ResourceEvent<T>> {
   return map((event) => {
     const resourceEvent: ResourceEvent<T> = { id: resourceIdOf(event.object), source, action: event.type, primary: true, object: event.object, oldObject: event.oldObject };

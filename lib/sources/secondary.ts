@@ -24,7 +24,7 @@ export interface SecondarySourceOptions<S extends KubernetesObject, P extends Ku
   primary?: PrimaryKind | undefined;
   /** Default `Mappers.fromOwnerReferences(primary)`; with `toSecondaries` and `primaryInformer`, the inverse of that. */
   toPrimaries?: SecondaryToPrimaryMapper<S> | undefined;
-  /** Many-to-one or many-to-many: the secondaries a primary uses (then `secondariesOf` uses it). */
+  /** Many-to-one or many-to-many: the secondaries a primary uses (then `getSecondaryResources` uses it). */
   toSecondaries?: PrimaryToSecondaryMapper<P> | undefined;
   /** With `toSecondaries` and no `toPrimaries`: secondary events map back through an index on this informer. */
   primaryInformer?: InformerLike<P> | undefined;
@@ -45,7 +45,7 @@ export interface MapperError {
 /**
  * ES3: an informer of any kind whose changes trigger the primaries they map to, with
  * read-your-writes for dependents that write these secondaries (`cache.recordWrite`), and the
- * lookups `ctx.getSecondaryResource(s)` needs (`secondariesOf`, `secondaryOf`).
+ * lookups `ctx.getSecondaryResource(s)` needs (`getSecondaryResources`, `getSecondaryResource`).
  */
 export class SecondarySource<S extends KubernetesObject = KubernetesObject, P extends KubernetesObject = KubernetesObject> {
   readonly name: string;
@@ -97,7 +97,7 @@ export class SecondarySource<S extends KubernetesObject = KubernetesObject, P ex
    * The secondaries of a primary, newest versions: through `toSecondaries` when given, else the
    * owner-uid index (owner-reference mapper), else an index of this source's mapper.
    */
-  secondariesOf(primary: P): S[] {
+  getSecondaryResources(primary: P): S[] {
     if (this.toSecondaries) {
       const out: S[] = [];
       for (const id of this.toSecondaries(primary)) {
@@ -114,12 +114,12 @@ export class SecondarySource<S extends KubernetesObject = KubernetesObject, P ex
   }
 
   /** The one secondary of a primary, or undefined; more than one is an error naming them. */
-  secondaryOf(primary: P): S | undefined {
-    const all = this.secondariesOf(primary);
+  getSecondaryResource(primary: P): S | undefined {
+    const all = this.getSecondaryResources(primary);
     if (all.length > 1) {
       const names = all.map((s) => resourceKey(resourceIdOf(s))).join(', ');
       throw new Error(
-        `secondary source ${this.name}: ${resourceKey(resourceIdOf(primary))} has ${all.length} secondaries (${names}); use secondariesOf, or a toSecondaries mapper that names one`,
+        `secondary source ${this.name}: ${resourceKey(resourceIdOf(primary))} has ${all.length} secondaries (${names}); use getSecondaryResources, or a toSecondaries mapper that names one`,
       );
     }
     return all[0];

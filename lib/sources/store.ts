@@ -49,7 +49,7 @@ export interface InformerStoreOptions<T> {
   indexers?: Readonly<Record<string, Indexer<T>>> | undefined;
   bounded?: BoundedStoreOptions | undefined;
   /** Reads one object from the API (resolves undefined on 404); used by a bounded store's fetch. */
-  read?: ((id: ResourceID) => Promise<T | undefined>) | undefined;
+  find?: ((id: ResourceID) => Promise<T | undefined>) | undefined;
   /** Clock of the time-to-idle. */
   scheduler?: SchedulerLike | undefined;
   /**
@@ -130,8 +130,8 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
   async fetch(id: ResourceID): Promise<T | undefined> {
     const key = resourceKey(id);
     const cached = this.objects.get(key);
-    if (cached || !this.known.has(key) || !this.options.read) return cached;
-    const read = await this.options.read(id);
+    if (cached || !this.known.has(key) || !this.options.find) return cached;
+    const read = await this.options.find(id);
     const known = this.known.get(key);
     const again = this.objects.get(key);
     if (again) return again;

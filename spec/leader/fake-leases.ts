@@ -104,7 +104,7 @@ export class FakeLeaseServer {
             this.watchers.add(watcher);
             return () => void this.watchers.delete(watcher);
           }),
-        read: (id) => call(undefined, () => this.copy(id.name)),
+        find: (id) => call(undefined, () => this.copy(id.name)),
       },
     };
   }

@@ -5,7 +5,7 @@ import { Registry } from 'prom-client';
 import { VirtualTimeScheduler } from 'rxjs';
 import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { createKubeClient, type KubeClient } from '../../lib/kube/index.js';
-import { createLogger, createMetrics, EventRecorder, type EventRecorderOptions, type RxkubeMetrics } from '../../lib/observe/index.js';
+import { createLogger, createMetrics, EventBroadcaster, type EventBroadcasterOptions, type RxkubeMetrics } from '../../lib/observe/index.js';
 import { capturingLogger } from '../controller/fixtures.js';
 
 interface CoreEvent extends KubernetesObject {
@@ -31,7 +31,7 @@ describe('observe: the event recorder (events.k8s.io/v1)', () => {
   let client: KubeClient;
   let scheduler: VirtualTimeScheduler;
   let metrics: RxkubeMetrics;
-  const recorders: EventRecorder[] = [];
+  const recorders: EventBroadcaster[] = [];
 
   beforeEach(async () => {
     server = await startApiServer();
@@ -44,8 +44,8 @@ describe('observe: the event recorder (events.k8s.io/v1)', () => {
     await server.close();
   });
 
-  const recorder = (options: Partial<EventRecorderOptions> = {}) => {
-    const r = new EventRecorder({ client, reportingController: 'example.com/widgets', logger: createLogger({ level: 'silent' }), metrics, scheduler, ...options });
+  const recorder = (options: Partial<EventBroadcasterOptions> = {}) => {
+    const r = new EventBroadcaster({ client, reportingController: 'example.com/widgets', logger: createLogger({ level: 'silent' }), metrics, scheduler, ...options });
     recorders.push(r);
     return r;
   };

@@ -111,7 +111,7 @@ export class FakeListWatch implements ListWatchClient<KubernetesObject> {
     });
   }
 
-  read(id: ResourceID): Promise<KubernetesObject | undefined> {
+  find(id: ResourceID): Promise<KubernetesObject | undefined> {
     return Promise.resolve(this.objects.find((o) => o.metadata?.name === id.name && o.metadata?.namespace === id.namespace));
   }
 

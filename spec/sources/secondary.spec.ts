@@ -26,7 +26,7 @@ describe('sources/SecondarySource (embedded API server)', function () {
     return out;
   }
 
-  it('ES3: by default owner references map a secondary to its primary; secondariesOf uses the owner-uid index', async () => {
+  it('ES3: by default owner references map a secondary to its primary; getSecondaryResources uses the owner-uid index', async () => {
     const ns = await cluster.namespace();
     const [p1, p2] = await primaries(ns, 'p1', 'p2');
     const inf = testInformer(cluster, { namespaces: [ns] });
@@ -39,10 +39,10 @@ describe('sources/SecondarySource (embedded API server)', function () {
     await cluster.configMaps.create(configMap(ns, 'orphan'));
     await seen.until((e) => e.length === 2);
     expect(triggers(seen.events)).to.deep.equal([`${ns}/p1 trigger configmaps false`, `${ns}/p1 trigger configmaps false`]);
-    expect(source.secondariesOf(p1!).map((s) => s.metadata?.name).sort()).to.deep.equal(['cm1', 'cm2']);
-    expect(source.secondariesOf(p2!)).to.deep.equal([]);
-    expect(() => source.secondaryOf(p1!)).to.throw(/has 2 secondaries \(.*cm1.*cm2.*\); use secondariesOf/);
-    expect(source.secondaryOf(p2!)).to.equal(undefined);
+    expect(source.getSecondaryResources(p1!).map((s) => s.metadata?.name).sort()).to.deep.equal(['cm1', 'cm2']);
+    expect(source.getSecondaryResources(p2!)).to.deep.equal([]);
+    expect(() => source.getSecondaryResource(p1!)).to.throw(/has 2 secondaries \(.*cm1.*cm2.*\); use getSecondaryResources/);
+    expect(source.getSecondaryResource(p2!)).to.equal(undefined);
   });
 
   it('ES3: a modified secondary maps old and new: a changed owner triggers both primaries', async () => {
@@ -58,11 +58,11 @@ describe('sources/SecondarySource (embedded API server)', function () {
     await cluster.configMaps.mergePatch({ namespace: ns, name: 'cm' }, { metadata: { ownerReferences: [ownerRef(p2!)] } });
     await seen.until((e) => e.length === 3);
     expect(seen.events.slice(1).map((e) => e.id.name).sort()).to.deep.equal(['p1', 'p2']);
-    expect(source.secondaryOf(p2!)?.metadata?.name).to.equal('cm');
-    expect(source.secondaryOf(p1!)).to.equal(undefined);
+    expect(source.getSecondaryResource(p2!)?.metadata?.name).to.equal('cm');
+    expect(source.getSecondaryResource(p1!)).to.equal(undefined);
   });
 
-  it('ES3: Mappers.fromAnnotation maps across namespaces; secondariesOf uses an index of the mapper', async () => {
+  it('ES3: Mappers.fromAnnotation maps across namespaces; getSecondaryResources uses an index of the mapper', async () => {
     const ns = await cluster.namespace();
     const home = await cluster.namespace();
     const [primary] = await primaries(home, 'web');
@@ -75,7 +75,7 @@ describe('sources/SecondarySource (embedded API server)', function () {
     await cluster.configMaps.create(configMap(ns, 'plain'));
     await seen.until((e) => e.length === 1);
     expect(triggers(seen.events)).to.deep.equal([`${home}/web trigger annotated false`]);
-    expect(source.secondariesOf(primary!).map((s) => s.metadata?.name)).to.deep.equal(['cm']);
+    expect(source.getSecondaryResources(primary!).map((s) => s.metadata?.name)).to.deep.equal(['cm']);
   });
 
   it('ES3: a custom mapper may ignore events (empty set); a throwing mapper is reported and the stream goes on', async () => {
@@ -125,7 +125,7 @@ describe('sources/SecondarySource (embedded API server)', function () {
       'p2<-shared',
     ]);
     const p1 = primaryInformer.store.get({ namespace: ns, name: 'p1' })!;
-    expect(source.secondariesOf(p1).map((s) => s.metadata?.name).sort()).to.deep.equal(['only1', 'shared']);
+    expect(source.getSecondaryResources(p1).map((s) => s.metadata?.name).sort()).to.deep.equal(['only1', 'shared']);
   });
 
   it('ES4: a secondary a dependent wrote (recorded on the source cache) triggers no run', async () => {
@@ -141,7 +141,7 @@ describe('sources/SecondarySource (embedded API server)', function () {
     await seen.until((e) => e.length === 1); // the initial list
     const id = { namespace: ns, name: 'cm' };
     const written = await source.cache.trackWrite(id, () => cluster.configMaps.mergePatch(id, { data: { by: 'dependent' } }));
-    expect(source.secondaryOf(p1!)?.metadata?.resourceVersion).to.equal(written.metadata?.resourceVersion);
+    expect(source.getSecondaryResource(p1!)?.metadata?.resourceVersion).to.equal(written.metadata?.resourceVersion);
     await raw.until((e) => e.length === 2);
     await cluster.configMaps.mergePatch(id, { data: { by: 'someone else' } });
     await seen.until((e) => e.length === 2);

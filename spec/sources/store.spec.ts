@@ -85,7 +85,7 @@ describe('sources/InformerStore', () => {
     const reads: string[] = [];
     const store = new InformerStore<KubernetesObject>({
       bounded: { maxEntries: 2 },
-      read: async (id) => {
+      find: async (id) => {
         reads.push(id.name);
         return cm(id.namespace ?? '', id.name, '1');
       },

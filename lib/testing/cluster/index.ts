@@ -100,7 +100,7 @@ export type {
   EventOptions,
   HealthCheck,
   HealthCheckResult,
-  ResourceEvents,
+  EventRecorder,
   RxkubeMetrics,
 } from '../../observe/index.js';
 export type { RateDecision, RateLimiter, Retry } from '../../processing/index.js';
