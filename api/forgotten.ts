@@ -1,10 +1,10 @@
 /** An entry point as a user imports it, and the source file that defines its exports. */
 export interface EntryPointName {
-  /** The report's name, e.g. `rxkube-operators`. */
+  /** The report's name, e.g. `rxkube-pipeline`. */
   readonly name: string;
-  /** What users import, e.g. `rxkube/operators`. */
+  /** What users import, e.g. `rxkube/pipeline`. */
   readonly specifier: string;
-  /** The file to add the export to, e.g. `lib/operators.ts`. */
+  /** The file to add the export to, e.g. `lib/pipeline.ts`. */
   readonly source: string;
 }
 

@@ -24,7 +24,8 @@ interface EntryPoint {
 /** Each package's entry points, by report name (the entry point's import path, '/' as '-'). */
 const ENTRY_POINTS: Readonly<Record<string, EntryPoint>> = {
   rxkube: { folder: '.', declarations: 'dist/index.d.ts', specifier: 'rxkube', source: 'lib/index.ts' },
-  'rxkube-operators': { folder: '.', declarations: 'dist/operators.d.ts', specifier: 'rxkube/operators', source: 'lib/operators.ts' },
+  // rxkube/operators, the deprecated alias of rxkube/pipeline, is `export *` of it: no report of its own.
+  'rxkube-pipeline': { folder: '.', declarations: 'dist/pipeline.d.ts', specifier: 'rxkube/pipeline', source: 'lib/pipeline.ts' },
   'rxkube-kube': { folder: '.', declarations: 'dist/kube.d.ts', specifier: 'rxkube/kube', source: 'lib/kube.ts' },
   'rxkube-testing': { folder: '.', declarations: 'dist/testing/index.d.ts', specifier: 'rxkube/testing', source: 'lib/testing/index.ts' },
   'rxkube-testing-cluster': {

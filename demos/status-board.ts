@@ -4,7 +4,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { firstValueFrom, timeout, type Subscription } from 'rxjs';
-import type { Informer } from '../lib/operators.js';
+import type { Informer } from '../lib/pipeline.js';
 
 export interface StatusBoardOptions<T> {
   /** Redraw in place (a terminal) instead of printing changed lines. */

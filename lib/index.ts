@@ -1,7 +1,7 @@
 /**
  * `rxkube`: write an operator — the Operator, the Reconciler and its Context, controls,
  * configuration, retry and rate limit, dependents, workflows, mappers and the event sources a
- * controller takes. Pipeline builders: `rxkube/operators`; the Kubernetes client and CRD helpers:
+ * controller takes. Pipeline builders: `rxkube/pipeline`; the Kubernetes client and CRD helpers:
  * `rxkube/kube`; test helpers: `rxkube/testing` (marble tests) and `rxkube/testing/cluster` (against the embedded API server, `@rxkube/apiserver`).
  *
  * @module rxkube

@@ -19,7 +19,7 @@ const run = promisify(execFile);
 const ROOT = new URL('../', import.meta.url).pathname;
 /** The floor of `engines` and the current LTS line; the repository itself runs on 24. */
 const NODE_VERSIONS = (process.env['RXKUBE_CONSUMER_NODES'] ?? '22.19.0,26').split(',').filter(Boolean);
-const ENTRY_POINTS = ['rxkube', 'rxkube/operators', 'rxkube/kube', 'rxkube/testing', '@rxkube/apiserver', 'rxkube/testing/cluster'];
+const ENTRY_POINTS = ['rxkube', 'rxkube/pipeline', 'rxkube/kube', 'rxkube/testing', '@rxkube/apiserver', 'rxkube/testing/cluster'];
 /** The runtime dependencies of the server package, which an operator's production install must not download. */
 const SERVER_ONLY = ['@rxkube/apiserver', '@bufbuild/cel', '@bufbuild/protobuf', '@peculiar/x509', 're2js', 'reflect-metadata'];
 
@@ -44,6 +44,11 @@ const { Operator, UpdateControl } = entry0;
 const { startApiServer } = entry4;
 for (const [i, m] of [entry0, entry1, entry2, entry3, entry4, entry5].entries()) {
   if (Object.keys(m).length === 0) throw new Error('entry point ' + i + ' exports nothing');
+}
+// rxkube/operators, the deprecated old name of rxkube/pipeline, is the same module.
+const operators = await import('rxkube/operators');
+if (JSON.stringify(Object.keys(operators).sort()) !== JSON.stringify(Object.keys(entry1).sort()) || operators.reconcileEach !== entry1.reconcileEach) {
+  throw new Error('rxkube/operators is not rxkube/pipeline');
 }
 const server = await startApiServer();
 const kubeConfig = server.kubeConfig();
@@ -105,7 +110,7 @@ const TS_CONSUMER = `
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { Subject, lastValueFrom, toArray } from 'rxjs';
 import { GenericRetry, Operator, UpdateControl, type Reconciler, type ResourceEvent } from 'rxkube';
-import { reconcileEach } from 'rxkube/operators';
+import { reconcileEach } from 'rxkube/pipeline';
 import { builtinResources, createKubeClient } from 'rxkube/kube';
 import { startApiServer } from '@rxkube/apiserver';
 import { resourceEvent } from 'rxkube/testing';

@@ -14,7 +14,7 @@ import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
 import pg from 'pg';
 import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { createLogger, GenericRetry, Operator } from '../../lib/index.js';
-import { informer, type Informer } from '../../lib/operators.js';
+import { informer, type Informer } from '../../lib/pipeline.js';
 import { createKubeClient, errorMessage, installCustomResourceDefinition, loadKubeConfig, type KubeClient } from '../../lib/kube.js';
 import { parseFlags, UsageError, untilSignal } from '../cli.js';
 import { StatusBoard } from '../status-board.js';

@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { createLogger, Operator } from '../../lib/index.js';
-import { informer } from '../../lib/operators.js';
+import { informer } from '../../lib/pipeline.js';
 import { createKubeClient, errorMessage, installCustomResourceDefinition, loadKubeConfig } from '../../lib/kube.js';
 import { parseFlags, temporaryDirectory, UsageError, untilSignal } from '../cli.js';
 import { StatusBoard } from '../status-board.js';

@@ -2,7 +2,7 @@
 // (docs/event-sources.md): `npx tsx docs/examples/es5-sources.ts`.
 import { merge, Subject } from 'rxjs';
 import { cachingInboundSource, perResourcePolling, pollingSource, resourceKey, timerSource, type ResourceEvent, type ResourceID } from 'rxkube';
-import { reconcileEach } from 'rxkube/operators';
+import { reconcileEach } from 'rxkube/pipeline';
 
 // The primaries. In an operator this is the primary informer; only primary events create
 // per-resource state, so the other sources' events for unknown ids are dropped.

@@ -2,7 +2,7 @@
 // `npx tsx docs/examples/informer.ts`.
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { filter, firstValueFrom } from 'rxjs';
-import { informer, informer$, readYourWrites } from 'rxkube/operators';
+import { informer, informer$, readYourWrites } from 'rxkube/pipeline';
 import { builtinResources, createKubeClient } from 'rxkube/kube';
 import { startApiServer } from '@rxkube/apiserver';
 

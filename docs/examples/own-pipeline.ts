@@ -3,7 +3,7 @@
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { filter, firstValueFrom, type Observable } from 'rxjs';
 import { DeleteControl, UpdateControl, type Reconciler, type ResourceEvent } from 'rxkube';
-import { controllerEvents, informer, primaries, reconcileEach, reconcilerRun, secondarySource } from 'rxkube/operators';
+import { controllerEvents, informer, primaries, reconcileEach, reconcilerRun, secondarySource } from 'rxkube/pipeline';
 import { builtinResources, createKubeClient, customResourceDefinition, descriptorOf, installCustomResourceDefinition } from 'rxkube/kube';
 import { startApiServer } from '@rxkube/apiserver';
 

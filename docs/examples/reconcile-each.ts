@@ -1,7 +1,7 @@
 // The scheduling core on its own: `npx tsx docs/examples/reconcile-each.ts`.
 import { Subject } from 'rxjs';
 import { GenericRetry, resourceKey, type ResourceEvent } from 'rxkube';
-import { reconcileEach } from 'rxkube/operators';
+import { reconcileEach } from 'rxkube/pipeline';
 
 const events$ = new Subject<ResourceEvent>();
 

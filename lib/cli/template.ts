@@ -253,7 +253,7 @@ try {
  */
 import { test } from 'node:test';
 import { map } from 'rxjs';
-import { reconcileEach, type RunFn } from 'rxkube/operators';
+import { reconcileEach, type RunFn } from 'rxkube/pipeline';
 import { failAfter, outcomeCode, resourceEvent, succeedAfter, testScheduler } from 'rxkube/testing';
 import { scheduling } from '../src/controller.js';
 

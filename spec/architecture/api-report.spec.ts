@@ -5,21 +5,21 @@ import { forgottenExportProblems } from '../../api/forgotten.js';
 // into the report as a warning; api:check turns each one into a failure users would otherwise hit
 // as a type they cannot name.
 describe('API report check', () => {
-  const entry = { name: 'rxkube-operators', specifier: 'rxkube/operators', source: 'lib/operators.ts' };
+  const entry = { name: 'rxkube-pipeline', specifier: 'rxkube/pipeline', source: 'lib/pipeline.ts' };
 
   it('names the symbol and the entry point of each forgotten export in a report', () => {
     const report = [
-      '// Warning: (ae-forgotten-export) The symbol "BackoffPolicy" needs to be exported by the entry point operators.d.ts',
+      '// Warning: (ae-forgotten-export) The symbol "BackoffPolicy" needs to be exported by the entry point pipeline.d.ts',
       'export interface Options {',
-      '    // Warning: (ae-forgotten-export) The symbol "RateLimiter" needs to be exported by the entry point operators.d.ts',
+      '    // Warning: (ae-forgotten-export) The symbol "RateLimiter" needs to be exported by the entry point pipeline.d.ts',
       '    readonly limiter: RateLimiter;',
-      '    // Warning: (ae-forgotten-export) The symbol "RateLimiter" needs to be exported by the entry point operators.d.ts',
+      '    // Warning: (ae-forgotten-export) The symbol "RateLimiter" needs to be exported by the entry point pipeline.d.ts',
       '}',
     ].join('\n');
     const problems = forgottenExportProblems(entry, report);
     expect(problems).to.have.length(2);
-    expect(problems[0]).to.include("'BackoffPolicy'").and.include("'rxkube/operators'").and.include('lib/operators.ts');
-    expect(problems[1]).to.include("'RateLimiter'").and.include("'rxkube/operators'");
+    expect(problems[0]).to.include("'BackoffPolicy'").and.include("'rxkube/pipeline'").and.include('lib/pipeline.ts');
+    expect(problems[1]).to.include("'RateLimiter'").and.include("'rxkube/pipeline'");
   });
 
   it('finds nothing in a report whose public types are all exported', () => {

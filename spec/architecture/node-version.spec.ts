@@ -39,7 +39,7 @@ describe('the Node.js version rxkube needs', () => {
       console.log('      no Node.js older than 22.19 on PATH: skipped');
       this.skip();
     }
-    for (const entry of ['lib/index.ts', 'lib/operators.ts', 'lib/kube.ts', 'lib/testing/index.ts']) {
+    for (const entry of ['lib/index.ts', 'lib/pipeline.ts', 'lib/operators.ts', 'lib/kube.ts', 'lib/testing/index.ts']) {
       const failure = await promisify(execFile)(node, ['--import', 'tsx', '-e', `await import('./${entry}')`], { cwd: root }).then(
         () => undefined,
         (err: { stderr?: string }) => err.stderr ?? '',

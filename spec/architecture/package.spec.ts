@@ -34,4 +34,14 @@ describe('the published package.json', () => {
     expect(build.compilerOptions).to.include({ sourceMap: false, declarationMap: false });
     expect(pkg.files.filter((glob) => glob.endsWith('.map'))).to.deep.equal([]);
   });
+
+  it('rxkube/operators, the deprecated old name of rxkube/pipeline, is the same module: every export, the same values', async () => {
+    const exports = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { import: string }> }).exports;
+    expect(exports['./pipeline']?.import).to.equal('./dist/pipeline.js');
+    expect(exports['./operators']?.import).to.equal('./dist/operators.js');
+    const pipeline = (await import('../../lib/pipeline.js')) as Record<string, unknown>;
+    const operators = (await import('../../lib/operators.js')) as Record<string, unknown>;
+    expect(Object.keys(operators).sort()).to.deep.equal(Object.keys(pipeline).sort());
+    for (const name of Object.keys(pipeline)) expect(operators[name], name).to.equal(pipeline[name]);
+  });
 });

@@ -11,7 +11,7 @@ const root = new URL('../../', import.meta.url).pathname;
 /** The API report of each entry point, and its page of the reference. */
 const PAGES: Readonly<Record<string, string>> = {
   'rxkube.api.md': 'docs/api/rxkube.md',
-  'rxkube-operators.api.md': 'docs/api/rxkube/operators.md',
+  'rxkube-pipeline.api.md': 'docs/api/rxkube/pipeline.md',
   'rxkube-kube.api.md': 'docs/api/rxkube/kube.md',
   'rxkube-testing.api.md': 'docs/api/rxkube/testing.md',
   'rxkube-testing-cluster.api.md': 'docs/api/rxkube/testing/cluster.md',
