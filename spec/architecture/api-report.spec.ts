@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { forgottenExportProblems } from '../../api/forgotten.js';
+import { exportedNames, forgottenExportProblems } from '../../api/forgotten.js';
 
 // API Extractor writes a type that a public signature uses but the entry point does not export
 // into the report as a warning; api:check turns each one into a failure users would otherwise hit
@@ -24,5 +24,16 @@ describe('API report check', () => {
 
   it('finds nothing in a report whose public types are all exported', () => {
     expect(forgottenExportProblems(entry, 'export interface Options {\n    readonly name: string;\n}\n')).to.deep.equal([]);
+  });
+
+  it("a type another entry point of the package exports is nameable from there (the test helpers lean on 'rxkube'); others are still named", () => {
+    const warnings = [
+      'The symbol "Operator" needs to be exported by the entry point index.d.ts',
+      'The symbol "TraceStore" needs to be exported by the entry point index.d.ts',
+    ].join('\n');
+    const main = { specifier: 'rxkube', names: exportedNames('export class Operator {\n}\nexport interface Reconciler {\n}\n') };
+    const problems = forgottenExportProblems({ name: 'rxkube-testing', specifier: 'rxkube/testing', source: 'lib/testing/index.ts' }, warnings, main);
+    expect(problems).to.have.length(1);
+    expect(problems[0]).to.include("'TraceStore'").and.include("or from 'rxkube'");
   });
 });
