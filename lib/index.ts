@@ -172,5 +172,6 @@ export type {
   WriteOptions,
 } from './kube/index.js';
 export type { LeaseClient } from './leader/index.js';
+export type { ListAnswer, ListRequest, ListWatchClient, ListWatchScope, WatchEventType, WatchRequest } from './sources/index.js';
 export type { CacheLabels, ControllerLabels } from './observe/index.js';
 export type { BoundCondition, WorkflowRunKind } from './workflow/index.js';

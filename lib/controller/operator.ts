@@ -184,7 +184,7 @@ export class Operator {
       const election = this.options.leaderElection;
       this.elector = createLeaderElector({
         logger: this.logger,
-        leaseClient: kubeLeaseClient(this.client, election.leaseName, election.leaseNamespace),
+        leaseClient: kubeLeaseClient(this.client),
         ...election,
         kubeConfig: this.client.kubeConfig,
       });

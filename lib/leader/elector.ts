@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { ConfigurationError, requireKnownKeys, requirePositiveDuration } from '../core/index.js';
 import { classifyError, errorMessage, shareConnections } from '../kube/index.js';
 import { abortAfter } from './deadline.js';
-import { kubeLeaseClient, type LeaseClient } from './lease-client.js';
+import { kubeLeaseClient, watchLease, type LeaseClient } from './lease-client.js';
 
 export interface LeaderElectionOptions {
   kubeConfig: KubeConfig;
@@ -171,7 +171,7 @@ export class LeaderElector {
 
   constructor(options: LeaderElectionOptions) {
     this.config = leaderElectionConfig(options);
-    this.client = options.leaseClient ?? kubeLeaseClient(shareConnections(options.kubeConfig), this.config.leaseName, this.config.leaseNamespace);
+    this.client = options.leaseClient ?? kubeLeaseClient(shareConnections(options.kubeConfig));
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.random = options.random ?? Math.random;
     this.log = options.logger?.child({ lease: `${this.config.leaseNamespace}/${this.config.leaseName}`, identity: this.config.identity });
@@ -355,13 +355,13 @@ export class LeaderElector {
     const now = this.scheduler.now();
     let current: V1Lease | undefined;
     try {
-      current = await this.client.read(bounded);
+      current = await this.client.find(this.leaseRef(), { signal: bounded });
     } catch (err) {
       return this.failed('read', err, signal);
     }
     if (current === undefined) {
       try {
-        this.written(await this.client.create(this.leaseBody(undefined, now), bounded));
+        this.written(await this.client.create(this.leaseBody(undefined, now), { signal: bounded }));
         return 'acquired';
       } catch (createErr) {
         return classifyError(createErr) === 'conflict' ? 'heldByOther' : this.failed('create', createErr, signal);
@@ -373,7 +373,7 @@ export class LeaderElector {
     const holder = current.spec?.holderIdentity ?? '';
     if (holder !== '' && holder !== this.config.identity && !this.observedExpired(readAt)) return 'heldByOther';
     try {
-      this.written(await this.client.replace(this.leaseBody(current, now), bounded));
+      this.written(await this.client.replace(this.leaseBody(current, now), { signal: bounded }));
       return 'acquired';
     } catch (err) {
       // 409: someone wrote the lease since we read it. Not ours this round; the next read tells who holds it.
@@ -391,7 +391,7 @@ export class LeaderElector {
       spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now },
     };
     try {
-      this.written(await this.client.replace(body, AbortSignal.timeout(this.config.renewDeadlineMs)));
+      this.written(await this.client.replace(body, { signal: AbortSignal.timeout(this.config.renewDeadlineMs) }));
       this.log?.info('released the lease');
     } catch (err) {
       this.log?.warn({ err: errorMessage(err) }, 'could not release the lease; it expires on its own');
@@ -467,10 +467,9 @@ export class LeaderElector {
       if (error !== undefined) this.log?.debug({ err: errorMessage(error) }, 'lease watch failed; polling until the next attempt reopens it');
       else if (this.scheduler.now() - handle.openedAt >= WATCH_REOPEN_MIN_MS && !this.isLeader) this.openWatch(stop);
     };
-    this.client
-      .watch((lease) => {
-        if (!handle.closed) this.observe(lease, this.scheduler.now());
-      }, onClose)
+    watchLease(this.client, this.leaseRef(), (lease) => {
+      if (!handle.closed) this.observe(lease, this.scheduler.now());
+    }, onClose)
       .then(
         (close) => {
           handle.close = close;
@@ -478,6 +477,10 @@ export class LeaderElector {
         },
         (err: unknown) => onClose(err ?? new Error('lease watch failed')),
       );
+  }
+
+  private leaseRef(): { readonly name: string; readonly namespace: string } {
+    return { name: this.config.leaseName, namespace: this.config.leaseNamespace };
   }
 
   private closeWatch(): void {

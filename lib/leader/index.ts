@@ -1,5 +1,5 @@
 export { abortAfter } from './deadline.js';
-export { kubeLeaseClient, type LeaseClient } from './lease-client.js';
+export { kubeLeaseClient, watchLease, type LeaseClient } from './lease-client.js';
 export {
   createLeaderElector,
   LEADER_ELECTION_DEFAULTS,

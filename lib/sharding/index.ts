@@ -1,5 +1,5 @@
 export { controllerShardingOptions, shardingConfig, type ShardingConfig, type ShardingOptions } from './config.js';
-export { kubeMemberLeases, memberLeaseName, Shard, type MemberLeaseClient, type ShardChange, type ShardDeps, type ShardStatus } from './shard.js';
+export { memberLeaseName, Shard, type ShardChange, type ShardDeps, type ShardStatus } from './shard.js';
 export {
   acknowledgeable,
   acksObserved,

@@ -4,9 +4,9 @@ import { V1MicroTime } from '@kubernetes/client-node/dist/types.js';
 import { asyncScheduler, BehaviorSubject, merge, Subject, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import type { Logger } from 'pino';
 import { resourceKey, type ResourceID } from '../core/index.js';
-import { builtinResources, classifyError, errorMessage, type KubeClient, type ResourceClient } from '../kube/index.js';
-import { abortAfter } from '../leader/index.js';
-import { Informer, kubeListWatch, type ListWatchClient } from '../sources/index.js';
+import { builtinResources, classifyError, errorMessage, type KubeClient } from '../kube/index.js';
+import { abortAfter, kubeLeaseClient, type LeaseClient } from '../leader/index.js';
+import { Informer } from '../sources/index.js';
 import type { ShardingConfig } from './config.js';
 import {
   acknowledgeable,
@@ -41,15 +41,6 @@ export interface ShardChange {
   wasRunnable(id: ResourceID): boolean;
 }
 
-/**
- * The calls a Shard makes on its group's member Leases: its own Lease written, the group's
- * listed and watched. Errors as the API answered them (classifyError: 'conflict', 'notFound').
- */
-export interface MemberLeaseClient extends Pick<ResourceClient<V1Lease>, 'create' | 'replace' | 'get' | 'find' | 'delete'> {
-  /** The membership informer's list and watch of the group's Leases. */
-  readonly listWatch: ListWatchClient<V1Lease>;
-}
-
 export interface ShardDeps {
   /** The client every request goes through (an Operator passes its own: one connection pool). */
   readonly client: KubeClient;
@@ -57,20 +48,7 @@ export interface ShardDeps {
   /** Clock and timers (default asyncScheduler). */
   readonly scheduler?: SchedulerLike | undefined;
   /** How the member Leases are written, listed and watched (default: through `client`); tests pass a fake server in virtual time. */
-  readonly leases?: MemberLeaseClient | undefined;
-}
-
-/** The member Leases through `client`. */
-export function kubeMemberLeases(client: KubeClient): MemberLeaseClient {
-  const leases = client.resource<V1Lease>(builtinResources.lease);
-  return {
-    create: (lease, options) => leases.create(lease, options),
-    replace: (lease, options) => leases.replace(lease, options),
-    get: (ref, options) => leases.get(ref, options),
-    find: (ref, options) => leases.find(ref, options),
-    delete: (ref, options) => leases.delete(ref, options),
-    listWatch: kubeListWatch<V1Lease>(client, builtinResources.lease),
-  };
+  readonly leases?: LeaseClient | undefined;
 }
 
 /**
@@ -100,7 +78,7 @@ export class Shard {
   readonly status$: Observable<ShardStatus>;
   readonly changes$: Observable<ShardChange>;
 
-  private readonly leases: MemberLeaseClient;
+  private readonly leases: LeaseClient;
   private informer: Informer<V1Lease>;
   private readonly scheduler: SchedulerLike;
   private readonly log: Logger | undefined;
@@ -147,7 +125,7 @@ export class Shard {
   ) {
     this.scheduler = deps.scheduler ?? asyncScheduler;
     this.log = deps.logger?.child({ shard: config.group, identity: config.identity });
-    this.leases = deps.leases ?? kubeMemberLeases(deps.client);
+    this.leases = deps.leases ?? kubeLeaseClient(deps.client);
     this.informer = this.membersInformer();
     this.leaseName = memberLeaseName(config.group, config.identity);
     this.state = initialHandover(config.identity);

@@ -113,7 +113,8 @@ export function kubeListWatch<T extends KubernetesObject>(
         {
           path: resourcePath(d, { namespace: d.namespaced ? request.namespace : undefined }),
           query: {
-            resourceVersion: request.resourceVersion,
+            // '' is no resourceVersion: the current objects first, then what changes.
+            resourceVersion: request.resourceVersion || undefined,
             allowWatchBookmarks: true,
             timeoutSeconds: request.timeoutSeconds,
             labelSelector: request.labelSelector || undefined,

@@ -22,7 +22,8 @@ const isPackage = (to: string) => !to.startsWith('lib/') && !to.startsWith('demo
 export const LAYERS: readonly (readonly string[])[] = [
   ['core'],
   ['kube'],
-  ['processing', 'sources', 'observe', 'leader'],
+  ['processing', 'sources', 'observe'],
+  ['leader'], // its Lease client, shared with sharding, lists and watches as an informer does (sources)
   ['dependent', 'sharding'],
   ['workflow'],
   ['controller'],

@@ -2,7 +2,6 @@ import { KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import type { TestScheduler } from 'rxjs/testing';
 import { KubeApiError, type ObjectRef } from '../../lib/kube/index.js';
 import type { LeaseClient } from '../../lib/leader/index.js';
-import type { MemberLeaseClient } from '../../lib/sharding/index.js';
 import type { ListWatchScope, WatchRequest } from '../../lib/sources/index.js';
 
 /** How one instance's connection to the fake server behaves: 'dead' is a killed process or a cut network. */
@@ -31,8 +30,7 @@ export interface LeaseWrite {
  * Leases on a fake API server living in virtual time (one namespace): every request takes
  * `latencyMs`, writes are conditional on resourceVersion (409 otherwise), and watchers get each
  * stored version after `latencyMs`. `writes` records every stored version with the virtual time it
- * was stored. An elector's client works on one Lease (`client`); a shard's on the group's member
- * Leases, listed and watched as an informer does (`memberLeases`).
+ * was stored. Electors and shards take the same client (`client`), as they do in production.
  */
 export class FakeLeaseServer {
   readonly writes: LeaseWrite[] = [];
@@ -46,25 +44,13 @@ export class FakeLeaseServer {
     private readonly latencyMs = 5,
   ) {}
 
-  /** An elector's client for one instance, on the Lease `name`; `link()` is asked on every request and event. */
-  client(link: () => Link, name = LEADER_LEASE): LeaseClient {
-    const call = this.caller(link);
-    return {
-      read: (signal) => call(signal, () => this.copy(name)),
-      create: (lease, signal) => call(signal, () => this.create(lease)),
-      replace: (lease, signal) => call(signal, () => this.replace(lease)),
-      watch: async (onLease) => {
-        const watcher: Watcher = { link, matches: (lease) => lease.metadata?.name === name, onEvent: (type, lease) => type !== 'DELETED' && onLease(lease) };
-        this.watchers.add(watcher);
-        const current = this.copy(name);
-        if (current) this.scheduler.schedule(() => link() === 'up' && watcher.onEvent('ADDED', current), this.latencyMs);
-        return () => this.watchers.delete(watcher);
-      },
-    };
-  }
-
-  /** A shard's client for one instance: its own Lease written, the group's listed and watched. */
-  memberLeases(link: () => Link): MemberLeaseClient {
+  /**
+   * One instance's client (an elector's or a shard's); `link()` is asked on every request and
+   * event. A watch from a resourceVersion (an informer's) opens after `latencyMs` and sends what
+   * was stored after it; a watch from none (the elector's) opens at once and sends the current
+   * Leases first.
+   */
+  client(link: () => Link): LeaseClient {
     const call = this.caller(link);
     const notFound = (ref: ObjectRef) => apiError(404, 'NotFound', `leases "${ref.name}" not found`);
     return {
@@ -94,16 +80,25 @@ export class FakeLeaseServer {
             resourceVersion: String(this.version),
           })),
         // The fake never ends a watch: onClose is not called.
-        watch: (request: WatchRequest, onEvent) =>
-          call(undefined, () => {
-            const watcher: Watcher = { link, matches: selectedBy(request), onEvent };
+        watch: (request: WatchRequest, onEvent) => {
+          const watcher: Watcher = { link, matches: selectedBy(request), onEvent };
+          if (request.resourceVersion === '') {
+            this.watchers.add(watcher);
+            for (const lease of this.leases.values()) {
+              const current = structuredClone(lease);
+              if (watcher.matches(current)) this.scheduler.schedule(() => link() === 'up' && watcher.onEvent('ADDED', current), this.latencyMs);
+            }
+            return Promise.resolve(() => void this.watchers.delete(watcher));
+          }
+          return call(undefined, () => {
             // What was stored after the list the watch starts from, then every change as it is stored.
             for (const write of this.writes.filter((w) => Number(w.lease.metadata?.resourceVersion) > Number(request.resourceVersion))) {
               if (watcher.matches(write.lease)) this.scheduler.schedule(() => link() === 'up' && onEvent(write.deleted ? 'DELETED' : 'MODIFIED', structuredClone(write.lease)), this.latencyMs);
             }
             this.watchers.add(watcher);
             return () => void this.watchers.delete(watcher);
-          }),
+          });
+        },
         find: (id) => call(undefined, () => this.copy(id.name)),
       },
     };
@@ -190,10 +185,11 @@ export class FakeLeaseServer {
   }
 }
 
-/** Whether a Lease is in a list or watch's scope: `key=value` label selectors, as the Shard asks. */
+/** Whether a Lease is in a list or watch's scope: `key=value` label selectors, as the Shard asks, and the elector's `metadata.name=` field selector. */
 function selectedBy(scope: ListWatchScope): (lease: V1Lease) => boolean {
   const terms = (scope.labelSelector ?? '').split(',').filter(Boolean).map((term) => term.split('='));
-  return (lease) => terms.every(([key, value]) => lease.metadata?.labels?.[key ?? ''] === value);
+  const name = /^metadata\.name=(.*)$/.exec(scope.fieldSelector ?? '')?.[1];
+  return (lease) => (name === undefined || lease.metadata?.name === name) && terms.every(([key, value]) => lease.metadata?.labels?.[key ?? ''] === value);
 }
 
 function apiError(code: number, reason: string, message = reason): KubeApiError {

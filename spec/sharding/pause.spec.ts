@@ -6,9 +6,9 @@ import { LeaseLostError, resourceEvent, type ResourceEvent, type ResourceID } fr
 import { leaseGatedClient } from '../../lib/controller/lease-gate.js';
 import { gainedResources, memberLost, reportedToShard, runnableOnly } from '../../lib/controller/sharded.js';
 import { createKubeClient } from '../../lib/kube/index.js';
-import { LeaderElector } from '../../lib/leader/index.js';
+import { LeaderElector, type LeaseClient } from '../../lib/leader/index.js';
 import { reconcileEach, type RunContext } from '../../lib/processing/index.js';
-import { memberLeaseName, Shard, shardingConfig, type MemberLeaseClient } from '../../lib/sharding/index.js';
+import { memberLeaseName, Shard, shardingConfig } from '../../lib/sharding/index.js';
 import { advance, FakeLeaseServer, type Link, unusedKubeConfig } from '../leader/fake-leases.js';
 import { FreezableScheduler, type WakeOrder } from './freeze.js';
 import { overlaps, type TimelineRun } from './timeline.js';
@@ -20,7 +20,7 @@ const ids: ResourceID[] = Array.from({ length: 60 }, (_, i) => ({ name: `r${i}`,
 const objects = ids.map((id) => ({ metadata: { name: id.name, namespace: id.namespace } }));
 
 /** A member's Lease client whose answers and watch events reach it only while it is not frozen. */
-function frozenLeases(leases: MemberLeaseClient, clock: FreezableScheduler): MemberLeaseClient {
+function frozenLeases(leases: LeaseClient, clock: FreezableScheduler): LeaseClient {
   return {
     create: (lease, options) => clock.arrive(leases.create(lease, options)),
     replace: (lease, options) => clock.arrive(leases.replace(lease, options)),
@@ -69,7 +69,7 @@ function group() {
     const shard = new Shard(shardingConfig('web', { identity, ...TIMING }), {
       client: unusedClient(),
       scheduler: clock,
-      leases: frozenLeases(server.memberLeases(() => links.get(identity) ?? 'up'), clock),
+      leases: frozenLeases(server.client(() => links.get(identity) ?? 'up'), clock),
     });
     const run = (id: ResourceID, ctx: RunContext) =>
       new Promise<{ rescheduleAfter: number }>((resolve) => {

@@ -6,7 +6,8 @@ import { resourceEvent, type ResourceEvent, type ResourceID } from '../../lib/co
 import { gainedResources, memberLost, reportedToShard, runnableOnly } from '../../lib/controller/sharded.js';
 import { createKubeClient } from '../../lib/kube/index.js';
 import { reconcileEach, type RunContext } from '../../lib/processing/index.js';
-import { type MemberLeaseClient, memberLeaseName, ownerOf, Shard, SHARD_GROUP_LABEL, SHARD_VIEW_ANNOTATION, shardingConfig, viewOf } from '../../lib/sharding/index.js';
+import type { LeaseClient } from '../../lib/leader/index.js';
+import { memberLeaseName, ownerOf, Shard, SHARD_GROUP_LABEL, SHARD_VIEW_ANNOTATION, shardingConfig, viewOf } from '../../lib/sharding/index.js';
 import { advance, FakeLeaseServer, type Link } from '../leader/fake-leases.js';
 import { overlaps, type TimelineRun } from './timeline.js';
 
@@ -35,7 +36,7 @@ function unusedClient() {
  * front of reconcileEach, runs reported to the shard, runs aborted when membership is lost). Every
  * run is recorded: member, resource, start, end.
  */
-function group(options: { latencyMs?: number; wrapLeases?: (identity: string, leases: MemberLeaseClient) => MemberLeaseClient } = {}) {
+function group(options: { latencyMs?: number; wrapLeases?: (identity: string, leases: LeaseClient) => LeaseClient } = {}) {
   const scheduler = new TestScheduler(() => undefined);
   const server = new FakeLeaseServer(scheduler, options.latencyMs ?? 5);
   const links = new Map<string, Link>();
@@ -61,7 +62,7 @@ function group(options: { latencyMs?: number; wrapLeases?: (identity: string, le
     const shard = new Shard(shardingConfig('web', { identity }), {
       client: unusedClient(),
       scheduler,
-      leases: (options.wrapLeases ?? ((_, leases) => leases))(identity, server.memberLeases(linkOf(identity))),
+      leases: (options.wrapLeases ?? ((_, leases) => leases))(identity, server.client(linkOf(identity))),
     });
     const run = (id: ResourceID, ctx: RunContext) =>
       new Promise<void>((resolve) => {
