@@ -40,9 +40,9 @@ export type {
 export { GenericRetry, LinearRateLimiter, type GenericRetrySettings, type Retry, type RateLimiter, type RateDecision, type LinearRateState } from './processing/index.js';
 export type { ShardingOptions, ShardStatus } from './sharding/index.js';
 export type { LeaderElectionOptions } from './leader/index.js';
+export type { BackoffPolicy } from './core/index.js';
 export type {
   ApplyOptions,
-  BackoffPolicy,
   FieldSelector,
   KubeClient,
   LabelSelector,

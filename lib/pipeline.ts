@@ -82,7 +82,8 @@ export {
   type ResourceID,
   type RetryInfo,
 } from './core/index.js';
-export type { BackoffPolicy, FieldSelector, KubeClient, LabelSelector, ResolvedDescriptor, ResourceDescriptor } from './kube/index.js';
+export type { BackoffPolicy } from './core/index.js';
+export type { FieldSelector, KubeClient, LabelSelector, ResolvedDescriptor, ResourceDescriptor } from './kube/index.js';
 export type { ControllerConfig, Reconciler } from './controller/index.js';
 export type { DependentContext } from './dependent/index.js';
 export type { RateLimiter, Retry, SchedulingLoad } from './processing/index.js';

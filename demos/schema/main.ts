@@ -122,7 +122,7 @@ export async function main(args: readonly string[]): Promise<number> {
       db,
       databaseUrl,
       pollIntervalMs: flags['poll-ms'] ?? 1000,
-      retry: GenericRetry.unlimited().withInitialInterval(500).withMultiplier(2).withMaxInterval(5000),
+      retry: GenericRetry.unlimited().withInitialMs(500).withFactor(2).withMaxMs(5000),
     });
     operator.register(reconciler, config);
     await operator.start();

@@ -200,7 +200,7 @@ export function schemaController(options: SchemaOperatorOptions): { reconciler: 
     observedGeneration: true,
     workflow: workflow<Schema, Context<Schema>>().add(secret).add(role, { dependsOn: secret }).add(schema, { dependsOn: role }),
     sources: [role.pollingSource!, schema.pollingSource!],
-    retry: options.retry ?? GenericRetry.unlimited().withInitialInterval(1000).withMultiplier(2).withMaxInterval(30_000),
+    retry: options.retry ?? GenericRetry.unlimited().withInitialMs(1000).withFactor(2).withMaxMs(30_000),
   };
   return { reconciler, config };
 }

@@ -40,7 +40,7 @@ export const tuned: ControllerConfig<KubernetesObject> = {
   resource: { apiVersion: 'example.com/v1', kind: 'Widget', plural: 'widgets' },
   namespaces: ['team-a', 'team-b'],
   labelSelector: { matchLabels: { tier: 'gold' }, matchExpressions: [{ key: 'paused', operator: 'DoesNotExist' }] },
-  retry: GenericRetry.defaults().withMaxAttempts(-1).withInitialInterval(1_000).withMultiplier(2).withMaxInterval(5 * 60_000),
+  retry: GenericRetry.defaults().withMaxAttempts(-1).withInitialMs(1_000).withFactor(2).withMaxMs(5 * 60_000),
   rateLimiter: new LinearRateLimiter(5, 60_000), // at most 5 runs per resource per minute
   maxReconciliationInterval: 0, // no periodic safety-net runs
   maxConcurrentReconciliations: 10,

@@ -70,5 +70,5 @@ export const dnsRecordsConfig: ControllerConfig<DnsRecord> = {
   resource: DNSRECORD,
   finalizerName: 'example.com/dns-cleanup', // default: dnsrecords.example.com/finalizer
   observedGeneration: true, // status.observedGeneration = metadata.generation on every status patch
-  retry: GenericRetry.defaults().withMaxAttempts(10).withMaxInterval(60_000),
+  retry: GenericRetry.defaults().withMaxAttempts(10).withMaxMs(60_000),
 };

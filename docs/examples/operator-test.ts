@@ -20,7 +20,7 @@ describe('DnsRecord operator', () => {
     provider = new DnsProvider();
     const operator = cluster.operator(); // silent logger; stopped by cluster.close()
     // Same configuration, faster retries: tests should take milliseconds, not seconds.
-    operator.register(dnsRecords(provider), { ...dnsRecordsConfig, retry: GenericRetry.defaults().withInitialInterval(50) });
+    operator.register(dnsRecords(provider), { ...dnsRecordsConfig, retry: GenericRetry.defaults().withInitialMs(50) });
     await operator.start();
   });
 

@@ -6,7 +6,7 @@
  */
 import { asyncScheduler, defer, EMPTY, retry, tap, timer, type Observable, type SchedulerLike } from 'rxjs';
 import { ConfigurationError, describeValue, isRecord, requireKnownKeys, type ResourceEvent } from '../core/index.js';
-import { backoffDelay, WATCH_BACKOFF, type BackoffPolicy } from '../kube/index.js';
+import { backoffDelay, WATCH_BACKOFF, type BackoffPolicy } from '../core/index.js';
 
 /** What a controller does when one of its `sources` errors. */
 export interface SourceErrorOptions {

@@ -1,8 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Observable, SchedulerLike } from 'rxjs';
-import type { MaybePromise, ReconcileCause, ReconcileOutcome, ResourceEvent, ResourceID, RetryInfo } from '../core/index.js';
+import type { BackoffPolicy, MaybePromise, ReconcileCause, ReconcileOutcome, ResourceEvent, ResourceID, RetryInfo } from '../core/index.js';
 import type {
-  BackoffPolicy,
   FieldSelector,
   KubeClient,
   LabelSelector,

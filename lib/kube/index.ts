@@ -56,7 +56,6 @@ export {
   type LabelSelectorObject,
   type LabelSelectorRequirement,
 } from './selectors.js';
-export { backoffDelay, WATCH_BACKOFF, type BackoffPolicy } from './backoff.js';
 export { builtinResources } from './builtins.js';
 export { crdToJson, customResourceDefinition, descriptorOf, installCustomResourceDefinition, schemaToJson, statusConditionsSchema, type CustomResourceOptions } from './crd.js';
 export { schemaFromJson } from './crd.js';

@@ -1,4 +1,4 @@
-import { ConfigurationError, describeError, describeValue, requirePositiveDuration } from '../core/index.js';
+import { ConfigurationError, describeError, describeValue, requirePositiveDuration, type BackoffPolicy } from '../core/index.js';
 
 /**
  * A retry policy: how long to wait before each retry of a failing resource. Implement it to
@@ -12,26 +12,26 @@ export interface Retry {
   delayBefore(attempt: number): number | undefined;
 }
 
-export interface GenericRetrySettings {
+/**
+ * GenericRetry's settings, in the one backoff vocabulary (`BackoffPolicy`'s names: `initialMs`,
+ * `maxMs`, `factor`), and how many retries.
+ */
+export interface GenericRetrySettings extends Readonly<Pick<BackoffPolicy, 'initialMs' | 'maxMs' | 'factor'>> {
   /** Number of retries after the first failure; -1 = unlimited. */
   readonly maxAttempts: number;
-  readonly initialInterval: number;
-  readonly multiplier: number;
-  /** Upper bound of every delay; -1 = no bound. */
-  readonly maxInterval: number;
 }
 
 const DEFAULTS: GenericRetrySettings = {
   maxAttempts: 5,
-  initialInterval: 2000,
-  multiplier: 1.5,
-  maxInterval: 15187,
+  initialMs: 2000,
+  factor: 1.5,
+  maxMs: 15187,
 };
 
 /**
- * Exponential backoff as JOSDK's GenericRetry: the first two retries wait `initialInterval`,
- * then each waits the previous delay times `multiplier` (truncated to whole ms), bounded by
- * `maxInterval`. Defaults (EP7): 5 retries, 2000, 2000, 3000, 4500, 6750 ms.
+ * Exponential backoff as JOSDK's GenericRetry: the first two retries wait `initialMs`, then each
+ * waits the previous delay times `factor` (truncated to whole ms), bounded by `maxMs`; no jitter.
+ * Defaults (EP7): 5 retries, 2000, 2000, 3000, 4500, 6750 ms.
  * Unlike JOSDK the bound also applies to the first two delays, so no delay ever exceeds it.
  * Immutable: every `with...` returns a new policy.
  */
@@ -42,7 +42,7 @@ export class GenericRetry implements Retry {
     return new GenericRetry(DEFAULTS);
   }
 
-  /** Retries forever with the default intervals. */
+  /** Retries forever with the default delays. */
   static unlimited(): GenericRetry {
     return GenericRetry.defaults().withMaxAttempts(-1);
   }
@@ -58,31 +58,48 @@ export class GenericRetry implements Retry {
     return new GenericRetry({ ...this.settings, maxAttempts });
   }
 
-  withInitialInterval(ms: number): GenericRetry {
-    return new GenericRetry({ ...this.settings, initialInterval: requirePositiveDuration('retry.initialInterval', ms) });
+  /** The delay before the first and second retries. */
+  withInitialMs(ms: number): GenericRetry {
+    return new GenericRetry({ ...this.settings, initialMs: requirePositiveDuration('retry.initialMs', ms) });
   }
 
-  withMultiplier(multiplier: number): GenericRetry {
-    if (typeof multiplier !== 'number' || !Number.isFinite(multiplier) || multiplier < 1) {
-      throw new ConfigurationError('retry.multiplier', `must be a finite number >= 1, got ${describeValue(multiplier)}`);
+  /** Each delay after the second is the previous one times `factor` (>= 1). */
+  withFactor(factor: number): GenericRetry {
+    if (typeof factor !== 'number' || !Number.isFinite(factor) || factor < 1) {
+      throw new ConfigurationError('retry.factor', `must be a finite number >= 1, got ${describeValue(factor)}`);
     }
-    return new GenericRetry({ ...this.settings, multiplier });
+    return new GenericRetry({ ...this.settings, factor });
   }
 
   /** @param ms the largest delay, or -1 for no bound. */
+  withMaxMs(ms: number): GenericRetry {
+    if (ms !== -1) requirePositiveDuration('retry.maxMs', ms);
+    return new GenericRetry({ ...this.settings, maxMs: ms });
+  }
+
+  /** @deprecated Renamed `withInitialMs`; this alias goes in the next release. */
+  withInitialInterval(ms: number): GenericRetry {
+    return this.withInitialMs(ms);
+  }
+
+  /** @deprecated Renamed `withFactor`; this alias goes in the next release. */
+  withMultiplier(multiplier: number): GenericRetry {
+    return this.withFactor(multiplier);
+  }
+
+  /** @deprecated Renamed `withMaxMs`; this alias goes in the next release. */
   withMaxInterval(ms: number): GenericRetry {
-    if (ms !== -1) requirePositiveDuration('retry.maxInterval', ms);
-    return new GenericRetry({ ...this.settings, maxInterval: ms });
+    return this.withMaxMs(ms);
   }
 
   delayBefore(attempt: number): number | undefined {
-    const { maxAttempts, initialInterval, multiplier, maxInterval } = this.settings;
+    const { maxAttempts, initialMs, factor, maxMs } = this.settings;
     if (!Number.isSafeInteger(attempt) || attempt < 1) return undefined;
     if (maxAttempts !== -1 && attempt > maxAttempts) return undefined;
-    const bound = maxInterval === -1 ? Infinity : maxInterval;
-    let delay = Math.min(initialInterval, bound);
+    const bound = maxMs === -1 ? Infinity : maxMs;
+    let delay = Math.min(initialMs, bound);
     for (let n = 3; n <= attempt && delay < bound; n++) {
-      delay = Math.min(Math.trunc(delay * multiplier), bound);
+      delay = Math.min(Math.trunc(delay * factor), bound);
     }
     return delay;
   }

@@ -16,13 +16,12 @@ import {
   type SchedulerLike,
   type Subscription,
 } from 'rxjs';
-import { resourceIdOf, resourceKey, type ResourceID } from '../core/index.js';
+import { resourceIdOf, resourceKey, type BackoffPolicy, type ResourceID } from '../core/index.js';
 import {
   errorMessage,
   formatFieldSelector,
   formatLabelSelector,
   resolveDescriptor,
-  type BackoffPolicy,
   type FieldSelector,
   type LabelSelector,
   type ResolvedDescriptor,

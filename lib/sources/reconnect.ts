@@ -1,5 +1,5 @@
 import { defer, retry, tap, timer, asyncScheduler, type MonoTypeOperatorFunction, type SchedulerLike } from 'rxjs';
-import { backoffDelay, WATCH_BACKOFF, type BackoffPolicy } from '../kube/index.js';
+import { backoffDelay, WATCH_BACKOFF, type BackoffPolicy } from '../core/index.js';
 
 export interface ReconnectFailure {
   readonly error: unknown;

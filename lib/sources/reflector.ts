@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { asyncScheduler, defer, map, Observable, repeat, retry, throwError, timeout, timer, type SchedulerLike } from 'rxjs';
-import { classifyError, errorMessage, KubeApiError, statusOf, type BackoffPolicy } from '../kube/index.js';
+import type { BackoffPolicy } from '../core/index.js';
+import { classifyError, errorMessage, KubeApiError, statusOf } from '../kube/index.js';
 import type { ListAnswer, ListWatchClient, ListWatchScope } from './list-watch.js';
 import { reconnectWithBackoff, type ReconnectFailure } from './reconnect.js';
 import { resourceVersionOf } from './resource-version.js';

@@ -31,7 +31,7 @@ export const FAST_INFORMER: InformerTuning = {
 };
 
 /** Retries after 20, 20, 30, 45, 67 ms. */
-export const FAST_RETRY = GenericRetry.defaults().withInitialInterval(20);
+export const FAST_RETRY = GenericRetry.defaults().withInitialMs(20);
 
 /** The widget controller's configuration with the fast timings. */
 export function widgetConfig(extra: Partial<ControllerConfig<Widget>> = {}): ControllerConfig<Widget> {

@@ -53,7 +53,7 @@ describe('demo schema: the Schema operator on a real PostgreSQL server', functio
       db,
       databaseUrl: databaseUrl!,
       pollIntervalMs: 150,
-      retry: GenericRetry.unlimited().withInitialInterval(100).withMaxInterval(400),
+      retry: GenericRetry.unlimited().withInitialMs(100).withMaxMs(400),
     });
     operator.register(reconciler, config);
     await operator.start();

@@ -43,7 +43,7 @@ describe('demo schema: the Schema operator on PGlite', function () {
       db,
       databaseUrl: database.url,
       pollIntervalMs,
-      retry: GenericRetry.unlimited().withInitialInterval(100).withMaxInterval(400),
+      retry: GenericRetry.unlimited().withInitialMs(100).withMaxMs(400),
     });
     operator.register(reconciler, config);
     await operator.start();

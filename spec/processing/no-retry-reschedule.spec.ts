@@ -11,7 +11,7 @@ describe('reconcileEach: NoRetryError with rescheduleAfter', () => {
   it('EP7, EP9: a NoRetryError carrying rescheduleAfter fails without retry and runs again after that delay', () => {
     const { outcomes } = virtual((h) => {
       const s = scripted(() => h.ts.now(), { x: [() => fail(10, new NoRetryError(new Error('not yet'), { rescheduleAfter: 50 })), () => ok(10)] });
-      const op = reconcileEach(s.run, { scheduler: h.ts, retry: GenericRetry.defaults().withInitialInterval(100), maxReconciliationInterval: 1000 });
+      const op = reconcileEach(s.run, { scheduler: h.ts, retry: GenericRetry.defaults().withInitialMs(100), maxReconciliationInterval: 1000 });
       return record(h.ts, events(h, 'a', { a: ev('x') }).pipe(op), 200);
     });
     expect(outcomes.map(outcomeCode)).to.deep.equal(['x failure event +requested@60', 'x success reschedule +maxInterval@1070']);

@@ -83,7 +83,7 @@ function play(s: Scenario) {
           scheduler: ts,
           maxConcurrentReconciliations: s.maxConcurrentReconciliations,
           maxReconciliationInterval: 0,
-          retry: s.retryInterval === undefined ? false : GenericRetry.defaults().withMaxAttempts(2).withInitialInterval(s.retryInterval),
+          retry: s.retryInterval === undefined ? false : GenericRetry.defaults().withMaxAttempts(2).withInitialMs(s.retryInterval),
           ...(s.rateLimit ? { rateLimiter: new LinearRateLimiter(s.rateLimit.limit, s.rateLimit.period) } : {}),
         }),
       )

@@ -265,7 +265,7 @@ describe('reconcileEach', () => {
           calls++;
           if (calls === 1) throw new Error('sync');
         };
-        const retry = GenericRetry.defaults().withInitialInterval(100);
+        const retry = GenericRetry.defaults().withInitialMs(100);
         return record(h.ts, h.hot('a', { a: ev('x') }).pipe(reconcileEach(run, { scheduler: h.ts, maxReconciliationInterval: 0, retry })));
       });
       expect(log).to.deep.equal([
@@ -308,7 +308,7 @@ describe('reconcileEach', () => {
       const { starts, outcomes } = virtual((h) => {
         const cause = new Error('invalid spec');
         const s = setup(h, { x: [() => fail(10), () => fail(10, new NoRetryError(cause)), () => ok(10)] }, {
-          retry: GenericRetry.defaults().withInitialInterval(100),
+          retry: GenericRetry.defaults().withInitialMs(100),
           maxReconciliationInterval: 1000,
         });
         const r = record(h.ts, events(h, 'a', { a: ev('x') }).pipe(s.op), 3000);
@@ -374,7 +374,7 @@ describe('reconcileEach', () => {
 
     it('EP8: after the last attempt an event still runs (lastAttempt) and its error schedules no retry; a success resets', () => {
       const { starts, log } = virtual((h) => {
-        const retry = GenericRetry.defaults().withMaxAttempts(2).withInitialInterval(100);
+        const retry = GenericRetry.defaults().withMaxAttempts(2).withInitialMs(100);
         const s = setup(h, { x: [() => fail(1), () => fail(1), () => fail(1), () => fail(1), () => ok(1), () => fail(1)] }, { retry });
         const r = record(h.ts, events(h, 'a 499ms a 99ms a 99ms a', { a: ev('x') }).pipe(s.op));
         return { ...s, ...r };
@@ -457,7 +457,7 @@ describe('reconcileEach', () => {
 
     it('EP10: a requested reschedule replaces the max interval; after retries are exhausted the max interval applies', () => {
       const { log } = virtual((h) => {
-        const retry = GenericRetry.defaults().withMaxAttempts(1).withInitialInterval(100);
+        const retry = GenericRetry.defaults().withMaxAttempts(1).withInitialMs(100);
         const s = setup(h, { x: [() => ok(10, { rescheduleAfter: 50 }), () => fail(10), () => fail(10), () => ok(10)] }, { retry, maxReconciliationInterval: 1000 });
         return record(h.ts, events(h, 'a', { a: ev('x') }).pipe(s.op), 2000);
       });
@@ -515,7 +515,7 @@ describe('reconcileEach', () => {
 
     it('EP11: the rate limit takes precedence over a retry and over a reschedule', () => {
       const retried = virtual((h) => {
-        const retry = GenericRetry.defaults().withInitialInterval(100);
+        const retry = GenericRetry.defaults().withInitialMs(100);
         const s = setup(h, { x: [() => fail(1), () => ok(1)] }, { retry, rateLimiter: new LinearRateLimiter(1, 1000) });
         record(h.ts, events(h, 'a', { a: ev('x') }).pipe(s.op));
         return s.starts;
@@ -675,7 +675,7 @@ describe('reconcileEach', () => {
         [30, 'a', 'maxInterval'],
       ]);
       const retried = virtual((h) => {
-        const retry = GenericRetry.defaults().withInitialInterval(5);
+        const retry = GenericRetry.defaults().withInitialMs(5);
         const s = setup(h, { a: [() => fail(10), () => ok(10)] }, { maxConcurrentReconciliations: 1, retry });
         record(h.ts, events(h, '(abc)', { a: ev('a'), b: listed('b'), c: listed('c') }).pipe(s.op));
         return s.starts;

@@ -70,7 +70,7 @@ describe('testing: an operator under a ServiceAccount (startTestCluster kubeConf
     const lines: string[] = [];
     const logger = createLogger({ level: 'warn', destination: { write: (line: string) => void lines.push(line) } });
     const operator = cluster.operator({ kubeConfig: await cluster.kubeConfigFor({ serviceAccount: 'op' }), logger });
-    operator.register(reconciler, { resource: GADGET, retry: GenericRetry.defaults().withInitialInterval(50).withMaxInterval(200).withMaxAttempts(1000) });
+    operator.register(reconciler, { resource: GADGET, retry: GenericRetry.defaults().withInitialMs(50).withMaxMs(200).withMaxAttempts(1000) });
     await operator.start();
     await cluster.apply<Gadget>(GADGET, { metadata: { name: 'g', namespace: 'default' }, spec: { size: 1 } });
 

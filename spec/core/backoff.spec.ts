@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { backoffDelay, WATCH_BACKOFF } from '../../lib/kube/index.js';
+import { backoffDelay, WATCH_BACKOFF } from '../../lib/core/index.js';
 
 describe('kube/backoff', () => {
   it('ES1 (issue 9): bases double from 800 ms up to 15 s, so that with 100 % jitter no delay passes 30 s; reset after 30 s of health', () => {

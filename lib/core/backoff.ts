@@ -1,8 +1,14 @@
+/**
+ * The one backoff vocabulary: how a delay grows after failures. The informers' reconnects and the
+ * resubscription of failed event sources take it whole; GenericRetry's retries use its names
+ * (`initialMs`, `maxMs`, `factor`) without jitter or reset.
+ */
 export interface BackoffPolicy {
   /** Delay before the first retry. */
   initialMs: number;
   /** No delay is longer than this, jitter included. */
   maxMs: number;
+  /** Each delay is the previous one times this (>= 1). */
   factor: number;
   /** Up to this fraction of the delay is added at random (client-go uses 1.0). */
   jitter: number;
