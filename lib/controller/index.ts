@@ -3,17 +3,16 @@ export type { Context, ControllerConfig, EventSourceInfo, EventSourceLike, Infor
 // The one secondary spec, defined in sources/: what `SecondaryConfig` names and dependents declare.
 export type { SecondarySpec } from '../sources/index.js';
 export type { SourceErrorOptions } from './contained-source.js';
-export {
-  DEFAULT_CACHE_SYNC_TIMEOUT_MS,
-  defaultFinalizerName,
-  resolveControllerConfig,
-  type ResolvedControllerConfig,
-} from './config.js';
-export { Controller, DEFAULT_STOP_TIMEOUT_MS, type ControllerEnvironment } from './controller.js';
 export { controllerEvents, type ControllerEventsOptions } from './pipeline.js';
 export { Primaries, primaries, type PrimariesOptions } from './primaries.js';
 export { reconcilerRun, type ReconcilerRunOptions, type SecondaryLookup } from './run.js';
 export { Operator, type OperatorOptions } from './operator.js';
-export { createMergePatch } from './merge-patch.js';
-export { trackedClient, type TrackedClient } from './tracked-client.js';
-export { controllerRules, kustomizeBase, manifestsToYaml, mergeRules, operatorManifests, type ManifestOptions, type OperatorManifests, type PolicyRule } from './manifests.js';
+export { type TrackedClient } from './tracked-client.js';
+export {
+  kustomizeBase,
+  manifestsToYaml,
+  operatorManifests,
+  type ManifestOptions,
+  type OperatorManifests,
+  type PolicyRule,
+} from './manifests.js';

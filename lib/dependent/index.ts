@@ -4,13 +4,7 @@ export type {
   DependentResource,
   DependentReconcileResult,
 } from './types.js';
-export {
-  deleteDependent,
-  dependentName,
-  desiredFieldsEqual,
-  isDeletable,
-  reconcileDependent,
-} from './reconcile.js';
+export { deleteDependent, isDeletable, reconcileDependent } from './reconcile.js';
 export {
   isServerReadable,
   kubernetesDependent,
@@ -24,23 +18,9 @@ export {
   type SecondaryWriter,
   type ServerReadable,
 } from './kubernetes.js';
+export { kubernetesMatches, kubernetesMismatch, type KubernetesMatchOptions } from './matchers.js';
+export { bulkDependent, type BulkDependent, type BulkDependentOptions, type DesiredSet } from './bulk.js';
 export {
-  appliedFieldsOf,
-  kubernetesMatches,
-  kubernetesMismatch,
-  SERVER_OWNED_METADATA,
-  type KubernetesMatchOptions,
-} from './matchers.js';
-export {
-  BULK_DEPENDENT_LABEL,
-  BULK_KEY_LABEL,
-  bulkDependent,
-  type BulkDependent,
-  type BulkDependentOptions,
-  type DesiredSet,
-} from './bulk.js';
-export {
-  EXTERNAL_ID_KEY,
   externalDependent,
   externalStateDependent,
   type ExternalDependent,

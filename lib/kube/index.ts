@@ -1,39 +1,23 @@
-export { kubeConfigOf, loadKubeConfig, ownNamespace, readKubeConfig, type KubeConfigData, type LoadKubeConfigOptions } from './config.js';
-export type { DirectConnection } from './direct.js';
+export { loadKubeConfig, ownNamespace, readKubeConfig, type KubeConfigData, type LoadKubeConfigOptions } from './config.js';
 export {
   apiVersionPath,
-  groupResource,
   parseApiVersion,
   resolveDescriptor,
   resourcePath,
   type GroupVersion,
   type ResolvedDescriptor,
   type ResourceDescriptor,
-  type ResourcePathParts,
 } from './descriptor.js';
-export {
-  classifyError,
-  errorMessage,
-  KubeApiError,
-  reasonOf,
-  retryAfterMs,
-  statusCodeOf,
-  statusOf,
-  type KubeErrorKind,
-  type KubeStatus,
-} from './errors.js';
+export { classifyError, errorMessage, KubeApiError, statusCodeOf, statusOf, type KubeErrorKind, type KubeStatus } from './errors.js';
 export { DEFAULT_POOL_CONNECTIONS, shareConnections, type ShareConnectionsOptions } from './connections.js';
-export { createRequestFn, type HttpVerb, type KubeRequest, type RequestFn } from './request.js';
-export { openWatchStream, type WatchStreamRequest } from './watch-stream.js';
+export { type HttpVerb, type KubeRequest, type RequestFn } from './request.js';
+export { openWatchStream } from './watch-stream.js';
 export {
   createKubeClient,
   isKubeClient,
-  discoverDescriptor,
   kubeClientOf,
   watchTargetOf,
-  PATCH_CONTENT_TYPES,
   refOf,
-  resourceClient,
   type ApplyOptions,
   type DeleteOptions,
   type JsonPatchOperation,
@@ -57,8 +41,14 @@ export {
   type LabelSelectorRequirement,
 } from './selectors.js';
 export { builtinResources } from './builtins.js';
-export { crdToJson, customResourceDefinition, descriptorOf, installCustomResourceDefinition, schemaToJson, statusConditionsSchema, type CustomResourceOptions } from './crd.js';
-export { schemaFromJson } from './crd.js';
+export {
+  crdToJson,
+  customResourceDefinition,
+  descriptorOf,
+  installCustomResourceDefinition,
+  statusConditionsSchema,
+  type CustomResourceOptions,
+} from './crd.js';
 export { structuralSchema, type JsonSchema } from './structural.js';
 export {
   defineResource,

@@ -1,12 +1,9 @@
 export { reconcileEach } from './reconcile-each.js';
 export { serializeByResource, type SerializeOptions } from './serialize.js';
-export { generationChanged, isGenerationChange, type GenerationFilterOptions } from './generation.js';
+export { generationChanged, type GenerationFilterOptions } from './generation.js';
 export { GenericRetry, type GenericRetrySettings, type Retry } from './retry.js';
 export { LinearRateLimiter, type LinearRateState, type RateDecision, type RateLimiter } from './rate-limit.js';
 export {
-  DEFAULT_MAX_CONCURRENT_RECONCILIATIONS,
-  DEFAULT_MAX_RECONCILIATION_INTERVAL,
-  MIN_RATE_LIMIT_DELAY,
   resolveReconcileOptions,
   type ReconcileOptions,
   type PrimaryPresence,

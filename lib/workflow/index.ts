@@ -1,5 +1,4 @@
 export {
-  CONDITION_KINDS,
   type BoundCondition,
   type Condition,
   type ConditionKind,
@@ -23,7 +22,6 @@ export {
   type WorkflowRunKind,
 } from './result.js';
 export {
-  DEFAULT_WORKFLOW_CONCURRENCY,
   workflow,
   type DependentOptions,
   type DependentRef,

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { ConfigurationError } from '../../lib/core/index.js';
-import { BULK_DEPENDENT_LABEL, BULK_KEY_LABEL, bulkDependent } from '../../lib/dependent/index.js';
+import { bulkDependent } from '../../lib/dependent/index.js';
+import { BULK_DEPENDENT_LABEL, BULK_KEY_LABEL } from '../../lib/dependent/bulk.js';
 import { resourceDeleted } from '../../lib/workflow/index.js';
 import { CONFIGMAPS, createWidget, deleteWidget, eventually, getWidget, patchWidget, consistently, startEnv, widget, type Env, type Widget } from '../controller/fixtures.js';
 import { countWrites, startWidgets, widgetWorkflow, type ConfigMap } from './helpers.js';

@@ -1,13 +1,8 @@
 import { expect } from 'chai';
 import { of, VirtualAction, VirtualTimeScheduler } from 'rxjs';
 import type { ResourceEvent } from '../../lib/core/index.js';
-import {
-  EXTERNAL_ID_KEY,
-  externalDependent,
-  externalStateDependent,
-  reconcileDependent,
-  isDeletable,
-} from '../../lib/dependent/index.js';
+import { externalDependent, externalStateDependent, reconcileDependent, isDeletable } from '../../lib/dependent/index.js';
+import { EXTERNAL_ID_KEY } from '../../lib/dependent/external.js';
 import { createWidget, deleteWidget, eventually, FINALIZER, getWidget, patchWidget, SECRETS, startEnv, widget, type Env, type Widget } from '../controller/fixtures.js';
 import { configMapOf, startWidgets, widgetWorkflow } from './helpers.js';
 

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { appliedFieldsOf, kubernetesMatches, kubernetesMismatch } from '../../lib/dependent/index.js';
+import { kubernetesMatches, kubernetesMismatch } from '../../lib/dependent/index.js';
+import { appliedFieldsOf } from '../../lib/dependent/matchers.js';
 
 const desired = {
   apiVersion: 'v1',

@@ -1,11 +1,6 @@
 import { expect } from 'chai';
-import {
-  deleteDependent,
-  desiredFieldsEqual,
-  isDeletable,
-  reconcileDependent,
-  type DependentResource,
-} from '../../lib/dependent/index.js';
+import { deleteDependent, isDeletable, reconcileDependent, type DependentResource } from '../../lib/dependent/index.js';
+import { desiredFieldsEqual } from '../../lib/dependent/reconcile.js';
 
 interface Primary {
   readonly name: string;

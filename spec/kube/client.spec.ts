@@ -4,16 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer } from '@rxkube/apiserver';
-import {
-  classifyError,
-  createKubeClient,
-  errorMessage,
-  loadKubeConfig,
-  reasonOf,
-  statusCodeOf,
-  type KubeClient,
-  type ResourceClient,
-} from '../../lib/kube/index.js';
+import { classifyError, createKubeClient, errorMessage, loadKubeConfig, statusCodeOf, type KubeClient, type ResourceClient } from '../../lib/kube/index.js';
+import { reasonOf } from '../../lib/kube/errors.js';
 
 interface ConfigMap extends KubernetesObject {
   data?: Record<string, string>;

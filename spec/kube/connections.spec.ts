@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { clientNodeInternals } from '../../lib/kube/connections.js';
-import { createRequestFn, shareConnections } from '../../lib/kube/index.js';
+import { shareConnections } from '../../lib/kube/index.js';
+import { createRequestFn } from '../../lib/kube/request.js';
 
 /** Sockets this process holds open (both ends of a loopback connection count, the server is in-process). */
 function openSockets(): number {

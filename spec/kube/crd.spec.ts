@@ -1,14 +1,8 @@
 import { expect } from 'chai';
 import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { ConfigurationError } from '../../lib/core/index.js';
-import {
-  builtinResources,
-  createKubeClient,
-  customResourceDefinition,
-  descriptorOf,
-  installCustomResourceDefinition,
-  schemaToJson,
-} from '../../lib/kube/index.js';
+import { builtinResources, createKubeClient, customResourceDefinition, descriptorOf, installCustomResourceDefinition } from '../../lib/kube/index.js';
+import { schemaToJson } from '../../lib/kube/crd.js';
 
 describe('kube: custom resource definitions', () => {
   it('builds a CRD with defaults: v1, namespaced, status subresource, any spec and status', () => {

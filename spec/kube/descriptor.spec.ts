@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { ConfigurationError } from '../../lib/core/index.js';
-import { groupResource, parseApiVersion, resolveDescriptor, resourcePath } from '../../lib/kube/index.js';
+import { parseApiVersion, resolveDescriptor, resourcePath } from '../../lib/kube/index.js';
+import { groupResource } from '../../lib/kube/descriptor.js';
 
 describe('kube/descriptor', () => {
   const configMaps = resolveDescriptor({ apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' });

@@ -1,14 +1,8 @@
 import { ApiException, KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { createServer } from 'node:net';
-import {
-  classifyError,
-  createKubeClient,
-  errorMessage,
-  reasonOf,
-  retryAfterMs,
-  statusCodeOf,
-} from '../../lib/kube/index.js';
+import { classifyError, createKubeClient, errorMessage, statusCodeOf } from '../../lib/kube/index.js';
+import { reasonOf, retryAfterMs } from '../../lib/kube/errors.js';
 
 const status = (code: number, reason: string, message: string) => ({
   kind: 'Status',

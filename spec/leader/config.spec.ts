@@ -1,7 +1,8 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { ConfigurationError } from '../../lib/core/index.js';
-import { LEADER_ELECTION_DEFAULTS, leaderElectionConfig } from '../../lib/leader/index.js';
+import { LEADER_ELECTION_DEFAULTS } from '../../lib/leader/index.js';
+import { leaderElectionConfig } from '../../lib/leader/elector.js';
 
 describe('leader/config', () => {
   const kubeConfig = new KubeConfig();

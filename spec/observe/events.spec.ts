@@ -5,7 +5,8 @@ import { Registry } from 'prom-client';
 import { VirtualTimeScheduler } from 'rxjs';
 import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { createKubeClient, type KubeClient } from '../../lib/kube/index.js';
-import { createLogger, createMetrics, EventBroadcaster, type EventBroadcasterOptions, type RxkubeMetrics } from '../../lib/observe/index.js';
+import { createLogger, createMetrics, EventBroadcaster, type RxkubeMetrics } from '../../lib/observe/index.js';
+import { type EventBroadcasterOptions } from '../../lib/observe/events.js';
 import { capturingLogger } from '../controller/fixtures.js';
 
 interface CoreEvent extends KubernetesObject {

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { BehaviorSubject } from 'rxjs';
-import { checkFromObservable, createMetrics, startHealthServer, type HealthCheckResult, type HealthServer } from '../../lib/observe/index.js';
+import { createMetrics, startHealthServer, type HealthCheckResult, type HealthServer } from '../../lib/observe/index.js';
+import { checkFromObservable } from '../../lib/observe/health.js';
 
 describe('observe/health server', () => {
   let server: HealthServer | undefined;

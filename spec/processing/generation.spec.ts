@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { ResourceEvent } from '../../lib/core/events.js';
-import { generationChanged, isGenerationChange } from '../../lib/processing/index.js';
+import { generationChanged } from '../../lib/processing/index.js';
+import { isGenerationChange } from '../../lib/processing/generation.js';
 import { testScheduler } from './helpers.js';
 
 interface Obj {

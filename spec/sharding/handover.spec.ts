@@ -1,14 +1,6 @@
 import { expect } from 'chai';
-import {
-  acknowledgeable,
-  acksObserved,
-  initialHandover,
-  isRunnable,
-  ownerOf,
-  viewChanged,
-  viewOf,
-  type HandoverState,
-} from '../../lib/sharding/index.js';
+import { acknowledgeable, acksObserved, initialHandover, isRunnable, viewChanged, viewOf, type HandoverState } from '../../lib/sharding/handover.js';
+import { ownerOf } from '../../lib/sharding/rendezvous.js';
 
 const keys = Array.from({ length: 2000 }, (_, i) => `default/r${i}`);
 

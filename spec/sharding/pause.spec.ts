@@ -8,7 +8,8 @@ import { gainedResources, memberLost, reportedToShard, runnableOnly } from '../.
 import { createKubeClient } from '../../lib/kube/index.js';
 import { LeaderElector, type LeaseClient } from '../../lib/leader/index.js';
 import { reconcileEach, type RunContext } from '../../lib/processing/index.js';
-import { memberLeaseName, Shard, shardingConfig } from '../../lib/sharding/index.js';
+import { Shard, shardingConfig } from '../../lib/sharding/index.js';
+import { memberLeaseName } from '../../lib/sharding/shard.js';
 import { advance, FakeLeaseServer, type Link, unusedKubeConfig } from '../leader/fake-leases.js';
 import { FreezableScheduler, type WakeOrder } from './freeze.js';
 import { overlaps, type TimelineRun } from './timeline.js';

@@ -7,7 +7,11 @@ import { gainedResources, memberLost, reportedToShard, runnableOnly } from '../.
 import { createKubeClient } from '../../lib/kube/index.js';
 import { reconcileEach, type RunContext } from '../../lib/processing/index.js';
 import type { LeaseClient } from '../../lib/leader/index.js';
-import { memberLeaseName, ownerOf, Shard, SHARD_GROUP_LABEL, SHARD_VIEW_ANNOTATION, shardingConfig, viewOf } from '../../lib/sharding/index.js';
+import { Shard, shardingConfig } from '../../lib/sharding/index.js';
+import { memberLeaseName } from '../../lib/sharding/shard.js';
+import { ownerOf } from '../../lib/sharding/rendezvous.js';
+import { SHARD_GROUP_LABEL, SHARD_VIEW_ANNOTATION } from '../../lib/sharding/members.js';
+import { viewOf } from '../../lib/sharding/handover.js';
 import { advance, FakeLeaseServer, type Link } from '../leader/fake-leases.js';
 import { overlaps, type TimelineRun } from './timeline.js';
 

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { filter, firstValueFrom, timeout } from 'rxjs';
 import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { createKubeClient } from '../../lib/kube/index.js';
-import { memberLeaseName, Shard, shardingConfig, type ShardStatus } from '../../lib/sharding/index.js';
+import { Shard, shardingConfig, type ShardStatus } from '../../lib/sharding/index.js';
+import { memberLeaseName } from '../../lib/sharding/shard.js';
 
 // Short durations so the suite takes seconds (the lease is written as whole seconds: 2 s).
 const TIMING = { leaseDurationMs: 1_500, renewDeadlineMs: 1_000, retryPeriodMs: 200 };

@@ -2,7 +2,9 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { classifyError } from '../../lib/kube/index.js';
 import { consistently } from '../../lib/testing/index.js';
-import { SHORT_CONNECTION_MS, WatchSilentError, type InformerError, type InformerOptions } from '../../lib/sources/index.js';
+import { type InformerError, type InformerOptions } from '../../lib/sources/index.js';
+import { SHORT_CONNECTION_MS } from '../../lib/sources/reconnect.js';
+import { WatchSilentError } from '../../lib/sources/reflector.js';
 import { configMap, names, record, testInformer, useCluster, waitFor } from './helpers.js';
 
 describe('sources/Informer (embedded API server)', function () {

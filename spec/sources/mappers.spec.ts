@@ -1,15 +1,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { lastValueFrom, of, toArray } from 'rxjs';
-import {
-  InformerStore,
-  mapBoth,
-  Mappers,
-  primaryAnnotations,
-  primaryToSecondaryIndexer,
-  toPrimaryTriggers,
-  type InformerEvent,
-} from '../../lib/sources/index.js';
+import { InformerStore, Mappers, primaryAnnotations, toPrimaryTriggers, type InformerEvent } from '../../lib/sources/index.js';
+import { mapBoth, primaryToSecondaryIndexer } from '../../lib/sources/mappers.js';
 
 const owner = (kind: string, name: string, apiVersion = 'sample.rxkube.dev/v1', controller?: boolean) => ({
   apiVersion,

@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { foreignChangeIn, newerOf } from '../../lib/sources/index.js';
+import { newerOf } from '../../lib/sources/index.js';
+import { foreignChangeIn } from '../../lib/sources/own-writes.js';
 
 const obj = (resourceVersion: string, generation?: number, deleting = false): KubernetesObject => ({
   metadata: { name: 'x', resourceVersion, ...(generation === undefined ? {} : { generation }), ...(deleting ? { deletionTimestamp: new Date(0) } : {}) },

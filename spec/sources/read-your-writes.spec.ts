@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { compareResourceVersions, readYourWrites, type InformerEvent } from '../../lib/sources/index.js';
+import { readYourWrites, type InformerEvent } from '../../lib/sources/index.js';
+import { compareResourceVersions } from '../../lib/sources/resource-version.js';
 import { configMap, names, record, testInformer, useCluster, waitFor } from './helpers.js';
 
 const rv = (o: KubernetesObject | undefined): string | undefined => o?.metadata?.resourceVersion;

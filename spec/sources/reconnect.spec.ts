@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { defer, EMPTY, filter, map, merge, mergeMap, throwError, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { reconnectWithBackoff, type ReconnectFailure } from '../../lib/sources/index.js';
+import { type ReconnectFailure } from '../../lib/sources/index.js';
+import { reconnectWithBackoff } from '../../lib/sources/reconnect.js';
 
 function newScheduler(): TestScheduler {
   return new TestScheduler((actual, expected) => {

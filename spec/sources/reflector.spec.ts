@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Subscription } from 'rxjs';
-import { Informer, reflector, type ReflectorFailure, type ReflectorMessage, type ReflectorOptions } from '../../lib/sources/index.js';
+import { Informer, type ReflectorFailure } from '../../lib/sources/index.js';
+import { reflector, type ReflectorMessage, type ReflectorOptions } from '../../lib/sources/reflector.js';
 import { configMapAt, FakeListWatch, GONE_EVENT, httpError, virtualClock, type VirtualClock } from './fake-list-watch.js';
 
 /** The ES1 defaults an informer uses: 290 s watches, 30 s dead-watch margin, 60 s list timeout. */

@@ -1,7 +1,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { TestScheduler } from 'rxjs/testing';
-import { InformerStore, NAMESPACE_INDEX, OWNER_UID_INDEX } from '../../lib/sources/index.js';
+import { InformerStore } from '../../lib/sources/index.js';
+import { NAMESPACE_INDEX, OWNER_UID_INDEX } from '../../lib/sources/store.js';
 
 function cm(namespace: string, name: string, rv: string, extra: Partial<NonNullable<KubernetesObject['metadata']>> = {}): KubernetesObject {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace, name, resourceVersion: rv, uid: `uid-${namespace}-${name}`, ...extra } };

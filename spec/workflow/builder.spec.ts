@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { DependentResource } from '../../lib/dependent/index.js';
-import { DEFAULT_WORKFLOW_CONCURRENCY, workflow } from '../../lib/workflow/index.js';
+import { workflow } from '../../lib/workflow/index.js';
+import { DEFAULT_WORKFLOW_CONCURRENCY } from '../../lib/workflow/workflow.js';
 import { primary, World, type Ctx, type Item, type Primary } from './fakes.js';
 
 const named = (name: string): DependentResource<Item, Primary, Ctx> => ({ name });
