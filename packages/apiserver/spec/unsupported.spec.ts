@@ -25,11 +25,9 @@ describe('apiserver: what it does not do (the "no" rows of the comparison table)
     await new Promise((resolve) => webhook?.close(resolve));
   });
 
-  it('does not serve admissionregistration.k8s.io: no admission webhooks or policies (not in discovery, 404)', async () => {
-    const groups = (await raw(c.server, 'GET', '/apis')).json as { groups: { name: string }[] };
-    expect(groups.groups.map((g) => g.name)).to.not.include('admissionregistration.k8s.io');
-    expect((await raw(c.server, 'GET', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations')).status).to.equal(404);
+  it('does not serve ValidatingAdmissionPolicy (404)', async () => {
     expect((await raw(c.server, 'GET', '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies')).status).to.equal(404);
+    expect((await raw(c.server, 'GET', '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings')).status).to.equal(404);
   });
 
   it('serves a CRD whose conversion strategy is Webhook as None: versions differ in apiVersion only, the webhook is never called', async () => {

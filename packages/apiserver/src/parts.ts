@@ -15,6 +15,7 @@ import { Auth, bootstrapClusterRoleBindings, bootstrapClusterRoles, CLUSTER_ROLE
 import { GarbageCollector } from './controllers/gc.js';
 import { NamespaceController, NAMESPACES_KEY } from './controllers/namespaces.js';
 import { startSimulation } from './controllers/simulators.js';
+import { AdmissionWebhooks } from './admission/index.js';
 import { Faults } from './http/faults.js';
 import { RequestLog } from './http/request-log.js';
 import type { ApiServerOptions } from './options.js';
@@ -37,6 +38,7 @@ export interface ServerParts {
   auth: Auth;
   faults: Faults;
   requests: RequestLog;
+  admission: AdmissionWebhooks;
   journal: Journal | undefined;
 }
 
@@ -64,6 +66,7 @@ export function assembleParts(options: ApiServerOptions, journal: Journal | unde
     auth: new Auth(store, { adminToken: options.token }),
     faults: new Faults(store, hub, options.random),
     requests: new RequestLog(),
+    admission: new AdmissionWebhooks(store, options.webhookServices),
     journal,
   };
 }

@@ -109,6 +109,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       terminating: parts.terminating,
       patch: (kind, live, patch, type) => patchEngine.patch(kind, live, patch, type),
       auth: parts.auth,
+      admission: parts.admission,
     },
     registry: parts.registry,
     auth: parts.auth,

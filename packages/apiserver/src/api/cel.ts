@@ -224,6 +224,9 @@ interface Runtime {
 
 let runtime: Runtime | undefined;
 
+/** The names any expression may be given: the rules' self/oldSelf and the admission variables. */
+const ENV_VARIABLES = new Set(['self', 'oldSelf', 'object', 'oldObject', 'request', 'params', 'namespaceObject', 'variables']);
+
 /**
  * @bufbuild/cel, loaded on the first rule: it takes about as long to load as the rest of the
  * server, and most CRDs declare no rules.
@@ -235,7 +238,7 @@ function celRuntime(): Runtime {
   const { strings } = load('@bufbuild/cel/ext') as typeof CelExtensions;
   const { timestampFromMs } = load('@bufbuild/protobuf/wkt') as typeof WellKnownTypes;
   const env = cel.celEnv({
-    variables: { self: cel.CelScalar.DYN, oldSelf: cel.CelScalar.DYN },
+    variables: Object.fromEntries([...ENV_VARIABLES].map((v) => [v, cel.CelScalar.DYN])),
     funcs: [...strings, ...listAndRegexLibraries(cel), ...quantityLibrary(cel)].map(charged),
     re2: {
       compile: (pattern: string) => ({
@@ -582,4 +585,75 @@ export function toCel(value: JsonValue, schema: JsonObject | undefined): CelValu
     if (!Number.isNaN(ms)) return celRuntime().timestampFromMs(ms) as unknown as CelValue;
   }
   return value;
+}
+
+/** A compiled expression over named variables (admission matchConditions and policies). */
+export interface CelExpression {
+  readonly source: string;
+  readonly estimatedCost: number;
+  /** The value, or an Error with CEL's message; a spent budget throws CelCostExceeded. */
+  evaluate(variables: Readonly<Record<string, CelValue>>): CelValue | Error;
+}
+
+export type CompiledExpression = { ok: true; expression: CelExpression } | { ok: false; error: string };
+
+const compiledExpressions = new LRUCache<string, CompiledExpression>({ max: 1000 });
+
+/**
+ * Compiles an expression that may name `variables` (e.g. object, oldObject, request, params):
+ * the environment of admission expressions, with the library and cost metering of the rules.
+ */
+export function compileExpression(source: string, variables: readonly string[]): CompiledExpression {
+  const key = `${variables.join(',')}\n${source}`;
+  let result = compiledExpressions.get(key);
+  if (!result) {
+    result = compileExpressionUncached(source, variables);
+    compiledExpressions.set(key, result);
+  }
+  return result;
+}
+
+function compileExpressionUncached(source: string, variables: readonly string[]): CompiledExpression {
+  let parsed: ReturnType<Cel['parse']>;
+  try {
+    parsed = celRuntime().cel.parse(source);
+  } catch (err) {
+    return { ok: false, error: `ERROR: Syntax error: ${(err as Error).message}` };
+  }
+  const positions: Record<string, number> = {};
+  for (const [id, offset] of Object.entries(parsed.sourceInfo?.positions ?? {})) positions[id] = offset;
+  const out: Analysis = { errors: [], usesOldSelf: false };
+  const estimatedCost = analyze(parsed.expr, source, positions, undefined, { names: new Set(variables), schemas: new Map() }, out);
+  if (out.errors.length) return { ok: false, error: out.errors.join('\n') };
+  let program: (bindings: Readonly<Record<string, CelValue>>) => unknown;
+  try {
+    program = celRuntime().cel.plan(celRuntime().env, parsed) as typeof program;
+  } catch (err) {
+    return { ok: false, error: `ERROR: ${(err as Error).message}` };
+  }
+  return {
+    ok: true,
+    expression: {
+      source,
+      estimatedCost,
+      evaluate(bindings) {
+        const outerCall = meter.call;
+        meter.call = PER_CALL_COST_LIMIT;
+        try {
+          const v = program(bindings) as CelValue;
+          if (celRuntime().cel.isCelError(v)) {
+            const spent = costError(v);
+            if (spent) throw spent;
+            return new Error(kubernetesWording(v.message));
+          }
+          return v;
+        } catch (err) {
+          if (err instanceof CelCostExceeded) throw err;
+          return err instanceof Error ? err : new Error(String(err));
+        } finally {
+          meter.call = outerCall;
+        }
+      },
+    },
+  };
 }

@@ -20,6 +20,7 @@ import type { IncludeObject } from './table.js';
 import { parseIncludeObject, toTable, wantsTable } from './table.js';
 import type { WatchHub, WatchSink, WatchStart } from '../api/watch.js';
 import type { Attributes, Auth, UserInfo } from '../auth/index.js';
+import { admittedDelete, admittedWrite, type AdmissionRequest, type AdmissionWebhooks, type Operation } from '../admission/index.js';
 
 export interface HandlerContext {
   core: ApiCore;
@@ -37,6 +38,25 @@ export interface HandlerContext {
   patch: PatchEngine['patch'];
   /** RBAC, TokenRequest and the review kinds. */
   auth: Auth;
+  /** The admission webhooks writes go through. */
+  admission: AdmissionWebhooks;
+}
+
+/** What admission is told of a write: the operation, the resource, who asks and the options (as the real server's *Options). */
+function admissionRequest(
+  operation: Operation,
+  resolved: Resolved,
+  rr: ResourceRequest,
+  user: UserInfo,
+  opts: { dryRun?: boolean; fieldManager?: string; fieldValidation?: string },
+  name = rr.name ?? '',
+): AdmissionRequest {
+  const kinds: Record<Operation, string> = { CREATE: 'CreateOptions', UPDATE: 'UpdateOptions', DELETE: 'DeleteOptions', CONNECT: 'ConnectOptions' };
+  const options: JsonObject = { kind: kinds[operation], apiVersion: 'meta.k8s.io/v1' };
+  if (opts.dryRun) options.dryRun = ['All'];
+  if (opts.fieldManager) options.fieldManager = opts.fieldManager;
+  if (opts.fieldValidation) options.fieldValidation = opts.fieldValidation;
+  return { operation, resolved, subresource: rr.subresource ?? '', namespace: rr.namespace ?? '', name, dryRun: opts.dryRun ?? false, user, options };
 }
 
 const PATCH_KINDS: Record<string, PatchKind> = {
@@ -302,14 +322,17 @@ export async function handleResource(
       }
       const { value } = await bodyOf(req, ctx, BODY_TYPES);
       const opts = writeOptions(req, query, undefined, admit);
-      const result = ctx.core.create(resolved, namespace, value, opts);
+      const bodyName = isJsonObject(value) && isJsonObject(value.metadata) && typeof value.metadata.name === 'string' ? value.metadata.name : '';
+      const request = admissionRequest('CREATE', resolved, rr, user, opts, bodyName);
+      const result = await admittedWrite(ctx.admission, request, opts, (o) => ctx.core.create(resolved, namespace, value, { ...opts, ...o }));
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
     }
     case 'update': {
       const { value } = await bodyOf(req, ctx, BODY_TYPES);
       const opts = writeOptions(req, query, rr.subresource, admit);
-      const result = ctx.core.update(resolved, namespace, rr.name as string, value, opts);
+      const request = admissionRequest('UPDATE', resolved, rr, user, opts);
+      const result = await admittedWrite(ctx.admission, request, opts, (o) => ctx.core.update(resolved, namespace, rr.name as string, value, { ...opts, ...o }));
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
     }
@@ -320,13 +343,16 @@ export async function handleResource(
       if (!kind) throw unsupportedMediaType(contentType, Object.keys(PATCH_KINDS));
       const body = parseBody(raw, kind === 'apply' ? 'application/yaml' : 'application/json');
       const opts = { ...writeOptions(req, query, rr.subresource, admit), force: query.get('force') === 'true' ? true : undefined };
-      const result = ctx.core.patch(resolved, namespace, rr.name as string, kind, body, opts);
+      const request = admissionRequest('UPDATE', resolved, rr, user, opts);
+      const result = await admittedWrite(ctx.admission, request, opts, (o) => ctx.core.patch(resolved, namespace, rr.name as string, kind, body, { ...opts, ...o }));
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
     }
     case 'delete': {
       const opts = await deleteOptionsOf(req, query, ctx);
-      const result = ctx.core.delete(resolved, namespace, rr.name as string, opts);
+      const request = admissionRequest('DELETE', resolved, rr, user, opts);
+      const stored = ctx.core.store.get(type.key, type.namespaced ? namespace : '', rr.name as string);
+      const result = await admittedDelete(ctx.admission, request, stored && ctx.core.get(resolved, namespace, rr.name as string), () => ctx.core.delete(resolved, namespace, rr.name as string, opts));
       sendJson(res, result.status, result.body);
       return;
     }
