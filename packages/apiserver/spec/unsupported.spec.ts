@@ -25,11 +25,6 @@ describe('apiserver: what it does not do (the "no" rows of the comparison table)
     await new Promise((resolve) => webhook?.close(resolve));
   });
 
-  it('does not serve ValidatingAdmissionPolicy (404)', async () => {
-    expect((await raw(c.server, 'GET', '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies')).status).to.equal(404);
-    expect((await raw(c.server, 'GET', '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings')).status).to.equal(404);
-  });
-
   it('serves a CRD whose conversion strategy is Webhook as None: versions differ in apiVersion only, the webhook is never called', async () => {
     const url = `http://127.0.0.1:${(webhook.address() as AddressInfo).port}/convert`;
     await c.ext.createCustomResourceDefinition({

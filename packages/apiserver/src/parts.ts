@@ -66,7 +66,7 @@ export function assembleParts(options: ApiServerOptions, journal: Journal | unde
     auth: new Auth(store, { adminToken: options.token }),
     faults: new Faults(store, hub, options.random),
     requests: new RequestLog(),
-    admission: new AdmissionWebhooks(store, options.webhookServices),
+    admission: new AdmissionWebhooks(store, registry, options.webhookServices),
     journal,
   };
 }

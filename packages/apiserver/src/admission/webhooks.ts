@@ -13,12 +13,13 @@ import { ApiError, badRequest, internalError } from '../api/errors.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { deepEqual, isJsonObject } from '../api/json.js';
 import { present } from '../api/present.js';
-import type { Resolved } from '../api/registry.js';
+import type { Registry, Resolved } from '../api/registry.js';
 import { apiVersionOf } from '../api/registry.js';
 import type { Store } from '../api/store.js';
 import type { UserInfo } from '../auth/index.js';
 import { applyJsonPatch } from '../patch/index.js';
 import { postJson, WebhookCallError, webhookTarget, type ServiceAddresses } from './client.js';
+import { AdmissionPolicies } from './policies.js';
 import { evaluateConditions, matchedVersion, objectSelected, selects, type Operation, type RuleAttributes } from './match.js';
 
 export const ADMISSION_GROUP = 'admissionregistration.k8s.io';
@@ -129,10 +130,16 @@ export function replaceWithMutated(target: JsonObject, mutated: JsonObject): voi
 }
 
 export class AdmissionWebhooks {
+  /** The ValidatingAdmissionPolicies, which run with the validating webhooks (before them, as in the real plugin order). */
+  private readonly policies: AdmissionPolicies;
+
   constructor(
     private readonly store: Store,
+    registry: Registry,
     private readonly services: ServiceAddresses = {},
-  ) {}
+  ) {
+    this.policies = new AdmissionPolicies(store, registry);
+  }
 
   /** Whether the request is one webhooks may see at all (not a write to the webhook configurations themselves). */
   private exempt(req: AdmissionRequest): boolean {
@@ -147,6 +154,7 @@ export class AdmissionWebhooks {
   mayApply(req: AdmissionRequest): boolean {
     if (this.exempt(req)) return false;
     const a = this.attributes(req);
+    if (this.policies.mayApply({ rules: a, name: req.name })) return true;
     return [MUTATING_WEBHOOKS_KEY, VALIDATING_WEBHOOKS_KEY].some((key) => hooksOf(this.store, key).some((h) => matchedVersion(h.spec.rules, h.spec.matchPolicy, a) !== undefined));
   }
 
@@ -265,9 +273,11 @@ export class AdmissionWebhooks {
     return current;
   }
 
-  /** Runs the validating webhooks in parallel; rejects with the first refusal (in webhook order). */
+  /** Runs the admission policies, then the validating webhooks in parallel; rejects with the first refusal (in webhook order). */
   async validate(req: AdmissionRequest, object: JsonObject | undefined, oldObject: JsonObject | undefined, warnings: string[]): Promise<void> {
     if (this.exempt(req)) return;
+    const rules = this.attributes(req);
+    this.policies.validate({ rules, name: req.name, namespace: req.namespace, object, oldObject, request: this.review(req, rules.version, object, oldObject) }, warnings);
     const invocations = hooksOf(this.store, VALIDATING_WEBHOOKS_KEY)
       .map((hook) => this.invocation(hook, req, object, oldObject))
       .filter((inv): inv is Invocation => inv !== undefined);

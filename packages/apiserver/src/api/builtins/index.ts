@@ -28,6 +28,8 @@ import { leaseType } from './lease.js';
 import { customResourceDefinitionType } from './custom-resource-definition.js';
 import { mutatingWebhookConfigurationType } from './mutating-webhook-configuration.js';
 import { validatingWebhookConfigurationType } from './validating-webhook-configuration.js';
+import { validatingAdmissionPolicyType } from './validating-admission-policy.js';
+import { validatingAdmissionPolicyBindingType } from './validating-admission-policy-binding.js';
 
 export { ALL_VERBS, builtin, column, type BuiltinSpec } from './builtin.js';
 export { jobPodLabels } from './job.js';
@@ -61,5 +63,7 @@ export function builtinTypes(): ResourceType[] {
     customResourceDefinitionType(),
     mutatingWebhookConfigurationType(),
     validatingWebhookConfigurationType(),
+    validatingAdmissionPolicyType(),
+    validatingAdmissionPolicyBindingType(),
   ];
 }
