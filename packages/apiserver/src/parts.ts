@@ -15,7 +15,7 @@ import { Auth, bootstrapClusterRoleBindings, bootstrapClusterRoles, CLUSTER_ROLE
 import { GarbageCollector } from './controllers/gc.js';
 import { NamespaceController, NAMESPACES_KEY } from './controllers/namespaces.js';
 import { startSimulation } from './controllers/simulators.js';
-import { AdmissionWebhooks } from './admission/index.js';
+import { AdmissionWebhooks, ConversionWebhooks } from './admission/index.js';
 import { Faults } from './http/faults.js';
 import { RequestLog } from './http/request-log.js';
 import type { ApiServerOptions } from './options.js';
@@ -39,6 +39,7 @@ export interface ServerParts {
   faults: Faults;
   requests: RequestLog;
   admission: AdmissionWebhooks;
+  conversion: ConversionWebhooks;
   journal: Journal | undefined;
 }
 
@@ -67,6 +68,7 @@ export function assembleParts(options: ApiServerOptions, journal: Journal | unde
     faults: new Faults(store, hub, options.random),
     requests: new RequestLog(),
     admission: new AdmissionWebhooks(store, registry, options.webhookServices),
+    conversion: new ConversionWebhooks(store, registry, options.webhookServices),
     journal,
   };
 }

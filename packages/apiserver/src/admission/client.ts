@@ -79,44 +79,52 @@ export function postJson(target: WebhookTarget, caBundle: JsonValue | undefined,
       reject(new WebhookCallError(reason));
     };
     const timer = setTimeout(() => fail(`${post}: context deadline exceeded`), timeoutMs);
-    const req = httpsRequest(
-      target.url,
-      {
-        method: 'POST',
-        ca,
-        // An address is checked against the certificate's IP names; SNI carries host names only.
-        ...(isIP(target.servername) ? {} : { servername: target.servername }),
-        headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': payload.length },
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > MAX_WEBHOOK_RESPONSE_BYTES) fail(`${post}: the webhook's response is larger than ${MAX_WEBHOOK_RESPONSE_BYTES} bytes`);
-          else chunks.push(c);
-        });
-        res.on('error', (err) => fail(`${post}: ${goReason(err, target)}`));
-        res.on('end', () => {
-          if (settled) return;
-          const text = Buffer.concat(chunks).toString('utf8');
-          const status = res.statusCode ?? 0;
-          if (status < 200 || status > 299) {
-            fail(`${post}: the server responded with the status code ${status} but did not return more information`);
-            return;
-          }
-          try {
-            const parsed = JSON.parse(text) as JsonValue;
-            settled = true;
-            clearTimeout(timer);
-            resolve(parsed);
-          } catch (err) {
-            fail(`${post}: ${(err as Error).message}`);
-          }
-        });
-      },
-    );
+    let req: ReturnType<typeof httpsRequest>;
+    try {
+      req = httpsRequest(
+        target.url,
+        {
+          method: 'POST',
+          ca,
+          // An address is checked against the certificate's IP names; SNI carries host names only.
+          ...(isIP(target.servername) ? {} : { servername: target.servername }),
+          headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': payload.length },
+          agent: false,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size > MAX_WEBHOOK_RESPONSE_BYTES) fail(`${post}: the webhook's response is larger than ${MAX_WEBHOOK_RESPONSE_BYTES} bytes`);
+            else chunks.push(c);
+          });
+          res.on('error', (err) => fail(`${post}: ${goReason(err, target)}`));
+          res.on('end', () => {
+            if (settled) return;
+            const text = Buffer.concat(chunks).toString('utf8');
+            const status = res.statusCode ?? 0;
+            if (status < 200 || status > 299) {
+              fail(`${post}: the server responded with the status code ${status} but did not return more information`);
+              return;
+            }
+            try {
+              const parsed = JSON.parse(text) as JsonValue;
+              settled = true;
+              clearTimeout(timer);
+              resolve(parsed);
+            } catch (err) {
+              fail(`${post}: ${(err as Error).message}`);
+            }
+          });
+        },
+      );
+    } catch (err) {
+      settled = true;
+      clearTimeout(timer);
+      reject(new WebhookCallError(`${post}: ${(err as Error).message}`));
+      return;
+    }
     req.on('error', (err: NodeJS.ErrnoException) => fail(`${post}: ${goReason(err, target)}`));
     req.end(payload);
   });

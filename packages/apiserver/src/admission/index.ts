@@ -3,3 +3,4 @@ export { AdmissionWebhooks, type AdmissionRequest } from './webhooks.js';
 export { admittedDelete, admittedWrite } from './write.js';
 export { MAX_WEBHOOK_RESPONSE_BYTES, type ServiceAddresses } from './client.js';
 export type { Operation } from './match.js';
+export { ConversionWebhooks, type ConversionPlan } from './conversion.js';

@@ -56,7 +56,8 @@ function urlCauses(at: string, text: string): StatusCause[] {
   return causes;
 }
 
-function clientConfigCauses(at: string, config: JsonValue | undefined): StatusCause[] {
+/** A webhook client config: exactly one of url and service, HTTPS only, a valid service reference. */
+export function clientConfigCauses(at: string, config: JsonValue | undefined): StatusCause[] {
   const c = isJsonObject(config) ? config : {};
   const hasUrl = typeof c.url === 'string';
   const hasService = isJsonObject(c.service);
