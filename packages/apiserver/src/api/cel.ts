@@ -503,6 +503,21 @@ export function compileRule(source: string, schema: JsonObject | undefined): Com
 }
 
 function compileUncached(source: string, schema: JsonObject | undefined): Compiled {
+  const planned = planExpression(source, ['self', 'oldSelf'], schema);
+  if (!planned.ok) return planned;
+  const { evaluate, estimatedCost, usesOldSelf } = planned;
+  return { ok: true, program: { source, usesOldSelf, estimatedCost, run: (self, oldSelf) => evaluate({ self, oldSelf: oldSelf ?? null }) } };
+}
+
+type Planned =
+  | { ok: true; estimatedCost: number; usesOldSelf: boolean; evaluate(bindings: Readonly<Record<string, CelValue>>): CelValue | Error }
+  | { ok: false; error: string };
+
+/**
+ * Parses, checks (undeclared names, estimated cost) and plans an expression over `names`; its
+ * evaluation spends at most PER_CALL_COST_LIMIT and returns CEL's errors as values.
+ */
+function planExpression(source: string, names: readonly string[], schema: JsonObject | undefined): Planned {
   let parsed: ReturnType<Cel['parse']>;
   try {
     parsed = celRuntime().cel.parse(source);
@@ -512,40 +527,33 @@ function compileUncached(source: string, schema: JsonObject | undefined): Compil
   const positions: Record<string, number> = {};
   for (const [id, offset] of Object.entries(parsed.sourceInfo?.positions ?? {})) positions[id] = offset;
   const out: Analysis = { errors: [], usesOldSelf: false };
-  const estimatedCost = analyze(parsed.expr, source, positions, schema, { names: new Set(['self', 'oldSelf']), schemas: new Map() }, out);
+  const estimatedCost = analyze(parsed.expr, source, positions, schema, { names: new Set(names), schemas: new Map() }, out);
   if (out.errors.length) return { ok: false, error: out.errors.join('\n') };
-  let program: (bindings: { self: CelValue; oldSelf: CelValue }) => unknown;
+  let program: (bindings: Readonly<Record<string, CelValue>>) => unknown;
   try {
     program = celRuntime().cel.plan(celRuntime().env, parsed) as typeof program;
   } catch (err) {
     return { ok: false, error: `ERROR: ${(err as Error).message}` };
   }
-  return {
-    ok: true,
-    program: {
-      source,
-      usesOldSelf: out.usesOldSelf,
-      estimatedCost,
-      run(self, oldSelf) {
-        const outerCall = meter.call;
-        meter.call = PER_CALL_COST_LIMIT;
-        try {
-          const v = program({ self, oldSelf: oldSelf ?? null }) as CelValue;
-          if (celRuntime().cel.isCelError(v)) {
-            const spent = costError(v);
-            if (spent) throw spent;
-            return new Error(kubernetesWording(v.message));
-          }
-          return v;
-        } catch (err) {
-          if (err instanceof CelCostExceeded) throw err;
-          return err instanceof Error ? err : new Error(String(err));
-        } finally {
-          meter.call = outerCall;
-        }
-      },
-    },
+  const evaluate = (bindings: Readonly<Record<string, CelValue>>): CelValue | Error => {
+    const outerCall = meter.call;
+    meter.call = PER_CALL_COST_LIMIT;
+    try {
+      const v = program(bindings) as CelValue;
+      if (celRuntime().cel.isCelError(v)) {
+        const spent = costError(v);
+        if (spent) throw spent;
+        return new Error(kubernetesWording(v.message));
+      }
+      return v;
+    } catch (err) {
+      if (err instanceof CelCostExceeded) throw err;
+      return err instanceof Error ? err : new Error(String(err));
+    } finally {
+      meter.call = outerCall;
+    }
   };
+  return { ok: true, estimatedCost, usesOldSelf: out.usesOldSelf, evaluate };
 }
 
 /** The cost error behind a CEL error value, if the library caught it into one. */
@@ -614,46 +622,7 @@ export function compileExpression(source: string, variables: readonly string[]):
 }
 
 function compileExpressionUncached(source: string, variables: readonly string[]): CompiledExpression {
-  let parsed: ReturnType<Cel['parse']>;
-  try {
-    parsed = celRuntime().cel.parse(source);
-  } catch (err) {
-    return { ok: false, error: `ERROR: Syntax error: ${(err as Error).message}` };
-  }
-  const positions: Record<string, number> = {};
-  for (const [id, offset] of Object.entries(parsed.sourceInfo?.positions ?? {})) positions[id] = offset;
-  const out: Analysis = { errors: [], usesOldSelf: false };
-  const estimatedCost = analyze(parsed.expr, source, positions, undefined, { names: new Set(variables), schemas: new Map() }, out);
-  if (out.errors.length) return { ok: false, error: out.errors.join('\n') };
-  let program: (bindings: Readonly<Record<string, CelValue>>) => unknown;
-  try {
-    program = celRuntime().cel.plan(celRuntime().env, parsed) as typeof program;
-  } catch (err) {
-    return { ok: false, error: `ERROR: ${(err as Error).message}` };
-  }
-  return {
-    ok: true,
-    expression: {
-      source,
-      estimatedCost,
-      evaluate(bindings) {
-        const outerCall = meter.call;
-        meter.call = PER_CALL_COST_LIMIT;
-        try {
-          const v = program(bindings) as CelValue;
-          if (celRuntime().cel.isCelError(v)) {
-            const spent = costError(v);
-            if (spent) throw spent;
-            return new Error(kubernetesWording(v.message));
-          }
-          return v;
-        } catch (err) {
-          if (err instanceof CelCostExceeded) throw err;
-          return err instanceof Error ? err : new Error(String(err));
-        } finally {
-          meter.call = outerCall;
-        }
-      },
-    },
-  };
+  const planned = planExpression(source, variables, undefined);
+  if (!planned.ok) return planned;
+  return { ok: true, expression: { source, estimatedCost: planned.estimatedCost, evaluate: planned.evaluate } };
 }

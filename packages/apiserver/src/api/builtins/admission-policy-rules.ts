@@ -8,8 +8,8 @@ import { fieldInvalid, fieldNotSupported, fieldRequired } from '../errors.js';
 import { compileExpression, PER_RULE_COST_LIMIT } from '../cel.js';
 import type { JsonObject, JsonValue } from '../json.js';
 import { isJsonObject } from '../json.js';
-import { labelSelectorFromObject } from '../label-selector.js';
 import { setDefault } from './defaults.js';
+import { selectorCauses } from './admission-webhooks.js';
 
 /** The variables a policy's expressions may name. */
 export const POLICY_VARIABLES = ['object', 'oldObject', 'request', 'params', 'namespaceObject', 'variables', 'authorizer'];
@@ -26,16 +26,6 @@ export function expressionCauses(at: string, expression: JsonValue | undefined, 
     return [{ reason: 'FieldValueForbidden', message: `Forbidden: estimated rule cost exceeds budget by factor of ${(cost / PER_RULE_COST_LIMIT).toFixed(1)}x`, field: at }];
   }
   return [];
-}
-
-function selectorCauses(at: string, selector: JsonValue | undefined): StatusCause[] {
-  if (selector === undefined || selector === null) return [];
-  try {
-    labelSelectorFromObject(selector);
-    return [];
-  } catch (err) {
-    return [fieldInvalid(at, selector, (err as Error).message)];
-  }
 }
 
 function resourceRuleCauses(at: string, rule: JsonValue): StatusCause[] {

@@ -108,7 +108,8 @@ function ruleCauses(at: string, rule: JsonValue): StatusCause[] {
   return causes;
 }
 
-function selectorCauses(at: string, selector: JsonValue | undefined): StatusCause[] {
+/** A label selector field that does not parse. */
+export function selectorCauses(at: string, selector: JsonValue | undefined): StatusCause[] {
   if (selector === undefined || selector === null) return [];
   try {
     labelSelectorFromObject(selector);
