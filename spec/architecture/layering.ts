@@ -41,10 +41,10 @@ const PROCESSING_ALLOWED = new Set(['core']);
 
 /**
  * The embedded API server's folders, lowest first: api/ holds the types, the store and the write
- * path; patch/, auth/ and controllers/ each build on api/ alone; http/ serves all of them; the
+ * path; patch/, auth/ and controllers/ each build on api/ alone; admission/ (webhooks) on those; http/ serves all of them; the
  * files at the top of src/ (server.ts, index.ts, the CLI) assemble the server.
  */
-export const SERVER_LAYERS: readonly (readonly string[])[] = [['api'], ['patch', 'auth', 'controllers'], ['http'], ['(top)']];
+export const SERVER_LAYERS: readonly (readonly string[])[] = [['api'], ['patch', 'auth', 'controllers'], ['admission'], ['http'], ['(top)']];
 const SERVER_SRC = 'packages/apiserver/src/';
 
 /** The server folder a file of packages/apiserver/src sits in ('(top)' for a file directly in src/), or undefined. */

@@ -51,6 +51,14 @@ export interface ApiServerOptions {
   writeTimeoutMs?: number;
   /** How long a list `continue` token stays valid (default 5 minutes). */
   continueTtlMs?: number;
+  /**
+   * Where the Services that admission webhook configurations name are served, as there is no
+   * cluster network: `namespace/name:port` (the port the configuration names, default 443) to
+   * `host:port`, e.g. `{ 'default/my-webhook:443': '127.0.0.1:9443' }`. The webhook's certificate
+   * must be valid for `name.namespace.svc`, as on a real cluster. A Service not listed here is
+   * "not found" when a webhook is called.
+   */
+  webhookServices?: Record<string, string>;
   /** Random source for fault fractions (tests pass a seeded one). */
   random?: () => number;
   /**
@@ -93,6 +101,10 @@ export function validateOptions(o: ApiServerOptions): void {
   }
   if (o.historyBytes !== undefined && !(Number.isInteger(o.historyBytes) && o.historyBytes > 0)) {
     throw new TypeError(`startApiServer: historyBytes must be a positive integer, got ${o.historyBytes}`);
+  }
+  for (const [service, address] of Object.entries(o.webhookServices ?? {})) {
+    if (!/^[^/\s]+\/[^/:\s]+:\d+$/.test(service)) throw new TypeError(`startApiServer: webhookServices keys must be namespace/name:port, got ${JSON.stringify(service)}`);
+    if (typeof address !== 'string' || !/^[^\s/]+:\d+$/.test(address)) throw new TypeError(`startApiServer: webhookServices[${JSON.stringify(service)}] must be host:port, got ${JSON.stringify(address)}`);
   }
   if (o.historySize !== undefined && !(Number.isInteger(o.historySize) && o.historySize > 0)) {
     throw new TypeError(`startApiServer: historySize must be a positive integer, got ${o.historySize}`);

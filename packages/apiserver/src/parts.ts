@@ -15,6 +15,7 @@ import { Auth, bootstrapClusterRoleBindings, bootstrapClusterRoles, CLUSTER_ROLE
 import { GarbageCollector } from './controllers/gc.js';
 import { NamespaceController, NAMESPACES_KEY } from './controllers/namespaces.js';
 import { startSimulation } from './controllers/simulators.js';
+import { AdmissionWebhooks, ConversionWebhooks } from './admission/index.js';
 import { Faults } from './http/faults.js';
 import { RequestLog } from './http/request-log.js';
 import type { ApiServerOptions } from './options.js';
@@ -37,6 +38,8 @@ export interface ServerParts {
   auth: Auth;
   faults: Faults;
   requests: RequestLog;
+  admission: AdmissionWebhooks;
+  conversion: ConversionWebhooks;
   journal: Journal | undefined;
 }
 
@@ -64,6 +67,8 @@ export function assembleParts(options: ApiServerOptions, journal: Journal | unde
     auth: new Auth(store, { adminToken: options.token }),
     faults: new Faults(store, hub, options.random),
     requests: new RequestLog(),
+    admission: new AdmissionWebhooks(store, registry, options.webhookServices),
+    conversion: new ConversionWebhooks(store, registry, options.webhookServices),
     journal,
   };
 }

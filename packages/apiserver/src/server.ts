@@ -109,6 +109,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       terminating: parts.terminating,
       patch: (kind, live, patch, type) => patchEngine.patch(kind, live, patch, type),
       auth: parts.auth,
+      admission: parts.admission,
+      conversion: parts.conversion,
     },
     registry: parts.registry,
     auth: parts.auth,

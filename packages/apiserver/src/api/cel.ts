@@ -224,6 +224,9 @@ interface Runtime {
 
 let runtime: Runtime | undefined;
 
+/** The names any expression may be given: the rules' self/oldSelf and the admission variables. */
+const ENV_VARIABLES = new Set(['self', 'oldSelf', 'object', 'oldObject', 'request', 'params', 'namespaceObject', 'variables']);
+
 /**
  * @bufbuild/cel, loaded on the first rule: it takes about as long to load as the rest of the
  * server, and most CRDs declare no rules.
@@ -235,7 +238,7 @@ function celRuntime(): Runtime {
   const { strings } = load('@bufbuild/cel/ext') as typeof CelExtensions;
   const { timestampFromMs } = load('@bufbuild/protobuf/wkt') as typeof WellKnownTypes;
   const env = cel.celEnv({
-    variables: { self: cel.CelScalar.DYN, oldSelf: cel.CelScalar.DYN },
+    variables: Object.fromEntries([...ENV_VARIABLES].map((v) => [v, cel.CelScalar.DYN])),
     funcs: [...strings, ...listAndRegexLibraries(cel), ...quantityLibrary(cel)].map(charged),
     re2: {
       compile: (pattern: string) => ({
@@ -500,6 +503,21 @@ export function compileRule(source: string, schema: JsonObject | undefined): Com
 }
 
 function compileUncached(source: string, schema: JsonObject | undefined): Compiled {
+  const planned = planExpression(source, ['self', 'oldSelf'], schema);
+  if (!planned.ok) return planned;
+  const { evaluate, estimatedCost, usesOldSelf } = planned;
+  return { ok: true, program: { source, usesOldSelf, estimatedCost, run: (self, oldSelf) => evaluate({ self, oldSelf: oldSelf ?? null }) } };
+}
+
+type Planned =
+  | { ok: true; estimatedCost: number; usesOldSelf: boolean; evaluate(bindings: Readonly<Record<string, CelValue>>): CelValue | Error }
+  | { ok: false; error: string };
+
+/**
+ * Parses, checks (undeclared names, estimated cost) and plans an expression over `names`; its
+ * evaluation spends at most PER_CALL_COST_LIMIT and returns CEL's errors as values.
+ */
+function planExpression(source: string, names: readonly string[], schema: JsonObject | undefined): Planned {
   let parsed: ReturnType<Cel['parse']>;
   try {
     parsed = celRuntime().cel.parse(source);
@@ -509,40 +527,33 @@ function compileUncached(source: string, schema: JsonObject | undefined): Compil
   const positions: Record<string, number> = {};
   for (const [id, offset] of Object.entries(parsed.sourceInfo?.positions ?? {})) positions[id] = offset;
   const out: Analysis = { errors: [], usesOldSelf: false };
-  const estimatedCost = analyze(parsed.expr, source, positions, schema, { names: new Set(['self', 'oldSelf']), schemas: new Map() }, out);
+  const estimatedCost = analyze(parsed.expr, source, positions, schema, { names: new Set(names), schemas: new Map() }, out);
   if (out.errors.length) return { ok: false, error: out.errors.join('\n') };
-  let program: (bindings: { self: CelValue; oldSelf: CelValue }) => unknown;
+  let program: (bindings: Readonly<Record<string, CelValue>>) => unknown;
   try {
     program = celRuntime().cel.plan(celRuntime().env, parsed) as typeof program;
   } catch (err) {
     return { ok: false, error: `ERROR: ${(err as Error).message}` };
   }
-  return {
-    ok: true,
-    program: {
-      source,
-      usesOldSelf: out.usesOldSelf,
-      estimatedCost,
-      run(self, oldSelf) {
-        const outerCall = meter.call;
-        meter.call = PER_CALL_COST_LIMIT;
-        try {
-          const v = program({ self, oldSelf: oldSelf ?? null }) as CelValue;
-          if (celRuntime().cel.isCelError(v)) {
-            const spent = costError(v);
-            if (spent) throw spent;
-            return new Error(kubernetesWording(v.message));
-          }
-          return v;
-        } catch (err) {
-          if (err instanceof CelCostExceeded) throw err;
-          return err instanceof Error ? err : new Error(String(err));
-        } finally {
-          meter.call = outerCall;
-        }
-      },
-    },
+  const evaluate = (bindings: Readonly<Record<string, CelValue>>): CelValue | Error => {
+    const outerCall = meter.call;
+    meter.call = PER_CALL_COST_LIMIT;
+    try {
+      const v = program(bindings) as CelValue;
+      if (celRuntime().cel.isCelError(v)) {
+        const spent = costError(v);
+        if (spent) throw spent;
+        return new Error(kubernetesWording(v.message));
+      }
+      return v;
+    } catch (err) {
+      if (err instanceof CelCostExceeded) throw err;
+      return err instanceof Error ? err : new Error(String(err));
+    } finally {
+      meter.call = outerCall;
+    }
   };
+  return { ok: true, estimatedCost, usesOldSelf: out.usesOldSelf, evaluate };
 }
 
 /** The cost error behind a CEL error value, if the library caught it into one. */
@@ -582,4 +593,36 @@ export function toCel(value: JsonValue, schema: JsonObject | undefined): CelValu
     if (!Number.isNaN(ms)) return celRuntime().timestampFromMs(ms) as unknown as CelValue;
   }
   return value;
+}
+
+/** A compiled expression over named variables (admission matchConditions and policies). */
+export interface CelExpression {
+  readonly source: string;
+  readonly estimatedCost: number;
+  /** The value, or an Error with CEL's message; a spent budget throws CelCostExceeded. */
+  evaluate(variables: Readonly<Record<string, CelValue>>): CelValue | Error;
+}
+
+export type CompiledExpression = { ok: true; expression: CelExpression } | { ok: false; error: string };
+
+const compiledExpressions = new LRUCache<string, CompiledExpression>({ max: 1000 });
+
+/**
+ * Compiles an expression that may name `variables` (e.g. object, oldObject, request, params):
+ * the environment of admission expressions, with the library and cost metering of the rules.
+ */
+export function compileExpression(source: string, variables: readonly string[]): CompiledExpression {
+  const key = `${variables.join(',')}\n${source}`;
+  let result = compiledExpressions.get(key);
+  if (!result) {
+    result = compileExpressionUncached(source, variables);
+    compiledExpressions.set(key, result);
+  }
+  return result;
+}
+
+function compileExpressionUncached(source: string, variables: readonly string[]): CompiledExpression {
+  const planned = planExpression(source, variables, undefined);
+  if (!planned.ok) return planned;
+  return { ok: true, expression: { source, estimatedCost: planned.estimatedCost, evaluate: planned.evaluate } };
 }

@@ -5,7 +5,8 @@
  */
 import type { ApiCore } from './core.js';
 import type { StatusCause } from './errors.js';
-import { fieldInvalid, fieldRequired } from './errors.js';
+import { fieldForbidden, fieldInvalid, fieldNotSupported, fieldRequired } from './errors.js';
+import { clientConfigCauses } from './builtins/admission-webhooks.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { deepEqual, isJsonObject } from './json.js';
 import { finalizersOf, getPath, isBeingDeleted, metaOf, nameOf, namespaceOf, timestamp } from './meta.js';
@@ -68,6 +69,23 @@ function apiApprovalProblem(group: string, annotations: JsonValue | undefined): 
   }
 }
 
+/** spec.conversion: a Webhook strategy needs its webhook, with a v1 review version and a valid client config. */
+function conversionCauses(conversion: JsonValue | undefined): StatusCause[] {
+  if (!isJsonObject(conversion)) return [];
+  const strategy = conversion.strategy;
+  if (strategy !== 'None' && strategy !== 'Webhook') return [fieldNotSupported('spec.conversion.strategy', strategy ?? '', ['None', 'Webhook'])];
+  if (strategy === 'None') {
+    return isJsonObject(conversion.webhook) ? [fieldForbidden('spec.conversion.webhook', 'should not be set when strategy is not set to Webhook')] : [];
+  }
+  if (!isJsonObject(conversion.webhook)) return [fieldRequired('spec.conversion.webhook', 'required when strategy is set to Webhook')];
+  const causes: StatusCause[] = [];
+  const versions = Array.isArray(conversion.webhook.conversionReviewVersions) ? conversion.webhook.conversionReviewVersions : [];
+  if (versions.length === 0) causes.push(fieldRequired('spec.conversion.webhook.conversionReviewVersions', 'must specify one of v1, v1beta1'));
+  else if (!versions.some((v) => v === 'v1' || v === 'v1beta1')) causes.push(fieldInvalid('spec.conversion.webhook.conversionReviewVersions', versions, 'must include at least one of v1, v1beta1'));
+  causes.push(...clientConfigCauses('spec.conversion.webhook.clientConfig', conversion.webhook.clientConfig));
+  return causes;
+}
+
 export const crdStrategy: Strategy = {
   pruneUnknownFields: pruneUnknownCrdFields,
   prepareForCreate(obj) {
@@ -81,6 +99,9 @@ export const crdStrategy: Strategy = {
       if (!names.listKind) names.listKind = `${names.kind}List`;
     }
     if (!isJsonObject(spec.conversion)) spec.conversion = { strategy: 'None' };
+    const hook = isJsonObject(spec.conversion.webhook) ? spec.conversion.webhook : undefined;
+    const service = hook && isJsonObject(hook.clientConfig) && isJsonObject(hook.clientConfig.service) ? hook.clientConfig.service : undefined;
+    if (service && (service.port === undefined || service.port === null)) service.port = 443;
     if (Array.isArray(spec.versions)) {
       for (const v of spec.versions) {
         if (!isJsonObject(v)) continue;
@@ -138,6 +159,7 @@ export const crdStrategy: Strategy = {
       if (old.spec.scope !== spec.scope) causes.push(fieldInvalid('spec.scope', spec.scope ?? '', 'field is immutable'));
       if (old.spec.group !== spec.group) causes.push(fieldInvalid('spec.group', spec.group ?? '', 'field is immutable'));
     }
+    causes.push(...conversionCauses(spec.conversion));
     return causes;
   },
   prepareForDelete(obj, ctx) {

@@ -20,6 +20,7 @@ import type { IncludeObject } from './table.js';
 import { parseIncludeObject, toTable, wantsTable } from './table.js';
 import type { WatchHub, WatchSink, WatchStart } from '../api/watch.js';
 import type { Attributes, Auth, UserInfo } from '../auth/index.js';
+import { admittedDelete, admittedWrite, type AdmissionRequest, type AdmissionWebhooks, type ConversionPlan, type ConversionWebhooks, type Operation } from '../admission/index.js';
 
 export interface HandlerContext {
   core: ApiCore;
@@ -37,6 +38,27 @@ export interface HandlerContext {
   patch: PatchEngine['patch'];
   /** RBAC, TokenRequest and the review kinds. */
   auth: Auth;
+  /** The admission webhooks writes go through. */
+  admission: AdmissionWebhooks;
+  /** CRD conversion webhooks: requests in a version they convert read and write the storage version through them. */
+  conversion: ConversionWebhooks;
+}
+
+/** What admission is told of a write: the operation, the resource, who asks and the options (as the real server's *Options). */
+function admissionRequest(
+  operation: Operation,
+  resolved: Resolved,
+  rr: ResourceRequest,
+  user: UserInfo,
+  opts: { dryRun?: boolean; fieldManager?: string; fieldValidation?: string },
+  name = rr.name ?? '',
+): AdmissionRequest {
+  const kinds: Record<Operation, string> = { CREATE: 'CreateOptions', UPDATE: 'UpdateOptions', DELETE: 'DeleteOptions', CONNECT: 'ConnectOptions' };
+  const options: JsonObject = { kind: kinds[operation], apiVersion: 'meta.k8s.io/v1' };
+  if (opts.dryRun) options.dryRun = ['All'];
+  if (opts.fieldManager) options.fieldManager = opts.fieldManager;
+  if (opts.fieldValidation) options.fieldValidation = opts.fieldValidation;
+  return { operation, resolved, subresource: rr.subresource ?? '', namespace: rr.namespace ?? '', name, dryRun: opts.dryRun ?? false, user, options };
 }
 
 const PATCH_KINDS: Record<string, PatchKind> = {
@@ -244,6 +266,7 @@ export async function handleResource(
   }
 
   const accept = req.headers.accept;
+  const conversion = ctx.conversion.plan(resolved);
   if (ctx.auth.answers(type)) {
     if (verb !== 'create') throw methodNotAllowed();
     const { value } = await bodyOf(req, ctx, BODY_TYPES);
@@ -267,7 +290,7 @@ export async function handleResource(
   }
   switch (verb) {
     case 'get': {
-      const obj = ctx.core.get(resolved, namespace, rr.name as string);
+      const obj = await fromStorage(conversion, ctx.core.get(conversion?.storage ?? resolved, namespace, rr.name as string));
       if (wantsTable(accept)) {
         const listMeta = { resourceVersion: resourceVersionOf(obj) };
         sendJson(res, 200, toTable(type, resolved.version, [obj], listMeta, parseIncludeObject(query.get('includeObject'))));
@@ -281,20 +304,24 @@ export async function handleResource(
       if (rvText !== '' && rvText !== '0' && !(await waitForResourceVersion(ctx.hub, Number(rvText), () => res.destroyed))) {
         throw resourceVersionTooLarge(Number(rvText), ctx.hub.resourceVersion);
       }
-      const list = ctx.core.list(resolved, rr.namespace, {
+      const list = ctx.core.list(conversion?.storage ?? resolved, rr.namespace, {
         labelSelector: query.get('labelSelector') ?? undefined,
         fieldSelector: query.get('fieldSelector') ?? undefined,
         limit: intParam(query, 'limit'),
         continueToken: query.get('continue') ?? undefined,
         exactResourceVersion: match === 'Exact' ? Number(rvText) : undefined,
       });
+      if (conversion) {
+        list.items = await conversion.toRequest(list.items as JsonObject[]);
+        list.apiVersion = resolved.apiVersion;
+      }
       if (wantsTable(accept)) {
         sendJson(res, 200, toTable(type, resolved.version, list.items as JsonObject[], list.metadata as JsonObject, parseIncludeObject(query.get('includeObject'))));
       } else sendJson(res, 200, list);
       return;
     }
     case 'watch':
-      await serveWatch(req, res, url, rr, resolved, ctx);
+      await serveWatch(req, res, url, rr, conversion?.storage ?? resolved, ctx, conversion);
       return;
     case 'create': {
       if (ctx.terminating.has(type.key)) {
@@ -302,14 +329,19 @@ export async function handleResource(
       }
       const { value } = await bodyOf(req, ctx, BODY_TYPES);
       const opts = writeOptions(req, query, undefined, admit);
-      const result = ctx.core.create(resolved, namespace, value, opts);
+      const bodyName = isJsonObject(value) && isJsonObject(value.metadata) && typeof value.metadata.name === 'string' ? value.metadata.name : '';
+      const request = admissionRequest('CREATE', resolved, rr, user, opts, bodyName);
+      const stored = conversion && isJsonObject(value) ? (await conversion.toStorage([{ ...value, apiVersion: resolved.apiVersion }]))[0] : value;
+      const result = await fromStorageResult(conversion, await admittedWrite(ctx.admission, request, opts, (o) => ctx.core.create(conversion?.storage ?? resolved, namespace, stored as JsonValue, { ...opts, ...o })));
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
     }
     case 'update': {
       const { value } = await bodyOf(req, ctx, BODY_TYPES);
       const opts = writeOptions(req, query, rr.subresource, admit);
-      const result = ctx.core.update(resolved, namespace, rr.name as string, value, opts);
+      const request = admissionRequest('UPDATE', resolved, rr, user, opts);
+      const stored = conversion && isJsonObject(value) ? (await conversion.toStorage([{ ...value, apiVersion: resolved.apiVersion }]))[0] : value;
+      const result = await fromStorageResult(conversion, await admittedWrite(ctx.admission, request, opts, (o) => ctx.core.update(conversion?.storage ?? resolved, namespace, rr.name as string, stored as JsonValue, { ...opts, ...o })));
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
     }
@@ -320,13 +352,23 @@ export async function handleResource(
       if (!kind) throw unsupportedMediaType(contentType, Object.keys(PATCH_KINDS));
       const body = parseBody(raw, kind === 'apply' ? 'application/yaml' : 'application/json');
       const opts = { ...writeOptions(req, query, rr.subresource, admit), force: query.get('force') === 'true' ? true : undefined };
-      const result = ctx.core.patch(resolved, namespace, rr.name as string, kind, body, opts);
+      const request = admissionRequest('UPDATE', resolved, rr, user, opts);
+      if (conversion) {
+        const result = await patchThroughConversion(conversion, resolved, namespace, rr.name as string, kind, body, ctx, (o, updated) =>
+          admittedWrite(ctx.admission, request, opts, (w) => ctx.core.update(conversion.storage, namespace, rr.name as string, updated, { ...opts, ...o, ...w })),
+        );
+        sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
+        return;
+      }
+      const result = await admittedWrite(ctx.admission, request, opts, (o) => ctx.core.patch(resolved, namespace, rr.name as string, kind, body, { ...opts, ...o }));
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
     }
     case 'delete': {
       const opts = await deleteOptionsOf(req, query, ctx);
-      const result = ctx.core.delete(resolved, namespace, rr.name as string, opts);
+      const request = admissionRequest('DELETE', resolved, rr, user, opts);
+      const stored = ctx.core.store.get(type.key, type.namespaced ? namespace : '', rr.name as string);
+      const result = await fromStorageResult(conversion, await admittedDelete(ctx.admission, request, stored && ctx.core.get(conversion?.storage ?? resolved, namespace, rr.name as string), () => ctx.core.delete(conversion?.storage ?? resolved, namespace, rr.name as string, opts)));
       sendJson(res, result.status, result.body);
       return;
     }
@@ -342,6 +384,43 @@ export async function handleResource(
       return;
     }
   }
+}
+
+/** An object read in the storage version, as the request's version has it. */
+async function fromStorage(conversion: ConversionPlan | undefined, obj: JsonObject): Promise<JsonObject> {
+  return conversion ? ((await conversion.toRequest([obj]))[0] as JsonObject) : obj;
+}
+
+/** A write's answer (an object, or a Status) in the request's version. */
+async function fromStorageResult(conversion: ConversionPlan | undefined, result: { status: number; body: JsonObject }): Promise<{ status: number; body: JsonObject }> {
+  if (!conversion || result.body.kind === 'Status') return result;
+  return { status: result.status, body: await fromStorage(conversion, result.body) };
+}
+
+/**
+ * A patch of an object stored in another version: the stored object converted to the request's
+ * version, patched there, converted back and written as an update from the resourceVersion read
+ * (a conflict if it changed meanwhile, which clients retry). Server-side apply is not converted.
+ */
+async function patchThroughConversion(
+  conversion: ConversionPlan,
+  resolved: Resolved,
+  namespace: string,
+  name: string,
+  kind: PatchKind,
+  body: JsonValue,
+  ctx: HandlerContext,
+  update: (opts: WriteOptions, updated: JsonObject) => Promise<{ status: number; body: JsonObject }>,
+): Promise<{ status: number; body: JsonObject }> {
+  if (kind === 'apply' || kind === 'strategic') throw unsupportedMediaType(kind === 'apply' ? 'application/apply-patch+yaml' : 'application/strategic-merge-patch+json', ['application/json-patch+json', 'application/merge-patch+json']);
+  const stored = ctx.core.get(conversion.storage, namespace, name);
+  const current = await fromStorage(conversion, stored);
+  const patched = ctx.patch(kind, current, body, resolved.type);
+  if (!isJsonObject(patched)) throw badRequest(`the patch must leave a ${resolved.type.kind} object`);
+  const meta = isJsonObject(patched.metadata) ? patched.metadata : (patched.metadata = {});
+  if (meta.resourceVersion === undefined || meta.resourceVersion === null || meta.resourceVersion === '') meta.resourceVersion = resourceVersionOf(stored);
+  const [updated] = await conversion.toStorage([{ ...patched, apiVersion: resolved.apiVersion }]);
+  return fromStorageResult(conversion, await update({}, updated as JsonObject));
 }
 
 /**
@@ -397,13 +476,54 @@ function watchStart(rvText: string, sendInitialEvents: string | null, current: n
   return unset ? { kind: 'initial', initialEventsEnd: false } : { kind: 'from', rv: Number(rvText) };
 }
 
+/**
+ * A watch sink that converts each event's object from the storage version through the conversion
+ * webhook before writing it, in order; a failed conversion ends the watch with an ERROR event.
+ */
+function convertingSink(res: ServerResponse, conversion: ConversionPlan): WatchSink {
+  let chain = Promise.resolve();
+  let failed = false;
+  const convertLine = async (line: string): Promise<string> => {
+    const event = JSON.parse(line) as JsonObject;
+    const object = event.object;
+    if (event.type === 'BOOKMARK' || event.type === 'ERROR' || !isJsonObject(object) || object.apiVersion !== conversion.storage.apiVersion) return line;
+    return JSON.stringify({ ...event, object: (await conversion.toRequest([object]))[0] as JsonObject });
+  };
+  return {
+    write: (chunk) => {
+      chain = chain.then(async () => {
+        if (failed || res.destroyed) return;
+        try {
+          const lines = chunk.split('\n').filter((l) => l !== '');
+          const out: string[] = [];
+          for (const line of lines) out.push(await convertLine(line));
+          res.write(out.map((l) => `${l}\n`).join(''));
+        } catch (err) {
+          failed = true;
+          const status = err instanceof ApiError ? err.toStatus() : { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: String(err), code: 500 };
+          res.end(JSON.stringify({ type: 'ERROR', object: status }) + '\n');
+        }
+      });
+    },
+    end: () => {
+      chain = chain.then(() => {
+        if (!res.writableEnded) res.end();
+      });
+    },
+    destroy: () => res.destroy(),
+    get bufferedBytes() {
+      return res.writableLength;
+    },
+  };
+}
+
 function startStream(res: ServerResponse): void {
   res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private', 'transfer-encoding': 'chunked' });
   res.flushHeaders();
   res.socket?.setNoDelay(true);
 }
 
-async function serveWatch(req: IncomingMessage, res: ServerResponse, url: URL, rr: ResourceRequest, resolved: Resolved, ctx: HandlerContext): Promise<void> {
+async function serveWatch(req: IncomingMessage, res: ServerResponse, url: URL, rr: ResourceRequest, resolved: Resolved, ctx: HandlerContext, conversion?: ConversionPlan): Promise<void> {
   const query = url.searchParams;
   const rvText = resourceVersionParam(query);
   const bookmarks = query.get('allowWatchBookmarks') === 'true';
@@ -436,7 +556,7 @@ async function serveWatch(req: IncomingMessage, res: ServerResponse, url: URL, r
     return;
   }
   startStream(res);
-  const sink: WatchSink = {
+  const sink: WatchSink = conversion ? convertingSink(res, conversion) : {
     write: (chunk) => {
       res.write(chunk);
     },

@@ -26,6 +26,10 @@ import { endpointSliceType } from './endpoint-slice.js';
 import { ingressType } from './ingress.js';
 import { leaseType } from './lease.js';
 import { customResourceDefinitionType } from './custom-resource-definition.js';
+import { mutatingWebhookConfigurationType } from './mutating-webhook-configuration.js';
+import { validatingWebhookConfigurationType } from './validating-webhook-configuration.js';
+import { validatingAdmissionPolicyType } from './validating-admission-policy.js';
+import { validatingAdmissionPolicyBindingType } from './validating-admission-policy-binding.js';
 
 export { ALL_VERBS, builtin, column, type BuiltinSpec } from './builtin.js';
 export { jobPodLabels } from './job.js';
@@ -57,5 +61,9 @@ export function builtinTypes(): ResourceType[] {
     ingressType(),
     leaseType(),
     customResourceDefinitionType(),
+    mutatingWebhookConfigurationType(),
+    validatingWebhookConfigurationType(),
+    validatingAdmissionPolicyType(),
+    validatingAdmissionPolicyBindingType(),
   ];
 }
