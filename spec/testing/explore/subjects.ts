@@ -119,39 +119,61 @@ const generatedName = (() => {
 
 // ---- stale reads ------------------------------------------------------------------------------
 
-/** The claim of a Db is deleted by cleanup; a restart on a stale view replays the cleanup of the old Db against the new one's claim (Sieve: a PVC deleted on a stale deletionTimestamp). */
+/**
+ * Claims are deleted by a reaper when their Db is being deleted (Sieve: a PVC deleted on a stale
+ * deletionTimestamp). rxkube's own cleanup checks that the object is still live before it runs, so
+ * the bug is ported where that check does not reach: a second controller that decides from its
+ * cache. A restart on a stale view that still shows the old Db being deleted deletes the claim of
+ * the Db re-created under its name since, with its data.
+ */
 const staleDeletion = (() => {
   const { crd, resource } = kind('Db', 'dbs', { type: 'object', properties: { size: { type: 'string' } } });
-  type Db = Object<{ size?: string }, { claimUid?: string }>;
-  const reconciler = (variant: 'buggy' | 'fixed'): Reconciler<Db> => ({
+  type Db = Object<{ size?: string }>;
+  const OWNER = 'owner-uid';
+  const db: Reconciler<Db> = {
     async reconcile(db, ctx) {
       const name = db.metadata?.name ?? '';
       const cms = ctx.client.resource<V1ConfigMap>(configMap);
-      const claim = (await cms.find({ name: `data-${name}`, namespace: 'default' })) ?? (await cms.create(member(`data-${name}`, { db: name })));
-      if (db.status?.claimUid !== claim.metadata?.uid) await patchStatus(ctx.client, resource, db, { claimUid: claim.metadata?.uid });
+      if (await cms.find({ name: `data-${name}`, namespace: 'default' })) return;
+      const claim = member(`data-${name}`, { db: name });
+      await cms.create({ ...claim, metadata: { ...claim.metadata, annotations: { [OWNER]: db.metadata?.uid ?? '' } } }).catch(ignore(409));
     },
-    async cleanup(db, ctx) {
-      const name = db.metadata?.name ?? '';
+  };
+  const reaper = (variant: 'buggy' | 'fixed'): Reconciler<V1ConfigMap> => ({
+    async reconcile(claim, ctx) {
+      const owner = ctx.getSecondaryResource<Db>('dbs');
+      if (!owner?.metadata?.deletionTimestamp) return;
       const cms = ctx.client.resource<V1ConfigMap>(configMap);
-      if (variant === 'buggy') await cms.delete({ name: `data-${name}`, namespace: 'default' }).catch(ignore(404));
-      // The server checks the uid: a claim of a newer Db of the same name is not this Db's to delete.
-      else if (db.status?.claimUid) await cms.delete({ name: `data-${name}`, namespace: 'default' }, { preconditions: { uid: db.status.claimUid } }).catch(ignore(404, 409));
+      const ref = { name: claim.metadata?.name ?? '', namespace: 'default' };
+      if (variant === 'buggy') await cms.delete(ref).catch(ignore(404)); // the bug: by name, on what the cache says
+      // The claim is the deleted Db's only if it was made for that Db (uid), and the delete is bound to that claim.
+      else if (claim.metadata?.annotations?.[OWNER] === owner.metadata.uid) await cms.delete(ref, { preconditions: { uid: claim.metadata?.uid } }).catch(ignore(404, 409));
     },
   });
-  const db = { metadata: { name: 'orders' }, spec: { size: '1Gi' } } as KubernetesObject;
+  const object = (finalizers: string[]): KubernetesObject => ({ metadata: { name: 'orders', finalizers }, spec: { size: '1Gi' } }) as KubernetesObject;
   return {
     name: 'stale-deletion',
     sieveClass: 'stale read',
-    bug: "cleanup deletes the claim by name: replayed from a stale view that still shows the old Db being deleted, it deletes the new Db's claim and its data",
+    bug: "the reaper deletes a claim by name when its cache shows the claim's Db being deleted: on a stale view that still shows the old Db, it deletes the new Db's claim and its data",
     options: (variant) => ({
       crds: [crd],
-      setup: (operator: Operator) => void operator.register(reconciler(variant), { resource }),
+      setup: (operator: Operator) => {
+        operator.register(db, { resource });
+        operator.register(reaper(variant), {
+          resource: configMap,
+          name: 'claim-reaper',
+          labelSelector: 'db',
+          secondaries: [{ resource, toPrimaries: (d: KubernetesObject) => [{ name: `data-${d.metadata?.name ?? ''}`, namespace: d.metadata?.namespace }] }],
+        });
+      },
       observe: [resource, configMap],
-      volatile: ['status.claimUid'],
+      volatile: [`metadata.annotations.${OWNER}`],
       workload: [
-        { op: 'apply', resource, object: db },
+        // A backup tool holds the Db while the reaper deletes its claim, then lets it go.
+        { op: 'apply', resource, object: object(['example.com/backup']) },
         { op: 'delete', resource, name: 'orders' },
-        { op: 'apply', resource, object: db },
+        { op: 'apply', resource, object: object([]) },
+        { op: 'apply', resource, object: object([]) },
         { op: 'merge', resource: configMap, name: 'data-orders', patch: { data: { rows: '42' } } },
       ],
     }),
@@ -246,41 +268,43 @@ const missedFailure = (() => {
   } satisfies Subject;
 })();
 
-/** Cleanup done when the operator sees a deletionTimestamp, without a finalizer of its own: if it never sees that state, the entry leaks (Sieve: a deletion missed). */
+/**
+ * A registry of routes kept by a controller of the registry that removes an entry when it sees its
+ * Route being deleted (Sieve: a deletion missed). Held only by another finalizer, that state can
+ * pass unseen (a watch gap, events that arrive together), and the entry leaks.
+ */
 const missedDeletion = (() => {
   const { crd, resource } = kind('Route', 'routes', { type: 'object', properties: { host: { type: 'string' } } });
   type Route = Object<{ host?: string }>;
-  // The registry belongs to someone else: it exists before the operator starts, the operator only edits its entries.
-  const register = async (client: KubeClient, name: string, value: string | null): Promise<void> => {
-    await client.resource<V1ConfigMap>(configMap).mergePatch({ name: 'registry', namespace: 'default' }, { data: { [name]: value } });
-  };
-  const buggy: Reconciler<Route> = {
-    async reconcile(route, ctx) {
-      const name = route.metadata?.name ?? '';
-      if (route.metadata?.deletionTimestamp) await register(ctx.client, name, null); // the bug: only if this state is ever seen
-      else await register(ctx.client, name, route.spec?.host ?? '');
+  const reconciler = (variant: 'buggy' | 'fixed'): Reconciler<V1ConfigMap> => ({
+    async reconcile(registry, ctx) {
+      const routes = ctx.getSecondaryResources<Route>('routes');
+      const entries: Record<string, string | null> = {};
+      for (const route of routes) entries[route.metadata?.name ?? ''] = route.metadata?.deletionTimestamp ? null : route.spec?.host ?? '';
+      // The bug: an entry is removed only for a Route seen being deleted. Fixed: every entry without a live Route goes.
+      if (variant === 'fixed') for (const name of Object.keys(registry.data ?? {})) if (!(name in entries)) entries[name] = null;
+      const changed = Object.entries(entries).filter(([name, value]) => (registry.data?.[name] ?? null) !== value);
+      if (changed.length === 0) return;
+      await ctx.client.resource<V1ConfigMap>(configMap).mergePatch({ name: 'registry', namespace: 'default' }, { data: Object.fromEntries(changed) });
     },
-  };
-  const fixed: Reconciler<Route> = {
-    async reconcile(route, ctx) {
-      await register(ctx.client, route.metadata?.name ?? '', route.spec?.host ?? '');
-    },
-    // With cleanup the controller holds the Route with its finalizer until the entry is gone.
-    async cleanup(route, ctx) {
-      await register(ctx.client, route.metadata?.name ?? '', null);
-    },
-  };
+  });
   const route = (finalizers: string[]): KubernetesObject => ({ metadata: { name: 'web', finalizers }, spec: { host: 'web.example.com' } }) as KubernetesObject;
   return {
     name: 'missed-deletion',
     sieveClass: 'observability gap',
-    bug: 'the registry entry is removed when the operator sees the Route with a deletionTimestamp; held only by another finalizer, that state can pass unseen and the entry leaks',
+    bug: 'the registry entry of a Route is removed when the operator sees the Route with a deletionTimestamp; held only by another finalizer, that state can pass unseen and the entry leaks',
     options: (variant) => ({
       crds: [crd],
-      setup: (operator: Operator) => void operator.register(variant === 'buggy' ? buggy : fixed, { resource }),
+      setup: (operator: Operator) =>
+        void operator.register(reconciler(variant), {
+          resource: configMap,
+          name: 'route-registry',
+          labelSelector: { role: 'registry' },
+          secondaries: [{ resource, toPrimaries: (r: KubernetesObject) => [{ name: 'registry', namespace: r.metadata?.namespace }] }],
+        }),
       observe: [resource, configMap],
       workload: [
-        { op: 'create', resource: configMap, object: member('registry', {}) },
+        { op: 'create', resource: configMap, object: member('registry', { role: 'registry' }) },
         { op: 'apply', resource, object: route(['example.com/protect']) },
         { op: 'delete', resource, name: 'web' },
         { op: 'apply', resource, object: route([]) },
