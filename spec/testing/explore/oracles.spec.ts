@@ -1,8 +1,8 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { Operator } from '../../../lib/index.js';
 import { builtinResources, customResourceDefinition } from '../../../lib/kube.js';
-import { explore, type ExploreOptions } from '../../../lib/testing/cluster/explore/index.js';
+import { explore, replay, type ExploreOptions } from '../../../lib/testing/cluster/explore/index.js';
 import { subjects } from './subjects.js';
 
 const crd = customResourceDefinition({ group: 'oracles.rxkube.dev', kind: 'Thing', plural: 'things', spec: { type: 'object', properties: { n: { type: 'integer' } } } });
@@ -51,6 +51,36 @@ describe('testing: the explorer oracles beyond the end state', function () {
     );
     expect(failure?.oracle).to.equal('settle');
     expect(failure?.message).to.match(/does not settle after step 0: more than 20 writes/);
+  });
+
+  it('settles a step on facts, not on a quiet period: a run that waits on something slow without a request is waited for', async () => {
+    const verdict = await replay(
+      options(
+        (operator) =>
+          void operator.register<Thing>(
+            {
+              async reconcile(t, ctx) {
+                // An external call that is not a request to the cluster: the operator makes no request for a while.
+                await new Promise((resolve) => setTimeout(resolve, 300));
+                const data = { n: String(t.spec?.n ?? 0) };
+                await ctx.client.resource<V1ConfigMap>(builtinResources.configMap).apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'copy', namespace: 'default' }, data }, { fieldManager: 'thing', force: true });
+              },
+            },
+            { resource: things },
+          ),
+      ),
+      {
+        seed: 0,
+        actions: [
+          { op: 'apply', resource: things, object: thing },
+          { op: 'merge', resource: things, name: 't', patch: { spec: { n: 1 } } },
+        ],
+        perturbations: [],
+      },
+    );
+    expect(verdict.failed, verdict.message).to.equal(false);
+    // Each step's write lands before the next step starts.
+    expect(verdict.log.map((line) => line.replace(/ \/api.*| [{].*/, ''))).to.deep.equal(['step 0: apply Thing t → 200', 'write #1 PATCH', 'step 1: merge Thing t', 'write #2 PATCH']);
   });
 
   it('fails an operator whose cleanup never lets go: an object left deleted but held by its finalizer', async () => {

@@ -293,6 +293,10 @@ function checkOptions(options: ExploreOptions): void {
   const w = options.workload as unknown;
   if (!Array.isArray(w) && !(w && typeof (w as { generate?: unknown }).generate === 'function')) throw new ConfigurationError('workload', 'must be a list of actions or { generate(random, seed) }');
   for (const t of options.perturbations ?? []) if (!ALL_TYPES.includes(t)) throw new ConfigurationError('perturbations', `unknown perturbation '${String(t)}' (known: ${ALL_TYPES.join(', ')})`);
+  for (const key of ['horizonMs', 'settleTimeoutMs', 'maxWritesPerStep'] as const) {
+    const v = options[key];
+    if (v !== undefined && !(Number.isInteger(v) && v >= 0)) throw new ConfigurationError(key, `must be a non-negative integer, got ${String(v)}`);
+  }
   const budget = options.budget ?? {};
   for (const key of ['runs', 'timeMs', 'shrinkRuns'] as const) {
     const v = budget[key];

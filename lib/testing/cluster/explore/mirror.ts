@@ -25,6 +25,7 @@ const keyOf = (o: KubernetesObject): string => `${o.metadata?.namespace ?? ''}/$
 
 export class Mirror {
   private readonly tracks: Track[] = [];
+  private expected: { readonly resource: ResolvedDescriptor; readonly key: string; readonly rv: number | undefined }[] = [];
   /** Events seen: the explorer waits for them to have arrived before it serves a view. */
   seen = 0;
 
@@ -51,6 +52,18 @@ export class Mirror {
     return mirror;
   }
 
+  /** The observed resource an object's path (or a collection's, for a create) names. */
+  matchWrite(path: string): ResolvedDescriptor | undefined {
+    for (const { resource } of this.tracks) {
+      const base = apiVersionPath(resource.apiVersion);
+      if (!path.startsWith(`${base}/`)) continue;
+      const rest = path.slice(base.length + 1).split('/');
+      const parts = resource.namespaced && rest[0] === 'namespaces' ? rest.slice(2) : rest;
+      if (parts[0] === resource.plural) return resource;
+    }
+    return undefined;
+  }
+
   /** The observed resource a collection path names, and the namespace it is limited to. */
   match(path: string): { resource: ResolvedDescriptor; namespace: string | undefined } | undefined {
     for (const { resource } of this.tracks) {
@@ -62,6 +75,58 @@ export class Mirror {
       }
     }
     return undefined;
+  }
+
+  /**
+   * What the server answered a committed write of an observed resource (the operator's or the
+   * workload's): the mirror has caught up once it has seen that revision, or for a deletion the
+   * object gone (or marked for deletion).
+   */
+  expect(resource: ResolvedDescriptor, method: string, answer: unknown): void {
+    const o = answer as KubernetesObject | undefined;
+    if (!o?.metadata?.name) return;
+    const key = keyOf(o);
+    const rv = rvOf(o);
+    if (method === 'DELETE' && !o.metadata.deletionTimestamp) this.expected.push({ resource, key, rv: undefined });
+    else if (rv > 0) this.expected.push({ resource, key, rv });
+  }
+
+  /** Whether every expected revision has arrived (those that have are forgotten). */
+  caughtUp(): boolean {
+    this.expected = this.expected.filter((e) => {
+      const track = this.tracks.find((t) => t.resource === e.resource);
+      if (!track) return false;
+      if (e.rv !== undefined) return (track.revisions.at(-1)?.rv ?? track.baseRv) < e.rv;
+      const latest = [...track.revisions].reverse().find((r) => keyOf(r.object) === e.key);
+      return latest !== undefined ? latest.type !== 'DELETED' && !latest.object.metadata?.deletionTimestamp : track.base.some((o) => keyOf(o) === e.key);
+    });
+    return this.expected.length === 0;
+  }
+
+  /** The newest revision of `resource` the mirror has seen. */
+  latestRv(resource: ResolvedDescriptor): number {
+    const track = this.tracks.find((t) => t.resource === resource);
+    return track ? (track.revisions.at(-1)?.rv ?? track.baseRv) : 0;
+  }
+
+  /**
+   * Revisions after `afterRv` that a watch of `resource` (in `namespace`, through `selects`) has
+   * to deliver: those of an object it selects, before or after the change.
+   */
+  pendingFor(resource: ResolvedDescriptor, namespace: string | undefined, selects: (o: KubernetesObject) => boolean, afterRv: number): number {
+    const track = this.tracks.find((t) => t.resource === resource);
+    if (!track) return 0;
+    const previous = new Map<string, KubernetesObject>();
+    for (const o of track.base) previous.set(keyOf(o), o);
+    let pending = 0;
+    for (const r of track.revisions) {
+      const key = keyOf(r.object);
+      const before = previous.get(key);
+      previous.set(key, r.object);
+      if (r.rv <= afterRv || (namespace !== undefined && r.object.metadata?.namespace !== namespace)) continue;
+      if (selects(r.object) || (before !== undefined && selects(before))) pending++;
+    }
+    return pending;
   }
 
   /** The objects of `resource` as they were at revision `rv`. */

@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { fieldSelectorPredicate, labelSelectorPredicate, type Mirror } from './mirror.js';
 
 /** The answer to inject instead of forwarding (a status), or forward and answer 504 (timeout). */
@@ -21,6 +22,11 @@ export interface ProxyHooks {
 
 interface WatchConnection {
   readonly res: ServerResponse;
+  readonly path: string;
+  readonly namespace: string | undefined;
+  readonly selects: ((o: KubernetesObject) => boolean) | undefined;
+  /** The newest revision the server has sent on this watch (forwarded, held or dropped). */
+  lastRv: number;
   readonly held: string[];
   upstreamEnded: boolean;
   abort(): void;
@@ -33,6 +39,8 @@ export interface Incarnation {
   staleRv: number | undefined;
   readonly sockets: Set<Socket>;
   readonly watches: Set<WatchConnection>;
+  /** Collections this incarnation has watched: one without an open watch is between a list and its watch. */
+  readonly watched: Set<string>;
 }
 
 /** Between the held events of two watches: enough for the operator to read one socket before the next. */
@@ -69,7 +77,7 @@ export class FaultProxy {
   }
 
   incarnation(staleRv?: number): { incarnation: Incarnation; url: string } {
-    const incarnation: Incarnation = { id: this.nextId++, alive: true, staleRv, sockets: new Set(), watches: new Set() };
+    const incarnation: Incarnation = { id: this.nextId++, alive: true, staleRv, sockets: new Set(), watches: new Set(), watched: new Set() };
     this.incarnations.set(incarnation.id, incarnation);
     return { incarnation, url: `${this.base}/i${incarnation.id}` };
   }
@@ -120,6 +128,23 @@ export class FaultProxy {
     this.lastActivity = Date.now();
   }
 
+  /**
+   * Watch events the server has committed that have not come through the watches of
+   * `incarnation` yet, plus one per watched collection whose watch is not open (a relist): zero is
+   * a fact the explorer settles on, not a quiet period. Collections outside `observe` are not counted.
+   */
+  pendingDeliveries(incarnation: Incarnation): number {
+    let pending = 0;
+    const open = new Set<string>();
+    for (const w of incarnation.watches) {
+      open.add(w.path);
+      const found = this.mirror.match(w.path);
+      if (found && w.selects) pending += this.mirror.pendingFor(found.resource, found.namespace, w.selects, w.lastRv);
+    }
+    for (const path of incarnation.watched) if (!open.has(path)) pending++;
+    return pending;
+  }
+
   async close(): Promise<void> {
     for (const i of this.incarnations.values()) this.kill(i);
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
@@ -153,6 +178,8 @@ export class FaultProxy {
       const answer = await this.forward(method, url, req, body);
       if (!incarnation.alive) return;
       if (isWrite && answer.status >= 200 && answer.status < 300) {
+        const resource = this.mirror.matchWrite(url.pathname);
+        if (resource) this.mirror.expect(resource, method, parseJson(answer.text));
         this.log.push(`write #${n} ${method} ${url.pathname} → ${answer.status}`);
         if ((await this.hooks.afterWrite(n, method, url.pathname)) === 'crash') {
           this.kill(incarnation);
@@ -198,8 +225,22 @@ export class FaultProxy {
 
   private async watch(incarnation: Incarnation, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const abort = new AbortController();
-    const connection: WatchConnection = { res, held: [], upstreamEnded: false, abort: () => abort.abort() };
+    const labels = labelSelectorPredicate(url.searchParams.get('labelSelector'));
+    const fields = fieldSelectorPredicate(url.searchParams.get('fieldSelector'));
+    const found = this.mirror.match(url.pathname);
+    const from = Number(url.searchParams.get('resourceVersion') ?? 0);
+    const connection: WatchConnection = {
+      res,
+      path: url.pathname,
+      namespace: found?.namespace,
+      selects: labels && fields ? (o) => labels(o.metadata?.labels ?? {}) && fields(o) : undefined,
+      lastRv: from > 0 ? from : found ? this.mirror.latestRv(found.resource) : 0,
+      held: [],
+      upstreamEnded: false,
+      abort: () => abort.abort(),
+    };
     incarnation.watches.add(connection);
+    incarnation.watched.add(url.pathname);
     res.on('close', () => {
       abort.abort();
       incarnation.watches.delete(connection);
@@ -222,6 +263,7 @@ export class FaultProxy {
           const line = partial.slice(0, newline + 1);
           partial = partial.slice(newline + 1);
           if (!incarnation.alive || !incarnation.watches.has(connection)) return;
+          connection.lastRv = Math.max(connection.lastRv, revisionOf(line));
           if (incarnation.staleRv !== undefined || this.watchMode === 'hold') connection.held.push(line);
           else if (this.watchMode === 'drop') this.eventsDropped++;
           else {
@@ -237,6 +279,21 @@ export class FaultProxy {
       else res.end();
     }
   }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The resourceVersion a watch line carries (an event's object, a bookmark), or 0. */
+function revisionOf(line: string): number {
+  const event = parseJson(line) as { object?: KubernetesObject } | undefined;
+  const rv = Number(event?.object?.metadata?.resourceVersion ?? 0);
+  return Number.isFinite(rv) ? rv : 0;
 }
 
 function forwardedHeaders(req: IncomingMessage): Record<string, string> {

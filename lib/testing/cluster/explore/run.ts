@@ -5,6 +5,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ReconcileOutcome } from '../../../core/index.js';
 import { startApiServer } from '@rxkube/apiserver';
+import { Registry } from 'prom-client';
 import { GenericRetry } from '../../../processing/index.js';
 import { Operator, type ControllerConfig, type Reconciler } from '../../../controller/index.js';
 import { createKubeClient, installCustomResourceDefinition, resolveDescriptor, statusCodeOf, type KubeClient } from '../../../kube/index.js';
@@ -50,12 +51,27 @@ class RunFailure extends Error {
 interface OperatorHandle {
   readonly operator: Operator;
   readonly incarnation: Incarnation;
+  /** The operator's metrics: runs in progress and waiting are read from them. */
+  readonly registry: Registry;
+}
+
+/** Polls in a row on which every fact held: the turns of the event loop between them let bytes already written be read. */
+const SETTLED_POLLS = 3;
+
+/** Runs in progress and resources waiting for a run, over all of the operator's controllers. */
+async function runsOwed(registry: Registry): Promise<number> {
+  let owed = 0;
+  for (const name of ['rxkube_reconciliations_active', 'rxkube_reconciliations_queued']) {
+    const metric = registry.getSingleMetric(name);
+    if (metric) for (const v of (await metric.get()).values) owed += v.value;
+  }
+  return owed;
 }
 
 /** Runs `trace`; with `reference` (the same actions' clean end state) the end state is compared with it. */
 export async function executeRun(options: ExploreOptions, trace: Trace, reference?: RunOutcome): Promise<RunOutcome> {
   const started = Date.now();
-  const quietMs = options.quietMs ?? 100;
+  const horizonMs = options.horizonMs ?? 1000;
   const settleTimeoutMs = options.settleTimeoutMs ?? 10_000;
   const maxWrites = options.maxWritesPerStep ?? 200;
   const server = await startApiServer({});
@@ -94,7 +110,8 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the server kubeconfig has no cluster');
     (cluster as { server: string }).server = url;
-    const operator = new Operator({ kubeConfig, logger: createLogger({ level: 'silent' }), stopTimeoutMs: 200 });
+    const registry = new Registry();
+    const operator = new Operator({ kubeConfig, logger: createLogger({ level: 'silent' }), stopTimeoutMs: 200, registry });
     const register = operator.register.bind(operator);
     operator.register = <P extends KubernetesObject>(reconciler: Reconciler<P>, config: ControllerConfig<P>) => {
       const registered = register(reconciler, config.retry === undefined ? { ...config, retry: QUICK_RETRY } : config);
@@ -105,7 +122,7 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
     };
     await options.setup(operator);
     await operator.start();
-    return { operator, incarnation };
+    return { operator, incarnation, registry };
   };
 
   const crashAndRestart = (why: string, staleRv?: number): Promise<void> => {
@@ -130,24 +147,40 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
     return restarting;
   };
 
-  const retryPending = (): boolean => {
-    const now = Date.now();
-    for (const o of outcomes.values()) if (o.retry && o.retry.at > now - 5) return true;
+  /** A retry or requested reschedule due within the horizon whose run has not happened yet (a later outcome replaces it). */
+  const runDue = (): boolean => {
+    const until = Date.now() + horizonMs;
+    for (const o of outcomes.values()) {
+      if (o.retry && o.retry.at <= until) return true;
+      if (o.reschedule?.reason === 'requested' && o.reschedule.at <= until) return true;
+    }
     return false;
   };
 
-  const quiesce = async (step: string, quiet = quietMs): Promise<void> => {
+  /**
+   * Settled is a set of facts, not a silence: no request of the operator in flight, every write
+   * seen by the mirror, every committed change of an observed resource through the operator's
+   * watches (or held or dropped by a perturbation), no run in progress or waiting, and no retry or
+   * reschedule due within the horizon; all of it on a few polls in a row.
+   */
+  const settled = async (): Promise<boolean> => {
+    if (!proxy || !mirror || !current) return true;
+    if (proxy.inFlight > 0 || !mirror.caughtUp() || proxy.pendingDeliveries(current.incarnation) > 0 || runDue()) return false;
+    return (await runsOwed(current.registry)) === 0;
+  };
+
+  const quiesce = async (step: string): Promise<void> => {
     if (!proxy) return;
     const deadline = Date.now() + settleTimeoutMs;
     const writesBefore = proxy.writes;
-    for (;;) {
+    for (let held = 0; ; ) {
       if (failure) return;
       if (restarting) await restarting;
-      const busy = proxy.inFlight > 0 || retryPending();
-      if (!busy && Date.now() - proxy.lastActivity >= quiet) return;
+      held = (await settled()) ? held + 1 : 0;
+      if (held >= SETTLED_POLLS) return;
       if (proxy.writes - writesBefore > maxWrites) throw new RunFailure('settle', `the operator does not settle ${step}: more than ${maxWrites} writes (last: ${log.slice(-3).join('; ')})`);
       if (Date.now() > deadline) throw new RunFailure('settle', `the operator did not settle within ${settleTimeoutMs} ms ${step} (${proxy.writes - writesBefore} writes; last: ${log.slice(-3).join('; ')})`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await new Promise((resolve) => setTimeout(resolve, held > 0 ? 1 : 5));
     }
   };
 
@@ -184,14 +217,14 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
         proxy.watchMode = w.type === 'gap' ? 'drop' : 'hold';
         log.push(`${w.type} watch events of steps ${w.fromStep}..${w.fromStep + w.steps - 1}`);
       }
-      const { code, rv, deleting } = await perform(admin, action);
+      const { code, rv, deleting, answer } = await perform(admin, action);
+      if (answer) mirror.expect(resolveDescriptor(action.resource), action.op === 'delete' ? 'DELETE' : 'PATCH', answer);
       steps.push(`${code}${deleting ? ' deleting' : ''}`);
       const expected = reference?.steps[index];
       if (expected !== undefined && expected !== steps[index] && diverged === undefined) {
         diverged = index;
         log.push(`step ${index} was answered ${steps[index]}, in the reference run ${expected}: the operator's pace changed what the workload did, so the end states are not compared`);
       }
-      proxy.lastActivity = Date.now(); // the quiet period starts now: the operator has yet to hear of the action
       log.push(`step ${index}: ${describeAction(action)} → ${code}`);
       if (action.op === 'apply' && action.input && action.input.revertOf === undefined) log[log.length - 1] += ` (${action.input.kind} ${action.input.field}=${JSON.stringify(action.input.value)})`;
       const applied = rv ?? server.stats().resourceVersion;
@@ -216,14 +249,14 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
         const rvAt = p.view.at === 'applied' ? view.applied : view.settled;
         await crashAndRestart(`crash after step ${index}; restart seeing the cluster as at step ${p.view.step} ${p.view.at} (revision ${rvAt})`, rvAt);
         await quiesce('on the stale view');
-        if (current) await proxy.release(current.incarnation);
         log.push('the stale view catches up');
+        if (current) await proxy.release(current.incarnation);
         await quiesce('after catching up');
       }
     }
     if (!failure) {
       // A longer silence before the end state is read: a late reaction here would be a false difference.
-      await quiesce('at the end', quietMs * 3);
+      await quiesce('at the end');
       const state = await readState(admin, options.observe);
       end = snapshot(state.objects, options.volatile);
       const stuck = state.objects.filter((o) => o.metadata?.deletionTimestamp);
@@ -265,7 +298,7 @@ async function createNamespaces(admin: KubeClient, actions: readonly Action[]): 
   for (const name of names) await admin.resource({ apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }).create({ metadata: { name } });
 }
 
-async function perform(admin: KubeClient, action: Action): Promise<{ code: number; rv: number | undefined; deleting: boolean }> {
+async function perform(admin: KubeClient, action: Action): Promise<{ code: number; rv: number | undefined; deleting: boolean; answer?: KubernetesObject }> {
   const d = resolveDescriptor(action.resource);
   const client = admin.resource(d);
   const namespace = 'object' in action ? action.object.metadata?.namespace ?? (d.namespaced ? 'default' : undefined) : action.namespace ?? (d.namespaced ? 'default' : undefined);
@@ -286,7 +319,7 @@ async function perform(admin: KubeClient, action: Action): Promise<{ code: numbe
         break;
     }
     const rv = Number(answer?.metadata?.resourceVersion);
-    return { code: 200, rv: Number.isFinite(rv) && rv > 0 ? rv : undefined, deleting: action.op !== 'delete' && Boolean(answer?.metadata?.deletionTimestamp) };
+    return { code: 200, rv: Number.isFinite(rv) && rv > 0 ? rv : undefined, deleting: action.op !== 'delete' && Boolean(answer?.metadata?.deletionTimestamp), answer };
   } catch (err) {
     const code = statusCodeOf(err);
     if (code === undefined) throw err;

@@ -95,8 +95,11 @@ export interface ExploreOptions {
   readonly budget?: ExploreBudget;
   /** Which perturbations to try (default all). */
   readonly perturbations?: readonly PerturbationType[];
-  /** How long the operator must make no request for the cluster to count as settled (default 100 ms). */
-  readonly quietMs?: number;
+  /**
+   * A retry or reschedule the operator has due within this long keeps a step from settling
+   * (default 1000 ms); one due later does not (a periodic resync is not a reaction).
+   */
+  readonly horizonMs?: number;
   /** A step that has not settled after this long fails the run (default 10 s). */
   readonly settleTimeoutMs?: number;
   /** Writes within one step beyond which the operator counts as looping (default 200). */
