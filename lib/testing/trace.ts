@@ -2,23 +2,26 @@
  * Record and replay of what an operator saw and did: the lists, reads and watch events it got
  * and the writes it made, in a versioned trace file. Recording works against any cluster (it
  * wraps the KubeConfig's connections, TLS and authentication untouched); replay runs the
- * operator against the trace alone, without a cluster, and checks that it writes what it wrote.
+ * operator against the trace alone, without a cluster and in virtual time, and checks that it
+ * writes what it wrote.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig, type KubernetesObject, type RequestContext } from '@kubernetes/client-node';
 import { getGlobalDispatcher, type Dispatcher } from 'undici';
-import { Operator } from '../controller/index.js';
+import { Registry } from 'prom-client';
+import { Operator, type ControllerConfig, type Reconciler } from '../controller/index.js';
 import { shareConnections } from '../kube/index.js';
 import { createLogger } from '../observe/index.js';
+import { testScheduler } from './marbles.js';
 
 /** The `format` of a trace file; `version` changes when a field changes meaning. */
 export const TRACE_FORMAT = 'rxkube.dev/trace';
 export const TRACE_VERSION = 1;
 
 /**
- * One thing the operator saw or did, `at` milliseconds after recording started (kept for
- * reading; replay does not wait for it). Paths are the request's, query included for lists.
+ * One thing the operator saw or did, `at` milliseconds after recording started (replay delivers a
+ * watch event at its `at` in virtual time, never waiting for it in real time). Paths are the request's, query included for lists.
  */
 export type TraceEntry =
   | { readonly at: number; readonly type: 'list'; readonly path: string; readonly status: number; readonly body: unknown }
@@ -143,10 +146,10 @@ export function parseTrace(text: string): TraceFile {
 }
 
 export interface TraceReplayOptions {
-  /** How long to wait for the operator's next recorded write (default 5000 ms). */
+  /** Real time to wait for the operator's next recorded write before it counts as missing (default 5000 ms). */
   readonly timeoutMs?: number;
-  /** How long the operator must stay silent after the last entry (default 200 ms). */
-  readonly quietMs?: number;
+  /** Virtual time the operator runs on after the last entry, its timers included (default 0). */
+  readonly horizonMs?: number;
 }
 
 export interface TraceReplay {
@@ -156,25 +159,46 @@ export interface TraceReplay {
   readonly mismatches: readonly string[];
   /** The writes the operator made during the replay (method and path). */
   readonly writes: readonly string[];
+  /** The virtual time the replay ended at, in ms from the start of the trace. */
+  readonly virtualMs: number;
+}
+
+/** Polls in a row on which the operator was idle: the turns of the event loop between them let bytes already written be read. */
+const IDLE_POLLS = 3;
+/** Timers run in a row while waiting for recorded writes, at most. */
+const MAX_TICKS = 1000;
+
+/** Runs in progress and resources waiting for a run, over all of the operator's controllers. */
+async function runsOwed(registry: Registry): Promise<number> {
+  let owed = 0;
+  for (const name of ['rxkube_reconciliations_active', 'rxkube_reconciliations_queued']) {
+    const metric = registry.getSingleMetric(name);
+    if (metric) for (const v of (await metric.get()).values) owed += v.value;
+  }
+  return owed;
 }
 
 /**
- * Runs a fresh operator (made by `setup`, as in your `main`) against the trace: lists and reads
- * answered as recorded, watch events delivered in the recorded order, each as soon as the writes
- * recorded before it have been made (no recorded delay is waited for), writes answered as they
- * were. The operator must make the recorded writes (method, path and body; writes between two
- * events in any order) and no others.
+ * Runs a fresh operator (made by `setup`, as in your `main`) against the trace, in virtual time:
+ * every controller's scheduling (retries, reschedules, rate limits) runs on an RxJS TestScheduler
+ * whose clock moves only while the operator is idle (no request in flight, no run in progress or
+ * waiting), to the next timer due or to the recorded time of the next watch event. Lists and
+ * reads are answered as recorded, watch events delivered in the recorded order (each once the
+ * writes recorded before it have been made), writes answered as they were. The operator must make
+ * the recorded writes (method, path and body; writes between two events in any order) and no
+ * others. A retry recorded a minute after its failure replays in milliseconds.
  */
 export async function replayTrace(trace: TraceFile, setup: (operator: Operator) => unknown, options: TraceReplayOptions = {}): Promise<TraceReplay> {
   const timeoutMs = options.timeoutMs ?? 5000;
-  const quietMs = options.quietMs ?? 200;
+  const horizonMs = options.horizonMs ?? 0;
   const entries = trace.entries;
   const mismatches: string[] = [];
   const writes: string[] = [];
   const watches = new Map<string, Set<ServerResponse>>();
   const listsServed = new Map<string, number>();
+  const clock = testScheduler();
   let position = 0;
-  let lastWriteAt = Date.now();
+  let inFlight = 0;
   let wake: () => void = () => undefined;
   /** Recorded writes due now: those before the next event to deliver, not yet made. */
   const due = (): number[] => {
@@ -190,19 +214,28 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
 
   const server = createServer((req, res) => void answer(req, res));
   const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
     const method = req.method ?? 'GET';
     const path = req.url ?? '/';
+    const watch = method === 'GET' && WATCH_QUERY.test(path);
+    if (!watch) inFlight++;
+    try {
+      await respond(req, res, method, path, watch);
+    } finally {
+      if (!watch) inFlight--;
+      wake();
+    }
+  };
+  const respond = async (req: IncomingMessage, res: ServerResponse, method: string, path: string, watch: boolean): Promise<void> => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
     const pathname = path.split('?')[0] ?? path;
-    if (method === 'GET' && WATCH_QUERY.test(path)) {
+    if (watch) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.flushHeaders();
       let set = watches.get(pathname);
       if (!set) watches.set(pathname, (set = new Set()));
       set.add(res);
       res.on('close', () => set?.delete(res));
-      wake();
       return;
     }
     if (EVENTS_PATH.test(path)) return send(res, method === 'POST' ? 201 : 200, chunks.length ? Buffer.concat(chunks).toString('utf8') : '{}');
@@ -216,7 +249,6 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
     }
     const request = parse(Buffer.concat(chunks).toString('utf8'));
     writes.push(`${method} ${path}`);
-    lastWriteAt = Date.now();
     const candidates = due();
     const exact = candidates.find((i) => {
       const e = entries[i] as Extract<TraceEntry, { type: 'write' }>;
@@ -230,7 +262,6 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
     if (JSON.stringify(normalize(e.request)) !== JSON.stringify(normalize(request))) mismatches.push(`write ${method} ${path} sent another body than recorded:\n  recorded ${JSON.stringify(e.request)}\n  replayed ${JSON.stringify(request)}`);
     made.add(exact);
     send(res, e.status, JSON.stringify(e.body));
-    wake();
   };
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -241,42 +272,86 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
     contexts: [{ name: 'trace', cluster: 'trace', user: 'trace', namespace: 'default' }],
     currentContext: 'trace',
   });
-  const operator = new Operator({ kubeConfig, logger: createLogger({ level: 'silent' }), stopTimeoutMs: 200 });
+  const registry = new Registry();
+  const operator = new Operator({ kubeConfig, logger: createLogger({ level: 'silent' }), stopTimeoutMs: 200, registry });
+  // Every controller's scheduling runs on the virtual clock, unless the setup gives one of its own.
+  const register = operator.register.bind(operator);
+  operator.register = <P extends KubernetesObject>(reconciler: Reconciler<P>, config: ControllerConfig<P>) => register(reconciler, config.scheduler === undefined ? { ...config, scheduler: clock } : config);
+
+  /** Waits (in real time) until the operator is idle: nothing in flight, no run in progress or waiting. */
+  const idle = async (): Promise<boolean> => {
+    const deadline = Date.now() + timeoutMs;
+    for (let held = 0; held < IDLE_POLLS; ) {
+      held = inFlight === 0 && (await runsOwed(registry)) === 0 ? held + 1 : 0;
+      if (Date.now() > deadline) return false;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, held > 0 ? 1 : 5);
+      });
+    }
+    return true;
+  };
+  /** Moves the virtual clock to the next timer due (at most to `until`) and runs the timers due then; false when none is. */
+  const tick = (until: number): boolean => {
+    const next = clock.actions[0]?.delay;
+    if (next === undefined || next > until) return false;
+    clock.maxFrames = next;
+    clock.flush();
+    clock.maxFrames = Number.POSITIVE_INFINITY;
+    return true;
+  };
+  /** Runs the timers due up to `until`, each once the operator is idle, then sets the clock to `until`. */
+  const advanceTo = async (until: number): Promise<void> => {
+    for (let ticks = 0; (await idle()) && tick(until); ticks++) {
+      if (ticks >= MAX_TICKS) return void mismatches.push(`the operator's timers fired ${MAX_TICKS} times before ${until} ms`);
+    }
+    if (clock.frame < until) clock.frame = until;
+  };
+  /**
+   * Waits until `what` holds. With `timers`, an operator idle before then has its next timer run
+   * (a retry, a reschedule): in virtual time, at once; idle with no timer left, it never will.
+   */
+  const fail = (mismatch: string): false => {
+    mismatches.push(mismatch);
+    return false;
+  };
+  const waitFor = async (what: () => boolean, description: () => string, timers: boolean): Promise<boolean> => {
+    const deadline = Date.now() + timeoutMs;
+    for (let idlePolls = 0, ticks = 0; !what(); ) {
+      if (Date.now() > deadline) return fail(description());
+      idlePolls = timers && inFlight === 0 && (await runsOwed(registry)) === 0 ? idlePolls + 1 : 0;
+      if (idlePolls >= IDLE_POLLS) {
+        idlePolls = 0;
+        // A timer that re-arms itself forever (a periodic resync) must not hide a missing write.
+        if (ticks++ >= MAX_TICKS || !tick(Number.POSITIVE_INFINITY)) return fail(description());
+      }
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, idlePolls > 0 ? 1 : 5);
+      });
+    }
+    return true;
+  };
+  const missing = (when: string): string => `missing write${due().length > 1 ? 's' : ''} ${when}: ${due().map((i) => describeWrite(entries[i] as TraceEntry)).join(', ')}`;
+
   try {
     await setup(operator);
-    const started = operator.start();
-    const waitFor = async (what: () => boolean, description: () => string): Promise<boolean> => {
-      const deadline = Date.now() + timeoutMs;
-      while (!what()) {
-        if (Date.now() > deadline) {
-          mismatches.push(description());
-          return false;
-        }
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          setTimeout(resolve, 10);
-        });
-      }
-      return true;
-    };
+    await operator.start();
     for (;;) {
       while (position < entries.length && (entries[position] as TraceEntry).type !== 'event') position++;
       const e = entries[position];
       if (e?.type !== 'event') break;
-      const ok = await waitFor(
-        () => due().length === 0 && (watches.get(e.path)?.size ?? 0) > 0,
-        () => (due().length > 0 ? `missing write${due().length > 1 ? 's' : ''} before ${e.event} ${e.object.kind ?? ''} ${e.object.metadata?.name ?? ''}: ${due().map((i) => describeWrite(entries[i] as TraceEntry)).join(', ')}` : `the operator never watched ${e.path}`),
-      );
-      if (!ok) break;
+      if (!(await waitFor(() => due().length === 0, () => missing(`before ${e.event} ${e.object.kind ?? ''} ${e.object.metadata?.name ?? ''}`), true))) break;
+      if (!(await waitFor(() => (watches.get(e.path)?.size ?? 0) > 0, () => `the operator never watched ${e.path}`, false))) break;
+      // The timers due before the event's recorded time fire first.
+      for (let ticks = 0; tick(e.at) && ticks < MAX_TICKS; ticks++);
+      if (clock.frame < e.at) clock.frame = e.at;
       for (const res of watches.get(e.path) ?? []) res.write(`${JSON.stringify({ type: e.event, object: e.object })}\n`);
       position++;
     }
-    if (mismatches.length === 0) {
-      await started;
-      // The writes recorded after the last event, then silence.
-      await waitFor(() => due().length === 0, () => `missing writes at the end: ${due().map((i) => describeWrite(entries[i] as TraceEntry)).join(', ')}`);
-      lastWriteAt = Date.now();
-      await waitFor(() => Date.now() - lastWriteAt >= quietMs, () => 'the operator kept writing');
+    if (mismatches.length === 0 && (await waitFor(() => due().length === 0, () => missing('at the end'), true))) {
+      // Then the operator's timers up to the horizon: nothing more may be written.
+      await advanceTo(Math.max(clock.frame, (entries.at(-1)?.at ?? 0) + horizonMs));
     }
   } finally {
     for (const set of watches.values()) for (const res of set) res.end();
@@ -284,7 +359,7 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
-  return { passed: mismatches.length === 0, mismatches, writes };
+  return { passed: mismatches.length === 0, mismatches, writes, virtualMs: clock.frame };
 }
 
 function describeWrite(e: TraceEntry): string {

@@ -1,8 +1,10 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { V1ConfigMap } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { Operator } from '../../lib/index.js';
+import { GenericRetry, Operator } from '../../lib/index.js';
+import { builtinResources } from '../../lib/kube.js';
 import { createLogger } from '../../lib/observe/index.js';
 import { eventually, parseTrace, recordTrace, replayTrace, TRACE_FORMAT, type TraceFile } from '../../lib/testing/index.js';
 import { startTestCluster } from '../../lib/testing/cluster/index.js';
@@ -60,6 +62,44 @@ describe('testing: record and replay of what an operator saw and wrote', functio
     expect(result.passed).to.equal(true);
     expect(result.writes.length).to.equal(trace.entries.filter((e) => e.type === 'write').length);
     console.log(`      (${trace.entries.length} entries, ${result.writes.length} writes replayed)`);
+  });
+
+  it('replays in virtual time: a run retried a minute after it failed replays in milliseconds', async () => {
+    // An operator whose first run fails: it copies a labelled ConfigMap once a retry succeeds.
+    const copier = (retryMs: number) => (operator: Operator): void => {
+      let runs = 0;
+      operator.register<V1ConfigMap>(
+        {
+          async reconcile(cm, ctx) {
+            if (++runs === 1) throw new Error('the first run fails');
+            const copy = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${cm.metadata?.name ?? ''}-copy`, namespace: 'default' }, data: cm.data ?? {} };
+            await ctx.client.resource<V1ConfigMap>(builtinResources.configMap).apply(copy, { fieldManager: 'copier', force: true });
+          },
+        },
+        { resource: builtinResources.configMap, labelSelector: { app: 'copier' }, retry: GenericRetry.defaults().withInitialInterval(retryMs).withMaxInterval(Math.max(retryMs, 15_187)) },
+      );
+    };
+    const cluster = await startTestCluster();
+    const recorder = recordTrace(cluster.kubeConfig);
+    const operator = new Operator({ kubeConfig: recorder.kubeConfig, logger: createLogger({ level: 'silent' }) });
+    try {
+      copier(50)(operator);
+      await operator.start();
+      await cluster.client.resource<V1ConfigMap>(builtinResources.configMap).create({ metadata: { name: 'source', namespace: 'default', labels: { app: 'copier' } }, data: { a: '1' } });
+      await eventually('the copy', async () => (await cluster.client.resource(builtinResources.configMap).find({ name: 'source-copy', namespace: 'default' })) !== undefined);
+    } finally {
+      await operator.stop();
+      await cluster.close();
+    }
+    const recorded = recorder.trace();
+    expect(recorded.entries.filter((e) => e.type === 'write')).to.have.length(1);
+    // Replayed with a retry of a minute: the clock is virtual, the replay takes milliseconds.
+    const started = performance.now();
+    const result = await replayTrace(recorded, copier(60_000));
+    expect(result.mismatches).to.deep.equal([]);
+    expect(result.writes).to.have.length(1);
+    expect(result.virtualMs).to.be.at.least(60_000);
+    console.log(`      (a 60 s retry replayed in ${Math.round(performance.now() - started)} ms of real time)`);
   });
 
   it('fails a replay whose operator writes something the trace does not have', async () => {
