@@ -14,6 +14,7 @@ import { Operator, type ControllerConfig, type Reconciler } from '../controller/
 import { shareConnections } from '../kube/index.js';
 import { createLogger } from '../observe/index.js';
 import { testScheduler } from './marbles.js';
+import { runsOwed } from './idle.js';
 
 /** The `format` of a trace file; `version` changes when a field changes meaning. */
 export const TRACE_FORMAT = 'rxkube.dev/trace';
@@ -167,16 +168,6 @@ export interface TraceReplay {
 const IDLE_POLLS = 3;
 /** Timers run in a row while waiting for recorded writes, at most. */
 const MAX_TICKS = 1000;
-
-/** Runs in progress and resources waiting for a run, over all of the operator's controllers. */
-async function runsOwed(registry: Registry): Promise<number> {
-  let owed = 0;
-  for (const name of ['rxkube_reconciliations_active', 'rxkube_reconciliations_queued']) {
-    const metric = registry.getSingleMetric(name);
-    if (metric) for (const v of (await metric.get()).values) owed += v.value;
-  }
-  return owed;
-}
 
 /**
  * Runs a fresh operator (made by `setup`, as in your `main`) against the trace, in virtual time:

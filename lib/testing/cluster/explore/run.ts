@@ -14,6 +14,7 @@ import { Mirror } from './mirror.js';
 import { FaultProxy, type Incarnation, type InjectedAnswer } from './proxy.js';
 import { diffSnapshots, readState, snapshot, type Snapshot } from './state.js';
 import type { Action, ExploreOptions, Oracle, Perturbation, Trace } from './types.js';
+import { runsOwed } from '../../idle.js';
 
 /** Controllers without a retry policy of their own retry quickly, so that a failing run settles in milliseconds. */
 const QUICK_RETRY = GenericRetry.defaults().withInitialInterval(20).withMultiplier(2).withMaxAttempts(3);
@@ -57,16 +58,6 @@ interface OperatorHandle {
 
 /** Polls in a row on which every fact held: the turns of the event loop between them let bytes already written be read. */
 const SETTLED_POLLS = 3;
-
-/** Runs in progress and resources waiting for a run, over all of the operator's controllers. */
-async function runsOwed(registry: Registry): Promise<number> {
-  let owed = 0;
-  for (const name of ['rxkube_reconciliations_active', 'rxkube_reconciliations_queued']) {
-    const metric = registry.getSingleMetric(name);
-    if (metric) for (const v of (await metric.get()).values) owed += v.value;
-  }
-  return owed;
-}
 
 /** Runs `trace`; with `reference` (the same actions' clean end state) the end state is compared with it. */
 export async function executeRun(options: ExploreOptions, trace: Trace, reference?: RunOutcome): Promise<RunOutcome> {
