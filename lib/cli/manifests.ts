@@ -12,12 +12,14 @@ import { parseFlags, UsageError } from './args.js';
 const USAGE = `usage: rxkube manifests --module FILE [options]
 
 Writes the Kubernetes manifests of an operator: its CRDs, a ServiceAccount, a (Cluster)Role with
-exactly the verbs its controllers use and its binding, a Deployment and a Service for /metrics.
+exactly the verbs its controllers use and its binding, a Deployment and a Service for /metrics;
+with webhooks, their Validating/MutatingWebhookConfiguration, the CRDs' conversion stanza, a
+Service and a cert-manager Certificate (or an inline caBundle).
 
 The module (compiled JavaScript, or TypeScript under tsx) exports:
   register(operator)   registers the controllers (required; a default export function also works)
   crds                 the CRDs of the primaries (optional)
-  operatorOptions      leaderElection, sharding, health and stopTimeoutMs as the operator runs with them (optional;
+  operatorOptions      leaderElection, sharding, health, webhooks and stopTimeoutMs as the operator runs with them (optional;
                        read with POD_NAMESPACE set to --namespace unless it is set already)
   extraRules           RBAC rules for what rxkube cannot see: writes of your own through ctx.client
                        or ctx.secondaryClient() (optional)
@@ -28,6 +30,10 @@ options:
   --namespace NS      the namespace the operator runs in (default: NAME-system with --kustomize, else default)
   --image IMAGE       container image (default NAME:latest)
   --health-port N     port of /healthz, /readyz and /metrics (default: operatorOptions.health.port or 8080)
+  --webhook-ca-bundle FILE
+                      with operatorOptions.webhooks: the PEM of the CA that signed the webhook server's
+                      certificate, written inline as caBundle (default: a cert-manager Issuer and
+                      Certificate, and cert-manager's cainjector fills the caBundle)
   --out FILE          write the YAML stream to FILE (default: stdout)
   --kustomize DIR     write a kustomize base into DIR instead: kustomization.yaml (the namespace, with a
                       Namespace object, and the name prefix NAME-) and one file per part;
@@ -40,6 +46,7 @@ const FLAGS = {
   namespace: 'string',
   image: 'string',
   'health-port': 'number',
+  'webhook-ca-bundle': 'string',
   out: 'string',
   kustomize: 'string',
   help: 'boolean',
@@ -72,6 +79,11 @@ function packageName(): string | undefined {
   if (!existsSync(file)) return undefined;
   const name = (JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown }).name;
   return typeof name === 'string' ? name.replace(/^@[^/]+\//, '') : undefined;
+}
+
+function readCaBundle(file: string): string {
+  if (!existsSync(resolve(file))) throw new Error(`--webhook-ca-bundle ${file}: no such file`);
+  return readFileSync(resolve(file), 'utf8');
 }
 
 export async function main(args: string[]): Promise<number> {
@@ -115,6 +127,7 @@ export async function main(args: string[]): Promise<number> {
       ...(flags['health-port'] === undefined ? {} : { healthPort: flags['health-port'] }),
       crds: (loaded.crds ?? []) as V1CustomResourceDefinition[],
       ...(loaded.extraRules === undefined ? {} : { extraRules: loaded.extraRules as PolicyRule[] }),
+      ...(flags['webhook-ca-bundle'] === undefined ? {} : { webhookCaBundle: readCaBundle(flags['webhook-ca-bundle']) }),
     };
     const manifests = operatorManifests(operator, options);
     if (flags.kustomize !== undefined) {

@@ -8,6 +8,7 @@ import type { KubernetesObject, V1CustomResourceDefinition } from '@kubernetes/c
 import type * as Yaml from 'yaml';
 import { ConfigurationError } from '../core/index.js';
 import { crdToJson, resolveDescriptor, type ResolvedDescriptor } from '../kube/index.js';
+import { DEFAULT_WEBHOOK_PORT, WEBHOOK_CERT_DIR, webhookManifests } from '../webhooks/index.js';
 import type { ResolvedControllerConfig } from './config.js';
 import { DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
 import { operatorFacts, type Operator } from './operator.js';
@@ -38,6 +39,12 @@ export interface ManifestOptions {
   readonly healthPort?: number;
   /** Rules for requests rxkube cannot see, e.g. writes through `ctx.client`. */
   readonly extraRules?: readonly PolicyRule[];
+  /**
+   * With the operator's `webhooks`: the PEM of the CA that signed the webhook server's certificate,
+   * written inline as `caBundle`. Without it, a cert-manager Issuer and Certificate make the
+   * certificate and cert-manager's cainjector writes the caBundle.
+   */
+  readonly webhookCaBundle?: string;
 }
 
 /** The manifests of an operator, as objects (see `manifestsToYaml`, `kustomizeBase`). */
@@ -48,7 +55,10 @@ export interface OperatorManifests {
   readonly rules: readonly PolicyRule[];
   /** A ClusterRole when a controller watches all namespaces or a cluster-scoped kind; Roles otherwise. */
   readonly clusterWide: boolean;
-  /** Every object, in the order to apply them: CRDs, ServiceAccount, RBAC, Deployment, Service. */
+  /**
+   * Every object, in the order to apply them: CRDs, ServiceAccount, RBAC, Deployment, Service;
+   * with webhooks then their Service, cert-manager Issuer and Certificate, and configurations.
+   */
   readonly objects: readonly KubernetesObject[];
 }
 
@@ -180,8 +190,15 @@ export function operatorManifests(operator: Operator, options: ManifestOptions):
     );
   }
   const stopTimeoutMs = operatorOptions.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
-  const crds = (options.crds ?? []).map((crd) => crdToJson(crd) as KubernetesObject);
   const selector = { 'app.kubernetes.io/name': name };
+  const servedWebhooks = operatorOptions.webhooks?.webhooks ?? [];
+  const webhookPort = operatorOptions.webhooks?.port || DEFAULT_WEBHOOK_PORT;
+  const webhooks =
+    servedWebhooks.length === 0
+      ? undefined
+      : webhookManifests(servedWebhooks, { name, namespace, port: webhookPort, selector, ...(options.webhookCaBundle === undefined ? {} : { caBundle: options.webhookCaBundle }) });
+  const plainCrds = (options.crds ?? []).map((crd) => crdToJson(crd) as KubernetesObject);
+  const crds = webhooks ? webhooks.withConversion(plainCrds) : plainCrds;
   const deployment = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -205,15 +222,15 @@ export function operatorManifests(operator: Operator, options: ManifestOptions):
                 { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
                 { name: 'HEALTH_PORT', value: String(healthPort) },
               ],
-              ports: [{ name: 'health', containerPort: healthPort, protocol: 'TCP' }],
+              ports: [{ name: 'health', containerPort: healthPort, protocol: 'TCP' }, ...(webhooks ? [{ name: 'webhooks', containerPort: webhooks.port, protocol: 'TCP' }] : [])],
               livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 10, failureThreshold: 3 },
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5, failureThreshold: 3 },
               resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '256Mi' } },
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
-              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }, ...(webhooks ? [{ name: 'webhook-certs', mountPath: WEBHOOK_CERT_DIR, readOnly: true }] : [])],
             },
           ],
-          volumes: [{ name: 'tmp', emptyDir: {} }],
+          volumes: [{ name: 'tmp', emptyDir: {} }, ...(webhooks ? [{ name: 'webhook-certs', secret: { secretName: webhooks.secretName } }] : [])],
         },
       },
     },
@@ -225,7 +242,7 @@ export function operatorManifests(operator: Operator, options: ManifestOptions):
     spec: { selector, ports: [{ name: 'metrics', port: healthPort, targetPort: 'health', protocol: 'TCP' }] },
   } as KubernetesObject;
   const account = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace, labels } } as KubernetesObject;
-  return { crds, rules, clusterWide, objects: [...crds, account, ...rbac, deployment, service] };
+  return { crds, rules, clusterWide, objects: [...crds, account, ...rbac, deployment, service, ...(webhooks?.objects ?? [])] };
 }
 
 function binding(kind: string, metadata: Record<string, unknown>, roleKind: string, roleName: string, subject: Record<string, string>): KubernetesObject {
@@ -270,6 +287,7 @@ export function kustomizeBase(manifests: OperatorManifests, options: Pick<Manife
     ['rbac.yaml', ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']],
     ['deployment.yaml', ['Deployment']],
     ['service.yaml', ['Service']],
+    ['webhooks.yaml', ['Issuer', 'Certificate', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']],
   ];
   for (const [file, kinds] of parts) {
     const part = objects.filter((o) => kinds.includes(o.kind ?? ''));

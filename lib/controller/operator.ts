@@ -6,6 +6,7 @@ import { createKubeClient, kubeClientOf, ownNamespace, readKubeConfig, type Kube
 import { createLeaderElector, kubeLeaseClient, type LeaderElectionOptions, type LeaderElector } from '../leader/index.js';
 import { createLogger, createMetrics, startHealthServer, type HealthCheck, type HealthServer, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { controllerShardingOptions, Shard, shardingConfig, type ShardingOptions } from '../sharding/index.js';
+import { checkWebhookServerOptions, startWebhookServer, type WebhookServer, type WebhookServerOptions } from '../webhooks/index.js';
 import { InformerPool } from '../sources/index.js';
 import { resolveControllerConfig, type ResolvedControllerConfig } from './config.js';
 import { Controller, DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
@@ -53,6 +54,12 @@ export interface OperatorOptions {
    * own `sharding` overrides it, `sharding: false` opts one out). Off unless given.
    */
   readonly sharding?: ShardingOptions;
+  /**
+   * Serve these admission and conversion webhooks over HTTPS while the operator runs: started
+   * before the controllers (the API server may call them while the caches sync), stopped last.
+   * Logs and metrics go to the operator's logger and registry unless given here.
+   */
+  readonly webhooks?: WebhookServerOptions | undefined;
 }
 
 const OPERATOR_OPTIONS = {
@@ -64,6 +71,7 @@ const OPERATOR_OPTIONS = {
   handleSignals: true,
   stopTimeoutMs: true,
   sharding: true,
+  webhooks: true,
 } as const satisfies Record<keyof OperatorOptions, true>;
 
 /**
@@ -85,6 +93,7 @@ export class Operator {
   private readonly leading$: BehaviorSubject<boolean>;
   private elector: LeaderElector | undefined;
   private healthServer: HealthServer | undefined;
+  private webhookServer: WebhookServer | undefined;
   private readonly signalHandler = (signal: NodeJS.Signals) => {
     this.logger.info({ signal }, 'shutting down');
     void this.stop();
@@ -96,6 +105,14 @@ export class Operator {
     requireKnownKeys('health', options.health, { port: true, host: true, checks: true });
     for (const [name, check] of Object.entries(options.health?.checks ?? {})) {
       if (typeof check !== 'function') throw new ConfigurationError(`health.checks.${name}`, 'must be a function returning { ok, reason }');
+    }
+    if (options.webhooks !== undefined) {
+      try {
+        checkWebhookServerOptions(options.webhooks);
+      } catch (err) {
+        if (err instanceof ConfigurationError) throw new ConfigurationError(`webhooks.${err.option}`.replace(/\.$/, ''), err.message.slice(err.option.length + 2));
+        throw err;
+      }
     }
     // Without a KubeConfig of the user's, client-node is loaded only if the kubeconfig needs it (`kubeClientOf`).
     this.kubeConfig = options.kubeConfig ?? readKubeConfig();
@@ -157,6 +174,11 @@ export class Operator {
     return this.healthServer?.url;
   }
 
+  /** With `webhooks`: the webhook server's URL once `start()` has it listening; undefined otherwise. */
+  get webhooksUrl(): string | undefined {
+    return this.webhookServer?.url;
+  }
+
   /** Whether this instance processes (always true without leader election). */
   get isLeader$(): Observable<boolean> {
     return this.leading$.pipe(distinctUntilChanged());
@@ -175,6 +197,14 @@ export class Operator {
         checks: { ...Object.fromEntries(this.controllers.map((c) => [c.name, () => c.readiness()])), ...this.options.health.checks },
         liveness: Object.fromEntries(this.controllers.map((c) => [c.name, () => c.liveness()])),
       });
+    }
+    if (this.options.webhooks) {
+      try {
+        this.webhookServer = await startWebhookServer({ logger: this.logger, ...(this.options.registry ? { registry: this.options.registry } : {}), ...this.options.webhooks });
+      } catch (err) {
+        await this.stop();
+        throw err;
+      }
     }
     if (this.options.handleSignals) {
       process.once('SIGTERM', this.signalHandler);
@@ -215,6 +245,9 @@ export class Operator {
     await Promise.all(this.controllers.map((c) => c.stop(this.options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS)));
     this.informers.dispose();
     await this.elector?.stop();
+    // Last, with the probes: the API server may call webhooks until the pod is gone.
+    await this.webhookServer?.close();
+    this.webhookServer = undefined;
     await this.healthServer?.close();
     this.healthServer = undefined;
     this.logger.info('operator stopped');

@@ -26,6 +26,11 @@ export interface WebhookManifestOptions {
 export const WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
 export const DEFAULT_WEBHOOK_PORT = 9443;
 
+/** The certificate files cert-manager's Secret puts in the pod, as `rxkube manifests` mounts it: `tls` of the webhook server. */
+export function mountedCertificate(dir: string = WEBHOOK_CERT_DIR): { readonly certFile: string; readonly keyFile: string } {
+  return { certFile: `${dir}/tls.crt`, keyFile: `${dir}/tls.key` };
+}
+
 export interface WebhookManifests {
   /** Service, Issuer and Certificate (cert-manager), webhook configurations: in the order to apply them. */
   readonly objects: readonly KubernetesObject[];

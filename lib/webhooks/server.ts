@@ -93,7 +93,8 @@ function positive(option: string, value: number | undefined, fallback: number, m
   return v;
 }
 
-function validateOptions(options: WebhookServerOptions) {
+/** Checks the options as `startWebhookServer` does (ConfigurationError naming the option), without listening. */
+export function checkWebhookServerOptions(options: WebhookServerOptions) {
   if (!isRecord(options)) throw new ConfigurationError('options', 'must be an object { webhooks, tls, ... }');
   requireKnownKeys('', options, SERVER_OPTIONS);
   if (!Array.isArray(options.webhooks) || options.webhooks.length === 0) throw new ConfigurationError('webhooks', 'give at least one webhook (validatingWebhook, mutatingWebhook, conversionWebhook)');
@@ -228,7 +229,7 @@ function sendText(res: ServerResponse, status: number, body: string, close = fal
  * naming the address when it cannot listen.
  */
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
-  const settings = validateOptions(options);
+  const settings = checkWebhookServerOptions(options);
   const tls = await initialTls(options.tls);
   const logger = (options.logger ?? createLogger({ name: 'rxkube' })).child({ component: 'webhooks' });
   const metrics: WebhookMetrics | undefined = options.registry ? webhookMetrics(options.registry) : undefined;

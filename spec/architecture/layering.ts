@@ -24,7 +24,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['kube'],
   ['processing', 'sources', 'observe'],
   ['leader'], // its Lease client, shared with sharding, lists and watches as an informer does (sources)
-  ['dependent', 'sharding'],
+  ['dependent', 'sharding', 'webhooks'],
   ['workflow'],
   ['controller'],
   ['(entry)'], // every lib/*.ts at the top level: the package's entry points
