@@ -41,6 +41,7 @@ const ENTRY_POINTS: Readonly<Record<string, EntryPoint>> = {
     source: 'lib/testing/cluster/index.ts',
     namesFrom: 'rxkube',
   },
+  'rxkube-webhooks': { folder: '.', declarations: 'dist/webhooks.d.ts', specifier: 'rxkube/webhooks', source: 'lib/webhooks.ts' },
   apiserver: { folder: 'packages/apiserver', declarations: 'dist/index.d.ts', specifier: '@rxkube/apiserver', source: 'packages/apiserver/src/index.ts' },
 };
 const update = process.argv.includes('--update');

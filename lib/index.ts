@@ -21,6 +21,7 @@ export {
 } from './core/index.js';
 
 export { Operator, type OperatorOptions } from './controller/index.js';
+export type { AdmissionAnswer, AdmissionFailure, AdmissionOperation, AdmissionRequest, AdmissionResponse, AdmissionUserInfo, AdmissionWebhook, AnyAdmissionWebhook, AnyWebhook, ConversionWebhook, WebhookServerOptions, WebhookTls } from './webhooks/index.js';
 export { UpdateControl, DeleteControl, ErrorStatusUpdateControl, type PrimaryWrite } from './controller/index.js';
 export { operatorManifests, manifestsToYaml, kustomizeBase, type ManifestOptions, type OperatorManifests, type PolicyRule } from './controller/index.js';
 export type {

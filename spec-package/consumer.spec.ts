@@ -19,7 +19,7 @@ const run = promisify(execFile);
 const ROOT = new URL('../', import.meta.url).pathname;
 /** The floor of `engines` and the current LTS line; the repository itself runs on 24. */
 const NODE_VERSIONS = (process.env['RXKUBE_CONSUMER_NODES'] ?? '22.19.0,26').split(',').filter(Boolean);
-const ENTRY_POINTS = ['rxkube', 'rxkube/pipeline', 'rxkube/kube', 'rxkube/testing', '@rxkube/apiserver', 'rxkube/testing/cluster'];
+const ENTRY_POINTS = ['rxkube', 'rxkube/pipeline', 'rxkube/kube', 'rxkube/testing', '@rxkube/apiserver', 'rxkube/testing/cluster', 'rxkube/webhooks'];
 /** The runtime dependencies of the server package, which an operator's production install must not download. */
 const SERVER_ONLY = ['@rxkube/apiserver', '@bufbuild/cel', '@bufbuild/protobuf', '@peculiar/x509', 're2js', 'reflect-metadata'];
 

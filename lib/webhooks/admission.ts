@@ -89,7 +89,8 @@ export function deny(message: string, options: { code?: number; reason?: string;
   return { allowed: false, message, ...options };
 }
 
-type MaybeAsync<R> = R | Promise<R>;
+/** A value, or a promise of it. */
+export type MaybeAsync<R> = R | Promise<R>;
 export type ValidateHandler<T extends KubernetesObject> = (request: AdmissionRequest<T>) => MaybeAsync<AdmissionVerdict>;
 export type MutateHandler<T extends KubernetesObject> = (request: AdmissionRequest<T>) => MaybeAsync<AdmissionVerdict | AdmissionMutation<T>>;
 

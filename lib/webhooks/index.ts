@@ -23,6 +23,7 @@ export {
   type AdmissionWebhook,
   type AdmissionWebhookOptions,
   type AnyAdmissionWebhook,
+  type MaybeAsync,
   type MutateHandler,
   type MutatingWebhookOptions,
   type ValidateHandler,

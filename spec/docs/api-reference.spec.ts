@@ -15,6 +15,7 @@ const PAGES: Readonly<Record<string, string>> = {
   'rxkube-kube.api.md': 'docs/api/rxkube/kube.md',
   'rxkube-testing.api.md': 'docs/api/rxkube/testing.md',
   'rxkube-testing-cluster.api.md': 'docs/api/rxkube/testing/cluster.md',
+  'rxkube-webhooks.api.md': 'docs/api/rxkube/webhooks.md',
 };
 
 const EXPORT = /^export (?:declare )?(?:abstract )?(?:function|const|class|interface|type|enum|namespace|let) (\w+)/gm;
