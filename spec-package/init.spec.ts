@@ -58,6 +58,19 @@ describe('rxkube init: a new operator project on the packed tarball', function (
     expect(readFileSync(join(project, 'deploy/crds.yaml'), 'utf8')).to.include('name: greetings.example.com').and.not.include('x_kubernetes');
   });
 
+  it('init --webhooks: npm ci and npm test pass (the webhooks and their round trip too); deploy/ registers them with cert-manager', async () => {
+    const [tarball, server] = await Promise.all([packOnce(), packServerOnce()]);
+    const hooks = join(work, 'hooks-operator');
+    const init = await sh(process.execPath, [join(ROOT, 'bin/rxkube.js'), 'init', hooks, '--webhooks', '--rxkube', tarball.path, '--apiserver', server.path], work);
+    expect(init.stdout).to.include("wrote the Greeting operator 'hooks-operator'");
+    await sh('npm', ['ci', '--no-audit', '--no-fund'], hooks);
+    const test = await sh('npm', ['test'], hooks);
+    expect(test.stdout).to.match(/ℹ pass 7\n/).and.match(/ℹ fail 0\n/);
+    const webhooks = parseAllDocuments(readFileSync(join(hooks, 'deploy/webhooks.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string });
+    expect(webhooks.map((o) => o.kind)).to.deep.equal(['Issuer', 'Certificate', 'ValidatingWebhookConfiguration']);
+    expect(readFileSync(join(hooks, 'deploy/crds.yaml'), 'utf8')).to.include('strategy: Webhook').and.include('cert-manager.io/inject-ca-from');
+  });
+
   it("the generated deploy/ goes into its new namespace with kubectl apply -k as it is (the project's npm run deploy), the sample after it", async function () {
     if (!existsSync(join(project, 'deploy/kustomization.yaml'))) this.skip();
     const cluster = await startApiServer({ port: 0 });

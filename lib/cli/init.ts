@@ -25,10 +25,12 @@ options:
                      guesses it, e.g. Policy → policies; give it for an irregular one)
   --rxkube SPEC      the rxkube dependency in package.json (default ^<this version>; a tarball path works)
   --apiserver SPEC   the @rxkube/apiserver dev dependency (default ^<this version>; a tarball path works)
+  --webhooks         also a validating webhook, a second version of the resource (v2) with its
+                     conversion webhook, their tests, and the webhooks in deploy/ (with cert-manager)
   --no-install       only write the files (then: npm install && npm run manifests)
   -h, --help         show this help`;
 
-const FLAGS = { name: 'string', group: 'string', kind: 'string', plural: 'string', rxkube: 'string', apiserver: 'string', 'no-install': 'boolean', help: 'boolean' } as const;
+const FLAGS = { name: 'string', group: 'string', kind: 'string', plural: 'string', rxkube: 'string', apiserver: 'string', 'no-install': 'boolean', webhooks: 'boolean', help: 'boolean' } as const;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const GROUP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
@@ -78,7 +80,7 @@ export async function main(args: string[]): Promise<number> {
     const dependency = (spec: string | undefined) => (spec === undefined ? `^${ownVersion()}` : /\.tgz$/.test(spec) ? `file:${resolve(spec)}` : spec);
     mkdirSync(dirname(join(dir, PENDING)), { recursive: true });
     writeFileSync(join(dir, PENDING), `${JSON.stringify({ args })}\n`);
-    for (const [file, content] of Object.entries(templateFiles({ name, group, kind, plural, rxkube: dependency(flags.rxkube), apiserver: dependency(flags.apiserver) }))) {
+    for (const [file, content] of Object.entries(templateFiles({ name, group, kind, plural, rxkube: dependency(flags.rxkube), apiserver: dependency(flags.apiserver), webhooks: flags.webhooks === true }))) {
       mkdirSync(dirname(join(dir, file)), { recursive: true });
       writeFileSync(join(dir, file), content);
     }

@@ -5,6 +5,8 @@
  * `npm run manifests`. Each file is a function of the options below, so that a part (the resource
  * definition, the operator's options) can change without touching the others.
  */
+import { withWebhooks } from './template-webhooks.js';
+
 export interface TemplateOptions {
   /** The npm package name and the operator's name (a DNS label). */
   readonly name: string;
@@ -16,12 +18,19 @@ export interface TemplateOptions {
   readonly rxkube: string;
   /** The same for @rxkube/apiserver, the embedded API server of `npm start` and the tests (a dev dependency). */
   readonly apiserver: string;
+  /** Also a validating and a conversion webhook (`rxkube init --webhooks`). */
+  readonly webhooks?: boolean;
 }
 
 /** The Node.js the project needs: rxkube's own floor (fetch and undici as rxkube uses them). */
 export const NODE_RANGE = '>=22.19.0';
 
-export function templateFiles({ name, group, kind, plural, rxkube, apiserver }: TemplateOptions): Record<string, string> {
+export function templateFiles(options: TemplateOptions): Record<string, string> {
+  const files = baseFiles(options);
+  return options.webhooks ? withWebhooks(files, options) : files;
+}
+
+function baseFiles({ name, group, kind, plural, rxkube, apiserver }: TemplateOptions): Record<string, string> {
   const lower = kind.toLowerCase();
   const upper = kind.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
   const packageJson = {

@@ -93,6 +93,21 @@ describe('rxkube init', () => {
     expect(read('README.md')).to.not.include('kustomize edit');
   });
 
+  it('--webhooks adds a v2 of the resource, a validating and a conversion webhook, their tests, and serves them with the operator', async () => {
+    const dir = join(work, 'hooks');
+    expect((await quietly([dir, '--webhooks', '--no-install'])).code).to.equal(0);
+    const read = (file: string) => readFileSync(join(dir, file), 'utf8');
+    expect(read('src/greeting.ts')).to.include('v2: {').and.include('storage: true').and.include("export type GreetingV2 = ResourceOf<typeof GreetingResource, 'v2'>;");
+    expect(read('src/webhooks.ts')).to.include("name: 'validate.greetings.example.com'").and.include("hub: 'v1'");
+    expect(read('test/webhooks.test.ts')).to.include('checkRoundTrip(convertGreeting');
+    expect(read('src/operator.ts')).to.include('webhooks: { webhooks, tls: mountedCertificate() }');
+    expect(read('src/main.ts')).to.include("tls: { development: true }");
+    expect((JSON.parse(read('package.json')) as { devDependencies: Record<string, string> }).devDependencies).to.include.keys('@peculiar/x509', 'reflect-metadata');
+    const plain = join(work, 'plain');
+    expect((await quietly([plain, '--no-install'])).code).to.equal(0);
+    expect(readFileSync(join(plain, 'src/operator.ts'), 'utf8')).to.not.include('webhooks');
+  });
+
   it('names what is wrong: no directory, a non-empty directory, a bad kind or group (exit 2)', async () => {
     const busy = join(work, 'busy');
     mkdirSync(busy);
