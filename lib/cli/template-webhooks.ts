@@ -70,7 +70,7 @@ export const webhooks = [validate${kind}, convert${kind}];
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { admissionReviewFor, checkRoundTrip, reviewAdmission } from 'rxkube/webhooks';
-import { ${lower}, type ${kind}V2 } from '../src/${lower}.js';
+import { ${lower}, type ${kind}, type ${kind}V2 } from '../src/${lower}.js';
 import { convert${kind}, validate${kind} } from '../src/webhooks.js';
 
 test('a blank name is denied with a message; a name is allowed', async () => {
@@ -84,7 +84,7 @@ test('a blank name is denied with a message; a name is allowed', async () => {
 test('v1 and v2 convert to each other and back without losing anything', () => {
   const v2: ${kind}V2 = { apiVersion: '${group}/v2', kind: '${kind}', metadata: { name: 'world', namespace: 'default' }, spec: { recipient: 'world', salutation: 'Hi' } };
   checkRoundTrip(convert${kind}, [${lower}('world', { name: 'world', salutation: 'Hello' }), ${lower}('plain', { name: 'plain' }), v2]);
-  assert.deepEqual(convert${kind}.convert(v2, 'v1').spec, { salutation: 'Hi', name: 'world' });
+  assert.deepEqual((convert${kind}.convert(v2, 'v1') as ${kind}).spec, { salutation: 'Hi', name: 'world' });
 });
 `;
 
