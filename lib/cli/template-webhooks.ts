@@ -3,14 +3,20 @@
  * resource (v2, served, converted by a webhook; v1 stays the storage version and the hub), a
  * validating webhook, the conversion, their tests, and the webhooks in the operator's options.
  */
-import type { TemplateOptions } from './template.js';
 
 function replaceOnce(text: string, search: string, replacement: string, file: string): string {
   if (!text.includes(search)) throw new Error(`template ${file}: '${search.slice(0, 40)}' not found (the template changed: update template-webhooks.ts)`);
   return text.replace(search, replacement);
 }
 
-export function withWebhooks(files: Record<string, string>, { group, kind, plural }: TemplateOptions): Record<string, string> {
+/** The names of the project's resource (those of `TemplateOptions`). */
+export interface WebhookTemplateNames {
+  readonly group: string;
+  readonly kind: string;
+  readonly plural: string;
+}
+
+export function withWebhooks(files: Record<string, string>, { group, kind, plural }: WebhookTemplateNames): Record<string, string> {
   const lower = kind.toLowerCase();
   const upper = kind.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
   const out = { ...files };
