@@ -1,7 +1,6 @@
 /**
  * The webhook manifests: what operatorManifests and `rxkube manifests` write for an operator with
- * webhooks, and what of it the embedded server serves today (the Service, the CRD with its
- * conversion stanza) applied there with kubectl.
+ * webhooks, and all but cert-manager's objects applied with kubectl to the embedded server.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -95,7 +94,7 @@ describe('webhooks: manifests', function () {
     after(() => cluster?.close());
     const kubectl = (...args: string[]) => run('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), ...args], { cwd: dir });
 
-    it('`rxkube manifests --webhook-ca-bundle` writes them; kubectl applies the CRD with its conversion webhook and the webhook Service', async () => {
+    it('`rxkube manifests --webhook-ca-bundle` writes them; kubectl applies the CRD with its conversion webhook, the webhook Service and the webhook configurations', async () => {
       const { ca } = await generateDevelopmentTls();
       writeFileSync(join(dir, 'ca.crt'), ca);
       const out = join(dir, 'all.yaml');
@@ -103,8 +102,8 @@ describe('webhooks: manifests', function () {
       expect(code).to.equal(0);
       const objects = parseAllDocuments((await import('node:fs')).readFileSync(out, 'utf8')).map((d) => d.toJS() as KubernetesObject);
       expect(objects.map((o) => o.kind)).to.include.members(['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'Service', 'CustomResourceDefinition']);
-      // The embedded server serves no admissionregistration.k8s.io yet: the parts it serves are applied.
-      const served = objects.filter((o) => o.kind === 'CustomResourceDefinition' || (o.kind === 'Service' && o.metadata?.name === 'greeter-webhook'));
+      // cert-manager's kinds are not served here (the caBundle is inline): everything else of the webhooks is applied.
+      const served = objects.filter((o) => ['CustomResourceDefinition', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'].includes(o.kind ?? '') || (o.kind === 'Service' && o.metadata?.name === 'greeter-webhook'));
       writeFileSync(join(dir, 'served.yaml'), manifestsToYaml(served));
       await kubectl('apply', '-f', 'served.yaml');
       await kubectl('wait', '--for=condition=Established', 'crd/greetings.example.com', '--timeout=20s');
@@ -114,6 +113,10 @@ describe('webhooks: manifests', function () {
       expect(crd.spec.conversion.webhook.clientConfig.caBundle).to.equal(Buffer.from(ca).toString('base64'));
       const service = JSON.parse((await kubectl('get', 'service', 'greeter-webhook', '-o', 'json')).stdout) as { spec: { ports: { port: number; targetPort: string }[] } };
       expect(service.spec.ports[0]).to.include({ port: 443, targetPort: 'webhooks' });
+      const validating = JSON.parse((await kubectl('get', 'validatingwebhookconfiguration', 'greeter', '-o', 'json')).stdout) as { webhooks: { name: string; clientConfig: { caBundle: string } }[] };
+      expect(validating.webhooks.map((w) => w.name)).to.deep.equal(['validate.greetings.example.com']);
+      expect(validating.webhooks[0]?.clientConfig.caBundle).to.equal(Buffer.from(ca).toString('base64'));
+      await kubectl('get', 'mutatingwebhookconfiguration', 'greeter');
     });
   });
 });
