@@ -31,12 +31,13 @@ export {
   type AdmissionWebhook,
   type AdmissionWebhookOptions,
   type AnyAdmissionWebhook,
-  type MaybeAsync,
   type MutateHandler,
   type MutatingWebhookOptions,
   type ValidateHandler,
   type ValidatingWebhookOptions,
 } from './webhooks/index.js';
+// The handlers' return type; the same type the rest of rxkube uses.
+export type { MaybePromise } from './core/index.js';
 export {
   checkRoundTrip,
   conversionWebhook,

@@ -6,7 +6,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { catchError, defer, from, map, mergeMap, of, type Observable, type OperatorFunction } from 'rxjs';
-import { ConfigurationError, isRecord } from '../core/index.js';
+import { ConfigurationError, isRecord, type MaybePromise } from '../core/index.js';
 import { resolveDescriptor, type ResolvedDescriptor, type ResourceDescriptor } from '../kube/index.js';
 import { jsonPatch, type JsonPatchOp } from './json-patch.js';
 
@@ -90,9 +90,8 @@ export function deny(message: string, options: { code?: number; reason?: string;
 }
 
 /** A value, or a promise of it. */
-export type MaybeAsync<R> = R | Promise<R>;
-export type ValidateHandler<T extends KubernetesObject> = (request: AdmissionRequest<T>) => MaybeAsync<AdmissionVerdict>;
-export type MutateHandler<T extends KubernetesObject> = (request: AdmissionRequest<T>) => MaybeAsync<AdmissionVerdict | AdmissionMutation<T>>;
+export type ValidateHandler<T extends KubernetesObject> = (request: AdmissionRequest<T>) => MaybePromise<AdmissionVerdict>;
+export type MutateHandler<T extends KubernetesObject> = (request: AdmissionRequest<T>) => MaybePromise<AdmissionVerdict | AdmissionMutation<T>>;
 
 function respond(uid: string, verdict: AdmissionVerdict): AdmissionResponse {
   const warnings = verdict.warnings && verdict.warnings.length > 0 ? { warnings: [...verdict.warnings] } : {};

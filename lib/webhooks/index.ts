@@ -23,7 +23,6 @@ export {
   type AdmissionWebhook,
   type AdmissionWebhookOptions,
   type AnyAdmissionWebhook,
-  type MaybeAsync,
   type MutateHandler,
   type MutatingWebhookOptions,
   type ValidateHandler,
