@@ -167,6 +167,32 @@ describe('apiserver: watch', () => {
     w.stop();
   });
 
+  it('refuses watch options the real server refuses, in one 422 on ListOptions naming each cause (resourceVersionMatch without sendInitialEvents, Exact, continue; sendInitialEvents without NotOlderThan or bookmarks)', async () => {
+    const causesOf = async (query: string): Promise<{ status: number; causes: string[] }> => {
+      const res = await raw(c.server, 'GET', `${CMS}?watch=true&${query}`);
+      const body = res.json as { details?: { causes?: { field: string; message: string }[] } };
+      return { status: res.status, causes: (body.details?.causes ?? []).map((x) => `${x.field}: ${x.message}`) };
+    };
+    expect(await causesOf('resourceVersion=1&resourceVersionMatch=NotOlderThan')).to.deep.equal({
+      status: 422,
+      causes: ['resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'],
+    });
+    const exact = await causesOf('sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=Exact&resourceVersion=1');
+    expect(exact.status).to.equal(422);
+    expect(exact.causes).to.have.length(2);
+    expect(exact.causes[0]).to.equal('resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
+    expect(exact.causes[1]).to.match(/^resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"/);
+    expect(await causesOf('sendInitialEvents=true')).to.deep.equal({
+      status: 422,
+      causes: [
+        'resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+        'allowWatchBookmarks: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true',
+      ],
+    });
+    const withContinue = await causesOf('sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&continue=x');
+    expect(withContinue.causes).to.deep.equal(['resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided']);
+  });
+
   it('writes one JSON event per line, flushed as it happens (chunked)', async () => {
     const res = await new Promise<{ headers: Record<string, unknown>; first: string }>((resolve, reject) => {
       const url = new URL(`${CMS}?watch=true`, c.server.url);

@@ -155,6 +155,28 @@ function listResourceVersionMatch(query: URLSearchParams, rv: string): 'Exact' |
   return match;
 }
 
+/**
+ * A watch's sendInitialEvents and resourceVersionMatch, checked as the real server's
+ * validateWatchOptions checks them (one 422 on ListOptions naming every cause): a streaming list
+ * asks for NotOlderThan and bookmarks; a resourceVersionMatch on a watch only with
+ * sendInitialEvents, only NotOlderThan, never with continue.
+ */
+function checkWatchListOptions(query: URLSearchParams, bookmarks: boolean): void {
+  const sendInitialEvents = query.get('sendInitialEvents');
+  const match = query.get('resourceVersionMatch') ?? '';
+  const causes: StatusCause[] = [];
+  if (sendInitialEvents !== null) {
+    if (match !== 'NotOlderThan') causes.push(fieldForbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+    if (!bookmarks) causes.push(fieldForbidden('allowWatchBookmarks', 'sendInitialEvents requires setting allowWatchBookmarks to true'));
+  }
+  if (match !== '') {
+    if (sendInitialEvents === null) causes.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
+    if (match !== 'NotOlderThan') causes.push(fieldNotSupported('resourceVersionMatch', match, ['NotOlderThan']));
+    if ((query.get('continue') ?? '') !== '') causes.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+  }
+  if (causes.length > 0) throw invalid('meta.k8s.io', 'ListOptions', '', causes);
+}
+
 /** Node's timers fire at once past 2^31-1 ms (24.8 days); longer watch timeouts are cut to that. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -527,8 +549,7 @@ async function serveWatch(req: IncomingMessage, res: ServerResponse, url: URL, r
   const query = url.searchParams;
   const rvText = resourceVersionParam(query);
   const bookmarks = query.get('allowWatchBookmarks') === 'true';
-  const sendInitial = query.get('sendInitialEvents') === 'true';
-  if (sendInitial && !bookmarks) throw badRequest('sendInitialEvents: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true');
+  checkWatchListOptions(query, bookmarks);
   const fieldSelectors = [query.get('fieldSelector') ?? '', rr.name !== undefined ? `metadata.name=${rr.name}` : ''].filter(Boolean);
   const filter = ctx.core.compileFilter(resolved, { labelSelector: query.get('labelSelector') ?? undefined, fieldSelector: fieldSelectors.join(',') || undefined });
   const timeoutSeconds = intParam(query, 'timeoutSeconds');
