@@ -77,15 +77,10 @@ import {
 } from './managed-fields.js';
 import { fieldTypeOf, itemTypeOf, typeInfoOrGeneric, type FieldType, type ListType, type TypeInfo } from './schema.js';
 import { deepClone, deepEqual, hasOwn, isJsonObject, setOwn, type JsonObject, type JsonValue } from '../api/json.js';
+import type { ApplyArgs as EngineApplyArgs, TrackArgs as EngineTrackArgs } from '../api/patch-port.js';
 
-export interface ApplyArgs {
-  live: JsonObject | undefined;
-  applied: JsonObject;
-  manager: string;
-  force: boolean;
-  apiVersion: string;
-  now: string;
-  subresource?: string;
+/** The engine's apply arguments with the schema the merge follows. */
+export interface ApplyArgs extends EngineApplyArgs {
   type: TypeInfo | undefined;
 }
 
@@ -100,14 +95,7 @@ export interface ApplyConflict {
 
 export type ApplyResult = { ok: true; object: JsonObject } | { ok: false; conflicts: ApplyConflict[] };
 
-export interface TrackUpdateArgs {
-  old: JsonObject | undefined;
-  updated: JsonObject;
-  manager: string;
-  apiVersion: string;
-  now: string;
-  subresource?: string;
-}
+export type TrackUpdateArgs = EngineTrackArgs;
 
 
 const UNTRACKED_TOP_LEVEL = new Set([fieldElement('apiVersion'), fieldElement('kind')]);
