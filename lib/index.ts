@@ -47,6 +47,7 @@ export type {
   FieldSelector,
   KubeClient,
   LabelSelector,
+  PartialObjectMetadata,
   ResourceClient,
   ResourceDescriptor,
 } from './kube/index.js';

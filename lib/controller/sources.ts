@@ -119,6 +119,7 @@ export class ControllerSources<P extends KubernetesObject> implements SecondaryL
       labelSelector: secondary.labelSelector,
       fieldSelector: secondary.fieldSelector,
       indexers: secondary.indexers,
+      metadataOnly: secondary.metadataOnly,
     });
     const source = new SecondarySource<KubernetesObject, P>({
       informer: inf,
@@ -127,6 +128,7 @@ export class ControllerSources<P extends KubernetesObject> implements SecondaryL
       toPrimaries: secondary.toPrimaries,
       toSecondaries: secondary.toSecondaries,
       primaryInformer,
+      metadataOnly: secondary.metadataOnly,
     });
     logInformerFailures(logger, inf, source);
     this.sources.set(secondary.name, source);

@@ -136,7 +136,7 @@ export class InformerPool {
         ...options,
         name: user.name,
         namespaces: namespaces[0] === undefined ? 'all' : (namespaces as string[]),
-        client: this.options.listWatch?.(user.resource) ?? kubeListWatch(this.options.client, user.resource),
+        client: this.options.listWatch?.(user.resource) ?? kubeListWatch(this.options.client, user.resource, { metadataOnly: options.metadataOnly }),
         scheduler: this.options.scheduler,
         random: this.options.random,
       });
@@ -167,6 +167,7 @@ export class InformerPool {
       formatLabelSelector(options.labelSelector),
       formatFieldSelector(options.fieldSelector),
       transformId,
+      options.metadataOnly === true,
       sorted(options.bounded),
       options.timeoutSeconds ?? null,
       options.deadMarginMs ?? null,

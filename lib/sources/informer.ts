@@ -67,6 +67,13 @@ export interface InformerOptions<T extends KubernetesObject> {
    * `compactManagedFields`; pass `(object) => object` to keep objects as the server sent them).
    */
   transform?: ObjectTransform<T> | undefined;
+  /**
+   * List and watch the objects' metadata only (`PartialObjectMetadata`: names, labels,
+   * annotations, owner references, finalizers, deletion marks), as client-go's metadata informer
+   * does: declare the informer's type as `PartialObjectMetadata`. A cache of Secrets or Pods that
+   * only maps them to their owners then holds none of their data.
+   */
+  metadataOnly?: boolean | undefined;
   /** ES7: bound the cache (LRU with time-to-idle); misses read from the API via `store.fetch`. */
   bounded?: BoundedStoreOptions | undefined;
   /** Asked of the server on every watch (default 290 s). */
@@ -213,7 +220,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
     }
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.transform = options.transform ?? compactManagedFields;
-    this.client = options.client ?? kubeListWatch<T>(options.kubeConfig as KubeConfig, this.resource);
+    this.client = options.client ?? kubeListWatch<T>(options.kubeConfig as KubeConfig, this.resource, { metadataOnly: options.metadataOnly });
     this.labelSelector = formatLabelSelector(options.labelSelector);
     this.fieldSelector = formatFieldSelector(options.fieldSelector);
     this.wanted = this.checkNamespaces(options.namespaces ?? 'all');

@@ -21,4 +21,10 @@ export interface SecondarySpec<S extends KubernetesObject = KubernetesObject, P 
   /** Many-to-one or many-to-many: the secondaries a primary uses. */
   readonly toSecondaries?: PrimaryToSecondaryMapper<P>;
   readonly indexers?: Readonly<Record<string, Indexer<S>>>;
+  /**
+   * Cache the secondaries' metadata only (`PartialObjectMetadata`): enough to map them to their
+   * primaries and to read their names, labels and owners, a fraction of the memory for Secrets,
+   * Pods or ConfigMaps with data. Declare `S` as `PartialObjectMetadata`.
+   */
+  readonly metadataOnly?: boolean | undefined;
 }
