@@ -79,7 +79,7 @@ interface Membership {
  * - the namespaces ('all', or the same set);
  * - the label selector and the field selector, as query strings;
  * - the transform, by identity (none = the default `compactManagedFields`);
- * - the bounds of the store, and the watch tuning (timeoutSeconds, deadMarginMs, listTimeoutMs, backoff).
+ * - the bounds of the store, and the watch tuning (timeoutSeconds, deadMarginMs, listTimeoutMs, watchList, backoff).
  * Names and indexers are not part of it: each share adds its indexers under its own names (an
  * index name another share holds is suffixed `#2`, `#3`, ... in the shared store).
  *
@@ -172,6 +172,7 @@ export class InformerPool {
       options.timeoutSeconds ?? null,
       options.deadMarginMs ?? null,
       options.listTimeoutMs ?? null,
+      options.watchList !== false,
       sorted(options.backoff),
     ]);
   }

@@ -40,6 +40,11 @@ export interface ListAnswer<T> {
 
 export interface WatchRequest extends ListWatchScope {
   readonly resourceVersion: string;
+  /**
+   * A watch-list (KEP-3157): the current state as ADDED events first, then a BOOKMARK annotated
+   * `k8s.io/initial-events-end`, then the changes — the initial list streamed on one connection.
+   */
+  readonly sendInitialEvents?: boolean | undefined;
   readonly timeoutSeconds: number;
   /** The client gives up on a connection silent for this long (also before the answer's headers). */
   readonly inactivityTimeoutMs: number;
@@ -61,6 +66,11 @@ export interface ListWatchClient<T> {
   ): Promise<() => void>;
   /** One object, or undefined when it does not exist. */
   find(id: ResourceID): Promise<T | undefined>;
+  /**
+   * The client can ask for a watch-list (`sendInitialEvents`). An informer then streams its
+   * initial lists, and falls back to paged lists when the server refuses.
+   */
+  readonly watchList?: boolean | undefined;
 }
 
 export interface KubeListWatchOptions {
@@ -71,6 +81,8 @@ export interface KubeListWatchOptions {
    * metadata informer asks for it): declare the client's type as `PartialObjectMetadata`.
    */
   readonly metadataOnly?: boolean | undefined;
+  /** Stream initial lists as a watch-list where the server offers it (default true; false: paged lists). */
+  readonly watchList?: boolean | undefined;
 }
 
 /**
@@ -91,7 +103,7 @@ export function kubeListWatch<T extends KubernetesObject>(
   const d = client.descriptor;
   const pageSize = options.pageSize ?? 500;
   const metadataOnly = options.metadataOnly === true;
-  // The client's type is the caller's declaration: PartialObjectMetadata for a metadata-only client.
+  // ES10: the client's type is the caller's declaration: PartialObjectMetadata for a metadata-only client.
   const asDeclared = (object: KubernetesObject): T => (metadataOnly ? toPartialObjectMetadata(object) : object) as T;
   const listPage = async (o: ListOptions): Promise<KubeList<T>> => {
     if (!metadataOnly) return client.list(o);
@@ -157,6 +169,7 @@ export function kubeListWatch<T extends KubernetesObject>(
       return { items, resourceVersion };
     },
     find: findOne,
+    watchList: options.watchList ?? true,
     watch: (request, onEvent, onClose) =>
       openWatchStream(
         watchTargetOf(kubeClient),
@@ -166,6 +179,7 @@ export function kubeListWatch<T extends KubernetesObject>(
             // '' is no resourceVersion: the current objects first, then what changes.
             resourceVersion: request.resourceVersion || undefined,
             allowWatchBookmarks: true,
+            ...(request.sendInitialEvents ? { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' } : {}),
             timeoutSeconds: request.timeoutSeconds,
             labelSelector: request.labelSelector || undefined,
             fieldSelector: request.fieldSelector || undefined,

@@ -15,7 +15,7 @@ describe('controller: a metadata-only secondary source against the embedded API 
     await env.close();
   });
 
-  it('ES3: maps by owner reference from metadata alone; the reconciler reads metadata only, also right after its own write', async () => {
+  it('ES3, ES10: maps by owner reference from metadata alone; the reconciler reads metadata only, also right after its own write', async () => {
     const seen: { source: string; secondaries: KubernetesObject[] }[] = [];
     const reconciler: Reconciler<Widget> = {
       async reconcile(w, ctx) {

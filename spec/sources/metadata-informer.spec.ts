@@ -6,7 +6,7 @@ describe('sources: a metadata-only informer (PartialObjectMetadata) on the embed
   this.timeout(15_000);
   const cluster = useCluster({ bookmarkIntervalMs: 100 });
 
-  it('lists and watches metadata only: names, labels, annotations and owners, never the data', async () => {
+  it('ES10: lists and watches metadata only: names, labels, annotations and owners, never the data', async () => {
     const ns = await cluster.namespace();
     await cluster.configMaps.create(configMap(ns, 'before', { secret: 'x'.repeat(1000) }, { labels: { app: 'a' } }));
     const inf = testInformer<PartialObjectMetadata>(cluster, { namespaces: [ns], metadataOnly: true });
@@ -28,7 +28,7 @@ describe('sources: a metadata-only informer (PartialObjectMetadata) on the embed
     expect(JSON.stringify(inf.store.list())).to.not.include('yyy').and.not.include('secret');
   });
 
-  it('reads an object it does not hold as metadata too (find), and undefined for one that does not exist', async () => {
+  it('ES10: reads an object as metadata too (find), and undefined for one that does not exist', async () => {
     const ns = await cluster.namespace();
     await cluster.configMaps.create(configMap(ns, 'one', { secret: 'z' }));
     const inf = testInformer<PartialObjectMetadata>(cluster, { namespaces: [ns], metadataOnly: true, bounded: { maxEntries: 1 } });
@@ -40,7 +40,7 @@ describe('sources: a metadata-only informer (PartialObjectMetadata) on the embed
     expect(await inf.store.fetch({ namespace: ns, name: 'missing' })).to.equal(undefined);
   });
 
-  it('keeps a metadata informer and a full one of the same type apart', async () => {
+  it('ES10: keeps a metadata informer and a full one of the same type apart', async () => {
     const ns = await cluster.namespace();
     await cluster.configMaps.create(configMap(ns, 'both', { v: '1' }));
     const full = testInformer(cluster, { namespaces: [ns] });

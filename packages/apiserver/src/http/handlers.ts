@@ -276,6 +276,7 @@ export async function handleResource(
     name: rr.name,
     path: url.pathname,
     userAgent: req.headers['user-agent'],
+    ...(verb === 'watch' && url.searchParams.get('sendInitialEvents') === 'true' ? { streamsList: true } : {}),
   };
   ctx.requests.record(request);
   const outcome = ctx.faults.evaluate(request);
