@@ -296,13 +296,33 @@ export class ApiCore {
     type.strategy.prepareForCreate?.(obj, ctx);
     if (type.custom && r.version.statusSubresource) delete obj.status;
     type.strategy.defaults?.(obj);
-    schemaOpts.admit?.(obj, undefined);
+    const admitted = schemaOpts.admit ? this.admitCreate(r, obj, namespace, name, schemaOpts.admit) : { meta, name };
     const invalidCauses = [...this.checkSchema(r, obj, schemaOpts), ...(type.strategy.validate?.(obj, undefined) ?? [])];
-    if (invalidCauses.length) throw invalid(type.group, type.kind, name, invalidCauses);
-    if (managedFields !== undefined) meta.managedFields = managedFields;
+    if (invalidCauses.length) throw invalid(type.group, type.kind, admitted.name, invalidCauses);
+    if (managedFields !== undefined) admitted.meta.managedFields = managedFields;
     else this.setManagedFields(obj, this.engine.trackUpdate({ old: undefined, updated: obj, manager, apiVersion: r.apiVersion, now: ctx.now }, type));
     if (dryRun) return present(obj, r.apiVersion, versionSchema(r));
     return present(this.store.insert(type.key, this.toStorage(type, obj)), r.apiVersion, versionSchema(r));
+  }
+
+  /**
+   * Admission of a create (`admit`: the mutating webhooks' object swapped in, then checks), and
+   * what the real server does with the object it hands back: the store writes under the request's
+   * namespace (another is 400, as BeforeCreate answers) and under the object's name, which takes no
+   * name already taken (409) and is checked as a body's would be; status and defaults are the
+   * server's again. Returns the metadata and name of the object to store.
+   */
+  private admitCreate(r: Resolved, obj: JsonObject, namespace: string, name: string, admit: NonNullable<WriteOptions['admit']>): { meta: JsonObject; name: string } {
+    const type = r.type;
+    admit(obj, undefined);
+    const meta = metaOf(obj);
+    this.checkNamespace(type, meta, namespace);
+    const admittedName = typeof meta.name === 'string' ? meta.name : '';
+    if (!admittedName) throw invalid(type.group, type.kind, '', [fieldRequired('metadata.name', 'name or generateName is required')]);
+    const causes = this.validateMeta(type, obj);
+    if (causes.length) throw invalid(type.group, type.kind, admittedName, causes);
+    if (admittedName !== name && this.store.get(type.key, namespace, admittedName)) throw alreadyExists(groupResource(type), admittedName);
+    return { meta, name: admittedName };
   }
 
   // ---- update -----------------------------------------------------------------------------
@@ -407,13 +427,20 @@ export class ApiCore {
     // A patch or an apply that changes the uid: the real server's ObjectMeta update validation.
     const uid = bodyUid(metaOf(obj));
     if (uid !== undefined && uid !== uidOf(old)) throw invalid(type.group, type.kind, nameOf(old), [fieldInvalid('metadata.uid', uid, 'field is immutable')]);
-    const meta = keepServerOwnedMeta(type, obj, old);
+    let meta = keepServerOwnedMeta(type, obj, old);
     if (opts.subresource !== 'finalize') type.strategy.prepareForUpdate?.(obj, old, ctx);
     type.strategy.defaults?.(obj);
-    opts.admit?.(obj, old);
-
     const name = nameOf(old);
-    const causes = [...this.validateMeta(type, obj), ...this.checkSchema(r, obj, opts, old)];
+    const causes: StatusCause[] = [];
+    if (opts.admit) {
+      opts.admit(obj, old);
+      // What admission handed back is checked as the real server's BeforeUpdate checks it: the
+      // request's namespace (400), the stored name (422: the store writes under the stored key).
+      meta = metaOf(obj);
+      this.checkNamespace(type, meta, namespaceOf(old));
+      if (meta.name !== name) causes.push(fieldInvalid('metadata.name', meta.name ?? '', 'field is immutable'));
+    }
+    causes.push(...this.validateMeta(type, obj), ...this.checkSchema(r, obj, opts, old));
     causes.push(...finalizersAddedWhileDeleting(old, obj));
     causes.push(...(type.strategy.validate?.(obj, old) ?? []));
     if (causes.length) throw invalid(type.group, type.kind, name, causes);

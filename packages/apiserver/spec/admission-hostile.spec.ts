@@ -1,0 +1,135 @@
+/**
+ * Admission webhooks that try to reach past what a request may write, on the embedded server over
+ * real HTTPS: a mutating webhook that renames or moves the object, stores what Go clients cannot
+ * decode, or writes the status of a custom resource through its main resource; validating
+ * webhooks that must see exactly the name and uid stored. The real server's answers are the
+ * reference (kube-apiserver's create and update handlers, its store and its webhook dispatcher).
+ */
+import * as k8s from '@kubernetes/client-node';
+import { expect } from 'chai';
+import { generateServingTls } from '../src/http/tls.js';
+import { allow, b64, patch, WebhookServer, type Handler } from './webhook-server.js';
+import { eventually, failure, kubectlAvailable, kubectlSession, raw, startWithClients, webPageCrd, type Clients } from './helpers.js';
+
+describe('admission webhooks under attack', function () {
+  this.timeout(60_000);
+  let hooks: WebhookServer;
+  let c: Clients;
+  let admission: k8s.AdmissionregistrationV1Api;
+  let caBundle: string;
+  const created: { kind: 'validating' | 'mutating'; name: string }[] = [];
+
+  before(async () => {
+    const tls = await generateServingTls({ dns: ['localhost'], ips: ['127.0.0.1'] });
+    caBundle = b64(tls.ca);
+    hooks = await WebhookServer.start(tls);
+    c = await startWithClients();
+    admission = c.kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+  });
+
+  after(async () => {
+    await c.server.close();
+    await hooks.close();
+  });
+
+  afterEach(async () => {
+    for (const { kind, name } of created.splice(0)) {
+      if (kind === 'validating') await admission.deleteValidatingWebhookConfiguration({ name });
+      else await admission.deleteMutatingWebhookConfiguration({ name });
+    }
+    hooks.handlers.clear();
+    hooks.reviews.splice(0);
+  });
+
+  type Rule = k8s.V1RuleWithOperations;
+  const configMapRules: Rule[] = [{ apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], operations: ['CREATE', 'UPDATE'] }];
+
+  function webhook(name: string, path: string, rules: Rule[] = configMapRules): k8s.V1MutatingWebhook {
+    return { name, clientConfig: { url: hooks.url(path), caBundle }, rules, sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Fail' };
+  }
+
+  async function mutating(name: string, path: string, handler: Handler, rules?: Rule[]): Promise<void> {
+    hooks.handlers.set(path, handler);
+    await admission.createMutatingWebhookConfiguration({ body: { metadata: { name }, webhooks: [webhook(`${name}.example.com`, path, rules)] } });
+    created.push({ kind: 'mutating', name });
+  }
+
+  async function validating(name: string, path: string, handler: Handler, rules?: Rule[]): Promise<void> {
+    hooks.handlers.set(path, handler);
+    await admission.createValidatingWebhookConfiguration({ body: { metadata: { name }, webhooks: [webhook(`${name}.example.com`, path, rules)] } });
+    created.push({ kind: 'validating', name });
+  }
+
+  /** A webhook that applies `ops` to the objects whose name starts with `prefix`, and lets the others through. */
+  const rewriting =
+    (prefix: string, ops: unknown[]): Handler =>
+    (r) =>
+      String(r.request.object?.metadata?.name ?? '').startsWith(prefix) ? patch(r, ops) : allow(r);
+
+  const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+
+  describe('a mutating webhook that renames or moves the object', () => {
+    it('cannot replace another object on create: renamed onto an existing name is 409 AlreadyExists, the victim unchanged', async () => {
+      const victim = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'victim' }, data: { owner: 'victim' } } });
+      await mutating('rename', '/rename', rewriting('attacker', [{ op: 'replace', path: '/metadata/name', value: 'victim' }]));
+      const { code, status } = await failure(c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'attacker' }, data: { owner: 'attacker' } } }));
+      expect(code).to.equal(409);
+      expect(status).to.deep.include({ reason: 'AlreadyExists', message: 'configmaps "victim" already exists' });
+      const after = await c.core.readNamespacedConfigMap({ name: 'victim', namespace: 'default' });
+      expect(after.data).to.deep.equal({ owner: 'victim' });
+      expect(after.metadata?.uid).to.equal(victim.metadata?.uid);
+      expect(after.metadata?.resourceVersion).to.equal(victim.metadata?.resourceVersion);
+      // A free name is taken as the real server takes it: the object is created under it.
+      hooks.handlers.set('/rename', rewriting('attacker-3', [{ op: 'replace', path: '/metadata/name', value: 'renamed-3' }]));
+      const renamed = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'attacker-3' } } });
+      expect(renamed.metadata?.name).to.equal('renamed-3');
+      expect((await c.core.readNamespacedConfigMap({ name: 'renamed-3', namespace: 'default' })).metadata?.uid).to.equal(renamed.metadata?.uid);
+    });
+
+    it('cannot move a create into another namespace (kube-system, or one that does not exist): 400, nothing stored', async () => {
+      for (const target of ['kube-system', 'nowhere']) {
+        await mutating(`move-${target}`, `/move-${target}`, rewriting('moved', [{ op: 'replace', path: '/metadata/namespace', value: target }]));
+        const { code, status } = await failure(c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `moved-${target}` } } }));
+        expect(code, target).to.equal(400);
+        expect(status.message).to.equal('the namespace of the provided object does not match the namespace sent on the request');
+        const everywhere = await c.core.listConfigMapForAllNamespaces();
+        expect(everywhere.items.map((i) => i.metadata?.name)).to.not.include(`moved-${target}`);
+      }
+      expect((await raw(c.server, 'GET', '/api/v1/namespaces/nowhere/configmaps/moved-nowhere')).status).to.equal(404);
+    });
+
+    it('cannot rename on update or patch: 422 "field is immutable", no second object with the same uid, never a 500', async () => {
+      const a = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'rename-a' }, data: { v: 'a' } } });
+      const b = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'rename-b' }, data: { v: 'b' } } });
+      await mutating('rename-update', '/rename-update', (r) => {
+        const name = String(r.request.object?.metadata?.name ?? '');
+        if (r.request.operation !== 'UPDATE' || name !== 'rename-a') return allow(r);
+        const to = r.request.object?.data?.to as string;
+        return patch(r, [{ op: 'replace', path: '/metadata/name', value: to }]);
+      });
+      for (const to of ['rename-b', 'rename-new']) {
+        const { code, status } = await failure(c.core.patchNamespacedConfigMap({ name: 'rename-a', namespace: 'default', body: { data: { v: 'a', to } } }, mergePatch));
+        expect(code, to).to.equal(422);
+        expect(status.message).to.equal(`ConfigMap "rename-a" is invalid: metadata.name: Invalid value: "${to}": field is immutable`);
+        const put = await failure(c.core.replaceNamespacedConfigMap({ name: 'rename-a', namespace: 'default', body: { ...a, data: { v: 'a', to } } }));
+        expect(put.code, `PUT ${to}`).to.equal(422);
+      }
+      const list = await c.core.listNamespacedConfigMap({ namespace: 'default' });
+      const uids = list.items.map((i) => i.metadata?.uid);
+      expect(uids.filter((u) => u === a.metadata?.uid)).to.have.length(1);
+      expect(list.items.map((i) => i.metadata?.name)).to.not.include('rename-new');
+      const bAfter = await c.core.readNamespacedConfigMap({ name: 'rename-b', namespace: 'default' });
+      expect(bAfter.metadata?.uid).to.equal(b.metadata?.uid);
+      expect(bAfter.data).to.deep.equal({ v: 'b' });
+    });
+
+    it('cannot move an update into another namespace: 400', async () => {
+      await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'stay' } } });
+      await mutating('move-update', '/move-update', (r) => (r.request.operation === 'UPDATE' ? patch(r, [{ op: 'replace', path: '/metadata/namespace', value: 'kube-system' }]) : allow(r)));
+      const { code, status } = await failure(c.core.patchNamespacedConfigMap({ name: 'stay', namespace: 'default', body: { data: { x: '1' } } }, mergePatch));
+      expect(code).to.equal(400);
+      expect(status.message).to.equal('the namespace of the provided object does not match the namespace sent on the request');
+      expect((await raw(c.server, 'GET', '/api/v1/namespaces/kube-system/configmaps/stay')).status).to.equal(404);
+    });
+  });
+});
