@@ -132,4 +132,83 @@ describe('admission webhooks under attack', function () {
       expect((await raw(c.server, 'GET', '/api/v1/namespaces/kube-system/configmaps/stay')).status).to.equal(404);
     });
   });
+
+  describe('a mutating webhook that writes what Go clients cannot decode', () => {
+    const deploymentRules: Rule[] = [{ apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'], operations: ['CREATE', 'UPDATE'] }];
+    const deployment = (name: string): k8s.V1Deployment => ({
+      metadata: { name },
+      spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+    });
+
+    it('is refused: replicas "three" from a webhook is the 500 of the real dispatcher on create and patch, nothing stored, and kubectl describe deployments keeps working', async () => {
+      await c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('typed-ok') });
+      await mutating('retype', '/retype', rewriting('typed', [{ op: 'replace', path: '/spec/replicas', value: 'three' }]), deploymentRules);
+      const expected = 'Internal error occurred: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32';
+      const create = await failure(c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('typed-new') }));
+      expect(create.code).to.equal(500);
+      expect(create.status.message).to.equal(expected);
+      const update = await failure(c.apps.patchNamespacedDeployment({ name: 'typed-ok', namespace: 'default', body: { spec: { replicas: 2 } } }, mergePatch));
+      expect(update.code).to.equal(500);
+      expect(update.status.message).to.equal(expected);
+      expect((await c.apps.readNamespacedDeployment({ name: 'typed-ok', namespace: 'default' })).spec?.replicas).to.equal(1);
+      expect((await raw(c.server, 'GET', '/apis/apps/v1/namespaces/default/deployments/typed-new')).status).to.equal(404);
+      if (!(await kubectlAvailable())) return;
+      const session = await kubectlSession(c.server);
+      try {
+        expect(await session.kubectl('describe', 'deployments', '-n', 'default')).to.include('typed-ok');
+      } finally {
+        await session.close();
+      }
+    });
+
+    it('has fields the Go types do not declare dropped, as decoding drops them, and the object validated after mutation (422)', async () => {
+      await mutating('extra', '/extra', rewriting('extra', [{ op: 'add', path: '/spec/template/spec/hostPID2', value: true }]), deploymentRules);
+      const made = await c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('extra-field') });
+      expect(made.spec?.template.spec as Record<string, unknown>).to.not.have.property('hostPID2');
+      const stored = (await raw(c.server, 'GET', '/apis/apps/v1/namespaces/default/deployments/extra-field')).json as { spec: { template: { spec: Record<string, unknown> } } };
+      expect(stored.spec.template.spec).to.not.have.property('hostPID2');
+      await mutating('negative', '/negative', rewriting('negative', [{ op: 'replace', path: '/spec/replicas', value: -5 }]), deploymentRules);
+      const { code, status } = await failure(c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('negative') }));
+      expect(code).to.equal(422);
+      expect(String(status.message)).to.include('spec.replicas: Invalid value: -5: must be greater than or equal to 0');
+    });
+  });
+
+  describe('a mutating webhook on a custom resource with a status subresource', () => {
+    const g = { group: 'sample.rxkube.dev', version: 'v1', namespace: 'default', plural: 'webpages' };
+    const pageRules: Rule[] = [{ apiGroups: ['sample.rxkube.dev'], apiVersions: ['*'], resources: ['webpages'], operations: ['CREATE', 'UPDATE'] }];
+    before(async () => {
+      await c.ext.createCustomResourceDefinition({ body: webPageCrd() });
+      await eventually(async () => (await raw(c.server, 'GET', '/apis/sample.rxkube.dev/v1')).status === 200, 'the CRD to be served');
+    });
+
+    it('cannot write status through the main resource: dropped on create, the stored status kept on a merge patch', async () => {
+      await mutating('status', '/status', (r) => patch(r, [{ op: 'add', path: '/status', value: { phase: 'Hacked' } }]), pageRules);
+      const made = (await c.custom.createNamespacedCustomObject({ ...g, body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name: 'page' }, spec: { title: 'T' } } })) as Record<string, unknown>;
+      expect(made).to.not.have.property('status');
+      expect((await c.custom.getNamespacedCustomObject({ ...g, name: 'page' })) as Record<string, unknown>).to.not.have.property('status');
+      await c.custom.patchNamespacedCustomObjectStatus({ ...g, name: 'page', body: { status: { phase: 'Ready' } } }, mergePatch);
+      await c.custom.patchNamespacedCustomObject({ ...g, name: 'page', body: { spec: { title: 'U' } } }, mergePatch);
+      const read = (await c.custom.getNamespacedCustomObject({ ...g, name: 'page' })) as { spec: unknown; status: unknown };
+      expect(read.spec).to.deep.equal({ title: 'U' });
+      expect(read.status).to.deep.equal({ phase: 'Ready' });
+    });
+  });
+
+  describe('validating webhooks', () => {
+    it('approve exactly the name and uid stored: a generateName create draws them once', async () => {
+      const seen: { name: string; uid: string; generated: string }[] = [];
+      await validating('identity', '/identity', (r) => {
+        seen.push({ name: String(r.request.name), uid: String(r.request.object?.metadata?.uid), generated: String(r.request.object?.metadata?.name) });
+        return allow(r);
+      });
+      const made = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { generateName: 'drawn-' } } });
+      const named = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'named-once' } } });
+      expect(seen).to.have.length(2);
+      expect(seen[0]).to.deep.equal({ name: made.metadata?.name, uid: made.metadata?.uid, generated: made.metadata?.name });
+      expect(seen[1]).to.deep.equal({ name: 'named-once', uid: named.metadata?.uid, generated: 'named-once' });
+      const stored = await c.core.readNamespacedConfigMap({ name: String(made.metadata?.name), namespace: 'default' });
+      expect(stored.metadata?.uid).to.equal(seen[0]?.uid);
+    });
+  });
 });
