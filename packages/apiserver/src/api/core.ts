@@ -296,7 +296,7 @@ export class ApiCore {
     type.strategy.prepareForCreate?.(obj, ctx);
     if (type.custom && r.version.statusSubresource) delete obj.status;
     type.strategy.defaults?.(obj);
-    const admitted = schemaOpts.admit ? this.admitCreate(r, obj, namespace, name, schemaOpts.admit) : { meta, name };
+    const admitted = schemaOpts.admit ? this.admitCreate(r, obj, namespace, name, schemaOpts.admit, ctx) : { meta, name };
     const invalidCauses = [...this.checkSchema(r, obj, schemaOpts), ...(type.strategy.validate?.(obj, undefined) ?? [])];
     if (invalidCauses.length) throw invalid(type.group, type.kind, admitted.name, invalidCauses);
     if (managedFields !== undefined) admitted.meta.managedFields = managedFields;
@@ -309,12 +309,23 @@ export class ApiCore {
    * Admission of a create (`admit`: the mutating webhooks' object swapped in, then checks), and
    * what the real server does with the object it hands back: the store writes under the request's
    * namespace (another is 400, as BeforeCreate answers) and under the object's name, which takes no
-   * name already taken (409) and is checked as a body's would be; status and defaults are the
-   * server's again. Returns the metadata and name of the object to store.
+   * name already taken (409) and is checked as a body's would be. The strategy prepares it again,
+   * as the real server's runs after mutating admission: a status it may not set is dropped.
+   * Returns the metadata and name of the object to store.
    */
-  private admitCreate(r: Resolved, obj: JsonObject, namespace: string, name: string, admit: NonNullable<WriteOptions['admit']>): { meta: JsonObject; name: string } {
+  private admitCreate(
+    r: Resolved,
+    obj: JsonObject,
+    namespace: string,
+    name: string,
+    admit: NonNullable<WriteOptions['admit']>,
+    ctx: StrategyContext,
+  ): { meta: JsonObject; name: string } {
     const type = r.type;
     admit(obj, undefined);
+    type.strategy.prepareForCreate?.(obj, ctx);
+    if (type.custom && r.version.statusSubresource) delete obj.status;
+    type.strategy.defaults?.(obj);
     const meta = metaOf(obj);
     this.checkNamespace(type, meta, namespace);
     const admittedName = typeof meta.name === 'string' ? meta.name : '';
@@ -423,7 +434,7 @@ export class ApiCore {
     const old = type.storedAs === undefined ? stored : present(stored, r.apiVersion);
     this.decodeBuiltinBody(r, candidate, opts);
     const statusSubresource = r.version.statusSubresource;
-    const obj = writtenPart(type, statusSubresource, old, candidate, opts.subresource);
+    let obj = writtenPart(type, statusSubresource, old, candidate, opts.subresource);
     // A patch or an apply that changes the uid: the real server's ObjectMeta update validation.
     const uid = bodyUid(metaOf(obj));
     if (uid !== undefined && uid !== uidOf(old)) throw invalid(type.group, type.kind, nameOf(old), [fieldInvalid('metadata.uid', uid, 'field is immutable')]);
@@ -435,10 +446,16 @@ export class ApiCore {
     if (opts.admit) {
       opts.admit(obj, old);
       // What admission handed back is checked as the real server's BeforeUpdate checks it: the
-      // request's namespace (400), the stored name (422: the store writes under the stored key).
+      // request's namespace (400), the stored name (422: the store writes under the stored key);
+      // then the part of the object the write may change is taken and prepared again, so a
+      // webhook writes no status through the main resource (nor more than status through /status).
+      this.checkNamespace(type, metaOf(obj), namespaceOf(old));
+      const admittedName = metaOf(obj).name;
+      if (admittedName !== name) causes.push(fieldInvalid('metadata.name', admittedName ?? '', 'field is immutable'));
+      obj = writtenPart(type, statusSubresource, old, obj, opts.subresource);
       meta = metaOf(obj);
-      this.checkNamespace(type, meta, namespaceOf(old));
-      if (meta.name !== name) causes.push(fieldInvalid('metadata.name', meta.name ?? '', 'field is immutable'));
+      if (opts.subresource !== 'finalize') type.strategy.prepareForUpdate?.(obj, old, ctx);
+      type.strategy.defaults?.(obj);
     }
     causes.push(...this.validateMeta(type, obj), ...this.checkSchema(r, obj, opts, old));
     causes.push(...finalizersAddedWhileDeleting(old, obj));
