@@ -164,7 +164,7 @@ describe('admission webhooks under attack', function () {
     it('has fields the Go types do not declare dropped, as decoding drops them, and the object validated after mutation (422)', async () => {
       await mutating('extra', '/extra', rewriting('extra', [{ op: 'add', path: '/spec/template/spec/hostPID2', value: true }]), deploymentRules);
       const made = await c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('extra-field') });
-      expect(made.spec?.template.spec as Record<string, unknown>).to.not.have.property('hostPID2');
+      expect(made.spec?.template.spec as unknown as Record<string, unknown>).to.not.have.property('hostPID2');
       const stored = (await raw(c.server, 'GET', '/apis/apps/v1/namespaces/default/deployments/extra-field')).json as { spec: { template: { spec: Record<string, unknown> } } };
       expect(stored.spec.template.spec).to.not.have.property('hostPID2');
       await mutating('negative', '/negative', rewriting('negative', [{ op: 'replace', path: '/spec/replicas', value: -5 }]), deploymentRules);
@@ -197,6 +197,11 @@ describe('admission webhooks under attack', function () {
 
   describe('validating webhooks', () => {
     it('approve exactly the name and uid stored: a generateName create draws them once', async () => {
+      const mutatingSaw: unknown[] = [];
+      await mutating('before-identity', '/before-identity', (r) => {
+        mutatingSaw.push(r.request.object?.metadata?.uid);
+        return allow(r);
+      });
       const seen: { name: string; uid: string; generated: string }[] = [];
       await validating('identity', '/identity', (r) => {
         seen.push({ name: String(r.request.name), uid: String(r.request.object?.metadata?.uid), generated: String(r.request.object?.metadata?.name) });
@@ -209,6 +214,8 @@ describe('admission webhooks under attack', function () {
       expect(seen[1]).to.deep.equal({ name: 'named-once', uid: named.metadata?.uid, generated: 'named-once' });
       const stored = await c.core.readNamespacedConfigMap({ name: String(made.metadata?.name), namespace: 'default' });
       expect(stored.metadata?.uid).to.equal(seen[0]?.uid);
+      // Mutating webhooks run before the server draws the uid, as on the real server.
+      expect(mutatingSaw).to.deep.equal([undefined, undefined]);
     });
   });
 });
