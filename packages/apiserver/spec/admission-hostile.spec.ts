@@ -218,4 +218,70 @@ describe('admission webhooks under attack', function () {
       expect(mutatingSaw).to.deep.equal([undefined, undefined]);
     });
   });
+
+  describe('a conversion webhook', () => {
+    const g = { group: 'convert.rxkube.dev', namespace: 'default', plural: 'notes' };
+    type Obj = Record<string, any>;
+    /** v1 spec.text is v2 spec.body; the webhook also rewrites metadata, as a hostile one would. */
+    const converting: Handler = (review) => {
+      const { uid, desiredAPIVersion, objects } = review.request as unknown as { uid: string; desiredAPIVersion: string; objects: Obj[] };
+      const convertedObjects = objects.map((o) => {
+        const spec = { ...(o.spec ?? {}) };
+        if (desiredAPIVersion.endsWith('/v2')) [spec.body, spec.text] = [spec.text, undefined];
+        else [spec.text, spec.body] = [spec.body, undefined];
+        const metadata = {
+          ...o.metadata,
+          finalizers: [],
+          ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'made-up', uid: '00000000-0000-0000-0000-000000000000' }],
+          labels: { ...(o.metadata.labels ?? {}), converted: 'yes' },
+          annotations: { ...(o.metadata.annotations ?? {}), 'converted-by': 'webhook' },
+          managedFields: [],
+        };
+        return { ...o, apiVersion: desiredAPIVersion, metadata, spec: JSON.parse(JSON.stringify(spec)) as Obj };
+      });
+      return { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', response: { uid, result: { status: 'Success' }, convertedObjects } };
+    };
+
+    before(async () => {
+      hooks.handlers.set('/convert', converting);
+      const schema = { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } as k8s.V1CustomResourceValidation;
+      await c.ext.createCustomResourceDefinition({
+        body: {
+          metadata: { name: 'notes.convert.rxkube.dev' },
+          spec: {
+            group: 'convert.rxkube.dev',
+            scope: 'Namespaced',
+            names: { plural: 'notes', singular: 'note', kind: 'Note' },
+            versions: [
+              { name: 'v1', served: true, storage: true, schema },
+              { name: 'v2', served: true, storage: false, schema },
+            ],
+            conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: hooks.url('/convert'), caBundle } } },
+          },
+        },
+      });
+      await eventually(async () => (await raw(c.server, 'GET', '/apis/convert.rxkube.dev/v2')).status === 200, 'the CRD to be served');
+    });
+
+    it('cannot rewrite finalizers or ownerReferences: the original metadata is restored, only its labels and annotations kept', async () => {
+      await c.custom.createNamespacedCustomObject({
+        ...g,
+        version: 'v1',
+        body: { apiVersion: 'convert.rxkube.dev/v1', kind: 'Note', metadata: { name: 'kept', finalizers: ['example.com/keep'], labels: { a: 'b' } }, spec: { text: 'hello' } },
+      });
+      const v2 = (await c.custom.getNamespacedCustomObject({ ...g, version: 'v2', name: 'kept' })) as Obj;
+      expect(v2.spec).to.deep.equal({ body: 'hello' });
+      expect(v2.metadata.finalizers).to.deep.equal(['example.com/keep']);
+      expect(v2.metadata).to.not.have.property('ownerReferences');
+      expect(v2.metadata.labels).to.deep.equal({ a: 'b', converted: 'yes' });
+      expect(v2.metadata.annotations).to.deep.equal({ 'converted-by': 'webhook' });
+      expect(v2.metadata.managedFields).to.have.length.greaterThan(0);
+      // A PUT in v2 stores no made-up owner, so the garbage collector has nothing to delete it for.
+      await c.custom.replaceNamespacedCustomObject({ ...g, version: 'v2', name: 'kept', body: { ...v2, spec: { body: 'again' } } });
+      const v1 = (await c.custom.getNamespacedCustomObject({ ...g, version: 'v1', name: 'kept' })) as Obj;
+      expect(v1.spec).to.deep.equal({ text: 'again' });
+      expect(v1.metadata.finalizers).to.deep.equal(['example.com/keep']);
+      expect(v1.metadata).to.not.have.property('ownerReferences');
+    });
+  });
 });
