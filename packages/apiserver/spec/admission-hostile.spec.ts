@@ -8,7 +8,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { generateServingTls } from '../src/http/tls.js';
-import { allow, b64, patch, WebhookServer, type Handler } from './webhook-server.js';
+import { allow, b64, deny, patch, WebhookServer, type Handler } from './webhook-server.js';
 import { eventually, failure, kubectlAvailable, kubectlSession, raw, startWithClients, webPageCrd, type Clients } from './helpers.js';
 
 describe('admission webhooks under attack', function () {
@@ -282,6 +282,73 @@ describe('admission webhooks under attack', function () {
       expect(v1.spec).to.deep.equal({ text: 'again' });
       expect(v1.metadata.finalizers).to.deep.equal(['example.com/keep']);
       expect(v1.metadata).to.not.have.property('ownerReferences');
+    });
+  });
+
+  describe('validating admission of deletes', () => {
+    const deleteRules: Rule[] = [{ apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], operations: ['DELETE'] }];
+    const protect: Handler = (r) => (r.request.oldObject?.metadata?.labels?.protect === 'yes' ? deny(r, 'protected', 403) : allow(r));
+    const denied = 'admission webhook "protect.example.com" denied the request: protected';
+    const cm = (name: string, labels: Record<string, string>, more: Partial<k8s.V1ObjectMeta> = {}): k8s.V1ConfigMap => ({ metadata: { name, labels, ...more } });
+
+    it('sees each item of a DELETE of the collection: a refused item stays, the collection stops there, and the refusal is the answer', async () => {
+      for (const [name, p] of [['dc-a', 'no'], ['dc-b', 'yes'], ['dc-c', 'no']] as const) await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm(name, { group: 'dc', protect: p }) });
+      await validating('protect', '/protect', protect, deleteRules);
+      const { code, status } = await failure(c.core.deleteCollectionNamespacedConfigMap({ namespace: 'default', labelSelector: 'group=dc' }));
+      expect(code).to.equal(403);
+      expect(status.message).to.equal(denied);
+      const left = await c.core.listNamespacedConfigMap({ namespace: 'default', labelSelector: 'group=dc' });
+      expect(left.items.map((i) => i.metadata?.name)).to.deep.equal(['dc-b', 'dc-c']);
+      const reviews = hooks.calls('/protect').map((r) => r.request);
+      expect(reviews.map((r) => [r.operation, r.name, r.oldObject?.metadata?.name])).to.deep.equal([
+        ['DELETE', '', 'dc-a'],
+        ['DELETE', '', 'dc-b'],
+      ]);
+    });
+
+    it('is applied to the garbage collector: a dependent whose delete is refused stays, and goes once admission allows it', async () => {
+      const owner = await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('gc-owner', { protect: 'no' }) });
+      const ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'gc-owner', uid: String(owner.metadata?.uid) }];
+      await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('gc-dependent', { protect: 'yes' }, { ownerReferences }) });
+      await validating('protect', '/protect', protect, deleteRules);
+      await c.core.deleteNamespacedConfigMap({ name: 'gc-owner', namespace: 'default' });
+      const review = await eventually(() => hooks.calls('/protect').find((r) => r.request.oldObject?.metadata?.name === 'gc-dependent')?.request, 'the garbage collector to ask admission');
+      expect(review.operation).to.equal('DELETE');
+      expect((review.userInfo as { username: string }).username).to.equal('system:serviceaccount:kube-system:generic-garbage-collector');
+      expect((await c.core.readNamespacedConfigMap({ name: 'gc-dependent', namespace: 'default' })).metadata?.name).to.equal('gc-dependent');
+      hooks.handlers.set('/protect', allow);
+      await eventually(async () => (await raw(c.server, 'GET', '/api/v1/namespaces/default/configmaps/gc-dependent')).status === 404, 'the dependent to be collected once allowed', 10_000);
+    });
+
+    it('is applied to namespace deletion: the namespace stays Terminating with a NamespaceDeletionContentFailure condition until admission allows', async () => {
+      await c.core.createNamespace({ body: { metadata: { name: 'guarded' } } });
+      await c.core.createNamespacedConfigMap({ namespace: 'guarded', body: cm('kept', { protect: 'yes' }) });
+      await c.core.createNamespacedConfigMap({ namespace: 'guarded', body: cm('free', { protect: 'no' }) });
+      await validating('protect', '/protect', protect, deleteRules);
+      await c.core.deleteNamespace({ name: 'guarded' });
+      const ns = await eventually(async () => {
+        const read = await c.core.readNamespace({ name: 'guarded' });
+        return read.status?.conditions?.some((x) => x.type === 'NamespaceDeletionContentFailure' && x.status === 'True') ? read : undefined;
+      }, 'the content failure condition');
+      expect(ns.status?.phase).to.equal('Terminating');
+      const conditions = Object.fromEntries((ns.status?.conditions ?? []).map((x) => [x.type, [x.status, x.reason, x.message]]));
+      expect(conditions.NamespaceDeletionContentFailure).to.deep.equal(['True', 'ContentDeletionFailed', `Failed to delete all resource types, 1 remaining: ${denied}`]);
+      expect(conditions.NamespaceContentRemaining).to.deep.equal(['True', 'SomeResourcesRemain', 'Some resources are remaining: configmaps. has 1 resource instances']);
+      expect(conditions.NamespaceDeletionDiscoveryFailure).to.deep.equal(['False', 'ResourcesDiscovered', 'All resources successfully discovered']);
+      const left = await c.core.listNamespacedConfigMap({ namespace: 'guarded' });
+      expect(left.items.map((i) => i.metadata?.name)).to.include('kept').and.not.include('free');
+      const asked = hooks.calls('/protect').find((r) => r.request.oldObject?.metadata?.name === 'kept')?.request;
+      expect((asked?.userInfo as { username: string }).username).to.equal('system:serviceaccount:kube-system:namespace-controller');
+      if (await kubectlAvailable()) {
+        const session = await kubectlSession(c.server);
+        try {
+          expect(await session.kubectl('get', 'namespace', 'guarded', '-o', 'jsonpath={.status.phase}')).to.equal('Terminating');
+        } finally {
+          await session.close();
+        }
+      }
+      hooks.handlers.set('/protect', allow);
+      await eventually(async () => (await raw(c.server, 'GET', '/api/v1/namespaces/guarded')).status === 404, 'the namespace to go once allowed', 10_000);
     });
   });
 });

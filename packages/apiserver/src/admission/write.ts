@@ -16,7 +16,11 @@ import type { WriteOptions, WriteResult } from '../api/core.js';
 import { ApiError, conflict, MODIFIED_CONFLICT } from '../api/errors.js';
 import type { JsonObject } from '../api/json.js';
 import { deepClone, isJsonObject } from '../api/json.js';
-import { resourceVersionOf } from '../api/meta.js';
+import type { DeleteAdmission } from '../api/admission-port.js';
+import { nameOf, namespaceOf, resourceVersionOf } from '../api/meta.js';
+import { present } from '../api/present.js';
+import type { Resolved } from '../api/registry.js';
+import { serviceAccountUser } from '../auth/index.js';
 import { replaceWithMutated, type AdmissionRequest, type AdmissionWebhooks } from './webhooks.js';
 
 const MAX_ATTEMPTS = 3;
@@ -114,4 +118,34 @@ export async function admittedDelete<T>(webhooks: AdmissionWebhooks, req: Admiss
   await webhooks.mutate(req, undefined, stored, warnings);
   await webhooks.validate(req, undefined, stored, warnings);
   return run();
+}
+
+/**
+ * The deletes of the server's own controllers (the garbage collector, the namespace controller)
+ * through admission, as the real ones delete through the API: a DELETE of the stored object by
+ * the kube-system ServiceAccount the controller runs as.
+ */
+export function controllerDeletes(webhooks: AdmissionWebhooks): DeleteAdmission {
+  const request = (r: Resolved, obj: JsonObject, controller: string): AdmissionRequest => ({
+    operation: 'DELETE',
+    resolved: r,
+    subresource: '',
+    namespace: r.type.namespaced ? namespaceOf(obj) : '',
+    name: nameOf(obj),
+    dryRun: false,
+    user: serviceAccountUser('kube-system', controller, undefined),
+    options: { kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1', propagationPolicy: 'Background' },
+  });
+  return {
+    covers: (r, obj) => webhooks.mayApply(request(r, obj, '')),
+    admit: async (r, obj, controller) => {
+      try {
+        await admittedDelete(webhooks, request(r, obj, controller), present(obj, r.apiVersion), () => undefined);
+        return undefined;
+      } catch (err) {
+        if (err instanceof ApiError) return err;
+        throw err;
+      }
+    },
+  };
 }

@@ -698,11 +698,20 @@ export class ApiCore {
     return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
   }
 
-  deleteCollection(r: Resolved, namespace: string | undefined, query: ListQuery, opts: DeleteOptions): JsonObject {
+  /**
+   * Deletes the matching objects one after another, as the real store's DeleteCollection; `admit`
+   * (admission of each item's DELETE) refuses by throwing, which ends the collection there: the
+   * items before it are deleted, the refused one and the rest stay, and the refusal is the answer.
+   */
+  async deleteCollection(r: Resolved, namespace: string | undefined, query: ListQuery, opts: DeleteOptions, admit?: (item: JsonObject) => Promise<void>): Promise<JsonObject> {
     const filter = this.compileFilter(r, query);
     const items = this.store.list(r.type.key, r.type.namespaced ? namespace : undefined).filter((o) => filter.matches(o));
     const deleted: JsonObject[] = [];
-    for (const item of items) {
+    for (const listed of items) {
+      // Admission answers over the network: the item may have changed or gone meanwhile.
+      const item = admit ? this.store.get(r.type.key, namespaceOf(listed), nameOf(listed)) : listed;
+      if (!item) continue;
+      if (admit) await admit(present(item, r.apiVersion, versionSchema(r)));
       try {
         const res = this.delete(r, namespaceOf(item), nameOf(item), { dryRun: opts.dryRun, propagationPolicy: opts.propagationPolicy });
         deleted.push(res.body.kind === 'Status' ? present(item, r.apiVersion, versionSchema(r)) : res.body);
