@@ -306,6 +306,30 @@ describe('admission webhooks under attack', function () {
       ]);
     });
 
+    it('a ValidatingAdmissionPolicy that refuses a DELETE keeps the item a DELETE of the collection reaches', async () => {
+      for (const [name, p] of [['vap-a', 'no'], ['vap-b', 'vap']] as const) await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm(name, { group: 'vap', protect: p }) });
+      await admission.createValidatingAdmissionPolicy({
+        body: {
+          metadata: { name: 'no-delete' },
+          spec: {
+            matchConstraints: { resourceRules: deleteRules },
+            validations: [{ expression: "!('protect' in oldObject.metadata.labels) || oldObject.metadata.labels['protect'] != 'vap'", message: 'protected by policy' }],
+          },
+        },
+      });
+      await admission.createValidatingAdmissionPolicyBinding({ body: { metadata: { name: 'no-delete-binding' }, spec: { policyName: 'no-delete', validationActions: ['Deny'] } } });
+      try {
+        const { code, status } = await failure(c.core.deleteCollectionNamespacedConfigMap({ namespace: 'default', labelSelector: 'group=vap' }));
+        expect(code).to.equal(422);
+        expect(String(status.message)).to.include("ValidatingAdmissionPolicy 'no-delete' with binding 'no-delete-binding' denied request: protected by policy");
+        const left = await c.core.listNamespacedConfigMap({ namespace: 'default', labelSelector: 'group=vap' });
+        expect(left.items.map((i) => i.metadata?.name)).to.deep.equal(['vap-b']);
+      } finally {
+        await admission.deleteValidatingAdmissionPolicyBinding({ name: 'no-delete-binding' });
+        await admission.deleteValidatingAdmissionPolicy({ name: 'no-delete' });
+      }
+    });
+
     it('is applied to the garbage collector: a dependent whose delete is refused stays, and goes once admission allows it', async () => {
       const owner = await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('gc-owner', { protect: 'no' }) });
       const ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'gc-owner', uid: String(owner.metadata?.uid) }];
