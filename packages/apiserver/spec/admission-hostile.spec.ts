@@ -344,6 +344,32 @@ describe('admission webhooks under attack', function () {
       await eventually(async () => (await raw(c.server, 'GET', '/api/v1/namespaces/default/configmaps/gc-dependent')).status === 404, 'the dependent to be collected once allowed', 10_000);
     });
 
+    it('the garbage collector looks again at a dependent that changed while admission decided: one that gained a live owner stays', async () => {
+      const gone = await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('gc-gone-owner', {}) });
+      const live = await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('gc-live-owner', {}) });
+      const ref = (o: k8s.V1ConfigMap): k8s.V1OwnerReference => ({ apiVersion: 'v1', kind: 'ConfigMap', name: String(o.metadata?.name), uid: String(o.metadata?.uid) });
+      await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('gc-adopted', { watched: 'yes' }, { ownerReferences: [ref(gone)] }) });
+      await validating('adopt', '/adopt', async (r) => {
+        if (r.request.oldObject?.metadata?.name !== 'gc-adopted') return allow(r);
+        // While admission decides, the dependent is adopted by an owner that lives.
+        await c.core.patchNamespacedConfigMap({ name: 'gc-adopted', namespace: 'default', body: { metadata: { ownerReferences: [ref(gone), ref(live)] } } }, mergePatch);
+        return allow(r);
+      }, deleteRules);
+      await c.core.deleteNamespacedConfigMap({ name: 'gc-gone-owner', namespace: 'default' });
+      await eventually(() => hooks.calls('/adopt').some((r) => r.request.oldObject?.metadata?.name === 'gc-adopted'), 'the garbage collector to ask admission');
+      await eventually(async () => {
+        const read = await c.core.readNamespacedConfigMap({ name: 'gc-adopted', namespace: 'default' });
+        return read.metadata?.ownerReferences?.length === 1 && read.metadata.ownerReferences[0]?.uid === live.metadata?.uid;
+      }, 'the reference to the deleted owner to be dropped');
+      // A later collection through the same webhook, done once the answer above has long been handled.
+      const later = await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('gc-later-owner', {}) });
+      await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('gc-later', {}, { ownerReferences: [ref(later)] }) });
+      await c.core.deleteNamespacedConfigMap({ name: 'gc-later-owner', namespace: 'default' });
+      await eventually(async () => (await raw(c.server, 'GET', '/api/v1/namespaces/default/configmaps/gc-later')).status === 404, 'the later dependent to be collected');
+      const kept = await c.core.readNamespacedConfigMap({ name: 'gc-adopted', namespace: 'default' });
+      expect(kept.metadata?.ownerReferences?.map((o) => o.name)).to.deep.equal(['gc-live-owner']);
+    });
+
     it('is applied to namespace deletion: the namespace stays Terminating with a NamespaceDeletionContentFailure condition until admission allows', async () => {
       await c.core.createNamespace({ body: { metadata: { name: 'guarded' } } });
       await c.core.createNamespacedConfigMap({ namespace: 'guarded', body: cm('kept', { protect: 'yes' }) });

@@ -8,7 +8,8 @@ import type { GeneratedTls } from '../src/http/tls.js';
 
 export type Review = { request: Record<string, unknown> & { uid: string; object?: Record<string, any>; oldObject?: Record<string, any> } };
 export type Answer = Record<string, unknown> | 'hang' | { raw: string };
-export type Handler = (review: Review) => Answer;
+/** A handler may take its time (a promise): the answer goes out when it settles. */
+export type Handler = (review: Review) => Answer | Promise<Answer>;
 
 export const b64 = (s: string): string => Buffer.from(s).toString('base64');
 export const allow = (r: Review, extra: Record<string, unknown> = {}): Answer => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: r.request.uid, allowed: true, ...extra } });
@@ -38,13 +39,14 @@ export class WebhookServer {
         const path = new URL(req.url ?? '/', 'https://x').pathname;
         const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Review;
         self!.reviews.push({ path, review });
-        const answer = (self!.handlers.get(path) ?? allow)(review);
-        if (answer === 'hang') {
-          self!.hanging.add(res);
-          return;
-        }
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end('raw' in answer && typeof answer.raw === 'string' ? answer.raw : JSON.stringify(answer));
+        void Promise.resolve((self!.handlers.get(path) ?? allow)(review)).then((answer) => {
+          if (answer === 'hang') {
+            self!.hanging.add(res);
+            return;
+          }
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('raw' in answer && typeof answer.raw === 'string' ? answer.raw : JSON.stringify(answer));
+        });
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -11,7 +11,7 @@ import type { DeleteAdmission } from '../api/admission-port.js';
 import type { ApiCore, PropagationPolicy } from '../api/core.js';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '../api/core.js';
 import { isJsonObject, type JsonObject } from '../api/json.js';
-import { finalizersOf, isBeingDeleted, metaOf, nameOf, namespaceOf, ownerRefsOf, uidOf, type OwnerRef } from '../api/meta.js';
+import { finalizersOf, isBeingDeleted, metaOf, nameOf, namespaceOf, ownerRefsOf, resourceVersionOf, uidOf, type OwnerRef } from '../api/meta.js';
 import { WorkQueue } from '../api/work-queue.js';
 import type { Registry } from '../api/registry.js';
 import type { ObjectRef, Store, StoreEvent } from '../api/store.js';
@@ -19,6 +19,8 @@ import type { ObjectRef, Store, StoreEvent } from '../api/store.js';
 const GC_MANAGER = 'generic-garbage-collector';
 /** The kube-system ServiceAccount the real garbage collector deletes as. */
 const GC_ACCOUNT = 'generic-garbage-collector';
+/** Deletes the collector asks admission about at once (the real one runs 20 delete workers). */
+const GC_WORKERS = 20;
 
 function refKey(kind: string, r: ObjectRef): string {
   return `${kind}\u0000${r.resource}\u0000${r.namespace}\u0000${r.name}`;
@@ -35,6 +37,9 @@ export class GarbageCollector {
   private readonly unsubscribe: () => void;
   /** Uids of dependents whose DELETE admission is deciding on. */
   private readonly admitting = new Set<string>();
+  /** Admissions under way, at most GC_WORKERS; the others wait their turn. */
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
   private closed = false;
 
   constructor(
@@ -190,19 +195,31 @@ export class GarbageCollector {
     }
     if (this.admitting.has(uid)) return;
     this.admitting.add(uid);
+    const admission = this.admission;
     const decided = (refusal: unknown): void => {
       this.admitting.delete(uid);
+      this.running--;
+      this.waiting.shift()?.();
       if (this.closed) return;
-      if (refusal) this.queue.retryLater(retryKey);
-      else {
-        this.queue.forget(retryKey);
-        this.core.deleteInternal(ref.resource, ref.namespace, ref.name, policy, uid);
+      if (refusal) {
+        this.queue.retryLater(retryKey);
+        return;
       }
+      this.queue.forget(retryKey);
+      // Admission answered for the object as it was: one changed meanwhile (an owner added) is looked at again.
+      const now = this.store.get(ref.resource, ref.namespace, ref.name);
+      if (now && resourceVersionOf(now) !== resourceVersionOf(dep)) this.queue.add(retryKey);
+      else this.core.deleteInternal(ref.resource, ref.namespace, ref.name, policy, uid);
     };
-    this.admission.admit(r, dep, GC_ACCOUNT).then(decided, (err: unknown) => {
-      console.error(`rxkube apiserver: garbage collector failed to admit the delete of ${ref.resource} ${ref.namespace}/${ref.name}`, err);
-      decided(err ?? true);
-    });
+    const start = (): void => {
+      this.running++;
+      admission.admit(r, dep, GC_ACCOUNT).then(decided, (err: unknown) => {
+        console.error(`rxkube apiserver: garbage collector failed to admit the delete of ${ref.resource} ${ref.namespace}/${ref.name}`, err);
+        decided(err ?? true);
+      });
+    };
+    if (this.running < GC_WORKERS) start();
+    else this.waiting.push(start);
   }
 
   private isForegroundDeleting(r: OwnerRef, dep: JsonObject): boolean {
@@ -212,6 +229,7 @@ export class GarbageCollector {
 
   close(): void {
     this.closed = true;
+    this.waiting.splice(0);
     this.unsubscribe();
     this.queue.close();
   }

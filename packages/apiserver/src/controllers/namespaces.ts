@@ -6,7 +6,7 @@
 import type { DeleteAdmission } from '../api/admission-port.js';
 import type { ApiCore } from '../api/core.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../api/json.js';
-import { finalizersOf, isBeingDeleted, nameOf, namespaceOf, timestamp, uidOf } from '../api/meta.js';
+import { finalizersOf, isBeingDeleted, nameOf, namespaceOf, resourceVersionOf, timestamp, uidOf } from '../api/meta.js';
 import { WorkQueue } from '../api/work-queue.js';
 import type { Registry, Resolved } from '../api/registry.js';
 import type { Store, StoreEvent } from '../api/store.js';
@@ -164,7 +164,10 @@ export class NamespaceController {
             failures.push(refusal.message);
             break;
           }
-          this.core.deleteInternal(r.type.key, namespace, nameOf(obj), 'Background', uidOf(obj));
+          // Admission answered for the object as it was; one changed meanwhile waits for the next pass.
+          const now = this.store.get(r.type.key, namespace, nameOf(obj));
+          if (now && resourceVersionOf(now) !== resourceVersionOf(obj)) this.again.add(namespace);
+          else this.core.deleteInternal(r.type.key, namespace, nameOf(obj), 'Background', uidOf(obj));
         }
       }
     };
