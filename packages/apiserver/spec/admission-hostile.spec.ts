@@ -370,6 +370,34 @@ describe('admission webhooks under attack', function () {
       expect(kept.metadata?.ownerReferences?.map((o) => o.name)).to.deep.equal(['gc-live-owner']);
     });
 
+    it('the garbage collector asks admission about at most 20 deletes at once', async () => {
+      const owner = await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('gc-many-owner', {}) });
+      const ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'gc-many-owner', uid: String(owner.metadata?.uid) }];
+      for (let i = 0; i < 30; i++) await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm(`gc-many-${i}`, { many: 'yes' }, { ownerReferences }) });
+      let inFlight = 0;
+      let peak = 0;
+      const held: (() => void)[] = [];
+      await validating('slow', '/slow', async (r) => {
+        if (r.request.oldObject?.metadata?.labels?.many !== 'yes') return allow(r);
+        inFlight++;
+        peak = Math.max(peak, inFlight);
+        await new Promise<void>((resolve) => held.push(resolve));
+        inFlight--;
+        return allow(r);
+      }, deleteRules);
+      await c.core.deleteNamespacedConfigMap({ name: 'gc-many-owner', namespace: 'default' });
+      await eventually(() => held.length === 20, 'twenty deletes to be asked about');
+      // Another turn for any more the collector would ask about at once.
+      await c.core.listNamespacedConfigMap({ namespace: 'default' });
+      expect(held).to.have.length(20);
+      const release = async (): Promise<boolean> => {
+        held.splice(0).forEach((go) => go());
+        return (await c.core.listNamespacedConfigMap({ namespace: 'default', labelSelector: 'many=yes' })).items.length === 0;
+      };
+      await eventually(release, 'every dependent to be collected', 10_000);
+      expect(peak).to.equal(20);
+    });
+
     it('is applied to namespace deletion: the namespace stays Terminating with a NamespaceDeletionContentFailure condition until admission allows', async () => {
       await c.core.createNamespace({ body: { metadata: { name: 'guarded' } } });
       await c.core.createNamespacedConfigMap({ namespace: 'guarded', body: cm('kept', { protect: 'yes' }) });
