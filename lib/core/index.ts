@@ -33,3 +33,4 @@ export {
   type StatusCondition,
   type StatusConditionInput,
 } from './conditions.js';
+export { jsonDepth, MAX_JSON_DEPTH, requestPath } from './http-input.js';

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { Subject, type Observable, type Subscription } from 'rxjs';
-import { ConfigurationError, isRecord, requireKnownKeys } from '../core/index.js';
+import { ConfigurationError, isRecord, requestPath, requireKnownKeys } from '../core/index.js';
 import { createLogger, type Logger } from '../observe/index.js';
 import { admissionRequest, admissionReview, MalformedReviewError, type AdmissionAnswer, type AdmissionRequest, type AnyAdmissionWebhook } from './admission.js';
 import { MalformedConversionError, reviewConversion, type ConversionWebhook } from './conversion.js';
@@ -294,7 +294,9 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   };
 
   const server: Server = createServer({ cert: tls.pem.cert, key: tls.pem.key, requestTimeout: settings.requestTimeoutMs + 5_000 }, (req, res) => {
-    const path = new URL(req.url ?? '/', 'https://localhost').pathname;
+    // A request line such as `GET //[ HTTP/1.1` is no URL: answered 400 as Go's net/http does, never thrown.
+    const path = requestPath(req.url);
+    if (path === undefined) return sendText(res, 400, 'malformed request target\n', true);
     if (path === '/healthz' || path === '/readyz') {
       const ok = path === '/healthz' || !closing;
       return sendText(res, ok ? 200 : 503, ok ? 'ok\n' : 'shutting down\n');

@@ -24,6 +24,7 @@ import {
   type DevelopmentTls,
   type WebhookServer,
 } from '../../lib/webhooks/index.js';
+import { exchange } from '../fuzz/listener-fuzz.js';
 import { aGreeting, greeting, v1Spoke, type Greeting, type GreetingV2 } from './fixtures.js';
 
 const logger = createLogger({ level: 'silent' });
@@ -97,6 +98,17 @@ describe('webhooks: the HTTPS server', function () {
       expect(broken.text).to.match(/webhook validate.greetings.example.com failed: boom/);
       const malformed = await post(server, server.caBundle!, validating.path, '{not json');
       expect(malformed.status).to.equal(400);
+    });
+
+    it('a request target that is no URL (GET //[ HTTP/1.1) is HTTP 400, and the server serves on', async () => {
+      const url = new URL(server.url);
+      for (const line of ['GET //[ HTTP/1.1', 'GET http://[ HTTP/1.1', `POST http://[::1${validating.path} HTTP/1.1`]) {
+        const answers = await exchange({ host: url.hostname, port: Number(url.port), tls: true }, { writes: [Buffer.from(`${line}\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n`)] });
+        expect(answers.map((a) => a.status), line).to.deep.equal([400]);
+        expect(answers[0]?.body.toString()).to.match(/malformed request target/);
+      }
+      const ok = await post(server, server.caBundle!, validating.path, admissionReviewFor({ operation: 'CREATE', object: aGreeting({ message: 'hi' }), uid: 'after' }));
+      expect(ok.json().response).to.include({ uid: 'after', allowed: true });
     });
 
     it('a body over the limit is HTTP 413', async () => {
