@@ -120,9 +120,13 @@ export function validate<T extends KubernetesObject>(handler: ValidateHandler<T>
  */
 export function mutate<T extends KubernetesObject>(handler: MutateHandler<T>): OperatorFunction<AdmissionRequest<T>, AdmissionAnswer> {
   return mergeMap((request) => {
-    // The handler gets a copy, so a handler that edits in place still leaves the original to diff against.
-    const original = request.object === undefined ? undefined : (JSON.parse(JSON.stringify(request.object)) as T);
-    return defer(() => from(Promise.resolve().then(() => handler(request)))).pipe(
+    let original: T | undefined;
+    // Inside defer: a request that cannot be copied (nested too deep) fails alone, not the webhook's pipeline.
+    return defer(() => {
+      // The handler gets a copy, so a handler that edits in place still leaves the original to diff against.
+      original = request.object === undefined ? undefined : (JSON.parse(JSON.stringify(request.object)) as T);
+      return from(Promise.resolve().then(() => handler(request)));
+    }).pipe(
       map((answer): AdmissionAnswer => {
         if (isRecord(answer) && 'object' in answer) {
           const ops = jsonPatch(original, (answer as AdmissionMutation<T>).object);
