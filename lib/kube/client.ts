@@ -1,4 +1,5 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { isRecord } from '../core/index.js';
 import {
   apiVersionPath,
   resolveDescriptor,
@@ -201,8 +202,9 @@ export function resourceClient<T extends KubernetesObject = KubernetesObject>(
     return { ...obj, apiVersion: d.apiVersion, kind: d.kind };
   };
 
+  // An item that is no object is left as it came, for the caller to name (an informer refuses the list).
   const fillTypeMeta = (obj: T): T =>
-    obj.apiVersion && obj.kind ? obj : { ...obj, apiVersion: obj.apiVersion ?? d.apiVersion, kind: obj.kind ?? d.kind };
+    !isRecord(obj) || (obj.apiVersion && obj.kind) ? obj : { ...obj, apiVersion: obj.apiVersion ?? d.apiVersion, kind: obj.kind ?? d.kind };
 
   const writeQuery = (o: WriteOptions | undefined) => ({
     fieldManager: o?.fieldManager,
