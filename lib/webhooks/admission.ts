@@ -6,7 +6,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { catchError, defer, from, map, mergeMap, of, type Observable, type OperatorFunction } from 'rxjs';
-import { ConfigurationError, isRecord, type MaybePromise } from '../core/index.js';
+import { ConfigurationError, describeValue, isRecord, type MaybePromise } from '../core/index.js';
 import { resolveDescriptor, type ResolvedDescriptor, type ResourceDescriptor } from '../kube/index.js';
 import { jsonPatch, type JsonPatchOp } from './json-patch.js';
 
@@ -148,7 +148,7 @@ function withPatch(response: AdmissionResponse, ops: readonly JsonPatchOp[]): Ad
 
 function checkVerdict(verdict: unknown): AdmissionVerdict {
   if (!isRecord(verdict) || typeof verdict['allowed'] !== 'boolean') {
-    throw new TypeError(`the handler answered ${JSON.stringify(verdict)}: answer allow(), deny(message) or { allowed, message }`);
+    throw new TypeError(`the handler answered ${describeValue(verdict)}: answer allow(), deny(message) or { allowed, message }`);
   }
   if (verdict['allowed'] === false && typeof verdict['message'] !== 'string') throw new TypeError('a denial needs a message (deny(message))');
   return verdict as AdmissionVerdict;
