@@ -85,6 +85,14 @@ export interface WorkflowCleanupResult extends WorkflowResultBase {
 
 export type WorkflowResult = WorkflowReconcileResult | WorkflowCleanupResult;
 
+/** An `AggregatedOperatorError` as logs and JSON write it: messages only (a Secret's values in them blanked), no objects. */
+export interface WorkflowErrorSummary {
+  readonly name: string;
+  readonly message: string;
+  /** Each failed dependent's error: its class name and message. */
+  readonly byDependent: Readonly<Record<string, { readonly type: string; readonly message: string }>>;
+}
+
 /**
  * Several dependents failed (or one): every error, by dependent name. An `AggregateError`, so
  * `errors` lists them too; `result` is the whole workflow result.
@@ -107,10 +115,10 @@ export class AggregatedOperatorError extends AggregateError {
   }
 
   /** What a log line or a serializer writes: the message and each dependent's error by its type and message, no objects. */
-  toJSON(): { name: string; message: string; byDependent: Record<string, { type: string; message: string }> } {
+  toJSON(): WorkflowErrorSummary {
     const secrets = secretValuesWithin(this.result?.dependents);
     const byDependent = [...this.byDependent].map(([name, error]) => [name, { type: error instanceof Error ? error.name : typeof error, message: messageOf(error, secrets) }]);
-    return { name: this.name, message: this.message, byDependent: Object.fromEntries(byDependent) as Record<string, { type: string; message: string }> };
+    return { name: this.name, message: this.message, byDependent: Object.fromEntries(byDependent) as WorkflowErrorSummary['byDependent'] };
   }
 }
 
