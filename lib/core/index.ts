@@ -34,4 +34,4 @@ export {
   type StatusConditionInput,
 } from './conditions.js';
 export { jsonDepth, MAX_JSON_DEPTH, requestPath } from './http-input.js';
-export { isKubernetesObject, objectReference, REDACTED, redactJson, redactText, secretValues, secretValuesWithin, type ObjectReference } from './redact.js';
+export { isKubernetesObject, objectReference, redactJson, redactText, secretValues, secretValuesWithin } from './redact.js';
