@@ -188,7 +188,10 @@ function redactingSecretValues(request: RequestFn): RequestFn {
       const values = secretValues(req.body, true);
       if (values.length === 0) throw error;
       if (error instanceof KubeApiError) throw new KubeApiError(error.code, redactJson(error.body, values), error.headers, error.request);
-      if (error instanceof Error) error.message = redactText(error.message, values);
+      if (error instanceof Error) {
+        error.message = redactText(error.message, values);
+        if (error.stack !== undefined) error.stack = redactText(error.stack, values);
+      }
       throw error;
     }
   };
