@@ -15,7 +15,7 @@ import { Auth, bootstrapClusterRoleBindings, bootstrapClusterRoles, CLUSTER_ROLE
 import { GarbageCollector } from './controllers/gc.js';
 import { NamespaceController, NAMESPACES_KEY } from './controllers/namespaces.js';
 import { startSimulation } from './controllers/simulators.js';
-import { AdmissionWebhooks, ConversionWebhooks } from './admission/index.js';
+import { AdmissionWebhooks, controllerDeletes, ConversionWebhooks } from './admission/index.js';
 import { Faults } from './http/faults.js';
 import { RequestLog } from './http/request-log.js';
 import type { ApiServerOptions } from './options.js';
@@ -53,6 +53,9 @@ export function assembleParts(options: ApiServerOptions, journal: Journal | unde
   const core = new ApiCore(store, registry, patchEngine, { continueTtlMs: options.continueTtlMs, now: clock && (() => new Date(clock.now())) });
   const hub = new WatchHub(store, { bookmarkIntervalMs: options.bookmarkIntervalMs });
   const terminating = new Set<string>();
+  const admission = new AdmissionWebhooks(store, registry, options.webhookServices);
+  // The controllers inside delete through admission, as the real ones delete through the API.
+  const deletes = controllerDeletes(admission);
   return {
     store,
     registry,
@@ -60,14 +63,14 @@ export function assembleParts(options: ApiServerOptions, journal: Journal | unde
     hub,
     terminating,
     crds: new CrdController(core, registry, store, hub, terminating),
-    gc: new GarbageCollector(core, store, registry),
-    namespaces: new NamespaceController(core, store, registry),
+    gc: new GarbageCollector(core, store, registry, deletes),
+    namespaces: new NamespaceController(core, store, registry, deletes),
     simulation: options.simulate ? startSimulation(core, store, options.simulate) : undefined,
     aggregator: new ClusterRoleAggregator(core, store),
     auth: new Auth(store, { adminToken: options.token }),
     faults: new Faults(store, hub, options.random),
     requests: new RequestLog(),
-    admission: new AdmissionWebhooks(store, registry, options.webhookServices),
+    admission,
     conversion: new ConversionWebhooks(store, registry, options.webhookServices),
     journal,
   };

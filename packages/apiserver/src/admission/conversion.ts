@@ -11,7 +11,8 @@ import { randomUUID } from 'node:crypto';
 import { CRD_KEY } from '../api/crds.js';
 import { ApiError, internalError } from '../api/errors.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
+import { deepClone, isJsonObject } from '../api/json.js';
+import { validateAnnotations, validateLabels } from '../api/validation.js';
 import type { Registry, Resolved } from '../api/registry.js';
 
 import type { Store } from '../api/store.js';
@@ -30,8 +31,15 @@ export interface ConversionPlan {
   toStorage(objects: JsonObject[]): Promise<JsonObject[]>;
 }
 
-/** Fields of metadata a conversion may not change (labels and annotations it may). */
-const FIXED_META = ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp'];
+/** Fields of metadata a conversion must hand back unchanged (validateConvertedObject). */
+const CHECKED_META = [
+  ['name', 'name'],
+  ['namespace', 'namespace'],
+  ['uid', 'UID'],
+] as const;
+
+/** Fields of metadata a conversion may change; the rest is restored from the original (restoreObjectMeta). */
+const CONVERTIBLE_META = ['labels', 'annotations'] as const;
 
 export class ConversionWebhooks {
   constructor(
@@ -90,10 +98,46 @@ function checkConverted(c: JsonValue, original: JsonObject, to: Resolved, index:
   if (c.kind !== original.kind) throw invalid(`invalid kind ${JSON.stringify(c.kind ?? '')}, expected ${JSON.stringify(original.kind)}`);
   const was = isJsonObject(original.metadata) ? original.metadata : {};
   const now = isJsonObject(c.metadata) ? c.metadata : {};
-  for (const f of FIXED_META) {
-    if (JSON.stringify(was[f] ?? null) !== JSON.stringify(now[f] ?? null)) throw invalid(`must not change metadata.${f}`);
+  for (const [f, shown] of CHECKED_META) {
+    const before = typeof was[f] === 'string' ? was[f] : '';
+    const after = typeof now[f] === 'string' ? now[f] : '';
+    if (before !== after) throw invalid(`must have the same ${shown}: ${before} != ${after}`);
   }
-  return c;
+  return { ...c, metadata: restoredMeta(was, c.metadata, (why) => internalError(`conversion webhook for ${gvk} returned invalid metadata in object at index ${index}: ${why}`)) };
+}
+
+/**
+ * The original metadata with the converted object's labels and annotations, as the real server's
+ * restoreObjectMeta keeps them: a webhook may relabel an object, never change its finalizers,
+ * owners, managedFields or anything else the server or other clients rely on.
+ */
+function restoredMeta(original: JsonObject, converted: JsonValue | undefined, invalid: (why: string) => ApiError): JsonObject {
+  if (converted === undefined) throw invalid('missing metadata in converted object');
+  if (!isJsonObject(converted)) throw invalid(`invalid metadata of type ${goTypeOf(converted)} in converted object`);
+  const meta = deepClone(original);
+  for (const f of CONVERTIBLE_META) {
+    const value = converted[f];
+    if (value === undefined || value === null) {
+      delete meta[f];
+      continue;
+    }
+    if (!isJsonObject(value)) throw invalid(`invalid metadata.${f} of type ${goTypeOf(value)} in converted object`);
+    for (const [k, v] of Object.entries(value)) if (typeof v !== 'string') throw invalid(`metadata.${f}[${k}] must be a string, but is ${goTypeOf(v)} in converted object`);
+    const causes = f === 'labels' ? validateLabels(value, 'metadata.labels') : validateAnnotations(value, 'metadata.annotation');
+    const listed = causes.map((x) => `${x.field}: ${x.message}`);
+    if (listed.length) throw invalid(listed.length > 1 ? `[${listed.join(', ')}]` : String(listed[0]));
+    meta[f] = value;
+  }
+  return meta;
+}
+
+/** The Go type a JSON value decodes to, as the real server's messages name it. */
+function goTypeOf(v: JsonValue): string {
+  if (Array.isArray(v)) return '[]interface {}';
+  if (v === null) return '<nil>';
+  if (typeof v === 'number') return 'float64';
+  if (typeof v === 'boolean') return 'bool';
+  return typeof v === 'string' ? 'string' : 'map[string]interface {}';
 }
 
 

@@ -9,6 +9,7 @@
  * themselves are never sent to webhooks (so a broken webhook cannot lock itself in).
  */
 import { randomUUID } from 'node:crypto';
+import { builtinDefinitionName, decodeBuiltin } from '../api/builtin-schema.js';
 import { ApiError, badRequest, internalError } from '../api/errors.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { deepEqual, isJsonObject } from '../api/json.js';
@@ -256,6 +257,7 @@ export class AdmissionWebhooks {
           if (patched.apiVersion !== sent.object.apiVersion || patched.kind !== sent.object.kind) {
             throw internalError(`admission webhook ${JSON.stringify(inv.name)} changed the object's apiVersion or kind to ${JSON.stringify(`${String(patched.apiVersion)}, Kind=${String(patched.kind)}`)}`);
           }
+          decodeAsGoWould(req, inv.version, patched);
           changed = !deepEqual(patched, sent.object);
           current = present(patched, req.resolved.apiVersion);
         }
@@ -295,6 +297,20 @@ export class AdmissionWebhooks {
     const refused = outcomes.find((o) => o.error !== undefined);
     if (refused?.error) throw refused.error;
   }
+}
+
+/**
+ * A built-in object a webhook patched, decoded into its Go type as the real dispatcher decodes it
+ * (in the version the webhook was called at): a value of the wrong type is an internal error,
+ * whatever the failurePolicy, and fields the type does not declare are dropped without a word.
+ */
+function decodeAsGoWould(req: AdmissionRequest, version: string, patched: JsonObject): void {
+  const t = req.resolved.type;
+  if (t.custom) return;
+  const definition = builtinDefinitionName(t.group, version, t.kind);
+  if (definition === undefined) return;
+  const { typeError } = decodeBuiltin(patched, definition);
+  if (typeError !== undefined) throw internalError(typeError);
 }
 
 /** A webhook's JSONPatch applied; a patch that does not apply is an internal error, as the real server's. */

@@ -13,10 +13,14 @@
  * Writes no webhook's rules cover take the direct path.
  */
 import type { WriteOptions, WriteResult } from '../api/core.js';
-import { conflict, MODIFIED_CONFLICT } from '../api/errors.js';
+import { ApiError, conflict, MODIFIED_CONFLICT } from '../api/errors.js';
 import type { JsonObject } from '../api/json.js';
-import { deepClone } from '../api/json.js';
-import { resourceVersionOf } from '../api/meta.js';
+import { deepClone, isJsonObject } from '../api/json.js';
+import type { DeleteAdmission } from '../api/admission-port.js';
+import { nameOf, namespaceOf, resourceVersionOf } from '../api/meta.js';
+import { present } from '../api/present.js';
+import type { Resolved } from '../api/registry.js';
+import { serviceAccountUser } from '../auth/index.js';
 import { replaceWithMutated, type AdmissionRequest, type AdmissionWebhooks } from './webhooks.js';
 
 const MAX_ATTEMPTS = 3;
@@ -54,38 +58,57 @@ export async function admittedWrite(webhooks: AdmissionWebhooks, req: AdmissionR
     // A write that never reached admission (none is known today) is written as it is.
     if (!captured) return run(opts);
     const { old } = captured;
-    const sent = captured.obj;
-    // A create from generateName: webhooks see no name yet, as on the real server.
-    const generated = req.operation === 'CREATE' && req.name === '';
-    const shown = generated ? withoutName(sent) : sent;
     const operation = old === undefined ? 'CREATE' : req.operation;
+    // A create from generateName: webhooks see no name yet, as on the real server.
+    const generated = operation === 'CREATE' && req.name === '';
+    // Mutating webhooks see a create before the server draws its identity, as on the real server.
+    const shown = operation === 'CREATE' ? withoutIdentity(captured.obj, generated) : captured.obj;
     const request: AdmissionRequest = { ...req, operation, name: generated ? '' : req.name };
     const warnings: string[] = [];
     const mutated = (await webhooks.mutate(request, shown, old, warnings)) ?? shown;
+    /** The name, uid and creation time the preview drew: the write stores what was validated. */
+    let identity: JsonObject | undefined;
     const swap = (obj: JsonObject, current: JsonObject | undefined): void => {
       if ((current && resourceVersionOf(current)) !== (old && resourceVersionOf(old))) throw STALE;
       const name = (obj.metadata as JsonObject | undefined)?.name;
       replaceWithMutated(obj, mutated);
-      if (generated) (obj.metadata as JsonObject).name = name ?? null;
+      const meta = obj.metadata as JsonObject;
+      if (generated) meta.name = name ?? null;
+      if (identity) Object.assign(meta, identity);
       check?.(obj, current);
     };
     try {
       const preview = run({ ...opts, dryRun: true, warnings: [], admit: swap });
-      await webhooks.validate({ ...request, name: generated ? String((preview.body.metadata as JsonObject | undefined)?.name ?? '') : request.name }, preview.body, old, warnings);
+      const previewMeta = (preview.body.metadata ?? {}) as JsonObject;
+      if (operation === 'CREATE') identity = pick(previewMeta, generated ? ['name', ...IDENTITY] : IDENTITY);
+      await webhooks.validate({ ...request, name: generated ? String(previewMeta.name ?? '') : request.name }, preview.body, old, warnings);
       const result = opts.dryRun ? preview : run({ ...opts, admit: swap });
       opts.warnings?.push(...warnings);
       return result;
     } catch (err) {
-      if (err !== STALE) throw err;
-      if (attempt >= MAX_ATTEMPTS) throw conflict({ group: req.resolved.type.group, plural: req.resolved.type.plural }, req.name, MODIFIED_CONFLICT);
+      // A generated name taken since the preview: drawn again, and admitted again (createWithGenerateNameRetry).
+      const nameTaken = generated && err instanceof ApiError && err.reason === 'AlreadyExists';
+      if (err !== STALE && !nameTaken) throw err;
+      if (attempt >= MAX_ATTEMPTS) throw nameTaken ? err : conflict({ group: req.resolved.type.group, plural: req.resolved.type.plural }, req.name, MODIFIED_CONFLICT);
     }
   }
 }
 
-function withoutName(obj: JsonObject): JsonObject {
+/** What the server draws for a new object, besides a generated name. */
+const IDENTITY = ['uid', 'creationTimestamp'];
+
+/** A create as the mutating webhooks see it: no uid or creation time (nor a generated name) yet. */
+function withoutIdentity(obj: JsonObject, generated: boolean): JsonObject {
   const copy = deepClone(obj);
-  if (copy.metadata && typeof copy.metadata === 'object' && !Array.isArray(copy.metadata)) delete (copy.metadata as JsonObject).name;
+  if (!isJsonObject(copy.metadata)) return copy;
+  for (const key of generated ? ['name', ...IDENTITY] : IDENTITY) delete copy.metadata[key];
   return copy;
+}
+
+function pick(meta: JsonObject, keys: string[]): JsonObject {
+  const out: JsonObject = {};
+  for (const key of keys) if (meta[key] !== undefined) out[key] = meta[key];
+  return out;
 }
 
 /** A delete through admission: the webhooks see the stored object as oldObject. */
@@ -95,4 +118,34 @@ export async function admittedDelete<T>(webhooks: AdmissionWebhooks, req: Admiss
   await webhooks.mutate(req, undefined, stored, warnings);
   await webhooks.validate(req, undefined, stored, warnings);
   return run();
+}
+
+/**
+ * The deletes of the server's own controllers (the garbage collector, the namespace controller)
+ * through admission, as the real ones delete through the API: a DELETE of the stored object by
+ * the kube-system ServiceAccount the controller runs as.
+ */
+export function controllerDeletes(webhooks: AdmissionWebhooks): DeleteAdmission {
+  const request = (r: Resolved, obj: JsonObject, controller: string): AdmissionRequest => ({
+    operation: 'DELETE',
+    resolved: r,
+    subresource: '',
+    namespace: r.type.namespaced ? namespaceOf(obj) : '',
+    name: nameOf(obj),
+    dryRun: false,
+    user: serviceAccountUser('kube-system', controller, undefined),
+    options: { kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1', propagationPolicy: 'Background' },
+  });
+  return {
+    covers: (r, obj) => webhooks.mayApply(request(r, obj, '')),
+    admit: async (r, obj, controller) => {
+      try {
+        await admittedDelete(webhooks, request(r, obj, controller), present(obj, r.apiVersion), () => undefined);
+        return undefined;
+      } catch (err) {
+        if (err instanceof ApiError) return err;
+        throw err;
+      }
+    },
+  };
 }

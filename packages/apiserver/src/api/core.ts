@@ -296,13 +296,44 @@ export class ApiCore {
     type.strategy.prepareForCreate?.(obj, ctx);
     if (type.custom && r.version.statusSubresource) delete obj.status;
     type.strategy.defaults?.(obj);
-    schemaOpts.admit?.(obj, undefined);
+    const admitted = schemaOpts.admit ? this.admitCreate(r, obj, namespace, name, schemaOpts.admit, ctx) : { meta, name };
     const invalidCauses = [...this.checkSchema(r, obj, schemaOpts), ...(type.strategy.validate?.(obj, undefined) ?? [])];
-    if (invalidCauses.length) throw invalid(type.group, type.kind, name, invalidCauses);
-    if (managedFields !== undefined) meta.managedFields = managedFields;
+    if (invalidCauses.length) throw invalid(type.group, type.kind, admitted.name, invalidCauses);
+    if (managedFields !== undefined) admitted.meta.managedFields = managedFields;
     else this.setManagedFields(obj, this.engine.trackUpdate({ old: undefined, updated: obj, manager, apiVersion: r.apiVersion, now: ctx.now }, type));
     if (dryRun) return present(obj, r.apiVersion, versionSchema(r));
     return present(this.store.insert(type.key, this.toStorage(type, obj)), r.apiVersion, versionSchema(r));
+  }
+
+  /**
+   * Admission of a create (`admit`: the mutating webhooks' object swapped in, then checks), and
+   * what the real server does with the object it hands back: the store writes under the request's
+   * namespace (another is 400, as BeforeCreate answers) and under the object's name, which takes no
+   * name already taken (409) and is checked as a body's would be. The strategy prepares it again,
+   * as the real server's runs after mutating admission: a status it may not set is dropped.
+   * Returns the metadata and name of the object to store.
+   */
+  private admitCreate(
+    r: Resolved,
+    obj: JsonObject,
+    namespace: string,
+    name: string,
+    admit: NonNullable<WriteOptions['admit']>,
+    ctx: StrategyContext,
+  ): { meta: JsonObject; name: string } {
+    const type = r.type;
+    admit(obj, undefined);
+    type.strategy.prepareForCreate?.(obj, ctx);
+    if (type.custom && r.version.statusSubresource) delete obj.status;
+    type.strategy.defaults?.(obj);
+    const meta = metaOf(obj);
+    this.checkNamespace(type, meta, namespace);
+    const admittedName = typeof meta.name === 'string' ? meta.name : '';
+    if (!admittedName) throw invalid(type.group, type.kind, '', [fieldRequired('metadata.name', 'name or generateName is required')]);
+    const causes = this.validateMeta(type, obj);
+    if (causes.length) throw invalid(type.group, type.kind, admittedName, causes);
+    if (admittedName !== name && this.store.get(type.key, namespace, admittedName)) throw alreadyExists(groupResource(type), admittedName);
+    return { meta, name: admittedName };
   }
 
   // ---- update -----------------------------------------------------------------------------
@@ -403,17 +434,30 @@ export class ApiCore {
     const old = type.storedAs === undefined ? stored : present(stored, r.apiVersion);
     this.decodeBuiltinBody(r, candidate, opts);
     const statusSubresource = r.version.statusSubresource;
-    const obj = writtenPart(type, statusSubresource, old, candidate, opts.subresource);
+    let obj = writtenPart(type, statusSubresource, old, candidate, opts.subresource);
     // A patch or an apply that changes the uid: the real server's ObjectMeta update validation.
     const uid = bodyUid(metaOf(obj));
     if (uid !== undefined && uid !== uidOf(old)) throw invalid(type.group, type.kind, nameOf(old), [fieldInvalid('metadata.uid', uid, 'field is immutable')]);
-    const meta = keepServerOwnedMeta(type, obj, old);
+    let meta = keepServerOwnedMeta(type, obj, old);
     if (opts.subresource !== 'finalize') type.strategy.prepareForUpdate?.(obj, old, ctx);
     type.strategy.defaults?.(obj);
-    opts.admit?.(obj, old);
-
     const name = nameOf(old);
-    const causes = [...this.validateMeta(type, obj), ...this.checkSchema(r, obj, opts, old)];
+    const causes: StatusCause[] = [];
+    if (opts.admit) {
+      opts.admit(obj, old);
+      // What admission handed back is checked as the real server's BeforeUpdate checks it: the
+      // request's namespace (400), the stored name (422: the store writes under the stored key);
+      // then the part of the object the write may change is taken and prepared again, so a
+      // webhook writes no status through the main resource (nor more than status through /status).
+      this.checkNamespace(type, metaOf(obj), namespaceOf(old));
+      const admittedName = metaOf(obj).name;
+      if (admittedName !== name) causes.push(fieldInvalid('metadata.name', admittedName ?? '', 'field is immutable'));
+      obj = writtenPart(type, statusSubresource, old, obj, opts.subresource);
+      meta = metaOf(obj);
+      if (opts.subresource !== 'finalize') type.strategy.prepareForUpdate?.(obj, old, ctx);
+      type.strategy.defaults?.(obj);
+    }
+    causes.push(...this.validateMeta(type, obj), ...this.checkSchema(r, obj, opts, old));
     causes.push(...finalizersAddedWhileDeleting(old, obj));
     causes.push(...(type.strategy.validate?.(obj, old) ?? []));
     if (causes.length) throw invalid(type.group, type.kind, name, causes);
@@ -654,11 +698,20 @@ export class ApiCore {
     return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
   }
 
-  deleteCollection(r: Resolved, namespace: string | undefined, query: ListQuery, opts: DeleteOptions): JsonObject {
+  /**
+   * Deletes the matching objects one after another, as the real store's DeleteCollection; `admit`
+   * (admission of each item's DELETE) refuses by throwing, which ends the collection there: the
+   * items before it are deleted, the refused one and the rest stay, and the refusal is the answer.
+   */
+  async deleteCollection(r: Resolved, namespace: string | undefined, query: ListQuery, opts: DeleteOptions, admit?: (item: JsonObject) => Promise<void>): Promise<JsonObject> {
     const filter = this.compileFilter(r, query);
     const items = this.store.list(r.type.key, r.type.namespaced ? namespace : undefined).filter((o) => filter.matches(o));
     const deleted: JsonObject[] = [];
-    for (const item of items) {
+    for (const listed of items) {
+      // Admission answers over the network: the item may have changed or gone meanwhile.
+      const item = admit ? this.store.get(r.type.key, namespaceOf(listed), nameOf(listed)) : listed;
+      if (!item) continue;
+      if (admit) await admit(present(item, r.apiVersion, versionSchema(r)));
       try {
         const res = this.delete(r, namespaceOf(item), nameOf(item), { dryRun: opts.dryRun, propagationPolicy: opts.propagationPolicy });
         deleted.push(res.body.kind === 'Status' ? present(item, r.apiVersion, versionSchema(r)) : res.body);

@@ -240,10 +240,13 @@ export class Store {
 
   /** Stores a new object (the store takes ownership); returns it with its resourceVersion. */
   insert(resource: string, obj: JsonObject): JsonObject {
-    const stored = withResourceVersion(obj, ++this.rv);
     const t = this.table(resource);
-    const ref = { resource, namespace: namespaceOf(stored), name: nameOf(stored) };
-    t.objects.set(objectKey(ref.namespace, ref.name), stored);
+    const ref = { resource, namespace: namespaceOf(obj), name: nameOf(obj) };
+    const key = objectKey(ref.namespace, ref.name);
+    // Never over another object: that would leave its watchers and indexes on a ghost.
+    if (t.objects.has(key)) throw new Error(`store: insert over existing ${resource} ${key}`);
+    const stored = withResourceVersion(obj, ++this.rv);
+    t.objects.set(key, stored);
     t.sorted = null;
     this.index(ref, undefined, stored);
     this.journal?.({ t: 'put', r: resource, o: stored });

@@ -6,4 +6,4 @@ export { ClusterRoleAggregator } from './aggregation.js';
 export { bootstrapClusterRoleBindings, bootstrapClusterRoles } from './bootstrap.js';
 export { CLUSTER_ROLE_BINDINGS_KEY, CLUSTER_ROLES_KEY, type Attributes } from './rbac.js';
 export { rbacTypes, reviewTypes } from './types.js';
-export type { UserInfo } from './user.js';
+export { serviceAccountUser, type UserInfo } from './user.js';

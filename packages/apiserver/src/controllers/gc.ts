@@ -7,15 +7,20 @@
  *   then loses the finalizer;
  * - a dependent whose owners do not exist (wrong uid, never created) is deleted.
  */
+import type { DeleteAdmission } from '../api/admission-port.js';
 import type { ApiCore, PropagationPolicy } from '../api/core.js';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '../api/core.js';
 import { isJsonObject, type JsonObject } from '../api/json.js';
-import { finalizersOf, isBeingDeleted, metaOf, nameOf, namespaceOf, ownerRefsOf, uidOf, type OwnerRef } from '../api/meta.js';
+import { finalizersOf, isBeingDeleted, metaOf, nameOf, namespaceOf, ownerRefsOf, resourceVersionOf, uidOf, type OwnerRef } from '../api/meta.js';
 import { WorkQueue } from '../api/work-queue.js';
 import type { Registry } from '../api/registry.js';
 import type { ObjectRef, Store, StoreEvent } from '../api/store.js';
 
 const GC_MANAGER = 'generic-garbage-collector';
+/** The kube-system ServiceAccount the real garbage collector deletes as. */
+const GC_ACCOUNT = 'generic-garbage-collector';
+/** Deletes the collector asks admission about at once (the real one runs 20 delete workers). */
+const GC_WORKERS = 20;
 
 function refKey(kind: string, r: ObjectRef): string {
   return `${kind}\u0000${r.resource}\u0000${r.namespace}\u0000${r.name}`;
@@ -30,11 +35,18 @@ function ownersChanged(e: StoreEvent): boolean {
 export class GarbageCollector {
   private readonly queue: WorkQueue;
   private readonly unsubscribe: () => void;
+  /** Uids of dependents whose DELETE admission is deciding on. */
+  private readonly admitting = new Set<string>();
+  /** Admissions under way, at most GC_WORKERS; the others wait their turn. */
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+  private closed = false;
 
   constructor(
     private readonly core: ApiCore,
     private readonly store: Store,
     private readonly registry: Registry,
+    private readonly admission?: DeleteAdmission,
   ) {
     this.queue = new WorkQueue('garbage collector', (key) => this.process(key));
     this.unsubscribe = store.onEvent((e) => this.onEvent(e));
@@ -98,7 +110,7 @@ export class GarbageCollector {
         : finalizers.includes(FOREGROUND_FINALIZER)
           ? 'Foreground'
           : 'Background';
-      this.core.deleteInternal(ref.resource, ref.namespace, ref.name, policy, uidOf(obj));
+      this.deleteDependent(ref, obj, policy, refKey('dangling', ref));
       return;
     }
     const liveUids = new Set(live.map((r) => r.uid));
@@ -161,7 +173,7 @@ export class GarbageCollector {
         continue;
       }
       const hasDependents = this.store.dependentsOf(uidOf(dep)).length > 0;
-      this.core.deleteInternal(depRef.resource, depRef.namespace, depRef.name, hasDependents ? 'Foreground' : 'Background', uidOf(dep));
+      this.deleteDependent(depRef, dep, hasDependents ? 'Foreground' : 'Background', refKey('owner', ref));
     }
     const blocking = this.store.dependentsOf(uid).filter((depRef) => {
       const dep = this.store.get(depRef.resource, depRef.namespace, depRef.name);
@@ -170,12 +182,54 @@ export class GarbageCollector {
     if (blocking.length === 0) this.removeFinalizer(ref, FOREGROUND_FINALIZER);
   }
 
+  /**
+   * Deletes a dependent through admission, as the real collector deletes through the API: refused,
+   * it stays, and `retryKey` is processed again later (with a growing delay, as the real one retries).
+   */
+  private deleteDependent(ref: ObjectRef, dep: JsonObject, policy: PropagationPolicy, retryKey: string): void {
+    const uid = uidOf(dep);
+    const r = this.core.resolveKey(ref.resource);
+    if (!r || !this.admission?.covers(r, dep)) {
+      this.core.deleteInternal(ref.resource, ref.namespace, ref.name, policy, uid);
+      return;
+    }
+    if (this.admitting.has(uid)) return;
+    this.admitting.add(uid);
+    const admission = this.admission;
+    const decided = (refusal: unknown): void => {
+      this.admitting.delete(uid);
+      this.running--;
+      this.waiting.shift()?.();
+      if (this.closed) return;
+      if (refusal) {
+        this.queue.retryLater(retryKey);
+        return;
+      }
+      this.queue.forget(retryKey);
+      // Admission answered for the object as it was: one changed meanwhile (an owner added) is looked at again.
+      const now = this.store.get(ref.resource, ref.namespace, ref.name);
+      if (now && resourceVersionOf(now) !== resourceVersionOf(dep)) this.queue.add(retryKey);
+      else this.core.deleteInternal(ref.resource, ref.namespace, ref.name, policy, uid);
+    };
+    const start = (): void => {
+      this.running++;
+      admission.admit(r, dep, GC_ACCOUNT).then(decided, (err: unknown) => {
+        console.error(`rxkube apiserver: garbage collector failed to admit the delete of ${ref.resource} ${ref.namespace}/${ref.name}`, err);
+        decided(err ?? true);
+      });
+    };
+    if (this.running < GC_WORKERS) start();
+    else this.waiting.push(start);
+  }
+
   private isForegroundDeleting(r: OwnerRef, dep: JsonObject): boolean {
     const owner = this.ownerOf(r, dep);
     return owner !== undefined && isBeingDeleted(owner) && finalizersOf(owner).includes(FOREGROUND_FINALIZER);
   }
 
   close(): void {
+    this.closed = true;
+    this.waiting.splice(0);
     this.unsubscribe();
     this.queue.close();
   }

@@ -403,11 +403,14 @@ export async function handleResource(
     }
     case 'deletecollection': {
       const opts = await deleteOptionsOf(req, query, ctx);
-      const list = ctx.core.deleteCollection(
+      // Each item is admitted as a DELETE with the item as oldObject and no name, as the real server's static attributes.
+      const request = admissionRequest('DELETE', resolved, rr, user, opts, '');
+      const list = await ctx.core.deleteCollection(
         resolved,
         rr.namespace,
         { labelSelector: query.get('labelSelector') ?? undefined, fieldSelector: query.get('fieldSelector') ?? undefined },
         opts,
+        ctx.admission.mayApply(request) ? (item) => admittedDelete(ctx.admission, request, item, () => undefined) : undefined,
       );
       sendJson(res, 200, list);
       return;
