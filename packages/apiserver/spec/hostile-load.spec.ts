@@ -177,4 +177,55 @@ describe('the embedded server under hostile load (issue 32)', function () {
       expect(header.length).to.be.below(8 * 1024);
     });
   });
+
+  describe('matchConditions', () => {
+    const list = `[${Array.from({ length: 250 }, (_, i) => i).join(',')}]`;
+    // 250³ iterations: about 15 s of evaluation unmetered.
+    const expensive = `${list}.all(x, ${list}.all(y, ${list}.all(z, true)))`;
+
+    async function hookWith(name: string, failurePolicy: 'Fail' | 'Ignore'): Promise<void> {
+      hooks.handlers.set(`/${name}`, (review) => ({ body: allowed(review) }));
+      await admission.createValidatingWebhookConfiguration({
+        body: {
+          metadata: { name },
+          webhooks: [
+            {
+              name: `${name}.rxkube.dev`,
+              clientConfig: { url: hooks.url(`/${name}`), caBundle: hooks.caBundle },
+              rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], operations: ['CREATE'] }],
+              sideEffects: 'None',
+              admissionReviewVersions: ['v1'],
+              failurePolicy,
+              objectSelector: { matchLabels: { costly: name } },
+              matchConditions: [{ name: 'loops', expression: expensive }],
+            },
+          ],
+        },
+      });
+    }
+
+    it('are stopped at the runtime cost limit and the failurePolicy applied: Fail refuses the write naming the limit, without calling the webhook (was: 15 s of evaluation, then the call)', async () => {
+      await hookWith('costly-fail', 'Fail');
+      try {
+        const res = await raw(c.server, 'POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ metadata: { name: 'costly-fail', labels: { costly: 'costly-fail' } } }));
+        expect(res.status, res.text).to.be.within(400, 599);
+        expect((res.json as { message: string }).message).to.contain("expression 'loops' resulted in error: operation cancelled: actual cost limit exceeded");
+        expect(hooks.calls.get('/costly-fail') ?? 0).to.equal(0);
+        expect((await raw(c.server, 'GET', '/api/v1/namespaces/default/configmaps/costly-fail')).status).to.equal(404);
+      } finally {
+        await admission.deleteValidatingWebhookConfiguration({ name: 'costly-fail' });
+      }
+    });
+
+    it('are stopped at the runtime cost limit and the failurePolicy applied: Ignore skips the webhook and the write is stored', async () => {
+      await hookWith('costly-ignore', 'Ignore');
+      try {
+        const res = await raw(c.server, 'POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ metadata: { name: 'costly-ignore', labels: { costly: 'costly-ignore' } } }));
+        expect(res.status, res.text).to.equal(201);
+        expect(hooks.calls.get('/costly-ignore') ?? 0).to.equal(0);
+      } finally {
+        await admission.deleteValidatingWebhookConfiguration({ name: 'costly-ignore' });
+      }
+    });
+  });
 });

@@ -239,7 +239,7 @@ function celRuntime(): Runtime {
   const { timestampFromMs } = load('@bufbuild/protobuf/wkt') as typeof WellKnownTypes;
   const env = cel.celEnv({
     variables: Object.fromEntries([...ENV_VARIABLES].map((v) => [v, cel.CelScalar.DYN])),
-    funcs: [...strings, ...listAndRegexLibraries(cel), ...quantityLibrary(cel)].map(charged),
+    funcs: [...[...strings, ...listAndRegexLibraries(cel), ...quantityLibrary(cel)].map(charged), stepCharge(cel)],
     re2: {
       compile: (pattern: string) => ({
         test: (text: string) => {
@@ -258,13 +258,17 @@ function celRuntime(): Runtime {
  * PER_CALL_COST_LIMIT, and one object's rules together RUNTIME_COST_BUDGET. The static estimate
  * bounds iterations but not what a call makes of its arguments: `s.replace('a', s)` turns a 6 KB
  * string into 36 MB. String and regex calls are charged by the lengths they handle (0.1 per
- * character, as cel-go's string traversal cost), a replace before it builds its result; evaluation
- * stops with cel-go's error when the budget is spent. Evaluation is synchronous, so one meter for
- * the evaluation in progress suffices.
+ * character, as cel-go's string traversal cost), a replace before it builds its result; each
+ * iteration of a comprehension is charged the nodes its step evaluates (cel-go charges about one
+ * per node), so expressions with no static estimate to refuse them (matchConditions over list
+ * literals) are stopped too. Evaluation stops with cel-go's error when the budget is spent.
+ * Evaluation is synchronous, so one meter for the evaluation in progress suffices.
  */
 export const PER_CALL_COST_LIMIT = 1_000_000;
 /** The real server's runtime budget for all rules of one object (RuntimeCELCostBudget). */
 export const RUNTIME_COST_BUDGET = 10_000_000;
+/** The real server's runtime budget for one webhook's matchConditions (RuntimeCELCostBudgetMatchConditions). */
+export const MATCH_CONDITIONS_COST_BUDGET = 2_500_000;
 const COST_PER_CHAR = 0.1;
 
 export class CelCostExceeded extends Error {
@@ -344,13 +348,83 @@ function charged(f: CelFunc): CelFunc {
   return wrapped;
 }
 
+/** The name of the function that charges one comprehension step; `@` keeps it out of what a rule can name. */
+const STEP_CHARGE = '@rxkube_step_cost';
+
+/** Charges its second argument and passes the first through (see `meterIterations`). */
+function stepCharge(cel: Cel): CelFunc {
+  return cel.celFunc(STEP_CHARGE, [cel.CelScalar.DYN, cel.CelScalar.INT], cel.CelScalar.DYN, (condition, cost) => {
+    charge(Number(cost));
+    return condition;
+  });
+}
+
+/** Nodes one evaluation of `e` visits, a nested comprehension's loop left to its own charge. */
+function nodeCount(e: Expr | undefined): number {
+  if (!e) return 0;
+  const k = e.exprKind;
+  switch (k.case) {
+    case 'selectExpr':
+      return 1 + nodeCount(k.value.operand);
+    case 'callExpr':
+      return 1 + nodeCount(k.value.target) + k.value.args.reduce((n, a) => n + nodeCount(a), 0);
+    case 'listExpr':
+      return 1 + k.value.elements.reduce((n, x) => n + nodeCount(x), 0);
+    case 'structExpr':
+      return 1 + k.value.entries.reduce((n, x) => n + nodeCount(x.keyKind.case === 'mapKey' ? x.keyKind.value : undefined) + nodeCount(x.value), 0);
+    case 'comprehensionExpr':
+      return 1 + nodeCount(k.value.iterRange) + nodeCount(k.value.accuInit) + nodeCount(k.value.result);
+    default:
+      return 1;
+  }
+}
+
 /**
- * Meters the evaluations `run` makes as one object's validation: its rules share
- * RUNTIME_COST_BUDGET. Outside it each evaluation still has PER_CALL_COST_LIMIT.
+ * Makes every comprehension charge each iteration the nodes its condition and step visit: the
+ * loop condition becomes `@rxkube_step_cost(condition, cost)`, evaluated once per element.
  */
-export function withCelBudget<T>(run: () => T): T {
+function meterIterations(e: Expr | undefined): void {
+  if (!e) return;
+  const k = e.exprKind;
+  switch (k.case) {
+    case 'selectExpr':
+      return meterIterations(k.value.operand);
+    case 'callExpr':
+      meterIterations(k.value.target);
+      for (const a of k.value.args) meterIterations(a);
+      return;
+    case 'listExpr':
+      for (const x of k.value.elements) meterIterations(x);
+      return;
+    case 'structExpr':
+      for (const x of k.value.entries) {
+        meterIterations(x.keyKind.case === 'mapKey' ? x.keyKind.value : undefined);
+        meterIterations(x.value);
+      }
+      return;
+    case 'comprehensionExpr': {
+      const c = k.value;
+      for (const part of [c.iterRange, c.accuInit, c.loopCondition, c.loopStep, c.result]) meterIterations(part);
+      const condition = c.loopCondition;
+      if (!condition) return;
+      const cost = Math.max(1, nodeCount(condition) + nodeCount(c.loopStep));
+      const constant = { ...condition, exprKind: { case: 'constExpr', value: { constantKind: { case: 'int64Value', value: BigInt(cost) } } } } as unknown as Expr;
+      c.loopCondition = { ...condition, exprKind: { case: 'callExpr', value: { function: STEP_CHARGE, args: [condition, constant] } } } as unknown as Expr;
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+/**
+ * Meters the evaluations `run` makes as one object's validation: its rules share `budget`
+ * (RUNTIME_COST_BUDGET; MATCH_CONDITIONS_COST_BUDGET for one webhook's matchConditions).
+ * Outside it each evaluation still has PER_CALL_COST_LIMIT.
+ */
+export function withCelBudget<T>(run: () => T, budget = RUNTIME_COST_BUDGET): T {
   const outer = meter.request;
-  meter.request = RUNTIME_COST_BUDGET;
+  meter.request = budget;
   try {
     return run();
   } finally {
@@ -531,6 +605,7 @@ function planExpression(source: string, names: readonly string[], schema: JsonOb
   if (out.errors.length) return { ok: false, error: out.errors.join('\n') };
   let program: (bindings: Readonly<Record<string, CelValue>>) => unknown;
   try {
+    meterIterations(parsed.expr);
     program = celRuntime().cel.plan(celRuntime().env, parsed) as typeof program;
   } catch (err) {
     return { ok: false, error: `ERROR: ${(err as Error).message}` };
