@@ -228,4 +228,55 @@ describe('the embedded server under hostile load (issue 32)', function () {
       }
     });
   });
+
+  describe("fields named like Object.prototype's members", () => {
+    const PODS = '/api/v1/namespaces/default/pods';
+    const NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty'];
+    // Written as text: an object literal's `__proto__` would set a prototype, not a member.
+    const pod = (name: string, field: string): string =>
+      `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"${name}"},"spec":{"containers":[{"name":"c","image":"busybox"}],"${field}":{"hostPID":true}}}`;
+    const message = (res: { json: unknown }): string => (res.json as { message: string }).message;
+
+    before(async () => {
+      await c.ext.createCustomResourceDefinition({
+        body: {
+          metadata: { name: 'protos.proto.rxkube.dev' },
+          spec: {
+            group: 'proto.rxkube.dev',
+            scope: 'Namespaced',
+            names: { plural: 'protos', singular: 'proto', kind: 'Proto' },
+            versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } } }],
+          },
+        },
+      });
+      await eventually(async () => (await raw(c.server, 'GET', '/apis/proto.rxkube.dev/v1')).status === 200, 'the CRD to be served');
+    });
+
+    it('are unknown fields of a built-in kind: refused under fieldValidation=Strict, dropped otherwise (was: spec.__proto__ passed as a field Object.prototype declares, and was stored)', async () => {
+      for (const [i, field] of NAMES.entries()) {
+        const strict = await raw(c.server, 'POST', `${PODS}?fieldValidation=Strict`, pod(`strict-${i}`, field));
+        expect(strict.status, `${field}: ${strict.text}`).to.equal(400);
+        expect(message(strict)).to.contain(`unknown field "spec.${field}"`);
+        const lax = await raw(c.server, 'POST', `${PODS}?fieldValidation=Warn`, pod(`lax-${i}`, field));
+        expect(lax.status, `${field}: ${lax.text}`).to.equal(201);
+        expect(String(lax.headers.warning)).to.contain(`unknown field \\"spec.${field}\\"`);
+        const stored = await raw(c.server, 'GET', `${PODS}/lax-${i}`);
+        expect(Object.keys((stored.json as Obj).spec), field).to.not.include(field);
+      }
+    });
+
+    it('are unknown fields of a custom resource: refused under fieldValidation=Strict, pruned otherwise', async () => {
+      const PROTOS = '/apis/proto.rxkube.dev/v1/namespaces/default/protos';
+      for (const [i, field] of NAMES.entries()) {
+        const body = (name: string): string => `{"apiVersion":"proto.rxkube.dev/v1","kind":"Proto","metadata":{"name":"${name}"},"spec":{"size":1,"${field}":{"x":"y"}}}`;
+        const strict = await raw(c.server, 'POST', `${PROTOS}?fieldValidation=Strict`, body(`strict-${i}`));
+        expect(strict.status, `${field}: ${strict.text}`).to.equal(400);
+        expect(message(strict)).to.contain(`unknown field "spec.${field}"`);
+        const pruned = await raw(c.server, 'POST', PROTOS, body(`pruned-${i}`));
+        expect(pruned.status, `${field}: ${pruned.text}`).to.equal(201);
+        const stored = await raw(c.server, 'GET', `${PROTOS}/pruned-${i}`);
+        expect(Object.keys((stored.json as Obj).spec), field).to.deep.equal(['size']);
+      }
+    });
+  });
 });

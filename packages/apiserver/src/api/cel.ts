@@ -31,7 +31,7 @@ import type * as WellKnownTypes from '@bufbuild/protobuf/wkt';
 import { LRUCache } from 'lru-cache';
 import { RE2JS } from 're2js';
 import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject } from './json.js';
+import { isJsonObject, ownValue } from './json.js';
 
 type Cel = typeof CelModule;
 type Expr = ReturnType<Cel['parse']>['expr'];
@@ -482,7 +482,7 @@ function schemaOfExpr(e: Expr | undefined, self: JsonObject | undefined, scope: 
   if (k.case === 'selectExpr') {
     const parent = schemaOfExpr(k.value.operand, self, scope);
     if (!parent) return undefined;
-    const declared = isJsonObject(parent.properties) ? parent.properties[k.value.field] : undefined;
+    const declared = isJsonObject(parent.properties) ? ownValue(parent.properties, k.value.field) : undefined;
     const sub = declared ?? parent.additionalProperties;
     return isJsonObject(sub) ? sub : undefined;
   }
@@ -654,7 +654,7 @@ export function toCel(value: JsonValue, schema: JsonObject | undefined): CelValu
     const extra = isJsonObject(schema?.additionalProperties) ? schema.additionalProperties : undefined;
     const map = new Map<string, CelValue>();
     for (const [k, v] of Object.entries(value)) {
-      const sub = props?.[k] ?? extra;
+      const sub = ownValue(props, k) ?? extra;
       map.set(k, toCel(v, isJsonObject(sub) ? sub : undefined));
     }
     return map as unknown as CelValue;
