@@ -5,11 +5,13 @@
  * Everything through real HTTP with client-node, as a cluster's clients see it.
  */
 import { createServer, type Server } from 'node:https';
+import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
 import { expect } from 'chai';
+import { startApiServer, type ApiServer } from '../src/index.js';
 import { generateServingTls, type GeneratedTls } from '../src/http/tls.js';
-import { eventually, raw, RecordingWatch, startWithClients, type Clients } from './helpers.js';
+import { eventually, raw, RecordingWatch, saToken, startWithClients, type Clients } from './helpers.js';
 
 type Obj = Record<string, any>;
 /** What a hook answers, and after how long. */
@@ -276,6 +278,69 @@ describe('the embedded server under hostile load (issue 32)', function () {
         expect(pruned.status, `${field}: ${pruned.text}`).to.equal(201);
         const stored = await raw(c.server, 'GET', `${PROTOS}/pruned-${i}`);
         expect(Object.keys((stored.json as Obj).spec), field).to.deep.equal(['size']);
+      }
+    });
+  });
+
+  describe("a user that holds the server's budgets", () => {
+    const CMS = '/api/v1/namespaces/default/configmaps';
+    let small: ApiServer;
+    const sockets: Socket[] = [];
+
+    before(async () => {
+      // Unread answers are cut only after a minute: the hog holds what it takes for the whole test.
+      small = await startApiServer({ clientNode: false, maxPendingResponseBytes: 6 * 1024 * 1024, writeTimeoutMs: 60_000, requestQueueWaitMs: 1000 });
+      for (let i = 0; i < 8; i++) {
+        expect((await raw(small, 'POST', CMS, JSON.stringify({ metadata: { name: `big-${i}` }, data: { v: 'x'.repeat(1_000_000) } }))).status).to.equal(201);
+      }
+    });
+
+    after(async () => {
+      for (const socket of sockets) socket.destroy();
+      await small.close();
+    });
+
+    /** Asks for the 8 MB list as `token`'s user and never reads the answer. */
+    const stall = (token: string): Promise<void> =>
+      new Promise((resolve) => {
+        const url = new URL(small.url);
+        const socket = connect(Number(url.port), url.hostname, () => {
+          socket.write(`GET ${CMS} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+          socket.pause();
+          resolve();
+        });
+        sockets.push(socket);
+      });
+
+    it("answers the probes and another user's request while one user's unread answers hold the budget (was: 429 for all of them until the answers were cut a minute later)", async () => {
+      const hog = await saToken(small, 'hog', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'get'] }]);
+      for (let i = 0; i < 16; i++) await stall(hog);
+      // The hog's own next request waits for its share, then is refused: what it holds is not freed.
+      await eventually(async () => (await raw(small, 'GET', `${CMS}/big-0`, undefined, { authorization: `Bearer ${hog}` })).status === 429, "the hog's unread answers to fill its share", 10_000);
+      for (const probe of ['/healthz', '/livez', '/readyz', '/readyz?verbose']) {
+        const res = await raw(small, 'GET', probe);
+        expect(res.status, `${probe}: ${res.text}`).to.equal(200);
+      }
+      const other = await raw(small, 'GET', `${CMS}/big-1`);
+      expect(other.status, other.text).to.equal(200);
+    });
+
+    it('lets a request beyond its user\'s share wait in that user\'s queue and serves it when room frees, instead of refusing it at once', async () => {
+      const quick = await startApiServer({ clientNode: false, maxPendingResponseBytes: 6 * 1024 * 1024, writeTimeoutMs: 300, requestQueueWaitMs: 10_000 });
+      try {
+        for (let i = 0; i < 8; i++) expect((await raw(quick, 'POST', CMS, JSON.stringify({ metadata: { name: `big-${i}` }, data: { v: 'x'.repeat(1_000_000) } }))).status).to.equal(201);
+        const url = new URL(quick.url);
+        const socket = connect(Number(url.port), url.hostname, () => {
+          socket.write(`GET ${CMS} HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`);
+          socket.pause();
+        });
+        sockets.push(socket);
+        await eventually(() => socket.bytesWritten > 0, 'the unread list to be asked for');
+        // The same user's next list waits for the unread one to be cut (300 ms), then is answered.
+        const res = await raw(quick, 'GET', CMS);
+        expect(res.status, res.text.slice(0, 200)).to.equal(200);
+      } finally {
+        await quick.close();
       }
     });
   });
