@@ -4,8 +4,12 @@
  * Object.prototype's, clients that hold the server's budgets, a restart after kill -9.
  * Everything through real HTTP with client-node, as a cluster's clients see it.
  */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
 import { expect } from 'chai';
@@ -341,6 +345,47 @@ describe('the embedded server under hostile load (issue 32)', function () {
         expect(res.status, res.text.slice(0, 200)).to.equal(200);
       } finally {
         await quick.close();
+      }
+    });
+  });
+
+  describe('a restart after kill -9', () => {
+    it('takes over the data directory of a server killed with SIGKILL whose parent has not reaped it yet (a zombie), and still refuses a second live server (was: "in use by another server" while the zombie stood)', async function () {
+      const dir = await mkdtemp(join(tmpdir(), 'rxkube-zombie-'));
+      const dataDir = join(dir, 'data');
+      // The server runs in the background of a shell that then becomes `sleep`, which never
+      // reaps it: once killed, it stays a zombie until the sleep ends.
+      const fixture = new URL('./fixtures/serve-data.ts', import.meta.url).pathname;
+      const parent = spawn('sh', ['-c', '"$0" --import tsx --conditions=rxkube-source "$1" "$2" & echo "pid $!"; exec sleep 60', process.execPath, fixture, dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+      try {
+        let out = '';
+        parent.stdout.on('data', (b: Buffer) => (out += b.toString()));
+        await eventually(() => /^url /m.test(out), 'the server in the child to listen', 20_000);
+        const pid = Number(/^pid (\d+)$/m.exec(out)?.[1]);
+        const live = await startApiServer({ dataDir, clientNode: false }).then(
+          (s) => s.close().then(() => 'started'),
+          (err: Error) => err.message,
+        );
+        expect(live, 'a second server while the first lives').to.contain(`in use by another server (process ${pid})`);
+        process.kill(pid, 'SIGKILL');
+        if (process.platform === 'linux') {
+          await eventually(async () => (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.startsWith('Z'), 'the killed server to be a zombie');
+        }
+        expect(() => process.kill(pid, 0), 'kill(pid, 0) still succeeds on the zombie').to.not.throw();
+        const again = await startApiServer({ dataDir, clientNode: false });
+        try {
+          expect((await raw(again, 'GET', '/healthz')).status).to.equal(200);
+          const second = await startApiServer({ dataDir, clientNode: false }).then(
+            (s) => s.close().then(() => 'started'),
+            (err: Error) => err.message,
+          );
+          expect(second).to.contain(`in use by another server (process ${process.pid}, this one)`);
+        } finally {
+          await again.close();
+        }
+      } finally {
+        parent.kill('SIGKILL');
+        await rm(dir, { recursive: true, force: true });
       }
     });
   });
