@@ -174,9 +174,8 @@ export class Watch {
 
   /** Ends a watcher that cannot keep up, dropping what it has not sent (its client watches again). */
   private cut(): void {
-    if (this.closed) return;
     this.pending = [];
-    this.close(false, () => this.sink.cut());
+    this.finish('cut');
   }
 
   /** Stops sending (the connection stays open); events are held until `resume`. */
@@ -216,8 +215,14 @@ export class Watch {
   }
 
   /** Ends the stream; `abrupt` resets the connection instead. */
-  close(abrupt = false, end = (): void => this.sink.end()): void {
+  close(abrupt = false): void {
+    this.finish(abrupt ? 'destroy' : 'end');
+  }
+
+  /** Ends the stream: after what is pending (`end`), dropping what waits (`cut`), or resetting the connection (`destroy`). */
+  private finish(how: 'end' | 'cut' | 'destroy'): void {
     if (this.closed) return;
+    const abrupt = how === 'destroy';
     this.closed = true;
     if (this.silenceTimer) clearTimeout(this.silenceTimer);
     this.silenceTimer = undefined;
@@ -225,8 +230,7 @@ export class Watch {
     this.pending = [];
     if (this.timer) clearTimeout(this.timer);
     this.hub.forget(this);
-    if (abrupt) this.sink.destroy();
-    else end();
+    this.sink[how]();
   }
 }
 
@@ -242,6 +246,7 @@ export class WatchHub {
   private flushScheduled: NodeJS.Immediate | undefined;
   readonly bookmarkIntervalMs: number;
   readonly maxBufferedBytes: number;
+  /** Live events a watcher may have waiting to be sent (see WatchHubOptions). */
   readonly maxQueuedEvents: number;
   private readonly unsubscribe: () => void;
 
