@@ -189,7 +189,7 @@ describe('the embedded server under hostile load (issue 32)', function () {
     // 250³ iterations: about 15 s of evaluation unmetered.
     const expensive = `${list}.all(x, ${list}.all(y, ${list}.all(z, true)))`;
 
-    async function hookWith(name: string, failurePolicy: 'Fail' | 'Ignore'): Promise<void> {
+    async function hookWith(name: string, failurePolicy: 'Fail' | 'Ignore', expression = expensive): Promise<void> {
       hooks.handlers.set(`/${name}`, (review) => ({ body: allowed(review) }));
       await admission.createValidatingWebhookConfiguration({
         body: {
@@ -203,7 +203,7 @@ describe('the embedded server under hostile load (issue 32)', function () {
               admissionReviewVersions: ['v1'],
               failurePolicy,
               objectSelector: { matchLabels: { costly: name } },
-              matchConditions: [{ name: 'loops', expression: expensive }],
+              matchConditions: [{ name: 'loops', expression }],
             },
           ],
         },
@@ -220,6 +220,19 @@ describe('the embedded server under hostile load (issue 32)', function () {
         expect((await raw(c.server, 'GET', '/api/v1/namespaces/default/configmaps/costly-fail')).status).to.equal(404);
       } finally {
         await admission.deleteValidatingWebhookConfiguration({ name: 'costly-fail' });
+      }
+    });
+
+    it('are charged for what their operators walk: comparing a 62,500-element list it built, 250 times, is stopped at the limit (was: one node each, half a second per condition)', async () => {
+      const built = `[${list}.map(a, ${list}.map(b, a * b))].all(A, ${list}.all(y, A == A))`;
+      await hookWith('costly-compare', 'Fail', built);
+      try {
+        const res = await raw(c.server, 'POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ metadata: { name: 'costly-compare', labels: { costly: 'costly-compare' } } }));
+        expect(res.status, res.text).to.be.within(400, 599);
+        expect((res.json as { message: string }).message).to.contain('actual cost limit exceeded');
+        expect(hooks.calls.get('/costly-compare') ?? 0).to.equal(0);
+      } finally {
+        await admission.deleteValidatingWebhookConfiguration({ name: 'costly-compare' });
       }
     });
 

@@ -239,7 +239,7 @@ function celRuntime(): Runtime {
   const { timestampFromMs } = load('@bufbuild/protobuf/wkt') as typeof WellKnownTypes;
   const env = cel.celEnv({
     variables: Object.fromEntries([...ENV_VARIABLES].map((v) => [v, cel.CelScalar.DYN])),
-    funcs: [...[...strings, ...listAndRegexLibraries(cel), ...quantityLibrary(cel)].map(charged), stepCharge(cel)],
+    funcs: [...[...strings, ...listAndRegexLibraries(cel), ...quantityLibrary(cel)].map(charged), stepCharge(cel), operandCharge(cel)],
     re2: {
       compile: (pattern: string) => ({
         test: (text: string) => {
@@ -260,7 +260,8 @@ function celRuntime(): Runtime {
  * string into 36 MB. String and regex calls are charged by the lengths they handle (0.1 per
  * character, as cel-go's string traversal cost), a replace before it builds its result; each
  * iteration of a comprehension is charged the nodes its step evaluates (cel-go charges about one
- * per node), so expressions with no static estimate to refuse them (matchConditions over list
+ * per node), and equality, ordering, `in` and `+` the size of their operands (0.1 per element),
+ * so expressions with no static estimate to refuse them (matchConditions over list
  * literals) are stopped too. Evaluation stops with cel-go's error when the budget is spent.
  * Evaluation is synchronous, so one meter for the evaluation in progress suffices.
  */
@@ -359,6 +360,50 @@ function stepCharge(cel: Cel): CelFunc {
   });
 }
 
+/** The function that charges an operand by its size; `@` keeps it out of what a rule can name. */
+const OPERAND_CHARGE = '@rxkube_operand_cost';
+/** Operators that walk their operands whole (equality and ordering compare every element, `in` scans the list). */
+const DEEP_OPERATORS = new Set(['_==_', '_!=_', '@in', '_<_', '_<=_', '_>_', '_>=_']);
+/** `+` copies its operands' elements (lists, strings), not what the elements hold. */
+const SHALLOW_OPERATORS = new Set(['_+_']);
+
+/**
+ * The elements, entries and characters of a value, counted without recursion, at most `limit`
+ * (counting further than the budget allows would only spend the time the meter is there to save).
+ */
+function sizeOf(cel: Cel, value: CelValue, deep: boolean, limit: number): number {
+  let size = 0;
+  const stack: CelValue[] = [value];
+  while (stack.length > 0 && size <= limit) {
+    const v = stack.pop() as CelValue;
+    if (typeof v === 'string') size += v.length;
+    else if (v instanceof Uint8Array) size += v.length;
+    else if (cel.isCelList(v)) {
+      size += v.size;
+      if (deep) for (const x of v) stack.push(x);
+    } else if (cel.isCelMap(v)) {
+      size += v.size;
+      if (deep) for (const [k, x] of v) stack.push(k as CelValue, x);
+    }
+  }
+  return size;
+}
+
+/** Charges its first argument's size (deeply when the second says so) and passes it through. */
+function operandCharge(cel: Cel): CelFunc {
+  return cel.celFunc(OPERAND_CHARGE, [cel.CelScalar.DYN, cel.CelScalar.BOOL], cel.CelScalar.DYN, (operand, deep) => {
+    const limit = Math.min(meter.call, meter.request) / COST_PER_CHAR;
+    charge(COST_PER_CHAR * sizeOf(cel, operand, deep, limit));
+    return operand;
+  });
+}
+
+/** `e` wrapped in a call of `fn` with extra constant arguments. */
+function wrapped(e: Expr, fn: string, ...constants: Array<{ case: 'int64Value'; value: bigint } | { case: 'boolValue'; value: boolean }>): Expr {
+  const args = constants.map((constantKind) => ({ ...e, exprKind: { case: 'constExpr', value: { constantKind } } }));
+  return { ...e, exprKind: { case: 'callExpr', value: { function: fn, args: [e, ...args] } } } as unknown as Expr;
+}
+
 /** Nodes one evaluation of `e` visits, a nested comprehension's loop left to its own charge. */
 function nodeCount(e: Expr | undefined): number {
   if (!e) return 0;
@@ -380,8 +425,10 @@ function nodeCount(e: Expr | undefined): number {
 }
 
 /**
- * Makes every comprehension charge each iteration the nodes its condition and step visit: the
- * loop condition becomes `@rxkube_step_cost(condition, cost)`, evaluated once per element.
+ * Makes every comprehension charge each iteration the nodes its condition and step visit (the
+ * loop condition becomes `@rxkube_step_cost(condition, cost)`, evaluated once per element), and
+ * every operator that walks its operands charge their size (`@rxkube_operand_cost(operand,
+ * deep)`): comparing or concatenating large lists costs what it does, not one node.
  */
 function meterIterations(e: Expr | undefined): void {
   if (!e) return;
@@ -389,10 +436,16 @@ function meterIterations(e: Expr | undefined): void {
   switch (k.case) {
     case 'selectExpr':
       return meterIterations(k.value.operand);
-    case 'callExpr':
+    case 'callExpr': {
       meterIterations(k.value.target);
       for (const a of k.value.args) meterIterations(a);
+      const fn = k.value.function;
+      if (DEEP_OPERATORS.has(fn) || SHALLOW_OPERATORS.has(fn)) {
+        const deep = DEEP_OPERATORS.has(fn);
+        k.value.args = k.value.args.map((a) => wrapped(a, OPERAND_CHARGE, { case: 'boolValue', value: deep }));
+      }
       return;
+    }
     case 'listExpr':
       for (const x of k.value.elements) meterIterations(x);
       return;
@@ -408,8 +461,7 @@ function meterIterations(e: Expr | undefined): void {
       const condition = c.loopCondition;
       if (!condition) return;
       const cost = Math.max(1, nodeCount(condition) + nodeCount(c.loopStep));
-      const constant = { ...condition, exprKind: { case: 'constExpr', value: { constantKind: { case: 'int64Value', value: BigInt(cost) } } } } as unknown as Expr;
-      c.loopCondition = { ...condition, exprKind: { case: 'callExpr', value: { function: STEP_CHARGE, args: [condition, constant] } } } as unknown as Expr;
+      c.loopCondition = wrapped(condition, STEP_CHARGE, { case: 'int64Value', value: BigInt(cost) });
       return;
     }
     default:
