@@ -111,14 +111,16 @@ export async function lockDirectory(dir: string, what: string): Promise<() => Pr
   const name = `lock-${process.pid}-${randomBytes(6).toString('hex')}.sock`;
   const { base, close } = await socketBase(dir);
   try {
-    const server = await listenOn(join(base, name));
-    // Like every file of the directory: the owner's alone.
-    await chmod(join(dir, name), FILE_MODE);
+    const server = await listenOn(join(base, name)).catch((err: NodeJS.ErrnoException) => {
+      throw new Error(`${what}: cannot hold its lock socket there (${err.code ?? err.message}); use a directory on a local filesystem`);
+    });
     const release = async (): Promise<void> => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await unlink(join(dir, name)).catch(() => undefined);
     };
     try {
+      // Like every file of the directory: the owner's alone.
+      await chmod(join(dir, name), FILE_MODE);
       for (const other of await readdir(dir)) {
         const m = LOCK_SOCKET.exec(other);
         if (!m || other === name) continue;
