@@ -31,7 +31,7 @@ describe('apiserver: metadata-only reads (PartialObjectMetadata), as client-go\'
           group: 'example.com',
           scope: 'Namespaced',
           names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } }],
         },
       },
     });
