@@ -44,7 +44,7 @@ async function exportedSeries(registry: Registry): Promise<{ families: string[];
   const metrics = await registry.getMetricsAsJSON();
   const series = new Set<string>();
   for (const m of metrics) {
-    if (m.type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) series.add(m.name + suffix);
+    if (String(m.type) === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) series.add(m.name + suffix);
     else series.add(m.name);
   }
   return { families: metrics.map((m) => m.name).filter((n) => n.startsWith('rxkube_')), series };
