@@ -151,7 +151,7 @@ export {
 } from './workflow/index.js';
 
 export { createLogger, type CreateLoggerOptions, type Logger, type HealthCheck, type HealthCheckResult } from './observe/index.js';
-export type { EventOptions, EventType, EventRecorder, ResourceEvents, RxkubeMetrics, StartupPhase, TracerProviderLike, TracingOptions } from './observe/index.js';
+export type { EventOptions, EventType, EventRecorder, ResourceEvents, RxkubeMetrics, SpanAttributes, SpanFn, StartupPhase, TracerProviderLike, TracingOptions } from './observe/index.js';
 
 // Types that appear in the signatures above, exported so that users can name them.
 export type {
