@@ -13,6 +13,8 @@ import { startTestCluster, type TestCluster } from '../../lib/testing/cluster/in
 import { managedConfig, managedReconciler } from '../../demos/webpage/managed.js';
 import { WEBPAGE, webPage, webPageCrd, type WebPage } from '../../demos/webpage/model.js';
 import { capturingLogger } from '../controller/fixtures.js';
+import { ConfigurationError } from '../../lib/core/index.js';
+import { Tracing } from '../../lib/observe/tracing.js';
 
 const VALID = '<html><body><h1>Hi</h1></body></html>';
 
@@ -120,5 +122,28 @@ describe('tracing: one reconciliation of the WebPage demo as a trace', function 
     // Lists and watches of the informers make no spans: only requests inside a run do.
     expect(spans.filter((s) => s.kind === SpanKind.CLIENT && s.parentSpanContext === undefined)).to.deep.equal([]);
     expect(trace.getSpan(context.active())).to.equal(undefined);
+  });
+});
+
+describe('tracing: the option', () => {
+  it('is true, false or { tracerProvider }; anything else is a ConfigurationError naming it', () => {
+    expect(Tracing.of(undefined)).to.equal(undefined);
+    expect(Tracing.of(false)).to.equal(undefined);
+    expect(Tracing.of(true)).to.be.instanceOf(Tracing);
+    expect(() => Tracing.of('yes' as never)).to.throw(ConfigurationError, /^tracing: must be true, false or \{ tracerProvider \}, got "yes"/);
+    expect(() => Tracing.of({ tracerProvider: {} } as never)).to.throw(ConfigurationError, /^tracing\.tracerProvider: must be an OpenTelemetry TracerProvider/);
+    expect(() => Tracing.of({ provider: new BasicTracerProvider() } as never)).to.throw(ConfigurationError, /^tracing\.provider: is not an option/);
+  });
+
+  it('tells whether a context manager carries the active span (without one nothing nests under a run)', () => {
+    const tracing = Tracing.of(true)!;
+    expect(tracing.hasContextManager()).to.equal(false);
+    const manager = new AsyncLocalStorageContextManager().enable();
+    context.setGlobalContextManager(manager);
+    try {
+      expect(tracing.hasContextManager()).to.equal(true);
+    } finally {
+      context.disable();
+    }
   });
 });
