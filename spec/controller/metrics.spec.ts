@@ -35,6 +35,12 @@ describe('controller metrics and error handling', () => {
     expect(text).to.include(`rxkube_events_received_total{${LABELS},source="widgets.sample.rxkube.dev",action="added"} 3`);
     expect(text).to.include(`rxkube_cache_size{${LABELS},source="widgets.sample.rxkube.dev"} 3`);
     expect(text).to.match(/^rxkube_leader 1$/m);
+    expect(text).to.include(`rxkube_reconcile_queue_duration_seconds_count{${LABELS}} 3`);
+    expect(text).to.include(`rxkube_max_concurrent_reconciliations{${LABELS}} 50`);
+    expect(text).to.include(`rxkube_controller_ready{${LABELS}} 1`);
+    const startup = (phase: string) => Number(new RegExp(`^rxkube_startup_seconds\\{${LABELS},phase="${phase}"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    expect(startup('caches_synced')).to.be.greaterThan(0);
+    expect(startup('first_run')).to.be.at.least(startup('caches_synced'));
     expect(text, 'no per-resource series').to.not.match(/w1|w2|w3/);
   });
 
