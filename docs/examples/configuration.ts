@@ -17,6 +17,7 @@ export const everyControllerOption: ControllerConfig<KubernetesObject> = {
   rateLimiter: undefined,
   maxReconciliationInterval: 10 * 60 * 60 * 1000,
   maxConcurrentReconciliations: 50,
+  runTimeoutMs: 0, // no deadline
   generationAware: true,
   finalizerName: 'widgets.example.com/finalizer',
   patchStrategy: 'apply',
@@ -56,4 +57,5 @@ export const everyOperatorOption: OperatorOptions = {
   health: undefined, // no health server; { port: 8081, host: '0.0.0.0' } when given as {}
   handleSignals: false,
   stopTimeoutMs: 30_000,
+  tracing: undefined, // no traces, and no OpenTelemetry module loaded
 };

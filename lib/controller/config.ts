@@ -110,6 +110,7 @@ const CONTROLLER_OPTIONS = {
   rateLimiter: true,
   maxReconciliationInterval: true,
   maxConcurrentReconciliations: true,
+  runTimeoutMs: true,
   generationAware: true,
   finalizerName: true,
   patchStrategy: true,
@@ -155,6 +156,7 @@ export function resolveControllerConfig<P extends KubernetesObject>(
     retry: config.retry,
     rateLimiter: config.rateLimiter,
     maxReconciliationInterval: config.maxReconciliationInterval,
+    runTimeoutMs: config.runTimeoutMs,
   });
   const secondaries = (config.secondaries ?? []).map((s, i) => resolveSecondary<P>(s, i));
   const names = new Set<string>();

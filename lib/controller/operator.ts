@@ -4,7 +4,7 @@ import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
 import { ConfigurationError, requireKnownKeys } from '../core/index.js';
 import { createKubeClient, kubeClientOf, ownNamespace, readKubeConfig, type KubeClient, type KubeConfigData } from '../kube/index.js';
 import { createLeaderElector, kubeLeaseClient, type LeaderElectionOptions, type LeaderElector } from '../leader/index.js';
-import { createLogger, createMetrics, startHealthServer, type HealthCheck, type HealthServer, type Logger, type RxkubeMetrics } from '../observe/index.js';
+import { createLogger, createMetrics, startHealthServer, Tracing, type HealthCheck, type HealthServer, type Logger, type RxkubeMetrics, type TracingOptions } from '../observe/index.js';
 import { controllerShardingOptions, Shard, shardingConfig, type ShardingOptions } from '../sharding/index.js';
 import { checkWebhookServerOptions, startWebhookServer, type WebhookServer, type WebhookServerOptions } from '../webhooks/index.js';
 import { InformerPool } from '../sources/index.js';
@@ -60,6 +60,12 @@ export interface OperatorOptions {
    * Logs and metrics go to the operator's logger and registry unless given here.
    */
   readonly webhooks?: WebhookServerOptions | undefined;
+  /**
+   * Every run as an OpenTelemetry trace, and the webhook server's reviews as spans: `true` for the
+   * globally registered tracer provider, or `{ tracerProvider }`. Needs the package
+   * `@opentelemetry/api`; off by default, and then no OpenTelemetry module is loaded.
+   */
+  readonly tracing?: TracingOptions | boolean | undefined;
 }
 
 const OPERATOR_OPTIONS = {
@@ -72,6 +78,7 @@ const OPERATOR_OPTIONS = {
   stopTimeoutMs: true,
   sharding: true,
   webhooks: true,
+  tracing: true,
 } as const satisfies Record<keyof OperatorOptions, true>;
 
 /**
@@ -87,6 +94,7 @@ export class Operator {
   readonly metrics: RxkubeMetrics | undefined;
   /** What the client was made from: the user's KubeConfig, or the default kubeconfig read as data. */
   private readonly kubeConfig: KubeConfig | KubeConfigData;
+  private readonly tracing: Tracing | undefined;
   private readonly informers: InformerPool;
   private readonly controllers: Controller<KubernetesObject>[] = [];
   /** Without leader election always true; with it false until this instance leads (OB4). */
@@ -114,6 +122,7 @@ export class Operator {
         throw err;
       }
     }
+    this.tracing = Tracing.of(options.tracing);
     // Without a KubeConfig of the user's, client-node is loaded only if the kubeconfig needs it (`kubeClientOf`).
     this.kubeConfig = options.kubeConfig ?? readKubeConfig();
     this.client = options.kubeConfig ? createKubeClient(options.kubeConfig) : kubeClientOf(this.kubeConfig as KubeConfigData);
@@ -140,6 +149,7 @@ export class Operator {
       leading$: this.leading$,
       informers: this.informers,
       shard,
+      tracing: this.tracing,
       ...(this.options.leaderElection ? { holdsLeadership: () => this.elector?.holdsLease() ?? false } : {}),
     });
     this.controllers.push(controller as unknown as Controller<KubernetesObject>);
@@ -200,11 +210,19 @@ export class Operator {
     }
     if (this.options.webhooks) {
       try {
-        this.webhookServer = await startWebhookServer({ logger: this.logger, ...(this.options.registry ? { registry: this.options.registry } : {}), ...this.options.webhooks });
+        this.webhookServer = await startWebhookServer({
+          logger: this.logger,
+          ...(this.options.registry ? { registry: this.options.registry } : {}),
+          ...(this.options.tracing !== undefined ? { tracing: this.options.tracing } : {}),
+          ...this.options.webhooks,
+        });
       } catch (err) {
         await this.stop();
         throw err;
       }
+    }
+    if (this.tracing && !this.tracing.hasContextManager()) {
+      this.logger.warn('tracing: no OpenTelemetry context manager is registered, so nothing nests under a run\'s span; register one (NodeSDK and NodeTracerProvider.register() do)');
     }
     if (this.options.handleSignals) {
       process.once('SIGTERM', this.signalHandler);

@@ -169,6 +169,38 @@ export function watchTargetOf(client: KubeClient): KubeConfig | DirectConnection
   return directConnections.get(client) ?? client.kubeConfig;
 }
 
+/**
+ * `client` with every request, its resource clients' too, sent through `wrap(client.request)`
+ * (a run's client that aborts with the run, a client whose requests are traced).
+ */
+export function wrapRequests(client: KubeClient, wrap: (request: RequestFn) => RequestFn): KubeClient {
+  const request = wrap(client.request);
+  const wrapped: KubeClient = {
+    get kubeConfig() {
+      return client.kubeConfig;
+    },
+    request,
+    resource: <T extends KubernetesObject = KubernetesObject>(d: ResourceDescriptor) => resourceClient<T>(request, d),
+    discover: (apiVersion, kind, options) => discoverDescriptor(request, apiVersion, kind, options),
+  };
+  const connection = directConnections.get(client);
+  if (connection) directConnections.set(wrapped, connection);
+  return wrapped;
+}
+
+/** A request function whose requests also abort with `signal()` (read as each request is sent). */
+export function abortingWith(request: RequestFn, signal: () => AbortSignal): RequestFn {
+  return (req) => {
+    const own = signal();
+    return request({ ...req, signal: req.signal === undefined || req.signal === own ? own : AbortSignal.any([req.signal, own]) });
+  };
+}
+
+/** The API server's URL `client` sends to, without loading client-node for a direct client. */
+export function serverOf(client: KubeClient): string | undefined {
+  return directConnections.get(client)?.server ?? client.kubeConfig.getCurrentCluster()?.server;
+}
+
 /** Whether `kube` is a KubeClient (as opposed to the KubeConfig one is made from). */
 export function isKubeClient(kube: KubeClient | KubeConfig): kube is KubeClient {
   const candidate = kube as Partial<KubeClient>;
