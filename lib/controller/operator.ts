@@ -2,7 +2,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
 import { ConfigurationError, requireKnownKeys } from '../core/index.js';
-import { createKubeClient, kubeClientOf, ownNamespace, readKubeConfig, type KubeClient, type KubeConfigData } from '../kube/index.js';
+import { createKubeClient, kubeClientOf, ownNamespace, readKubeConfig, rxkubeUserAgent, type KubeClient, type KubeConfigData } from '../kube/index.js';
 import { createLeaderElector, kubeLeaseClient, type LeaderElectionOptions, type LeaderElector } from '../leader/index.js';
 import { createLogger, createMetrics, startHealthServer, type HealthCheck, type HealthServer, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { controllerShardingOptions, Shard, shardingConfig, type ShardingOptions } from '../sharding/index.js';
@@ -33,6 +33,12 @@ export function operatorFacts(operator: Operator): OperatorFacts {
 export interface OperatorOptions {
   /** Default: KUBECONFIG, ~/.kube/config, or in-cluster. */
   readonly kubeConfig?: KubeConfig | undefined;
+  /**
+   * What the operator's requests call it: its client's User-Agent is `rxkube/<version> (<name>)`
+   * (`operator.client.userAgent`), so the API server's audit log, and a test's request log, tell
+   * its requests from anyone else's. Default 'operator'.
+   */
+  readonly name?: string | undefined;
   readonly logger?: Logger | undefined;
   /** Metrics go to this prom-client registry (never the global one); none without it. */
   readonly registry?: Registry | undefined;
@@ -64,6 +70,7 @@ export interface OperatorOptions {
 
 const OPERATOR_OPTIONS = {
   kubeConfig: true,
+  name: true,
   logger: true,
   registry: true,
   leaderElection: true,
@@ -116,7 +123,11 @@ export class Operator {
     }
     // Without a KubeConfig of the user's, client-node is loaded only if the kubeconfig needs it (`kubeClientOf`).
     this.kubeConfig = options.kubeConfig ?? readKubeConfig();
-    this.client = options.kubeConfig ? createKubeClient(options.kubeConfig) : kubeClientOf(this.kubeConfig as KubeConfigData);
+    if (options.name !== undefined && (typeof options.name !== 'string' || !/^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(options.name) || /[()]/.test(options.name))) {
+      throw new ConfigurationError('name', `must be printable ASCII without parentheses, got ${JSON.stringify(options.name)}`);
+    }
+    const clientOptions = { userAgent: rxkubeUserAgent(options.name ?? 'operator') };
+    this.client = options.kubeConfig ? createKubeClient(options.kubeConfig, clientOptions) : kubeClientOf(this.kubeConfig as KubeConfigData, clientOptions);
     this.informers = new InformerPool({ client: this.client });
     this.logger = options.logger ?? createLogger({ name: 'rxkube' });
     this.metrics = options.registry ? createMetrics(options.registry) : undefined;
@@ -194,7 +205,10 @@ export class Operator {
         port: this.options.health.port,
         host: this.options.health.host,
         registry: this.options.registry,
-        checks: { ...Object.fromEntries(this.controllers.map((c) => [c.name, () => c.readiness()])), ...this.options.health.checks },
+        checks: {
+          ...Object.fromEntries(this.controllers.map((c) => [c.name, () => c.readiness()])),
+          ...this.options.health.checks,
+        },
         liveness: Object.fromEntries(this.controllers.map((c) => [c.name, () => c.liveness()])),
       });
     }

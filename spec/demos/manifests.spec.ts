@@ -362,17 +362,19 @@ const RBAC_KINDS: Record<string, ResourceDescriptor> = {
  */
 function forbiddenLog() {
   const lines: string[] = [];
+  const rbacWarnings: string[] = [];
   let refuse: (err: Error) => void = () => undefined;
   const refused = new Promise<never>((_, reject) => (refuse = reject));
   refused.catch(() => undefined);
   const destination = {
     write(line: string) {
+      if (line.includes('"RBAC: cannot')) rbacWarnings.push((JSON.parse(line) as { msg: string }).msg);
       if (!line.includes('forbidden')) return;
       lines.push(line);
       refuse(new Error(`the operator was refused: ${forbiddenMessages(lines).join('; ')}`));
     },
   };
-  return { logger: createLogger({ level: 'debug', destination }), lines, refused };
+  return { logger: createLogger({ level: 'debug', destination }), lines, rbacWarnings, refused };
 }
 
 /** The 403 messages in the captured JSON log lines: "... cannot patch resource "x" in API group "g" in the namespace "n"". */
@@ -411,14 +413,19 @@ async function proveRbac(
       await cluster.apply(resource, obj.kind === 'ClusterRole' || (obj.kind === 'Role' && rules === manifests.rules) ? { ...obj, rules: edit(rules!) } : obj);
     }
     const kubeConfig = await cluster.kubeConfigFor({ serviceAccount: name, namespace: 'operators' });
-    operator = new Operator({ kubeConfig, logger: log.logger });
+    operator = new Operator({ kubeConfig, logger: log.logger, name });
     module.register(operator);
     cluster.server.requests.reset();
     await Promise.race([log.refused, operator.start().then(() => scenario(clientOf(cluster)))]);
     await operator.stop();
     const forbidden = forbiddenMessages(log.lines);
     if (forbidden.length > 0) throw new Error(`the operator was refused: ${forbidden.join('; ')}`);
-    const usage = rbacUsage(manifests.rules, operatorRequests(cluster));
+    expect(log.rbacWarnings, 'the start-up RBAC check found nothing missing').to.deep.equal([]);
+    // The documented call: the request log as it is, the operator's own requests by its user agent.
+    const userAgent = operator.client.userAgent!;
+    expect(userAgent).to.match(new RegExp(`^rxkube/\\d+\\.\\d+\\.\\d+\\S* \\(${name}\\)$`));
+    const usage = rbacUsage(manifests.rules, cluster.server.requests.entries(), { userAgent });
+    expect(operatorRequests(cluster).filter((r) => r.userAgent !== userAgent), 'every request but the test\'s carries the operator\'s user agent, watches too').to.deep.equal([]);
     printRbac(name, manifests);
     const requests = operatorRequests(cluster).length;
     console.log(`        ${requests} distinct requests seen; not used in this run: ${usage.unused.join(', ') || 'none'}`);
