@@ -10,6 +10,7 @@ import { checkWebhookServerOptions, startWebhookServer, type WebhookServer, type
 import { InformerPool } from '../sources/index.js';
 import { resolveControllerConfig, type ResolvedControllerConfig } from './config.js';
 import { Controller, DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
+import { RbacCheck, rbacNeeds } from './rbac-check.js';
 import type { ControllerConfig, Reconciler, RegisteredController } from './types.js';
 
 /** What `operatorManifests` reads from an operator: its options and its controllers as registered. */
@@ -66,6 +67,13 @@ export interface OperatorOptions {
    * Logs and metrics go to the operator's logger and registry unless given here.
    */
   readonly webhooks?: WebhookServerOptions | undefined;
+  /**
+   * At start, ask the API server (one SelfSubjectAccessReview per verb) whether the operator may do
+   * what its controllers were registered for — the rules `operatorManifests` generates. What it may
+   * not do is logged as a warning naming the verb, the resource and the rule to add, and fails the
+   * `rbac` check of /readyz until it is granted; the operator starts either way. Default true.
+   */
+  readonly checkRbac?: boolean | undefined;
 }
 
 const OPERATOR_OPTIONS = {
@@ -79,6 +87,7 @@ const OPERATOR_OPTIONS = {
   stopTimeoutMs: true,
   sharding: true,
   webhooks: true,
+  checkRbac: true,
 } as const satisfies Record<keyof OperatorOptions, true>;
 
 /**
@@ -199,6 +208,7 @@ export class Operator {
   async start(): Promise<void> {
     if (this.state !== 'new') throw new Error('start() can be called once');
     this.state = 'started';
+    const rbac = this.options.checkRbac === false ? undefined : this.rbacCheck();
     // First, so that probes (and `healthUrl`) work while the caches sync: /readyz says 503 until then.
     if (this.options.health) {
       this.healthServer = await startHealthServer({
@@ -207,6 +217,7 @@ export class Operator {
         registry: this.options.registry,
         checks: {
           ...Object.fromEntries(this.controllers.map((c) => [c.name, () => c.readiness()])),
+          ...(rbac ? { rbac: () => rbac.readiness() } : {}),
           ...this.options.health.checks,
         },
         liveness: Object.fromEntries(this.controllers.map((c) => [c.name, () => c.liveness()])),
@@ -241,13 +252,20 @@ export class Operator {
       this.metrics?.setLeader(true); // without election, every instance processes
     }
     try {
-      await Promise.all(this.controllers.map((c) => c.start()));
+      await Promise.all([...this.controllers.map((c) => c.start()), rbac?.run()]);
     } catch (err) {
       // One controller that cannot start fails the operator: the others must not keep watching.
       await this.stop();
       throw err;
     }
     this.logger.info({ controllers: this.controllers.map((c) => c.name) }, 'operator started');
+  }
+
+  /** The check of what the registered controllers need, in the namespaces they work in (and the leader Lease's). */
+  private rbacCheck(): RbacCheck {
+    const election = this.options.leaderElection;
+    const leaseNamespace = election === undefined ? undefined : election.leaseNamespace || ownNamespace(this.kubeConfig);
+    return new RbacCheck(this.client, rbacNeeds({ controllers: operatorFacts(this).controllers, leaseNamespace }), this.logger);
   }
 
   /** OB5: stop taking events, let runs finish (with a timeout), release the lease, close watches. */
