@@ -51,6 +51,7 @@ export const tuned: ControllerConfig<KubernetesObject> = {
 
 export const everyOperatorOption: OperatorOptions = {
   kubeConfig: undefined, // loadKubeConfig(): KUBECONFIG, ~/.kube/config, in-cluster
+  name: 'operator', // its requests' User-Agent: rxkube/<version> (operator)
   logger: undefined, // createLogger({ name: 'rxkube' })
   registry: undefined, // no metrics
   leaderElection: undefined, // every instance processes
@@ -58,4 +59,5 @@ export const everyOperatorOption: OperatorOptions = {
   handleSignals: false,
   stopTimeoutMs: 30_000,
   tracing: undefined, // no traces, and no OpenTelemetry module loaded
+  checkRbac: true, // a SelfSubjectAccessReview per verb it needs, at start
 };
