@@ -9,7 +9,7 @@
 import './node-check.js';
 export type { ResourceID, ResourceEvent, EventAction, ReconcileOutcome, ReconcileResult, ReconcileCause, RetryInfo } from './core/index.js';
 export type { EventCause, MaxIntervalCause, MaybePromise, RateLimitCause, RescheduleCause, RetryCause } from './core/index.js';
-export { resourceKey, resourceIdOf, ConfigurationError, LeaseLostError, NoRetryError, RxkubeError } from './core/index.js';
+export { resourceKey, resourceIdOf, ConfigurationError, LeaseLostError, NoRetryError, RunTimeoutError, RxkubeError } from './core/index.js';
 export {
   statusCondition,
   setStatusCondition,
@@ -33,6 +33,7 @@ export type {
   RegisteredController,
   SecondaryConfig,
   SecondarySpec,
+  SecondaryWrite,
   SourceErrorOptions,
   TrackedClient,
   EventSourceInfo,
@@ -153,7 +154,7 @@ export {
 } from './workflow/index.js';
 
 export { createLogger, type CreateLoggerOptions, type Logger, type HealthCheck, type HealthCheckResult } from './observe/index.js';
-export type { EventOptions, EventType, EventRecorder, ResourceEvents, RxkubeMetrics } from './observe/index.js';
+export type { EventOptions, EventType, EventRecorder, ResourceEvents, RxkubeMetrics, SpanAttributes, SpanFn, StartupPhase, TracerProviderLike, TracingOptions } from './observe/index.js';
 
 // Types that appear in the signatures above, exported so that users can name them.
 export type {

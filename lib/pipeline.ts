@@ -87,7 +87,7 @@ export type { FieldSelector, KubeClient, LabelSelector, ResolvedDescriptor, Reso
 export type { ControllerConfig, Reconciler } from './controller/index.js';
 export type { DependentContext } from './dependent/index.js';
 export type { RateLimiter, Retry, SchedulingLoad } from './processing/index.js';
-export type { EventRecorder } from './observe/index.js';
+export type { EventRecorder, SpanAttributes, SpanFn } from './observe/index.js';
 export {
   reconcileWorkflow,
   cleanupWorkflow,
@@ -110,6 +110,7 @@ export type {
   PrimaryWrite,
   SecondaryConfig,
   SecondarySpec,
+  SecondaryWrite,
   SourceErrorOptions,
   TrackedClient,
   UpdateControl,

@@ -56,3 +56,4 @@ export { startWebhookServer, type AnyWebhook, type TlsReload, type WebhookServer
 export { DEFAULT_WEBHOOK_PORT, mountedCertificate, WEBHOOK_CERT_DIR, webhookManifests, type WebhookManifestOptions, type WebhookManifests } from './webhooks/index.js';
 export type { ResolvedDescriptor, ResourceDescriptor } from './kube/index.js';
 export type { WebhookMetrics } from './webhooks/index.js';
+export type { TracerProviderLike, TracingOptions } from './observe/index.js';

@@ -99,6 +99,38 @@ console.log(status?.message ?? 'no status');
 await operator.stop();
 `;
 
+/** The production quickstart traced: the OpenTelemetry SDK as the docs install it, spans kept in memory and counted. */
+const TRACED = `
+import { context, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { Operator, UpdateControl } from 'rxkube';
+import { loadKubeConfig } from 'rxkube/kube';
+context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+const exporter = new InMemorySpanExporter();
+trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+const kubeConfig = loadKubeConfig({ kubeconfigPath: process.argv[2] });
+const operator = new Operator({ kubeConfig, tracing: true });
+const tracer = trace.getTracer('consumer');
+operator.register({ reconcile: (g) => tracer.startActiveSpan('user work', (span) => { span.end(); return UpdateControl.patchStatus({ ...g, status: { message: 'Hello, ' + g.spec.name + '!' } }); }) },
+  { resource: { apiVersion: 'example.com/v1', kind: 'Greeting', plural: 'greetings' } });
+await operator.start();
+const greetings = kubeConfig.makeApiClient(CustomObjectsApi);
+const where = { group: 'example.com', version: 'v1', namespace: 'default', plural: 'greetings' };
+await greetings.createNamespacedCustomObject({ ...where, body: { apiVersion: 'example.com/v1', kind: 'Greeting', metadata: { name: 'traced' }, spec: { name: 'traced' } } });
+let status;
+for (let i = 0; i < 400 && !status?.message; i++) {
+  await new Promise((resolve) => setTimeout(resolve, 25));
+  status = (await greetings.getNamespacedCustomObject({ ...where, name: 'traced' })).status;
+}
+await operator.stop();
+const spans = exporter.getFinishedSpans();
+const run = spans.find((s) => s.name === 'greetings.example.com');
+const user = spans.find((s) => s.name === 'user work');
+console.log(JSON.stringify({ message: status?.message, runs: spans.filter((s) => s.name === 'greetings.example.com').length, userUnderRun: user?.parentSpanContext?.spanId === run?.spanContext().spanId }));
+`;
+
 const GREETING_CRD: V1CustomResourceDefinition = {
   metadata: { name: 'greetings.example.com' },
   spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'greetings', singular: 'greeting', kind: 'Greeting' },
@@ -228,6 +260,30 @@ describe('the npm package, installed into an empty project', function () {
       writeFileSync(join(production, 'quickstart.mjs'), PRODUCTION);
       const { stdout } = await sh(process.execPath, ['quickstart.mjs', kubeconfig], { cwd: production });
       expect(stdout.split('\n'), stdout).to.include('Hello, world!');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('beside the OpenTelemetry SDK installed as the docs say, a traced operator\'s spans reach the provider the user registered, one copy of the API in the project', async () => {
+    const traced = join(work, 'traced');
+    mkdirSync(traced);
+    writeFileSync(join(traced, 'package.json'), JSON.stringify({ name: 'traced', private: true, type: 'module' }));
+    const otel = ['@opentelemetry/api@1.9', '@opentelemetry/sdk-trace-base@2', '@opentelemetry/context-async-hooks@2'];
+    await sh('npm', ['install', '--no-audit', '--no-fund', tarball, 'rxjs@^7.8.2', '@kubernetes/client-node@^2.0.1', ...otel], { cwd: traced });
+    const copies = (await sh('npm', ['ls', '@opentelemetry/api', '--all', '--parseable'], { cwd: traced })).stdout.split('\n').filter((l) => l.trim() !== '');
+    expect(copies.map((c) => c.slice(traced.length)), 'copies of @opentelemetry/api').to.deep.equal(['/node_modules/@opentelemetry/api']);
+    const server = await startApiServer({ port: 0 });
+    try {
+      await server.kubeConfig().makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({ body: GREETING_CRD });
+      const kubeconfig = join(work, 'traced-kubeconfig');
+      await server.writeKubeconfig(kubeconfig);
+      writeFileSync(join(traced, 'traced.mjs'), TRACED);
+      const { stdout, stderr } = await sh(process.execPath, ['traced.mjs', kubeconfig], { cwd: traced, env: { ...process.env, LOG_LEVEL: 'warn' } });
+      const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as { message?: string; runs: number; userUnderRun: boolean };
+      expect(result.message, `${stdout}\n${stderr}`).to.equal('Hello, traced!');
+      expect(result.runs).to.be.at.least(1);
+      expect(result.userUnderRun).to.equal(true);
     } finally {
       await server.close();
     }

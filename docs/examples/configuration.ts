@@ -17,6 +17,7 @@ export const everyControllerOption: ControllerConfig<KubernetesObject> = {
   rateLimiter: undefined,
   maxReconciliationInterval: 10 * 60 * 60 * 1000,
   maxConcurrentReconciliations: 50,
+  runTimeoutMs: 0, // no deadline
   generationAware: true,
   finalizerName: 'widgets.example.com/finalizer',
   patchStrategy: 'apply',
@@ -50,10 +51,13 @@ export const tuned: ControllerConfig<KubernetesObject> = {
 
 export const everyOperatorOption: OperatorOptions = {
   kubeConfig: undefined, // loadKubeConfig(): KUBECONFIG, ~/.kube/config, in-cluster
+  name: 'operator', // its requests' User-Agent: rxkube/<version> (operator)
   logger: undefined, // createLogger({ name: 'rxkube' })
   registry: undefined, // no metrics
   leaderElection: undefined, // every instance processes
   health: undefined, // no health server; { port: 8081, host: '0.0.0.0' } when given as {}
   handleSignals: false,
   stopTimeoutMs: 30_000,
+  tracing: undefined, // no traces, and no OpenTelemetry module loaded
+  checkRbac: true, // a SelfSubjectAccessReview per verb it needs, at start
 };

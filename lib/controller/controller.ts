@@ -1,8 +1,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { BehaviorSubject, combineLatest, EMPTY, filter, map, merge, type Observable, of, pairwise, Subject, type Subscription, take, takeUntil, tap } from 'rxjs';
-import { ConfigurationError, describeError, isMarkedForDeletion, resourceIdOf, resourceKey, type ReconcileOutcome, type ResourceEvent } from '../core/index.js';
-import { classifyError, errorMessage, type KubeClient } from '../kube/index.js';
-import { controllerLabels, errorLogLevel, EventBroadcaster, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics } from '../observe/index.js';
+import { ConfigurationError, describeError, isMarkedForDeletion, resourceIdOf, resourceKey, RunTimeoutError, type ReconcileOutcome, type ResourceEvent, type ResourceID } from '../core/index.js';
+import { classifyError, errorMessage, serverOf, wrapRequests, type KubeClient } from '../kube/index.js';
+import { controllerLabels, errorLogLevel, EventBroadcaster, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics, type Tracing } from '../observe/index.js';
 import { reconcileEach, type RunFn, type RunResult } from '../processing/index.js';
 import type { Shard } from '../sharding/index.js';
 import { InformerPool, type InformerLike } from '../sources/index.js';
@@ -13,6 +13,7 @@ import { controllerEvents } from './pipeline.js';
 import { Primaries } from './primaries.js';
 import { gainedResources, memberLost, reportedToShard, runnableOnly } from './sharded.js';
 import { runOf } from './run.js';
+import { RunTraces } from './run-traces.js';
 import { controllerInformers, ControllerSources, logInformerFailures, watching } from './sources.js';
 import type { EventSourceInfo, Reconciler } from './types.js';
 
@@ -31,6 +32,8 @@ export interface ControllerEnvironment {
    * clock (the elector's `holdsLease`); asked before each run starts and each write of a run.
    */
   readonly holdsLeadership?: LeaseCheck | undefined;
+  /** Every run as a trace (the Operator's `tracing`). Default: none. */
+  readonly tracing?: Tracing | undefined;
 }
 
 export const DEFAULT_STOP_TIMEOUT_MS = 30_000;
@@ -41,13 +44,19 @@ function measured(
   metrics: RxkubeMetrics,
   labels: ControllerLabels,
 ): (...args: Parameters<RunFn>) => Promise<RunResult | void> {
+  let first = true;
   return async (id, ctx) => {
-    metrics.reconcileStarted(labels, { retry: ctx.cause.type === 'retry' });
+    if (first) {
+      first = false;
+      metrics.startupPhase(labels, 'first_run', performance.now() / 1000);
+    }
+    metrics.reconcileStarted(labels, { retry: ctx.cause.type === 'retry', queuedSeconds: ctx.queuedMs / 1000 });
     const started = performance.now();
     let result: 'success' | 'failure' = 'failure';
     try {
       const output = await run(id, ctx);
-      result = 'success';
+      // EP14: a run that ends well after its deadline is still a timed-out one.
+      result = ctx.signal.aborted && ctx.signal.reason instanceof RunTimeoutError ? 'failure' : 'success';
       return output;
     } finally {
       metrics.reconcileEnded(labels, result, (performance.now() - started) / 1000);
@@ -79,6 +88,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   /** User sources whose Observable errored and that are not subscribed again yet (or left stopped), with the error. */
   private readonly failedSources = new Map<string, unknown>();
   private state: 'new' | 'starting' | 'running' | 'stopped' = 'new';
+  private readonly traces: RunTraces<P> | undefined;
 
   constructor(
     private readonly reconciler: Reconciler<P>,
@@ -118,6 +128,8 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       });
     }
     this.sources = new ControllerSources({ config, informerFor, logger: this.logger, primaryInformer: this.primaryInformer });
+    this.traces = env.tracing ? new RunTraces(env.tracing, config.name, this.primaries) : undefined;
+    env.metrics?.setMaxConcurrent(controllerLabels(config.name, config.descriptor), config.scheduling.maxConcurrentReconciliations);
   }
 
   /** One outcome per run (hot). */
@@ -158,6 +170,8 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     });
     this.env.shard?.start();
     this.measureShard();
+    const unready = this.env.metrics?.countReady(controllerLabels(this.config.name, this.config.descriptor), () => this.readiness().ok);
+    if (unready) this.stopping$.pipe(take(1)).subscribe(unready);
     const informers = this.informers();
     for (const inf of informers) inf.start();
     const options = { timeoutMs: this.config.cacheSyncTimeoutMs, failOnError: this.config.stopOnInformerErrorDuringStartup };
@@ -168,6 +182,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       throw new Error(`controller ${this.name}: caches did not sync: ${describeError(err)}`, { cause: err });
     }
     if (this.state !== 'starting') return;
+    this.env.metrics?.startupPhase(controllerLabels(this.config.name, this.config.descriptor), 'caches_synced', performance.now() / 1000);
     this.state = 'running';
     this.started$.next(true);
     this.logger.info({ namespaces: this.namespaces }, 'controller started');
@@ -197,6 +212,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     for (const source of this.config.sources) source.stop?.();
     this.primaries.dispose();
     this.sources.dispose();
+    this.traces?.dispose();
     this.outcomes.complete();
     this.logger.info('controller stopped');
   }
@@ -246,6 +262,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
         if (event.primary && event.action === 'deleted') for (const source of config.sources) source.untrack?.(event.id);
       }),
       tap((event) => {
+        this.traces?.eventArrived(event);
         if (!env.metrics) return;
         env.metrics.eventReceived(labels, event.source, event.action);
         const store = event.source === config.name ? this.primaryInformer.store : this.sources.get(event.source)?.informer.store;
@@ -256,8 +273,11 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     // A sharded controller runs on every member, leader or not: membership replaces leadership,
     // so one operator can have a leader for cluster-wide controllers and shards for the others.
     const holdsLease = shard ? () => shard.holdsLease() : env.holdsLeadership;
+    const tracing = env.tracing;
+    const client = tracing ? wrapRequests(env.client, (request) => tracing.requests(request, serverOf(env.client))) : env.client;
     const run = runOf(this.reconciler, config, {
-      client: holdsLease ? leaseGatedClient(env.client, holdsLease) : env.client,
+      client: holdsLease ? leaseGatedClient(client, holdsLease) : client,
+      tracing,
       holdsLease,
       primaries: this.primaries,
       secondaries: this.sources,
@@ -266,7 +286,8 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       events: this.events,
     });
     const leading$ = shard ? of(true) : (env.leading$ ?? of(true));
-    const measuredRun = env.metrics ? measured(run, env.metrics, labels) : run;
+    const tracedRun = this.traces ? this.traces.wrap(run) : run;
+    const measuredRun = env.metrics ? measured(tracedRun, env.metrics, labels) : tracedRun;
     const sharded$ = shard
       ? merge(
           events$.pipe(runnableOnly(shard)),
@@ -288,6 +309,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
         // OB4: leadership lost means runs in flight must stop acting before the lease can expire.
         abortRuns$: merge(leading$.pipe(pairwise(), filter(([was, is]) => was && !is)), memberLost$),
         probe: env.metrics ? (load) => env.metrics?.setQueued(labels, load.queued) : undefined,
+        onRunTimeout: (id, timeoutMs) => this.onRunTimeout(id, timeoutMs),
       }),
     );
   }
@@ -332,8 +354,17 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     this.stopping$.pipe(take(1)).subscribe(uncount);
   }
 
+  /** EP14: counted and logged when the deadline passes; the run's outcome comes when it really ends. */
+  private onRunTimeout(id: ResourceID, timeoutMs: number): void {
+    const labels = controllerLabels(this.config.name, this.config.descriptor);
+    this.env.metrics?.runTimedOut(labels);
+    this.traces?.timedOut(id, timeoutMs);
+    this.logger.warn({ resource: { name: id.name, namespace: id.namespace }, timeoutMs }, `run of ${resourceKey(id)} passed its deadline; its signal is aborted`);
+  }
+
   private onOutcome(outcome: ReconcileOutcome): void {
     const config = this.config;
+    const traceIds = this.traces?.ended(outcome);
     // Runs are measured as they start and end (`measured`); a skipped one never ran.
     if (outcome.result === 'skipped') this.env.metrics?.recordOutcome(controllerLabels(config.name, config.descriptor), outcome);
     // OB1: the primary as the cache has it now (for a deleted one, what the id tells).
@@ -344,11 +375,15 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       durationMs: outcome.endedAt - outcome.startedAt,
       ...(outcome.retry ? { retry: outcome.retry } : {}),
       ...(outcome.reschedule ? { reschedule: outcome.reschedule } : {}),
+      ...traceIds,
     };
     if (outcome.result === 'failure') {
       // UP2: a conflict is optimistic concurrency doing its job: info, not error.
       const level = errorLogLevel(outcome.error);
-      this.logger[level]({ ...fields, err: outcome.error, kind: classifyError(outcome.error) }, `run of ${resourceKey(outcome.id)} failed`);
+      // EP14: a run that went on after its signal aborted is named for it: it does not watch ctx.signal.
+      const overran = outcome.error instanceof RunTimeoutError && outcome.error.overrunMs > 0;
+      const message = overran ? `run of ${resourceKey(outcome.id)} overran its deadline by ${(outcome.error as RunTimeoutError).overrunMs} ms (it does not stop when ctx.signal aborts)` : `run of ${resourceKey(outcome.id)} failed`;
+      this.logger[level]({ ...fields, err: outcome.error, kind: classifyError(outcome.error) }, message);
       // One Event per distinct error (its repeats count in its series); a conflict is no news (UP2).
       if (primary && level !== 'info' && this.state === 'running') {
         const cleanup = isMarkedForDeletion(primary);

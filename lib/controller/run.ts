@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { ConfigurationError, describeValue, isMarkedForDeletion, NoRetryError, requireKnownKeys, resourceIdOf, resourceKey, type ResourceID } from '../core/index.js';
-import type { KubeClient } from '../kube/index.js';
-import { createLogger, errorLogLevel, loggerFor, type Logger, type EventRecorder } from '../observe/index.js';
+import { abortingWith, wrapRequests, type KubeClient } from '../kube/index.js';
+import { createLogger, errorLogLevel, inSpan, loggerFor, type Logger, type EventRecorder, type Tracing } from '../observe/index.js';
 import type { RunContext, RunFn, RunResult } from '../processing/index.js';
 import type { SecondarySource } from '../sources/index.js';
 import { ManagedWorkflowInvocation, type EventSourceRegistry } from '../workflow/index.js';
@@ -63,8 +63,8 @@ const RUN_OPTIONS = {
   holdsLease: true,
 } as const satisfies Record<keyof ReconcilerRunOptions, true>;
 
-/** What a run works with, besides its configuration. */
-type RunDependencies<P extends KubernetesObject> = Omit<ReconcilerRunOptions<P>, keyof RunConfig<P>>;
+/** What a run works with, besides its configuration; a registered controller's runs may be traced. */
+type RunDependencies<P extends KubernetesObject> = Omit<ReconcilerRunOptions<P>, keyof RunConfig<P>> & { readonly tracing?: Tracing | undefined };
 
 /**
  * The run side of a controller as a `RunFn` for `reconcileEach`: for one ResourceID, read the
@@ -115,6 +115,7 @@ export function runOf<P extends KubernetesObject>(
     logger: deps.logger ?? createLogger({ name: 'rxkube' }),
     events: deps.events ?? { about: () => NO_EVENTS },
     holdsLease: deps.holdsLease ?? (() => true),
+    tracing: deps.tracing,
     writer: primaryWriter<P>({
       client: deps.client.resource<P>(config.descriptor),
       primaries: deps.primaries,
@@ -134,7 +135,7 @@ export function runOf<P extends KubernetesObject>(
     }
     if (run.primaries.needsFinalizer(primary)) {
       // FZ2: the finalizer goes on in a call of its own; the run right after it reconciles.
-      await run.writer.addFinalizer(primary, ctx.signal);
+      await written(run, 'add finalizer', () => run.writer.addFinalizer(primary, ctx.signal));
       ctx.logger.debug({ finalizer: config.finalizerName }, 'finalizer added');
       return { rescheduleAfter: 0 };
     }
@@ -159,6 +160,12 @@ interface Run<P extends KubernetesObject> {
   readonly events: NonNullable<ReconcilerRunOptions<P>['events']>;
   readonly writer: PrimaryWriter<P>;
   readonly holdsLease: LeaseCheck;
+  readonly tracing: Tracing | undefined;
+}
+
+/** A write of the framework's own, as a span of the run when it is traced. */
+function written<P extends KubernetesObject, T>(run: Run<P>, what: string, write: () => Promise<T>): Promise<T> {
+  return inSpan(run.tracing?.span, what, { 'rxkube.controller': run.config.name }, write);
 }
 
 async function reconcile<P extends KubernetesObject>(run: Run<P>, primary: P, ctx: Context<P>): Promise<RunResult | void> {
@@ -171,10 +178,12 @@ async function reconcile<P extends KubernetesObject>(run: Run<P>, primary: P, ct
   }
   let current = primary;
   if (control.write === 'resource' || control.write === 'resourceAndStatus') {
-    current = await run.writer.patchResource(current, requireResource(control.resource, run.config.name), ctx.signal);
+    const resource = requireResource(control.resource, run.config.name);
+    current = await written(run, 'write resource', () => run.writer.patchResource(current, resource, ctx.signal));
   }
   if (control.write === 'status' || control.write === 'resourceAndStatus') {
-    await run.writer.patchStatus(current, requireResource(control.resource, run.config.name), ctx.signal);
+    const resource = requireResource(control.resource, run.config.name);
+    await written(run, 'write status', () => run.writer.patchStatus(current, resource, ctx.signal));
   }
   return control.rescheduleAfterMs === undefined ? undefined : { rescheduleAfter: control.rescheduleAfterMs };
 }
@@ -202,7 +211,7 @@ async function cleanup<P extends KubernetesObject>(run: Run<P>, primary: P, ctx:
   const dependentsGone = workflowResult?.allDeleted() ?? true;
   if (control.removeFinalizer && dependentsGone) {
     ctx.events.normal('CleanedUp', 'cleanup complete');
-    await run.writer.removeFinalizer(primary, ctx.signal);
+    await written(run, 'remove finalizer', () => run.writer.removeFinalizer(primary, ctx.signal));
     ctx.logger.debug({ finalizer: config.finalizerName }, 'finalizer removed');
     ctx.events.normal('FinalizerRemoved', `removed finalizer ${config.finalizerName}`, { action: 'RemoveFinalizer' });
     return undefined;
@@ -233,7 +242,8 @@ async function handleReconcileError<P extends KubernetesObject>(run: Run<P>, pri
   }
   if (control.resource !== undefined) {
     try {
-      await run.writer.patchStatus(primary, control.resource, ctx.signal);
+      const resource = control.resource;
+      await written(run, 'write error status', () => run.writer.patchStatus(primary, resource, ctx.signal));
     } catch (patchError) {
       ctx.logger[errorLogLevel(patchError)]({ err: patchError }, 'error status patch failed');
     }
@@ -263,6 +273,9 @@ function createContext<P extends KubernetesObject>(run: Run<P>, primary: P, runC
   // Made when first read: most runs log nothing and record no Event, and a signal costs an AbortController.
   let events: EventRecorder | undefined;
   let logger: Logger | undefined;
+  let client: KubeClient | undefined;
+  // The run's span, for its log lines: read now, while the run's span is the active one.
+  const traceIds = run.tracing?.activeIds();
   const ctx: Context<P> = {
     controller: run.config.name,
     fieldManager: run.config.fieldManager,
@@ -270,11 +283,20 @@ function createContext<P extends KubernetesObject>(run: Run<P>, primary: P, runC
     get events() {
       return (events ??= run.events.about(primary, isMarkedForDeletion(primary) ? 'Cleanup' : 'Reconcile'));
     },
-    client: run.client,
+    // EP14: the run's requests abort with its signal (its deadline, the controller stopping).
+    get client() {
+      return (client ??= wrapRequests(run.client, (request) => abortingWith(request, () => runContext.signal)));
+    },
     get logger() {
-      return (logger ??= loggerFor(run.logger, run.config.name, primary));
+      if (logger === undefined) {
+        logger = loggerFor(run.logger, run.config.name, primary);
+        // Joined to the run's trace when it is traced.
+        if (traceIds) logger = logger.child(traceIds);
+      }
+      return logger;
     },
     retry: runContext.retry,
+    setRunTimeout: (timeoutMs) => runContext.setRunTimeout(timeoutMs),
     get signal() {
       return runContext.signal;
     },
@@ -287,7 +309,7 @@ function createContext<P extends KubernetesObject>(run: Run<P>, primary: P, runC
     },
   };
   const workflow = run.config.workflow;
-  if (workflow) invocation = new ManagedWorkflowInvocation(workflow, primary, ctx, { eventSources: run.eventSources });
+  if (workflow) invocation = new ManagedWorkflowInvocation(workflow, primary, ctx, { eventSources: run.eventSources, span: run.tracing?.span });
   return ctx;
 }
 

@@ -40,9 +40,18 @@ export interface Context<P extends KubernetesObject = KubernetesObject> {
   /** Carries the controller name and the primary's `resource.*` bindings (OB1). */
   readonly logger: Logger;
   readonly retry: RetryInfo;
-  /** Aborted when the controller stops while this run is in flight. */
+  /**
+   * Aborted when the controller stops while this run is in flight, and at the run's deadline
+   * (`runTimeoutMs`, `setRunTimeout`; the reason is then a RunTimeoutError). `client`'s requests
+   * abort with it.
+   */
   readonly signal: AbortSignal;
   readonly cause: ReconcileCause;
+  /**
+   * EP14: this run's deadline, `timeoutMs` after it started, instead of the controller's
+   * `runTimeoutMs` (a longer one for a cleanup that deletes much, say); <= 0: none.
+   */
+  setRunTimeout(timeoutMs: number): void;
   /** The one secondary of this primary from the named source (ES3); throws if there are several. */
   getSecondaryResource<S extends KubernetesObject = KubernetesObject>(source: string): S | undefined;
   getSecondaryResources<S extends KubernetesObject = KubernetesObject>(source: string): S[];
@@ -137,6 +146,12 @@ export interface ControllerConfig<P extends KubernetesObject = KubernetesObject>
   readonly maxReconciliationInterval?: number;
   /** EP1; default 50. */
   readonly maxConcurrentReconciliations?: number;
+  /**
+   * EP14: each run's deadline in ms. At the deadline `ctx.signal` aborts (and the requests of
+   * `ctx.client` with it) and the run is a failure with a RunTimeoutError, retried as any failure
+   * once it has really ended: two runs of one resource never overlap. Default none.
+   */
+  readonly runTimeoutMs?: number;
   /** EP6; default true. */
   readonly generationAware?: boolean;
   /** FZ1; default `<plural>.<group>/finalizer`. */

@@ -43,6 +43,24 @@ export class NoRetryError extends RxkubeError {
   }
 }
 
+/**
+ * A run outlived its deadline (`runTimeoutMs`, or what the run set with `ctx.setRunTimeout`): its
+ * signal was aborted at the deadline and the run is a failure, retried like any other. The run's
+ * slot was held until it really ended; `overrunMs` says how long after the deadline that was.
+ */
+export class RunTimeoutError extends RxkubeError {
+  constructor(
+    /** The deadline the run had, in ms from its start. */
+    readonly timeoutMs: number,
+    /** How long the run went on after its deadline before it ended (0: it stopped at once). */
+    readonly overrunMs: number,
+    /** What the run itself ended with, if it failed (an AbortError, usually). */
+    override readonly cause?: unknown,
+  ) {
+    super(`the run did not finish within its deadline of ${timeoutMs} ms${overrunMs > 0 ? ` (it ended ${overrunMs} ms after it)` : ''}`, { cause });
+  }
+}
+
 /** A one-line description of any thrown value, for messages. */
 export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message === '' ? error.name : `${error.name}: ${error.message}`;

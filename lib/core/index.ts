@@ -14,8 +14,9 @@ export type {
   RetryCause,
   RetryInfo,
 } from './outcome.js';
+export { underlyingCause } from './outcome.js';
 export { backoffDelay, WATCH_BACKOFF, type BackoffPolicy } from './backoff.js';
-export { ConfigurationError, LeaseLostError, NoRetryError, RxkubeError, describeError, describeValue } from './errors.js';
+export { ConfigurationError, LeaseLostError, NoRetryError, RunTimeoutError, RxkubeError, describeError, describeValue } from './errors.js';
 export {
   requireFunction,
   requireKnownKeys,

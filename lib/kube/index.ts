@@ -13,16 +13,21 @@ export { DEFAULT_POOL_CONNECTIONS, shareConnections, type ShareConnectionsOption
 export { type HttpVerb, type KubeRequest, type RequestFn } from './request.js';
 export { openWatchStream } from './watch-stream.js';
 export { METADATA_LIST_ACCEPT, METADATA_OBJECT_ACCEPT, toPartialObjectMetadata, type PartialObjectMetadata } from './metadata.js';
+export { rxkubeUserAgent } from './user-agent.js';
 export {
   createKubeClient,
   isKubeClient,
   kubeClientOf,
   watchTargetOf,
   refOf,
+  abortingWith,
+  serverOf,
+  wrapRequests,
   type ApplyOptions,
   type DeleteOptions,
   type JsonPatchOperation,
   type KubeClient,
+  type KubeClientOptions,
   type KubeList,
   type ListOptions,
   type ListResult,

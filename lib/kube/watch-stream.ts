@@ -18,6 +18,8 @@ export interface WatchStreamRequest {
   readonly inactivityTimeoutMs: number;
   /** The Accept header (default application/json): a metadata-only watch asks for `as=PartialObjectMetadata`. */
   readonly accept?: string | undefined;
+  /** The User-Agent header (the client's, `KubeClient.userAgent`). */
+  readonly userAgent?: string | undefined;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function openWatchStream(
   for (const [key, value] of Object.entries(request.query)) if (value !== undefined) url.searchParams.set(key, String(value));
   const accept = request.accept ?? 'application/json';
   const { headers, dispatcher } = 'pool' in target ? { headers: { ...target.headers(), Accept: accept }, dispatcher: target.pool.watches } : await authenticated(target, url, accept);
+  if (request.userAgent !== undefined) headers['User-Agent'] = request.userAgent;
 
   const abort = new AbortController();
   let closed = false;

@@ -35,13 +35,24 @@ export interface MetricsOptions {
   prefix?: string;
   /** Buckets of the reconcile duration histogram, in seconds. */
   durationBuckets?: number[];
+  /** Buckets of the queue wait histogram, in seconds (default as the duration's). */
+  queueBuckets?: number[];
 }
+
+/** Where a controller is in its start-up: its caches synced, its first run started. */
+export type StartupPhase = 'caches_synced' | 'first_run';
 
 /** The recorder the controller calls. Every method is cheap and never throws on valid labels. */
 export interface RxkubeMetrics {
   readonly registry: Registry;
-  /** A run starts: started++, active++, and retries++ when the run is a retry. */
-  reconcileStarted(labels: ControllerLabels, info?: { retry?: boolean }): void;
+  /** A run starts: started++, active++, retries++ when the run is a retry, and its wait in the queue observed. */
+  reconcileStarted(labels: ControllerLabels, info?: { retry?: boolean; queuedSeconds?: number }): void;
+  /** A run passed its deadline (`runTimeoutMs`); its result is counted when it really ends. */
+  runTimedOut(labels: ControllerLabels): void;
+  /** The controller's `maxConcurrentReconciliations`. */
+  setMaxConcurrent(labels: ControllerLabels, max: number): void;
+  /** Seconds from the process start to a start-up phase of the controller (set once per phase). */
+  startupPhase(labels: ControllerLabels, phase: StartupPhase, secondsSinceProcessStart: number): void;
   /** The run started with reconcileStarted ends: active--, the result's counter++, duration observed. */
   reconcileEnded(labels: ControllerLabels, result: ReconcileResult, seconds: number): void;
   /**
@@ -71,16 +82,21 @@ export interface RxkubeMetrics {
   countShardOwned(labels: ControllerLabels, count: () => number): () => void;
   /** SH3: a handover completed here (every member acknowledged a new view). */
   shardHandover(labels: ControllerLabels): void;
+  /**
+   * OB3: 1 while the controller is ready (caches synced, watches healthy, sources running), read
+   * by `ready` at each scrape until the returned function is called.
+   */
+  countReady(labels: ControllerLabels, ready: () => boolean): () => void;
 }
 
 const CONTROLLER_LABELS = ['controller', 'group', 'version', 'kind'] as const;
 
-interface OwnedCount {
+interface GaugeReader {
   readonly labels: ControllerLabels;
   readonly count: () => number;
 }
-/** The owned-resource counts each shard_owned_resources gauge reads at a scrape (one gauge per registry, shared by its operators). */
-const ownedCounts = new WeakMap<object, Map<string, OwnedCount>>();
+/** What each gauge read at a scrape reads, by the gauge (one gauge per registry, shared by its operators). */
+const gaugeReaders = new WeakMap<object, Map<string, GaugeReader>>();
 const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /**
@@ -113,6 +129,21 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}):
         registers: [registry],
       }),
   );
+  const queueWait = reuse(
+    registry,
+    `${prefix}reconcile_queue_duration_seconds`,
+    () =>
+      new Histogram<(typeof CONTROLLER_LABELS)[number]>({
+        name: `${prefix}reconcile_queue_duration_seconds`,
+        help: 'Time a run waited in the queue between being owed (an event, a due retry) and starting',
+        labelNames: CONTROLLER_LABELS,
+        buckets: options.queueBuckets ?? options.durationBuckets ?? DEFAULT_BUCKETS,
+        registers: [registry],
+      }),
+  );
+  const timeouts = counter('reconcile_timeouts_total', 'Runs that passed their deadline (runTimeoutMs) and were aborted', CONTROLLER_LABELS);
+  const maxConcurrent = gauge('max_concurrent_reconciliations', 'The most runs a controller makes at once (maxConcurrentReconciliations)', CONTROLLER_LABELS);
+  const startup = gauge('startup_seconds', 'Seconds from the process start to a controller\'s caches synced and to its first run, by phase', [...CONTROLLER_LABELS, 'phase']);
   const started = counter('reconciliations_started_total', 'Runs started', CONTROLLER_LABELS);
   const success = counter('reconciliations_success_total', 'Runs that succeeded', CONTROLLER_LABELS);
   const failure = counter('reconciliations_failure_total', 'Runs that failed', CONTROLLER_LABELS);
@@ -129,21 +160,8 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}):
   const shardMembers = gauge('shard_members', 'Live members of a sharded controller, as this replica sees them', CONTROLLER_LABELS);
   // SH2: which primaries a replica owns changes with every primary created or deleted, not only
   // with the view, so the count is taken at each scrape (one pass over the cache), not kept.
-  const shardOwned = reuse(registry, `${prefix}shard_owned_resources`, () => {
-    const counts = new Map<string, OwnedCount>();
-    const ownedGauge = new Gauge<(typeof CONTROLLER_LABELS)[number]>({
-      name: `${prefix}shard_owned_resources`,
-      help: 'Primaries this replica owns in its current view of a sharded controller',
-      labelNames: CONTROLLER_LABELS,
-      registers: [registry],
-      collect() {
-        for (const { labels, count } of counts.values()) this.set(labels, count());
-      },
-    });
-    ownedCounts.set(ownedGauge, counts);
-    return ownedGauge;
-  });
-  const owned = ownedCounts.get(shardOwned) ?? new Map<string, OwnedCount>();
+  const shardOwned = collected(registry, `${prefix}shard_owned_resources`, 'Primaries this replica owns in its current view of a sharded controller');
+  const ready = collected(registry, `${prefix}controller_ready`, '1 while a controller is ready: its caches synced, its watches healthy, its sources running');
   const shardHandovers = counter('shard_handovers_total', 'Views of a sharded controller whose handover completed on this replica', CONTROLLER_LABELS);
   const leader = gauge('leader', '1 while this instance leads (or runs without leader election), else 0', []);
 
@@ -160,6 +178,16 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}):
       started.inc(l);
       active.inc(l);
       if (info?.retry) retries.inc(l);
+      if (info?.queuedSeconds !== undefined && Number.isFinite(info.queuedSeconds)) queueWait.observe(l, Math.max(0, info.queuedSeconds));
+    },
+    runTimedOut(labels) {
+      timeouts.inc(pick(labels));
+    },
+    setMaxConcurrent(labels, max) {
+      maxConcurrent.set(pick(labels), max);
+    },
+    startupPhase(labels, phase, seconds) {
+      startup.set({ ...pick(labels), phase }, seconds);
     },
     reconcileEnded(labels, result, seconds) {
       if (result !== 'skipped') active.dec(pick(labels));
@@ -202,14 +230,10 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}):
       shardMembers.set(pick(labels), members);
     },
     countShardOwned(labels, count) {
-      const entry = { labels: pick(labels), count };
-      const key = JSON.stringify(entry.labels);
-      owned.set(key, entry);
-      return () => {
-        if (owned.get(key) !== entry) return;
-        owned.delete(key);
-        shardOwned.remove(entry.labels);
-      };
+      return shardOwned(labels, count);
+    },
+    countReady(labels, isReady) {
+      return ready(labels, () => (isReady() ? 1 : 0));
     },
     shardHandover(labels) {
       shardHandovers.inc(pick(labels));
@@ -220,6 +244,39 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}):
 // Copies only the four bounded labels, so an object with extra fields (a ResourceID, say) can never add a series.
 function pick(labels: ControllerLabels): ControllerLabels {
   return { controller: labels.controller, group: labels.group, version: labels.version, kind: labels.kind };
+}
+
+/**
+ * A gauge whose value per controller is read at each scrape; adding a reader answers the function
+ * that removes it (and its series).
+ */
+function collected(registry: Registry, name: string, help: string): (labels: ControllerLabels, read: () => number) => () => void {
+  const { Gauge } = metricTypes();
+  const gauge = reuse(registry, name, () => {
+    const readers = new Map<string, GaugeReader>();
+    const created = new Gauge<(typeof CONTROLLER_LABELS)[number]>({
+      name,
+      help,
+      labelNames: CONTROLLER_LABELS,
+      registers: [registry],
+      collect() {
+        for (const { labels, count } of readers.values()) this.set(labels, count());
+      },
+    });
+    gaugeReaders.set(created, readers);
+    return created;
+  });
+  const readers = gaugeReaders.get(gauge) ?? new Map<string, GaugeReader>();
+  return (labels, read) => {
+    const entry = { labels: pick(labels), count: read };
+    const key = JSON.stringify(entry.labels);
+    readers.set(key, entry);
+    return () => {
+      if (readers.get(key) !== entry) return;
+      readers.delete(key);
+      gauge.remove(entry.labels);
+    };
+  };
 }
 
 function reuse<M>(registry: Registry, name: string, create: () => M): M {

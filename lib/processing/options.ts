@@ -21,9 +21,19 @@ export interface RunResult {
 
 export interface RunContext {
   readonly retry: RetryInfo;
-  /** Aborted when the pipeline is unsubscribed while the run is in flight. */
+  /**
+   * Aborted when the pipeline is unsubscribed while the run is in flight, and at the run's
+   * deadline (EP14; the reason is then a RunTimeoutError).
+   */
   readonly signal: AbortSignal;
   readonly cause: ReconcileCause;
+  /** How long the run waited in the queue, from the moment it was owed and could start (ms). */
+  readonly queuedMs: number;
+  /**
+   * EP14: gives this run a deadline `timeoutMs` after its start, instead of the controller's
+   * `runTimeoutMs` (a longer one for a cleanup, say); <= 0 takes the deadline away.
+   */
+  setRunTimeout(timeoutMs: number): void;
 }
 
 /** What a run may return: a result (void = nothing to schedule) now, as a promise, or as an observable (first value counts). */
@@ -82,6 +92,14 @@ export interface ReconcileOptions {
   readonly mayStart?: () => boolean;
   /** Called with the new load whenever it changes (for metrics gauges). */
   readonly probe?: (load: SchedulingLoad) => void;
+  /**
+   * EP14: each run's deadline, in ms from its start (a run may set its own: `ctx.setRunTimeout`).
+   * At the deadline its signal aborts and the run is a failure with a RunTimeoutError, reported
+   * when it really ends. Default: none (<= 0 too).
+   */
+  readonly runTimeoutMs?: number;
+  /** EP14: called when a run passes its deadline, before its signal aborts (for a log line and a metric). */
+  readonly onRunTimeout?: (id: ResourceID, timeoutMs: number) => void;
 }
 
 const RECONCILE_OPTIONS = {
@@ -97,6 +115,8 @@ const RECONCILE_OPTIONS = {
   abortRuns$: true,
   mayStart: true,
   probe: true,
+  runTimeoutMs: true,
+  onRunTimeout: true,
 } as const satisfies Record<keyof ReconcileOptions, true>;
 
 export const DEFAULT_MAX_CONCURRENT_RECONCILIATIONS = 50;
@@ -117,6 +137,9 @@ export interface ResolvedReconcileOptions {
   readonly abortRuns$: Observable<unknown> | undefined;
   readonly mayStart: (() => boolean) | undefined;
   readonly probe: ((load: SchedulingLoad) => void) | undefined;
+  /** 0 = no deadline. */
+  readonly runTimeoutMs: number;
+  readonly onRunTimeout: ((id: ResourceID, timeoutMs: number) => void) | undefined;
 }
 
 /** Validates options and fills in defaults; throws ConfigurationError naming the first bad option. */
@@ -154,6 +177,11 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
   }
   const probe = options.probe === undefined ? undefined : requireFunction('probe', options.probe);
   const mayStart = options.mayStart === undefined ? undefined : requireFunction('mayStart', options.mayStart);
+  const runTimeoutMs = options.runTimeoutMs ?? 0;
+  if (typeof runTimeoutMs !== 'number' || Number.isNaN(runTimeoutMs)) {
+    throw new ConfigurationError('runTimeoutMs', `must be a number of milliseconds (<= 0: no deadline), got ${describeValue(runTimeoutMs)}`);
+  }
+  const onRunTimeout = options.onRunTimeout === undefined ? undefined : requireFunction('onRunTimeout', options.onRunTimeout);
   return {
     scheduler,
     maxConcurrentReconciliations,
@@ -166,6 +194,8 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
     abortRuns$: options.abortRuns$,
     mayStart,
     probe,
+    runTimeoutMs: runTimeoutMs > 0 && runTimeoutMs !== Infinity ? runTimeoutMs : 0,
+    onRunTimeout,
   };
 }
 

@@ -11,6 +11,7 @@ import {
   type ResourceID,
   resourceKey,
   type RetryInfo,
+  RunTimeoutError,
 } from '../core/index.js';
 import { MIN_RATE_LIMIT_DELAY, type ResolvedReconcileOptions, type RunContext, type RunFn, type RunOutput, type RunResult } from './options.js';
 import { FifoSet, type FifoLinks } from './queue.js';
@@ -33,21 +34,37 @@ type TimerCause = Extract<ReconcileCause, { type: 'retry' | 'reschedule' | 'maxI
 
 /** A run in flight; `abort` is created only if the run reads `ctx.signal`, `subscription` only for an observable run. */
 interface RunHandle {
+  readonly cause: ReconcileCause;
+  readonly startedAt: number;
   abort: AbortController | undefined;
   subscription: Subscription | undefined;
+  /** EP14: the run's deadline while one is armed, and how long it is (ms from the start). */
+  deadline: Deadline | undefined;
+  timeoutMs: number;
+  /** EP14: when the deadline passed; the run is a RunTimeoutError failure however it ends. */
+  timedOutAt: number | undefined;
 }
 
 /** What a run sees; a class so that the lazy `signal` getter is not redefined per run. */
 class Context implements RunContext {
   constructor(
     readonly retry: RetryInfo,
-    readonly cause: ReconcileCause,
+    readonly queuedMs: number,
     private readonly handle: RunHandle,
+    private readonly deadlines: (handle: RunHandle, timeoutMs: number) => void,
   ) {}
+
+  get cause(): ReconcileCause {
+    return this.handle.cause;
+  }
 
   // AbortControllers are costly to create (~µs); most runs never look at the signal.
   get signal(): AbortSignal {
     return (this.handle.abort ??= new AbortController()).signal;
+  }
+
+  setRunTimeout(timeoutMs: number): void {
+    this.deadlines(this.handle, timeoutMs);
   }
 }
 
@@ -76,6 +93,8 @@ class ResourceState implements FifoLinks<ResourceState> {
   /** Which queue holds the state while queued: the two share the state's links. */
   inBacklog = false;
   timer: Deadline | undefined;
+  /** When the owed run entered the queue (for `queuedMs`). */
+  queuedAt = 0;
   /** The primary was deleted during the current run (EP5). */
   deleted = false;
   /** Retry runs made in the current failure streak (EP7/EP8). */
@@ -114,7 +133,7 @@ export interface SchedulerSink {
 }
 
 /**
- * The per-resource state machine behind `reconcileEach` (EP1–EP5, EP7–EP13): one instance per
+ * The per-resource state machine behind `reconcileEach` (EP1–EP5, EP7–EP14): one instance per
  * subscription. Feed it events, activation changes and completion; it calls `run` and reports
  * one outcome per run to the sink.
  */
@@ -129,6 +148,8 @@ export class ResourceScheduler {
   private readonly backlog = new FifoSet<ResourceState>();
   /** Every resource's retry, reschedule, max-interval and rate-limit timer, on one scheduler timer. */
   private readonly deadlines: Deadlines<ResourceState>;
+  /** EP14: the deadline of every run in flight that has one. */
+  private readonly runDeadlines: Deadlines<ResourceState>;
   private running = 0;
   private postponed = 0;
   private active: boolean;
@@ -144,6 +165,7 @@ export class ResourceScheduler {
   ) {
     this.active = options.active$ === undefined;
     this.deadlines = new Deadlines<ResourceState>(options.scheduler, (state) => this.guard(() => this.fire(state)));
+    this.runDeadlines = new Deadlines<ResourceState>(options.scheduler, (state) => this.guard(() => this.timeOut(state)));
   }
 
   onEvent(event: ResourceEvent): void {
@@ -187,6 +209,7 @@ export class ResourceScheduler {
     if (this.closed) return;
     this.closed = true;
     this.deadlines.dispose();
+    this.runDeadlines.dispose();
     for (const state of this.states.values()) {
       if (state.run) {
         state.run.subscription?.unsubscribe();
@@ -265,6 +288,7 @@ export class ResourceScheduler {
 
   private enqueue(state: ResourceState): void {
     state.phase = 'queued';
+    state.queuedAt = this.now();
     state.inBacklog = !state.urgent;
     (state.inBacklog ? this.backlog : this.fresh).push(state);
   }
@@ -338,12 +362,13 @@ export class ResourceScheduler {
 
     state.phase = 'running';
     this.running++;
-    const handle: RunHandle = { abort: undefined, subscription: undefined };
+    const handle: RunHandle = { cause, startedAt: now, abort: undefined, subscription: undefined, deadline: undefined, timeoutMs: 0, timedOutAt: undefined };
     state.run = handle;
+    if (this.options.runTimeoutMs > 0) this.setDeadline(state, handle, this.options.runTimeoutMs);
 
     let output: RunOutput;
     try {
-      output = this.run(state.id, new Context(retry, cause, handle));
+      output = this.run(state.id, new Context(retry, now - state.queuedAt, handle, (h, ms) => this.setDeadline(state, h, ms)));
     } catch (error) {
       this.settleRun(state, handle, cause, now, { ok: false, error });
       return;
@@ -372,10 +397,48 @@ export class ResourceScheduler {
     }
   }
 
+  /**
+   * EP14: (re)arms the deadline of the run in flight at `timeoutMs` from its start; <= 0 takes it
+   * away. A run past its deadline keeps the timeout.
+   */
+  private setDeadline(state: ResourceState, handle: RunHandle, timeoutMs: number): void {
+    if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs)) {
+      throw new ConfigurationError('runTimeoutMs', `must be a number of milliseconds (<= 0: no deadline), got ${describeValue(timeoutMs)}`);
+    }
+    if (this.closed || state.run !== handle || handle.timedOutAt !== undefined) return;
+    if (handle.deadline) this.runDeadlines.cancel(handle.deadline);
+    handle.deadline = undefined;
+    handle.timeoutMs = timeoutMs > 0 && timeoutMs !== Infinity ? timeoutMs : 0;
+    if (handle.timeoutMs > 0) handle.deadline = this.runDeadlines.add(handle.startedAt + handle.timeoutMs - this.now(), state);
+  }
+
+  /**
+   * EP14: the run's deadline passed: its signal aborts (with the RunTimeoutError as reason). A
+   * promise cannot be stopped, so the slot stays taken until it settles; an observable run is
+   * unsubscribed and ends here.
+   */
+  private timeOut(state: ResourceState): void {
+    const handle = state.run;
+    if (this.closed || !handle) return;
+    handle.deadline = undefined;
+    handle.timedOutAt = this.now();
+    this.options.onRunTimeout?.(state.id, handle.timeoutMs);
+    abortSignalOf(handle, new RunTimeoutError(handle.timeoutMs, 0));
+    if (handle.subscription) {
+      handle.subscription.unsubscribe();
+      this.settleRun(state, handle, handle.cause, handle.startedAt, { ok: false, error: undefined });
+    }
+  }
+
   /** A run ended: report it unless the scheduler closed or the run was superseded meanwhile. */
   private settleRun(state: ResourceState, handle: RunHandle, cause: ReconcileCause, startedAt: number, settlement: Settlement): void {
     if (this.closed || state.run !== handle) return;
     state.run = undefined;
+    if (handle.deadline) this.runDeadlines.cancel(handle.deadline);
+    if (handle.timedOutAt !== undefined) {
+      const ownError = settlement.ok ? undefined : settlement.error;
+      settlement = { ok: false, error: new RunTimeoutError(handle.timeoutMs, this.now() - handle.timedOutAt, ownError) };
+    }
     try {
       this.settle(state, cause, startedAt, settlement);
     } catch (error) {
@@ -509,6 +572,6 @@ function checkResult(value: unknown): { readonly ok: true; readonly value: RunRe
 }
 
 /** Aborts a run's signal, created here if the run has not read it yet so that a later read sees it aborted. */
-function abortSignalOf(handle: RunHandle): void {
-  (handle.abort ??= new AbortController()).abort();
+function abortSignalOf(handle: RunHandle, reason?: unknown): void {
+  (handle.abort ??= new AbortController()).abort(reason);
 }

@@ -186,6 +186,7 @@ export function kubeListWatch<T extends KubernetesObject>(
           },
           inactivityTimeoutMs: request.inactivityTimeoutMs,
           accept: metadataOnly ? METADATA_OBJECT_ACCEPT : undefined,
+          userAgent: kubeClient.userAgent,
         },
         metadataOnly ? (type, object) => onEvent(type, type === 'ERROR' || !isObject(object) ? object : toPartialObjectMetadata(object)) : onEvent,
         onClose,

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { Subject, type Observable, type Subscription } from 'rxjs';
 import { ConfigurationError, isRecord, jsonDepth, MAX_JSON_DEPTH, requestPath, requireKnownKeys } from '../core/index.js';
-import { createLogger, type Logger } from '../observe/index.js';
+import { createLogger, Tracing, type Logger, type TracingOptions } from '../observe/index.js';
 import { admissionRequest, admissionReview, MalformedReviewError, type AdmissionAnswer, type AdmissionRequest, type AnyAdmissionWebhook } from './admission.js';
 import { MalformedConversionError, reviewConversion, type ConversionWebhook } from './conversion.js';
 import { generateDevelopmentTls, readTlsFiles, watchTlsFiles, type TlsPem } from './tls.js';
@@ -41,6 +41,11 @@ export interface WebhookServerOptions {
   readonly logger?: Logger;
   /** Metrics go to this prom-client registry: latency, denials, errors, certificate reloads. */
   readonly registry?: Registry;
+  /**
+   * Each review as an OpenTelemetry server span (under the API server's span when its request
+   * carries one): `true` for the global tracer provider, or `{ tracerProvider }`. Default off.
+   */
+  readonly tracing?: TracingOptions | boolean | undefined;
 }
 
 const SERVER_OPTIONS = {
@@ -53,6 +58,7 @@ const SERVER_OPTIONS = {
   shutdownTimeoutMs: true,
   logger: true,
   registry: true,
+  tracing: true,
 } as const satisfies Record<keyof WebhookServerOptions, true>;
 
 /** One reload of the certificate files. */
@@ -233,6 +239,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const tls = await initialTls(options.tls);
   const logger = (options.logger ?? createLogger({ name: 'rxkube' })).child({ component: 'webhooks' });
   const metrics: WebhookMetrics | undefined = options.registry ? webhookMetrics(options.registry) : undefined;
+  const tracing = Tracing.of(options.tracing);
   const admission = new Map<string, { webhook: AnyAdmissionWebhook; pipeline: AdmissionPipeline }>();
   const conversion = new Map<string, ConversionWebhook>();
   for (const w of options.webhooks) {
@@ -242,6 +249,16 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   let closing = false;
   let inFlight = 0;
   let drained: (() => void) | undefined;
+
+  /** A review in a server span of its own, when traced. */
+  const traced = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
+    if (!tracing) return review(req, res, path);
+    const span = tracing.startServer(`${req.method ?? 'POST'} ${path}`, { 'http.request.method': req.method, 'url.path': path, 'url.scheme': 'https', 'http.route': path }, req.headers);
+    return span.within(() => review(req, res, path)).finally(() => {
+      span.setAttributes({ 'http.response.status_code': res.statusCode });
+      span.end(res.statusCode >= 500 ? new Error(`answered ${res.statusCode}`) : undefined);
+    });
+  };
 
   const review = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
     const admissionEntry = admission.get(path);
@@ -306,10 +323,16 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     }
     if (!admission.has(path) && !conversion.has(path)) return sendText(res, 404, `no webhook at ${path} (known: ${[...admission.keys(), ...conversion.keys()].join(', ')})\n`);
     inFlight++;
-    void review(req, res, path).finally(() => {
-      inFlight--;
-      if (inFlight === 0) drained?.();
-    });
+    // One request fails alone: whatever escapes its review (its span included) is answered 500, never thrown.
+    void traced(req, res, path)
+      .catch((err: unknown) => {
+        logger.error({ err }, 'webhook request failed outside its review');
+        if (!res.headersSent) sendText(res, 500, 'internal error\n', true);
+      })
+      .finally(() => {
+        inFlight--;
+        if (inFlight === 0) drained?.();
+      });
   });
 
   const reloads = new Subject<TlsReload>();

@@ -23,7 +23,7 @@ export function executeCleanup<P, C extends DependentContext, E>(
   options: ExecutionOptions<E> = {},
 ): Observable<WorkflowEvent<WorkflowCleanupResult>> {
   return defer(() => {
-    const run = new WorkflowRun(graph, primary, ctx, options.eventSources);
+    const run = new WorkflowRun(graph, primary, ctx, options.eventSources, options.span);
     const progress = runSteps<DependentResult>(maxConcurrency, (submit) =>
       new CleanupExecutor(run, submit).start(),
     ).pipe(map((dependent) => ({ type: 'dependent' as const, dependent })));
@@ -56,14 +56,16 @@ class CleanupExecutor<P, C extends DependentContext, E> {
     const { run } = this;
     try {
       if (run.aborted) return () => run.release(r);
-      if (!(await run.activation(r))) return () => this.settle(r, 'inactive');
-      const { dependent } = r.node;
-      if (isDeletable(dependent)) {
-        await dependent.delete!(run.primary, run.ctx);
-        r.deleteCalled = true;
-      }
-      const met = await run.condition(r, 'deletePostcondition');
-      return () => this.settle(r, met ? 'deleted' : 'deletePostconditionNotMet');
+      return await run.traced('delete', r, async () => {
+        if (!(await run.activation(r))) return () => this.settle(r, 'inactive');
+        const { dependent } = r.node;
+        if (isDeletable(dependent)) {
+          await dependent.delete!(run.primary, run.ctx);
+          r.deleteCalled = true;
+        }
+        const met = await run.condition(r, 'deletePostcondition');
+        return () => this.settle(r, met ? 'deleted' : 'deletePostconditionNotMet');
+      });
     } catch (error) {
       return () => run.finish(r, 'errored', error);
     }

@@ -7,6 +7,7 @@ import { evaluateCondition, type ConditionKind, type ConditionResult } from './c
 import type { WorkflowGraph, WorkflowNode } from './graph.js';
 import type { DependentOutcome, DependentResult } from './result.js';
 import type { SecondarySpec } from '../sources/index.js';
+import { inSpan, type SpanFn } from '../observe/index.js';
 
 /**
  * Where the executor registers and unregisters the event source of a dependent that has an
@@ -22,6 +23,8 @@ export interface ExecutionOptions<E = SecondarySpec> {
   /** How many dependents may run at once; defaults to the workflow's `maxConcurrency`. */
   readonly maxConcurrency?: number;
   readonly eventSources?: EventSourceRegistry<E>;
+  /** Each dependent's step and condition as a span of the run (a traced controller passes its tracer's). */
+  readonly span?: SpanFn | undefined;
 }
 
 export interface NodeRun<P, C extends DependentContext, E> {
@@ -47,6 +50,7 @@ export class WorkflowRun<P, C extends DependentContext, E> {
     readonly primary: P,
     readonly ctx: C,
     private readonly eventSources: EventSourceRegistry<E> | undefined,
+    private readonly span?: SpanFn | undefined,
   ) {
     this.runs = new Map(
       graph.nodes.map((node) => [
@@ -76,12 +80,16 @@ export class WorkflowRun<P, C extends DependentContext, E> {
   async condition(run: NodeRun<P, C, E>, kind: ConditionKind): Promise<boolean> {
     const condition = run.node.conditions[kind];
     if (!condition) return true;
-    const result = await evaluateCondition(condition, this.primary, this.ctx, {
-      dependent: run.node.name,
-      kind,
-    });
+    const result = await inSpan(this.span, `${kind} ${run.node.name}`, { 'rxkube.dependent': run.node.name, 'rxkube.condition': kind }, () =>
+      evaluateCondition(condition, this.primary, this.ctx, { dependent: run.node.name, kind }),
+    );
     run.conditions[kind] = result;
     return result.met;
+  }
+
+  /** One step of a dependent (reconcile, delete), as a span of the run when it is traced. */
+  traced<T>(operation: 'reconcile' | 'delete', run: NodeRun<P, C, E>, work: () => Promise<T>): Promise<T> {
+    return inSpan(this.span, `${operation} ${run.node.name}`, { 'rxkube.dependent': run.node.name, 'rxkube.dependent.operation': operation }, work);
   }
 
   /**

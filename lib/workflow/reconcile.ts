@@ -32,7 +32,7 @@ export function executeReconcile<P, C extends DependentContext, E>(
   options: ExecutionOptions<E> = {},
 ): Observable<WorkflowEvent<WorkflowReconcileResult>> {
   return defer(() => {
-    const run = new WorkflowRun(graph, primary, ctx, options.eventSources);
+    const run = new WorkflowRun(graph, primary, ctx, options.eventSources, options.span);
     const progress = runSteps<DependentResult>(maxConcurrency, (submit) =>
       new ReconcileExecutor(run, submit).start(),
     ).pipe(map((dependent) => ({ type: 'dependent' as const, dependent })));
@@ -70,16 +70,18 @@ class ReconcileExecutor<P, C extends DependentContext, E> {
     const { run } = this;
     try {
       if (run.aborted) return () => run.release(r);
-      if (!(await run.activation(r))) return () => this.conditionNotMet(r, false);
-      if (!(await run.condition(r, 'reconcilePrecondition'))) return () => this.conditionNotMet(r, true);
-      r.reconcileResult = await reconcileDependent(r.node.dependent, run.primary, run.ctx);
-      const ready = await run.condition(r, 'readyPostcondition');
-      return () => {
-        r.ready = ready;
-        const events = run.finish(r, 'reconciled');
-        if (ready) r.node.dependents.forEach((d) => this.handleReconcile(d));
-        return events;
-      };
+      return await run.traced('reconcile', r, async () => {
+        if (!(await run.activation(r))) return () => this.conditionNotMet(r, false);
+        if (!(await run.condition(r, 'reconcilePrecondition'))) return () => this.conditionNotMet(r, true);
+        r.reconcileResult = await reconcileDependent(r.node.dependent, run.primary, run.ctx);
+        const ready = await run.condition(r, 'readyPostcondition');
+        return () => {
+          r.ready = ready;
+          const events = run.finish(r, 'reconciled');
+          if (ready) r.node.dependents.forEach((d) => this.handleReconcile(d));
+          return events;
+        };
+      });
     } catch (error) {
       return () => run.finish(r, 'errored', error);
     }
@@ -131,11 +133,13 @@ class ReconcileExecutor<P, C extends DependentContext, E> {
     const { run } = this;
     try {
       if (run.aborted) return () => run.release(r);
-      if (!(await run.activation(r))) return () => this.deleted(r, 'inactive');
-      const deletion = await deleteDependent(r.node.dependent, run.primary, run.ctx);
-      r.deleteCalled = deletion.operation === 'deleted';
-      const met = await run.condition(r, 'deletePostcondition');
-      return () => this.deleted(r, met ? 'deleted' : 'deletePostconditionNotMet');
+      return await run.traced('delete', r, async () => {
+        if (!(await run.activation(r))) return () => this.deleted(r, 'inactive');
+        const deletion = await deleteDependent(r.node.dependent, run.primary, run.ctx);
+        r.deleteCalled = deletion.operation === 'deleted';
+        const met = await run.condition(r, 'deletePostcondition');
+        return () => this.deleted(r, met ? 'deleted' : 'deletePostconditionNotMet');
+      });
     } catch (error) {
       return () => run.finish(r, 'errored', error);
     }

@@ -9,6 +9,8 @@ const w1 = { name: 'w1', namespace: 'default' };
 const runContext = (): RunContext => ({
   retry: { attempt: 0, lastAttempt: false },
   signal: new AbortController().signal,
+  queuedMs: 0,
+  setRunTimeout: () => undefined,
   cause: { type: 'event', source: 'widgets', action: 'modified', primary: true, coalesced: 0 },
 });
 

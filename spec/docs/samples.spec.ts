@@ -67,6 +67,12 @@ describe('documentation samples', () => {
     expect(await runExample('docs/examples/quickstart.ts')).to.include('Hello, world!');
   });
 
+  it('the tracing example (docs/tracing.md) runs: its spans go to the console, the run and the user\'s own span among them', async function () {
+    this.timeout(60_000);
+    const stdout = await runExample('docs/examples/tracing.ts');
+    for (const name of ['backups.example.com added', 'backups.example.com', 'take snapshot', 'write status', 'PATCH']) expect(stdout).to.include(`name: '${name}'`);
+  });
+
   it('FZ2, FZ3, UP1: a controller assembled from exported operators only (docs/examples/own-pipeline.ts) reconciles and cleans up on the embedded server', async function () {
     this.timeout(60_000);
     const stdout = await runExample('docs/examples/own-pipeline.ts');

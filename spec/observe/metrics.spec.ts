@@ -40,11 +40,15 @@ describe('observe/metrics', () => {
     expect(names).to.deep.equal([
       'rxkube_cache_known_objects',
       'rxkube_cache_size',
+      'rxkube_controller_ready',
       'rxkube_events_dropped_total',
       'rxkube_events_received_total',
       'rxkube_events_recorded_total',
       'rxkube_leader',
+      'rxkube_max_concurrent_reconciliations',
       'rxkube_reconcile_duration_seconds',
+      'rxkube_reconcile_queue_duration_seconds',
+      'rxkube_reconcile_timeouts_total',
       'rxkube_reconciliations_active',
       'rxkube_reconciliations_failure_total',
       'rxkube_reconciliations_queued',
@@ -56,6 +60,7 @@ describe('observe/metrics', () => {
       'rxkube_shard_members',
       'rxkube_shard_owned_resources',
       'rxkube_source_errors_total',
+      'rxkube_startup_seconds',
     ]);
     expect((await globalRegistry.getMetricsAsJSON()).length).to.equal(before);
   });

@@ -5,6 +5,9 @@
 import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { propagation, SpanKind } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { firstValueFrom, NEVER, mergeMap, type Observable } from 'rxjs';
@@ -177,6 +180,35 @@ describe('webhooks: the HTTPS server', function () {
       expect(res.text).to.match(/gave no answer within 50 ms/);
     } finally {
       await server.close();
+    }
+  });
+
+  it('with tracing, each review is a server span, under the caller\'s span when its request carries a traceparent', async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    const server = await startWebhookServer({ webhooks: [validating], tls: dev, port: 0, host: '127.0.0.1', logger, tracing: { tracerProvider: provider } });
+    const dispatcher = new Agent({ connect: { ca: dev.ca } });
+    try {
+      const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+      const body = JSON.stringify(admissionReviewFor({ operation: 'CREATE', object: aGreeting({ message: 'hi' }) }));
+      const res = await request(`${server.url}${validating.path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', traceparent }, dispatcher });
+      await res.body.text();
+      const broken = await request(`${server.url}${validating.path}`, { method: 'POST', body: '{', headers: { 'content-type': 'application/json' }, dispatcher });
+      await broken.body.text();
+      const [reviewed, malformed] = exporter.getFinishedSpans();
+      expect(reviewed?.kind).to.equal(SpanKind.SERVER);
+      expect(reviewed?.name).to.equal(`POST ${validating.path}`);
+      expect(reviewed?.attributes).to.include({ 'http.request.method': 'POST', 'http.route': validating.path, 'http.response.status_code': 200 });
+      expect(reviewed?.spanContext().traceId).to.equal('0af7651916cd43dd8448eb211c80319c');
+      expect(reviewed?.parentSpanContext?.spanId).to.equal('b7ad6b7169203331');
+      expect(malformed?.attributes).to.include({ 'http.response.status_code': 400 });
+      expect(malformed?.parentSpanContext).to.equal(undefined);
+    } finally {
+      propagation.disable();
+      await dispatcher.close();
+      await server.close();
+      await provider.shutdown();
     }
   });
 
