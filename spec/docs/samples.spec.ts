@@ -40,6 +40,16 @@ describe('documentation samples', () => {
     expect(missing, 'samples not found in docs/examples/*.ts').to.deep.equal([]);
   });
 
+  it('every example in docs/examples imports rxkube through its entry points (rxkube, rxkube/testing...), never a relative path into lib/, dist/ or packages/', () => {
+    const relative = filesUnder('docs/examples', '.ts').flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)]
+        .map((m) => m[1] as string)
+        .filter((spec) => /^(lib|dist|packages)\//.test(join(file.slice(root.length), '..', spec)))
+        .map((spec) => `${file.slice(root.length)}: ${spec}`),
+    );
+    expect(relative, 'an example a user copies imports the package, not its files').to.deep.equal([]);
+  });
+
   it("every example in docs/examples type-checks as a strict consumer's project would: tsc --init's settings (exactOptionalPropertyTypes, noUncheckedIndexedAccess...) with skipLibCheck off, against the built package", async function () {
     this.timeout(180_000);
     const config = JSON.parse(readFileSync(join(root, 'docs/examples/tsconfig.json'), 'utf8')) as { compilerOptions: Record<string, unknown>; exclude: string[] };
