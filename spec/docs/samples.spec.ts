@@ -26,9 +26,9 @@ describe('documentation samples', () => {
   // Both folders are type-checked by `npm test`; a page may quote a demo directly.
   const examples = [...filesUnder('docs/examples', '.ts'), ...filesUnder('demos', '.ts')].map((f) => normalize(readFileSync(f, 'utf8')));
   // docs/api/ is generated from the declarations: its signatures are the code itself.
-  const pages = [join(root, 'README.md'), ...filesUnder('docs', '.md').filter((f) => !f.includes('/docs/api/'))];
+  const pages = [join(root, 'README.md'), join(root, 'packages/apiserver/README.md'), ...filesUnder('docs', '.md').filter((f) => !f.includes('/docs/api/'))];
 
-  it('every ```ts block in README.md and docs/ stands in a type-checked file under docs/examples/ or demos/', () => {
+  it('every ```ts block in README.md, packages/apiserver/README.md and docs/ stands in a type-checked file under docs/examples/ or demos/', () => {
     const missing: string[] = [];
     for (const page of pages) {
       for (const block of tsBlocks(readFileSync(page, 'utf8'))) {
