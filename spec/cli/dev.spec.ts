@@ -31,9 +31,12 @@ async function quietly<T>(body: () => Promise<T>): Promise<T> {
 /** A project of `rxkube init`, its node_modules this repository's, compiled and with deploy/ generated. */
 async function project(dir: string, args: readonly string[] = []): Promise<void> {
   expect(await quietly(() => init([dir, '--no-install', ...args]))).to.equal(0);
-  mkdirSync(join(dir, 'node_modules'));
-  for (const entry of readdirSync(join(ROOT, 'node_modules'))) symlinkSync(join(ROOT, 'node_modules', entry), join(dir, 'node_modules', entry));
+  mkdirSync(join(dir, 'node_modules/.bin'), { recursive: true });
+  for (const entry of readdirSync(join(ROOT, 'node_modules')).filter((e) => e !== '.bin')) symlinkSync(join(ROOT, 'node_modules', entry), join(dir, 'node_modules', entry));
+  for (const entry of readdirSync(join(ROOT, 'node_modules/.bin'))) symlinkSync(join(ROOT, 'node_modules/.bin', entry), join(dir, 'node_modules/.bin', entry));
+  // As npm installs rxkube: the package, and its command in .bin (npm run dev runs `rxkube dev`).
   symlinkSync(ROOT, join(dir, 'node_modules/rxkube'));
+  symlinkSync(join(ROOT, 'bin/rxkube.js'), join(dir, 'node_modules/.bin/rxkube'));
   await run(join(dir, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], { cwd: dir, env: ENV });
   await run(process.execPath, [join(ROOT, 'bin/rxkube.js'), 'manifests', '--module', 'dist/src/operator.js', '--kustomize', 'deploy'], { cwd: dir, env: ENV });
 }
@@ -46,8 +49,11 @@ interface Dev {
   stop(): Promise<number | null>;
 }
 
-function startDev(dir: string, args: readonly string[] = []): Dev {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/rxkube.js'), 'dev', ...args], { cwd: dir, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `rxkube dev`, or with `npm: true` the project's `npm run dev` in a process group of its own, stopped as Ctrl-C stops it (SIGINT to the group). */
+function startDev(dir: string, args: readonly string[] = [], { npm = false } = {}): Dev {
+  const child = npm
+    ? spawn('npm', ['run', 'dev', ...(args.length > 0 ? ['--', ...args] : [])], { cwd: dir, env: ENV, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    : spawn(process.execPath, [join(ROOT, 'bin/rxkube.js'), 'dev', ...args], { cwd: dir, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const waiters = new Set<() => void>();
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
@@ -79,7 +85,10 @@ function startDev(dir: string, args: readonly string[] = []): Dev {
       });
     },
     async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
+      if (child.exitCode === null) {
+        if (npm) process.kill(-child.pid!, 'SIGINT');
+        else child.kill('SIGTERM');
+      }
       return exited;
     },
   };
@@ -100,8 +109,8 @@ describe('cli: rxkube dev, the local loop of a project rxkube init wrote', funct
   const work = mkdtempSync(join(tmpdir(), 'rxkube-dev-spec-'));
   const hello = join(work, 'hello');
   const running: Dev[] = [];
-  const dev = (dir: string, args?: readonly string[]) => {
-    const d = startDev(dir, args);
+  const dev = (dir: string, args?: readonly string[], options?: { npm?: boolean }) => {
+    const d = startDev(dir, args, options);
     running.push(d);
     return d;
   };
@@ -118,9 +127,9 @@ describe('cli: rxkube dev, the local loop of a project rxkube init wrote', funct
   });
   after(() => rmSync(work, { recursive: true, force: true }));
 
-  it('init → rxkube dev → kubectl apply -f samples/: the sample Ready, reconciled by the operator on this machine as its ServiceAccount; a saved change restarts it; SIGTERM stops it all', async () => {
+  it('init → npm run dev → kubectl apply -f samples/: the sample Ready, reconciled by the operator on this machine as its ServiceAccount; a saved change restarts it; Ctrl-C stops it all', async () => {
     const started = Date.now();
-    const loop = dev(hello);
+    const loop = dev(hello, [], { npm: true });
     const [, kubeconfig] = (await loop.waitFor(/export KUBECONFIG=(\S+)/)) as [string, string];
     await loop.waitFor(/rxkube dev: ready/);
     const output = loop.output();
@@ -151,8 +160,22 @@ describe('cli: rxkube dev, the local loop of a project rxkube init wrote', funct
     expect(pids.at(-1)).to.not.equal(Number(firstPid));
 
     expect(await loop.stop()).to.equal(0);
-    expect(loop.output()).to.include('signal SIGTERM: stopping').and.include('"msg":"operator stopped"');
+    expect(loop.output()).to.include('signal SIGINT: stopping').and.include('"msg":"operator stopped"');
     expect(pids.filter(alive), 'no operator left running').to.deep.equal([]);
+  });
+
+  it('npm run deploy of the same deploy/ to the embedded server: accepted and rolled out, though no container runs (the time a newcomer waits)', async () => {
+    const server = await startApiServer({ port: 0, simulate: { deployments: { readyAfterMs: 1000 } } });
+    try {
+      const kubeconfig = join(work, 'deploy-kubeconfig');
+      await server.writeKubeconfig(kubeconfig);
+      const started = Date.now();
+      await run('npm', ['run', 'deploy'], { cwd: hello, env: { ...ENV, KUBECONFIG: kubeconfig } });
+      await kubectl(hello, kubeconfig, '-n', 'hello-system', 'rollout', 'status', 'deploy/hello-controller', '--timeout=60s');
+      console.log(`      npm run deploy and rollout status on the embedded server: ${seconds(Date.now() - started)}`);
+    } finally {
+      await server.close();
+    }
   });
 
   it('a rule missing from deploy/ is a 403 on the laptop, and rxkube dev names the rule', async () => {
