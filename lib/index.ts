@@ -33,6 +33,7 @@ export type {
   RegisteredController,
   SecondaryConfig,
   SecondarySpec,
+  SecondaryWrite,
   SourceErrorOptions,
   TrackedClient,
   EventSourceInfo,

@@ -10,6 +10,7 @@ export { DEFAULT_POOL_CONNECTIONS, shareConnections, type ShareConnectionsOption
 export {
   createKubeClient,
   type KubeClient,
+  type KubeClientOptions,
   type ResourceClient,
   type ApplyOptions,
   type DeleteOptions,

@@ -110,6 +110,7 @@ export type {
   PrimaryWrite,
   SecondaryConfig,
   SecondarySpec,
+  SecondaryWrite,
   SourceErrorOptions,
   TrackedClient,
   UpdateControl,

@@ -56,11 +56,12 @@ export const lowLevelReconciler: Reconciler<WebPage> = {
   },
 };
 
-const secondary = (resource: SecondaryConfig['resource']): SecondaryConfig => ({ resource, labelSelector: MANAGED_SELECTOR });
+/** A source the reconciler also writes through (`writes`: what `rxkube manifests` grants for it). */
+const secondary = (resource: SecondaryConfig['resource'], writes: NonNullable<SecondaryConfig['writes']>): SecondaryConfig => ({ resource, labelSelector: MANAGED_SELECTOR, writes });
 
 export const lowLevelConfig: ControllerConfig<WebPage> = {
   resource: WEBPAGE,
   name: 'webpage',
   observedGeneration: true,
-  secondaries: [secondary(CONFIGMAP), secondary(DEPLOYMENT), secondary(SERVICE), secondary(INGRESS)],
+  secondaries: [secondary(CONFIGMAP, ['apply']), secondary(DEPLOYMENT, ['apply']), secondary(SERVICE, ['apply']), secondary(INGRESS, ['apply', 'delete'])],
 };

@@ -50,10 +50,12 @@ export const tuned: ControllerConfig<KubernetesObject> = {
 
 export const everyOperatorOption: OperatorOptions = {
   kubeConfig: undefined, // loadKubeConfig(): KUBECONFIG, ~/.kube/config, in-cluster
+  name: 'operator', // its requests' User-Agent: rxkube/<version> (operator)
   logger: undefined, // createLogger({ name: 'rxkube' })
   registry: undefined, // no metrics
   leaderElection: undefined, // every instance processes
   health: undefined, // no health server; { port: 8081, host: '0.0.0.0' } when given as {}
   handleSignals: false,
   stopTimeoutMs: 30_000,
+  checkRbac: true, // a SelfSubjectAccessReview per verb it needs, at start
 };

@@ -47,7 +47,8 @@ export async function runNotes(kubeConfig: KubeConfig): Promise<Operator> {
   const operator = new Operator({ kubeConfig });
   operator.register(notes, {
     resource: NOTE,
-    secondaries: [{ resource: CONFIGMAP }], // ConfigMaps owned by a Note trigger that Note
+    // ConfigMaps owned by a Note trigger that Note; the reconciler applies them (writes: its RBAC)
+    secondaries: [{ resource: CONFIGMAP, writes: ['apply'] }],
   });
   await operator.start(); // resolves once the caches have synced
   return operator;

@@ -13,7 +13,7 @@ import {
   type ResourceID,
 } from '../core/index.js';
 import { resolveDescriptor, type FieldSelector, type LabelSelector, type ResolvedDescriptor } from '../kube/index.js';
-import type { BoundedStoreOptions, SecondarySpec, SourceError } from '../sources/index.js';
+import type { BoundedStoreOptions, SecondarySpec, SecondaryWrite, SourceError } from '../sources/index.js';
 import { resolveReconcileOptions, type ResolvedReconcileOptions } from '../processing/index.js';
 import type { Workflow } from '../workflow/index.js';
 import { resolveSourceErrorOptions, type ResolvedSourceErrorOptions } from './contained-source.js';
@@ -262,6 +262,8 @@ function resolveSource(source: EventSourceLike, i: number): ResolvedSource {
   throw new ConfigurationError(`sources[${i}]`, `must be an Observable of ResourceEvent triggers or have an events$ Observable, got ${describeValue(source)}`);
 }
 
+const SECONDARY_WRITES: readonly SecondaryWrite[] = ['apply', 'create', 'update', 'patch', 'delete', 'status'];
+
 /** Validates a secondary source (a JavaScript caller's may be anything, so it is checked at run time too). */
 export function resolveSecondary<P extends KubernetesObject>(s: SecondarySpec<KubernetesObject, P>, at: number | string): ResolvedSecondary<P> {
   const option = typeof at === 'number' ? `secondaries[${at}]` : at;
@@ -270,6 +272,14 @@ export function resolveSecondary<P extends KubernetesObject>(s: SecondarySpec<Ku
   if (s.toPrimaries !== undefined) requireFunction(`${option}.toPrimaries`, s.toPrimaries);
   if (s.toSecondaries !== undefined) requireFunction(`${option}.toSecondaries`, s.toSecondaries);
   const namespaces = s.namespaces === undefined ? undefined : resolveNamespaces(`${option}.namespaces`, s.namespaces);
+  if (s.writes !== undefined) {
+    if (!Array.isArray(s.writes)) throw new ConfigurationError(`${option}.writes`, `must be an array of ${SECONDARY_WRITES.map((w) => `'${w}'`).join(', ')}, got ${describeValue(s.writes)}`);
+    s.writes.forEach((w: unknown, i) => {
+      if (!SECONDARY_WRITES.includes(w as SecondaryWrite)) {
+        throw new ConfigurationError(`${option}.writes[${i}]`, `must be one of ${SECONDARY_WRITES.map((v) => `'${v}'`).join(', ')}, got ${describeValue(w)}`);
+      }
+    });
+  }
   if (!descriptor.namespaced && namespaces !== undefined && namespaces !== 'all') {
     throw new ConfigurationError(`${option}.namespaces`, `${descriptor.kind} is cluster-scoped; namespaces must be 'all'`);
   }

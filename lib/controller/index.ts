@@ -1,7 +1,7 @@
 export { DeleteControl, ErrorStatusUpdateControl, UpdateControl, type PrimaryWrite } from './controls.js';
 export type { Context, ControllerConfig, EventSourceInfo, EventSourceLike, InformerTuning, Reconciler, RegisteredController, SecondaryConfig } from './types.js';
 // The one secondary spec, defined in sources/: what `SecondaryConfig` names and dependents declare.
-export type { SecondarySpec } from '../sources/index.js';
+export type { SecondarySpec, SecondaryWrite } from '../sources/index.js';
 export type { SourceErrorOptions } from './contained-source.js';
 export { controllerEvents, type ControllerEventsOptions } from './pipeline.js';
 export { Primaries, primaries, type PrimariesOptions } from './primaries.js';
@@ -14,5 +14,5 @@ export {
   operatorManifests,
   type ManifestOptions,
   type OperatorManifests,
-  type PolicyRule,
 } from './manifests.js';
+export type { PolicyRule } from './rbac.js';

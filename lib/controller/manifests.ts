@@ -7,23 +7,14 @@ import { createRequire } from 'node:module';
 import type { KubernetesObject, V1CustomResourceDefinition } from '@kubernetes/client-node';
 import type * as Yaml from 'yaml';
 import { ConfigurationError } from '../core/index.js';
-import { crdToJson, resolveDescriptor, type ResolvedDescriptor } from '../kube/index.js';
+import { crdToJson } from '../kube/index.js';
 import { DEFAULT_WEBHOOK_PORT, WEBHOOK_CERT_DIR, webhookManifests } from '../webhooks/index.js';
-import type { ResolvedControllerConfig } from './config.js';
 import { DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
 import { operatorFacts, type Operator } from './operator.js';
+import { controllerRules, EVENTS, LEASES, MEMBER_LEASES, mergeRules, type PolicyRule } from './rbac.js';
 
 // Loaded when manifests are written: an operator that only runs never needs a YAML writer.
 const yaml = (): typeof Yaml => createRequire(import.meta.url)('yaml') as typeof Yaml;
-
-/** One RBAC rule, as Kubernetes writes it (`rbac.authorization.k8s.io/v1` PolicyRule). */
-export interface PolicyRule {
-  /** `''` is the core group. */
-  readonly apiGroups: readonly string[];
-  /** Plurals, `<plural>/<subresource>` for a subresource. */
-  readonly resources: readonly string[];
-  readonly verbs: readonly string[];
-}
 
 /** What `operatorManifests` needs besides the operator: names, image, CRDs. */
 export interface ManifestOptions {
@@ -64,82 +55,8 @@ export interface OperatorManifests {
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DEFAULT_HEALTH_PORT = 8080;
-const READ = ['get', 'list', 'watch'];
 /** The kubelet waits this much longer than the operator's stop timeout before SIGKILL. */
 const TERMINATION_MARGIN_S = 10;
-const LEASES: PolicyRule = { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'watch'] };
-/** SH1: a replica lists and watches its group's member Leases, creates and renews its own, and deletes it when it stops. */
-const MEMBER_LEASES: PolicyRule = { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] };
-const EVENTS: PolicyRule = { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] };
-
-/** The traits of a workflow dependent that decide its verbs; only dependents with a Kubernetes `resource`. */
-interface DependentTraits {
-  readonly resource?: unknown;
-  readonly create?: unknown;
-  readonly update?: unknown;
-  readonly delete?: unknown;
-  readonly garbageCollected?: unknown;
-}
-
-/**
- * The RBAC rules of one controller: the primary (get, list, watch, patch; `/status` patch;
- * `/finalizers` update with a finalizer, which also lets dependents set `blockOwnerDeletion`),
- * every secondary read-only, and each dependent's writes by its traits — `create` (server-side
- * apply creates with a PATCH, which Kubernetes authorizes as create too), `update` (patch),
- * `delete` (for a garbage-collected dependent only when a reconcile precondition or an activation
- * condition can delete it while the primary stays).
- */
-export function controllerRules(config: ResolvedControllerConfig<KubernetesObject>): PolicyRule[] {
-  const verbs = new Map<string, Set<string>>();
-  const add = (d: Pick<ResolvedDescriptor, 'group' | 'plural'>, subresource: string | undefined, ...vs: string[]) => {
-    const key = `${d.group}\0${d.plural}${subresource === undefined ? '' : `/${subresource}`}`;
-    const set = verbs.get(key) ?? new Set<string>();
-    for (const v of vs) set.add(v);
-    verbs.set(key, set);
-  };
-  const primary = config.descriptor;
-  add(primary, undefined, ...READ, 'patch');
-  add(primary, 'status', 'patch');
-  if (config.usesFinalizer) add(primary, 'finalizers', 'update');
-  for (const secondary of config.secondaries) add(secondary.descriptor, undefined, ...READ);
-  for (const node of config.workflow?.nodes ?? []) {
-    const dependent = node.dependent as DependentTraits;
-    if (dependent.resource === undefined) continue; // not a Kubernetes dependent
-    const descriptor = resolveDescriptor(dependent.resource as Parameters<typeof resolveDescriptor>[0]);
-    add(descriptor, undefined, ...READ);
-    if (typeof dependent.create === 'function') add(descriptor, undefined, 'create', 'patch');
-    if (typeof dependent.update === 'function') add(descriptor, undefined, 'patch');
-    // A garbage-collected dependent is deleted by its owner reference, unless a condition can turn
-    // it off while the primary stays (DR1).
-    const conditional = node.conditions.reconcilePrecondition !== undefined || node.conditions.activationCondition !== undefined;
-    if (typeof dependent.delete === 'function' && (dependent.garbageCollected !== true || conditional)) add(descriptor, undefined, 'delete');
-  }
-  return [...verbs].map(([key, set]) => {
-    const [group, resource] = key.split('\0') as [string, string];
-    return { apiGroups: [group], resources: [resource], verbs: sortVerbs(set) };
-  });
-}
-
-const VERB_ORDER = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'];
-function sortVerbs(verbs: Iterable<string>): string[] {
-  return [...new Set(verbs)].sort((a, b) => VERB_ORDER.indexOf(a) - VERB_ORDER.indexOf(b));
-}
-
-/** Rules of several controllers as one list: one rule per resource, verbs merged, primaries first. */
-export function mergeRules(rules: readonly PolicyRule[]): PolicyRule[] {
-  const merged = new Map<string, { apiGroup: string; resource: string; verbs: Set<string> }>();
-  for (const rule of rules) {
-    for (const apiGroup of rule.apiGroups) {
-      for (const resource of rule.resources) {
-        const key = `${apiGroup}\0${resource}`;
-        const entry = merged.get(key) ?? { apiGroup, resource, verbs: new Set<string>() };
-        for (const verb of rule.verbs) entry.verbs.add(verb);
-        merged.set(key, entry);
-      }
-    }
-  }
-  return [...merged.values()].map((e) => ({ apiGroups: [e.apiGroup], resources: [e.resource], verbs: sortVerbs(e.verbs) }));
-}
 
 /**
  * The manifests of `operator` (its controllers registered, not started): what `rxkube manifests`

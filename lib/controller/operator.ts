@@ -2,7 +2,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
 import { ConfigurationError, requireKnownKeys } from '../core/index.js';
-import { createKubeClient, kubeClientOf, ownNamespace, readKubeConfig, type KubeClient, type KubeConfigData } from '../kube/index.js';
+import { createKubeClient, kubeClientOf, ownNamespace, readKubeConfig, rxkubeUserAgent, type KubeClient, type KubeConfigData } from '../kube/index.js';
 import { createLeaderElector, kubeLeaseClient, type LeaderElectionOptions, type LeaderElector } from '../leader/index.js';
 import { createLogger, createMetrics, startHealthServer, type HealthCheck, type HealthServer, type Logger, type RxkubeMetrics } from '../observe/index.js';
 import { controllerShardingOptions, Shard, shardingConfig, type ShardingOptions } from '../sharding/index.js';
@@ -10,6 +10,7 @@ import { checkWebhookServerOptions, startWebhookServer, type WebhookServer, type
 import { InformerPool } from '../sources/index.js';
 import { resolveControllerConfig, type ResolvedControllerConfig } from './config.js';
 import { Controller, DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
+import { RbacCheck, rbacNeeds } from './rbac-check.js';
 import type { ControllerConfig, Reconciler, RegisteredController } from './types.js';
 
 /** What `operatorManifests` reads from an operator: its options and its controllers as registered. */
@@ -33,6 +34,12 @@ export function operatorFacts(operator: Operator): OperatorFacts {
 export interface OperatorOptions {
   /** Default: KUBECONFIG, ~/.kube/config, or in-cluster. */
   readonly kubeConfig?: KubeConfig | undefined;
+  /**
+   * What the operator's requests call it: its client's User-Agent is `rxkube/<version> (<name>)`
+   * (`operator.client.userAgent`), so the API server's audit log, and a test's request log, tell
+   * its requests from anyone else's. Default 'operator'.
+   */
+  readonly name?: string | undefined;
   readonly logger?: Logger | undefined;
   /** Metrics go to this prom-client registry (never the global one); none without it. */
   readonly registry?: Registry | undefined;
@@ -60,10 +67,18 @@ export interface OperatorOptions {
    * Logs and metrics go to the operator's logger and registry unless given here.
    */
   readonly webhooks?: WebhookServerOptions | undefined;
+  /**
+   * At start, ask the API server (one SelfSubjectAccessReview per verb) whether the operator may do
+   * what its controllers were registered for — the rules `operatorManifests` generates. What it may
+   * not do is logged as a warning naming the verb, the resource and the rule to add, and fails the
+   * `rbac` check of /readyz until it is granted; the operator starts either way. Default true.
+   */
+  readonly checkRbac?: boolean | undefined;
 }
 
 const OPERATOR_OPTIONS = {
   kubeConfig: true,
+  name: true,
   logger: true,
   registry: true,
   leaderElection: true,
@@ -72,6 +87,7 @@ const OPERATOR_OPTIONS = {
   stopTimeoutMs: true,
   sharding: true,
   webhooks: true,
+  checkRbac: true,
 } as const satisfies Record<keyof OperatorOptions, true>;
 
 /**
@@ -116,7 +132,11 @@ export class Operator {
     }
     // Without a KubeConfig of the user's, client-node is loaded only if the kubeconfig needs it (`kubeClientOf`).
     this.kubeConfig = options.kubeConfig ?? readKubeConfig();
-    this.client = options.kubeConfig ? createKubeClient(options.kubeConfig) : kubeClientOf(this.kubeConfig as KubeConfigData);
+    if (options.name !== undefined && (typeof options.name !== 'string' || !/^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(options.name) || /[()]/.test(options.name))) {
+      throw new ConfigurationError('name', `must be printable ASCII without parentheses, got ${JSON.stringify(options.name)}`);
+    }
+    const clientOptions = { userAgent: rxkubeUserAgent(options.name ?? 'operator') };
+    this.client = options.kubeConfig ? createKubeClient(options.kubeConfig, clientOptions) : kubeClientOf(this.kubeConfig as KubeConfigData, clientOptions);
     this.informers = new InformerPool({ client: this.client });
     this.logger = options.logger ?? createLogger({ name: 'rxkube' });
     this.metrics = options.registry ? createMetrics(options.registry) : undefined;
@@ -188,13 +208,18 @@ export class Operator {
   async start(): Promise<void> {
     if (this.state !== 'new') throw new Error('start() can be called once');
     this.state = 'started';
+    const rbac = this.options.checkRbac === false ? undefined : this.rbacCheck();
     // First, so that probes (and `healthUrl`) work while the caches sync: /readyz says 503 until then.
     if (this.options.health) {
       this.healthServer = await startHealthServer({
         port: this.options.health.port,
         host: this.options.health.host,
         registry: this.options.registry,
-        checks: { ...Object.fromEntries(this.controllers.map((c) => [c.name, () => c.readiness()])), ...this.options.health.checks },
+        checks: {
+          ...Object.fromEntries(this.controllers.map((c) => [c.name, () => c.readiness()])),
+          ...(rbac ? { rbac: () => rbac.readiness() } : {}),
+          ...this.options.health.checks,
+        },
         liveness: Object.fromEntries(this.controllers.map((c) => [c.name, () => c.liveness()])),
       });
     }
@@ -227,13 +252,20 @@ export class Operator {
       this.metrics?.setLeader(true); // without election, every instance processes
     }
     try {
-      await Promise.all(this.controllers.map((c) => c.start()));
+      await Promise.all([...this.controllers.map((c) => c.start()), rbac?.run()]);
     } catch (err) {
       // One controller that cannot start fails the operator: the others must not keep watching.
       await this.stop();
       throw err;
     }
     this.logger.info({ controllers: this.controllers.map((c) => c.name) }, 'operator started');
+  }
+
+  /** The check of what the registered controllers need, in the namespaces they work in (and the leader Lease's). */
+  private rbacCheck(): RbacCheck {
+    const election = this.options.leaderElection;
+    const leaseNamespace = election === undefined ? undefined : election.leaseNamespace || ownNamespace(this.kubeConfig);
+    return new RbacCheck(this.client, rbacNeeds({ controllers: operatorFacts(this).controllers, leaseNamespace }), this.logger);
   }
 
   /** OB5: stop taking events, let runs finish (with a timeout), release the lease, close watches. */

@@ -3,7 +3,12 @@ import { kubernetesMatches } from '../dependent/index.js';
 import { refOf, type ApplyOptions, type JsonPatchOperation, type ObjectRef, type ResourceClient } from '../kube/index.js';
 import { newerOf, type ReadYourWritesCache, type WriteIntent } from '../sources/index.js';
 
-/** A resource client whose writes default to the controller's field manager (apply needs no options). */
+/**
+ * A resource client whose writes default to the controller's field manager, and whose applies
+ * force by default (apply needs no options): the controller owns what it applies and takes back a
+ * field someone else changed, as controller-runtime's `client.Apply` with `ForceOwnership` and
+ * JOSDK's server-side-apply dependents do. `force: false` asks for the 409 instead.
+ */
 export interface TrackedClient<T extends KubernetesObject> extends Omit<ResourceClient<T>, 'apply' | 'applyStatus'> {
   apply(obj: T, options?: Partial<ApplyOptions>): Promise<T>;
   applyStatus(obj: T, options?: Partial<ApplyOptions>): Promise<T>;
@@ -22,6 +27,11 @@ export function trackedClient<T extends KubernetesObject>(
   fieldManager: string,
 ): TrackedClient<T> {
   const track = <R extends T | undefined>(ref: ObjectRef, body: WriteBody, write: () => Promise<R>): Promise<R> => trackWrite(cache, ref, body, write);
+  const applyOptions = (options: Partial<ApplyOptions> | undefined): ApplyOptions => ({
+    ...options,
+    fieldManager: options?.fieldManager ?? fieldManager,
+    force: options?.force ?? true,
+  });
   return {
     ...client,
     create: (obj, options) => track(refOf(obj), { kind: 'create' }, () => client.create(obj, { fieldManager, ...options })),
@@ -29,9 +39,9 @@ export function trackedClient<T extends KubernetesObject>(
     replaceStatus: (obj, options) => track(refOf(obj), { kind: 'status', body: obj }, () => client.replaceStatus(obj, { fieldManager, ...options })),
     delete: (ref, options) => track(ref, { kind: 'delete' }, () => client.delete(ref, options)),
     apply: (obj, options) =>
-      track(refOf(obj), { kind: 'object', body: obj }, () => client.apply(obj, { ...options, fieldManager: options?.fieldManager ?? fieldManager })),
+      track(refOf(obj), { kind: 'object', body: obj }, () => client.apply(obj, applyOptions(options))),
     applyStatus: (obj, options) =>
-      track(refOf(obj), { kind: 'status', body: obj }, () => client.applyStatus(obj, { ...options, fieldManager: options?.fieldManager ?? fieldManager })),
+      track(refOf(obj), { kind: 'status', body: obj }, () => client.applyStatus(obj, applyOptions(options))),
     mergePatch: (ref, patch, options) => track(ref, { kind: 'object', body: patch }, () => client.mergePatch(ref, patch, { fieldManager, ...options })),
     mergePatchStatus: (ref, patch, options) => track(ref, { kind: 'status', body: patch }, () => client.mergePatchStatus(ref, patch, { fieldManager, ...options })),
     jsonPatch: (ref, ops, options) => track(ref, { kind: 'jsonPatch', ops }, () => client.jsonPatch(ref, ops, { fieldManager, ...options })),

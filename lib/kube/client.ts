@@ -11,6 +11,7 @@ import { directConnection, type DirectConnection } from './direct.js';
 import { classifyError, errorMessage } from './errors.js';
 import { createDirectRequestFn, createRequestFn, type RequestFn } from './request.js';
 import { formatFieldSelector, formatLabelSelector, type FieldSelector, type LabelSelector } from './selectors.js';
+import { rxkubeUserAgent } from './user-agent.js';
 
 /** Names one object. `namespace` is required for namespaced types and ignored for cluster-scoped ones. */
 export interface ObjectRef {
@@ -121,17 +122,27 @@ export interface ResourceClient<T extends KubernetesObject = KubernetesObject> {
 
 export interface KubeClient {
   readonly kubeConfig: KubeConfig;
+  /** The User-Agent of its requests and watches (an operator's: `rxkube/<version> (<name>)`). */
+  readonly userAgent?: string | undefined;
   readonly request: RequestFn;
   resource<T extends KubernetesObject = KubernetesObject>(descriptor: ResourceDescriptor): ResourceClient<T>;
   /** Resolves plural and scope of apiVersion+kind from the server's discovery documents. */
   discover(apiVersion: string, kind: string, options?: RequestOptions): Promise<ResolvedDescriptor>;
 }
 
+/** Options of `createKubeClient` and `kubeClientOf`. */
+export interface KubeClientOptions {
+  /** The User-Agent of every request and watch (default `rxkube/<version>`). */
+  readonly userAgent?: string | undefined;
+}
+
 /** One client per KubeConfig; its resource clients share client-node's connection handling. */
-export function createKubeClient(kubeConfig: KubeConfig): KubeClient {
-  const request = createRequestFn(kubeConfig);
+export function createKubeClient(kubeConfig: KubeConfig, options: KubeClientOptions = {}): KubeClient {
+  const userAgent = options.userAgent ?? rxkubeUserAgent();
+  const request = createRequestFn(kubeConfig, userAgent);
   return {
     kubeConfig,
+    userAgent,
     request,
     resource: <T extends KubernetesObject = KubernetesObject>(d: ResourceDescriptor) => resourceClient<T>(request, d),
     discover: (apiVersion, kind, options) => discoverDescriptor(request, apiVersion, kind, options),
@@ -146,15 +157,17 @@ const directConnections = new WeakMap<KubeClient, DirectConnection>();
  * is not loaded for them; `kubeConfig` is then made when first read. Otherwise, as
  * `createKubeClient`.
  */
-export function kubeClientOf(data: KubeConfigData): KubeClient {
+export function kubeClientOf(data: KubeConfigData, options: KubeClientOptions = {}): KubeClient {
   const connection = directConnection(data);
-  if (!connection) return createKubeClient(kubeConfigOf(data));
-  const request = createDirectRequestFn(connection);
+  if (!connection) return createKubeClient(kubeConfigOf(data), options);
+  const userAgent = options.userAgent ?? rxkubeUserAgent();
+  const request = createDirectRequestFn(connection, userAgent);
   let kubeConfig: KubeConfig | undefined;
   const client: KubeClient = {
     get kubeConfig() {
       return (kubeConfig ??= kubeConfigOf(data));
     },
+    userAgent,
     request,
     resource: <T extends KubernetesObject = KubernetesObject>(d: ResourceDescriptor) => resourceClient<T>(request, d),
     discover: (apiVersion, kind, options) => discoverDescriptor(request, apiVersion, kind, options),

@@ -12,6 +12,7 @@ export { classifyError, errorMessage, KubeApiError, statusCodeOf, statusOf, type
 export { DEFAULT_POOL_CONNECTIONS, shareConnections, type ShareConnectionsOptions } from './connections.js';
 export { type HttpVerb, type KubeRequest, type RequestFn } from './request.js';
 export { openWatchStream } from './watch-stream.js';
+export { rxkubeUserAgent } from './user-agent.js';
 export {
   createKubeClient,
   isKubeClient,
@@ -22,6 +23,7 @@ export {
   type DeleteOptions,
   type JsonPatchOperation,
   type KubeClient,
+  type KubeClientOptions,
   type KubeList,
   type ListOptions,
   type ListResult,

@@ -36,24 +36,24 @@ class ConfigurationHolder {
  * Every request made with `kc` from then on shares one connection pool per cluster identity
  * (see `shareConnections`).
  */
-export function createRequestFn(kc: KubeConfig): RequestFn {
+export function createRequestFn(kc: KubeConfig, userAgent?: string): RequestFn {
   const { configuration } = shareConnections(kc).makeApiClient(ConfigurationHolder);
-  return (req) => send(configuration, req);
+  return (req) => send(configuration, req, userAgent);
 }
 
 /** A request function on a `DirectConnection`: the same answers and errors without client-node. */
-export function createDirectRequestFn(connection: DirectConnection): RequestFn {
+export function createDirectRequestFn(connection: DirectConnection, userAgent?: string): RequestFn {
   return async (req) => {
     const url = new URL(connection.server + req.path);
     for (const [key, value] of Object.entries(req.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
-    const headers: Record<string, string> = { ...connection.headers(), Accept: 'application/json' };
+    const headers: Record<string, string> = { ...connection.headers(), Accept: 'application/json', ...(userAgent === undefined ? {} : { 'User-Agent': userAgent }) };
     if (req.body !== undefined) headers['Content-Type'] = req.contentType ?? 'application/json';
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
     return answerOf(await dispatchTo(connection.pool.requests, url, req.method, headers, body, req.signal), req);
   };
 }
 
-async function send(config: Configuration, req: KubeRequest): Promise<unknown> {
+async function send(config: Configuration, req: KubeRequest, userAgent: string | undefined): Promise<unknown> {
   let ctx: RequestContext = config.baseServer.makeRequestContext(req.path, req.method);
   ctx.setHeaderParam('Accept', 'application/json');
   for (const [key, value] of Object.entries(req.query ?? {})) {
@@ -68,6 +68,8 @@ async function send(config: Configuration, req: KubeRequest): Promise<unknown> {
   await bearer?.applySecurityAuthentication(ctx);
   await auth?.applySecurityAuthentication(ctx);
   for (const middleware of config.middleware) ctx = await middleware.pre(ctx).toPromise();
+  // After client-node's middleware, which sets its own.
+  if (userAgent !== undefined) ctx.setHeaderParam('User-Agent', userAgent);
   return answerOf(await afterMiddleware(config, await dispatch(ctx)), req);
 }
 

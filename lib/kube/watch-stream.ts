@@ -14,6 +14,8 @@ export interface WatchStreamRequest {
   readonly query: Readonly<Record<string, string | number | boolean | undefined>>;
   /** The connection is given up when no byte arrives for this long (also before the headers). */
   readonly inactivityTimeoutMs: number;
+  /** The User-Agent header (the client's, `KubeClient.userAgent`). */
+  readonly userAgent?: string | undefined;
 }
 
 /**
@@ -41,6 +43,7 @@ export async function openWatchStream(
   url.searchParams.set('watch', 'true');
   for (const [key, value] of Object.entries(request.query)) if (value !== undefined) url.searchParams.set(key, String(value));
   const { headers, dispatcher } = 'pool' in target ? { headers: { ...target.headers(), Accept: 'application/json' }, dispatcher: target.pool.watches } : await authenticated(target, url);
+  if (request.userAgent !== undefined) headers['User-Agent'] = request.userAgent;
 
   const abort = new AbortController();
   let closed = false;

@@ -52,7 +52,7 @@ export {
   type SecondaryToPrimaryMapper,
 } from './mappers.js';
 export { toPrimaryTriggers, toResourceEvents } from './resource-events.js';
-export type { SecondarySpec } from './secondary-spec.js';
+export type { SecondarySpec, SecondaryWrite } from './secondary-spec.js';
 export { SecondarySource, secondarySource, type MapperError, type SecondarySourceOptions } from './secondary.js';
 export {
   PerResourcePollingSource,

@@ -121,6 +121,7 @@ export function kubeListWatch<T extends KubernetesObject>(
             fieldSelector: request.fieldSelector || undefined,
           },
           inactivityTimeoutMs: request.inactivityTimeoutMs,
+          userAgent: kubeClient.userAgent,
         },
         onEvent,
         onClose,

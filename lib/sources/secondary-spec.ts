@@ -4,6 +4,13 @@ import type { PrimaryToSecondaryMapper, SecondaryToPrimaryMapper } from './mappe
 import type { Indexer } from './store.js';
 
 /**
+ * A kind of write the reconciler makes through `ctx.secondaryClient(source)`, by the client's
+ * methods: `apply` (server-side apply: `apply`), `create`, `update` (`replace`), `patch`
+ * (`mergePatch`, `jsonPatch`, `patch`), `delete`, and `status` (the `...Status` methods).
+ */
+export type SecondaryWrite = 'apply' | 'create' | 'update' | 'patch' | 'delete' | 'status';
+
+/**
  * ES3: a secondary resource type whose changes trigger the primaries they map to — what a
  * controller's `secondaries` list and a dependent's `eventSource` both declare. Sources with the
  * same name are one source (the first one's settings are used).
@@ -21,4 +28,10 @@ export interface SecondarySpec<S extends KubernetesObject = KubernetesObject, P 
   /** Many-to-one or many-to-many: the secondaries a primary uses. */
   readonly toSecondaries?: PrimaryToSecondaryMapper<P>;
   readonly indexers?: Readonly<Record<string, Indexer<S>>>;
+  /**
+   * The writes the reconciler makes through `ctx.secondaryClient(name)`, so that the RBAC
+   * `operatorManifests` generates grants them and the operator checks them when it starts:
+   * `apply` needs get, create and patch. Default none: a source is only read (get, list, watch).
+   */
+  readonly writes?: readonly SecondaryWrite[];
 }

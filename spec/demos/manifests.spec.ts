@@ -159,6 +159,32 @@ describe('manifests of the demo operators', function () {
     expect(files['kustomization.yaml']).to.include('resources:\n  - crds.yaml').and.include('name: registry.example.com/things\n    newTag: 1.2.3');
   });
 
+  it("a secondary's declared writes are granted: apply as create and patch, update, patch, delete, status as update and patch of /status", () => {
+    const operator = new Operator({ kubeConfig: offlineKubeConfig() });
+    const cm = builtinResources.configMap;
+    operator.register(
+      { reconcile: () => undefined },
+      {
+        resource: { apiVersion: 'example.com/v1', kind: 'Thing', plural: 'things' },
+        secondaries: [
+          { resource: cm, writes: ['apply'] },
+          { name: 'secrets', resource: builtinResources.secret, writes: ['create', 'update', 'patch', 'delete', 'status'] },
+          { name: 'read-only', resource: builtinResources.service },
+        ],
+      },
+    );
+    const { rules } = operatorManifests(operator, { name: 'things' });
+    expect(rules.filter((r) => r.apiGroups[0] === '')).to.deep.equal([
+      rule('', 'configmaps', 'get', 'list', 'watch', 'create', 'patch'),
+      rule('', 'secrets', 'get', 'list', 'watch', 'create', 'update', 'patch', 'delete'),
+      rule('', 'secrets/status', 'update', 'patch'),
+      rule('', 'services', 'get', 'list', 'watch'),
+    ]);
+    expect(() => operator.register({ reconcile: () => undefined }, { resource: { apiVersion: 'example.com/v1', kind: 'Other', plural: 'others' }, secondaries: [{ resource: cm, writes: ['write' as never] }] })).to.throw(
+      `secondaries[0].writes[0]: must be one of 'apply', 'create', 'update', 'patch', 'delete', 'status', got "write"`,
+    );
+  });
+
   it('a bad name is a ConfigurationError naming the option', () => {
     const operator = new Operator({ kubeConfig: offlineKubeConfig() });
     expect(() => operatorManifests(operator, { name: 'Not_A_Label' })).to.throw(/name: 'Not_A_Label' is not a valid name/);
@@ -336,17 +362,19 @@ const RBAC_KINDS: Record<string, ResourceDescriptor> = {
  */
 function forbiddenLog() {
   const lines: string[] = [];
+  const rbacWarnings: string[] = [];
   let refuse: (err: Error) => void = () => undefined;
   const refused = new Promise<never>((_, reject) => (refuse = reject));
   refused.catch(() => undefined);
   const destination = {
     write(line: string) {
+      if (line.includes('"RBAC: cannot')) rbacWarnings.push((JSON.parse(line) as { msg: string }).msg);
       if (!line.includes('forbidden')) return;
       lines.push(line);
       refuse(new Error(`the operator was refused: ${forbiddenMessages(lines).join('; ')}`));
     },
   };
-  return { logger: createLogger({ level: 'debug', destination }), lines, refused };
+  return { logger: createLogger({ level: 'debug', destination }), lines, rbacWarnings, refused };
 }
 
 /** The 403 messages in the captured JSON log lines: "... cannot patch resource "x" in API group "g" in the namespace "n"". */
@@ -385,14 +413,19 @@ async function proveRbac(
       await cluster.apply(resource, obj.kind === 'ClusterRole' || (obj.kind === 'Role' && rules === manifests.rules) ? { ...obj, rules: edit(rules!) } : obj);
     }
     const kubeConfig = await cluster.kubeConfigFor({ serviceAccount: name, namespace: 'operators' });
-    operator = new Operator({ kubeConfig, logger: log.logger });
+    operator = new Operator({ kubeConfig, logger: log.logger, name });
     module.register(operator);
     cluster.server.requests.reset();
     await Promise.race([log.refused, operator.start().then(() => scenario(clientOf(cluster)))]);
     await operator.stop();
     const forbidden = forbiddenMessages(log.lines);
     if (forbidden.length > 0) throw new Error(`the operator was refused: ${forbidden.join('; ')}`);
-    const usage = rbacUsage(manifests.rules, operatorRequests(cluster));
+    expect(log.rbacWarnings, 'the start-up RBAC check found nothing missing').to.deep.equal([]);
+    // The documented call: the request log as it is, the operator's own requests by its user agent.
+    const userAgent = operator.client.userAgent!;
+    expect(userAgent).to.match(new RegExp(`^rxkube/\\d+\\.\\d+\\.\\d+\\S* \\(${name}\\)$`));
+    const usage = rbacUsage(manifests.rules, cluster.server.requests.entries(), { userAgent });
+    expect(operatorRequests(cluster).filter((r) => r.userAgent !== userAgent), 'every request but the test\'s carries the operator\'s user agent, watches too').to.deep.equal([]);
     printRbac(name, manifests);
     const requests = operatorRequests(cluster).length;
     console.log(`        ${requests} distinct requests seen; not used in this run: ${usage.unused.join(', ') || 'none'}`);
@@ -430,7 +463,16 @@ describe('the generated RBAC proven against the requests the demo operators made
     expect(usage.unused).to.have.members(WEBPAGE_UNUSED);
   });
 
-  for (const variant of ['low-level', 'standalone'] as const) {
+  it('webpage, low-level: the writes its reconciler makes through ctx.secondaryClient declared on its sources (writes), under exactly the generated RBAC no request is refused', async () => {
+    const module: OperatorModule = { crds: webpageOperator.crds, register: (operator) => operator.register(variants['low-level'].reconciler, variants['low-level'].config) };
+    const { manifests } = manifestsOf(module, 'webpage-operator');
+    expect(manifests.rules).to.deep.include.members([rule('', 'configmaps', ...WRITE), rule('networking.k8s.io', 'ingresses', ...WRITE, 'delete')]);
+    const usage = await proveRbac(module, 'webpage-operator', webpageScenario);
+    expect(usage.uncovered).to.deep.equal([]);
+    expect(usage.unused).to.have.members(WEBPAGE_UNUSED);
+  });
+
+  for (const variant of ['standalone'] as const) {
     it(`webpage, ${variant}: its own writes declared as extraRules, the same run under the ServiceAccount`, async () => {
       const module: OperatorModule = {
         crds: webpageOperator.crds,

@@ -7,7 +7,7 @@
  * @module rxkube/testing/cluster
  */
 export { startTestCluster, type ServiceAccountIdentity, type TestCluster, type TestClusterOptions } from './cluster.js';
-export { rbacUsage, type RbacUsage } from './rbac.js';
+export { rbacUsage, type RbacUsage, type RbacUsageOptions } from './rbac.js';
 export {
   explore,
   formatFailure,

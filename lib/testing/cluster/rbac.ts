@@ -20,15 +20,38 @@ const allows = (rule: PolicyRule, r: RequestDescription, verb = r.verb) =>
   (rule.resources.includes('*') || rule.resources.includes(resourceOf(r))) &&
   (rule.verbs.includes('*') || rule.verbs.includes(verb));
 
+/** Options of `rbacUsage`. */
+export interface RbacUsageOptions {
+  /**
+   * Only the requests with this User-Agent (a string: exactly; a RegExp: matching), e.g. the
+   * operator's own, `operator.client.userAgent` (`rxkube/<version> (<name>)`): the test's
+   * requests are not the operator's.
+   */
+  readonly userAgent?: string | RegExp;
+}
+
+/** Requests every authenticated user may make (the default `system:basic-user` ClusterRole): no Role needs them. */
+const SELF_REVIEWS = new Set(['selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'selfsubjectreviews']);
+
 /**
- * Compares `rules` with `requests` (pass only the operator's: `server.requests.entries()` filtered
- * by user agent). Two verbs have no request of their own: `create` counts as used by a `patch` of
+ * Compares `rules` with `requests`: the embedded server's request log as it gives it,
+ * `server.requests.entries()`, or the requests themselves; `options.userAgent` keeps only the
+ * operator's. Two verbs have no request of their own: `create` counts as used by a `patch` of
  * the resource (a server-side apply creates with PATCH, and Kubernetes authorizes that as create),
  * and `update` of `<resource>/finalizers` is never asked for directly (Kubernetes checks it when a
  * write sets `blockOwnerDeletion` on an owner reference), so it counts as used when the primary is
- * patched.
+ * patched. The self reviews (an operator's start-up RBAC check) are every user's and never uncovered.
  */
-export function rbacUsage(rules: readonly PolicyRule[], requests: readonly RequestDescription[]): RbacUsage {
+export function rbacUsage(
+  rules: readonly PolicyRule[],
+  log: Iterable<RequestDescription | { readonly request: RequestDescription }>,
+  options: RbacUsageOptions = {},
+): RbacUsage {
+  const { userAgent } = options;
+  const requests = [...log]
+    .map((entry) => ('request' in entry ? entry.request : entry))
+    .filter((r) => userAgent === undefined || (typeof userAgent === 'string' ? r.userAgent === userAgent : userAgent.test(r.userAgent ?? '')))
+    .filter((r) => !(r.group === 'authorization.k8s.io' || r.group === 'authentication.k8s.io') || !SELF_REVIEWS.has(r.resource));
   const uncovered = new Set<string>();
   for (const r of requests) {
     if (!rules.some((rule) => allows(rule, r))) uncovered.add(`${label(r.group, resourceOf(r), r.verb)} in ${r.namespace ?? '(cluster)'}`);

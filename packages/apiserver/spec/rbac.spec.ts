@@ -333,6 +333,45 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
     expect(() => c.server.kubeconfigYaml({ token: 'x' })).to.throw(/start the server with `tls` or off loopback/);
   });
 
+  it('a server-side apply or a PUT that creates needs create as well as patch or update (as the real server authorizes it); one to an existing object does not', async () => {
+    const token = await tokenFor(c.core, 'applier');
+    await rbac.createNamespacedRole({
+      namespace: 'default',
+      body: { metadata: { name: 'applier' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'patch'] }, { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'] }] },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace: 'default',
+      body: { metadata: { name: 'applier' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'applier' }, subjects: [{ kind: 'ServiceAccount', name: 'applier' }] },
+    });
+    const as = { authorization: `Bearer ${token}` };
+    const apply = (name: string) =>
+      raw(c.server, 'PATCH', `/api/v1/namespaces/default/configmaps/${name}?fieldManager=applier`, JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { k: 'v' } }), {
+        ...as,
+        'content-type': 'application/apply-patch+yaml',
+      });
+    const refused = await apply('new');
+    expect(refused.status).to.equal(403);
+    expect((refused.json as { message: string }).message).to.equal(
+      'configmaps "new" is forbidden: User "system:serviceaccount:default:applier" cannot create resource "configmaps" in API group "" in the namespace "default"',
+    );
+    expect(await c.core.readNamespacedConfigMap({ namespace: 'default', name: 'new' }).then(() => 'exists', () => 'absent'), 'nothing created').to.equal('absent');
+    await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'there' } } });
+    expect((await apply('there')).status, 'an apply to an existing object is a patch only').to.equal(200);
+    // Leases are created by a PUT (createOnUpdate): the same rule.
+    const put = (name: string) =>
+      raw(c.server, 'PUT', `/apis/coordination.k8s.io/v1/namespaces/default/leases/${name}`, JSON.stringify({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name } }), as);
+    const putRefused = await put('l');
+    expect(putRefused.status).to.equal(403);
+    expect((putRefused.json as { message: string }).message).to.contain('cannot create resource "leases" in API group "coordination.k8s.io"');
+    await rbac.createNamespacedRole({ namespace: 'default', body: { metadata: { name: 'applier-create' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }, { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] }] } });
+    await rbac.createNamespacedRoleBinding({
+      namespace: 'default',
+      body: { metadata: { name: 'applier-create' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'applier-create' }, subjects: [{ kind: 'ServiceAccount', name: 'applier' }] },
+    });
+    expect((await apply('new')).status, 'with create too').to.equal(201);
+    expect((await put('l')).status).to.equal(201);
+  });
+
   it('Impersonate-User needs the impersonate verb', async () => {
     const token = await tokenFor(c.core, 'imp');
     const r = await raw(c.server, 'GET', '/api/v1/namespaces/default/pods', undefined, { authorization: `Bearer ${token}`, 'impersonate-user': 'jane' });

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
+import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import type { RequestDescription } from '../src/index.js';
-import { startWithClients, type Clients } from './helpers.js';
+import { raw, startWithClients, tokenFor, type Clients } from './helpers.js';
 
 describe('apiserver: the request log (server.requests)', () => {
   let c: Clients;
@@ -34,5 +35,31 @@ describe('apiserver: the request log (server.requests)', () => {
     expect(heard).to.have.length(5);
     expect(c.server.requests.counts()).to.deep.equal({ 'get configmaps': 1 });
     expect(() => c.server.requests.count({ resource: /x/ as unknown as string })).to.throw(TypeError, /requests.count: resource must be a non-empty string/);
+  });
+
+  it('logs a request RBAC refuses, as the path names it, and a refused create by server-side apply as the create it asked for', async () => {
+    const token = await tokenFor(c.core, 'refused');
+    c.server.requests.reset();
+    const as = { authorization: `Bearer ${token}`, 'user-agent': 'refused-agent' };
+    expect((await raw(c.server, 'GET', '/api/v1/namespaces/default/secrets/s', undefined, as)).status).to.equal(403);
+    expect((await raw(c.server, 'GET', '/apis/example.com/v1/namespaces/default/unknowns', undefined, as)).status, 'authorized before it is looked up').to.equal(403);
+    const ofAgent = () => c.server.requests.entries().filter((e) => e.request.userAgent === 'refused-agent');
+    expect(ofAgent().map((e) => `${e.request.verb} ${e.request.resource}${e.request.group ? `.${e.request.group}` : ''} ${e.request.name ?? ''}`)).to.deep.equal(['get secrets s', 'list unknowns.example.com ']);
+
+    // Allowed to patch, not to create: the apply is logged as a patch and the refused create as a create.
+    const rbac = c.kc.makeApiClient(RbacAuthorizationV1Api);
+    await rbac.createClusterRoleBinding({
+      body: { metadata: { name: 'refused-patch' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'refused-patch' }, subjects: [{ kind: 'ServiceAccount', name: 'refused', namespace: 'default' }] },
+    });
+    await rbac.createClusterRole({
+      body: { metadata: { name: 'refused-patch' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['patch'] }] },
+    });
+    c.server.requests.reset();
+    const applied = await raw(c.server, 'PATCH', '/api/v1/namespaces/default/configmaps/c?fieldManager=m', JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } }), {
+      ...as,
+      'content-type': 'application/apply-patch+yaml',
+    });
+    expect(applied.status).to.equal(403);
+    expect(ofAgent().map((e) => `${e.request.verb} ${e.request.resource} ${e.request.name ?? ''}`)).to.deep.equal(['patch configmaps c', 'create configmaps c']);
   });
 });

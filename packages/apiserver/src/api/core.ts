@@ -78,10 +78,16 @@ export interface WriteOptions {
    * that refuses escalation; it throws to refuse the write.
    */
   admit?: (obj: JsonObject, old: JsonObject | undefined) => void;
+  /**
+   * Called before a PATCH (server-side apply) or PUT creates an object: the real server's patch
+   * and update handlers authorize that as `create` too (withAuthorization on createValidation),
+   * so a requester with only `patch` or `update` cannot create. It throws to refuse.
+   */
+  authorizeCreate?: () => void;
 }
 
 /** The options of a write that reach its object's checks. */
-type CheckOptions = Pick<WriteOptions, 'fieldValidation' | 'warnings' | 'admit'>;
+type CheckOptions = Pick<WriteOptions, 'fieldValidation' | 'warnings' | 'admit' | 'authorizeCreate'>;
 
 export interface DeleteOptions {
   dryRun?: boolean;
@@ -323,6 +329,7 @@ export class ApiCore {
     const manager = this.managerOf(opts);
     if (!old) {
       if (type.allowCreateOnUpdate && !opts.subresource) {
+        opts.authorizeCreate?.();
         delete meta.resourceVersion;
         return { status: 201, body: this.createObject(r, obj, manager, opts.dryRun ?? false, undefined, opts) };
       }
@@ -509,6 +516,7 @@ export class ApiCore {
       if (subresource) throw notFound(groupResource(type), name);
       const uid = bodyUid(meta);
       if (uid !== undefined) throw conflict(groupResource(type), name, `uid mismatch: the provided object specified uid ${uid}, and no existing object was found`);
+      schemaOpts.authorizeCreate?.();
       const merged = withName(name, () => this.engine.apply({ live: undefined, applied, manager, force, apiVersion: r.apiVersion, now }, type));
       const obj = this.normalizeBody(r, merged);
       const objMeta = metaOf(obj);

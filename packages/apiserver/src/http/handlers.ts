@@ -7,7 +7,7 @@ import type { ApiCore, DeleteOptions, FieldValidation, PropagationPolicy, WriteO
 import { versionSchema } from '../api/present.js';
 import type { PatchEngine, PatchKind } from '../patch/engine.js';
 import { ApiError, badRequest, fieldForbidden, fieldNotSupported, invalid, invalidResourceVersion, methodNotAllowed, pathNotFound, resourceVersionTooLarge, unsupportedMediaType, type StatusCause } from '../api/errors.js';
-import type { Faults } from './faults.js';
+import type { Faults, RequestDescription } from './faults.js';
 import type { RequestLog } from './request-log.js';
 import type { ResourceRequest, Verb } from './http.js';
 import { MAX_BODY_BYTES, mediaType, parseBody, readBody, sendJson, verbOf } from './http.js';
@@ -245,8 +245,16 @@ export async function handleResource(
 ): Promise<void> {
   const query = url.searchParams;
   const verb = verbOf(req.method ?? 'GET', rr, query);
-  // Like the real server: authorized from the path alone, before anything is looked up.
-  if (verb) ctx.auth.authorize(user, authorizationAttributes(rr, verb, query));
+  // Like the real server: authorized from the path alone, before anything is looked up. A refused
+  // request is logged too (as the path names it), so a test can list the 403s a client met.
+  if (verb) {
+    try {
+      ctx.auth.authorize(user, authorizationAttributes(rr, verb, query));
+    } catch (err) {
+      ctx.requests.record(describeRequest(req, url, rr, verb, rr));
+      throw err;
+    }
+  }
   const resolved = ctx.registry.resolve(rr.group, rr.version, rr.resource);
   if (!resolved) throw pathNotFound();
   const { type } = resolved;
@@ -265,17 +273,20 @@ export async function handleResource(
   const writes = verb === 'create' || verb === 'update' || verb === 'patch';
   const admit = writes ? ctx.auth.writeCheck(user, { group: type.group, resource: type.plural, namespace, name: rr.name }) : undefined;
 
-  const request = {
-    verb,
-    group: type.group,
-    resource: type.plural,
-    subresource: rr.subresource,
-    namespace: rr.namespace,
-    name: rr.name,
-    path: url.pathname,
-    userAgent: req.headers['user-agent'],
-  };
+  const request = describeRequest(req, url, rr, verb, { group: type.group, resource: type.plural });
   ctx.requests.record(request);
+  // A PATCH or PUT that creates is authorized as create too; a refused one is logged as the create it asked for.
+  const authorizeCreate =
+    verb === 'update' || verb === 'patch'
+      ? () => {
+          try {
+            ctx.auth.authorize(user, { ...authorizationAttributes(rr, verb, query), verb: 'create' });
+          } catch (err) {
+            ctx.requests.record({ ...request, verb: 'create' });
+            throw err;
+          }
+        }
+      : undefined;
   const outcome = ctx.faults.evaluate(request);
   if (outcome.delayMs > 0) await sleep(outcome.delayMs);
   if (outcome.error) {
@@ -360,7 +371,7 @@ export async function handleResource(
     }
     case 'update': {
       const { value } = await bodyOf(req, ctx, BODY_TYPES);
-      const opts = writeOptions(req, query, rr.subresource, admit);
+      const opts = { ...writeOptions(req, query, rr.subresource, admit), authorizeCreate };
       const request = admissionRequest('UPDATE', resolved, rr, user, opts);
       const stored = conversion && isJsonObject(value) ? (await conversion.toStorage([{ ...value, apiVersion: resolved.apiVersion }]))[0] : value;
       const result = await fromStorageResult(conversion, await admittedWrite(ctx.admission, request, opts, (o) => ctx.core.update(conversion?.storage ?? resolved, namespace, rr.name as string, stored as JsonValue, { ...opts, ...o })));
@@ -373,7 +384,7 @@ export async function handleResource(
       const raw = await readBody(req, MAX_BODY_BYTES, ctx.bodyTimeoutMs);
       if (!kind) throw unsupportedMediaType(contentType, Object.keys(PATCH_KINDS));
       const body = parseBody(raw, kind === 'apply' ? 'application/yaml' : 'application/json');
-      const opts = { ...writeOptions(req, query, rr.subresource, admit), force: query.get('force') === 'true' ? true : undefined };
+      const opts = { ...writeOptions(req, query, rr.subresource, admit), authorizeCreate, force: query.get('force') === 'true' ? true : undefined };
       const request = admissionRequest('UPDATE', resolved, rr, user, opts);
       if (conversion) {
         const result = await patchThroughConversion(conversion, resolved, namespace, rr.name as string, kind, body, ctx, (o, updated) =>
@@ -450,6 +461,20 @@ async function patchThroughConversion(
  * namespace object is in that namespace; a list or watch with the field selector
  * `metadata.name=x` is for the object x (so `resourceNames` rules allow an informer on one object).
  */
+/** What the request log and the faults see of a resource request. */
+function describeRequest(req: IncomingMessage, url: URL, rr: ResourceRequest, verb: Verb, resource: { group: string; resource: string }): RequestDescription {
+  return {
+    verb,
+    group: resource.group,
+    resource: resource.resource,
+    subresource: rr.subresource,
+    namespace: rr.namespace,
+    name: rr.name,
+    path: url.pathname,
+    userAgent: req.headers['user-agent'],
+  };
+}
+
 function authorizationAttributes(rr: ResourceRequest, verb: Verb, query: URLSearchParams): Attributes {
   const namespace = rr.group === '' && rr.resource === 'namespaces' && rr.name !== undefined ? rr.name : (rr.namespace ?? '');
   let name = rr.name;

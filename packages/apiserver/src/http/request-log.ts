@@ -1,7 +1,9 @@
 /**
  * What the server was asked: resource requests counted by verb and resource, and listeners told
  * of each one — so that a test can count the writes an operator makes. Requests are counted as
- * they arrive, before injected faults answer them.
+ * they arrive, before injected faults answer them; one RBAC refuses is counted too (so a test can
+ * list the 403s a client met), and a server-side apply or PUT refused the `create` it needs to
+ * create an object is counted as that create as well.
  */
 import { checkMatch, REQUEST_MATCH_KEYS, requestMatches, type RequestDescription, type RequestMatch } from './faults.js';
 
