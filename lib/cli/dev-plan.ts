@@ -112,9 +112,11 @@ export function conversionRepoints(apply: readonly KubernetesObject[]): Array<{ 
   });
 }
 
-/** A request RBAC refused, as the API server's 403 message names it. */
+/** A request RBAC refused (a 403 the API server answered), or one the operator's RBAC check at start found it may not make. */
 export interface ForbiddenRequest {
-  readonly user: string;
+  readonly seen: '403' | 'check';
+  /** Who was refused; the operator itself for its own check. */
+  readonly user?: string;
   readonly verb: string;
   readonly apiGroup: string;
   readonly resource: string;
@@ -125,10 +127,36 @@ export interface ForbiddenRequest {
 // The real server's words: User "u" cannot VERB resource "RES[/SUB]" in API group "G"[ in the namespace "NS"].
 const FORBIDDEN = /User "([^"]+)" cannot ([a-z]+) resource "([^"/]+)(?:\/([^"]+))?" in API group "([^"]*)"(?: in the namespace "([^"]+)")?/g;
 
-/** The 403s named in a line of output (a JSON log line's escaped quotes included). */
+/** The operator's warning from its RBAC check at start: `{"rbac":{"verb","group","resource","namespace"},"msg":"RBAC: cannot ..."}`. */
+function checkWarning(line: string): ForbiddenRequest | undefined {
+  if (!line.startsWith('{') || !line.includes('"RBAC: cannot ')) return undefined;
+  let entry: unknown;
+  try {
+    entry = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  const need = isRecord(entry) && isRecord(entry['rbac']) ? entry['rbac'] : undefined;
+  if (need === undefined || typeof need['verb'] !== 'string' || typeof need['resource'] !== 'string' || typeof need['group'] !== 'string') return undefined;
+  const [resource, subresource] = need['resource'].split('/');
+  const namespace = typeof need['namespace'] === 'string' && need['namespace'] !== '' ? need['namespace'] : undefined;
+  return {
+    seen: 'check',
+    verb: need['verb'],
+    apiGroup: need['group'],
+    resource: resource as string,
+    ...(subresource === undefined ? {} : { subresource }),
+    ...(namespace === undefined ? {} : { namespace }),
+  };
+}
+
+/** The 403s named in a line of output (a JSON log line's escaped quotes included), and the operator's own RBAC check's findings. */
 export function forbiddenRequests(line: string): ForbiddenRequest[] {
+  const checked = checkWarning(line);
+  if (checked) return [checked];
   const text = line.replace(/\\+"/g, '"');
   return [...text.matchAll(FORBIDDEN)].map(([, user, verb, resource, subresource, apiGroup, namespace]) => ({
+    seen: '403' as const,
     user: user as string,
     verb: verb as string,
     apiGroup: apiGroup as string,

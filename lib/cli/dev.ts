@@ -139,13 +139,14 @@ function forbiddenReporter(plan: DevPlan, deployDir: string): (line: string) => 
   const account = `system:serviceaccount:${plan.serviceAccount.namespace}:${plan.serviceAccount.name}`;
   return (line) => {
     for (const request of forbiddenRequests(line)) {
-      if (request.user !== account) continue;
+      if (request.user !== undefined && request.user !== account) continue;
       const rule = missingRule(request);
-      if (seen.has(rule)) continue;
-      seen.add(rule);
+      // Once as the check at start finds it, once more when a request meets the 403.
+      if (seen.has(`${request.seen} ${rule}`)) continue;
+      seen.add(`${request.seen} ${rule}`);
       const resource = request.subresource === undefined ? request.resource : `${request.resource}/${request.subresource}`;
       console.error(
-        `\nrxkube dev: 403 Forbidden: the operator's ServiceAccount ${plan.serviceAccount.namespace}/${plan.serviceAccount.name} may not ${request.verb} ${resource}` +
+        `\nrxkube dev: ${request.seen === '403' ? '403 Forbidden' : "the operator's RBAC check at start"}: the operator's ServiceAccount ${plan.serviceAccount.namespace}/${plan.serviceAccount.name} may not ${request.verb} ${resource}` +
           `${request.apiGroup === '' ? '' : `.${request.apiGroup}`}${request.namespace === undefined ? '' : ` in the namespace ${request.namespace}`}. ` +
           `The RBAC of ${deployDir}/ lacks this rule, and the cluster would refuse it the same way:\n${rule.replace(/^/gm, '    ')}\n` +
           `  npm run manifests regenerates ${deployDir}/ from what the operator registers; for writes of your own (ctx.client, ctx.secondaryClient) export them as extraRules from the operator module. Then restart rxkube dev.\n`,

@@ -55,13 +55,26 @@ describe('cli: rxkube dev, its plan', () => {
       err: 'configmaps "world-greeting" is forbidden: User "system:serviceaccount:hello-system:hello-controller" cannot patch resource "configmaps" in API group "" in the namespace "default"',
     });
     const [request] = forbiddenRequests(line);
-    expect(request).to.deep.equal({ user: 'system:serviceaccount:hello-system:hello-controller', verb: 'patch', apiGroup: '', resource: 'configmaps', namespace: 'default' });
+    expect(request).to.deep.equal({ seen: '403', user: 'system:serviceaccount:hello-system:hello-controller', verb: 'patch', apiGroup: '', resource: 'configmaps', namespace: 'default' });
     expect(missingRule(request!)).to.equal('- apiGroups: [""]\n  resources: ["configmaps"]\n  verbs: ["patch"]');
     const [status] = forbiddenRequests('greetings.example.com "world" is forbidden: User "u" cannot patch resource "greetings/status" in API group "example.com" in the namespace "default"');
     expect(status).to.include({ resource: 'greetings', subresource: 'status', apiGroup: 'example.com' });
     expect(missingRule(status!)).to.include('resources: ["greetings/status"]');
     const [cluster] = forbiddenRequests('namespaces is forbidden: User "u" cannot list resource "namespaces" in API group "" at the cluster scope');
-    expect(cluster).to.deep.equal({ user: 'u', verb: 'list', apiGroup: '', resource: 'namespaces' });
+    expect(cluster).to.deep.equal({ seen: '403', user: 'u', verb: 'list', apiGroup: '', resource: 'namespaces' });
     expect(forbiddenRequests('{"msg":"operator started"}')).to.deep.equal([]);
+  });
+
+  it("reads the operator's RBAC check at start (a warning per verb it may not use) as the same rule", () => {
+    const warning = JSON.stringify({
+      level: 40,
+      rbac: { group: '', resource: 'configmaps', verb: 'patch', namespace: '', rule: { apiGroups: [''], resources: ['configmaps'], verbs: ['patch'] } },
+      msg: 'RBAC: cannot patch resource "configmaps" in API group "" at the cluster scope: add the rule { apiGroups: [\'\'], resources: [\'configmaps\'], verbs: [\'patch\'] } to the operator\'s ClusterRole',
+    });
+    const [need] = forbiddenRequests(warning);
+    expect(need).to.deep.equal({ seen: 'check', verb: 'patch', apiGroup: '', resource: 'configmaps' });
+    expect(missingRule(need!)).to.equal('- apiGroups: [""]\n  resources: ["configmaps"]\n  verbs: ["patch"]');
+    const [status] = forbiddenRequests(JSON.stringify({ rbac: { group: 'example.com', resource: 'greetings/status', verb: 'patch', namespace: 'shop' }, msg: 'RBAC: cannot patch resource "greetings/status"' }));
+    expect(status).to.deep.equal({ seen: 'check', verb: 'patch', apiGroup: 'example.com', resource: 'greetings', subresource: 'status', namespace: 'shop' });
   });
 });
