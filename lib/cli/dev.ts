@@ -149,7 +149,7 @@ function forbiddenReporter(plan: DevPlan, deployDir: string): (line: string) => 
         `\nrxkube dev: ${request.seen === '403' ? '403 Forbidden' : "the operator's RBAC check at start"}: the operator's ServiceAccount ${plan.serviceAccount.namespace}/${plan.serviceAccount.name} may not ${request.verb} ${resource}` +
           `${request.apiGroup === '' ? '' : `.${request.apiGroup}`}${request.namespace === undefined ? '' : ` in the namespace ${request.namespace}`}. ` +
           `The RBAC of ${deployDir}/ lacks this rule, and the cluster would refuse it the same way:\n${rule.replace(/^/gm, '    ')}\n` +
-          `  npm run manifests regenerates ${deployDir}/ from what the operator registers; for writes of your own (ctx.client, ctx.secondaryClient) export them as extraRules from the operator module. Then restart rxkube dev.\n`,
+          `  npm run manifests regenerates ${deployDir}/ from what the operator registers; writes through ctx.secondaryClient are declared on their secondary source (writes), other writes of your own (ctx.client) as extraRules of the operator module. Then restart rxkube dev.\n`,
       );
     }
   };
@@ -255,8 +255,11 @@ export async function main(args: string[]): Promise<number> {
     say(`compiling: tsc --watch -p ${tsconfig}`);
     let compiled!: () => void;
     const firstBuild = new Promise<void>((done) => (compiled = done));
-    children.push(start(tsc, ['--watch', '--preserveWatchOutput', '-p', tsconfig], process.env, (line) => /Found \d+ errors?\./.test(line) && compiled()));
-    const first = await Promise.race([firstBuild.then(() => 'built' as const), stopped]);
+    const compiler = start(tsc, ['--watch', '--preserveWatchOutput', '-p', tsconfig], process.env, (line) => /Found \d+ errors?\./.test(line) && compiled());
+    children.push(compiler);
+    const compilerExit = new Promise<'exited'>((done) => compiler.once('exit', () => done('exited')));
+    const first = await Promise.race([firstBuild.then(() => 'built' as const), compilerExit, stopped]);
+    if (first === 'exited') throw new Error(`tsc --watch -p ${tsconfig} exited before its first build (its output is above)`);
     if (first !== 'built') return 0;
     if (!existsSync(mainFile)) throw new Error(`${mainFile}: no such file after tsc: give the compiled entry point with --main`);
     say(`running: node --watch ${mainFile} as ServiceAccount ${namespace}/${name} (impersonated: the RBAC of ${deployDir}/ decides what it may do); restarted when tsc rewrites dist/`);
