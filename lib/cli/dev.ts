@@ -220,14 +220,17 @@ export async function main(args: string[]): Promise<number> {
     // deploy/ as the cluster would get it, less what runs the operator there.
     say(`applying ${deployDir}/ (server-side, field manager ${FIELD_MANAGER}): ${plan.apply.map((o) => `${o.kind}/${o.metadata?.name}`).join(', ')}`);
     if (plan.skipped.length > 0) say(`not applied: ${plan.skipped.map((o) => `${o.kind}/${o.metadata?.name}`).join(', ')} — they run the operator in a cluster; here it runs on this machine`);
-    const removeWebhookConfigurations = async () => {
-      for (const obj of plan.webhookConfigurations) await kubectl(['delete', obj.kind!.toLowerCase(), obj.metadata!.name!, '--ignore-not-found']).catch((err: Error) => say(`could not delete ${obj.kind}/${obj.metadata?.name}: ${err.message}`));
-      if (plan.webhookConfigurations.length > 0) say(`deleted ${plan.webhookConfigurations.map((o) => `${o.kind}/${o.metadata?.name}`).join(', ')} (they pointed at this machine)`);
-    };
+    const deleteWebhookConfigurations = () => Promise.all(plan.webhookConfigurations.map((obj) => kubectl(['delete', obj.kind!.toLowerCase(), obj.metadata!.name!, '--ignore-not-found'])));
     if (plan.webhookConfigurations.length > 0) {
       // Those of an earlier deploy or dev loop go first: they may name a Service nothing serves here.
-      for (const obj of plan.webhookConfigurations) await kubectl(['delete', obj.kind!.toLowerCase(), obj.metadata!.name!, '--ignore-not-found']);
-      stops.unshift(removeWebhookConfigurations);
+      await deleteWebhookConfigurations();
+      stops.unshift(async () => {
+        const deleted = await deleteWebhookConfigurations().then(
+          () => 'deleted',
+          (err: Error) => `could not delete (${err.message})`,
+        );
+        say(`${deleted} ${plan.webhookConfigurations.map((o) => `${o.kind}/${o.metadata?.name}`).join(', ')} (they pointed at this machine)`);
+      });
     }
     for (const { name: crd, patch } of conversionRepoints(plan.apply)) {
       await kubectl(['patch', 'crd', crd, '--type=merge', '-p', JSON.stringify(patch)]).catch((err: Error) => {
