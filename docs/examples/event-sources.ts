@@ -21,8 +21,8 @@ export const appConfig: ControllerConfig<App> = {
   resource: APP,
   namespaces: ['team-a'],
   secondaries: [
-    // Owner references (the default mapper): ConfigMaps this App owns.
-    { name: 'owned', resource: CONFIGMAP, labelSelector: { 'example.com/part-of': 'app' } },
+    // Owner references (the default mapper): ConfigMaps this App owns; it applies them (writes).
+    { name: 'owned', resource: CONFIGMAP, labelSelector: { 'example.com/part-of': 'app' }, writes: ['apply'] },
     // Annotations: Secrets that name their App in rxkube.dev/primary-name (and -namespace).
     { name: 'credentials', resource: SECRET, toPrimaries: Mappers.fromDefaultAnnotations() },
     // Any function from a secondary to the ResourceIDs of its primaries (empty: ignore it).

@@ -11,7 +11,7 @@ import { crdToJson } from '../kube/index.js';
 import { DEFAULT_WEBHOOK_PORT, WEBHOOK_CERT_DIR, webhookManifests } from '../webhooks/index.js';
 import { DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
 import { operatorFacts, type Operator } from './operator.js';
-import { controllerRules, EVENTS, LEASES, MEMBER_LEASES, mergeRules, type PolicyRule } from './rbac.js';
+import { controllerRules, EVENTS, LEASES, MEMBER_LEASES, mergeRules, rbacScope, type PolicyRule } from './rbac.js';
 
 // Loaded when manifests are written: an operator that only runs never needs a YAML writer.
 const yaml = (): typeof Yaml => createRequire(import.meta.url)('yaml') as typeof Yaml;
@@ -76,10 +76,7 @@ export function operatorManifests(operator: Operator, options: ManifestOptions):
 
   const labels = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/managed-by': 'rxkube' };
   const rules = mergeRules([...controllers.flatMap(controllerRules), EVENTS, ...(options.extraRules ?? [])]);
-  const clusterWide = controllers.some(
-    (c) => c.namespaces === 'all' || !c.descriptor.namespaced || c.secondaries.some((s) => s.namespaces === 'all' || !s.descriptor.namespaced),
-  );
-  const watched = [...new Set(controllers.flatMap((c) => [...(c.namespaces === 'all' ? [] : c.namespaces), ...c.secondaries.flatMap((s) => (s.namespaces === undefined || s.namespaces === 'all' ? [] : s.namespaces))]))].sort();
+  const { clusterWide, namespaces: watched } = rbacScope(controllers);
   const serviceAccount = { kind: 'ServiceAccount', name, namespace };
   const rbac: KubernetesObject[] = clusterWide
     ? [

@@ -8,7 +8,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeClient } from '../kube/index.js';
 import type { HealthCheckResult, Logger } from '../observe/index.js';
 import type { ResolvedControllerConfig } from './config.js';
-import { controllerRules, EVENTS, LEASES, mergeRules, type PolicyRule } from './rbac.js';
+import { controllerRules, EVENTS, LEASES, mergeRules, rbacScope, type PolicyRule } from './rbac.js';
 
 /** One thing the operator must be allowed to do: a verb on a resource, in a namespace ('' is the cluster scope). */
 export interface RbacNeed {
@@ -32,12 +32,8 @@ export interface RbacNeedsOf {
  */
 export function rbacNeeds({ controllers, leaseNamespace }: RbacNeedsOf): RbacNeed[] {
   const rules = mergeRules([...controllers.flatMap(controllerRules), EVENTS]);
-  const clusterWide = controllers.some(
-    (c) => c.namespaces === 'all' || !c.descriptor.namespaced || c.secondaries.some((s) => s.namespaces === 'all' || !s.descriptor.namespaced),
-  );
-  const watched = clusterWide
-    ? ['']
-    : [...new Set(controllers.flatMap((c) => [...(c.namespaces === 'all' ? [] : c.namespaces), ...c.secondaries.flatMap((s) => (s.namespaces === undefined || s.namespaces === 'all' ? [] : s.namespaces))]))].sort();
+  const scope = rbacScope(controllers);
+  const watched = scope.clusterWide ? [''] : scope.namespaces;
   const needs = (rule: PolicyRule, namespaces: readonly string[]) =>
     namespaces.flatMap((namespace) => rule.apiGroups.flatMap((group) => rule.resources.flatMap((resource) => rule.verbs.map((verb) => ({ group, resource, verb, namespace })))));
   return [...rules.flatMap((rule) => needs(rule, watched)), ...(leaseNamespace === undefined ? [] : needs(LEASES, [leaseNamespace]))];

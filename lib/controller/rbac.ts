@@ -108,3 +108,14 @@ export function mergeRules(rules: readonly PolicyRule[]): PolicyRule[] {
   return [...merged.values()].map((e) => ({ apiGroups: [e.apiGroup], resources: [e.resource], verbs: sortVerbs(e.verbs) }));
 }
 
+/**
+ * Where an operator's rules apply: at the cluster scope (a ClusterRole) when a controller watches
+ * all namespaces or a cluster-scoped kind, else in each namespace its controllers watch (Roles).
+ */
+export function rbacScope(controllers: readonly ResolvedControllerConfig<KubernetesObject>[]): { readonly clusterWide: boolean; readonly namespaces: readonly string[] } {
+  const clusterWide = controllers.some(
+    (c) => c.namespaces === 'all' || !c.descriptor.namespaced || c.secondaries.some((s) => s.namespaces === 'all' || !s.descriptor.namespaced),
+  );
+  const namespaces = [...new Set(controllers.flatMap((c) => [...(c.namespaces === 'all' ? [] : c.namespaces), ...c.secondaries.flatMap((s) => (s.namespaces === undefined || s.namespaces === 'all' ? [] : s.namespaces))]))].sort();
+  return { clusterWide, namespaces };
+}

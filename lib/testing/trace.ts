@@ -46,6 +46,8 @@ export interface TraceRecorder {
 
 /** Events are written asynchronously and rate-limited: they are neither recorded nor checked. */
 const EVENTS_PATH = /\/events(?:\/|\?|$)/;
+/** The self reviews of the operator's RBAC check at start are questions, not writes: not recorded, and a replay makes none (`checkRbac: false`). */
+const SELF_REVIEWS_PATH = /\/apis\/authorization\.k8s\.io\/v1\/selfsubject(?:access|rules)reviews(?:\?|$)/;
 const WATCH_QUERY = /[?&]watch=true(?:&|$)/;
 
 /** A copy of `kubeConfig` whose every request and watch is recorded. */
@@ -90,7 +92,7 @@ function observe(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchH
     }
   };
   const onEnd = (): void => {
-    if (watch || EVENTS_PATH.test(path)) return;
+    if (watch || EVENTS_PATH.test(path) || SELF_REVIEWS_PATH.test(path)) return;
     const body = parse(text);
     const at = Date.now() - started;
     if (method === 'GET') entries.push({ at, type: body && typeof body === 'object' && 'items' in body ? 'list' : 'read', path, status, body });
@@ -264,7 +266,7 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
     currentContext: 'trace',
   });
   const registry = new Registry();
-  const operator = new Operator({ kubeConfig, logger: createLogger({ level: 'silent' }), stopTimeoutMs: 200, registry });
+  const operator = new Operator({ kubeConfig, logger: createLogger({ level: 'silent' }), stopTimeoutMs: 200, registry, checkRbac: false });
   // Every controller's scheduling runs on the virtual clock, unless the setup gives one of its own.
   const register = operator.register.bind(operator);
   operator.register = <P extends KubernetesObject>(reconciler: Reconciler<P>, config: ControllerConfig<P>) => register(reconciler, config.scheduler === undefined ? { ...config, scheduler: clock } : config);

@@ -13,7 +13,7 @@ import { builtinResources, createKubeClient, customResourceDefinition, descripto
 import { createLogger } from '../../lib/observe/index.js';
 import { GenericRetry } from '../../lib/processing/index.js';
 import { eventually } from '../../lib/testing/index.js';
-import { startTestCluster, type TestCluster } from '../../lib/testing/cluster/index.js';
+import { rbacUsage, startTestCluster, type TestCluster } from '../../lib/testing/cluster/index.js';
 
 interface Note extends KubernetesObject {
   spec: { text: string };
@@ -90,6 +90,9 @@ describe('the operator checks its RBAC at start (SelfSubjectAccessReview per ver
     await eventually('the 403 of the apply in the log', () =>
       log.lines.some((l) => (l.err?.message ?? '').includes('configmaps "n-note" is forbidden: User "system:serviceaccount:default:notes" cannot create resource "configmaps"')),
     );
+    // The request log has the refused create too, so rbacUsage lists the 403 the operator met.
+    const rules = WITHOUT_CREATE.map((r) => ({ apiGroups: r.apiGroups ?? [], resources: r.resources ?? [], verbs: r.verbs }));
+    expect(rbacUsage(rules, cluster.server.requests.entries(), { userAgent: operator.client.userAgent }).uncovered).to.deep.equal(['create configmaps in default']);
   });
 
   it('under rules that grant everything it registered: no warning and /readyz ok; checkRbac: false asks nothing', async () => {

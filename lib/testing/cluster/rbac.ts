@@ -27,7 +27,7 @@ export interface RbacUsageOptions {
    * operator's own, `operator.client.userAgent` (`rxkube/<version> (<name>)`): the test's
    * requests are not the operator's.
    */
-  readonly userAgent?: string | RegExp;
+  readonly userAgent?: string | RegExp | undefined;
 }
 
 /** Requests every authenticated user may make (the default `system:basic-user` ClusterRole): no Role needs them. */

@@ -102,7 +102,8 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
     if (!cluster) throw new Error('the server kubeconfig has no cluster');
     (cluster as { server: string }).server = url;
     const registry = new Registry();
-    const operator = new Operator({ kubeConfig, logger: createLogger({ level: 'silent' }), stopTimeoutMs: 200, registry });
+    // The explorer runs the operator as the admin: an RBAC check at start would be requests of no use to it.
+    const operator = new Operator({ kubeConfig, logger: createLogger({ level: 'silent' }), stopTimeoutMs: 200, registry, checkRbac: false });
     const register = operator.register.bind(operator);
     operator.register = <P extends KubernetesObject>(reconciler: Reconciler<P>, config: ControllerConfig<P>) => {
       const registered = register(reconciler, config.retry === undefined ? { ...config, retry: QUICK_RETRY } : config);
