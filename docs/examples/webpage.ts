@@ -1,10 +1,12 @@
 // The WebPage operator of demos/webpage written three ways (docs/dependent-resources.md): by hand,
 // with a managed workflow of dependents, and with a standalone workflow. The page's excerpts
 // are the demo's own files (the docs check finds them there).
-// `npx tsx docs/examples/webpage.ts` runs the three against the embedded API server.
-// It runs the demo's own sources, so it takes the test helpers from the same sources.
-import { eventually } from '../../lib/testing/index.js';
-import { startTestCluster } from '../../lib/testing/cluster/index.js';
+// `npx tsx --conditions=rxkube-source docs/examples/webpage.ts` runs the three against the embedded
+// API server (the condition: rxkube from its sources, as the demo is). The demo is
+// this repository's (demos/webpage); rxkube itself comes through the package's entry points, as
+// in a project of yours.
+import { eventually } from 'rxkube/testing';
+import { startTestCluster } from 'rxkube/testing/cluster';
 import { CONFIGMAP, DEPLOYMENT, INGRESS, SERVICE, WEBPAGE, webPage, webPageCrd, type WebPage } from '../../demos/webpage/model.js';
 import { variants } from '../../demos/webpage/variants.js';
 

@@ -15,7 +15,8 @@ Creates an operator project in <dir> (new or empty): a custom resource with its 
 reconciler with a managed dependent, a marble test and an integration test on the embedded API
 server, the manifests (deploy/, a kustomize base), a sample, a Dockerfile and a README. Then
 runs npm install and npm run manifests there. If that fails, run the same command again (with
-other options if need be, e.g. --rxkube): it resumes in the directory it wrote.
+other options if need be, e.g. --rxkube and --apiserver for packages not published): it resumes
+in the directory it wrote.
 
 options:
   --name NAME        package and operator name (default: the directory's name)
@@ -44,12 +45,48 @@ function ownVersion(): string {
 /** Written before the files and removed once init has finished: a directory with it can be resumed. */
 const PENDING = '.rxkube/init-pending';
 
+/** A failed npm command, with what it wrote to stderr (which names the package it could not fetch). */
+class NpmError extends Error {
+  constructor(
+    message: string,
+    readonly stderr: string,
+  ) {
+    super(message);
+  }
+}
+
 function npm(args: readonly string[], cwd: string): Promise<void> {
   return new Promise((done, fail) => {
-    const child = spawn('npm', [...args], { cwd, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn('npm', [...args], { cwd, stdio: ['ignore', 'inherit', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      process.stderr.write(chunk);
+      stderr += chunk.toString();
+    });
     child.on('error', fail);
-    child.on('exit', (code) => (code === 0 ? done() : fail(new Error(`npm ${args.join(' ')} exited ${code} in ${cwd}`))));
+    child.on('exit', (code) => (code === 0 ? done() : fail(new NpmError(`npm ${args.join(' ')} exited ${code} in ${cwd}`, stderr))));
   });
+}
+
+/** The packages init depends on that may be unpublished (a clone's own version), with the flag that gives each. */
+const PACKAGE_FLAGS = [
+  { name: '@rxkube/apiserver', flag: 'apiserver', tarball: 'rxkube-apiserver-x.y.z.tgz', named: /@rxkube(?:\/|%2f)apiserver/i },
+  { name: 'rxkube', flag: 'rxkube', tarball: 'rxkube-x.y.z.tgz', named: /(?<![\w@/%-])rxkube@|\/rxkube(?![\w%/-])/ },
+] as const;
+
+/**
+ * What to do after a failed npm install: npm stops at the first package it cannot fetch, so the
+ * hint names that package's flag, and the flags not given yet for the other (unpublished too, likely).
+ */
+export function installHint(npmStderr: string, given: { readonly rxkube?: string | undefined; readonly apiserver?: string | undefined }, version: string): string {
+  const failed = PACKAGE_FLAGS.filter((p) => p.named.test(npmStderr));
+  const missing = PACKAGE_FLAGS.filter((p) => given[p.flag] === undefined && !failed.includes(p));
+  const how = (p: (typeof PACKAGE_FLAGS)[number]) => `--${p.flag} (a version, or the path of a packed tarball: ${p.tarball})`;
+  if (failed.length === 0) {
+    return missing.length === 0 ? '' : ` If npm could not find ${missing.map((p) => `${p.name}@^${version}`).join(' or ')} (E404: not published), give ${missing.map(how).join(' and ')}.`;
+  }
+  const first = failed.map((p) => ` npm could not fetch ${p.name}${given[p.flag] === undefined ? `@^${version}` : ` (${given[p.flag]})`}: give it with ${how(p)}.`).join('');
+  return first + (missing.length === 0 ? '' : ` If ${missing.map((p) => p.name).join(' and ')} is not published either, give ${missing.map(how).join(' and ')} too.`);
 }
 
 export async function main(args: string[]): Promise<number> {
@@ -99,7 +136,7 @@ export async function main(args: string[]): Promise<number> {
     await npm(['install', '--no-audit', '--no-fund'], dir);
     await npm(['run', '-s', 'manifests'], dir);
   } catch (err) {
-    const hint = flags.rxkube === undefined ? ` If npm could not find rxkube@^${ownVersion()} (E404), give the package with --rxkube: a version, or the path of a packed tarball (rxkube-x.y.z.tgz).` : '';
+    const hint = installHint(err instanceof NpmError ? err.stderr : '', flags, ownVersion());
     console.error(
       `rxkube init: ${err instanceof Error ? err.message : String(err)}\n` +
         `The project's files are in ${dir}. Once the cause is fixed, run the same rxkube init command again: it resumes there.${hint}` +
@@ -108,6 +145,6 @@ export async function main(args: string[]): Promise<number> {
     return 1;
   }
   rmSync(join(dir, PENDING));
-  console.log(`\nnext: cd ${dir} && npm test && npm start   (README.md: from here to a cluster)`);
+  console.log(`\nnext: cd ${dir} && npm test && npm run dev   (README.md: what runs where, and from here to a cluster)`);
   return 0;
 }

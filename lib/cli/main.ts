@@ -8,6 +8,10 @@ const commands: Record<string, { summary: string; load: () => Promise<{ main(arg
     summary: 'write the CRDs, RBAC, Deployment and Service of an operator (YAML or a kustomize base)',
     load: () => import('./manifests.js'),
   },
+  dev: {
+    summary: 'run the operator of this project here, as its ServiceAccount, against the embedded API server (or --kubeconfig)',
+    load: () => import('./dev.js'),
+  },
   init: {
     summary: 'start a new operator project in a directory',
     load: () => import('./init.js'),

@@ -95,12 +95,16 @@ test('v1 and v2 convert to each other and back without losing anything', () => {
 `;
 
   let operator = out['src/operator.ts'] as string;
-  operator = replaceOnce(operator, `import type { Operator, OperatorOptions } from 'rxkube';\n`, `import type { Operator, OperatorOptions } from 'rxkube';\nimport { mountedCertificate } from 'rxkube/webhooks';\n`, 'src/operator.ts');
+  operator = replaceOnce(operator, `import type { Operator, OperatorOptions } from 'rxkube';\n`, `import type { Operator, OperatorOptions } from 'rxkube';\nimport { DEFAULT_WEBHOOK_PORT, mountedCertificate } from 'rxkube/webhooks';\n`, 'src/operator.ts');
   operator = replaceOnce(operator, `import { ${lower}Crd } from './${lower}.js';\n`, `import { ${lower}Crd } from './${lower}.js';\nimport { webhooks } from './webhooks.js';\n`, 'src/operator.ts');
   operator = replaceOnce(
     operator,
     `  stopTimeoutMs: 30_000,\n`,
-    `  stopTimeoutMs: 30_000,\n  // The certificate cert-manager writes into the Secret that deploy/ mounts (src/main.ts makes one for --embedded).\n  webhooks: { webhooks, tls: mountedCertificate() },\n`,
+    `  stopTimeoutMs: 30_000,\n` +
+      `  // In the cluster: the certificate cert-manager writes into the Secret deploy/ mounts, on the port\n` +
+      `  // the Service targets. npm run dev (rxkube dev) sets WEBHOOK_CERT_DIR to a development certificate and\n` +
+      `  // WEBHOOK_PORT to a free port; src/main.ts makes its own for --embedded.\n` +
+      `  webhooks: { webhooks, tls: mountedCertificate(process.env['WEBHOOK_CERT_DIR']), port: Number(process.env['WEBHOOK_PORT'] ?? DEFAULT_WEBHOOK_PORT) },\n`,
     'src/operator.ts',
   );
   out['src/operator.ts'] = operator;
@@ -111,7 +115,7 @@ test('v1 and v2 convert to each other and back without losing anything', () => {
     'src/main.ts',
   );
   const pkg = JSON.parse(out['package.json'] as string) as { devDependencies: Record<string, string> };
-  // The development certificate of --embedded: Node makes keys, not X.509 certificates.
+  // The development certificate of --embedded and npm run dev: Node makes keys, not X.509 certificates.
   pkg.devDependencies = { ...pkg.devDependencies, '@peculiar/x509': '^2.2.0', 'reflect-metadata': '^0.2.2' };
   out['package.json'] = `${JSON.stringify(pkg, null, 2)}\n`;
   out['README.md'] = replaceOnce(
@@ -121,7 +125,10 @@ test('v1 and v2 convert to each other and back without losing anything', () => {
     'README.md',
   ).replace(
     `## Deploy\n`,
-    `## Deploy\n\nThe webhooks need cert-manager in the cluster: deploy/ holds an Issuer and a Certificate for the\nwebhook Service, and cert-manager's cainjector writes the CA into the webhook configurations and the CRD.\n`,
+    `## Deploy\n\nThe webhooks need cert-manager in the cluster: deploy/ holds an Issuer and a Certificate for the\nwebhook Service, and cert-manager's cainjector writes the CA into the webhook configurations and the CRD.\n` +
+      'In `npm run dev` the webhooks are served on this machine instead: the dev loop points the webhook\n' +
+      "configurations and the CRD's conversion at https://127.0.0.1:PORT with a development CA, and deletes the\n" +
+      'webhook configurations when it stops.\n',
   );
   return out;
 }

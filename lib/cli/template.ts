@@ -42,6 +42,7 @@ function baseFiles({ name, group, kind, plural, rxkube, apiserver }: TemplateOpt
     scripts: {
       build: 'tsc -p tsconfig.json',
       start: 'npm run -s build && node dist/src/main.js --embedded',
+      dev: 'rxkube dev',
       test: 'npm run -s build && node --test "dist/test/**/*.test.js"',
       manifests: 'npm run -s build && rxkube manifests --module dist/src/operator.js --kustomize deploy',
       deploy: 'kubectl apply -k deploy',
@@ -54,7 +55,8 @@ function baseFiles({ name, group, kind, plural, rxkube, apiserver }: TemplateOpt
       rxkube,
       typebox: '^1.4.3',
     },
-    devDependencies: { '@rxkube/apiserver': apiserver, '@types/node': '^22.19.0', typescript: '^5.9.0' },
+    // @types/ws: client-node's declarations name ws's types, which skipLibCheck: false checks.
+    devDependencies: { '@rxkube/apiserver': apiserver, '@types/node': '^22.19.0', '@types/ws': '^8.18.2', typescript: '^5.9.0' },
   };
   const tsconfig = {
     compilerOptions: {
@@ -63,6 +65,8 @@ function baseFiles({ name, group, kind, plural, rxkube, apiserver }: TemplateOpt
       moduleResolution: 'nodenext',
       strict: true,
       noUncheckedIndexedAccess: true,
+      exactOptionalPropertyTypes: true,
+      // On for a fast tsc --watch; off, the dependencies' declarations check too (@types/ws is there for that).
       skipLibCheck: true,
       sourceMap: true,
       rootDir: '.',
@@ -147,7 +151,8 @@ export const messageConfigMap = kubernetesDependent<V1ConfigMap, ${kind}, Contex
   desired: (${lower}) => ({
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: configMapName(${lower}), namespace: ${lower}.metadata?.namespace, labels: MANAGED_BY },
+    // A ${kind} read from the API server always has its namespace.
+    metadata: { name: configMapName(${lower}), namespace: ${lower}.metadata!.namespace!, labels: MANAGED_BY },
     data: { message: messageOf(${lower}) },
   }),
   labelSelector: { matchLabels: MANAGED_BY },
@@ -423,6 +428,25 @@ custom resource (\`${group}/v1\`) whose controller keeps a ConfigMap with a gree
 
     npm test          # build, then every test (no cluster needed)
     npm start         # the operator against an embedded API server, with a sample ${kind}
+    npm run dev       # the local loop: the operator here, as its ServiceAccount, restarted on change
+
+### What runs where in \`npm run dev\`
+
+\`npm run dev\` (\`rxkube dev\`) runs everything on this machine:
+
+- **the cluster**: rxkube's embedded API server, in the \`rxkube dev\` process, in memory. It
+  stores objects, runs the controllers of a cluster (garbage collection, Deployments' status) and
+  calls webhooks; it runs **no containers**. Its kubeconfig is \`.rxkube/kubeconfig\`:
+  \`export KUBECONFIG=$PWD/.rxkube/kubeconfig\` in another terminal, then \`kubectl apply -f samples/\`.
+  To use a cluster of yours instead: \`npm run dev -- --kubeconfig ~/.kube/config --context NAME\`
+  (named before anything is written to it).
+- **deploy/** applied to it: the Namespace, the CRD, the ServiceAccount and its RBAC — not the
+  Deployment or the Service: a Pod there would only look \`Running\`, and nothing would reconcile.
+- **the operator**: on this machine, as a Node.js process (\`node --watch dist/src/main.js\`, with
+  \`tsc --watch\` compiling \`src/\` to \`dist/\`: a saved change restarts it). It acts as the
+  ServiceAccount of deploy/ (impersonated), so RBAC answers as in the cluster: a rule missing from
+  \`deploy/rbac.yaml\` is a 403 here, and \`rxkube dev\` names the rule. After changing what the
+  operator watches or writes, \`npm run manifests\` and start \`npm run dev\` again.
 
 ## Deploy
 
@@ -439,6 +463,10 @@ named \`${name}-*\`. \`kubectl\` applies it as it is:
     kubectl apply -f samples/      # a sample ${kind}
     kubectl get ${plural}
     npm run undeploy               # kubectl delete -k deploy: the operator, its CRD and its namespace
+
+\`npm run deploy\` against rxkube's embedded API server (\`rxkube apiserver\`) is accepted, and the
+Deployment even reports its Pod \`1/1 Running\`, but that server runs no containers: nothing
+reconciles. On the laptop, \`npm run dev\` is the way to run the operator.
 
 \`/metrics\` (rxkube's series and the process's) is served on the probes' port, without
 authentication: scrape it through the \`${name}-metrics\` Service from inside the cluster, and keep

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { main as init } from '../../lib/cli/init.js';
+import { installHint, main as init } from '../../lib/cli/init.js';
 import { guessPlural } from '../../lib/cli/plural.js';
 
 async function quietly(args: string[]): Promise<{ code: number; output: string }> {
@@ -80,6 +80,40 @@ describe('rxkube init', () => {
     expect(again.output).to.include('exists and is not empty');
   });
 
+  it('a rerun that gave --rxkube but fails on @rxkube/apiserver (E404) names --apiserver, the flag of the package npm could not fetch', async () => {
+    const dir = join(work, 'unpublished-server');
+    // npm as it answers when @rxkube/apiserver is not published (its words, verbatim).
+    const bin = join(work, 'fake-npm');
+    mkdirSync(bin);
+    writeFileSync(
+      join(bin, 'npm'),
+      `#!/bin/sh\necho "npm error code E404" >&2\necho "npm error 404 Not Found - GET https://registry.npmjs.org/@rxkube%2fapiserver - Not found" >&2\necho "npm error 404  '@rxkube/apiserver@^0.1.0' is not in this registry." >&2\nexit 1\n`,
+      { mode: 0o755 },
+    );
+    const path = process.env['PATH'];
+    process.env['PATH'] = `${bin}:${path ?? ''}`;
+    let failed;
+    try {
+      failed = await quietly([dir, '--rxkube', '/tmp/rxkube-0.1.0.tgz']);
+    } finally {
+      process.env['PATH'] = path;
+    }
+    expect(failed.code, failed.output).to.equal(1);
+    expect(failed.output).to.include('npm could not fetch @rxkube/apiserver@^0.1.0: give it with --apiserver (a version, or the path of a packed tarball: rxkube-apiserver-x.y.z.tgz).');
+  });
+
+  it("the hint after a failed install reads npm's E404 for either package, and names the flags not given yet", () => {
+    const e404 = (spec: string, url: string) => `npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/${url} - Not found\nnpm error 404\nnpm error 404  '${spec}' is not in this registry.\n`;
+    expect(installHint(e404('@rxkube/apiserver@^0.1.0', '@rxkube%2fapiserver'), { rxkube: '/tmp/rxkube-0.1.0.tgz' }, '0.1.0')).to.equal(
+      ' npm could not fetch @rxkube/apiserver@^0.1.0: give it with --apiserver (a version, or the path of a packed tarball: rxkube-apiserver-x.y.z.tgz).',
+    );
+    expect(installHint(e404('rxkube@^0.1.0', 'rxkube'), {}, '0.1.0')).to.equal(
+      ' npm could not fetch rxkube@^0.1.0: give it with --rxkube (a version, or the path of a packed tarball: rxkube-x.y.z.tgz). If @rxkube/apiserver is not published either, give --apiserver (a version, or the path of a packed tarball: rxkube-apiserver-x.y.z.tgz) too.',
+    );
+    expect(installHint('npm error code ECONNRESET', {}, '0.1.0')).to.include('give --apiserver').and.include('and --rxkube');
+    expect(installHint('npm error code ECONNRESET', { rxkube: '1.0.0', apiserver: '1.0.0' }, '0.1.0')).to.equal('');
+  });
+
   it('the scaffold runs one operator at a time (leader election), exports process metrics, and stops npm install on a Node older than it needs', async () => {
     const dir = join(work, 'ops');
     expect((await quietly([dir, '--no-install'])).code).to.equal(0);
@@ -100,7 +134,7 @@ describe('rxkube init', () => {
     expect(read('src/greeting.ts')).to.include('v2: {').and.include('storage: true').and.include("export type GreetingV2 = ResourceOf<typeof GreetingResource, 'v2'>;");
     expect(read('src/webhooks.ts')).to.include("name: 'validate.greetings.example.com'").and.include("hub: 'v1'");
     expect(read('test/webhooks.test.ts')).to.include('checkRoundTrip(convertGreeting');
-    expect(read('src/operator.ts')).to.include('webhooks: { webhooks, tls: mountedCertificate() }');
+    expect(read('src/operator.ts')).to.include("webhooks: { webhooks, tls: mountedCertificate(process.env['WEBHOOK_CERT_DIR']), port: Number(process.env['WEBHOOK_PORT'] ?? DEFAULT_WEBHOOK_PORT) }");
     expect(read('src/main.ts')).to.include("tls: { development: true }");
     expect((JSON.parse(read('package.json')) as { devDependencies: Record<string, string> }).devDependencies).to.include.keys('@peculiar/x509', 'reflect-metadata');
     const plain = join(work, 'plain');

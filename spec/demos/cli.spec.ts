@@ -72,6 +72,43 @@ describe('the WebPage demo (the main job, npm start)', function () {
     expect(existsSync(dir), dir).to.equal(false);
   });
 
+  it("SIGTERM to npm start's own pid, as a process manager sends it, stops the demo: nothing of it is left running", async () => {
+    // Its own process group: what is left of it after npm exits is found by the group, orphans included.
+    const npm = spawn('npm', ['start'], {
+      cwd: root,
+      env: { ...process.env, PATH: `${join(root, 'node_modules/.bin')}:${process.env['PATH'] ?? ''}`, KUBECONFIG: undefined, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const group = npm.pid!;
+    const groupAlive = () => {
+      try {
+        process.kill(-group, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    try {
+      let stdout = '';
+      const exited = new Promise<number | null>((resolve) => npm.on('exit', (code) => resolve(code)));
+      await new Promise<void>((resolve, reject) => {
+        npm.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+          if (stdout.includes('running; Ctrl-C to stop')) resolve();
+        });
+        void exited.then(() => reject(new Error(`npm start exited before running:\n${stdout}`)));
+      });
+      process.kill(group, 'SIGTERM');
+      expect(await exited).to.equal(0);
+      const deadline = Date.now() + 10_000;
+      while (groupAlive() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(groupAlive(), 'a process of npm start still runs').to.equal(false);
+    } finally {
+      if (groupAlive()) process.kill(-group, 'SIGKILL');
+    }
+  });
+
   it('JSON logs never mix into stdout when it is not a terminal', async () => {
     const { code, stdout } = await demo(['--once'], { LOG_LEVEL: 'info' });
     expect(code).to.equal(0);

@@ -26,9 +26,9 @@ describe('documentation samples', () => {
   // Both folders are type-checked by `npm test`; a page may quote a demo directly.
   const examples = [...filesUnder('docs/examples', '.ts'), ...filesUnder('demos', '.ts')].map((f) => normalize(readFileSync(f, 'utf8')));
   // docs/api/ is generated from the declarations: its signatures are the code itself.
-  const pages = [join(root, 'README.md'), ...filesUnder('docs', '.md').filter((f) => !f.includes('/docs/api/'))];
+  const pages = [join(root, 'README.md'), join(root, 'packages/apiserver/README.md'), ...filesUnder('docs', '.md').filter((f) => !f.includes('/docs/api/'))];
 
-  it('every ```ts block in README.md and docs/ stands in a type-checked file under docs/examples/ or demos/', () => {
+  it('every ```ts block in README.md, packages/apiserver/README.md and docs/ stands in a type-checked file under docs/examples/ or demos/', () => {
     const missing: string[] = [];
     for (const page of pages) {
       for (const block of tsBlocks(readFileSync(page, 'utf8'))) {
@@ -38,6 +38,16 @@ describe('documentation samples', () => {
       }
     }
     expect(missing, 'samples not found in docs/examples/*.ts').to.deep.equal([]);
+  });
+
+  it('every example in docs/examples imports rxkube through its entry points (rxkube, rxkube/testing...), never a relative path into lib/, dist/ or packages/', () => {
+    const relative = filesUnder('docs/examples', '.ts').flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)]
+        .map((m) => m[1] as string)
+        .filter((spec) => /^(lib|dist|packages)\//.test(join(file.slice(root.length), '..', spec)))
+        .map((spec) => `${file.slice(root.length)}: ${spec}`),
+    );
+    expect(relative, 'an example a user copies imports the package, not its files').to.deep.equal([]);
   });
 
   it("every example in docs/examples type-checks as a strict consumer's project would: tsc --init's settings (exactOptionalPropertyTypes, noUncheckedIndexedAccess...) with skipLibCheck off, against the built package", async function () {

@@ -3,11 +3,12 @@
  * integration test of an operator needs, over real HTTP with the real client.
  */
 import { CoreV1Api, type KubeConfig, type KubernetesObject, type V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { startApiServer, type ApiServer, type ApiServerOptions } from '@rxkube/apiserver';
+import type { ApiServer, ApiServerOptions } from '@rxkube/apiserver';
 import { Operator, type OperatorOptions } from '../../controller/index.js';
 import { builtinResources, createKubeClient, installCustomResourceDefinition, resolveDescriptor, type KubeClient, type ResourceDescriptor } from '../../kube/index.js';
 import { createLogger } from '../../observe/index.js';
 import { eventually } from '../wait.js';
+import { loadApiServer } from './apiserver.js';
 
 export interface TestClusterOptions extends ApiServerOptions {
   /** Created, and waited for until served, before `startTestCluster` resolves. */
@@ -50,7 +51,7 @@ export interface TestCluster {
 
 export async function startTestCluster(options: TestClusterOptions = {}): Promise<TestCluster> {
   const { crds = [], ...serverOptions } = options;
-  const server = await startApiServer(serverOptions);
+  const server = await (await loadApiServer()).startApiServer(serverOptions);
   const kubeConfig = server.kubeConfig();
   const client = createKubeClient(kubeConfig);
   const operators: Operator[] = [];

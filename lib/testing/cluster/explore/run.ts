@@ -4,12 +4,12 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ReconcileOutcome } from '../../../core/index.js';
-import { startApiServer } from '@rxkube/apiserver';
 import { Registry } from 'prom-client';
 import { GenericRetry } from '../../../processing/index.js';
 import { Operator, type ControllerConfig, type Reconciler } from '../../../controller/index.js';
 import { createKubeClient, installCustomResourceDefinition, resolveDescriptor, statusCodeOf, type KubeClient } from '../../../kube/index.js';
 import { createLogger } from '../../../observe/index.js';
+import { loadApiServer } from '../apiserver.js';
 import { Mirror } from './mirror.js';
 import { FaultProxy, type Incarnation, type InjectedAnswer } from './proxy.js';
 import { diffSnapshots, readState, snapshot, type Snapshot } from './state.js';
@@ -65,7 +65,7 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
   const horizonMs = options.horizonMs ?? 1000;
   const settleTimeoutMs = options.settleTimeoutMs ?? 10_000;
   const maxWrites = options.maxWritesPerStep ?? 200;
-  const server = await startApiServer({});
+  const server = await (await loadApiServer()).startApiServer({});
   const admin = createKubeClient(server.kubeConfig());
   const log: string[] = [];
   let failure: RunFailure | undefined;
