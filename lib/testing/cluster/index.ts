@@ -32,4 +32,4 @@ export {
   type SchemaWorkloadOptions,
   type Trace,
   type Workload,
-} from './explore/index.js';
+} from '../explore/index.js';

@@ -2,7 +2,7 @@ import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { Operator } from '../../../lib/index.js';
 import { builtinResources, customResourceDefinition } from '../../../lib/kube.js';
-import { explore, replay, type ExploreOptions } from '../../../lib/testing/cluster/explore/index.js';
+import { explore, replay, type ExploreOptions } from '../../../lib/testing/explore/index.js';
 import { subjects } from './subjects.js';
 
 const crd = customResourceDefinition({ group: 'oracles.rxkube.dev', kind: 'Thing', plural: 'things', spec: { type: 'object', properties: { n: { type: 'integer' } } } });

@@ -1,6 +1,6 @@
 import type { KubernetesObject, V1CustomResourceDefinition } from '@kubernetes/client-node';
-import type { Operator } from '../../../controller/index.js';
-import type { ResourceDescriptor } from '../../../kube/index.js';
+import type { Operator } from '../../controller/index.js';
+import type { ResourceDescriptor } from '../../kube/index.js';
 import type { Random } from './random.js';
 
 /**

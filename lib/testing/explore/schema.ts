@@ -4,8 +4,8 @@
  * the base object, the change, and the base again (the revert must restore the state).
  */
 import type { KubernetesObject, V1CustomResourceDefinition, V1JSONSchemaProps } from '@kubernetes/client-node';
-import { ConfigurationError } from '../../../core/index.js';
-import { descriptorOf } from '../../../kube/index.js';
+import { ConfigurationError } from '../../core/index.js';
+import { descriptorOf } from '../../kube/index.js';
 import type { Action, InputCase, Workload } from './types.js';
 
 export interface SchemaWorkloadOptions {

@@ -2,7 +2,7 @@
  * The explorer: a clean reference run per workload, then runs under perturbations chosen from the
  * seed, the oracles of `executeRun`, shrinking of a failure, and `replay`.
  */
-import { ConfigurationError } from '../../../core/index.js';
+import { ConfigurationError } from '../../core/index.js';
 import { seededRandom } from './random.js';
 import { executeRun, type RunOutcome } from './run.js';
 import type { Action, Coverage, ExploreOptions, ExploreResult, Failure, Perturbation, PerturbationType, RunVerdict, Trace } from './types.js';

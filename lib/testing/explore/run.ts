@@ -3,18 +3,18 @@
  * with a wait for quiescence after each, the perturbations at their triggers, and the oracles.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { ReconcileOutcome } from '../../../core/index.js';
+import type { ReconcileOutcome } from '../../core/index.js';
 import { startApiServer } from '@rxkube/apiserver';
 import { Registry } from 'prom-client';
-import { GenericRetry } from '../../../processing/index.js';
-import { Operator, type ControllerConfig, type Reconciler } from '../../../controller/index.js';
-import { createKubeClient, installCustomResourceDefinition, resolveDescriptor, statusCodeOf, type KubeClient } from '../../../kube/index.js';
-import { createLogger } from '../../../observe/index.js';
+import { GenericRetry } from '../../processing/index.js';
+import { Operator, type ControllerConfig, type Reconciler } from '../../controller/index.js';
+import { createKubeClient, installCustomResourceDefinition, resolveDescriptor, statusCodeOf, type KubeClient } from '../../kube/index.js';
+import { createLogger } from '../../observe/index.js';
 import { Mirror } from './mirror.js';
 import { FaultProxy, type Incarnation, type InjectedAnswer } from './proxy.js';
 import { diffSnapshots, readState, snapshot, type Snapshot } from './state.js';
 import type { Action, ExploreOptions, Oracle, Perturbation, Trace } from './types.js';
-import { runsOwed } from '../../idle.js';
+import { runsOwed } from '../idle.js';
 
 /** Controllers without a retry policy of their own retry quickly, so that a failing run settles in milliseconds. */
 const QUICK_RETRY = GenericRetry.defaults().withInitialInterval(20).withMultiplier(2).withMaxAttempts(3);

@@ -1,6 +1,6 @@
 /** Snapshots of the observed resources, their comparison without volatile fields, and the diff a failure shows. */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { resolveDescriptor, type KubeClient, type ResourceDescriptor } from '../../../kube/index.js';
+import { resolveDescriptor, type KubeClient, type ResourceDescriptor } from '../../kube/index.js';
 import type { ClusterState } from './types.js';
 
 export type Snapshot = ReadonlyMap<string, unknown>;

@@ -4,7 +4,7 @@
  * every revision.
  */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { createKubeClient, openWatchStream, resolveDescriptor, resourcePath, apiVersionPath, type ResolvedDescriptor, type ResourceDescriptor } from '../../../kube/index.js';
+import { createKubeClient, openWatchStream, resolveDescriptor, resourcePath, apiVersionPath, type ResolvedDescriptor, type ResourceDescriptor } from '../../kube/index.js';
 
 interface Revision {
   readonly rv: number;
