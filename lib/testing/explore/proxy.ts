@@ -93,7 +93,8 @@ export class FaultProxy {
   /**
    * Delivers what the watches of `incarnation` hold, ending its stale view: each watch's events in
    * one write, the watches in the order of their first held revision, a moment apart, so that a
-   * replay sees them arrive in the same order.
+   * replay sees them arrive in the same order. A watch not released yet keeps holding what arrives
+   * meanwhile, so that no event overtakes an older one of its watch.
    */
   async release(incarnation: Incarnation): Promise<void> {
     incarnation.staleRv = undefined;
@@ -264,7 +265,8 @@ export class FaultProxy {
           partial = partial.slice(newline + 1);
           if (!incarnation.alive || !incarnation.watches.has(connection)) return;
           connection.lastRv = Math.max(connection.lastRv, revisionOf(line));
-          if (incarnation.staleRv !== undefined || this.watchMode === 'hold') connection.held.push(line);
+          // Behind events this watch still holds, a newer one waits its turn: a watch delivers in revision order.
+          if (incarnation.staleRv !== undefined || this.watchMode === 'hold' || connection.held.length > 0) connection.held.push(line);
           else if (this.watchMode === 'drop') this.eventsDropped++;
           else {
             res.write(line);
