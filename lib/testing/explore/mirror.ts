@@ -129,6 +129,18 @@ export class Mirror {
     return pending;
   }
 
+  /** Every name made with `generateName` an observed object has had in this run, and its prefix: a status may name one that is gone. */
+  generatedNames(): Map<string, string> {
+    const names = new Map<string, string>();
+    for (const track of this.tracks) {
+      for (const o of [...track.base, ...track.revisions.map((r) => r.object)]) {
+        const { name, generateName } = o.metadata ?? {};
+        if (name && generateName && name.startsWith(generateName) && name.length > generateName.length) names.set(name, generateName);
+      }
+    }
+    return names;
+  }
+
   /** The objects of `resource` as they were at revision `rv`. */
   stateAt(resource: ResolvedDescriptor, rv: number): KubernetesObject[] {
     const track = this.tracks.find((t) => t.resource === resource);

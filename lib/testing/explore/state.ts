@@ -26,30 +26,80 @@ export async function readState(client: KubeClient, observe: readonly ResourceDe
   };
 }
 
-/** Objects keyed by kind and name, generated names masked (`run-<generated>#1`), volatile fields left out. */
-export function snapshot(objects: readonly KubernetesObject[], volatile: readonly string[] = []): Snapshot {
-  const result = new Map<string, unknown>();
-  const generated = new Map<string, number>();
-  const sorted = [...objects].sort((a, b) => identity(a).localeCompare(identity(b)));
-  for (const o of sorted) {
+/**
+ * Objects keyed by kind and name, volatile fields left out, and every name made with
+ * `generateName` compared by its prefix wherever it appears: an object's own name, references,
+ * status lists and maps, annotation values (`run-<generated>`). `generated` adds the names of
+ * objects that are gone (a status may still name them); the objects' own are always known.
+ */
+export function snapshot(objects: readonly KubernetesObject[], volatile: readonly VolatilePath[] = [], generated: ReadonlyMap<string, string> = new Map()): Snapshot {
+  const names = new Map(generated);
+  for (const o of objects) {
+    const { name, generateName } = o.metadata ?? {};
+    if (name && generateName && name.startsWith(generateName) && name.length > generateName.length) names.set(name, generateName);
+  }
+  const mask = generatedNameMask(names);
+  const entries = objects.map((o) => {
     const meta = o.metadata ?? {};
-    let name = meta.name ?? '';
-    if (meta.generateName && name.startsWith(meta.generateName)) {
-      const base = `${o.kind} ${meta.namespace ?? ''}/${meta.generateName}`;
-      const n = (generated.get(base) ?? 0) + 1;
-      generated.set(base, n);
-      name = `${meta.generateName}<generated>#${n}`;
-    }
-    result.set(`${o.kind} ${meta.namespace ? `${meta.namespace}/` : ''}${name}`, normalize(o, volatile));
+    const own = meta.generateName && meta.name?.startsWith(meta.generateName) ? `${meta.generateName}<generated>` : (meta.name ?? '');
+    return { key: `${o.kind} ${meta.namespace ? `${meta.namespace}/` : ''}${own}`, value: mask(normalize(o, volatile)) };
+  });
+  return new Map(numbered(entries).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** Entries whose keys collide after masking get `#1`, `#2`… in the order of their values, not of the names that were masked. */
+function numbered(entries: readonly { key: string; value: unknown }[]): [string, unknown][] {
+  const byKey = new Map<string, unknown[]>();
+  for (const { key, value } of entries) byKey.set(key, [...(byKey.get(key) ?? []), value]);
+  const result: [string, unknown][] = [];
+  for (const [key, values] of byKey) {
+    if (values.length === 1 && !key.endsWith('<generated>')) result.push([key, values[0]]);
+    else for (const [i, value] of sortedByJson(values).entries()) result.push([`${key}#${i + 1}`, value]);
   }
   return result;
 }
 
-function identity(o: KubernetesObject): string {
-  return `${o.kind} ${o.metadata?.namespace ?? ''}/${o.metadata?.generateName ? `${o.metadata.generateName}` : ''}${o.metadata?.creationTimestamp ?? ''}${o.metadata?.name ?? ''}`;
+const sortedByJson = <T>(values: readonly T[]): T[] => [...values].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+
+/**
+ * Replaces each generated name inside strings, map keys and list items by `<prefix><generated>`.
+ * A list or map that held one is put in an order of its masked contents, since the operator's
+ * order of random suffixes is no behaviour.
+ */
+export function generatedNameMask(names: ReadonlyMap<string, string>): (value: unknown) => unknown {
+  if (names.size === 0) return (value) => value;
+  const escaped = [...names.keys()].sort((a, b) => b.length - a.length).map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const pattern = new RegExp(escaped.join('|'), 'g');
+  const maskString = (text: string): string => text.replace(pattern, (found) => `${names.get(found) ?? ''}<generated>`);
+  const mask = (value: unknown): unknown => {
+    if (typeof value === 'string') return maskString(value);
+    if (Array.isArray(value)) {
+      const items = value.map(mask);
+      return items.some((item, i) => JSON.stringify(item) !== JSON.stringify(value[i])) ? sortedByJson(items) : items;
+    }
+    if (value && typeof value === 'object') {
+      const entries = Object.entries(value as Record<string, unknown>).map(([key, v]) => ({ key: maskString(key), value: mask(v) }));
+      if (entries.every(({ key }, i) => key === Object.keys(value)[i])) return Object.fromEntries(entries.map(({ key, value: v }) => [key, v]));
+      return Object.fromEntries(numbered(entries).sort(([a], [b]) => a.localeCompare(b)));
+    }
+    return value;
+  };
+  return mask;
 }
 
-function normalize(o: KubernetesObject, volatile: readonly string[]): unknown {
+/**
+ * A field path left out of the comparison: dotted (`status.lastSeen`, a literal dot written `\\.`)
+ * or one key per item (`['metadata', 'annotations', 'example.com/seen']`).
+ */
+export type VolatilePath = string | readonly string[];
+
+/** The keys of a volatile path. */
+export function volatileKeys(path: VolatilePath): string[] {
+  if (typeof path !== 'string') return [...path];
+  return path.split(/(?<!\\)\./).map((key) => key.replace(/\\\./g, '.'));
+}
+
+function normalize(o: KubernetesObject, volatile: readonly VolatilePath[]): unknown {
   const copy = JSON.parse(JSON.stringify(o)) as Record<string, unknown> & { metadata?: Record<string, unknown>; status?: Record<string, unknown> };
   const meta = copy.metadata ?? {};
   for (const field of VOLATILE_METADATA) delete meta[field];
@@ -66,7 +116,7 @@ function normalize(o: KubernetesObject, volatile: readonly string[]): unknown {
       delete c['observedGeneration'];
     }
   }
-  for (const path of volatile) deletePath(copy, path.split('.'));
+  for (const path of volatile) deletePath(copy, volatileKeys(path));
   return copy;
 }
 
