@@ -37,6 +37,9 @@ export interface Incarnation {
   alive: boolean;
   /** While set, lists of observed resources show this revision and watch events are held. */
   staleRv: number | undefined;
+  /** The stale view catches up once the operator has made this many writes on it, whatever their answers. */
+  readonly catchUpAfterWrites: number;
+  staleWrites: number;
   readonly sockets: Set<Socket>;
   readonly watches: Set<WatchConnection>;
   /** Collections this incarnation has watched: one without an open watch is between a list and its watch. */
@@ -76,8 +79,8 @@ export class FaultProxy {
     this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
-  incarnation(staleRv?: number): { incarnation: Incarnation; url: string } {
-    const incarnation: Incarnation = { id: this.nextId++, alive: true, staleRv, sockets: new Set(), watches: new Set(), watched: new Set() };
+  incarnation(staleRv?: number, catchUpAfterWrites = Number.POSITIVE_INFINITY): { incarnation: Incarnation; url: string } {
+    const incarnation: Incarnation = { id: this.nextId++, alive: true, staleRv, catchUpAfterWrites, staleWrites: 0, sockets: new Set(), watches: new Set(), watched: new Set() };
     this.incarnations.set(incarnation.id, incarnation);
     return { incarnation, url: `${this.base}/i${incarnation.id}` };
   }
@@ -188,6 +191,12 @@ export class FaultProxy {
         }
       } else if (isWrite) this.log.push(`write #${n} ${method} ${url.pathname} → ${answer.status}`);
       if (!incarnation.alive) return;
+      if (isWrite && incarnation.staleRv !== undefined && ++incarnation.staleWrites >= incarnation.catchUpAfterWrites) {
+        // As a lagging watch cache does whatever the operator does; before the answer, so that a replay sees the same order.
+        this.log.push(`the stale view catches up after ${incarnation.staleWrites} writes of the operator on it`);
+        await this.release(incarnation);
+        if (!incarnation.alive) return;
+      }
       if (injected === 'timeout') return void send(res, 504, failure(504, method, url.pathname));
       res.writeHead(answer.status, { 'content-type': answer.contentType });
       res.end(answer.text);

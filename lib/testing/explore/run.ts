@@ -56,6 +56,13 @@ interface OperatorHandle {
   readonly registry: Registry;
 }
 
+/**
+ * Writes of the operator on a stale view after which it catches up, as a lagging watch cache
+ * does: a bounded lag, not one that lasts until the operator settles (an operator that retries a
+ * conflict on its stale copy would never settle).
+ */
+const STALE_VIEW_WRITES = 5;
+
 /** Polls in a row on which every fact held: the turns of the event loop between them let bytes already written be read. */
 const SETTLED_POLLS = 3;
 
@@ -96,7 +103,7 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
 
   const startOperator = async (staleRv?: number): Promise<OperatorHandle> => {
     if (!proxy) throw new Error('no proxy');
-    const { incarnation, url } = proxy.incarnation(staleRv);
+    const { incarnation, url } = proxy.incarnation(staleRv, STALE_VIEW_WRITES);
     const kubeConfig = server.kubeConfig();
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the server kubeconfig has no cluster');
@@ -231,7 +238,7 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
       }
       views.push({ applied, settled: server.stats().resourceVersion });
       const state = await readState(admin, options.observe);
-      snapshots.push(snapshot(state.objects, options.volatile));
+      snapshots.push(snapshot(state.objects, options.volatile, mirror.generatedNames()));
       checkInput(options, action, code, state.objects, outcomes, index, snapshots, fail);
       for (const p of trace.perturbations) {
         if (p.type !== 'stale' || p.afterStep !== index) continue;
@@ -240,8 +247,10 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
         const rvAt = p.view.at === 'applied' ? view.applied : view.settled;
         await crashAndRestart(`crash after step ${index}; restart seeing the cluster as at step ${p.view.step} ${p.view.at} (revision ${rvAt})`, rvAt);
         await quiesce('on the stale view');
-        log.push('the stale view catches up');
-        if (current) await proxy.release(current.incarnation);
+        if (current && current.incarnation.staleRv !== undefined) {
+          log.push('the stale view catches up');
+          await proxy.release(current.incarnation);
+        }
         await quiesce('after catching up');
       }
     }
@@ -249,7 +258,7 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
       // A longer silence before the end state is read: a late reaction here would be a false difference.
       await quiesce('at the end');
       const state = await readState(admin, options.observe);
-      end = snapshot(state.objects, options.volatile);
+      end = snapshot(state.objects, options.volatile, mirror.generatedNames());
       const stuck = state.objects.filter((o) => o.metadata?.deletionTimestamp);
       if (stuck.length > 0) fail('finalizer', `deleted but never removed (a finalizer left behind): ${stuck.map((o) => `${o.kind} ${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''} [${(o.metadata?.finalizers ?? []).join(', ')}]`).join(', ')}`);
       if (reference && !failure && diverged === undefined) {
