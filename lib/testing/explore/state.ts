@@ -99,8 +99,18 @@ export function volatileKeys(path: VolatilePath): string[] {
   return path.split(/(?<!\\)\./).map((key) => key.replace(/\\\./g, '.'));
 }
 
+/** Values the server allocates in the order objects are created, which a perturbation may change: a Service's IPs and node ports. */
+function dropServerAllocated(copy: Record<string, unknown>): void {
+  if (copy['kind'] !== 'Service' || copy['apiVersion'] !== 'v1') return;
+  const spec = copy['spec'] as Record<string, unknown> | undefined;
+  if (!spec) return;
+  for (const field of ['clusterIP', 'clusterIPs', 'healthCheckNodePort']) delete spec[field];
+  if (Array.isArray(spec['ports'])) for (const port of spec['ports'] as Record<string, unknown>[]) delete port['nodePort'];
+}
+
 function normalize(o: KubernetesObject, volatile: readonly VolatilePath[]): unknown {
   const copy = JSON.parse(JSON.stringify(o)) as Record<string, unknown> & { metadata?: Record<string, unknown>; status?: Record<string, unknown> };
+  dropServerAllocated(copy);
   const meta = copy.metadata ?? {};
   for (const field of VOLATILE_METADATA) delete meta[field];
   if (meta['deletionTimestamp'] !== undefined) meta['deletionTimestamp'] = '<set>';

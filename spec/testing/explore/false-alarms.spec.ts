@@ -80,6 +80,11 @@ describe('testing: the explorer raises no false alarm on a correct operator', fu
     expect(snapshot([job(['j-run-q1w2e'])]).get('Job default/j')).to.deep.include({ status: { runs: ['j-run-q1w2e'], byRun: { 'j-run-q1w2e': 'done' }, latest: 'default/j-run-q1w2e' } });
   });
 
+  it('leaves out what the server allocates in creation order: a Service\'s cluster IPs and node ports', () => {
+    const service = (ip: string, nodePort: number): KubernetesObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { clusterIP: ip, clusterIPs: [ip], ports: [{ port: 80, nodePort }] } } as KubernetesObject);
+    expect([...snapshot([service('10.96.0.10', 30001)])]).to.deep.equal([...snapshot([service('10.96.0.11', 30002)])]);
+  });
+
   it('no failure for an operator that names its generateName children in its status, over 20 runs', async () => {
     const result = await explore(options(listsGeneratedNames, { budget: { runs: 20 } }));
     expect(result.failure && formatFailure(result.failure), result.failure?.message).to.equal(undefined);
