@@ -63,6 +63,9 @@ interface OperatorHandle {
  */
 const STALE_VIEW_WRITES = 5;
 
+/** A retry this long past its time has fired or been dropped: its timer runs before any poll scheduled after it. */
+const OVERDUE_MS = 50;
+
 /** Polls in a row on which every fact held: the turns of the event loop between them let bytes already written be read. */
 const SETTLED_POLLS = 3;
 
@@ -145,15 +148,17 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
     return restarting;
   };
 
-  /** A retry or requested reschedule due within the horizon whose run has not happened yet (a later outcome replaces it). */
-  const runDue = (): boolean => {
-    const until = Date.now() + horizonMs;
-    for (const o of outcomes.values()) {
-      if (o.retry && o.retry.at <= until) return true;
-      if (o.reschedule?.reason === 'requested' && o.reschedule.at <= until) return true;
-    }
-    return false;
+  /**
+   * The outcomes whose retry or requested reschedule is due within the horizon and has not
+   * happened yet (a later outcome replaces it). One overdue by more than a moment has fired (its
+   * run is counted in progress or queued) or was dropped with its resource: either way not due.
+   */
+  const dueRuns = (): [string, ReconcileOutcome][] => {
+    const now = Date.now();
+    const due = (at: number): boolean => at >= now - OVERDUE_MS && at <= now + horizonMs;
+    return [...outcomes.entries()].filter(([, o]) => (o.retry !== undefined && due(o.retry.at)) || (o.reschedule?.reason === 'requested' && due(o.reschedule.at)));
   };
+  const runDue = (): boolean => dueRuns().length > 0;
 
   /**
    * Settled is a set of facts, not a silence: no request of the operator in flight, every write
@@ -167,6 +172,20 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
     return (await runsOwed(current.registry)) === 0;
   };
 
+  /** Which facts of `settled` did not hold: what a settle failure names. */
+  const unsettledFacts = async (): Promise<string> => {
+    if (!proxy || !mirror || !current) return 'no operator';
+    const due = dueRuns();
+    const facts = [
+      proxy.inFlight > 0 ? `${proxy.inFlight} requests in flight` : '',
+      mirror.caughtUp() ? '' : 'writes not yet seen by the mirror',
+      proxy.pendingDeliveries(current.incarnation) > 0 ? `${proxy.pendingDeliveries(current.incarnation)} watch events not delivered` : '',
+      due.length > 0 ? `due within the horizon: ${due.map(([key, o]) => `${key} (${o.retry ? 'retry' : 'reschedule'})`).join(', ')}` : '',
+      `${await runsOwed(current.registry)} runs in progress or queued`,
+    ];
+    return facts.filter(Boolean).join(', ');
+  };
+
   const quiesce = async (step: string): Promise<void> => {
     if (!proxy) return;
     const deadline = Date.now() + settleTimeoutMs;
@@ -177,7 +196,7 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
       held = (await settled()) ? held + 1 : 0;
       if (held >= SETTLED_POLLS) return;
       if (proxy.writes - writesBefore > maxWrites) throw new RunFailure('settle', `the operator does not settle ${step}: more than ${maxWrites} writes (last: ${log.slice(-3).join('; ')})`);
-      if (Date.now() > deadline) throw new RunFailure('settle', `the operator did not settle within ${settleTimeoutMs} ms ${step} (${proxy.writes - writesBefore} writes; last: ${log.slice(-3).join('; ')})`);
+      if (Date.now() > deadline) throw new RunFailure('settle', `the operator did not settle within ${settleTimeoutMs} ms ${step} (${proxy.writes - writesBefore} writes; ${await unsettledFacts()}; last: ${log.slice(-3).join('; ')})`);
       await new Promise((resolve) => setTimeout(resolve, held > 0 ? 1 : 5));
     }
   };
