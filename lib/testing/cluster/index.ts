@@ -15,6 +15,7 @@ export {
   schemaWorkload,
   seededRandom,
   type Action,
+  type Actor,
   type ClusterState,
   type Coverage,
   type ExploreBudget,
@@ -30,6 +31,9 @@ export {
   type Random,
   type RunVerdict,
   type SchemaWorkloadOptions,
+  type Selection,
+  type Target,
   type Trace,
   type Workload,
+  type WorkloadObject,
 } from '../explore/index.js';

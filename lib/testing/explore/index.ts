@@ -8,6 +8,7 @@ export { schemaWorkload, type GeneratedCase, type SchemaWorkloadOptions } from '
 export { seededRandom, type Random } from './random.js';
 export type {
   Action,
+  Actor,
   ClusterState,
   Coverage,
   ExploreBudget,
@@ -20,6 +21,9 @@ export type {
   Perturbation,
   PerturbationType,
   RunVerdict,
+  Selection,
+  Target,
   Trace,
   Workload,
+  WorkloadObject,
 } from './types.js';

@@ -4,7 +4,7 @@
  * every revision.
  */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { createKubeClient, openWatchStream, resolveDescriptor, resourcePath, apiVersionPath, type ResolvedDescriptor, type ResourceDescriptor } from '../../kube/index.js';
+import { createKubeClient, openWatchStream, resolveDescriptor, resourcePath, apiVersionPath, type KubeClient, type ResolvedDescriptor, type ResourceDescriptor } from '../../kube/index.js';
 
 interface Revision {
   readonly rv: number;
@@ -89,6 +89,21 @@ export class Mirror {
     const rv = rvOf(o);
     if (method === 'DELETE' && !o.metadata.deletionTimestamp) this.expected.push({ resource, key, rv: undefined });
     else if (rv > 0) this.expected.push({ resource, key, rv });
+  }
+
+  /**
+   * After a step that does not say what it wrote (a code step): every observed object as the
+   * server has it now, and every one gone, must have arrived before the mirror has caught up.
+   */
+  async expectCurrent(client: KubeClient): Promise<void> {
+    for (const track of this.tracks) {
+      const present = new Set<string>();
+      for (const o of (await client.resource(track.resource).list({})).items) {
+        present.add(keyOf(o));
+        this.expect(track.resource, 'PATCH', o);
+      }
+      for (const o of this.stateAt(track.resource, Number.POSITIVE_INFINITY)) if (!present.has(keyOf(o))) this.expected.push({ resource: track.resource, key: keyOf(o), rv: undefined });
+    }
   }
 
   /** Whether every expected revision has arrived (those that have are forgotten). */

@@ -8,17 +8,17 @@ import { startApiServer } from '@rxkube/apiserver';
 import { Registry } from 'prom-client';
 import { GenericRetry } from '../../processing/index.js';
 import { Operator, type ControllerConfig, type Reconciler } from '../../controller/index.js';
-import { createKubeClient, installCustomResourceDefinition, resolveDescriptor, statusCodeOf, type KubeClient } from '../../kube/index.js';
+import { createKubeClient, installCustomResourceDefinition } from '../../kube/index.js';
 import { createLogger } from '../../observe/index.js';
 import { Mirror } from './mirror.js';
 import { FaultProxy, type Incarnation, type InjectedAnswer } from './proxy.js';
 import { diffSnapshots, readState, snapshot, type Snapshot } from './state.js';
 import type { Action, ExploreOptions, Oracle, Perturbation, Trace } from './types.js';
+import { actorClients, createNamespaces, describeAction, performStep } from './workload.js';
 import { runsOwed } from '../idle.js';
 
 /** Controllers without a retry policy of their own retry quickly, so that a failing run settles in milliseconds. */
 const QUICK_RETRY = GenericRetry.defaults().withInitialInterval(20).withMultiplier(2).withMaxAttempts(3);
-const FIELD_MANAGER = 'rxkube-explore';
 
 export interface RunFacts {
   /** The operator's writes (Events not counted). */
@@ -204,6 +204,7 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
   try {
     for (const crd of options.crds ?? []) await installCustomResourceDefinition(admin, crd, { timeoutMs: 5000 });
     await createNamespaces(admin, trace.actions);
+    const clients = await actorClients(admin, () => server.kubeConfig(), trace.actions);
     mirror = await Mirror.start(server.kubeConfig(), options.observe);
     proxy = new FaultProxy(server.url, mirror, log, {
       beforeWrite: (n, method, path): InjectedAnswer | undefined => {
@@ -234,8 +235,9 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
         proxy.watchMode = w.type === 'gap' ? 'drop' : 'hold';
         log.push(`${w.type} watch events of steps ${w.fromStep}..${w.fromStep + w.steps - 1}`);
       }
-      const { code, rv, deleting, answer } = await perform(admin, action);
-      if (answer) mirror.expect(resolveDescriptor(action.resource), action.op === 'delete' ? 'DELETE' : 'PATCH', answer);
+      const { code, rv, deleting, written } = await performStep(clients, action);
+      for (const w of written) mirror.expect(w.resource, w.method, w.object);
+      if (action.op === 'run') await mirror.expectCurrent(admin);
       steps.push(`${code}${deleting ? ' deleting' : ''}`);
       const expected = reference?.steps[index];
       if (expected !== undefined && expected !== steps[index] && diverged === undefined) {
@@ -306,57 +308,6 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
     steps,
     diverged,
   };
-}
-
-async function createNamespaces(admin: KubeClient, actions: readonly Action[]): Promise<void> {
-  const names = new Set<string>();
-  for (const a of actions) {
-    const ns = 'object' in a ? a.object.metadata?.namespace : a.namespace;
-    if (ns && ns !== 'default') names.add(ns);
-  }
-  for (const name of names) await admin.resource({ apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }).create({ metadata: { name } });
-}
-
-async function perform(admin: KubeClient, action: Action): Promise<{ code: number; rv: number | undefined; deleting: boolean; answer?: KubernetesObject }> {
-  const d = resolveDescriptor(action.resource);
-  const client = admin.resource(d);
-  const namespace = 'object' in action ? action.object.metadata?.namespace ?? (d.namespaced ? 'default' : undefined) : action.namespace ?? (d.namespaced ? 'default' : undefined);
-  try {
-    let answer: KubernetesObject | undefined;
-    switch (action.op) {
-      case 'apply':
-        answer = await client.apply({ apiVersion: d.apiVersion, kind: d.kind, ...action.object, metadata: { ...action.object.metadata, namespace } }, { fieldManager: FIELD_MANAGER, force: true });
-        break;
-      case 'create':
-        answer = await client.create({ apiVersion: d.apiVersion, kind: d.kind, ...action.object, metadata: { ...action.object.metadata, namespace } });
-        break;
-      case 'merge':
-        answer = await client.mergePatch({ name: action.name, namespace }, action.patch, { fieldManager: FIELD_MANAGER });
-        break;
-      case 'delete':
-        answer = await client.delete({ name: action.name, namespace });
-        break;
-    }
-    const rv = Number(answer?.metadata?.resourceVersion);
-    return { code: 200, rv: Number.isFinite(rv) && rv > 0 ? rv : undefined, deleting: action.op !== 'delete' && Boolean(answer?.metadata?.deletionTimestamp), answer };
-  } catch (err) {
-    const code = statusCodeOf(err);
-    if (code === undefined) throw err;
-    return { code, rv: undefined, deleting: false };
-  }
-}
-
-export function describeAction(action: Action): string {
-  const kind = action.resource.kind;
-  switch (action.op) {
-    case 'apply':
-    case 'create':
-      return `${action.op} ${kind} ${action.object.metadata?.name ?? ''}${action.op === 'apply' && action.input?.revertOf !== undefined ? ` (revert to step ${action.input.revertOf})` : ''}`;
-    case 'merge':
-      return `merge ${kind} ${action.name} ${JSON.stringify(action.patch)}`;
-    case 'delete':
-      return `delete ${kind} ${action.name}`;
-  }
 }
 
 const defaultReportsError = (o: KubernetesObject): boolean => {

@@ -1,19 +1,57 @@
 import type { KubernetesObject, V1CustomResourceDefinition } from '@kubernetes/client-node';
 import type { Operator } from '../../controller/index.js';
-import type { ResourceDescriptor } from '../../kube/index.js';
+import type { KubeClient, ResourceDescriptor } from '../../kube/index.js';
+import type { PolicyRule } from '../../controller/index.js';
 import type { Random } from './random.js';
 
 /**
- * One user action of a workload, made as the admin straight on the server (never through the
- * operator's perturbed connection). `apply` is server-side apply by the field manager
+ * An object a workload writes: any Kubernetes object, typed or written inline (`{ metadata, spec }`)
+ * without a cast.
+ */
+export type WorkloadObject = KubernetesObject | (KubernetesObject & { readonly [field: string]: unknown });
+
+/**
+ * Who makes an action: the admin unless `as` says otherwise. The explorer impersonates `user` and
+ * grants it `rules` cluster-wide (a ClusterRole and its binding, made before the operator starts),
+ * so that a request RBAC does not allow is answered 403, as on a real cluster.
+ */
+export interface Actor {
+  /** A user name (`alice`, `system:node:node-1`) or a ServiceAccount's (`system:serviceaccount:default:other-controller`). */
+  readonly user: string;
+  /** What RBAC grants it (default: every verb on every resource). */
+  readonly rules?: readonly PolicyRule[];
+}
+
+/**
+ * The existing objects a `merge` or `delete` acts on: one by `name`, or each one (in name order)
+ * that a label selector and a `generateName` prefix select (`select: { labels: { app: 'web' } }`,
+ * `select: { namePrefix: 'web-run-' }`): the children an operator named itself. None selected is
+ * answered 404.
+ */
+export type Target =
+  | { readonly name: string; readonly namespace?: string; readonly select?: undefined }
+  | { readonly select: Selection; readonly namespace?: string; readonly name?: undefined };
+
+export interface Selection {
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly namePrefix?: string;
+}
+
+/**
+ * One step of a workload, made straight on the server (never through the operator's perturbed
+ * connection), by the admin or by `as`. `apply` is server-side apply by the field manager
  * 'rxkube-explore' (create or update); `create` answers 409 when the object exists, and the
- * workload goes on (the trace says so).
+ * workload goes on (the trace says so). `subresource` writes the `status` (what a kubelet or
+ * another controller reports) or `scale` (what an autoscaler or `kubectl scale` writes) instead of
+ * the object. `run` is code for what no action says: it gets a client (the admin's, or `as`'s) and
+ * its step is answered 200, or the status code of the error it throws.
  */
 export type Action =
-  | { readonly op: 'apply'; readonly resource: ResourceDescriptor; readonly object: KubernetesObject; readonly input?: InputCase }
-  | { readonly op: 'create'; readonly resource: ResourceDescriptor; readonly object: KubernetesObject }
-  | { readonly op: 'merge'; readonly resource: ResourceDescriptor; readonly name: string; readonly namespace?: string; readonly patch: object }
-  | { readonly op: 'delete'; readonly resource: ResourceDescriptor; readonly name: string; readonly namespace?: string };
+  | { readonly op: 'apply'; readonly resource: ResourceDescriptor; readonly object: WorkloadObject; readonly subresource?: 'status'; readonly as?: Actor; readonly input?: InputCase }
+  | { readonly op: 'create'; readonly resource: ResourceDescriptor; readonly object: WorkloadObject; readonly as?: Actor }
+  | ({ readonly op: 'merge'; readonly resource: ResourceDescriptor; readonly patch: object; readonly subresource?: 'status' | 'scale'; readonly as?: Actor } & Target)
+  | ({ readonly op: 'delete'; readonly resource: ResourceDescriptor; readonly as?: Actor } & Target)
+  | { readonly op: 'run'; readonly name: string; run(client: KubeClient): unknown; readonly as?: Actor };
 
 /** What a generated spec change tries (set by `schemaWorkload`), and what its revert must restore. */
 export interface InputCase {
