@@ -289,6 +289,7 @@ function progressWriter(progress: ExploreOptions['progress']): (line: string, fi
 
 function checkOptions(options: ExploreOptions): void {
   if (typeof options.setup !== 'function') throw new ConfigurationError('setup', 'must be the function that registers your controllers on an Operator');
+  if (options.resetExternal !== undefined && typeof options.resetExternal !== 'function') throw new ConfigurationError('resetExternal', 'must be a function that resets the state outside the cluster');
   if (!Array.isArray(options.observe) || options.observe.length === 0) throw new ConfigurationError('observe', 'must list the resource types to compare (your primaries and what the operator makes)');
   const w = options.workload as unknown;
   if (!Array.isArray(w) && !(w && typeof (w as { generate?: unknown }).generate === 'function')) throw new ConfigurationError('workload', 'must be a list of actions or { generate(random, seed) }');

@@ -224,6 +224,7 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
       },
     });
     await proxy.listen();
+    await resetExternal(options);
     current = await startOperator();
     await quiesce('at start');
     const views: { applied: number; settled: number }[] = [];
@@ -308,6 +309,14 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
     steps,
     diverged,
   };
+}
+
+async function resetExternal(options: ExploreOptions): Promise<void> {
+  try {
+    await options.resetExternal?.();
+  } catch (err) {
+    throw new Error(`explore: resetExternal failed, so the run cannot start from a clean external state: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
 }
 
 const defaultReportsError = (o: KubernetesObject): boolean => {

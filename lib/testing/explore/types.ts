@@ -124,6 +124,13 @@ export interface ExploreOptions {
   readonly crds?: readonly V1CustomResourceDefinition[];
   /** Registers the operator's controllers: the function your `main` calls. Called again for every restart. */
   setup(operator: Operator): unknown;
+  /**
+   * Puts back what lives outside the cluster (a database, a cloud API's fake, a file) as it was
+   * before any run: called before each run's operator starts, never on a restart within a run (a
+   * crashed operator's external writes stay, as in production). Without it one run's leftovers
+   * leak into the next and a seed does not replay exactly.
+   */
+  resetExternal?(): unknown;
   readonly workload: Workload;
   /** The resource types the oracles compare and the stale views show (primaries and what the operator makes). */
   readonly observe: readonly ResourceDescriptor[];
