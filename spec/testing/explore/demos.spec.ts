@@ -1,10 +1,15 @@
 import { expect } from 'chai';
-import type { Operator } from '../../../lib/index.js';
+import type pg from 'pg';
+import { GenericRetry, type Operator } from '../../../lib/index.js';
 import { explore, formatFailure, replay, type Action, type ExploreOptions, type ExploreResult } from '../../../lib/testing/explore/index.js';
 import { CONFIGMAP as TOMCAT_CONFIGMAP, DEPLOYMENT as TOMCAT_DEPLOYMENT, SERVICE as TOMCAT_SERVICE, TOMCAT, tomcat, WEBAPP, webapp } from '../../../demos/tomcat/model.js';
 import { crds as tomcatCrds, registerTomcatOperator } from '../../../demos/tomcat/operator.js';
 import { CONFIGMAP, DEPLOYMENT, INGRESS, SERVICE, WEBPAGE, webPage, webPageCrd } from '../../../demos/webpage/model.js';
 import { variants } from '../../../demos/webpage/variants.js';
+import { createPool } from '../../../demos/schema/database.js';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../../demos/schema/embedded.js';
+import { SCHEMA, SECRET, schema, schemaCrd } from '../../../demos/schema/model.js';
+import { schemaController } from '../../../demos/schema/operator.js';
 
 /** Runs per demo in CI; `EXPLORE_RUNS=120` (the default budget) for the figures. */
 const RUNS = Number(process.env['EXPLORE_RUNS'] ?? 30);
@@ -44,6 +49,47 @@ export const demos: readonly { readonly name: string; readonly options: ExploreO
   },
 ];
 
+/** The schema demo's database: one embedded PostgreSQL for every run, emptied before each. */
+let database: { embedded: EmbeddedDatabase; pool: pg.Pool } | undefined;
+const db = async (): Promise<{ embedded: EmbeddedDatabase; pool: pg.Pool }> => {
+  if (!database) {
+    const embedded = await startEmbeddedDatabase();
+    database = { embedded, pool: createPool({ url: embedded.url, max: 1, onIdleError: () => undefined }) };
+  }
+  return database;
+};
+
+/** Drops every schema and login role the operator made: what `resetExternal` does for the schema demo. */
+async function emptyDatabase(): Promise<void> {
+  const { pool } = await db();
+  const schemas = await pool.query<{ name: string }>(`SELECT nspname AS name FROM pg_namespace WHERE nspname NOT IN ('public', 'information_schema') AND nspname NOT LIKE 'pg\\_%'`);
+  for (const { name } of schemas.rows) await pool.query(`DROP SCHEMA "${name}" CASCADE`);
+  const roles = await pool.query<{ name: string }>(`SELECT rolname AS name FROM pg_roles WHERE rolname <> 'postgres' AND rolname NOT LIKE 'pg\\_%'`);
+  for (const { name } of roles.rows) await pool.query(`DROP ROLE "${name}"`);
+}
+
+const schemaDemo = {
+  name: 'schema',
+  options: {
+    crds: [schemaCrd],
+    setup: async (operator: Operator) => {
+      const { embedded, pool } = await db();
+      const { reconciler, config } = schemaController({ db: pool, databaseUrl: embedded.url, retry: GenericRetry.defaults().withInitialMs(20).withFactor(2).withMaxAttempts(3) });
+      operator.register(reconciler, config);
+    },
+    resetExternal: emptyDatabase,
+    observe: [SCHEMA, SECRET],
+    // The password is random, made once per Secret: a correct run differs there.
+    volatile: ['data.password', 'data.uri'],
+    workload: [
+      { op: 'apply', resource: SCHEMA, object: schema('orders') },
+      { op: 'apply', resource: SCHEMA, object: schema('inventory', { deletionPolicy: 'Retain' }) },
+      { op: 'delete', resource: SCHEMA, name: 'orders' },
+      { op: 'apply', resource: SCHEMA, object: schema('billing') },
+    ],
+  } satisfies ExploreOptions,
+};
+
 const figures: string[] = [];
 
 describe('testing: explore finds no failure in the demos (no false alarm on correct operators)', function () {
@@ -61,7 +107,13 @@ describe('testing: explore finds no failure in the demos (no false alarm on corr
     expect(verdict.failed, verdict.message).to.equal(false);
   });
 
-  for (const demo of demos) {
+  after(async () => {
+    await database?.pool.end();
+    await database?.embedded.close();
+    database = undefined;
+  });
+
+  for (const demo of [...demos, schemaDemo]) {
     it(`the ${demo.name} demo: no failure over ${RUNS} runs`, async () => {
       const result: ExploreResult = await explore({ ...demo.options, budget: { runs: RUNS } });
       figures.push(`${demo.name}: ${result.coverage.runs} runs + ${result.coverage.referenceRuns} reference, ${(result.wallMs / 1000).toFixed(1)} s, ${result.coverage.unconfirmed} unconfirmed, ${result.coverage.diverged} diverged`);
