@@ -13,6 +13,7 @@ import { createLogger } from '../../observe/index.js';
 import { Mirror } from './mirror.js';
 import { FaultProxy, type Incarnation, type InjectedAnswer } from './proxy.js';
 import { diffSnapshots, readState, snapshot, type Snapshot } from './state.js';
+import { STATUS_RUNS, statusLag } from './status-truth.js';
 import type { Action, ExploreOptions, Oracle, Perturbation, Trace } from './types.js';
 import { actorClients, createNamespaces, describeAction, performStep } from './workload.js';
 import { runsOwed } from '../idle.js';
@@ -89,6 +90,8 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
   let current: OperatorHandle | undefined;
   let restarting: Promise<void> | undefined;
   const outcomes = new Map<string, ReconcileOutcome>();
+  /** Per key of `outcomes`: the primary's kind, and how many runs of it ended. */
+  const primaries = new Map<string, { kind: string; runs: number }>();
   const dead: Operator[] = [];
   let end: Snapshot = new Map();
   const steps: string[] = [];
@@ -101,6 +104,38 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
       const verdict = invariant.check(state);
       if (verdict === true || verdict === undefined) continue;
       fail('invariant', `invariant '${invariant.name}' broken ${when}${typeof verdict === 'string' ? `: ${verdict}` : ''}`);
+    }
+  };
+
+  /**
+   * After a step settled: a primary whose status lags its generation is watched while its
+   * operator runs it again; `STATUS_RUNS` runs without a write to it and still lagging fail the
+   * run, whenever they are due (a reschedule later than the horizon counts). An operator that
+   * polls with a current status is never waited for.
+   */
+  const checkStatusTruth = async (step: string): Promise<void> => {
+    // While watch events are held or dropped the operator cannot have seen the new generation.
+    if (failure || !proxy || proxy.watchMode !== 'pass' || current?.incarnation.staleRv !== undefined) return;
+    const state = await readState(admin, options.observe);
+    for (const o of state.objects) {
+      const lag = statusLag(o);
+      const key = [...primaries.keys()].find((k) => primaries.get(k)?.kind === o.kind && k.endsWith(` ${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`));
+      if (!lag || !key) continue;
+      const runsBefore = primaries.get(key)?.runs ?? 0;
+      const rv = o.metadata?.resourceVersion;
+      const deadline = Date.now() + settleTimeoutMs;
+      for (;;) {
+        const now = (await readState(admin, options.observe)).objects.find((x) => x.kind === o.kind && x.metadata?.uid === o.metadata?.uid);
+        if (!now || now.metadata?.resourceVersion !== rv || !statusLag(now)) break;
+        const runs = (primaries.get(key)?.runs ?? 0) - runsBefore;
+        if (runs >= STATUS_RUNS) {
+          fail('status', `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name ?? ''} ${step}: ${lag}, and its operator ran it ${runs} times since without writing it`);
+          return;
+        }
+        const next = outcomes.get(key);
+        if (Date.now() > deadline || (next && !next.retry && !next.reschedule)) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
     }
   };
 
@@ -117,7 +152,11 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
     operator.register = <P extends KubernetesObject>(reconciler: Reconciler<P>, config: ControllerConfig<P>) => {
       const registered = register(reconciler, config.retry === undefined ? { ...config, retry: QUICK_RETRY } : config);
       registered.outcome$.subscribe((outcome) => {
-        if (incarnation.alive) outcomes.set(`${registered.name} ${outcome.id.namespace ?? ''}/${outcome.id.name}`, outcome);
+        if (!incarnation.alive) return;
+        const key = `${registered.name} ${outcome.id.namespace ?? ''}/${outcome.id.name}`;
+        outcomes.set(key, outcome);
+        const seen = primaries.get(key);
+        primaries.set(key, { kind: config.resource.kind, runs: (seen?.runs ?? 0) + 1 });
       });
       return registered;
     };
@@ -258,6 +297,7 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
         log.push(w.type === 'gap' ? `watches expire: relist (${proxy.eventsDropped} events dropped)` : 'held watch events delivered at once');
         await quiesce(`after the ${w.type} ending at step ${index}`);
       }
+      await checkStatusTruth(`after step ${index}`);
       views.push({ applied, settled: server.stats().resourceVersion });
       const state = await readState(admin, options.observe);
       snapshots.push(snapshot(state.objects, options.volatile, mirror.generatedNames()));

@@ -158,7 +158,7 @@ export interface ExploreOptions {
 }
 
 /** Which oracle a run failed. */
-export type Oracle = 'end-state' | 'invariant' | 'settle' | 'finalizer' | 'input' | 'recovery';
+export type Oracle = 'end-state' | 'invariant' | 'settle' | 'finalizer' | 'input' | 'recovery' | 'status';
 
 export interface RunVerdict {
   readonly failed: boolean;
