@@ -293,6 +293,10 @@ function checkOptions(options: ExploreOptions): void {
   if (!Array.isArray(options.observe) || options.observe.length === 0) throw new ConfigurationError('observe', 'must list the resource types to compare (your primaries and what the operator makes)');
   const w = options.workload as unknown;
   if (!Array.isArray(w) && !(w && typeof (w as { generate?: unknown }).generate === 'function')) throw new ConfigurationError('workload', 'must be a list of actions or { generate(random, seed) }');
+  for (const [i, invariant] of (options.invariants ?? []).entries()) {
+    if (typeof invariant?.check !== 'function') throw new ConfigurationError(`invariants[${i}]`, 'must have a check(state) function');
+    if (invariant.when !== undefined && invariant.when !== 'every-write' && invariant.when !== 'settled') throw new ConfigurationError(`invariants[${i}].when`, `must be 'every-write' or 'settled', got ${JSON.stringify(invariant.when)}`);
+  }
   for (const t of options.perturbations ?? []) if (!ALL_TYPES.includes(t)) throw new ConfigurationError('perturbations', `unknown perturbation '${String(t)}' (known: ${ALL_TYPES.join(', ')})`);
   for (const key of ['horizonMs', 'settleTimeoutMs', 'maxWritesPerStep'] as const) {
     const v = options[key];

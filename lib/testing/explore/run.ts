@@ -97,10 +97,13 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
   const steps: string[] = [];
   let diverged: number | undefined;
 
-  const checkInvariants = async (when: string): Promise<void> => {
-    if (!options.invariants?.length || failure) return;
+  const checkInvariants = async (kind: 'every-write' | 'settled', when: string): Promise<void> => {
+    const invariants = (options.invariants ?? []).filter((i) => (i.when ?? 'every-write') === kind);
+    if (invariants.length === 0 || failure) return;
+    // A settled cluster is one whose operator has seen every change: not while events are held or dropped.
+    if (kind === 'settled' && (proxy?.watchMode !== 'pass' || current?.incarnation.staleRv !== undefined)) return;
     const state = await readState(admin, options.observe);
-    for (const invariant of options.invariants) {
+    for (const invariant of invariants) {
       const verdict = invariant.check(state);
       if (verdict === true || verdict === undefined) continue;
       fail('invariant', `invariant '${invariant.name}' broken ${when}${typeof verdict === 'string' ? `: ${verdict}` : ''}`);
@@ -255,7 +258,7 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
         return status === 'timeout' ? 'timeout' : { status };
       },
       afterWrite: async (n, method, path) => {
-        await checkInvariants(`after write #${n} ${method} ${path}`);
+        await checkInvariants('every-write', `after write #${n} ${method} ${path}`);
         if (!crashes.has(n)) return undefined;
         crashes.delete(n);
         void crashAndRestart(`crash after write #${n} ${method} ${path}; restart`);
@@ -298,6 +301,7 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
         await quiesce(`after the ${w.type} ending at step ${index}`);
       }
       await checkStatusTruth(`after step ${index}`);
+      await checkInvariants('settled', `once step ${index} settled`);
       views.push({ applied, settled: server.stats().resourceVersion });
       const state = await readState(admin, options.observe);
       snapshots.push(snapshot(state.objects, options.volatile, mirror.generatedNames()));
@@ -319,6 +323,7 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
     if (!failure) {
       // A longer silence before the end state is read: a late reaction here would be a false difference.
       await quiesce('at the end');
+      await checkInvariants('settled', 'at the end');
       const state = await readState(admin, options.observe);
       end = snapshot(state.objects, options.volatile, mirror.generatedNames());
       const stuck = state.objects.filter((o) => o.metadata?.deletionTimestamp);

@@ -6,12 +6,12 @@
 import type { KubernetesObject, V1CustomResourceDefinition, V1JSONSchemaProps } from '@kubernetes/client-node';
 import { ConfigurationError } from '../../core/index.js';
 import { descriptorOf } from '../../kube/index.js';
-import type { Action, InputCase, Workload } from './types.js';
+import type { Action, InputCase, Workload, WorkloadObject } from './types.js';
 
 export interface SchemaWorkloadOptions {
   readonly crd: V1CustomResourceDefinition;
   /** A valid object to start from (Acto's seed CR): the changes are made to it. */
-  readonly base: KubernetesObject;
+  readonly base: WorkloadObject;
   /** Only these fields (`spec.replicas`); default every field under `spec`. */
   readonly fields?: readonly string[];
 }

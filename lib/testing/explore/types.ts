@@ -73,9 +73,16 @@ export interface ClusterState {
   get(resource: ResourceDescriptor, name: string, namespace?: string): KubernetesObject | undefined;
 }
 
-/** A predicate that must hold at every write the operator commits: a string (or false) says what is wrong. */
+/**
+ * A predicate on the cluster: a string (or false) says what is wrong. `when` says where it must
+ * hold: `'every-write'` (the default) at every write the operator commits, for what may never be
+ * false even for a moment (never two primaries of one shard, never a member without its claim);
+ * `'settled'` after each step has settled and at the end, for what the operator converges to
+ * (every member has its Pod), which its own intermediate writes may not yet satisfy.
+ */
 export interface Invariant {
   readonly name: string;
+  readonly when?: 'every-write' | 'settled';
   check(state: ClusterState): boolean | string | undefined;
 }
 
