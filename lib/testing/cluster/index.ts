@@ -34,6 +34,7 @@ export {
   type Selection,
   type Target,
   type Trace,
+  type VolatilePath,
   type Workload,
   type WorkloadObject,
 } from '../explore/index.js';

@@ -15,10 +15,16 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
   const started = Date.now();
   const first = options.seed ?? 1;
   const maxRuns = options.budget?.runs ?? 120;
-  const timeMs = options.budget?.timeMs ?? 90_000;
+  const timeMs = options.budget?.timeMs ?? 600_000;
   const session = new Session(options);
   const progress = progressWriter(options.progress);
-  for (let k = 0; k < maxRuns && Date.now() - started < timeMs; k++) {
+  let seedsTried = 0;
+  for (let k = 0; k < maxRuns; k++) {
+    if (Date.now() - started >= timeMs) {
+      progress(`explore: the time cap of ${timeMs} ms cut the exploration short after ${k} of ${maxRuns} seeds | ${describeCoverage(session.coverage())}`, true);
+      return { failure: undefined, coverage: session.coverage(), wallMs: Date.now() - started, seedsTried: k, cutShort: { byTimeMs: timeMs, seedsTried: k, seedsBudgeted: maxRuns } };
+    }
+    seedsTried = k + 1;
     const seed = first + k;
     const { trace, outcome } = await session.runSeed(seed);
     progress(`explore: run ${k + 1}/${maxRuns} seed ${seed} ${describePerturbations(trace.perturbations)} ${outcome.failed ? `FAILED (${outcome.oracle})` : 'ok'} ${(outcome.wallMs / 1000).toFixed(1)} s | ${describeCoverage(session.coverage())}`);
@@ -37,15 +43,16 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
         message: shrunk.outcome.message ?? outcome.message ?? '',
         trace: shrunk.trace,
         log: shrunk.outcome.log,
+        found: verdictOf(trace, outcome),
         foundAfterRuns,
         foundAfterMs,
         shrinkRuns: shrunk.runs,
       };
-      return { failure, coverage: session.coverage(), wallMs: Date.now() - started };
+      return { failure, coverage: session.coverage(), wallMs: Date.now() - started, seedsTried };
     }
   }
   progress(`explore: no failure in ${session.runs} runs | ${describeCoverage(session.coverage())}`, true);
-  return { failure: undefined, coverage: session.coverage(), wallMs: Date.now() - started };
+  return { failure: undefined, coverage: session.coverage(), wallMs: Date.now() - started, seedsTried };
 }
 
 /**
@@ -56,6 +63,10 @@ export async function replay(options: ExploreOptions, what: number | Trace): Pro
   checkOptions(options);
   const session = new Session(options);
   const { trace, outcome } = typeof what === 'number' ? await session.runSeed(what) : { trace: what, outcome: await session.runTrace(what) };
+  return verdictOf(trace, outcome);
+}
+
+function verdictOf(trace: Trace, outcome: RunOutcome): RunVerdict {
   return { failed: outcome.failed, oracle: outcome.oracle, message: outcome.message, log: outcome.log, trace, wallMs: outcome.wallMs };
 }
 
@@ -79,7 +90,8 @@ class Session {
   private coalesced = 0;
   private dropped = 0;
   private failedRequests = 0;
-  private inputCases = 0;
+  /** The generated cases tried, each once however many seeds picked it. */
+  private readonly inputCases = new Set<string>();
   private candidates = 0;
   private diverged = 0;
   private unconfirmed = 0;
@@ -96,7 +108,7 @@ class Session {
       coalesced: this.coalesced,
       eventsDropped: this.dropped,
       failedRequests: this.failedRequests,
-      inputCases: this.inputCases,
+      inputCases: this.inputCases.size,
       candidates: this.candidates,
       diverged: this.diverged,
       unconfirmed: this.unconfirmed,
@@ -132,7 +144,7 @@ class Session {
     const reference = await this.reference(actions);
     if (reference.failed || actions.some((a) => a.op === 'apply' && a.input)) {
       // Generated input is itself the perturbation; a failing clean run needs none.
-      this.inputCases += actions.some((a) => a.op === 'apply' && a.input) ? 1 : 0;
+      for (const a of actions) if (a.op === 'apply' && a.input && a.input.revertOf === undefined) this.inputCases.add(JSON.stringify([a.input.field, a.input.value]));
       return { trace: { seed, actions, perturbations: [] }, outcome: reference };
     }
     const candidates = enumerate(reference, actions.length, this.options.perturbations ?? ALL_TYPES);
@@ -296,6 +308,10 @@ function checkOptions(options: ExploreOptions): void {
   for (const [i, invariant] of (options.invariants ?? []).entries()) {
     if (typeof invariant?.check !== 'function') throw new ConfigurationError(`invariants[${i}]`, 'must have a check(state) function');
     if (invariant.when !== undefined && invariant.when !== 'every-write' && invariant.when !== 'settled') throw new ConfigurationError(`invariants[${i}].when`, `must be 'every-write' or 'settled', got ${JSON.stringify(invariant.when)}`);
+  }
+  for (const [i, path] of (options.volatile ?? []).entries()) {
+    const ok = typeof path === 'string' ? path.length > 0 : Array.isArray(path) && path.length > 0 && path.every((k) => typeof k === 'string');
+    if (!ok) throw new ConfigurationError(`volatile[${i}]`, 'must be a dotted path or a non-empty list of keys');
   }
   for (const t of options.perturbations ?? []) if (!ALL_TYPES.includes(t)) throw new ConfigurationError('perturbations', `unknown perturbation '${String(t)}' (known: ${ALL_TYPES.join(', ')})`);
   for (const key of ['horizonMs', 'settleTimeoutMs', 'maxWritesPerStep'] as const) {

@@ -24,6 +24,7 @@ export type {
   Selection,
   Target,
   Trace,
+  VolatilePath,
   Workload,
   WorkloadObject,
 } from './types.js';

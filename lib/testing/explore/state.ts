@@ -1,7 +1,7 @@
 /** Snapshots of the observed resources, their comparison without volatile fields, and the diff a failure shows. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { resolveDescriptor, type KubeClient, type ResourceDescriptor } from '../../kube/index.js';
-import type { ClusterState } from './types.js';
+import type { ClusterState, VolatilePath } from './types.js';
 
 export type Snapshot = ReadonlyMap<string, unknown>;
 
@@ -87,11 +87,6 @@ export function generatedNameMask(names: ReadonlyMap<string, string>): (value: u
   return mask;
 }
 
-/**
- * A field path left out of the comparison: dotted (`status.lastSeen`, a literal dot written `\\.`)
- * or one key per item (`['metadata', 'annotations', 'example.com/seen']`).
- */
-export type VolatilePath = string | readonly string[];
 
 /** The keys of a volatile path. */
 export function volatileKeys(path: VolatilePath): string[] {

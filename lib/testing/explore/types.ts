@@ -1,7 +1,6 @@
 import type { KubernetesObject, V1CustomResourceDefinition } from '@kubernetes/client-node';
-import type { Operator } from '../../controller/index.js';
+import type { Operator, PolicyRule } from '../../controller/index.js';
 import type { KubeClient, ResourceDescriptor } from '../../kube/index.js';
-import type { PolicyRule } from '../../controller/index.js';
 import type { Random } from './random.js';
 
 /**
@@ -64,6 +63,12 @@ export interface InputCase {
   readonly revertOf?: number;
 }
 
+/**
+ * A field path left out of the comparison: dotted (`status.lastSeen`, a dot inside a key written
+ * `\\.`) or one key per item (`['metadata', 'annotations', 'example.com/seen']`).
+ */
+export type VolatilePath = string | readonly string[];
+
 /** A fixed list of actions, or one made from the run's seed (e.g. `schemaWorkload`). */
 export type Workload = readonly Action[] | { readonly generate: (random: Random, seed: number) => readonly Action[] };
 
@@ -118,9 +123,9 @@ export interface Trace {
 }
 
 export interface ExploreBudget {
-  /** Perturbed runs at most (default 120). */
+  /** Seeds to try (default 120): the budget, the same on a busy machine as on an idle one. */
   readonly runs?: number;
-  /** Wall time for exploring, shrinking excluded (default 90 s). */
+  /** A cap on the wall time for exploring, shrinking excluded (default 10 minutes); `cutShort` in the result says when it struck. */
   readonly timeMs?: number;
   /** Runs spent shrinking a failure at most (default 40). */
   readonly shrinkRuns?: number;
@@ -156,8 +161,11 @@ export interface ExploreOptions {
   readonly settleTimeoutMs?: number;
   /** Writes within one step beyond which the operator counts as looping (default 200). */
   readonly maxWritesPerStep?: number;
-  /** Extra field paths left out of the comparison with the reference (e.g. `status.lastSeen`). */
-  readonly volatile?: readonly string[];
+  /**
+   * Extra field paths left out of the comparison with the reference: dotted (`status.lastSeen`;
+   * a dot inside a key written `\\.`) or one key per item (`['metadata', 'annotations', 'example.com/seen']`).
+   */
+  readonly volatile?: readonly VolatilePath[];
   /** For generated input: whether the object reports an error in its status (default: a condition False or an `error`/`Failed` field). */
   readonly reportsError?: (object: KubernetesObject) => boolean;
   /** Progress on a terminal: true writes to stderr; a function gets each line. Default off. */
@@ -187,6 +195,8 @@ export interface Failure {
   readonly trace: Trace;
   /** The shrunk run's log. */
   readonly log: readonly string[];
+  /** The run as it was found, before shrinking: what `replay(options, failure.seed)` should say again. */
+  readonly found: RunVerdict;
   /** Seeds tried and wall time until the failure was found, before shrinking. */
   readonly foundAfterRuns: number;
   readonly foundAfterMs: number;
@@ -204,6 +214,7 @@ export interface Coverage {
   /** Watch events the gaps dropped. */
   readonly eventsDropped: number;
   readonly failedRequests: number;
+  /** Distinct generated cases tried (a field and a value), however many seeds picked each. */
   readonly inputCases: number;
   /** Candidates the explorer enumerated; `runs` of them tried. */
   readonly candidates: number;
@@ -217,4 +228,8 @@ export interface ExploreResult {
   readonly failure: Failure | undefined;
   readonly coverage: Coverage;
   readonly wallMs: number;
+  /** Seeds tried (the failing one included). */
+  readonly seedsTried: number;
+  /** Set when the time cap stopped the exploration before the seeds of the budget were tried. */
+  readonly cutShort?: { readonly byTimeMs: number; readonly seedsTried: number; readonly seedsBudgeted: number };
 }
