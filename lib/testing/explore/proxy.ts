@@ -62,7 +62,6 @@ export class FaultProxy {
   watchMode: 'pass' | 'hold' | 'drop' = 'pass';
   writes = 0;
   inFlight = 0;
-  lastActivity = Date.now();
   eventsDropped = 0;
 
   constructor(
@@ -113,7 +112,6 @@ export class FaultProxy {
       if (w.held.length > 0) {
         w.res.write(w.held.join(''));
         w.held.length = 0;
-        this.lastActivity = Date.now();
         await new Promise((resolve) => setTimeout(resolve, RELEASE_SPACING_MS));
       }
       if (w.upstreamEnded) w.res.end();
@@ -129,7 +127,6 @@ export class FaultProxy {
       w.abort();
       incarnation.watches.delete(w);
     }
-    this.lastActivity = Date.now();
   }
 
   /**
@@ -169,7 +166,6 @@ export class FaultProxy {
     const isWatch = method === 'GET' && url.searchParams.get('watch') === 'true';
     if (isWatch) return this.watch(incarnation, req, res, url);
     this.inFlight++;
-    this.lastActivity = Date.now();
     try {
       const body = await readBody(req);
       if (!incarnation.alive) return;
@@ -204,7 +200,6 @@ export class FaultProxy {
       if (!res.headersSent) req.socket.destroy();
     } finally {
       this.inFlight--;
-      this.lastActivity = Date.now();
     }
   }
 
@@ -279,7 +274,6 @@ export class FaultProxy {
           else if (this.watchMode === 'drop') this.eventsDropped++;
           else {
             res.write(line);
-            this.lastActivity = Date.now();
           }
         }
       }

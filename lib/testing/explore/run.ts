@@ -19,15 +19,7 @@ import { actorClients, createNamespaces, describeAction, performStep } from './w
 import { runsOwed } from '../idle.js';
 
 /** Controllers without a retry policy of their own retry quickly, so that a failing run settles in milliseconds. */
-const QUICK_RETRY = GenericRetry.defaults().withInitialInterval(20).withMultiplier(2).withMaxAttempts(3);
-
-export interface RunFacts {
-  /** The operator's writes (Events not counted). */
-  readonly writes: number;
-  readonly steps: number;
-  readonly end: Snapshot;
-  readonly verdict: RunOutcome;
-}
+const QUICK_RETRY = GenericRetry.defaults().withInitialMs(20).withFactor(2).withMaxAttempts(3);
 
 export interface RunOutcome {
   readonly failed: boolean;

@@ -1,7 +1,7 @@
 import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { expect } from 'chai';
 import { builtinResources, createKubeClient, openWatchStream, resourcePath, resolveDescriptor } from '../../../lib/kube/index.js';
-import { Mirror } from '../../../lib/testing/explore/mirror.js';
+import { fieldSelectorPredicate, labelSelectorPredicate, Mirror } from '../../../lib/testing/explore/mirror.js';
 import { FaultProxy, type Incarnation } from '../../../lib/testing/explore/proxy.js';
 import { eventually } from '../../../lib/testing/wait.js';
 
@@ -44,6 +44,16 @@ describe('testing: the explorer fault proxy', function () {
   }
 
   const delivered = (incarnation: Incarnation) => eventually('every committed change at the proxy', () => mirror.caughtUp() && proxy.pendingDeliveries(incarnation) === 0);
+
+  it('serves stale lists through the server\'s own selector grammar, and forwards what it would refuse', () => {
+    const labels = labelSelectorPredicate('app in (web,api),!canary,tier!=db');
+    expect([{ app: 'web' }, { app: 'api', tier: 'front' }, { app: 'web', canary: '' }, { app: 'cache' }, { app: 'web', tier: 'db' }].map((l) => labels?.(l))).to.deep.equal([true, true, false, false, false]);
+    expect(labelSelectorPredicate('app in (web')).to.equal(undefined);
+    const byName = fieldSelectorPredicate('metadata.name=web,metadata.namespace!=kube-system');
+    expect(byName?.({ metadata: { name: 'web', namespace: 'default' } })).to.equal(true);
+    expect(byName?.({ metadata: { name: 'web', namespace: 'kube-system' } })).to.equal(false);
+    expect(fieldSelectorPredicate('status.phase=Running')).to.equal(undefined);
+  });
 
   it("releases each watch's held events in revision order: an event arriving after the switch back to pass-through waits behind the held ones", async () => {
     const { incarnation, url } = proxy.incarnation();
