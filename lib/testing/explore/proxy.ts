@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { EVENTS_PATH } from '../harness.js';
 import { fieldSelectorPredicate, labelSelectorPredicate, type Mirror } from './mirror.js';
 
 /** The answer to inject instead of forwarding (a status), or forward and answer 504 (timeout). */
@@ -49,8 +50,6 @@ export interface Incarnation {
 /** Between the held events of two watches: enough for the operator to read one socket before the next. */
 const RELEASE_SPACING_MS = 10;
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-/** Events (core and events.k8s.io) are written asynchronously and rate-limited: not crash points. */
-const EVENTS_PATH = /\/events(?:\/|$)/;
 
 export class FaultProxy {
   private server: Server | undefined;

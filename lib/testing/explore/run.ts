@@ -5,11 +5,11 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ReconcileOutcome } from '../../core/index.js';
 import { startApiServer } from '@rxkube/apiserver';
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { GenericRetry } from '../../processing/index.js';
-import { Operator, type ControllerConfig, type Reconciler } from '../../controller/index.js';
+import type { Operator } from '../../controller/index.js';
 import { createKubeClient, installCustomResourceDefinition } from '../../kube/index.js';
-import { createLogger } from '../../observe/index.js';
+import { harnessOperator } from '../harness.js';
 import { Mirror } from './mirror.js';
 import { FaultProxy, type Incarnation, type InjectedAnswer } from './proxy.js';
 import { diffSnapshots, readState, snapshot, type Snapshot } from './state.js';
@@ -141,20 +141,18 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the server kubeconfig has no cluster');
     (cluster as { server: string }).server = url;
-    const registry = new Registry();
-    const operator = new Operator({ kubeConfig, logger: createLogger({ level: 'silent' }), stopTimeoutMs: 200, registry });
-    const register = operator.register.bind(operator);
-    operator.register = <P extends KubernetesObject>(reconciler: Reconciler<P>, config: ControllerConfig<P>) => {
-      const registered = register(reconciler, config.retry === undefined ? { ...config, retry: QUICK_RETRY } : config);
-      registered.outcome$.subscribe((outcome) => {
-        if (!incarnation.alive) return;
-        const key = `${registered.name} ${outcome.id.namespace ?? ''}/${outcome.id.name}`;
-        outcomes.set(key, outcome);
-        const seen = primaries.get(key);
-        primaries.set(key, { kind: config.resource.kind, runs: (seen?.runs ?? 0) + 1 });
-      });
-      return registered;
-    };
+    const { operator, registry } = harnessOperator(kubeConfig, {
+      stopTimeoutMs: 200,
+      adjust: (config) => (config.retry === undefined ? { ...config, retry: QUICK_RETRY } : config),
+      registered: (controller, config) =>
+        void controller.outcome$.subscribe((outcome) => {
+          if (!incarnation.alive) return;
+          const key = `${controller.name} ${outcome.id.namespace ?? ''}/${outcome.id.name}`;
+          outcomes.set(key, outcome);
+          const seen = primaries.get(key);
+          primaries.set(key, { kind: config.resource.kind, runs: (seen?.runs ?? 0) + 1 });
+        }),
+    });
     await options.setup(operator);
     await operator.start();
     return { operator, incarnation, registry };
