@@ -2,7 +2,7 @@
 // `npx mocha docs/examples/explore-test.ts`.
 import assert from 'node:assert/strict';
 import { builtinResources } from 'rxkube/kube';
-import { explore, formatFailure, replay, type Action, type ExploreOptions } from 'rxkube/testing/cluster';
+import { explore, formatFailure, rerun, type Action, type ExploreOptions } from 'rxkube/testing/cluster';
 import { backupCrd, backups, setup } from './backup-operator.js';
 
 const options: ExploreOptions = {
@@ -60,7 +60,7 @@ describe('the Backup operator', function () {
 
   // A failure found once becomes a regression test: paste its seed (or its shrunk trace).
   it('replays seed 7 without a failure', async () => {
-    const verdict = await replay(options, 7);
+    const verdict = await rerun(options, 7);
     assert.equal(verdict.failed, false, verdict.message);
   });
 });

@@ -5,7 +5,7 @@
 import { ConfigurationError } from '../../core/index.js';
 import { seededRandom } from './random.js';
 import { executeRun, type RunOutcome } from './run.js';
-import type { Action, Coverage, ExploreOptions, ExploreResult, Failure, Perturbation, PerturbationType, RunVerdict, Trace } from './types.js';
+import type { Action, Coverage, ExploreOptions, ExploreResult, Failure, Perturbation, PerturbationType, RunVerdict, RunPlan } from './types.js';
 
 const ALL_TYPES: readonly PerturbationType[] = ['stale', 'crash', 'gap', 'coalesce', 'fail'];
 
@@ -41,6 +41,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
         seed,
         oracle: shrunk.outcome.oracle ?? outcome.oracle ?? 'end-state',
         message: shrunk.outcome.message ?? outcome.message ?? '',
+        plan: shrunk.trace,
         trace: shrunk.trace,
         log: shrunk.outcome.log,
         found: verdictOf(trace, outcome),
@@ -59,23 +60,26 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
  * Re-runs a seed as `explore` ran it, or a trace (a failure's shrunk one) as it stands: the same
  * actions and perturbations at the same points of the operator's requests, against a fresh server.
  */
-export async function replay(options: ExploreOptions, what: number | Trace): Promise<RunVerdict> {
+export async function rerun(options: ExploreOptions, what: number | RunPlan): Promise<RunVerdict> {
   checkOptions(options);
   const session = new Session(options);
   const { trace, outcome } = typeof what === 'number' ? await session.runSeed(what) : { trace: what, outcome: await session.runTrace(what) };
   return verdictOf(trace, outcome);
 }
 
-function verdictOf(trace: Trace, outcome: RunOutcome): RunVerdict {
-  return { failed: outcome.failed, oracle: outcome.oracle, message: outcome.message, log: outcome.log, trace, wallMs: outcome.wallMs };
+/** @deprecated Renamed `rerun` (`replayTrace` replays a recorded trace); this alias goes in the next release. */
+export const replay: (options: ExploreOptions, what: number | RunPlan) => Promise<RunVerdict> = rerun;
+
+function verdictOf(plan: RunPlan, outcome: RunOutcome): RunVerdict {
+  return { failed: outcome.failed, oracle: outcome.oracle, message: outcome.message, log: outcome.log, plan, trace: plan, wallMs: outcome.wallMs };
 }
 
 /** A failure as text: what broke, the seed, the shrunk trace and its log. */
 export function formatFailure(failure: Failure): string {
   return [
     `${failure.oracle}: ${failure.message}`,
-    `seed ${failure.seed} (replay(options, ${failure.seed})); found after ${failure.foundAfterRuns} runs, ${(failure.foundAfterMs / 1000).toFixed(1)} s`,
-    `minimal trace (${failure.trace.actions.length} steps, perturbations: ${describePerturbations(failure.trace.perturbations)}):`,
+    `seed ${failure.seed} (rerun(options, ${failure.seed})); found after ${failure.foundAfterRuns} runs, ${(failure.foundAfterMs / 1000).toFixed(1)} s`,
+    `minimal plan (${failure.plan.actions.length} steps, perturbations: ${describePerturbations(failure.plan.perturbations)}):`,
     ...failure.log.map((line) => `  ${line}`),
   ].join('\n');
 }
@@ -119,7 +123,7 @@ class Session {
    * Whether `trace` fails the same oracle again: a finding is reported only when it reproduces
    * (as Sieve re-runs a test plan), since the operator runs in real time.
    */
-  async confirms(trace: Trace, outcome: RunOutcome): Promise<boolean> {
+  async confirms(trace: RunPlan, outcome: RunOutcome): Promise<boolean> {
     const again = trace.perturbations.length === 0 ? await executeRun(this.options, trace) : await this.runTrace(trace);
     if (again.failed && again.oracle === outcome.oracle) return true;
     this.unconfirmed++;
@@ -138,7 +142,7 @@ class Session {
   }
 
   /** The trace seed `seed` stands for, and its run. */
-  async runSeed(seed: number): Promise<{ trace: Trace; outcome: RunOutcome }> {
+  async runSeed(seed: number): Promise<{ trace: RunPlan; outcome: RunOutcome }> {
     const workload = this.options.workload;
     const actions = 'generate' in workload ? workload.generate(seededRandom(seed), seed) : workload;
     const reference = await this.reference(actions);
@@ -156,11 +160,11 @@ class Session {
       const extra = random.pick(candidates);
       if (!perturbations.includes(extra)) perturbations.push(extra);
     }
-    const trace: Trace = { seed, actions, perturbations };
+    const trace: RunPlan = { seed, actions, perturbations };
     return { trace, outcome: await this.runTrace(trace) };
   }
 
-  async runTrace(trace: Trace): Promise<RunOutcome> {
+  async runTrace(trace: RunPlan): Promise<RunOutcome> {
     const reference = await this.reference(trace.actions);
     if (trace.perturbations.length === 0) return reference;
     const outcome = await executeRun(this.options, trace, reference);
@@ -178,11 +182,11 @@ class Session {
   }
 
   /** Delta debugging: drop perturbations, then chunks of steps, keeping each removal that still fails the same oracle. */
-  async shrink(trace: Trace, outcome: RunOutcome, maxRuns: number, progress: (line: string) => void): Promise<{ trace: Trace; outcome: RunOutcome; runs: number }> {
+  async shrink(trace: RunPlan, outcome: RunOutcome, maxRuns: number, progress: (line: string) => void): Promise<{ trace: RunPlan; outcome: RunOutcome; runs: number }> {
     let best = trace;
     let bestOutcome = outcome;
     let runs = 0;
-    const stillFails = async (candidate: Trace): Promise<boolean> => {
+    const stillFails = async (candidate: RunPlan): Promise<boolean> => {
       if (runs >= maxRuns) return false;
       const before = this.runs + this.referenceRuns;
       const result = await this.runTrace(candidate);
@@ -214,7 +218,7 @@ class Session {
 }
 
 /** `trace` without the steps in `removed`, step indices renumbered; undefined when a perturbation or revert points at a removed step. */
-function withoutSteps(trace: Trace, removed: ReadonlySet<number>): Trace | undefined {
+function withoutSteps(trace: RunPlan, removed: ReadonlySet<number>): RunPlan | undefined {
   const renumber = (i: number): number | undefined => (removed.has(i) ? undefined : i - [...removed].filter((r) => r < i).length);
   const perturbations: Perturbation[] = [];
   for (const p of trace.perturbations) {

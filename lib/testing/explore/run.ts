@@ -14,7 +14,7 @@ import { Mirror } from './mirror.js';
 import { FaultProxy, type Incarnation, type InjectedAnswer } from './proxy.js';
 import { diffSnapshots, readState, snapshot, type Snapshot } from './state.js';
 import { STATUS_RUNS, statusLag } from './status-truth.js';
-import type { Action, ExploreOptions, Oracle, Perturbation, Trace } from './types.js';
+import type { Action, ExploreOptions, Oracle, Perturbation, RunPlan } from './types.js';
 import { actorClients, createNamespaces, describeAction, performStep } from './workload.js';
 import { runsOwed } from '../idle.js';
 
@@ -63,7 +63,7 @@ const OVERDUE_MS = 50;
 const SETTLED_POLLS = 3;
 
 /** Runs `trace`; with `reference` (the same actions' clean end state) the end state is compared with it. */
-export async function executeRun(options: ExploreOptions, trace: Trace, reference?: RunOutcome): Promise<RunOutcome> {
+export async function executeRun(options: ExploreOptions, trace: RunPlan, reference?: RunOutcome): Promise<RunOutcome> {
   const started = Date.now();
   const horizonMs = options.horizonMs ?? 1000;
   const settleTimeoutMs = options.settleTimeoutMs ?? 10_000;

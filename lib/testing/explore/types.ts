@@ -115,12 +115,19 @@ export type Perturbation =
 
 export type PerturbationType = Perturbation['type'];
 
-/** What one run does: replayable as it stands (a failure's shrunk `trace` is one). */
-export interface Trace {
+/**
+ * What one run of the explorer does, its plan: the seed, the workload's steps and the
+ * perturbations; `rerun` runs it again as it stands (a failure's shrunk `plan` is one). Not to be
+ * confused with a recorded trace of HTTP traffic (`recordTrace`, `replayTrace`).
+ */
+export interface RunPlan {
   readonly seed: number;
   readonly actions: readonly Action[];
   readonly perturbations: readonly Perturbation[];
 }
+
+/** @deprecated Renamed `RunPlan` (a trace is what `recordTrace` records); this alias goes in the next release. */
+export type Trace = RunPlan;
 
 export interface ExploreBudget {
   /** Seeds to try (default 120): the budget, the same on a busy machine as on an idle one. */
@@ -182,20 +189,24 @@ export interface RunVerdict {
   readonly message?: string;
   /** What happened, in order: steps, perturbations fired, the operator's writes (method and path). */
   readonly log: readonly string[];
-  readonly trace: Trace;
+  readonly plan: RunPlan;
+  /** @deprecated Renamed `plan`; this alias goes in the next release. */
+  readonly trace: RunPlan;
   readonly wallMs: number;
 }
 
 export interface Failure {
-  /** Replays the run as it was found: `replay(options, failure.seed)`. */
+  /** Runs it again as it was found: `rerun(options, failure.seed)`. */
   readonly seed: number;
   readonly oracle: Oracle;
   readonly message: string;
-  /** The found run's actions and perturbations, shrunk to the fewest that still fail: `replay(options, failure.trace)`. */
-  readonly trace: Trace;
+  /** The found run's actions and perturbations, shrunk to the fewest that still fail: `rerun(options, failure.plan)`. */
+  readonly plan: RunPlan;
+  /** @deprecated Renamed `plan`; this alias goes in the next release. */
+  readonly trace: RunPlan;
   /** The shrunk run's log. */
   readonly log: readonly string[];
-  /** The run as it was found, before shrinking: what `replay(options, failure.seed)` should say again. */
+  /** The run as it was found, before shrinking: what `rerun(options, failure.seed)` should say again. */
   readonly found: RunVerdict;
   /** Seeds tried and wall time until the failure was found, before shrinking. */
   readonly foundAfterRuns: number;
