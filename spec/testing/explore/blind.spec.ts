@@ -1,0 +1,92 @@
+import { expect } from 'chai';
+import { explore, formatFailure, replay, type ExploreResult, type Oracle } from '../../../lib/testing/cluster/explore/index.js';
+import { blindSubjects } from './blind-subjects.js';
+
+/**
+ * What today's explorer does not get right on the blind corpus, found by running it (the figures
+ * are in docs/testing.md). Remove an entry when the explorer improves and its test passes again.
+ */
+export interface KnownMiss {
+  readonly what: 'buggy missed' | `twin false alarm: ${Oracle}`;
+  /** One line: why, as seen from outside the explorer. */
+  readonly why: string;
+  /** For a false alarm: the first seed that raises it (the twin's test is skipped only if it runs that seed). */
+  readonly firstSeed?: number;
+}
+
+const finalizerTimeout =
+  'a finalizer-removal PATCH answered 504 after it took effect leaves the operator unsettled for 10 s (seen in the twin too); exploring stops at that failure';
+
+export const knownMisses: Readonly<Record<string, readonly KnownMiss[]>> = {
+  'recreated-datacenter-claims': [
+    { what: 'buggy missed', why: `${finalizerTimeout} (seed 59) before any stale view shows the deleted predecessor` },
+    { what: 'twin false alarm: settle', why: finalizerTimeout, firstSeed: 59 },
+  ],
+  'recreated-zookeeper-claims': [
+    { what: 'buggy missed', why: `${finalizerTimeout} (seed 49) before any stale view shows the deleted predecessor` },
+    { what: 'twin false alarm: settle', why: finalizerTimeout, firstSeed: 49 },
+  ],
+  'stale-nodeset-count': [
+    { what: 'twin false alarm: settle', why: 'the stale view is held until the operator settles on it, so a twin that waits for its cache to catch up never settles', firstSeed: 15 },
+  ],
+};
+
+/** The oracle each modeled bug fails: a failure of another oracle is some other finding, not this bug. */
+const showsAs: Readonly<Record<string, readonly Oracle[]>> = {
+  'recreated-datacenter-claims': ['end-state'],
+  'stale-scale-down-claims': ['end-state'],
+  'pvc-expansion-crash': ['end-state'],
+  'ssl-internal-secret-crash': ['end-state'],
+  'missed-terminating-member': ['end-state'],
+  'replace-nodes-wedge': ['end-state'],
+  'starting-node-crash': ['end-state'],
+  'stale-terminating-member': ['end-state'],
+  'recreated-zookeeper-claims': ['end-state'],
+  'stale-nodeset-count': ['end-state'],
+};
+
+/** The twin's seeds: CI's 20; `RXKUBE_BLIND_TWIN_RUNS=120` for the default budget's figure. */
+const twinRuns = Number(process.env['RXKUBE_BLIND_TWIN_RUNS'] ?? 20);
+
+const missOf = (subject: string, what: 'buggy' | 'twin') =>
+  (knownMisses[subject] ?? []).find((miss) =>
+    what === 'buggy' ? miss.what === 'buggy missed' : miss.what.startsWith('twin false alarm') && (miss.firstSeed === undefined || miss.firstSeed <= twinRuns),
+  );
+
+const figures: string[] = [];
+
+describe('testing: explore on operators written apart from it (a blind corpus modeled on Sieve and Acto bugs)', function () {
+  this.timeout(300_000);
+
+  after(() => {
+    if (figures.length > 0) console.log(`      blind corpus figures:\n${figures.map((f) => `        ${f}`).join('\n')}`);
+  });
+
+  for (const subject of blindSubjects) {
+    const buggyMiss = missOf(subject.name, 'buggy');
+    const findsIt = buggyMiss ? it.skip : it;
+    findsIt(`finds ${subject.name} (${subject.sieveClass}) within the default budget, shrunk and replayed by seed${buggyMiss ? ` [known miss: ${buggyMiss.why}]` : ''}`, async () => {
+      const result: ExploreResult = await explore(subject.options('buggy'));
+      expect(result.failure, `no failure found in ${subject.name}; coverage ${JSON.stringify(result.coverage)}`).to.not.equal(undefined);
+      const failure = result.failure!;
+      figures.push(
+        `${subject.name}: ${failure.oracle} after ${failure.foundAfterRuns} seeds, ${(failure.foundAfterMs / 1000).toFixed(1)} s; shrunk to ${failure.trace.actions.length} steps + [${failure.trace.perturbations.map((p) => p.type).join(', ')}] (${failure.shrinkRuns} runs)`,
+      );
+      expect(showsAs[subject.name], `${subject.name} was found as another failure than its bug:\n${formatFailure(failure)}`).to.include(failure.oracle);
+      const bySeed = await replay(subject.options('buggy'), failure.seed);
+      expect(bySeed.failed, `replay of seed ${failure.seed}\n${formatFailure(failure)}`).to.equal(true);
+      expect(bySeed.oracle).to.equal(failure.oracle);
+      const byTrace = await replay(subject.options('buggy'), failure.trace);
+      expect(byTrace.failed, formatFailure(failure)).to.equal(true);
+      expect(byTrace.oracle).to.equal(failure.oracle);
+    });
+
+    const twinMiss = missOf(subject.name, 'twin');
+    const cleanTwin = twinMiss ? it.skip : it;
+    cleanTwin(`shows no failure in the correct twin of ${subject.name} over ${twinRuns} seeds${twinMiss ? ` [known ${twinMiss.what}: ${twinMiss.why}]` : ''}`, async () => {
+      const result = await explore({ ...subject.options('fixed'), budget: { runs: twinRuns } });
+      figures.push(`${subject.name} twin: ${result.coverage.runs} runs, ${(result.wallMs / 1000).toFixed(1)} s, ${result.failure ? `FAILED ${result.failure.oracle}` : 'clean'}`);
+      expect(result.failure, result.failure && formatFailure(result.failure)).to.equal(undefined);
+    });
+  }
+});
