@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { explore, formatFailure, replay, type ExploreResult, type Oracle } from '../../../lib/testing/cluster/explore/index.js';
+import { explore, formatFailure, replay, type ExploreResult, type Oracle } from '../../../lib/testing/explore/index.js';
 import { blindSubjects } from './blind-subjects.js';
 
 /**
