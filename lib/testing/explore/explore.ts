@@ -261,7 +261,11 @@ export function enumerate(reference: RunOutcome, steps: number, types: readonly 
       }
     }
     if (type === 'gap') for (let s = 0; s < steps; s++) for (let len = 1; len <= Math.min(2, steps - s); len++) list.push({ type, fromStep: s, steps: len });
-    if (type === 'coalesce') for (let s = 0; s + 1 < steps; s++) for (let len = 2; len <= Math.min(3, steps - s); len++) list.push({ type, fromStep: s, steps: len });
+    if (type === 'coalesce') {
+      for (let s = 0; s + 1 < steps; s++) for (let len = 2; len <= Math.min(3, steps - s); len++) list.push({ type, fromStep: s, steps: len });
+      // One watch's events of one step merged while the other watches deliver as they come (when the operator has several).
+      if (reference.watches.length > 1) for (let s = 0; s < steps; s++) for (const watch of reference.watches) list.push({ type, fromStep: s, steps: 1, watch });
+    }
     if (type === 'fail') for (let n = 1; n <= reference.writes; n++) for (const status of [409, 500, 'timeout'] as const) list.push({ type, write: n, status });
     byType.push(list);
   }
@@ -281,7 +285,7 @@ export function describePerturbations(perturbations: readonly Perturbation[]): s
           return `stale@step${p.afterStep}(view step${p.view.step} ${p.view.at})`;
         case 'gap':
         case 'coalesce':
-          return `${p.type}@steps${p.fromStep}-${p.fromStep + p.steps - 1}`;
+          return `${p.type}@steps${p.fromStep}-${p.fromStep + p.steps - 1}${p.watch ? `(watch ${p.watch})` : ''}`;
         case 'fail':
           return `fail@write${p.write}(${p.status})`;
       }

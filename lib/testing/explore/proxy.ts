@@ -24,6 +24,8 @@ export interface ProxyHooks {
 interface WatchConnection {
   readonly res: ServerResponse;
   readonly path: string;
+  /** Which watch this is, across reconnects: the collection and its selectors (an informer's). */
+  readonly key: string;
   readonly namespace: string | undefined;
   readonly selects: ((o: KubernetesObject) => boolean) | undefined;
   /** The newest revision the server has sent on this watch (forwarded, held or dropped). */
@@ -59,6 +61,10 @@ export class FaultProxy {
   private base = '';
   /** How the current incarnation's watches deliver: as they come, held for later, or dropped. */
   watchMode: 'pass' | 'hold' | 'drop' = 'pass';
+  /** When set, `watchMode` holds or drops only the watch with this key: one informer misses or merges what the others see. */
+  watchOnly: string | undefined;
+  /** The keys of the watches the operator opened in this run. */
+  readonly watchKeys = new Set<string>();
   writes = 0;
   inFlight = 0;
   eventsDropped = 0;
@@ -117,10 +123,11 @@ export class FaultProxy {
     }
   }
 
-  /** Ends the watches of `incarnation` with 410 Expired: the informers relist. */
-  expire(incarnation: Incarnation): void {
+  /** Ends the watches of `incarnation` (only the one with key `only`, when given) with 410 Expired: the informers relist. */
+  expire(incarnation: Incarnation, only?: string): void {
     const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: 'too old resource version (injected: events were missed)' };
     for (const w of [...incarnation.watches]) {
+      if (only !== undefined && w.key !== only) continue;
       w.held.length = 0;
       w.res.end(`${JSON.stringify({ type: 'ERROR', object: status })}\n`);
       w.abort();
@@ -233,9 +240,12 @@ export class FaultProxy {
     const fields = fieldSelectorPredicate(url.searchParams.get('fieldSelector'));
     const found = this.mirror.match(url.pathname);
     const from = Number(url.searchParams.get('resourceVersion') ?? 0);
+    const key = watchKey(url);
+    this.watchKeys.add(key);
     const connection: WatchConnection = {
       res,
       path: url.pathname,
+      key,
       namespace: found?.namespace,
       selects: labels && fields ? (o) => labels(o.metadata?.labels ?? {}) && fields(o) : undefined,
       lastRv: from > 0 ? from : found ? this.mirror.latestRv(found.resource) : 0,
@@ -269,8 +279,9 @@ export class FaultProxy {
           if (!incarnation.alive || !incarnation.watches.has(connection)) return;
           connection.lastRv = Math.max(connection.lastRv, revisionOf(line));
           // Behind events this watch still holds, a newer one waits its turn: a watch delivers in revision order.
-          if (incarnation.staleRv !== undefined || this.watchMode === 'hold' || connection.held.length > 0) connection.held.push(line);
-          else if (this.watchMode === 'drop') this.eventsDropped++;
+          const perturbed = this.watchOnly === undefined || this.watchOnly === connection.key;
+          if (incarnation.staleRv !== undefined || (this.watchMode === 'hold' && perturbed) || connection.held.length > 0) connection.held.push(line);
+          else if (this.watchMode === 'drop' && perturbed) this.eventsDropped++;
           else {
             res.write(line);
           }
@@ -283,6 +294,12 @@ export class FaultProxy {
       else res.end();
     }
   }
+}
+
+/** A watch's identity across reconnects: its collection and selectors, not its resourceVersion. */
+function watchKey(url: URL): string {
+  const selectors = ['labelSelector', 'fieldSelector'].flatMap((name) => (url.searchParams.get(name) ? [`${name}=${url.searchParams.get(name)}`] : []));
+  return selectors.length > 0 ? `${url.pathname}?${selectors.join('&')}` : url.pathname;
 }
 
 function parseJson(text: string): unknown {

@@ -32,6 +32,8 @@ export interface RunOutcome {
   readonly eventsDropped: number;
   /** Per step, how the server answered the action (`200`, `404`, `200 deleting`): the reference's must match. */
   readonly steps: readonly string[];
+  /** The keys of the watches the operator opened (collection and selectors): per-watch perturbations pick from them. */
+  readonly watches: readonly string[];
   /** The step whose answer differed from the reference's: the workload meant something else, the end states are not compared. */
   readonly diverged: number | undefined;
 }
@@ -55,6 +57,8 @@ interface OperatorHandle {
  * conflict on its stale copy would never settle).
  */
 const STALE_VIEW_WRITES = 5;
+/** Runs of the operator on a stale view after which it catches up: an operator that waits for its cache (rescheduling, not writing) sees the newer state too. */
+const STALE_VIEW_RUNS = 5;
 
 /** A retry this long past its time has fired or been dropped: its timer runs before any poll scheduled after it. */
 const OVERDUE_MS = 50;
@@ -137,6 +141,7 @@ export async function executeRun(options: ExploreOptions, trace: RunPlan, refere
   const startOperator = async (staleRv?: number): Promise<OperatorHandle> => {
     if (!proxy) throw new Error('no proxy');
     const { incarnation, url } = proxy.incarnation(staleRv, STALE_VIEW_WRITES);
+    let staleRuns = 0;
     const kubeConfig = server.kubeConfig();
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the server kubeconfig has no cluster');
@@ -147,6 +152,10 @@ export async function executeRun(options: ExploreOptions, trace: RunPlan, refere
       registered: (controller, config) =>
         void controller.outcome$.subscribe((outcome) => {
           if (!incarnation.alive) return;
+          if (incarnation.staleRv !== undefined && ++staleRuns >= STALE_VIEW_RUNS && proxy) {
+            log.push(`the stale view catches up after ${staleRuns} runs of the operator on it`);
+            void proxy.release(incarnation);
+          }
           const key = `${controller.name} ${outcome.id.namespace ?? ''}/${outcome.id.name}`;
           outcomes.set(key, outcome);
           const seen = primaries.get(key);
@@ -266,7 +275,8 @@ export async function executeRun(options: ExploreOptions, trace: RunPlan, refere
       const windows = trace.perturbations.filter((p): p is Extract<Perturbation, { fromStep: number }> => (p.type === 'gap' || p.type === 'coalesce') && p.fromStep === index);
       for (const w of windows) {
         proxy.watchMode = w.type === 'gap' ? 'drop' : 'hold';
-        log.push(`${w.type} watch events of steps ${w.fromStep}..${w.fromStep + w.steps - 1}`);
+        proxy.watchOnly = w.watch;
+        log.push(`${w.type} watch events of steps ${w.fromStep}..${w.fromStep + w.steps - 1}${w.watch ? ` on the watch ${w.watch} only` : ''}`);
       }
       const { code, rv, deleting, written } = await performStep(clients, action);
       for (const w of written) mirror.expect(w.resource, w.method, w.object);
@@ -285,7 +295,8 @@ export async function executeRun(options: ExploreOptions, trace: RunPlan, refere
       for (const w of closing) {
         const incarnation = current?.incarnation;
         proxy.watchMode = 'pass';
-        if (incarnation && w.type === 'gap') proxy.expire(incarnation);
+        proxy.watchOnly = undefined;
+        if (incarnation && w.type === 'gap') proxy.expire(incarnation, w.watch);
         if (incarnation && w.type === 'coalesce') await proxy.release(incarnation);
         log.push(w.type === 'gap' ? `watches expire: relist (${proxy.eventsDropped} events dropped)` : 'held watch events delivered at once');
         await quiesce(`after the ${w.type} ending at step ${index}`);
@@ -341,6 +352,7 @@ export async function executeRun(options: ExploreOptions, trace: RunPlan, refere
     writes: proxy?.writes ?? 0,
     end,
     eventsDropped: proxy?.eventsDropped ?? 0,
+    watches: [...(proxy?.watchKeys ?? [])].sort(),
     steps,
     diverged,
   };

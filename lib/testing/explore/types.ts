@@ -103,14 +103,17 @@ export interface Invariant {
  * - gap: the operator's watches deliver nothing during steps `fromStep`..`fromStep+steps-1`, then
  *   end with 410 Expired: the informers relist and see only the final state.
  * - coalesce: the operator's watch events of those steps are held and delivered at once at the end.
+ *   With `watch` (a collection and its selectors, e.g. `/api/v1/namespaces/default/configmaps?labelSelector=app`)
+ *   a gap or coalesce hits that one watch only: one informer misses or merges what the others see
+ *   (a member's terminating state seen by its own controller, never by the one that owns the claim).
  * - fail: the operator's `write`-th write is answered with `status` without reaching the server,
  *   or with `timeout` is committed and answered 504 (the client cannot tell it succeeded).
  */
 export type Perturbation =
   | { readonly type: 'crash'; readonly afterWrite: number }
   | { readonly type: 'stale'; readonly afterStep: number; readonly view: { readonly step: number; readonly at: 'applied' | 'settled' } }
-  | { readonly type: 'gap'; readonly fromStep: number; readonly steps: number }
-  | { readonly type: 'coalesce'; readonly fromStep: number; readonly steps: number }
+  | { readonly type: 'gap'; readonly fromStep: number; readonly steps: number; readonly watch?: string }
+  | { readonly type: 'coalesce'; readonly fromStep: number; readonly steps: number; readonly watch?: string }
   | { readonly type: 'fail'; readonly write: number; readonly status: 409 | 429 | 500 | 'timeout' };
 
 export type PerturbationType = Perturbation['type'];
