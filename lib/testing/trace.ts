@@ -9,10 +9,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { KubeConfig, type KubernetesObject, type RequestContext } from '@kubernetes/client-node';
 import { getGlobalDispatcher, type Dispatcher } from 'undici';
-import { Registry } from 'prom-client';
-import { Operator, type ControllerConfig, type Reconciler } from '../controller/index.js';
+import type { Operator } from '../controller/index.js';
 import { shareConnections } from '../kube/index.js';
-import { createLogger } from '../observe/index.js';
+import { EVENTS_PATH, harnessOperator } from './harness.js';
 import { testScheduler } from './marbles.js';
 import { runsOwed } from './idle.js';
 
@@ -45,7 +44,6 @@ export interface TraceRecorder {
 }
 
 /** Events are written asynchronously and rate-limited: they are neither recorded nor checked. */
-const EVENTS_PATH = /\/events(?:\/|\?|$)/;
 /** The self reviews of the operator's RBAC check at start are questions, not writes: not recorded, and a replay makes none (`checkRbac: false`). */
 const SELF_REVIEWS_PATH = /\/apis\/authorization\.k8s\.io\/v1\/selfsubject(?:access|rules)reviews(?:\?|$)/;
 const WATCH_QUERY = /[?&]watch=true(?:&|$)/;
@@ -265,11 +263,8 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
     contexts: [{ name: 'trace', cluster: 'trace', user: 'trace', namespace: 'default' }],
     currentContext: 'trace',
   });
-  const registry = new Registry();
-  const operator = new Operator({ kubeConfig, logger: createLogger({ level: 'silent' }), stopTimeoutMs: 200, registry, checkRbac: false });
   // Every controller's scheduling runs on the virtual clock, unless the setup gives one of its own.
-  const register = operator.register.bind(operator);
-  operator.register = <P extends KubernetesObject>(reconciler: Reconciler<P>, config: ControllerConfig<P>) => register(reconciler, config.scheduler === undefined ? { ...config, scheduler: clock } : config);
+  const { operator, registry } = harnessOperator(kubeConfig, { stopTimeoutMs: 200, checkRbac: false, adjust: (config) => (config.scheduler === undefined ? { ...config, scheduler: clock } : config) });
 
   /** Waits (in real time) until the operator is idle: nothing in flight, no run in progress or waiting. */
   const idle = async (): Promise<boolean> => {

@@ -4,9 +4,9 @@
  */
 import { CoreV1Api, type KubeConfig, type KubernetesObject, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import type { ApiServer, ApiServerOptions } from '@rxkube/apiserver';
-import { Operator, type OperatorOptions } from '../../controller/index.js';
+import type { Operator, OperatorOptions } from '../../controller/index.js';
 import { builtinResources, createKubeClient, installCustomResourceDefinition, resolveDescriptor, type KubeClient, type ResourceDescriptor } from '../../kube/index.js';
-import { createLogger } from '../../observe/index.js';
+import { harnessOperator } from '../harness.js';
 import { eventually } from '../wait.js';
 import { loadApiServer } from './apiserver.js';
 
@@ -76,7 +76,8 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       return server.kubeConfig({ token, namespace });
     },
     operator(operatorOptions = {}) {
-      const operator = new Operator({ logger: createLogger({ level: 'silent' }), kubeConfig, ...operatorOptions });
+      const { kubeConfig: own = kubeConfig, ...rest } = operatorOptions;
+      const { operator } = harnessOperator(own, rest);
       operators.push(operator);
       return operator;
     },

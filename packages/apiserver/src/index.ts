@@ -36,6 +36,9 @@ export type { WatchHub } from './api/watch.js';
 export type { RequestLog } from './http/request-log.js';
 export type { SimulateOptions, SimulationClock } from './controllers/simulators.js';
 export { kubeconfigYaml, type KubeconfigSpec } from './kubeconfig.js';
+// The selector grammars, for a tool that serves lists as this server does (the explorer's stale views).
+export { matchesLabelSelector, parseLabelSelector, SelectorError, type LabelOperator, type LabelRequirement, type LabelSelector } from './api/label-selector.js';
+export { matchesFieldSelector, parseFieldSelector, type FieldOperator, type FieldRequirement, type FieldSelector } from './api/field-selector.js';
 
 // Types that appear in the signatures above, exported so that users can name them.
 export type { LogRecord } from './api/durable/records.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { explore, formatFailure, replay, type ExploreResult, type Oracle } from '../../../lib/testing/cluster/explore/index.js';
+import { explore, formatFailure, replay, type ExploreResult, type Oracle } from '../../../lib/testing/explore/index.js';
 import { blindSubjects } from './blind-subjects.js';
 
 /**
@@ -14,23 +14,28 @@ export interface KnownMiss {
   readonly firstSeed?: number;
 }
 
-const finalizerTimeout = 'a finalizer-removal PATCH answered 504 after it took effect leaves the operator unsettled for 10 s (the twin too)';
 /** rxkube skips `cleanup` when the API says the object was deleted or re-created since (FZ3). */
 const cleanupGuarded =
-  'not reachable in rxkube: cleanup is skipped for a deleted-and-recreated predecessor, so this bug cannot happen (120 stale-only runs find nothing); the default budget stops at the finalizer timeout';
+  'not reachable in rxkube: cleanup is skipped for a deleted-and-recreated predecessor, so this bug cannot happen (120 runs, 35 of them stale views, find nothing)';
 
 export const knownMisses: Readonly<Record<string, readonly KnownMiss[]>> = {
-  'recreated-datacenter-claims': [
-    { what: 'buggy missed', why: cleanupGuarded },
-    { what: 'twin false alarm: settle', why: finalizerTimeout, firstSeed: 59 },
-  ],
-  'recreated-zookeeper-claims': [
-    { what: 'buggy missed', why: cleanupGuarded },
-    { what: 'twin false alarm: settle', why: finalizerTimeout, firstSeed: 49 },
-  ],
-  'missed-terminating-member': [{ what: 'twin false alarm: settle', why: finalizerTimeout, firstSeed: 68 }],
+  'recreated-datacenter-claims': [{ what: 'buggy missed', why: cleanupGuarded }],
+  'recreated-zookeeper-claims': [{ what: 'buggy missed', why: cleanupGuarded }],
+  // The two below are findings of the per-watch coalesce in twins that look, on reading, not correct
+  // under a lagging watch; they are listed (not fixed) because a subject is never edited to pass.
   'stale-nodeset-count': [
-    { what: 'twin false alarm: settle', why: 'the stale view is held until the operator settles on it, so a twin that waits for its cache to catch up never settles', firstSeed: 15 },
+    {
+      what: 'twin false alarm: end-state',
+      why: 'while coalesced events are delivered the twin acts on count=1 (generation 2) after the user scaled back up and wrote data, and deletes that claim: its source-generation guard stops only views older than its own last write (a quorum read before GarbageCollectPVCs would)',
+      firstSeed: 18,
+    },
+  ],
+  'scale-down-claims-crash': [
+    {
+      what: 'twin false alarm: end-state',
+      why: 'with the in-process StatefulSet controller\'s watch coalesced, that controller makes the claim of member 1 again after the twin deleted it, since it still runs the member: the twin deletes a claim before its member is gone',
+      firstSeed: 20,
+    },
   ],
 };
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ConfigurationError } from '../../../lib/index.js';
-import { explore, formatFailure, replay, type ExploreResult } from '../../../lib/testing/cluster/explore/index.js';
+import { explore, formatFailure, replay, type ExploreResult } from '../../../lib/testing/explore/index.js';
 import { subjects } from './subjects.js';
 
 /** What each subject took, printed once at the end (the figures of docs/testing.md). */

@@ -2,7 +2,7 @@ import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { Operator } from '../../../lib/index.js';
 import { builtinResources, customResourceDefinition } from '../../../lib/kube.js';
-import { explore, replay, type ExploreOptions } from '../../../lib/testing/cluster/explore/index.js';
+import { explore, replay, type ClusterState, type ExploreOptions } from '../../../lib/testing/explore/index.js';
 import { subjects } from './subjects.js';
 
 const crd = customResourceDefinition({ group: 'oracles.rxkube.dev', kind: 'Thing', plural: 'things', spec: { type: 'object', properties: { n: { type: 'integer' } } } });
@@ -32,6 +32,27 @@ describe('testing: the explorer oracles beyond the end state', function () {
     // Broken by the third create, before the scale-down to one member would end it.
     expect(failure?.message).to.match(/^invariant 'at most two members' broken after write #3 POST .*configmaps: 3 members$/);
     expect(failure?.trace.perturbations).to.deep.equal([]);
+  });
+
+  it("checks an invariant with when: 'settled' only once a step has settled: a correct operator's own intermediate writes do not break it", async () => {
+    const scaleDown = (variant: 'buggy' | 'fixed') => subjects.find((s) => s.name === 'scale-down')!.options(variant);
+    const clusters = { apiVersion: 'explore.rxkube.dev/v1', kind: 'Cluster', plural: 'clusters' };
+    const everyMemberExists = (when: 'every-write' | 'settled') => ({
+      name: 'as many members as replicas',
+      when,
+      check: (state: ClusterState) => {
+        const replicas = (state.get(clusters, 'c', 'default') as { spec?: { replicas?: number } } | undefined)?.spec?.replicas ?? 0;
+        const members = state.list(builtinResources.configMap, 'default').filter((m) => m.metadata?.labels?.['cluster'] === 'c').length;
+        return members === replicas || `${members} members for ${replicas} replicas`;
+      },
+    });
+    const atEveryWrite = await explore({ ...scaleDown('fixed'), invariants: [everyMemberExists('every-write')], budget: { runs: 5 } });
+    expect(atEveryWrite.failure?.message).to.match(/^invariant 'as many members as replicas' broken after write #1 POST .*configmaps: 1 members for 3 replicas$/);
+    const settled = await explore({ ...scaleDown('fixed'), invariants: [everyMemberExists('settled')], budget: { runs: 20 } });
+    expect(settled.failure && settled.failure.message).to.equal(undefined);
+    const buggy = await explore({ ...scaleDown('buggy'), invariants: [everyMemberExists('settled')], perturbations: ['crash'] });
+    expect(buggy.failure?.oracle, buggy.failure?.message).to.equal('invariant');
+    expect(buggy.failure?.message, buggy.failure?.message).to.match(/^invariant 'as many members as replicas' broken once step 1 settled: [23] members for 1 replicas$/);
   });
 
   it('fails an operator that never settles: its own writes trigger it forever', async () => {

@@ -6,7 +6,7 @@
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import type { Operator, Reconciler } from '../../../lib/index.js';
 import { builtinResources, customResourceDefinition, statusCodeOf, type KubeClient, type ResourceDescriptor } from '../../../lib/kube.js';
-import { schemaWorkload, type ExploreOptions } from '../../../lib/testing/cluster/explore/index.js';
+import { schemaWorkload, type ExploreOptions } from '../../../lib/testing/explore/index.js';
 
 const GROUP = 'explore.rxkube.dev';
 const configMap = builtinResources.configMap;

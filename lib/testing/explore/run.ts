@@ -3,30 +3,23 @@
  * with a wait for quiescence after each, the perturbations at their triggers, and the oracles.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { ReconcileOutcome } from '../../../core/index.js';
-import { Registry } from 'prom-client';
-import { GenericRetry } from '../../../processing/index.js';
-import { Operator, type ControllerConfig, type Reconciler } from '../../../controller/index.js';
-import { createKubeClient, installCustomResourceDefinition, resolveDescriptor, statusCodeOf, type KubeClient } from '../../../kube/index.js';
-import { createLogger } from '../../../observe/index.js';
-import { loadApiServer } from '../apiserver.js';
+import type { ReconcileOutcome } from '../../core/index.js';
+import type { Registry } from 'prom-client';
+import { GenericRetry } from '../../processing/index.js';
+import type { Operator } from '../../controller/index.js';
+import { createKubeClient, installCustomResourceDefinition } from '../../kube/index.js';
+import { harnessOperator } from '../harness.js';
+import { loadApiServer } from '../cluster/apiserver.js';
 import { Mirror } from './mirror.js';
 import { FaultProxy, type Incarnation, type InjectedAnswer } from './proxy.js';
 import { diffSnapshots, readState, snapshot, type Snapshot } from './state.js';
-import type { Action, ExploreOptions, Oracle, Perturbation, Trace } from './types.js';
-import { runsOwed } from '../../idle.js';
+import { STATUS_RUNS, statusLag } from './status-truth.js';
+import type { Action, ExploreOptions, Oracle, Perturbation, RunPlan } from './types.js';
+import { actorClients, createNamespaces, describeAction, performStep } from './workload.js';
+import { runsOwed } from '../idle.js';
 
 /** Controllers without a retry policy of their own retry quickly, so that a failing run settles in milliseconds. */
-const QUICK_RETRY = GenericRetry.defaults().withInitialInterval(20).withMultiplier(2).withMaxAttempts(3);
-const FIELD_MANAGER = 'rxkube-explore';
-
-export interface RunFacts {
-  /** The operator's writes (Events not counted). */
-  readonly writes: number;
-  readonly steps: number;
-  readonly end: Snapshot;
-  readonly verdict: RunOutcome;
-}
+const QUICK_RETRY = GenericRetry.defaults().withInitialMs(20).withFactor(2).withMaxAttempts(3);
 
 export interface RunOutcome {
   readonly failed: boolean;
@@ -39,6 +32,8 @@ export interface RunOutcome {
   readonly eventsDropped: number;
   /** Per step, how the server answered the action (`200`, `404`, `200 deleting`): the reference's must match. */
   readonly steps: readonly string[];
+  /** The keys of the watches the operator opened (collection and selectors): per-watch perturbations pick from them. */
+  readonly watches: readonly string[];
   /** The step whose answer differed from the reference's: the workload meant something else, the end states are not compared. */
   readonly diverged: number | undefined;
 }
@@ -56,11 +51,23 @@ interface OperatorHandle {
   readonly registry: Registry;
 }
 
+/**
+ * Writes of the operator on a stale view after which it catches up, as a lagging watch cache
+ * does: a bounded lag, not one that lasts until the operator settles (an operator that retries a
+ * conflict on its stale copy would never settle).
+ */
+const STALE_VIEW_WRITES = 5;
+/** Runs of the operator on a stale view after which it catches up: an operator that waits for its cache (rescheduling, not writing) sees the newer state too. */
+const STALE_VIEW_RUNS = 5;
+
+/** A retry this long past its time has fired or been dropped: its timer runs before any poll scheduled after it. */
+const OVERDUE_MS = 50;
+
 /** Polls in a row on which every fact held: the turns of the event loop between them let bytes already written be read. */
 const SETTLED_POLLS = 3;
 
 /** Runs `trace`; with `reference` (the same actions' clean end state) the end state is compared with it. */
-export async function executeRun(options: ExploreOptions, trace: Trace, reference?: RunOutcome): Promise<RunOutcome> {
+export async function executeRun(options: ExploreOptions, trace: RunPlan, reference?: RunOutcome): Promise<RunOutcome> {
   const started = Date.now();
   const horizonMs = options.horizonMs ?? 1000;
   const settleTimeoutMs = options.settleTimeoutMs ?? 10_000;
@@ -79,39 +86,84 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
   let current: OperatorHandle | undefined;
   let restarting: Promise<void> | undefined;
   const outcomes = new Map<string, ReconcileOutcome>();
+  /** Per key of `outcomes`: the primary's kind, and how many runs of it ended. */
+  const primaries = new Map<string, { kind: string; runs: number }>();
   const dead: Operator[] = [];
   let end: Snapshot = new Map();
   const steps: string[] = [];
   let diverged: number | undefined;
 
-  const checkInvariants = async (when: string): Promise<void> => {
-    if (!options.invariants?.length || failure) return;
+  const checkInvariants = async (kind: 'every-write' | 'settled', when: string): Promise<void> => {
+    const invariants = (options.invariants ?? []).filter((i) => (i.when ?? 'every-write') === kind);
+    if (invariants.length === 0 || failure) return;
+    // A settled cluster is one whose operator has seen every change: not while events are held or dropped.
+    if (kind === 'settled' && (proxy?.watchMode !== 'pass' || current?.incarnation.staleRv !== undefined)) return;
     const state = await readState(admin, options.observe);
-    for (const invariant of options.invariants) {
+    for (const invariant of invariants) {
       const verdict = invariant.check(state);
       if (verdict === true || verdict === undefined) continue;
       fail('invariant', `invariant '${invariant.name}' broken ${when}${typeof verdict === 'string' ? `: ${verdict}` : ''}`);
     }
   };
 
+  /**
+   * After a step settled: a primary whose status lags its generation is watched while its
+   * operator runs it again; `STATUS_RUNS` runs without a write to it and still lagging fail the
+   * run, whenever they are due (a reschedule later than the horizon counts). An operator that
+   * polls with a current status is never waited for.
+   */
+  const checkStatusTruth = async (step: string): Promise<void> => {
+    // While watch events are held or dropped the operator cannot have seen the new generation.
+    if (failure || !proxy || proxy.watchMode !== 'pass' || current?.incarnation.staleRv !== undefined) return;
+    const state = await readState(admin, options.observe);
+    for (const o of state.objects) {
+      const lag = statusLag(o);
+      const key = [...primaries.keys()].find((k) => primaries.get(k)?.kind === o.kind && k.endsWith(` ${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`));
+      if (!lag || !key) continue;
+      const runsBefore = primaries.get(key)?.runs ?? 0;
+      const rv = o.metadata?.resourceVersion;
+      const deadline = Date.now() + settleTimeoutMs;
+      for (;;) {
+        const now = (await readState(admin, options.observe)).objects.find((x) => x.kind === o.kind && x.metadata?.uid === o.metadata?.uid);
+        if (!now || now.metadata?.resourceVersion !== rv || !statusLag(now)) break;
+        const runs = (primaries.get(key)?.runs ?? 0) - runsBefore;
+        if (runs >= STATUS_RUNS) {
+          fail('status', `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name ?? ''} ${step}: ${lag}, and its operator ran it ${runs} times since without writing it`);
+          return;
+        }
+        const next = outcomes.get(key);
+        if (Date.now() > deadline || (next && !next.retry && !next.reschedule)) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+  };
+
   const startOperator = async (staleRv?: number): Promise<OperatorHandle> => {
     if (!proxy) throw new Error('no proxy');
-    const { incarnation, url } = proxy.incarnation(staleRv);
+    const { incarnation, url } = proxy.incarnation(staleRv, STALE_VIEW_WRITES);
+    let staleRuns = 0;
     const kubeConfig = server.kubeConfig();
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the server kubeconfig has no cluster');
     (cluster as { server: string }).server = url;
-    const registry = new Registry();
-    // The explorer runs the operator as the admin: an RBAC check at start would be requests of no use to it.
-    const operator = new Operator({ kubeConfig, logger: createLogger({ level: 'silent' }), stopTimeoutMs: 200, registry, checkRbac: false });
-    const register = operator.register.bind(operator);
-    operator.register = <P extends KubernetesObject>(reconciler: Reconciler<P>, config: ControllerConfig<P>) => {
-      const registered = register(reconciler, config.retry === undefined ? { ...config, retry: QUICK_RETRY } : config);
-      registered.outcome$.subscribe((outcome) => {
-        if (incarnation.alive) outcomes.set(`${registered.name} ${outcome.id.namespace ?? ''}/${outcome.id.name}`, outcome);
-      });
-      return registered;
-    };
+    const { operator, registry } = harnessOperator(kubeConfig, {
+      stopTimeoutMs: 200,
+      // The explorer runs the operator as the admin: an RBAC check at start would be requests of no use to it.
+      checkRbac: false,
+      adjust: (config) => (config.retry === undefined ? { ...config, retry: QUICK_RETRY } : config),
+      registered: (controller, config) =>
+        void controller.outcome$.subscribe((outcome) => {
+          if (!incarnation.alive) return;
+          if (incarnation.staleRv !== undefined && ++staleRuns >= STALE_VIEW_RUNS && proxy) {
+            log.push(`the stale view catches up after ${staleRuns} runs of the operator on it`);
+            void proxy.release(incarnation);
+          }
+          const key = `${controller.name} ${outcome.id.namespace ?? ''}/${outcome.id.name}`;
+          outcomes.set(key, outcome);
+          const seen = primaries.get(key);
+          primaries.set(key, { kind: config.resource.kind, runs: (seen?.runs ?? 0) + 1 });
+        }),
+    });
     await options.setup(operator);
     await operator.start();
     return { operator, incarnation, registry };
@@ -139,15 +191,17 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
     return restarting;
   };
 
-  /** A retry or requested reschedule due within the horizon whose run has not happened yet (a later outcome replaces it). */
-  const runDue = (): boolean => {
-    const until = Date.now() + horizonMs;
-    for (const o of outcomes.values()) {
-      if (o.retry && o.retry.at <= until) return true;
-      if (o.reschedule?.reason === 'requested' && o.reschedule.at <= until) return true;
-    }
-    return false;
+  /**
+   * The outcomes whose retry or requested reschedule is due within the horizon and has not
+   * happened yet (a later outcome replaces it). One overdue by more than a moment has fired (its
+   * run is counted in progress or queued) or was dropped with its resource: either way not due.
+   */
+  const dueRuns = (): [string, ReconcileOutcome][] => {
+    const now = Date.now();
+    const due = (at: number): boolean => at >= now - OVERDUE_MS && at <= now + horizonMs;
+    return [...outcomes.entries()].filter(([, o]) => (o.retry !== undefined && due(o.retry.at)) || (o.reschedule?.reason === 'requested' && due(o.reschedule.at)));
   };
+  const runDue = (): boolean => dueRuns().length > 0;
 
   /**
    * Settled is a set of facts, not a silence: no request of the operator in flight, every write
@@ -161,6 +215,20 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
     return (await runsOwed(current.registry)) === 0;
   };
 
+  /** Which facts of `settled` did not hold: what a settle failure names. */
+  const unsettledFacts = async (): Promise<string> => {
+    if (!proxy || !mirror || !current) return 'no operator';
+    const due = dueRuns();
+    const facts = [
+      proxy.inFlight > 0 ? `${proxy.inFlight} requests in flight` : '',
+      mirror.caughtUp() ? '' : 'writes not yet seen by the mirror',
+      proxy.pendingDeliveries(current.incarnation) > 0 ? `${proxy.pendingDeliveries(current.incarnation)} watch events not delivered` : '',
+      due.length > 0 ? `due within the horizon: ${due.map(([key, o]) => `${key} (${o.retry ? 'retry' : 'reschedule'})`).join(', ')}` : '',
+      `${await runsOwed(current.registry)} runs in progress or queued`,
+    ];
+    return facts.filter(Boolean).join(', ');
+  };
+
   const quiesce = async (step: string): Promise<void> => {
     if (!proxy) return;
     const deadline = Date.now() + settleTimeoutMs;
@@ -171,7 +239,7 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
       held = (await settled()) ? held + 1 : 0;
       if (held >= SETTLED_POLLS) return;
       if (proxy.writes - writesBefore > maxWrites) throw new RunFailure('settle', `the operator does not settle ${step}: more than ${maxWrites} writes (last: ${log.slice(-3).join('; ')})`);
-      if (Date.now() > deadline) throw new RunFailure('settle', `the operator did not settle within ${settleTimeoutMs} ms ${step} (${proxy.writes - writesBefore} writes; last: ${log.slice(-3).join('; ')})`);
+      if (Date.now() > deadline) throw new RunFailure('settle', `the operator did not settle within ${settleTimeoutMs} ms ${step} (${proxy.writes - writesBefore} writes; ${await unsettledFacts()}; last: ${log.slice(-3).join('; ')})`);
       await new Promise((resolve) => setTimeout(resolve, held > 0 ? 1 : 5));
     }
   };
@@ -179,6 +247,7 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
   try {
     for (const crd of options.crds ?? []) await installCustomResourceDefinition(admin, crd, { timeoutMs: 5000 });
     await createNamespaces(admin, trace.actions);
+    const clients = await actorClients(admin, () => server.kubeConfig(), trace.actions);
     mirror = await Mirror.start(server.kubeConfig(), options.observe);
     proxy = new FaultProxy(server.url, mirror, log, {
       beforeWrite: (n, method, path): InjectedAnswer | undefined => {
@@ -190,7 +259,7 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
         return status === 'timeout' ? 'timeout' : { status };
       },
       afterWrite: async (n, method, path) => {
-        await checkInvariants(`after write #${n} ${method} ${path}`);
+        await checkInvariants('every-write', `after write #${n} ${method} ${path}`);
         if (!crashes.has(n)) return undefined;
         crashes.delete(n);
         void crashAndRestart(`crash after write #${n} ${method} ${path}; restart`);
@@ -198,6 +267,7 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
       },
     });
     await proxy.listen();
+    await resetExternal(options);
     current = await startOperator();
     await quiesce('at start');
     const views: { applied: number; settled: number }[] = [];
@@ -207,10 +277,12 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
       const windows = trace.perturbations.filter((p): p is Extract<Perturbation, { fromStep: number }> => (p.type === 'gap' || p.type === 'coalesce') && p.fromStep === index);
       for (const w of windows) {
         proxy.watchMode = w.type === 'gap' ? 'drop' : 'hold';
-        log.push(`${w.type} watch events of steps ${w.fromStep}..${w.fromStep + w.steps - 1}`);
+        proxy.watchOnly = w.watch;
+        log.push(`${w.type} watch events of steps ${w.fromStep}..${w.fromStep + w.steps - 1}${w.watch ? ` on the watch ${w.watch} only` : ''}`);
       }
-      const { code, rv, deleting, answer } = await perform(admin, action);
-      if (answer) mirror.expect(resolveDescriptor(action.resource), action.op === 'delete' ? 'DELETE' : 'PATCH', answer);
+      const { code, rv, deleting, written } = await performStep(clients, action);
+      for (const w of written) mirror.expect(w.resource, w.method, w.object);
+      if (action.op === 'run') await mirror.expectCurrent(admin);
       steps.push(`${code}${deleting ? ' deleting' : ''}`);
       const expected = reference?.steps[index];
       if (expected !== undefined && expected !== steps[index] && diverged === undefined) {
@@ -225,14 +297,17 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
       for (const w of closing) {
         const incarnation = current?.incarnation;
         proxy.watchMode = 'pass';
-        if (incarnation && w.type === 'gap') proxy.expire(incarnation);
+        proxy.watchOnly = undefined;
+        if (incarnation && w.type === 'gap') proxy.expire(incarnation, w.watch);
         if (incarnation && w.type === 'coalesce') await proxy.release(incarnation);
         log.push(w.type === 'gap' ? `watches expire: relist (${proxy.eventsDropped} events dropped)` : 'held watch events delivered at once');
         await quiesce(`after the ${w.type} ending at step ${index}`);
       }
+      await checkStatusTruth(`after step ${index}`);
+      await checkInvariants('settled', `once step ${index} settled`);
       views.push({ applied, settled: server.stats().resourceVersion });
       const state = await readState(admin, options.observe);
-      snapshots.push(snapshot(state.objects, options.volatile));
+      snapshots.push(snapshot(state.objects, options.volatile, mirror.generatedNames()));
       checkInput(options, action, code, state.objects, outcomes, index, snapshots, fail);
       for (const p of trace.perturbations) {
         if (p.type !== 'stale' || p.afterStep !== index) continue;
@@ -241,16 +316,19 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
         const rvAt = p.view.at === 'applied' ? view.applied : view.settled;
         await crashAndRestart(`crash after step ${index}; restart seeing the cluster as at step ${p.view.step} ${p.view.at} (revision ${rvAt})`, rvAt);
         await quiesce('on the stale view');
-        log.push('the stale view catches up');
-        if (current) await proxy.release(current.incarnation);
+        if (current && current.incarnation.staleRv !== undefined) {
+          log.push('the stale view catches up');
+          await proxy.release(current.incarnation);
+        }
         await quiesce('after catching up');
       }
     }
     if (!failure) {
       // A longer silence before the end state is read: a late reaction here would be a false difference.
       await quiesce('at the end');
+      await checkInvariants('settled', 'at the end');
       const state = await readState(admin, options.observe);
-      end = snapshot(state.objects, options.volatile);
+      end = snapshot(state.objects, options.volatile, mirror.generatedNames());
       const stuck = state.objects.filter((o) => o.metadata?.deletionTimestamp);
       if (stuck.length > 0) fail('finalizer', `deleted but never removed (a finalizer left behind): ${stuck.map((o) => `${o.kind} ${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''} [${(o.metadata?.finalizers ?? []).join(', ')}]`).join(', ')}`);
       if (reference && !failure && diverged === undefined) {
@@ -276,59 +354,17 @@ export async function executeRun(options: ExploreOptions, trace: Trace, referenc
     writes: proxy?.writes ?? 0,
     end,
     eventsDropped: proxy?.eventsDropped ?? 0,
+    watches: [...(proxy?.watchKeys ?? [])].sort(),
     steps,
     diverged,
   };
 }
 
-async function createNamespaces(admin: KubeClient, actions: readonly Action[]): Promise<void> {
-  const names = new Set<string>();
-  for (const a of actions) {
-    const ns = 'object' in a ? a.object.metadata?.namespace : a.namespace;
-    if (ns && ns !== 'default') names.add(ns);
-  }
-  for (const name of names) await admin.resource({ apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }).create({ metadata: { name } });
-}
-
-async function perform(admin: KubeClient, action: Action): Promise<{ code: number; rv: number | undefined; deleting: boolean; answer?: KubernetesObject }> {
-  const d = resolveDescriptor(action.resource);
-  const client = admin.resource(d);
-  const namespace = 'object' in action ? action.object.metadata?.namespace ?? (d.namespaced ? 'default' : undefined) : action.namespace ?? (d.namespaced ? 'default' : undefined);
+async function resetExternal(options: ExploreOptions): Promise<void> {
   try {
-    let answer: KubernetesObject | undefined;
-    switch (action.op) {
-      case 'apply':
-        answer = await client.apply({ apiVersion: d.apiVersion, kind: d.kind, ...action.object, metadata: { ...action.object.metadata, namespace } }, { fieldManager: FIELD_MANAGER, force: true });
-        break;
-      case 'create':
-        answer = await client.create({ apiVersion: d.apiVersion, kind: d.kind, ...action.object, metadata: { ...action.object.metadata, namespace } });
-        break;
-      case 'merge':
-        answer = await client.mergePatch({ name: action.name, namespace }, action.patch, { fieldManager: FIELD_MANAGER });
-        break;
-      case 'delete':
-        answer = await client.delete({ name: action.name, namespace });
-        break;
-    }
-    const rv = Number(answer?.metadata?.resourceVersion);
-    return { code: 200, rv: Number.isFinite(rv) && rv > 0 ? rv : undefined, deleting: action.op !== 'delete' && Boolean(answer?.metadata?.deletionTimestamp), answer };
+    await options.resetExternal?.();
   } catch (err) {
-    const code = statusCodeOf(err);
-    if (code === undefined) throw err;
-    return { code, rv: undefined, deleting: false };
-  }
-}
-
-export function describeAction(action: Action): string {
-  const kind = action.resource.kind;
-  switch (action.op) {
-    case 'apply':
-    case 'create':
-      return `${action.op} ${kind} ${action.object.metadata?.name ?? ''}${action.op === 'apply' && action.input?.revertOf !== undefined ? ` (revert to step ${action.input.revertOf})` : ''}`;
-    case 'merge':
-      return `merge ${kind} ${action.name} ${JSON.stringify(action.patch)}`;
-    case 'delete':
-      return `delete ${kind} ${action.name}`;
+    throw new Error(`explore: resetExternal failed, so the run cannot start from a clean external state: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
 }
 

@@ -4,7 +4,8 @@
  * every revision.
  */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { createKubeClient, openWatchStream, resolveDescriptor, resourcePath, apiVersionPath, type ResolvedDescriptor, type ResourceDescriptor } from '../../../kube/index.js';
+import { matchesFieldSelector, matchesLabelSelector, parseFieldSelector, parseLabelSelector, SelectorError } from '@rxkube/apiserver';
+import { createKubeClient, openWatchStream, resolveDescriptor, resourcePath, apiVersionPath, type KubeClient, type ResolvedDescriptor, type ResourceDescriptor } from '../../kube/index.js';
 
 interface Revision {
   readonly rv: number;
@@ -26,8 +27,6 @@ const keyOf = (o: KubernetesObject): string => `${o.metadata?.namespace ?? ''}/$
 export class Mirror {
   private readonly tracks: Track[] = [];
   private expected: { readonly resource: ResolvedDescriptor; readonly key: string; readonly rv: number | undefined }[] = [];
-  /** Events seen: the explorer waits for them to have arrived before it serves a view. */
-  seen = 0;
 
   static async start(kubeConfig: KubeConfig, resources: readonly ResourceDescriptor[]): Promise<Mirror> {
     const mirror = new Mirror();
@@ -44,7 +43,6 @@ export class Mirror {
           if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return;
           const o = object as KubernetesObject;
           track.revisions.push({ rv: rvOf(o), type, object: o });
-          mirror.seen++;
         },
         () => undefined,
       );
@@ -91,6 +89,21 @@ export class Mirror {
     else if (rv > 0) this.expected.push({ resource, key, rv });
   }
 
+  /**
+   * After a step that does not say what it wrote (a code step): every observed object as the
+   * server has it now, and every one gone, must have arrived before the mirror has caught up.
+   */
+  async expectCurrent(client: KubeClient): Promise<void> {
+    for (const track of this.tracks) {
+      const present = new Set<string>();
+      for (const o of (await client.resource(track.resource).list({})).items) {
+        present.add(keyOf(o));
+        this.expect(track.resource, 'PATCH', o);
+      }
+      for (const o of this.stateAt(track.resource, Number.POSITIVE_INFINITY)) if (!present.has(keyOf(o))) this.expected.push({ resource: track.resource, key: keyOf(o), rv: undefined });
+    }
+  }
+
   /** Whether every expected revision has arrived (those that have are forgotten). */
   caughtUp(): boolean {
     this.expected = this.expected.filter((e) => {
@@ -129,6 +142,18 @@ export class Mirror {
     return pending;
   }
 
+  /** Every name made with `generateName` an observed object has had in this run, and its prefix: a status may name one that is gone. */
+  generatedNames(): Map<string, string> {
+    const names = new Map<string, string>();
+    for (const track of this.tracks) {
+      for (const o of [...track.base, ...track.revisions.map((r) => r.object)]) {
+        const { name, generateName } = o.metadata ?? {};
+        if (name && generateName && name.startsWith(generateName) && name.length > generateName.length) names.set(name, generateName);
+      }
+    }
+    return names;
+  }
+
   /** The objects of `resource` as they were at revision `rv`. */
   stateAt(resource: ResolvedDescriptor, rv: number): KubernetesObject[] {
     const track = this.tracks.find((t) => t.resource === resource);
@@ -148,43 +173,29 @@ export class Mirror {
   }
 }
 
-type Term = (labels: Record<string, string>) => boolean;
-
 /**
- * A label selector of the list query as a predicate; undefined when it uses a form this parser
- * does not know (the list is then served fresh rather than wrongly).
+ * A label selector of a list or watch query as a predicate, parsed by the server's own grammar;
+ * undefined when the server would refuse it (the request is then forwarded, to be refused there).
  */
-export function labelSelectorPredicate(text: string | null): Term | undefined {
+export function labelSelectorPredicate(text: string | null): ((labels: Record<string, string>) => boolean) | undefined {
   if (!text) return () => true;
-  const terms: Term[] = [];
-  for (const raw of text.match(/(?:[^,(]|\([^)]*\))+/g) ?? []) {
-    const term = raw.trim();
-    let m: RegExpMatchArray | null;
-    if ((m = term.match(/^([\w./-]+)\s*(==|=|!=)\s*([\w.-]*)$/))) {
-      const [, key = '', op, value] = m;
-      terms.push(op === '!=' ? (l) => l[key] !== value : (l) => l[key] === value);
-    } else if ((m = term.match(/^([\w./-]+)\s+(in|notin)\s+\(([^)]*)\)$/))) {
-      const [, key = '', op, list = ''] = m;
-      const values = list.split(',').map((v) => v.trim());
-      terms.push(op === 'in' ? (l) => values.includes(l[key] ?? '\0') : (l) => !values.includes(l[key] ?? '\0'));
-    } else if ((m = term.match(/^(!?)([\w./-]+)$/))) {
-      const [, not, key = ''] = m;
-      terms.push(not ? (l) => !(key in l) : (l) => key in l);
-    } else return undefined;
+  try {
+    const selector = parseLabelSelector(text);
+    return (labels) => matchesLabelSelector(selector, labels);
+  } catch (err) {
+    if (err instanceof SelectorError) return undefined;
+    throw err;
   }
-  return (labels) => terms.every((t) => t(labels));
 }
 
-/** `metadata.name=x,metadata.namespace=y` (the only field selectors a stale view honours). */
+/** A field selector on `metadata.name` and `metadata.namespace` (the only fields a stale view serves) as a predicate, or undefined. */
 export function fieldSelectorPredicate(text: string | null): ((o: KubernetesObject) => boolean) | undefined {
   if (!text) return () => true;
-  const checks: ((o: KubernetesObject) => boolean)[] = [];
-  for (const term of text.split(',')) {
-    const m = term.trim().match(/^metadata\.(name|namespace)\s*(==|=|!=)\s*(.*)$/);
-    if (!m) return undefined;
-    const [, field, op, value] = m;
-    const read = (o: KubernetesObject): string | undefined => (field === 'name' ? o.metadata?.name : o.metadata?.namespace);
-    checks.push(op === '!=' ? (o) => read(o) !== value : (o) => read(o) === value);
+  try {
+    const selector = parseFieldSelector(text, ['metadata.name', 'metadata.namespace']);
+    return (o) => matchesFieldSelector(selector, { 'metadata.name': o.metadata?.name ?? '', 'metadata.namespace': o.metadata?.namespace ?? '' });
+  } catch (err) {
+    if (err instanceof SelectorError) return undefined;
+    throw err;
   }
-  return (o) => checks.every((c) => c(o));
 }

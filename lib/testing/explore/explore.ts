@@ -2,10 +2,10 @@
  * The explorer: a clean reference run per workload, then runs under perturbations chosen from the
  * seed, the oracles of `executeRun`, shrinking of a failure, and `replay`.
  */
-import { ConfigurationError } from '../../../core/index.js';
+import { ConfigurationError } from '../../core/index.js';
 import { seededRandom } from './random.js';
 import { executeRun, type RunOutcome } from './run.js';
-import type { Action, Coverage, ExploreOptions, ExploreResult, Failure, Perturbation, PerturbationType, RunVerdict, Trace } from './types.js';
+import type { Action, Coverage, ExploreOptions, ExploreResult, Failure, Perturbation, PerturbationType, RunVerdict, RunPlan } from './types.js';
 
 const ALL_TYPES: readonly PerturbationType[] = ['stale', 'crash', 'gap', 'coalesce', 'fail'];
 
@@ -15,10 +15,16 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
   const started = Date.now();
   const first = options.seed ?? 1;
   const maxRuns = options.budget?.runs ?? 120;
-  const timeMs = options.budget?.timeMs ?? 90_000;
+  const timeMs = options.budget?.timeMs ?? 600_000;
   const session = new Session(options);
   const progress = progressWriter(options.progress);
-  for (let k = 0; k < maxRuns && Date.now() - started < timeMs; k++) {
+  let seedsTried = 0;
+  for (let k = 0; k < maxRuns; k++) {
+    if (Date.now() - started >= timeMs) {
+      progress(`explore: the time cap of ${timeMs} ms cut the exploration short after ${k} of ${maxRuns} seeds | ${describeCoverage(session.coverage())}`, true);
+      return { failure: undefined, coverage: session.coverage(), wallMs: Date.now() - started, seedsTried: k, cutShort: { byTimeMs: timeMs, seedsTried: k, seedsBudgeted: maxRuns } };
+    }
+    seedsTried = k + 1;
     const seed = first + k;
     const { trace, outcome } = await session.runSeed(seed);
     progress(`explore: run ${k + 1}/${maxRuns} seed ${seed} ${describePerturbations(trace.perturbations)} ${outcome.failed ? `FAILED (${outcome.oracle})` : 'ok'} ${(outcome.wallMs / 1000).toFixed(1)} s | ${describeCoverage(session.coverage())}`);
@@ -35,36 +41,45 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
         seed,
         oracle: shrunk.outcome.oracle ?? outcome.oracle ?? 'end-state',
         message: shrunk.outcome.message ?? outcome.message ?? '',
+        plan: shrunk.trace,
         trace: shrunk.trace,
         log: shrunk.outcome.log,
+        found: verdictOf(trace, outcome),
         foundAfterRuns,
         foundAfterMs,
         shrinkRuns: shrunk.runs,
       };
-      return { failure, coverage: session.coverage(), wallMs: Date.now() - started };
+      return { failure, coverage: session.coverage(), wallMs: Date.now() - started, seedsTried };
     }
   }
   progress(`explore: no failure in ${session.runs} runs | ${describeCoverage(session.coverage())}`, true);
-  return { failure: undefined, coverage: session.coverage(), wallMs: Date.now() - started };
+  return { failure: undefined, coverage: session.coverage(), wallMs: Date.now() - started, seedsTried };
 }
 
 /**
  * Re-runs a seed as `explore` ran it, or a trace (a failure's shrunk one) as it stands: the same
  * actions and perturbations at the same points of the operator's requests, against a fresh server.
  */
-export async function replay(options: ExploreOptions, what: number | Trace): Promise<RunVerdict> {
+export async function rerun(options: ExploreOptions, what: number | RunPlan): Promise<RunVerdict> {
   checkOptions(options);
   const session = new Session(options);
   const { trace, outcome } = typeof what === 'number' ? await session.runSeed(what) : { trace: what, outcome: await session.runTrace(what) };
-  return { failed: outcome.failed, oracle: outcome.oracle, message: outcome.message, log: outcome.log, trace, wallMs: outcome.wallMs };
+  return verdictOf(trace, outcome);
+}
+
+/** @deprecated Renamed `rerun` (`replayTrace` replays a recorded trace); this alias goes in the next release. */
+export const replay: (options: ExploreOptions, what: number | RunPlan) => Promise<RunVerdict> = rerun;
+
+function verdictOf(plan: RunPlan, outcome: RunOutcome): RunVerdict {
+  return { failed: outcome.failed, oracle: outcome.oracle, message: outcome.message, log: outcome.log, plan, trace: plan, wallMs: outcome.wallMs };
 }
 
 /** A failure as text: what broke, the seed, the shrunk trace and its log. */
 export function formatFailure(failure: Failure): string {
   return [
     `${failure.oracle}: ${failure.message}`,
-    `seed ${failure.seed} (replay(options, ${failure.seed})); found after ${failure.foundAfterRuns} runs, ${(failure.foundAfterMs / 1000).toFixed(1)} s`,
-    `minimal trace (${failure.trace.actions.length} steps, perturbations: ${describePerturbations(failure.trace.perturbations)}):`,
+    `seed ${failure.seed} (rerun(options, ${failure.seed})); found after ${failure.foundAfterRuns} runs, ${(failure.foundAfterMs / 1000).toFixed(1)} s`,
+    `minimal plan (${failure.plan.actions.length} steps, perturbations: ${describePerturbations(failure.plan.perturbations)}):`,
     ...failure.log.map((line) => `  ${line}`),
   ].join('\n');
 }
@@ -79,7 +94,8 @@ class Session {
   private coalesced = 0;
   private dropped = 0;
   private failedRequests = 0;
-  private inputCases = 0;
+  /** The generated cases tried, each once however many seeds picked it. */
+  private readonly inputCases = new Set<string>();
   private candidates = 0;
   private diverged = 0;
   private unconfirmed = 0;
@@ -96,7 +112,7 @@ class Session {
       coalesced: this.coalesced,
       eventsDropped: this.dropped,
       failedRequests: this.failedRequests,
-      inputCases: this.inputCases,
+      inputCases: this.inputCases.size,
       candidates: this.candidates,
       diverged: this.diverged,
       unconfirmed: this.unconfirmed,
@@ -107,7 +123,7 @@ class Session {
    * Whether `trace` fails the same oracle again: a finding is reported only when it reproduces
    * (as Sieve re-runs a test plan), since the operator runs in real time.
    */
-  async confirms(trace: Trace, outcome: RunOutcome): Promise<boolean> {
+  async confirms(trace: RunPlan, outcome: RunOutcome): Promise<boolean> {
     const again = trace.perturbations.length === 0 ? await executeRun(this.options, trace) : await this.runTrace(trace);
     if (again.failed && again.oracle === outcome.oracle) return true;
     this.unconfirmed++;
@@ -126,13 +142,13 @@ class Session {
   }
 
   /** The trace seed `seed` stands for, and its run. */
-  async runSeed(seed: number): Promise<{ trace: Trace; outcome: RunOutcome }> {
+  async runSeed(seed: number): Promise<{ trace: RunPlan; outcome: RunOutcome }> {
     const workload = this.options.workload;
     const actions = 'generate' in workload ? workload.generate(seededRandom(seed), seed) : workload;
     const reference = await this.reference(actions);
     if (reference.failed || actions.some((a) => a.op === 'apply' && a.input)) {
       // Generated input is itself the perturbation; a failing clean run needs none.
-      this.inputCases += actions.some((a) => a.op === 'apply' && a.input) ? 1 : 0;
+      for (const a of actions) if (a.op === 'apply' && a.input && a.input.revertOf === undefined) this.inputCases.add(JSON.stringify([a.input.field, a.input.value]));
       return { trace: { seed, actions, perturbations: [] }, outcome: reference };
     }
     const candidates = enumerate(reference, actions.length, this.options.perturbations ?? ALL_TYPES);
@@ -144,11 +160,11 @@ class Session {
       const extra = random.pick(candidates);
       if (!perturbations.includes(extra)) perturbations.push(extra);
     }
-    const trace: Trace = { seed, actions, perturbations };
+    const trace: RunPlan = { seed, actions, perturbations };
     return { trace, outcome: await this.runTrace(trace) };
   }
 
-  async runTrace(trace: Trace): Promise<RunOutcome> {
+  async runTrace(trace: RunPlan): Promise<RunOutcome> {
     const reference = await this.reference(trace.actions);
     if (trace.perturbations.length === 0) return reference;
     const outcome = await executeRun(this.options, trace, reference);
@@ -166,11 +182,11 @@ class Session {
   }
 
   /** Delta debugging: drop perturbations, then chunks of steps, keeping each removal that still fails the same oracle. */
-  async shrink(trace: Trace, outcome: RunOutcome, maxRuns: number, progress: (line: string) => void): Promise<{ trace: Trace; outcome: RunOutcome; runs: number }> {
+  async shrink(trace: RunPlan, outcome: RunOutcome, maxRuns: number, progress: (line: string) => void): Promise<{ trace: RunPlan; outcome: RunOutcome; runs: number }> {
     let best = trace;
     let bestOutcome = outcome;
     let runs = 0;
-    const stillFails = async (candidate: Trace): Promise<boolean> => {
+    const stillFails = async (candidate: RunPlan): Promise<boolean> => {
       if (runs >= maxRuns) return false;
       const before = this.runs + this.referenceRuns;
       const result = await this.runTrace(candidate);
@@ -202,7 +218,7 @@ class Session {
 }
 
 /** `trace` without the steps in `removed`, step indices renumbered; undefined when a perturbation or revert points at a removed step. */
-function withoutSteps(trace: Trace, removed: ReadonlySet<number>): Trace | undefined {
+function withoutSteps(trace: RunPlan, removed: ReadonlySet<number>): RunPlan | undefined {
   const renumber = (i: number): number | undefined => (removed.has(i) ? undefined : i - [...removed].filter((r) => r < i).length);
   const perturbations: Perturbation[] = [];
   for (const p of trace.perturbations) {
@@ -245,7 +261,11 @@ export function enumerate(reference: RunOutcome, steps: number, types: readonly 
       }
     }
     if (type === 'gap') for (let s = 0; s < steps; s++) for (let len = 1; len <= Math.min(2, steps - s); len++) list.push({ type, fromStep: s, steps: len });
-    if (type === 'coalesce') for (let s = 0; s + 1 < steps; s++) for (let len = 2; len <= Math.min(3, steps - s); len++) list.push({ type, fromStep: s, steps: len });
+    if (type === 'coalesce') {
+      for (let s = 0; s + 1 < steps; s++) for (let len = 2; len <= Math.min(3, steps - s); len++) list.push({ type, fromStep: s, steps: len });
+      // One watch's events of one step merged while the other watches deliver as they come (when the operator has several).
+      if (reference.watches.length > 1) for (let s = 0; s < steps; s++) for (const watch of reference.watches) list.push({ type, fromStep: s, steps: 1, watch });
+    }
     if (type === 'fail') for (let n = 1; n <= reference.writes; n++) for (const status of [409, 500, 'timeout'] as const) list.push({ type, write: n, status });
     byType.push(list);
   }
@@ -265,7 +285,7 @@ export function describePerturbations(perturbations: readonly Perturbation[]): s
           return `stale@step${p.afterStep}(view step${p.view.step} ${p.view.at})`;
         case 'gap':
         case 'coalesce':
-          return `${p.type}@steps${p.fromStep}-${p.fromStep + p.steps - 1}`;
+          return `${p.type}@steps${p.fromStep}-${p.fromStep + p.steps - 1}${p.watch ? `(watch ${p.watch})` : ''}`;
         case 'fail':
           return `fail@write${p.write}(${p.status})`;
       }
@@ -289,9 +309,18 @@ function progressWriter(progress: ExploreOptions['progress']): (line: string, fi
 
 function checkOptions(options: ExploreOptions): void {
   if (typeof options.setup !== 'function') throw new ConfigurationError('setup', 'must be the function that registers your controllers on an Operator');
+  if (options.resetExternal !== undefined && typeof options.resetExternal !== 'function') throw new ConfigurationError('resetExternal', 'must be a function that resets the state outside the cluster');
   if (!Array.isArray(options.observe) || options.observe.length === 0) throw new ConfigurationError('observe', 'must list the resource types to compare (your primaries and what the operator makes)');
   const w = options.workload as unknown;
   if (!Array.isArray(w) && !(w && typeof (w as { generate?: unknown }).generate === 'function')) throw new ConfigurationError('workload', 'must be a list of actions or { generate(random, seed) }');
+  for (const [i, invariant] of (options.invariants ?? []).entries()) {
+    if (typeof invariant?.check !== 'function') throw new ConfigurationError(`invariants[${i}]`, 'must have a check(state) function');
+    if (invariant.when !== undefined && invariant.when !== 'every-write' && invariant.when !== 'settled') throw new ConfigurationError(`invariants[${i}].when`, `must be 'every-write' or 'settled', got ${JSON.stringify(invariant.when)}`);
+  }
+  for (const [i, path] of (options.volatile ?? []).entries()) {
+    const ok = typeof path === 'string' ? path.length > 0 : Array.isArray(path) && path.length > 0 && path.every((k) => typeof k === 'string');
+    if (!ok) throw new ConfigurationError(`volatile[${i}]`, 'must be a dotted path or a non-empty list of keys');
+  }
   for (const t of options.perturbations ?? []) if (!ALL_TYPES.includes(t)) throw new ConfigurationError('perturbations', `unknown perturbation '${String(t)}' (known: ${ALL_TYPES.join(', ')})`);
   for (const key of ['horizonMs', 'settleTimeoutMs', 'maxWritesPerStep'] as const) {
     const v = options[key];

@@ -4,14 +4,14 @@
  * the base object, the change, and the base again (the revert must restore the state).
  */
 import type { KubernetesObject, V1CustomResourceDefinition, V1JSONSchemaProps } from '@kubernetes/client-node';
-import { ConfigurationError } from '../../../core/index.js';
-import { descriptorOf } from '../../../kube/index.js';
-import type { Action, InputCase, Workload } from './types.js';
+import { ConfigurationError } from '../../core/index.js';
+import { descriptorOf } from '../../kube/index.js';
+import type { Action, InputCase, Workload, WorkloadObject } from './types.js';
 
 export interface SchemaWorkloadOptions {
   readonly crd: V1CustomResourceDefinition;
   /** A valid object to start from (Acto's seed CR): the changes are made to it. */
-  readonly base: KubernetesObject;
+  readonly base: WorkloadObject;
   /** Only these fields (`spec.replicas`); default every field under `spec`. */
   readonly fields?: readonly string[];
 }
@@ -53,6 +53,9 @@ export function generateCases(schema: V1JSONSchemaProps, path: string): Case[] {
   const add = (value: unknown, kind: Case['kind']): void => {
     if (!out.some((c) => JSON.stringify(c.value) === JSON.stringify(value))) out.push({ field, value, kind });
   };
+  // A string the schema's pattern forbids is invalid whatever else it is (an empty one too).
+  const pattern = patternOf(schema);
+  const addString = (value: string, kind: Case['kind']): void => add(value, pattern && !pattern.test(value) ? 'invalid' : kind);
   if (schema._enum) {
     for (const v of schema._enum) add(v, 'valid');
     add('not-one-of-the-enum', 'invalid');
@@ -73,13 +76,21 @@ export function generateCases(schema: V1JSONSchemaProps, path: string): Case[] {
       break;
     }
     case 'string':
-      add('', schema.minLength ? 'invalid' : 'boundary');
+      addString('', schema.minLength ? 'invalid' : 'boundary');
       if (schema.maxLength !== undefined) {
-        add('a'.repeat(schema.maxLength), 'boundary');
+        addString('a'.repeat(schema.maxLength), 'boundary');
         add('a'.repeat(schema.maxLength + 1), 'invalid');
-      } else add('a'.repeat(256), 'boundary');
-      add('not a valid value!', schema.pattern ? 'invalid' : 'valid');
+      } else addString('a'.repeat(256), 'boundary');
+      addString('not a valid value!', schema.pattern ? 'invalid' : 'valid');
       break;
+    case 'object': {
+      // A map (additionalProperties) or a free-form object: empty, one entry, and one of the wrong type.
+      const values = typeof schema.additionalProperties === 'object' ? (schema.additionalProperties as V1JSONSchemaProps) : undefined;
+      add({}, schema.minProperties ? 'invalid' : 'boundary');
+      add({ key: exampleOf(values) }, schema.maxProperties === 0 ? 'invalid' : 'valid');
+      if (values?.type !== undefined) add({ key: wrongTypeFor(values) }, 'invalid');
+      break;
+    }
     case 'boolean':
       add(true, 'valid');
       add(false, 'valid');
@@ -92,6 +103,20 @@ export function generateCases(schema: V1JSONSchemaProps, path: string): Case[] {
       break;
   }
   return out;
+}
+
+/** The schema's `pattern` as a RegExp, or undefined (none, or one JavaScript cannot read: then the old guess stands). */
+function patternOf(schema: V1JSONSchemaProps): RegExp | undefined {
+  if (!schema.pattern) return undefined;
+  try {
+    return new RegExp(schema.pattern, 'u');
+  } catch {
+    return undefined;
+  }
+}
+
+function wrongTypeFor(schema: V1JSONSchemaProps): unknown {
+  return schema.type === 'string' ? 1 : 'x';
 }
 
 function exampleOf(schema: V1JSONSchemaProps | undefined): unknown {

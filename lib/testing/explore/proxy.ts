@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { EVENTS_PATH } from '../harness.js';
 import { fieldSelectorPredicate, labelSelectorPredicate, type Mirror } from './mirror.js';
 
 /** The answer to inject instead of forwarding (a status), or forward and answer 504 (timeout). */
@@ -23,6 +24,8 @@ export interface ProxyHooks {
 interface WatchConnection {
   readonly res: ServerResponse;
   readonly path: string;
+  /** Which watch this is, across reconnects: the collection and its selectors (an informer's). */
+  readonly key: string;
   readonly namespace: string | undefined;
   readonly selects: ((o: KubernetesObject) => boolean) | undefined;
   /** The newest revision the server has sent on this watch (forwarded, held or dropped). */
@@ -37,6 +40,9 @@ export interface Incarnation {
   alive: boolean;
   /** While set, lists of observed resources show this revision and watch events are held. */
   staleRv: number | undefined;
+  /** The stale view catches up once the operator has made this many writes on it, whatever their answers. */
+  readonly catchUpAfterWrites: number;
+  staleWrites: number;
   readonly sockets: Set<Socket>;
   readonly watches: Set<WatchConnection>;
   /** Collections this incarnation has watched: one without an open watch is between a list and its watch. */
@@ -46,8 +52,6 @@ export interface Incarnation {
 /** Between the held events of two watches: enough for the operator to read one socket before the next. */
 const RELEASE_SPACING_MS = 10;
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-/** Events (core and events.k8s.io) are written asynchronously and rate-limited: not crash points. */
-const EVENTS_PATH = /\/events(?:\/|$)/;
 
 export class FaultProxy {
   private server: Server | undefined;
@@ -57,9 +61,12 @@ export class FaultProxy {
   private base = '';
   /** How the current incarnation's watches deliver: as they come, held for later, or dropped. */
   watchMode: 'pass' | 'hold' | 'drop' = 'pass';
+  /** When set, `watchMode` holds or drops only the watch with this key: one informer misses or merges what the others see. */
+  watchOnly: string | undefined;
+  /** The keys of the watches the operator opened in this run. */
+  readonly watchKeys = new Set<string>();
   writes = 0;
   inFlight = 0;
-  lastActivity = Date.now();
   eventsDropped = 0;
 
   constructor(
@@ -76,8 +83,8 @@ export class FaultProxy {
     this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
-  incarnation(staleRv?: number): { incarnation: Incarnation; url: string } {
-    const incarnation: Incarnation = { id: this.nextId++, alive: true, staleRv, sockets: new Set(), watches: new Set(), watched: new Set() };
+  incarnation(staleRv?: number, catchUpAfterWrites = Number.POSITIVE_INFINITY): { incarnation: Incarnation; url: string } {
+    const incarnation: Incarnation = { id: this.nextId++, alive: true, staleRv, catchUpAfterWrites, staleWrites: 0, sockets: new Set(), watches: new Set(), watched: new Set() };
     this.incarnations.set(incarnation.id, incarnation);
     return { incarnation, url: `${this.base}/i${incarnation.id}` };
   }
@@ -93,7 +100,8 @@ export class FaultProxy {
   /**
    * Delivers what the watches of `incarnation` hold, ending its stale view: each watch's events in
    * one write, the watches in the order of their first held revision, a moment apart, so that a
-   * replay sees them arrive in the same order.
+   * replay sees them arrive in the same order. A watch not released yet keeps holding what arrives
+   * meanwhile, so that no event overtakes an older one of its watch.
    */
   async release(incarnation: Incarnation): Promise<void> {
     incarnation.staleRv = undefined;
@@ -109,23 +117,22 @@ export class FaultProxy {
       if (w.held.length > 0) {
         w.res.write(w.held.join(''));
         w.held.length = 0;
-        this.lastActivity = Date.now();
         await new Promise((resolve) => setTimeout(resolve, RELEASE_SPACING_MS));
       }
       if (w.upstreamEnded) w.res.end();
     }
   }
 
-  /** Ends the watches of `incarnation` with 410 Expired: the informers relist. */
-  expire(incarnation: Incarnation): void {
+  /** Ends the watches of `incarnation` (only the one with key `only`, when given) with 410 Expired: the informers relist. */
+  expire(incarnation: Incarnation, only?: string): void {
     const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: 'too old resource version (injected: events were missed)' };
     for (const w of [...incarnation.watches]) {
+      if (only !== undefined && w.key !== only) continue;
       w.held.length = 0;
       w.res.end(`${JSON.stringify({ type: 'ERROR', object: status })}\n`);
       w.abort();
       incarnation.watches.delete(w);
     }
-    this.lastActivity = Date.now();
   }
 
   /**
@@ -165,7 +172,6 @@ export class FaultProxy {
     const isWatch = method === 'GET' && url.searchParams.get('watch') === 'true';
     if (isWatch) return this.watch(incarnation, req, res, url);
     this.inFlight++;
-    this.lastActivity = Date.now();
     try {
       const body = await readBody(req);
       if (!incarnation.alive) return;
@@ -187,6 +193,12 @@ export class FaultProxy {
         }
       } else if (isWrite) this.log.push(`write #${n} ${method} ${url.pathname} → ${answer.status}`);
       if (!incarnation.alive) return;
+      if (isWrite && incarnation.staleRv !== undefined && ++incarnation.staleWrites >= incarnation.catchUpAfterWrites) {
+        // As a lagging watch cache does whatever the operator does; before the answer, so that a replay sees the same order.
+        this.log.push(`the stale view catches up after ${incarnation.staleWrites} writes of the operator on it`);
+        await this.release(incarnation);
+        if (!incarnation.alive) return;
+      }
       if (injected === 'timeout') return void send(res, 504, failure(504, method, url.pathname));
       res.writeHead(answer.status, { 'content-type': answer.contentType });
       res.end(answer.text);
@@ -194,7 +206,6 @@ export class FaultProxy {
       if (!res.headersSent) req.socket.destroy();
     } finally {
       this.inFlight--;
-      this.lastActivity = Date.now();
     }
   }
 
@@ -229,9 +240,12 @@ export class FaultProxy {
     const fields = fieldSelectorPredicate(url.searchParams.get('fieldSelector'));
     const found = this.mirror.match(url.pathname);
     const from = Number(url.searchParams.get('resourceVersion') ?? 0);
+    const key = watchKey(url);
+    this.watchKeys.add(key);
     const connection: WatchConnection = {
       res,
       path: url.pathname,
+      key,
       namespace: found?.namespace,
       selects: labels && fields ? (o) => labels(o.metadata?.labels ?? {}) && fields(o) : undefined,
       lastRv: from > 0 ? from : found ? this.mirror.latestRv(found.resource) : 0,
@@ -264,11 +278,12 @@ export class FaultProxy {
           partial = partial.slice(newline + 1);
           if (!incarnation.alive || !incarnation.watches.has(connection)) return;
           connection.lastRv = Math.max(connection.lastRv, revisionOf(line));
-          if (incarnation.staleRv !== undefined || this.watchMode === 'hold') connection.held.push(line);
-          else if (this.watchMode === 'drop') this.eventsDropped++;
+          // Behind events this watch still holds, a newer one waits its turn: a watch delivers in revision order.
+          const perturbed = this.watchOnly === undefined || this.watchOnly === connection.key;
+          if (incarnation.staleRv !== undefined || (this.watchMode === 'hold' && perturbed) || connection.held.length > 0) connection.held.push(line);
+          else if (this.watchMode === 'drop' && perturbed) this.eventsDropped++;
           else {
             res.write(line);
-            this.lastActivity = Date.now();
           }
         }
       }
@@ -279,6 +294,12 @@ export class FaultProxy {
       else res.end();
     }
   }
+}
+
+/** A watch's identity across reconnects: its collection and selectors, not its resourceVersion. */
+function watchKey(url: URL): string {
+  const selectors = ['labelSelector', 'fieldSelector'].flatMap((name) => (url.searchParams.get(name) ? [`${name}=${url.searchParams.get(name)}`] : []));
+  return selectors.length > 0 ? `${url.pathname}?${selectors.join('&')}` : url.pathname;
 }
 
 function parseJson(text: string): unknown {
