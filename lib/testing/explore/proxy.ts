@@ -9,7 +9,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { EVENTS_PATH } from '../harness.js';
-import { fieldSelectorPredicate, labelSelectorPredicate, type Mirror } from './mirror.js';
+import { fieldSelectorPredicate, labelSelectorPredicate, type Mirror, type SelectorGrammar } from './mirror.js';
 
 /** The answer to inject instead of forwarding (a status), or forward and answer 504 (timeout). */
 export type InjectedAnswer = { readonly status: 409 | 429 | 500 } | 'timeout';
@@ -80,6 +80,8 @@ export class FaultProxy {
     /** The run's log: the writes go in as they commit. */
     private readonly log: string[],
     private readonly hooks: ProxyHooks,
+    /** Selectors of stale lists are read as the server reads them. */
+    private readonly selectors: SelectorGrammar,
   ) {}
 
   async listen(): Promise<void> {
@@ -219,8 +221,8 @@ export class FaultProxy {
   private staleList(rv: number, url: URL): string | undefined {
     const found = this.mirror.match(url.pathname);
     if (!found) return undefined;
-    const labels = labelSelectorPredicate(url.searchParams.get('labelSelector'));
-    const fields = fieldSelectorPredicate(url.searchParams.get('fieldSelector'));
+    const labels = labelSelectorPredicate(this.selectors, url.searchParams.get('labelSelector'));
+    const fields = fieldSelectorPredicate(this.selectors, url.searchParams.get('fieldSelector'));
     if (!labels || !fields) return undefined;
     const items = this.staleItems(found, rv, (o) => labels(o.metadata?.labels ?? {}) && fields(o));
     return JSON.stringify({ apiVersion: found.resource.apiVersion, kind: `${found.resource.kind}List`, metadata: { resourceVersion: String(rv) }, items });
@@ -253,8 +255,8 @@ export class FaultProxy {
 
   private async watch(incarnation: Incarnation, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const abort = new AbortController();
-    const labels = labelSelectorPredicate(url.searchParams.get('labelSelector'));
-    const fields = fieldSelectorPredicate(url.searchParams.get('fieldSelector'));
+    const labels = labelSelectorPredicate(this.selectors, url.searchParams.get('labelSelector'));
+    const fields = fieldSelectorPredicate(this.selectors, url.searchParams.get('fieldSelector'));
     const found = this.mirror.match(url.pathname);
     const streamsList = url.searchParams.get('sendInitialEvents') === 'true';
     // A watch-list under a stale view is the stale list, streamed, then the watch from that revision.

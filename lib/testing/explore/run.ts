@@ -72,7 +72,8 @@ export async function executeRun(options: ExploreOptions, trace: RunPlan, refere
   const horizonMs = options.horizonMs ?? 1000;
   const settleTimeoutMs = options.settleTimeoutMs ?? 10_000;
   const maxWrites = options.maxWritesPerStep ?? 200;
-  const server = await (await loadApiServer()).startApiServer({});
+  const apiServer = await loadApiServer();
+  const server = await apiServer.startApiServer({});
   const admin = createKubeClient(server.kubeConfig());
   const log: string[] = [];
   let failure: RunFailure | undefined;
@@ -265,7 +266,7 @@ export async function executeRun(options: ExploreOptions, trace: RunPlan, refere
         void crashAndRestart(`crash after write #${n} ${method} ${path}; restart`);
         return 'crash';
       },
-    });
+    }, apiServer);
     await proxy.listen();
     await resetExternal(options);
     current = await startOperator();

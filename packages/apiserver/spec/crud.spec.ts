@@ -158,7 +158,8 @@ describe('apiserver: CRUD with @kubernetes/client-node', () => {
     const renewed = await c.coordination.replaceNamespacedLease({
       name: 'leader',
       namespace: 'default',
-      body: { ...lease, spec: { ...lease.spec, renewTime: new Date() } },
+      // A second later: a renewal within the same millisecond would be the same object, a no-op update.
+      body: { ...lease, spec: { ...lease.spec, renewTime: new Date(Date.now() + 1_000) } },
     });
     expect(renewed.metadata?.resourceVersion).to.not.equal(lease.metadata?.resourceVersion);
     const stolen = await failure(

@@ -1,3 +1,4 @@
+import * as apiServer from '@rxkube/apiserver';
 import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { expect } from 'chai';
 import { builtinResources, createKubeClient, openWatchStream, resourcePath, resolveDescriptor } from '../../../lib/kube/index.js';
@@ -18,7 +19,7 @@ describe('testing: the explorer fault proxy', function () {
   beforeEach(async () => {
     server = await startApiServer({});
     mirror = await Mirror.start(server.kubeConfig(), [configMaps, secrets]);
-    proxy = new FaultProxy(server.url, mirror, [], { beforeWrite: () => undefined, afterWrite: async () => undefined });
+    proxy = new FaultProxy(server.url, mirror, [], { beforeWrite: () => undefined, afterWrite: async () => undefined }, apiServer);
     await proxy.listen();
   });
 
@@ -46,14 +47,14 @@ describe('testing: the explorer fault proxy', function () {
   const delivered = (incarnation: Incarnation) => eventually('every committed change at the proxy', () => mirror.caughtUp() && proxy.pendingDeliveries(incarnation) === 0);
 
   it('serves stale lists through the server\'s own selector grammar, and forwards what it would refuse', () => {
-    const labels = labelSelectorPredicate('app in (web,api),!canary,tier!=db');
+    const labels = labelSelectorPredicate(apiServer, 'app in (web,api),!canary,tier!=db');
     const cases: Record<string, string>[] = [{ app: 'web' }, { app: 'api', tier: 'front' }, { app: 'web', canary: '' }, { app: 'cache' }, { app: 'web', tier: 'db' }];
     expect(cases.map((l) => labels?.(l))).to.deep.equal([true, true, false, false, false]);
-    expect(labelSelectorPredicate('app in (web')).to.equal(undefined);
-    const byName = fieldSelectorPredicate('metadata.name=web,metadata.namespace!=kube-system');
+    expect(labelSelectorPredicate(apiServer, 'app in (web')).to.equal(undefined);
+    const byName = fieldSelectorPredicate(apiServer, 'metadata.name=web,metadata.namespace!=kube-system');
     expect(byName?.({ metadata: { name: 'web', namespace: 'default' } })).to.equal(true);
     expect(byName?.({ metadata: { name: 'web', namespace: 'kube-system' } })).to.equal(false);
-    expect(fieldSelectorPredicate('status.phase=Running')).to.equal(undefined);
+    expect(fieldSelectorPredicate(apiServer, 'status.phase=Running')).to.equal(undefined);
   });
 
   it("releases each watch's held events in revision order: an event arriving after the switch back to pass-through waits behind the held ones", async () => {
