@@ -48,6 +48,7 @@ export type {
   FieldSelector,
   KubeClient,
   LabelSelector,
+  PartialObjectMetadata,
   ResourceClient,
   ResourceDescriptor,
 } from './kube/index.js';

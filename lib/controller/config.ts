@@ -128,6 +128,7 @@ const INFORMER_TUNING = {
   timeoutSeconds: true,
   deadMarginMs: true,
   listTimeoutMs: true,
+  watchList: true,
   backoff: true,
   bounded: true,
   transform: true,

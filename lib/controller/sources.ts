@@ -13,10 +13,10 @@ export type InformerFactory = <T extends KubernetesObject>(options: SharedInform
 
 /** The informers of one controller: `ControllerConfig.informer` tuning, shared through the pool (one client). */
 export function controllerInformers(pool: InformerPool, tuning: InformerTuning): InformerFactory {
-  const { transform, timeoutSeconds, deadMarginMs, listTimeoutMs, backoff } = tuning;
+  const { transform, timeoutSeconds, deadMarginMs, listTimeoutMs, watchList, backoff } = tuning;
   // A transform keeps the object's kind: what it returns for a T is a T.
   return <T extends KubernetesObject>(options: SharedInformerOptions<T>) =>
-    pool.acquire<T>({ transform: transform as ObjectTransform<T> | undefined, timeoutSeconds, deadMarginMs, listTimeoutMs, backoff, ...options });
+    pool.acquire<T>({ transform: transform as ObjectTransform<T> | undefined, timeoutSeconds, deadMarginMs, listTimeoutMs, watchList, backoff, ...options });
 }
 
 export interface ControllerSourcesOptions<P extends KubernetesObject> {
@@ -119,6 +119,7 @@ export class ControllerSources<P extends KubernetesObject> implements SecondaryL
       labelSelector: secondary.labelSelector,
       fieldSelector: secondary.fieldSelector,
       indexers: secondary.indexers,
+      metadataOnly: secondary.metadataOnly,
     });
     const source = new SecondarySource<KubernetesObject, P>({
       informer: inf,
@@ -127,6 +128,7 @@ export class ControllerSources<P extends KubernetesObject> implements SecondaryL
       toPrimaries: secondary.toPrimaries,
       toSecondaries: secondary.toSecondaries,
       primaryInformer,
+      metadataOnly: secondary.metadataOnly,
     });
     logInformerFailures(logger, inf, source);
     this.sources.set(secondary.name, source);

@@ -101,6 +101,8 @@ export interface InformerTuning {
   readonly timeoutSeconds?: number;
   readonly deadMarginMs?: number;
   readonly listTimeoutMs?: number;
+  /** ES9: stream lists as watch-lists where the server serves them (default true); false: paged lists. */
+  readonly watchList?: boolean;
   readonly backoff?: Partial<BackoffPolicy>;
   /** ES7: bound the primary cache. */
   readonly bounded?: BoundedStoreOptions | undefined;

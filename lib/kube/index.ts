@@ -12,6 +12,7 @@ export { classifyError, errorMessage, KubeApiError, statusCodeOf, statusOf, type
 export { DEFAULT_POOL_CONNECTIONS, shareConnections, type ShareConnectionsOptions } from './connections.js';
 export { type HttpVerb, type KubeRequest, type RequestFn } from './request.js';
 export { openWatchStream } from './watch-stream.js';
+export { METADATA_LIST_ACCEPT, METADATA_OBJECT_ACCEPT, toPartialObjectMetadata, type PartialObjectMetadata } from './metadata.js';
 export { rxkubeUserAgent } from './user-agent.js';
 export {
   createKubeClient,

@@ -17,6 +17,8 @@ export interface KubeRequest {
   body?: unknown;
   /** Content-Type of the body (default application/json). */
   contentType?: string;
+  /** The Accept header (default application/json): e.g. a metadata-only list's `as=PartialObjectMetadataList`. */
+  accept?: string | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -46,7 +48,7 @@ export function createDirectRequestFn(connection: DirectConnection, userAgent?: 
   return async (req) => {
     const url = new URL(connection.server + req.path);
     for (const [key, value] of Object.entries(req.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
-    const headers: Record<string, string> = { ...connection.headers(), Accept: 'application/json', ...(userAgent === undefined ? {} : { 'User-Agent': userAgent }) };
+    const headers: Record<string, string> = { ...connection.headers(), Accept: req.accept ?? 'application/json', ...(userAgent === undefined ? {} : { 'User-Agent': userAgent }) };
     if (req.body !== undefined) headers['Content-Type'] = req.contentType ?? 'application/json';
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
     return answerOf(await dispatchTo(connection.pool.requests, url, req.method, headers, body, req.signal), req);
@@ -55,7 +57,7 @@ export function createDirectRequestFn(connection: DirectConnection, userAgent?: 
 
 async function send(config: Configuration, req: KubeRequest, userAgent: string | undefined): Promise<unknown> {
   let ctx: RequestContext = config.baseServer.makeRequestContext(req.path, req.method);
-  ctx.setHeaderParam('Accept', 'application/json');
+  ctx.setHeaderParam('Accept', req.accept ?? 'application/json');
   for (const [key, value] of Object.entries(req.query ?? {})) {
     if (value !== undefined) ctx.setQueryParam(key, String(value));
   }

@@ -16,6 +16,8 @@ export interface WatchStreamRequest {
   readonly query: Readonly<Record<string, string | number | boolean | undefined>>;
   /** The connection is given up when no byte arrives for this long (also before the headers). */
   readonly inactivityTimeoutMs: number;
+  /** The Accept header (default application/json): a metadata-only watch asks for `as=PartialObjectMetadata`. */
+  readonly accept?: string | undefined;
   /** The User-Agent header (the client's, `KubeClient.userAgent`). */
   readonly userAgent?: string | undefined;
 }
@@ -46,7 +48,8 @@ export async function openWatchStream(
   const url = new URL(server.replace(/\/+$/, '') + request.path);
   url.searchParams.set('watch', 'true');
   for (const [key, value] of Object.entries(request.query)) if (value !== undefined) url.searchParams.set(key, String(value));
-  const { headers, dispatcher } = 'pool' in target ? { headers: { ...target.headers(), Accept: 'application/json' }, dispatcher: target.pool.watches } : await authenticated(target, url);
+  const accept = request.accept ?? 'application/json';
+  const { headers, dispatcher } = 'pool' in target ? { headers: { ...target.headers(), Accept: accept }, dispatcher: target.pool.watches } : await authenticated(target, url, accept);
   if (request.userAgent !== undefined) headers['User-Agent'] = request.userAgent;
 
   const abort = new AbortController();
@@ -113,9 +116,9 @@ export async function openWatchStream(
 }
 
 /** client-node's authentication and the shared watch pool for a watch of `url`. */
-async function authenticated(kubeConfig: KubeConfig, url: URL): Promise<{ headers: Record<string, string>; dispatcher: Dispatcher }> {
+async function authenticated(kubeConfig: KubeConfig, url: URL, accept: string): Promise<{ headers: Record<string, string>; dispatcher: Dispatcher }> {
   const ctx = new RequestContext(url.toString(), HttpMethod.GET);
-  ctx.setHeaderParam('Accept', 'application/json');
+  ctx.setHeaderParam('Accept', accept);
   await shareConnections(kubeConfig).applySecurityAuthentication(ctx);
   return { headers: ctx.getHeaders(), dispatcher: ctx.getDispatcher() ?? getGlobalDispatcher() };
 }

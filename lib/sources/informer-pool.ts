@@ -79,7 +79,7 @@ interface Membership {
  * - the namespaces ('all', or the same set);
  * - the label selector and the field selector, as query strings;
  * - the transform, by identity (none = the default `compactManagedFields`);
- * - the bounds of the store, and the watch tuning (timeoutSeconds, deadMarginMs, listTimeoutMs, backoff).
+ * - the bounds of the store, and the watch tuning (timeoutSeconds, deadMarginMs, listTimeoutMs, watchList, backoff).
  * Names and indexers are not part of it: each share adds its indexers under its own names (an
  * index name another share holds is suffixed `#2`, `#3`, ... in the shared store).
  *
@@ -136,7 +136,7 @@ export class InformerPool {
         ...options,
         name: user.name,
         namespaces: namespaces[0] === undefined ? 'all' : (namespaces as string[]),
-        client: this.options.listWatch?.(user.resource) ?? kubeListWatch(this.options.client, user.resource),
+        client: this.options.listWatch?.(user.resource) ?? kubeListWatch(this.options.client, user.resource, { metadataOnly: options.metadataOnly }),
         scheduler: this.options.scheduler,
         random: this.options.random,
       });
@@ -167,10 +167,12 @@ export class InformerPool {
       formatLabelSelector(options.labelSelector),
       formatFieldSelector(options.fieldSelector),
       transformId,
+      options.metadataOnly === true,
       sorted(options.bounded),
       options.timeoutSeconds ?? null,
       options.deadMarginMs ?? null,
       options.listTimeoutMs ?? null,
+      options.watchList !== false,
       sorted(options.backoff),
     ]);
   }

@@ -67,6 +67,13 @@ export interface InformerOptions<T extends KubernetesObject> {
    * `compactManagedFields`; pass `(object) => object` to keep objects as the server sent them).
    */
   transform?: ObjectTransform<T> | undefined;
+  /**
+   * List and watch the objects' metadata only (`PartialObjectMetadata`: names, labels,
+   * annotations, owner references, finalizers, deletion marks), as client-go's metadata informer
+   * does: declare the informer's type as `PartialObjectMetadata`. A cache of Secrets or Pods that
+   * only maps them to their owners then holds none of their data.
+   */
+  metadataOnly?: boolean | undefined;
   /** ES7: bound the cache (LRU with time-to-idle); misses read from the API via `store.fetch`. */
   bounded?: BoundedStoreOptions | undefined;
   /** Asked of the server on every watch (default 290 s). */
@@ -75,6 +82,12 @@ export interface InformerOptions<T extends KubernetesObject> {
   deadMarginMs?: number | undefined;
   /** A list slower than this is abandoned and retried (default 60 s). */
   listTimeoutMs?: number | undefined;
+  /**
+   * ES9: stream the initial list and every relist as a watch-list (`sendInitialEvents`) where the
+   * server serves one (default true), objects going into the cache as they arrive; paged lists
+   * where it refuses (a server before 1.27, or with the feature off).
+   */
+  watchList?: boolean | undefined;
   /** Reconnect backoff (default ES1: 800 ms → 30 s, factor 2, jitter, reset after 30 s of health). */
   backoff?: Partial<BackoffPolicy> | undefined;
   scheduler?: SchedulerLike | undefined;
@@ -121,6 +134,14 @@ interface Scope {
   lastError: unknown;
   lists: number;
   drops: number;
+  /** A streamed (re)list in progress: what the cache held when it began, and what came since. */
+  listing: Listing | undefined;
+}
+
+interface Listing {
+  readonly namespace: string | undefined;
+  readonly before: Map<string, string>;
+  readonly seen: Set<string>;
 }
 
 const ALL = '*';
@@ -213,7 +234,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
     }
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.transform = options.transform ?? compactManagedFields;
-    this.client = options.client ?? kubeListWatch<T>(options.kubeConfig as KubeConfig, this.resource);
+    this.client = options.client ?? kubeListWatch<T>(options.kubeConfig as KubeConfig, this.resource, { metadataOnly: options.metadataOnly });
     this.labelSelector = formatLabelSelector(options.labelSelector);
     this.fieldSelector = formatFieldSelector(options.fieldSelector);
     this.wanted = this.checkNamespaces(options.namespaces ?? 'all');
@@ -381,7 +402,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
     }
     for (const [key, namespace] of wantedKeys) {
       if (this.scopes.has(key)) continue;
-      const scope: Scope = { namespace, subscription: undefined, state: 'starting', synced: false, resourceVersion: undefined, lastError: undefined, lists: 0, drops: 0 };
+      const scope: Scope = { namespace, subscription: undefined, state: 'starting', synced: false, resourceVersion: undefined, lastError: undefined, lists: 0, drops: 0, listing: undefined };
       this.scopes.set(key, scope);
       scope.subscription = this.loop(scope).subscribe((message) => this.apply(scope, message));
     }
@@ -395,6 +416,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
       timeoutSeconds: this.options.timeoutSeconds ?? 290,
       deadMarginMs: this.options.deadMarginMs ?? 30_000,
       listTimeoutMs: this.options.listTimeoutMs ?? 60_000,
+      watchList: this.options.watchList,
       backoff: this.options.backoff,
       scheduler: this.scheduler,
       random: this.options.random,
@@ -416,12 +438,28 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
 
   private apply(scope: Scope, message: ReflectorMessage<T>): void {
     switch (message.type) {
-      case 'listed':
+      case 'listed': {
         scope.resourceVersion = message.resourceVersion;
         scope.state = 'listed';
         scope.synced = true;
         scope.lists++;
-        this.replace(scope.namespace, message.items.map((object) => this.transform(object)));
+        const listing = this.startListing(scope.namespace);
+        for (const object of message.items) this.listItem(listing, this.transform(object));
+        this.endListing(listing);
+        break;
+      }
+      case 'listStart':
+        scope.listing = this.startListing(scope.namespace);
+        return;
+      case 'listItem':
+        if (scope.listing) this.listItem(scope.listing, this.transform(message.object));
+        return;
+      case 'listEnd':
+        if (scope.listing) this.endListing(scope.listing);
+        scope.listing = undefined;
+        scope.resourceVersion = message.resourceVersion;
+        scope.synced = true;
+        scope.lists++;
         break;
       case 'watching':
         scope.state = 'watching';
@@ -438,24 +476,32 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
     this.updateSignals();
   }
 
-  /** A (re)list: the truth for one namespace (or all). Emit the difference against the cache. */
-  private replace(namespace: string | undefined, items: readonly T[]): void {
-    const before = this.cache.versionsIn(namespace);
-    const seen = new Set<string>();
-    for (const object of items) {
-      const key = resourceKey(resourceIdOf(object));
-      seen.add(key);
-      const previousVersion = before.get(key);
-      if (previousVersion === undefined) {
-        this.cache.upsert(object);
-        this.changes.next({ type: 'added', object, listed: true });
-      } else if (previousVersion !== resourceVersionOf(object)) {
-        const oldObject = this.cache.upsert(object);
-        this.changes.next({ type: 'modified', object, oldObject, listed: true });
-      }
+  /**
+   * A (re)list is the truth for one namespace (or all): its objects go into the cache one by one
+   * as they come (a page's, or a watch-list's), each emitted as the difference against what the
+   * cache held; at its end, what it did not bring is deleted. The cache is the only copy: a relist
+   * never holds the old state and the new one whole side by side.
+   */
+  private startListing(namespace: string | undefined): Listing {
+    return { namespace, before: this.cache.versionsIn(namespace), seen: new Set() };
+  }
+
+  private listItem(listing: Listing, object: T): void {
+    const key = resourceKey(resourceIdOf(object));
+    listing.seen.add(key);
+    const previousVersion = listing.before.get(key);
+    if (previousVersion === undefined && !this.cache.has(resourceIdOf(object))) {
+      this.cache.upsert(object);
+      this.changes.next({ type: 'added', object, listed: true });
+    } else if (previousVersion !== resourceVersionOf(object) && this.cache.resourceVersionOf(resourceIdOf(object)) !== resourceVersionOf(object)) {
+      const oldObject = this.cache.upsert(object);
+      this.changes.next({ type: 'modified', object, oldObject, listed: true });
     }
-    for (const key of before.keys()) {
-      if (seen.has(key)) continue;
+  }
+
+  private endListing(listing: Listing): void {
+    for (const key of listing.before.keys()) {
+      if (listing.seen.has(key)) continue;
       const removed = this.cache.remove(key);
       if (removed) this.changes.next({ type: 'deleted', object: removed, oldObject: removed, listed: true });
     }

@@ -1,6 +1,22 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { ResourceID } from '../core/index.js';
-import { classifyError, createKubeClient, isKubeClient, openWatchStream, resourcePath, watchTargetOf, type KubeClient, type ResourceDescriptor } from '../kube/index.js';
+import {
+  classifyError,
+  createKubeClient,
+  formatFieldSelector,
+  formatLabelSelector,
+  isKubeClient,
+  METADATA_LIST_ACCEPT,
+  METADATA_OBJECT_ACCEPT,
+  openWatchStream,
+  resourcePath,
+  toPartialObjectMetadata,
+  watchTargetOf,
+  type KubeClient,
+  type KubeList,
+  type ListOptions,
+  type ResourceDescriptor,
+} from '../kube/index.js';
 
 /** Which objects one list+watch covers. Selectors are in their query-string form ('' = none). */
 export interface ListWatchScope {
@@ -24,6 +40,11 @@ export interface ListAnswer<T> {
 
 export interface WatchRequest extends ListWatchScope {
   readonly resourceVersion: string;
+  /**
+   * A watch-list (KEP-3157): the current state as ADDED events first, then a BOOKMARK annotated
+   * `k8s.io/initial-events-end`, then the changes — the initial list streamed on one connection.
+   */
+  readonly sendInitialEvents?: boolean | undefined;
   readonly timeoutSeconds: number;
   /** The client gives up on a connection silent for this long (also before the answer's headers). */
   readonly inactivityTimeoutMs: number;
@@ -45,11 +66,23 @@ export interface ListWatchClient<T> {
   ): Promise<() => void>;
   /** One object, or undefined when it does not exist. */
   find(id: ResourceID): Promise<T | undefined>;
+  /**
+   * The client can ask for a watch-list (`sendInitialEvents`). An informer then streams its
+   * initial lists, and falls back to paged lists when the server refuses.
+   */
+  readonly watchList?: boolean | undefined;
 }
 
 export interface KubeListWatchOptions {
   /** Items per list page (default 500, as client-go's reflector). */
   readonly pageSize?: number | undefined;
+  /**
+   * List, read and watch the objects' metadata only (`PartialObjectMetadata`, as client-go's
+   * metadata informer asks for it): declare the client's type as `PartialObjectMetadata`.
+   */
+  readonly metadataOnly?: boolean | undefined;
+  /** Stream initial lists as a watch-list where the server offers it (default true; false: paged lists). */
+  readonly watchList?: boolean | undefined;
 }
 
 /**
@@ -69,6 +102,35 @@ export function kubeListWatch<T extends KubernetesObject>(
   const client = kubeClient.resource<T>(resource);
   const d = client.descriptor;
   const pageSize = options.pageSize ?? 500;
+  const metadataOnly = options.metadataOnly === true;
+  // ES10: the client's type is the caller's declaration: PartialObjectMetadata for a metadata-only client.
+  const asDeclared = (object: KubernetesObject): T => (metadataOnly ? toPartialObjectMetadata(object) : object) as T;
+  const listPage = async (o: ListOptions): Promise<KubeList<T>> => {
+    if (!metadataOnly) return client.list(o);
+    const answer = (await kubeClient.request({
+      method: 'GET',
+      path: resourcePath(d, { namespace: o.namespace }),
+      query: {
+        labelSelector: formatLabelSelector(o.labelSelector) || undefined,
+        fieldSelector: formatFieldSelector(o.fieldSelector) || undefined,
+        limit: o.limit || undefined,
+        continue: o.continue || undefined,
+      },
+      signal: o.signal,
+      accept: METADATA_LIST_ACCEPT,
+    })) as KubeList<KubernetesObject>;
+    return { ...answer, items: (answer.items ?? []).map(asDeclared) };
+  };
+  const findOne = async (id: ResourceID): Promise<T | undefined> => {
+    const namespace = d.namespaced ? id.namespace : undefined;
+    if (!metadataOnly) return client.find({ name: id.name, namespace });
+    try {
+      return asDeclared((await kubeClient.request({ method: 'GET', path: resourcePath(d, { namespace, name: id.name }), accept: METADATA_OBJECT_ACCEPT })) as KubernetesObject);
+    } catch (error) {
+      if (classifyError(error) === 'notFound') return undefined;
+      throw error;
+    }
+  };
   return {
     list: async (scope, request = {}) => {
       const query = {
@@ -80,7 +142,7 @@ export function kubeListWatch<T extends KubernetesObject>(
         const { signal, silentAfterMs } = request;
         const timeout = silentAfterMs === undefined ? undefined : AbortSignal.timeout(silentAfterMs);
         const bounded = signal && timeout ? AbortSignal.any([signal, timeout]) : (signal ?? timeout);
-        return client.list({ ...query, limit, continue: next, signal: bounded }).catch((error: unknown) => {
+        return listPage({ ...query, limit, continue: next, signal: bounded }).catch((error: unknown) => {
           if (timeout?.aborted && !signal?.aborted) {
             // Named as fetch names its timeouts, so it is classified (and logged) as transient.
             throw Object.assign(new Error(`list of ${d.kind} got no answer within ${silentAfterMs} ms`, { cause: error }), { name: 'TimeoutError' });
@@ -106,7 +168,8 @@ export function kubeListWatch<T extends KubernetesObject>(
       } while (next);
       return { items, resourceVersion };
     },
-    find: (id) => client.find({ name: id.name, namespace: d.namespaced ? id.namespace : undefined }),
+    find: findOne,
+    watchList: options.watchList ?? true,
     watch: (request, onEvent, onClose) =>
       openWatchStream(
         watchTargetOf(kubeClient),
@@ -116,15 +179,21 @@ export function kubeListWatch<T extends KubernetesObject>(
             // '' is no resourceVersion: the current objects first, then what changes.
             resourceVersion: request.resourceVersion || undefined,
             allowWatchBookmarks: true,
+            ...(request.sendInitialEvents ? { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' } : {}),
             timeoutSeconds: request.timeoutSeconds,
             labelSelector: request.labelSelector || undefined,
             fieldSelector: request.fieldSelector || undefined,
           },
           inactivityTimeoutMs: request.inactivityTimeoutMs,
+          accept: metadataOnly ? METADATA_OBJECT_ACCEPT : undefined,
           userAgent: kubeClient.userAgent,
         },
-        onEvent,
+        metadataOnly ? (type, object) => onEvent(type, type === 'ERROR' || !isObject(object) ? object : toPartialObjectMetadata(object)) : onEvent,
         onClose,
       ),
   };
+}
+
+function isObject(value: unknown): value is KubernetesObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -53,7 +53,14 @@ export class ReadYourWritesCache<T extends KubernetesObject> implements CacheRea
   private readonly passed = new Subject<InformerEvent<T>>();
   private readonly subscription: Subscription;
 
-  constructor(private readonly source: CachedSource<T>) {
+  /**
+   * `recordAs` turns a write's answer into what the informer caches (a metadata-only source keeps
+   * the answer's metadata alone), so that reads give one shape whichever of the two answers them.
+   */
+  constructor(
+    private readonly source: CachedSource<T>,
+    private readonly recordAs: (written: T) => T = (written) => written,
+  ) {
     this.subscription = source.events$.subscribe({
       next: (event) => this.onEvent(event),
       complete: () => this.passed.complete(),
@@ -84,7 +91,8 @@ export class ReadYourWritesCache<T extends KubernetesObject> implements CacheRea
    * version the informer already has (e.g. the answer to a no-op write) is not recorded: no event
    * will come for it.
    */
-  recordWrite(written: T, intent: WriteIntent<T> = {}): void {
+  recordWrite(answer: T, intent: WriteIntent<T> = {}): void {
+    const written = this.recordAs(answer);
     const rv = resourceVersionOf(written);
     if (rv === undefined) {
       throw new Error(`recordWrite: ${describe(written)} has no metadata.resourceVersion; record the API's answer to the write`);

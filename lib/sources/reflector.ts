@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { asyncScheduler, defer, map, Observable, repeat, retry, throwError, timeout, timer, type SchedulerLike } from 'rxjs';
 import type { BackoffPolicy } from '../core/index.js';
-import { classifyError, errorMessage, KubeApiError, statusOf } from '../kube/index.js';
+import { classifyError, errorMessage, KubeApiError, statusCodeOf, statusOf } from '../kube/index.js';
 import type { ListAnswer, ListWatchClient, ListWatchScope } from './list-watch.js';
 import { reconnectWithBackoff, type ReconnectFailure } from './reconnect.js';
 import { resourceVersionOf } from './resource-version.js';
@@ -13,7 +13,12 @@ export type ReflectorMessage<T> =
   /** A watch is open from this resourceVersion: the loop is healthy. */
   | { readonly type: 'watching'; readonly resourceVersion: string }
   | { readonly type: 'event'; readonly action: 'ADDED' | 'MODIFIED' | 'DELETED'; readonly object: T }
-  | { readonly type: 'bookmark'; readonly resourceVersion: string };
+  | { readonly type: 'bookmark'; readonly resourceVersion: string }
+  /** A streamed list (a watch-list) begins: this scope's objects follow one by one. */
+  | { readonly type: 'listStart' }
+  | { readonly type: 'listItem'; readonly object: T }
+  /** The streamed list is whole at this version: what was not streamed since 'listStart' is gone. */
+  | { readonly type: 'listEnd'; readonly resourceVersion: string };
 
 export interface ReflectorFailure extends ReconnectFailure {
   readonly phase: 'list' | 'watch';
@@ -30,6 +35,11 @@ export interface ReflectorOptions {
   readonly deadMarginMs: number;
   /** A list (all its pages) that has not answered after this long is abandoned and retried. */
   readonly listTimeoutMs: number;
+  /**
+   * Stream each (re)list as a watch-list where the client can ask for one (default true): the
+   * objects arrive one by one on the watch's connection, so no page of the list is held whole.
+   */
+  readonly watchList?: boolean | undefined;
   readonly backoff?: Partial<BackoffPolicy> | undefined;
   readonly scheduler?: SchedulerLike | undefined;
   readonly random?: (() => number) | undefined;
@@ -109,6 +119,19 @@ export function isDroppedConnection(error: unknown): boolean {
   return error instanceof WatchDroppedError || (error instanceof WatchSilentError && error.answered);
 }
 
+/** The bookmark that closes a watch-list's initial events (KEP-3157). */
+export const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+
+function endsInitialEvents(object: unknown): boolean {
+  return (object as KubernetesObject | undefined)?.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true';
+}
+
+/** A server that does not serve watch-lists refuses the request's options (a 1.26 server: 422; the feature off: 400 or 422). */
+function refusesWatchList(error: unknown): boolean {
+  const code = error instanceof KubeApiError ? statusCodeOf(error) : undefined;
+  return code === 400 || code === 422;
+}
+
 /**
  * ES1: one list+watch loop, forever. List, then watch from the list's resourceVersion; when the
  * server closes the stream, watch again from the last resourceVersion seen (events and bookmarks
@@ -127,6 +150,8 @@ export function reflector<T extends KubernetesObject>(
   return defer(() => {
     let resourceVersion: string | undefined;
     let phase: 'list' | 'watch' = 'list';
+    // ES9: streamed lists until the server shows it does not serve them; then paged lists.
+    let streamLists = client.watchList === true && options.watchList !== false;
 
     const list$ = new Observable<ListAnswer<T>>((subscriber) => {
       const abort = new AbortController();
@@ -157,14 +182,25 @@ export function reflector<T extends KubernetesObject>(
       }),
     );
 
-    const watch$ = (from: string) =>
+    /** A watch from `from`; with `initial`, a watch-list whose first events are the list. */
+    const watch$ = (from: string, initial: boolean) =>
       new Observable<ReflectorMessage<T>>((subscriber) => {
         let ended = false;
         let close: (() => void) | undefined;
+        let listing: 'before' | 'streaming' | 'done' = initial ? 'before' : 'done';
+        const startListing = (): void => {
+          if (listing !== 'before') return;
+          listing = 'streaming';
+          subscriber.next({ type: 'listStart' });
+        };
         const end = (error?: unknown): void => {
           if (ended) return;
           ended = true;
-          if (error === undefined) subscriber.complete();
+          if (listing !== 'done' && (error === undefined ? true : refusesWatchList(error))) {
+            // Refused, or ended without its closing bookmark: this server does not serve watch-lists.
+            streamLists = false;
+            subscriber.complete();
+          } else if (error === undefined) subscriber.complete();
           else if (classifyError(error) === 'gone') {
             resourceVersion = undefined; // history is gone: the next round lists again
             subscriber.complete();
@@ -186,11 +222,25 @@ export function reflector<T extends KubernetesObject>(
             case 'MODIFIED':
             case 'DELETED': {
               const obj = object as T;
+              if (listing !== 'done' && type === 'ADDED') {
+                // The initial state comes in key order, not revision order: no resume point until its end.
+                startListing();
+                subscriber.next({ type: 'listItem', object: obj });
+                return;
+              }
               resourceVersion = resourceVersionOf(obj) ?? resourceVersion;
               subscriber.next({ type: 'event', action: type, object: obj });
               return;
             }
             case 'BOOKMARK': {
+              if (listing !== 'done') {
+                if (!endsInitialEvents(object)) return;
+                startListing();
+                listing = 'done';
+                resourceVersion = resourceVersionOf(object as KubernetesObject) ?? from;
+                subscriber.next({ type: 'listEnd', resourceVersion });
+                return;
+              }
               const rv = resourceVersionOf(object as KubernetesObject);
               if (rv) resourceVersion = rv;
               subscriber.next({ type: 'bookmark', resourceVersion: resourceVersion ?? from });
@@ -209,7 +259,13 @@ export function reflector<T extends KubernetesObject>(
         };
         client
           .watch(
-            { ...options.scope, resourceVersion: from, timeoutSeconds: options.timeoutSeconds, inactivityTimeoutMs: deadAfterMs },
+            {
+              ...options.scope,
+              resourceVersion: from,
+              timeoutSeconds: options.timeoutSeconds,
+              inactivityTimeoutMs: deadAfterMs,
+              ...(initial ? { sendInitialEvents: true } : {}),
+            },
             onEvent,
             (error) => end(error),
           )
@@ -223,8 +279,11 @@ export function reflector<T extends KubernetesObject>(
             },
             (error: unknown) => end(error),
           );
+        // A watch-list that has not closed its initial events within the list timeout is not served as one.
+        const listDeadline = initial ? scheduler.schedule(() => end(), options.listTimeoutMs) : undefined;
         return () => {
           ended = true;
+          listDeadline?.unsubscribe();
           close?.();
         };
       }).pipe(
@@ -243,7 +302,8 @@ export function reflector<T extends KubernetesObject>(
 
     return defer(() => {
       phase = resourceVersion === undefined ? 'list' : 'watch';
-      return resourceVersion === undefined ? list$ : watch$(resourceVersion);
+      if (resourceVersion !== undefined) return watch$(resourceVersion, false);
+      return streamLists ? watch$('', true) : list$;
     }).pipe(
       repeat(),
       reconnectWithBackoff<ReflectorMessage<T>>({

@@ -29,6 +29,12 @@ export interface SecondarySpec<S extends KubernetesObject = KubernetesObject, P 
   readonly toSecondaries?: PrimaryToSecondaryMapper<P>;
   readonly indexers?: Readonly<Record<string, Indexer<S>>>;
   /**
+   * Cache the secondaries' metadata only (`PartialObjectMetadata`): enough to map them to their
+   * primaries and to read their names, labels and owners, a fraction of the memory for Secrets,
+   * Pods or ConfigMaps with data. Declare `S` as `PartialObjectMetadata`.
+   */
+  readonly metadataOnly?: boolean | undefined;
+  /**
    * The writes the reconciler makes through `ctx.secondaryClient(name)`, so that the RBAC
    * `operatorManifests` generates grants them and the operator checks them when it starts:
    * `apply` needs get, create and patch. Default none: a source is only read (get, list, watch).

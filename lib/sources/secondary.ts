@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { mergeMap, Observable, Subject } from 'rxjs';
 import { describeError, resourceIdOf, resourceKey, type ResourceEvent, type ResourceID } from '../core/index.js';
+import { toPartialObjectMetadata } from '../kube/index.js';
 import type { InformerEvent, InformerLike } from './informer.js';
 import {
   isOwnerReferenceMapper,
@@ -28,6 +29,8 @@ export interface SecondarySourceOptions<S extends KubernetesObject, P extends Ku
   toSecondaries?: PrimaryToSecondaryMapper<P> | undefined;
   /** With `toSecondaries` and no `toPrimaries`: secondary events map back through an index on this informer. */
   primaryInformer?: InformerLike<P> | undefined;
+  /** The informer caches metadata only: the answers of writes through this source are kept as metadata too. */
+  metadataOnly?: boolean | undefined;
 }
 
 /**
@@ -67,7 +70,7 @@ export class SecondarySource<S extends KubernetesObject = KubernetesObject, P ex
       throw new Error(`secondary source ${this.name}: toSecondaries must be a function (primary) => ResourceID[]`);
     }
     this.toPrimaries = this.resolveToPrimaries(options);
-    this.cache = new ReadYourWritesCache<S>(options.informer);
+    this.cache = new ReadYourWritesCache<S>(options.informer, options.metadataOnly ? (written) => toPartialObjectMetadata(written) as S : undefined);
     if (!this.toSecondaries && !isOwnerReferenceMapper(this.toPrimaries)) {
       this.primariesIndex = `rxkube/primaries:${this.name}`;
       this.informer.store.addIndexer(this.primariesIndex, (s) => this.primariesOrNone(s).map(resourceKey));

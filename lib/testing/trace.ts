@@ -43,10 +43,12 @@ export interface TraceRecorder {
   trace(): TraceFile;
 }
 
-/** Events are written asynchronously and rate-limited: they are neither recorded nor checked. */
 /** The self reviews of the operator's RBAC check at start are questions, not writes: not recorded, and a replay makes none (`checkRbac: false`). */
 const SELF_REVIEWS_PATH = /\/apis\/authorization\.k8s\.io\/v1\/selfsubject(?:access|rules)reviews(?:\?|$)/;
 const WATCH_QUERY = /[?&]watch=true(?:&|$)/;
+/** A watch-list: its initial events are the list it streams, recorded and replayed as a list of that path. */
+const WATCH_LIST_QUERY = /[?&]sendInitialEvents=true(?:&|$)/;
+const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 
 /** A copy of `kubeConfig` whose every request and watch is recorded. */
 export function recordTrace(kubeConfig: KubeConfig): TraceRecorder {
@@ -69,6 +71,8 @@ function observe(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchH
   const method = String(opts.method);
   const path = opts.path;
   const watch = method === 'GET' && WATCH_QUERY.test(path);
+  // A watch-list's initial state, gathered until its closing bookmark.
+  let initial: KubernetesObject[] | undefined = watch && WATCH_LIST_QUERY.test(path) ? [] : undefined;
   let status = 0;
   let text = '';
   const onStatus = (code: number): void => {
@@ -83,6 +87,16 @@ function observe(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchH
       text = text.slice(newline + 1);
       try {
         const { type, object } = JSON.parse(line) as { type: string; object: KubernetesObject };
+        if (initial && type === 'ADDED') {
+          initial.push(object);
+          continue;
+        }
+        if (initial && type === 'BOOKMARK' && object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') {
+          const body = { kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: object.metadata.resourceVersion }, items: initial };
+          entries.push({ at: Date.now() - started, type: 'list', path, status, body });
+          initial = undefined;
+          continue;
+        }
         if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') entries.push({ at: Date.now() - started, type: 'event', path: path.split('?')[0] ?? path, event: type, object });
       } catch {
         // not JSON: the informer reports it; nothing to replay
@@ -216,13 +230,31 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
       wake();
     }
   };
+  /** The n-th answer recorded for a GET of `path` at its n-th request (the last one again after that). */
+  const recordedAnswer = (path: string): Extract<TraceEntry, { type: 'list' | 'read' }> | undefined => {
+    const recorded = entries.filter((e): e is Extract<TraceEntry, { type: 'list' | 'read' }> => (e.type === 'list' || e.type === 'read') && e.path === path);
+    const n = listsServed.get(path) ?? 0;
+    listsServed.set(path, n + 1);
+    return recorded[Math.min(n, recorded.length - 1)];
+  };
   const respond = async (req: IncomingMessage, res: ServerResponse, method: string, path: string, watch: boolean): Promise<void> => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const pathname = path.split('?')[0] ?? path;
     if (watch) {
+      let initialEvents = '';
+      if (WATCH_LIST_QUERY.test(path)) {
+        // The list it streamed when recorded; a trace recorded with paged lists has none: refused as a server
+        // before watch-lists refuses it (422), so the operator lists, and gets the lists recorded.
+        const list = recordedAnswer(path);
+        if (list?.type !== 'list') return send(res, 422, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Invalid', code: 422, message: `the trace has no watch-list for ${path}` }));
+        const { items = [], metadata } = list.body as { items?: KubernetesObject[]; metadata?: { resourceVersion?: string } };
+        const end = { metadata: { resourceVersion: metadata?.resourceVersion ?? '', annotations: { [INITIAL_EVENTS_END]: 'true' } } };
+        initialEvents = [...items.map((object) => ({ type: 'ADDED', object })), { type: 'BOOKMARK', object: end }].map((e) => `${JSON.stringify(e)}\n`).join('');
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.flushHeaders();
+      if (initialEvents) res.write(initialEvents);
       let set = watches.get(pathname);
       if (!set) watches.set(pathname, (set = new Set()));
       set.add(res);
@@ -231,10 +263,7 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
     }
     if (EVENTS_PATH.test(path)) return send(res, method === 'POST' ? 201 : 200, chunks.length ? Buffer.concat(chunks).toString('utf8') : '{}');
     if (method === 'GET') {
-      const recorded = entries.filter((e): e is Extract<TraceEntry, { type: 'list' | 'read' }> => (e.type === 'list' || e.type === 'read') && e.path === path);
-      const n = listsServed.get(path) ?? 0;
-      listsServed.set(path, n + 1);
-      const entry = recorded[Math.min(n, recorded.length - 1)];
+      const entry = recordedAnswer(path);
       if (!entry) return send(res, 404, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: `the trace has no answer for GET ${path}` }));
       return send(res, entry.status, JSON.stringify(entry.body));
     }

@@ -74,6 +74,8 @@ export class FakeListWatch implements ListWatchClient<KubernetesObject> {
   readonly watches: WatchScript[] = [];
   defaultResourceVersion = '1';
   objects: KubernetesObject[] = [];
+  /** Whether the reflector may ask this client for watch-lists (ES9). */
+  watchList = false;
 
   constructor(private readonly clock: VirtualClock) {}
 

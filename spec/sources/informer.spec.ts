@@ -126,7 +126,7 @@ describe('sources/Informer (embedded API server)', function () {
       await Promise.all(many.slice(i, i + 50).map((name) => cluster.configMaps.create(configMap(ns, name))));
     }
     // A backoff long enough that a relist waiting on it would not finish within this test.
-    const inf = testInformer(cluster, { namespaces: [ns], backoff: { initialMs: 20_000, maxMs: 20_000 } });
+    const inf = testInformer(cluster, { namespaces: [ns], backoff: { initialMs: 20_000, maxMs: 20_000 }, watchList: false });
     const errors = record<InformerError>(cluster, inf.errors$);
     const health = record<boolean>(cluster, inf.healthy$);
     inf.start();
@@ -157,7 +157,7 @@ describe('sources/Informer (embedded API server)', function () {
     const ns = await cluster.namespace();
     await cluster.configMaps.create(configMap(ns, 'a'));
     cluster.server.faults.failRequests({ verb: 'list', resource: 'configmaps', namespace: ns, status: 500, count: 3 });
-    const inf = testInformer(cluster, { namespaces: [ns] });
+    const inf = testInformer(cluster, { namespaces: [ns], watchList: false });
     const errors = record<InformerError>(cluster, inf.errors$);
     const health = record<boolean>(cluster, inf.healthy$);
     inf.start();
@@ -175,7 +175,7 @@ describe('sources/Informer (embedded API server)', function () {
 
   it('ES1: a silent watch is treated as dead, aborted and resumed; health reports it', async () => {
     const ns = await cluster.namespace();
-    const inf = testInformer(cluster, { namespaces: [ns], timeoutSeconds: 1, deadMarginMs: 300 });
+    const inf = testInformer(cluster, { namespaces: [ns], timeoutSeconds: 1, deadMarginMs: 300, watchList: false });
     const seen = record(cluster, inf.events$);
     const errors = record<InformerError>(cluster, inf.errors$);
     const health = record<boolean>(cluster, inf.healthy$);
@@ -214,7 +214,7 @@ describe('sources/Informer (embedded API server)', function () {
     const ns = await cluster.namespace();
     await cluster.configMaps.create(configMap(ns, 'a'));
     cluster.server.faults.delayRequests({ verb: 'list', namespace: ns, delayMs: 10_000, count: 1 });
-    const inf = testInformer(cluster, { namespaces: [ns], deadMarginMs: 1_000, listTimeoutMs: 20_000 });
+    const inf = testInformer(cluster, { namespaces: [ns], deadMarginMs: 1_000, listTimeoutMs: 20_000, watchList: false });
     const errors = record<InformerError>(cluster, inf.errors$);
     const startedAt = Date.now();
     inf.start();
@@ -281,7 +281,7 @@ describe('sources/Informer (embedded API server)', function () {
 
     const failing = await cluster.namespace();
     cluster.server.faults.failRequests({ verb: 'list', resource: 'configmaps', namespace: failing, status: 403 });
-    const broken = testInformer(cluster, { namespaces: [failing] });
+    const broken = testInformer(cluster, { namespaces: [failing], watchList: false });
     broken.start();
     let error: Error | undefined;
     await broken.whenSynced().catch((e: Error) => (error = e));

@@ -50,6 +50,12 @@ describe('sources: a malformed watch event ends the watch and the informer lists
         res.writeHead(404).end();
         return;
       }
+      if (url.searchParams.get('watch') === 'true' && url.searchParams.get('sendInitialEvents') === 'true') {
+        // As a server before 1.27 answers a watch-list: the informer falls back to paged lists.
+        res.writeHead(422, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Invalid', code: 422, message: 'resourceVersionMatch is forbidden for watch' }));
+        return;
+      }
       if (url.searchParams.get('watch') === 'true') {
         const line = watchLines[served.watches++];
         res.writeHead(200, { 'content-type': 'application/json' });

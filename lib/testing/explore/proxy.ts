@@ -30,6 +30,8 @@ interface WatchConnection {
   readonly selects: ((o: KubernetesObject) => boolean) | undefined;
   /** The newest revision the server has sent on this watch (forwarded, held or dropped). */
   lastRv: number;
+  /** A watch-list still sending its initial state: the informer is listing, and no perturbation touches a list. */
+  listing: boolean;
   readonly held: string[];
   upstreamEnded: boolean;
   abort(): void;
@@ -52,6 +54,9 @@ export interface Incarnation {
 /** Between the held events of two watches: enough for the operator to read one socket before the next. */
 const RELEASE_SPACING_MS = 10;
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** A collection the mirror tracks, as a request's path names it. */
+type Collection = NonNullable<ReturnType<Mirror['match']>>;
 
 export class FaultProxy {
   private server: Server | undefined;
@@ -151,6 +156,8 @@ export class FaultProxy {
       if (found && w.selects) pending += this.mirror.pendingFor(found.resource, found.namespace, w.selects, w.lastRv);
     }
     for (const path of incarnation.watched) if (!open.has(path)) pending++;
+    // A watch-list still streaming its initial state is an informer between its list and its watch.
+    for (const w of incarnation.watches) if (w.listing) pending++;
     return pending;
   }
 
@@ -217,10 +224,20 @@ export class FaultProxy {
     const labels = labelSelectorPredicate(this.selectors, url.searchParams.get('labelSelector'));
     const fields = fieldSelectorPredicate(this.selectors, url.searchParams.get('fieldSelector'));
     if (!labels || !fields) return undefined;
-    const items = this.mirror
-      .stateAt(found.resource, rv)
-      .filter((o) => (found.namespace === undefined || o.metadata?.namespace === found.namespace) && labels(o.metadata?.labels ?? {}) && fields(o));
+    const items = this.staleItems(found, rv, (o) => labels(o.metadata?.labels ?? {}) && fields(o));
     return JSON.stringify({ apiVersion: found.resource.apiVersion, kind: `${found.resource.kind}List`, metadata: { resourceVersion: String(rv) }, items });
+  }
+
+  /** A watch-list's initial events at revision `rv`: the stale list as ADDED events, then the bookmark that closes them. */
+  private staleInitialEvents(found: Collection, rv: number, selects: ((o: KubernetesObject) => boolean) | undefined): string {
+    const lines = this.staleItems(found, rv, selects ?? (() => true)).map((object) => `${JSON.stringify({ type: 'ADDED', object })}\n`);
+    const end = { kind: found.resource.kind, apiVersion: found.resource.apiVersion, metadata: { resourceVersion: String(rv), annotations: { 'k8s.io/initial-events-end': 'true' } } };
+    return `${lines.join('')}${JSON.stringify({ type: 'BOOKMARK', object: end })}\n`;
+  }
+
+  /** The objects of a collection at revision `rv` that a list with these selectors shows. */
+  private staleItems(found: Collection, rv: number, selects: (o: KubernetesObject) => boolean): KubernetesObject[] {
+    return this.mirror.stateAt(found.resource, rv).filter((o) => (found.namespace === undefined || o.metadata?.namespace === found.namespace) && selects(o));
   }
 
   private async forward(method: string, url: URL, req: IncomingMessage, body: Buffer | undefined): Promise<{ status: number; contentType: string; text: string }> {
@@ -241,6 +258,13 @@ export class FaultProxy {
     const labels = labelSelectorPredicate(this.selectors, url.searchParams.get('labelSelector'));
     const fields = fieldSelectorPredicate(this.selectors, url.searchParams.get('fieldSelector'));
     const found = this.mirror.match(url.pathname);
+    const streamsList = url.searchParams.get('sendInitialEvents') === 'true';
+    // A watch-list under a stale view is the stale list, streamed, then the watch from that revision.
+    const staleList = streamsList && incarnation.staleRv !== undefined && found && labels && fields ? incarnation.staleRv : undefined;
+    if (staleList !== undefined) {
+      for (const name of ['sendInitialEvents', 'resourceVersionMatch']) url.searchParams.delete(name);
+      url.searchParams.set('resourceVersion', String(staleList));
+    }
     const from = Number(url.searchParams.get('resourceVersion') ?? 0);
     const key = watchKey(url);
     this.watchKeys.add(key);
@@ -251,6 +275,7 @@ export class FaultProxy {
       namespace: found?.namespace,
       selects: labels && fields ? (o) => labels(o.metadata?.labels ?? {}) && fields(o) : undefined,
       lastRv: from > 0 ? from : found ? this.mirror.latestRv(found.resource) : 0,
+      listing: streamsList && staleList === undefined,
       held: [],
       upstreamEnded: false,
       abort: () => abort.abort(),
@@ -271,6 +296,7 @@ export class FaultProxy {
       });
       res.writeHead(answer.statusCode, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
       res.flushHeaders();
+      if (staleList !== undefined && found && answer.statusCode === 200) res.write(this.staleInitialEvents(found, staleList, connection.selects));
       let partial = '';
       for await (const chunk of answer.body) {
         partial += (chunk as Buffer).toString('utf8');
@@ -279,6 +305,16 @@ export class FaultProxy {
           const line = partial.slice(0, newline + 1);
           partial = partial.slice(newline + 1);
           if (!incarnation.alive || !incarnation.watches.has(connection)) return;
+          if (connection.listing) {
+            // The initial state of a watch-list is the list: delivered as it comes, up to its closing bookmark.
+            if (endsInitialEvents(line)) {
+              connection.listing = false;
+              // The state it streamed is the server's at the bookmark's revision: every change up to it has come through.
+              connection.lastRv = Math.max(connection.lastRv, revisionOf(line));
+            }
+            res.write(line);
+            continue;
+          }
           connection.lastRv = Math.max(connection.lastRv, revisionOf(line));
           // Behind events this watch still holds, a newer one waits its turn: a watch delivers in revision order.
           const perturbed = this.watchOnly === undefined || this.watchOnly === connection.key;
@@ -296,6 +332,12 @@ export class FaultProxy {
       else res.end();
     }
   }
+}
+
+/** The bookmark that closes a watch-list's initial events. */
+function endsInitialEvents(line: string): boolean {
+  const event = parseJson(line) as { type?: string; object?: KubernetesObject } | undefined;
+  return event?.type === 'BOOKMARK' && event.object?.metadata?.annotations?.['k8s.io/initial-events-end'] === 'true';
 }
 
 /** A watch's identity across reconnects: its collection and selectors, not its resourceVersion. */

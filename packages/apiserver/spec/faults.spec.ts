@@ -67,6 +67,17 @@ describe('apiserver: fault injection', () => {
     expect(secrets.headers['retry-after']).to.equal('1');
   });
 
+  it('meets a watch-list (sendInitialEvents) with a fault or a count aimed at lists: it is the list the client asked for, streamed', async () => {
+    const fault = c.server.faults.failRequests({ verb: 'list', resource: 'configmaps', status: 503, count: 1 });
+    const streamed = await raw(c.server, 'GET', `${CMS}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1`);
+    expect(streamed.status).to.equal(503);
+    expect(fault.hits).to.equal(1);
+    const plain = await raw(c.server, 'GET', `${CMS}?watch=true&timeoutSeconds=1`);
+    expect(plain.status, 'a plain watch is no list').to.equal(200);
+    expect(c.server.requests.count({ verb: 'list', resource: 'configmaps' })).to.equal(1);
+    expect(c.server.requests.count({ verb: 'watch', resource: 'configmaps' })).to.equal(2);
+  });
+
   it('answers 429 TooManyRequests with Retry-After', async () => {
     c.server.faults.failRequests({ verb: 'list', resource: 'configmaps', status: 429, retryAfterSeconds: 3 });
     const res = await raw(c.server, 'GET', CMS);

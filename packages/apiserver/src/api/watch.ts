@@ -145,7 +145,7 @@ export class Watch {
     const metadata: JsonObject = { resourceVersion: String(rv) };
     if (annotations) metadata.annotations = annotations;
     const obj: JsonObject = { kind: this.spec.type.kind, apiVersion: this.spec.apiVersion, metadata };
-    this.send(eventLine('BOOKMARK', obj));
+    this.send(eventLine('BOOKMARK', this.spec.render ? this.spec.render(obj, 'BOOKMARK') : obj));
   }
 
   sendError(status: JsonObject): void {

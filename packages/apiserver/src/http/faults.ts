@@ -57,6 +57,8 @@ export interface RequestDescription {
   path: string;
   /** The client's User-Agent header, as an audit log has it. */
   userAgent?: string;
+  /** A watch-list (`sendInitialEvents=true`): a watch that streams a list first; matched by `verb: 'list'` too. */
+  streamsList?: boolean;
 }
 
 export interface FaultOutcome {
@@ -86,7 +88,8 @@ function matchesResource(pattern: string | undefined, group: string, resource: s
 /** True when every field given in `match` matches the request. */
 export function requestMatches(match: RequestMatch, req: RequestDescription): boolean {
   const verbs = match.verb === undefined ? undefined : Array.isArray(match.verb) ? match.verb : [match.verb];
-  if (verbs && !verbs.includes(req.verb)) return false;
+  // A watch-list is the list a client asked for, streamed: a fault or count aimed at lists meets it too.
+  if (verbs && !verbs.includes(req.verb) && !(req.streamsList === true && verbs.includes('list'))) return false;
   if (!matchesResource(match.resource, req.group, req.resource, req.subresource)) return false;
   if (match.namespace !== undefined && match.namespace !== req.namespace) return false;
   if (match.name !== undefined && match.name !== req.name) return false;

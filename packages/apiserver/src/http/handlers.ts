@@ -17,8 +17,10 @@ import { decodeProtobufBody, PROTOBUF } from './protobuf.js';
 import { isJsonObject } from '../api/json.js';
 import type { Registry, Resolved } from '../api/registry.js';
 import type { IncludeObject } from './table.js';
-import { parseIncludeObject, toTable, wantsTable } from './table.js';
+import { parseIncludeObject, toTable } from './table.js';
+import { asPartialObjectMetadata, goTypeName, listInShape, mediaTarget, objectInShape } from './media-target.js';
 import type { WatchHub, WatchSink, WatchStart } from '../api/watch.js';
+import type { EventType } from '../api/store.js';
 import { warningHeaders } from './warnings.js';
 import type { Attributes, Auth, UserInfo } from '../auth/index.js';
 import { admittedDelete, admittedWrite, type AdmissionRequest, type AdmissionWebhooks, type ConversionPlan, type ConversionWebhooks, type Operation } from '../admission/index.js';
@@ -313,14 +315,17 @@ export async function handleResource(
   }
   switch (verb) {
     case 'get': {
+      const target = mediaTarget(accept);
       const obj = await fromStorage(conversion, ctx.core.get(conversion?.storage ?? resolved, namespace, rr.name as string));
-      if (wantsTable(accept)) {
+      if (target?.kind === 'Table') {
         const listMeta = { resourceVersion: resourceVersionOf(obj) };
         sendJson(res, 200, toTable(type, resolved.version, [obj], listMeta, parseIncludeObject(query.get('includeObject'))));
-      } else sendJson(res, 200, obj);
+      } else if (target) sendJson(res, 200, objectInShape(obj, target, goTypeName(type.kind, resolved.version.name, type.custom, false)));
+      else sendJson(res, 200, obj);
       return;
     }
     case 'list': {
+      const target = mediaTarget(accept);
       const rvText = resourceVersionParam(query);
       const match = listResourceVersionMatch(query, rvText);
       // A list from a resourceVersion the server has not reached waits for it, as the watch cache does.
@@ -338,9 +343,10 @@ export async function handleResource(
         list.items = await conversion.toRequest(list.items as JsonObject[]);
         list.apiVersion = resolved.apiVersion;
       }
-      if (wantsTable(accept)) {
+      if (target?.kind === 'Table') {
         sendJson(res, 200, toTable(type, resolved.version, list.items as JsonObject[], list.metadata as JsonObject, parseIncludeObject(query.get('includeObject'))));
-      } else sendJson(res, 200, list);
+      } else if (target) sendJson(res, 200, listInShape(list as JsonObject, list.items as JsonObject[], target, goTypeName(type.kind, resolved.version.name, type.custom, true)));
+      else sendJson(res, 200, list);
       return;
     }
     case 'watch':
@@ -465,6 +471,7 @@ function describeRequest(req: IncomingMessage, url: URL, rr: ResourceRequest, ve
     name: rr.name,
     path: url.pathname,
     userAgent: req.headers['user-agent'],
+    ...(verb === 'watch' && url.searchParams.get('sendInitialEvents') === 'true' ? { streamsList: true } : {}),
   };
 }
 
@@ -595,11 +602,16 @@ async function serveWatch(req: IncomingMessage, res: ServerResponse, url: URL, r
     timeoutSeconds !== undefined && timeoutSeconds > 0
       ? Math.min(timeoutSeconds * 1000, MAX_TIMER_MS)
       : Math.floor(ctx.minRequestTimeoutSeconds * 1000 * (1 + Math.random()));
-  let render: ((obj: JsonObject) => JsonObject) | undefined;
-  if (wantsTable(req.headers.accept)) {
+  let render: ((obj: JsonObject, type: EventType | 'BOOKMARK') => JsonObject) | undefined;
+  const target = mediaTarget(req.headers.accept);
+  if (target?.kind === 'PartialObjectMetadata') {
+    // A metadata watch (client-go's metadata informer): every event's object, bookmarks included.
+    render = (obj) => asPartialObjectMetadata(obj, target.apiVersion);
+  } else if (target?.kind === 'Table') {
     const include: IncludeObject = parseIncludeObject(query.get('includeObject'));
     let first = true;
-    render = (obj) => {
+    render = (obj, type) => {
+      if (type === 'BOOKMARK') return obj;
       const table = toTable(resolved.type, resolved.version, [obj], { resourceVersion: resourceVersionOf(obj) }, include, first);
       first = false;
       return table;

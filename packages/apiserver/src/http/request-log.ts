@@ -22,7 +22,7 @@ export class RequestLog {
 
   /** Called by the server for every resource request. */
   record(request: RequestDescription): void {
-    const key = `${requestKey(request)}\0${request.namespace ?? ''}\0${request.name ?? ''}\0${request.userAgent ?? ''}`;
+    const key = `${requestKey(request)}\0${request.namespace ?? ''}\0${request.name ?? ''}\0${request.userAgent ?? ''}\0${request.streamsList === true}`;
     const entry = this.seen.get(key);
     if (entry) entry.count++;
     else this.seen.set(key, { request, count: 1 });

@@ -1,6 +1,6 @@
 /**
  * Server-side printing: the meta.k8s.io/v1 Table that `kubectl get` asks for (Accept with
- * `as=Table`), with columns from the built-in definitions or a CRD's additionalPrinterColumns.
+ * `as=Table`, negotiated in media-target.ts), with columns from the built-in definitions or a CRD's additionalPrinterColumns.
  */
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { isJsonObject } from '../api/json.js';
@@ -9,12 +9,6 @@ import { age, readMeta } from '../api/meta.js';
 import type { PrinterColumn, ResourceType, VersionInfo } from '../api/registry.js';
 
 export type IncludeObject = 'None' | 'Metadata' | 'Object';
-
-export function wantsTable(accept: string | undefined): boolean {
-  if (!accept) return false;
-  const first = accept.split(',')[0] ?? '';
-  return /(^|;)\s*as=Table/.test(first);
-}
 
 /** Name, then the type's columns; a CRD without printer columns gets Age, as the real server gives it. */
 function columnsOf(type: ResourceType, version: VersionInfo): PrinterColumn[] {
