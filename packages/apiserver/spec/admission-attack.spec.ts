@@ -162,4 +162,34 @@ describe('admission under attack: other paths to the same write', function () {
       expect((await c.apps.readNamespacedDeployment({ name: 'capped', namespace: 'default' })).spec?.replicas).to.equal(5);
     });
   });
+
+  describe('the create subresources', () => {
+    const rules = (resources: string[]): k8s.V1RuleWithOperations[] => [{ apiGroups: [''], apiVersions: ['v1'], resources, operations: ['CREATE'] }];
+
+    it('a pod\'s binding is admitted as a v1 Binding: a webhook on pods/binding that refuses a node keeps the pod unbound', async () => {
+      await c.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'placed' }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } });
+      await validating('placement', '/placement', (r) => (r.request.object?.target?.name === 'forbidden-node' ? deny(r, 'not on that node', 403) : allow(r)), { rules: rules(['pods/binding']) });
+      const { code, status } = await failure(
+        c.core.createNamespacedPodBinding({ name: 'placed', namespace: 'default', body: { metadata: { name: 'placed' }, target: { kind: 'Node', name: 'forbidden-node' } } }),
+      );
+      expect(code).to.equal(403);
+      expect(status.message).to.equal('admission webhook "placement.example.com" denied the request: not on that node');
+      expect((await c.core.readNamespacedPod({ name: 'placed', namespace: 'default' })).spec?.nodeName).to.equal(undefined);
+      const review = hooks.calls('/placement')[0]?.request;
+      expect([review?.kind, review?.subResource, review?.name, review?.operation]).to.deep.equal([{ group: '', version: 'v1', kind: 'Binding' }, 'binding', 'placed', 'CREATE']);
+    });
+
+    it('a token request is admitted as an authentication.k8s.io/v1 TokenRequest: a webhook on serviceaccounts/token that refuses it means no token, whatever the body', async () => {
+      await c.core.createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name: 'robot' } } });
+      await validating('no-tokens', '/no-tokens', (r) => deny(r, 'no tokens for robot', 403), { rules: rules(['serviceaccounts/token']) });
+      const { code, status } = await failure(c.core.createNamespacedServiceAccountToken({ name: 'robot', namespace: 'default', body: { spec: { audiences: ['x'] } } }));
+      expect(code).to.equal(403);
+      expect(status.message).to.equal('admission webhook "no-tokens.example.com" denied the request: no tokens for robot');
+      const review = hooks.calls('/no-tokens')[0]?.request;
+      expect(review?.kind).to.deep.equal({ group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' });
+      // A body that is no object is refused as the real server's decoding refuses it, never a token with the defaults.
+      const odd = await raw(c.server, 'POST', '/api/v1/namespaces/default/serviceaccounts/robot/token', '[]');
+      expect(odd.status, odd.text).to.equal(400);
+    });
+  });
 });

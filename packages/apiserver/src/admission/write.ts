@@ -13,13 +13,13 @@
  * Writes no webhook's rules cover take the direct path.
  */
 import type { WriteOptions, WriteResult } from '../api/core.js';
-import { ApiError, conflict, MODIFIED_CONFLICT } from '../api/errors.js';
+import { ApiError, badRequest, conflict, MODIFIED_CONFLICT } from '../api/errors.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { deepClone, isJsonObject } from '../api/json.js';
 import type { DeleteAdmission } from '../api/admission-port.js';
 import { nameOf, namespaceOf, resourceVersionOf } from '../api/meta.js';
 import { present } from '../api/present.js';
-import type { Resolved } from '../api/registry.js';
+import { apiVersionOf, type Resolved } from '../api/registry.js';
 import { serviceAccountUser } from '../auth/index.js';
 import { replaceWithMutated, type AdmissionRequest, type AdmissionWebhooks } from './webhooks.js';
 
@@ -178,6 +178,31 @@ export async function admittedScale(
       if (!(err instanceof ApiError && err.code === 409) || attempt >= MAX_ATTEMPTS) throw err;
     }
   }
+}
+
+/** The kinds of object the create subresources take (pods/binding, serviceaccounts/token). */
+export const SUBRESOURCE_KINDS: Record<string, { group: string; version: string; kind: string }> = {
+  binding: { group: '', version: 'v1', kind: 'Binding' },
+  token: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' },
+};
+
+/**
+ * A create through a subresource that takes an object of its own (a pod's Binding, a
+ * ServiceAccount's TokenRequest), admitted as the real server admits it: the webhooks see that
+ * object (no oldObject), mutating ones may change it, and the write gets what they made. A body
+ * that is no object is refused before anything, as the real server's decoding refuses it.
+ */
+export async function admittedSubresourceCreate<T>(webhooks: AdmissionWebhooks, req: AdmissionRequest, body: JsonValue, run: (body: JsonObject) => T): Promise<T> {
+  const objectKind = SUBRESOURCE_KINDS[req.subresource];
+  if (!objectKind) throw new Error(`no object kind for the subresource ${req.subresource}`);
+  if (!isJsonObject(body)) throw badRequest(`the body of the request must be a ${objectKind.kind} object`);
+  const request: AdmissionRequest = { ...req, objectKind };
+  if (!webhooks.mayApply(request)) return run(body);
+  const shown: JsonObject = { ...body, apiVersion: apiVersionOf(objectKind.group, objectKind.version), kind: objectKind.kind };
+  const warnings: string[] = [];
+  const mutated = (await webhooks.mutate(request, shown, undefined, warnings)) ?? shown;
+  await webhooks.validate(request, mutated, undefined, warnings);
+  return run(mutated);
 }
 
 /**

@@ -20,7 +20,7 @@ import type { IncludeObject } from './table.js';
 import { parseIncludeObject, toTable, wantsTable } from './table.js';
 import type { WatchHub, WatchSink, WatchStart } from '../api/watch.js';
 import type { Attributes, Auth, UserInfo } from '../auth/index.js';
-import { admittedDelete, admittedDeleteOfCurrent, admittedScale, admittedWrite, type AdmissionRequest, type AdmissionWebhooks, type ConversionPlan, type ConversionWebhooks, type Operation } from '../admission/index.js';
+import { admittedDelete, admittedDeleteOfCurrent, admittedScale, admittedSubresourceCreate, admittedWrite, type AdmissionRequest, type AdmissionWebhooks, type ConversionPlan, type ConversionWebhooks, type Operation } from '../admission/index.js';
 
 export interface HandlerContext {
   core: ApiCore;
@@ -297,12 +297,14 @@ export async function handleResource(
   }
   if (rr.subresource === 'token') {
     const { value } = await bodyOf(req, ctx, BODY_TYPES);
-    sendJson(res, 201, ctx.auth.requestToken(namespace, rr.name as string, value));
+    const request = admissionRequest('CREATE', resolved, rr, user, writeOptions(req, query, 'token'));
+    sendJson(res, 201, await admittedSubresourceCreate(ctx.admission, request, value, (body) => ctx.auth.requestToken(namespace, rr.name as string, body)));
     return;
   }
   if (rr.subresource === 'binding') {
     const { value } = await bodyOf(req, ctx, BODY_TYPES);
-    ctx.core.bind(namespace, rr.name as string, value, writeOptions(req, query, 'binding'));
+    const opts = writeOptions(req, query, 'binding');
+    await admittedSubresourceCreate(ctx.admission, admissionRequest('CREATE', resolved, rr, user, opts), value, (body) => ctx.core.bind(namespace, rr.name as string, body, opts));
     sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
     return;
   }
