@@ -282,3 +282,21 @@ export async function serveDataInChild(dataDir: string, shellPrefix = ''): Promi
   });
   return { child, url, exited, output: () => out };
 }
+
+/** A ServiceAccount in default with a ClusterRole of `rules` bound to it, and a token for it (raw HTTP, as the admin). */
+export async function saToken(server: ApiServer, name: string, rules: unknown[]): Promise<string> {
+  const post = async (path: string, body: unknown): Promise<RawResponse> => {
+    const res = await raw(server, 'POST', path, JSON.stringify(body));
+    if (res.status !== 200 && res.status !== 201) throw new Error(`${path}: ${res.status} ${res.text}`);
+    return res;
+  };
+  await post('/api/v1/namespaces/default/serviceaccounts', { metadata: { name } });
+  await post('/apis/rbac.authorization.k8s.io/v1/clusterroles', { metadata: { name }, rules });
+  await post('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+    subjects: [{ kind: 'ServiceAccount', name, namespace: 'default' }],
+  });
+  const token = await post(`/api/v1/namespaces/default/serviceaccounts/${name}/token`, { spec: { audiences: [] } });
+  return (token.json as { status: { token: string } }).status.token;
+}

@@ -45,7 +45,8 @@ const walFiles = async (dir: string): Promise<string[]> => (await readdir(dir)).
 async function crashImage(from: string, to: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await cp(from, to, { recursive: true, force: true, filter: (source) => !source.endsWith('.tmp') });
+      // Temp files are never data, and the lock socket is the running server's, not state.
+      return await cp(from, to, { recursive: true, force: true, filter: (source) => !source.endsWith('.tmp') && !source.endsWith('.sock') });
     } catch (err) {
       // A log file removed by a compaction while it was copied: take the image again.
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 5) throw err;

@@ -49,6 +49,11 @@ export interface ApiServerOptions {
   maxPendingResponseBytes?: number;
   /** How long a client may take to read an answer once it is complete (default 60000); then the connection is closed. */
   writeTimeoutMs?: number;
+  /**
+   * How long a request beyond its user's fair share of the limits above waits for room before it
+   * is answered 429 (default 15000; 0: at once).
+   */
+  requestQueueWaitMs?: number;
   /** How long a list `continue` token stays valid (default 5 minutes). */
   continueTtlMs?: number;
   /**
@@ -98,6 +103,9 @@ export function validateOptions(o: ApiServerOptions): void {
   }
   for (const [name, value] of [['maxRequestsInFlight', o.maxRequestsInFlight], ['maxPendingResponseBytes', o.maxPendingResponseBytes], ['writeTimeoutMs', o.writeTimeoutMs]] as const) {
     if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new TypeError(`startApiServer: ${name} must be a positive integer, got ${value}`);
+  }
+  if (o.requestQueueWaitMs !== undefined && !(Number.isInteger(o.requestQueueWaitMs) && o.requestQueueWaitMs >= 0)) {
+    throw new TypeError(`startApiServer: requestQueueWaitMs must be an integer >= 0, got ${o.requestQueueWaitMs}`);
   }
   if (o.historyBytes !== undefined && !(Number.isInteger(o.historyBytes) && o.historyBytes > 0)) {
     throw new TypeError(`startApiServer: historyBytes must be a positive integer, got ${o.historyBytes}`);

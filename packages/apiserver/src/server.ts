@@ -3,7 +3,7 @@
  * cluster, and serves it over HTTP(S) through the router (http/router.ts).
  */
 import { randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { hostname } from 'node:os';
 import type * as ClientNode from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -124,18 +124,28 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     maxInFlight: options.maxRequestsInFlight ?? FLOW_CONTROL_DEFAULTS.maxInFlight,
     maxPendingBytes: options.maxPendingResponseBytes ?? FLOW_CONTROL_DEFAULTS.maxPendingBytes,
     writeTimeoutMs: options.writeTimeoutMs ?? FLOW_CONTROL_DEFAULTS.writeTimeoutMs,
+    queueWaitMs: options.requestQueueWaitMs ?? FLOW_CONTROL_DEFAULTS.queueWaitMs,
+    maxQueuedPerUser: FLOW_CONTROL_DEFAULTS.maxQueuedPerUser,
   });
+  // Fairness is per user as the credentials say (impersonation aside); bad credentials share one
+  // queue, and the handler answers them 401.
+  const userOf = (req: IncomingMessage): string => {
+    try {
+      return parts.auth.authenticate({ authorization: req.headers.authorization }).username;
+    } catch {
+      return '';
+    }
+  };
   const tls = await servingTls(options.tls, host);
   const listening = await listen(
     (req, res) => {
-      try {
-        flow.admit(req, res);
-      } catch (err) {
-        sendError(res, err as ApiError);
-        return;
-      }
-      if (journal) holdUntilDurable(res, journal);
-      void handle(req, res);
+      flow.admit(req, res, userOf(req)).then(
+        () => {
+          if (journal) holdUntilDurable(res, journal);
+          void handle(req, res);
+        },
+        (err: unknown) => sendError(res, err as ApiError),
+      );
     },
     { host, port: options.port ?? 0, tls },
   );

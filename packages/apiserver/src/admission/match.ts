@@ -6,7 +6,7 @@
  * failurePolicy).
  */
 import type { CelValue } from '@bufbuild/cel';
-import { compileExpression, toCel } from '../api/cel.js';
+import { CelCostExceeded, compileExpression, MATCH_CONDITIONS_COST_BUDGET, toCel, withCelBudget } from '../api/cel.js';
 import type { JsonObject, JsonValue } from '../api/json.js';
 import { isJsonObject } from '../api/json.js';
 import { labelSelectorFromObject, matchesLabelSelector } from '../api/label-selector.js';
@@ -77,10 +77,19 @@ export function objectSelected(selector: JsonValue | undefined, object: JsonObje
 /** The outcome of a webhook's matchConditions: all true, one false, or an error. */
 export type ConditionsOutcome = { matched: true } | { matched: false } | { error: string };
 
-/** Evaluates matchConditions in order; a false one stops (so skips later errors), as the real server does. */
+/**
+ * Evaluates matchConditions in order; a false one stops (so skips later errors), as the real
+ * server does. They are metered as the real server meters them: each by the per-call limit, all
+ * of one webhook's by MATCH_CONDITIONS_COST_BUDGET; a spent budget is an error (the webhook's
+ * failurePolicy decides), never a long evaluation.
+ */
 export function evaluateConditions(conditions: JsonValue | undefined, variables: Record<string, JsonValue | undefined>): ConditionsOutcome {
   const all = Array.isArray(conditions) ? conditions : [];
   if (all.length === 0) return { matched: true };
+  return withCelBudget(() => evaluateMetered(all, variables), MATCH_CONDITIONS_COST_BUDGET);
+}
+
+function evaluateMetered(all: JsonValue[], variables: Record<string, JsonValue | undefined>): ConditionsOutcome {
   const bindings: Record<string, CelValue> = {};
   for (const [k, v] of Object.entries(variables)) bindings[k] = v === undefined ? null : toCel(v, undefined);
   const errors: string[] = [];
@@ -91,7 +100,18 @@ export function evaluateConditions(conditions: JsonValue | undefined, variables:
       errors.push(`compilation failed: ${compiled.error}`);
       continue;
     }
-    const v = compiled.expression.evaluate(bindings);
+    let v: ReturnType<typeof compiled.expression.evaluate>;
+    try {
+      v = compiled.expression.evaluate(bindings);
+    } catch (err) {
+      if (!(err instanceof CelCostExceeded)) throw err;
+      if (err.scope === 'request') {
+        errors.push('validation failed due to running out of cost budget, no further validation rules will be run');
+        break;
+      }
+      errors.push(`expression '${String(c.name)}' resulted in error: ${err.message}`);
+      continue;
+    }
     if (v instanceof Error) errors.push(`expression '${String(c.name)}' resulted in error: ${v.message}`);
     else if (v === false) return { matched: false };
     else if (v !== true) errors.push(`expression '${String(c.name)}' resulted in error: must evaluate to bool`);

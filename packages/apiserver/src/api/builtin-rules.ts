@@ -6,7 +6,7 @@
  */
 import type { StatusCause } from './errors.js';
 import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject } from './json.js';
+import { isJsonObject, ownValue } from './json.js';
 
 type Check = (v: JsonValue) => string | undefined;
 interface Rule {
@@ -112,7 +112,7 @@ function valuesAt(obj: JsonValue, path: string): [string, JsonValue][] {
     const key = every ? segment.slice(0, -3) : segment;
     const next: [string, JsonValue][] = [];
     for (const [at, v] of current) {
-      if (!isJsonObject(v) || v[key] === undefined || v[key] === null) continue;
+      if (!isJsonObject(v) || ownValue(v, key) === undefined || v[key] === null) continue;
       const child = v[key];
       const childAt = at ? `${at}.${key}` : key;
       if (!every) next.push([childAt, child]);

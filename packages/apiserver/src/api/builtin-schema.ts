@@ -8,7 +8,7 @@
  */
 import { parseQuantity } from './cel.js';
 import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject } from './json.js';
+import { isJsonObject, ownValue } from './json.js';
 
 interface SchemaData {
   kinds: [group: string, version: string, kind: string, definition: string][];
@@ -175,7 +175,7 @@ function walk(value: JsonValue, s: JsonObject, path: string, goPath: string, str
     if (root && ROOT_KEPT.has(key)) continue;
     const childPath = path ? `${path}.${key}` : key;
     const childGoPath = goPath ? `${goPath}.${key}` : key;
-    const declared = props?.[key];
+    const declared = ownValue(props, key);
     if (isJsonObject(declared)) {
       const child = resolve(declared);
       walk(value[key], child.schema, childPath, childGoPath, structFor(value[key], child, struct), outcome, false);

@@ -31,7 +31,7 @@ import type * as WellKnownTypes from '@bufbuild/protobuf/wkt';
 import { LRUCache } from 'lru-cache';
 import { RE2JS } from 're2js';
 import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject } from './json.js';
+import { isJsonObject, ownValue } from './json.js';
 
 type Cel = typeof CelModule;
 type Expr = ReturnType<Cel['parse']>['expr'];
@@ -239,7 +239,7 @@ function celRuntime(): Runtime {
   const { timestampFromMs } = load('@bufbuild/protobuf/wkt') as typeof WellKnownTypes;
   const env = cel.celEnv({
     variables: Object.fromEntries([...ENV_VARIABLES].map((v) => [v, cel.CelScalar.DYN])),
-    funcs: [...strings, ...listAndRegexLibraries(cel), ...quantityLibrary(cel)].map(charged),
+    funcs: [...[...strings, ...listAndRegexLibraries(cel), ...quantityLibrary(cel)].map(charged), stepCharge(cel), operandCharge(cel)],
     re2: {
       compile: (pattern: string) => ({
         test: (text: string) => {
@@ -258,13 +258,18 @@ function celRuntime(): Runtime {
  * PER_CALL_COST_LIMIT, and one object's rules together RUNTIME_COST_BUDGET. The static estimate
  * bounds iterations but not what a call makes of its arguments: `s.replace('a', s)` turns a 6 KB
  * string into 36 MB. String and regex calls are charged by the lengths they handle (0.1 per
- * character, as cel-go's string traversal cost), a replace before it builds its result; evaluation
- * stops with cel-go's error when the budget is spent. Evaluation is synchronous, so one meter for
- * the evaluation in progress suffices.
+ * character, as cel-go's string traversal cost), a replace before it builds its result; each
+ * iteration of a comprehension is charged the nodes its step evaluates (cel-go charges about one
+ * per node), and equality, ordering, `in` and `+` the size of their operands (0.1 per element),
+ * so expressions with no static estimate to refuse them (matchConditions over list
+ * literals) are stopped too. Evaluation stops with cel-go's error when the budget is spent.
+ * Evaluation is synchronous, so one meter for the evaluation in progress suffices.
  */
 export const PER_CALL_COST_LIMIT = 1_000_000;
 /** The real server's runtime budget for all rules of one object (RuntimeCELCostBudget). */
 export const RUNTIME_COST_BUDGET = 10_000_000;
+/** The real server's runtime budget for one webhook's matchConditions (RuntimeCELCostBudgetMatchConditions). */
+export const MATCH_CONDITIONS_COST_BUDGET = 2_500_000;
 const COST_PER_CHAR = 0.1;
 
 export class CelCostExceeded extends Error {
@@ -344,13 +349,134 @@ function charged(f: CelFunc): CelFunc {
   return wrapped;
 }
 
+/** The name of the function that charges one comprehension step; `@` keeps it out of what a rule can name. */
+const STEP_CHARGE = '@rxkube_step_cost';
+
+/** Charges its second argument and passes the first through (see `meterIterations`). */
+function stepCharge(cel: Cel): CelFunc {
+  return cel.celFunc(STEP_CHARGE, [cel.CelScalar.DYN, cel.CelScalar.INT], cel.CelScalar.DYN, (condition, cost) => {
+    charge(Number(cost));
+    return condition;
+  });
+}
+
+/** The function that charges an operand by its size; `@` keeps it out of what a rule can name. */
+const OPERAND_CHARGE = '@rxkube_operand_cost';
+/** Operators that walk their operands whole (equality and ordering compare every element, `in` scans the list). */
+const DEEP_OPERATORS = new Set(['_==_', '_!=_', '@in', '_<_', '_<=_', '_>_', '_>=_']);
+/** `+` copies its operands' elements (lists, strings), not what the elements hold. */
+const SHALLOW_OPERATORS = new Set(['_+_']);
+
 /**
- * Meters the evaluations `run` makes as one object's validation: its rules share
- * RUNTIME_COST_BUDGET. Outside it each evaluation still has PER_CALL_COST_LIMIT.
+ * The elements, entries and characters of a value, counted without recursion, at most `limit`
+ * (counting further than the budget allows would only spend the time the meter is there to save).
  */
-export function withCelBudget<T>(run: () => T): T {
+function sizeOf(cel: Cel, value: CelValue, deep: boolean, limit: number): number {
+  let size = 0;
+  const stack: CelValue[] = [value];
+  while (stack.length > 0 && size <= limit) {
+    const v = stack.pop() as CelValue;
+    if (typeof v === 'string') size += v.length;
+    else if (v instanceof Uint8Array) size += v.length;
+    else if (cel.isCelList(v)) {
+      size += v.size;
+      if (deep) for (const x of v) stack.push(x);
+    } else if (cel.isCelMap(v)) {
+      size += v.size;
+      if (deep) for (const [k, x] of v) stack.push(k as CelValue, x);
+    }
+  }
+  return size;
+}
+
+/** Charges its first argument's size (deeply when the second says so) and passes it through. */
+function operandCharge(cel: Cel): CelFunc {
+  return cel.celFunc(OPERAND_CHARGE, [cel.CelScalar.DYN, cel.CelScalar.BOOL], cel.CelScalar.DYN, (operand, deep) => {
+    const limit = Math.min(meter.call, meter.request) / COST_PER_CHAR;
+    charge(COST_PER_CHAR * sizeOf(cel, operand, deep, limit));
+    return operand;
+  });
+}
+
+/** `e` wrapped in a call of `fn` with extra constant arguments. */
+function wrapped(e: Expr, fn: string, ...constants: Array<{ case: 'int64Value'; value: bigint } | { case: 'boolValue'; value: boolean }>): Expr {
+  const args = constants.map((constantKind) => ({ ...e, exprKind: { case: 'constExpr', value: { constantKind } } }));
+  return { ...e, exprKind: { case: 'callExpr', value: { function: fn, args: [e, ...args] } } } as unknown as Expr;
+}
+
+/** Nodes one evaluation of `e` visits, a nested comprehension's loop left to its own charge. */
+function nodeCount(e: Expr | undefined): number {
+  if (!e) return 0;
+  const k = e.exprKind;
+  switch (k.case) {
+    case 'selectExpr':
+      return 1 + nodeCount(k.value.operand);
+    case 'callExpr':
+      return 1 + nodeCount(k.value.target) + k.value.args.reduce((n, a) => n + nodeCount(a), 0);
+    case 'listExpr':
+      return 1 + k.value.elements.reduce((n, x) => n + nodeCount(x), 0);
+    case 'structExpr':
+      return 1 + k.value.entries.reduce((n, x) => n + nodeCount(x.keyKind.case === 'mapKey' ? x.keyKind.value : undefined) + nodeCount(x.value), 0);
+    case 'comprehensionExpr':
+      return 1 + nodeCount(k.value.iterRange) + nodeCount(k.value.accuInit) + nodeCount(k.value.result);
+    default:
+      return 1;
+  }
+}
+
+/**
+ * Makes every comprehension charge each iteration the nodes its condition and step visit (the
+ * loop condition becomes `@rxkube_step_cost(condition, cost)`, evaluated once per element), and
+ * every operator that walks its operands charge their size (`@rxkube_operand_cost(operand,
+ * deep)`): comparing or concatenating large lists costs what it does, not one node.
+ */
+function meterIterations(e: Expr | undefined): void {
+  if (!e) return;
+  const k = e.exprKind;
+  switch (k.case) {
+    case 'selectExpr':
+      return meterIterations(k.value.operand);
+    case 'callExpr': {
+      meterIterations(k.value.target);
+      for (const a of k.value.args) meterIterations(a);
+      const fn = k.value.function;
+      if (DEEP_OPERATORS.has(fn) || SHALLOW_OPERATORS.has(fn)) {
+        const deep = DEEP_OPERATORS.has(fn);
+        k.value.args = k.value.args.map((a) => wrapped(a, OPERAND_CHARGE, { case: 'boolValue', value: deep }));
+      }
+      return;
+    }
+    case 'listExpr':
+      for (const x of k.value.elements) meterIterations(x);
+      return;
+    case 'structExpr':
+      for (const x of k.value.entries) {
+        meterIterations(x.keyKind.case === 'mapKey' ? x.keyKind.value : undefined);
+        meterIterations(x.value);
+      }
+      return;
+    case 'comprehensionExpr': {
+      const c = k.value;
+      for (const part of [c.iterRange, c.accuInit, c.loopCondition, c.loopStep, c.result]) meterIterations(part);
+      const condition = c.loopCondition;
+      if (!condition) return;
+      const cost = Math.max(1, nodeCount(condition) + nodeCount(c.loopStep));
+      c.loopCondition = wrapped(condition, STEP_CHARGE, { case: 'int64Value', value: BigInt(cost) });
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+/**
+ * Meters the evaluations `run` makes as one object's validation: its rules share `budget`
+ * (RUNTIME_COST_BUDGET; MATCH_CONDITIONS_COST_BUDGET for one webhook's matchConditions).
+ * Outside it each evaluation still has PER_CALL_COST_LIMIT.
+ */
+export function withCelBudget<T>(run: () => T, budget = RUNTIME_COST_BUDGET): T {
   const outer = meter.request;
-  meter.request = RUNTIME_COST_BUDGET;
+  meter.request = budget;
   try {
     return run();
   } finally {
@@ -408,7 +534,7 @@ function schemaOfExpr(e: Expr | undefined, self: JsonObject | undefined, scope: 
   if (k.case === 'selectExpr') {
     const parent = schemaOfExpr(k.value.operand, self, scope);
     if (!parent) return undefined;
-    const declared = isJsonObject(parent.properties) ? parent.properties[k.value.field] : undefined;
+    const declared = isJsonObject(parent.properties) ? ownValue(parent.properties, k.value.field) : undefined;
     const sub = declared ?? parent.additionalProperties;
     return isJsonObject(sub) ? sub : undefined;
   }
@@ -531,6 +657,7 @@ function planExpression(source: string, names: readonly string[], schema: JsonOb
   if (out.errors.length) return { ok: false, error: out.errors.join('\n') };
   let program: (bindings: Readonly<Record<string, CelValue>>) => unknown;
   try {
+    meterIterations(parsed.expr);
     program = celRuntime().cel.plan(celRuntime().env, parsed) as typeof program;
   } catch (err) {
     return { ok: false, error: `ERROR: ${(err as Error).message}` };
@@ -579,7 +706,7 @@ export function toCel(value: JsonValue, schema: JsonObject | undefined): CelValu
     const extra = isJsonObject(schema?.additionalProperties) ? schema.additionalProperties : undefined;
     const map = new Map<string, CelValue>();
     for (const [k, v] of Object.entries(value)) {
-      const sub = props?.[k] ?? extra;
+      const sub = ownValue(props, k) ?? extra;
       map.set(k, toCel(v, isJsonObject(sub) ? sub : undefined));
     }
     return map as unknown as CelValue;

@@ -12,7 +12,7 @@ import { LRUCache } from 'lru-cache';
 import { RE2JS } from 're2js';
 import type { StatusCause } from './errors.js';
 import type { JsonObject, JsonValue } from './json.js';
-import { deepClone, isJsonObject } from './json.js';
+import { deepClone, isJsonObject, ownValue, setOwn } from './json.js';
 import { CelCostExceeded, compileRule, toCel, withCelBudget } from './cel.js';
 import { hasFormat } from './formats.js';
 
@@ -72,12 +72,12 @@ function normalize(value: JsonValue, s: JsonObject, path: string, unknown: strin
   if (declared) {
     for (const [key, sub] of Object.entries(declared)) {
       if (!isJsonObject(sub)) continue;
-      if (value[key] === undefined && sub.default !== undefined) value[key] = deepClone(sub.default);
+      if (ownValue(value, key) === undefined && sub.default !== undefined) setOwn(value, key, deepClone(sub.default));
     }
   }
   for (const key of Object.keys(value)) {
     if (root && ROOT_KEPT.has(key)) continue;
-    const sub = declared?.[key] ?? extra;
+    const sub = ownValue(declared, key) ?? extra;
     const child = value[key];
     if (isJsonObject(sub)) {
       if (child === null && sub.nullable !== true) {
@@ -127,7 +127,7 @@ const shown = (v: JsonValue): string => JSON.stringify(v);
 type Old = JsonValue | undefined;
 
 function oldChild(old: Old, key: string): Old {
-  return isJsonObject(old) ? old[key] : undefined;
+  return isJsonObject(old) ? ownValue(old, key) : undefined;
 }
 
 /** Keys of a map-list item, as Kubernetes prints them in Duplicate errors. */
@@ -282,14 +282,14 @@ function validate(v: JsonValue, old: Old, s: JsonObject, path: string, causes: S
   const declared = props(s);
   const extra = additional(s);
   if (Array.isArray(s.required)) {
-    for (const r of s.required) if (typeof r === 'string' && v[r] === undefined) causes.push({ reason: 'FieldValueRequired', message: 'Required value', field: join(path, r) });
+    for (const r of s.required) if (typeof r === 'string' && ownValue(v, r) === undefined) causes.push({ reason: 'FieldValueRequired', message: 'Required value', field: join(path, r) });
   }
   const count = Object.keys(v).length;
   if (typeof s.maxProperties === 'number' && count > s.maxProperties) invalid(`${path} in body should have at most ${s.maxProperties} properties`);
   if (typeof s.minProperties === 'number' && count < s.minProperties) invalid(`${path} in body should have at least ${s.minProperties} properties`);
   for (const [key, child] of Object.entries(v)) {
     if (root && ROOT_KEPT.has(key)) continue;
-    const sub = declared?.[key] ?? extra;
+    const sub = ownValue(declared, key) ?? extra;
     if (isJsonObject(sub)) validate(child, oldChild(old, key), sub, join(path, key), causes, false);
   }
 }

@@ -10,7 +10,7 @@ import { compilePattern } from './crd-schema.js';
 import type { StatusCause } from './errors.js';
 import { fieldForbidden, fieldInvalid, fieldRequired } from './errors.js';
 import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject } from './json.js';
+import { isJsonObject, ownValue } from './json.js';
 
 // ---------------------------------------------------------------------------------------------
 // Known fields
@@ -208,7 +208,7 @@ function checkListAndMapTypes(s: JsonObject, path: string, causes: StatusCause[]
       const props = isJsonObject(items.properties) ? items.properties : {};
       const required = Array.isArray(items.required) ? items.required : [];
       keys.forEach((k, i) => {
-        const prop = props[str(k)];
+        const prop = ownValue(props, str(k));
         if (!isJsonObject(prop)) causes.push(fieldInvalid(`${path}.x-kubernetes-list-map-keys[${i}]`, k, 'entries must all be names of item properties'));
         else if (!required.includes(str(k)) && prop.default === undefined) {
           causes.push(fieldRequired(`${path}.items.required`, `all map keys must be required or have a default value`));

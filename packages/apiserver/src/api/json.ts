@@ -59,7 +59,7 @@ export function deepClone<T extends JsonValue>(v: T): T {
  * Sets `obj[key] = value` as an own property. Plain assignment would treat a key named
  * "__proto__" (legal in JSON, and what JSON.parse produces) as a prototype change.
  */
-export function setOwn(obj: JsonObject, key: string, value: JsonValue): void {
+export function setOwn<T = JsonValue>(obj: Record<string, T>, key: string, value: T): void {
   if (key === '__proto__') {
     Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
   } else {
@@ -70,4 +70,13 @@ export function setOwn(obj: JsonObject, key: string, value: JsonValue): void {
 /** `Object.hasOwn` for JSON objects (never consults the prototype). */
 export function hasOwn(obj: JsonObject, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(obj, key);
+}
+
+/**
+ * `obj[key]` if `obj` has it as its own member, else undefined. Looking up a field name (a schema's
+ * `properties`, an object's members) must never reach Object.prototype: `properties['__proto__']`
+ * is Object.prototype itself, which reads as a schema that accepts anything.
+ */
+export function ownValue(obj: JsonObject | undefined, key: string): JsonValue | undefined {
+  return obj !== undefined && hasOwn(obj, key) ? obj[key] : undefined;
 }

@@ -1,7 +1,7 @@
 /** Small helpers over object metadata and JSON paths, shared by the write path and controllers. */
 import { randomUUID } from 'node:crypto';
 import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject } from './json.js';
+import { isJsonObject, ownValue, setOwn } from './json.js';
 
 /** The object's metadata, created if missing (only call on objects the caller owns). */
 export function metaOf(obj: JsonObject): JsonObject {
@@ -105,7 +105,7 @@ export function getPath(obj: JsonValue | undefined, path: readonly string[]): Js
   let cur: JsonValue | undefined = obj;
   for (const key of path) {
     if (!isJsonObject(cur)) return undefined;
-    cur = cur[key];
+    cur = ownValue(cur, key);
   }
   return cur;
 }
@@ -114,18 +114,18 @@ export function getPath(obj: JsonValue | undefined, path: readonly string[]): Js
 export function setPath(obj: JsonObject, path: readonly string[], value: JsonValue | undefined): void {
   let cur = obj;
   for (const key of path.slice(0, -1)) {
-    const next = cur[key];
+    const next = ownValue(cur, key);
     if (isJsonObject(next)) cur = next;
     else {
       if (value === undefined) return;
       const fresh: JsonObject = {};
-      cur[key] = fresh;
+      setOwn(cur, key, fresh);
       cur = fresh;
     }
   }
   const last = path[path.length - 1] as string;
   if (value === undefined) delete cur[last];
-  else cur[last] = value;
+  else setOwn(cur, last, value);
 }
 
 /** Human age like kubectl prints it (`5s`, `3m2s`, `4h`, `2d`). */

@@ -17,7 +17,15 @@ export interface WatchSink {
   end(): void;
   /** Closes the connection without ending the stream properly (a network failure). */
   destroy(): void;
+  /**
+   * Ends the stream now, dropping what still waits to be sent (a watcher too slow to keep up):
+   * the client sees the watch end and watches again.
+   */
+  cut(): void;
+  /** Bytes written to the sink and not yet taken by the client, events awaiting conversion included. */
   readonly bufferedBytes: number;
+  /** Events written to the sink and not yet handed to the connection (awaiting conversion). */
+  readonly queuedEvents: number;
 }
 
 export interface WatchSpec {
@@ -44,6 +52,11 @@ export interface WatchHubOptions {
   bookmarkIntervalMs?: number;
   /** A watcher whose unsent output grows past this is closed (a too-slow client). */
   maxBufferedBytes?: number;
+  /**
+   * A watcher with more live events than this waiting to be sent (e.g. for a conversion webhook)
+   * is closed, as the real server's cacher closes a watcher whose channel stays full.
+   */
+  maxQueuedEvents?: number;
 }
 
 export class Watch {
@@ -58,6 +71,8 @@ export class Watch {
   private timeoutDue = false;
   /** Events delivered (for tests and benchmarks). */
   delivered = 0;
+  /** Events of the initial state: they may all wait at once, beyond `maxQueuedEvents`. */
+  private initialEvents = 0;
 
   constructor(
     readonly id: number,
@@ -116,6 +131,7 @@ export class Watch {
 
   /** Sends an event for a current object (initial state). */
   sendObject(type: EventType, obj: JsonObject): void {
+    this.initialEvents++;
     this.send(eventLine(type, this.render(obj, type)));
   }
 
@@ -153,7 +169,13 @@ export class Watch {
     const chunk = this.pending.length === 1 ? (this.pending[0] as string) : this.pending.join('');
     this.pending = [];
     this.sink.write(chunk);
-    if (this.sink.bufferedBytes > this.hub.maxBufferedBytes) this.close();
+    if (this.sink.bufferedBytes > this.hub.maxBufferedBytes || this.sink.queuedEvents > this.hub.maxQueuedEvents + this.initialEvents) this.cut();
+  }
+
+  /** Ends a watcher that cannot keep up, dropping what it has not sent (its client watches again). */
+  private cut(): void {
+    this.pending = [];
+    this.finish('cut');
   }
 
   /** Stops sending (the connection stays open); events are held until `resume`. */
@@ -194,7 +216,13 @@ export class Watch {
 
   /** Ends the stream; `abrupt` resets the connection instead. */
   close(abrupt = false): void {
+    this.finish(abrupt ? 'destroy' : 'end');
+  }
+
+  /** Ends the stream: after what is pending (`end`), dropping what waits (`cut`), or resetting the connection (`destroy`). */
+  private finish(how: 'end' | 'cut' | 'destroy'): void {
     if (this.closed) return;
+    const abrupt = how === 'destroy';
     this.closed = true;
     if (this.silenceTimer) clearTimeout(this.silenceTimer);
     this.silenceTimer = undefined;
@@ -202,8 +230,7 @@ export class Watch {
     this.pending = [];
     if (this.timer) clearTimeout(this.timer);
     this.hub.forget(this);
-    if (abrupt) this.sink.destroy();
-    else this.sink.end();
+    this.sink[how]();
   }
 }
 
@@ -219,6 +246,8 @@ export class WatchHub {
   private flushScheduled: NodeJS.Immediate | undefined;
   readonly bookmarkIntervalMs: number;
   readonly maxBufferedBytes: number;
+  /** Live events a watcher may have waiting to be sent (see WatchHubOptions). */
+  readonly maxQueuedEvents: number;
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -227,6 +256,8 @@ export class WatchHub {
   ) {
     this.bookmarkIntervalMs = options.bookmarkIntervalMs ?? 60_000;
     this.maxBufferedBytes = options.maxBufferedBytes ?? 32 * 1024 * 1024;
+    // The real cacher's watcher channel without an index holds 100 events.
+    this.maxQueuedEvents = options.maxQueuedEvents ?? 100;
     this.unsubscribe = store.onEvent((e) => this.dispatch(e));
   }
 

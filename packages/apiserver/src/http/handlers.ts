@@ -19,6 +19,7 @@ import type { Registry, Resolved } from '../api/registry.js';
 import type { IncludeObject } from './table.js';
 import { parseIncludeObject, toTable, wantsTable } from './table.js';
 import type { WatchHub, WatchSink, WatchStart } from '../api/watch.js';
+import { warningHeaders } from './warnings.js';
 import type { Attributes, Auth, UserInfo } from '../auth/index.js';
 import { admittedDelete, admittedDeleteOfCurrent, admittedScale, admittedSubresourceCreate, admittedWrite, type AdmissionRequest, type AdmissionWebhooks, type ConversionPlan, type ConversionWebhooks, type Operation } from '../admission/index.js';
 
@@ -109,17 +110,6 @@ function writeOptions(
     userAgent: req.headers['user-agent'],
     warnings: [],
   };
-}
-
-/** Warnings as the real server sends them: `Warning: 299 - "text"` (one header, comma-separated). */
-function warningHeaders(warnings: string[]): Record<string, string> {
-  if (warnings.length === 0) return {};
-  const value = warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ');
-  // Go writes the text's UTF-8 bytes as they are; Node refuses a header character above U+00FF,
-  // so the bytes go out as Latin-1 characters, one per byte (a field named in any script is no 500).
-  // DEL and other control bytes JSON leaves as they are would make Node refuse the header (a 500).
-  const safe = value.replace(/[\x00-\x08\x0a-\x1f\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  return { warning: Buffer.from(safe, 'utf8').toString('latin1') };
 }
 
 function intParam(query: URLSearchParams, name: string): number | undefined {
@@ -524,10 +514,15 @@ function watchStart(rvText: string, sendInitialEvents: string | null, current: n
 /**
  * A watch sink that converts each event's object from the storage version through the conversion
  * webhook before writing it, in order; a failed conversion ends the watch with an ERROR event.
+ * What waits for conversion counts as the watcher's buffer (events and bytes), so the hub ends a
+ * watcher whose webhook cannot keep up instead of queueing without bound.
  */
 function convertingSink(res: ServerResponse, conversion: ConversionPlan): WatchSink {
   let chain = Promise.resolve();
-  let failed = false;
+  let stopped = false;
+  let queuedBytes = 0;
+  let queuedEvents = 0;
+  const gone = (): boolean => stopped || res.destroyed || res.writableEnded;
   const convertLine = async (line: string): Promise<string> => {
     const event = JSON.parse(line) as JsonObject;
     const object = event.object;
@@ -536,17 +531,25 @@ function convertingSink(res: ServerResponse, conversion: ConversionPlan): WatchS
   };
   return {
     write: (chunk) => {
+      const lines = chunk.split('\n').filter((l) => l !== '');
+      queuedBytes += chunk.length;
+      queuedEvents += lines.length;
       chain = chain.then(async () => {
-        if (failed || res.destroyed) return;
         try {
-          const lines = chunk.split('\n').filter((l) => l !== '');
           const out: string[] = [];
-          for (const line of lines) out.push(await convertLine(line));
-          res.write(out.map((l) => `${l}\n`).join(''));
+          for (const line of lines) {
+            if (gone()) return;
+            out.push(await convertLine(line));
+          }
+          if (!gone()) res.write(out.map((l) => `${l}\n`).join(''));
         } catch (err) {
-          failed = true;
+          if (gone()) return;
+          stopped = true;
           const status = err instanceof ApiError ? err.toStatus() : { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: String(err), code: 500 };
           res.end(JSON.stringify({ type: 'ERROR', object: status }) + '\n');
+        } finally {
+          queuedBytes -= chunk.length;
+          queuedEvents -= lines.length;
         }
       });
     },
@@ -555,9 +558,16 @@ function convertingSink(res: ServerResponse, conversion: ConversionPlan): WatchS
         if (!res.writableEnded) res.end();
       });
     },
+    cut: () => {
+      stopped = true;
+      if (!res.writableEnded) res.end();
+    },
     destroy: () => res.destroy(),
     get bufferedBytes() {
-      return res.writableLength;
+      return res.writableLength + queuedBytes;
+    },
+    get queuedEvents() {
+      return queuedEvents;
     },
   };
 }
@@ -605,10 +615,12 @@ async function serveWatch(req: IncomingMessage, res: ServerResponse, url: URL, r
       res.write(chunk);
     },
     end: () => res.end(),
+    cut: () => res.end(),
     destroy: () => res.destroy(),
     get bufferedBytes() {
       return res.writableLength;
     },
+    queuedEvents: 0,
   };
   try {
     const watch = ctx.hub.open(

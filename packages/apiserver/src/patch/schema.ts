@@ -17,7 +17,7 @@
  *   Job conditions: SSA atomic, SMP merges on type), hence both.
  */
 import type { JsonObject, JsonValue } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
+import { isJsonObject, ownValue, setOwn } from '../api/json.js';
 
 export interface ScalarType {
   readonly kind: 'scalar';
@@ -253,8 +253,8 @@ function fromSchema(s: JsonValue | undefined): FieldType | undefined {
     const itemProps = isJsonObject(s.items) && isJsonObject(s.items.properties) ? s.items.properties : {};
     const keyDefaults: Record<string, JsonValue> = {};
     for (const k of keys) {
-      const prop = itemProps[k];
-      if (isJsonObject(prop) && prop.default !== undefined) keyDefaults[k] = prop.default;
+      const prop = ownValue(itemProps, k);
+      if (isJsonObject(prop) && prop.default !== undefined) setOwn(keyDefaults, k, prop.default);
     }
     return {
       kind: 'list',
@@ -278,7 +278,7 @@ function structFromSchema(s: JsonObject, atomic: boolean, skip: ReadonlySet<stri
   for (const [name, sub] of Object.entries(isJsonObject(s.properties) ? s.properties : {})) {
     if (skip.has(name)) continue;
     const t = fromSchema(sub);
-    if (t) fields[name] = t;
+    if (t) setOwn(fields, name, t);
   }
   // An unstructured object is only present when someone wrote it, so its writer owns the node itself.
   return { kind: 'struct', fields, presentWhenEmpty: false, ...(atomic ? { atomic } : {}) };

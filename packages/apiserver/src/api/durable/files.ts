@@ -3,7 +3,7 @@
  * 0700) nor can be redirected: temp files are created exclusively (O_EXCL) with random names and
  * never opened through a symlink (O_NOFOLLOW), then renamed into place after an fsync.
  */
-import { constants, type FileHandle, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { constants, type FileHandle, open, rename, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 
@@ -89,57 +89,4 @@ export async function writeChunksAtomic(path: string, chunks: Iterable<string | 
     throw err;
   }
   await syncDir(dirname(path));
-}
-
-/** Whether a process with this id runs (EPERM: it does, as another user). */
-function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** The locks this process holds: a lock naming this process's pid but not held here is stale (a container's pid reused). */
-const heldLocks = new Set<string>();
-
-/**
- * Takes `path` as this process's exclusive lock on a directory: created with O_EXCL and holding
- * the owner's pid and the directory's inode. A lock whose process no longer runs (a crash,
- * kill -9), that names this process but is not held by it, or that was copied with its directory
- * (another inode) is taken over; one held by a running process is refused naming that process.
- * Returns the release.
- */
-export async function lockFile(path: string, what: string): Promise<() => Promise<void>> {
-  const dirId = async (): Promise<string> => {
-    const st = await stat(dirname(path));
-    return `${st.dev}:${st.ino}`;
-  };
-  const id = await dirId();
-  for (let attempt = 0; ; attempt++) {
-    let fh: FileHandle;
-    try {
-      fh = await createExclusive(path);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
-      const [pidText, lockedId] = (await readFile(path, 'utf8').catch(() => '')).trim().split(' ');
-      const pid = Number(pidText);
-      const live = lockedId === id && Number.isInteger(pid) && pid > 0 && (pid === process.pid ? heldLocks.has(path) : processRuns(pid));
-      if (live) throw new Error(`${what} is in use by another server (process ${pid}${pid === process.pid ? ', this one' : ''}); stop it first, or use another directory (if no server runs on it, remove ${path})`);
-      await unlink(path).catch(() => undefined);
-      continue;
-    }
-    try {
-      await fh.writeFile(`${process.pid} ${id}\n`);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    heldLocks.add(path);
-    return async () => {
-      heldLocks.delete(path);
-      await unlink(path).catch(() => undefined);
-    };
-  }
 }

@@ -10,11 +10,12 @@
  * log; the same compaction runs whenever the log outgrows `compactBytes`, and at a clean stop.
  */
 import { readdir, stat, mkdir, access, unlink, constants, open, type FileHandle } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { JsonObject, JsonValue } from '../json.js';
 import { isJsonObject } from '../json.js';
 import { nameOf, namespaceOf } from '../meta.js';
-import { createExclusive, DIR_MODE, lockFile, syncDir, TEMP_SUFFIX, writeAll, writeChunksAtomic } from './files.js';
+import { lockDirectory } from './dir-lock.js';
+import { createExclusive, DIR_MODE, syncDir, TEMP_SUFFIX, writeAll, writeChunksAtomic } from './files.js';
 import { decodeLog, encodeRecord, type LogRecord } from './records.js';
 
 export interface PersistedState {
@@ -39,7 +40,6 @@ export interface OpenedJournal {
 }
 
 const SNAPSHOT = 'snapshot.json';
-const LOCK = 'lock';
 const SNAPSHOT_KIND = 'RxkubeApiServerSnapshot';
 const WAL = /^wal-(\d+)\.log$/;
 
@@ -224,7 +224,7 @@ export class Journal {
   static async open(dir: string, options: JournalOptions = {}): Promise<OpenedJournal> {
     await prepareDir(dir);
     // A second server on the same directory would compact away the first one's live log.
-    const unlock = await lockFile(resolve(dir, LOCK), `data directory ${dir}`);
+    const unlock = await lockDirectory(dir, `data directory ${dir}`);
     try {
       return await Journal.openLocked(dir, options, unlock);
     } catch (err) {
