@@ -132,6 +132,7 @@ export {
   type DependentOutcome,
   type DependentResult,
   type WorkflowResult,
+  type WorkflowErrorSummary,
   type WorkflowReconcileResult,
   type WorkflowCleanupResult,
   type CrdPresentOptions,

@@ -1,3 +1,5 @@
+import { isKubernetesObject, objectReference } from './redact.js';
+
 /** Base class of every error rxkube throws on purpose, so callers can tell them from bugs. */
 export class RxkubeError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -55,9 +57,10 @@ export function describeValue(value: unknown): string {
   return safeJson(value);
 }
 
+/** JSON of a value for a message; a Kubernetes object in it is written as its reference (its data may be a Secret's). */
 function safeJson(value: unknown): string {
   try {
-    return JSON.stringify(value) ?? String(value);
+    return JSON.stringify(value, (_key, v: unknown) => (isKubernetesObject(v) ? objectReference(v) : v)) ?? String(value);
   } catch {
     return String(value);
   }

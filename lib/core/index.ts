@@ -33,3 +33,5 @@ export {
   type StatusCondition,
   type StatusConditionInput,
 } from './conditions.js';
+export { jsonDepth, MAX_JSON_DEPTH, requestPath } from './http-input.js';
+export { isKubernetesObject, objectReference, redactJson, redactText, secretValues, secretValuesWithin } from './redact.js';

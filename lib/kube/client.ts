@@ -1,4 +1,5 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { isRecord, redactJson, redactText, secretValues } from '../core/index.js';
 import {
   apiVersionPath,
   resolveDescriptor,
@@ -8,7 +9,7 @@ import {
 } from './descriptor.js';
 import { kubeConfigOf, type KubeConfigData } from './config.js';
 import { directConnection, type DirectConnection } from './direct.js';
-import { classifyError, errorMessage } from './errors.js';
+import { classifyError, errorMessage, KubeApiError } from './errors.js';
 import { createDirectRequestFn, createRequestFn, type RequestFn } from './request.js';
 import { formatFieldSelector, formatLabelSelector, type FieldSelector, type LabelSelector } from './selectors.js';
 
@@ -174,6 +175,28 @@ export function isKubeClient(kube: KubeClient | KubeConfig): kube is KubeClient 
   return typeof candidate.resource === 'function' && typeof candidate.request === 'function';
 }
 
+/**
+ * A request function whose errors carry none of the values of the Secret it wrote: a server may
+ * echo them (a 422 naming an invalid value, an admission policy's message), and errors end up in
+ * logs, Events and status.
+ */
+function redactingSecretValues(request: RequestFn): RequestFn {
+  return async (req) => {
+    try {
+      return await request(req);
+    } catch (error) {
+      const values = secretValues(req.body, true);
+      if (values.length === 0) throw error;
+      if (error instanceof KubeApiError) throw new KubeApiError(error.code, redactJson(error.body, values), error.headers, error.request);
+      if (error instanceof Error) {
+        error.message = redactText(error.message, values);
+        if (error.stack !== undefined) error.stack = redactText(error.stack, values);
+      }
+      throw error;
+    }
+  };
+}
+
 /** The object's name and namespace. */
 export function refOf(obj: KubernetesObject): ObjectRef {
   const name = obj.metadata?.name;
@@ -182,10 +205,11 @@ export function refOf(obj: KubernetesObject): ObjectRef {
 }
 
 export function resourceClient<T extends KubernetesObject = KubernetesObject>(
-  request: RequestFn,
+  send: RequestFn,
   descriptor: ResourceDescriptor,
 ): ResourceClient<T> {
   const d = resolveDescriptor(descriptor);
+  const request = d.apiVersion === 'v1' && d.kind === 'Secret' ? redactingSecretValues(send) : send;
 
   const pathOf = (ref: ObjectRef, subresource?: string): string =>
     resourcePath(d, { name: ref.name, namespace: d.namespaced ? ref.namespace : undefined, subresource });
@@ -201,8 +225,9 @@ export function resourceClient<T extends KubernetesObject = KubernetesObject>(
     return { ...obj, apiVersion: d.apiVersion, kind: d.kind };
   };
 
+  // An item that is no object is left as it came, for the caller to name (an informer refuses the list).
   const fillTypeMeta = (obj: T): T =>
-    obj.apiVersion && obj.kind ? obj : { ...obj, apiVersion: obj.apiVersion ?? d.apiVersion, kind: obj.kind ?? d.kind };
+    !isRecord(obj) || (obj.apiVersion && obj.kind) ? obj : { ...obj, apiVersion: obj.apiVersion ?? d.apiVersion, kind: obj.kind ?? d.kind };
 
   const writeQuery = (o: WriteOptions | undefined) => ({
     fieldManager: o?.fieldManager,

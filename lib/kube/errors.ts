@@ -1,5 +1,6 @@
 // client-node's ApiException from its own module: its entry point loads the whole generated API.
 import { ApiException } from '@kubernetes/client-node/dist/gen/apis/exception.js';
+import { describeValue } from '../core/index.js';
 
 /** The one classification of Kubernetes API failures used everywhere in rxkube. */
 export type KubeErrorKind =
@@ -149,7 +150,7 @@ export function errorMessage(err: unknown): string {
     const text = cause && !err.message.includes(cause) ? `${err.message}: ${cause}` : err.message;
     return network && !text.includes(network) ? `${network} ${text}` : text;
   }
-  return typeof err === 'string' ? err : JSON.stringify(err) ?? String(err);
+  return typeof err === 'string' ? err : describeValue(err);
 }
 
 function describeStatus(code: number | undefined, status: KubeStatus | undefined, body: unknown): string {

@@ -5,6 +5,8 @@ import { getGlobalDispatcher, type Dispatcher } from 'undici';
 import { shareConnections } from './connections.js';
 import type { DirectConnection } from './direct.js';
 import { KubeApiError } from './errors.js';
+import { isRecord } from '../core/index.js';
+import { lineSplitter, LineTooLongError, MAX_WATCH_LINE_BYTES } from './line-splitter.js';
 import { parseBody } from './request.js';
 
 export interface WatchStreamRequest {
@@ -26,14 +28,16 @@ export interface WatchStreamRequest {
  * Resolves once the server answered (or failed) to a function that closes the stream.
  * `onClose` runs exactly once: without an error when the server ended the stream or the
  * returned function closed it; with the error otherwise (an error answer as KubeApiError; a
- * line that is not JSON ends the stream with an error, so that the watch resumes from the last
- * resourceVersion instead of losing the event).
+ * line that is not JSON, or longer than `maxLineBytes`, ends the stream with an error, so that the
+ * watch resumes from the last resourceVersion instead of losing the event; so does an `onEvent`
+ * that throws). Lines are split in linear time however many chunks a line comes in.
  */
 export async function openWatchStream(
   target: KubeConfig | DirectConnection,
   request: WatchStreamRequest,
   onEvent: (type: string, object: unknown) => void,
   onClose: (error?: unknown) => void,
+  maxLineBytes = MAX_WATCH_LINE_BYTES,
 ): Promise<() => void> {
   const server = 'pool' in target ? target.server : target.getCurrentCluster()?.server;
   if (server === undefined) throw new Error('openWatchStream: the kubeconfig has no current cluster');
@@ -67,25 +71,35 @@ export async function openWatchStream(
       close(new KubeApiError(answer.statusCode, parseBody(text, headers['content-type']), headers, { method: 'WATCH', path: request.path }));
       return () => undefined;
     }
-    let pending = '';
-    answer.body.setEncoding('utf8');
-    answer.body.on('data', (chunk: string) => {
-      const text = pending + chunk;
-      let start = 0;
-      for (let newline = text.indexOf('\n'); newline !== -1 && !closed; newline = text.indexOf('\n', start)) {
-        const line = text.slice(start, newline);
-        start = newline + 1;
-        if (line.trim() === '') continue;
-        let event: { type?: unknown; object?: unknown };
-        try {
-          event = JSON.parse(line) as { type?: unknown; object?: unknown };
-        } catch {
-          close(new Error(`watch of ${request.path}: the server sent a line that is not JSON: ${line.slice(0, 200)}`));
-          return;
-        }
-        onEvent(String(event.type), event.object);
+    const where = `watch of ${request.path}`;
+    const splitter = lineSplitter((line) => {
+      if (closed || line.trim() === '') return;
+      let event: unknown;
+      try {
+        event = JSON.parse(line);
+      } catch {
+        // The line itself is not quoted: it may hold a Secret's data.
+        close(new Error(`${where}: the server sent a line of ${Buffer.byteLength(line)} bytes that is not JSON`));
+        return;
       }
-      pending = text.slice(start);
+      if (!isRecord(event)) {
+        close(new Error(`${where}: the server sent a line that is no watch event (JSON, but not an object)`));
+        return;
+      }
+      try {
+        onEvent(typeof event['type'] === 'string' ? event['type'] : String(event['type']), event['object']);
+      } catch (error) {
+        // An event the caller cannot take ends this watch; it never escapes into the socket's handler.
+        close(error);
+      }
+    }, maxLineBytes);
+    answer.body.on('data', (chunk: Buffer) => {
+      if (closed) return;
+      try {
+        splitter.push(chunk);
+      } catch (error) {
+        close(error instanceof LineTooLongError ? new LineTooLongError(`${where}: ${error.message}`) : error);
+      }
     });
     answer.body.on('end', () => close());
     answer.body.on('error', (error: unknown) => close(abort.signal.aborted ? undefined : error));

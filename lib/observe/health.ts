@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Observable } from 'rxjs';
+import { requestPath } from '../core/index.js';
 
 export interface HealthCheckResult {
   ok: boolean;
@@ -51,7 +52,8 @@ export async function startHealthServer(options: HealthServerOptions = {}): Prom
   }
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const path = requestPath(req.url);
+    if (path === undefined) return send(res, 400, 'malformed request target\n', { Connection: 'close' });
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed\n', { Allow: 'GET, HEAD' });
     switch (path) {
       case '/healthz':

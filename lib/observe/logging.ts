@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
-import { isRecord, LeaseLostError } from '../core/index.js';
+import { isKubernetesObject, isRecord, LeaseLostError, objectReference } from '../core/index.js';
 import { classifyError } from '../kube/index.js';
 
 export type { Logger } from 'pino';
@@ -16,9 +16,11 @@ export interface CreateLoggerOptions {
 }
 
 /**
- * A pino logger; errors under `err` are serialized with pino's standard serializer. Maps and Sets
- * anywhere in a logged object or error (a workflow error's `byDependent`, a result's
- * `dependents`) are written as objects and arrays: JSON.stringify would write `{}` for them.
+ * A pino logger; errors under `err` are serialized with pino's standard serializer (or their own
+ * toJSON, when they have one). Maps and Sets anywhere in a logged object or error (a workflow
+ * error's `byDependent`) are written as objects and arrays: JSON.stringify would write `{}` for
+ * them. A Kubernetes object anywhere in a line is written as its reference (apiVersion, kind,
+ * namespace, name): a Secret's data never reaches a log.
  */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const level = options.level ?? process.env['LOG_LEVEL'] ?? 'info';
@@ -26,14 +28,14 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     level,
     ...(options.name !== undefined ? { name: options.name } : {}),
     // An err already written by formatters.log (it had a Map) is a plain object by now: kept as it is.
-    serializers: { err: (err: unknown) => (err instanceof Error ? withCollections(err) : err) },
-    formatters: { log: (obj) => (hasCollections(obj, MAX_DEPTH) ? (withCollections(obj) as Record<string, unknown>) : obj) },
+    serializers: { err: (err: unknown) => (err instanceof Error ? loggable(err) : err) },
+    formatters: { log: (obj) => (needsRewrite(obj, MAX_DEPTH) ? (loggable(obj) as Record<string, unknown>) : obj) },
     ...options.pino,
   };
   return options.destination ? pino(config, options.destination) : pino(config);
 }
 
-/** How deep a logged object is searched for Maps and Sets. */
+/** How deep a logged object is searched for Maps, Sets and Kubernetes objects. */
 const MAX_DEPTH = 8;
 
 /** Walked into: arrays and objects without a toJSON of their own (a Date, a Buffer write themselves). */
@@ -41,20 +43,32 @@ function isWalkable(value: unknown): value is object {
   return typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON !== 'function';
 }
 
-/** Whether a Map or Set is in `value`: most lines have none and are logged as they are, uncopied. */
-function hasCollections(value: unknown, depth: number, seen = new WeakSet<object>()): boolean {
-  if (!isWalkable(value) || depth < 0 || seen.has(value)) return false;
-  if (value instanceof Map || value instanceof Set) return true;
+/**
+ * Whether a Map, a Set, a Kubernetes object or an error is in `value`: most lines have none and
+ * are logged as they are, uncopied.
+ */
+function needsRewrite(value: unknown, depth: number, seen = new WeakSet<object>()): boolean {
+  if (typeof value !== 'object' || value === null || depth < 0 || seen.has(value)) return false;
+  if (value instanceof Map || value instanceof Set || value instanceof Error || isKubernetesObject(value)) return true;
+  if (!isWalkable(value)) return false;
   seen.add(value);
-  return Object.values(value).some((v) => hasCollections(v, depth - 1, seen));
+  return Object.values(value).some((v) => needsRewrite(v, depth - 1, seen));
 }
 
-/** `value` with its Maps as objects and Sets as arrays; an Error inside as pino's serializer writes it. */
-function withCollections(value: unknown, depth = MAX_DEPTH, seen = new WeakSet<object>()): unknown {
-  if (!isWalkable(value) || depth < 0) return value;
+/**
+ * `value` as it may be logged: Maps as objects, Sets as arrays, an Error as pino's serializer
+ * writes it (or as its own toJSON says), a Kubernetes object as its reference.
+ */
+function loggable(value: unknown, depth = MAX_DEPTH, seen = new WeakSet<object>()): unknown {
+  if (typeof value !== 'object' || value === null || depth < 0) return value;
+  if (isKubernetesObject(value)) return objectReference(value);
+  if (value instanceof Error && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    return { type: value.name, stack: value.stack, ...(value as unknown as { toJSON(): object }).toJSON() };
+  }
+  if (!(value instanceof Error) && !isWalkable(value)) return value;
   if (seen.has(value)) return '[Circular]';
   seen.add(value);
-  const inner = (v: unknown) => withCollections(v, depth - 1, seen);
+  const inner = (v: unknown) => loggable(v, depth - 1, seen);
   if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), inner(v)]));
   if (value instanceof Set || Array.isArray(value)) return [...value].map(inner);
   const object = value instanceof Error ? pino.stdSerializers.err(value) : value;

@@ -58,6 +58,52 @@ export class WatchDroppedError extends Error {
   override readonly name = 'WatchDroppedError';
 }
 
+/**
+ * A watch event or list item that is no Kubernetes object (no object, null, no metadata, an
+ * unknown event type, an ERROR without a Status): the watch ends with it and the informer lists
+ * again after its backoff, as client-go's reflector does on a decode error.
+ */
+export class MalformedWatchEventError extends Error {
+  override readonly name = 'MalformedWatchEventError';
+}
+
+/** What is wrong with a watch event, or undefined when it is one the reflector can take. */
+export function watchEventProblem(type: unknown, object: unknown): string | undefined {
+  const what = typeof type === 'string' ? JSON.stringify(type.slice(0, 40)) : String(type);
+  switch (type) {
+    case 'ADDED':
+    case 'MODIFIED':
+    case 'DELETED':
+    case 'BOOKMARK': {
+      if (object === undefined) return `${what} event without an object`;
+      const problem = objectProblem(object);
+      if (problem !== undefined) return `${what} event whose object is ${problem}`;
+      if (type !== 'BOOKMARK' && typeof (object as { metadata: { name?: unknown } }).metadata.name !== 'string') return `${what} event whose object has no metadata.name`;
+      return undefined;
+    }
+    case 'ERROR': {
+      if (object === null || typeof object !== 'object' || Array.isArray(object)) return `ERROR event without a Status (object is ${describeJson(object)})`;
+      const code = (object as { code?: unknown }).code;
+      if (typeof code !== 'number' || !Number.isInteger(code)) return `ERROR event whose Status has no numeric code (code is ${describeJson(code)})`;
+      return undefined;
+    }
+    default:
+      return `event of unknown type ${what}`;
+  }
+}
+
+/** Why a value is no object with metadata ('null, not an object'), or undefined. */
+function objectProblem(object: unknown): string | undefined {
+  if (object === null || typeof object !== 'object' || Array.isArray(object)) return `${describeJson(object)}, not an object`;
+  const metadata = (object as { metadata?: unknown }).metadata;
+  if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) return 'an object without metadata';
+  return undefined;
+}
+
+function describeJson(value: unknown): string {
+  return value === undefined ? 'missing' : value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
 /** A failure of a connection that had been working: resumed at once, then backed off (ES1). */
 export function isDroppedConnection(error: unknown): boolean {
   return error instanceof WatchDroppedError || (error instanceof WatchSilentError && error.answered);
@@ -102,6 +148,10 @@ export function reflector<T extends KubernetesObject>(
       }),
       map((answer): ReflectorMessage<T> => {
         if (!answer.resourceVersion) throw new Error(`list of ${options.describe} answered without metadata.resourceVersion`);
+        answer.items.forEach((item, i) => {
+          const problem = objectProblem(item);
+          if (problem !== undefined) throw new MalformedWatchEventError(`list of ${options.describe} answered a malformed item: items[${i}] is ${problem}`);
+        });
         resourceVersion = answer.resourceVersion;
         return { type: 'listed', items: answer.items, resourceVersion: answer.resourceVersion };
       }),
@@ -118,12 +168,19 @@ export function reflector<T extends KubernetesObject>(
           else if (classifyError(error) === 'gone') {
             resourceVersion = undefined; // history is gone: the next round lists again
             subscriber.complete();
-          } else if (close !== undefined && !(error instanceof KubeApiError)) {
+          } else if (close !== undefined && !(error instanceof KubeApiError) && !(error instanceof MalformedWatchEventError)) {
             subscriber.error(new WatchDroppedError(`watch of ${options.describe} dropped: ${errorMessage(error)}`, { cause: error }));
           } else subscriber.error(error);
         };
         const onEvent = (type: string, object: unknown): void => {
           if (ended) return;
+          const problem = watchEventProblem(type, object);
+          if (problem !== undefined) {
+            // An event may have been lost: list again (after the backoff) rather than resume from here.
+            resourceVersion = undefined;
+            end(new MalformedWatchEventError(`watch of ${options.describe} sent a malformed event: ${problem}`));
+            return;
+          }
           switch (type) {
             case 'ADDED':
             case 'MODIFIED':
@@ -148,8 +205,6 @@ export function reflector<T extends KubernetesObject>(
               );
               return;
             }
-            default:
-              return; // a future event type; the next list will catch up if it mattered
           }
         };
         client

@@ -6,7 +6,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { catchError, defer, from, map, mergeMap, of, type Observable, type OperatorFunction } from 'rxjs';
-import { ConfigurationError, isRecord, type MaybePromise } from '../core/index.js';
+import { ConfigurationError, describeValue, isRecord, type MaybePromise } from '../core/index.js';
 import { resolveDescriptor, type ResolvedDescriptor, type ResourceDescriptor } from '../kube/index.js';
 import { jsonPatch, type JsonPatchOp } from './json-patch.js';
 
@@ -120,9 +120,13 @@ export function validate<T extends KubernetesObject>(handler: ValidateHandler<T>
  */
 export function mutate<T extends KubernetesObject>(handler: MutateHandler<T>): OperatorFunction<AdmissionRequest<T>, AdmissionAnswer> {
   return mergeMap((request) => {
-    // The handler gets a copy, so a handler that edits in place still leaves the original to diff against.
-    const original = request.object === undefined ? undefined : (JSON.parse(JSON.stringify(request.object)) as T);
-    return defer(() => from(Promise.resolve().then(() => handler(request)))).pipe(
+    let original: T | undefined;
+    // Inside defer: a request that cannot be copied (nested too deep) fails alone, not the webhook's pipeline.
+    return defer(() => {
+      // The handler gets a copy, so a handler that edits in place still leaves the original to diff against.
+      original = request.object === undefined ? undefined : (JSON.parse(JSON.stringify(request.object)) as T);
+      return from(Promise.resolve().then(() => handler(request)));
+    }).pipe(
       map((answer): AdmissionAnswer => {
         if (isRecord(answer) && 'object' in answer) {
           const ops = jsonPatch(original, (answer as AdmissionMutation<T>).object);
@@ -144,7 +148,7 @@ function withPatch(response: AdmissionResponse, ops: readonly JsonPatchOp[]): Ad
 
 function checkVerdict(verdict: unknown): AdmissionVerdict {
   if (!isRecord(verdict) || typeof verdict['allowed'] !== 'boolean') {
-    throw new TypeError(`the handler answered ${JSON.stringify(verdict)}: answer allow(), deny(message) or { allowed, message }`);
+    throw new TypeError(`the handler answered ${describeValue(verdict)}: answer allow(), deny(message) or { allowed, message }`);
   }
   if (verdict['allowed'] === false && typeof verdict['message'] !== 'string') throw new TypeError('a denial needs a message (deny(message))');
   return verdict as AdmissionVerdict;

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { Subject, type Observable, type Subscription } from 'rxjs';
-import { ConfigurationError, isRecord, requireKnownKeys } from '../core/index.js';
+import { ConfigurationError, isRecord, jsonDepth, MAX_JSON_DEPTH, requestPath, requireKnownKeys } from '../core/index.js';
 import { createLogger, type Logger } from '../observe/index.js';
 import { admissionRequest, admissionReview, MalformedReviewError, type AdmissionAnswer, type AdmissionRequest, type AnyAdmissionWebhook } from './admission.js';
 import { MalformedConversionError, reviewConversion, type ConversionWebhook } from './conversion.js';
@@ -252,9 +252,12 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     try {
       if (req.method !== 'POST') throw new HttpError(405, 'webhooks take POST', 'malformed');
       const body = await readBody(req, settings.maxBodyBytes);
+      const text = body.toString('utf8');
+      // Refused before parsing, for this request alone: deeper JSON breaks recursive copies and diffs further on.
+      if (jsonDepth(text) > MAX_JSON_DEPTH) throw new HttpError(400, `the body is JSON nested deeper than ${MAX_JSON_DEPTH} levels (the limit of the Kubernetes API server)`, 'malformed');
       let parsed: unknown;
       try {
-        parsed = JSON.parse(body.toString('utf8'));
+        parsed = JSON.parse(text);
       } catch {
         throw new HttpError(400, 'the body is not JSON', 'malformed');
       }
@@ -294,7 +297,9 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   };
 
   const server: Server = createServer({ cert: tls.pem.cert, key: tls.pem.key, requestTimeout: settings.requestTimeoutMs + 5_000 }, (req, res) => {
-    const path = new URL(req.url ?? '/', 'https://localhost').pathname;
+    // A request line such as `GET //[ HTTP/1.1` is no URL: answered 400 as Go's net/http does, never thrown.
+    const path = requestPath(req.url);
+    if (path === undefined) return sendText(res, 400, 'malformed request target\n', true);
     if (path === '/healthz' || path === '/readyz') {
       const ok = path === '/healthz' || !closing;
       return sendText(res, ok ? 200 : 503, ok ? 'ok\n' : 'shutting down\n');

@@ -16,6 +16,7 @@ export {
   type DependentOutcome,
   type DependentResult,
   type WorkflowCleanupResult,
+  type WorkflowErrorSummary,
   type WorkflowReconcileResult,
   type WorkflowResult,
   type WorkflowResultBase,

@@ -2,7 +2,7 @@
  * Workflow results (WF3): what happened to each dependent in one reconcile or cleanup run, and the
  * one error that carries every dependent's error.
  */
-import { statusCondition, type StatusCondition } from '../core/index.js';
+import { describeValue, redactText, secretValuesWithin, statusCondition, type StatusCondition } from '../core/index.js';
 import type { DependentReconcileResult } from '../dependent/index.js';
 import type { ConditionKind, ConditionResult } from './conditions.js';
 
@@ -85,26 +85,46 @@ export interface WorkflowCleanupResult extends WorkflowResultBase {
 
 export type WorkflowResult = WorkflowReconcileResult | WorkflowCleanupResult;
 
+/** An `AggregatedOperatorError` as logs and JSON write it: messages only (a Secret's values in them blanked), no objects. */
+export interface WorkflowErrorSummary {
+  readonly name: string;
+  readonly message: string;
+  /** Each failed dependent's error: its class name and message. */
+  readonly byDependent: Readonly<Record<string, { readonly type: string; readonly message: string }>>;
+}
+
 /**
  * Several dependents failed (or one): every error, by dependent name. An `AggregateError`, so
  * `errors` lists them too; `result` is the whole workflow result.
  */
 export class AggregatedOperatorError extends AggregateError {
   override readonly name = 'AggregatedOperatorError';
+  /** The whole workflow result: it holds the dependents' objects, so it is never logged (not enumerable, left out of toJSON). */
+  declare readonly result: WorkflowResult | undefined;
 
   constructor(
     readonly byDependent: ReadonlyMap<string, unknown>,
-    readonly result?: WorkflowResult,
+    result?: WorkflowResult,
   ) {
     const kind = result?.kind ?? 'workflow';
-    const details = [...byDependent].map(([name, error]) => `'${name}': ${messageOf(error)}`);
+    const secrets = secretValuesWithin(result?.dependents);
+    const details = [...byDependent].map(([name, error]) => `'${name}': ${messageOf(error, secrets)}`);
     const count = `${byDependent.size} dependent${byDependent.size === 1 ? '' : 's'}`;
     super([...byDependent.values()], `workflow ${kind} failed for ${count}: ${details.join('; ')}`);
+    Object.defineProperty(this, 'result', { value: result, enumerable: false });
+  }
+
+  /** What a log line or a serializer writes: the message and each dependent's error by its type and message, no objects. */
+  toJSON(): WorkflowErrorSummary {
+    const secrets = secretValuesWithin(this.result?.dependents);
+    const byDependent = [...this.byDependent].map(([name, error]) => [name, { type: error instanceof Error ? error.name : typeof error, message: messageOf(error, secrets) }]);
+    return { name: this.name, message: this.message, byDependent: Object.fromEntries(byDependent) as WorkflowErrorSummary['byDependent'] };
   }
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+/** An error's message with the values of the workflow's Secrets blanked (a dependent's error may quote them). */
+function messageOf(error: unknown, secrets: readonly string[] = []): string {
+  return redactText(error instanceof Error ? error.message : describeValue(error), secrets);
 }
 
 function namesWhere(
@@ -154,7 +174,8 @@ export function reconcileResult(dependents: ReadonlyMap<string, DependentResult>
 
 function readiness(result: WorkflowReconcileResult): { type: 'Ready'; status: boolean; reason: string; message: string } {
   if (result.hasErrors()) {
-    const details = [...result.erroredDependents()].map(([name, error]) => `'${name}': ${messageOf(error)}`);
+    const secrets = secretValuesWithin(result.dependents);
+    const details = [...result.erroredDependents()].map(([name, error]) => `'${name}': ${messageOf(error, secrets)}`);
     return { type: 'Ready', status: false, reason: 'DependentsFailed', message: details.join('; ') };
   }
   if (result.allReady()) return { type: 'Ready', status: true, reason: 'DependentsReady', message: 'every dependent is ready' };

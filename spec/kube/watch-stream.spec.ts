@@ -106,7 +106,7 @@ describe('kube/watch-stream: watches read straight from the socket', function ()
     after(() => new Promise<void>((resolve) => raw.close(() => resolve())));
     const url = () => `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
 
-    it('ends with an error naming the line when the server sends one that is not JSON, after the good ones before it', async () => {
+    it('ends with an error naming the line by its size (not its text: it may hold a Secret) when the server sends one that is not JSON, after the good ones before it', async () => {
       behaviour = (res) => {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.write('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{"type":"ADD');
@@ -115,8 +115,42 @@ describe('kube/watch-stream: watches read straight from the socket', function ()
       const r = recorder();
       await openWatchStream(kubeConfigFor(url()), { path: '/api/v1/configmaps', query: {}, inactivityTimeoutMs: 5_000 }, r.onEvent, r.onClose);
       const error = (await r.closed) as Error;
-      expect(error.message).to.contain('not JSON: not json');
+      expect(error.message).to.contain('a line of 8 bytes that is not JSON').and.not.to.contain('not json');
       expect(r.events.map(([, o]) => (o as { metadata: { name: string } }).metadata.name)).to.deep.equal(['a', 'b']);
+    });
+
+    it('ends with an error when a line is JSON but no event (null, a number, an array), and when the caller cannot take an event', async () => {
+      for (const line of ['null', '1', '[]', '"ADDED"']) {
+        behaviour = (res) => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.write(`${line}\n`);
+        };
+        const r = recorder();
+        await openWatchStream(kubeConfigFor(url()), { path: '/api/v1/configmaps', query: {}, inactivityTimeoutMs: 5_000 }, r.onEvent, r.onClose);
+        expect(((await r.closed) as Error).message, line).to.contain('a line that is no watch event (JSON, but not an object)');
+      }
+      behaviour = (res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n');
+      };
+      const r = recorder();
+      const refusing = () => {
+        throw new TypeError('cannot take it');
+      };
+      await openWatchStream(kubeConfigFor(url()), { path: '/api/v1/configmaps', query: {}, inactivityTimeoutMs: 5_000 }, refusing, r.onClose);
+      expect(((await r.closed) as Error).message).to.equal('cannot take it');
+    });
+
+    it('ends with a LineTooLongError when a line passes the limit without a newline', async () => {
+      behaviour = (res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(`{"type":"ADDED","object":{"metadata":{"name":"${'a'.repeat(4096)}`);
+      };
+      const r = recorder();
+      await openWatchStream(kubeConfigFor(url()), { path: '/api/v1/configmaps', query: {}, inactivityTimeoutMs: 5_000 }, r.onEvent, r.onClose, 1024);
+      const error = (await r.closed) as Error;
+      expect(error.name).to.equal('LineTooLongError');
+      expect(error.message).to.match(/watch of \/api\/v1\/configmaps: a line of more than 1024 bytes/);
     });
 
     it('gives up on a connection that stays silent for the inactivity timeout', async () => {

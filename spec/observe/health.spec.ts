@@ -3,6 +3,7 @@ import { Registry } from 'prom-client';
 import { BehaviorSubject } from 'rxjs';
 import { createMetrics, startHealthServer, type HealthCheckResult, type HealthServer } from '../../lib/observe/index.js';
 import { checkFromObservable } from '../../lib/observe/health.js';
+import { exchange } from '../fuzz/listener-fuzz.js';
 
 describe('observe/health server', () => {
   let server: HealthServer | undefined;
@@ -96,6 +97,15 @@ describe('observe/health server', () => {
     expect(err).to.be.instanceOf(Error);
     server = await startHealthServer({ port, host: '127.0.0.1' });
     expect(server.port).to.equal(port);
+  });
+
+  it('a request target that is no URL (GET //[ HTTP/1.1) is 400, not 500, and the server serves on', async () => {
+    server = await startHealthServer({ port: 0, host: '127.0.0.1' });
+    for (const line of ['GET //[ HTTP/1.1', 'GET http://[ HTTP/1.1']) {
+      const answers = await exchange({ host: '127.0.0.1', port: server.port, tls: false }, { writes: [Buffer.from(`${line}\r\nHost: localhost\r\n\r\n`)] });
+      expect(answers.map((a) => a.status), line).to.deep.equal([400]);
+    }
+    expect((await fetch(`${server.url}/healthz`)).status).to.equal(200);
   });
 
   it('rejects bad options with the option named', async () => {

@@ -67,6 +67,22 @@ describe('observe/logging', () => {
     expect(lines[1]?.['when']).to.equal('1970-01-01T00:00:00.000Z');
   });
 
+  it('a Kubernetes object anywhere in a line, or in an error, is written as its reference: a Secret\'s data never reaches a log', () => {
+    const { lines, destination } = capture();
+    const log = createLogger({ destination });
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'web' }, data: { password: 'c2VjcmV0LXZhbHVl' } };
+    const failure = Object.assign(new Error('write failed'), { object: secret });
+    log.error({ err: failure, desired: [secret], nested: { map: new Map([['db', secret]]) }, status: { kind: 'Status', metadata: {}, message: 'kept' } }, 'failed');
+    log.info(secret, 'an object logged whole');
+    const text = lines.map((l) => JSON.stringify(l)).join('\n');
+    expect(text).not.to.include('c2VjcmV0LXZhbHVl');
+    const reference = { apiVersion: 'v1', kind: 'Secret', namespace: 'web', name: 'db' };
+    expect(lines[0]?.['desired']).to.deep.equal([reference]);
+    expect(lines[0]?.['nested']).to.deep.equal({ map: { db: reference } });
+    expect((lines[0]?.['err'] as Record<string, unknown>)['object']).to.deep.equal(reference);
+    expect(lines[0]?.['status']).to.deep.include({ message: 'kept' });
+  });
+
   it('respects the level', () => {
     const { lines, destination } = capture();
     const log = createLogger({ destination, level: 'warn' });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { lastValueFrom, map, of, toArray } from 'rxjs';
+import { lastValueFrom, map, of, Subject, toArray } from 'rxjs';
 import { ConfigurationError } from '../../lib/core/index.js';
 import {
   admissionRequests,
@@ -8,12 +8,15 @@ import {
   applyJsonPatch,
   deny,
   MalformedReviewError,
+  mutate,
   mutatingWebhook,
   reviewAdmission,
   validate,
   validatingWebhook,
+  type AdmissionAnswer,
   type AdmissionRequest,
 } from '../../lib/webhooks/index.js';
+import { admissionRequest } from '../../lib/webhooks/admission.js';
 import { aGreeting, greeting, type Greeting } from './fixtures.js';
 
 const noEmptyMessage = validatingWebhook<Greeting>({
@@ -86,6 +89,33 @@ describe('webhooks: admission handlers', () => {
     let failed: unknown;
     await reviewAdmission(broken, admissionReviewFor({ operation: 'CREATE', object: aGreeting({}) })).catch((err: unknown) => (failed = err));
     expect((failed as Error).message).to.equal('cache not ready');
+  });
+
+  it('a mutating request that cannot even be copied (nested 50,000 deep) fails alone: a review in flight is still answered', async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const requests = new Subject<AdmissionRequest<Greeting>>();
+    const answers: AdmissionAnswer[] = [];
+    let failed: unknown;
+    requests
+      .pipe(
+        mutate<Greeting>(async (req) => {
+          if (req.uid === 'legit') await held;
+          return allow();
+        }),
+      )
+      .subscribe({ next: (a) => answers.push(a), error: (err: unknown) => (failed = err) });
+    let deep: Record<string, unknown> = { leaf: true };
+    for (let i = 0; i < 50_000; i++) deep = { a: deep };
+    const request = (uid: string, spec: unknown) => admissionRequest<Greeting>(admissionReviewFor({ operation: 'CREATE', uid, object: { ...aGreeting({}), spec: spec as Greeting['spec'] } }));
+    requests.next(request('legit', { message: 'hi' }));
+    requests.next(request('deep', deep));
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(failed, 'the pipeline failed').to.equal(undefined);
+    const byUid = Object.fromEntries(answers.map((a) => [a.uid, a]));
+    expect(byUid['deep']).to.have.property('error').that.is.instanceOf(RangeError);
+    expect(byUid['legit']).to.include({ allowed: true });
   });
 
   it('a malformed review is a MalformedReviewError naming what is wrong', async () => {

@@ -17,6 +17,7 @@ import {
   conversionWebhook,
   deny,
   generateDevelopmentTls,
+  mutatingWebhook,
   startWebhookServer,
   validatingWebhook,
   type AdmissionAnswer,
@@ -24,6 +25,7 @@ import {
   type DevelopmentTls,
   type WebhookServer,
 } from '../../lib/webhooks/index.js';
+import { exchange } from '../fuzz/listener-fuzz.js';
 import { aGreeting, greeting, v1Spoke, type Greeting, type GreetingV2 } from './fixtures.js';
 
 const logger = createLogger({ level: 'silent' });
@@ -99,6 +101,17 @@ describe('webhooks: the HTTPS server', function () {
       expect(malformed.status).to.equal(400);
     });
 
+    it('a request target that is no URL (GET //[ HTTP/1.1) is HTTP 400, and the server serves on', async () => {
+      const url = new URL(server.url);
+      for (const line of ['GET //[ HTTP/1.1', 'GET http://[ HTTP/1.1', `POST http://[::1${validating.path} HTTP/1.1`]) {
+        const answers = await exchange({ host: url.hostname, port: Number(url.port), tls: true }, { writes: [Buffer.from(`${line}\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n`)] });
+        expect(answers.map((a) => a.status), line).to.deep.equal([400]);
+        expect(answers[0]?.body.toString()).to.match(/malformed request target/);
+      }
+      const ok = await post(server, server.caBundle!, validating.path, admissionReviewFor({ operation: 'CREATE', object: aGreeting({ message: 'hi' }), uid: 'after' }));
+      expect(ok.json().response).to.include({ uid: 'after', allowed: true });
+    });
+
     it('a body over the limit is HTTP 413', async () => {
       // Small enough to fit the socket buffers: the client has sent it all when the early answer comes.
       const big = admissionReviewFor({ operation: 'CREATE', object: aGreeting({ message: 'x'.repeat(100 * 1024) }) });
@@ -123,6 +136,36 @@ describe('webhooks: the HTTPS server', function () {
       expect(text).to.match(/rxkube_webhook_errors_total\{webhook="validate.greetings.example.com",cause="handler"\} 1/);
       expect(text).to.match(/rxkube_webhook_errors_total\{webhook="validate.greetings.example.com",cause="too_large"\} 1/);
     });
+  });
+
+  it('a review nested deeper than 10,000 levels is HTTP 400 naming the limit, for that request alone: a mutating review in flight is answered', async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const defaults = mutatingWebhook<Greeting>({
+      name: 'default.greetings.example.com',
+      resource: greeting,
+      mutate: async (req) => {
+        if (req.uid === 'legit') await held;
+        return { object: { ...req.object!, spec: { ...req.object!.spec, replicas: 1 } } };
+      },
+    });
+    const server = await startWebhookServer({ webhooks: [defaults], tls: dev, port: 0, host: '127.0.0.1', logger });
+    try {
+      const legit = post(server, dev.ca, defaults.path, admissionReviewFor({ operation: 'CREATE', object: aGreeting({ message: 'hi' }), uid: 'legit' }));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const depth = 50_000;
+      const deep = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"deep","operation":"CREATE","object":{"metadata":{"name":"d"},"spec":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}}}`;
+      const refused = await post(server, dev.ca, defaults.path, deep);
+      expect(refused.status).to.equal(400);
+      expect(refused.text).to.match(/nested deeper than 10000 levels/);
+      release();
+      const answered = await legit;
+      expect(answered.status, answered.text).to.equal(200);
+      expect(answered.json().response).to.include({ uid: 'legit', allowed: true, patchType: 'JSONPatch' });
+    } finally {
+      release();
+      await server.close();
+    }
   });
 
   it('a review its operator does not answer within requestTimeoutMs is HTTP 504', async () => {
