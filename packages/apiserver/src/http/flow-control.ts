@@ -19,6 +19,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../api/errors.js';
+import { parsePath, requestUrl, verbOf } from './http.js';
 
 export interface FlowControlOptions {
   maxInFlight: number;
@@ -45,10 +46,20 @@ function tooManyRequests(): ApiError {
   return new ApiError(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds: 1 }, { 'retry-after': '1' });
 }
 
-/** Whether a request is a watch: long-running, outside the in-flight bound as in the real server. */
+/**
+ * Whether a request is a watch: long-running, outside the in-flight bound as in the real server.
+ * Decided as the router decides how to serve it (the same path and query parsing), so a list
+ * cannot pass for a watch (`?watch=false&watch=true`, `?watch=TRUE`) and escape the bounds.
+ */
 export function isLongRunning(req: IncomingMessage): boolean {
-  const url = req.url ?? '';
-  return /[?&]watch=(1|true)(&|$)/i.test(url) || /^\/apis?\/(?:[^/?]+\/){1,2}watch\//.test(url);
+  let url: URL;
+  try {
+    url = requestUrl(req.url ?? '/');
+  } catch {
+    return false;
+  }
+  const info = parsePath(url.pathname.replace(/\/+$/, '') || '/');
+  return info.kind === 'resource' && verbOf(req.method ?? 'GET', info.request, url.searchParams) === 'watch';
 }
 
 /** Whether a request is a health probe, which no limit may refuse. */

@@ -1,0 +1,53 @@
+/**
+ * The server's limits read as an attacker would, over real HTTP: a request that the limits take
+ * for a watch (and so leave uncounted) while the server answers it as a list. What decides that a
+ * request is long-running must be what decides how it is served, as in the real server, where
+ * the same parsed RequestInfo drives both.
+ */
+import { connect, type Socket } from 'node:net';
+import { expect } from 'chai';
+import { startApiServer, type ApiServer } from '../src/index.js';
+import { eventually, raw, saToken } from './helpers.js';
+
+describe('the limits under attack: a list dressed as a watch', function () {
+  this.timeout(60_000);
+  const CMS = '/api/v1/namespaces/default/configmaps';
+  let server: ApiServer;
+  const sockets: Socket[] = [];
+
+  before(async () => {
+    server = await startApiServer({ clientNode: false, maxPendingResponseBytes: 6 * 1024 * 1024, writeTimeoutMs: 60_000, requestQueueWaitMs: 500 });
+    for (let i = 0; i < 8; i++) {
+      expect((await raw(server, 'POST', CMS, JSON.stringify({ metadata: { name: `big-${i}` }, data: { v: 'x'.repeat(1_000_000) } }))).status).to.equal(201);
+    }
+  });
+
+  after(async () => {
+    for (const socket of sockets) socket.destroy();
+    await server.close();
+  });
+
+  /** Sends `target` as `token`'s user and never reads the answer. */
+  const stall = (target: string, token: string): Promise<void> =>
+    new Promise((resolve) => {
+      const url = new URL(server.url);
+      const socket = connect(Number(url.port), url.hostname, () => {
+        socket.write(`GET ${target} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+        socket.pause();
+        resolve();
+      });
+      sockets.push(socket);
+    });
+
+  for (const [i, query] of ['?watch=false&watch=true', '?watch=TRUE', '?watch=yes&x=&watch=1'].entries()) {
+    it(`counts a list asked for with ${query} as the list it is: its unread answers fill the user's share (was: uncounted, so without bound)`, async () => {
+      const hog = await saToken(server, `hog-${i}`, [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'get', 'watch'] }]);
+      // Served as a list, as the server reads the query: 8 MB each.
+      const served = await raw(server, 'GET', `${CMS}${query}`, undefined, { authorization: `Bearer ${hog}` });
+      expect((served.json as { kind?: string }).kind).to.equal('ConfigMapList');
+      for (let n = 0; n < 8; n++) await stall(`${CMS}${query}`, hog);
+      await eventually(async () => (await raw(server, 'GET', `${CMS}/big-0`, undefined, { authorization: `Bearer ${hog}` })).status === 429, "the hog's unread lists to fill its share", 10_000);
+      for (const socket of sockets.splice(0)) socket.destroy();
+    });
+  }
+});
