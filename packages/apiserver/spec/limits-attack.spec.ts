@@ -1,15 +1,16 @@
 /**
  * The server's limits read as an attacker would, over real HTTP: a request that the limits take
- * for a watch (and so leave uncounted) while the server answers it as a list. What decides that a
- * request is long-running must be what decides how it is served, as in the real server, where
- * the same parsed RequestInfo drives both.
+ * for a watch (and so leave uncounted) while the server answers it as a list (what decides that a
+ * request is long-running must be what decides how it is served, as in the real server, where the
+ * same parsed RequestInfo drives both); and one identity per unread answer, where the per-user
+ * shares must not replace the bound on all users together.
  */
 import { connect, type Socket } from 'node:net';
 import { expect } from 'chai';
 import { startApiServer, type ApiServer } from '../src/index.js';
 import { eventually, raw, saToken } from './helpers.js';
 
-describe('the limits under attack: a list dressed as a watch', function () {
+describe('the limits under attack', function () {
   this.timeout(60_000);
   const CMS = '/api/v1/namespaces/default/configmaps';
   let server: ApiServer;
@@ -50,4 +51,38 @@ describe('the limits under attack: a list dressed as a watch', function () {
       for (const socket of sockets.splice(0)) socket.destroy();
     });
   }
+
+  // Left open (medium): the per-user shares bound each user, and nothing bounds all users together
+  // any more, so N identities (ServiceAccount tokens) hold N unread answers whatever
+  // maxPendingResponseBytes says. A global check alone refuses the other users as soon as one
+  // user's answers, admitted before their bytes show, pass the budget (the fairness spec's
+  // hog); the fix needs the bytes reserved at admission. Run with it.only to see it fail.
+  it.skip('bounds the unread answers of all users together by maxPendingResponseBytes: one identity per unread list gets no more than the budget (was: each user bounded alone, so N users held N answers)', async () => {
+    const sybil = await startApiServer({ clientNode: false, maxPendingResponseBytes: 20 * 1024 * 1024, writeTimeoutMs: 60_000, requestQueueWaitMs: 500 });
+    const held: Socket[] = [];
+    try {
+      for (let i = 0; i < 8; i++) {
+        expect((await raw(sybil, 'POST', CMS, JSON.stringify({ metadata: { name: `big-${i}` }, data: { v: 'x'.repeat(1_000_000) } }))).status).to.equal(201);
+      }
+      const tokens: string[] = [];
+      for (let i = 0; i < 8; i++) tokens.push(await saToken(sybil, `sybil-${i}`, [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'get'] }]));
+      const late = await saToken(sybil, 'late', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'get'] }]);
+      const url = new URL(sybil.url);
+      // Each identity asks for the 8 MB list once and never reads it: 64 MB, over three times the budget.
+      for (const token of tokens) {
+        const socket = connect(Number(url.port), url.hostname, () => {
+          socket.write(`GET ${CMS} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+          socket.pause();
+        });
+        held.push(socket);
+        await eventually(() => socket.bytesWritten > 0, 'the unread list to be asked for');
+      }
+      await eventually(async () => (await raw(sybil, 'GET', `${CMS}/big-0`, undefined, { authorization: `Bearer ${late}` })).status === 429, 'the budget to be spent', 10_000);
+      // The probes stay outside every limit.
+      expect((await raw(sybil, 'GET', '/healthz')).status).to.equal(200);
+    } finally {
+      for (const socket of held) socket.destroy();
+      await sybil.close();
+    }
+  });
 });
