@@ -168,7 +168,7 @@ describe('admission under attack: other paths to the same write', function () {
 
     it('a pod\'s binding is admitted as a v1 Binding: a webhook on pods/binding that refuses a node keeps the pod unbound', async () => {
       await c.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'placed' }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } });
-      await validating('placement', '/placement', (r) => (r.request.object?.target?.name === 'forbidden-node' ? deny(r, 'not on that node', 403) : allow(r)), { rules: rules(['pods/binding']) });
+      await validating('placement', '/placement', (r) => (r.request.object?.target?.name === 'forbidden-node' ? deny(r, 'not on that node', 403) : allow(r, { warnings: ['placed by a webhook'] })), { rules: rules(['pods/binding']) });
       const { code, status } = await failure(
         c.core.createNamespacedPodBinding({ name: 'placed', namespace: 'default', body: { metadata: { name: 'placed' }, target: { kind: 'Node', name: 'forbidden-node' } } }),
       );
@@ -177,6 +177,11 @@ describe('admission under attack: other paths to the same write', function () {
       expect((await c.core.readNamespacedPod({ name: 'placed', namespace: 'default' })).spec?.nodeName).to.equal(undefined);
       const review = hooks.calls('/placement')[0]?.request;
       expect([review?.kind, review?.subResource, review?.name, review?.operation]).to.deep.equal([{ group: '', version: 'v1', kind: 'Binding' }, 'binding', 'placed', 'CREATE']);
+      // An allowed binding is made, with the webhook's warnings.
+      const bound = await raw(c.server, 'POST', '/api/v1/namespaces/default/pods/placed/binding', JSON.stringify({ metadata: { name: 'placed' }, target: { kind: 'Node', name: 'node-a' } }));
+      expect(bound.status, bound.text).to.equal(201);
+      expect(bound.headers.warning).to.equal('299 - "placed by a webhook"');
+      expect((await c.core.readNamespacedPod({ name: 'placed', namespace: 'default' })).spec?.nodeName).to.equal('node-a');
     });
 
     it('a token request is admitted as an authentication.k8s.io/v1 TokenRequest: a webhook on serviceaccounts/token that refuses it means no token, whatever the body', async () => {

@@ -192,17 +192,19 @@ export const SUBRESOURCE_KINDS: Record<string, { group: string; version: string;
  * object (no oldObject), mutating ones may change it, and the write gets what they made. A body
  * that is no object is refused before anything, as the real server's decoding refuses it.
  */
-export async function admittedSubresourceCreate<T>(webhooks: AdmissionWebhooks, req: AdmissionRequest, body: JsonValue, run: (body: JsonObject) => T): Promise<T> {
+export async function admittedSubresourceCreate<T>(webhooks: AdmissionWebhooks, req: AdmissionRequest, body: JsonValue, run: (body: JsonObject) => T, warnings?: string[]): Promise<T> {
   const objectKind = SUBRESOURCE_KINDS[req.subresource];
   if (!objectKind) throw new Error(`no object kind for the subresource ${req.subresource}`);
   if (!isJsonObject(body)) throw badRequest(`the body of the request must be a ${objectKind.kind} object`);
   const request: AdmissionRequest = { ...req, objectKind };
   if (!webhooks.mayApply(request)) return run(body);
   const shown: JsonObject = { ...body, apiVersion: apiVersionOf(objectKind.group, objectKind.version), kind: objectKind.kind };
-  const warnings: string[] = [];
-  const mutated = (await webhooks.mutate(request, shown, undefined, warnings)) ?? shown;
-  await webhooks.validate(request, mutated, undefined, warnings);
-  return run(mutated);
+  const seen: string[] = [];
+  const mutated = (await webhooks.mutate(request, shown, undefined, seen)) ?? shown;
+  await webhooks.validate(request, mutated, undefined, seen);
+  const result = run(mutated);
+  warnings?.push(...seen);
+  return result;
 }
 
 /**

@@ -287,15 +287,16 @@ export async function handleResource(
   }
   if (rr.subresource === 'token') {
     const { value } = await bodyOf(req, ctx, BODY_TYPES);
-    const request = admissionRequest('CREATE', resolved, rr, user, writeOptions(req, query, 'token'));
-    sendJson(res, 201, await admittedSubresourceCreate(ctx.admission, request, value, (body) => ctx.auth.requestToken(namespace, rr.name as string, body)));
+    const opts = writeOptions(req, query, 'token');
+    const token = await admittedSubresourceCreate(ctx.admission, admissionRequest('CREATE', resolved, rr, user, opts), value, (body) => ctx.auth.requestToken(namespace, rr.name as string, body), opts.warnings);
+    sendJson(res, 201, token, warningHeaders(opts.warnings));
     return;
   }
   if (rr.subresource === 'binding') {
     const { value } = await bodyOf(req, ctx, BODY_TYPES);
     const opts = writeOptions(req, query, 'binding');
-    await admittedSubresourceCreate(ctx.admission, admissionRequest('CREATE', resolved, rr, user, opts), value, (body) => ctx.core.bind(namespace, rr.name as string, body, opts));
-    sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
+    await admittedSubresourceCreate(ctx.admission, admissionRequest('CREATE', resolved, rr, user, opts), value, (body) => ctx.core.bind(namespace, rr.name as string, body, opts), opts.warnings);
+    sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, warningHeaders(opts.warnings));
     return;
   }
   if (rr.subresource === 'scale') {
