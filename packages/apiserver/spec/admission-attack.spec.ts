@@ -67,7 +67,7 @@ describe('admission under attack: other paths to the same write', function () {
     created.push({ kind: 'mutating', name });
   }
 
-  it('a DELETE of a namespaced collection across all namespaces is not served, so it cannot pass a webhook guarding a namespace by its labels', async () => {
+  it('a DELETE or POST of a namespaced collection across all namespaces is 405, as on the real server, so it cannot pass a webhook guarding a namespace by its labels', async () => {
     await c.core.createNamespace({ body: { metadata: { name: 'vault', labels: { guarded: 'yes' } } } });
     await c.core.createNamespacedConfigMap({ namespace: 'vault', body: { metadata: { name: 'treasure', labels: { sweep: 'yes' } } } });
     await validating('vault-guard', '/vault-guard', (r) => deny(r, 'the vault keeps its configmaps', 403), { namespaceSelector: { matchLabels: { guarded: 'yes' } } });
@@ -75,7 +75,10 @@ describe('admission under attack: other paths to the same write', function () {
     const direct = await failure(c.core.deleteCollectionNamespacedConfigMap({ namespace: 'vault', labelSelector: 'sweep=yes' }));
     expect(direct.code).to.equal(403);
     const sweep = await raw(c.server, 'DELETE', '/api/v1/configmaps?labelSelector=sweep%3Dyes');
-    expect(sweep.status, sweep.text).to.equal(404);
+    expect(sweep.status, sweep.text).to.equal(405);
+    expect(sweep.json).to.deep.include({ reason: 'MethodNotAllowed', message: 'the server does not allow this method on the requested resource' });
+    const post = await raw(c.server, 'POST', '/api/v1/configmaps', JSON.stringify({ metadata: { name: 'nowhere', namespace: 'vault' } }));
+    expect(post.status, post.text).to.equal(405);
     const left = await c.core.listNamespacedConfigMap({ namespace: 'vault' });
     expect(left.items.map((i) => i.metadata?.name)).to.include('treasure');
   });

@@ -242,7 +242,10 @@ export async function handleResource(
   const { type } = resolved;
   if (!verb) throw methodNotAllowed();
   if (rr.subresource === undefined && type.verbs !== undefined && !type.verbs.includes(verb) && !ctx.auth.answers(type)) throw methodNotAllowed();
-  if (type.namespaced && rr.namespace === undefined && !['list', 'watch'].includes(verb)) throw pathNotFound();
+  if (type.namespaced && rr.namespace === undefined && !['list', 'watch'].includes(verb)) {
+    // Across namespaces the real server routes list and watch only: another method there is 405, a name under it no path.
+    throw rr.name === undefined ? methodNotAllowed() : pathNotFound();
+  }
   if (!type.namespaced && rr.namespace !== undefined) throw pathNotFound();
   if (rr.subresource !== undefined) {
     const statusOk = rr.subresource === 'status' && resolved.version.statusSubresource && ['get', 'update', 'patch'].includes(verb);
