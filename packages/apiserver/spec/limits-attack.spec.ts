@@ -85,4 +85,36 @@ describe('the limits under attack', function () {
       await sybil.close();
     }
   });
+
+  it('frees what a watch that never reads holds once the server ended it: cut for not keeping up, its connection is closed after writeTimeoutMs (was: the unread 32 MiB held as long as the client kept the connection)', async () => {
+    const quick = await startApiServer({ clientNode: false, writeTimeoutMs: 500 });
+    const url = new URL(quick.url);
+    const socket = connect(Number(url.port), url.hostname);
+    try {
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      socket.write(`GET ${CMS}?watch=1 HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`);
+      socket.pause();
+      await eventually(() => quick.stats().watches === 1, 'the watch to open');
+      // 40 MB of events for a client that reads none: past the 32 MiB a watcher may hold, so it is cut.
+      for (let i = 0; i < 40; i++) expect((await raw(quick, 'POST', CMS, JSON.stringify({ metadata: { name: `w-${i}` }, data: { v: 'x'.repeat(1_000_000) } }))).status).to.equal(201);
+      await eventually(() => quick.stats().watches === 0, 'the watcher to be cut');
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // What the client can still read is what the kernel's socket buffers took, not what the server held.
+      let received = 0;
+      let last = Date.now();
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        last = Date.now();
+      });
+      let closed = false;
+      socket.once('close', () => (closed = true));
+      socket.resume();
+      await eventually(() => closed || Date.now() - last > 1000, 'the connection to close or go quiet', 20_000);
+      expect(received).to.be.below(16 * 1024 * 1024);
+      expect(closed, 'the connection closed').to.equal(true);
+    } finally {
+      socket.destroy();
+      await quick.close();
+    }
+  });
 });
