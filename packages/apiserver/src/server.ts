@@ -144,7 +144,9 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
           if (journal) holdUntilDurable(res, journal);
           void handle(req, res);
         },
-        (err: unknown) => sendError(res, err as ApiError),
+        (err: unknown) => {
+          if (!res.headersSent && !res.destroyed) sendError(res, err as ApiError);
+        },
       );
     },
     { host, port: options.port ?? 0, tls },
