@@ -38,6 +38,8 @@ export interface AdmissionRequest {
   user: UserInfo;
   /** CreateOptions, UpdateOptions, PatchOptions or DeleteOptions. */
   options: JsonObject;
+  /** The kind of object a subresource takes when it is not the resource's own (an autoscaling/v1 Scale). */
+  objectKind?: { group: string; version: string; kind: string };
 }
 
 interface Hook {
@@ -170,13 +172,14 @@ export class AdmissionWebhooks {
   /** The AdmissionRequest a webhook called at `version` gets. */
   private review(req: AdmissionRequest, version: string, object: JsonObject | undefined, oldObject: JsonObject | undefined): JsonObject {
     const t = req.resolved.type;
-    const at = (o: JsonObject | undefined): JsonValue => (o === undefined ? null : present(o, apiVersionOf(t.group, version)));
+    const own = req.objectKind;
+    const at = (o: JsonObject | undefined): JsonValue => (o === undefined ? null : present(o, objectApiVersion(req, version)));
     return {
       uid: randomUUID(),
-      kind: { group: t.group, version, kind: t.kind },
+      kind: own ?? { group: t.group, version, kind: t.kind },
       resource: { group: t.group, version, resource: t.plural },
       ...(req.subresource ? { subResource: req.subresource } : {}),
-      requestKind: { group: t.group, version: req.resolved.version.name, kind: t.kind },
+      requestKind: own ?? { group: t.group, version: req.resolved.version.name, kind: t.kind },
       requestResource: { group: t.group, version: req.resolved.version.name, resource: t.plural },
       ...(req.subresource ? { requestSubResource: req.subresource } : {}),
       name: req.name,
@@ -259,7 +262,7 @@ export class AdmissionWebhooks {
           }
           decodeAsGoWould(req, inv.version, patched);
           changed = !deepEqual(patched, sent.object);
-          current = present(patched, req.resolved.apiVersion);
+          current = present(patched, objectApiVersion(req, req.resolved.version.name));
         }
       } catch (err) {
         if (err instanceof ApiError && !(err instanceof WebhookCallError)) throw err;
@@ -306,11 +309,17 @@ export class AdmissionWebhooks {
  */
 function decodeAsGoWould(req: AdmissionRequest, version: string, patched: JsonObject): void {
   const t = req.resolved.type;
-  if (t.custom) return;
+  // A Scale is checked by the scale write itself (replicas an integer of at least 0).
+  if (t.custom || req.objectKind) return;
   const definition = builtinDefinitionName(t.group, version, t.kind);
   if (definition === undefined) return;
   const { typeError } = decodeBuiltin(patched, definition);
   if (typeError !== undefined) throw internalError(typeError);
+}
+
+/** The apiVersion of the object a request admits, at `version` of the resource. */
+function objectApiVersion(req: AdmissionRequest, version: string): string {
+  return req.objectKind ? apiVersionOf(req.objectKind.group, req.objectKind.version) : apiVersionOf(req.resolved.type.group, version);
 }
 
 /** A webhook's JSONPatch applied; a patch that does not apply is an internal error, as the real server's. */

@@ -13,13 +13,13 @@
  * Writes no webhook's rules cover take the direct path.
  */
 import type { WriteOptions, WriteResult } from '../api/core.js';
-import { ApiError, conflict, MODIFIED_CONFLICT } from '../api/errors.js';
-import type { JsonObject } from '../api/json.js';
+import { ApiError, badRequest, conflict, MODIFIED_CONFLICT } from '../api/errors.js';
+import type { JsonObject, JsonValue } from '../api/json.js';
 import { deepClone, isJsonObject } from '../api/json.js';
 import type { DeleteAdmission } from '../api/admission-port.js';
 import { nameOf, namespaceOf, resourceVersionOf } from '../api/meta.js';
 import { present } from '../api/present.js';
-import type { Resolved } from '../api/registry.js';
+import { apiVersionOf, type Resolved } from '../api/registry.js';
 import { serviceAccountUser } from '../auth/index.js';
 import { replaceWithMutated, type AdmissionRequest, type AdmissionWebhooks } from './webhooks.js';
 
@@ -118,6 +118,93 @@ export async function admittedDelete<T>(webhooks: AdmissionWebhooks, req: Admiss
   await webhooks.mutate(req, undefined, stored, warnings);
   await webhooks.validate(req, undefined, stored, warnings);
   return run();
+}
+
+/**
+ * A DELETE of the object `current` reads, through admission, that deletes only what admission saw:
+ * one changed or replaced while the webhooks decided is admitted again, as the real store runs a
+ * delete's validation again when the object changed under it.
+ */
+export async function admittedDeleteOfCurrent<T>(webhooks: AdmissionWebhooks, req: AdmissionRequest, current: () => JsonObject | undefined, run: () => T): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const seen = current();
+    const seenVersion = seen && resourceVersionOf(seen);
+    try {
+      return await admittedDelete(webhooks, req, seen, () => {
+        const now = current();
+        if ((now && resourceVersionOf(now)) !== seenVersion) throw STALE;
+        return run();
+      });
+    } catch (err) {
+      if (err !== STALE) throw err;
+      if (attempt >= MAX_ATTEMPTS) throw conflict({ group: req.resolved.type.group, plural: req.resolved.type.plural }, req.name, MODIFIED_CONFLICT);
+    }
+  }
+}
+
+/** The kind a scale subresource takes, whatever the resource (the real server's autoscaling/v1 Scale). */
+export const SCALE_KIND = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
+
+/**
+ * A write through a resource's scale subresource, admitted as the real server admits it: the
+ * webhooks see the Scale (the current one as oldObject), mutating webhooks may change it, and what
+ * they made is written only if the object did not change meanwhile (else admitted again).
+ * `write(change, dryRun)` is the scale write; `current()` reads the current Scale.
+ */
+export async function admittedScale(
+  webhooks: AdmissionWebhooks,
+  req: AdmissionRequest,
+  current: () => JsonObject,
+  change: (scale: JsonObject) => JsonValue,
+  write: (change: (scale: JsonObject) => JsonValue, dryRun: boolean) => WriteResult,
+  warnings: string[] | undefined,
+): Promise<WriteResult> {
+  const request: AdmissionRequest = { ...req, objectKind: SCALE_KIND };
+  if (!webhooks.mayApply(request)) return write(change, req.dryRun);
+  for (let attempt = 1; ; attempt++) {
+    const old = current();
+    const preview = write(change, true);
+    const seen: string[] = [];
+    const mutated = (await webhooks.mutate(request, preview.body, old, seen)) ?? preview.body;
+    await webhooks.validate(request, mutated, old, seen);
+    const meta = isJsonObject(mutated.metadata) ? mutated.metadata : {};
+    // Pinned to the Scale admission saw: a change meanwhile is a conflict, and admitted again.
+    const pinned: JsonObject = { ...mutated, metadata: { ...meta, resourceVersion: resourceVersionOf(old) } };
+    try {
+      const result = write(() => pinned, req.dryRun);
+      warnings?.push(...seen);
+      return result;
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 409) || attempt >= MAX_ATTEMPTS) throw err;
+    }
+  }
+}
+
+/** The kinds of object the create subresources take (pods/binding, serviceaccounts/token). */
+export const SUBRESOURCE_KINDS: Record<string, { group: string; version: string; kind: string }> = {
+  binding: { group: '', version: 'v1', kind: 'Binding' },
+  token: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' },
+};
+
+/**
+ * A create through a subresource that takes an object of its own (a pod's Binding, a
+ * ServiceAccount's TokenRequest), admitted as the real server admits it: the webhooks see that
+ * object (no oldObject), mutating ones may change it, and the write gets what they made. A body
+ * that is no object is refused before anything, as the real server's decoding refuses it.
+ */
+export async function admittedSubresourceCreate<T>(webhooks: AdmissionWebhooks, req: AdmissionRequest, body: JsonValue, run: (body: JsonObject) => T, warnings?: string[]): Promise<T> {
+  const objectKind = SUBRESOURCE_KINDS[req.subresource];
+  if (!objectKind) throw new Error(`no object kind for the subresource ${req.subresource}`);
+  if (!isJsonObject(body)) throw badRequest(`the body of the request must be a ${objectKind.kind} object`);
+  const request: AdmissionRequest = { ...req, objectKind };
+  if (!webhooks.mayApply(request)) return run(body);
+  const shown: JsonObject = { ...body, apiVersion: apiVersionOf(objectKind.group, objectKind.version), kind: objectKind.kind };
+  const seen: string[] = [];
+  const mutated = (await webhooks.mutate(request, shown, undefined, seen)) ?? shown;
+  await webhooks.validate(request, mutated, undefined, seen);
+  const result = run(mutated);
+  warnings?.push(...seen);
+  return result;
 }
 
 /**

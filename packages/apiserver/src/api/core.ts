@@ -716,10 +716,8 @@ export class ApiCore {
     const items = this.store.list(r.type.key, r.type.namespaced ? namespace : undefined).filter((o) => filter.matches(o));
     const deleted: JsonObject[] = [];
     for (const listed of items) {
-      // Admission answers over the network: the item may have changed or gone meanwhile.
-      const item = admit ? this.store.get(r.type.key, namespaceOf(listed), nameOf(listed)) : listed;
+      const item = admit ? await this.admittedItem(r, listed, admit) : listed;
       if (!item) continue;
-      if (admit) await admit(present(item, r.apiVersion, versionSchema(r)));
       try {
         const res = this.delete(r, namespaceOf(item), nameOf(item), { dryRun: opts.dryRun, propagationPolicy: opts.propagationPolicy });
         deleted.push(res.body.kind === 'Status' ? present(item, r.apiVersion, versionSchema(r)) : res.body);
@@ -728,6 +726,23 @@ export class ApiCore {
       }
     }
     return { kind: r.type.listKind, apiVersion: r.apiVersion, metadata: { resourceVersion: String(this.store.resourceVersion) }, items: deleted };
+  }
+
+  /**
+   * The item of a collection as admission allowed it, undefined when gone. Admission answers over
+   * the network: an item changed or replaced meanwhile is admitted again, as the real store runs a
+   * delete's validation again when the object changed under it, so only what admission saw goes.
+   */
+  private async admittedItem(r: Resolved, listed: JsonObject, admit: (item: JsonObject) => Promise<void>): Promise<JsonObject | undefined> {
+    const read = (): JsonObject | undefined => this.store.get(r.type.key, namespaceOf(listed), nameOf(listed));
+    for (let attempt = 1, item = read(); item; attempt++) {
+      await admit(present(item, r.apiVersion, versionSchema(r)));
+      const now = read();
+      if (!now || resourceVersionOf(now) === resourceVersionOf(item)) return now;
+      if (attempt >= 3) throw conflict(groupResource(r.type), nameOf(item), MODIFIED_CONFLICT);
+      item = now;
+    }
+    return undefined;
   }
 
   // ---- internal writes (controllers inside the server) -------------------------------------

@@ -19,6 +19,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../api/errors.js';
+import { parsePath, requestUrl, verbOf } from './http.js';
 
 export interface FlowControlOptions {
   maxInFlight: number;
@@ -45,10 +46,20 @@ function tooManyRequests(): ApiError {
   return new ApiError(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds: 1 }, { 'retry-after': '1' });
 }
 
-/** Whether a request is a watch: long-running, outside the in-flight bound as in the real server. */
+/**
+ * Whether a request is a watch: long-running, outside the in-flight bound as in the real server.
+ * Decided as the router decides how to serve it (the same path and query parsing), so a list
+ * cannot pass for a watch (`?watch=false&watch=true`, `?watch=TRUE`) and escape the bounds.
+ */
 export function isLongRunning(req: IncomingMessage): boolean {
-  const url = req.url ?? '';
-  return /[?&]watch=(1|true)(&|$)/i.test(url) || /^\/apis?\/(?:[^/?]+\/){1,2}watch\//.test(url);
+  let url: URL;
+  try {
+    url = requestUrl(req.url ?? '/');
+  } catch {
+    return false;
+  }
+  const info = parsePath(url.pathname.replace(/\/+$/, '') || '/');
+  return info.kind === 'resource' && verbOf(req.method ?? 'GET', info.request, url.searchParams) === 'watch';
 }
 
 /** Whether a request is a health probe, which no limit may refuse. */
@@ -91,7 +102,13 @@ export class FlowControl {
    * in time. Probes and watches are admitted at once, uncounted.
    */
   admit(req: IncomingMessage, res: ServerResponse, user: string): Promise<void> {
-    if (isProbe(req) || isLongRunning(req)) return Promise.resolve();
+    if (isProbe(req)) return Promise.resolve();
+    if (isLongRunning(req)) {
+      // Uncounted, but a watch the server ended (timed out, or cut for not keeping up) holds what
+      // its client has not read like any answer: cut after writeTimeoutMs too, never kept forever.
+      this.cutWhenUnread(res);
+      return Promise.resolve();
+    }
     const flow = this.flowOf(user);
     if (flow.waiting.length === 0 && this.fits(flow)) {
       this.hold(flow, res);
@@ -158,19 +175,26 @@ export class FlowControl {
   private hold(flow: Flow, res: ServerResponse): void {
     flow.held.add(res);
     this.inFlight++;
-    let timer: NodeJS.Timeout | undefined;
     let released = false;
     const release = (): void => {
       if (released) return;
       released = true;
       flow.held.delete(res);
       this.inFlight--;
-      if (timer) clearTimeout(timer);
       this.forgetIfIdle(flow);
       this.dispatch();
     };
     res.once('finish', release);
     res.once('close', release);
+    this.cutWhenUnread(res);
+  }
+
+  /** Closes the connection of an answer its client has not read within writeTimeoutMs of its end. */
+  private cutWhenUnread(res: ServerResponse): void {
+    let timer: NodeJS.Timeout | undefined;
+    const done = (): void => clearTimeout(timer);
+    res.once('finish', done);
+    res.once('close', done);
     // `prefinish`: the handler has ended the answer; from here only the client's reading is awaited.
     res.once('prefinish', () => {
       if (res.writableFinished) return;

@@ -23,7 +23,7 @@ import type { WatchHub, WatchSink, WatchStart } from '../api/watch.js';
 import type { EventType } from '../api/store.js';
 import { warningHeaders } from './warnings.js';
 import type { Attributes, Auth, UserInfo } from '../auth/index.js';
-import { admittedDelete, admittedWrite, type AdmissionRequest, type AdmissionWebhooks, type ConversionPlan, type ConversionWebhooks, type Operation } from '../admission/index.js';
+import { admittedDelete, admittedDeleteOfCurrent, admittedScale, admittedSubresourceCreate, admittedWrite, type AdmissionRequest, type AdmissionWebhooks, type ConversionPlan, type ConversionWebhooks, type Operation } from '../admission/index.js';
 
 export interface HandlerContext {
   core: ApiCore;
@@ -252,7 +252,10 @@ export async function handleResource(
   const { type } = resolved;
   if (!verb) throw methodNotAllowed();
   if (rr.subresource === undefined && type.verbs !== undefined && !type.verbs.includes(verb) && !ctx.auth.answers(type)) throw methodNotAllowed();
-  if (type.namespaced && rr.namespace === undefined && !['list', 'watch'].includes(verb)) throw pathNotFound();
+  if (type.namespaced && rr.namespace === undefined && !['list', 'watch'].includes(verb)) {
+    // Across namespaces the real server routes list and watch only: another method there is 405, a name under it no path.
+    throw rr.name === undefined ? methodNotAllowed() : pathNotFound();
+  }
   if (!type.namespaced && rr.namespace !== undefined) throw pathNotFound();
   if (rr.subresource !== undefined) {
     const statusOk = rr.subresource === 'status' && resolved.version.statusSubresource && ['get', 'update', 'patch'].includes(verb);
@@ -300,17 +303,20 @@ export async function handleResource(
   }
   if (rr.subresource === 'token') {
     const { value } = await bodyOf(req, ctx, BODY_TYPES);
-    sendJson(res, 201, ctx.auth.requestToken(namespace, rr.name as string, value));
+    const opts = writeOptions(req, query, 'token');
+    const token = await admittedSubresourceCreate(ctx.admission, admissionRequest('CREATE', resolved, rr, user, opts), value, (body) => ctx.auth.requestToken(namespace, rr.name as string, body), opts.warnings);
+    sendJson(res, 201, token, warningHeaders(opts.warnings));
     return;
   }
   if (rr.subresource === 'binding') {
     const { value } = await bodyOf(req, ctx, BODY_TYPES);
-    ctx.core.bind(namespace, rr.name as string, value, writeOptions(req, query, 'binding'));
-    sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
+    const opts = writeOptions(req, query, 'binding');
+    await admittedSubresourceCreate(ctx.admission, admissionRequest('CREATE', resolved, rr, user, opts), value, (body) => ctx.core.bind(namespace, rr.name as string, body, opts), opts.warnings);
+    sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, warningHeaders(opts.warnings));
     return;
   }
   if (rr.subresource === 'scale') {
-    await serveScale(req, res, query, rr, resolved, verb, ctx);
+    await serveScale(req, res, query, rr, resolved, verb, ctx, user);
     return;
   }
   switch (verb) {
@@ -396,8 +402,9 @@ export async function handleResource(
     case 'delete': {
       const opts = await deleteOptionsOf(req, query, ctx);
       const request = admissionRequest('DELETE', resolved, rr, user, opts);
-      const stored = ctx.core.store.get(type.key, type.namespaced ? namespace : '', rr.name as string);
-      const result = await fromStorageResult(conversion, await admittedDelete(ctx.admission, request, stored && ctx.core.get(conversion?.storage ?? resolved, namespace, rr.name as string), () => ctx.core.delete(conversion?.storage ?? resolved, namespace, rr.name as string, opts)));
+      const current = (): JsonObject | undefined =>
+        ctx.core.store.get(type.key, type.namespaced ? namespace : '', rr.name as string) && ctx.core.get(conversion?.storage ?? resolved, namespace, rr.name as string);
+      const result = await fromStorageResult(conversion, await admittedDeleteOfCurrent(ctx.admission, request, current, () => ctx.core.delete(conversion?.storage ?? resolved, namespace, rr.name as string, opts)));
       sendJson(res, result.status, result.body);
       return;
     }
@@ -485,7 +492,16 @@ function authorizationAttributes(rr: ResourceRequest, verb: Verb, query: URLSear
   return { kind: 'resource', verb, group: rr.group, resource: rr.resource, subresource: rr.subresource, namespace, name };
 }
 
-async function serveScale(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, rr: ResourceRequest, resolved: Resolved, verb: Verb, ctx: HandlerContext): Promise<void> {
+async function serveScale(
+  req: IncomingMessage,
+  res: ServerResponse,
+  query: URLSearchParams,
+  rr: ResourceRequest,
+  resolved: Resolved,
+  verb: Verb,
+  ctx: HandlerContext,
+  user: UserInfo,
+): Promise<void> {
   const namespace = rr.namespace ?? '';
   const name = rr.name as string;
   const opts = writeOptions(req, query, 'scale');
@@ -493,21 +509,29 @@ async function serveScale(req: IncomingMessage, res: ServerResponse, query: URLS
     sendJson(res, 200, ctx.core.getScale(resolved, namespace, name));
     return;
   }
+  let change: (scale: JsonObject) => JsonValue;
   if (verb === 'update') {
     const { value } = await bodyOf(req, ctx, ['application/json', 'application/yaml']);
-    const result = ctx.core.updateScale(resolved, namespace, name, () => value, opts);
-    sendJson(res, result.status, result.body);
-    return;
+    change = () => value;
+  } else {
+    const contentType = mediaType(req.headers['content-type']);
+    const kind = PATCH_KINDS[contentType];
+    const raw = await readBody(req, MAX_BODY_BYTES, ctx.bodyTimeoutMs);
+    if (!kind || kind === 'apply') throw unsupportedMediaType(contentType, ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json']);
+    const body = parseBody(raw, 'application/json');
+    // A Scale has no lists, so a strategic merge patch of it is a merge patch.
+    const patchKind = kind === 'strategic' ? 'merge' : kind;
+    change = (scale) => ctx.patch(patchKind, scale, body, resolved.type);
   }
-  const contentType = mediaType(req.headers['content-type']);
-  const kind = PATCH_KINDS[contentType];
-  const raw = await readBody(req, MAX_BODY_BYTES, ctx.bodyTimeoutMs);
-  if (!kind || kind === 'apply') throw unsupportedMediaType(contentType, ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json']);
-  const body = parseBody(raw, 'application/json');
-  // A Scale has no lists, so a strategic merge patch of it is a merge patch.
-  const patchKind = kind === 'strategic' ? 'merge' : kind;
-  const result = ctx.core.updateScale(resolved, namespace, name, (scale) => ctx.patch(patchKind, scale, body, resolved.type), opts);
-  sendJson(res, result.status, result.body);
+  const result = await admittedScale(
+    ctx.admission,
+    admissionRequest('UPDATE', resolved, rr, user, opts),
+    () => ctx.core.getScale(resolved, namespace, name),
+    change,
+    (c, dryRun) => ctx.core.updateScale(resolved, namespace, name, c, { ...opts, dryRun }),
+    opts.warnings,
+  );
+  sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
 }
 
 /**

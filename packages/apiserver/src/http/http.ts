@@ -32,6 +32,18 @@ export type PathInfo =
 
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 
+/**
+ * The request target as Go's server reads it: a path that starts with `//` is a path, not a
+ * protocol-relative URL (`new URL('//x/y', base)` would take `x` for a host, and `//?a` throws).
+ */
+export function requestUrl(target: string): URL {
+  try {
+    return target.startsWith('/') ? new URL(`http://apiserver${target}`) : new URL(target, 'http://apiserver');
+  } catch {
+    throw badRequest(`malformed request target ${JSON.stringify(target.slice(0, 200))}`);
+  }
+}
+
 export function parsePath(pathname: string): PathInfo {
   let parts: string[];
   try {

@@ -6,14 +6,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { debuglog } from 'node:util';
 import { loadBuiltinSchemas } from '../api/builtin-schema.js';
-import { ApiError, badRequest, internalError, methodNotAllowed, pathNotFound } from '../api/errors.js';
+import { ApiError, internalError, methodNotAllowed, pathNotFound } from '../api/errors.js';
 import type { JsonObject } from '../api/json.js';
 import type { Registry } from '../api/registry.js';
 import type { Auth } from '../auth/index.js';
 import { checkHostPresent } from './client-errors.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js';
 import { handleResource, type HandlerContext } from './handlers.js';
-import { parsePath, RequestAborted, sendError, sendJson, type PathInfo } from './http.js';
+import { parsePath, RequestAborted, requestUrl, sendError, sendJson, type PathInfo } from './http.js';
 import { openApiDocument, openApiIndex } from './openapi.js';
 import type { OpenApiV2 } from './openapi-v2.js';
 
@@ -118,14 +118,3 @@ function answerError(res: ServerResponse, err: unknown): void {
   }
 }
 
-/**
- * The request target as Go's server reads it: a path that starts with `//` is a path, not a
- * protocol-relative URL (`new URL('//x/y', base)` would take `x` for a host, and `//?a` throws).
- */
-function requestUrl(target: string): URL {
-  try {
-    return target.startsWith('/') ? new URL(`http://apiserver${target}`) : new URL(target, 'http://apiserver');
-  } catch {
-    throw badRequest(`malformed request target ${JSON.stringify(target.slice(0, 200))}`);
-  }
-}
