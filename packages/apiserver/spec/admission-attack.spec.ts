@@ -8,39 +8,18 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { generateServingTls } from '../src/http/tls.js';
-import { allow, b64, deny, patch, WebhookServer, type Handler } from './webhook-server.js';
-import { failure, kubectlAvailable, kubectlSession, raw, startWithClients, type Clients } from './helpers.js';
+import { allow, deny, patch, useAdmissionFixture, type Handler, type WebhookServer } from './webhook-server.js';
+import { failure, kubectlAvailable, kubectlSession, raw, type Clients } from './helpers.js';
 
 describe('admission under attack: other paths to the same write', function () {
   this.timeout(60_000);
+  const fixture = useAdmissionFixture();
+  const { created } = fixture;
   let hooks: WebhookServer;
   let c: Clients;
   let admission: k8s.AdmissionregistrationV1Api;
   let caBundle: string;
-  const created: { kind: 'validating' | 'mutating'; name: string }[] = [];
-
-  before(async () => {
-    const tls = await generateServingTls({ dns: ['localhost'], ips: ['127.0.0.1'] });
-    caBundle = b64(tls.ca);
-    hooks = await WebhookServer.start(tls);
-    c = await startWithClients();
-    admission = c.kc.makeApiClient(k8s.AdmissionregistrationV1Api);
-  });
-
-  after(async () => {
-    await c.server.close();
-    await hooks.close();
-  });
-
-  afterEach(async () => {
-    for (const { kind, name } of created.splice(0)) {
-      if (kind === 'validating') await admission.deleteValidatingWebhookConfiguration({ name });
-      else await admission.deleteMutatingWebhookConfiguration({ name });
-    }
-    hooks.handlers.clear();
-    hooks.reviews.splice(0);
-  });
+  before(() => ({ hooks, c, admission, caBundle } = fixture));
 
   const deleteRules: k8s.V1RuleWithOperations[] = [{ apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], operations: ['DELETE'] }];
   const protect: Handler = (r) => (r.request.oldObject?.metadata?.labels?.protect === 'yes' ? deny(r, 'protected', 403) : allow(r));

@@ -7,39 +7,18 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { generateServingTls } from '../src/http/tls.js';
-import { allow, b64, deny, patch, WebhookServer, type Handler } from './webhook-server.js';
-import { eventually, failure, kubectlAvailable, kubectlSession, raw, startWithClients, webPageCrd, type Clients } from './helpers.js';
+import { allow, deny, patch, useAdmissionFixture, type Handler, type WebhookServer } from './webhook-server.js';
+import { eventually, failure, kubectlAvailable, kubectlSession, raw, webPageCrd, type Clients } from './helpers.js';
 
 describe('admission webhooks under attack', function () {
   this.timeout(60_000);
+  const fixture = useAdmissionFixture();
+  const { created } = fixture;
   let hooks: WebhookServer;
   let c: Clients;
   let admission: k8s.AdmissionregistrationV1Api;
   let caBundle: string;
-  const created: { kind: 'validating' | 'mutating'; name: string }[] = [];
-
-  before(async () => {
-    const tls = await generateServingTls({ dns: ['localhost'], ips: ['127.0.0.1'] });
-    caBundle = b64(tls.ca);
-    hooks = await WebhookServer.start(tls);
-    c = await startWithClients();
-    admission = c.kc.makeApiClient(k8s.AdmissionregistrationV1Api);
-  });
-
-  after(async () => {
-    await c.server.close();
-    await hooks.close();
-  });
-
-  afterEach(async () => {
-    for (const { kind, name } of created.splice(0)) {
-      if (kind === 'validating') await admission.deleteValidatingWebhookConfiguration({ name });
-      else await admission.deleteMutatingWebhookConfiguration({ name });
-    }
-    hooks.handlers.clear();
-    hooks.reviews.splice(0);
-  });
+  before(() => ({ hooks, c, admission, caBundle } = fixture));
 
   type Rule = k8s.V1RuleWithOperations;
   const configMapRules: Rule[] = [{ apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], operations: ['CREATE', 'UPDATE'] }];

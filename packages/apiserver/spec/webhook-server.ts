@@ -4,7 +4,9 @@
  */
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { GeneratedTls } from '../src/http/tls.js';
+import * as k8s from '@kubernetes/client-node';
+import { generateServingTls, type GeneratedTls } from '../src/http/tls.js';
+import { startWithClients, type Clients } from './helpers.js';
 
 export type Review = { request: Record<string, unknown> & { uid: string; object?: Record<string, any>; oldObject?: Record<string, any> } };
 export type Answer = Record<string, unknown> | 'hang' | { raw: string };
@@ -73,4 +75,39 @@ export class WebhookServer {
       this.server.closeAllConnections();
     });
   }
+}
+
+/** What a describe block of admission tests shares: a webhook server, a cluster, the admission API and the configurations to delete. */
+export interface AdmissionFixture {
+  hooks: WebhookServer;
+  c: Clients;
+  admission: k8s.AdmissionregistrationV1Api;
+  caBundle: string;
+  /** Configurations a test made: deleted after it. */
+  readonly created: { kind: 'validating' | 'mutating'; name: string }[];
+}
+
+/** Registers the hooks that start and stop an `AdmissionFixture` for the describe block, and clear what a test configured. */
+export function useAdmissionFixture(): AdmissionFixture {
+  const fixture = { created: [] } as unknown as AdmissionFixture;
+  before(async () => {
+    const tls = await generateServingTls({ dns: ['localhost'], ips: ['127.0.0.1'] });
+    fixture.caBundle = b64(tls.ca);
+    fixture.hooks = await WebhookServer.start(tls);
+    fixture.c = await startWithClients();
+    fixture.admission = fixture.c.kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+  });
+  after(async () => {
+    await fixture.c.server.close();
+    await fixture.hooks.close();
+  });
+  afterEach(async () => {
+    for (const { kind, name } of fixture.created.splice(0)) {
+      if (kind === 'validating') await fixture.admission.deleteValidatingWebhookConfiguration({ name });
+      else await fixture.admission.deleteMutatingWebhookConfiguration({ name });
+    }
+    fixture.hooks.handlers.clear();
+    fixture.hooks.reviews.splice(0);
+  });
+  return fixture;
 }
