@@ -332,6 +332,11 @@ const PATH_DEPENDENT = (primaries: string[], secondaries: string[]) => [
   ...primaries.flatMap((p) => [`get ${p}`, `patch ${p}`]),
   ...secondaries.map((s) => `get ${s}`),
 ];
+/**
+ * The informers take their lists as watch-lists (a watch): `list` stays in the rules for a server
+ * that refuses them, and the paged lists it then makes.
+ */
+const STREAMED_LISTS = (resources: string[]) => resources.map((r) => `list ${r}`);
 const EVENT_SERIES = 'patch events.events.k8s.io';
 const EVENT_VERBS = ['create events.events.k8s.io', EVENT_SERIES];
 
@@ -453,6 +458,7 @@ describe('the generated RBAC proven against the requests the demo operators made
   }
   const WEBPAGE_UNUSED = [
     ...PATH_DEPENDENT(['webpages.sample.rxkube.dev'], ['configmaps', 'deployments.apps', 'services', 'ingresses.networking.k8s.io']),
+    ...STREAMED_LISTS(['webpages.sample.rxkube.dev', 'configmaps', 'deployments.apps', 'services', 'ingresses.networking.k8s.io']),
     // The invalid page's Warning was created once (no retry for invalid HTML, so no repeat).
     EVENT_SERIES,
   ];
@@ -515,6 +521,7 @@ describe('the generated RBAC proven against the requests the demo operators made
     expect(usage.uncovered).to.deep.equal([]);
     expect(usage.unused).to.have.members([
       ...PATH_DEPENDENT(['tomcats.sample.rxkube.dev', 'webapps.sample.rxkube.dev'], ['deployments.apps', 'services', 'configmaps']),
+      ...STREAMED_LISTS(['tomcats.sample.rxkube.dev', 'webapps.sample.rxkube.dev', 'deployments.apps', 'services', 'configmaps']),
       // No run failed and nothing was cleaned up: no Event.
       ...EVENT_VERBS,
     ]);
