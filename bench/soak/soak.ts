@@ -351,8 +351,18 @@ async function scenario(
       // Never all of them: one operator keeps its link, so a cut-off leader has a successor.
       // Operators still starting are spared: their first list failing ends them (ES2).
       // Nor the last witness of a failover trial under way (see FailoverTrial.witnesses).
+      // Until the first SIGKILL trial has been made, no follower: a run of cuts can otherwise keep every
+      // follower from ever watching a lease long enough to witness that trial.
+      const killTrialOwed = options.killEveryMs < options.durationMs && !trials.some((t) => t.cause === 'sigkill');
       const connected = alive().filter((o) => !o.proxy.isCut && o.connectedSince !== undefined);
-      const target = connected.length > 1 ? pick(connected.filter((o) => (options.cutLeaders || o.identity !== holder()) && sparesAWitness(o))) : undefined;
+      const target =
+        connected.length > 1
+          ? pick(
+              connected.filter(
+                (o) => (options.cutLeaders || o.identity !== holder()) && sparesAWitness(o) && !(killTrialOwed && o.identity !== holder()),
+              ),
+            )
+          : undefined;
       if (!target) return;
       if (target.identity === holder() && hasWitness(target)) openTrial('cut', target);
       countFault('networkCut');
