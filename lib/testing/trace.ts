@@ -217,7 +217,13 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
   };
   const made = new Set<number>();
 
-  const server = createServer((req, res) => void answer(req, res));
+  // A client that goes away mid-request fails that request alone, never the test process.
+  const server = createServer((req, res) =>
+    void answer(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    }),
+  );
   const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const method = req.method ?? 'GET';
     const path = req.url ?? '/';
