@@ -85,7 +85,13 @@ export class FaultProxy {
   ) {}
 
   async listen(): Promise<void> {
-    this.server = createServer((req, res) => void this.handle(req, res));
+    // A request that fails before its own handling (a target that is no URL) fails alone, never the test process.
+    this.server = createServer((req, res) =>
+      void this.handle(req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(400);
+        res.end();
+      }),
+    );
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
     this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }

@@ -1,5 +1,6 @@
 import * as apiServer from '@rxkube/apiserver';
 import { startApiServer, type ApiServer } from '@rxkube/apiserver';
+import { connect } from 'node:net';
 import { expect } from 'chai';
 import { builtinResources, createKubeClient, openWatchStream, resourcePath, resolveDescriptor } from '../../../lib/kube/index.js';
 import { fieldSelectorPredicate, labelSelectorPredicate, Mirror } from '../../../lib/testing/explore/mirror.js';
@@ -45,6 +46,22 @@ describe('testing: the explorer fault proxy', function () {
   }
 
   const delivered = (incarnation: Incarnation) => eventually('every committed change at the proxy', () => mirror.caughtUp() && proxy.pendingDeliveries(incarnation) === 0);
+
+  it('answers a request target that is no URL (GET /i1//[) alone, and serves on', async () => {
+    const { url } = proxy.incarnation();
+    const { host, port } = new URL(url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), host.split(':')[0]!, () => socket.end(`GET ${new URL(url).pathname}//[ HTTP/1.1\r\nHost: x\r\n\r\n`));
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString('latin1')));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer).to.match(/^HTTP\/1\.1 400/);
+    // Served on: the next request reaches the server through the proxy (its answer, whatever the credentials).
+    const next = await fetch(`${url}/api/v1/namespaces/default/configmaps`);
+    expect((await next.json()) as { kind?: string }).to.have.property('kind');
+  });
 
   it('serves stale lists through the server\'s own selector grammar, and forwards what it would refuse', () => {
     const labels = labelSelectorPredicate(apiServer, 'app in (web,api),!canary,tier!=db');
