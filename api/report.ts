@@ -33,7 +33,13 @@ const ENTRY_POINTS: Readonly<Record<string, EntryPoint>> = {
   // rxkube/operators, the deprecated alias of rxkube/pipeline, is `export *` of it: no report of its own.
   'rxkube-pipeline': { folder: '.', declarations: 'dist/pipeline.d.ts', specifier: 'rxkube/pipeline', source: 'lib/pipeline.ts' },
   'rxkube-kube': { folder: '.', declarations: 'dist/kube.d.ts', specifier: 'rxkube/kube', source: 'lib/kube.ts' },
-  'rxkube-testing': { folder: '.', declarations: 'dist/testing/index.d.ts', specifier: 'rxkube/testing', source: 'lib/testing/index.ts', namesFrom: 'rxkube' },
+  'rxkube-testing': {
+    folder: '.',
+    declarations: 'dist/testing/index.d.ts',
+    specifier: 'rxkube/testing',
+    source: 'lib/testing/index.ts',
+    namesFrom: 'rxkube',
+  },
   'rxkube-testing-cluster': {
     folder: '.',
     declarations: 'dist/testing/cluster/index.d.ts',
@@ -42,7 +48,12 @@ const ENTRY_POINTS: Readonly<Record<string, EntryPoint>> = {
     namesFrom: 'rxkube',
   },
   'rxkube-webhooks': { folder: '.', declarations: 'dist/webhooks.d.ts', specifier: 'rxkube/webhooks', source: 'lib/webhooks.ts' },
-  apiserver: { folder: 'packages/apiserver', declarations: 'dist/index.d.ts', specifier: '@rxkube/apiserver', source: 'packages/apiserver/src/index.ts' },
+  apiserver: {
+    folder: 'packages/apiserver',
+    declarations: 'dist/index.d.ts',
+    specifier: '@rxkube/apiserver',
+    source: 'packages/apiserver/src/index.ts',
+  },
 };
 const update = process.argv.includes('--update');
 const temp = join(ROOT, 'node_modules/.cache/api-extractor');
@@ -79,12 +90,18 @@ for (const [name, { folder, declarations, specifier, source, namesFrom }] of Obj
     },
   });
   const forgotten: string[] = [];
-  const result = Extractor.invoke(config, { localBuild: update, showVerboseMessages: false, messageCallback: (message) => {
-    if (message.messageId === 'ae-forgotten-export') forgotten.push(message.text);
-    if (message.logLevel === ExtractorLogLevel.Warning) message.logLevel = ExtractorLogLevel.None;
-  } });
+  const result = Extractor.invoke(config, {
+    localBuild: update,
+    showVerboseMessages: false,
+    messageCallback: (message) => {
+      if (message.messageId === 'ae-forgotten-export') forgotten.push(message.text);
+      if (message.logLevel === ExtractorLogLevel.Warning) message.logLevel = ExtractorLogLevel.None;
+    },
+  });
   if (result.apiReportChanged && !update) {
-    console.error(`${join(folder, 'api', `${name}.api.md`)} is out of date: the public API of '${declarations}' in ${folder} changed. If that is intended, run npm run api:update and commit the report.`);
+    console.error(
+      `${join(folder, 'api', `${name}.api.md`)} is out of date: the public API of '${declarations}' in ${folder} changed. If that is intended, run npm run api:update and commit the report.`,
+    );
     failed++;
   } else if (!result.succeeded) {
     console.error(`api-extractor failed on ${join(folder, declarations)}: ${result.errorCount} errors`);
@@ -92,7 +109,10 @@ for (const [name, { folder, declarations, specifier, source, namesFrom }] of Obj
   }
   // The report as just generated (the temp copy is written whether or not api/ is updated).
   exported.set(name, exportedNames(readFileSync(join(temp, `${name}.api.md`), 'utf8')));
-  const elsewhere = namesFrom === undefined ? undefined : { specifier: ENTRY_POINTS[namesFrom]?.specifier ?? namesFrom, names: exported.get(namesFrom) ?? new Set<string>() };
+  const elsewhere =
+    namesFrom === undefined
+      ? undefined
+      : { specifier: ENTRY_POINTS[namesFrom]?.specifier ?? namesFrom, names: exported.get(namesFrom) ?? new Set<string>() };
   const problems = forgottenExportProblems({ name, specifier, source }, forgotten.join('\n'), elsewhere);
   for (const problem of problems) console.error(problem);
   if (problems.length > 0) failed++;

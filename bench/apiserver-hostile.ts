@@ -24,9 +24,19 @@ const CMS = '/api/v1/namespaces/default/configmaps';
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
 const mib = (n: number): number => Number((n / 1024 / 1024).toFixed(1));
 
-async function call(server: ApiServer, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; ms: number }> {
+async function call(
+  server: ApiServer,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<{ status: number; ms: number }> {
   const t = performance.now();
-  const res = await fetch(server.url + path, { method, headers: body === undefined ? {} : { 'content-type': contentType }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(server.url + path, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': contentType },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   await res.arrayBuffer();
   return { status: res.status, ms: Number((performance.now() - t).toFixed(1)) };
 }
@@ -48,22 +58,63 @@ async function cel(server: ApiServer): Promise<Record<string, unknown>> {
       group: 'bench.rxkube.dev',
       scope: 'Namespaced',
       names: { plural: 'words', kind: 'Word' },
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { s: { type: 'string', maxLength: 8000, 'x-kubernetes-validations': [{ rule: "self.replace('a', self).matches('^(a|b)*c$') == false" }] } } } } } } }],
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: {
+                  type: 'object',
+                  properties: {
+                    s: {
+                      type: 'string',
+                      maxLength: 8000,
+                      'x-kubernetes-validations': [{ rule: "self.replace('a', self).matches('^(a|b)*c$') == false" }],
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      ],
     },
   };
   await call(server, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
-  for (let i = 0; i < 100 && (await call(server, 'GET', '/apis/bench.rxkube.dev/v1/words')).status !== 200; i++) await new Promise((r) => setTimeout(r, 20));
-  const r = await call(server, 'POST', '/apis/bench.rxkube.dev/v1/namespaces/default/words', { apiVersion: 'bench.rxkube.dev/v1', kind: 'Word', metadata: { name: 'w' }, spec: { s: 'a'.repeat(6000) } });
+  for (let i = 0; i < 100 && (await call(server, 'GET', '/apis/bench.rxkube.dev/v1/words')).status !== 200; i++)
+    await new Promise((r) => setTimeout(r, 20));
+  const r = await call(server, 'POST', '/apis/bench.rxkube.dev/v1/namespaces/default/words', {
+    apiVersion: 'bench.rxkube.dev/v1',
+    kind: 'Word',
+    metadata: { name: 'w' },
+    spec: { s: 'a'.repeat(6000) },
+  });
   return { objectBytes: 6000, ...r, bound: '1,000,000 cost units per evaluation, 10,000,000 per object' };
 }
 
 async function strategicMerge(server: ApiServer): Promise<Record<string, unknown>> {
   const env = (n: number, from: number) => Array.from({ length: n }, (_, i) => ({ name: `VARIABLE_${i + from}`, value: 'v' }));
   const n = 15_000;
-  const deployment = { metadata: { name: 'big' }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i', env: env(n, 0) }] } } } };
+  const deployment = {
+    metadata: { name: 'big' },
+    spec: {
+      selector: { matchLabels: { a: 'b' } },
+      template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i', env: env(n, 0) }] } },
+    },
+  };
   await call(server, 'POST', '/apis/apps/v1/namespaces/default/deployments', deployment);
   const patch = { spec: { template: { spec: { containers: [{ name: 'c', env: env(n, n / 2).reverse() }] } } } };
-  const r = await call(server, 'PATCH', '/apis/apps/v1/namespaces/default/deployments/big?dryRun=All', patch, 'application/strategic-merge-patch+json');
+  const r = await call(
+    server,
+    'PATCH',
+    '/apis/apps/v1/namespaces/default/deployments/big?dryRun=All',
+    patch,
+    'application/strategic-merge-patch+json',
+  );
   return { patchBytes: JSON.stringify(patch).length, items: n, ...r, bound: 'linear (items found by key)' };
 }
 
@@ -79,7 +130,14 @@ async function watchHistory(): Promise<Record<string, unknown>> {
     const ms = performance.now() - t;
     gc();
     const after = process.memoryUsage();
-    return { updates: 200, objectBytes: 2_500_000, ms: Math.round(ms), heapGrowthMiB: mib(after.heapUsed - before.heapUsed), rssGrowthMiB: mib(after.rss - before.rss), bound: 'historyBytes 64 MiB per resource' };
+    return {
+      updates: 200,
+      objectBytes: 2_500_000,
+      ms: Math.round(ms),
+      heapGrowthMiB: mib(after.heapUsed - before.heapUsed),
+      rssGrowthMiB: mib(after.rss - before.rss),
+      bound: 'historyBytes 64 MiB per resource',
+    };
   } finally {
     await server.close();
   }
@@ -110,16 +168,30 @@ async function unreadLists(): Promise<Record<string, unknown>> {
     const after = process.memoryUsage();
     const probe = await call(server, 'GET', `${CMS}/big-0`);
     statuses[probe.status] = 1;
-    return { connections: 20, listBytes: 25_000_000, rssGrowthMiB: mib(after.rss - before.rss), externalGrowthMiB: mib(after.external + after.arrayBuffers - before.external - before.arrayBuffers), probeStatus: probe.status, bound: '400 in flight, 256 MiB unread answers (429 beyond), unread answers cut after 60 s' };
+    return {
+      connections: 20,
+      listBytes: 25_000_000,
+      rssGrowthMiB: mib(after.rss - before.rss),
+      externalGrowthMiB: mib(after.external + after.arrayBuffers - before.external - before.arrayBuffers),
+      probeStatus: probe.status,
+      bound: '400 in flight, 256 MiB unread answers (429 beyond), unread answers cut after 60 s',
+    };
   } finally {
     for (const s of sockets) s.destroy();
     await server.close();
   }
 }
 
-const out = process.argv.includes('--out') ? (process.argv[process.argv.indexOf('--out') + 1] as string) : 'bench/results/apiserver-hostile.json';
+const out = process.argv.includes('--out')
+  ? (process.argv[process.argv.indexOf('--out') + 1] as string)
+  : 'bench/results/apiserver-hostile.json';
 const server = await startApiServer({ clientNode: false });
-const result: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, loadavg: loadavg().map((l) => Number(l.toFixed(2))) };
+const result: Record<string, unknown> = {
+  date: new Date().toISOString(),
+  node: process.version,
+  cpus: cpus().length,
+  loadavg: loadavg().map((l) => Number(l.toFixed(2))),
+};
 try {
   result.jsonPatch = await jsonPatch(server);
   result.cel = await cel(server);

@@ -56,7 +56,9 @@ function main(): void {
   const out = args.includes('--out') ? (args[args.indexOf('--out') + 1] as string) : 'bench/results/apiserver-startup.json';
   const samples: Sample[] = [];
   for (let i = 0; i < runs; i++) {
-    const r = spawnSync(process.execPath, [...process.execArgv, '--expose-gc', fileURLToPath(import.meta.url), '--child'], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [...process.execArgv, '--expose-gc', fileURLToPath(import.meta.url), '--child'], {
+      encoding: 'utf8',
+    });
     if (r.status !== 0) throw new Error(`bench/apiserver-startup: run ${i} failed: ${r.stderr}`);
     samples.push(JSON.parse(r.stdout) as Sample);
   }

@@ -65,15 +65,25 @@ function parseArgs(argv: string[]): Config {
 
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
-function call(server: ApiServer, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: string }> {
+function call(
+  server: ApiServer,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(new URL(path, server.url), { method, agent, headers: payload ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) } : {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = request(
+      new URL(path, server.url),
+      { method, agent, headers: payload ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) } : {} },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     if (payload) req.write(payload);
     req.end();
@@ -148,7 +158,11 @@ async function writeThroughput(writes: number, writers: number, dataDir: string 
     });
     const seconds = (performance.now() - t0) / 1000;
     const flushes = (server.stats().logFlushes ?? 0) - flushesBefore;
-    return { writesPerSecond: Math.round(writes / seconds), ...(dataDir ? { writesPerFlush: Number((writes / flushes).toFixed(1)) } : {}), failed };
+    return {
+      writesPerSecond: Math.round(writes / seconds),
+      ...(dataDir ? { writesPerFlush: Number((writes / flushes).toFixed(1)) } : {}),
+      failed,
+    };
   } finally {
     await server.close();
   }
@@ -176,9 +190,21 @@ function writeRows(cfg: Config, writes: Record<string, WriteFigures>): [string, 
 }
 
 function save(cfg: Config, results: object, rows: [string, string][]): void {
-  const report = { bench: 'apiserver', date: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAverage1m: Number(loadavg()[0]?.toFixed(2)), gcExposed: typeof (globalThis as { gc?: unknown }).gc === 'function', client: 'raw http (keep-alive agent), same process', config: cfg, results };
+  const report = {
+    bench: 'apiserver',
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    loadAverage1m: Number(loadavg()[0]?.toFixed(2)),
+    gcExposed: typeof (globalThis as { gc?: unknown }).gc === 'function',
+    client: 'raw http (keep-alive agent), same process',
+    config: cfg,
+    results,
+  };
   const width = Math.max(...rows.map(([k]) => k.length));
-  console.log(`rxkube apiserver benchmark (node ${process.version}, ${cpus().length} cpus; ${report.client}; load ${report.loadAverage1m})`);
+  console.log(
+    `rxkube apiserver benchmark (node ${process.version}, ${cpus().length} cpus; ${report.client}; load ${report.loadAverage1m})`,
+  );
   for (const [k, v] of rows) console.log(`  ${k.padEnd(width)}  ${v}`);
   mkdirSync(dirname(cfg.out), { recursive: true });
   writeFileSync(cfg.out, `${JSON.stringify(report, null, 2)}\n`);
@@ -245,7 +271,13 @@ async function main(): Promise<void> {
   }
   t0 = performance.now();
   await pool(cfg.updates, cfg.concurrency, async (i) => {
-    const res = await call(server, 'PATCH', `${CMS}/cm-${i % cfg.objects}`, { data: { key0: `updated-${i}` } }, 'application/merge-patch+json');
+    const res = await call(
+      server,
+      'PATCH',
+      `${CMS}/cm-${i % cfg.objects}`,
+      { data: { key0: `updated-${i}` } },
+      'application/merge-patch+json',
+    );
     if (res.status !== 200) failures++;
   });
   const updateSeconds = (performance.now() - t0) / 1000;
@@ -283,7 +315,10 @@ async function main(): Promise<void> {
     [`create ${cfg.objects} ConfigMaps`, `${results.createRequestsPerSecond} req/s (${results.createSeconds} s)`],
     [`list ${fullCount} (one response, ${(results.fullListBytes / 1e6).toFixed(1)} MB)`, `${results.fullListMs} ms`],
     [`list ${paged} in pages of 500`, `${results.pagedListMs} ms`],
-    [`update ${cfg.updates} with ${cfg.watchers} watchers`, `${results.updateRequestsPerSecond} req/s (${results.updateSecondsWithWatchers} s)`],
+    [
+      `update ${cfg.updates} with ${cfg.watchers} watchers`,
+      `${results.updateRequestsPerSecond} req/s (${results.updateSecondsWithWatchers} s)`,
+    ],
     [`watch events delivered`, `${received}/${expected} in ${results.deliverySeconds} s = ${results.watchEventsPerSecond} events/s`],
     [`memory per stored object`, `${results.bytesPerStoredObject} bytes${gcExposed ? '' : ' (no --expose-gc: noisy)'}`],
     ...writeRows(cfg, writes),

@@ -49,10 +49,14 @@ async function main(): Promise<void> {
   const dataDir = join(E2E, '.data');
   mkdirSync(dataDir, { recursive: true });
   const kubeconfigFile = join(dataDir, `cache-memory-${n}.kubeconfig`);
-  const server = spawn(process.execPath, ['--import', 'tsx', join(E2E, 'server.ts'), '--populate', String(n), '--kubeconfig', kubeconfigFile], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    cwd: ROOT,
-  });
+  const server = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(E2E, 'server.ts'), '--populate', String(n), '--kubeconfig', kubeconfigFile],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      cwd: ROOT,
+    },
+  );
   try {
     const line = await new Promise<string>((done) => createInterface(server.stdout).once('line', done));
     const { kubeconfig } = JSON.parse(line) as { kubeconfig: string };
@@ -69,7 +73,12 @@ async function main(): Promise<void> {
       ['identity transform (as the server sent them)', (object: KubernetesObject) => object],
     ] as const) {
       const before = settledHeap();
-      const inf = informer({ kubeConfig, resource: COUNTERS, namespaces: [NAMESPACE], transform: transform as ObjectTransform | undefined });
+      const inf = informer({
+        kubeConfig,
+        resource: COUNTERS,
+        namespaces: [NAMESPACE],
+        transform: transform as ObjectTransform | undefined,
+      });
       inf.start();
       await inf.whenSynced();
       const after = settledHeap();
@@ -77,10 +86,20 @@ async function main(): Promise<void> {
       const perObject = (after - before) / cached;
       await stopped(inf);
       if (variant === 'warm-up') continue;
-      results.push({ variant, objects: cached, heapBytesPerObject: Math.round(perObject), jsonBytesPerObject: Math.round(jsonBytes), heapToJson: Math.round((perObject / jsonBytes) * 100) / 100 });
+      results.push({
+        variant,
+        objects: cached,
+        heapBytesPerObject: Math.round(perObject),
+        jsonBytesPerObject: Math.round(jsonBytes),
+        heapToJson: Math.round((perObject / jsonBytes) * 100) / 100,
+      });
       console.log(results.at(-1));
     }
-    for (const [round, throughCache] of [[1, true], [2, false], [3, true]] as const) {
+    for (const [round, throughCache] of [
+      [1, true],
+      [2, false],
+      [3, true],
+    ] as const) {
       const variant = `default transform, after a status write per object${throughCache ? ' through the read-your-writes cache' : ' (no read-your-writes cache)'}`;
       const client = createKubeClient(kubeConfig).resource<Counter>(COUNTERS);
       // What the first write makes once (code, the write path's pool) is not counted.
@@ -133,7 +152,10 @@ async function main(): Promise<void> {
     }
     console.table(results);
     mkdirSync(dirname(resolve(ROOT, out)), { recursive: true });
-    writeFileSync(resolve(ROOT, out), `${JSON.stringify({ bench: 'cache-memory', date: new Date().toISOString(), node: process.version, n, results }, null, 2)}\n`);
+    writeFileSync(
+      resolve(ROOT, out),
+      `${JSON.stringify({ bench: 'cache-memory', date: new Date().toISOString(), node: process.version, n, results }, null, 2)}\n`,
+    );
     console.log(`saved ${out}`);
   } finally {
     server.kill('SIGTERM');

@@ -13,7 +13,8 @@ import { flag } from './heap.js';
 const n = Number(flag('populate', '0'));
 const bytes = Number(flag('bytes', '1024'));
 const kubeconfig = flag('kubeconfig', '');
-if (!Number.isInteger(n) || n < 0) throw new Error(`metadata-cache-server.ts: --populate must be a non-negative integer, got ${flag('populate', '')}`);
+if (!Number.isInteger(n) || n < 0)
+  throw new Error(`metadata-cache-server.ts: --populate must be a non-negative integer, got ${flag('populate', '')}`);
 if (!kubeconfig) throw new Error('metadata-cache-server.ts: --kubeconfig <file> is required');
 
 const server = await startApiServer({ bookmarkIntervalMs: 3_600_000 });
@@ -22,7 +23,12 @@ const payload = 'x'.repeat(bytes);
 let next = 0;
 const worker = async (): Promise<void> => {
   for (let i = next++; i < n; i = next++) {
-    await configMaps.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm${i}`, namespace: 'default', labels: { app: 'bench' } }, data: { payload } } as never);
+    await configMaps.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `cm${i}`, namespace: 'default', labels: { app: 'bench' } },
+      data: { payload },
+    } as never);
   }
 };
 await Promise.all(Array.from({ length: 16 }, worker));

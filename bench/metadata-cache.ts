@@ -47,10 +47,24 @@ async function main(): Promise<void> {
   const dataDir = join(ROOT, 'bench/e2e/.data');
   mkdirSync(dataDir, { recursive: true });
   const kubeconfigFile = join(dataDir, `metadata-cache-${n}.kubeconfig`);
-  const server = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/metadata-cache-server.ts'), '--populate', String(n), '--bytes', String(bytes), '--kubeconfig', kubeconfigFile], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    cwd: ROOT,
-  });
+  const server = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(ROOT, 'bench/metadata-cache-server.ts'),
+      '--populate',
+      String(n),
+      '--bytes',
+      String(bytes),
+      '--kubeconfig',
+      kubeconfigFile,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      cwd: ROOT,
+    },
+  );
   try {
     const line = await new Promise<string>((done) => createInterface(server.stdout).once('line', done));
     const { kubeconfig } = JSON.parse(line) as { kubeconfig: string };
@@ -61,7 +75,13 @@ async function main(): Promise<void> {
       const before = settledHeap();
       let peak = before;
       const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 2);
-      const inf = informer({ kubeConfig, resource: builtinResources.configMap, namespaces: ['default'], metadataOnly: variant.metadataOnly, watchList: variant.watchList });
+      const inf = informer({
+        kubeConfig,
+        resource: builtinResources.configMap,
+        namespaces: ['default'],
+        metadataOnly: variant.metadataOnly,
+        watchList: variant.watchList,
+      });
       const started = process.hrtime.bigint();
       inf.start();
       await inf.whenSynced({ timeoutMs: 600_000 });
@@ -91,7 +111,10 @@ async function main(): Promise<void> {
     for (const inf of running) inf.stop();
     console.table(results);
     mkdirSync(dirname(resolve(ROOT, out)), { recursive: true });
-    writeFileSync(resolve(ROOT, out), `${JSON.stringify({ bench: 'metadata-cache', date: new Date().toISOString(), node: process.version, n, dataBytes: bytes, results }, null, 2)}\n`);
+    writeFileSync(
+      resolve(ROOT, out),
+      `${JSON.stringify({ bench: 'metadata-cache', date: new Date().toISOString(), node: process.version, n, dataBytes: bytes, results }, null, 2)}\n`,
+    );
     console.log(`saved ${out}`);
   } finally {
     server.kill('SIGTERM');

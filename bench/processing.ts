@@ -113,7 +113,12 @@ class LatencyBook {
   percentiles(): { p50: number; p99: number; max: number; uncovered: number } {
     const sorted = this.latencies.slice(0, this.latencyCount).sort();
     const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
-    return { p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1] ?? Number.NaN, uncovered: this.resources * this.perResource - this.latencyCount };
+    return {
+      p50: at(0.5),
+      p99: at(0.99),
+      max: sorted[sorted.length - 1] ?? Number.NaN,
+      uncovered: this.resources * this.perResource - this.latencyCount,
+    };
   }
 }
 
@@ -220,35 +225,42 @@ async function main(): Promise<void> {
   );
   const results: Figures[] = [];
 
-  const coalescing = (maxConcurrentReconciliations: number) => (events$: Observable<ResourceEvent>, book: LatencyBook, indexOf: (id: ResourceID) => number) =>
-    events$.pipe(
-      reconcileEach(
-        (id) => {
-          book.start(indexOf(id), performance.now(), true);
-          return work();
-        },
-        { maxConcurrentReconciliations },
-      ),
-    );
+  const coalescing =
+    (maxConcurrentReconciliations: number) =>
+    (events$: Observable<ResourceEvent>, book: LatencyBook, indexOf: (id: ResourceID) => number) =>
+      events$.pipe(
+        reconcileEach(
+          (id) => {
+            book.start(indexOf(id), performance.now(), true);
+            return work();
+          },
+          { maxConcurrentReconciliations },
+        ),
+      );
 
   const wanted = (variant: NonNullable<Config['only']>) => config.only === undefined || config.only === variant;
   if (wanted('sync')) {
     results.push(
-      await measure(`reconcileEach, synchronous run (maxConcurrentReconciliations ${config.concurrency})`, config, (events$, book, indexOf) =>
-        events$.pipe(
-          reconcileEach(
-            (id) => {
-              book.start(indexOf(id), performance.now(), true);
-            },
-            { maxConcurrentReconciliations: config.concurrency },
+      await measure(
+        `reconcileEach, synchronous run (maxConcurrentReconciliations ${config.concurrency})`,
+        config,
+        (events$, book, indexOf) =>
+          events$.pipe(
+            reconcileEach(
+              (id) => {
+                book.start(indexOf(id), performance.now(), true);
+              },
+              { maxConcurrentReconciliations: config.concurrency },
+            ),
           ),
-        ),
       ),
     );
     console.log(results.at(-1));
   }
   if (wanted('async')) {
-    results.push(await measure(`reconcileEach (maxConcurrentReconciliations ${config.concurrency})`, config, coalescing(config.concurrency)));
+    results.push(
+      await measure(`reconcileEach (maxConcurrentReconciliations ${config.concurrency})`, config, coalescing(config.concurrency)),
+    );
     console.log(results.at(-1));
     results.push(await measure(`reconcileEach (maxConcurrentReconciliations ${config.resources})`, config, coalescing(config.resources)));
     console.log(results.at(-1));

@@ -36,7 +36,9 @@ async function main(): Promise<void> {
   const cluster = await startTestCluster({ bookmarkIntervalMs: 3_600_000 });
   try {
     const configMaps = cluster.client.resource<V1ConfigMap>(CONFIGMAPS);
-    await cluster.client.resource({ apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }).create({ metadata: { name: NAMESPACE } });
+    await cluster.client
+      .resource({ apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false })
+      .create({ metadata: { name: NAMESPACE } });
     let next = 0;
     const worker = async (): Promise<void> => {
       for (let i = next++; i < n; i = next++) {
@@ -64,7 +66,7 @@ async function main(): Promise<void> {
     const startMs = Math.round(performance.now() - started);
     // Watches open after the lists answered: wait until no new one has come for a second.
     const watches = () => cluster.server.requests.count({ verb: 'watch', resource: 'configmaps' });
-    for (let seen = -1; seen !== watches(); ) {
+    for (let seen = -1; seen !== watches();) {
       seen = watches();
       await new Promise((done) => setTimeout(done, 1000));
     }
@@ -80,7 +82,10 @@ async function main(): Promise<void> {
     };
     console.log(result);
     mkdirSync(dirname(resolve(ROOT, out)), { recursive: true });
-    writeFileSync(resolve(ROOT, out), `${JSON.stringify({ bench: 'shared-informers', date: new Date().toISOString(), node: process.version, result }, null, 2)}\n`);
+    writeFileSync(
+      resolve(ROOT, out),
+      `${JSON.stringify({ bench: 'shared-informers', date: new Date().toISOString(), node: process.version, result }, null, 2)}\n`,
+    );
     console.log(`saved ${out}`);
   } finally {
     await cluster.close();

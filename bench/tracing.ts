@@ -41,7 +41,9 @@ try {
       const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as { runs: number; cpuMs: number; wallMs: number; spans: number };
       const sample = { cpuUsPerRun: round((result.cpuMs * 1000) / result.runs, 1), wallMs: round(result.wallMs, 0), spans: result.spans };
       samples.get(mode)!.push(sample);
-      console.log(`round ${r + 1} ${mode.padEnd(4)}: ${sample.cpuUsPerRun} µs CPU per run, ${sample.wallMs} ms for ${result.runs} runs, ${sample.spans} spans exported`);
+      console.log(
+        `round ${r + 1} ${mode.padEnd(4)}: ${sample.cpuUsPerRun} µs CPU per run, ${sample.wallMs} ms for ${result.runs} runs, ${sample.spans} spans exported`,
+      );
     }
   }
 } finally {
@@ -52,7 +54,11 @@ try {
 const isolated = new Map<string, number[]>(MODES.map((m) => [m, []]));
 for (let r = 0; r < rounds; r++) {
   for (const mode of MODES) {
-    const { stdout } = await promisify(execFile)(NODE, ['--import', 'tsx', join(E2E, '../tracing/isolated.ts'), mode, String(isolatedRuns)], { cwd: ROOT, timeout: 600_000 });
+    const { stdout } = await promisify(execFile)(
+      NODE,
+      ['--import', 'tsx', join(E2E, '../tracing/isolated.ts'), mode, String(isolatedRuns)],
+      { cwd: ROOT, timeout: 600_000 },
+    );
     const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as { cpuUsPerRun: number };
     isolated.get(mode)!.push(round(result.cpuUsPerRun, 2));
     console.log(`isolated round ${r + 1} ${mode.padEnd(4)}: ${round(result.cpuUsPerRun, 2)} µs CPU per run`);
@@ -77,7 +83,11 @@ const summary = {
   },
   samples: Object.fromEntries(samples),
 };
-console.log(`median CPU per run: none ${none} µs, no-op tracer ${summary.cpuUsPerRun.noop} µs (+${summary.extraUsPerRun.noop}), SDK ${summary.cpuUsPerRun.sdk} µs (+${summary.extraUsPerRun.sdk}, ${summary.spansPerRun} spans per run)`);
-console.log(`isolated tracing work per run: no-op tracer +${summary.isolated.extraUsPerRun.noop} µs, SDK +${summary.isolated.extraUsPerRun.sdk} µs`);
+console.log(
+  `median CPU per run: none ${none} µs, no-op tracer ${summary.cpuUsPerRun.noop} µs (+${summary.extraUsPerRun.noop}), SDK ${summary.cpuUsPerRun.sdk} µs (+${summary.extraUsPerRun.sdk}, ${summary.spansPerRun} spans per run)`,
+);
+console.log(
+  `isolated tracing work per run: no-op tracer +${summary.isolated.extraUsPerRun.noop} µs, SDK +${summary.isolated.extraUsPerRun.sdk} µs`,
+);
 writeFileSync(out, `${JSON.stringify(summary, null, 2)}\n`);
 console.log(`saved ${out}`);

@@ -20,8 +20,12 @@ export type ParsedFlags<S extends FlagSpec> = {
 
 /** Parses `args` by `spec` (`-h` is `--help`); throws UsageError naming the flag and what was wrong. */
 export function parseFlags<S extends FlagSpec>(args: readonly string[], spec: S): ParsedFlags<S> {
-  const known = Object.keys(spec).map((f) => `--${f}`).join(', ');
-  const options = Object.fromEntries(Object.entries(spec).map(([name, kind]) => [name, { type: kind === 'boolean' ? 'boolean' : 'string' } as const]));
+  const known = Object.keys(spec)
+    .map((f) => `--${f}`)
+    .join(', ');
+  const options = Object.fromEntries(
+    Object.entries(spec).map(([name, kind]) => [name, { type: kind === 'boolean' ? 'boolean' : 'string' } as const]),
+  );
   let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
   try {
     ({ values } = parseArgs({ args: args.map((a) => (a === '-h' ? '--help' : a)), options, strict: true, allowPositionals: false }));

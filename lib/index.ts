@@ -21,9 +21,29 @@ export {
 } from './core/index.js';
 
 export { Operator, type OperatorOptions } from './controller/index.js';
-export type { AdmissionAnswer, AdmissionFailure, AdmissionOperation, AdmissionRequest, AdmissionResponse, AdmissionUserInfo, AdmissionWebhook, AnyAdmissionWebhook, AnyWebhook, ConversionWebhook, WebhookServerOptions, WebhookTls } from './webhooks/index.js';
+export type {
+  AdmissionAnswer,
+  AdmissionFailure,
+  AdmissionOperation,
+  AdmissionRequest,
+  AdmissionResponse,
+  AdmissionUserInfo,
+  AdmissionWebhook,
+  AnyAdmissionWebhook,
+  AnyWebhook,
+  ConversionWebhook,
+  WebhookServerOptions,
+  WebhookTls,
+} from './webhooks/index.js';
 export { UpdateControl, DeleteControl, ErrorStatusUpdateControl, type PrimaryWrite } from './controller/index.js';
-export { operatorManifests, manifestsToYaml, kustomizeBase, type ManifestOptions, type OperatorManifests, type PolicyRule } from './controller/index.js';
+export {
+  operatorManifests,
+  manifestsToYaml,
+  kustomizeBase,
+  type ManifestOptions,
+  type OperatorManifests,
+  type PolicyRule,
+} from './controller/index.js';
 export type {
   Context,
   ControllerConfig,
@@ -39,7 +59,15 @@ export type {
   EventSourceInfo,
 } from './controller/index.js';
 
-export { GenericRetry, LinearRateLimiter, type GenericRetrySettings, type Retry, type RateLimiter, type RateDecision, type LinearRateState } from './processing/index.js';
+export {
+  GenericRetry,
+  LinearRateLimiter,
+  type GenericRetrySettings,
+  type Retry,
+  type RateLimiter,
+  type RateDecision,
+  type LinearRateState,
+} from './processing/index.js';
 export type { ShardingOptions, ShardStatus } from './sharding/index.js';
 export type { LeaderElectionOptions } from './leader/index.js';
 export type { BackoffPolicy } from './core/index.js';
@@ -154,7 +182,18 @@ export {
 } from './workflow/index.js';
 
 export { createLogger, type CreateLoggerOptions, type Logger, type HealthCheck, type HealthCheckResult } from './observe/index.js';
-export type { EventOptions, EventType, EventRecorder, ResourceEvents, RxkubeMetrics, SpanAttributes, SpanFn, StartupPhase, TracerProviderLike, TracingOptions } from './observe/index.js';
+export type {
+  EventOptions,
+  EventType,
+  EventRecorder,
+  ResourceEvents,
+  RxkubeMetrics,
+  SpanAttributes,
+  SpanFn,
+  StartupPhase,
+  TracerProviderLike,
+  TracingOptions,
+} from './observe/index.js';
 
 // Types that appear in the signatures above, exported so that users can name them.
 export type {

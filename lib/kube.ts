@@ -28,7 +28,13 @@ export {
 } from './kube/index.js';
 export { builtinResources, descriptorOf, type ResourceDescriptor, type ResolvedDescriptor, type GroupVersion } from './kube/index.js';
 export type { RequestFn } from './kube/index.js';
-export { customResourceDefinition, installCustomResourceDefinition, crdToJson, statusConditionsSchema, type CustomResourceOptions } from './kube/index.js';
+export {
+  customResourceDefinition,
+  installCustomResourceDefinition,
+  crdToJson,
+  statusConditionsSchema,
+  type CustomResourceOptions,
+} from './kube/index.js';
 export { classifyError, errorMessage, KubeApiError, statusCodeOf, type KubeErrorKind, type KubeStatus } from './kube/index.js';
 export type { FieldSelector, LabelSelector, LabelSelectorObject, LabelSelectorRequirement } from './kube/index.js';
 export {

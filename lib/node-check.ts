@@ -9,11 +9,16 @@ export const REQUIRED_NODE = '22.19.0';
 
 /** Why `version` (like process.versions.node) is too old for rxkube, or undefined when it is not. */
 export function nodeVersionProblem(version: string, required: string = REQUIRED_NODE): string | undefined {
-  const parse = (v: string) => v.replace(/^v/, '').split('.').map((part) => Number.parseInt(part, 10) || 0);
+  const parse = (v: string) =>
+    v
+      .replace(/^v/, '')
+      .split('.')
+      .map((part) => Number.parseInt(part, 10) || 0);
   const [have, need] = [parse(version), parse(required)];
   for (let i = 0; i < 3; i++) {
     if ((have[i] ?? 0) > (need[i] ?? 0)) return undefined;
-    if ((have[i] ?? 0) < (need[i] ?? 0)) return `rxkube needs Node.js >= ${required}; this is Node.js ${version.replace(/^v?/, 'v')} — install a newer Node.js (22.19 or later, 24 recommended)`;
+    if ((have[i] ?? 0) < (need[i] ?? 0))
+      return `rxkube needs Node.js >= ${required}; this is Node.js ${version.replace(/^v?/, 'v')} — install a newer Node.js (22.19 or later, 24 recommended)`;
   }
   return undefined;
 }

@@ -52,8 +52,22 @@ export {
 } from './webhooks/index.js';
 export { applyJsonPatch, jsonPatch, type JsonPatchOp } from './webhooks/index.js';
 export { generateDevelopmentTls, type DevelopmentTls, type TlsPem } from './webhooks/index.js';
-export { startWebhookServer, type AnyWebhook, type TlsReload, type WebhookServer, type WebhookServerOptions, type WebhookTls } from './webhooks/index.js';
-export { DEFAULT_WEBHOOK_PORT, mountedCertificate, WEBHOOK_CERT_DIR, webhookManifests, type WebhookManifestOptions, type WebhookManifests } from './webhooks/index.js';
+export {
+  startWebhookServer,
+  type AnyWebhook,
+  type TlsReload,
+  type WebhookServer,
+  type WebhookServerOptions,
+  type WebhookTls,
+} from './webhooks/index.js';
+export {
+  DEFAULT_WEBHOOK_PORT,
+  mountedCertificate,
+  WEBHOOK_CERT_DIR,
+  webhookManifests,
+  type WebhookManifestOptions,
+  type WebhookManifests,
+} from './webhooks/index.js';
 export type { ResolvedDescriptor, ResourceDescriptor } from './kube/index.js';
 export type { WebhookMetrics } from './webhooks/index.js';
 export type { TracerProviderLike, TracingOptions } from './observe/index.js';

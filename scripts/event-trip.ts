@@ -41,8 +41,12 @@ session.connect();
 await session.post('Profiler.enable');
 await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
 
-const fixtures = (await import(pathToFileURL(resolve(root, 'spec/controller/fixtures.ts')).href)) as typeof import('../spec/controller/fixtures.js');
-const { Operator, UpdateControl } = (await import(pathToFileURL(resolve(lib, 'controller/index.ts')).href)) as typeof import('../lib/controller/index.js');
+const fixtures = (await import(
+  pathToFileURL(resolve(root, 'spec/controller/fixtures.ts')).href
+)) as typeof import('../spec/controller/fixtures.js');
+const { Operator, UpdateControl } = (await import(
+  pathToFileURL(resolve(lib, 'controller/index.ts')).href
+)) as typeof import('../lib/controller/index.js');
 const { createLogger } = (await import(pathToFileURL(resolve(lib, 'observe/index.ts')).href)) as typeof import('../lib/observe/index.js');
 
 const env = await fixtures.startEnv();
@@ -69,7 +73,8 @@ const after = await snapshot(session);
 const files = new Set<string>();
 // Taking coverage resets the counters: `after` counts the calls since the first snapshot. Module
 // bodies (offset 0), esbuild's `__name` helper and the harness's own waiting (testing/) are not the trip's.
-for (const [key, count] of after) if (count > 0 && !/#(__name@|@0$)/.test(key) && !key.startsWith('testing/')) files.add(key.slice(0, key.indexOf('#')));
+for (const [key, count] of after)
+  if (count > 0 && !/#(__name@|@0$)/.test(key) && !key.startsWith('testing/')) files.add(key.slice(0, key.indexOf('#')));
 const byFolder = new Map<string, string[]>();
 for (const file of [...files].sort()) {
   const folder = file.includes('/') ? file.slice(0, file.indexOf('/')) : '.';

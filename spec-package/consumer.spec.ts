@@ -19,10 +19,17 @@ const run = promisify(execFile);
 const ROOT = new URL('../', import.meta.url).pathname;
 /** The floor of `engines` and the current LTS line; the repository itself runs on 24. */
 const NODE_VERSIONS = (process.env['RXKUBE_CONSUMER_NODES'] ?? '22.19.0,26').split(',').filter(Boolean);
-const ENTRY_POINTS = ['rxkube', 'rxkube/pipeline', 'rxkube/kube', 'rxkube/testing', '@rxkube/apiserver', 'rxkube/testing/cluster', 'rxkube/webhooks'];
+const ENTRY_POINTS = [
+  'rxkube',
+  'rxkube/pipeline',
+  'rxkube/kube',
+  'rxkube/testing',
+  '@rxkube/apiserver',
+  'rxkube/testing/cluster',
+  'rxkube/webhooks',
+];
 /** The runtime dependencies of the server package, which an operator's production install must not download. */
 const SERVER_ONLY = ['@rxkube/apiserver', '@bufbuild/cel', '@bufbuild/protobuf', '@peculiar/x509', 're2js', 'reflect-metadata'];
-
 
 async function sh(file: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeout?: number }) {
   try {
@@ -133,9 +140,20 @@ console.log(JSON.stringify({ message: status?.message, runs: spans.filter((s) =>
 
 const GREETING_CRD: V1CustomResourceDefinition = {
   metadata: { name: 'greetings.example.com' },
-  spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'greetings', singular: 'greeting', kind: 'Greeting' },
-    versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} },
-      schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } }] },
+  spec: {
+    group: 'example.com',
+    scope: 'Namespaced',
+    names: { plural: 'greetings', singular: 'greeting', kind: 'Greeting' },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
+      },
+    ],
+  },
 };
 
 const TS_CONSUMER = `
@@ -211,7 +229,9 @@ describe('the npm package, installed into an empty project', function () {
     serverPacked = [...server.files];
     serverTarball = server.path;
     for (const t of [info, server]) {
-      console.log(`      tarball ${t.filename}: ${(t.size / 1024).toFixed(0)} kB packed, ${(t.unpackedSize / 1024).toFixed(0)} kB unpacked, ${t.files.length} files`);
+      console.log(
+        `      tarball ${t.filename}: ${(t.size / 1024).toFixed(0)} kB packed, ${(t.unpackedSize / 1024).toFixed(0)} kB unpacked, ${t.files.length} files`,
+      );
     }
     const peers = ['rxjs@^7.8.2', '@kubernetes/client-node@^2.0.1'];
     mkdirSync(production);
@@ -219,10 +239,16 @@ describe('the npm package, installed into an empty project', function () {
     await sh('npm', ['install', '--no-audit', '--no-fund', tarball, ...peers], { cwd: production });
     mkdirSync(consumer);
     writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-    await sh('npm', ['install', '--no-audit', '--no-fund', tarball, server.path, ...peers, 'typescript@^5.9.0', '@types/node@^22.19.0', '@types/ws@^8'], { cwd: consumer });
+    await sh(
+      'npm',
+      ['install', '--no-audit', '--no-fund', tarball, server.path, ...peers, 'typescript@^5.9.0', '@types/node@^22.19.0', '@types/ws@^8'],
+      { cwd: consumer },
+    );
     for (const dir of [production, consumer]) {
       const installed = await sh('du', ['-sk', join(dir, 'node_modules')], { cwd: dir });
-      console.log(`      ${dir === production ? 'rxkube and its peers' : 'with the server, TypeScript and types'}: node_modules ${(Number(installed.stdout.split('\t')[0]) / 1024).toFixed(1)} MB`);
+      console.log(
+        `      ${dir === production ? 'rxkube and its peers' : 'with the server, TypeScript and types'}: node_modules ${(Number(installed.stdout.split('\t')[0]) / 1024).toFixed(1)} MB`,
+      );
     }
     for (const version of NODE_VERSIONS) {
       const dir = join(work, `node-${version}`);
@@ -238,14 +264,25 @@ describe('the npm package, installed into an empty project', function () {
   it('the tarball holds dist/, bin/, README and LICENSE — no spec/, bench/, .ci/ and no TypeScript sources but .d.ts', () => {
     const paths = packed.map((f) => f.path);
     expect(paths).to.include.members(['package.json', 'README.md', 'LICENSE', 'bin/rxkube.js', 'dist/index.js', 'dist/index.d.ts']);
-    const stray = paths.filter((p) => !/^(dist\/|bin\/|README\.md$|LICENSE$|package\.json$)/.test(p) || (p.endsWith('.ts') && !p.endsWith('.d.ts')));
+    const stray = paths.filter(
+      (p) => !/^(dist\/|bin\/|README\.md$|LICENSE$|package\.json$)/.test(p) || (p.endsWith('.ts') && !p.endsWith('.d.ts')),
+    );
     expect(stray).to.deep.equal([]);
   });
 
   it("the server's tarball holds its dist/, bin/, README and LICENSE only", () => {
     const paths = serverPacked.map((f) => f.path);
-    expect(paths).to.include.members(['package.json', 'LICENSE', 'bin/rxkube-apiserver.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli.js']);
-    const stray = paths.filter((p) => !/^(dist\/|bin\/|README\.md$|LICENSE$|package\.json$)/.test(p) || (p.endsWith('.ts') && !p.endsWith('.d.ts')));
+    expect(paths).to.include.members([
+      'package.json',
+      'LICENSE',
+      'bin/rxkube-apiserver.js',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/cli.js',
+    ]);
+    const stray = paths.filter(
+      (p) => !/^(dist\/|bin\/|README\.md$|LICENSE$|package\.json$)/.test(p) || (p.endsWith('.ts') && !p.endsWith('.d.ts')),
+    );
     expect(stray).to.deep.equal([]);
   });
 
@@ -265,21 +302,31 @@ describe('the npm package, installed into an empty project', function () {
     }
   });
 
-  it('beside the OpenTelemetry SDK installed as the docs say, a traced operator\'s spans reach the provider the user registered, one copy of the API in the project', async () => {
+  it("beside the OpenTelemetry SDK installed as the docs say, a traced operator's spans reach the provider the user registered, one copy of the API in the project", async () => {
     const traced = join(work, 'traced');
     mkdirSync(traced);
     writeFileSync(join(traced, 'package.json'), JSON.stringify({ name: 'traced', private: true, type: 'module' }));
     const otel = ['@opentelemetry/api@1.9', '@opentelemetry/sdk-trace-base@2', '@opentelemetry/context-async-hooks@2'];
-    await sh('npm', ['install', '--no-audit', '--no-fund', tarball, 'rxjs@^7.8.2', '@kubernetes/client-node@^2.0.1', ...otel], { cwd: traced });
-    const copies = (await sh('npm', ['ls', '@opentelemetry/api', '--all', '--parseable'], { cwd: traced })).stdout.split('\n').filter((l) => l.trim() !== '');
-    expect(copies.map((c) => c.slice(traced.length)), 'copies of @opentelemetry/api').to.deep.equal(['/node_modules/@opentelemetry/api']);
+    await sh('npm', ['install', '--no-audit', '--no-fund', tarball, 'rxjs@^7.8.2', '@kubernetes/client-node@^2.0.1', ...otel], {
+      cwd: traced,
+    });
+    const copies = (await sh('npm', ['ls', '@opentelemetry/api', '--all', '--parseable'], { cwd: traced })).stdout
+      .split('\n')
+      .filter((l) => l.trim() !== '');
+    expect(
+      copies.map((c) => c.slice(traced.length)),
+      'copies of @opentelemetry/api',
+    ).to.deep.equal(['/node_modules/@opentelemetry/api']);
     const server = await startApiServer({ port: 0 });
     try {
       await server.kubeConfig().makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({ body: GREETING_CRD });
       const kubeconfig = join(work, 'traced-kubeconfig');
       await server.writeKubeconfig(kubeconfig);
       writeFileSync(join(traced, 'traced.mjs'), TRACED);
-      const { stdout, stderr } = await sh(process.execPath, ['traced.mjs', kubeconfig], { cwd: traced, env: { ...process.env, LOG_LEVEL: 'warn' } });
+      const { stdout, stderr } = await sh(process.execPath, ['traced.mjs', kubeconfig], {
+        cwd: traced,
+        env: { ...process.env, LOG_LEVEL: 'warn' },
+      });
       const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as { message?: string; runs: number; userUnderRun: boolean };
       expect(result.message, `${stdout}\n${stderr}`).to.equal('Hello, traced!');
       expect(result.runs).to.be.at.least(1);
@@ -290,7 +337,9 @@ describe('the npm package, installed into an empty project', function () {
   });
 
   it('without the server package, rxkube apiserver says how to install it, and rxkube/testing/cluster loads but starting a cluster names the package and its install command', async () => {
-    const cli = await sh(process.execPath, [join(production, 'node_modules/rxkube/bin/rxkube.js'), 'apiserver', '--help'], { cwd: production }).catch((err: Error) => err);
+    const cli = await sh(process.execPath, [join(production, 'node_modules/rxkube/bin/rxkube.js'), 'apiserver', '--help'], {
+      cwd: production,
+    }).catch((err: Error) => err);
     expect(String(cli instanceof Error ? cli.message : cli.stderr)).to.include('npm install --save-dev @rxkube/apiserver');
     writeFileSync(
       join(production, 'cluster.mjs'),
@@ -300,7 +349,9 @@ describe('the npm package, installed into an empty project', function () {
     expect(cluster).to.be.instanceOf(Error);
     expect((cluster as Error).message)
       .to.include('marbles loaded\ncluster helpers loaded')
-      .and.include('rxkube/testing/cluster runs the embedded API server of the package @rxkube/apiserver, which is not installed: npm install --save-dev @rxkube/apiserver');
+      .and.include(
+        'rxkube/testing/cluster runs the embedded API server of the package @rxkube/apiserver, which is not installed: npm install --save-dev @rxkube/apiserver',
+      );
   });
 
   it('publint finds nothing to fix in either package', async () => {
@@ -316,18 +367,25 @@ describe('the npm package, installed into an empty project', function () {
     expect(index).to.not.include('sourceMappingURL');
     const { stdout } = await sh('tar', ['-xzOf', tarball, 'package/package.json'], { cwd: work });
     const published = JSON.parse(stdout) as { scripts: Record<string, string>; dependencies: Record<string, string> };
-    expect(Object.keys(published.scripts).filter((name) => ['prepare', 'preinstall', 'install', 'postinstall'].includes(name))).to.deep.equal([]);
+    expect(
+      Object.keys(published.scripts).filter((name) => ['prepare', 'preinstall', 'install', 'postinstall'].includes(name)),
+    ).to.deep.equal([]);
     expect(published.dependencies).to.not.have.property('js-yaml');
   });
 
   it('@arethetypeswrong/cli resolves every entry point for ESM under node16 and bundler resolution', async () => {
     // attw exits non-zero on a problem the esm-only profile keeps; the JSON is checked as well.
-    const { stdout } = await sh(join(ROOT, 'node_modules/.bin/attw'), [tarball, '--profile', 'esm-only', '--format', 'json'], { cwd: ROOT });
+    const { stdout } = await sh(join(ROOT, 'node_modules/.bin/attw'), [tarball, '--profile', 'esm-only', '--format', 'json'], {
+      cwd: ROOT,
+    });
     const report = JSON.parse(stdout) as {
       analysis: { entrypoints: Record<string, unknown> };
       problems: Record<string, { entrypoint: string; resolutionKind: string }[]>;
     };
-    expect(Object.keys(report.analysis.entrypoints)).to.include.members(['.', ...ENTRY_POINTS.filter((name) => name.startsWith('rxkube/')).map((name) => `.${name.slice('rxkube'.length)}`)]);
+    expect(Object.keys(report.analysis.entrypoints)).to.include.members([
+      '.',
+      ...ENTRY_POINTS.filter((name) => name.startsWith('rxkube/')).map((name) => `.${name.slice('rxkube'.length)}`),
+    ]);
     const esmProblems = Object.values(report.problems)
       .flat()
       .filter((problem) => problem.resolutionKind === 'node16-esm' || problem.resolutionKind === 'bundler');
@@ -348,7 +406,10 @@ describe('the npm package, installed into an empty project', function () {
     const page = readFileSync(join(ROOT, 'docs/getting-started.md'), 'utf8');
     const section = page.slice(page.indexOf('## In your own project'));
     const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
-    const commands = block.split('\n').map((line) => line.replace(/\s+#.*$/, '').trim()).filter(Boolean);
+    const commands = block
+      .split('\n')
+      .map((line) => line.replace(/\s+#.*$/, '').trim())
+      .filter(Boolean);
     expect(commands, block).to.include('node quickstart.ts');
     const fresh = join(work, 'fresh');
     mkdirSync(fresh);
@@ -363,7 +424,10 @@ describe('the npm package, installed into an empty project', function () {
       output += (await sh('sh', ['-c', line], { cwd: fresh, env })).stdout;
     }
     expect(output.split('\n'), output).to.include('Hello, world!');
-    writeFileSync(join(fresh, 'check.cjs'), "console.log(typeof require('rxkube').Operator, typeof require('rxkube/kube').createKubeClient);\n");
+    writeFileSync(
+      join(fresh, 'check.cjs'),
+      "console.log(typeof require('rxkube').Operator, typeof require('rxkube/kube').createKubeClient);\n",
+    );
     expect((await sh('node', ['check.cjs'], { cwd: fresh, env })).stdout.trim()).to.equal('function function');
   });
 
@@ -384,14 +448,19 @@ describe('the npm package, installed into an empty project', function () {
         expect(stdout.split('\n'), stdout).to.include('runs=1 namespaces=true');
       });
 
-      it('npx rxkube apiserver (the server package through the toolkit\'s command) serves kubectl', async function () {
+      it("npx rxkube apiserver (the server package through the toolkit's command) serves kubectl", async function () {
         const kubectl = await sh('kubectl', ['version', '--client'], { cwd: consumer }).catch(() => undefined);
         if (kubectl === undefined) {
           console.log('      kubectl is not on PATH: skipped');
           this.skip();
         }
         const kubeconfig = join(consumer, `kubeconfig-${version}`);
-        const server = spawn('npx', ['rxkube', 'apiserver', '--port', '0', '--kubeconfig', kubeconfig], { cwd: consumer, env: withNode(nodeBins.get(version)!), stdio: 'pipe', detached: true });
+        const server = spawn('npx', ['rxkube', 'apiserver', '--port', '0', '--kubeconfig', kubeconfig], {
+          cwd: consumer,
+          env: withNode(nodeBins.get(version)!),
+          stdio: 'pipe',
+          detached: true,
+        });
         let output = '';
         server.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
         server.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

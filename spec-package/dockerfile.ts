@@ -11,7 +11,12 @@ import { join } from 'node:path';
  * npm for these tests: packages from the local cache when it has them (what a CI cache gives), so
  * that the time measured is installing, not asking the registry about every package again.
  */
-export const NPM_ENV: NodeJS.ProcessEnv = { ...process.env, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' };
+export const NPM_ENV: NodeJS.ProcessEnv = {
+  ...process.env,
+  npm_config_prefer_offline: 'true',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+};
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -31,7 +36,11 @@ export interface Stage {
 
 export function parseDockerfile(text: string): Stage[] {
   const stages: { name: string | undefined; from: string; instructions: { op: string; args: string }[] }[] = [];
-  const lines = text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const lines = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
   for (const line of lines) {
     const [op = '', ...rest] = line.split(/\s+/);
     const args = rest.join(' ');
@@ -59,7 +68,12 @@ export interface Replay {
  */
 export async function replayRunStage(
   dockerfile: string,
-  options: { readonly context: string; readonly workdir: string; readonly stages: Readonly<Record<string, string>>; readonly env: NodeJS.ProcessEnv },
+  options: {
+    readonly context: string;
+    readonly workdir: string;
+    readonly stages: Readonly<Record<string, string>>;
+    readonly env: NodeJS.ProcessEnv;
+  },
 ): Promise<Replay> {
   const stage = parseDockerfile(readFileSync(dockerfile, 'utf8')).at(-1);
   if (!stage) throw new Error(`${dockerfile}: no stage`);
@@ -70,10 +84,9 @@ export async function replayRunStage(
   for (const { op, args } of stage.instructions) {
     if (op === 'COPY') {
       const from = /^--from=(\S+)\s+/.exec(args);
-      const [src, dest] = (from ? args.slice(from[0].length) : args).split(/\s+/).reduce<[string[], string]>(
-        ([srcs], part, i, all) => (i === all.length - 1 ? [srcs, part] : [[...srcs, part], '']),
-        [[], ''],
-      );
+      const [src, dest] = (from ? args.slice(from[0].length) : args)
+        .split(/\s+/)
+        .reduce<[string[], string]>(([srcs], part, i, all) => (i === all.length - 1 ? [srcs, part] : [[...srcs, part], '']), [[], '']);
       const root = from ? options.stages[from[1]!] : options.context;
       if (root === undefined) throw new Error(`COPY --from=${from?.[1]}: no directory given for that stage`);
       for (const s of src) {
@@ -119,12 +132,17 @@ export async function runUntilReadyThenTerm(
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   const deadline = Date.now() + options.timeoutMs;
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error(`exited ${child.exitCode} before it was ready:\n${output}`);
-      const ok = await fetch(options.readyUrl).then((r) => r.status === 200, () => false);
+      const ok = await fetch(options.readyUrl).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ok) break;
       if (Date.now() > deadline) throw new Error(`not ready at ${options.readyUrl} within ${options.timeoutMs} ms:\n${output}`);
       await new Promise((resolve) => setTimeout(resolve, 200));

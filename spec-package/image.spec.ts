@@ -26,10 +26,17 @@ describe('the demo operator image (demos/webpage/Dockerfile), its run stage repl
   it('installs production dependencies only (not the embedded server), runs the compiled operator against a cluster, and exits 0 on SIGTERM', async () => {
     // The build stage (WORKDIR /src): the compiler over lib/ and demos/, as `RUN npx tsc -p tsconfig.demos.json` does.
     const build = join(work, 'build');
-    await run(join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.demos.json', '--outDir', join(build, 'src', 'dist-demos')], { cwd: ROOT });
+    await run(join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.demos.json', '--outDir', join(build, 'src', 'dist-demos')], {
+      cwd: ROOT,
+    });
     const app = join(work, 'app');
     mkdirSync(app);
-    const replay = await replayRunStage(join(ROOT, 'demos/webpage/Dockerfile'), { context: ROOT, workdir: app, stages: { build }, env: NPM_ENV });
+    const replay = await replayRunStage(join(ROOT, 'demos/webpage/Dockerfile'), {
+      context: ROOT,
+      workdir: app,
+      stages: { build },
+      env: NPM_ENV,
+    });
     for (const step of replay.runs) console.log(`      RUN ${step.command.slice(0, 60)}…: ${(step.ms / 1000).toFixed(1)} s`);
     expect(replay.user).to.equal('node');
     expect(replay.entrypoint[0], 'node is PID 1').to.equal('node');

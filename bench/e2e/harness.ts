@@ -152,10 +152,15 @@ export interface BenchServer {
 /** The embedded API server in a process of its own (bench/e2e/server.ts), with the CRD and `n` counters. */
 export async function startBenchServer(n: number, kubeconfigFile: string, cpus?: string): Promise<BenchServer> {
   // node itself (not the tsx CLI, which runs a child process) so that its pid is the server's.
-  const server = spawnPinned(cpus, NODE, ['--import', 'tsx', join(HERE, 'server.ts'), '--populate', String(n), '--kubeconfig', kubeconfigFile], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    cwd: ROOT,
-  });
+  const server = spawnPinned(
+    cpus,
+    NODE,
+    ['--import', 'tsx', join(HERE, 'server.ts'), '--populate', String(n), '--kubeconfig', kubeconfigFile],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      cwd: ROOT,
+    },
+  );
   try {
     const { url, kubeconfig } = JSON.parse(await waitForLine(server, 'bench server', 600_000)) as { url: string; kubeconfig: string };
     return { process: server, url, kubeconfig };
@@ -181,8 +186,18 @@ export interface Probe {
 /** Asks the probe for its figures; `gc` runs a full GC first (heap after GC). */
 export function askProbe(child: ChildProcess, gc: boolean): Promise<Probe> {
   return new Promise((resolveProbe) => {
-    const timer = setTimeout(() => resolveProbe({ peakHeapMB: Number.NaN, heapAfterGcMB: undefined, runs: Number.NaN, writes: Number.NaN, resources: Number.NaN }), 5000);
-    const onMessage = (message: { type?: string; peakHeap: number; heapAfterGc?: number; runs: number; writes?: number; resources?: number }): void => {
+    const timer = setTimeout(
+      () => resolveProbe({ peakHeapMB: Number.NaN, heapAfterGcMB: undefined, runs: Number.NaN, writes: Number.NaN, resources: Number.NaN }),
+      5000,
+    );
+    const onMessage = (message: {
+      type?: string;
+      peakHeap: number;
+      heapAfterGc?: number;
+      runs: number;
+      writes?: number;
+      resources?: number;
+    }): void => {
       if (message.type !== 'report') return;
       clearTimeout(timer);
       child.off('message', onMessage);
@@ -216,7 +231,8 @@ export interface CounterObject {
   status?: { observedGeneration?: number; value?: number };
 }
 
-export const reconciled = (c: CounterObject): boolean => c.status?.observedGeneration === c.metadata.generation && c.status?.value === c.spec.value * 2;
+export const reconciled = (c: CounterObject): boolean =>
+  c.status?.observedGeneration === c.metadata.generation && c.status?.value === c.spec.value * 2;
 
 const COUNTERS_PATH = `/apis/${GROUP}/${VERSION}/namespaces/${NAMESPACE}/${PLURAL}`;
 
@@ -238,7 +254,10 @@ export class Tracker {
 
   async start(): Promise<void> {
     const base = `${this.url}${COUNTERS_PATH}`;
-    const list = (await (await fetch(base, { dispatcher: this.dispatcher })).json()) as { items: CounterObject[]; metadata: { resourceVersion: string } };
+    const list = (await (await fetch(base, { dispatcher: this.dispatcher })).json()) as {
+      items: CounterObject[];
+      metadata: { resourceVersion: string };
+    };
     for (const item of list.items) this.objects.set(item.metadata.name, item);
     const response = await fetch(`${base}?watch=true&resourceVersion=${list.metadata.resourceVersion}&timeoutSeconds=3600`, {
       dispatcher: this.dispatcher,

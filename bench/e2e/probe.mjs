@@ -35,7 +35,15 @@ process.on('message', (message) => {
   }
   const resources = globalThis.e2eWritten?.size;
   globalThis.e2eWritten?.clear();
-  process.send?.({ type: 'report', peakHeap, heapUsed: process.memoryUsage().heapUsed, heapAfterGc, runs: globalThis.e2eRuns, writes: globalThis.e2eWrites, resources });
+  process.send?.({
+    type: 'report',
+    peakHeap,
+    heapUsed: process.memoryUsage().heapUsed,
+    heapAfterGc,
+    runs: globalThis.e2eRuns,
+    writes: globalThis.e2eWrites,
+    resources,
+  });
 });
 // The IPC channel must not keep the process alive by itself.
 process.channel?.unref();

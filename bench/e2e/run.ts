@@ -85,15 +85,27 @@ function parseArgs(argv: readonly string[]): Config {
   const quick = flags.has('quick');
   const ns = positiveIntegers('bench:e2e', 'n', flags.get('n') ?? (quick ? '300' : '0,2000,10000,50000'), true);
   const rounds = Number(flags.get('rounds') ?? (quick ? 1 : 3));
-  if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`bench:e2e: --rounds must be a positive integer, got '${flags.get('rounds')}'`);
+  if (!Number.isInteger(rounds) || rounds < 1)
+    throw new Error(`bench:e2e: --rounds must be a positive integer, got '${flags.get('rounds')}'`);
   const before = flags.get('before');
   const variants = (flags.get('variants') ?? ALL_VARIANTS.filter((v) => v !== 'rxkube-before' || before).join(',')).split(',') as Variant[];
-  for (const v of variants) if (!ALL_VARIANTS.includes(v)) throw new Error(`bench:e2e: unknown variant '${v}' (known: ${ALL_VARIANTS.join(', ')})`);
+  for (const v of variants)
+    if (!ALL_VARIANTS.includes(v)) throw new Error(`bench:e2e: unknown variant '${v}' (known: ${ALL_VARIANTS.join(', ')})`);
   if (variants.includes('rxkube-before') && !before) throw new Error('bench:e2e: variant rxkube-before needs --before <tree>');
   const timeoutS = Number(flags.get('timeout-s') ?? 300);
   const [freshEveryMs] = positiveIntegers('bench:e2e', 'fresh-every-ms', flags.get('fresh-every-ms') ?? '100');
   const [handwrittenMaxN] = positiveIntegers('bench:e2e', 'handwritten-max-n', flags.get('handwritten-max-n') ?? '10000');
-  return { ns, rounds, variants, before, timeoutS, out: flags.get('out') ?? 'bench/results/e2e.json', freshEveryMs: freshEveryMs!, handwrittenMaxN: handwrittenMaxN!, compileCache: flags.has('compile-cache') };
+  return {
+    ns,
+    rounds,
+    variants,
+    before,
+    timeoutS,
+    out: flags.get('out') ?? 'bench/results/e2e.json',
+    freshEveryMs: freshEveryMs!,
+    handwrittenMaxN: handwrittenMaxN!,
+    compileCache: flags.has('compile-cache'),
+  };
 }
 
 // ---- variants -------------------------------------------------------------------------------
@@ -102,7 +114,8 @@ function compile(tree: string, outName: string): string {
   const benchDir = join(tree, 'bench/e2e');
   if (tree !== ROOT) {
     mkdirSync(join(benchDir, 'variants'), { recursive: true });
-    for (const file of ['variants/rxkube.ts', 'variants/counter-reconciler.ts', 'tsconfig.build.json']) copyFileSync(join(HERE, file), join(benchDir, file));
+    for (const file of ['variants/rxkube.ts', 'variants/counter-reconciler.ts', 'tsconfig.build.json'])
+      copyFileSync(join(HERE, file), join(benchDir, file));
   }
   const outDir = join(HERE, outName);
   compileInto(join(benchDir, 'tsconfig.build.json'), outDir, tree);
@@ -113,7 +126,10 @@ function installPeers(): void {
   const peers = join(HERE, 'peers');
   if (existsSync(join(peers, 'node_modules/@dot-i/k8s-operator'))) return;
   console.log('installing the peers into bench/e2e/peers');
-  execFileSync('npm', [existsSync(join(peers, 'package-lock.json')) ? 'ci' : 'install', '--no-audit', '--no-fund'], { cwd: peers, stdio: 'inherit' });
+  execFileSync('npm', [existsSync(join(peers, 'package-lock.json')) ? 'ci' : 'install', '--no-audit', '--no-fund'], {
+    cwd: peers,
+    stdio: 'inherit',
+  });
 }
 
 function entryPoints(config: Config): Record<Variant, string> {
@@ -121,7 +137,8 @@ function entryPoints(config: Config): Record<Variant, string> {
   if (config.variants.includes('rxkube')) entries.rxkube = compile(ROOT, '.build');
   if (config.variants.includes('rxkube-before')) {
     const tree = resolve(config.before!);
-    if (!existsSync(join(tree, 'node_modules'))) cpSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'), { recursive: true, verbatimSymlinks: true });
+    if (!existsSync(join(tree, 'node_modules')))
+      cpSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'), { recursive: true, verbatimSymlinks: true });
     entries['rxkube-before'] = compile(tree, '.build-before');
   }
   if (config.variants.includes('handwritten')) entries.handwritten = join(HERE, 'variants/handwritten.mjs');
@@ -202,7 +219,15 @@ async function measure(variant: Variant, entry: string, n: number, round: number
     });
     const sampler = new Sampler(child.pid!);
     const benchCpu1 = process.cpuUsage();
-    const trace1 = process.env['E2E_TRACE'] ? setInterval(() => console.log(`  ${variant}: ${((performance.now() - started) / 1000).toFixed(1)} s, ${tracker.pending()} pending, CPU ${cpuSeconds(child!.pid!)} s`), 1000) : undefined;
+    const trace1 = process.env['E2E_TRACE']
+      ? setInterval(
+          () =>
+            console.log(
+              `  ${variant}: ${((performance.now() - started) / 1000).toFixed(1)} s, ${tracker.pending()} pending, CPU ${cpuSeconds(child!.pid!)} s`,
+            ),
+          1000,
+        )
+      : undefined;
     const timedOut1 = await withTimeout(phase1Done, config.timeoutS, () => tracker.pending());
     const freshLatenciesMs = fresh.stop();
     clearInterval(trace1);
@@ -231,8 +256,14 @@ async function measure(variant: Variant, entry: string, n: number, round: number
     const benchCpu2 = process.cpuUsage();
     const phase2Done = tracker.until(await bumpEverySpec(tracker, url, dispatcher));
     const bumpSeconds = (performance.now() - started2) / 1000;
-    if (process.env['E2E_TRACE']) console.log(`  ${variant}: bumps done at ${bumpSeconds.toFixed(2)} s, ${tracker.pending()} counters pending`);
-    const trace = process.env['E2E_TRACE'] ? setInterval(() => console.log(`  ${variant}: ${((performance.now() - started2) / 1000).toFixed(1)} s, ${tracker.pending()} pending`), 2000) : undefined;
+    if (process.env['E2E_TRACE'])
+      console.log(`  ${variant}: bumps done at ${bumpSeconds.toFixed(2)} s, ${tracker.pending()} counters pending`);
+    const trace = process.env['E2E_TRACE']
+      ? setInterval(
+          () => console.log(`  ${variant}: ${((performance.now() - started2) / 1000).toFixed(1)} s, ${tracker.pending()} pending`),
+          2000,
+        )
+      : undefined;
     const timedOut2 = await withTimeout(phase2Done, config.timeoutS, () => tracker.pending());
     const seconds2 = (performance.now() - started2) / 1000;
     clearInterval(trace);
@@ -385,7 +416,9 @@ async function main(): Promise<void> {
   const entries = entryPoints(config);
   const dataDir = join(HERE, '.data');
   mkdirSync(dataDir, { recursive: true });
-  console.log(`bench:e2e: N ${config.ns.join(', ')}, ${config.rounds} round(s), variants ${config.variants.join(', ')}, node ${process.version}, ${cpus().length} cpus`);
+  console.log(
+    `bench:e2e: N ${config.ns.join(', ')}, ${config.rounds} round(s), variants ${config.variants.join(', ')}, node ${process.version}, ${cpus().length} cpus`,
+  );
   const measurements: Measurement[] = [];
   if (config.compileCache) {
     rmSync(join(dataDir, 'compile-cache'), { recursive: true, force: true });

@@ -27,7 +27,12 @@ const counters = client.resource(COUNTERS);
 let next = 0;
 const worker = async (): Promise<void> => {
   for (let i = next++; i < n; i = next++) {
-    await counters.create({ apiVersion: COUNTERS.apiVersion, kind: COUNTERS.kind, metadata: { name: `c${i}`, namespace: NAMESPACE }, spec: { value: i } } as never);
+    await counters.create({
+      apiVersion: COUNTERS.apiVersion,
+      kind: COUNTERS.kind,
+      metadata: { name: `c${i}`, namespace: NAMESPACE },
+      spec: { value: i },
+    } as never);
   }
 };
 await Promise.all(Array.from({ length: 16 }, worker));
@@ -37,6 +42,9 @@ console.log(JSON.stringify({ url: server.url, kubeconfig }));
 const loopDelay = process.env['E2E_TRACE'] ? monitorEventLoopDelay({ resolution: 5 }) : undefined;
 loopDelay?.enable();
 process.on('SIGTERM', () => {
-  if (loopDelay) console.error(`  server event-loop delay ms: p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)}, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)}, max ${(loopDelay.max / 1e6).toFixed(1)}`);
+  if (loopDelay)
+    console.error(
+      `  server event-loop delay ms: p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)}, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)}, max ${(loopDelay.max / 1e6).toFixed(1)}`,
+    );
   process.exit(0);
 });

@@ -18,6 +18,12 @@ const reconciler = counterReconciler((counter) => {
 });
 
 const operator = new Operator({ kubeConfig: loadKubeConfig(), logger: createLogger({ level: 'warn' }), handleSignals: true });
-const registered = operator.register(reconciler, { resource: COUNTER_RESOURCE, namespaces: ['default'], sharding: { replicas: 'auto', identity } });
-registered.shardStatus$?.subscribe(({ member, members, settled, handovers }) => process.stdout.write(`${JSON.stringify({ member, members, settled, handovers })}\n`));
+const registered = operator.register(reconciler, {
+  resource: COUNTER_RESOURCE,
+  namespaces: ['default'],
+  sharding: { replicas: 'auto', identity },
+});
+registered.shardStatus$?.subscribe(({ member, members, settled, handovers }) =>
+  process.stdout.write(`${JSON.stringify({ member, members, settled, handovers })}\n`),
+);
 await operator.start();

@@ -107,7 +107,9 @@ interface ShardLine {
 function parseShardLine(text: string): ShardLine | undefined {
   try {
     const line = JSON.parse(text) as Partial<ShardLine>;
-    return typeof line.member === 'boolean' && Array.isArray(line.members) && typeof line.settled === 'boolean' ? (line as ShardLine) : undefined;
+    return typeof line.member === 'boolean' && Array.isArray(line.members) && typeof line.settled === 'boolean'
+      ? (line as ShardLine)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -131,7 +133,9 @@ class Replica {
     cpuList: string | undefined,
   ) {
     // E2E_CPU_PROF_DIR (as for bench:e2e): a CPU profile of each replica there, written when it stops.
-    const profile = process.env['E2E_CPU_PROF_DIR'] ? ['--cpu-prof', '--cpu-prof-dir', join(process.env['E2E_CPU_PROF_DIR'], identity)] : [];
+    const profile = process.env['E2E_CPU_PROF_DIR']
+      ? ['--cpu-prof', '--cpu-prof-dir', join(process.env['E2E_CPU_PROF_DIR'], identity)]
+      : [];
     this.process = spawnPinned(cpuList, NODE, [...profile, '--expose-gc', '--import', join(E2E, 'probe.mjs'), entry], {
       env: { ...process.env, KUBECONFIG: kubeconfig, RXKUBE_BENCH_IDENTITY: identity, NODE_OPTIONS: '' },
       stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
@@ -270,12 +274,22 @@ async function measure(entry: string, n: number, k: number, roundNo: number, con
     // The machine is shared: a process of the measurement that dies fails it at once, not by timeout.
     const died = new Promise<never>((_, reject) => {
       for (const child of [server, ...replicas.map((r) => r.process)]) {
-        child.once('exit', (code, signal) => reject(new Error(`${child === server ? 'the bench server' : 'a replica'} (pid ${child.pid}) exited (${signal ?? code}) during the measurement`)));
+        child.once('exit', (code, signal) =>
+          reject(
+            new Error(
+              `${child === server ? 'the bench server' : 'a replica'} (pid ${child.pid}) exited (${signal ?? code}) during the measurement`,
+            ),
+          ),
+        );
       }
     });
     died.catch(() => undefined);
     const phase1Done = Promise.race([tracker.until(reconciled), died]);
-    const joined = everyReplicaJoined(replicas, config.timeoutS).then((ok) => ({ ok, seconds: (performance.now() - started) / 1000, reconciledByThen: n - tracker.pending() }));
+    const joined = everyReplicaJoined(replicas, config.timeoutS).then((ok) => ({
+      ok,
+      seconds: (performance.now() - started) / 1000,
+      reconciledByThen: n - tracker.pending(),
+    }));
     const timedOut1 = await withTimeout(phase1Done, config.timeoutS, () => tracker.pending());
     const seconds1 = (performance.now() - started) / 1000;
     const replicas1 = replicas.map((r) => timesOf(r.process.pid!));
@@ -300,18 +314,16 @@ async function measure(entry: string, n: number, k: number, roundNo: number, con
     const probes2: Probe[] = await Promise.all(replicas.map((r) => askProbe(r.process, false)));
     tracker.stop();
 
-    const perReplica = replicas.map(
-      (r, i): ReplicaFigures => ({
-        identity: r.identity,
-        peakRssMB: Math.max(peaks1[i]!.peakRssMB, peaks2[i]!.peakRssMB),
-        peakHeapMB: probes2[i]!.peakHeapMB,
-        heapAfterGcMB: probes1[i]!.heapAfterGcMB,
-        usage: [usage(zero, replicas1[i]!, seconds1), usage(replicas2[i]!, replicas3[i]!, seconds2)],
-        writes: [probes1[i]!.writes, probes2[i]!.writes - probes1[i]!.writes],
-        resources: [probes1[i]!.resources, probes2[i]!.resources],
-        peakFds: Math.max(peaks1[i]!.peakFds, peaks2[i]!.peakFds),
-      }),
-    );
+    const perReplica = replicas.map((r, i): ReplicaFigures => ({
+      identity: r.identity,
+      peakRssMB: Math.max(peaks1[i]!.peakRssMB, peaks2[i]!.peakRssMB),
+      peakHeapMB: probes2[i]!.peakHeapMB,
+      heapAfterGcMB: probes1[i]!.heapAfterGcMB,
+      usage: [usage(zero, replicas1[i]!, seconds1), usage(replicas2[i]!, replicas3[i]!, seconds2)],
+      writes: [probes1[i]!.writes, probes2[i]!.writes - probes1[i]!.writes],
+      resources: [probes1[i]!.resources, probes2[i]!.resources],
+      peakFds: Math.max(peaks1[i]!.peakFds, peaks2[i]!.peakFds),
+    }));
     return {
       n,
       replicas: k,
@@ -319,8 +331,19 @@ async function measure(entry: string, n: number, k: number, roundNo: number, con
       pinned: config.pin,
       loadAverage: [load0, loadAverage()],
       join: { seconds: join.seconds, timedOut: !join.ok, reconciledByThen: join.reconciledByThen },
-      phase1: { seconds: seconds1, writes: sum(perReplica.map((r) => r.writes[0])), server: usage(server0, server1, seconds1), timedOut: timedOut1 },
-      phase2: { seconds: seconds2, stormSeconds, writes: sum(perReplica.map((r) => r.writes[1])), server: usage(server2, server3, seconds2), timedOut: timedOut2 },
+      phase1: {
+        seconds: seconds1,
+        writes: sum(perReplica.map((r) => r.writes[0])),
+        server: usage(server0, server1, seconds1),
+        timedOut: timedOut1,
+      },
+      phase2: {
+        seconds: seconds2,
+        stormSeconds,
+        writes: sum(perReplica.map((r) => r.writes[1])),
+        server: usage(server2, server3, seconds2),
+        timedOut: timedOut2,
+      },
       perReplica,
       changesAfterJoin: sum(replicas.map((r) => r.changesAfterJoin)),
     };
@@ -374,7 +397,10 @@ function summarize(measurements: readonly Measurement[]): Summary[] {
   for (const m of measurements) groups.set(`${m.n} ${m.replicas}`, [...(groups.get(`${m.n} ${m.replicas}`) ?? []), m]);
   return [...groups.values()].map((ms) => {
     const med = (pick: (m: Measurement) => number, digits = 2): number => round(median(ms.map(pick)), digits);
-    const perPhase = (pick: (m: Measurement, phase: 0 | 1) => number, digits = 2): [number, number] => [med((m) => pick(m, 0), digits), med((m) => pick(m, 1), digits)];
+    const perPhase = (pick: (m: Measurement, phase: 0 | 1) => number, digits = 2): [number, number] => [
+      med((m) => pick(m, 0), digits),
+      med((m) => pick(m, 1), digits),
+    ];
     const phase = (m: Measurement, p: 0 | 1): PhaseFigures => (p === 0 ? m.phase1 : m.phase2);
     const owned = (m: Measurement): number[] => m.perReplica.map((r) => r.resources[1]);
     return {
@@ -466,7 +492,9 @@ async function main(): Promise<void> {
   const layout = cpuLayout(config.pin);
   console.log(
     `${BENCH}: N ${config.ns.join(', ')}, replicas ${config.replicas.join(', ')}, ${config.rounds} round(s), node ${process.version}, ${cpus().length} cpus, ` +
-      (config.pin ? `pinned: server on CPU ${layout.server}, replica i on CPU ${Array.from({ length: Math.max(...config.replicas) }, (_, i) => layout.replica(i)).join('/')}` : 'not pinned'),
+      (config.pin
+        ? `pinned: server on CPU ${layout.server}, replica i on CPU ${Array.from({ length: Math.max(...config.replicas) }, (_, i) => layout.replica(i)).join('/')}`
+        : 'not pinned'),
   );
   const measurements: Measurement[] = [];
   for (const n of config.ns) {

@@ -114,5 +114,10 @@ export function failoverAfter(versions: readonly LeaseVersion[], holder: string,
   if (!last) return undefined;
   const next = versions.slice(lastIndex + 1).find((v) => v.holder !== '' && v.renewedAt > last.renewedAt);
   if (!next || next.holder === holder) return undefined;
-  return { newHolder: next.holder, ms: next.seenAt - last.seenAt, byRenewTimeMs: next.renewedAt - last.renewedAt, lastRenewalSeenAt: last.seenAt };
+  return {
+    newHolder: next.holder,
+    ms: next.seenAt - last.seenAt,
+    byRenewTimeMs: next.renewedAt - last.renewedAt,
+    lastRenewalSeenAt: last.seenAt,
+  };
 }

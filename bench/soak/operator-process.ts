@@ -7,7 +7,16 @@
 import { pino } from 'pino';
 import { DeleteControl, Operator, UpdateControl, type Reconciler } from '../../lib/index.js';
 import { createLogger } from '../../lib/observe/index.js';
-import { kubeConfigFor, MEMORY_SAMPLE_MS, LEASE_NAME, NAMESPACE, SOAK, type OperatorMessage, type OperatorSettings, type Soak } from './model.js';
+import {
+  kubeConfigFor,
+  MEMORY_SAMPLE_MS,
+  LEASE_NAME,
+  NAMESPACE,
+  SOAK,
+  type OperatorMessage,
+  type OperatorSettings,
+  type Soak,
+} from './model.js';
 
 const settings = JSON.parse(process.argv[2] ?? '') as OperatorSettings;
 const send = (message: OperatorMessage) => process.send?.(message);
@@ -32,7 +41,11 @@ const reconciler: Reconciler<Soak> = {
 };
 
 const kubeConfig = kubeConfigFor(settings.url);
-const logger = createLogger({ name: settings.identity, level: 'info', destination: pino.destination({ dest: settings.logFile, sync: false }) });
+const logger = createLogger({
+  name: settings.identity,
+  level: 'info',
+  destination: pino.destination({ dest: settings.logFile, sync: false }),
+});
 const operator = new Operator({
   kubeConfig,
   logger,

@@ -11,8 +11,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createKubeClient, type ResourceClient } from '../../lib/kube/index.js';
-import { failoverAfter, maxConcurrentRuns, memoryTrend, type Failover, type LeaseVersion, type MemorySample, type MemoryTrend, type RunInterval } from './analysis.js';
-import { kubeConfigFor, LEASE_NAME, NAMESPACE, SOAK, type OperatorMessage, type OperatorSettings, type ServerCommand, type ServerMessage, type Soak } from './model.js';
+import {
+  failoverAfter,
+  maxConcurrentRuns,
+  memoryTrend,
+  type Failover,
+  type LeaseVersion,
+  type MemorySample,
+  type MemoryTrend,
+  type RunInterval,
+} from './analysis.js';
+import {
+  kubeConfigFor,
+  LEASE_NAME,
+  NAMESPACE,
+  SOAK,
+  type OperatorMessage,
+  type OperatorSettings,
+  type ServerCommand,
+  type ServerMessage,
+  type Soak,
+} from './model.js';
 import { startProxy, type CuttableProxy } from './proxy.js';
 
 export interface SoakOptions {
@@ -128,7 +147,12 @@ interface OperatorHandle {
 }
 
 function forkTs(script: string, args: string[], logDir: string): ChildProcess {
-  return fork(script, args, { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'], cwd: process.cwd(), env: { ...process.env, SOAK_LOG_DIR: logDir } });
+  return fork(script, args, {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    cwd: process.cwd(),
+    env: { ...process.env, SOAK_LOG_DIR: logDir },
+  });
 }
 
 export async function runSoak(partial: Partial<SoakOptions> = {}): Promise<SoakReport> {
@@ -245,7 +269,11 @@ async function scenario(
       `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`,
       { fieldSelector: `metadata.name=${LEASE_NAME}` },
       (_type: string, lease: V1Lease) => {
-        const version = { holder: lease.spec?.holderIdentity ?? '', renewedAt: new Date(String(lease.spec?.renewTime)).getTime(), seenAt: Date.now() };
+        const version = {
+          holder: lease.spec?.holderIdentity ?? '',
+          renewedAt: new Date(String(lease.spec?.renewTime)).getTime(),
+          seenAt: Date.now(),
+        };
         const last = leaseVersions.at(-1);
         if (last?.holder !== version.holder || last.renewedAt !== version.renewedAt) leaseVersions.push(version); // a reopened watch repeats the current one
       },
@@ -278,7 +306,16 @@ async function scenario(
   };
   const create = async () => {
     const name = `soak-${++nameCount}`;
-    if (await retrying(() => soaks.create({ apiVersion: SOAK.apiVersion, kind: SOAK.kind, metadata: { name, namespace: NAMESPACE }, spec: { value: ++valueCount } }))) {
+    if (
+      await retrying(() =>
+        soaks.create({
+          apiVersion: SOAK.apiVersion,
+          kind: SOAK.kind,
+          metadata: { name, namespace: NAMESPACE },
+          spec: { value: ++valueCount },
+        }),
+      )
+    ) {
       live.add(name);
       mutations.create++;
     }
@@ -327,15 +364,23 @@ async function scenario(
 
   // the driver: bumps, creates and deletes, keeping about `resources` objects
   const inFlight = new Set<Promise<void>>();
-  every(1000 / options.mutationsPerSecond, () => {
-    if (inFlight.size >= 20) return;
-    const r = Math.random();
-    const name = pick([...live]);
-    const mutation =
-      !name || (r < 0.15 && live.size < options.resources * 1.1) ? create() : r < 0.3 && live.size > options.resources * 0.9 ? remove(name) : bump(name);
-    inFlight.add(mutation);
-    void mutation.finally(() => inFlight.delete(mutation));
-  }, 0);
+  every(
+    1000 / options.mutationsPerSecond,
+    () => {
+      if (inFlight.size >= 20) return;
+      const r = Math.random();
+      const name = pick([...live]);
+      const mutation =
+        !name || (r < 0.15 && live.size < options.resources * 1.1)
+          ? create()
+          : r < 0.3 && live.size > options.resources * 0.9
+            ? remove(name)
+            : bump(name);
+      inFlight.add(mutation);
+      void mutation.finally(() => inFlight.delete(mutation));
+    },
+    0,
+  );
 
   // server faults and cut-offs; a cut lasts from a third of a lease to a lease and a third
   // (5–20 s with the default 15 s lease), so some leaders lose their lease and some keep it
@@ -384,7 +429,9 @@ async function scenario(
    * renewal, and a fresh one must wait a whole lease on its own clock).
    */
   const witnessesOf = (leader: OperatorHandle) =>
-    alive().filter((o) => o !== leader && !o.proxy.isCut && o.connectedSince !== undefined && Date.now() - o.connectedSince > options.leaseDurationMs);
+    alive().filter(
+      (o) => o !== leader && !o.proxy.isCut && o.connectedSince !== undefined && Date.now() - o.connectedSince > options.leaseDurationMs,
+    );
   const hasWitness = (leader: OperatorHandle) => witnessesOf(leader).length > 0;
   const trials: FailoverTrial[] = [];
   // A leader killed while cut off hands over once: the trial opened by the cut measures it.
@@ -394,9 +441,12 @@ async function scenario(
   };
   /** A trial is open until another holder took the lease, or for two leases at most. */
   const isOpen = (t: FailoverTrial) =>
-    Date.now() < t.at + 2 * options.leaseDurationMs && !leaseVersions.some((v) => v.seenAt > t.at && v.holder !== '' && v.holder !== t.leader);
+    Date.now() < t.at + 2 * options.leaseDurationMs &&
+    !leaseVersions.some((v) => v.seenAt > t.at && v.holder !== '' && v.holder !== t.leader);
   const sparesAWitness = (target: OperatorHandle) =>
-    trials.filter(isOpen).every((t) => t.witnesses.some((id) => id !== target.identity && alive().some((o) => o.identity === id && !o.proxy.isCut)));
+    trials
+      .filter(isOpen)
+      .every((t) => t.witnesses.some((id) => id !== target.identity && alive().some((o) => o.identity === id && !o.proxy.isCut)));
 
   // SIGKILL of the leader, replaced at once by a new operator
   every(options.killEveryMs, async () => {
@@ -417,23 +467,27 @@ async function scenario(
   });
 
   // /readyz of every live operator, every second
-  every(1_000, async () => {
-    await Promise.all(
-      alive()
-        .filter((o) => o.healthUrl)
-        .map(async (o) => {
-          const tally = readiness.get(o.identity) ?? { ok: 0, unready: 0 };
-          readiness.set(o.identity, tally);
-          try {
-            const answer = await fetch(`${o.healthUrl}/readyz`, { signal: AbortSignal.timeout(2_000) });
-            if (answer.status === 200) tally.ok++;
-            else tally.unready++;
-          } catch {
-            tally.unready++;
-          }
-        }),
-    );
-  }, 1_000);
+  every(
+    1_000,
+    async () => {
+      await Promise.all(
+        alive()
+          .filter((o) => o.healthUrl)
+          .map(async (o) => {
+            const tally = readiness.get(o.identity) ?? { ok: 0, unready: 0 };
+            readiness.set(o.identity, tally);
+            try {
+              const answer = await fetch(`${o.healthUrl}/readyz`, { signal: AbortSignal.timeout(2_000) });
+              if (answer.status === 200) tally.ok++;
+              else tally.unready++;
+            } catch {
+              tally.unready++;
+            }
+          }),
+      );
+    },
+    1_000,
+  );
 
   await Promise.all(loops);
   await Promise.all(inFlight);
@@ -454,10 +508,12 @@ async function scenario(
   await Promise.all(operators.map((o) => o.proxy.close()));
 
   // runs a SIGKILL interrupted end at the kill
-  for (const o of operators) if (o.killedAt !== undefined) for (const [name, start] of o.pending) runs.push({ name, by: o.identity, start, end: o.killedAt });
+  for (const o of operators)
+    if (o.killedAt !== undefined) for (const [name, start] of o.pending) runs.push({ name, by: o.identity, start, end: o.killedAt });
 
   const failoverTrials = trials.map((t): FailoverTrial => ({ ...t, ...failoverAfter(leaseVersions, t.leader, t.at) }));
-  const failover = (cause: FailoverTrial['cause']) => failoverTrials.flatMap((t) => (t.cause === cause && t.ms !== undefined ? [t.ms] : []));
+  const failover = (cause: FailoverTrial['cause']) =>
+    failoverTrials.flatMap((t) => (t.cause === cause && t.ms !== undefined ? [t.ms] : []));
   const tallies = [...readiness.values()];
   const concurrency = maxConcurrentRuns(runs);
   const polls = tallies.reduce((n, t) => n + t.ok + t.unready, 0);
@@ -471,7 +527,9 @@ async function scenario(
     failures,
     maxConcurrentRunsPerResource: concurrency.max,
     concurrentRunExample: concurrency.overlap,
-    leaderChanges: leaseVersions.filter((v, i) => i > 0 && v.holder !== leaseVersions[i - 1]?.holder).map((v) => ({ holder: v.holder, at: v.renewedAt })),
+    leaderChanges: leaseVersions
+      .filter((v, i) => i > 0 && v.holder !== leaseVersions[i - 1]?.holder)
+      .map((v) => ({ holder: v.holder, at: v.renewedAt })),
     kills,
     cuts,
     leaseVersions: leaseVersions.length,

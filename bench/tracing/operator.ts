@@ -17,7 +17,8 @@ import type { Counter } from '../e2e/variants/counter-reconciler.js';
 
 const mode = process.argv[2];
 const n = Number(process.argv[3]);
-if (mode !== 'none' && mode !== 'noop' && mode !== 'sdk') throw new Error(`tracing/operator.ts: mode must be none, noop or sdk, got ${mode}`);
+if (mode !== 'none' && mode !== 'noop' && mode !== 'sdk')
+  throw new Error(`tracing/operator.ts: mode must be none, noop or sdk, got ${mode}`);
 
 let exported = 0;
 const dropping: SpanExporter = {
@@ -30,7 +31,9 @@ const dropping: SpanExporter = {
 let provider: BasicTracerProvider | undefined;
 if (mode === 'sdk') {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(dropping, { maxQueueSize: 100_000, maxExportBatchSize: 512 })] });
+  provider = new BasicTracerProvider({
+    spanProcessors: [new BatchSpanProcessor(dropping, { maxQueueSize: 100_000, maxExportBatchSize: 512 })],
+  });
 }
 
 let runs = 0;
@@ -38,9 +41,14 @@ let allDone: () => void = () => undefined;
 const done = new Promise<void>((resolve) => (allDone = resolve));
 const reconciler: Reconciler<Counter> = {
   async reconcile(counter, ctx) {
-    const current = await ctx.client.resource<Counter>(COUNTERS).get({ name: counter.metadata!.name!, namespace: NAMESPACE }, { signal: ctx.signal });
+    const current = await ctx.client
+      .resource<Counter>(COUNTERS)
+      .get({ name: counter.metadata!.name!, namespace: NAMESPACE }, { signal: ctx.signal });
     if (++runs === n) allDone();
-    return UpdateControl.patchStatus({ ...current, status: { observedGeneration: current.metadata?.generation, value: current.spec.value * 2 } });
+    return UpdateControl.patchStatus({
+      ...current,
+      status: { observedGeneration: current.metadata?.generation, value: current.spec.value * 2 },
+    });
   },
 };
 

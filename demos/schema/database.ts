@@ -113,7 +113,10 @@ async function transaction(db: pg.Pool, statements: readonly string[]): Promise<
     client.release();
   } catch (err) {
     // A broken connection is not put back into the pool.
-    await client.query('ROLLBACK').then(() => client.release(), (rollbackError: Error) => client.release(rollbackError));
+    await client.query('ROLLBACK').then(
+      () => client.release(),
+      (rollbackError: Error) => client.release(rollbackError),
+    );
     throw err;
   }
 }
@@ -161,7 +164,11 @@ export async function dropSchema(db: pg.Pool, schema: string): Promise<void> {
 export async function connectionFacts(db: pg.Pool, url: string): Promise<{ host: string; port: string; database: string }> {
   const parsed = new URL(url);
   const { rows } = await db.query<{ database: string }>('SELECT current_database() AS database');
-  return { host: parsed.hostname, port: parsed.port || '5432', database: rows[0]?.database ?? decodeURIComponent(parsed.pathname.slice(1)) };
+  return {
+    host: parsed.hostname,
+    port: parsed.port || '5432',
+    database: rows[0]?.database ?? decodeURIComponent(parsed.pathname.slice(1)),
+  };
 }
 
 /** The /readyz check: the database answers a query within the pool's connect timeout. */
@@ -187,7 +194,8 @@ export function isUnavailable(error: unknown): boolean {
     // SQLSTATE class 08 (connection exception) and 57P01-57P03 (shutdown, cannot connect now).
     if (code.startsWith('08') || /^57P0[123]$/.test(code)) return true;
   }
-  if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(error.message)) return true;
+  if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(error.message))
+    return true;
   return error.cause !== undefined && isUnavailable(error.cause);
 }
 

@@ -70,7 +70,11 @@ export async function main(args: readonly string[]): Promise<number> {
   const live = process.stdout.isTTY === true;
   const logFile = join(workDir, 'operator.log');
   // stdout is the demo's story: JSON logs go to a file on a terminal, to stderr otherwise.
-  const logger = createLogger({ name: 'schema-demo', level: 'warn', destination: live ? createWriteStream(logFile, { flags: 'a' }) : process.stderr });
+  const logger = createLogger({
+    name: 'schema-demo',
+    level: 'warn',
+    destination: live ? createWriteStream(logFile, { flags: 'a' }) : process.stderr,
+  });
 
   let server: ApiServer | undefined;
   let embedded: EmbeddedDatabase | undefined;
@@ -112,12 +116,20 @@ export async function main(args: readonly string[]): Promise<number> {
       say(`PostgreSQL at ${redact(databaseUrl)}`);
     }
     // The embedded server takes one connection at a time: the operator's pool is that one.
-    db = createPool({ url: databaseUrl, max: embedded ? 1 : 4, onIdleError: (err) => logger.warn({ err: err.message }, 'idle database connection failed') });
+    db = createPool({
+      url: databaseUrl,
+      max: embedded ? 1 : 4,
+      onIdleError: (err) => logger.warn({ err: err.message }, 'idle database connection failed'),
+    });
     if (live) say(`operator log: ${logFile}`);
 
     const client = createKubeClient(kubeConfig);
     await installCustomResourceDefinition(client, schemaCrd);
-    operator = new Operator({ kubeConfig, logger, health: { port: 0, host: '127.0.0.1', checks: { database: () => databaseHealth(db!) } } });
+    operator = new Operator({
+      kubeConfig,
+      logger,
+      health: { port: 0, host: '127.0.0.1', checks: { database: () => databaseHealth(db!) } },
+    });
     const { reconciler, config } = schemaController({
       db,
       databaseUrl,
@@ -170,19 +182,24 @@ async function script({ client, db, embedded, board, healthUrl }: Stage): Promis
 
   const taken = [];
   for (const name of DEMO_NAMES) if ((await exists('nspname', name)) || (await exists('rolname', name))) taken.push(name);
-  if (taken.length > 0) throw new Error(`the database already has a schema or role named ${taken.join(', ')}: the demo needs ${DEMO_NAMES.join(', ')} free`);
+  if (taken.length > 0)
+    throw new Error(`the database already has a schema or role named ${taken.join(', ')}: the demo needs ${DEMO_NAMES.join(', ')} free`);
 
   const started = Date.now();
   await apply(schema('orders'));
   await apply(schema('inventory', { deletionPolicy: 'Retain' }));
   await board.until((all) => reason('orders')(all) === 'Reconciled' && reason('inventory')(all) === 'Reconciled', WAIT_MS);
-  board.note(`2/2 Schemas ready in ${((Date.now() - started) / 1000).toFixed(1)} s: schemas, login roles and Secrets orders-credentials, inventory-credentials`);
+  board.note(
+    `2/2 Schemas ready in ${((Date.now() - started) / 1000).toFixed(1)} s: schemas, login roles and Secrets orders-credentials, inventory-credentials`,
+  );
 
   const secret = await client.resource<V1Secret>(SECRET).get({ name: 'orders-credentials', namespace: NAMESPACE });
   const uri = Buffer.from(secret.data?.['uri'] ?? '', 'base64').toString();
   const inSchema = await asOrders(db, embedded, uri, 'CREATE TABLE orders.items (id int)');
   const outside = await asOrders(db, embedded, uri, 'CREATE TABLE public.items (id int)');
-  board.note(`as role orders${embedded ? ' (SET ROLE: PGlite lets every login in as its superuser)' : ', logged in with the Secret\'s uri'}: CREATE TABLE orders.items ${inSchema}; CREATE TABLE public.items ${outside}`);
+  board.note(
+    `as role orders${embedded ? ' (SET ROLE: PGlite lets every login in as its superuser)' : ", logged in with the Secret's uri"}: CREATE TABLE orders.items ${inSchema}; CREATE TABLE public.items ${outside}`,
+  );
 
   const refused = await apply(schema('bad', { name: 'select' })).then(
     () => 'accepted (unexpected)',
@@ -196,12 +213,15 @@ async function script({ client, db, embedded, board, healthUrl }: Stage): Promis
   board.note('schema billing was made by someone else: Schema billing reports NameConflict and leaves it alone');
 
   await db.query('DROP SCHEMA orders CASCADE');
-  board.note('dropped schema orders behind the operator\'s back');
+  board.note("dropped schema orders behind the operator's back");
   await board.until(() => exists('nspname', 'orders'), WAIT_MS);
   board.note('the next poll noticed: schema orders is back');
   await db.query('REVOKE CREATE ON SCHEMA inventory FROM inventory');
-  board.note('revoked CREATE on schema inventory from its role behind the operator\'s back');
-  await board.until(async () => (await db.query(`SELECT has_schema_privilege('inventory', 'inventory', 'CREATE') AS ok`)).rows[0]?.ok === true, WAIT_MS);
+  board.note("revoked CREATE on schema inventory from its role behind the operator's back");
+  await board.until(
+    async () => (await db.query(`SELECT has_schema_privilege('inventory', 'inventory', 'CREATE') AS ok`)).rows[0]?.ok === true,
+    WAIT_MS,
+  );
   board.note('the next poll noticed: CREATE granted again');
 
   if (embedded) {
@@ -217,7 +237,9 @@ async function script({ client, db, embedded, board, healthUrl }: Stage): Promis
 
   for (const name of ['orders', 'inventory', 'billing', 'reports']) await api.delete({ name, namespace: NAMESPACE }).catch(() => undefined);
   await board.until((all) => all.size === 0, WAIT_MS);
-  const left = await Promise.all(['orders', 'inventory', 'billing'].map(async (n) => `${n}: ${(await exists('nspname', n)) ? 'kept' : 'dropped'}`));
+  const left = await Promise.all(
+    ['orders', 'inventory', 'billing'].map(async (n) => `${n}: ${(await exists('nspname', n)) ? 'kept' : 'dropped'}`),
+  );
   board.note(`deleted the Schemas; schemas ${left.join(', ')} (inventory says Retain; billing was never the operator's)`);
   if (!embedded) {
     await db.query('DROP SCHEMA inventory CASCADE; DROP SCHEMA billing; DROP OWNED BY inventory; DROP ROLE inventory');

@@ -77,7 +77,9 @@ export function schemaController(options: SchemaOperatorOptions): { reconciler: 
   const retained = (s: Schema) => s.spec.deletionPolicy === 'Retain';
   const requireOwned = (s: Schema, what: string, actual: { owner: string | undefined }) => {
     if (actual.owner !== uidOf(s)) {
-      throw new NameConflictError(`${what} already exists and is not managed by this Schema; it is left as it is (choose another name, or drop or hand it over yourself)`);
+      throw new NameConflictError(
+        `${what} already exists and is not managed by this Schema; it is left as it is (choose another name, or drop or hand it over yourself)`,
+      );
     }
   };
 
@@ -187,8 +189,12 @@ export function schemaController(options: SchemaOperatorOptions): { reconciler: 
       const conflict = findError(error, NameConflictError);
       const unavailable = !conflict && isUnavailable(error);
       const reason = conflict ? 'NameConflict' : unavailable ? 'DatabaseUnavailable' : 'ReconcileFailed';
-      const message = conflict?.message ?? (unavailable ? `the database cannot be reached (retrying): ${messageOf(error)}` : messageOf(error));
-      const control = ErrorStatusUpdateControl.patchStatus({ ...s, status: statusOf(s, statusCondition(s, { type: 'Ready', status: false, reason, message })) });
+      const message =
+        conflict?.message ?? (unavailable ? `the database cannot be reached (retrying): ${messageOf(error)}` : messageOf(error));
+      const control = ErrorStatusUpdateControl.patchStatus({
+        ...s,
+        status: statusOf(s, statusCondition(s, { type: 'Ready', status: false, reason, message })),
+      });
       // A name conflict is not solved by retrying: the polls run the Schema again when the other object goes.
       return conflict ? control.withNoRetry() : control;
     },

@@ -54,7 +54,9 @@ export async function runDemo({ keepRunning = false, readyAfterMs = 500, print =
       ),
       ...SAMPLES.webapps.map((w) =>
         untilReady<Webapp>(cluster, WEBAPP, w.metadata?.name ?? '').then((ready) =>
-          print(`webapp/${ready.metadata?.name} ready at ${ready.status?.url} (deployed to tomcat/${ready.status?.deployedTo}) after ${elapsed()}`),
+          print(
+            `webapp/${ready.metadata?.name} ready at ${ready.status?.url} (deployed to tomcat/${ready.status?.deployedTo}) after ${elapsed()}`,
+          ),
         ),
       ),
     ]);

@@ -99,7 +99,11 @@ export function webappStatus(webapp: Webapp, tomcat: Tomcat | undefined): Webapp
   if (!tomcat) {
     const where = webapp.metadata?.namespace ? ` in namespace '${webapp.metadata.namespace}'` : '';
     const message = `Tomcat '${webapp.spec.tomcat}' not found${where}; the Webapp is deployed when it is created`;
-    return { ready: false, errorMessage: message, conditions: [statusCondition(webapp, { type: 'Ready', status: false, reason: 'TomcatNotFound', message })] };
+    return {
+      ready: false,
+      errorMessage: message,
+      conditions: [statusCondition(webapp, { type: 'Ready', status: false, reason: 'TomcatNotFound', message })],
+    };
   }
   const ready = tomcatReady(tomcat);
   return {
@@ -119,7 +123,11 @@ export function webappStatus(webapp: Webapp, tomcat: Tomcat | undefined): Webapp
 
 export function errorStatus(webapp: Webapp, error: unknown): WebappStatus {
   const message = error instanceof Error ? error.message : String(error);
-  return { ready: false, errorMessage: message, conditions: [statusCondition(webapp, { type: 'Ready', status: false, reason: 'ReconcileFailed', message })] };
+  return {
+    ready: false,
+    errorMessage: message,
+    conditions: [statusCondition(webapp, { type: 'Ready', status: false, reason: 'ReconcileFailed', message })],
+  };
 }
 
 /** The InvalidWebappError behind `error`, also when a workflow aggregated it with others. */

@@ -3,7 +3,15 @@
  * dependents; the reconciler only reports status from the workflow's result.
  */
 import type { V1Deployment, V1Service } from '@kubernetes/client-node';
-import { deploymentReady, kubernetesDependent, UpdateControl, workflow, type Context, type ControllerConfig, type Reconciler } from '../../lib/index.js';
+import {
+  deploymentReady,
+  kubernetesDependent,
+  UpdateControl,
+  workflow,
+  type Context,
+  type ControllerConfig,
+  type Reconciler,
+} from '../../lib/index.js';
 import { DEPLOYMENT, MANAGED_SELECTOR, SERVICE, TOMCAT, type Tomcat } from './model.js';
 import { desiredTomcatDeployment, desiredTomcatService, tomcatStatus } from './resources.js';
 

@@ -5,7 +5,16 @@
  * Tomcat's changes — its creation, its status, its spec — run every Webapp that names it (ES3).
  */
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
-import { ErrorStatusUpdateControl, kubernetesDependent, UpdateControl, workflow, type Context, type ControllerConfig, type Reconciler, type SecondaryConfig } from '../../lib/index.js';
+import {
+  ErrorStatusUpdateControl,
+  kubernetesDependent,
+  UpdateControl,
+  workflow,
+  type Context,
+  type ControllerConfig,
+  type Reconciler,
+  type SecondaryConfig,
+} from '../../lib/index.js';
 import { CONFIGMAP, MANAGED_SELECTOR, TOMCAT, WEBAPP, type Tomcat, type Webapp } from './model.js';
 import { desiredDeploymentConfigMap, errorStatus, invalidWebapp, tomcatOf, validateWebapp, webappStatus } from './resources.js';
 

@@ -3,7 +3,14 @@
  * the context's tracked clients, and reads their state from the caches.
  */
 import type { KubernetesObject, V1Deployment } from '@kubernetes/client-node';
-import { deploymentReadiness, ErrorStatusUpdateControl, UpdateControl, type ControllerConfig, type Reconciler, type SecondaryConfig } from '../../lib/index.js';
+import {
+  deploymentReadiness,
+  ErrorStatusUpdateControl,
+  UpdateControl,
+  type ControllerConfig,
+  type Reconciler,
+  type SecondaryConfig,
+} from '../../lib/index.js';
 import { classifyError } from '../../lib/kube.js';
 import { CONFIGMAP, DEPLOYMENT, INGRESS, MANAGED_SELECTOR, SERVICE, WEBPAGE, type WebPage } from './model.js';
 import {
@@ -57,11 +64,20 @@ export const lowLevelReconciler: Reconciler<WebPage> = {
 };
 
 /** A source the reconciler also writes through (`writes`: what `rxkube manifests` grants for it). */
-const secondary = (resource: SecondaryConfig['resource'], writes: NonNullable<SecondaryConfig['writes']>): SecondaryConfig => ({ resource, labelSelector: MANAGED_SELECTOR, writes });
+const secondary = (resource: SecondaryConfig['resource'], writes: NonNullable<SecondaryConfig['writes']>): SecondaryConfig => ({
+  resource,
+  labelSelector: MANAGED_SELECTOR,
+  writes,
+});
 
 export const lowLevelConfig: ControllerConfig<WebPage> = {
   resource: WEBPAGE,
   name: 'webpage',
   observedGeneration: true,
-  secondaries: [secondary(CONFIGMAP, ['apply']), secondary(DEPLOYMENT, ['apply']), secondary(SERVICE, ['apply']), secondary(INGRESS, ['apply', 'delete'])],
+  secondaries: [
+    secondary(CONFIGMAP, ['apply']),
+    secondary(DEPLOYMENT, ['apply']),
+    secondary(SERVICE, ['apply']),
+    secondary(INGRESS, ['apply', 'delete']),
+  ],
 };

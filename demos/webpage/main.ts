@@ -182,7 +182,6 @@ function describe(page: WebPage): string {
   return `webpage/${(page.metadata?.name ?? '').padEnd(8)} ${state}${cm}${page.spec?.exposed ? ' exposed' : ''}${marked}`;
 }
 
-
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   process.exitCode = await main(process.argv.slice(2));
 }

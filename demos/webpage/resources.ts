@@ -94,9 +94,7 @@ export function desiredIngress(page: WebPage): V1Ingress {
       rules: [
         {
           http: {
-            paths: [
-              { path: `/${appName(page)}`, pathType: 'Prefix', backend: { service: { name: appName(page), port: { number: 80 } } } },
-            ],
+            paths: [{ path: `/${appName(page)}`, pathType: 'Prefix', backend: { service: { name: appName(page), port: { number: 80 } } } }],
           },
         },
       ],
@@ -118,7 +116,11 @@ export function deploymentReadyCondition(page: WebPage, ready: boolean): StatusC
 
 export function errorStatus(page: WebPage, error: unknown): WebPageStatus {
   const message = error instanceof Error ? error.message : String(error);
-  return { ready: false, errorMessage: message, conditions: [statusCondition(page, { type: 'Ready', status: false, reason: 'ReconcileFailed', message })] };
+  return {
+    ready: false,
+    errorMessage: message,
+    conditions: [statusCondition(page, { type: 'Ready', status: false, reason: 'ReconcileFailed', message })],
+  };
 }
 
 /** The InvalidHtmlError behind `error`, also when a workflow aggregated it with others. */

@@ -40,7 +40,9 @@ export async function main(args: readonly string[]): Promise<number> {
     if (server) {
       const client = createKubeClient(kubeConfig);
       for (const crd of crds) await installCustomResourceDefinition(client, crd);
-      await client.resource(WEBPAGE).apply(webPage('hello', '<html><body>hello</body></html>'), { fieldManager: 'webpage-sample', force: true });
+      await client
+        .resource(WEBPAGE)
+        .apply(webPage('hello', '<html><body>hello</body></html>'), { fieldManager: 'webpage-sample', force: true });
     }
     const operator = new Operator({
       ...operatorOptions,

@@ -42,7 +42,9 @@ await apps.createNamespacedDeployment({
 });
 await new Promise((resolve) => setTimeout(resolve, 400));
 const web = await apps.readNamespacedDeployment({ name: 'web', namespace: 'default' });
-console.log(`web: ${web.status?.availableReplicas}/${web.spec?.replicas} available, ${web.status?.conditions?.map((c) => `${c.type}=${c.status}`).join(' ')}`);
+console.log(
+  `web: ${web.status?.availableReplicas}/${web.spec?.replicas} available, ${web.status?.conditions?.map((c) => `${c.type}=${c.status}`).join(' ')}`,
+);
 
 // Faults: the next two reads of ConfigMaps answer 503, then the fault removes itself.
 const fault = server.faults.failRequests({ verb: 'get', resource: 'configmaps', status: 503, count: 2 });

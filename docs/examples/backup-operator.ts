@@ -3,7 +3,12 @@ import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import type { Operator, Reconciler } from 'rxkube';
 import { builtinResources, customResourceDefinition } from 'rxkube/kube';
 
-export const backupCrd = customResourceDefinition({ group: 'example.com', kind: 'Backup', plural: 'backups', spec: { type: 'object', properties: { target: { type: 'string' } } } });
+export const backupCrd = customResourceDefinition({
+  group: 'example.com',
+  kind: 'Backup',
+  plural: 'backups',
+  spec: { type: 'object', properties: { target: { type: 'string' } } },
+});
 export const backups = { apiVersion: 'example.com/v1', kind: 'Backup', plural: 'backups' };
 export type Backup = KubernetesObject & { spec?: { target?: string }; status?: { run?: string } };
 
@@ -16,8 +21,12 @@ const backupReconciler: Reconciler<Backup> = {
     const namespace = backup.metadata?.namespace ?? 'default';
     await ctx.client
       .resource<V1ConfigMap>(builtinResources.configMap)
-      .apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { target: backup.spec?.target ?? '' } }, { fieldManager: 'backup', force: true });
-    if (backup.status?.run !== name) await ctx.client.resource(backups).mergePatchStatus({ name: backup.metadata?.name ?? '', namespace }, { status: { run: name } });
+      .apply(
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { target: backup.spec?.target ?? '' } },
+        { fieldManager: 'backup', force: true },
+      );
+    if (backup.status?.run !== name)
+      await ctx.client.resource(backups).mergePatchStatus({ name: backup.metadata?.name ?? '', namespace }, { status: { run: name } });
   },
 };
 

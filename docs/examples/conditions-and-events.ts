@@ -29,7 +29,12 @@ export const backups: Reconciler<Backup> = {
     const { schedule } = backup.spec;
     if (!CRON.test(schedule)) {
       ctx.events.warning('InvalidSchedule', `'${schedule}' is not a cron schedule`);
-      const ready = statusCondition(backup, { type: 'Ready', status: false, reason: 'InvalidSchedule', message: `'${schedule}' is not a cron schedule` });
+      const ready = statusCondition(backup, {
+        type: 'Ready',
+        status: false,
+        reason: 'InvalidSchedule',
+        message: `'${schedule}' is not a cron schedule`,
+      });
       return UpdateControl.patchStatus({ ...backup, status: { conditions: [ready] } });
     }
     ctx.events.normal('Scheduled', `backups run at '${schedule}'`);

@@ -12,7 +12,11 @@ export const everyControllerOption: ControllerConfig<KubernetesObject> = {
   fieldSelector: undefined,
   secondaries: [],
   sources: [],
-  sourceErrors: { resubscribe: true, backoff: { initialMs: 800, maxMs: 30_000, factor: 2, jitter: 1, resetAfterMs: 30_000 }, affectsReadiness: false },
+  sourceErrors: {
+    resubscribe: true,
+    backoff: { initialMs: 800, maxMs: 30_000, factor: 2, jitter: 1, resetAfterMs: 30_000 },
+    affectsReadiness: false,
+  },
   retry: GenericRetry.defaults(), // 5 retries: 2000, 2000, 3000, 4500, 6750 ms
   rateLimiter: undefined,
   maxReconciliationInterval: 10 * 60 * 60 * 1000,
@@ -41,7 +45,11 @@ export const tuned: ControllerConfig<KubernetesObject> = {
   resource: { apiVersion: 'example.com/v1', kind: 'Widget', plural: 'widgets' },
   namespaces: ['team-a', 'team-b'],
   labelSelector: { matchLabels: { tier: 'gold' }, matchExpressions: [{ key: 'paused', operator: 'DoesNotExist' }] },
-  retry: GenericRetry.defaults().withMaxAttempts(-1).withInitialMs(1_000).withFactor(2).withMaxMs(5 * 60_000),
+  retry: GenericRetry.defaults()
+    .withMaxAttempts(-1)
+    .withInitialMs(1_000)
+    .withFactor(2)
+    .withMaxMs(5 * 60_000),
   rateLimiter: new LinearRateLimiter(5, 60_000), // at most 5 runs per resource per minute
   maxReconciliationInterval: 0, // no periodic safety-net runs
   maxConcurrentReconciliations: 10,

@@ -71,11 +71,18 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   operator.register(backups, { resource: Backup.descriptor });
   await operator.start();
 
-  const valid: Backup = { apiVersion: 'example.com/v1', kind: 'Backup', metadata: { name: 'nightly', namespace: 'default' }, spec: { claim: 'data', schedule: '0 3 * * *' } };
+  const valid: Backup = {
+    apiVersion: 'example.com/v1',
+    kind: 'Backup',
+    metadata: { name: 'nightly', namespace: 'default' },
+    spec: { claim: 'data', schedule: '0 3 * * *' },
+  };
   const created = await client.resource<Backup>(Backup.descriptor).create(valid);
   console.log(`created ${created.metadata?.name}: keep defaulted to ${created.spec.keep}`);
   try {
-    await client.resource<Backup>(Backup.descriptor).create({ ...valid, metadata: { name: 'bad', namespace: 'default' }, spec: { ...valid.spec, keep: 2, minKeep: 5 } });
+    await client
+      .resource<Backup>(Backup.descriptor)
+      .create({ ...valid, metadata: { name: 'bad', namespace: 'default' }, spec: { ...valid.spec, keep: 2, minKeep: 5 } });
   } catch (err) {
     console.log(`rejected: ${(err as Error).message}`);
   }

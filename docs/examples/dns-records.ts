@@ -15,7 +15,10 @@ export const dnsRecordCrd = customResourceDefinition({
   kind: 'DnsRecord',
   plural: 'dnsrecords',
   spec: { type: 'object', properties: { hostname: { type: 'string' }, address: { type: 'string' } } },
-  status: { type: 'object', properties: { registered: { type: 'boolean' }, error: { type: 'string' }, observedGeneration: { type: 'integer' } } },
+  status: {
+    type: 'object',
+    properties: { registered: { type: 'boolean' }, error: { type: 'string' }, observedGeneration: { type: 'integer' } },
+  },
 });
 export const DNSRECORD = descriptorOf(dnsRecordCrd);
 

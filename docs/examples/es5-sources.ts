@@ -1,7 +1,15 @@
 // Polling, per-resource polling, inbound and timer sources feeding reconcileEach
 // (docs/event-sources.md): `npx tsx docs/examples/es5-sources.ts`.
 import { merge, Subject } from 'rxjs';
-import { cachingInboundSource, perResourcePolling, pollingSource, resourceKey, timerSource, type ResourceEvent, type ResourceID } from 'rxkube';
+import {
+  cachingInboundSource,
+  perResourcePolling,
+  pollingSource,
+  resourceKey,
+  timerSource,
+  type ResourceEvent,
+  type ResourceID,
+} from 'rxkube';
 import { reconcileEach } from 'rxkube/pipeline';
 
 // The primaries. In an operator this is the primary informer; only primary events create

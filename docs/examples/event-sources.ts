@@ -49,7 +49,9 @@ export const apps: Reconciler<App> = {
     const cause = ctx.cause.type === 'event' ? ctx.cause.source : ctx.cause.type;
     const shared = ctx.getSecondaryResources<V1ConfigMap & KubernetesObject>('shared').map((cm) => cm.metadata!.name);
     const credentials = ctx.getSecondaryResource<V1Secret & KubernetesObject>('credentials')?.metadata?.name;
-    console.log(`run ${app.metadata!.namespace}/${app.metadata!.name} <- ${cause}; shared: [${shared.join(', ')}], credentials: ${credentials ?? '-'}`);
+    console.log(
+      `run ${app.metadata!.namespace}/${app.metadata!.name} <- ${cause}; shared: [${shared.join(', ')}], credentials: ${credentials ?? '-'}`,
+    );
     // Written through the source's client: this write triggers no run, and the next run reads it.
     await ctx.secondaryClient<V1ConfigMap & KubernetesObject>('owned').apply({
       apiVersion: 'v1',
@@ -58,7 +60,9 @@ export const apps: Reconciler<App> = {
         name: `${app.metadata!.name}-settings`,
         namespace: app.metadata!.namespace!,
         labels: { 'example.com/part-of': 'app' },
-        ownerReferences: [{ apiVersion: APP.apiVersion, kind: APP.kind, name: app.metadata!.name!, uid: app.metadata!.uid!, controller: true }],
+        ownerReferences: [
+          { apiVersion: APP.apiVersion, kind: APP.kind, name: app.metadata!.name!, uid: app.metadata!.uid!, controller: true },
+        ],
       },
       data: { uses: (app.spec.uses ?? []).join(',') },
     });
@@ -82,16 +86,27 @@ const settle = async (expected: number) => {
 };
 
 const app = (name: string, namespace: string, uses: string[] = []): App => ({ metadata: { name, namespace }, spec: { uses } });
-await cluster.apply(CONFIGMAP, { metadata: { name: 'feature-flags', namespace: 'team-a', labels: { 'example.com/shared': 'true' } }, data: { beta: 'off' } });
+await cluster.apply(CONFIGMAP, {
+  metadata: { name: 'feature-flags', namespace: 'team-a', labels: { 'example.com/shared': 'true' } },
+  data: { beta: 'off' },
+});
 await cluster.apply(APP, app('shop', 'team-a', ['feature-flags']));
 await cluster.apply(APP, app('blog', 'team-a', ['feature-flags']));
 await settle(2); // one run each; their own ConfigMap writes ran nothing
 
-await cluster.apply(SECRET, { metadata: { name: 'shop-db', namespace: 'team-a', annotations: primaryAnnotations({ name: 'shop', namespace: 'team-a' }) } });
+await cluster.apply(SECRET, {
+  metadata: { name: 'shop-db', namespace: 'team-a', annotations: primaryAnnotations({ name: 'shop', namespace: 'team-a' }) },
+});
 await settle(3);
-await cluster.apply(SERVICE, { metadata: { name: 'blog-http', namespace: 'team-a' }, spec: { selector: { app: 'blog' }, ports: [{ port: 80 }] } });
+await cluster.apply(SERVICE, {
+  metadata: { name: 'blog-http', namespace: 'team-a' },
+  spec: { selector: { app: 'blog' }, ports: [{ port: 80 }] },
+});
 await settle(4);
-await cluster.apply(CONFIGMAP, { metadata: { name: 'feature-flags', namespace: 'team-a', labels: { 'example.com/shared': 'true' } }, data: { beta: 'on' } });
+await cluster.apply(CONFIGMAP, {
+  metadata: { name: 'feature-flags', namespace: 'team-a', labels: { 'example.com/shared': 'true' } },
+  data: { beta: 'on' },
+});
 await settle(6); // both Apps use it
 
 await cluster.apply(APP, app('wiki', 'team-b'));

@@ -6,7 +6,14 @@ import type { Operator } from 'rxkube';
 import { customResourceDefinition } from 'rxkube/kube';
 import { explore, formatFailure, type Action, type ExploreOptions } from 'rxkube/testing/cluster';
 
-const crds = [customResourceDefinition({ group: 'example.com', kind: 'Record', plural: 'records', spec: { type: 'object', properties: { ip: { type: 'string' } } } })];
+const crds = [
+  customResourceDefinition({
+    group: 'example.com',
+    kind: 'Record',
+    plural: 'records',
+    spec: { type: 'object', properties: { ip: { type: 'string' } } },
+  }),
+];
 const records = { apiVersion: 'example.com/v1', kind: 'Record', plural: 'records' };
 type DnsRecord = KubernetesObject & { spec?: { ip?: string }; status?: { registered?: boolean; error?: string } };
 
@@ -45,7 +52,13 @@ const observe = [records];
 const workload: Action[] = [{ op: 'apply', resource: records, object: { metadata: { name: 'www' }, spec: { ip: '10.0.0.1' } } }];
 
 const dns = new FakeDns();
-const options: ExploreOptions = { crds, setup: (operator) => registerDnsOperator(operator, dns), observe, workload, resetExternal: () => dns.reset() };
+const options: ExploreOptions = {
+  crds,
+  setup: (operator) => registerDnsOperator(operator, dns),
+  observe,
+  workload,
+  resetExternal: () => dns.reset(),
+};
 
 describe('the DNS operator', function () {
   this.timeout(120_000);

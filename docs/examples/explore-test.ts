@@ -28,7 +28,10 @@ const othersActing: readonly Action[] = [
     name: 'nightly',
     subresource: 'status',
     patch: { status: { lastResult: 'ok' } },
-    as: { user: 'system:serviceaccount:default:backup-runner', rules: [{ apiGroups: ['example.com'], resources: ['backups/status'], verbs: ['patch'] }] },
+    as: {
+      user: 'system:serviceaccount:default:backup-runner',
+      rules: [{ apiGroups: ['example.com'], resources: ['backups/status'], verbs: ['patch'] }],
+    },
   },
   {
     op: 'merge',

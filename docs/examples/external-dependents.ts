@@ -3,7 +3,17 @@
 // Kubernetes run the primary (externalDependent, its polling source in ControllerConfig.sources).
 // `npx tsx docs/examples/external-dependents.ts` runs it against the embedded API server.
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
-import { createLogger, externalDependent, externalStateDependent, UpdateControl, workflow, type Context, type ControllerConfig, type Reconciler, type ResourceID } from 'rxkube';
+import {
+  createLogger,
+  externalDependent,
+  externalStateDependent,
+  UpdateControl,
+  workflow,
+  type Context,
+  type ControllerConfig,
+  type Reconciler,
+  type ResourceID,
+} from 'rxkube';
 import { builtinResources, customResourceDefinition, descriptorOf } from 'rxkube/kube';
 import { eventually } from 'rxkube/testing';
 import { startTestCluster } from 'rxkube/testing/cluster';
@@ -125,19 +135,22 @@ await operator.start();
 
 const ref = { name: 'orders', namespace: 'default' };
 const settle = async () => {
-  for (let seen = -1; seen !== runs; ) {
+  for (let seen = -1; seen !== runs;) {
     seen = runs;
     await new Promise((resolve) => setTimeout(resolve, 400)); // longer than a poll
   }
 };
-const showCloud = () => console.log(`  cloud: ${JSON.stringify([...cloud.instances.values()])} ${JSON.stringify([...cloud.schedules.values()])}`);
+const showCloud = () =>
+  console.log(`  cloud: ${JSON.stringify([...cloud.instances.values()])} ${JSON.stringify([...cloud.schedules.values()])}`);
 
 console.log('created');
 await cluster.apply(DATABASE, { metadata: ref, spec: { sizeGb: 10, backups: 'daily' } });
 await eventually('instance id in status', async () => (await cluster.client.resource<Database>(DATABASE).get(ref)).status?.instanceId);
 await settle();
 showCloud();
-const state = await cluster.client.resource<V1ConfigMap & KubernetesObject>(builtinResources.configMap).get({ name: 'orders-instance', namespace: 'default' });
+const state = await cluster.client
+  .resource<V1ConfigMap & KubernetesObject>(builtinResources.configMap)
+  .get({ name: 'orders-instance', namespace: 'default' });
 console.log(`  state: ${state.metadata!.name} ${JSON.stringify(state.data)}, owned by ${state.metadata!.ownerReferences![0]!.kind}`);
 
 console.log('schedule changed in the console');

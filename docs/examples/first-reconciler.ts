@@ -3,7 +3,14 @@
 //   npx tsx docs/examples/first-reconciler.ts --kubeconfig FILE    # a real cluster
 import type { KubeConfig, KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { Operator, UpdateControl, type Reconciler } from 'rxkube';
-import { builtinResources, createKubeClient, customResourceDefinition, descriptorOf, installCustomResourceDefinition, loadKubeConfig } from 'rxkube/kube';
+import {
+  builtinResources,
+  createKubeClient,
+  customResourceDefinition,
+  descriptorOf,
+  installCustomResourceDefinition,
+  loadKubeConfig,
+} from 'rxkube/kube';
 import { startApiServer } from '@rxkube/apiserver';
 
 // Step 1: the custom resource. A Note's text is copied into a ConfigMap it owns.
@@ -33,7 +40,9 @@ export const notes: Reconciler<Note> = {
       metadata: {
         name,
         namespace: note.metadata!.namespace!,
-        ownerReferences: [{ apiVersion: NOTE.apiVersion, kind: NOTE.kind, name: note.metadata!.name!, uid: note.metadata!.uid!, controller: true }],
+        ownerReferences: [
+          { apiVersion: NOTE.apiVersion, kind: NOTE.kind, name: note.metadata!.name!, uid: note.metadata!.uid!, controller: true },
+        ],
       },
       data: { text: note.spec.text },
     });
@@ -86,7 +95,9 @@ await noteClient.apply(
 );
 await until(async () => (await noteClient.get(ref)).status?.length !== undefined);
 const note = await noteClient.get(ref);
-const configMap = await client.resource<V1ConfigMap & KubernetesObject>(CONFIGMAP).get({ name: note.status!.configMap!, namespace: 'default' });
+const configMap = await client
+  .resource<V1ConfigMap & KubernetesObject>(CONFIGMAP)
+  .get({ name: note.status!.configMap!, namespace: 'default' });
 console.log(`note/${note.metadata!.name}: status ${JSON.stringify(note.status)}, configmap data ${JSON.stringify(configMap.data)}`);
 
 await noteClient.delete(ref);

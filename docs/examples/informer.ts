@@ -30,7 +30,12 @@ await configMaps.create({ metadata: { name: 'web-1', namespace: 'default', label
 await configMaps.mergePatch({ name: 'web-1', namespace: 'default' }, { data: { color: 'green' } });
 await configMaps.create({ metadata: { name: 'other', namespace: 'default' }, data: {} }); // not selected
 await pause(200);
-console.log(`cached: ${webConfig.store.list().map((cm) => cm.metadata!.name).join(', ')}`);
+console.log(
+  `cached: ${webConfig.store
+    .list()
+    .map((cm) => cm.metadata!.name)
+    .join(', ')}`,
+);
 
 // ES1: history is compacted and the watch dropped while a change happens: the informer resumes,
 // gets 410 Gone, lists again and emits what it missed.
@@ -50,7 +55,9 @@ cache.dispose();
 webConfig.stop();
 
 // informer$ is cold: subscribing starts an informer, unsubscribing closes its watches.
-const deleted = firstValueFrom(informer$<ConfigMap>({ resource: CONFIGMAP, kubeConfig, namespaces: ['default'] }).pipe(filter((e) => e.type === 'deleted')));
+const deleted = firstValueFrom(
+  informer$<ConfigMap>({ resource: CONFIGMAP, kubeConfig, namespaces: ['default'] }).pipe(filter((e) => e.type === 'deleted')),
+);
 await pause(200);
 await configMaps.delete({ name: 'other', namespace: 'default' });
 console.log(`deleted: ${(await deleted).object.metadata?.name}`);

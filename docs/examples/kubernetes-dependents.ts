@@ -2,7 +2,18 @@
 // or not, a shared event source, a read-only dependent, a custom matcher, a keyed set.
 // `npx tsx docs/examples/kubernetes-dependents.ts` runs it against the embedded API server.
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
-import { bulkDependent, createLogger, kubernetesDependent, kubernetesMismatch, resourceDeleted, UpdateControl, workflow, type Context, type ControllerConfig, type Reconciler } from 'rxkube';
+import {
+  bulkDependent,
+  createLogger,
+  kubernetesDependent,
+  kubernetesMismatch,
+  resourceDeleted,
+  UpdateControl,
+  workflow,
+  type Context,
+  type ControllerConfig,
+  type Reconciler,
+} from 'rxkube';
 import { builtinResources, customResourceDefinition, descriptorOf } from 'rxkube/kube';
 import { eventually } from 'rxkube/testing';
 import { startTestCluster } from 'rxkube/testing/cluster';
@@ -137,7 +148,9 @@ await step('created', () => cluster.apply(SITE, { metadata: siteRef, spec: { tit
 console.log(`  configmaps: ${await listConfigMaps()}`);
 console.log(`  finalizers: ${JSON.stringify((await cluster.client.resource<Site>(SITE).get(siteRef)).metadata?.finalizers)}`);
 await step('title changed', () => cluster.apply(SITE, { metadata: siteRef, spec: { title: 'The Shop', regions: ['eu', 'us'] } }));
-await step('page edited by hand', () => configMaps.mergePatch({ name: 'shop-page', namespace: 'default' }, { data: { 'index.html': 'defaced' } }));
+await step('page edited by hand', () =>
+  configMaps.mergePatch({ name: 'shop-page', namespace: 'default' }, { data: { 'index.html': 'defaced' } }),
+);
 await step('defaults changed', () => configMaps.mergePatch({ name: 'site-defaults', namespace: 'default' }, { data: { theme: 'light' } }));
 // Two runs: the watch event of a delete the dependent made is not recognised as its own yet.
 await step('region removed', () => cluster.apply(SITE, { metadata: siteRef, spec: { title: 'The Shop', regions: ['eu'] } }), 2);
@@ -145,6 +158,9 @@ console.log(`  configmaps: ${await listConfigMaps()}`);
 
 await cluster.client.resource(SITE).delete(siteRef);
 await eventually('site gone', async () => (await cluster.client.resource(SITE).find(siteRef)) === undefined);
-await eventually('owned configmaps collected', async () => (await configMaps.find({ name: 'shop-page', namespace: 'default' })) === undefined);
+await eventually(
+  'owned configmaps collected',
+  async () => (await configMaps.find({ name: 'shop-page', namespace: 'default' })) === undefined,
+);
 console.log(`deleted\n  configmaps: ${await listConfigMaps()}`);
 await cluster.close();

@@ -53,7 +53,12 @@ for (const path of ['/healthz', '/readyz']) {
   console.log(`GET ${path} ${answer.status}\n${await answer.text()}`);
 }
 const metrics = await (await fetch(`${operator.healthUrl}/metrics`)).text();
-console.log(metrics.split('\n').filter((line) => line.startsWith('rxkube_') && !line.includes('_bucket')).join('\n'));
+console.log(
+  metrics
+    .split('\n')
+    .filter((line) => line.startsWith('rxkube_') && !line.includes('_bucket'))
+    .join('\n'),
+);
 const leases = createKubeClient(kubeConfig).resource<KubernetesObject & { spec?: { holderIdentity?: string } }>(LEASE);
 const lease = await leases.get({ name: 'audit-operator', namespace: 'default' });
 console.log(`lease held by ${lease.spec?.holderIdentity}`);

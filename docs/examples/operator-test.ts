@@ -31,7 +31,10 @@ describe('DnsRecord operator', () => {
 
   it('registers the hostname, reports it in the status, and removes it on delete', async () => {
     await cluster.apply(DNSRECORD, web);
-    const status = await eventually('registered', async () => (await records().get({ name: 'web', namespace: 'default' })).status?.registered);
+    const status = await eventually(
+      'registered',
+      async () => (await records().get({ name: 'web', namespace: 'default' })).status?.registered,
+    );
     assert.equal(status, true);
     assert.equal(provider.records.get('web.example.com'), '10.0.0.1');
 
@@ -63,7 +66,15 @@ describe('DnsRecord operator', () => {
     await cluster.server.writeKubeconfig(kubeconfig);
     // Asynchronously: a synchronous child process would block the server in this process.
     const kubectl = promisify(execFile);
-    const { stdout } = await kubectl('kubectl', ['--kubeconfig', kubeconfig, 'get', 'dnsrecord', 'web', '-o', 'jsonpath={.status.registered}']);
+    const { stdout } = await kubectl('kubectl', [
+      '--kubeconfig',
+      kubeconfig,
+      'get',
+      'dnsrecord',
+      'web',
+      '-o',
+      'jsonpath={.status.registered}',
+    ]);
     assert.equal(stdout, 'true');
   });
 });

@@ -53,7 +53,13 @@ const greeter: Reconciler<Greeting> = {
     return DeleteControl.defaultDelete();
   },
 };
-const run = reconcilerRun(greeter, { resource: GREETING, name: 'greetings', client, primaries: greetingPrimaries, secondaries: [configMaps] });
+const run = reconcilerRun(greeter, {
+  resource: GREETING,
+  name: 'greetings',
+  client,
+  primaries: greetingPrimaries,
+  secondaries: [configMaps],
+});
 
 // The scheduling core: one run per greeting at a time, events during a run coalesced,
 // retries; a run is due only while its primary is in the cache.
@@ -64,7 +70,12 @@ configMaps.informer.start();
 await Promise.all([greetings.whenSynced(), configMaps.informer.whenSynced()]);
 
 const greetingsApi = client.resource<Greeting>(GREETING);
-await greetingsApi.create({ apiVersion: GREETING.apiVersion, kind: GREETING.kind, metadata: { name: 'world', namespace: 'default' }, spec: { name: 'world' } });
+await greetingsApi.create({
+  apiVersion: GREETING.apiVersion,
+  kind: GREETING.kind,
+  metadata: { name: 'world', namespace: 'default' },
+  spec: { name: 'world' },
+});
 const greeted = await firstValueFrom(greetings.events$.pipe(filter((e) => e.object.status?.message !== undefined)));
 console.log(greeted.object.status?.message); // Hello, world!
 console.log(`finalizers: ${greeted.object.metadata?.finalizers?.join(', ')}`);

@@ -20,7 +20,15 @@ await kubeConfig.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinitio
       group: 'example.com',
       scope: 'Namespaced',
       names: { plural: 'greetings', singular: 'greeting', kind: 'Greeting' },
-      versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } }],
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
+        },
+      ],
     },
   },
 });
@@ -38,7 +46,10 @@ await operator.start();
 
 const greetings = kubeConfig.makeApiClient(CustomObjectsApi);
 const where = { group: 'example.com', version: 'v1', namespace: 'default', plural: 'greetings' };
-await greetings.createNamespacedCustomObject({ ...where, body: { apiVersion: 'example.com/v1', kind: 'Greeting', metadata: { name: 'world' }, spec: { name: 'world' } } });
+await greetings.createNamespacedCustomObject({
+  ...where,
+  body: { apiVersion: 'example.com/v1', kind: 'Greeting', metadata: { name: 'world' }, spec: { name: 'world' } },
+});
 
 let status: Greeting['status'];
 while (!status?.message) {

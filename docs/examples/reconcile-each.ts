@@ -6,10 +6,13 @@ import { reconcileEach } from 'rxkube/pipeline';
 const events$ = new Subject<ResourceEvent>();
 
 const outcomes$ = events$.pipe(
-  reconcileEach(async (id, ctx) => {
-    console.log(`reconciling ${resourceKey(id)} (attempt ${ctx.retry.attempt})`);
-    return { rescheduleAfter: 60_000 };
-  }, { maxConcurrentReconciliations: 10, retry: GenericRetry.defaults().withMaxAttempts(3) }),
+  reconcileEach(
+    async (id, ctx) => {
+      console.log(`reconciling ${resourceKey(id)} (attempt ${ctx.retry.attempt})`);
+      return { rescheduleAfter: 60_000 };
+    },
+    { maxConcurrentReconciliations: 10, retry: GenericRetry.defaults().withMaxAttempts(3) },
+  ),
 );
 
 outcomes$.subscribe((outcome) => console.log(`${resourceKey(outcome.id)}: ${outcome.result}`));

@@ -4,7 +4,13 @@
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ConsoleSpanExporter,
+  SimpleSpanProcessor,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { DeleteControl, Operator, UpdateControl, type Reconciler } from 'rxkube';
 import { createKubeClient, customResourceDefinition, installCustomResourceDefinition } from 'rxkube/kube';
 import { startApiServer } from '@rxkube/apiserver';
@@ -55,7 +61,10 @@ const reconciler: Reconciler<Backup> = {
 
 const server = await startApiServer();
 const kubeConfig = server.kubeConfig();
-await installCustomResourceDefinition(createKubeClient(kubeConfig), customResourceDefinition({ group: 'example.com', version: 'v1', kind: 'Backup', plural: 'backups' }));
+await installCustomResourceDefinition(
+  createKubeClient(kubeConfig),
+  customResourceDefinition({ group: 'example.com', version: 'v1', kind: 'Backup', plural: 'backups' }),
+);
 
 const operator = new Operator({ kubeConfig, tracing: true });
 operator.register(reconciler, { resource: backups, runTimeoutMs: 60_000 });
@@ -63,7 +72,8 @@ await operator.start();
 
 const client = createKubeClient(kubeConfig).resource<Backup>(backups);
 await client.create({ metadata: { name: 'nightly', namespace: 'default' }, spec: { target: 's3://backups/nightly' } });
-while (!(await client.get({ name: 'nightly', namespace: 'default' })).status?.lastRun) await new Promise((resolve) => setTimeout(resolve, 50));
+while (!(await client.get({ name: 'nightly', namespace: 'default' })).status?.lastRun)
+  await new Promise((resolve) => setTimeout(resolve, 50));
 
 await operator.stop();
 await provider.shutdown(); // exports what the batch still holds

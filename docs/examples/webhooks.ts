@@ -71,7 +71,12 @@ export const webhooks = [validateGreeting, defaultGreeting, convertGreeting];
 
 // In tests: a review as the API server sends it, and the round trip of your examples.
 export async function checkWebhooks(): Promise<void> {
-  const object: GreetingV2 = { apiVersion: 'example.com/v2', kind: 'Greeting', metadata: { name: 'hello' }, spec: { greeting: 'Hello', name: '' } };
+  const object: GreetingV2 = {
+    apiVersion: 'example.com/v2',
+    kind: 'Greeting',
+    metadata: { name: 'hello' },
+    spec: { greeting: 'Hello', name: '' },
+  };
   const review = await reviewAdmission(validateGreeting, admissionReviewFor({ operation: 'CREATE', object }));
   if (review.response.allowed) throw new Error('an empty name must be denied');
   const v1: GreetingV1 = { apiVersion: 'example.com/v1', kind: 'Greeting', metadata: { name: 'hello' }, spec: { message: 'Hello, World' } };

@@ -1,7 +1,18 @@
 // The workflow of docs/workflows.md. Type-checked with the project; spec/workflow/docs.spec.ts
 // checks that the diagram on that page is what `toMermaid()` prints for it.
 import type { KubernetesObject, V1ConfigMap, V1Deployment, V1Ingress, V1Service } from '@kubernetes/client-node';
-import { DeleteControl, UpdateControl, crdPresent, deploymentReady, kubernetesDependent, resourceDeleted, workflow, type Context, type ControllerConfig, type Reconciler } from 'rxkube';
+import {
+  DeleteControl,
+  UpdateControl,
+  crdPresent,
+  deploymentReady,
+  kubernetesDependent,
+  resourceDeleted,
+  workflow,
+  type Context,
+  type ControllerConfig,
+  type Reconciler,
+} from 'rxkube';
 import { builtinResources } from 'rxkube/kube';
 
 export interface WebPage extends KubernetesObject {

@@ -20,7 +20,12 @@ export function parseFlags<S extends FlagSpec>(args: readonly string[], spec: S)
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq < 0 ? undefined : eq);
     const type = spec[name];
-    if (type === undefined) throw new UsageError(`unknown flag --${name} (known: ${Object.keys(spec).map((f) => `--${f}`).join(', ')})`);
+    if (type === undefined)
+      throw new UsageError(
+        `unknown flag --${name} (known: ${Object.keys(spec)
+          .map((f) => `--${f}`)
+          .join(', ')})`,
+      );
     if (type === 'boolean') {
       if (eq >= 0) throw new UsageError(`--${name} takes no value`);
       out[name] = true;

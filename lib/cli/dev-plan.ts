@@ -48,7 +48,10 @@ const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 function clientConfigsOf(obj: KubernetesObject): Json[] {
   const o = obj as unknown as Json;
   if (WEBHOOK_CONFIGURATIONS.has(obj.kind ?? '')) {
-    return (Array.isArray(o['webhooks']) ? o['webhooks'] : []).filter(isRecord).map((w) => w['clientConfig']).filter(isRecord);
+    return (Array.isArray(o['webhooks']) ? o['webhooks'] : [])
+      .filter(isRecord)
+      .map((w) => w['clientConfig'])
+      .filter(isRecord);
   }
   if (obj.kind === 'CustomResourceDefinition') {
     const spec = isRecord(o['spec']) ? o['spec'] : {};
@@ -83,7 +86,9 @@ export function pointWebhooksAt(obj: KubernetesObject, webhooks: LocalWebhooks):
 export function devPlan(objects: readonly KubernetesObject[], webhooks?: LocalWebhooks): DevPlan {
   const accounts = objects.filter((o) => o.kind === 'ServiceAccount');
   if (accounts.length !== 1) {
-    throw new Error(`deploy/ must define exactly one ServiceAccount, the operator's, to run it as (found ${accounts.length === 0 ? 'none' : accounts.map(nameOf).join(', ')}); regenerate it with npm run manifests`);
+    throw new Error(
+      `deploy/ must define exactly one ServiceAccount, the operator's, to run it as (found ${accounts.length === 0 ? 'none' : accounts.map(nameOf).join(', ')}); regenerate it with npm run manifests`,
+    );
   }
   const account = accounts[0] as KubernetesObject;
   const serviceAccount = { namespace: account.metadata?.namespace ?? 'default', name: account.metadata?.name ?? '' };
@@ -108,7 +113,9 @@ export function conversionRepoints(apply: readonly KubernetesObject[]): Array<{ 
     if (obj.kind !== 'CustomResourceDefinition') return [];
     const [config] = clientConfigsOf(obj);
     if (config === undefined || typeof config['url'] !== 'string') return [];
-    return [{ name: obj.metadata?.name ?? '', patch: { spec: { conversion: { webhook: { clientConfig: { ...config, service: null } } } } } }];
+    return [
+      { name: obj.metadata?.name ?? '', patch: { spec: { conversion: { webhook: { clientConfig: { ...config, service: null } } } } } },
+    ];
   });
 }
 
@@ -125,7 +132,8 @@ export interface ForbiddenRequest {
 }
 
 // The real server's words: User "u" cannot VERB resource "RES[/SUB]" in API group "G"[ in the namespace "NS"].
-const FORBIDDEN = /User "([^"]+)" cannot ([a-z]+) resource "([^"/]+)(?:\/([^"]+))?" in API group "([^"]*)"(?: in the namespace "([^"]+)")?/g;
+const FORBIDDEN =
+  /User "([^"]+)" cannot ([a-z]+) resource "([^"/]+)(?:\/([^"]+))?" in API group "([^"]*)"(?: in the namespace "([^"]+)")?/g;
 
 /** The operator's warning from its RBAC check at start: `{"rbac":{"verb","group","resource","namespace"},"msg":"RBAC: cannot ..."}`. */
 function checkWarning(line: string): ForbiddenRequest | undefined {
@@ -137,7 +145,8 @@ function checkWarning(line: string): ForbiddenRequest | undefined {
     return undefined;
   }
   const need = isRecord(entry) && isRecord(entry['rbac']) ? entry['rbac'] : undefined;
-  if (need === undefined || typeof need['verb'] !== 'string' || typeof need['resource'] !== 'string' || typeof need['group'] !== 'string') return undefined;
+  if (need === undefined || typeof need['verb'] !== 'string' || typeof need['resource'] !== 'string' || typeof need['group'] !== 'string')
+    return undefined;
   const [resource, subresource] = need['resource'].split('/');
   const namespace = typeof need['namespace'] === 'string' && need['namespace'] !== '' ? need['namespace'] : undefined;
   return {

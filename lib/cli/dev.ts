@@ -45,7 +45,15 @@ options:
   --port N           the embedded server's port (default: a free one)
   -h, --help         show this help`;
 
-const FLAGS = { kubeconfig: 'string', context: 'string', deploy: 'string', main: 'string', tsconfig: 'string', port: 'number', help: 'boolean' } as const;
+const FLAGS = {
+  kubeconfig: 'string',
+  context: 'string',
+  deploy: 'string',
+  main: 'string',
+  tsconfig: 'string',
+  port: 'number',
+  help: 'boolean',
+} as const;
 const FIELD_MANAGER = 'rxkube-dev';
 /** How long the operator has to stop before it is killed (its own stopTimeoutMs is usually 30 s). */
 const STOP_GRACE_MS = 40_000;
@@ -163,7 +171,8 @@ export async function main(args: string[]): Promise<number> {
       console.log(USAGE);
       return 0;
     }
-    if (flags.context !== undefined && flags.kubeconfig === undefined) throw new UsageError('--context needs --kubeconfig: the file it is a context of');
+    if (flags.context !== undefined && flags.kubeconfig === undefined)
+      throw new UsageError('--context needs --kubeconfig: the file it is a context of');
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     console.error(`rxkube dev: ${err.message}\n\n${USAGE}`);
@@ -177,7 +186,8 @@ export async function main(args: string[]): Promise<number> {
   const children: ChildProcess[] = [];
   const stopped = waitForSignal();
   try {
-    if (!existsSync(join(deployDir, 'kustomization.yaml'))) throw new Error(`${deployDir}/kustomization.yaml: no such file; generate deploy/ first: npm run manifests`);
+    if (!existsSync(join(deployDir, 'kustomization.yaml')))
+      throw new Error(`${deployDir}/kustomization.yaml: no such file; generate deploy/ first: npm run manifests`);
     if (!existsSync(tsc)) throw new Error('node_modules/.bin/tsc: no such file; install the project first: npm install');
 
     // The cluster, named before anything is written to it.
@@ -192,16 +202,22 @@ export async function main(args: string[]): Promise<number> {
         apiserver = await import('@rxkube/apiserver');
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw err;
-        throw new Error('the embedded API server is the package @rxkube/apiserver: npm install --save-dev @rxkube/apiserver (or give a cluster of yours with --kubeconfig)', { cause: err });
+        throw new Error(
+          'the embedded API server is the package @rxkube/apiserver: npm install --save-dev @rxkube/apiserver (or give a cluster of yours with --kubeconfig)',
+          { cause: err },
+        );
       }
       const server = await apiserver.startApiServer({ port: flags.port ?? 0 });
       stops.push(() => server.close());
       kubeconfig = resolve('.rxkube/kubeconfig');
       await server.writeKubeconfig(kubeconfig);
-      say(`cluster: the embedded API server at ${server.url} (in this process, in memory: gone when rxkube dev stops). It stores objects and runs controllers; it runs no containers.`);
+      say(
+        `cluster: the embedded API server at ${server.url} (in this process, in memory: gone when rxkube dev stops). It stores objects and runs controllers; it runs no containers.`,
+      );
       say(`kubectl: export KUBECONFIG=${kubeconfig}   (or kubectl --kubeconfig ${relative(process.cwd(), kubeconfig)} ...)`);
     }
-    const kubectl = (extra: readonly string[], input?: string) => exec('kubectl', ['--kubeconfig', kubeconfig, ...(flags.context === undefined ? [] : ['--context', flags.context]), ...extra], input);
+    const kubectl = (extra: readonly string[], input?: string) =>
+      exec('kubectl', ['--kubeconfig', kubeconfig, ...(flags.context === undefined ? [] : ['--context', flags.context]), ...extra], input);
 
     const rendered = parseAllDocuments(await exec('kubectl', ['kustomize', deployDir]))
       .map((d) => d.toJS() as KubernetesObject | null)
@@ -218,9 +234,17 @@ export async function main(args: string[]): Promise<number> {
     const plan = devPlan(rendered, webhooks);
 
     // deploy/ as the cluster would get it, less what runs the operator there.
-    say(`applying ${deployDir}/ (server-side, field manager ${FIELD_MANAGER}): ${plan.apply.map((o) => `${o.kind}/${o.metadata?.name}`).join(', ')}`);
-    if (plan.skipped.length > 0) say(`not applied: ${plan.skipped.map((o) => `${o.kind}/${o.metadata?.name}`).join(', ')} — they run the operator in a cluster; here it runs on this machine`);
-    const deleteWebhookConfigurations = () => Promise.all(plan.webhookConfigurations.map((obj) => kubectl(['delete', obj.kind!.toLowerCase(), obj.metadata!.name!, '--ignore-not-found'])));
+    say(
+      `applying ${deployDir}/ (server-side, field manager ${FIELD_MANAGER}): ${plan.apply.map((o) => `${o.kind}/${o.metadata?.name}`).join(', ')}`,
+    );
+    if (plan.skipped.length > 0)
+      say(
+        `not applied: ${plan.skipped.map((o) => `${o.kind}/${o.metadata?.name}`).join(', ')} — they run the operator in a cluster; here it runs on this machine`,
+      );
+    const deleteWebhookConfigurations = () =>
+      Promise.all(
+        plan.webhookConfigurations.map((obj) => kubectl(['delete', obj.kind!.toLowerCase(), obj.metadata!.name!, '--ignore-not-found'])),
+      );
     if (plan.webhookConfigurations.length > 0) {
       // Those of an earlier deploy or dev loop go first: they may name a Service nothing serves here.
       await deleteWebhookConfigurations();
@@ -229,7 +253,9 @@ export async function main(args: string[]): Promise<number> {
           () => 'deleted',
           (err: Error) => `could not delete (${err.message})`,
         );
-        say(`${deleted} ${plan.webhookConfigurations.map((o) => `${o.kind}/${o.metadata?.name}`).join(', ')} (they pointed at this machine)`);
+        say(
+          `${deleted} ${plan.webhookConfigurations.map((o) => `${o.kind}/${o.metadata?.name}`).join(', ')} (they pointed at this machine)`,
+        );
       });
     }
     for (const { name: crd, patch } of conversionRepoints(plan.apply)) {
@@ -237,10 +263,18 @@ export async function main(args: string[]): Promise<number> {
         if (!/NotFound|not found/.test(err.message)) throw err;
       });
     }
-    process.stdout.write(await kubectl(['apply', '--server-side', '--force-conflicts', `--field-manager=${FIELD_MANAGER}`, '-f', '-'], plan.apply.map((o) => stringify(o)).join('---\n')));
+    process.stdout.write(
+      await kubectl(
+        ['apply', '--server-side', '--force-conflicts', `--field-manager=${FIELD_MANAGER}`, '-f', '-'],
+        plan.apply.map((o) => stringify(o)).join('---\n'),
+      ),
+    );
     const crds = plan.apply.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => `crd/${o.metadata?.name}`);
     if (crds.length > 0) await kubectl(['wait', '--for=condition=Established', ...crds, '--timeout=60s']);
-    if (webhooks) say(`webhooks: the configurations call ${webhooks.url} (the operator's webhook server, here) trusting the development CA in ${relative(process.cwd(), webhooks.certDir)}/`);
+    if (webhooks)
+      say(
+        `webhooks: the configurations call ${webhooks.url} (the operator's webhook server, here) trusting the development CA in ${relative(process.cwd(), webhooks.certDir)}/`,
+      );
 
     // The operator, as its ServiceAccount.
     const { namespace, name } = plan.serviceAccount;
@@ -258,14 +292,21 @@ export async function main(args: string[]): Promise<number> {
     say(`compiling: tsc --watch -p ${tsconfig}`);
     let compiled!: () => void;
     const firstBuild = new Promise<void>((done) => (compiled = done));
-    const compiler = start(tsc, ['--watch', '--preserveWatchOutput', '-p', tsconfig], process.env, (line) => /Found \d+ errors?\./.test(line) && compiled());
+    const compiler = start(
+      tsc,
+      ['--watch', '--preserveWatchOutput', '-p', tsconfig],
+      process.env,
+      (line) => /Found \d+ errors?\./.test(line) && compiled(),
+    );
     children.push(compiler);
     const compilerExit = new Promise<'exited'>((done) => compiler.once('exit', () => done('exited')));
     const first = await Promise.race([firstBuild.then(() => 'built' as const), compilerExit, stopped]);
     if (first === 'exited') throw new Error(`tsc --watch -p ${tsconfig} exited before its first build (its output is above)`);
     if (first !== 'built') return 0;
     if (!existsSync(mainFile)) throw new Error(`${mainFile}: no such file after tsc: give the compiled entry point with --main`);
-    say(`running: node --watch ${mainFile} as ServiceAccount ${namespace}/${name} (impersonated: the RBAC of ${deployDir}/ decides what it may do); restarted when tsc rewrites dist/`);
+    say(
+      `running: node --watch ${mainFile} as ServiceAccount ${namespace}/${name} (impersonated: the RBAC of ${deployDir}/ decides what it may do); restarted when tsc rewrites dist/`,
+    );
     children.push(start(process.execPath, ['--watch', '--watch-preserve-output', mainFile], env, reportForbidden));
     say(`ready: try kubectl apply -f samples/ in another terminal; Ctrl-C stops`);
     say(`signal ${await stopped}: stopping`);

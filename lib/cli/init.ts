@@ -31,7 +31,17 @@ options:
   --no-install       only write the files (then: npm install && npm run manifests)
   -h, --help         show this help`;
 
-const FLAGS = { name: 'string', group: 'string', kind: 'string', plural: 'string', rxkube: 'string', apiserver: 'string', 'no-install': 'boolean', webhooks: 'boolean', help: 'boolean' } as const;
+const FLAGS = {
+  name: 'string',
+  group: 'string',
+  kind: 'string',
+  plural: 'string',
+  rxkube: 'string',
+  apiserver: 'string',
+  'no-install': 'boolean',
+  webhooks: 'boolean',
+  help: 'boolean',
+} as const;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const GROUP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
@@ -78,15 +88,31 @@ const PACKAGE_FLAGS = [
  * What to do after a failed npm install: npm stops at the first package it cannot fetch, so the
  * hint names that package's flag, and the flags not given yet for the other (unpublished too, likely).
  */
-export function installHint(npmStderr: string, given: { readonly rxkube?: string | undefined; readonly apiserver?: string | undefined }, version: string): string {
+export function installHint(
+  npmStderr: string,
+  given: { readonly rxkube?: string | undefined; readonly apiserver?: string | undefined },
+  version: string,
+): string {
   const failed = PACKAGE_FLAGS.filter((p) => p.named.test(npmStderr));
   const missing = PACKAGE_FLAGS.filter((p) => given[p.flag] === undefined && !failed.includes(p));
   const how = (p: (typeof PACKAGE_FLAGS)[number]) => `--${p.flag} (a version, or the path of a packed tarball: ${p.tarball})`;
   if (failed.length === 0) {
-    return missing.length === 0 ? '' : ` If npm could not find ${missing.map((p) => `${p.name}@^${version}`).join(' or ')} (E404: not published), give ${missing.map(how).join(' and ')}.`;
+    return missing.length === 0
+      ? ''
+      : ` If npm could not find ${missing.map((p) => `${p.name}@^${version}`).join(' or ')} (E404: not published), give ${missing.map(how).join(' and ')}.`;
   }
-  const first = failed.map((p) => ` npm could not fetch ${p.name}${given[p.flag] === undefined ? `@^${version}` : ` (${given[p.flag]})`}: give it with ${how(p)}.`).join('');
-  return first + (missing.length === 0 ? '' : ` If ${missing.map((p) => p.name).join(' and ')} is not published either, give ${missing.map(how).join(' and ')} too.`);
+  const first = failed
+    .map(
+      (p) =>
+        ` npm could not fetch ${p.name}${given[p.flag] === undefined ? `@^${version}` : ` (${given[p.flag]})`}: give it with ${how(p)}.`,
+    )
+    .join('');
+  return (
+    first +
+    (missing.length === 0
+      ? ''
+      : ` If ${missing.map((p) => p.name).join(' and ')} is not published either, give ${missing.map(how).join(' and ')} too.`)
+  );
 }
 
 export async function main(args: string[]): Promise<number> {
@@ -102,22 +128,40 @@ export async function main(args: string[]): Promise<number> {
     }
     if (!given) throw new UsageError('give the directory of the new project first: rxkube init <dir> [options]');
     dir = resolve(first);
-    const name = flags.name ?? basename(dir).toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
-    if (name.length > 63 || !DNS_LABEL.test(name)) throw new UsageError(`--name '${name}' must be a lowercase DNS label (letters, digits, '-')`);
+    const name =
+      flags.name ??
+      basename(dir)
+        .toLowerCase()
+        .replace(/[^a-z0-9-]+/g, '-')
+        .replace(/^-+|-+$/g, '');
+    if (name.length > 63 || !DNS_LABEL.test(name))
+      throw new UsageError(`--name '${name}' must be a lowercase DNS label (letters, digits, '-')`);
     const group = flags.group ?? 'example.com';
     if (!GROUP.test(group)) throw new UsageError(`--group '${group}' must be a lowercase domain with a dot, like example.com`);
     const kind = flags.kind ?? 'Greeting';
     if (!KIND.test(kind)) throw new UsageError(`--kind '${kind}' must be CamelCase letters and digits, like Greeting`);
     const plural = flags.plural ?? guessPlural(kind);
-    if (plural.length > 63 || !DNS_LABEL.test(plural) || !/^[a-z]/.test(plural)) throw new UsageError(`--plural '${plural}' must be lowercase letters, digits and '-', starting with a letter, like greetings`);
+    if (plural.length > 63 || !DNS_LABEL.test(plural) || !/^[a-z]/.test(plural))
+      throw new UsageError(`--plural '${plural}' must be lowercase letters, digits and '-', starting with a letter, like greetings`);
     const resuming = existsSync(join(dir, PENDING));
     if (!resuming && existsSync(dir) && readdirSync(dir).length > 0) {
       throw new UsageError(`${dir} exists and is not empty (and no unfinished rxkube init is in it): give a new or empty directory`);
     }
-    const dependency = (spec: string | undefined) => (spec === undefined ? `^${ownVersion()}` : /\.tgz$/.test(spec) ? `file:${resolve(spec)}` : spec);
+    const dependency = (spec: string | undefined) =>
+      spec === undefined ? `^${ownVersion()}` : /\.tgz$/.test(spec) ? `file:${resolve(spec)}` : spec;
     mkdirSync(dirname(join(dir, PENDING)), { recursive: true });
     writeFileSync(join(dir, PENDING), `${JSON.stringify({ args })}\n`);
-    for (const [file, content] of Object.entries(templateFiles({ name, group, kind, plural, rxkube: dependency(flags.rxkube), apiserver: dependency(flags.apiserver), webhooks: flags.webhooks === true }))) {
+    for (const [file, content] of Object.entries(
+      templateFiles({
+        name,
+        group,
+        kind,
+        plural,
+        rxkube: dependency(flags.rxkube),
+        apiserver: dependency(flags.apiserver),
+        webhooks: flags.webhooks === true,
+      }),
+    )) {
       mkdirSync(dirname(join(dir, file)), { recursive: true });
       writeFileSync(join(dir, file), content);
     }

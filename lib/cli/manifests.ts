@@ -6,7 +6,15 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { ConfigurationError, kustomizeBase, manifestsToYaml, Operator, operatorManifests, type OperatorOptions, type PolicyRule } from '../index.js';
+import {
+  ConfigurationError,
+  kustomizeBase,
+  manifestsToYaml,
+  Operator,
+  operatorManifests,
+  type OperatorOptions,
+  type PolicyRule,
+} from '../index.js';
 import { parseFlags, UsageError } from './args.js';
 
 const USAGE = `usage: rxkube manifests --module FILE [options]
@@ -114,9 +122,12 @@ export async function main(args: string[]): Promise<number> {
     process.env['POD_NAMESPACE'] ??= namespace;
     const loaded = (await import(pathToFileURL(modulePath).href)) as OperatorModule;
     const register = typeof loaded.register === 'function' ? loaded.register : loaded.default;
-    if (typeof register !== 'function') throw new Error(`--module ${flags.module} exports no register(operator) function (nor a default export function)`);
-    if (loaded.crds !== undefined && !Array.isArray(loaded.crds)) throw new Error(`--module ${flags.module}: crds must be an array of CustomResourceDefinitions`);
-    if (loaded.extraRules !== undefined && !Array.isArray(loaded.extraRules)) throw new Error(`--module ${flags.module}: extraRules must be an array of PolicyRules`);
+    if (typeof register !== 'function')
+      throw new Error(`--module ${flags.module} exports no register(operator) function (nor a default export function)`);
+    if (loaded.crds !== undefined && !Array.isArray(loaded.crds))
+      throw new Error(`--module ${flags.module}: crds must be an array of CustomResourceDefinitions`);
+    if (loaded.extraRules !== undefined && !Array.isArray(loaded.extraRules))
+      throw new Error(`--module ${flags.module}: extraRules must be an array of PolicyRules`);
     const { kubeConfig: _ignored, ...operatorOptions } = (loaded.operatorOptions ?? {}) as OperatorOptions;
     const operator = new Operator({ ...operatorOptions, kubeConfig: await offlineKubeConfig(namespace) });
     await (register as (operator: Operator) => unknown)(operator);

@@ -5,7 +5,8 @@
  */
 
 function replaceOnce(text: string, search: string, replacement: string, file: string): string {
-  if (!text.includes(search)) throw new Error(`template ${file}: '${search.slice(0, 40)}' not found (the template changed: update template-webhooks.ts)`);
+  if (!text.includes(search))
+    throw new Error(`template ${file}: '${search.slice(0, 40)}' not found (the template changed: update template-webhooks.ts)`);
   return text.replace(search, replacement);
 }
 
@@ -22,7 +23,12 @@ export function withWebhooks(files: Record<string, string>, { group, kind, plura
   const out = { ...files };
   const resourceFile = `src/${lower}.ts`;
   let resource = out[resourceFile] as string;
-  resource = replaceOnce(resource, `  versions: {\n    v1: {\n      spec: ${kind}Spec,`, `  versions: {\n    v1: {\n      storage: true,\n      spec: ${kind}Spec,`, resourceFile);
+  resource = replaceOnce(
+    resource,
+    `  versions: {\n    v1: {\n      spec: ${kind}Spec,`,
+    `  versions: {\n    v1: {\n      storage: true,\n      spec: ${kind}Spec,`,
+    resourceFile,
+  );
   resource = replaceOnce(
     resource,
     `    },\n  },\n});\n`,
@@ -40,7 +46,12 @@ export function withWebhooks(files: Record<string, string>, { group, kind, plura
 `,
     resourceFile,
   );
-  resource = replaceOnce(resource, `export type ${kind} = ResourceOf<typeof ${kind}Resource>;`, `export type ${kind} = ResourceOf<typeof ${kind}Resource>;\nexport type ${kind}V2 = ResourceOf<typeof ${kind}Resource, 'v2'>;`, resourceFile);
+  resource = replaceOnce(
+    resource,
+    `export type ${kind} = ResourceOf<typeof ${kind}Resource>;`,
+    `export type ${kind} = ResourceOf<typeof ${kind}Resource>;\nexport type ${kind}V2 = ResourceOf<typeof ${kind}Resource, 'v2'>;`,
+    resourceFile,
+  );
   out[resourceFile] = resource;
 
   out['src/webhooks.ts'] = `/**
@@ -72,7 +83,8 @@ export const convert${kind} = conversionWebhook<${kind}>({
 export const webhooks = [validate${kind}, convert${kind}];
 `;
 
-  out['test/webhooks.test.ts'] = `/** The webhooks without a cluster: reviews as the API server sends them, and the conversion's round trip. */
+  out['test/webhooks.test.ts'] =
+    `/** The webhooks without a cluster: reviews as the API server sends them, and the conversion's round trip. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { admissionReviewFor, checkRoundTrip, reviewAdmission } from 'rxkube/webhooks';
@@ -95,8 +107,18 @@ test('v1 and v2 convert to each other and back without losing anything', () => {
 `;
 
   let operator = out['src/operator.ts'] as string;
-  operator = replaceOnce(operator, `import type { Operator, OperatorOptions } from 'rxkube';\n`, `import type { Operator, OperatorOptions } from 'rxkube';\nimport { DEFAULT_WEBHOOK_PORT, mountedCertificate } from 'rxkube/webhooks';\n`, 'src/operator.ts');
-  operator = replaceOnce(operator, `import { ${lower}Crd } from './${lower}.js';\n`, `import { ${lower}Crd } from './${lower}.js';\nimport { webhooks } from './webhooks.js';\n`, 'src/operator.ts');
+  operator = replaceOnce(
+    operator,
+    `import type { Operator, OperatorOptions } from 'rxkube';\n`,
+    `import type { Operator, OperatorOptions } from 'rxkube';\nimport { DEFAULT_WEBHOOK_PORT, mountedCertificate } from 'rxkube/webhooks';\n`,
+    'src/operator.ts',
+  );
+  operator = replaceOnce(
+    operator,
+    `import { ${lower}Crd } from './${lower}.js';\n`,
+    `import { ${lower}Crd } from './${lower}.js';\nimport { webhooks } from './webhooks.js';\n`,
+    'src/operator.ts',
+  );
   operator = replaceOnce(
     operator,
     `  stopTimeoutMs: 30_000,\n`,

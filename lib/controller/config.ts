@@ -149,7 +149,10 @@ export function resolveControllerConfig<P extends KubernetesObject>(
   }
   const cacheSyncTimeoutMs = config.cacheSyncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS;
   if (typeof cacheSyncTimeoutMs !== 'number' || !(cacheSyncTimeoutMs > 0)) {
-    throw new ConfigurationError('cacheSyncTimeoutMs', `must be a positive number of milliseconds, got ${describeValue(cacheSyncTimeoutMs)}`);
+    throw new ConfigurationError(
+      'cacheSyncTimeoutMs',
+      `must be a positive number of milliseconds, got ${describeValue(cacheSyncTimeoutMs)}`,
+    );
   }
   const scheduling = resolveReconcileOptions({
     scheduler: config.scheduler,
@@ -232,7 +235,8 @@ export function resolveRunConfig<P extends KubernetesObject>(reconciler: Reconci
 /** ES7: the bounded primary cache's options, checked here so that a bad one names `informer.bounded.*`. */
 function checkBounded(bounded: unknown): void {
   if (bounded === undefined) return;
-  if (!isRecord(bounded)) throw new ConfigurationError('informer.bounded', `must be an object { maxEntries, timeToIdleMs? }, got ${describeValue(bounded)}`);
+  if (!isRecord(bounded))
+    throw new ConfigurationError('informer.bounded', `must be an object { maxEntries, timeToIdleMs? }, got ${describeValue(bounded)}`);
   requireKnownKeys('informer.bounded', bounded, BOUNDED_OPTIONS);
   requirePositiveInteger('informer.bounded.maxEntries', bounded['maxEntries']);
   if (bounded['timeToIdleMs'] !== undefined) requirePositiveDuration('informer.bounded.timeToIdleMs', bounded['timeToIdleMs']);
@@ -262,13 +266,19 @@ function resolveSource(source: EventSourceLike, i: number): ResolvedSource {
       ...(typeof source.untrack === 'function' ? { untrack: (id: ResourceID) => source.untrack?.(id) } : {}),
     };
   }
-  throw new ConfigurationError(`sources[${i}]`, `must be an Observable of ResourceEvent triggers or have an events$ Observable, got ${describeValue(source)}`);
+  throw new ConfigurationError(
+    `sources[${i}]`,
+    `must be an Observable of ResourceEvent triggers or have an events$ Observable, got ${describeValue(source)}`,
+  );
 }
 
 const SECONDARY_WRITES: readonly SecondaryWrite[] = ['apply', 'create', 'update', 'patch', 'delete', 'status'];
 
 /** Validates a secondary source (a JavaScript caller's may be anything, so it is checked at run time too). */
-export function resolveSecondary<P extends KubernetesObject>(s: SecondarySpec<KubernetesObject, P>, at: number | string): ResolvedSecondary<P> {
+export function resolveSecondary<P extends KubernetesObject>(
+  s: SecondarySpec<KubernetesObject, P>,
+  at: number | string,
+): ResolvedSecondary<P> {
   const option = typeof at === 'number' ? `secondaries[${at}]` : at;
   if (s === null || typeof s !== 'object') throw new ConfigurationError(option, 'must be an object with at least { resource }');
   const descriptor = withOptionPrefix(() => resolveDescriptor(s.resource), option);
@@ -276,10 +286,17 @@ export function resolveSecondary<P extends KubernetesObject>(s: SecondarySpec<Ku
   if (s.toSecondaries !== undefined) requireFunction(`${option}.toSecondaries`, s.toSecondaries);
   const namespaces = s.namespaces === undefined ? undefined : resolveNamespaces(`${option}.namespaces`, s.namespaces);
   if (s.writes !== undefined) {
-    if (!Array.isArray(s.writes)) throw new ConfigurationError(`${option}.writes`, `must be an array of ${SECONDARY_WRITES.map((w) => `'${w}'`).join(', ')}, got ${describeValue(s.writes)}`);
+    if (!Array.isArray(s.writes))
+      throw new ConfigurationError(
+        `${option}.writes`,
+        `must be an array of ${SECONDARY_WRITES.map((w) => `'${w}'`).join(', ')}, got ${describeValue(s.writes)}`,
+      );
     s.writes.forEach((w: unknown, i) => {
       if (!SECONDARY_WRITES.includes(w as SecondaryWrite)) {
-        throw new ConfigurationError(`${option}.writes[${i}]`, `must be one of ${SECONDARY_WRITES.map((v) => `'${v}'`).join(', ')}, got ${describeValue(w)}`);
+        throw new ConfigurationError(
+          `${option}.writes[${i}]`,
+          `must be one of ${SECONDARY_WRITES.map((v) => `'${v}'`).join(', ')}, got ${describeValue(w)}`,
+        );
       }
     });
   }
@@ -295,9 +312,7 @@ export function resolveSecondary<P extends KubernetesObject>(s: SecondarySpec<Ku
   };
 }
 
-function resolveWorkflow<P extends KubernetesObject>(
-  workflow: ControllerConfig<P>['workflow'],
-): Workflow<P, Context<P>> | undefined {
+function resolveWorkflow<P extends KubernetesObject>(workflow: ControllerConfig<P>['workflow']): Workflow<P, Context<P>> | undefined {
   if (workflow === undefined) return undefined;
   if (workflow === null || typeof workflow !== 'object') {
     throw new ConfigurationError('workflow', `must be a workflow() builder or a built workflow, got ${describeValue(workflow)}`);
@@ -312,7 +327,8 @@ function withOptionPrefix<T>(fn: () => T, prefix?: string): T {
     return fn();
   } catch (err) {
     if (prefix === undefined) throw err;
-    if (err instanceof ConfigurationError) throw new ConfigurationError(`${prefix}.${err.option}`, err.message.slice(err.option.length + 2));
+    if (err instanceof ConfigurationError)
+      throw new ConfigurationError(`${prefix}.${err.option}`, err.message.slice(err.option.length + 2));
     throw new ConfigurationError(prefix, err instanceof Error ? err.message : String(err));
   }
 }

@@ -24,8 +24,14 @@ export interface ResolvedSourceErrorOptions {
   readonly affectsReadiness: boolean;
 }
 
-const SOURCE_ERROR_OPTIONS = { resubscribe: true, backoff: true, affectsReadiness: true } as const satisfies Record<keyof SourceErrorOptions, true>;
-const BACKOFF_OPTIONS = { initialMs: true, maxMs: true, factor: true, jitter: true, resetAfterMs: true } as const satisfies Record<keyof BackoffPolicy, true>;
+const SOURCE_ERROR_OPTIONS = { resubscribe: true, backoff: true, affectsReadiness: true } as const satisfies Record<
+  keyof SourceErrorOptions,
+  true
+>;
+const BACKOFF_OPTIONS = { initialMs: true, maxMs: true, factor: true, jitter: true, resetAfterMs: true } as const satisfies Record<
+  keyof BackoffPolicy,
+  true
+>;
 
 /** Validates `ControllerConfig.sourceErrors` (ConfigurationError naming the option). */
 export function resolveSourceErrorOptions(options: unknown): ResolvedSourceErrorOptions {
@@ -34,7 +40,8 @@ export function resolveSourceErrorOptions(options: unknown): ResolvedSourceError
   requireKnownKeys('sourceErrors', options, SOURCE_ERROR_OPTIONS);
   const flag = (key: 'resubscribe' | 'affectsReadiness', fallback: boolean): boolean => {
     const value = options[key];
-    if (value !== undefined && typeof value !== 'boolean') throw new ConfigurationError(`sourceErrors.${key}`, `must be a boolean, got ${describeValue(value)}`);
+    if (value !== undefined && typeof value !== 'boolean')
+      throw new ConfigurationError(`sourceErrors.${key}`, `must be a boolean, got ${describeValue(value)}`);
     return value ?? fallback;
   };
   const backoff = options['backoff'] ?? {};
@@ -45,7 +52,11 @@ export function resolveSourceErrorOptions(options: unknown): ResolvedSourceError
   } catch (err) {
     throw new ConfigurationError('sourceErrors.backoff', err instanceof Error ? err.message : String(err));
   }
-  return { resubscribe: flag('resubscribe', true), backoff: backoff as Partial<BackoffPolicy>, affectsReadiness: flag('affectsReadiness', false) };
+  return {
+    resubscribe: flag('resubscribe', true),
+    backoff: backoff as Partial<BackoffPolicy>,
+    affectsReadiness: flag('affectsReadiness', false),
+  };
 }
 
 export interface ContainedSourceOptions {

@@ -1,8 +1,43 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { BehaviorSubject, combineLatest, EMPTY, filter, map, merge, type Observable, of, pairwise, Subject, type Subscription, take, takeUntil, tap } from 'rxjs';
-import { ConfigurationError, describeError, isMarkedForDeletion, resourceIdOf, resourceKey, RunTimeoutError, type ReconcileOutcome, type ResourceEvent, type ResourceID } from '../core/index.js';
+import {
+  BehaviorSubject,
+  combineLatest,
+  EMPTY,
+  filter,
+  map,
+  merge,
+  type Observable,
+  of,
+  pairwise,
+  Subject,
+  type Subscription,
+  take,
+  takeUntil,
+  tap,
+} from 'rxjs';
+import {
+  ConfigurationError,
+  describeError,
+  isMarkedForDeletion,
+  resourceIdOf,
+  resourceKey,
+  RunTimeoutError,
+  type ReconcileOutcome,
+  type ResourceEvent,
+  type ResourceID,
+} from '../core/index.js';
 import { classifyError, errorMessage, serverOf, wrapRequests, type KubeClient } from '../kube/index.js';
-import { controllerLabels, errorLogLevel, EventBroadcaster, type ControllerLabels, resourceBindings, type HealthCheckResult, type Logger, type RxkubeMetrics, type Tracing } from '../observe/index.js';
+import {
+  controllerLabels,
+  errorLogLevel,
+  EventBroadcaster,
+  type ControllerLabels,
+  resourceBindings,
+  type HealthCheckResult,
+  type Logger,
+  type RxkubeMetrics,
+  type Tracing,
+} from '../observe/index.js';
 import { reconcileEach, type RunFn, type RunResult } from '../processing/index.js';
 import type { Shard } from '../sharding/index.js';
 import { InformerPool, type InformerLike } from '../sources/index.js';
@@ -221,7 +256,10 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   changeNamespaces(namespaces: 'all' | readonly string[]): void {
     const resolved = resolveNamespaces('namespaces', namespaces);
     if (!this.config.descriptor.namespaced && resolved !== 'all') {
-      throw new ConfigurationError('namespaces', `controller ${this.name}: ${this.config.descriptor.kind} is cluster-scoped; namespaces must be 'all'`);
+      throw new ConfigurationError(
+        'namespaces',
+        `controller ${this.name}: ${this.config.descriptor.kind} is cluster-scoped; namespaces must be 'all'`,
+      );
     }
     this.primaryInformer.setNamespaces(resolved);
     // Sources registered at run time (WF5) follow too, and later ones start on the new set.
@@ -237,7 +275,8 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       const [name, error] = this.failedSources.entries().next().value as [string, unknown];
       return { ok: false, reason: `${this.name}: event source ${name} failed: ${describeError(error)}` };
     }
-    if (this.env.shard && !this.env.shard.isMember) return { ok: false, reason: `${this.name}: not a member of its shard group (its member Lease is not renewed)` };
+    if (this.env.shard && !this.env.shard.isMember)
+      return { ok: false, reason: `${this.name}: not a member of its shard group (its member Lease is not renewed)` };
     for (const inf of this.informers()) {
       if (!inf.hasSynced()) return { ok: false, reason: `${this.name}: ${inf.name} has not synced` };
       if (!inf.isHealthy()) return { ok: false, reason: `${this.name}: the watch of ${inf.name} is failing` };
@@ -255,7 +294,9 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   private pipeline(): Observable<ReconcileOutcome> {
     const { config, env } = this;
     const labels = controllerLabels(config.name, config.descriptor);
-    const events$ = controllerEvents(this.primaries, { sources: [this.sources.events$, ...config.sources.map((s) => this.contained(s))] }).pipe(
+    const events$ = controllerEvents(this.primaries, {
+      sources: [this.sources.events$, ...config.sources.map((s) => this.contained(s))],
+    }).pipe(
       takeUntil(this.stopping$),
       // ES5: a per-resource source stops following a primary once it is deleted, as JOSDK's polling sources do.
       tap((event) => {
@@ -307,7 +348,13 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
         // OB4: judged on the clock as each run starts; a leader past its renew deadline steps down here (active$ turns false).
         mayStart: shard ? undefined : env.holdsLeadership,
         // OB4: leadership lost means runs in flight must stop acting before the lease can expire.
-        abortRuns$: merge(leading$.pipe(pairwise(), filter(([was, is]) => was && !is)), memberLost$),
+        abortRuns$: merge(
+          leading$.pipe(
+            pairwise(),
+            filter(([was, is]) => was && !is),
+          ),
+          memberLost$,
+        ),
         probe: env.metrics ? (load) => env.metrics?.setQueued(labels, load.queued) : undefined,
         onRunTimeout: (id, timeoutMs) => this.onRunTimeout(id, timeoutMs),
       }),
@@ -324,7 +371,8 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       onError: (error, attempt, retryInMs) => {
         this.failedSources.set(source.name, error);
         env.metrics?.sourceError(labels);
-        const message = retryInMs === undefined ? 'event source failed; left stopped' : 'event source failed; subscribing again after a backoff';
+        const message =
+          retryInMs === undefined ? 'event source failed; left stopped' : 'event source failed; subscribing again after a backoff';
         this.logger.error({ source: source.name, err: error, attempt, ...(retryInMs === undefined ? {} : { retryInMs }) }, message);
       },
       onResubscribe: () => {
@@ -359,7 +407,10 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     const labels = controllerLabels(this.config.name, this.config.descriptor);
     this.env.metrics?.runTimedOut(labels);
     this.traces?.timedOut(id, timeoutMs);
-    this.logger.warn({ resource: { name: id.name, namespace: id.namespace }, timeoutMs }, `run of ${resourceKey(id)} passed its deadline; its signal is aborted`);
+    this.logger.warn(
+      { resource: { name: id.name, namespace: id.namespace }, timeoutMs },
+      `run of ${resourceKey(id)} passed its deadline; its signal is aborted`,
+    );
   }
 
   private onOutcome(outcome: ReconcileOutcome): void {
@@ -382,12 +433,20 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       const level = errorLogLevel(outcome.error);
       // EP14: a run that went on after its signal aborted is named for it: it does not watch ctx.signal.
       const overran = outcome.error instanceof RunTimeoutError && outcome.error.overrunMs > 0;
-      const message = overran ? `run of ${resourceKey(outcome.id)} overran its deadline by ${(outcome.error as RunTimeoutError).overrunMs} ms (it does not stop when ctx.signal aborts)` : `run of ${resourceKey(outcome.id)} failed`;
+      const message = overran
+        ? `run of ${resourceKey(outcome.id)} overran its deadline by ${(outcome.error as RunTimeoutError).overrunMs} ms (it does not stop when ctx.signal aborts)`
+        : `run of ${resourceKey(outcome.id)} failed`;
       this.logger[level]({ ...fields, err: outcome.error, kind: classifyError(outcome.error) }, message);
       // One Event per distinct error (its repeats count in its series); a conflict is no news (UP2).
       if (primary && level !== 'info' && this.state === 'running') {
         const cleanup = isMarkedForDeletion(primary);
-        this.events.record(primary, 'Warning', cleanup ? 'CleanupFailed' : 'ReconcileFailed', errorMessage(outcome.error), cleanup ? 'Cleanup' : 'Reconcile');
+        this.events.record(
+          primary,
+          'Warning',
+          cleanup ? 'CleanupFailed' : 'ReconcileFailed',
+          errorMessage(outcome.error),
+          cleanup ? 'Cleanup' : 'Reconcile',
+        );
       }
     } else {
       this.logger.debug(fields, `run of ${resourceKey(outcome.id)}: ${outcome.result}`);

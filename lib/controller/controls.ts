@@ -53,7 +53,9 @@ export class DeleteControl {
 
   rescheduleAfter(ms: number): DeleteControl {
     if (this.removeFinalizer) {
-      throw new TypeError('DeleteControl.rescheduleAfter: only noFinalizerRemoval() can be rescheduled; the object is gone after defaultDelete()');
+      throw new TypeError(
+        'DeleteControl.rescheduleAfter: only noFinalizerRemoval() can be rescheduled; the object is gone after defaultDelete()',
+      );
     }
     return new DeleteControl(false, checkDelay(ms));
   }

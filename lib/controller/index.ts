@@ -1,5 +1,14 @@
 export { DeleteControl, ErrorStatusUpdateControl, UpdateControl, type PrimaryWrite } from './controls.js';
-export type { Context, ControllerConfig, EventSourceInfo, EventSourceLike, InformerTuning, Reconciler, RegisteredController, SecondaryConfig } from './types.js';
+export type {
+  Context,
+  ControllerConfig,
+  EventSourceInfo,
+  EventSourceLike,
+  InformerTuning,
+  Reconciler,
+  RegisteredController,
+  SecondaryConfig,
+} from './types.js';
 // The one secondary spec, defined in sources/: what `SecondaryConfig` names and dependents declare.
 export type { SecondarySpec, SecondaryWrite } from '../sources/index.js';
 export type { SourceErrorOptions } from './contained-source.js';
@@ -8,11 +17,5 @@ export { Primaries, primaries, type PrimariesOptions } from './primaries.js';
 export { reconcilerRun, type ReconcilerRunOptions, type SecondaryLookup } from './run.js';
 export { Operator, type OperatorOptions } from './operator.js';
 export { type TrackedClient } from './tracked-client.js';
-export {
-  kustomizeBase,
-  manifestsToYaml,
-  operatorManifests,
-  type ManifestOptions,
-  type OperatorManifests,
-} from './manifests.js';
+export { kustomizeBase, manifestsToYaml, operatorManifests, type ManifestOptions, type OperatorManifests } from './manifests.js';
 export type { PolicyRule } from './rbac.js';

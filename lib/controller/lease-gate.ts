@@ -11,7 +11,19 @@ import type { KubeClient, ResourceClient } from '../kube/index.js';
 /** Answers, at the moment it is asked, whether this replica still holds its Lease. */
 export type LeaseCheck = () => boolean;
 
-const WRITES = ['create', 'replace', 'replaceStatus', 'delete', 'apply', 'applyStatus', 'mergePatch', 'mergePatchStatus', 'jsonPatch', 'jsonPatchStatus', 'patch'] as const;
+const WRITES = [
+  'create',
+  'replace',
+  'replaceStatus',
+  'delete',
+  'apply',
+  'applyStatus',
+  'mergePatch',
+  'mergePatchStatus',
+  'jsonPatch',
+  'jsonPatchStatus',
+  'patch',
+] as const;
 
 /** Throws LeaseLostError unless `holdsLease()` says the Lease is held now. */
 export function requireLease(holdsLease: LeaseCheck, what: string): void {

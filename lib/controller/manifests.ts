@@ -69,10 +69,13 @@ export function operatorManifests(operator: Operator, options: ManifestOptions):
     throw new ConfigurationError('name', `'${String(name)}' is not a valid name (a lowercase DNS label of at most 63 characters)`);
   }
   const namespace = options.namespace ?? 'default';
-  if (namespace.length > 63 || !DNS_LABEL.test(namespace)) throw new ConfigurationError('namespace', `'${namespace}' is not a valid namespace name`);
-  if (controllers.length === 0) throw new ConfigurationError('operator', 'has no registered controllers: call register() before operatorManifests()');
+  if (namespace.length > 63 || !DNS_LABEL.test(namespace))
+    throw new ConfigurationError('namespace', `'${namespace}' is not a valid namespace name`);
+  if (controllers.length === 0)
+    throw new ConfigurationError('operator', 'has no registered controllers: call register() before operatorManifests()');
   const healthPort = options.healthPort ?? operatorOptions.health?.port ?? DEFAULT_HEALTH_PORT;
-  if (!Number.isInteger(healthPort) || healthPort < 1 || healthPort > 65535) throw new ConfigurationError('healthPort', `must be a port number, got ${healthPort}`);
+  if (!Number.isInteger(healthPort) || healthPort < 1 || healthPort > 65535)
+    throw new ConfigurationError('healthPort', `must be a port number, got ${healthPort}`);
 
   const labels = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/managed-by': 'rxkube' };
   const rules = mergeRules([...controllers.flatMap(controllerRules), EVENTS, ...(options.extraRules ?? [])]);
@@ -92,14 +95,24 @@ export function operatorManifests(operator: Operator, options: ManifestOptions):
     const leaseNamespace = leaderElection.leaseNamespace || namespace;
     const roleName = `${name}-leader-election`;
     rbac.push(
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: roleName, namespace: leaseNamespace, labels }, rules: [LEASES] } as KubernetesObject,
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: roleName, namespace: leaseNamespace, labels },
+        rules: [LEASES],
+      } as KubernetesObject,
       binding('RoleBinding', { name: roleName, namespace: leaseNamespace, labels }, 'Role', roleName, serviceAccount),
     );
   }
   for (const shardNamespace of [...new Set(shardNamespaces.map((ns) => ns ?? namespace))].sort()) {
     const roleName = `${name}-sharding`;
     rbac.push(
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: roleName, namespace: shardNamespace, labels }, rules: [MEMBER_LEASES] } as KubernetesObject,
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: roleName, namespace: shardNamespace, labels },
+        rules: [MEMBER_LEASES],
+      } as KubernetesObject,
       binding('RoleBinding', { name: roleName, namespace: shardNamespace, labels }, 'Role', roleName, serviceAccount),
     );
   }
@@ -110,7 +123,13 @@ export function operatorManifests(operator: Operator, options: ManifestOptions):
   const webhooks =
     servedWebhooks.length === 0
       ? undefined
-      : webhookManifests(servedWebhooks, { name, namespace, port: webhookPort, selector, ...(options.webhookCaBundle === undefined ? {} : { caBundle: options.webhookCaBundle }) });
+      : webhookManifests(servedWebhooks, {
+          name,
+          namespace,
+          port: webhookPort,
+          selector,
+          ...(options.webhookCaBundle === undefined ? {} : { caBundle: options.webhookCaBundle }),
+        });
   const plainCrds = (options.crds ?? []).map((crd) => crdToJson(crd) as KubernetesObject);
   const crds = webhooks ? webhooks.withConversion(plainCrds) : plainCrds;
   const deployment = {
@@ -136,15 +155,24 @@ export function operatorManifests(operator: Operator, options: ManifestOptions):
                 { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
                 { name: 'HEALTH_PORT', value: String(healthPort) },
               ],
-              ports: [{ name: 'health', containerPort: healthPort, protocol: 'TCP' }, ...(webhooks ? [{ name: 'webhooks', containerPort: webhooks.port, protocol: 'TCP' }] : [])],
+              ports: [
+                { name: 'health', containerPort: healthPort, protocol: 'TCP' },
+                ...(webhooks ? [{ name: 'webhooks', containerPort: webhooks.port, protocol: 'TCP' }] : []),
+              ],
               livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 10, failureThreshold: 3 },
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5, failureThreshold: 3 },
               resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '256Mi' } },
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
-              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }, ...(webhooks ? [{ name: 'webhook-certs', mountPath: WEBHOOK_CERT_DIR, readOnly: true }] : [])],
+              volumeMounts: [
+                { name: 'tmp', mountPath: '/tmp' },
+                ...(webhooks ? [{ name: 'webhook-certs', mountPath: WEBHOOK_CERT_DIR, readOnly: true }] : []),
+              ],
             },
           ],
-          volumes: [{ name: 'tmp', emptyDir: {} }, ...(webhooks ? [{ name: 'webhook-certs', secret: { secretName: webhooks.secretName } }] : [])],
+          volumes: [
+            { name: 'tmp', emptyDir: {} },
+            ...(webhooks ? [{ name: 'webhook-certs', secret: { secretName: webhooks.secretName } }] : []),
+          ],
         },
       },
     },
@@ -159,7 +187,13 @@ export function operatorManifests(operator: Operator, options: ManifestOptions):
   return { crds, rules, clusterWide, objects: [...crds, account, ...rbac, deployment, service, ...(webhooks?.objects ?? [])] };
 }
 
-function binding(kind: string, metadata: Record<string, unknown>, roleKind: string, roleName: string, subject: Record<string, string>): KubernetesObject {
+function binding(
+  kind: string,
+  metadata: Record<string, unknown>,
+  roleKind: string,
+  roleName: string,
+  subject: Record<string, string>,
+): KubernetesObject {
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind,
@@ -195,7 +229,8 @@ export function kustomizeBase(manifests: OperatorManifests, options: Pick<Manife
   const objects = manifests.objects.map((o) => baseObject(o, namespace, short));
   const elsewhere = objects.some((o) => o.metadata?.namespace !== undefined);
   const files: Record<string, string> = {};
-  if (!SHARED_NAMESPACES.has(namespace)) files['namespace.yaml'] = manifestsToYaml([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }]);
+  if (!SHARED_NAMESPACES.has(namespace))
+    files['namespace.yaml'] = manifestsToYaml([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }]);
   const parts: [string, string[]][] = [
     ['crds.yaml', ['CustomResourceDefinition']],
     ['rbac.yaml', ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']],
@@ -212,7 +247,17 @@ export function kustomizeBase(manifests: OperatorManifests, options: Pick<Manife
   const [imageName, tag] = colon > image.lastIndexOf('/') ? [image.slice(0, colon), image.slice(colon + 1)] : [image, undefined];
   const placement = elsewhere
     ? // `namespace:` would move the Roles of the watched namespaces into the operator's too.
-      { transformers: [yaml().stringify({ apiVersion: 'builtin', kind: 'NamespaceTransformer', metadata: { name: 'operator-namespace', namespace }, unsetOnly: true, setRoleBindingSubjects: 'allServiceAccounts' })] }
+      {
+        transformers: [
+          yaml().stringify({
+            apiVersion: 'builtin',
+            kind: 'NamespaceTransformer',
+            metadata: { name: 'operator-namespace', namespace },
+            unsetOnly: true,
+            setRoleBindingSubjects: 'allServiceAccounts',
+          }),
+        ],
+      }
     : { namespace };
   files['kustomization.yaml'] = yaml().stringify({
     apiVersion: 'kustomize.config.k8s.io/v1beta1',
@@ -228,7 +273,14 @@ export function kustomizeBase(manifests: OperatorManifests, options: Pick<Manife
 /** An object of the base: its short name, no namespace when it is the operator's, its references renamed alike. */
 function baseObject(o: KubernetesObject, namespace: string, short: (name: string) => string): KubernetesObject {
   const { namespace: own, ...metadata } = o.metadata ?? {};
-  const copy = structuredClone({ ...o, metadata: { ...metadata, ...(own === undefined || own === namespace ? {} : { namespace: own }), ...(o.kind === 'CustomResourceDefinition' ? {} : { name: short(metadata.name ?? '') }) } }) as KubernetesObject & {
+  const copy = structuredClone({
+    ...o,
+    metadata: {
+      ...metadata,
+      ...(own === undefined || own === namespace ? {} : { namespace: own }),
+      ...(o.kind === 'CustomResourceDefinition' ? {} : { name: short(metadata.name ?? '') }),
+    },
+  }) as KubernetesObject & {
     roleRef?: { name: string };
     subjects?: { kind: string; name: string; namespace?: string }[];
     spec?: { template?: { spec?: { serviceAccountName?: string } } };

@@ -2,9 +2,27 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
 import { ConfigurationError, requireKnownKeys } from '../core/index.js';
-import { createKubeClient, kubeClientOf, ownNamespace, readKubeConfig, rxkubeUserAgent, type KubeClient, type KubeConfigData } from '../kube/index.js';
+import {
+  createKubeClient,
+  kubeClientOf,
+  ownNamespace,
+  readKubeConfig,
+  rxkubeUserAgent,
+  type KubeClient,
+  type KubeConfigData,
+} from '../kube/index.js';
 import { createLeaderElector, kubeLeaseClient, type LeaderElectionOptions, type LeaderElector } from '../leader/index.js';
-import { createLogger, createMetrics, startHealthServer, Tracing, type HealthCheck, type HealthServer, type Logger, type RxkubeMetrics, type TracingOptions } from '../observe/index.js';
+import {
+  createLogger,
+  createMetrics,
+  startHealthServer,
+  Tracing,
+  type HealthCheck,
+  type HealthServer,
+  type Logger,
+  type RxkubeMetrics,
+  type TracingOptions,
+} from '../observe/index.js';
 import { controllerShardingOptions, Shard, shardingConfig, type ShardingOptions } from '../sharding/index.js';
 import { checkWebhookServerOptions, startWebhookServer, type WebhookServer, type WebhookServerOptions } from '../webhooks/index.js';
 import { InformerPool } from '../sources/index.js';
@@ -22,7 +40,10 @@ export interface OperatorFacts {
 }
 
 // Kept beside the class rather than on it: the facts are for manifests, not for the public surface.
-const facts = new WeakMap<Operator, { options: OperatorOptions; controllers: ResolvedControllerConfig<KubernetesObject>[]; shardNamespaces: (string | undefined)[] }>();
+const facts = new WeakMap<
+  Operator,
+  { options: OperatorOptions; controllers: ResolvedControllerConfig<KubernetesObject>[]; shardNamespaces: (string | undefined)[] }
+>();
 
 /** The options and registered controllers of `operator` (for `operatorManifests`). */
 export function operatorFacts(operator: Operator): OperatorFacts {
@@ -50,7 +71,11 @@ export interface OperatorOptions {
    * the operator's own (a database it needs, say), listed on /readyz beside the controllers'.
    */
   readonly health?:
-    | { readonly port?: number | undefined; readonly host?: string | undefined; readonly checks?: Readonly<Record<string, HealthCheck>> | undefined }
+    | {
+        readonly port?: number | undefined;
+        readonly host?: string | undefined;
+        readonly checks?: Readonly<Record<string, HealthCheck>> | undefined;
+      }
     | undefined;
   /** OB5: stop gracefully on SIGTERM and SIGINT. Default false (a library should not own the process). */
   readonly handleSignals?: boolean | undefined;
@@ -134,18 +159,24 @@ export class Operator {
       try {
         checkWebhookServerOptions(options.webhooks);
       } catch (err) {
-        if (err instanceof ConfigurationError) throw new ConfigurationError(`webhooks.${err.option}`.replace(/\.$/, ''), err.message.slice(err.option.length + 2));
+        if (err instanceof ConfigurationError)
+          throw new ConfigurationError(`webhooks.${err.option}`.replace(/\.$/, ''), err.message.slice(err.option.length + 2));
         throw err;
       }
     }
     this.tracing = Tracing.of(options.tracing);
     // Without a KubeConfig of the user's, client-node is loaded only if the kubeconfig needs it (`kubeClientOf`).
     this.kubeConfig = options.kubeConfig ?? readKubeConfig();
-    if (options.name !== undefined && (typeof options.name !== 'string' || !/^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(options.name) || /[()]/.test(options.name))) {
+    if (
+      options.name !== undefined &&
+      (typeof options.name !== 'string' || !/^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(options.name) || /[()]/.test(options.name))
+    ) {
       throw new ConfigurationError('name', `must be printable ASCII without parentheses, got ${JSON.stringify(options.name)}`);
     }
     const clientOptions = { userAgent: rxkubeUserAgent(options.name ?? 'operator') };
-    this.client = options.kubeConfig ? createKubeClient(options.kubeConfig, clientOptions) : kubeClientOf(this.kubeConfig as KubeConfigData, clientOptions);
+    this.client = options.kubeConfig
+      ? createKubeClient(options.kubeConfig, clientOptions)
+      : kubeClientOf(this.kubeConfig as KubeConfigData, clientOptions);
     this.informers = new InformerPool({ client: this.client });
     this.logger = options.logger ?? createLogger({ name: 'rxkube' });
     this.metrics = options.registry ? createMetrics(options.registry) : undefined;
@@ -247,7 +278,9 @@ export class Operator {
       }
     }
     if (this.tracing && !this.tracing.hasContextManager()) {
-      this.logger.warn('tracing: no OpenTelemetry context manager is registered, so nothing nests under a run\'s span; register one (NodeSDK and NodeTracerProvider.register() do)');
+      this.logger.warn(
+        "tracing: no OpenTelemetry context manager is registered, so nothing nests under a run's span; register one (NodeSDK and NodeTracerProvider.register() do)",
+      );
     }
     if (this.options.handleSignals) {
       process.once('SIGTERM', this.signalHandler);

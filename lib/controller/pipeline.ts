@@ -13,6 +13,9 @@ export interface ControllerEventsOptions {
  * out, generation-aware, the finalizer rule) merged with every other source. Pipe it into
  * `reconcileEach(reconcilerRun(reconciler, { primaries, ... }), { primaries })` for the whole controller.
  */
-export function controllerEvents<P extends KubernetesObject>(primaries: Primaries<P>, options: ControllerEventsOptions = {}): Observable<ResourceEvent> {
+export function controllerEvents<P extends KubernetesObject>(
+  primaries: Primaries<P>,
+  options: ControllerEventsOptions = {},
+): Observable<ResourceEvent> {
   return merge(primaries.events$, ...(options.sources ?? []));
 }

@@ -1,6 +1,14 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { filter, type Observable } from 'rxjs';
-import { ConfigurationError, describeValue, generationGrew, isMarkedForDeletion, requireKnownKeys, type ResourceEvent, type ResourceID } from '../core/index.js';
+import {
+  ConfigurationError,
+  describeValue,
+  generationGrew,
+  isMarkedForDeletion,
+  requireKnownKeys,
+  type ResourceEvent,
+  type ResourceID,
+} from '../core/index.js';
 import { ReadYourWritesCache, toResourceEvents, type CacheReader, type InformerLike } from '../sources/index.js';
 import { requireFinalizerName } from './config.js';
 
@@ -16,7 +24,10 @@ export interface PrimariesOptions {
   readonly generationAware?: boolean;
 }
 
-const PRIMARIES_OPTIONS = { name: true, finalizerName: true, generationAware: true } as const satisfies Record<keyof PrimariesOptions, true>;
+const PRIMARIES_OPTIONS = { name: true, finalizerName: true, generationAware: true } as const satisfies Record<
+  keyof PrimariesOptions,
+  true
+>;
 
 /**
  * A controller's primaries: their informer, the read-your-writes cache in front of it (UP3, ES4)

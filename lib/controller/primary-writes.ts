@@ -34,13 +34,23 @@ export interface PrimaryWriterOptions<P extends KubernetesObject> {
 const FINALIZER_REMOVAL_ATTEMPTS = 10;
 
 /** Fields the server owns: never part of an applied intent or a computed patch. */
-const SERVER_METADATA = ['resourceVersion', 'uid', 'creationTimestamp', 'generation', 'managedFields', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink'] as const;
+const SERVER_METADATA = [
+  'resourceVersion',
+  'uid',
+  'creationTimestamp',
+  'generation',
+  'managedFields',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'selfLink',
+] as const;
 
 export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriterOptions<P>): PrimaryWriter<P> {
   const { client, primaries, fieldManager } = options;
   const finalizerName = primaries.finalizerName ?? '';
   // ES4, UP3: the one tracked-write path, judged against the newest version we know (`original` or newer).
-  const write = (original: P, body: WriteBody, fn: () => Promise<P>): Promise<P> => trackWrite(primaries.cache, refOf(original), body, fn, original);
+  const write = (original: P, body: WriteBody, fn: () => Promise<P>): Promise<P> =>
+    trackWrite(primaries.cache, refOf(original), body, fn, original);
 
   return {
     async isLive(primary, signal) {
@@ -90,14 +100,21 @@ export function primaryWriter<P extends KubernetesObject>(options: PrimaryWriter
       }
       const patch = createMergePatch(withoutStatus(withoutServerMetadata(original)), intent) as { metadata?: object };
       const conditional = { ...patch, metadata: { ...patch.metadata, resourceVersion } };
-      return write(original, { kind: 'object', body: conditional }, () => client.mergePatch(refOf(original), conditional, { fieldManager, signal }));
+      return write(original, { kind: 'object', body: conditional }, () =>
+        client.mergePatch(refOf(original), conditional, { fieldManager, signal }),
+      );
     },
 
     async patchStatus(original, updated, signal) {
       const status = statusOf(updated, original, options.observedGeneration);
       if (options.strategy === 'apply') {
         // The uid goes with the intent: an API server that keeps metadata in a status write (built-in kinds) refuses it on a successor.
-        const intent = { apiVersion: original.apiVersion, kind: original.kind, metadata: { name: original.metadata?.name, namespace: original.metadata?.namespace, uid: original.metadata?.uid }, status } as unknown as P;
+        const intent = {
+          apiVersion: original.apiVersion,
+          kind: original.kind,
+          metadata: { name: original.metadata?.name, namespace: original.metadata?.namespace, uid: original.metadata?.uid },
+          status,
+        } as unknown as P;
         // Not judged "changes nothing": an apply of the status the object has may still move managedFields, and its answer is ours.
         return write(original, { kind: 'status' }, () => client.applyStatus(intent, { fieldManager, force: true, signal }));
       }
@@ -126,7 +143,8 @@ function bindToUid(intent: KubernetesObject, original: KubernetesObject): void {
 export function statusChanges(before: unknown, after: unknown): JsonPatchOperation[] {
   if (!isPlainObject(before) || !isPlainObject(after)) return [{ op: 'add', path: '/status', value: after ?? {} }];
   const ops: JsonPatchOperation[] = [];
-  for (const [key, value] of Object.entries(after)) if (!isDeepStrictEqual(before[key], value)) ops.push({ op: 'add', path: `/status/${pointerToken(key)}`, value });
+  for (const [key, value] of Object.entries(after))
+    if (!isDeepStrictEqual(before[key], value)) ops.push({ op: 'add', path: `/status/${pointerToken(key)}`, value });
   for (const key of Object.keys(before)) if (!(key in after)) ops.push({ op: 'remove', path: `/status/${pointerToken(key)}` });
   return ops;
 }

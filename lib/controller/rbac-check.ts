@@ -35,11 +35,20 @@ export function rbacNeeds({ controllers, leaseNamespace }: RbacNeedsOf): RbacNee
   const scope = rbacScope(controllers);
   const watched = scope.clusterWide ? [''] : scope.namespaces;
   const needs = (rule: PolicyRule, namespaces: readonly string[]) =>
-    namespaces.flatMap((namespace) => rule.apiGroups.flatMap((group) => rule.resources.flatMap((resource) => rule.verbs.map((verb) => ({ group, resource, verb, namespace })))));
+    namespaces.flatMap((namespace) =>
+      rule.apiGroups.flatMap((group) =>
+        rule.resources.flatMap((resource) => rule.verbs.map((verb) => ({ group, resource, verb, namespace }))),
+      ),
+    );
   return [...rules.flatMap((rule) => needs(rule, watched)), ...(leaseNamespace === undefined ? [] : needs(LEASES, [leaseNamespace]))];
 }
 
-const SSAR = { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', plural: 'selfsubjectaccessreviews', namespaced: false } as const;
+const SSAR = {
+  apiVersion: 'authorization.k8s.io/v1',
+  kind: 'SelfSubjectAccessReview',
+  plural: 'selfsubjectaccessreviews',
+  namespaced: false,
+} as const;
 /** Reviews in flight at once: a few dozen in all, without a burst on the API server. */
 const CONCURRENCY = 8;
 /** While something is missing, readiness asks again at most this often (a binding applied after the operator started). */
@@ -101,7 +110,13 @@ export class RbacCheck {
     const worker = async () => {
       for (let need = queue.shift(); need !== undefined; need = queue.shift()) {
         const [resource, subresource] = need.resource.split('/') as [string, string | undefined];
-        const attributes = { verb: need.verb, group: need.group, resource, ...(subresource === undefined ? {} : { subresource }), ...(need.namespace === '' ? {} : { namespace: need.namespace }) };
+        const attributes = {
+          verb: need.verb,
+          group: need.group,
+          resource,
+          ...(subresource === undefined ? {} : { subresource }),
+          ...(need.namespace === '' ? {} : { namespace: need.namespace }),
+        };
         try {
           const answer = await reviews.create({ apiVersion: SSAR.apiVersion, kind: SSAR.kind, spec: { resourceAttributes: attributes } });
           if (answer.status?.allowed !== true) denied.push(need);
@@ -112,7 +127,8 @@ export class RbacCheck {
     };
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, needs.length) }, worker));
     this.checkedAt = this.now();
-    if (failure !== undefined) this.logger.warn({ err: failure }, 'could not check the operator\'s RBAC with SelfSubjectAccessReviews; going on unchecked');
+    if (failure !== undefined)
+      this.logger.warn({ err: failure }, "could not check the operator's RBAC with SelfSubjectAccessReviews; going on unchecked");
     const stillMissing = new Set(denied.map(keyOf));
     const checked = new Set(needs.map(keyOf));
     this.missing = [...this.missing.filter((n) => !checked.has(keyOf(n))), ...denied];
@@ -121,7 +137,9 @@ export class RbacCheck {
       this.warned.add(keyOf(need));
       this.logger.warn({ rbac: { ...need, rule: ruleFor(need) } }, `RBAC: ${describeNeed(need)}`);
     }
-    for (const need of needs) if (!stillMissing.has(keyOf(need)) && this.warned.delete(keyOf(need))) this.logger.info({ rbac: need }, `RBAC: now allowed to ${need.verb} ${need.resource}`);
+    for (const need of needs)
+      if (!stillMissing.has(keyOf(need)) && this.warned.delete(keyOf(need)))
+        this.logger.info({ rbac: need }, `RBAC: now allowed to ${need.verb} ${need.resource}`);
   }
 }
 

@@ -17,9 +17,17 @@ export interface PolicyRule {
 }
 
 const READ = ['get', 'list', 'watch'];
-export const LEASES: PolicyRule = { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'watch'] };
+export const LEASES: PolicyRule = {
+  apiGroups: ['coordination.k8s.io'],
+  resources: ['leases'],
+  verbs: ['get', 'create', 'update', 'watch'],
+};
 /** SH1: a replica lists and watches its group's member Leases, creates and renews its own, and deletes it when it stops. */
-export const MEMBER_LEASES: PolicyRule = { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] };
+export const MEMBER_LEASES: PolicyRule = {
+  apiGroups: ['coordination.k8s.io'],
+  resources: ['leases'],
+  verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+};
 export const EVENTS: PolicyRule = { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] };
 
 /**
@@ -79,7 +87,8 @@ export function controllerRules(config: ResolvedControllerConfig<KubernetesObjec
     // A garbage-collected dependent is deleted by its owner reference, unless a condition can turn
     // it off while the primary stays (DR1).
     const conditional = node.conditions.reconcilePrecondition !== undefined || node.conditions.activationCondition !== undefined;
-    if (typeof dependent.delete === 'function' && (dependent.garbageCollected !== true || conditional)) add(descriptor, undefined, 'delete');
+    if (typeof dependent.delete === 'function' && (dependent.garbageCollected !== true || conditional))
+      add(descriptor, undefined, 'delete');
   }
   return [...verbs].map(([key, set]) => {
     const [group, resource] = key.split('\0') as [string, string];
@@ -112,10 +121,21 @@ export function mergeRules(rules: readonly PolicyRule[]): PolicyRule[] {
  * Where an operator's rules apply: at the cluster scope (a ClusterRole) when a controller watches
  * all namespaces or a cluster-scoped kind, else in each namespace its controllers watch (Roles).
  */
-export function rbacScope(controllers: readonly ResolvedControllerConfig<KubernetesObject>[]): { readonly clusterWide: boolean; readonly namespaces: readonly string[] } {
+export function rbacScope(controllers: readonly ResolvedControllerConfig<KubernetesObject>[]): {
+  readonly clusterWide: boolean;
+  readonly namespaces: readonly string[];
+} {
   const clusterWide = controllers.some(
-    (c) => c.namespaces === 'all' || !c.descriptor.namespaced || c.secondaries.some((s) => s.namespaces === 'all' || !s.descriptor.namespaced),
+    (c) =>
+      c.namespaces === 'all' || !c.descriptor.namespaced || c.secondaries.some((s) => s.namespaces === 'all' || !s.descriptor.namespaced),
   );
-  const namespaces = [...new Set(controllers.flatMap((c) => [...(c.namespaces === 'all' ? [] : c.namespaces), ...c.secondaries.flatMap((s) => (s.namespaces === undefined || s.namespaces === 'all' ? [] : s.namespaces))]))].sort();
+  const namespaces = [
+    ...new Set(
+      controllers.flatMap((c) => [
+        ...(c.namespaces === 'all' ? [] : c.namespaces),
+        ...c.secondaries.flatMap((s) => (s.namespaces === undefined || s.namespaces === 'all' ? [] : s.namespaces)),
+      ]),
+    ),
+  ].sort();
   return { clusterWide, namespaces };
 }

@@ -5,7 +5,15 @@
  * outcome, which says the retry or reschedule the run led to.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { isMarkedForDeletion, resourceKey, underlyingCause, type ReconcileCause, type ReconcileOutcome, type ResourceEvent, type ResourceID } from '../core/index.js';
+import {
+  isMarkedForDeletion,
+  resourceKey,
+  underlyingCause,
+  type ReconcileCause,
+  type ReconcileOutcome,
+  type ResourceEvent,
+  type ResourceID,
+} from '../core/index.js';
 import { MAX_LINKS, type OpenSpan, type SpanAttributes, type SpanRef, type TraceIds, type Tracing } from '../observe/index.js';
 import type { RunContext, RunResult } from '../processing/index.js';
 import type { Primaries } from './primaries.js';
@@ -62,20 +70,24 @@ export class RunTraces<P extends KubernetesObject> {
       const causes = this.causes.get(key);
       this.causes.delete(key);
       const primary = this.primaries.get(id);
-      const span = this.tracing.startRoot(this.controller, {
-        'rxkube.controller': this.controller,
-        'rxkube.run': primary && isMarkedForDeletion(primary) ? 'cleanup' : 'reconcile',
-        'rxkube.resource.kind': primary?.kind,
-        'rxkube.resource.namespace': id.namespace,
-        'rxkube.resource.name': id.name,
-        'rxkube.resource.uid': primary?.metadata?.uid,
-        'rxkube.resource.generation': primary?.metadata?.generation,
-        'rxkube.queue.duration_ms': ctx.queuedMs,
-        'rxkube.retry.attempt': ctx.retry.attempt,
-        'rxkube.retry.last_attempt': ctx.retry.lastAttempt,
-        ...causeAttributes(ctx.cause),
-        ...(causes && causes.more > 0 ? { 'rxkube.cause.links_dropped': causes.more } : {}),
-      }, causes?.links ?? []);
+      const span = this.tracing.startRoot(
+        this.controller,
+        {
+          'rxkube.controller': this.controller,
+          'rxkube.run': primary && isMarkedForDeletion(primary) ? 'cleanup' : 'reconcile',
+          'rxkube.resource.kind': primary?.kind,
+          'rxkube.resource.namespace': id.namespace,
+          'rxkube.resource.name': id.name,
+          'rxkube.resource.uid': primary?.metadata?.uid,
+          'rxkube.resource.generation': primary?.metadata?.generation,
+          'rxkube.queue.duration_ms': ctx.queuedMs,
+          'rxkube.retry.attempt': ctx.retry.attempt,
+          'rxkube.retry.last_attempt': ctx.retry.lastAttempt,
+          ...causeAttributes(ctx.cause),
+          ...(causes && causes.more > 0 ? { 'rxkube.cause.links_dropped': causes.more } : {}),
+        },
+        causes?.links ?? [],
+      );
       this.open.get(key)?.end(); // a run torn down without an outcome (never, but a span must end)
       this.open.set(key, span);
       return span.within(() => run(id, ctx));

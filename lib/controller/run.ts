@@ -1,5 +1,14 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ConfigurationError, describeValue, isMarkedForDeletion, NoRetryError, requireKnownKeys, resourceIdOf, resourceKey, type ResourceID } from '../core/index.js';
+import {
+  ConfigurationError,
+  describeValue,
+  isMarkedForDeletion,
+  NoRetryError,
+  requireKnownKeys,
+  resourceIdOf,
+  resourceKey,
+  type ResourceID,
+} from '../core/index.js';
 import { abortingWith, wrapRequests, type KubeClient } from '../kube/index.js';
 import { createLogger, errorLogLevel, inSpan, loggerFor, type Logger, type EventRecorder, type Tracing } from '../observe/index.js';
 import type { RunContext, RunFn, RunResult } from '../processing/index.js';
@@ -23,8 +32,10 @@ export interface SecondaryLookup<P extends KubernetesObject = KubernetesObject> 
  * `reconcilerRun`'s options: the run-side part of `ControllerConfig`, and what a run reads and
  * writes through (a registered controller passes its own).
  */
-export interface ReconcilerRunOptions<P extends KubernetesObject = KubernetesObject>
-  extends Pick<ControllerConfig<P>, 'resource' | 'name' | 'patchStrategy' | 'fieldManager' | 'observedGeneration' | 'workflow'> {
+export interface ReconcilerRunOptions<P extends KubernetesObject = KubernetesObject> extends Pick<
+  ControllerConfig<P>,
+  'resource' | 'name' | 'patchStrategy' | 'fieldManager' | 'observedGeneration' | 'workflow'
+> {
   readonly client: KubeClient;
   /**
    * The controller's primaries (`primaries(informer, { finalizerName })`): a run reads the latest
@@ -64,7 +75,9 @@ const RUN_OPTIONS = {
 } as const satisfies Record<keyof ReconcilerRunOptions, true>;
 
 /** What a run works with, besides its configuration; a registered controller's runs may be traced. */
-type RunDependencies<P extends KubernetesObject> = Omit<ReconcilerRunOptions<P>, keyof RunConfig<P>> & { readonly tracing?: Tracing | undefined };
+type RunDependencies<P extends KubernetesObject> = Omit<ReconcilerRunOptions<P>, keyof RunConfig<P>> & {
+  readonly tracing?: Tracing | undefined;
+};
 
 /**
  * The run side of a controller as a `RunFn` for `reconcileEach`: for one ResourceID, read the
@@ -75,7 +88,10 @@ type RunDependencies<P extends KubernetesObject> = Omit<ReconcilerRunOptions<P>,
 export function reconcilerRun<P extends KubernetesObject>(reconciler: Reconciler<P>, options: ReconcilerRunOptions<P>): RunFn {
   requireKnownKeys('', options, RUN_OPTIONS);
   if (options.primaries !== undefined && !(options.primaries instanceof Primaries)) {
-    throw new ConfigurationError('primaries', `must be the controller's primaries (primaries(informer, { finalizerName })), got ${describeValue(options.primaries)}`);
+    throw new ConfigurationError(
+      'primaries',
+      `must be the controller's primaries (primaries(informer, { finalizerName })), got ${describeValue(options.primaries)}`,
+    );
   }
   const config = resolveRunConfig(reconciler, { ...options, finalizerName: options.primaries?.finalizerName });
   if (options.client === undefined || options.primaries === undefined) {
@@ -94,7 +110,10 @@ function requireSameFinalizer<P extends KubernetesObject>(config: ResolvedRunCon
     );
   }
   if (!config.usesFinalizer && primaries.finalizerName !== undefined) {
-    throw new ConfigurationError('primaries.finalizerName', 'the reconciler has no cleanup and its workflow deletes no dependent, so it keeps no finalizer; leave finalizerName out');
+    throw new ConfigurationError(
+      'primaries.finalizerName',
+      'the reconciler has no cleanup and its workflow deletes no dependent, so it keeps no finalizer; leave finalizerName out',
+    );
   }
 }
 
@@ -223,7 +242,12 @@ async function cleanup<P extends KubernetesObject>(run: Run<P>, primary: P, ctx:
  * UP4: `updateErrorStatus` sees every reconcile error and may patch status and stop retries.
  * Its own failures are logged, never thrown: the original error is what the run failed with.
  */
-async function handleReconcileError<P extends KubernetesObject>(run: Run<P>, primary: P, ctx: Context<P>, error: unknown): Promise<unknown> {
+async function handleReconcileError<P extends KubernetesObject>(
+  run: Run<P>,
+  primary: P,
+  ctx: Context<P>,
+  error: unknown,
+): Promise<unknown> {
   const handler = run.reconciler.updateErrorStatus;
   if (!handler) return error;
   // A reconciler that threw NoRetryError itself: the handler sees what went wrong, and no retry stays no retry.
@@ -249,7 +273,9 @@ async function handleReconcileError<P extends KubernetesObject>(run: Run<P>, pri
     }
   }
   if (!control.noRetry) return error;
-  return new NoRetryError(cause, { rescheduleAfter: control.rescheduleAfterMs ?? (error instanceof NoRetryError ? error.rescheduleAfter : undefined) });
+  return new NoRetryError(cause, {
+    rescheduleAfter: control.rescheduleAfterMs ?? (error instanceof NoRetryError ? error.rescheduleAfter : undefined),
+  });
 }
 
 function createContext<P extends KubernetesObject>(run: Run<P>, primary: P, runContext: RunContext): Context<P> {
@@ -309,7 +335,8 @@ function createContext<P extends KubernetesObject>(run: Run<P>, primary: P, runC
     },
   };
   const workflow = run.config.workflow;
-  if (workflow) invocation = new ManagedWorkflowInvocation(workflow, primary, ctx, { eventSources: run.eventSources, span: run.tracing?.span });
+  if (workflow)
+    invocation = new ManagedWorkflowInvocation(workflow, primary, ctx, { eventSources: run.eventSources, span: run.tracing?.span });
   return ctx;
 }
 
@@ -318,7 +345,8 @@ function lookupOf<P extends KubernetesObject>(secondaries: RunDependencies<P>['s
   if (!Array.isArray(secondaries)) return secondaries as SecondaryLookup<P>;
   const byName = new Map<string, SecondarySource<KubernetesObject, P>>();
   secondaries.forEach((source: SecondarySource<KubernetesObject, P>, i) => {
-    if (byName.has(source.name)) throw new ConfigurationError(`secondaries[${i}]`, `two sources are named '${source.name}'; give each a distinct name`);
+    if (byName.has(source.name))
+      throw new ConfigurationError(`secondaries[${i}]`, `two sources are named '${source.name}'; give each a distinct name`);
     byName.set(source.name, source);
   });
   return byName;

@@ -21,7 +21,8 @@ export function gainedResources(shard: Shard, cached: () => Iterable<unknown>, s
       const gained: ResourceEvent[] = [];
       for (const object of cached()) {
         const id: ResourceID = resourceIdOf(object);
-        if (shard.runnable(id) && !change.wasRunnable(id)) gained.push({ ...resourceEvent(id.name, 'trigger', { namespace: id.namespace, source }), id });
+        if (shard.runnable(id) && !change.wasRunnable(id))
+          gained.push({ ...resourceEvent(id.name, 'trigger', { namespace: id.namespace, source }), id });
       }
       return from(gained);
     }),
@@ -29,7 +30,10 @@ export function gainedResources(shard: Shard, cached: () => Iterable<unknown>, s
 }
 
 /** The run, reported to the shard while in flight. */
-export function reportedToShard(shard: Shard, run: (...args: Parameters<RunFn>) => Promise<RunResult | void>): (...args: Parameters<RunFn>) => Promise<RunResult | void> {
+export function reportedToShard(
+  shard: Shard,
+  run: (...args: Parameters<RunFn>) => Promise<RunResult | void>,
+): (...args: Parameters<RunFn>) => Promise<RunResult | void> {
   return async (id, ctx) => {
     const done = shard.runStarted(id);
     try {

@@ -2,7 +2,15 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { defer, merge, mergeMap, type Observable, Subject } from 'rxjs';
 import type { ResourceEvent } from '../core/index.js';
 import { errorLogLevel, resourceBindings, type Logger } from '../observe/index.js';
-import { SecondarySource, type InformerLike, type InformerPool, type Namespaces, type ObjectTransform, type SecondarySpec, type SharedInformerOptions } from '../sources/index.js';
+import {
+  SecondarySource,
+  type InformerLike,
+  type InformerPool,
+  type Namespaces,
+  type ObjectTransform,
+  type SecondarySpec,
+  type SharedInformerOptions,
+} from '../sources/index.js';
 import type { EventSourceRegistry } from '../workflow/index.js';
 import { resolveSecondary, type ResolvedControllerConfig, type ResolvedSecondary } from './config.js';
 import type { SecondaryLookup } from './run.js';
@@ -16,7 +24,15 @@ export function controllerInformers(pool: InformerPool, tuning: InformerTuning):
   const { transform, timeoutSeconds, deadMarginMs, listTimeoutMs, watchList, backoff } = tuning;
   // A transform keeps the object's kind: what it returns for a T is a T.
   return <T extends KubernetesObject>(options: SharedInformerOptions<T>) =>
-    pool.acquire<T>({ transform: transform as ObjectTransform<T> | undefined, timeoutSeconds, deadMarginMs, listTimeoutMs, watchList, backoff, ...options });
+    pool.acquire<T>({
+      transform: transform as ObjectTransform<T> | undefined,
+      timeoutSeconds,
+      deadMarginMs,
+      listTimeoutMs,
+      watchList,
+      backoff,
+      ...options,
+    });
 }
 
 export interface ControllerSourcesOptions<P extends KubernetesObject> {
@@ -152,7 +168,9 @@ export function logInformerFailures<P extends KubernetesObject>(
     logger[errorLogLevel(error)]({ informer: name, namespace, phase, retryInMs: delayMs, err: error }, `${phase} failed; retrying`),
   );
   // An indexer or mapper that throws drops that object (from its index, from the triggers); logged once per version.
-  inf.indexerErrors$.subscribe((error) => logger.error({ informer: inf.name, err: error }, 'an indexer failed; the object is left out of that index'));
+  inf.indexerErrors$.subscribe((error) =>
+    logger.error({ informer: inf.name, err: error }, 'an indexer failed; the object is left out of that index'),
+  );
   source?.errors$.subscribe(({ source: name, error, object }) =>
     logger.error({ source: name, err: error, object: resourceBindings(object).resource }, 'mapping a secondary to primaries failed'),
   );

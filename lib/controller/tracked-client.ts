@@ -26,7 +26,8 @@ export function trackedClient<T extends KubernetesObject>(
   cache: ReadYourWritesCache<T>,
   fieldManager: string,
 ): TrackedClient<T> {
-  const track = <R extends T | undefined>(ref: ObjectRef, body: WriteBody, write: () => Promise<R>): Promise<R> => trackWrite(cache, ref, body, write);
+  const track = <R extends T | undefined>(ref: ObjectRef, body: WriteBody, write: () => Promise<R>): Promise<R> =>
+    trackWrite(cache, ref, body, write);
   const applyOptions = (options: Partial<ApplyOptions> | undefined): ApplyOptions => ({
     ...options,
     fieldManager: options?.fieldManager ?? fieldManager,
@@ -35,17 +36,21 @@ export function trackedClient<T extends KubernetesObject>(
   return {
     ...client,
     create: (obj, options) => track(refOf(obj), { kind: 'create' }, () => client.create(obj, { fieldManager, ...options })),
-    replace: (obj, options) => track(refOf(obj), { kind: 'object', body: obj, replaces: true }, () => client.replace(obj, { fieldManager, ...options })),
-    replaceStatus: (obj, options) => track(refOf(obj), { kind: 'status', body: obj }, () => client.replaceStatus(obj, { fieldManager, ...options })),
+    replace: (obj, options) =>
+      track(refOf(obj), { kind: 'object', body: obj, replaces: true }, () => client.replace(obj, { fieldManager, ...options })),
+    replaceStatus: (obj, options) =>
+      track(refOf(obj), { kind: 'status', body: obj }, () => client.replaceStatus(obj, { fieldManager, ...options })),
     delete: (ref, options) => track(ref, { kind: 'delete' }, () => client.delete(ref, options)),
-    apply: (obj, options) =>
-      track(refOf(obj), { kind: 'object', body: obj }, () => client.apply(obj, applyOptions(options))),
-    applyStatus: (obj, options) =>
-      track(refOf(obj), { kind: 'status', body: obj }, () => client.applyStatus(obj, applyOptions(options))),
-    mergePatch: (ref, patch, options) => track(ref, { kind: 'object', body: patch }, () => client.mergePatch(ref, patch, { fieldManager, ...options })),
-    mergePatchStatus: (ref, patch, options) => track(ref, { kind: 'status', body: patch }, () => client.mergePatchStatus(ref, patch, { fieldManager, ...options })),
-    jsonPatch: (ref, ops, options) => track(ref, { kind: 'jsonPatch', ops }, () => client.jsonPatch(ref, ops, { fieldManager, ...options })),
-    jsonPatchStatus: (ref, ops, options) => track(ref, { kind: 'status', ops }, () => client.jsonPatchStatus(ref, ops, { fieldManager, ...options })),
+    apply: (obj, options) => track(refOf(obj), { kind: 'object', body: obj }, () => client.apply(obj, applyOptions(options))),
+    applyStatus: (obj, options) => track(refOf(obj), { kind: 'status', body: obj }, () => client.applyStatus(obj, applyOptions(options))),
+    mergePatch: (ref, patch, options) =>
+      track(ref, { kind: 'object', body: patch }, () => client.mergePatch(ref, patch, { fieldManager, ...options })),
+    mergePatchStatus: (ref, patch, options) =>
+      track(ref, { kind: 'status', body: patch }, () => client.mergePatchStatus(ref, patch, { fieldManager, ...options })),
+    jsonPatch: (ref, ops, options) =>
+      track(ref, { kind: 'jsonPatch', ops }, () => client.jsonPatch(ref, ops, { fieldManager, ...options })),
+    jsonPatchStatus: (ref, ops, options) =>
+      track(ref, { kind: 'status', ops }, () => client.jsonPatchStatus(ref, ops, { fieldManager, ...options })),
     patch: (ref, body, options) =>
       track(ref, options.subresource === 'status' ? { kind: 'status', body } : { kind: 'unknown' }, () =>
         client.patch(ref, body, { ...options, fieldManager: options.fieldManager ?? fieldManager }),
@@ -88,7 +93,8 @@ export type WriteBody =
 export function intentOf<T extends KubernetesObject>(base: T | undefined, write: WriteBody): WriteIntent<T> {
   if (base === undefined || write.kind === 'create') return {};
   const baseVersion = base.metadata?.resourceVersion;
-  if ('ops' in write && write.ops?.some((op) => op.op === 'test' && op.path === '/metadata/resourceVersion' && op.value === baseVersion)) return {};
+  if ('ops' in write && write.ops?.some((op) => op.op === 'test' && op.path === '/metadata/resourceVersion' && op.value === baseVersion))
+    return {};
   if ('body' in write && baseVersion !== undefined && versionIn(write.body) === baseVersion) return {};
   switch (write.kind) {
     case 'delete':

@@ -1,12 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Observable, SchedulerLike } from 'rxjs';
 import type { BackoffPolicy, MaybePromise, ReconcileCause, ReconcileOutcome, ResourceEvent, ResourceID, RetryInfo } from '../core/index.js';
-import type {
-  FieldSelector,
-  KubeClient,
-  LabelSelector,
-  ResourceDescriptor,
-} from '../kube/index.js';
+import type { FieldSelector, KubeClient, LabelSelector, ResourceDescriptor } from '../kube/index.js';
 import type { Logger, EventRecorder } from '../observe/index.js';
 import type { RateLimiter, Retry } from '../processing/index.js';
 import type { BoundedStoreOptions, ObjectTransform, SecondarySpec } from '../sources/index.js';
@@ -81,7 +76,10 @@ export interface Context<P extends KubernetesObject = KubernetesObject> {
 }
 
 /** A controller's secondary source: the one spec `sources/` defines (`SecondarySpec`), by the name `ControllerConfig.secondaries` uses. */
-export type SecondaryConfig<S extends KubernetesObject = KubernetesObject, P extends KubernetesObject = KubernetesObject> = SecondarySpec<S, P>;
+export type SecondaryConfig<S extends KubernetesObject = KubernetesObject, P extends KubernetesObject = KubernetesObject> = SecondarySpec<
+  S,
+  P
+>;
 
 /** What `ControllerConfig.sources` takes. */
 export type EventSourceLike =

@@ -51,10 +51,14 @@ export function statusCondition(object: unknown, input: StatusConditionInput, no
   const status = conditionStatus(input.status);
   const message = truncate(input.message ?? '', MAX_MESSAGE);
   if (typeof input.type !== 'string' || input.type.length > MAX_TYPE || !TYPE.test(input.type)) {
-    throw new TypeError(`status condition: type ${JSON.stringify(input.type)} must be a qualified name of at most ${MAX_TYPE} characters like 'Ready'`);
+    throw new TypeError(
+      `status condition: type ${JSON.stringify(input.type)} must be a qualified name of at most ${MAX_TYPE} characters like 'Ready'`,
+    );
   }
   if (typeof input.reason !== 'string' || input.reason.length > MAX_REASON || !REASON.test(input.reason)) {
-    throw new TypeError(`status condition ${input.type}: reason ${JSON.stringify(input.reason)} must be CamelCase (letters, digits, '_', ',', ':'), like 'DeploymentReady'`);
+    throw new TypeError(
+      `status condition ${input.type}: reason ${JSON.stringify(input.reason)} must be CamelCase (letters, digits, '_', ',', ':'), like 'DeploymentReady'`,
+    );
   }
   const previous = findStatusCondition(object, input.type);
   const generation = isRecord(object) && isRecord(object['metadata']) ? object['metadata']['generation'] : undefined;

@@ -57,7 +57,9 @@ export class RunTimeoutError extends RxkubeError {
     /** What the run itself ended with, if it failed (an AbortError, usually). */
     override readonly cause?: unknown,
   ) {
-    super(`the run did not finish within its deadline of ${timeoutMs} ms${overrunMs > 0 ? ` (it ended ${overrunMs} ms after it)` : ''}`, { cause });
+    super(`the run did not finish within its deadline of ${timeoutMs} ms${overrunMs > 0 ? ` (it ended ${overrunMs} ms after it)` : ''}`, {
+      cause,
+    });
   }
 }
 

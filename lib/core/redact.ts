@@ -64,7 +64,10 @@ export function secretValues(object: unknown, assumeSecret = false): string[] {
     const escaped = JSON.stringify(value).slice(1, -1);
     if (escaped !== value) values.add(escaped);
   };
-  for (const [field, encoded] of [['data', true], ['stringData', false]] as const) {
+  for (const [field, encoded] of [
+    ['data', true],
+    ['stringData', false],
+  ] as const) {
     const entries = object[field];
     if (!isRecord(entries)) continue;
     for (const value of Object.values(entries)) {

@@ -47,8 +47,8 @@ export interface BulkDependent<
   R extends KubernetesObject,
   P extends KubernetesObject,
   C extends KubernetesDependentContext = KubernetesDependentContext,
-> extends DependentResource<R[], P, C, KubernetesEventSource>,
-    ServerReadable<P, C> {
+>
+  extends DependentResource<R[], P, C, KubernetesEventSource>, ServerReadable<P, C> {
   readonly name: string;
   readonly sourceName: string;
   readonly eventSource: KubernetesEventSource;
@@ -63,14 +63,18 @@ const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 function requireLabelValue(what: string, value: string): void {
   if (value === '' || value.length > 63 || !LABEL_VALUE.test(value)) {
-    throw new TypeError(`${what} must be a label value (1-63 characters of A-Za-z0-9-_. starting and ending alphanumeric), got ${describeValue(value)}`);
+    throw new TypeError(
+      `${what} must be a label value (1-63 characters of A-Za-z0-9-_. starting and ending alphanumeric), got ${describeValue(value)}`,
+    );
   }
 }
 
 function entriesOf<R>(set: unknown, dependent: string): [string, R][] {
   if (set instanceof Map) return [...(set as Map<unknown, R>)].map(([k, v]) => [String(k), v]);
   if (typeof set === 'object' && set !== null && !Array.isArray(set)) return Object.entries(set as Record<string, R>);
-  throw new TypeError(`bulk dependent '${dependent}': desiredResources() returned ${describeValue(set)}; expected a Map or a record of objects by key`);
+  throw new TypeError(
+    `bulk dependent '${dependent}': desiredResources() returned ${describeValue(set)}; expected a Map or a record of objects by key`,
+  );
 }
 
 function keyOf(obj: KubernetesObject): string | undefined {
@@ -190,7 +194,11 @@ export function bulkDependent<
     delete: async (_primary: P, ctx: C): Promise<void> => {
       const results = await Promise.allSettled(actualList(ctx).map((obj) => deleteObject(target, ctx, obj)));
       const errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
-      if (errors.length > 0) throw new AggregateError(errors, `bulk dependent '${name}': ${errors.length} deletes failed: ${errors.map(describeError).join('; ')}`);
+      if (errors.length > 0)
+        throw new AggregateError(
+          errors,
+          `bulk dependent '${name}': ${errors.length} deletes failed: ${errors.map(describeError).join('; ')}`,
+        );
     },
     readFromServer: async (primary: P, ctx: C): Promise<KubernetesObject[]> => {
       const client = requireServerClient(ctx, `bulk dependent '${name}'`);
@@ -201,7 +209,9 @@ export function bulkDependent<
       });
       return items.filter((obj) => {
         const annotations = obj.metadata?.annotations ?? {};
-        return annotations[PRIMARY_NAME_ANNOTATION] === id.name && (annotations[PRIMARY_NAMESPACE_ANNOTATION] ?? undefined) === id.namespace;
+        return (
+          annotations[PRIMARY_NAME_ANNOTATION] === id.name && (annotations[PRIMARY_NAMESPACE_ANNOTATION] ?? undefined) === id.namespace
+        );
       });
     },
   };

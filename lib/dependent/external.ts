@@ -48,8 +48,12 @@ export interface ExternalDependentOptions<R, P extends KubernetesObject, C exten
   readonly polling?: ExternalPollingOptions<R>;
 }
 
-export interface ExternalDependent<R, P extends KubernetesObject, C extends DependentContext = DependentContext>
-  extends DependentResource<R, P, C, never> {
+export interface ExternalDependent<R, P extends KubernetesObject, C extends DependentContext = DependentContext> extends DependentResource<
+  R,
+  P,
+  C,
+  never
+> {
   readonly name: string;
   /**
    * With `polling`: the per-resource polling source whose `events$` trigger the primaries whose
@@ -60,7 +64,8 @@ export interface ExternalDependent<R, P extends KubernetesObject, C extends Depe
 }
 
 function requireName(option: string, name: unknown): string {
-  if (typeof name !== 'string' || name === '') throw new ConfigurationError(`${option}.name`, `must be a non-empty string, got ${describeValue(name)}`);
+  if (typeof name !== 'string' || name === '')
+    throw new ConfigurationError(`${option}.name`, `must be a non-empty string, got ${describeValue(name)}`);
   return name;
 }
 
@@ -132,7 +137,11 @@ export interface ExternalStateOptions<P> {
   readonly sourceName?: string;
 }
 
-export interface ExternalStateDependentOptions<R, P extends KubernetesObject, C extends KubernetesDependentContext = KubernetesDependentContext> {
+export interface ExternalStateDependentOptions<
+  R,
+  P extends KubernetesObject,
+  C extends KubernetesDependentContext = KubernetesDependentContext,
+> {
   /** Unique in a workflow. */
   readonly name: string;
   readonly desired: (primary: P, ctx: C) => MaybePromise<R>;
@@ -148,8 +157,11 @@ export interface ExternalStateDependentOptions<R, P extends KubernetesObject, C 
   readonly state?: ExternalStateOptions<P>;
 }
 
-export interface ExternalStateDependent<R, P extends KubernetesObject, C extends KubernetesDependentContext = KubernetesDependentContext>
-  extends DependentResource<R, P, C, KubernetesEventSource> {
+export interface ExternalStateDependent<
+  R,
+  P extends KubernetesObject,
+  C extends KubernetesDependentContext = KubernetesDependentContext,
+> extends DependentResource<R, P, C, KubernetesEventSource> {
   readonly name: string;
   /** The state objects' event source (ConfigMaps or Secrets, mapped by the primary annotations). */
   readonly eventSource: KubernetesEventSource;
@@ -187,7 +199,10 @@ export function externalStateDependent<R, P extends KubernetesObject, C extends 
   options: ExternalStateDependentOptions<R, P, C>,
 ): ExternalStateDependent<R, P, C> {
   if (options === null || typeof options !== 'object') {
-    throw new ConfigurationError('externalStateDependent', `must be an object with { name, desired, fetch, create, idOf }, got ${describeValue(options)}`);
+    throw new ConfigurationError(
+      'externalStateDependent',
+      `must be an object with { name, desired, fetch, create, idOf }, got ${describeValue(options)}`,
+    );
   }
   const name = requireName('externalStateDependent', options.name);
   const where = `externalStateDependent(${name})`;
@@ -208,7 +223,9 @@ export function externalStateDependent<R, P extends KubernetesObject, C extends 
   const stateId = (primary: P): ResourceID => {
     const stateName = state.name ? state.name(primary) : `${primary.metadata?.name ?? ''}-${name}`;
     if (typeof stateName !== 'string' || stateName.length > 253 || !DNS_SUBDOMAIN.test(stateName)) {
-      throw new TypeError(`external dependent '${name}': state object name ${describeValue(stateName)} is not a lowercase DNS subdomain; set state.name`);
+      throw new TypeError(
+        `external dependent '${name}': state object name ${describeValue(stateName)} is not a lowercase DNS subdomain; set state.name`,
+      );
     }
     return targetIdOf(target, { name: stateName, ...(state.namespace ? { namespace: state.namespace } : {}) }, primary, 'the state object');
   };
@@ -239,7 +256,9 @@ export function externalStateDependent<R, P extends KubernetesObject, C extends 
       const created = await options.create(desired, primary, ctx);
       const id = options.idOf(created);
       if (typeof id !== 'string' || id === '') {
-        throw new TypeError(`external dependent '${name}': idOf() returned ${describeValue(id)} for the created resource; expected a non-empty string`);
+        throw new TypeError(
+          `external dependent '${name}': idOf() returned ${describeValue(id)} for the created resource; expected a non-empty string`,
+        );
       }
       const { name: stateName, namespace } = stateId(primary);
       const stateObject = { metadata: { name: stateName, namespace }, ...stateBody(kind, id) };

@@ -1,9 +1,4 @@
-export type {
-  DeleteResult,
-  DependentContext,
-  DependentResource,
-  DependentReconcileResult,
-} from './types.js';
+export type { DeleteResult, DependentContext, DependentResource, DependentReconcileResult } from './types.js';
 export { deleteDependent, isDeletable, reconcileDependent } from './reconcile.js';
 export {
   isServerReadable,

@@ -11,7 +11,16 @@
  * reference to the primary, so the Kubernetes garbage collector deletes it with the primary.
  */
 import type { KubernetesObject, V1OwnerReference } from '@kubernetes/client-node';
-import { ConfigurationError, describeValue, isMarkedForDeletion, isRecord, requireFunction, resourceIdOf, resourceKey, type ResourceID } from '../core/index.js';
+import {
+  ConfigurationError,
+  describeValue,
+  isMarkedForDeletion,
+  isRecord,
+  requireFunction,
+  resourceIdOf,
+  resourceKey,
+  type ResourceID,
+} from '../core/index.js';
 import {
   classifyError,
   resolveDescriptor,
@@ -133,8 +142,8 @@ export interface KubernetesDependent<
   R extends KubernetesObject,
   P extends KubernetesObject,
   C extends KubernetesDependentContext = KubernetesDependentContext,
-> extends DependentResource<R, P, C, KubernetesEventSource>,
-    ServerReadable<P, C> {
+>
+  extends DependentResource<R, P, C, KubernetesEventSource>, ServerReadable<P, C> {
   readonly name: string;
   readonly sourceName: string;
   readonly eventSource: KubernetesEventSource;
@@ -180,11 +189,13 @@ export function resolveKubernetesTarget(
   try {
     descriptor = resolveDescriptor(options.resource);
   } catch (err) {
-    if (err instanceof ConfigurationError) throw new ConfigurationError(`${option}.${err.option}`, err.message.slice(err.option.length + 2));
+    if (err instanceof ConfigurationError)
+      throw new ConfigurationError(`${option}.${err.option}`, err.message.slice(err.option.length + 2));
     throw err;
   }
   const name = dependent ?? descriptor.plural;
-  if (typeof name !== 'string' || name === '') throw new ConfigurationError(`${option}.name`, `must be a non-empty string, got ${describeValue(name)}`);
+  if (typeof name !== 'string' || name === '')
+    throw new ConfigurationError(`${option}.name`, `must be a non-empty string, got ${describeValue(name)}`);
   const where = `${option}(${name})`;
   for (const flag of ['garbageCollected', 'ownerReference'] as const) {
     if (options[flag] !== undefined && typeof options[flag] !== 'boolean') {
@@ -220,11 +231,15 @@ export function resolveKubernetesTarget(
 /** The id an object names, with the primary's namespace filled in for a namespaced kind. */
 export function targetIdOf(target: TargetKind, id: ResourceID, primary: KubernetesObject, what: string): ResourceID {
   if (!isRecord(id) || typeof id.name !== 'string' || id.name === '') {
-    throw new TypeError(`dependent '${target.dependent}': ${what} must name the ${target.descriptor.kind} ({ name, namespace? }), got ${describeValue(id)}`);
+    throw new TypeError(
+      `dependent '${target.dependent}': ${what} must name the ${target.descriptor.kind} ({ name, namespace? }), got ${describeValue(id)}`,
+    );
   }
   if (!target.descriptor.namespaced) {
     if (id.namespace) {
-      throw new TypeError(`dependent '${target.dependent}': ${target.descriptor.kind} is cluster-scoped; ${what} must not set a namespace (got '${id.namespace}')`);
+      throw new TypeError(
+        `dependent '${target.dependent}': ${target.descriptor.kind} is cluster-scoped; ${what} must not set a namespace (got '${id.namespace}')`,
+      );
     }
     return { name: id.name };
   }
@@ -274,10 +289,13 @@ export function prepareDesired<R extends KubernetesObject>(
   labels: Readonly<Record<string, string>> = {},
 ): R {
   const { descriptor: d, dependent } = target;
-  if (!isRecord(value)) throw new TypeError(`dependent '${dependent}': desired() returned ${describeValue(value)}; expected a ${d.kind} object`);
+  if (!isRecord(value))
+    throw new TypeError(`dependent '${dependent}': desired() returned ${describeValue(value)}; expected a ${d.kind} object`);
   const obj = value as KubernetesObject;
   if (obj.apiVersion !== undefined && obj.apiVersion !== d.apiVersion) {
-    throw new TypeError(`dependent '${dependent}': desired() returned apiVersion '${obj.apiVersion}', but the dependent's resource is ${d.apiVersion}`);
+    throw new TypeError(
+      `dependent '${dependent}': desired() returned apiVersion '${obj.apiVersion}', but the dependent's resource is ${d.apiVersion}`,
+    );
   }
   if (obj.kind !== undefined && obj.kind !== d.kind) {
     throw new TypeError(`dependent '${dependent}': desired() returned kind '${obj.kind}', but the dependent's resource is ${d.kind}`);
@@ -309,7 +327,11 @@ export function prepareDesired<R extends KubernetesObject>(
 }
 
 /** Applies the desired object (server-side apply, `force` like JOSDK) through the tracked client. */
-export function applyDesired<R extends KubernetesObject>(target: KubernetesTarget, ctx: KubernetesDependentContext, desired: R): Promise<R> {
+export function applyDesired<R extends KubernetesObject>(
+  target: KubernetesTarget,
+  ctx: KubernetesDependentContext,
+  desired: R,
+): Promise<R> {
   return ctx.secondaryClient<R>(target.sourceName).apply(desired, { force: true });
 }
 
@@ -352,7 +374,8 @@ export function kubernetesDependent<
   C extends KubernetesDependentContext = KubernetesDependentContext,
 >(options: KubernetesDependentOptions<R, P, C>): KubernetesDependent<R, P, C> {
   const readOnly = options?.readOnly ?? false;
-  if (typeof readOnly !== 'boolean') throw new ConfigurationError('kubernetesDependent.readOnly', `must be a boolean, got ${describeValue(readOnly)}`);
+  if (typeof readOnly !== 'boolean')
+    throw new ConfigurationError('kubernetesDependent.readOnly', `must be a boolean, got ${describeValue(readOnly)}`);
   const resourceId = options?.resourceId;
   // A read-only object carries no primary annotations: with a resourceId the source looks it up
   // by id (and maps it back through the primaries' index), in a source of its own.
@@ -384,7 +407,8 @@ export function kubernetesDependent<
     );
   }
 
-  const desired = userDesired && (async (primary: P, ctx: C): Promise<R> => prepareDesired<R>(target, await userDesired(primary, ctx), primary));
+  const desired =
+    userDesired && (async (primary: P, ctx: C): Promise<R> => prepareDesired<R>(target, await userDesired(primary, ctx), primary));
 
   const targetIdOrNone = async (primary: P, ctx: C, given?: R): Promise<ResourceID | undefined> => {
     if (resourceId) return targetIdOf(target, resourceId(primary), primary, 'resourceId()');
@@ -398,7 +422,9 @@ export function kubernetesDependent<
     if (id !== undefined) return all.find((s) => sameId(s, id));
     if (all.length > 1) {
       const names = all.map((s) => resourceKey(resourceIdOf(s))).join(', ');
-      throw new Error(`dependent '${target.dependent}': ${all.length} ${target.descriptor.plural} map to the primary (${names}); give it a resourceId`);
+      throw new Error(
+        `dependent '${target.dependent}': ${all.length} ${target.descriptor.plural} map to the primary (${names}); give it a resourceId`,
+      );
     }
     return all[0];
   };

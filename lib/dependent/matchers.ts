@@ -157,8 +157,7 @@ function childOf(node: unknown, element: string): { present: boolean; value?: un
       // A key field the desired item leaves out may have been defaulted by the server (e.g. protocol: TCP).
       const item = node.find(
         (candidate) =>
-          isRecord(candidate) &&
-          Object.entries(key).every(([k, v]) => candidate[k] === undefined || isDeepStrictEqual(candidate[k], v)),
+          isRecord(candidate) && Object.entries(key).every(([k, v]) => candidate[k] === undefined || isDeepStrictEqual(candidate[k], v)),
       );
       return item === undefined ? { present: false } : { present: true, value: item };
     }
@@ -168,7 +167,9 @@ function childOf(node: unknown, element: string): { present: boolean; value?: un
     }
     case 'i:': {
       const index = Number(rest);
-      return Array.isArray(node) && Number.isInteger(index) && index < node.length ? { present: true, value: node[index] } : { present: false };
+      return Array.isArray(node) && Number.isInteger(index) && index < node.length
+        ? { present: true, value: node[index] }
+        : { present: false };
     }
     default:
       // An element kind this matcher does not know: do not call the object stale because of it.

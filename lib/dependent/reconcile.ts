@@ -15,10 +15,7 @@ export function dependentName(dr: { readonly name?: string }): string {
  * not garbage-collected through owner references. A workflow with such a dependent needs a
  * finalizer on the primary (FZ1).
  */
-export function isDeletable(dr: {
-  readonly delete?: unknown;
-  readonly garbageCollected?: boolean;
-}): boolean {
+export function isDeletable(dr: { readonly delete?: unknown; readonly garbageCollected?: boolean }): boolean {
   return typeof dr.delete === 'function' && dr.garbageCollected !== true;
 }
 
@@ -43,9 +40,7 @@ export function desiredFieldsEqual(desired: unknown, actual: unknown): boolean {
   const actualRecord = actual as Record<string, unknown>;
   return Object.entries(desired).every(
     ([key, value]) =>
-      value === undefined ||
-      (Object.prototype.hasOwnProperty.call(actualRecord, key) &&
-        desiredFieldsEqual(value, actualRecord[key])),
+      value === undefined || (Object.prototype.hasOwnProperty.call(actualRecord, key) && desiredFieldsEqual(value, actualRecord[key])),
   );
 }
 
@@ -58,10 +53,7 @@ function requireTraitsFor(dr: TraitPresence & { readonly name?: string }): void 
     throw new Error(`dependent '${dependentName(dr)}' has ${writes} but no desired(): nothing to write`);
   }
   if (typeof dr.getSecondary !== 'function') {
-    throw new Error(
-      `dependent '${dependentName(dr)}' has ${writes} but no getSecondary(): ` +
-        'cannot tell whether the secondary exists',
-    );
+    throw new Error(`dependent '${dependentName(dr)}' has ${writes} but no getSecondary(): ` + 'cannot tell whether the secondary exists');
   }
 }
 
@@ -93,9 +85,7 @@ export async function reconcileDependent<R, P, C extends DependentContext>(
   }
   if (!hasDesired) return { operation: 'unchanged', resource: actual };
 
-  const matches = dr.match
-    ? await dr.match(actual, desired as R, primary, ctx)
-    : desiredFieldsEqual(desired, actual);
+  const matches = dr.match ? await dr.match(actual, desired as R, primary, ctx) : desiredFieldsEqual(desired, actual);
   if (matches) return { operation: 'unchanged', resource: actual };
   if (!dr.update) return { operation: 'skipped', reason: 'noUpdate', resource: actual };
   const updated = await dr.update(actual, desired as R, primary, ctx);

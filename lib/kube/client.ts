@@ -1,12 +1,6 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { isRecord, redactJson, redactText, secretValues } from '../core/index.js';
-import {
-  apiVersionPath,
-  resolveDescriptor,
-  resourcePath,
-  type ResolvedDescriptor,
-  type ResourceDescriptor,
-} from './descriptor.js';
+import { apiVersionPath, resolveDescriptor, resourcePath, type ResolvedDescriptor, type ResourceDescriptor } from './descriptor.js';
 import { kubeConfigOf, type KubeConfigData } from './config.js';
 import { directConnection, type DirectConnection } from './direct.js';
 import { classifyError, errorMessage, KubeApiError } from './errors.js';
@@ -367,7 +361,9 @@ export function resourceClient<T extends KubernetesObject = KubernetesObject>(
       const body = withTypeMeta(obj, 'create');
       const namespace = body.metadata?.namespace;
       if (d.namespaced && !namespace) {
-        throw new Error(`${d.kind} '${body.metadata?.name ?? body.metadata?.generateName ?? ''}' is namespaced: metadata.namespace is required`);
+        throw new Error(
+          `${d.kind} '${body.metadata?.name ?? body.metadata?.generateName ?? ''}' is namespaced: metadata.namespace is required`,
+        );
       }
       return (await request({
         method: 'POST',
@@ -388,9 +384,7 @@ export function resourceClient<T extends KubernetesObject = KubernetesObject>(
           gracePeriodSeconds: options.gracePeriodSeconds,
           dryRun: options.dryRun ? 'All' : undefined,
         },
-        body: options.preconditions
-          ? { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: options.preconditions }
-          : undefined,
+        body: options.preconditions ? { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: options.preconditions } : undefined,
         signal: options.signal,
       });
       const isStatus = typeof answer === 'object' && answer !== null && (answer as { kind?: unknown }).kind === 'Status';
@@ -426,7 +420,9 @@ export async function discoverDescriptor(
     answer = (await request({ method: 'GET', path, signal: options.signal })) as typeof answer;
   } catch (err) {
     if (classifyError(err) === 'notFound') {
-      throw new Error(`discover ${kind}: apiVersion '${apiVersion}' is not served by the API server (GET ${path} answered 404)`, { cause: err });
+      throw new Error(`discover ${kind}: apiVersion '${apiVersion}' is not served by the API server (GET ${path} answered 404)`, {
+        cause: err,
+      });
     }
     throw new Error(`discover ${kind} in ${apiVersion}: ${errorMessage(err)}`, { cause: err });
   }

@@ -84,15 +84,13 @@ export function readKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfigD
   const tokenFile = `${root}${SERVICE_ACCOUNT_TOKEN}`;
   if (host && port && existsSync(tokenFile)) {
     if (options.context !== undefined) {
-      throw new Error(`loadKubeConfig: context '${options.context}' was asked for, but the in-cluster config has no contexts to choose from`);
+      throw new Error(
+        `loadKubeConfig: context '${options.context}' was asked for, but the in-cluster config has no contexts to choose from`,
+      );
     }
     return inCluster(host, port, root, tokenFile);
   }
-  tried.push(
-    !host || !port
-      ? 'in-cluster (KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT unset)'
-      : `in-cluster ('${tokenFile}' missing)`,
-  );
+  tried.push(!host || !port ? 'in-cluster (KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT unset)' : `in-cluster ('${tokenFile}' missing)`);
   throw new Error(`loadKubeConfig: no Kubernetes configuration found; tried ${tried.join(', ')}`);
 }
 
@@ -103,7 +101,9 @@ function readFile(file: string): KubeConfigData {
     const folder = dirname(file);
     const absolute = (path: string | undefined) => (path && !isAbsolute(path) ? join(folder, path) : path);
     const clusters = newClusters(config['clusters']).map((c) => (c.caFile ? { ...c, caFile: absolute(c.caFile) } : c));
-    const users = newUsers(config['users']).map((u) => (u.certFile || u.keyFile ? { ...u, certFile: absolute(u.certFile), keyFile: absolute(u.keyFile) } : u));
+    const users = newUsers(config['users']).map((u) =>
+      u.certFile || u.keyFile ? { ...u, certFile: absolute(u.certFile), keyFile: absolute(u.keyFile) } : u,
+    );
     const current = config['current-context'];
     return { clusters, users, contexts: newContexts(config['contexts']), currentContext: typeof current === 'string' ? current : '' };
   } catch (err) {
@@ -134,7 +134,9 @@ function inCluster(host: string, port: string, root: string, tokenFile: string):
   return {
     clusters: [{ name: 'inCluster', caFile: `${root}${SERVICE_ACCOUNT_CA}`, server, skipTLSVerify: false }],
     users: [{ name: 'inClusterUser', authProvider: { name: 'tokenFile', config: { tokenFile } } }],
-    contexts: [{ cluster: 'inCluster', name: 'inClusterContext', user: 'inClusterUser', ...(namespace === undefined ? {} : { namespace }) }],
+    contexts: [
+      { cluster: 'inCluster', name: 'inClusterContext', user: 'inClusterUser', ...(namespace === undefined ? {} : { namespace }) },
+    ],
     currentContext: 'inClusterContext',
   };
 }
@@ -157,7 +159,6 @@ function selectContext(data: KubeConfigData, context: string | undefined, source
   }
   return data;
 }
-
 
 /**
  * The namespace this operator runs in (ES6 "the operator's own"): POD_NAMESPACE if set (the

@@ -20,10 +20,7 @@ import { Agent, type Dispatcher } from 'undici';
 export const DEFAULT_POOL_CONNECTIONS = 32;
 
 /** What client-node's `createDispatcherOptions` answers (client-node 2.0). */
-type DispatcherPlan =
-  | { type: 'agent'; connect: Record<string, unknown> }
-  | { type: 'proxy' | 'socks'; uri: string }
-  | { type: 'none' };
+type DispatcherPlan = { type: 'agent'; connect: Record<string, unknown> } | { type: 'proxy' | 'socks'; uri: string } | { type: 'none' };
 
 interface ClientNodeInternals {
   createDispatcherOptions(cluster: Cluster | null, agentOptions: object): DispatcherPlan;
@@ -75,7 +72,10 @@ export function shareConnections(kc: KubeConfig, options: ShareConnectionsOption
     const key = identityKey(cluster, user, plan, connections);
     let pool = pools.get(key);
     if (!pool) {
-      pool = plan.type === 'agent' || plan.type === 'none' ? agentPool(plan.type === 'agent' ? plan.connect : {}, connections) : proxyPool(original(cluster, agentOptions));
+      pool =
+        plan.type === 'agent' || plan.type === 'none'
+          ? agentPool(plan.type === 'agent' ? plan.connect : {}, connections)
+          : proxyPool(original(cluster, agentOptions));
       pools.set(key, pool);
       poolOf.set(pool.requests, pool);
     }
@@ -100,7 +100,9 @@ export function clientNodeInternals(kc: KubeConfig): ClientNodeInternals {
     (name) => typeof internals[name] !== 'function',
   );
   if (missing.length > 0) {
-    throw new Error(`rxkube shareConnections: @kubernetes/client-node's KubeConfig has no ${missing.join(', ')} any more; connection reuse needs updating for this client-node version`);
+    throw new Error(
+      `rxkube shareConnections: @kubernetes/client-node's KubeConfig has no ${missing.join(', ')} any more; connection reuse needs updating for this client-node version`,
+    );
   }
   return internals as ClientNodeInternals;
 }

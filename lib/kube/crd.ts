@@ -1,4 +1,9 @@
-import type { KubernetesObject, V1CustomResourceColumnDefinition, V1CustomResourceDefinition, V1JSONSchemaProps } from '@kubernetes/client-node';
+import type {
+  KubernetesObject,
+  V1CustomResourceColumnDefinition,
+  V1CustomResourceDefinition,
+  V1JSONSchemaProps,
+} from '@kubernetes/client-node';
 import { ConfigurationError } from '../core/index.js';
 import { builtinResources } from './builtins.js';
 import type { KubeClient } from './client.js';
@@ -37,7 +42,10 @@ export function customResourceDefinition(options: CustomResourceOptions): V1Cust
   const version = options.version ?? 'v1';
   resolveDescriptor({ apiVersion: `${options.group}/${version}`, kind: options.kind, plural: options.plural });
   if (!options.group.includes('.')) {
-    throw new ConfigurationError('group', `'${options.group}' must be a domain with a dot (e.g. 'example.com'), as Kubernetes requires of CRD groups`);
+    throw new ConfigurationError(
+      'group',
+      `'${options.group}' must be a domain with a dot (e.g. 'example.com'), as Kubernetes requires of CRD groups`,
+    );
   }
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -124,7 +132,9 @@ export function schemaToJson(schema: unknown): unknown {
   return renameKeywords(schema, SCHEMA_KEYWORDS);
 }
 
-const JSON_KEYWORDS: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(SCHEMA_KEYWORDS).map(([typed, json]) => [json, typed]));
+const JSON_KEYWORDS: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(SCHEMA_KEYWORDS).map(([typed, json]) => [json, typed]),
+);
 
 /** The inverse of `schemaToJson`: a schema as JSON in client-node's typed form, as `customResourceDefinition()` holds it. */
 export function schemaFromJson(schema: unknown): V1JSONSchemaProps {
@@ -141,7 +151,9 @@ export function crdToJson(crd: V1CustomResourceDefinition): V1CustomResourceDefi
     spec: {
       ...crd.spec,
       versions: crd.spec.versions.map((v) =>
-        v.schema?.openAPIV3Schema ? { ...v, schema: { ...v.schema, openAPIV3Schema: schemaToJson(v.schema.openAPIV3Schema) as V1JSONSchemaProps } } : v,
+        v.schema?.openAPIV3Schema
+          ? { ...v, schema: { ...v.schema, openAPIV3Schema: schemaToJson(v.schema.openAPIV3Schema) as V1JSONSchemaProps } }
+          : v,
       ),
     },
   };

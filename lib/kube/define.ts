@@ -148,7 +148,9 @@ function storageVersionOf(names: readonly string[], versions: ResourceVersions):
   if (stored.length === 0 && names.length === 1) return names[0] as string;
   throw new ConfigurationError(
     'versions',
-    stored.length === 0 ? `mark one of ${names.join(', ')} with storage: true` : `only one version is stored, but ${stored.join(' and ')} say storage: true`,
+    stored.length === 0
+      ? `mark one of ${names.join(', ')} with storage: true`
+      : `only one version is stored, but ${stored.join(' and ')} say storage: true`,
   );
 }
 
@@ -165,10 +167,13 @@ function storageVersionOf(names: readonly string[], versions: ResourceVersions):
  * export type WebPage = ResourceOf<typeof WebPage>;
  * ```
  */
-export function defineResource<const Versions extends ResourceVersions>(options: ResourceDefinitionOptions<Versions>): ResourceDefinition<Versions> {
+export function defineResource<const Versions extends ResourceVersions>(
+  options: ResourceDefinitionOptions<Versions>,
+): ResourceDefinition<Versions> {
   const { group, kind, plural } = options;
   const names = Object.keys(options.versions ?? {});
-  if (names.length === 0) throw new ConfigurationError('versions', `${kind} needs at least one version, e.g. { v1: { spec: Type.Object({...}) } }`);
+  if (names.length === 0)
+    throw new ConfigurationError('versions', `${kind} needs at least one version, e.g. { v1: { spec: Type.Object({...}) } }`);
   const namespaced = (options.scope ?? 'Namespaced') !== 'Cluster';
   if (options.scope !== undefined && options.scope !== 'Namespaced' && options.scope !== 'Cluster') {
     throw new ConfigurationError('scope', `must be 'Namespaced' or 'Cluster', got ${JSON.stringify(options.scope)}`);
@@ -176,10 +181,14 @@ export function defineResource<const Versions extends ResourceVersions>(options:
   const descriptors = new Map(names.map((name) => [name, { apiVersion: `${group}/${name}`, kind, plural, namespaced }]));
   for (const d of descriptors.values()) resolveDescriptor(d);
   if (!group.includes('.')) {
-    throw new ConfigurationError('group', `'${group}' must be a domain with a dot (e.g. 'example.com'), as Kubernetes requires of CRD groups`);
+    throw new ConfigurationError(
+      'group',
+      `'${group}' must be a domain with a dot (e.g. 'example.com'), as Kubernetes requires of CRD groups`,
+    );
   }
   const storageVersion = storageVersionOf(names, options.versions);
-  if (!names.some((n) => options.versions[n]?.served !== false)) throw new ConfigurationError('versions', `${kind}: at least one version must be served`);
+  if (!names.some((n) => options.versions[n]?.served !== false))
+    throw new ConfigurationError('versions', `${kind}: at least one version must be served`);
 
   const versions: V1CustomResourceDefinitionVersion[] = names.map((name) => {
     const v = options.versions[name] as ResourceVersion;
@@ -226,7 +235,8 @@ export function defineResource<const Versions extends ResourceVersions>(options:
     descriptor: descriptors.get(storageVersion) as ResourceDescriptor,
     descriptorAt(version: keyof Versions & string): ResourceDescriptor {
       const d = descriptors.get(version);
-      if (d === undefined) throw new ConfigurationError('version', `${kind} has no version '${String(version)}' (it has ${names.join(', ')})`);
+      if (d === undefined)
+        throw new ConfigurationError('version', `${kind} has no version '${String(version)}' (it has ${names.join(', ')})`);
       return d;
     },
     crd,

@@ -25,7 +25,8 @@ export function directConnection(data: KubeConfigData, connections = DEFAULT_POO
   const context = data.contexts.find((c) => c.name === data.currentContext);
   const cluster = data.clusters.find((c) => c.name === context?.cluster);
   const user: User = data.users.find((u) => u.name === context?.user) ?? { name: '' };
-  const tokenFile = user.authProvider?.name === 'tokenFile' ? (user.authProvider.config as { tokenFile?: unknown } | undefined)?.tokenFile : undefined;
+  const tokenFile =
+    user.authProvider?.name === 'tokenFile' ? (user.authProvider.config as { tokenFile?: unknown } | undefined)?.tokenFile : undefined;
   if (!cluster || cluster.proxyUrl || user.exec || (user.authProvider && typeof tokenFile !== 'string')) return undefined;
   const fixed: Record<string, string> = {};
   if (user.username) fixed['Authorization'] = `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}`;
@@ -46,7 +47,8 @@ export function directConnection(data: KubeConfigData, connections = DEFAULT_POO
 /** As client-node's applyHTTPSOptions: files are read here, data is base64. */
 function tlsOptions(cluster: Cluster, user: User): Record<string, unknown> {
   const connect: Record<string, unknown> = {};
-  const bytes = (file: string | undefined, data: string | undefined) => (file ? readFileSync(file) : data ? Buffer.from(data, 'base64') : undefined);
+  const bytes = (file: string | undefined, data: string | undefined) =>
+    file ? readFileSync(file) : data ? Buffer.from(data, 'base64') : undefined;
   const ca = bytes(cluster.caFile, cluster.caData);
   const cert = bytes(user.certFile, user.certData);
   const key = bytes(user.keyFile, user.keyData);

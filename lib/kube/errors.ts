@@ -4,15 +4,7 @@ import { describeValue } from '../core/index.js';
 
 /** The one classification of Kubernetes API failures used everywhere in rxkube. */
 export type KubeErrorKind =
-  | 'notFound'
-  | 'conflict'
-  | 'gone'
-  | 'invalid'
-  | 'forbidden'
-  | 'unauthorized'
-  | 'tooManyRequests'
-  | 'transient'
-  | 'unknown';
+  'notFound' | 'conflict' | 'gone' | 'invalid' | 'forbidden' | 'unauthorized' | 'tooManyRequests' | 'transient' | 'unknown';
 
 /** The `Status` object the API server answers errors with (also the object of a watch ERROR event). */
 export interface KubeStatus {

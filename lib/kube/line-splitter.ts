@@ -27,7 +27,8 @@ export function lineSplitter(onLine: (line: string) => void, maxLineBytes = MAX_
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let scannedBytes = 0;
-  const tooLong = (bytes: number): LineTooLongError => new LineTooLongError(`a line of more than ${maxLineBytes} bytes (${bytes} so far, no newline)`);
+  const tooLong = (bytes: number): LineTooLongError =>
+    new LineTooLongError(`a line of more than ${maxLineBytes} bytes (${bytes} so far, no newline)`);
   return {
     get scannedBytes() {
       return scannedBytes;

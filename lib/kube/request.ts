@@ -48,7 +48,11 @@ export function createDirectRequestFn(connection: DirectConnection, userAgent?: 
   return async (req) => {
     const url = new URL(connection.server + req.path);
     for (const [key, value] of Object.entries(req.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
-    const headers: Record<string, string> = { ...connection.headers(), Accept: req.accept ?? 'application/json', ...(userAgent === undefined ? {} : { 'User-Agent': userAgent }) };
+    const headers: Record<string, string> = {
+      ...connection.headers(),
+      Accept: req.accept ?? 'application/json',
+      ...(userAgent === undefined ? {} : { 'User-Agent': userAgent }),
+    };
     if (req.body !== undefined) headers['Content-Type'] = req.contentType ?? 'application/json';
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
     return answerOf(await dispatchTo(connection.pool.requests, url, req.method, headers, body, req.signal), req);
@@ -113,9 +117,17 @@ async function dispatchTo(
   body: string | Buffer | undefined,
   signal: AbortSignal | undefined,
 ): Promise<Answer> {
-  const answer = await dispatcher.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method, headers: requestHeaders, body, signal });
+  const answer = await dispatcher.request({
+    origin: url.origin,
+    path: `${url.pathname}${url.search}`,
+    method,
+    headers: requestHeaders,
+    body,
+    signal,
+  });
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  for (const [name, value] of Object.entries(answer.headers))
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
   return { status: answer.statusCode, headers, text: await answer.body.text() };
 }
 

@@ -70,9 +70,7 @@ function requirement(req: LabelSelectorRequirement): string {
       if (values.length > 0) throw new Error(`labelSelector: operator ${req.operator} on '${req.key}' takes no values`);
       return req.operator === 'Exists' ? req.key : `!${req.key}`;
     default:
-      throw new Error(
-        `labelSelector: operator '${req.operator}' on '${req.key}' is not one of In, NotIn, Exists, DoesNotExist`,
-      );
+      throw new Error(`labelSelector: operator '${req.operator}' on '${req.key}' is not one of In, NotIn, Exists, DoesNotExist`);
   }
 }
 

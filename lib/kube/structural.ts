@@ -115,7 +115,10 @@ function intersection(schema: Record<string, unknown>, path: string): Record<str
     }
     for (const name of (member['required'] as string[] | undefined) ?? []) required.add(name);
   }
-  return structural({ ...withoutKey(schema, 'allOf'), type: 'object', properties, ...(required.size > 0 ? { required: [...required] } : {}) }, path);
+  return structural(
+    { ...withoutKey(schema, 'allOf'), type: 'object', properties, ...(required.size > 0 ? { required: [...required] } : {}) },
+    path,
+  );
 }
 
 /**
@@ -141,7 +144,8 @@ function structural(node: unknown, path: string): Record<string, unknown> {
       if (!isObject(value)) fail(`${path}.properties`, 'must be an object of schemas');
       out[key] = Object.fromEntries(Object.entries(value).map(([name, property]) => [name, structural(property, `${path}.${name}`)]));
     } else if (key === 'items' || key === 'prefixItems' || key === 'additionalItems') {
-      if (key !== 'items' || !isObject(value)) fail(`${path}.items`, 'must be one schema: a tuple is not structural (use an object with named fields)');
+      if (key !== 'items' || !isObject(value))
+        fail(`${path}.items`, 'must be one schema: a tuple is not structural (use an object with named fields)');
       out[key] = structural(value, `${path}[]`);
     } else if (key === 'additionalProperties') {
       // Kubernetes prunes unknown fields by itself; `false` beside properties is rejected, `true` means keep them.
@@ -149,7 +153,10 @@ function structural(node: unknown, path: string): Record<string, unknown> {
       else if (isObject(value)) out[key] = structural(value, `${path}.*`);
     } else if (key === 'patternProperties') {
       if (!isObject(value) || Object.keys(value).length !== 1 || !(ANY_KEY in value)) {
-        fail(`${path}.patternProperties`, 'only Type.Record(Type.String(), T) maps to a CRD schema (additionalProperties); patterns of keys are not structural');
+        fail(
+          `${path}.patternProperties`,
+          'only Type.Record(Type.String(), T) maps to a CRD schema (additionalProperties); patterns of keys are not structural',
+        );
       }
       out['additionalProperties'] = structural(value[ANY_KEY], `${path}.*`);
     } else if (key === 'exclusiveMinimum' || key === 'exclusiveMaximum') {
@@ -166,7 +173,11 @@ function structural(node: unknown, path: string): Record<string, unknown> {
   if (Array.isArray(out['enum']) && out['type'] === undefined) out['type'] = enumType(out['enum'], path);
   if (out['type'] === undefined && out['x-kubernetes-int-or-string'] !== true) {
     // Type.Unknown() / Type.Any(): anything, kept as it is.
-    if (Object.keys(out).every((k) => k === 'description' || k === 'title' || k === 'default' || k === 'nullable' || k.startsWith('x-kubernetes-'))) {
+    if (
+      Object.keys(out).every(
+        (k) => k === 'description' || k === 'title' || k === 'default' || k === 'nullable' || k.startsWith('x-kubernetes-'),
+      )
+    ) {
       out['x-kubernetes-preserve-unknown-fields'] = true;
     } else {
       fail(path, 'has no type: a structural schema names one (object, array, string, integer, number, boolean)');

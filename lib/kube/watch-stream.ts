@@ -49,7 +49,10 @@ export async function openWatchStream(
   url.searchParams.set('watch', 'true');
   for (const [key, value] of Object.entries(request.query)) if (value !== undefined) url.searchParams.set(key, String(value));
   const accept = request.accept ?? 'application/json';
-  const { headers, dispatcher } = 'pool' in target ? { headers: { ...target.headers(), Accept: accept }, dispatcher: target.pool.watches } : await authenticated(target, url, accept);
+  const { headers, dispatcher } =
+    'pool' in target
+      ? { headers: { ...target.headers(), Accept: accept }, dispatcher: target.pool.watches }
+      : await authenticated(target, url, accept);
   if (request.userAgent !== undefined) headers['User-Agent'] = request.userAgent;
 
   const abort = new AbortController();
@@ -74,7 +77,9 @@ export async function openWatchStream(
       const text = await answer.body.text();
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(answer.headers)) if (typeof value === 'string') headers[name] = value;
-      close(new KubeApiError(answer.statusCode, parseBody(text, headers['content-type']), headers, { method: 'WATCH', path: request.path }));
+      close(
+        new KubeApiError(answer.statusCode, parseBody(text, headers['content-type']), headers, { method: 'WATCH', path: request.path }),
+      );
       return () => undefined;
     }
     const where = `watch of ${request.path}`;
@@ -116,7 +121,11 @@ export async function openWatchStream(
 }
 
 /** client-node's authentication and the shared watch pool for a watch of `url`. */
-async function authenticated(kubeConfig: KubeConfig, url: URL, accept: string): Promise<{ headers: Record<string, string>; dispatcher: Dispatcher }> {
+async function authenticated(
+  kubeConfig: KubeConfig,
+  url: URL,
+  accept: string,
+): Promise<{ headers: Record<string, string>; dispatcher: Dispatcher }> {
   const ctx = new RequestContext(url.toString(), HttpMethod.GET);
   ctx.setHeaderParam('Accept', accept);
   await shareConnections(kubeConfig).applySecurityAuthentication(ctx);

@@ -73,12 +73,22 @@ export function leaderElectionConfig(options: LeaderElectionOptions): LeaderElec
   requireKnownKeys('leaderElection', options, LEADER_ELECTION_OPTIONS);
   if (!options.kubeConfig) throw new ConfigurationError('leaderElection.kubeConfig', 'is required');
   const name = (option: string, value: unknown): string => {
-    if (typeof value !== 'string' || value.trim() === '') throw new ConfigurationError(option, `must be a non-empty string, got ${JSON.stringify(value)}`);
+    if (typeof value !== 'string' || value.trim() === '')
+      throw new ConfigurationError(option, `must be a non-empty string, got ${JSON.stringify(value)}`);
     return value;
   };
-  const leaseDurationMs = requirePositiveDuration('leaderElection.leaseDurationMs', options.leaseDurationMs ?? LEADER_ELECTION_DEFAULTS.leaseDurationMs);
-  const renewDeadlineMs = requirePositiveDuration('leaderElection.renewDeadlineMs', options.renewDeadlineMs ?? LEADER_ELECTION_DEFAULTS.renewDeadlineMs);
-  const retryPeriodMs = requirePositiveDuration('leaderElection.retryPeriodMs', options.retryPeriodMs ?? LEADER_ELECTION_DEFAULTS.retryPeriodMs);
+  const leaseDurationMs = requirePositiveDuration(
+    'leaderElection.leaseDurationMs',
+    options.leaseDurationMs ?? LEADER_ELECTION_DEFAULTS.leaseDurationMs,
+  );
+  const renewDeadlineMs = requirePositiveDuration(
+    'leaderElection.renewDeadlineMs',
+    options.renewDeadlineMs ?? LEADER_ELECTION_DEFAULTS.renewDeadlineMs,
+  );
+  const retryPeriodMs = requirePositiveDuration(
+    'leaderElection.retryPeriodMs',
+    options.retryPeriodMs ?? LEADER_ELECTION_DEFAULTS.retryPeriodMs,
+  );
   if (renewDeadlineMs >= leaseDurationMs) {
     throw new ConfigurationError(
       'leaderElection.renewDeadlineMs',
@@ -464,19 +474,24 @@ export class LeaderElector {
       if (handle.closed) return;
       handle.closed = true;
       if (this.watchHandle === handle) this.watchHandle = undefined;
-      if (error !== undefined) this.log?.debug({ err: errorMessage(error) }, 'lease watch failed; polling until the next attempt reopens it');
+      if (error !== undefined)
+        this.log?.debug({ err: errorMessage(error) }, 'lease watch failed; polling until the next attempt reopens it');
       else if (this.scheduler.now() - handle.openedAt >= WATCH_REOPEN_MIN_MS && !this.isLeader) this.openWatch(stop);
     };
-    watchLease(this.client, this.leaseRef(), (lease) => {
-      if (!handle.closed) this.observe(lease, this.scheduler.now());
-    }, onClose)
-      .then(
-        (close) => {
-          handle.close = close;
-          if (handle.closed) close();
-        },
-        (err: unknown) => onClose(err ?? new Error('lease watch failed')),
-      );
+    watchLease(
+      this.client,
+      this.leaseRef(),
+      (lease) => {
+        if (!handle.closed) this.observe(lease, this.scheduler.now());
+      },
+      onClose,
+    ).then(
+      (close) => {
+        handle.close = close;
+        if (handle.closed) close();
+      },
+      (err: unknown) => onClose(err ?? new Error('lease watch failed')),
+    );
   }
 
   private leaseRef(): { readonly name: string; readonly namespace: string } {
@@ -508,7 +523,12 @@ export class LeaderElector {
    * deadline runs on the scheduler, like every other timer of the elector.
    */
   private bounded(signal: AbortSignal): { signal: AbortSignal; done: () => void } {
-    return abortAfter(this.scheduler, this.config.renewDeadlineMs, signal, `lease request abandoned after the renew deadline of ${this.config.renewDeadlineMs} ms`);
+    return abortAfter(
+      this.scheduler,
+      this.config.renewDeadlineMs,
+      signal,
+      `lease request abandoned after the renew deadline of ${this.config.renewDeadlineMs} ms`,
+    );
   }
 
   private sleep(ms: number, signal: AbortSignal): Promise<void> {

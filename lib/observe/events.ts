@@ -224,7 +224,12 @@ export class EventBroadcaster {
         await this.send(series, count);
         series.written = count;
       } catch (err) {
-        this.drop('writeFailed', { err, kind: classifyError(err), event: series.event.metadata?.name, reason: series.event.reason }, 'event write failed', 'warn');
+        this.drop(
+          'writeFailed',
+          { err, kind: classifyError(err), event: series.event.metadata?.name, reason: series.event.reason },
+          'event write failed',
+          'warn',
+        );
         series.written = count; // not retried: the next occurrence tries again
       }
     });
@@ -234,7 +239,10 @@ export class EventBroadcaster {
     const lastObservedTime = microTime(series.lastObserved);
     if (series.name !== undefined) {
       try {
-        await this.events.mergePatch({ name: series.name, namespace: series.event.metadata?.namespace }, { series: { count, lastObservedTime } });
+        await this.events.mergePatch(
+          { name: series.name, namespace: series.event.metadata?.namespace },
+          { series: { count, lastObservedTime } },
+        );
         return;
       } catch (err) {
         if (classifyError(err) !== 'notFound') throw err;
@@ -274,10 +282,20 @@ export class EventBroadcaster {
     if (!series.deferred) return;
     series.deferred.unsubscribe();
     series.deferred = undefined;
-    if (series.count > series.written) this.drop('rateLimited', { reason: series.event.reason, unwritten: series.count - series.written }, 'rate-limited event occurrences were never written');
+    if (series.count > series.written)
+      this.drop(
+        'rateLimited',
+        { reason: series.event.reason, unwritten: series.count - series.written },
+        'rate-limited event occurrences were never written',
+      );
   }
 
-  private drop(cause: 'invalid' | 'writeFailed' | 'rateLimited', fields: Record<string, unknown>, message: string, level: 'debug' | 'warn' | 'error' = cause === 'invalid' ? 'error' : 'debug'): void {
+  private drop(
+    cause: 'invalid' | 'writeFailed' | 'rateLimited',
+    fields: Record<string, unknown>,
+    message: string,
+    level: 'debug' | 'warn' | 'error' = cause === 'invalid' ? 'error' : 'debug',
+  ): void {
     this.options.metrics?.eventDropped(this.labels(), cause);
     this.options.logger[level]({ ...fields, reportingController: this.options.reportingController }, message);
   }

@@ -43,9 +43,13 @@ export async function startHealthServer(options: HealthServerOptions = {}): Prom
   const port = options.port ?? 8081;
   const host = options.host ?? '0.0.0.0';
   const timeoutMs = options.checkTimeoutMs ?? 5000;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`startHealthServer: port must be an integer 0..65535 (got ${port})`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`startHealthServer: port must be an integer 0..65535 (got ${port})`);
   if (!(timeoutMs > 0)) throw new Error(`startHealthServer: checkTimeoutMs must be > 0 (got ${timeoutMs})`);
-  for (const [group, checks] of [['checks', options.checks], ['liveness', options.liveness]] as const) {
+  for (const [group, checks] of [
+    ['checks', options.checks],
+    ['liveness', options.liveness],
+  ] as const) {
     for (const [name, check] of Object.entries(checks ?? {})) {
       if (typeof check !== 'function') throw new Error(`startHealthServer: ${group}.${name} must be a function returning { ok, reason }`);
     }

@@ -126,4 +126,3 @@ export function errorLogLevel(err: unknown): 'info' | 'warn' | 'error' {
       return 'error';
   }
 }
-

@@ -3,7 +3,8 @@ import type { Registry } from 'prom-client';
 
 // Loaded by the first `createMetrics`: an operator without a registry never needs prom-client.
 let promClient: typeof import('prom-client') | undefined;
-const metricTypes = (): typeof import('prom-client') => (promClient ??= createRequire(import.meta.url)('prom-client') as typeof import('prom-client'));
+const metricTypes = (): typeof import('prom-client') =>
+  (promClient ??= createRequire(import.meta.url)('prom-client') as typeof import('prom-client'));
 import type { ReconcileOutcome, ReconcileResult } from '../core/index.js';
 import { parseApiVersion } from '../kube/index.js';
 
@@ -141,28 +142,69 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}):
         registers: [registry],
       }),
   );
-  const timeouts = counter('reconcile_timeouts_total', 'Runs that passed their deadline (runTimeoutMs) and were aborted', CONTROLLER_LABELS);
-  const maxConcurrent = gauge('max_concurrent_reconciliations', 'The most runs a controller makes at once (maxConcurrentReconciliations)', CONTROLLER_LABELS);
-  const startup = gauge('startup_seconds', 'Seconds from the process start to a controller\'s caches synced and to its first run, by phase', [...CONTROLLER_LABELS, 'phase']);
+  const timeouts = counter(
+    'reconcile_timeouts_total',
+    'Runs that passed their deadline (runTimeoutMs) and were aborted',
+    CONTROLLER_LABELS,
+  );
+  const maxConcurrent = gauge(
+    'max_concurrent_reconciliations',
+    'The most runs a controller makes at once (maxConcurrentReconciliations)',
+    CONTROLLER_LABELS,
+  );
+  const startup = gauge(
+    'startup_seconds',
+    "Seconds from the process start to a controller's caches synced and to its first run, by phase",
+    [...CONTROLLER_LABELS, 'phase'],
+  );
   const started = counter('reconciliations_started_total', 'Runs started', CONTROLLER_LABELS);
   const success = counter('reconciliations_success_total', 'Runs that succeeded', CONTROLLER_LABELS);
   const failure = counter('reconciliations_failure_total', 'Runs that failed', CONTROLLER_LABELS);
-  const skipped = counter('reconciliations_skipped_total', 'Runs skipped because the primary was not in the cache (or, sharded, is not this replica\'s)', CONTROLLER_LABELS);
+  const skipped = counter(
+    'reconciliations_skipped_total',
+    "Runs skipped because the primary was not in the cache (or, sharded, is not this replica's)",
+    CONTROLLER_LABELS,
+  );
   const retries = counter('reconciliations_retries_total', 'Runs that were retries of a failed run', CONTROLLER_LABELS);
   const active = gauge('reconciliations_active', 'Runs in progress', CONTROLLER_LABELS);
   const queued = gauge('reconciliations_queued', 'Resources waiting for a run', CONTROLLER_LABELS);
   const events = counter('events_received_total', 'Events received, by source and action', [...CONTROLLER_LABELS, 'source', 'action']);
   const cacheSize = gauge('cache_size', 'Objects a source cache holds (at most its bound when bounded)', [...CONTROLLER_LABELS, 'source']);
-  const cacheKnown = gauge('cache_known_objects', 'Objects a source informer knows, held or evicted from a bounded cache', [...CONTROLLER_LABELS, 'source']);
-  const sourceErrors = counter('source_errors_total', 'Failures of an event source (an error of its Observable, a failed fetch, a mapper that threw), by source', [...CONTROLLER_LABELS, 'source']);
-  const eventsRecorded = counter('events_recorded_total', 'Kubernetes Events recorded about primaries, by type', [...CONTROLLER_LABELS, 'type']);
-  const eventsDropped = counter('events_dropped_total', 'Kubernetes Event occurrences that never reached the API, by cause', [...CONTROLLER_LABELS, 'cause']);
+  const cacheKnown = gauge('cache_known_objects', 'Objects a source informer knows, held or evicted from a bounded cache', [
+    ...CONTROLLER_LABELS,
+    'source',
+  ]);
+  const sourceErrors = counter(
+    'source_errors_total',
+    'Failures of an event source (an error of its Observable, a failed fetch, a mapper that threw), by source',
+    [...CONTROLLER_LABELS, 'source'],
+  );
+  const eventsRecorded = counter('events_recorded_total', 'Kubernetes Events recorded about primaries, by type', [
+    ...CONTROLLER_LABELS,
+    'type',
+  ]);
+  const eventsDropped = counter('events_dropped_total', 'Kubernetes Event occurrences that never reached the API, by cause', [
+    ...CONTROLLER_LABELS,
+    'cause',
+  ]);
   const shardMembers = gauge('shard_members', 'Live members of a sharded controller, as this replica sees them', CONTROLLER_LABELS);
   // SH2: which primaries a replica owns changes with every primary created or deleted, not only
   // with the view, so the count is taken at each scrape (one pass over the cache), not kept.
-  const shardOwned = collected(registry, `${prefix}shard_owned_resources`, 'Primaries this replica owns in its current view of a sharded controller');
-  const ready = collected(registry, `${prefix}controller_ready`, '1 while a controller is ready: its caches synced, its watches healthy, its sources running');
-  const shardHandovers = counter('shard_handovers_total', 'Views of a sharded controller whose handover completed on this replica', CONTROLLER_LABELS);
+  const shardOwned = collected(
+    registry,
+    `${prefix}shard_owned_resources`,
+    'Primaries this replica owns in its current view of a sharded controller',
+  );
+  const ready = collected(
+    registry,
+    `${prefix}controller_ready`,
+    '1 while a controller is ready: its caches synced, its watches healthy, its sources running',
+  );
+  const shardHandovers = counter(
+    'shard_handovers_total',
+    'Views of a sharded controller whose handover completed on this replica',
+    CONTROLLER_LABELS,
+  );
   const leader = gauge('leader', '1 while this instance leads (or runs without leader election), else 0', []);
 
   const ended = (labels: ControllerLabels, result: ReconcileResult, seconds: number) => {

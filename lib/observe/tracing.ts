@@ -60,7 +60,11 @@ function otelApi(): OtelApi {
   try {
     loadedApi = createRequire(import.meta.url)('@opentelemetry/api') as OtelApi;
   } catch (err) {
-    throw new ConfigurationError('tracing', 'needs the package @opentelemetry/api: install it beside rxkube (npm install @opentelemetry/api)', { cause: err });
+    throw new ConfigurationError(
+      'tracing',
+      'needs the package @opentelemetry/api: install it beside rxkube (npm install @opentelemetry/api)',
+      { cause: err },
+    );
   }
   return loadedApi;
 }
@@ -85,11 +89,16 @@ export class Tracing {
   static of(option: TracingOptions | boolean | undefined, name = 'tracing'): Tracing | undefined {
     if (option === undefined || option === false) return undefined;
     if (option === true) return new Tracing(otelApi(), undefined);
-    if (typeof option !== 'object' || option === null) throw new ConfigurationError(name, `must be true, false or { tracerProvider }, got ${describeValue(option)}`);
-    for (const key of Object.keys(option)) if (key !== 'tracerProvider') throw new ConfigurationError(`${name}.${key}`, 'is not an option (known: tracerProvider)');
+    if (typeof option !== 'object' || option === null)
+      throw new ConfigurationError(name, `must be true, false or { tracerProvider }, got ${describeValue(option)}`);
+    for (const key of Object.keys(option))
+      if (key !== 'tracerProvider') throw new ConfigurationError(`${name}.${key}`, 'is not an option (known: tracerProvider)');
     const provider = option.tracerProvider;
     if (provider !== undefined && typeof (provider as Partial<TracerProviderLike>).getTracer !== 'function') {
-      throw new ConfigurationError(`${name}.tracerProvider`, `must be an OpenTelemetry TracerProvider (with getTracer), got ${describeValue(provider)}`);
+      throw new ConfigurationError(
+        `${name}.tracerProvider`,
+        `must be an OpenTelemetry TracerProvider (with getTracer), got ${describeValue(provider)}`,
+      );
     }
     return new Tracing(otelApi(), provider);
   }
@@ -107,7 +116,12 @@ export class Tracing {
   startRoot(name: string, attributes: SpanAttributes, links: readonly SpanRef[]): OpenSpan {
     const span = this.tracer.startSpan(
       name,
-      { kind: this.api.SpanKind.INTERNAL, attributes: clean(attributes), links: links.map((link) => ({ context: link.context as Otel.SpanContext })), root: true },
+      {
+        kind: this.api.SpanKind.INTERNAL,
+        attributes: clean(attributes),
+        links: links.map((link) => ({ context: link.context as Otel.SpanContext })),
+        root: true,
+      },
       this.api.ROOT_CONTEXT,
     );
     return this.open(span, this.api.ROOT_CONTEXT);
@@ -132,7 +146,11 @@ export class Tracing {
 
   /** A span of no duration that marks a change arriving (a watch event); runs it causes link to it. */
   mark(name: string, attributes: SpanAttributes): SpanRef {
-    const span = this.tracer.startSpan(name, { kind: this.api.SpanKind.CONSUMER, attributes: clean(attributes) }, this.api.context.active());
+    const span = this.tracer.startSpan(
+      name,
+      { kind: this.api.SpanKind.CONSUMER, attributes: clean(attributes) },
+      this.api.context.active(),
+    );
     span.end();
     return { context: span.spanContext() };
   }
@@ -153,25 +171,31 @@ export class Tracing {
       const query = new URLSearchParams();
       for (const [key, value] of Object.entries(req.query ?? {})) if (value !== undefined) query.set(key, String(value));
       const search = query.size > 0 ? `?${query}` : '';
-      const span = this.startChild(req.method, {
-        'http.request.method': req.method,
-        'url.full': origin ? `${origin.origin}${req.path}${search}` : undefined,
-        'url.path': req.path,
-        'server.address': origin?.hostname,
-        'server.port': origin ? Number(origin.port || (origin.protocol === 'https:' ? 443 : 80)) : undefined,
-      }, 'client');
-      return span.within(() => request(req)).then(
-        (answer) => {
-          span.end();
-          return answer;
+      const span = this.startChild(
+        req.method,
+        {
+          'http.request.method': req.method,
+          'url.full': origin ? `${origin.origin}${req.path}${search}` : undefined,
+          'url.path': req.path,
+          'server.address': origin?.hostname,
+          'server.port': origin ? Number(origin.port || (origin.protocol === 'https:' ? 443 : 80)) : undefined,
         },
-        (error: unknown) => {
-          const status = statusCodeOf(error);
-          if (status !== undefined) span.setAttributes({ 'http.response.status_code': status });
-          span.end(error);
-          throw error;
-        },
+        'client',
       );
+      return span
+        .within(() => request(req))
+        .then(
+          (answer) => {
+            span.end();
+            return answer;
+          },
+          (error: unknown) => {
+            const status = statusCodeOf(error);
+            if (status !== undefined) span.setAttributes({ 'http.response.status_code': status });
+            span.end(error);
+            throw error;
+          },
+        );
     };
   }
 

@@ -12,7 +12,11 @@ export interface GenerationFilterOptions<T = unknown> {
  * needed and missing. Works on any object with Kubernetes-style `metadata`; when the objects
  * cannot be compared (missing), the update passes.
  */
-export function isGenerationChange<T>(oldObject: T | undefined, newObject: T | undefined, options: GenerationFilterOptions<T> = {}): boolean {
+export function isGenerationChange<T>(
+  oldObject: T | undefined,
+  newObject: T | undefined,
+  options: GenerationFilterOptions<T> = {},
+): boolean {
   if (oldObject === undefined || newObject === undefined) return true;
   return options.finalizerNeeded?.(newObject) === true || generationGrew(oldObject, newObject);
 }
@@ -23,7 +27,5 @@ export function isGenerationChange<T>(oldObject: T | undefined, newObject: T | u
  * sources pass.
  */
 export function generationChanged<T>(options: GenerationFilterOptions<T> = {}): MonoTypeOperatorFunction<ResourceEvent<T>> {
-  return filter(
-    (event) => !event.primary || event.action !== 'modified' || isGenerationChange(event.oldObject, event.object, options),
-  );
+  return filter((event) => !event.primary || event.action !== 'modified' || isGenerationChange(event.oldObject, event.object, options));
 }

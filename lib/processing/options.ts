@@ -150,7 +150,10 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
   requireKnownKeys('', options, RECONCILE_OPTIONS);
   const scheduler = requireMethods('scheduler', options.scheduler ?? asyncScheduler, ['now', 'schedule']);
   if (options.maxConcurrency !== undefined && options.maxConcurrentReconciliations !== undefined) {
-    throw new ConfigurationError('maxConcurrency', 'is the old name of maxConcurrentReconciliations; give only maxConcurrentReconciliations');
+    throw new ConfigurationError(
+      'maxConcurrency',
+      'is the old name of maxConcurrentReconciliations; give only maxConcurrentReconciliations',
+    );
   }
   const maxConcurrentReconciliations = requirePositiveInteger(
     options.maxConcurrency === undefined ? 'maxConcurrentReconciliations' : 'maxConcurrency',
@@ -158,8 +161,7 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
   );
   const retry =
     options.retry === false ? undefined : probeRetry(requireMethods('retry', options.retry ?? GenericRetry.defaults(), ['delayBefore']));
-  const rateLimiter =
-    options.rateLimiter === undefined ? undefined : requireMethods('rateLimiter', options.rateLimiter, ['acquire']);
+  const rateLimiter = options.rateLimiter === undefined ? undefined : requireMethods('rateLimiter', options.rateLimiter, ['acquire']);
   const interval = options.maxReconciliationInterval ?? DEFAULT_MAX_RECONCILIATION_INTERVAL;
   if (typeof interval !== 'number' || Number.isNaN(interval) || interval === Infinity) {
     throw new ConfigurationError(
@@ -179,7 +181,10 @@ export function resolveReconcileOptions(options: ReconcileOptions = {}): Resolve
   const mayStart = options.mayStart === undefined ? undefined : requireFunction('mayStart', options.mayStart);
   const runTimeoutMs = options.runTimeoutMs ?? 0;
   if (typeof runTimeoutMs !== 'number' || Number.isNaN(runTimeoutMs)) {
-    throw new ConfigurationError('runTimeoutMs', `must be a number of milliseconds (<= 0: no deadline), got ${describeValue(runTimeoutMs)}`);
+    throw new ConfigurationError(
+      'runTimeoutMs',
+      `must be a number of milliseconds (<= 0: no deadline), got ${describeValue(runTimeoutMs)}`,
+    );
   }
   const onRunTimeout = options.onRunTimeout === undefined ? undefined : requireFunction('onRunTimeout', options.onRunTimeout);
   return {

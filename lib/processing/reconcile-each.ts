@@ -14,10 +14,7 @@ import { ResourceScheduler } from './resource-scheduler.js';
  * reschedule or max-interval timer is armed any more; the output completes when that is done
  * (at once for held-back runs while `active$` is false).
  */
-export function reconcileEach<T = unknown>(
-  run: RunFn,
-  options?: ReconcileOptions,
-): OperatorFunction<ResourceEvent<T>, ReconcileOutcome> {
+export function reconcileEach<T = unknown>(run: RunFn, options?: ReconcileOptions): OperatorFunction<ResourceEvent<T>, ReconcileOutcome> {
   requireFunction('run', run);
   const resolved = resolveReconcileOptions(options);
   return (events$) =>

@@ -13,7 +13,14 @@ import {
   type RetryInfo,
   RunTimeoutError,
 } from '../core/index.js';
-import { MIN_RATE_LIMIT_DELAY, type ResolvedReconcileOptions, type RunContext, type RunFn, type RunOutput, type RunResult } from './options.js';
+import {
+  MIN_RATE_LIMIT_DELAY,
+  type ResolvedReconcileOptions,
+  type RunContext,
+  type RunFn,
+  type RunOutput,
+  type RunResult,
+} from './options.js';
 import { FifoSet, type FifoLinks } from './queue.js';
 import { Deadlines, type Deadline } from './deadlines.js';
 import { retryDelayOf } from './retry.js';
@@ -362,7 +369,15 @@ export class ResourceScheduler {
 
     state.phase = 'running';
     this.running++;
-    const handle: RunHandle = { cause, startedAt: now, abort: undefined, subscription: undefined, deadline: undefined, timeoutMs: 0, timedOutAt: undefined };
+    const handle: RunHandle = {
+      cause,
+      startedAt: now,
+      abort: undefined,
+      subscription: undefined,
+      deadline: undefined,
+      timeoutMs: 0,
+      timedOutAt: undefined,
+    };
     state.run = handle;
     if (this.options.runTimeoutMs > 0) this.setDeadline(state, handle, this.options.runTimeoutMs);
 
@@ -450,7 +465,13 @@ export class ResourceScheduler {
     this.running--;
     state.phase = 'idle';
     const result = settlement.ok ? checkResult(settlement.value) : settlement;
-    const outcome: Mutable<ReconcileOutcome> = { id: state.id, cause, startedAt, endedAt: this.now(), result: result.ok ? 'success' : 'failure' };
+    const outcome: Mutable<ReconcileOutcome> = {
+      id: state.id,
+      cause,
+      startedAt,
+      endedAt: this.now(),
+      result: result.ok ? 'success' : 'failure',
+    };
     if (!result.ok) outcome.error = result.error instanceof NoRetryError ? result.error.cause : result.error;
 
     if (state.deleted) {
@@ -471,8 +492,14 @@ export class ResourceScheduler {
       const attempt = state.retriesMade + 1;
       const { delay, broken } = this.draining ? { delay: undefined } : this.retryDelay(attempt);
       // A broken policy is this run's failure, named, and no retry: processing goes on.
-      if (broken) outcome.error = new ConfigurationError('retry', `${broken.message.slice('retry: '.length)}; not retried after: ${describeError(outcome.error)}`, { cause: outcome.error });
-      if (delay === undefined) this.armFollowUp(state, outcome, undefined); // exhausted or disabled: EP10 safety net
+      if (broken)
+        outcome.error = new ConfigurationError(
+          'retry',
+          `${broken.message.slice('retry: '.length)}; not retried after: ${describeError(outcome.error)}`,
+          { cause: outcome.error },
+        );
+      if (delay === undefined)
+        this.armFollowUp(state, outcome, undefined); // exhausted or disabled: EP10 safety net
       else outcome.retry = { attempt, at: this.arm(state, { type: 'retry', attempt }, delay) };
     }
     this.emit(outcome);
@@ -556,7 +583,9 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
 }
 
 /** A run's value must be void or a RunResult with a sane rescheduleAfter; anything else is a failure of that run. */
-function checkResult(value: unknown): { readonly ok: true; readonly value: RunResult | undefined } | { readonly ok: false; readonly error: unknown } {
+function checkResult(
+  value: unknown,
+): { readonly ok: true; readonly value: RunResult | undefined } | { readonly ok: false; readonly error: unknown } {
   if (value === undefined || value === null) return { ok: true, value: undefined };
   if (typeof value !== 'object') {
     return { ok: false, error: new TypeError(`a run must return void or { rescheduleAfter?: number }, got ${describeValue(value)}`) };

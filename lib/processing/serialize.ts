@@ -3,7 +3,10 @@ import type { ReconcileOutcome, ResourceEvent } from '../core/index.js';
 import type { ReconcileOptions, RunFn } from './options.js';
 import { reconcileEach } from './reconcile-each.js';
 
-export type SerializeOptions = Pick<ReconcileOptions, 'scheduler' | 'maxConcurrentReconciliations' | 'maxConcurrency' | 'primaries' | 'exists' | 'active$' | 'probe'>;
+export type SerializeOptions = Pick<
+  ReconcileOptions,
+  'scheduler' | 'maxConcurrentReconciliations' | 'maxConcurrency' | 'primaries' | 'exists' | 'active$' | 'probe'
+>;
 
 /**
  * Only the serialization part of `reconcileEach`: one run per resource at a time, bounded

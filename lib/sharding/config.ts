@@ -1,6 +1,13 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { ConfigurationError, describeValue, isRecord, requireKnownKeys, requireNamespaceName, requirePositiveDuration } from '../core/index.js';
+import {
+  ConfigurationError,
+  describeValue,
+  isRecord,
+  requireKnownKeys,
+  requireNamespaceName,
+  requirePositiveDuration,
+} from '../core/index.js';
 import { LEADER_ELECTION_DEFAULTS, LEADER_JITTER_FACTOR } from '../leader/index.js';
 
 /** Sharding of one controller across replicas (off unless given). */
@@ -50,7 +57,10 @@ export function controllerShardingOptions(operator: unknown, own: unknown): Shar
     throw new ConfigurationError('sharding', `the Operator's option must be an object of ShardingOptions, got ${describeValue(operator)}`);
   }
   if (own !== undefined && own !== false && !isRecord(own)) {
-    throw new ConfigurationError('sharding', `the controller's option must be an object of ShardingOptions or false, got ${describeValue(own)}`);
+    throw new ConfigurationError(
+      'sharding',
+      `the controller's option must be an object of ShardingOptions or false, got ${describeValue(own)}`,
+    );
   }
   requireKnownKeys('sharding', operator, SHARDING_OPTIONS);
   requireKnownKeys('sharding', own, SHARDING_OPTIONS);
@@ -63,23 +73,42 @@ export function shardingConfig(group: string, options: ShardingOptions, defaultN
   if (!isRecord(options)) throw new ConfigurationError('sharding', `must be an object, got ${describeValue(options)}`);
   requireKnownKeys('sharding', options, SHARDING_OPTIONS);
   if (typeof group !== 'string' || group.length > 63 || !LABEL_VALUE.test(group) || group === '') {
-    throw new ConfigurationError('sharding', `the controller name ${JSON.stringify(group)} must be a valid label value (at most 63 alphanumerics, '-', '_', '.') to group member Leases`);
+    throw new ConfigurationError(
+      'sharding',
+      `the controller name ${JSON.stringify(group)} must be a valid label value (at most 63 alphanumerics, '-', '_', '.') to group member Leases`,
+    );
   }
   const text = (option: string, value: unknown): string => {
-    if (typeof value !== 'string' || value.trim() === '') throw new ConfigurationError(option, `must be a non-empty string, got ${describeValue(value)}`);
+    if (typeof value !== 'string' || value.trim() === '')
+      throw new ConfigurationError(option, `must be a non-empty string, got ${describeValue(value)}`);
     return value;
   };
   if (options.replicas !== undefined && options.replicas !== 'auto') {
-    throw new ConfigurationError('sharding.replicas', `must be 'auto' (members are the replicas whose member Lease is live), got ${describeValue(options.replicas)}`);
+    throw new ConfigurationError(
+      'sharding.replicas',
+      `must be 'auto' (members are the replicas whose member Lease is live), got ${describeValue(options.replicas)}`,
+    );
   }
-  const leaseDurationMs = requirePositiveDuration('sharding.leaseDurationMs', options.leaseDurationMs ?? LEADER_ELECTION_DEFAULTS.leaseDurationMs);
-  const renewDeadlineMs = requirePositiveDuration('sharding.renewDeadlineMs', options.renewDeadlineMs ?? LEADER_ELECTION_DEFAULTS.renewDeadlineMs);
+  const leaseDurationMs = requirePositiveDuration(
+    'sharding.leaseDurationMs',
+    options.leaseDurationMs ?? LEADER_ELECTION_DEFAULTS.leaseDurationMs,
+  );
+  const renewDeadlineMs = requirePositiveDuration(
+    'sharding.renewDeadlineMs',
+    options.renewDeadlineMs ?? LEADER_ELECTION_DEFAULTS.renewDeadlineMs,
+  );
   const retryPeriodMs = requirePositiveDuration('sharding.retryPeriodMs', options.retryPeriodMs ?? LEADER_ELECTION_DEFAULTS.retryPeriodMs);
   if (renewDeadlineMs >= leaseDurationMs) {
-    throw new ConfigurationError('sharding.renewDeadlineMs', `must be less than leaseDurationMs (${renewDeadlineMs} >= ${leaseDurationMs}), or a member could run resources after its lease expired`);
+    throw new ConfigurationError(
+      'sharding.renewDeadlineMs',
+      `must be less than leaseDurationMs (${renewDeadlineMs} >= ${leaseDurationMs}), or a member could run resources after its lease expired`,
+    );
   }
   if (renewDeadlineMs <= LEADER_JITTER_FACTOR * retryPeriodMs) {
-    throw new ConfigurationError('sharding.renewDeadlineMs', `must be greater than ${LEADER_JITTER_FACTOR} × retryPeriodMs (${renewDeadlineMs} <= ${LEADER_JITTER_FACTOR * retryPeriodMs}), or one failed renewal ends membership`);
+    throw new ConfigurationError(
+      'sharding.renewDeadlineMs',
+      `must be greater than ${LEADER_JITTER_FACTOR} × retryPeriodMs (${renewDeadlineMs} <= ${LEADER_JITTER_FACTOR * retryPeriodMs}), or one failed renewal ends membership`,
+    );
   }
   return Object.freeze({
     group,

@@ -63,7 +63,12 @@ const RENEWAL_ECHO_SLACK = 0.25;
 
 /** The member Lease's name: DNS-safe, one per (group, identity). */
 export function memberLeaseName(group: string, identity: string): string {
-  const safeGroup = group.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'controller';
+  const safeGroup =
+    group
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 40) || 'controller';
   return `rxkube-shard-${safeGroup}-${hash53(identity).toString(36)}`;
 }
 
@@ -217,7 +222,8 @@ export class Shard {
     try {
       await this.leases.delete({ name: this.leaseName, namespace: this.config.namespace }, { signal: bounded.signal });
     } catch (err) {
-      if (classifyError(err) !== 'notFound') this.log?.warn({ err: errorMessage(err) }, 'could not delete the member lease; it expires on its own');
+      if (classifyError(err) !== 'notFound')
+        this.log?.warn({ err: errorMessage(err) }, 'could not delete the member lease; it expires on its own');
     } finally {
       bounded.done();
     }
@@ -303,12 +309,16 @@ export class Shard {
       // Bounded like every lease request: a delete that hangs would keep `deleting` set, and the Lease, for good.
       const bounded = this.bounded(this.stopping?.signal ?? new AbortController().signal);
       this.leases
-        .delete({ name, namespace: this.config.namespace }, { signal: bounded.signal, ...(resourceVersion === undefined ? {} : { preconditions: { resourceVersion } }) })
+        .delete(
+          { name, namespace: this.config.namespace },
+          { signal: bounded.signal, ...(resourceVersion === undefined ? {} : { preconditions: { resourceVersion } }) },
+        )
         .then(
           () => this.log?.info({ lease: name, member: seen.identity }, 'deleted the lease of a member dead for two lease durations'),
           (err: unknown) => {
             // Renewed or deleted meanwhile: nothing to do.
-            if (!['conflict', 'notFound'].includes(classifyError(err))) this.log?.debug({ err: errorMessage(err), lease: name }, 'could not delete a dead member lease');
+            if (!['conflict', 'notFound'].includes(classifyError(err)))
+              this.log?.debug({ err: errorMessage(err), lease: name }, 'could not delete a dead member lease');
           },
         )
         .finally(() => {
@@ -349,7 +359,10 @@ export class Shard {
         this.renewedAt = startedAt;
         this.written = { resourceVersion: this.lease?.metadata?.resourceVersion, startedAt };
         this.deadline?.unsubscribe();
-        this.deadline = this.scheduler.schedule(() => this.leave(`no renewal within ${this.config.renewDeadlineMs} ms`), Math.max(0, this.config.renewDeadlineMs - (this.scheduler.now() - startedAt)));
+        this.deadline = this.scheduler.schedule(
+          () => this.leave(`no renewal within ${this.config.renewDeadlineMs} ms`),
+          Math.max(0, this.config.renewDeadlineMs - (this.scheduler.now() - startedAt)),
+        );
         this.expectEcho();
         if (!this.member) {
           this.member = true;
@@ -386,7 +399,8 @@ export class Shard {
     } catch (err) {
       if (!stop.aborted) this.log?.warn({ err: errorMessage(err), kind: classifyError(err) }, 'member lease renewal failed');
       // 409 or gone: start again from what the server has.
-      if (['conflict', 'notFound'].includes(classifyError(err))) this.lease = await this.leases.find(ref, { signal }).catch(() => undefined);
+      if (['conflict', 'notFound'].includes(classifyError(err)))
+        this.lease = await this.leases.find(ref, { signal }).catch(() => undefined);
       return false;
     }
   }
@@ -445,7 +459,12 @@ export class Shard {
 
   /** A request never outlives the renew deadline: one that hangs is abandoned and the next renewal opens a new one. */
   private bounded(signal: AbortSignal): { signal: AbortSignal; done: () => void } {
-    return abortAfter(this.scheduler, this.config.renewDeadlineMs, signal, `member lease request abandoned after the renew deadline of ${this.config.renewDeadlineMs} ms`);
+    return abortAfter(
+      this.scheduler,
+      this.config.renewDeadlineMs,
+      signal,
+      `member lease request abandoned after the renew deadline of ${this.config.renewDeadlineMs} ms`,
+    );
   }
 
   private sleep(ms: number, signal: AbortSignal): Promise<void> {

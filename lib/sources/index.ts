@@ -33,13 +33,7 @@ export {
   type WatchEventType,
   type WatchRequest,
 } from './list-watch.js';
-export {
-  ReadYourWritesCache,
-  readYourWrites,
-  type CachedSource,
-  type CacheReader,
-  type WriteHandle,
-} from './read-your-writes.js';
+export { ReadYourWritesCache, readYourWrites, type CachedSource, type CacheReader, type WriteHandle } from './read-your-writes.js';
 export { newerOf, type WriteIntent } from './own-writes.js';
 export {
   Mappers,
@@ -64,10 +58,5 @@ export {
   type PollingSourceOptions,
   type SourceError,
 } from './polling.js';
-export {
-  CachingInboundSource,
-  cachingInboundSource,
-  InboundSource,
-  inboundSource,
-} from './inbound.js';
+export { CachingInboundSource, cachingInboundSource, InboundSource, inboundSource } from './inbound.js';
 export { TimerSource, timerSource } from './timer.js';

@@ -115,7 +115,11 @@ export class InformerPool {
 
   /** The informers held now, with their keys and users. */
   informers(): PooledInformer[] {
-    return [...this.entries].map((entry) => ({ key: entry.key, informer: entry.informer, users: [...entry.users].map((user) => user.name) }));
+    return [...this.entries].map((entry) => ({
+      key: entry.key,
+      informer: entry.informer,
+      users: [...entry.users].map((user) => user.name),
+    }));
   }
 
   /** Stops every informer; their shares' streams complete. */
@@ -136,7 +140,9 @@ export class InformerPool {
         ...options,
         name: user.name,
         namespaces: namespaces[0] === undefined ? 'all' : (namespaces as string[]),
-        client: this.options.listWatch?.(user.resource) ?? kubeListWatch(this.options.client, user.resource, { metadataOnly: options.metadataOnly }),
+        client:
+          this.options.listWatch?.(user.resource) ??
+          kubeListWatch(this.options.client, user.resource, { metadataOnly: options.metadataOnly }),
         scheduler: this.options.scheduler,
         random: this.options.random,
       });
@@ -155,7 +161,11 @@ export class InformerPool {
     if (entry.key !== undefined && this.byKey.get(entry.key) === entry) this.byKey.delete(entry.key);
   }
 
-  private keyOf(resource: ResolvedDescriptor, options: SharedInformerOptions<KubernetesObject>, namespaces: readonly (string | undefined)[]): string {
+  private keyOf(
+    resource: ResolvedDescriptor,
+    options: SharedInformerOptions<KubernetesObject>,
+    namespaces: readonly (string | undefined)[],
+  ): string {
     const transform = options.transform ?? compactManagedFields;
     let transformId = this.transforms.get(transform);
     if (transformId === undefined) this.transforms.set(transform, (transformId = ++this.transformCount));
@@ -227,7 +237,9 @@ class Share<T extends KubernetesObject> implements InformerLike<T> {
   }
 
   get cacheAndEvents$(): Observable<InformerEvent<T>> {
-    return defer(() => concat(from(this.store.list().map((object): InformerEvent<T> => ({ type: 'added', object, listed: true }))), this.changes));
+    return defer(() =>
+      concat(from(this.store.list().map((object): InformerEvent<T> => ({ type: 'added', object, listed: true }))), this.changes),
+    );
   }
 
   get errors$(): Observable<InformerError> {
@@ -381,7 +393,8 @@ class Share<T extends KubernetesObject> implements InformerLike<T> {
       const oldObject = previous.get(key);
       previous.delete(key);
       if (oldObject === undefined) changed.push({ type: 'added', object, listed: true });
-      else if (resourceVersionOf(oldObject) !== resourceVersionOf(object)) changed.push({ type: 'modified', object, oldObject, listed: true });
+      else if (resourceVersionOf(oldObject) !== resourceVersionOf(object))
+        changed.push({ type: 'modified', object, oldObject, listed: true });
     }
     for (const object of previous.values()) this.changes.next({ type: 'deleted', object, oldObject: object, listed: true });
     for (const event of changed) this.changes.next(event);

@@ -234,7 +234,8 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
     }
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.transform = options.transform ?? compactManagedFields;
-    this.client = options.client ?? kubeListWatch<T>(options.kubeConfig as KubeConfig, this.resource, { metadataOnly: options.metadataOnly });
+    this.client =
+      options.client ?? kubeListWatch<T>(options.kubeConfig as KubeConfig, this.resource, { metadataOnly: options.metadataOnly });
     this.labelSelector = formatLabelSelector(options.labelSelector);
     this.fieldSelector = formatFieldSelector(options.fieldSelector);
     this.wanted = this.checkNamespaces(options.namespaces ?? 'all');
@@ -260,10 +261,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
   /** Every cached object as 'added' first, then the live changes: what a late subscriber needs. */
   get cacheAndEvents$(): Observable<InformerEvent<T>> {
     return defer(() =>
-      concat(
-        from(this.cache.list().map((object): InformerEvent<T> => ({ type: 'added', object, listed: true }))),
-        this.changes,
-      ),
+      concat(from(this.cache.list().map((object): InformerEvent<T> => ({ type: 'added', object, listed: true }))), this.changes),
     );
   }
 
@@ -402,7 +400,17 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
     }
     for (const [key, namespace] of wantedKeys) {
       if (this.scopes.has(key)) continue;
-      const scope: Scope = { namespace, subscription: undefined, state: 'starting', synced: false, resourceVersion: undefined, lastError: undefined, lists: 0, drops: 0, listing: undefined };
+      const scope: Scope = {
+        namespace,
+        subscription: undefined,
+        state: 'starting',
+        synced: false,
+        resourceVersion: undefined,
+        lastError: undefined,
+        lists: 0,
+        drops: 0,
+        listing: undefined,
+      };
       this.scopes.set(key, scope);
       scope.subscription = this.loop(scope).subscribe((message) => this.apply(scope, message));
     }
@@ -493,7 +501,10 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
     if (previousVersion === undefined && !this.cache.has(resourceIdOf(object))) {
       this.cache.upsert(object);
       this.changes.next({ type: 'added', object, listed: true });
-    } else if (previousVersion !== resourceVersionOf(object) && this.cache.resourceVersionOf(resourceIdOf(object)) !== resourceVersionOf(object)) {
+    } else if (
+      previousVersion !== resourceVersionOf(object) &&
+      this.cache.resourceVersionOf(resourceIdOf(object)) !== resourceVersionOf(object)
+    ) {
       const oldObject = this.cache.upsert(object);
       this.changes.next({ type: 'modified', object, oldObject, listed: true });
     }

@@ -125,7 +125,13 @@ export function kubeListWatch<T extends KubernetesObject>(
     const namespace = d.namespaced ? id.namespace : undefined;
     if (!metadataOnly) return client.find({ name: id.name, namespace });
     try {
-      return asDeclared((await kubeClient.request({ method: 'GET', path: resourcePath(d, { namespace, name: id.name }), accept: METADATA_OBJECT_ACCEPT })) as KubernetesObject);
+      return asDeclared(
+        (await kubeClient.request({
+          method: 'GET',
+          path: resourcePath(d, { namespace, name: id.name }),
+          accept: METADATA_OBJECT_ACCEPT,
+        })) as KubernetesObject,
+      );
     } catch (error) {
       if (classifyError(error) === 'notFound') return undefined;
       throw error;
@@ -145,7 +151,9 @@ export function kubeListWatch<T extends KubernetesObject>(
         return listPage({ ...query, limit, continue: next, signal: bounded }).catch((error: unknown) => {
           if (timeout?.aborted && !signal?.aborted) {
             // Named as fetch names its timeouts, so it is classified (and logged) as transient.
-            throw Object.assign(new Error(`list of ${d.kind} got no answer within ${silentAfterMs} ms`, { cause: error }), { name: 'TimeoutError' });
+            throw Object.assign(new Error(`list of ${d.kind} got no answer within ${silentAfterMs} ms`, { cause: error }), {
+              name: 'TimeoutError',
+            });
           }
           throw error;
         });
@@ -188,7 +196,9 @@ export function kubeListWatch<T extends KubernetesObject>(
           accept: metadataOnly ? METADATA_OBJECT_ACCEPT : undefined,
           userAgent: kubeClient.userAgent,
         },
-        metadataOnly ? (type, object) => onEvent(type, type === 'ERROR' || !isObject(object) ? object : toPartialObjectMetadata(object)) : onEvent,
+        metadataOnly
+          ? (type, object) => onEvent(type, type === 'ERROR' || !isObject(object) ? object : toPartialObjectMetadata(object))
+          : onEvent,
         onClose,
       ),
   };

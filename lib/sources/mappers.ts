@@ -59,7 +59,8 @@ export const Mappers = {
    * secondary's own namespace. No name annotation: no primary.
    */
   fromAnnotation(nameKey: string, namespaceKey?: string): SecondaryToPrimaryMapper<KubernetesObject> {
-    if (typeof nameKey !== 'string' || nameKey === '') throw new Error('Mappers.fromAnnotation: nameKey must be a non-empty annotation key');
+    if (typeof nameKey !== 'string' || nameKey === '')
+      throw new Error('Mappers.fromAnnotation: nameKey must be a non-empty annotation key');
     return (secondary) => fromMetadata(secondary.metadata?.annotations, nameKey, namespaceKey, secondary.metadata?.namespace);
   },
 
@@ -84,7 +85,10 @@ export const Mappers = {
    * names the secondary, found through an index on the primary informer's store (which must have
    * been given `primaryToSecondaryIndexer(toSecondaries)` under `indexName`).
    */
-  fromPrimaryIndex(primaries: Pick<StoreReader<KubernetesObject>, 'byIndex'>, indexName: string): SecondaryToPrimaryMapper<KubernetesObject> {
+  fromPrimaryIndex(
+    primaries: Pick<StoreReader<KubernetesObject>, 'byIndex'>,
+    indexName: string,
+  ): SecondaryToPrimaryMapper<KubernetesObject> {
     return (secondary) => primaries.byIndex(indexName, resourceKey(resourceIdOf(secondary))).map((p) => resourceIdOf(p));
   },
 };

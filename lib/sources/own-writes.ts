@@ -41,7 +41,8 @@ export function foreignChangeIn<T extends KubernetesObject>(answer: T, intent: W
   const before = resourceVersionOf(base);
   const after = resourceVersionOf(answer);
   if (before !== undefined && before === after) return undefined; // nothing landed on the base
-  if (intent.unchanged) return `a write that changed nothing answered with resourceVersion ${after ?? '(none)'} instead of ${before ?? '(none)'}`;
+  if (intent.unchanged)
+    return `a write that changed nothing answered with resourceVersion ${after ?? '(none)'} instead of ${before ?? '(none)'}`;
   if (!intent.deletes && !isMarkedForDeletion(base) && isMarkedForDeletion(answer)) return 'the object was marked for deletion';
   if (intent.keepsFinalizers && !sameList(base.metadata?.finalizers, answer.metadata?.finalizers)) return 'the finalizers changed';
   const from = base.metadata?.generation;

@@ -153,7 +153,11 @@ export class PerResourcePollingSource<R> {
         defer(() => this.options.fetch(id)).pipe(
           map((resource) => ({ resource })),
           catchError((error: unknown) => {
-            this.failures.next({ source: this.name, error: new Error(`${this.name}: fetch for ${key} failed: ${describeError(error)}`, { cause: error }), id });
+            this.failures.next({
+              source: this.name,
+              error: new Error(`${this.name}: fetch for ${key} failed: ${describeError(error)}`, { cause: error }),
+              id,
+            });
             return EMPTY;
           }),
         ),

@@ -75,12 +75,7 @@ export class ReadYourWritesCache<T extends KubernetesObject> implements CacheRea
 
   /** Every object as 'added' (newest version) first, then the live changes. */
   get cacheAndEvents$(): Observable<InformerEvent<T>> {
-    return defer(() =>
-      concat(
-        from(this.list().map((object): InformerEvent<T> => ({ type: 'added', object, listed: true }))),
-        this.passed,
-      ),
-    );
+    return defer(() => concat(from(this.list().map((object): InformerEvent<T> => ({ type: 'added', object, listed: true }))), this.passed));
   }
 
   /**
@@ -174,7 +169,10 @@ export class ReadYourWritesCache<T extends KubernetesObject> implements CacheRea
   }
 
   list(namespace?: string): T[] {
-    return this.overlay(this.source.store.list(namespace), (obj) => namespace === undefined || (obj.metadata?.namespace ?? '') === namespace);
+    return this.overlay(
+      this.source.store.list(namespace),
+      (obj) => namespace === undefined || (obj.metadata?.namespace ?? '') === namespace,
+    );
   }
 
   byIndex(indexName: string, key: string): T[] {

@@ -88,13 +88,16 @@ export function watchEventProblem(type: unknown, object: unknown): string | unde
       if (object === undefined) return `${what} event without an object`;
       const problem = objectProblem(object);
       if (problem !== undefined) return `${what} event whose object is ${problem}`;
-      if (type !== 'BOOKMARK' && typeof (object as { metadata: { name?: unknown } }).metadata.name !== 'string') return `${what} event whose object has no metadata.name`;
+      if (type !== 'BOOKMARK' && typeof (object as { metadata: { name?: unknown } }).metadata.name !== 'string')
+        return `${what} event whose object has no metadata.name`;
       return undefined;
     }
     case 'ERROR': {
-      if (object === null || typeof object !== 'object' || Array.isArray(object)) return `ERROR event without a Status (object is ${describeJson(object)})`;
+      if (object === null || typeof object !== 'object' || Array.isArray(object))
+        return `ERROR event without a Status (object is ${describeJson(object)})`;
       const code = (object as { code?: unknown }).code;
-      if (typeof code !== 'number' || !Number.isInteger(code)) return `ERROR event whose Status has no numeric code (code is ${describeJson(code)})`;
+      if (typeof code !== 'number' || !Number.isInteger(code))
+        return `ERROR event whose Status has no numeric code (code is ${describeJson(code)})`;
       return undefined;
     }
     default:
@@ -111,7 +114,15 @@ function objectProblem(object: unknown): string | undefined {
 }
 
 function describeJson(value: unknown): string {
-  return value === undefined ? 'missing' : value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+  return value === undefined
+    ? 'missing'
+    : value === null
+      ? 'null'
+      : Array.isArray(value)
+        ? 'an array'
+        : typeof value === 'object'
+          ? 'an object'
+          : `a ${typeof value}`;
 }
 
 /** A failure of a connection that had been working: resumed at once, then backed off (ES1). */
@@ -175,7 +186,8 @@ export function reflector<T extends KubernetesObject>(
         if (!answer.resourceVersion) throw new Error(`list of ${options.describe} answered without metadata.resourceVersion`);
         answer.items.forEach((item, i) => {
           const problem = objectProblem(item);
-          if (problem !== undefined) throw new MalformedWatchEventError(`list of ${options.describe} answered a malformed item: items[${i}] is ${problem}`);
+          if (problem !== undefined)
+            throw new MalformedWatchEventError(`list of ${options.describe} answered a malformed item: items[${i}] is ${problem}`);
         });
         resourceVersion = answer.resourceVersion;
         return { type: 'listed', items: answer.items, resourceVersion: answer.resourceVersion };

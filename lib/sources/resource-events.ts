@@ -7,7 +7,14 @@ import { mapBoth, type SecondaryToPrimaryMapper } from './mappers.js';
 /** Primary informer events as ResourceEvent triggers (action = the change, primary: true). */
 export function toResourceEvents<T extends KubernetesObject>(source: string): OperatorFunction<InformerEvent<T>, ResourceEvent<T>> {
   return map((event) => {
-    const resourceEvent: ResourceEvent<T> = { id: resourceIdOf(event.object), source, action: event.type, primary: true, object: event.object, oldObject: event.oldObject };
+    const resourceEvent: ResourceEvent<T> = {
+      id: resourceIdOf(event.object),
+      source,
+      action: event.type,
+      primary: true,
+      object: event.object,
+      oldObject: event.oldObject,
+    };
     // EP13: only list-derived events carry the mark (most events are a watch's).
     return event.listed ? { ...resourceEvent, listed: true } : resourceEvent;
   });

@@ -70,7 +70,10 @@ export class SecondarySource<S extends KubernetesObject = KubernetesObject, P ex
       throw new Error(`secondary source ${this.name}: toSecondaries must be a function (primary) => ResourceID[]`);
     }
     this.toPrimaries = this.resolveToPrimaries(options);
-    this.cache = new ReadYourWritesCache<S>(options.informer, options.metadataOnly ? (written) => toPartialObjectMetadata(written) as S : undefined);
+    this.cache = new ReadYourWritesCache<S>(
+      options.informer,
+      options.metadataOnly ? (written) => toPartialObjectMetadata(written) as S : undefined,
+    );
     if (!this.toSecondaries && !isOwnerReferenceMapper(this.toPrimaries)) {
       this.primariesIndex = `rxkube/primaries:${this.name}`;
       this.informer.store.addIndexer(this.primariesIndex, (s) => this.primariesOrNone(s).map(resourceKey));
@@ -148,7 +151,10 @@ export class SecondarySource<S extends KubernetesObject = KubernetesObject, P ex
       if (reported !== undefined && (compareResourceVersions(rv, reported) ?? 1) <= 0) return [];
       this.reportedFailures.set(key, rv);
       const what = `${secondary.kind ?? 'object'} ${key} (resourceVersion ${rv || 'none'})`;
-      const error = new Error(`secondary source ${this.name}: toPrimaries failed on ${what}, which triggers nothing: ${describeError(err)}`, { cause: err });
+      const error = new Error(
+        `secondary source ${this.name}: toPrimaries failed on ${what}, which triggers nothing: ${describeError(err)}`,
+        { cause: err },
+      );
       this.mapperErrors.next({ source: this.name, error, object: secondary });
       return [];
     }

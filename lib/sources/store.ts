@@ -43,7 +43,8 @@ export interface StoreReader<T> {
 }
 
 /** An informer's store as its users see it: reads, and indexes added (and removed) at any time. */
-export type IndexedStore<T extends KubernetesObject> = StoreReader<T> & Pick<InformerStore<T>, 'addIndexer' | 'hasIndexer' | 'removeIndexer'>;
+export type IndexedStore<T extends KubernetesObject> = StoreReader<T> &
+  Pick<InformerStore<T>, 'addIndexer' | 'hasIndexer' | 'removeIndexer'>;
 
 export interface InformerStoreOptions<T> {
   indexers?: Readonly<Record<string, Indexer<T>>> | undefined;
@@ -302,7 +303,9 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
       return values;
     } catch (err) {
       const rv = resourceVersionOf(obj) ?? '';
-      const error = new Error(`indexer '${name}' failed on ${obj.kind ?? 'object'} ${key}: ${(err as Error).message ?? String(err)}`, { cause: err });
+      const error = new Error(`indexer '${name}' failed on ${obj.kind ?? 'object'} ${key}: ${(err as Error).message ?? String(err)}`, {
+        cause: err,
+      });
       if (!this.options.onIndexerError) throw error;
       if (this.reportedFailures.get(reportKey) !== rv) this.options.onIndexerError(error);
       this.reportedFailures.set(reportKey, rv);

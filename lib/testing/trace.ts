@@ -27,7 +27,15 @@ export type TraceEntry =
   | { readonly at: number; readonly type: 'list'; readonly path: string; readonly status: number; readonly body: unknown }
   | { readonly at: number; readonly type: 'read'; readonly path: string; readonly status: number; readonly body: unknown }
   | { readonly at: number; readonly type: 'event'; readonly path: string; readonly event: string; readonly object: KubernetesObject }
-  | { readonly at: number; readonly type: 'write'; readonly method: string; readonly path: string; readonly request: unknown; readonly status: number; readonly body: unknown };
+  | {
+      readonly at: number;
+      readonly type: 'write';
+      readonly method: string;
+      readonly path: string;
+      readonly request: unknown;
+      readonly status: number;
+      readonly body: unknown;
+    };
 
 export interface TraceFile {
   readonly format: typeof TRACE_FORMAT;
@@ -61,13 +69,23 @@ export function recordTrace(kubeConfig: KubeConfig): TraceRecorder {
   copy.applySecurityAuthentication = async (ctx: RequestContext) => {
     await authenticate(ctx);
     const base = ctx.getDispatcher() ?? getGlobalDispatcher();
-    ctx.setDispatcher(base.compose((dispatch) => (opts, handler) => dispatch(opts, observe(opts, handler, entries, started))) as unknown as Dispatcher);
+    ctx.setDispatcher(
+      base.compose((dispatch) => (opts, handler) => dispatch(opts, observe(opts, handler, entries, started))) as unknown as Dispatcher,
+    );
   };
-  return { kubeConfig: copy, trace: () => ({ format: TRACE_FORMAT, version: TRACE_VERSION, recordedAt: new Date(started).toISOString(), entries: [...entries] }) };
+  return {
+    kubeConfig: copy,
+    trace: () => ({ format: TRACE_FORMAT, version: TRACE_VERSION, recordedAt: new Date(started).toISOString(), entries: [...entries] }),
+  };
 }
 
 /** Wraps an undici handler (either handler API) to see the answer as it passes. */
-function observe(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler, entries: TraceEntry[], started: number): Dispatcher.DispatchHandler {
+function observe(
+  opts: Dispatcher.DispatchOptions,
+  handler: Dispatcher.DispatchHandler,
+  entries: TraceEntry[],
+  started: number,
+): Dispatcher.DispatchHandler {
   const method = String(opts.method);
   const path = opts.path;
   const watch = method === 'GET' && WATCH_QUERY.test(path);
@@ -97,7 +115,8 @@ function observe(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchH
           initial = undefined;
           continue;
         }
-        if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') entries.push({ at: Date.now() - started, type: 'event', path: path.split('?')[0] ?? path, event: type, object });
+        if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED')
+          entries.push({ at: Date.now() - started, type: 'event', path: path.split('?')[0] ?? path, event: type, object });
       } catch {
         // not JSON: the informer reports it; nothing to replay
       }
@@ -107,8 +126,18 @@ function observe(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchH
     if (watch || EVENTS_PATH.test(path) || SELF_REVIEWS_PATH.test(path)) return;
     const body = parse(text);
     const at = Date.now() - started;
-    if (method === 'GET') entries.push({ at, type: body && typeof body === 'object' && 'items' in body ? 'list' : 'read', path, status, body });
-    else entries.push({ at, type: 'write', method, path, request: parse(typeof opts.body === 'string' ? opts.body : Buffer.isBuffer(opts.body) ? opts.body.toString('utf8') : ''), status, body });
+    if (method === 'GET')
+      entries.push({ at, type: body && typeof body === 'object' && 'items' in body ? 'list' : 'read', path, status, body });
+    else
+      entries.push({
+        at,
+        type: 'write',
+        method,
+        path,
+        request: parse(typeof opts.body === 'string' ? opts.body : Buffer.isBuffer(opts.body) ? opts.body.toString('utf8') : ''),
+        status,
+        body,
+      });
   };
   const h = handler as Record<string, unknown>;
   return new Proxy(handler, {
@@ -149,7 +178,8 @@ export function parseTrace(text: string): TraceFile {
   const data = parse(text) as Partial<TraceFile> | undefined;
   if (!data || typeof data !== 'object') throw new TypeError('parseTrace: not a JSON object');
   if (data.format !== TRACE_FORMAT) throw new TypeError(`parseTrace: format must be '${TRACE_FORMAT}', got ${JSON.stringify(data.format)}`);
-  if (data.version !== TRACE_VERSION) throw new TypeError(`parseTrace: version ${String(data.version)} is not supported (this rxkube reads version ${TRACE_VERSION})`);
+  if (data.version !== TRACE_VERSION)
+    throw new TypeError(`parseTrace: version ${String(data.version)} is not supported (this rxkube reads version ${TRACE_VERSION})`);
   if (!Array.isArray(data.entries)) throw new TypeError('parseTrace: entries must be an array');
   for (const [i, e] of data.entries.entries()) {
     const entry = e as Partial<TraceEntry> | undefined;
@@ -193,7 +223,11 @@ const MAX_TICKS = 1000;
  * the recorded writes (method, path and body; writes between two events in any order) and no
  * others. A retry recorded a minute after its failure replays in milliseconds.
  */
-export async function replayTrace(trace: TraceFile, setup: (operator: Operator) => unknown, options: TraceReplayOptions = {}): Promise<TraceReplay> {
+export async function replayTrace(
+  trace: TraceFile,
+  setup: (operator: Operator) => unknown,
+  options: TraceReplayOptions = {},
+): Promise<TraceReplay> {
   const timeoutMs = options.timeoutMs ?? 5000;
   const horizonMs = options.horizonMs ?? 0;
   const entries = trace.entries;
@@ -218,11 +252,12 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
   const made = new Set<number>();
 
   // A client that goes away mid-request fails that request alone, never the test process.
-  const server = createServer((req, res) =>
-    void answer(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
-    }),
+  const server = createServer(
+    (req, res) =>
+      void answer(req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      }),
   );
   const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const method = req.method ?? 'GET';
@@ -238,7 +273,9 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
   };
   /** The n-th answer recorded for a GET of `path` at its n-th request (the last one again after that). */
   const recordedAnswer = (path: string): Extract<TraceEntry, { type: 'list' | 'read' }> | undefined => {
-    const recorded = entries.filter((e): e is Extract<TraceEntry, { type: 'list' | 'read' }> => (e.type === 'list' || e.type === 'read') && e.path === path);
+    const recorded = entries.filter(
+      (e): e is Extract<TraceEntry, { type: 'list' | 'read' }> => (e.type === 'list' || e.type === 'read') && e.path === path,
+    );
     const n = listsServed.get(path) ?? 0;
     listsServed.set(path, n + 1);
     return recorded[Math.min(n, recorded.length - 1)];
@@ -253,10 +290,24 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
         // The list it streamed when recorded; a trace recorded with paged lists has none: refused as a server
         // before watch-lists refuses it (422), so the operator lists, and gets the lists recorded.
         const list = recordedAnswer(path);
-        if (list?.type !== 'list') return send(res, 422, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Invalid', code: 422, message: `the trace has no watch-list for ${path}` }));
+        if (list?.type !== 'list')
+          return send(
+            res,
+            422,
+            JSON.stringify({
+              kind: 'Status',
+              apiVersion: 'v1',
+              status: 'Failure',
+              reason: 'Invalid',
+              code: 422,
+              message: `the trace has no watch-list for ${path}`,
+            }),
+          );
         const { items = [], metadata } = list.body as { items?: KubernetesObject[]; metadata?: { resourceVersion?: string } };
         const end = { metadata: { resourceVersion: metadata?.resourceVersion ?? '', annotations: { [INITIAL_EVENTS_END]: 'true' } } };
-        initialEvents = [...items.map((object) => ({ type: 'ADDED', object })), { type: 'BOOKMARK', object: end }].map((e) => `${JSON.stringify(e)}\n`).join('');
+        initialEvents = [...items.map((object) => ({ type: 'ADDED', object })), { type: 'BOOKMARK', object: end }]
+          .map((e) => `${JSON.stringify(e)}\n`)
+          .join('');
       }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.flushHeaders();
@@ -267,10 +318,23 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
       res.on('close', () => set?.delete(res));
       return;
     }
-    if (EVENTS_PATH.test(path)) return send(res, method === 'POST' ? 201 : 200, chunks.length ? Buffer.concat(chunks).toString('utf8') : '{}');
+    if (EVENTS_PATH.test(path))
+      return send(res, method === 'POST' ? 201 : 200, chunks.length ? Buffer.concat(chunks).toString('utf8') : '{}');
     if (method === 'GET') {
       const entry = recordedAnswer(path);
-      if (!entry) return send(res, 404, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: `the trace has no answer for GET ${path}` }));
+      if (!entry)
+        return send(
+          res,
+          404,
+          JSON.stringify({
+            kind: 'Status',
+            apiVersion: 'v1',
+            status: 'Failure',
+            reason: 'NotFound',
+            code: 404,
+            message: `the trace has no answer for GET ${path}`,
+          }),
+        );
       return send(res, entry.status, JSON.stringify(entry.body));
     }
     const request = parse(Buffer.concat(chunks).toString('utf8'));
@@ -281,11 +345,27 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
       return e.method === method && e.path === path;
     });
     if (exact === undefined) {
-      mismatches.push(`unexpected write ${method} ${path}${candidates.length ? ` (expected one of: ${candidates.map((i) => describeWrite(entries[i] as TraceEntry)).join(', ')})` : ''}`);
-      return send(res, 500, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'InternalError', code: 500, message: `the trace has no write ${method} ${path} here` }));
+      mismatches.push(
+        `unexpected write ${method} ${path}${candidates.length ? ` (expected one of: ${candidates.map((i) => describeWrite(entries[i] as TraceEntry)).join(', ')})` : ''}`,
+      );
+      return send(
+        res,
+        500,
+        JSON.stringify({
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          reason: 'InternalError',
+          code: 500,
+          message: `the trace has no write ${method} ${path} here`,
+        }),
+      );
     }
     const e = entries[exact] as Extract<TraceEntry, { type: 'write' }>;
-    if (JSON.stringify(normalize(e.request)) !== JSON.stringify(normalize(request))) mismatches.push(`write ${method} ${path} sent another body than recorded:\n  recorded ${JSON.stringify(e.request)}\n  replayed ${JSON.stringify(request)}`);
+    if (JSON.stringify(normalize(e.request)) !== JSON.stringify(normalize(request)))
+      mismatches.push(
+        `write ${method} ${path} sent another body than recorded:\n  recorded ${JSON.stringify(e.request)}\n  replayed ${JSON.stringify(request)}`,
+      );
     made.add(exact);
     send(res, e.status, JSON.stringify(e.body));
   };
@@ -299,12 +379,16 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
     currentContext: 'trace',
   });
   // Every controller's scheduling runs on the virtual clock, unless the setup gives one of its own.
-  const { operator, registry } = harnessOperator(kubeConfig, { stopTimeoutMs: 200, checkRbac: false, adjust: (config) => (config.scheduler === undefined ? { ...config, scheduler: clock } : config) });
+  const { operator, registry } = harnessOperator(kubeConfig, {
+    stopTimeoutMs: 200,
+    checkRbac: false,
+    adjust: (config) => (config.scheduler === undefined ? { ...config, scheduler: clock } : config),
+  });
 
   /** Waits (in real time) until the operator is idle: nothing in flight, no run in progress or waiting. */
   const idle = async (): Promise<boolean> => {
     const deadline = Date.now() + timeoutMs;
-    for (let held = 0; held < IDLE_POLLS; ) {
+    for (let held = 0; held < IDLE_POLLS;) {
       held = inFlight === 0 && (await runsOwed(registry)) === 0 ? held + 1 : 0;
       if (Date.now() > deadline) return false;
       await new Promise<void>((resolve) => {
@@ -340,7 +424,7 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
   };
   const waitFor = async (what: () => boolean, description: () => string, timers: boolean): Promise<boolean> => {
     const deadline = Date.now() + timeoutMs;
-    for (let idlePolls = 0, ticks = 0; !what(); ) {
+    for (let idlePolls = 0, ticks = 0; !what();) {
       if (Date.now() > deadline) return fail(description());
       idlePolls = timers && inFlight === 0 && (await runsOwed(registry)) === 0 ? idlePolls + 1 : 0;
       if (idlePolls >= IDLE_POLLS) {
@@ -355,7 +439,10 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
     }
     return true;
   };
-  const missing = (when: string): string => `missing write${due().length > 1 ? 's' : ''} ${when}: ${due().map((i) => describeWrite(entries[i] as TraceEntry)).join(', ')}`;
+  const missing = (when: string): string =>
+    `missing write${due().length > 1 ? 's' : ''} ${when}: ${due()
+      .map((i) => describeWrite(entries[i] as TraceEntry))
+      .join(', ')}`;
 
   try {
     await setup(operator);
@@ -364,15 +451,36 @@ export async function replayTrace(trace: TraceFile, setup: (operator: Operator) 
       while (position < entries.length && (entries[position] as TraceEntry).type !== 'event') position++;
       const e = entries[position];
       if (e?.type !== 'event') break;
-      if (!(await waitFor(() => due().length === 0, () => missing(`before ${e.event} ${e.object.kind ?? ''} ${e.object.metadata?.name ?? ''}`), true))) break;
-      if (!(await waitFor(() => (watches.get(e.path)?.size ?? 0) > 0, () => `the operator never watched ${e.path}`, false))) break;
+      if (
+        !(await waitFor(
+          () => due().length === 0,
+          () => missing(`before ${e.event} ${e.object.kind ?? ''} ${e.object.metadata?.name ?? ''}`),
+          true,
+        ))
+      )
+        break;
+      if (
+        !(await waitFor(
+          () => (watches.get(e.path)?.size ?? 0) > 0,
+          () => `the operator never watched ${e.path}`,
+          false,
+        ))
+      )
+        break;
       // The timers due before the event's recorded time fire first.
       for (let ticks = 0; tick(e.at) && ticks < MAX_TICKS; ticks++);
       if (clock.frame < e.at) clock.frame = e.at;
       for (const res of watches.get(e.path) ?? []) res.write(`${JSON.stringify({ type: e.event, object: e.object })}\n`);
       position++;
     }
-    if (mismatches.length === 0 && (await waitFor(() => due().length === 0, () => missing('at the end'), true))) {
+    if (
+      mismatches.length === 0 &&
+      (await waitFor(
+        () => due().length === 0,
+        () => missing('at the end'),
+        true,
+      ))
+    ) {
       // Then the operator's timers up to the horizon: nothing more may be written.
       await advanceTo(Math.max(clock.frame, (entries.at(-1)?.at ?? 0) + horizonMs));
     }
@@ -391,7 +499,11 @@ function describeWrite(e: TraceEntry): string {
 
 /** Times the operator stamps anew on every run are not compared. */
 function normalize(value: unknown): unknown {
-  return JSON.parse(JSON.stringify(value ?? null, (key, v: unknown) => (key === 'lastTransitionTime' || key === 'eventTime' || key === 'renewTime' ? undefined : v))) as unknown;
+  return JSON.parse(
+    JSON.stringify(value ?? null, (key, v: unknown) =>
+      key === 'lastTransitionTime' || key === 'eventTime' || key === 'renewTime' ? undefined : v,
+    ),
+  ) as unknown;
 }
 
 function send(res: ServerResponse, status: number, body: string): void {

@@ -33,11 +33,7 @@ export async function eventually<T>(
  * `periodMs` and rejects, naming `what`, as soon as it returns false or throws. Unlike a sleep
  * and one assertion after it, it fails at the moment the unwanted thing happens, and says so.
  */
-export async function consistently(
-  what: string | (() => string),
-  check: () => Promise<boolean> | boolean,
-  periodMs = 200,
-): Promise<void> {
+export async function consistently(what: string | (() => string), check: () => Promise<boolean> | boolean, periodMs = 200): Promise<void> {
   const deadline = Date.now() + periodMs;
   for (;;) {
     let failure: unknown;

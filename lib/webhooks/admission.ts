@@ -91,13 +91,20 @@ export function deny(message: string, options: { code?: number; reason?: string;
 
 /** A value, or a promise of it. */
 export type ValidateHandler<T extends KubernetesObject> = (request: AdmissionRequest<T>) => MaybePromise<AdmissionVerdict>;
-export type MutateHandler<T extends KubernetesObject> = (request: AdmissionRequest<T>) => MaybePromise<AdmissionVerdict | AdmissionMutation<T>>;
+export type MutateHandler<T extends KubernetesObject> = (
+  request: AdmissionRequest<T>,
+) => MaybePromise<AdmissionVerdict | AdmissionMutation<T>>;
 
 function respond(uid: string, verdict: AdmissionVerdict): AdmissionResponse {
   const warnings = verdict.warnings && verdict.warnings.length > 0 ? { warnings: [...verdict.warnings] } : {};
   if (verdict.allowed) return { uid, allowed: true, ...warnings };
   const code = verdict.code ?? 403;
-  return { uid, allowed: false, status: { code, message: verdict.message, ...(verdict.reason === undefined ? {} : { reason: verdict.reason }) }, ...warnings };
+  return {
+    uid,
+    allowed: false,
+    status: { code, message: verdict.message, ...(verdict.reason === undefined ? {} : { reason: verdict.reason }) },
+    ...warnings,
+  };
 }
 
 function failure(uid: string): (error: unknown) => Observable<AdmissionFailure> {
@@ -150,7 +157,8 @@ function checkVerdict(verdict: unknown): AdmissionVerdict {
   if (!isRecord(verdict) || typeof verdict['allowed'] !== 'boolean') {
     throw new TypeError(`the handler answered ${describeValue(verdict)}: answer allow(), deny(message) or { allowed, message }`);
   }
-  if (verdict['allowed'] === false && typeof verdict['message'] !== 'string') throw new TypeError('a denial needs a message (deny(message))');
+  if (verdict['allowed'] === false && typeof verdict['message'] !== 'string')
+    throw new TypeError('a denial needs a message (deny(message))');
   return verdict as AdmissionVerdict;
 }
 
@@ -165,7 +173,8 @@ export function admissionRequest<T extends KubernetesObject = KubernetesObject>(
     throw new MalformedReviewError('expected an admission.k8s.io/v1 AdmissionReview');
   }
   const request = review['request'];
-  if (!isRecord(request) || typeof request['uid'] !== 'string' || request['uid'] === '') throw new MalformedReviewError('AdmissionReview.request.uid is missing');
+  if (!isRecord(request) || typeof request['uid'] !== 'string' || request['uid'] === '')
+    throw new MalformedReviewError('AdmissionReview.request.uid is missing');
   const operation = request['operation'];
   if (operation !== 'CREATE' && operation !== 'UPDATE' && operation !== 'DELETE' && operation !== 'CONNECT') {
     throw new MalformedReviewError(`AdmissionReview.request.operation '${String(operation)}' is none of CREATE, UPDATE, DELETE, CONNECT`);
@@ -248,33 +257,51 @@ function admissionWebhook<T extends KubernetesObject>(
 ): AdmissionWebhook<T> {
   const { name } = options;
   if (typeof name !== 'string' || name.length > 253 || !WEBHOOK_NAME.test(name)) {
-    throw new ConfigurationError('name', `'${String(name)}' must be a DNS subdomain with at least three segments, e.g. validate.greetings.example.com`);
+    throw new ConfigurationError(
+      'name',
+      `'${String(name)}' must be a DNS subdomain with at least three segments, e.g. validate.greetings.example.com`,
+    );
   }
   const resource = resolveDescriptor(options.resource);
   const operations = options.operations ?? ['CREATE', 'UPDATE'];
   if (!Array.isArray(operations) || operations.length === 0 || operations.some((o) => !OPERATIONS.has(o))) {
-    throw new ConfigurationError('operations', `must be a non-empty list of CREATE, UPDATE, DELETE, CONNECT (got ${JSON.stringify(operations)})`);
+    throw new ConfigurationError(
+      'operations',
+      `must be a non-empty list of CREATE, UPDATE, DELETE, CONNECT (got ${JSON.stringify(operations)})`,
+    );
   }
   const path = options.path ?? `/${type === 'validating' ? 'validate' : 'mutate'}/${name}`;
-  if (typeof path !== 'string' || !/^\/[-a-zA-Z0-9._~/]*$/.test(path)) throw new ConfigurationError('path', `'${String(path)}' must be a URL path starting with /`);
+  if (typeof path !== 'string' || !/^\/[-a-zA-Z0-9._~/]*$/.test(path))
+    throw new ConfigurationError('path', `'${String(path)}' must be a URL path starting with /`);
   const timeoutSeconds = options.timeoutSeconds ?? 10;
-  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 30) throw new ConfigurationError('timeoutSeconds', `must be a whole number 1..30 (got ${timeoutSeconds})`);
+  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 30)
+    throw new ConfigurationError('timeoutSeconds', `must be a whole number 1..30 (got ${timeoutSeconds})`);
   const failurePolicy = options.failurePolicy ?? 'Fail';
-  if (failurePolicy !== 'Fail' && failurePolicy !== 'Ignore') throw new ConfigurationError('failurePolicy', `must be Fail or Ignore (got ${String(failurePolicy)})`);
+  if (failurePolicy !== 'Fail' && failurePolicy !== 'Ignore')
+    throw new ConfigurationError('failurePolicy', `must be Fail or Ignore (got ${String(failurePolicy)})`);
   const sideEffects = options.sideEffects ?? 'None';
-  if (sideEffects !== 'None' && sideEffects !== 'NoneOnDryRun') throw new ConfigurationError('sideEffects', `must be None or NoneOnDryRun (got ${String(sideEffects)})`);
+  if (sideEffects !== 'None' && sideEffects !== 'NoneOnDryRun')
+    throw new ConfigurationError('sideEffects', `must be None or NoneOnDryRun (got ${String(sideEffects)})`);
   return { type, name, path, resource, operations, failurePolicy, timeoutSeconds, sideEffects, admit };
 }
 
 /** Exactly one of `validate` (a function) and `admit` (an operator of your own). */
 export type ValidatingWebhookOptions<T extends KubernetesObject> = AdmissionWebhookOptions<T> &
-  ({ readonly validate: ValidateHandler<T>; readonly admit?: never } | { readonly admit: OperatorFunction<AdmissionRequest<T>, AdmissionAnswer>; readonly validate?: never });
+  (
+    | { readonly validate: ValidateHandler<T>; readonly admit?: never }
+    | { readonly admit: OperatorFunction<AdmissionRequest<T>, AdmissionAnswer>; readonly validate?: never }
+  );
 
 export type MutatingWebhookOptions<T extends KubernetesObject> = AdmissionWebhookOptions<T> &
-  ({ readonly mutate: MutateHandler<T>; readonly admit?: never } | { readonly admit: OperatorFunction<AdmissionRequest<T>, AdmissionAnswer>; readonly mutate?: never });
+  (
+    | { readonly mutate: MutateHandler<T>; readonly admit?: never }
+    | { readonly admit: OperatorFunction<AdmissionRequest<T>, AdmissionAnswer>; readonly mutate?: never }
+  );
 
 /** A validating webhook. Throws ConfigurationError naming a bad option. */
-export function validatingWebhook<T extends KubernetesObject = KubernetesObject>(options: ValidatingWebhookOptions<T>): AdmissionWebhook<T> {
+export function validatingWebhook<T extends KubernetesObject = KubernetesObject>(
+  options: ValidatingWebhookOptions<T>,
+): AdmissionWebhook<T> {
   return admissionWebhook('validating', options, pickAdmit(options.validate, options.admit, 'validate', validate));
 }
 
@@ -289,7 +316,8 @@ function pickAdmit<T extends KubernetesObject, H>(
   option: string,
   toOperator: (handler: H) => OperatorFunction<AdmissionRequest<T>, AdmissionAnswer>,
 ): OperatorFunction<AdmissionRequest<T>, AdmissionAnswer> {
-  if ((handler === undefined) === (admit === undefined)) throw new ConfigurationError(option, `give either ${option} (a function) or admit (an operator), exactly one`);
+  if ((handler === undefined) === (admit === undefined))
+    throw new ConfigurationError(option, `give either ${option} (a function) or admit (an operator), exactly one`);
   if (handler !== undefined) {
     if (typeof handler !== 'function') throw new ConfigurationError(option, 'must be a function of the request');
     return toOperator(handler);
@@ -303,14 +331,19 @@ function pickAdmit<T extends KubernetesObject, H>(
  * what a unit test calls. Rejects with the handler's error when it failed, MalformedReviewError
  * for a bad body.
  */
-export async function reviewAdmission<T extends KubernetesObject>(webhook: AdmissionWebhook<T>, review: unknown): Promise<AdmissionReviewResponse> {
+export async function reviewAdmission<T extends KubernetesObject>(
+  webhook: AdmissionWebhook<T>,
+  review: unknown,
+): Promise<AdmissionReviewResponse> {
   const request = admissionRequest<T>(review);
   const answer = await new Promise<AdmissionAnswer>((resolve, reject) => {
-    of(request).pipe(webhook.admit).subscribe({
-      next: (a) => (a.uid === request.uid ? resolve(a) : undefined),
-      error: reject,
-      complete: () => reject(new Error(`webhook ${webhook.name} gave no answer for request ${request.uid}`)),
-    });
+    of(request)
+      .pipe(webhook.admit)
+      .subscribe({
+        next: (a) => (a.uid === request.uid ? resolve(a) : undefined),
+        error: reject,
+        complete: () => reject(new Error(`webhook ${webhook.name} gave no answer for request ${request.uid}`)),
+      });
   });
   if ('error' in answer) throw answer.error;
   return admissionReview(answer);
@@ -327,7 +360,9 @@ export function admissionReviewFor<T extends KubernetesObject>(request: {
   readonly plural?: string;
 }): { apiVersion: 'admission.k8s.io/v1'; kind: 'AdmissionReview'; request: Record<string, unknown> } {
   const subject = request.object ?? request.oldObject;
-  const [group, version] = (subject?.apiVersion ?? 'v1').includes('/') ? (subject?.apiVersion ?? '').split('/') : ['', subject?.apiVersion ?? 'v1'];
+  const [group, version] = (subject?.apiVersion ?? 'v1').includes('/')
+    ? (subject?.apiVersion ?? '').split('/')
+    : ['', subject?.apiVersion ?? 'v1'];
   const resource = request.plural ?? `${(subject?.kind ?? '').toLowerCase()}s`;
   return {
     apiVersion: 'admission.k8s.io/v1',

@@ -55,20 +55,25 @@ type AnySpoke = Spoke<KubernetesObject, KubernetesObject>;
 /** A conversion webhook. Throws ConfigurationError naming a bad option. */
 export function conversionWebhook<H extends KubernetesObject>(options: ConversionWebhookOptions<H>): ConversionWebhook {
   const { group, plural, hub } = options;
-  if (typeof group !== 'string' || !group.includes('.')) throw new ConfigurationError('group', `'${String(group)}' must be the CRD's API group, a domain like example.com`);
-  if (typeof plural !== 'string' || !/^[a-z][-a-z0-9]*$/.test(plural)) throw new ConfigurationError('plural', `'${String(plural)}' must be the CRD's plural, lowercase`);
+  if (typeof group !== 'string' || !group.includes('.'))
+    throw new ConfigurationError('group', `'${String(group)}' must be the CRD's API group, a domain like example.com`);
+  if (typeof plural !== 'string' || !/^[a-z][-a-z0-9]*$/.test(plural))
+    throw new ConfigurationError('plural', `'${String(plural)}' must be the CRD's plural, lowercase`);
   if (typeof hub !== 'string' || hub === '') throw new ConfigurationError('hub', 'must name the hub version, e.g. v2');
-  if (!isRecord(options.spokes) || Object.keys(options.spokes).length === 0) throw new ConfigurationError('spokes', 'must map at least one version other than the hub to { toHub, fromHub }');
+  if (!isRecord(options.spokes) || Object.keys(options.spokes).length === 0)
+    throw new ConfigurationError('spokes', 'must map at least one version other than the hub to { toHub, fromHub }');
   const spokes = options.spokes as unknown as Readonly<Record<string, AnySpoke>>;
   for (const [version, s] of Object.entries(spokes)) {
     if (version === hub) throw new ConfigurationError(`spokes.${version}`, 'is the hub: the hub converts to nothing');
-    if (!isRecord(s) || typeof s.toHub !== 'function' || typeof s.fromHub !== 'function') throw new ConfigurationError(`spokes.${version}`, 'must be { toHub(object), fromHub(hub) }');
+    if (!isRecord(s) || typeof s.toHub !== 'function' || typeof s.fromHub !== 'function')
+      throw new ConfigurationError(`spokes.${version}`, 'must be { toHub(object), fromHub(hub) }');
   }
   const name = `${plural}.${group}`;
   const path = options.path ?? `/convert/${name}`;
   if (!/^\/[-a-zA-Z0-9._~/]*$/.test(path)) throw new ConfigurationError('path', `'${path}' must be a URL path starting with /`);
   const versionOf = (apiVersion: unknown): string => {
-    if (typeof apiVersion !== 'string' || !apiVersion.startsWith(`${group}/`)) throw new Error(`apiVersion '${String(apiVersion)}' is not of group ${group}`);
+    if (typeof apiVersion !== 'string' || !apiVersion.startsWith(`${group}/`))
+      throw new Error(`apiVersion '${String(apiVersion)}' is not of group ${group}`);
     return apiVersion.slice(group.length + 1);
   };
   const spokeOf = (version: string): AnySpoke => {
@@ -112,16 +117,21 @@ export function reviewConversion(webhook: ConversionWebhook, review: unknown): C
     throw new MalformedConversionError('expected an apiextensions.k8s.io/v1 ConversionReview');
   }
   const request = review['request'];
-  if (!isRecord(request) || typeof request['uid'] !== 'string') throw new MalformedConversionError('ConversionReview.request.uid is missing');
+  if (!isRecord(request) || typeof request['uid'] !== 'string')
+    throw new MalformedConversionError('ConversionReview.request.uid is missing');
   const uid = request['uid'];
   const desired = request['desiredAPIVersion'];
   const objects = request['objects'];
-  const answer = (result: ConversionReviewResponse['response']['result'], convertedObjects: KubernetesObject[] = []): ConversionReviewResponse => ({
+  const answer = (
+    result: ConversionReviewResponse['response']['result'],
+    convertedObjects: KubernetesObject[] = [],
+  ): ConversionReviewResponse => ({
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'ConversionReview',
     response: { uid, convertedObjects, result },
   });
-  if (typeof desired !== 'string' || !desired.startsWith(`${webhook.group}/`)) return answer({ status: 'Failure', message: `desiredAPIVersion '${String(desired)}' is not of group ${webhook.group}` });
+  if (typeof desired !== 'string' || !desired.startsWith(`${webhook.group}/`))
+    return answer({ status: 'Failure', message: `desiredAPIVersion '${String(desired)}' is not of group ${webhook.group}` });
   if (!Array.isArray(objects)) return answer({ status: 'Failure', message: 'request.objects is not a list' });
   const version = desired.slice(webhook.group.length + 1);
   const converted: KubernetesObject[] = [];
@@ -129,8 +139,12 @@ export function reviewConversion(webhook: ConversionWebhook, review: unknown): C
     try {
       converted.push(webhook.convert(object, version));
     } catch (err) {
-      const name = object?.metadata?.namespace === undefined ? object?.metadata?.name : `${object.metadata.namespace}/${object.metadata.name}`;
-      return answer({ status: 'Failure', message: `converting ${String(name)} from ${String(object?.apiVersion)} to ${desired}: ${err instanceof Error ? err.message : String(err)}` });
+      const name =
+        object?.metadata?.namespace === undefined ? object?.metadata?.name : `${object.metadata.namespace}/${object.metadata.name}`;
+      return answer({
+        status: 'Failure',
+        message: `converting ${String(name)} from ${String(object?.apiVersion)} to ${desired}: ${err instanceof Error ? err.message : String(err)}`,
+      });
     }
   }
   return answer({ status: 'Success' }, converted);

@@ -42,6 +42,21 @@ export {
 } from './conversion.js';
 export { applyJsonPatch, jsonPatch, type JsonPatchOp } from './json-patch.js';
 export { generateDevelopmentTls, type DevelopmentTls, type TlsPem } from './tls.js';
-export { checkWebhookServerOptions, startWebhookServer, type AnyWebhook, type TlsReload, type WebhookServer, type WebhookServerOptions, type WebhookTls } from './server.js';
-export { DEFAULT_WEBHOOK_PORT, mountedCertificate, WEBHOOK_CERT_DIR, webhookManifests, type WebhookManifestOptions, type WebhookManifests } from './manifests.js';
+export {
+  checkWebhookServerOptions,
+  startWebhookServer,
+  type AnyWebhook,
+  type TlsReload,
+  type WebhookServer,
+  type WebhookServerOptions,
+  type WebhookTls,
+} from './server.js';
+export {
+  DEFAULT_WEBHOOK_PORT,
+  mountedCertificate,
+  WEBHOOK_CERT_DIR,
+  webhookManifests,
+  type WebhookManifestOptions,
+  type WebhookManifests,
+} from './manifests.js';
 export type { WebhookMetrics } from './metrics.js';

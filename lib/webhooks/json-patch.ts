@@ -71,7 +71,13 @@ function clone<T>(value: T): T {
 export function applyJsonPatch(doc: unknown, ops: readonly JsonPatchOp[]): unknown {
   let root = clone(doc);
   for (const op of ops) {
-    const segments = op.path === '' ? [] : op.path.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const segments =
+      op.path === ''
+        ? []
+        : op.path
+            .slice(1)
+            .split('/')
+            .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
     if (segments.length === 0) {
       if (op.op === 'remove') throw new Error('applyJsonPatch: cannot remove the whole document');
       root = clone(op.value);

@@ -45,7 +45,8 @@ export interface WebhookManifests {
 export function webhookManifests(webhooks: readonly AnyWebhook[], options: WebhookManifestOptions): WebhookManifests {
   const { name, namespace } = options;
   const port = options.port ?? DEFAULT_WEBHOOK_PORT;
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new ConfigurationError('webhooks.port', `must be a port number (got ${port})`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new ConfigurationError('webhooks.port', `must be a port number (got ${port})`);
   if (options.caBundle !== undefined && !options.caBundle.includes('-----BEGIN CERTIFICATE-----')) {
     throw new ConfigurationError('caBundle', 'must be the PEM of a CA certificate (-----BEGIN CERTIFICATE-----)');
   }
@@ -67,7 +68,12 @@ export function webhookManifests(webhooks: readonly AnyWebhook[], options: Webho
   ];
   if (certManager) {
     objects.push(
-      { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: `${name}-selfsigned`, namespace, labels }, spec: { selfSigned: {} } } as KubernetesObject,
+      {
+        apiVersion: 'cert-manager.io/v1',
+        kind: 'Issuer',
+        metadata: { name: `${name}-selfsigned`, namespace, labels },
+        spec: { selfSigned: {} },
+      } as KubernetesObject,
       {
         apiVersion: 'cert-manager.io/v1',
         kind: 'Certificate',
@@ -81,7 +87,10 @@ export function webhookManifests(webhooks: readonly AnyWebhook[], options: Webho
     );
   }
   const admission = (type: 'validating' | 'mutating') => webhooks.filter((w): w is AnyAdmissionWebhook => w.type === type);
-  for (const [type, kind] of [['validating', 'ValidatingWebhookConfiguration'], ['mutating', 'MutatingWebhookConfiguration']] as const) {
+  for (const [type, kind] of [
+    ['validating', 'ValidatingWebhookConfiguration'],
+    ['mutating', 'MutatingWebhookConfiguration'],
+  ] as const) {
     const list = admission(type);
     if (list.length === 0) continue;
     objects.push({

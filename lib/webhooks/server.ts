@@ -9,7 +9,14 @@ import type { Registry } from 'prom-client';
 import { Subject, type Observable, type Subscription } from 'rxjs';
 import { ConfigurationError, isRecord, jsonDepth, MAX_JSON_DEPTH, requestPath, requireKnownKeys } from '../core/index.js';
 import { createLogger, Tracing, type Logger, type TracingOptions } from '../observe/index.js';
-import { admissionRequest, admissionReview, MalformedReviewError, type AdmissionAnswer, type AdmissionRequest, type AnyAdmissionWebhook } from './admission.js';
+import {
+  admissionRequest,
+  admissionReview,
+  MalformedReviewError,
+  type AdmissionAnswer,
+  type AdmissionRequest,
+  type AnyAdmissionWebhook,
+} from './admission.js';
 import { MalformedConversionError, reviewConversion, type ConversionWebhook } from './conversion.js';
 import { generateDevelopmentTls, readTlsFiles, watchTlsFiles, type TlsPem } from './tls.js';
 import { webhookMetrics, type WebhookMetrics } from './metrics.js';
@@ -103,7 +110,8 @@ function positive(option: string, value: number | undefined, fallback: number, m
 export function checkWebhookServerOptions(options: WebhookServerOptions) {
   if (!isRecord(options)) throw new ConfigurationError('options', 'must be an object { webhooks, tls, ... }');
   requireKnownKeys('', options, SERVER_OPTIONS);
-  if (!Array.isArray(options.webhooks) || options.webhooks.length === 0) throw new ConfigurationError('webhooks', 'give at least one webhook (validatingWebhook, mutatingWebhook, conversionWebhook)');
+  if (!Array.isArray(options.webhooks) || options.webhooks.length === 0)
+    throw new ConfigurationError('webhooks', 'give at least one webhook (validatingWebhook, mutatingWebhook, conversionWebhook)');
   const paths = new Set<string>(['/healthz', '/readyz']);
   options.webhooks.forEach((w, i) => {
     if (!isRecord(w) || typeof w.path !== 'string' || !['validating', 'mutating', 'conversion'].includes(String(w.type))) {
@@ -113,9 +121,11 @@ export function checkWebhookServerOptions(options: WebhookServerOptions) {
     paths.add(w.path);
   });
   const tls = options.tls as Record<string, unknown> | undefined;
-  if (!isRecord(tls)) throw new ConfigurationError('tls', 'is required: { certFile, keyFile } (cert-manager), { development: true } or { cert, key }');
+  if (!isRecord(tls))
+    throw new ConfigurationError('tls', 'is required: { certFile, keyFile } (cert-manager), { development: true } or { cert, key }');
   const port = options.port ?? DEFAULTS.port;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigurationError('port', `must be a port number 0..65535 (got ${String(options.port)})`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigurationError('port', `must be a port number 0..65535 (got ${String(options.port)})`);
   return {
     port,
     host: options.host ?? DEFAULTS.host,
@@ -125,19 +135,27 @@ export function checkWebhookServerOptions(options: WebhookServerOptions) {
   };
 }
 
-async function initialTls(tls: WebhookTls): Promise<{ pem: TlsPem; ca: string | undefined; files?: { certFile: string; keyFile: string } }> {
+async function initialTls(
+  tls: WebhookTls,
+): Promise<{ pem: TlsPem; ca: string | undefined; files?: { certFile: string; keyFile: string } }> {
   if ('certFile' in tls || 'keyFile' in tls) {
     const { certFile, keyFile } = tls as { certFile?: unknown; keyFile?: unknown };
-    if (typeof certFile !== 'string' || certFile === '') throw new ConfigurationError('tls.certFile', 'must be the path of the PEM certificate (tls.crt)');
-    if (typeof keyFile !== 'string' || keyFile === '') throw new ConfigurationError('tls.keyFile', 'must be the path of the PEM key (tls.key)');
+    if (typeof certFile !== 'string' || certFile === '')
+      throw new ConfigurationError('tls.certFile', 'must be the path of the PEM certificate (tls.crt)');
+    if (typeof keyFile !== 'string' || keyFile === '')
+      throw new ConfigurationError('tls.keyFile', 'must be the path of the PEM key (tls.key)');
     return { pem: readTlsFiles(certFile, keyFile), ca: undefined, files: { certFile, keyFile } };
   }
   if ('development' in tls) {
     if (tls.development !== true) throw new ConfigurationError('tls.development', 'must be true');
-    const made = await generateDevelopmentTls({ ...(tls.dnsNames ? { dnsNames: tls.dnsNames } : {}), ...(tls.ipAddresses ? { ipAddresses: tls.ipAddresses } : {}) });
+    const made = await generateDevelopmentTls({
+      ...(tls.dnsNames ? { dnsNames: tls.dnsNames } : {}),
+      ...(tls.ipAddresses ? { ipAddresses: tls.ipAddresses } : {}),
+    });
     return { pem: made, ca: made.ca };
   }
-  if (typeof tls.cert !== 'string' || typeof tls.key !== 'string') throw new ConfigurationError('tls', 'give { certFile, keyFile }, { development: true } or { cert, key } as PEM strings');
+  if (typeof tls.cert !== 'string' || typeof tls.key !== 'string')
+    throw new ConfigurationError('tls', 'give { certFile, keyFile }, { development: true } or { cert, key } as PEM strings');
   return { pem: { cert: tls.cert, key: tls.key }, ca: tls.ca };
 }
 
@@ -162,12 +180,18 @@ class AdmissionPipeline {
         this.waiting.delete(answer.uid);
       },
       error: (err: unknown) => {
-        this.logger.error({ err, webhook: this.webhook.name }, 'the webhook operator failed: its open reviews fail, the next ones go through it anew');
+        this.logger.error(
+          { err, webhook: this.webhook.name },
+          'the webhook operator failed: its open reviews fail, the next ones go through it anew',
+        );
         this.failAll(err);
         this.connect();
       },
       complete: () => {
-        this.logger.error({ webhook: this.webhook.name }, 'the webhook operator completed: its open reviews fail, the next ones go through it anew');
+        this.logger.error(
+          { webhook: this.webhook.name },
+          'the webhook operator completed: its open reviews fail, the next ones go through it anew',
+        );
         this.failAll(new Error('the webhook operator completed'));
         this.connect();
       },
@@ -202,7 +226,8 @@ class AdmissionPipeline {
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) return reject(new HttpError(413, `request body of ${declared} bytes is over the limit of ${limit}`, 'too_large'));
+    if (Number.isFinite(declared) && declared > limit)
+      return reject(new HttpError(413, `request body of ${declared} bytes is over the limit of ${limit}`, 'too_large'));
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
@@ -253,11 +278,17 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   /** A review in a server span of its own, when traced. */
   const traced = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
     if (!tracing) return review(req, res, path);
-    const span = tracing.startServer(`${req.method ?? 'POST'} ${path}`, { 'http.request.method': req.method, 'url.path': path, 'url.scheme': 'https', 'http.route': path }, req.headers);
-    return span.within(() => review(req, res, path)).finally(() => {
-      span.setAttributes({ 'http.response.status_code': res.statusCode });
-      span.end(res.statusCode >= 500 ? new Error(`answered ${res.statusCode}`) : undefined);
-    });
+    const span = tracing.startServer(
+      `${req.method ?? 'POST'} ${path}`,
+      { 'http.request.method': req.method, 'url.path': path, 'url.scheme': 'https', 'http.route': path },
+      req.headers,
+    );
+    return span
+      .within(() => review(req, res, path))
+      .finally(() => {
+        span.setAttributes({ 'http.response.status_code': res.statusCode });
+        span.end(res.statusCode >= 500 ? new Error(`answered ${res.statusCode}`) : undefined);
+      });
   };
 
   const review = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
@@ -271,7 +302,12 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       const body = await readBody(req, settings.maxBodyBytes);
       const text = body.toString('utf8');
       // Refused before parsing, for this request alone: deeper JSON breaks recursive copies and diffs further on.
-      if (jsonDepth(text) > MAX_JSON_DEPTH) throw new HttpError(400, `the body is JSON nested deeper than ${MAX_JSON_DEPTH} levels (the limit of the Kubernetes API server)`, 'malformed');
+      if (jsonDepth(text) > MAX_JSON_DEPTH)
+        throw new HttpError(
+          400,
+          `the body is JSON nested deeper than ${MAX_JSON_DEPTH} levels (the limit of the Kubernetes API server)`,
+          'malformed',
+        );
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
@@ -283,7 +319,10 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
         outcome = answer.response.result.status === 'Success' ? 'converted' : 'failed';
         if (outcome === 'failed') {
           metrics?.errors.inc({ webhook: name, cause: 'conversion' });
-          logger.warn({ webhook: name, uid: answer.response.uid, message: (answer.response.result as { message: string }).message }, 'conversion failed');
+          logger.warn(
+            { webhook: name, uid: answer.response.uid, message: (answer.response.result as { message: string }).message },
+            'conversion failed',
+          );
         }
         return sendJson(res, 200, answer);
       }
@@ -291,7 +330,11 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       const answer = await admissionEntry!.pipeline.answer(request, settings.requestTimeoutMs);
       if ('error' in answer) {
         logger.error({ err: answer.error, webhook: name, uid: request.uid }, 'the webhook handler failed');
-        throw new HttpError(500, `webhook ${name} failed: ${answer.error instanceof Error ? answer.error.message : String(answer.error)}`, 'handler');
+        throw new HttpError(
+          500,
+          `webhook ${name} failed: ${answer.error instanceof Error ? answer.error.message : String(answer.error)}`,
+          'handler',
+        );
       }
       outcome = !answer.allowed ? 'denied' : answer.patch !== undefined ? 'patched' : 'allowed';
       if (!answer.allowed) metrics?.denials.inc({ webhook: name });
@@ -313,27 +356,31 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     }
   };
 
-  const server: Server = createServer({ cert: tls.pem.cert, key: tls.pem.key, requestTimeout: settings.requestTimeoutMs + 5_000 }, (req, res) => {
-    // A request line such as `GET //[ HTTP/1.1` is no URL: answered 400 as Go's net/http does, never thrown.
-    const path = requestPath(req.url);
-    if (path === undefined) return sendText(res, 400, 'malformed request target\n', true);
-    if (path === '/healthz' || path === '/readyz') {
-      const ok = path === '/healthz' || !closing;
-      return sendText(res, ok ? 200 : 503, ok ? 'ok\n' : 'shutting down\n');
-    }
-    if (!admission.has(path) && !conversion.has(path)) return sendText(res, 404, `no webhook at ${path} (known: ${[...admission.keys(), ...conversion.keys()].join(', ')})\n`);
-    inFlight++;
-    // One request fails alone: whatever escapes its review (its span included) is answered 500, never thrown.
-    void traced(req, res, path)
-      .catch((err: unknown) => {
-        logger.error({ err }, 'webhook request failed outside its review');
-        if (!res.headersSent) sendText(res, 500, 'internal error\n', true);
-      })
-      .finally(() => {
-        inFlight--;
-        if (inFlight === 0) drained?.();
-      });
-  });
+  const server: Server = createServer(
+    { cert: tls.pem.cert, key: tls.pem.key, requestTimeout: settings.requestTimeoutMs + 5_000 },
+    (req, res) => {
+      // A request line such as `GET //[ HTTP/1.1` is no URL: answered 400 as Go's net/http does, never thrown.
+      const path = requestPath(req.url);
+      if (path === undefined) return sendText(res, 400, 'malformed request target\n', true);
+      if (path === '/healthz' || path === '/readyz') {
+        const ok = path === '/healthz' || !closing;
+        return sendText(res, ok ? 200 : 503, ok ? 'ok\n' : 'shutting down\n');
+      }
+      if (!admission.has(path) && !conversion.has(path))
+        return sendText(res, 404, `no webhook at ${path} (known: ${[...admission.keys(), ...conversion.keys()].join(', ')})\n`);
+      inFlight++;
+      // One request fails alone: whatever escapes its review (its span included) is answered 500, never thrown.
+      void traced(req, res, path)
+        .catch((err: unknown) => {
+          logger.error({ err }, 'webhook request failed outside its review');
+          if (!res.headersSent) sendText(res, 500, 'internal error\n', true);
+        })
+        .finally(() => {
+          inFlight--;
+          if (inFlight === 0) drained?.();
+        });
+    },
+  );
 
   const reloads = new Subject<TlsReload>();
   const reloadTls = (): TlsReload => {
@@ -355,7 +402,9 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const watcher = tls.files ? watchTlsFiles([tls.files.certFile, tls.files.keyFile], reloadTls) : undefined;
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err) => reject(new Error(`startWebhookServer: cannot listen on ${settings.host}:${settings.port}: ${err.message}`, { cause: err })));
+    server.once('error', (err) =>
+      reject(new Error(`startWebhookServer: cannot listen on ${settings.host}:${settings.port}: ${err.message}`, { cause: err })),
+    );
     server.listen(settings.port, settings.host, () => resolve());
   }).catch((err: unknown) => {
     watcher?.close();

@@ -49,7 +49,9 @@ export function readTlsFiles(certFile: string, keyFile: string): TlsPem {
  * the files: a mounted Secret is updated by swapping a symlink, which a watch on the file misses.
  */
 export function watchTlsFiles(files: readonly string[], onChange: () => void): { close(): void } {
-  const watchers: FSWatcher[] = [...new Set(files.map((f) => dirname(f)))].map((dir) => watch(dir, { persistent: false }, () => onChange()));
+  const watchers: FSWatcher[] = [...new Set(files.map((f) => dirname(f)))].map((dir) =>
+    watch(dir, { persistent: false }, () => onChange()),
+  );
   return { close: () => watchers.forEach((w) => w.close()) };
 }
 
@@ -80,7 +82,9 @@ async function pkcs8Pem(key: webcrypto.CryptoKey): Promise<string> {
  * A fresh CA and a serving certificate for `dnsNames` and `ipAddresses` (default: localhost and
  * loopback), valid `days` (default 365). For development and tests; in a cluster, cert-manager.
  */
-export async function generateDevelopmentTls(options: { dnsNames?: readonly string[]; ipAddresses?: readonly string[]; days?: number } = {}): Promise<DevelopmentTls> {
+export async function generateDevelopmentTls(
+  options: { dnsNames?: readonly string[]; ipAddresses?: readonly string[]; days?: number } = {},
+): Promise<DevelopmentTls> {
   const x509 = await loadX509();
   const crypto = webcrypto as unknown as Parameters<typeof x509.X509CertificateGenerator.create>[1];
   const subtle = webcrypto.subtle;
@@ -118,7 +122,10 @@ export async function generateDevelopmentTls(options: { dnsNames?: readonly stri
         new x509.BasicConstraintsExtension(false, undefined, true),
         new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
         new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-        new x509.SubjectAlternativeNameExtension([...dnsNames.map((value) => ({ type: 'dns' as const, value })), ...ips.map((value) => ({ type: 'ip' as const, value }))]),
+        new x509.SubjectAlternativeNameExtension([
+          ...dnsNames.map((value) => ({ type: 'dns' as const, value })),
+          ...ips.map((value) => ({ type: 'ip' as const, value })),
+        ]),
         await x509.AuthorityKeyIdentifierExtension.create(caKeys.publicKey, false, crypto),
       ],
     },

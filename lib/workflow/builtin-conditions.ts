@@ -109,7 +109,6 @@ export interface CrdPresentDetail {
   readonly present: boolean;
 }
 
-
 const CRD_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
 
 /**
@@ -120,7 +119,11 @@ const CRD_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?
 export function crdPresent(
   name: string,
   options: CrdPresentOptions = {},
-): <R, P, C extends ServerContext>(dependent: DependentResource<R, P, C, unknown>, primary: P, ctx: C) => Promise<DetailedConditionResult<CrdPresentDetail>> {
+): <R, P, C extends ServerContext>(
+  dependent: DependentResource<R, P, C, unknown>,
+  primary: P,
+  ctx: C,
+) => Promise<DetailedConditionResult<CrdPresentDetail>> {
   if (typeof name !== 'string' || !CRD_NAME.test(name)) {
     throw new TypeError(`crdPresent: '${String(name)}' is not a CRD name (<plural>.<group>, e.g. 'widgets.sample.rxkube.dev')`);
   }

@@ -24,9 +24,9 @@ export function executeCleanup<P, C extends DependentContext, E>(
 ): Observable<WorkflowEvent<WorkflowCleanupResult>> {
   return defer(() => {
     const run = new WorkflowRun(graph, primary, ctx, options.eventSources, options.span);
-    const progress = runSteps<DependentResult>(maxConcurrency, (submit) =>
-      new CleanupExecutor(run, submit).start(),
-    ).pipe(map((dependent) => ({ type: 'dependent' as const, dependent })));
+    const progress = runSteps<DependentResult>(maxConcurrency, (submit) => new CleanupExecutor(run, submit).start()).pipe(
+      map((dependent) => ({ type: 'dependent' as const, dependent })),
+    );
     const done = defer(() => of({ type: 'done' as const, result: cleanupResult(run.results()) }));
     return concat(progress, done);
   });

@@ -4,11 +4,7 @@
  */
 import type { DependentContext, DependentResource } from '../dependent/index.js';
 
-export type ConditionKind =
-  | 'activationCondition'
-  | 'reconcilePrecondition'
-  | 'readyPostcondition'
-  | 'deletePostcondition';
+export type ConditionKind = 'activationCondition' | 'reconcilePrecondition' | 'readyPostcondition' | 'deletePostcondition';
 
 export const CONDITION_KINDS: readonly ConditionKind[] = [
   'activationCondition',
@@ -38,11 +34,7 @@ export type ConditionResult = DetailedConditionResult;
 export type BoundCondition<P, C> = (primary: P, ctx: C) => ConditionValue | Promise<ConditionValue>;
 
 function isDetailed(value: unknown): value is DetailedConditionResult {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { met?: unknown }).met === 'boolean'
-  );
+  return typeof value === 'object' && value !== null && typeof (value as { met?: unknown }).met === 'boolean';
 }
 
 /** Evaluates a condition; an answer that is neither a boolean nor `{ met: boolean }` is an error. */
@@ -58,8 +50,7 @@ export async function evaluateCondition<P, C>(
     return 'detail' in value ? { met: value.met, detail: value.detail } : { met: value.met };
   }
   throw new TypeError(
-    `${where.kind} of dependent '${where.dependent}' returned ${describe(value)}; ` +
-      'expected a boolean or { met: boolean, detail? }',
+    `${where.kind} of dependent '${where.dependent}' returned ${describe(value)}; ` + 'expected a boolean or { met: boolean, detail? }',
   );
 }
 

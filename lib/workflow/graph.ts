@@ -29,9 +29,7 @@ export type NodeSpec<P, C extends DependentContext, E> = Omit<WorkflowNode<P, C,
  * Checks the nodes and orders them. Throws on a duplicate name, an unknown `dependsOn` name, or a
  * cycle (the message shows the cycle's path, e.g. `a -> b -> c -> a`).
  */
-export function buildGraph<P, C extends DependentContext, E>(
-  specs: readonly NodeSpec<P, C, E>[],
-): WorkflowGraph<P, C, E> {
+export function buildGraph<P, C extends DependentContext, E>(specs: readonly NodeSpec<P, C, E>[]): WorkflowGraph<P, C, E> {
   const specByName = new Map<string, NodeSpec<P, C, E>>();
   for (const spec of specs) {
     if (specByName.has(spec.name)) {
@@ -44,28 +42,22 @@ export function buildGraph<P, C extends DependentContext, E>(
     for (const dep of spec.dependsOn) {
       const reverse = dependents.get(dep);
       if (!reverse) {
-        throw new Error(
-          `workflow: dependent '${spec.name}' dependsOn '${dep}', which is not in the workflow`,
-        );
+        throw new Error(`workflow: dependent '${spec.name}' dependsOn '${dep}', which is not in the workflow`);
       }
       if (!reverse.includes(spec.name)) reverse.push(spec.name);
     }
   }
   const order = topologicalOrder(specs);
-  const nodes = order.map(
-    (spec): WorkflowNode<P, C, E> => ({
-      ...spec,
-      dependsOn: [...new Set(spec.dependsOn)],
-      dependents: dependents.get(spec.name) ?? [],
-    }),
-  );
+  const nodes = order.map((spec): WorkflowNode<P, C, E> => ({
+    ...spec,
+    dependsOn: [...new Set(spec.dependsOn)],
+    dependents: dependents.get(spec.name) ?? [],
+  }));
   return { nodes, byName: new Map(nodes.map((n) => [n.name, n])) };
 }
 
 /** Depth-first order over `dependsOn`; a node found on the current path closes a cycle. */
-function topologicalOrder<T extends { readonly name: string; readonly dependsOn: readonly string[] }>(
-  specs: readonly T[],
-): T[] {
+function topologicalOrder<T extends { readonly name: string; readonly dependsOn: readonly string[] }>(specs: readonly T[]): T[] {
   const byName = new Map(specs.map((s) => [s.name, s]));
   const done = new Set<string>();
   const path: string[] = [];

@@ -82,8 +82,7 @@ export class ManagedWorkflowInvocation<P, C extends DependentContext = Dependent
   private requireExplicit(method: string): void {
     if (!this.workflow.explicitInvocation) {
       throw new Error(
-        `${method}() needs a workflow built with { explicitInvocation: true }; ` +
-          'this one runs before the reconciler by itself',
+        `${method}() needs a workflow built with { explicitInvocation: true }; ` + 'this one runs before the reconciler by itself',
       );
     }
   }

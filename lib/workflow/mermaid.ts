@@ -15,23 +15,15 @@ const CONDITION_LABELS: Record<ConditionKind, string> = {
 
 /** Mermaid labels are quoted; a quote inside becomes an entity, and markup is not interpreted. */
 function escapeLabel(text: string): string {
-  return text
-    .replaceAll('&', '#amp;')
-    .replaceAll('"', '#quot;')
-    .replaceAll('<', '#lt;')
-    .replaceAll('>', '#gt;');
+  return text.replaceAll('&', '#amp;').replaceAll('"', '#quot;').replaceAll('<', '#lt;').replaceAll('>', '#gt;');
 }
 
-export function toMermaid<P, C extends DependentContext, E>(
-  nodes: readonly WorkflowNode<P, C, E>[],
-): string {
+export function toMermaid<P, C extends DependentContext, E>(nodes: readonly WorkflowNode<P, C, E>[]): string {
   // Ids are positional so any dependent name (dashes, dots, Mermaid keywords) is safe.
   const ids = new Map(nodes.map((node, i) => [node.name, `n${i}`]));
   const lines = ['graph TD'];
   for (const node of nodes) {
-    const conditions = CONDITION_KINDS.filter((kind) => node.conditions[kind]).map(
-      (kind) => CONDITION_LABELS[kind],
-    );
+    const conditions = CONDITION_KINDS.filter((kind) => node.conditions[kind]).map((kind) => CONDITION_LABELS[kind]);
     const label = [escapeLabel(node.name), ...conditions].join('<br/>');
     lines.push(`  ${ids.get(node.name)!}["${label}"]`);
   }

@@ -80,8 +80,11 @@ export class WorkflowRun<P, C extends DependentContext, E> {
   async condition(run: NodeRun<P, C, E>, kind: ConditionKind): Promise<boolean> {
     const condition = run.node.conditions[kind];
     if (!condition) return true;
-    const result = await inSpan(this.span, `${kind} ${run.node.name}`, { 'rxkube.dependent': run.node.name, 'rxkube.condition': kind }, () =>
-      evaluateCondition(condition, this.primary, this.ctx, { dependent: run.node.name, kind }),
+    const result = await inSpan(
+      this.span,
+      `${kind} ${run.node.name}`,
+      { 'rxkube.dependent': run.node.name, 'rxkube.condition': kind },
+      () => evaluateCondition(condition, this.primary, this.ctx, { dependent: run.node.name, kind }),
     );
     run.conditions[kind] = result;
     return result.met;
@@ -89,7 +92,12 @@ export class WorkflowRun<P, C extends DependentContext, E> {
 
   /** One step of a dependent (reconcile, delete), as a span of the run when it is traced. */
   traced<T>(operation: 'reconcile' | 'delete', run: NodeRun<P, C, E>, work: () => Promise<T>): Promise<T> {
-    return inSpan(this.span, `${operation} ${run.node.name}`, { 'rxkube.dependent': run.node.name, 'rxkube.dependent.operation': operation }, work);
+    return inSpan(
+      this.span,
+      `${operation} ${run.node.name}`,
+      { 'rxkube.dependent': run.node.name, 'rxkube.dependent.operation': operation },
+      work,
+    );
   }
 
   /**

@@ -21,8 +21,7 @@ import { runSteps, type Submit } from './steps.js';
 
 /** A progress event: one dependent settled a step, or the run is over (always the last event). */
 export type WorkflowEvent<W> =
-  | { readonly type: 'dependent'; readonly dependent: DependentResult }
-  | { readonly type: 'done'; readonly result: W };
+  { readonly type: 'dependent'; readonly dependent: DependentResult } | { readonly type: 'done'; readonly result: W };
 
 export function executeReconcile<P, C extends DependentContext, E>(
   graph: WorkflowGraph<P, C, E>,
@@ -33,9 +32,9 @@ export function executeReconcile<P, C extends DependentContext, E>(
 ): Observable<WorkflowEvent<WorkflowReconcileResult>> {
   return defer(() => {
     const run = new WorkflowRun(graph, primary, ctx, options.eventSources, options.span);
-    const progress = runSteps<DependentResult>(maxConcurrency, (submit) =>
-      new ReconcileExecutor(run, submit).start(),
-    ).pipe(map((dependent) => ({ type: 'dependent' as const, dependent })));
+    const progress = runSteps<DependentResult>(maxConcurrency, (submit) => new ReconcileExecutor(run, submit).start()).pipe(
+      map((dependent) => ({ type: 'dependent' as const, dependent })),
+    );
     const done = defer(() => of({ type: 'done' as const, result: reconcileResult(run.results()) }));
     return concat(progress, done);
   });

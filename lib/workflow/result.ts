@@ -16,13 +16,7 @@ import type { ConditionKind, ConditionResult } from './conditions.js';
  * - `notVisited`: never reached — something it waits for was not reconciled and ready (reconcile),
  *   or not cleanly deleted (delete), or the run was aborted.
  */
-export type DependentOutcome =
-  | 'reconciled'
-  | 'deleted'
-  | 'deletePostconditionNotMet'
-  | 'inactive'
-  | 'errored'
-  | 'notVisited';
+export type DependentOutcome = 'reconciled' | 'deleted' | 'deletePostconditionNotMet' | 'inactive' | 'errored' | 'notVisited';
 
 export interface DependentResult {
   readonly name: string;
@@ -117,7 +111,10 @@ export class AggregatedOperatorError extends AggregateError {
   /** What a log line or a serializer writes: the message and each dependent's error by its type and message, no objects. */
   toJSON(): WorkflowErrorSummary {
     const secrets = secretValuesWithin(this.result?.dependents);
-    const byDependent = [...this.byDependent].map(([name, error]) => [name, { type: error instanceof Error ? error.name : typeof error, message: messageOf(error, secrets) }]);
+    const byDependent = [...this.byDependent].map(([name, error]) => [
+      name,
+      { type: error instanceof Error ? error.name : typeof error, message: messageOf(error, secrets) },
+    ]);
     return { name: this.name, message: this.message, byDependent: Object.fromEntries(byDependent) as WorkflowErrorSummary['byDependent'] };
   }
 }
@@ -127,10 +124,7 @@ function messageOf(error: unknown, secrets: readonly string[] = []): string {
   return redactText(error instanceof Error ? error.message : describeValue(error), secrets);
 }
 
-function namesWhere(
-  dependents: ReadonlyMap<string, DependentResult>,
-  test: (r: DependentResult) => boolean,
-): string[] {
+function namesWhere(dependents: ReadonlyMap<string, DependentResult>, test: (r: DependentResult) => boolean): string[] {
   return [...dependents.values()].filter(test).map((r) => r.name);
 }
 
@@ -161,9 +155,7 @@ export function reconcileResult(dependents: ReadonlyMap<string, DependentResult>
     reconciled: namesWhere(dependents, (r) => r.outcome === 'reconciled'),
     notReady: namesWhere(dependents, (r) => r.outcome === 'reconciled' && !r.ready),
     allReady: () =>
-      [...dependents.values()].every(
-        (r) => r.ready || r.outcome === 'inactive' || (r.markedForDelete && r.outcome === 'deleted'),
-      ),
+      [...dependents.values()].every((r) => r.ready || r.outcome === 'inactive' || (r.markedForDelete && r.outcome === 'deleted')),
     readyCondition: (primary, now) => statusCondition(primary, readiness(result), now),
     throwIfErrors: () => {
       if (base.hasErrors()) throw new AggregatedOperatorError(base.erroredDependents(), result);
@@ -179,7 +171,10 @@ function readiness(result: WorkflowReconcileResult): { type: 'Ready'; status: bo
     return { type: 'Ready', status: false, reason: 'DependentsFailed', message: details.join('; ') };
   }
   if (result.allReady()) return { type: 'Ready', status: true, reason: 'DependentsReady', message: 'every dependent is ready' };
-  const waiting = namesWhere(result.dependents, (r) => r.outcome === 'notVisited' || (r.outcome === 'reconciled' && !r.ready) || r.outcome === 'deletePostconditionNotMet');
+  const waiting = namesWhere(
+    result.dependents,
+    (r) => r.outcome === 'notVisited' || (r.outcome === 'reconciled' && !r.ready) || r.outcome === 'deletePostconditionNotMet',
+  );
   return { type: 'Ready', status: false, reason: 'DependentsNotReady', message: `not ready yet: ${waiting.join(', ')}` };
 }
 
@@ -189,8 +184,7 @@ export function cleanupResult(dependents: ReadonlyMap<string, DependentResult>):
     ...base,
     kind: 'cleanup',
     allPostconditionsMet: () => base.deletePostconditionNotMet.length === 0,
-    allDeleted: () =>
-      [...dependents.values()].every((r) => r.outcome === 'deleted' || r.outcome === 'inactive'),
+    allDeleted: () => [...dependents.values()].every((r) => r.outcome === 'deleted' || r.outcome === 'inactive'),
     throwIfErrors: () => {
       if (base.hasErrors()) throw new AggregatedOperatorError(base.erroredDependents(), result);
     },

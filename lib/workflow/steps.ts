@@ -19,17 +19,15 @@ export function runSteps<T>(maxConcurrency: number, start: (submit: Submit<T>) =
       unfinished += 1;
       steps.next(step);
     };
-    const subscription = steps
-      .pipe(mergeMap((step) => from(step()), maxConcurrency))
-      .subscribe({
-        next: (settle) => {
-          const events = settle();
-          unfinished -= 1;
-          for (const event of events) subscriber.next(event);
-          if (unfinished === 0) subscriber.complete();
-        },
-        error: (err: unknown) => subscriber.error(err),
-      });
+    const subscription = steps.pipe(mergeMap((step) => from(step()), maxConcurrency)).subscribe({
+      next: (settle) => {
+        const events = settle();
+        unfinished -= 1;
+        for (const event of events) subscriber.next(event);
+        if (unfinished === 0) subscriber.complete();
+      },
+      error: (err: unknown) => subscriber.error(err),
+    });
     start(submit);
     if (unfinished === 0) subscriber.complete();
     return subscription;

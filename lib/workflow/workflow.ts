@@ -5,12 +5,7 @@
 import { lastValueFrom, type Observable } from 'rxjs';
 import { type DependentContext, type DependentResource, isDeletable } from '../dependent/index.js';
 import { executeCleanup } from './cleanup.js';
-import {
-  CONDITION_KINDS,
-  type BoundCondition,
-  type Condition,
-  type ConditionKind,
-} from './conditions.js';
+import { CONDITION_KINDS, type BoundCondition, type Condition, type ConditionKind } from './conditions.js';
 import { buildGraph, type NodeSpec, type WorkflowGraph, type WorkflowNode } from './graph.js';
 import type { ManagedWorkflow } from './managed.js';
 import { toMermaid } from './mermaid.js';
@@ -41,31 +36,19 @@ export interface WorkflowOptions {
 
 export const DEFAULT_WORKFLOW_CONCURRENCY = 10;
 
-export interface Workflow<P, C extends DependentContext = DependentContext, E = SecondarySpec>
-  extends ManagedWorkflow<P, C, E> {
+export interface Workflow<P, C extends DependentContext = DependentContext, E = SecondarySpec> extends ManagedWorkflow<P, C, E> {
   /** The dependents in topological order, with their edges and conditions. */
   readonly nodes: readonly WorkflowNode<P, C, E>[];
   readonly maxConcurrency: number;
   /** The reconcile run as a stream: one event per dependent step, then `done` with the result. */
-  reconcile$(
-    primary: P,
-    ctx: C,
-    options?: ExecutionOptions<E>,
-  ): Observable<WorkflowEvent<WorkflowReconcileResult>>;
-  cleanup$(
-    primary: P,
-    ctx: C,
-    options?: ExecutionOptions<E>,
-  ): Observable<WorkflowEvent<WorkflowCleanupResult>>;
+  reconcile$(primary: P, ctx: C, options?: ExecutionOptions<E>): Observable<WorkflowEvent<WorkflowReconcileResult>>;
+  cleanup$(primary: P, ctx: C, options?: ExecutionOptions<E>): Observable<WorkflowEvent<WorkflowCleanupResult>>;
   /** The DAG as a Mermaid `graph TD` (arrows in reconcile order, conditions listed per node). */
   toMermaid(): string;
 }
 
 export interface WorkflowBuilder<P, C extends DependentContext = DependentContext, E = SecondarySpec> {
-  add<R>(
-    dependent: DependentResource<R, P, C, E>,
-    options?: DependentOptions<R, P, C>,
-  ): WorkflowBuilder<P, C, E>;
+  add<R>(dependent: DependentResource<R, P, C, E>, options?: DependentOptions<R, P, C>): WorkflowBuilder<P, C, E>;
   /** Validates (WF1: names, unknown `dependsOn`, cycles) and returns the runnable workflow. */
   build(options?: WorkflowOptions): Workflow<P, C, E>;
 }
@@ -75,17 +58,11 @@ interface Entry<P, C extends DependentContext, E> {
   readonly options: DependentOptions<unknown, P, C>;
 }
 
-export function workflow<
-  P,
-  C extends DependentContext = DependentContext,
-  E = SecondarySpec,
->(): WorkflowBuilder<P, C, E> {
+export function workflow<P, C extends DependentContext = DependentContext, E = SecondarySpec>(): WorkflowBuilder<P, C, E> {
   return builder<P, C, E>([]);
 }
 
-function builder<P, C extends DependentContext, E>(
-  entries: readonly Entry<P, C, E>[],
-): WorkflowBuilder<P, C, E> {
+function builder<P, C extends DependentContext, E>(entries: readonly Entry<P, C, E>[]): WorkflowBuilder<P, C, E> {
   return {
     add: <R>(dependent: DependentResource<R, P, C, E>, options: DependentOptions<R, P, C> = {}) =>
       builder<P, C, E>([
@@ -100,16 +77,12 @@ function builder<P, C extends DependentContext, E>(
 function validateOptions(options: WorkflowOptions): Required<WorkflowOptions> {
   const maxConcurrency = options.maxConcurrency ?? DEFAULT_WORKFLOW_CONCURRENCY;
   if (!(maxConcurrency === Infinity || (Number.isInteger(maxConcurrency) && maxConcurrency >= 1))) {
-    throw new Error(
-      `workflow: maxConcurrency must be a positive integer or Infinity, got ${String(maxConcurrency)}`,
-    );
+    throw new Error(`workflow: maxConcurrency must be a positive integer or Infinity, got ${String(maxConcurrency)}`);
   }
   return { maxConcurrency, explicitInvocation: options.explicitInvocation ?? false };
 }
 
-function nodeSpecs<P, C extends DependentContext, E>(
-  entries: readonly Entry<P, C, E>[],
-): NodeSpec<P, C, E>[] {
+function nodeSpecs<P, C extends DependentContext, E>(entries: readonly Entry<P, C, E>[]): NodeSpec<P, C, E>[] {
   const names = entries.map(({ dependent, options }, i) => {
     const name = options.name ?? dependent.name;
     if (typeof name !== 'string' || name === '') {
@@ -121,9 +94,7 @@ function nodeSpecs<P, C extends DependentContext, E>(
   entries.forEach(({ dependent }, i) => {
     const earlier = nameOf.get(dependent);
     if (earlier !== undefined) {
-      throw new Error(
-        `workflow: the same dependent object was added twice (as '${earlier}' and '${names[i]}')`,
-      );
+      throw new Error(`workflow: the same dependent object was added twice (as '${earlier}' and '${names[i]}')`);
     }
     nameOf.set(dependent, names[i]!);
   });
@@ -141,10 +112,7 @@ function nodeSpecs<P, C extends DependentContext, E>(
       const resolved = nameOf.get(ref);
       if (resolved === undefined) {
         const which = ref.name === undefined ? 'unnamed' : `named '${ref.name}'`;
-        throw new Error(
-          `workflow: dependent '${name}' dependsOn a dependent object that was not added ` +
-            `to the workflow (${which})`,
-        );
+        throw new Error(`workflow: dependent '${name}' dependsOn a dependent object that was not added ` + `to the workflow (${which})`);
       }
       return resolved;
     });
@@ -153,9 +121,7 @@ function nodeSpecs<P, C extends DependentContext, E>(
       const condition = options[kind];
       if (condition === undefined) continue;
       if (typeof condition !== 'function') {
-        throw new Error(
-          `workflow: ${kind} of dependent '${name}' must be a function, got ${typeof condition}`,
-        );
+        throw new Error(`workflow: ${kind} of dependent '${name}' must be a function, got ${typeof condition}`);
       }
       conditions[kind] = (primary, ctx) => condition(dependent, primary, ctx);
     }
@@ -168,22 +134,15 @@ function asList(refs: DependentRef | readonly DependentRef[] | undefined): reado
   return Array.isArray(refs) ? (refs as readonly DependentRef[]) : [refs as DependentRef];
 }
 
-function buildWorkflow<P, C extends DependentContext, E>(
-  entries: readonly Entry<P, C, E>[],
-  options: WorkflowOptions,
-): Workflow<P, C, E> {
+function buildWorkflow<P, C extends DependentContext, E>(entries: readonly Entry<P, C, E>[], options: WorkflowOptions): Workflow<P, C, E> {
   const { maxConcurrency, explicitInvocation } = validateOptions(options);
   const graph: WorkflowGraph<P, C, E> = buildGraph(nodeSpecs(entries));
   const hasDeletableDependents = graph.nodes.some((n) => isDeletable(n.dependent));
   const concurrency = (o: ExecutionOptions<E>) =>
-    o.maxConcurrency === undefined
-      ? maxConcurrency
-      : validateOptions({ maxConcurrency: o.maxConcurrency }).maxConcurrency;
+    o.maxConcurrency === undefined ? maxConcurrency : validateOptions({ maxConcurrency: o.maxConcurrency }).maxConcurrency;
 
-  const reconcile$ = (primary: P, ctx: C, o: ExecutionOptions<E> = {}) =>
-    executeReconcile(graph, primary, ctx, concurrency(o), o);
-  const cleanup$ = (primary: P, ctx: C, o: ExecutionOptions<E> = {}) =>
-    executeCleanup(graph, primary, ctx, concurrency(o), o);
+  const reconcile$ = (primary: P, ctx: C, o: ExecutionOptions<E> = {}) => executeReconcile(graph, primary, ctx, concurrency(o), o);
+  const cleanup$ = (primary: P, ctx: C, o: ExecutionOptions<E> = {}) => executeCleanup(graph, primary, ctx, concurrency(o), o);
 
   return {
     nodes: graph.nodes,

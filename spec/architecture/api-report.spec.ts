@@ -32,7 +32,11 @@ describe('API report check', () => {
       'The symbol "TraceStore" needs to be exported by the entry point index.d.ts',
     ].join('\n');
     const main = { specifier: 'rxkube', names: exportedNames('export class Operator {\n}\nexport interface Reconciler {\n}\n') };
-    const problems = forgottenExportProblems({ name: 'rxkube-testing', specifier: 'rxkube/testing', source: 'lib/testing/index.ts' }, warnings, main);
+    const problems = forgottenExportProblems(
+      { name: 'rxkube-testing', specifier: 'rxkube/testing', source: 'lib/testing/index.ts' },
+      warnings,
+      main,
+    );
     expect(problems).to.have.length(1);
     expect(problems[0]).to.include("'TraceStore'").and.include("or from 'rxkube'");
   });

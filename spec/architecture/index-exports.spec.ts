@@ -11,7 +11,12 @@ describe("architecture: each folder's index.ts exports what other folders use", 
   });
 
   it('fails on a planted name only the folder itself uses, and counts a name an entry point re-exports (public API) as used', () => {
-    const indexes = new Map([['lib/kube/index.ts', indexExports("export { createKubeClient, type KubeClient } from './client.js';\nexport { reasonOf } from './errors.js';\n")]]);
+    const indexes = new Map([
+      [
+        'lib/kube/index.ts',
+        indexExports("export { createKubeClient, type KubeClient } from './client.js';\nexport { reasonOf } from './errors.js';\n"),
+      ],
+    ]);
     const imports = [
       ...namedImports('lib/kube/request.ts', "import { reasonOf } from './index.js';\n"),
       ...namedImports('lib/sources/informer.ts', "import { createKubeClient } from '../kube/index.js';\n"),
@@ -20,7 +25,7 @@ describe("architecture: each folder's index.ts exports what other folders use", 
     expect(unusedIndexExports(indexes, imports)).to.deep.equal(['lib/kube/index.ts: reasonOf']);
   });
 
-  it("reads type-only, renamed, re-exported, namespace and dynamic imports of a folder index", () => {
+  it('reads type-only, renamed, re-exported, namespace and dynamic imports of a folder index', () => {
     const source = [
       "import { a, type B, c as d } from '../kube/index.js';",
       "export { e } from '../kube/index.js';",

@@ -42,11 +42,19 @@ export function namedImports(from: string, source: string): NamedImport[] {
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node)) {
       const bindings = node.importClause?.namedBindings;
-      if (bindings && ts.isNamedImports(bindings)) add(node.moduleSpecifier, bindings.elements.map((e) => (e.propertyName ?? e.name).text));
+      if (bindings && ts.isNamedImports(bindings))
+        add(
+          node.moduleSpecifier,
+          bindings.elements.map((e) => (e.propertyName ?? e.name).text),
+        );
       else add(node.moduleSpecifier, ['*']);
     } else if (ts.isExportDeclaration(node)) {
       const clause = node.exportClause;
-      if (clause && ts.isNamedExports(clause)) add(node.moduleSpecifier, clause.elements.map((e) => (e.propertyName ?? e.name).text));
+      if (clause && ts.isNamedExports(clause))
+        add(
+          node.moduleSpecifier,
+          clause.elements.map((e) => (e.propertyName ?? e.name).text),
+        );
       else add(node.moduleSpecifier, ['*']);
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       add(node.arguments[0], ['*']);

@@ -57,18 +57,35 @@ describe('architecture: the layering of DESIGN §2', () => {
 
   it('finds every cycle of a synthetic graph, a file importing itself included, and nothing else', () => {
     const edge = (from: string, to: string): ImportEdge => ({ from, to });
-    const graph = [edge('a', 'b'), edge('b', 'c'), edge('c', 'a'), edge('c', 'd'), edge('d', 'e'), edge('f', 'f'), edge('g', 'a'), edge('e', '@pkg')];
+    const graph = [
+      edge('a', 'b'),
+      edge('b', 'c'),
+      edge('c', 'a'),
+      edge('c', 'd'),
+      edge('d', 'e'),
+      edge('f', 'f'),
+      edge('g', 'a'),
+      edge('e', '@pkg'),
+    ];
     expect(importCycles(graph)).to.deep.equal([['a', 'b', 'c'], ['f']]);
     expect(importCycles(graph.filter((e) => e.from !== 'c' && e.from !== 'f'))).to.deep.equal([]);
   });
 
-  it("no entry point of the toolkit but testing/cluster loads the API server package, and the check sees one that would", () => {
+  it('no entry point of the toolkit but testing/cluster loads the API server package, and the check sees one that would', () => {
     const edges = readImports(root, ['lib']);
-    const exports = (JSON.parse(readFileSync(`${root}/package.json`, 'utf8')) as { exports: Record<string, string | { import?: string }> }).exports;
+    const exports = (JSON.parse(readFileSync(`${root}/package.json`, 'utf8')) as { exports: Record<string, string | { import?: string }> })
+      .exports;
     const entries = Object.entries(exports)
       .filter(([name, target]) => name !== './testing/cluster' && typeof target === 'object' && target.import !== undefined)
       .map(([, target]) => (target as { import: string }).import.replace(/^\.\/dist\//, 'lib/').replace(/\.js$/, '.ts'));
-    expect(entries).to.include.members(['lib/index.ts', 'lib/pipeline.ts', 'lib/operators.ts', 'lib/kube.ts', 'lib/testing/index.ts', 'lib/webhooks.ts']);
+    expect(entries).to.include.members([
+      'lib/index.ts',
+      'lib/pipeline.ts',
+      'lib/operators.ts',
+      'lib/kube.ts',
+      'lib/testing/index.ts',
+      'lib/webhooks.ts',
+    ]);
     for (const entry of entries) expect(serverImportsReachedFrom(entry, edges), entry).to.deep.equal([]);
     expect(serverImportsReachedFrom('lib/testing/cluster/index.ts', edges)).not.to.deep.equal([]);
     const planted = [...edges, { from: 'lib/controller/operator.ts', to: 'lib/testing/cluster/index.ts' }];
@@ -78,26 +95,68 @@ describe('architecture: the layering of DESIGN §2', () => {
   it('fails when an upward import is added to the real import graph', () => {
     const upward: ImportEdge = { from: 'lib/core/resource.ts', to: 'lib/controller/index.ts' };
     const found = violations([...readImports(root, ['lib', 'demos']), upward]);
-    expect(found).to.deep.equal(['lib/core/resource.ts -> lib/controller/index.ts: core may import only lower layers (controller is above it)']);
+    expect(found).to.deep.equal([
+      'lib/core/resource.ts -> lib/controller/index.ts: core may import only lower layers (controller is above it)',
+    ]);
   });
 
   const broken: [string, ImportEdge, RegExp][] = [
-    ['an upward import', { from: 'lib/kube/client.ts', to: 'lib/sources/index.ts' }, /kube may import only lower layers \(sources is above it\)/],
+    [
+      'an upward import',
+      { from: 'lib/kube/client.ts', to: 'lib/sources/index.ts' },
+      /kube may import only lower layers \(sources is above it\)/,
+    ],
     ['an import within one layer', { from: 'lib/sources/informer.ts', to: 'lib/observe/index.ts' }, /on the same layer/],
-    ['a bypass of index.ts', { from: 'lib/controller/controller.ts', to: 'lib/sources/informer.ts' }, /through the folder's index.ts \(lib\/sources\/index.ts\)/],
+    [
+      'a bypass of index.ts',
+      { from: 'lib/controller/controller.ts', to: 'lib/sources/informer.ts' },
+      /through the folder's index.ts \(lib\/sources\/index.ts\)/,
+    ],
     ['processing/ on kube/', { from: 'lib/processing/retry.ts', to: 'lib/kube/index.ts' }, /processing\/ imports only core\//],
-    ['controller/ on the API server package', { from: 'lib/controller/operator.ts', to: '@rxkube/apiserver' }, /only testing\/cluster\/, testing\/explore\/ and cli\/ may import @rxkube\/apiserver/],
-    ['the marble helpers on the API server package', { from: 'lib/testing/marbles.ts', to: '@rxkube/apiserver' }, /only testing\/cluster\/, testing\/explore\/ and cli\/ may import @rxkube\/apiserver/],
+    [
+      'controller/ on the API server package',
+      { from: 'lib/controller/operator.ts', to: '@rxkube/apiserver' },
+      /only testing\/cluster\/, testing\/explore\/ and cli\/ may import @rxkube\/apiserver/,
+    ],
+    [
+      'the marble helpers on the API server package',
+      { from: 'lib/testing/marbles.ts', to: '@rxkube/apiserver' },
+      /only testing\/cluster\/, testing\/explore\/ and cli\/ may import @rxkube\/apiserver/,
+    ],
     ['a self-reference in lib/', { from: 'lib/controller/operator.ts', to: 'rxkube/kube' }, /refers to itself by relative path/],
     ['lib/ on demos/', { from: 'lib/cli/demo.ts', to: 'demos/webpage/model.ts' }, /lib\/ imports nothing outside lib\//],
     ['lib/ on spec/', { from: 'lib/testing/cluster.ts', to: 'spec/controller/fixtures.ts' }, /lib\/ imports nothing outside lib\//],
-    ['demos/ on cli internals', { from: 'demos/tomcat/main.ts', to: 'lib/cli/args.ts' }, /demos\/ import lib\/ only through an entry point/],
+    [
+      'demos/ on cli internals',
+      { from: 'demos/tomcat/main.ts', to: 'lib/cli/args.ts' },
+      /demos\/ import lib\/ only through an entry point/,
+    ],
     ['an entry point on testing/', { from: 'lib/index.ts', to: 'lib/testing/index.ts' }, /\(entry\) may import only lower layers/],
-    ["the server's api/ on http/", { from: 'packages/apiserver/src/api/builtins.ts', to: 'packages/apiserver/src/http/table.ts' }, /server's api\/ may import only lower layers \(http\/ is above it\)/],
-    ["the server's api/ on controllers/", { from: 'packages/apiserver/src/api/crds.ts', to: 'packages/apiserver/src/controllers/gc.ts' }, /server's api\/ may import only lower layers \(controllers\/ is above it\)/],
-    ["the server's auth/ on controllers/ (one layer)", { from: 'packages/apiserver/src/auth/aggregation.ts', to: 'packages/apiserver/src/controllers/gc.ts' }, /server's auth\/ may import only lower layers \(controllers\/ is on the same layer\)/],
-    ["the server's http/ on a file at the top of src/", { from: 'packages/apiserver/src/http/handlers.ts', to: 'packages/apiserver/src/server.ts' }, /server's http\/ may import only lower layers \(src\/\*\.ts is above it\)/],
-    ["the server's api/ on an unknown folder", { from: 'packages/apiserver/src/api/core.ts', to: 'packages/apiserver/src/util/x.ts' }, /util\/ is not a known layer of the API server/],
+    [
+      "the server's api/ on http/",
+      { from: 'packages/apiserver/src/api/builtins.ts', to: 'packages/apiserver/src/http/table.ts' },
+      /server's api\/ may import only lower layers \(http\/ is above it\)/,
+    ],
+    [
+      "the server's api/ on controllers/",
+      { from: 'packages/apiserver/src/api/crds.ts', to: 'packages/apiserver/src/controllers/gc.ts' },
+      /server's api\/ may import only lower layers \(controllers\/ is above it\)/,
+    ],
+    [
+      "the server's auth/ on controllers/ (one layer)",
+      { from: 'packages/apiserver/src/auth/aggregation.ts', to: 'packages/apiserver/src/controllers/gc.ts' },
+      /server's auth\/ may import only lower layers \(controllers\/ is on the same layer\)/,
+    ],
+    [
+      "the server's http/ on a file at the top of src/",
+      { from: 'packages/apiserver/src/http/handlers.ts', to: 'packages/apiserver/src/server.ts' },
+      /server's http\/ may import only lower layers \(src\/\*\.ts is above it\)/,
+    ],
+    [
+      "the server's api/ on an unknown folder",
+      { from: 'packages/apiserver/src/api/core.ts', to: 'packages/apiserver/src/util/x.ts' },
+      /util\/ is not a known layer of the API server/,
+    ],
   ];
   for (const [what, edge, rule] of broken) {
     it(`rejects ${what}`, () => {
@@ -119,7 +178,10 @@ describe('architecture: the layering of DESIGN §2', () => {
     ["the server's http/ on api/", { from: 'packages/apiserver/src/http/handlers.ts', to: 'packages/apiserver/src/api/core.ts' }],
     ["the server's patch/ on api/", { from: 'packages/apiserver/src/patch/engine.ts', to: 'packages/apiserver/src/api/patch-port.ts' }],
     ["the server's assembly on http/", { from: 'packages/apiserver/src/server.ts', to: 'packages/apiserver/src/http/handlers.ts' }],
-    ["an import inside the server's api/durable/", { from: 'packages/apiserver/src/api/durable/journal.ts', to: 'packages/apiserver/src/api/store.ts' }],
+    [
+      "an import inside the server's api/durable/",
+      { from: 'packages/apiserver/src/api/durable/journal.ts', to: 'packages/apiserver/src/api/store.ts' },
+    ],
   ];
   for (const [what, edge] of allowed) {
     it(`allows ${what}`, () => {

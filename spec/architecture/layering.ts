@@ -16,7 +16,8 @@ export interface ImportEdge {
   readonly to: string;
 }
 
-const isPackage = (to: string) => !to.startsWith('lib/') && !to.startsWith('demos/') && !to.startsWith('spec/') && !to.startsWith('packages/') && !to.startsWith('bench/');
+const isPackage = (to: string) =>
+  !to.startsWith('lib/') && !to.startsWith('demos/') && !to.startsWith('spec/') && !to.startsWith('packages/') && !to.startsWith('bench/');
 
 /** The layers, lowest first; a folder of lib/ imports only from lower layers. */
 export const LAYERS: readonly (readonly string[])[] = [
@@ -44,7 +45,13 @@ const PROCESSING_ALLOWED = new Set(['core']);
  * path; patch/, auth/ and controllers/ each build on api/ alone; admission/ (webhooks) on those; http/ serves all of them; the
  * files at the top of src/ (server.ts, index.ts, the CLI) assemble the server.
  */
-export const SERVER_LAYERS: readonly (readonly string[])[] = [['api'], ['patch', 'auth', 'controllers'], ['admission'], ['http'], ['(top)']];
+export const SERVER_LAYERS: readonly (readonly string[])[] = [
+  ['api'],
+  ['patch', 'auth', 'controllers'],
+  ['admission'],
+  ['http'],
+  ['(top)'],
+];
 const SERVER_SRC = 'packages/apiserver/src/';
 
 /** The server folder a file of packages/apiserver/src sits in ('(top)' for a file directly in src/), or undefined. */
@@ -63,7 +70,8 @@ function serverViolationOf(edge: ImportEdge): string | undefined {
   const toLayer = SERVER_LAYERS.findIndex((layer) => layer.includes(to));
   const name = (unit: string) => (unit === '(top)' ? 'src/*.ts' : `${unit}/`);
   if (fromLayer === -1 || toLayer === -1) return `${name(fromLayer === -1 ? from : to)} is not a known layer of the API server`;
-  if (toLayer >= fromLayer) return `the server's ${name(from)} may import only lower layers (${name(to)} is ${toLayer === fromLayer ? 'on the same layer' : 'above it'})`;
+  if (toLayer >= fromLayer)
+    return `the server's ${name(from)} may import only lower layers (${name(to)} is ${toLayer === fromLayer ? 'on the same layer' : 'above it'})`;
   return undefined;
 }
 
@@ -107,14 +115,17 @@ export function violationOf(edge: ImportEdge): string | undefined {
   if (from !== 'demos' && !edge.to.startsWith('lib/')) return 'lib/ imports nothing outside lib/ (demos/, spec/, bench/) but packages';
   if (to === undefined) return undefined;
   if (from === 'demos') {
-    return isFrontDoor(edge.to) ? undefined : 'demos/ import lib/ only through an entry point (lib/*.ts or a folder index.ts), never its internals';
+    return isFrontDoor(edge.to)
+      ? undefined
+      : 'demos/ import lib/ only through an entry point (lib/*.ts or a folder index.ts), never its internals';
   }
   if (!isFrontDoor(edge.to)) return `imports between folders go through the folder's index.ts (lib/${to}/index.ts)`;
   if (from === 'processing' && !PROCESSING_ALLOWED.has(to)) return 'processing/ imports only core/';
   const fromLayer = layerOf(from);
   const toLayer = layerOf(to);
   if (fromLayer === undefined || toLayer === undefined) return `${fromLayer === undefined ? from : to} is not a known layer of DESIGN §2`;
-  if (toLayer >= fromLayer) return `${from} may import only lower layers (${to} is ${toLayer === fromLayer ? 'on the same layer' : 'above it'})`;
+  if (toLayer >= fromLayer)
+    return `${from} may import only lower layers (${to} is ${toLayer === fromLayer ? 'on the same layer' : 'above it'})`;
   return undefined;
 }
 

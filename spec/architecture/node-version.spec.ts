@@ -28,8 +28,11 @@ describe('the Node.js version rxkube needs', () => {
     expect(pkg.engines.node).to.equal(`>=${REQUIRED_NODE}`);
     expect(REQUIRED_NODE).to.equal('22.19.0');
     for (const ok of ['22.19.0', '22.20.1', '23.0.0', '24.21.0', 'v26.1.0']) expect(nodeVersionProblem(ok), ok).to.equal(undefined);
-    expect(nodeVersionProblem('20.20.2')).to.equal('rxkube needs Node.js >= 22.19.0; this is Node.js v20.20.2 — install a newer Node.js (22.19 or later, 24 recommended)');
-    for (const old of ['22.18.9', 'v22.9.0', '18.0.0']) expect(nodeVersionProblem(old), old).to.match(/^rxkube needs Node\.js >= 22\.19\.0; this is Node\.js v/);
+    expect(nodeVersionProblem('20.20.2')).to.equal(
+      'rxkube needs Node.js >= 22.19.0; this is Node.js v20.20.2 — install a newer Node.js (22.19 or later, 24 recommended)',
+    );
+    for (const old of ['22.18.9', 'v22.9.0', '18.0.0'])
+      expect(nodeVersionProblem(old), old).to.match(/^rxkube needs Node\.js >= 22\.19\.0; this is Node\.js v/);
   });
 
   it('on an older Node, importing any entry point fails with that message (not inside undici), and so does the rxkube command', async function () {

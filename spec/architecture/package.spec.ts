@@ -36,7 +36,8 @@ describe('the published package.json', () => {
   });
 
   it('rxkube/operators, the deprecated old name of rxkube/pipeline, is the same module: every export, the same values', async () => {
-    const exports = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { import: string }> }).exports;
+    const exports = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { import: string }> })
+      .exports;
     expect(exports['./pipeline']?.import).to.equal('./dist/pipeline.js');
     expect(exports['./operators']?.import).to.equal('./dist/operators.js');
     const pipeline = (await import('../../lib/pipeline.js')) as Record<string, unknown>;

@@ -11,7 +11,9 @@ describe('architecture: the behaviour rules the code cites', () => {
 
   it(`every rule id cited in the packages' sources is stated in ${PAGE}`, () => {
     expect(facts.cited.size, 'the reader found citations').to.be.greaterThan(40);
-    const unstated = [...facts.cited.keys()].filter((id) => !facts.stated.has(id)).map((id) => `${id} (cited in ${facts.cited.get(id)?.join(', ')})`);
+    const unstated = [...facts.cited.keys()]
+      .filter((id) => !facts.stated.has(id))
+      .map((id) => `${id} (cited in ${facts.cited.get(id)?.join(', ')})`);
     expect(unstated).to.deep.equal([]);
   });
 

@@ -45,10 +45,16 @@ export function ruleFacts(root: string): RuleFacts {
   const stated = new Set([...page.matchAll(/^- \*\*([A-Z]{2}[0-9]+)\*\*/gm)].map((m) => m[1] as string));
   const add = (map: Map<string, string[]>, id: string, file: string) => map.set(id, [...(map.get(id) ?? []), file]);
   const cited = new Map<string, string[]>();
-  const sources = [...filesUnder(root, 'lib', (p) => p.endsWith('.ts')), ...filesUnder(root, 'packages', (p) => /^packages\/[^/]+\/src\/.*\.ts$/.test(p))];
+  const sources = [
+    ...filesUnder(root, 'lib', (p) => p.endsWith('.ts')),
+    ...filesUnder(root, 'packages', (p) => /^packages\/[^/]+\/src\/.*\.ts$/.test(p)),
+  ];
   for (const file of sources) for (const id of idsIn(readFileSync(join(root, file), 'utf8'))) add(cited, id, file);
   const pinned = new Map<string, string[]>();
-  const specs = [...filesUnder(root, 'spec', (p) => p.endsWith('.spec.ts')), ...filesUnder(root, 'packages', (p) => /^packages\/[^/]+\/spec\/.*\.spec\.ts$/.test(p))];
+  const specs = [
+    ...filesUnder(root, 'spec', (p) => p.endsWith('.spec.ts')),
+    ...filesUnder(root, 'packages', (p) => /^packages\/[^/]+\/spec\/.*\.spec\.ts$/.test(p)),
+  ];
   for (const file of specs) for (const id of idsInTitles(readFileSync(join(root, file), 'utf8'))) add(pinned, id, file);
   return { stated, cited, pinned };
 }
@@ -56,8 +62,14 @@ export function ruleFacts(root: string): RuleFacts {
 /** The generated index: one row per stated rule, the files citing it and the spec files pinning it. */
 export function renderIndex({ stated, cited, pinned }: RuleFacts): string {
   const shorten = (files: readonly string[]) => files.map((f) => `\`${f.replace(/^lib\//, '').replace(/^spec\//, '')}\``).join(', ');
-  const rows = [...stated].sort(byRule).map((id) => `| ${id} | ${shorten(cited.get(id) ?? []) || '—'} | ${shorten(pinned.get(id) ?? []) || '—'} |`);
-  return ['| rule | cited in (lib/ unless a path says otherwise) | pinned by (spec/ unless a path says otherwise) |', '|---|---|---|', ...rows].join('\n');
+  const rows = [...stated]
+    .sort(byRule)
+    .map((id) => `| ${id} | ${shorten(cited.get(id) ?? []) || '—'} | ${shorten(pinned.get(id) ?? []) || '—'} |`);
+  return [
+    '| rule | cited in (lib/ unless a path says otherwise) | pinned by (spec/ unless a path says otherwise) |',
+    '|---|---|---|',
+    ...rows,
+  ].join('\n');
 }
 
 /** The page with its index block replaced by `index`. */

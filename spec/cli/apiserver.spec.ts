@@ -15,7 +15,10 @@ describe('cli: rxkube apiserver', () => {
   });
 
   it('answers a bad flag in one line named after the command it was called by', async () => {
-    const failed = await run(process.execPath, [join(ROOT, 'bin/rxkube.js'), 'apiserver', '--port', 'x'], { cwd: ROOT, timeout: 20_000 }).catch((err: { code: number; stderr: string }) => err);
+    const failed = await run(process.execPath, [join(ROOT, 'bin/rxkube.js'), 'apiserver', '--port', 'x'], {
+      cwd: ROOT,
+      timeout: 20_000,
+    }).catch((err: { code: number; stderr: string }) => err);
     expect(failed).to.include({ code: 2 });
     expect((failed as { stderr: string }).stderr.trim()).to.equal("rxkube apiserver: --port must be a whole number >= 0, got 'x'");
   });

@@ -15,8 +15,13 @@ describe('cli: bin/rxkube.js', () => {
     mkdirSync(join(clone, 'bin'));
     copyFileSync(join(ROOT, 'bin/rxkube.js'), join(clone, 'bin/rxkube.js'));
     writeFileSync(join(clone, 'package.json'), JSON.stringify({ name: 'rxkube', type: 'module' }));
-    const failed = await promisify(execFile)(process.execPath, [join(clone, 'bin/rxkube.js'), 'init', 'x'], { cwd: clone, timeout: 20_000 }).catch((err: { code: number; stderr: string }) => err);
+    const failed = await promisify(execFile)(process.execPath, [join(clone, 'bin/rxkube.js'), 'init', 'x'], {
+      cwd: clone,
+      timeout: 20_000,
+    }).catch((err: { code: number; stderr: string }) => err);
     expect(failed).to.include({ code: 1 });
-    expect((failed as { stderr: string }).stderr.trim()).to.equal(`rxkube: ${join(clone, 'dist')}/ is not built: in a clone of the repository, run \`npm run build\` first (npm ci does not build it)`);
+    expect((failed as { stderr: string }).stderr.trim()).to.equal(
+      `rxkube: ${join(clone, 'dist')}/ is not built: in a clone of the repository, run \`npm run build\` first (npm ci does not build it)`,
+    );
   });
 });

@@ -32,13 +32,18 @@ async function quietly<T>(body: () => Promise<T>): Promise<T> {
 async function project(dir: string, args: readonly string[] = []): Promise<void> {
   expect(await quietly(() => init([dir, '--no-install', ...args]))).to.equal(0);
   mkdirSync(join(dir, 'node_modules/.bin'), { recursive: true });
-  for (const entry of readdirSync(join(ROOT, 'node_modules')).filter((e) => e !== '.bin')) symlinkSync(join(ROOT, 'node_modules', entry), join(dir, 'node_modules', entry));
-  for (const entry of readdirSync(join(ROOT, 'node_modules/.bin'))) symlinkSync(join(ROOT, 'node_modules/.bin', entry), join(dir, 'node_modules/.bin', entry));
+  for (const entry of readdirSync(join(ROOT, 'node_modules')).filter((e) => e !== '.bin'))
+    symlinkSync(join(ROOT, 'node_modules', entry), join(dir, 'node_modules', entry));
+  for (const entry of readdirSync(join(ROOT, 'node_modules/.bin')))
+    symlinkSync(join(ROOT, 'node_modules/.bin', entry), join(dir, 'node_modules/.bin', entry));
   // As npm installs rxkube: the package, and its command in .bin (npm run dev runs `rxkube dev`).
   symlinkSync(ROOT, join(dir, 'node_modules/rxkube'));
   symlinkSync(join(ROOT, 'bin/rxkube.js'), join(dir, 'node_modules/.bin/rxkube'));
   await run(join(dir, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], { cwd: dir, env: ENV });
-  await run(process.execPath, [join(ROOT, 'bin/rxkube.js'), 'manifests', '--module', 'dist/src/operator.js', '--kustomize', 'deploy'], { cwd: dir, env: ENV });
+  await run(process.execPath, [join(ROOT, 'bin/rxkube.js'), 'manifests', '--module', 'dist/src/operator.js', '--kustomize', 'deploy'], {
+    cwd: dir,
+    env: ENV,
+  });
 }
 
 interface Dev {
@@ -52,7 +57,12 @@ interface Dev {
 /** `rxkube dev`, or with `npm: true` the project's `npm run dev` in a process group of its own, stopped as Ctrl-C stops it (SIGINT to the group). */
 function startDev(dir: string, args: readonly string[] = [], { npm = false } = {}): Dev {
   const child = npm
-    ? spawn('npm', ['run', 'dev', ...(args.length > 0 ? ['--', ...args] : [])], { cwd: dir, env: ENV, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    ? spawn('npm', ['run', 'dev', ...(args.length > 0 ? ['--', ...args] : [])], {
+        cwd: dir,
+        env: ENV,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      })
     : spawn(process.execPath, [join(ROOT, 'bin/rxkube.js'), 'dev', ...args], { cwd: dir, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const waiters = new Set<() => void>();
@@ -81,7 +91,14 @@ function startDev(dir: string, args: readonly string[] = [], { npm = false } = {
         };
         waiters.add(check);
         check();
-        void exited.then(() => setTimeout(() => waiters.has(check) && (clearTimeout(timer), waiters.delete(check), fail(new Error(`rxkube dev exited without printing ${pattern}:\n${output}`))), 100));
+        void exited.then(() =>
+          setTimeout(
+            () =>
+              waiters.has(check) &&
+              (clearTimeout(timer), waiters.delete(check), fail(new Error(`rxkube dev exited without printing ${pattern}:\n${output}`))),
+            100,
+          ),
+        );
       });
     },
     async stop() {
@@ -94,7 +111,8 @@ function startDev(dir: string, args: readonly string[] = [], { npm = false } = {
   };
 }
 
-const kubectl = (dir: string, kubeconfig: string, ...args: string[]) => run('kubectl', ['--kubeconfig', kubeconfig, ...args], { cwd: dir, env: ENV, timeout: 90_000 });
+const kubectl = (dir: string, kubeconfig: string, ...args: string[]) =>
+  run('kubectl', ['--kubeconfig', kubeconfig, ...args], { cwd: dir, env: ENV, timeout: 90_000 });
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
@@ -133,15 +151,24 @@ describe('cli: rxkube dev, the local loop of a project rxkube init wrote', funct
     const [, kubeconfig] = (await loop.waitFor(/export KUBECONFIG=(\S+)/)) as [string, string];
     await loop.waitFor(/rxkube dev: ready/);
     const output = loop.output();
-    expect(output).to.include('it runs no containers').and.match(/not applied: Service\/hello-metrics, Deployment\/hello-controller/);
+    expect(output)
+      .to.include('it runs no containers')
+      .and.match(/not applied: Service\/hello-metrics, Deployment\/hello-controller/);
     expect(output).to.include('running: node --watch dist/src/main.js as ServiceAccount hello-system/hello-controller');
-    expect(readFileSync(join(hello, '.rxkube/dev/operator.kubeconfig'), 'utf8')).to.include('"as": "system:serviceaccount:hello-system:hello-controller"');
-    expect((await kubectl(hello, kubeconfig, 'get', 'deployments', '-A', '-o', 'name')).stdout.trim(), 'no Deployment pretending to run the operator').to.equal('');
+    expect(readFileSync(join(hello, '.rxkube/dev/operator.kubeconfig'), 'utf8')).to.include(
+      '"as": "system:serviceaccount:hello-system:hello-controller"',
+    );
+    expect(
+      (await kubectl(hello, kubeconfig, 'get', 'deployments', '-A', '-o', 'name')).stdout.trim(),
+      'no Deployment pretending to run the operator',
+    ).to.equal('');
 
     await kubectl(hello, kubeconfig, 'apply', '-f', 'samples/');
     await kubectl(hello, kubeconfig, 'wait', '--for=condition=Ready', 'greeting/world', '--timeout=120s');
     console.log(`      rxkube dev start to the first Ready sample: ${seconds(Date.now() - started)}`);
-    expect((await kubectl(hello, kubeconfig, 'get', 'configmap', 'world-greeting', '-o', 'jsonpath={.data.message}')).stdout).to.equal('Hello, world!');
+    expect((await kubectl(hello, kubeconfig, 'get', 'configmap', 'world-greeting', '-o', 'jsonpath={.data.message}')).stdout).to.equal(
+      'Hello, world!',
+    );
     const [, firstPid] = (await loop.waitFor(/"pid":(\d+)[^\n]*"msg":"operator running/)) as [string, string];
 
     // tsc --watch recompiles, node --watch restarts the operator, which reconciles again.
@@ -191,7 +218,10 @@ describe('cli: rxkube dev, the local loop of a project rxkube init wrote', funct
       const [, kubeconfig] = (await loop.waitFor(/export KUBECONFIG=(\S+)/)) as [string, string];
       await loop.waitFor(/rxkube dev: ready/);
       // Before any request: the operator's own check at start finds the verb missing.
-      await loop.waitFor(/rxkube dev: the operator's RBAC check at start: the operator's ServiceAccount hello-system\/hello-controller may not patch configmaps\. The RBAC of deploy\/ lacks this rule/, 120_000);
+      await loop.waitFor(
+        /rxkube dev: the operator's RBAC check at start: the operator's ServiceAccount hello-system\/hello-controller may not patch configmaps\. The RBAC of deploy\/ lacks this rule/,
+        120_000,
+      );
       await kubectl(hello, kubeconfig, 'apply', '-f', 'samples/');
       await loop.waitFor(/rxkube dev: 403 Forbidden/, 120_000);
       expect(loop.output()).to.include(
@@ -220,7 +250,9 @@ describe('cli: rxkube dev, the local loop of a project rxkube init wrote', funct
       const loop = dev(hooks, ['--kubeconfig', kubeconfig]);
       await loop.waitFor(/rxkube dev: ready/);
       const output = loop.output();
-      expect(output.indexOf(`rxkube dev: cluster: context "rxkube" (${server.url}) of ${kubeconfig}`), 'the cluster named first').to.equal(0);
+      expect(output.indexOf(`rxkube dev: cluster: context "rxkube" (${server.url}) of ${kubeconfig}`), 'the cluster named first').to.equal(
+        0,
+      );
       expect(output).to.match(/webhooks: the configurations call https:\/\/127\.0\.0\.1:\d+ /);
       await loop.waitFor(/webhook server listening/);
       expect((await kubectl(hooks, kubeconfig, 'apply', '-f', 'samples/')).stdout).to.include('greeting.example.com/world created');
@@ -229,13 +261,17 @@ describe('cli: rxkube dev, the local loop of a project rxkube init wrote', funct
       const denied = await kubectl(hooks, kubeconfig, 'apply', '-f', blank).catch((err: { stderr: string }) => err.stderr);
       expect(denied).to.include('denied the request: spec.name must not be blank');
       // The conversion webhook too: v2 is served by converting the stored v1.
-      expect((await kubectl(hooks, kubeconfig, 'get', 'greetings.v2.example.com', 'world', '-o', 'jsonpath={.spec.recipient}')).stdout).to.equal('world');
+      expect(
+        (await kubectl(hooks, kubeconfig, 'get', 'greetings.v2.example.com', 'world', '-o', 'jsonpath={.spec.recipient}')).stdout,
+      ).to.equal('world');
       await kubectl(hooks, kubeconfig, 'wait', '--for=condition=Ready', 'greeting/world', '--timeout=120s');
 
       expect(await loop.stop()).to.equal(0);
       expect(loop.output()).to.match(/deleted ValidatingWebhookConfiguration\/\S+ \(they pointed at this machine\)/);
       expect((await kubectl(hooks, kubeconfig, 'get', 'validatingwebhookconfigurations', '-o', 'name')).stdout.trim()).to.equal('');
-      expect((await kubectl(hooks, kubeconfig, 'apply', '-f', blank)).stdout, 'no webhook left blocking writes').to.include('greeting.example.com/blank created');
+      expect((await kubectl(hooks, kubeconfig, 'apply', '-f', blank)).stdout, 'no webhook left blocking writes').to.include(
+        'greeting.example.com/blank created',
+      );
     } finally {
       await server.close();
     }
@@ -246,7 +282,11 @@ describe('cli: rxkube dev, the local loop of a project rxkube init wrote', funct
     expect(tsconfig.compilerOptions).to.include({ strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true });
     const pkg = JSON.parse(readFileSync(join(hello, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
     expect(pkg.devDependencies).to.include.keys('@types/ws');
-    const result = await run(join(hello, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json', '--noEmit', '--skipLibCheck', 'false'], { cwd: hello, env: ENV, maxBuffer: 16 * 1024 * 1024 }).then(
+    const result = await run(join(hello, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json', '--noEmit', '--skipLibCheck', 'false'], {
+      cwd: hello,
+      env: ENV,
+      maxBuffer: 16 * 1024 * 1024,
+    }).then(
       () => '',
       (err: { stdout?: string }) => err.stdout ?? String(err),
     );
@@ -256,8 +296,17 @@ describe('cli: rxkube dev, the local loop of a project rxkube init wrote', funct
   it('names what is missing before starting anything: deploy/, the compiler, --context without --kubeconfig', async () => {
     const empty = join(work, 'empty');
     mkdirSync(empty);
-    const fails = async (args: readonly string[]) => run(process.execPath, [join(ROOT, 'bin/rxkube.js'), 'dev', ...args], { cwd: empty, env: ENV }).catch((err: { code: number; stderr: string }) => err);
-    expect(await fails([])).to.include({ code: 1 }).and.have.property('stderr').that.includes('deploy/kustomization.yaml: no such file; generate deploy/ first: npm run manifests');
-    expect(await fails(['--context', 'x'])).to.include({ code: 2 }).and.have.property('stderr').that.includes('--context needs --kubeconfig');
+    const fails = async (args: readonly string[]) =>
+      run(process.execPath, [join(ROOT, 'bin/rxkube.js'), 'dev', ...args], { cwd: empty, env: ENV }).catch(
+        (err: { code: number; stderr: string }) => err,
+      );
+    expect(await fails([]))
+      .to.include({ code: 1 })
+      .and.have.property('stderr')
+      .that.includes('deploy/kustomization.yaml: no such file; generate deploy/ first: npm run manifests');
+    expect(await fails(['--context', 'x']))
+      .to.include({ code: 2 })
+      .and.have.property('stderr')
+      .that.includes('--context needs --kubeconfig');
   });
 });

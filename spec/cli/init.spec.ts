@@ -28,20 +28,52 @@ describe('rxkube init', () => {
     const { code, output } = await quietly([dir, '--kind', 'WebShop', '--group', 'shop.example.org', '--no-install']);
     expect(code, output).to.equal(0);
     expect(output).to.include("wrote the WebShop operator 'shop-operator'");
-    const files = readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(dir.length + 1));
+    const files = readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => join(e.parentPath, e.name).slice(dir.length + 1));
     expect(files.sort()).to.deep.equal(
-      ['.dockerignore', '.gitignore', '.npmrc', 'Dockerfile', 'samples/webshop.yaml', 'README.md', 'package.json', 'src/controller.ts', 'src/main.ts', 'src/operator.ts', 'src/webshop.ts', 'test/integration.test.ts', 'test/scheduling.test.ts', 'tsconfig.json'].sort(),
+      [
+        '.dockerignore',
+        '.gitignore',
+        '.npmrc',
+        'Dockerfile',
+        'samples/webshop.yaml',
+        'README.md',
+        'package.json',
+        'src/controller.ts',
+        'src/main.ts',
+        'src/operator.ts',
+        'src/webshop.ts',
+        'test/integration.test.ts',
+        'test/scheduling.test.ts',
+        'tsconfig.json',
+      ].sort(),
     );
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; dependencies: Record<string, string> };
     expect(pkg.name).to.equal('shop-operator');
     expect(pkg.dependencies['rxkube']).to.match(/^\^\d+\.\d+\.\d+/);
-    expect(readFileSync(join(dir, 'src/webshop.ts'), 'utf8')).to.include("group: 'shop.example.org'").and.include('export const WEB_SHOP = WebShopResource.descriptor;');
-    expect(readFileSync(join(dir, 'Dockerfile'), 'utf8')).to.include('npm ci --omit=dev').and.include('USER node').and.include('ENTRYPOINT ["node", "dist/src/main.js"]');
+    expect(readFileSync(join(dir, 'src/webshop.ts'), 'utf8'))
+      .to.include("group: 'shop.example.org'")
+      .and.include('export const WEB_SHOP = WebShopResource.descriptor;');
+    expect(readFileSync(join(dir, 'Dockerfile'), 'utf8'))
+      .to.include('npm ci --omit=dev')
+      .and.include('USER node')
+      .and.include('ENTRYPOINT ["node", "dist/src/main.js"]');
   });
 
   it('plurals as Kubernetes forms them: Policy → policies, Proxy → proxies, Status → statuses, Ingress → ingresses, Endpoints → endpoints; --plural for another', async () => {
     const kinds = ['Policy', 'Proxy', 'Status', 'Ingress', 'Endpoints', 'Greeting', 'Gateway', 'Box', 'Match'];
-    expect(kinds.map(guessPlural)).to.deep.equal(['policies', 'proxies', 'statuses', 'ingresses', 'endpoints', 'greetings', 'gateways', 'boxes', 'matches']);
+    expect(kinds.map(guessPlural)).to.deep.equal([
+      'policies',
+      'proxies',
+      'statuses',
+      'ingresses',
+      'endpoints',
+      'greetings',
+      'gateways',
+      'boxes',
+      'matches',
+    ]);
     const policy = join(work, 'policy');
     expect((await quietly([policy, '--kind', 'NetworkPolicy', '--no-install'])).code).to.equal(0);
     const source = readFileSync(join(policy, 'src/networkpolicy.ts'), 'utf8');
@@ -69,11 +101,16 @@ describe('rxkube init', () => {
       else process.env['npm_config_offline'] = offline;
     }
     expect(failed.code, failed.output).to.equal(1);
-    expect(failed.output).to.include('run the same rxkube init command again: it resumes there').and.include('--rxkube').and.include(`cd ${dir} && npm install && npm run manifests`);
+    expect(failed.output)
+      .to.include('run the same rxkube init command again: it resumes there')
+      .and.include('--rxkube')
+      .and.include(`cd ${dir} && npm install && npm run manifests`);
     const resumed = await quietly([dir, '--rxkube', '1.2.3', '--no-install']);
     expect(resumed.code, resumed.output).to.equal(0);
     expect(resumed.output).to.include('resumed');
-    expect((JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies['rxkube']).to.equal('1.2.3');
+    expect(
+      (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies['rxkube'],
+    ).to.equal('1.2.3');
     // Finished: a third run finds a project, not an unfinished init.
     const again = await quietly([dir, '--no-install']);
     expect(again.code).to.equal(2);
@@ -99,18 +136,23 @@ describe('rxkube init', () => {
       process.env['PATH'] = path;
     }
     expect(failed.code, failed.output).to.equal(1);
-    expect(failed.output).to.include('npm could not fetch @rxkube/apiserver@^0.1.0: give it with --apiserver (a version, or the path of a packed tarball: rxkube-apiserver-x.y.z.tgz).');
+    expect(failed.output).to.include(
+      'npm could not fetch @rxkube/apiserver@^0.1.0: give it with --apiserver (a version, or the path of a packed tarball: rxkube-apiserver-x.y.z.tgz).',
+    );
   });
 
   it("the hint after a failed install reads npm's E404 for either package, and names the flags not given yet", () => {
-    const e404 = (spec: string, url: string) => `npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/${url} - Not found\nnpm error 404\nnpm error 404  '${spec}' is not in this registry.\n`;
+    const e404 = (spec: string, url: string) =>
+      `npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/${url} - Not found\nnpm error 404\nnpm error 404  '${spec}' is not in this registry.\n`;
     expect(installHint(e404('@rxkube/apiserver@^0.1.0', '@rxkube%2fapiserver'), { rxkube: '/tmp/rxkube-0.1.0.tgz' }, '0.1.0')).to.equal(
       ' npm could not fetch @rxkube/apiserver@^0.1.0: give it with --apiserver (a version, or the path of a packed tarball: rxkube-apiserver-x.y.z.tgz).',
     );
     expect(installHint(e404('rxkube@^0.1.0', 'rxkube'), {}, '0.1.0')).to.equal(
       ' npm could not fetch rxkube@^0.1.0: give it with --rxkube (a version, or the path of a packed tarball: rxkube-x.y.z.tgz). If @rxkube/apiserver is not published either, give --apiserver (a version, or the path of a packed tarball: rxkube-apiserver-x.y.z.tgz) too.',
     );
-    expect(installHint('npm error code ECONNRESET', {}, '0.1.0')).to.include('give --apiserver').and.include('and --rxkube');
+    expect(installHint('npm error code ECONNRESET', {}, '0.1.0'))
+      .to.include('give --apiserver')
+      .and.include('and --rxkube');
     expect(installHint('npm error code ECONNRESET', { rxkube: '1.0.0', apiserver: '1.0.0' }, '0.1.0')).to.equal('');
   });
 
@@ -118,12 +160,20 @@ describe('rxkube init', () => {
     const dir = join(work, 'ops');
     expect((await quietly([dir, '--no-install'])).code).to.equal(0);
     const read = (file: string) => readFileSync(join(dir, file), 'utf8');
-    expect(read('src/operator.ts')).to.include("leaderElection: { leaseName: 'ops', leaseNamespace: process.env['POD_NAMESPACE'] ?? 'default' }");
+    expect(read('src/operator.ts')).to.include(
+      "leaderElection: { leaseName: 'ops', leaseNamespace: process.env['POD_NAMESPACE'] ?? 'default' }",
+    );
     expect(read('test/integration.test.ts')).to.include('leaderElection');
     expect(read('src/main.ts')).to.include('collectDefaultMetrics({ register: registry })');
     expect(read('.npmrc')).to.equal('engine-strict=true\n');
-    expect((JSON.parse(read('package.json')) as { type: string; engines: unknown; scripts: Record<string, string> })).to.deep.include({ type: 'module', engines: { node: '>=22.19.0' } });
-    expect((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts).to.include({ deploy: 'kubectl apply -k deploy', undeploy: 'kubectl delete -k deploy --ignore-not-found' });
+    expect(JSON.parse(read('package.json')) as { type: string; engines: unknown; scripts: Record<string, string> }).to.deep.include({
+      type: 'module',
+      engines: { node: '>=22.19.0' },
+    });
+    expect((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts).to.include({
+      deploy: 'kubectl apply -k deploy',
+      undeploy: 'kubectl delete -k deploy --ignore-not-found',
+    });
     expect(read('README.md')).to.not.include('kustomize edit');
   });
 
@@ -131,12 +181,20 @@ describe('rxkube init', () => {
     const dir = join(work, 'hooks');
     expect((await quietly([dir, '--webhooks', '--no-install'])).code).to.equal(0);
     const read = (file: string) => readFileSync(join(dir, file), 'utf8');
-    expect(read('src/greeting.ts')).to.include('v2: {').and.include('storage: true').and.include("export type GreetingV2 = ResourceOf<typeof GreetingResource, 'v2'>;");
+    expect(read('src/greeting.ts'))
+      .to.include('v2: {')
+      .and.include('storage: true')
+      .and.include("export type GreetingV2 = ResourceOf<typeof GreetingResource, 'v2'>;");
     expect(read('src/webhooks.ts')).to.include("name: 'validate.greetings.example.com'").and.include("hub: 'v1'");
     expect(read('test/webhooks.test.ts')).to.include('checkRoundTrip(convertGreeting');
-    expect(read('src/operator.ts')).to.include("webhooks: { webhooks, tls: mountedCertificate(process.env['WEBHOOK_CERT_DIR']), port: Number(process.env['WEBHOOK_PORT'] ?? DEFAULT_WEBHOOK_PORT) }");
-    expect(read('src/main.ts')).to.include("tls: { development: true }");
-    expect((JSON.parse(read('package.json')) as { devDependencies: Record<string, string> }).devDependencies).to.include.keys('@peculiar/x509', 'reflect-metadata');
+    expect(read('src/operator.ts')).to.include(
+      "webhooks: { webhooks, tls: mountedCertificate(process.env['WEBHOOK_CERT_DIR']), port: Number(process.env['WEBHOOK_PORT'] ?? DEFAULT_WEBHOOK_PORT) }",
+    );
+    expect(read('src/main.ts')).to.include('tls: { development: true }');
+    expect((JSON.parse(read('package.json')) as { devDependencies: Record<string, string> }).devDependencies).to.include.keys(
+      '@peculiar/x509',
+      'reflect-metadata',
+    );
     const plain = join(work, 'plain');
     expect((await quietly([plain, '--no-install'])).code).to.equal(0);
     expect(readFileSync(join(plain, 'src/operator.ts'), 'utf8')).to.not.include('webhooks');

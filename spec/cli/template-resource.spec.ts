@@ -21,7 +21,14 @@ interface ResourceModule {
 }
 
 describe('rxkube init: the resource defined once', () => {
-  const files = templateFiles({ name: 'shop-operator', group: 'shop.example.org', kind: 'WebShop', plural: 'webshops', rxkube: '^0.1.0', apiserver: '^0.1.0' });
+  const files = templateFiles({
+    name: 'shop-operator',
+    group: 'shop.example.org',
+    kind: 'WebShop',
+    plural: 'webshops',
+    rxkube: '^0.1.0',
+    apiserver: '^0.1.0',
+  });
   // Under the repository, so that 'rxkube/kube' and 'typebox' resolve as in a project (.tmp/ is not committed).
   const dir = join(root, '.tmp', `template-resource-${process.pid}`);
   let server: ApiServer;
@@ -48,7 +55,9 @@ describe('rxkube init: the resource defined once', () => {
     expect(files['src/webshop.ts']).to.include('defineResource({').and.include("from 'typebox'");
     expect(module.WEB_SHOP).to.deep.equal({ apiVersion: 'shop.example.org/v1', kind: 'WebShop', plural: 'webshops', namespaced: true });
     expect(module.webshopCrd.metadata?.name).to.equal('webshops.shop.example.org');
-    expect(module.webshopCrd.spec.versions.map((v) => [v.name, v.served, v.storage, v.subresources])).to.deep.equal([['v1', true, true, { status: {} }]]);
+    expect(module.webshopCrd.spec.versions.map((v) => [v.name, v.served, v.storage, v.subresources])).to.deep.equal([
+      ['v1', true, true, { status: {} }],
+    ]);
   });
 
   it('the embedded server installs its CRD, takes a valid object and rejects a spec the schema forbids', async () => {

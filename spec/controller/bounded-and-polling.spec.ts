@@ -44,11 +44,15 @@ describe('controller: a bounded cache and per-resource polling (ES5, ES7, OB2)',
     const registry = new Registry();
     const op = env.operator({ registry });
     let runs = 0;
-    op.register({ reconcile: () => (runs++, UpdateControl.noUpdate<Widget>()) }, widgetConfig({ informer: { bounded: { maxEntries: 5 } } }));
+    op.register(
+      { reconcile: () => (runs++, UpdateControl.noUpdate<Widget>()) },
+      widgetConfig({ informer: { bounded: { maxEntries: 5 } } }),
+    );
     await op.start();
     for (let i = 0; i < 30; i++) await createWidget(env, widget(`w${i}`));
     await eventually('every widget reconciled', () => runs >= 30);
-    const gauge = async (name: string) => (await registry.getSingleMetric(name)?.get())?.values.find((v) => v.labels['source'] === 'widgets.sample.rxkube.dev')?.value;
+    const gauge = async (name: string) =>
+      (await registry.getSingleMetric(name)?.get())?.values.find((v) => v.labels['source'] === 'widgets.sample.rxkube.dev')?.value;
     await eventually('the gauges to settle', async () => (await gauge('rxkube_cache_known_objects')) === 30);
     expect(await gauge('rxkube_cache_size')).to.equal(5);
   });
@@ -64,7 +68,10 @@ describe('controller: a bounded cache and per-resource polling (ES5, ES7, OB2)',
       },
     });
     const op = env.operator();
-    op.register({ reconcile: (w) => (poll.track({ name: w.metadata!.name!, namespace: 'default' }), UpdateControl.noUpdate()) }, widgetConfig({ sources: [poll] }));
+    op.register(
+      { reconcile: (w) => (poll.track({ name: w.metadata!.name!, namespace: 'default' }), UpdateControl.noUpdate()) },
+      widgetConfig({ sources: [poll] }),
+    );
     await op.start();
     await createWidget(env, widget('w1'));
     await eventually('polling w1', () => (fetches.get('w1') ?? 0) >= 3);

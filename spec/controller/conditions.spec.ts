@@ -21,7 +21,12 @@ const gadgetCrd = customResourceDefinition({
 });
 const GADGET = descriptorOf(gadgetCrd);
 
-const gadget = (name: string, healthy: boolean): Gadget => ({ apiVersion: GADGET.apiVersion, kind: GADGET.kind, metadata: { name, namespace: 'default' }, spec: { healthy } });
+const gadget = (name: string, healthy: boolean): Gadget => ({
+  apiVersion: GADGET.apiVersion,
+  kind: GADGET.kind,
+  metadata: { name, namespace: 'default' },
+  spec: { healthy },
+});
 
 /** Ready from spec.healthy, at a clock that moves a minute per run (lastTransitionTime has seconds). */
 function readyReconciler(): Reconciler<Gadget> {
@@ -29,7 +34,11 @@ function readyReconciler(): Reconciler<Gadget> {
   return {
     reconcile(g) {
       const now = new Date(Date.UTC(2026, 10, 24, 1, runs++));
-      const ready = statusCondition(g, { type: 'Ready', status: g.spec.healthy, reason: g.spec.healthy ? 'Healthy' : 'Unhealthy', message: `run ${runs}` }, now);
+      const ready = statusCondition(
+        g,
+        { type: 'Ready', status: g.spec.healthy, reason: g.spec.healthy ? 'Healthy' : 'Unhealthy', message: `run ${runs}` },
+        now,
+      );
       return UpdateControl.patchStatus({ ...g, status: { conditions: [ready] } });
     },
   };
@@ -54,7 +63,9 @@ describe('controller: status conditions with server-side apply', () => {
     expect(first).to.include({ reason: 'Healthy', observedGeneration: 1, lastTransitionTime: '2026-11-24T01:00:00Z' });
 
     await cluster.apply(GADGET, { ...gadget('g', true), spec: { healthy: true, note: 'still healthy' } });
-    const same = await eventually('the run of generation 2', async () => ((await readyOf('g'))?.observedGeneration === 2 ? readyOf('g') : undefined));
+    const same = await eventually('the run of generation 2', async () =>
+      (await readyOf('g'))?.observedGeneration === 2 ? readyOf('g') : undefined,
+    );
     expect(same).to.include({ status: 'True', message: 'run 2', lastTransitionTime: '2026-11-24T01:00:00Z' });
 
     await cluster.apply(GADGET, gadget('g', false));
@@ -76,7 +87,9 @@ describe('controller: status conditions with server-side apply', () => {
 
     // Another controller reports its own condition on the same object, without force.
     const synced = statusCondition(undefined, { type: 'Synced', status: true, reason: 'InSync', message: 'mirrored' });
-    await gadgets().applyStatus({ ...gadget('g', true), status: { conditions: [synced] } } as Gadget, { fieldManager: 'mirror-controller' });
+    await gadgets().applyStatus({ ...gadget('g', true), status: { conditions: [synced] } } as Gadget, {
+      fieldManager: 'mirror-controller',
+    });
     const both = await gadgets().get({ name: 'g', namespace: 'default' });
     expect(both.status?.conditions?.map((c) => `${c.type}=${c.status}`)).to.have.members(['Ready=True', 'Synced=True']);
 

@@ -44,11 +44,15 @@ const notesWith = (applyOptions?: { force: boolean }): Reconciler<Note> => ({
       metadata: {
         name,
         namespace: note.metadata!.namespace!,
-        ownerReferences: [{ apiVersion: NOTE.apiVersion, kind: NOTE.kind, name: note.metadata!.name!, uid: note.metadata!.uid!, controller: true }],
+        ownerReferences: [
+          { apiVersion: NOTE.apiVersion, kind: NOTE.kind, name: note.metadata!.name!, uid: note.metadata!.uid!, controller: true },
+        ],
       },
       data: { text: note.spec.text },
     };
-    await (applyOptions === undefined ? ctx.secondaryClient<ConfigMap>('configmaps').apply(desired) : ctx.secondaryClient<ConfigMap>('configmaps').apply(desired, applyOptions));
+    await (applyOptions === undefined
+      ? ctx.secondaryClient<ConfigMap>('configmaps').apply(desired)
+      : ctx.secondaryClient<ConfigMap>('configmaps').apply(desired, applyOptions));
     return UpdateControl.patchStatus({ ...note, status: { configMap: name } });
   },
 });
@@ -84,9 +88,13 @@ describe('drift: a hand edit of an applied child is corrected by the next run', 
 
   const kubectl = (args: string[], env: Record<string, string> = {}) =>
     run('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), ...args], { env: { ...process.env, ...env } });
-  const configMapText = async () => (await cluster.client.resource<ConfigMap>(builtinResources.configMap).get({ name: 'hello-note', namespace: 'default' })).data?.['text'];
+  const configMapText = async () =>
+    (await cluster.client.resource<ConfigMap>(builtinResources.configMap).get({ name: 'hello-note', namespace: 'default' })).data?.['text'];
   const managersOf = async () =>
-    ((await cluster.client.resource<ConfigMap>(builtinResources.configMap).get({ name: 'hello-note', namespace: 'default' })).metadata?.managedFields ?? []).map((f) => f.manager);
+    (
+      (await cluster.client.resource<ConfigMap>(builtinResources.configMap).get({ name: 'hello-note', namespace: 'default' })).metadata
+        ?.managedFields ?? []
+    ).map((f) => f.manager);
 
   /** Edits with `edit`, then expects the controller's next run to put the text back, with no failed run in between. */
   async function expectCorrected(edit: () => Promise<unknown>, editor: string) {
@@ -99,21 +107,32 @@ describe('drift: a hand edit of an applied child is corrected by the next run', 
       10_000,
     );
     const since = outcomes.slice(before);
-    expect(since.filter((o) => o.result === 'failure').map((o) => String(o.error)), 'no run failed').to.deep.equal([]);
+    expect(
+      since.filter((o) => o.result === 'failure').map((o) => String(o.error)),
+      'no run failed',
+    ).to.deep.equal([]);
     expect(since[0]?.result, 'the first run after the edit corrects it').to.equal('success');
     expect(await managersOf()).to.include('notes.example.com');
   }
-  const outcomesSince = (n: number) => [...new Set(outcomes.slice(n).map((o) => `${o.result}${o.error === undefined ? '' : `: ${String(o.error)}`}`))];
+  const outcomesSince = (n: number) => [
+    ...new Set(outcomes.slice(n).map((o) => `${o.result}${o.error === undefined ? '' : `: ${String(o.error)}`}`)),
+  ];
 
-  it('kubectl patch (field manager kubectl-patch) of the applied field: the next run takes it back (force, the controller\'s field manager)', async () => {
+  it("kubectl patch (field manager kubectl-patch) of the applied field: the next run takes it back (force, the controller's field manager)", async () => {
     await start(notesWith());
-    await expectCorrected(() => kubectl(['patch', 'configmap', 'hello-note', '--type', 'merge', '-p', '{"data":{"text":"by hand"}}']), 'kubectl patch');
+    await expectCorrected(
+      () => kubectl(['patch', 'configmap', 'hello-note', '--type', 'merge', '-p', '{"data":{"text":"by hand"}}']),
+      'kubectl patch',
+    );
   });
 
   it('kubectl edit (field manager kubectl-edit) of the applied field: the next run takes it back', async () => {
     await start(notesWith());
     // The editor kubectl starts: sed, changing the text in the file kubectl hands it.
-    await expectCorrected(() => kubectl(['edit', 'configmap', 'hello-note'], { KUBE_EDITOR: 'sed -i -e "s/text: from the Note/text: by hand/"' }), 'kubectl edit');
+    await expectCorrected(
+      () => kubectl(['edit', 'configmap', 'hello-note'], { KUBE_EDITOR: 'sed -i -e "s/text: from the Note/text: by hand/"' }),
+      'kubectl edit',
+    );
   });
 
   it('force: false asks for the conflict: the run fails with the 409 naming kubectl-patch, and the edit stays', async () => {

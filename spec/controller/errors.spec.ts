@@ -115,7 +115,9 @@ describe('controller errors against the embedded API server', () => {
         return UpdateControl.patchStatus({ ...w, status: { observed: w.spec?.value } });
       },
       updateErrorStatus: (w, _ctx, error) =>
-        ErrorStatusUpdateControl.patchStatus({ ...w, status: { waiting: (error as Error).message } }).withNoRetry().rescheduleAfter(30),
+        ErrorStatusUpdateControl.patchStatus({ ...w, status: { waiting: (error as Error).message } })
+          .withNoRetry()
+          .rescheduleAfter(30),
     };
     const op = env.operator();
     const ctrl = op.register(reconciler, widgetConfig());

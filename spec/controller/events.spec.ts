@@ -3,7 +3,20 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { UpdateControl, type Reconciler } from '../../lib/controller/index.js';
 import { KubeApiError } from '../../lib/kube/index.js';
-import { createWidget, deleteWidget, eventually, FAST_RETRY, getWidget, patchWidget, recordOutcomes, startEnv, widget, widgetConfig, type Env, type Widget } from './fixtures.js';
+import {
+  createWidget,
+  deleteWidget,
+  eventually,
+  FAST_RETRY,
+  getWidget,
+  patchWidget,
+  recordOutcomes,
+  startEnv,
+  widget,
+  widgetConfig,
+  type Env,
+  type Widget,
+} from './fixtures.js';
 
 interface NewEvent extends KubernetesObject {
   reason: string;
@@ -43,12 +56,21 @@ describe('controller: Kubernetes Events', () => {
       const found = await eventsOf('w');
       return found.length === 1 && found[0]!.series?.count === 4 ? found : undefined;
     });
-    expect(first[0]).to.deep.include({ type: 'Warning', reason: 'ReconcileFailed', action: 'Reconcile', note: 'backend unavailable', reportingController: 'widgets.sample.rxkube.dev' });
+    expect(first[0]).to.deep.include({
+      type: 'Warning',
+      reason: 'ReconcileFailed',
+      action: 'Reconcile',
+      note: 'backend unavailable',
+      reportingController: 'widgets.sample.rxkube.dev',
+    });
 
     message = 'quota exceeded';
     await patchWidget(env, 'w', { spec: { value: 'b' } });
     await eventually('a second Event for the other error', async () => (await eventsOf('w')).length === 2);
-    expect(summary(await eventsOf('w'))).to.deep.equal(['Warning ReconcileFailed x1: quota exceeded', 'Warning ReconcileFailed x4: backend unavailable']);
+    expect(summary(await eventsOf('w'))).to.deep.equal([
+      'Warning ReconcileFailed x1: quota exceeded',
+      'Warning ReconcileFailed x4: backend unavailable',
+    ]);
   });
 
   it('UP2: a conflict is no news: a run failing with 409 records no Warning', async () => {
@@ -56,7 +78,12 @@ describe('controller: Kubernetes Events', () => {
     const reconciler: Reconciler<Widget> = {
       reconcile(w, ctx) {
         if (conflicts-- > 0) {
-          const status = { kind: 'Status', code: 409, reason: 'Conflict', message: 'the object has been modified; please apply your changes to the latest version and try again' };
+          const status = {
+            kind: 'Status',
+            code: 409,
+            reason: 'Conflict',
+            message: 'the object has been modified; please apply your changes to the latest version and try again',
+          };
           throw new KubeApiError(409, status, {}, { method: 'PATCH', path: '/apis/sample.rxkube.dev/v1/namespaces/default/widgets/w' });
         }
         ctx.events.normal('Synced', `value ${w.spec?.value}`);
@@ -67,7 +94,11 @@ describe('controller: Kubernetes Events', () => {
     const outcomes = recordOutcomes(op.register(reconciler, widgetConfig()).outcome$);
     await op.start();
     await createWidget(env, widget('w'));
-    await outcomes.until('w', (o) => o.some((x) => x.result === 'success') && o.some((x) => x.result === 'failure'), 'a conflict, then a success');
+    await outcomes.until(
+      'w',
+      (o) => o.some((x) => x.result === 'success') && o.some((x) => x.result === 'failure'),
+      'a conflict, then a success',
+    );
     await eventually('the Normal event of the success', async () => (await eventsOf('w')).length > 0);
     expect(summary(await eventsOf('w'))).to.deep.equal(['Normal Synced x1: value a']);
   });

@@ -55,7 +55,12 @@ export async function startEnv(options: TestClusterOptions = {}): Promise<Env> {
   };
 }
 
-export function widget(name: string, spec: Widget['spec'] = { value: 'a' }, namespace = 'default', metadata: Partial<NonNullable<KubernetesObject['metadata']>> = {}): Widget {
+export function widget(
+  name: string,
+  spec: Widget['spec'] = { value: 'a' },
+  namespace = 'default',
+  metadata: Partial<NonNullable<KubernetesObject['metadata']>> = {},
+): Widget {
   return { apiVersion: WIDGET.apiVersion, kind: WIDGET.kind, metadata: { name, namespace, ...metadata }, spec };
 }
 
@@ -90,7 +95,13 @@ export interface Outcomes {
   readonly all: ReconcileOutcome[];
   of(name: string, namespace?: string): ReconcileOutcome[];
   /** Resolves when `predicate` holds for the outcomes of `name` (polls). */
-  until(name: string, predicate: (outcomes: ReconcileOutcome[]) => boolean, what: string, ms?: number, namespace?: string): Promise<ReconcileOutcome[]>;
+  until(
+    name: string,
+    predicate: (outcomes: ReconcileOutcome[]) => boolean,
+    what: string,
+    ms?: number,
+    namespace?: string,
+  ): Promise<ReconcileOutcome[]>;
 }
 
 export function recordOutcomes(outcome$: Observable<ReconcileOutcome>): Outcomes {
@@ -101,7 +112,11 @@ export function recordOutcomes(outcome$: Observable<ReconcileOutcome>): Outcomes
     all,
     of,
     until: (name, predicate, what, ms = 5000, namespace = 'default') =>
-      eventually(() => `${name}: ${what} (outcomes: ${JSON.stringify(of(name, namespace).map(brief))})`, () => predicate(of(name, namespace)) && of(name, namespace), ms),
+      eventually(
+        () => `${name}: ${what} (outcomes: ${JSON.stringify(of(name, namespace).map(brief))})`,
+        () => predicate(of(name, namespace)) && of(name, namespace),
+        ms,
+      ),
   };
 }
 

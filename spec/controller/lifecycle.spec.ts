@@ -234,7 +234,9 @@ describe('controller lifecycle against the embedded API server', () => {
       expect(w1.metadata?.labels).to.deep.equal({ reconciled: 'yes' });
       expect(w1.spec?.value).to.equal('a!');
       expect(w1.metadata?.finalizers).to.deep.equal([FINALIZER]);
-      const operations = (w1.metadata?.managedFields ?? []).filter((m) => m.manager === 'widgets.sample.rxkube.dev').map((m) => `${m.operation}:${m.subresource ?? ''}`);
+      const operations = (w1.metadata?.managedFields ?? [])
+        .filter((m) => m.manager === 'widgets.sample.rxkube.dev')
+        .map((m) => `${m.operation}:${m.subresource ?? ''}`);
       expect(operations).to.include(patchStrategy === 'apply' ? 'Apply:status' : 'Update:status');
       // ES4: our own spec change (a generation bump) did not run w1 again.
       await createWidget(env, widget('w2'));

@@ -1,6 +1,17 @@
 import { expect } from 'chai';
 import { DeleteControl, ErrorStatusUpdateControl, UpdateControl, type Reconciler } from '../../lib/controller/index.js';
-import { capturingLogger, createWidget, eventually, getWidget, recordOutcomes, startEnv, widget, widgetConfig, type Env, type Widget } from './fixtures.js';
+import {
+  capturingLogger,
+  createWidget,
+  eventually,
+  getWidget,
+  recordOutcomes,
+  startEnv,
+  widget,
+  widgetConfig,
+  type Env,
+  type Widget,
+} from './fixtures.js';
 
 describe('controller logging against the embedded API server', () => {
   let env: Env;
@@ -34,7 +45,11 @@ describe('controller logging against the embedded API server', () => {
     await outcomes.until('w1', (o) => o.some((x) => x.result === 'success' && x.cause.type === 'retry'), 'the retried run');
     await eventually('status observed', async () => (await getWidget(env, 'w1'))?.status?.['observed'] === 'a');
 
-    const runLines = lines().filter((l) => ['finalizer added', 'reconciling', 'writing the error status'].includes(l['msg'] as string) || /^run of default\/w1/.test(l['msg'] as string));
+    const runLines = lines().filter(
+      (l) =>
+        ['finalizer added', 'reconciling', 'writing the error status'].includes(l['msg'] as string) ||
+        /^run of default\/w1/.test(l['msg'] as string),
+    );
     expect(runLines.map((l) => l['msg'])).to.include.members([
       'finalizer added',
       'reconciling',
@@ -45,11 +60,28 @@ describe('controller logging against the embedded API server', () => {
     for (const line of runLines) {
       expect(line['controller'], `controller on '${line['msg']}'`).to.equal('widgets.sample.rxkube.dev');
       const resource = line['resource'] as Record<string, unknown>;
-      expect(Object.keys(resource).sort(), `resource fields on '${line['msg']}'`).to.deep.equal(['apiVersion', 'generation', 'kind', 'name', 'namespace', 'resourceVersion', 'uid']);
-      expect(resource).to.deep.include({ apiVersion: 'sample.rxkube.dev/v1', kind: 'Widget', name: 'w1', namespace: 'default', uid: created.metadata?.uid, generation: 1 });
+      expect(Object.keys(resource).sort(), `resource fields on '${line['msg']}'`).to.deep.equal([
+        'apiVersion',
+        'generation',
+        'kind',
+        'name',
+        'namespace',
+        'resourceVersion',
+        'uid',
+      ]);
+      expect(resource).to.deep.include({
+        apiVersion: 'sample.rxkube.dev/v1',
+        kind: 'Widget',
+        name: 'w1',
+        namespace: 'default',
+        uid: created.metadata?.uid,
+        generation: 1,
+      });
       expect(resource['resourceVersion']).to.be.a('string');
     }
     // The lines of the first run name the version that run read: the one created.
-    expect((runLines.find((l) => l['msg'] === 'finalizer added')?.['resource'] as Record<string, unknown>)['resourceVersion']).to.equal(created.metadata?.resourceVersion);
+    expect((runLines.find((l) => l['msg'] === 'finalizer added')?.['resource'] as Record<string, unknown>)['resourceVersion']).to.equal(
+      created.metadata?.resourceVersion,
+    );
   });
 });

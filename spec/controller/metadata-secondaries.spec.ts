@@ -2,9 +2,26 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { UpdateControl, type Reconciler } from '../../lib/controller/index.js';
 import type { PartialObjectMetadata } from '../../lib/kube/index.js';
-import { CONFIGMAPS, createWidget, getWidget, recordOutcomes, startEnv, widget, widgetConfig, type ConfigMap, type Env, type Widget } from './fixtures.js';
+import {
+  CONFIGMAPS,
+  createWidget,
+  getWidget,
+  recordOutcomes,
+  startEnv,
+  widget,
+  widgetConfig,
+  type ConfigMap,
+  type Env,
+  type Widget,
+} from './fixtures.js';
 
-const ownerRef = (w: Widget) => ({ apiVersion: w.apiVersion!, kind: w.kind!, name: w.metadata!.name!, uid: w.metadata!.uid!, controller: true });
+const ownerRef = (w: Widget) => ({
+  apiVersion: w.apiVersion!,
+  kind: w.kind!,
+  name: w.metadata!.name!,
+  uid: w.metadata!.uid!,
+  controller: true,
+});
 
 describe('controller: a metadata-only secondary source against the embedded API server', () => {
   let env: Env;
@@ -19,9 +36,17 @@ describe('controller: a metadata-only secondary source against the embedded API 
     const seen: { source: string; secondaries: KubernetesObject[] }[] = [];
     const reconciler: Reconciler<Widget> = {
       async reconcile(w, ctx) {
-        seen.push({ source: ctx.cause.type === 'event' ? ctx.cause.source : ctx.cause.type, secondaries: ctx.getSecondaryResources<PartialObjectMetadata>('configmaps') });
+        seen.push({
+          source: ctx.cause.type === 'event' ? ctx.cause.source : ctx.cause.type,
+          secondaries: ctx.getSecondaryResources<PartialObjectMetadata>('configmaps'),
+        });
         await ctx.secondaryClient<ConfigMap>('configmaps').apply(
-          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${w.metadata!.name}-cm`, namespace: 'default', ownerReferences: [ownerRef(w)] }, data: { password: 'hunter2' } },
+          {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name: `${w.metadata!.name}-cm`, namespace: 'default', ownerReferences: [ownerRef(w)] },
+            data: { password: 'hunter2' },
+          },
           { force: true },
         );
         // Read-your-writes: the write's answer is held in the metadata shape the informer caches.
@@ -48,7 +73,9 @@ describe('controller: a metadata-only secondary source against the embedded API 
     await outcomes.until('w1', (o) => o.length === 2, 'w1 run by its ConfigMap');
     const last = seen.at(-1)!;
     expect(last.source).to.equal('configmaps');
-    expect(last.secondaries.map((s) => [s.kind, s.metadata?.name, s.metadata?.labels?.['touched']])).to.deep.equal([['PartialObjectMetadata', 'w1-cm', 'yes']]);
+    expect(last.secondaries.map((s) => [s.kind, s.metadata?.name, s.metadata?.labels?.['touched']])).to.deep.equal([
+      ['PartialObjectMetadata', 'w1-cm', 'yes'],
+    ]);
     expect(JSON.stringify(seen)).to.not.include('hunter2');
   });
 });

@@ -3,7 +3,18 @@ import { Registry } from 'prom-client';
 import { UpdateControl, type Reconciler } from '../../lib/controller/index.js';
 import { NoRetryError, RunTimeoutError } from '../../lib/core/index.js';
 import { GenericRetry } from '../../lib/processing/index.js';
-import { capturingLogger, CONFIGMAPS, createWidget, eventually, getWidget, startEnv, widget, widgetConfig, type Env, type Widget } from './fixtures.js';
+import {
+  capturingLogger,
+  CONFIGMAPS,
+  createWidget,
+  eventually,
+  getWidget,
+  startEnv,
+  widget,
+  widgetConfig,
+  type Env,
+  type Widget,
+} from './fixtures.js';
 
 const LABELS = 'controller="widgets.sample.rxkube.dev",group="sample.rxkube.dev",version="v1",kind="Widget"';
 
@@ -25,7 +36,9 @@ describe('controller metrics and error handling', () => {
     op.register(reconciler, widgetConfig({ secondaries: [{ resource: CONFIGMAPS }] }));
     await op.start();
     for (const name of ['w1', 'w2', 'w3']) await createWidget(env, widget(name));
-    await eventually('all three reconciled', async () => (await Promise.all(['w1', 'w2', 'w3'].map((n) => getWidget(env, n)))).every((w) => w?.status?.['seen']));
+    await eventually('all three reconciled', async () =>
+      (await Promise.all(['w1', 'w2', 'w3'].map((n) => getWidget(env, n)))).every((w) => w?.status?.['seen']),
+    );
     const text = await eventually('three successes', async () => {
       const metrics = await registry.metrics();
       return metrics.includes(`rxkube_reconciliations_success_total{${LABELS}} 3`) ? metrics : undefined;
@@ -38,7 +51,8 @@ describe('controller metrics and error handling', () => {
     expect(text).to.include(`rxkube_reconcile_queue_duration_seconds_count{${LABELS}} 3`);
     expect(text).to.include(`rxkube_max_concurrent_reconciliations{${LABELS}} 50`);
     expect(text).to.include(`rxkube_controller_ready{${LABELS}} 1`);
-    const startup = (phase: string) => Number(new RegExp(`^rxkube_startup_seconds\\{${LABELS},phase="${phase}"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    const startup = (phase: string) =>
+      Number(new RegExp(`^rxkube_startup_seconds\\{${LABELS},phase="${phase}"\\} (\\S+)$`, 'm').exec(text)?.[1]);
     expect(startup('caches_synced')).to.be.greaterThan(0);
     expect(startup('first_run')).to.be.at.least(startup('caches_synced'));
     expect(text, 'no per-resource series').to.not.match(/w1|w2|w3/);

@@ -20,7 +20,13 @@ import {
   type Widget,
 } from './fixtures.js';
 
-const ownerRef = (w: Widget) => ({ apiVersion: w.apiVersion!, kind: w.kind!, name: w.metadata!.name!, uid: w.metadata!.uid!, controller: true });
+const ownerRef = (w: Widget) => ({
+  apiVersion: w.apiVersion!,
+  kind: w.kind!,
+  name: w.metadata!.name!,
+  uid: w.metadata!.uid!,
+  controller: true,
+});
 
 const observing: Reconciler<Widget> = {
   reconcile: (w) => UpdateControl.patchStatus({ ...w, status: { observed: w.spec?.value } }),
@@ -67,7 +73,12 @@ describe('operator and controller lifecycle against the embedded API server', ()
     await patchWidget(env, 'b1', { spec: { value: 'b' } }, 'ns-b');
     await eventually('b1 observed b', async () => (await getWidget(env, 'b1', 'ns-b'))?.status?.['observed'] === 'b');
     expect(runs.count('a1', 'ns-a')).to.equal(1);
-    expect(sources).to.deep.equal(['a1:widgets.sample.rxkube.dev', 'b1:widgets.sample.rxkube.dev', 'b1:configmaps', 'b1:widgets.sample.rxkube.dev']);
+    expect(sources).to.deep.equal([
+      'a1:widgets.sample.rxkube.dev',
+      'b1:widgets.sample.rxkube.dev',
+      'b1:configmaps',
+      'b1:widgets.sample.rxkube.dev',
+    ]);
     await env.watchesOpen(2);
   });
 
@@ -172,7 +183,10 @@ describe('operator and controller lifecycle against the embedded API server', ()
     });
     const op = env.operator();
     const a = op.register(tracking(runsA, 'a'), widgetConfig({ name: 'tier-a', labelSelector: { tier: 'a' } }));
-    const b = op.register(tracking(runsB, 'b'), widgetConfig({ name: 'tier-b', labelSelector: { matchExpressions: [{ key: 'tier', operator: 'In', values: ['b'] }] } }));
+    const b = op.register(
+      tracking(runsB, 'b'),
+      widgetConfig({ name: 'tier-b', labelSelector: { matchExpressions: [{ key: 'tier', operator: 'In', values: ['b'] }] } }),
+    );
     const outcomesA = recordOutcomes(a.outcome$);
     const outcomesB = recordOutcomes(b.outcome$);
     await op.start();
@@ -253,7 +267,14 @@ describe('operator and controller lifecycle against the embedded API server', ()
 
   it('OB4, OB5: with leader election only the leader reconciles; when it stops it releases the lease and the other takes over', async () => {
     const election = (identity: string) => ({
-      leaderElection: { leaseName: 'widgets', leaseNamespace: 'default', identity, leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 100 },
+      leaderElection: {
+        leaseName: 'widgets',
+        leaseNamespace: 'default',
+        identity,
+        leaseDurationMs: 1500,
+        renewDeadlineMs: 1000,
+        retryPeriodMs: 100,
+      },
     });
     const runsA = new RunTracker();
     const runsB = new RunTracker();
@@ -283,7 +304,8 @@ describe('operator and controller lifecycle against the embedded API server', ()
 
     await opA.stop();
     // OB5: the lease was released on stop, long before it could have expired.
-    const lease = (await env.kubeConfig.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: 'widgets', namespace: 'default' })).spec;
+    const lease = (await env.kubeConfig.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: 'widgets', namespace: 'default' }))
+      .spec;
     expect(lease?.holderIdentity ?? '').to.not.equal('a');
     await eventually('b leads', () => leading.b.at(-1) === true, 3000);
     await createWidget(env, widget('w2'));
@@ -298,7 +320,14 @@ describe('operator and controller lifecycle against the embedded API server', ()
     const queued = async () => (await registry.getSingleMetric('rxkube_reconciliations_queued')?.get())?.values[0]?.value;
     const op = env.operator({
       registry,
-      leaderElection: { leaseName: 'widgets', leaseNamespace: 'default', identity: 'a', leaseDurationMs: 1000, renewDeadlineMs: 500, retryPeriodMs: 100 },
+      leaderElection: {
+        leaseName: 'widgets',
+        leaseNamespace: 'default',
+        identity: 'a',
+        leaseDurationMs: 1000,
+        renewDeadlineMs: 500,
+        retryPeriodMs: 100,
+      },
     });
     op.register(
       {
@@ -325,8 +354,10 @@ describe('operator and controller lifecycle against the embedded API server', ()
     expect(by).to.deep.equal(['w1']);
     outage.remove();
     await eventually('leading again', () => leading.at(-1) === true, 3000);
-    await eventually('both changes reconciled', async () =>
-      (await getWidget(env, 'w1'))?.status?.['observed'] === 'b' && (await getWidget(env, 'w2'))?.status?.['observed'] === 'a');
+    await eventually(
+      'both changes reconciled',
+      async () => (await getWidget(env, 'w1'))?.status?.['observed'] === 'b' && (await getWidget(env, 'w2'))?.status?.['observed'] === 'a',
+    );
     expect(leading).to.deep.equal([false, true, false, true]);
   });
 
@@ -360,7 +391,9 @@ describe('operator and controller lifecycle against the embedded API server', ()
     const [last] = (await outcomes.until('w1', (o) => o.length === 4, 'three retries')).slice(3);
     expect(String(last?.error)).to.match(/ConfigurationError: retry: delayBefore\(4\) returned -5.*not retried after: Error: fails/);
     expect(lines().some((l) => l['msg'] === 'processing pipeline failed')).to.equal(false);
-    expect(lines().some((l) => l['msg'] === 'run of default/w1 failed' && /delayBefore\(4\)/.test(JSON.stringify(l['err'])))).to.equal(true);
+    expect(lines().some((l) => l['msg'] === 'run of default/w1 failed' && /delayBefore\(4\)/.test(JSON.stringify(l['err'])))).to.equal(
+      true,
+    );
     expect((await fetch(`${op.healthUrl}/healthz`)).status).to.equal(200);
     await patchWidget(env, 'w1', { spec: { value: 'b' } });
     await outcomes.until('w1', (o) => o.length === 5, 'a run after the broken answer');
@@ -382,7 +415,9 @@ describe('operator and controller lifecycle against the embedded API server', ()
     await eventually('processing failed', () => lines().some((l) => l['msg'] === 'processing pipeline failed'));
     const ready = await probe('/readyz');
     expect(ready.status).to.equal(503);
-    expect(ready.body).to.match(/\[-\]widgets.sample.rxkube.dev failed: processing stopped: ConfigurationError: rateLimiter: acquire\(\) returned waitMs NaN/);
+    expect(ready.body).to.match(
+      /\[-\]widgets.sample.rxkube.dev failed: processing stopped: ConfigurationError: rateLimiter: acquire\(\) returned waitMs NaN/,
+    );
     expect(ready.body).to.include('[+]healthy ok');
     const alive = await probe('/healthz');
     expect(alive.status).to.equal(503);

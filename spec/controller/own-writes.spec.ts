@@ -11,7 +11,20 @@ import { expect } from 'chai';
 import { DeleteControl, UpdateControl, type Context, type Reconciler } from '../../lib/controller/index.js';
 import { intentOf } from '../../lib/controller/tracked-client.js';
 import { customResourceDefinition, descriptorOf, type ResourceClient } from '../../lib/kube/index.js';
-import { createWidget, deleteWidget, eventually, FINALIZER, getWidget, patchWidget, recordOutcomes, startEnv, widget, widgetConfig, type Env, type Widget } from './fixtures.js';
+import {
+  createWidget,
+  deleteWidget,
+  eventually,
+  FINALIZER,
+  getWidget,
+  patchWidget,
+  recordOutcomes,
+  startEnv,
+  widget,
+  widgetConfig,
+  type Env,
+  type Widget,
+} from './fixtures.js';
 
 interface Part extends KubernetesObject {
   spec?: { value?: string };
@@ -60,28 +73,59 @@ describe('controller/intentOf: what a tracked write may change (ES4, issue 9)', 
   };
   const head = { apiVersion: PART.apiVersion, kind: PART.kind };
 
-  it('ES4: a create, and a write with the base\'s resourceVersion as precondition, cannot land on a foreign change', () => {
+  it("ES4: a create, and a write with the base's resourceVersion as precondition, cannot land on a foreign change", () => {
     expect(intentOf(undefined, { kind: 'object', body: base })).to.deep.equal({});
     expect(intentOf(base, { kind: 'create' })).to.deep.equal({});
     expect(intentOf(base, { kind: 'object', body: { metadata: { resourceVersion: '7' }, spec: { value: 'y' } } })).to.deep.equal({});
-    expect(intentOf(base, { kind: 'jsonPatch', ops: [{ op: 'test', path: '/metadata/resourceVersion', value: '7' }, { op: 'replace', path: '/spec/value', value: 'y' }] })).to.deep.equal({});
+    expect(
+      intentOf(base, {
+        kind: 'jsonPatch',
+        ops: [
+          { op: 'test', path: '/metadata/resourceVersion', value: '7' },
+          { op: 'replace', path: '/spec/value', value: 'y' },
+        ],
+      }),
+    ).to.deep.equal({});
   });
 
   it('ES4: an apply or merge patch keeps the generation when the object already has its content, and changes nothing when it has all of it', () => {
-    expect(intentOf(base, { kind: 'object', body: { ...head, metadata: { name: 'p', labels: { a: '1' } }, spec: { value: 'x' } } })).to.deep.include({ generation: 'keep', unchanged: true });
-    expect(intentOf(base, { kind: 'object', body: { metadata: { labels: { b: '2' } } } })).to.deep.include({ generation: 'keep', unchanged: false });
+    expect(
+      intentOf(base, { kind: 'object', body: { ...head, metadata: { name: 'p', labels: { a: '1' } }, spec: { value: 'x' } } }),
+    ).to.deep.include({ generation: 'keep', unchanged: true });
+    expect(intentOf(base, { kind: 'object', body: { metadata: { labels: { b: '2' } } } })).to.deep.include({
+      generation: 'keep',
+      unchanged: false,
+    });
     expect(intentOf(base, { kind: 'object', body: { ...head, spec: { value: 'y' } } })).to.deep.include({ generation: 'bump' });
-    expect(intentOf(base, { kind: 'object', body: { ...head, status: { observed: 'y' } } }), 'status as content').to.deep.include({ generation: 'keepOrBump' });
-    expect(intentOf(base, { kind: 'object', body: { metadata: { labels: { a: null } } } })).to.deep.include({ generation: 'keep', unchanged: false });
+    expect(intentOf(base, { kind: 'object', body: { ...head, status: { observed: 'y' } } }), 'status as content').to.deep.include({
+      generation: 'keepOrBump',
+    });
+    expect(intentOf(base, { kind: 'object', body: { metadata: { labels: { a: null } } } })).to.deep.include({
+      generation: 'keep',
+      unchanged: false,
+    });
   });
 
   it('ES4: status writes keep the generation; a delete may mark and bump; what cannot be read keeps or bumps', () => {
-    expect(intentOf(base, { kind: 'status', body: { status: { observed: 'x' } } })).to.deep.include({ generation: 'keep', keepsFinalizers: true, unchanged: true });
-    expect(intentOf(base, { kind: 'status', body: { status: { observed: 'y' } } })).to.deep.include({ generation: 'keep', unchanged: false });
+    expect(intentOf(base, { kind: 'status', body: { status: { observed: 'x' } } })).to.deep.include({
+      generation: 'keep',
+      keepsFinalizers: true,
+      unchanged: true,
+    });
+    expect(intentOf(base, { kind: 'status', body: { status: { observed: 'y' } } })).to.deep.include({
+      generation: 'keep',
+      unchanged: false,
+    });
     expect(intentOf(base, { kind: 'delete' })).to.deep.include({ generation: 'keepOrBump', deletes: true });
-    expect(intentOf(base, { kind: 'jsonPatch', ops: [{ op: 'add', path: '/metadata/labels/b', value: '2' }] })).to.deep.include({ generation: 'keep' });
-    expect(intentOf(base, { kind: 'jsonPatch', ops: [{ op: 'replace', path: '/spec/value', value: 'y' }] })).to.deep.include({ generation: 'keepOrBump' });
-    expect(intentOf(base, { kind: 'object', body: { ...base, spec: { value: 'y' }, metadata: { name: 'p' } }, replaces: true })).to.deep.include({ generation: 'keepOrBump' });
+    expect(intentOf(base, { kind: 'jsonPatch', ops: [{ op: 'add', path: '/metadata/labels/b', value: '2' }] })).to.deep.include({
+      generation: 'keep',
+    });
+    expect(intentOf(base, { kind: 'jsonPatch', ops: [{ op: 'replace', path: '/spec/value', value: 'y' }] })).to.deep.include({
+      generation: 'keepOrBump',
+    });
+    expect(
+      intentOf(base, { kind: 'object', body: { ...base, spec: { value: 'y' }, metadata: { name: 'p' } }, replaces: true }),
+    ).to.deep.include({ generation: 'keepOrBump' });
     expect(intentOf(base, { kind: 'unknown' })).to.deep.include({ base, generation: 'keepOrBump' });
   });
 });
@@ -240,7 +284,10 @@ describe('own writes never absorb a foreign change (issue 9)', () => {
           released.push(ref.name);
           return UpdateControl.noUpdate();
         }
-        await client.apply({ apiVersion: PART.apiVersion, kind: PART.kind, metadata: { ...ref, labels: { 'example.com/seen': 'yes' } } }, { force: true });
+        await client.apply(
+          { apiVersion: PART.apiVersion, kind: PART.kind, metadata: { ...ref, labels: { 'example.com/seen': 'yes' } } },
+          { force: true },
+        );
         await client.mergePatchStatus(ref, { status: { observed: part.spec?.value } });
         written++;
         return UpdateControl.noUpdate();

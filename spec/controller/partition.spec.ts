@@ -47,7 +47,12 @@ describe('operator: /readyz after a network partition (OB3, ES1)', () => {
     this.timeout(30_000);
     const proxy = await blackHoleProxy(new URL(env.server.url));
     const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromString(JSON.stringify({ ...JSON.parse(env.kubeConfig.exportConfig()), clusters: env.kubeConfig.clusters.map((c) => ({ name: c.name, cluster: { server: proxy.url, 'insecure-skip-tls-verify': true } })) }));
+    kubeConfig.loadFromString(
+      JSON.stringify({
+        ...JSON.parse(env.kubeConfig.exportConfig()),
+        clusters: env.kubeConfig.clusters.map((c) => ({ name: c.name, cluster: { server: proxy.url, 'insecure-skip-tls-verify': true } })),
+      }),
+    );
     const op = env.operator({ kubeConfig, health: { port: 0 } });
     const timing = { timeoutSeconds: 2, deadMarginMs: 1_000 };
     op.register<Widget>({ reconcile: () => UpdateControl.noUpdate() } satisfies Reconciler<Widget>, widgetConfig({ informer: timing }));
@@ -60,12 +65,18 @@ describe('operator: /readyz after a network partition (OB3, ES1)', () => {
     // The watch is open and quiet; cut it off.
     const cutAt = Date.now();
     proxy.blackHole();
-    const unready = await eventually('unready', async () => {
-      const answer = await readyz();
-      return answer.status === 503 ? answer : undefined;
-    }, 20_000);
+    const unready = await eventually(
+      'unready',
+      async () => {
+        const answer = await readyz();
+        return answer.status === 503 ? answer : undefined;
+      },
+      20_000,
+    );
     const elapsed = Date.now() - cutAt;
-    console.log(`      /readyz 503 after ${elapsed} ms (bound: ${timing.timeoutSeconds * 1000 + 2 * timing.deadMarginMs} ms after the watch last delivered)`);
+    console.log(
+      `      /readyz 503 after ${elapsed} ms (bound: ${timing.timeoutSeconds * 1000 + 2 * timing.deadMarginMs} ms after the watch last delivered)`,
+    );
     expect(unready.body).to.match(/watch of .* is failing/);
     expect((await fetch(`${op.healthUrl}/healthz`)).status).to.equal(200);
     await op.stop();

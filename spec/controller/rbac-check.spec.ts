@@ -20,7 +20,12 @@ interface Note extends KubernetesObject {
 }
 type ConfigMap = V1ConfigMap & KubernetesObject;
 
-const noteCrd = customResourceDefinition({ group: 'example.com', kind: 'Note', plural: 'notes', spec: { type: 'object', properties: { text: { type: 'string' } } } });
+const noteCrd = customResourceDefinition({
+  group: 'example.com',
+  kind: 'Note',
+  plural: 'notes',
+  spec: { type: 'object', properties: { text: { type: 'string' } } },
+});
 const NOTE = descriptorOf(noteCrd);
 
 const notes: Reconciler<Note> = {
@@ -60,7 +65,11 @@ describe('the operator checks its RBAC at start (SelfSubjectAccessReview per ver
   async function grant(name: string, rules: k8s.V1PolicyRule[]) {
     await rbac.createClusterRole({ body: { metadata: { name }, rules } });
     await rbac.createClusterRoleBinding({
-      body: { metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name }, subjects: [{ kind: 'ServiceAccount', name: 'notes', namespace: 'default' }] },
+      body: {
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+        subjects: [{ kind: 'ServiceAccount', name: 'notes', namespace: 'default' }],
+      },
     });
   }
   const captured = () => {
@@ -83,22 +92,35 @@ describe('the operator checks its RBAC at start (SelfSubjectAccessReview per ver
     expect(warnings).to.deep.equal([`RBAC: ${MISSING}`]);
     const ready = await fetch(`${operator.healthUrl}/readyz`);
     expect(ready.status).to.equal(503);
-    expect(await ready.text()).to.include(`[-]rbac failed: RBAC: ${MISSING}`).and.include('[+]notes.example.com ok');
+    expect(await ready.text())
+      .to.include(`[-]rbac failed: RBAC: ${MISSING}`)
+      .and.include('[+]notes.example.com ok');
 
     // What the warning foretold: a server-side apply that creates needs create, as on a real cluster.
     await cluster.apply<Note>(NOTE, { metadata: { name: 'n', namespace: 'default' }, spec: { text: 't' } });
     await eventually('the 403 of the apply in the log', () =>
-      log.lines.some((l) => (l.err?.message ?? '').includes('configmaps "n-note" is forbidden: User "system:serviceaccount:default:notes" cannot create resource "configmaps"')),
+      log.lines.some((l) =>
+        (l.err?.message ?? '').includes(
+          'configmaps "n-note" is forbidden: User "system:serviceaccount:default:notes" cannot create resource "configmaps"',
+        ),
+      ),
     );
     // The request log has the refused create too, so rbacUsage lists the 403 the operator met.
     const rules = WITHOUT_CREATE.map((r) => ({ apiGroups: r.apiGroups ?? [], resources: r.resources ?? [], verbs: r.verbs }));
-    expect(rbacUsage(rules, cluster.server.requests.entries(), { userAgent: operator.client.userAgent }).uncovered).to.deep.equal(['create configmaps in default']);
+    expect(rbacUsage(rules, cluster.server.requests.entries(), { userAgent: operator.client.userAgent }).uncovered).to.deep.equal([
+      'create configmaps in default',
+    ]);
   });
 
   it('under rules that grant everything it registered: no warning and /readyz ok; checkRbac: false asks nothing', async () => {
     await grant('notes-create', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }]);
     const log = captured();
-    const operator = cluster.operator({ kubeConfig: await cluster.kubeConfigFor({ serviceAccount: 'notes' }), logger: log.logger, name: 'notes', health: { port: 0, host: '127.0.0.1' } });
+    const operator = cluster.operator({
+      kubeConfig: await cluster.kubeConfigFor({ serviceAccount: 'notes' }),
+      logger: log.logger,
+      name: 'notes',
+      health: { port: 0, host: '127.0.0.1' },
+    });
     operator.register(notes, config);
     cluster.server.requests.reset();
     await operator.start();
@@ -108,7 +130,11 @@ describe('the operator checks its RBAC at start (SelfSubjectAccessReview per ver
     // One per verb: notes get, list, watch, patch; notes/status patch; configmaps get, list, watch, create, patch; events create, patch.
     expect(cluster.server.requests.count({ verb: 'create', resource: 'selfsubjectaccessreviews' })).to.equal(12);
 
-    const unchecked = cluster.operator({ kubeConfig: await cluster.kubeConfigFor({ serviceAccount: 'notes' }), checkRbac: false, health: { port: 0, host: '127.0.0.1' } });
+    const unchecked = cluster.operator({
+      kubeConfig: await cluster.kubeConfigFor({ serviceAccount: 'notes' }),
+      checkRbac: false,
+      health: { port: 0, host: '127.0.0.1' },
+    });
     unchecked.register(notes, { ...config, name: 'unchecked' });
     cluster.server.requests.reset();
     await unchecked.start();
@@ -120,7 +146,12 @@ describe('the operator checks its RBAC at start (SelfSubjectAccessReview per ver
     const log = captured();
     let now = 0;
     const client = createKubeClient(await cluster.kubeConfigFor({ serviceAccount: 'notes' }));
-    const check = new RbacCheck(client, rbacNeeds({ controllers: [resolveControllerConfig(notes, config) as unknown as ResolvedControllerConfig<KubernetesObject>] }), log.logger, () => now);
+    const check = new RbacCheck(
+      client,
+      rbacNeeds({ controllers: [resolveControllerConfig(notes, config) as unknown as ResolvedControllerConfig<KubernetesObject>] }),
+      log.logger,
+      () => now,
+    );
     expect((await check.run()).map((n) => `${n.verb} ${n.resource}`)).to.deep.equal(['create configmaps']);
     await grant('notes-create', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }]);
     now = 29_999;

@@ -20,7 +20,13 @@ import {
   type Widget,
 } from './fixtures.js';
 
-const ownerRef = (w: Widget) => ({ apiVersion: w.apiVersion!, kind: w.kind!, name: w.metadata!.name!, uid: w.metadata!.uid!, controller: true });
+const ownerRef = (w: Widget) => ({
+  apiVersion: w.apiVersion!,
+  kind: w.kind!,
+  name: w.metadata!.name!,
+  uid: w.metadata!.uid!,
+  controller: true,
+});
 const namesOf = (objects: KubernetesObject[]) => objects.map((o) => o.metadata?.name ?? '').sort();
 
 describe('controller secondaries against the embedded API server', () => {
@@ -39,7 +45,11 @@ describe('controller secondaries against the embedded API server', () => {
       async reconcile(w, ctx) {
         runs.begin(w)();
         const current = ctx.getSecondaryResource<ConfigMap>('configmaps');
-        seen.push({ name: w.metadata!.name!, data: current?.data?.['value'], source: ctx.cause.type === 'event' ? ctx.cause.source : ctx.cause.type });
+        seen.push({
+          name: w.metadata!.name!,
+          data: current?.data?.['value'],
+          source: ctx.cause.type === 'event' ? ctx.cause.source : ctx.cause.type,
+        });
         await ctx.secondaryClient<ConfigMap>('configmaps').apply(
           {
             apiVersion: 'v1',
@@ -80,7 +90,10 @@ describe('controller secondaries against the embedded API server', () => {
       { name: 'w2', data: 'foreign', source: 'configmaps' },
     ]);
     // The second run put its value back; that write of ours ran nothing either.
-    await eventually('w2-cm repaired', async () => (await env.configMaps.get({ namespace: 'default', name: 'w2-cm' })).data?.['value'] === 'a');
+    await eventually(
+      'w2-cm repaired',
+      async () => (await env.configMaps.get({ namespace: 'default', name: 'w2-cm' })).data?.['value'] === 'a',
+    );
 
     // A foreign change to w1's ConfigMap runs w1, and only w1.
     await env.configMaps.mergePatch({ namespace: 'default', name: 'w1-cm' }, { data: { value: 'foreign' } });
@@ -126,15 +139,24 @@ describe('controller secondaries against the embedded API server', () => {
     for (const name of ['w1', 'w2', 'w3']) await outcomes.until(name, (o) => o.length === 1, 'the first run');
     const w2 = (await getWidget(env, 'w2'))!;
 
-    await env.configMaps.create({ metadata: { name: 'owned-by-w2', namespace: 'default', labels: { mapping: 'owner' }, ownerReferences: [ownerRef(w2)] } });
+    await env.configMaps.create({
+      metadata: { name: 'owned-by-w2', namespace: 'default', labels: { mapping: 'owner' }, ownerReferences: [ownerRef(w2)] },
+    });
     await outcomes.until('w2', (o) => o.length === 2, 'w2 run by its owned ConfigMap');
     expect(seen['w2']?.[1]).to.deep.include({ source: 'owned', owned: ['owned-by-w2'] });
 
-    await env.secrets.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'for-w3', namespace: 'default', annotations: { 'sample.rxkube.dev/widget': 'w3' } } });
+    await env.secrets.create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'for-w3', namespace: 'default', annotations: { 'sample.rxkube.dev/widget': 'w3' } },
+    });
     await outcomes.until('w3', (o) => o.length === 2, 'w3 run by its annotated Secret');
     expect(seen['w3']?.[1]).to.deep.include({ source: 'annotated', annotated: ['for-w3'] });
 
-    await env.configMaps.create({ metadata: { name: 'for-w1-w3', namespace: 'default', labels: { mapping: 'custom' } }, data: { targets: 'w1,w3' } });
+    await env.configMaps.create({
+      metadata: { name: 'for-w1-w3', namespace: 'default', labels: { mapping: 'custom' } },
+      data: { targets: 'w1,w3' },
+    });
     await outcomes.until('w1', (o) => o.length === 2, 'w1 run by the custom mapper');
     await outcomes.until('w3', (o) => o.length === 3, 'w3 run by the custom mapper');
     expect(seen['w1']?.[1]).to.deep.include({ source: 'custom', custom: ['for-w1-w3'], owned: [], annotated: [] });
@@ -142,7 +164,12 @@ describe('controller secondaries against the embedded API server', () => {
 
     // Retargeting the custom ConfigMap runs the old and the new primaries (old and new object are mapped).
     await env.configMaps.mergePatch({ namespace: 'default', name: 'for-w1-w3' }, { data: { targets: 'w2' } });
-    for (const [name, n] of [['w1', 3], ['w2', 3], ['w3', 4]] as const) await outcomes.until(name, (o) => o.length === n, 'the retargeting run');
+    for (const [name, n] of [
+      ['w1', 3],
+      ['w2', 3],
+      ['w3', 4],
+    ] as const)
+      await outcomes.until(name, (o) => o.length === n, 'the retargeting run');
     expect(seen['w2']?.[2]?.custom).to.deep.equal(['for-w1-w3']);
     expect(seen['w1']?.[2]?.custom).to.deep.equal([]);
     expect([runs.count('w1'), runs.count('w2'), runs.count('w3')]).to.deep.equal([3, 3, 4]);
@@ -233,7 +260,10 @@ describe('controller secondaries: a mapper that throws', () => {
 
   it('ES3: a toPrimaries mapper that throws on one object drops that object, logs once per version, and neither fails start() nor restarts the watch', async () => {
     const { logger, lines } = capturingLogger('info');
-    await env.configMaps.create({ metadata: { name: 'malformed', namespace: 'default', labels: { flagged: 'yes' } }, data: { target: '' } });
+    await env.configMaps.create({
+      metadata: { name: 'malformed', namespace: 'default', labels: { flagged: 'yes' } },
+      data: { target: '' },
+    });
     await env.configMaps.create({ metadata: { name: 'good', namespace: 'default', labels: { flagged: 'yes' } }, data: { target: 'w1' } });
     const seen: string[][] = [];
     const reconciler: Reconciler<Widget> = {
@@ -248,7 +278,10 @@ describe('controller secondaries: a mapper that throws', () => {
       return [{ name: target, namespace: cm.metadata!.namespace! }];
     };
     const op = env.operator({ logger });
-    const ctrl = op.register(reconciler, widgetConfig({ secondaries: [{ name: 'flagged', resource: CONFIGMAPS, labelSelector: { flagged: 'yes' }, toPrimaries }] }));
+    const ctrl = op.register(
+      reconciler,
+      widgetConfig({ secondaries: [{ name: 'flagged', resource: CONFIGMAPS, labelSelector: { flagged: 'yes' }, toPrimaries }] }),
+    );
     const outcomes = recordOutcomes(ctrl.outcome$);
     await op.start();
     await env.watchesOpen(2);
@@ -262,13 +295,19 @@ describe('controller secondaries: a mapper that throws', () => {
     await outcomes.until('w1', (o) => o.length === 2, 'w1 run by the good ConfigMap');
     const failures = lines().filter((l) => /mapper|mapping/.test(String(l['msg'])) && l['level'] === 50);
     const names = failures.map((l) => (l['object'] as { name?: string } | undefined)?.name);
-    expect(names.every((n) => n === 'malformed'), JSON.stringify(failures)).to.equal(true);
+    expect(
+      names.every((n) => n === 'malformed'),
+      JSON.stringify(failures),
+    ).to.equal(true);
     const versions = new Set(failures.map((l) => (l['object'] as { resourceVersion?: string }).resourceVersion));
     expect(versions.size, 'one line per version of the malformed object').to.equal(2);
     expect(failures.length, 'logged once per version').to.equal(2);
     expect(failures[0]).to.deep.include({ source: 'flagged' });
     expect(String((failures[0]?.['err'] as { message?: string }).message)).to.contain('no target');
-    expect(lines().filter((l) => /watch failed|list failed/.test(String(l['msg']))), 'no watch restarted').to.deep.equal([]);
+    expect(
+      lines().filter((l) => /watch failed|list failed/.test(String(l['msg']))),
+      'no watch restarted',
+    ).to.deep.equal([]);
     expect(env.server.stats().watches).to.equal(2);
   });
 });

@@ -12,7 +12,20 @@ import { errorMessage } from '../../lib/kube/index.js';
 import { kubernetesDependent } from '../../lib/dependent/index.js';
 import { AggregatedOperatorError, workflow } from '../../lib/workflow/index.js';
 import type { Context } from '../../lib/controller/index.js';
-import { capturingLogger, CONFIGMAPS, createWidget, eventually, getWidget, SECRETS, startEnv, widget, widgetConfig, type ConfigMap, type Env, type Widget } from './fixtures.js';
+import {
+  capturingLogger,
+  CONFIGMAPS,
+  createWidget,
+  eventually,
+  getWidget,
+  SECRETS,
+  startEnv,
+  widget,
+  widgetConfig,
+  type ConfigMap,
+  type Env,
+  type Widget,
+} from './fixtures.js';
 
 const MARKER = 'canary-9f4c1e-hunter2-pass';
 const FORMS = [MARKER, Buffer.from(MARKER).toString('base64')];
@@ -29,21 +42,37 @@ describe('controller: no Secret data in logs, Events or status (issue 32)', func
   before(async () => {
     env = await startEnv();
     // (b): the write of w-b's Secret is refused with a message that quotes the password.
-    await env.client.resource({ apiVersion: ADMISSION, kind: 'ValidatingAdmissionPolicy', plural: 'validatingadmissionpolicies', namespaced: false }).create({
-      apiVersion: ADMISSION,
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: 'no-weak-passwords' },
-      spec: {
-        matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['secrets'], operations: ['CREATE', 'UPDATE'] }] },
-        validations: [{ expression: "object.metadata.name != 'w-b-credentials'", messageExpression: "'weak password: ' + string(object.data.password)" }],
-      },
-    } as KubernetesObject);
-    await env.client.resource({ apiVersion: ADMISSION, kind: 'ValidatingAdmissionPolicyBinding', plural: 'validatingadmissionpolicybindings', namespaced: false }).create({
-      apiVersion: ADMISSION,
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name: 'no-weak-passwords' },
-      spec: { policyName: 'no-weak-passwords', validationActions: ['Deny'] },
-    } as KubernetesObject);
+    await env.client
+      .resource({ apiVersion: ADMISSION, kind: 'ValidatingAdmissionPolicy', plural: 'validatingadmissionpolicies', namespaced: false })
+      .create({
+        apiVersion: ADMISSION,
+        kind: 'ValidatingAdmissionPolicy',
+        metadata: { name: 'no-weak-passwords' },
+        spec: {
+          matchConstraints: {
+            resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['secrets'], operations: ['CREATE', 'UPDATE'] }],
+          },
+          validations: [
+            {
+              expression: "object.metadata.name != 'w-b-credentials'",
+              messageExpression: "'weak password: ' + string(object.data.password)",
+            },
+          ],
+        },
+      } as KubernetesObject);
+    await env.client
+      .resource({
+        apiVersion: ADMISSION,
+        kind: 'ValidatingAdmissionPolicyBinding',
+        plural: 'validatingadmissionpolicybindings',
+        namespaced: false,
+      })
+      .create({
+        apiVersion: ADMISSION,
+        kind: 'ValidatingAdmissionPolicyBinding',
+        metadata: { name: 'no-weak-passwords' },
+        spec: { policyName: 'no-weak-passwords', validationActions: ['Deny'] },
+      } as KubernetesObject);
   });
   after(() => env?.close());
 
@@ -51,7 +80,10 @@ describe('controller: no Secret data in logs, Events or status (issue 32)', func
     const credentials = kubernetesDependent<KubernetesObject & { stringData?: Record<string, string> }, Widget>({
       name: 'credentials',
       resource: SECRETS,
-      desired: (w) => ({ metadata: { name: `${w.metadata!.name}-credentials` }, stringData: { password: MARKER, url: `postgres://app:${MARKER}@db:5432/app` } }),
+      desired: (w) => ({
+        metadata: { name: `${w.metadata!.name}-credentials` },
+        stringData: { password: MARKER, url: `postgres://app:${MARKER}@db:5432/app` },
+      }),
     });
     // (a): refused by the server (a key no ConfigMap may have) after the Secret was written.
     const broken = kubernetesDependent<ConfigMap, Widget>({
@@ -62,8 +94,12 @@ describe('controller: no Secret data in logs, Events or status (issue 32)', func
     const reconciler: Reconciler<Widget> = {
       reconcile: (w) => UpdateControl.patchStatus({ ...w, status: { observed: 'ok' } }),
       updateErrorStatus: (w, _ctx, error) => {
-        const ready = error instanceof AggregatedOperatorError && error.result?.kind === 'reconcile' ? error.result.readyCondition(w) : undefined;
-        return ErrorStatusUpdateControl.patchStatus({ ...w, status: { error: errorMessage(error), text: String(error), ...(ready ? { ready } : {}) } });
+        const ready =
+          error instanceof AggregatedOperatorError && error.result?.kind === 'reconcile' ? error.result.readyCondition(w) : undefined;
+        return ErrorStatusUpdateControl.patchStatus({
+          ...w,
+          status: { error: errorMessage(error), text: String(error), ...(ready ? { ready } : {}) },
+        });
       },
     };
     const { logger, lines } = capturingLogger('debug');
@@ -73,7 +109,12 @@ describe('controller: no Secret data in logs, Events or status (issue 32)', func
     try {
       await createWidget(env, widget('w-a'));
       await createWidget(env, widget('w-b'));
-      const events = async () => (await env.client.resource<KubernetesObject & { reason?: string; note?: string; regarding?: { name?: string } }>(EVENTS).list({ namespace: 'default' })).items;
+      const events = async () =>
+        (
+          await env.client
+            .resource<KubernetesObject & { reason?: string; note?: string; regarding?: { name?: string } }>(EVENTS)
+            .list({ namespace: 'default' })
+        ).items;
       await eventually('a ReconcileFailed Event and an error status for both widgets', async () => {
         const failed = (await events()).filter((e) => e.reason === 'ReconcileFailed').map((e) => e.regarding?.name);
         const statuses = await Promise.all(['w-a', 'w-b'].map(async (name) => (await getWidget(env, name))?.status?.['error']));
@@ -87,9 +128,13 @@ describe('controller: no Secret data in logs, Events or status (issue 32)', func
       expect(logged.some((l) => l['msg'] === 'run of default/w-a failed')).to.equal(true);
 
       const found: string[] = [];
-      for (const line of logged) for (const form of hits(JSON.stringify(line))) found.push(`log line '${String(line['msg'])}' carries ${form}`);
-      for (const event of await events()) for (const form of hits(JSON.stringify(event))) found.push(`Event ${event.reason} of ${event.regarding?.name} carries ${form}`);
-      for (const name of ['w-a', 'w-b']) for (const form of hits(JSON.stringify((await getWidget(env, name))?.status ?? {}))) found.push(`status of ${name} carries ${form}`);
+      for (const line of logged)
+        for (const form of hits(JSON.stringify(line))) found.push(`log line '${String(line['msg'])}' carries ${form}`);
+      for (const event of await events())
+        for (const form of hits(JSON.stringify(event))) found.push(`Event ${event.reason} of ${event.regarding?.name} carries ${form}`);
+      for (const name of ['w-a', 'w-b'])
+        for (const form of hits(JSON.stringify((await getWidget(env, name))?.status ?? {})))
+          found.push(`status of ${name} carries ${form}`);
       expect(found).to.deep.equal([]);
       expect(statusB['error']).to.match(/weak password: \[redacted\]/);
       // The failed run's line names the Secret by reference, not by content.

@@ -40,7 +40,9 @@ describe('controller: informers shared per operator (issue 11, embedded API serv
     await operator.start();
     await eventually('the watch is open', () => watches('configmaps') >= 1);
     await cluster.apply<V1ConfigMap>(CONFIGMAPS, { metadata: { name: 'after', namespace: 'default' }, data: { a: '1' } });
-    await eventually('both controllers ran for both ConfigMaps', () => ['before', 'after'].every((name) => ran(first, name) && ran(second, name)));
+    await eventually('both controllers ran for both ConfigMaps', () =>
+      ['before', 'after'].every((name) => ran(first, name) && ran(second, name)),
+    );
     expect(watches('configmaps'), 'watch requests').to.equal(1);
     expect(cluster.server.stats().watches, 'watches open').to.equal(1);
     expect(lists('configmaps'), 'lists').to.equal(1);
@@ -65,7 +67,9 @@ describe('controller: informers shared per operator (issue 11, embedded API serv
       operator.register(noop, {
         name: 'secrets',
         resource: SECRETS,
-        secondaries: [{ resource: CONFIGMAPS, toPrimaries: (cm) => [{ name: cm.metadata?.name ?? '', namespace: cm.metadata?.namespace }] }],
+        secondaries: [
+          { resource: CONFIGMAPS, toPrimaries: (cm) => [{ name: cm.metadata?.name ?? '', namespace: cm.metadata?.namespace }] },
+        ],
       }).outcome$,
     );
     await cluster.apply(SECRETS, { metadata: { name: 'same', namespace: 'default' } });
@@ -73,13 +77,18 @@ describe('controller: informers shared per operator (issue 11, embedded API serv
     await eventually('the secret ran', () => ran(secrets, 'same'));
     const runsBefore = secrets.length;
     await cluster.apply<V1ConfigMap>(CONFIGMAPS, { metadata: { name: 'same', namespace: 'default' }, data: { a: '1' } });
-    await eventually('the ConfigMap ran its controller, and as a secondary ran the secret again', () => ran(configMaps, 'same') && secrets.length > runsBefore);
+    await eventually(
+      'the ConfigMap ran its controller, and as a secondary ran the secret again',
+      () => ran(configMaps, 'same') && secrets.length > runsBefore,
+    );
     expect(watches('configmaps')).to.equal(1);
     expect(watches('secrets')).to.equal(1);
   });
 
   it('ES6: one of two controllers sharing an informer changes its namespaces: it moves to an informer of its own, the other keeps watching all', async () => {
-    await cluster.client.resource({ apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }).create({ metadata: { name: 'other' } });
+    await cluster.client
+      .resource({ apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false })
+      .create({ metadata: { name: 'other' } });
     const operator = cluster.operator();
     const stays = collect(operator.register(noop, { name: 'stays', resource: CONFIGMAPS }).outcome$);
     const moving = operator.register(noop, { name: 'moves', resource: CONFIGMAPS });
@@ -112,14 +121,20 @@ describe('controller: informers shared per operator (issue 11, embedded API serv
     const secretRuns = collect(secrets.outcome$);
     await cluster.apply(SECRETS, { metadata: { name: 's', namespace: 'default' }, data: { v: 'MQ==' } });
     await operator.start();
-    await eventually('the secret ran and registered its ConfigMap source', () => ran(secretRuns, 's') && secrets.listEventSources().some((s) => s.registeredBy !== undefined));
+    await eventually(
+      'the secret ran and registered its ConfigMap source',
+      () => ran(secretRuns, 's') && secrets.listEventSources().some((s) => s.registeredBy !== undefined),
+    );
     await eventually('the watches of ConfigMaps (shared) and Secrets are open', () => cluster.server.stats().watches === 2);
     expect(watches('configmaps')).to.equal(1);
 
     active = false;
     const runs = secretRuns.length;
     await cluster.apply(SECRETS, { metadata: { name: 's', namespace: 'default' }, data: { v: 'Mg==' } });
-    await eventually('the source was unregistered', () => secretRuns.length > runs && !secrets.listEventSources().some((s) => s.registeredBy !== undefined));
+    await eventually(
+      'the source was unregistered',
+      () => secretRuns.length > runs && !secrets.listEventSources().some((s) => s.registeredBy !== undefined),
+    );
     await cluster.apply<V1ConfigMap>(CONFIGMAPS, { metadata: { name: 'still-watched', namespace: 'default' } });
     await eventually('the ConfigMaps controller still runs', () => ran(configMaps, 'still-watched'));
     expect(watches('configmaps'), 'the shared watch stayed open').to.equal(1);

@@ -42,7 +42,14 @@ describe('controller: a user source that errors is contained (ES5, OB3)', () => 
   it('ES5, OB3: an inbound source whose producer errors is logged with its name, counted, subscribed again after a backoff, and the controller keeps reconciling', async () => {
     const producers: Subject<ResourceEvent>[] = [];
     // Each subscription is one connection to the producer (a queue, a webhook feed).
-    const feed = { name: 'feed', events$: defer(() => { const producer = new Subject<ResourceEvent>(); producers.push(producer); return producer; }) };
+    const feed = {
+      name: 'feed',
+      events$: defer(() => {
+        const producer = new Subject<ResourceEvent>();
+        producers.push(producer);
+        return producer;
+      }),
+    };
     const { logger, lines } = capturingLogger('info');
     const registry = new Registry();
     const op = env.operator({ logger, registry, health: { port: 0 } });
@@ -77,7 +84,9 @@ describe('controller: a user source that errors is contained (ES5, OB3)', () => 
       }),
     );
     let attempts = 0;
-    const broken$: Observable<ResourceEvent> = defer(() => (++attempts < 3 ? throwError(() => new Error('no connection')) : new Subject<ResourceEvent>()));
+    const broken$: Observable<ResourceEvent> = defer(() =>
+      ++attempts < 3 ? throwError(() => new Error('no connection')) : new Subject<ResourceEvent>(),
+    );
     const registry = new Registry();
     const op = env.operator({ registry });
     op.register(countingReconciler(), widgetConfig({ sources: [mapper$, broken$], sourceErrors: { backoff: FAST_BACKOFF } }));
@@ -121,14 +130,23 @@ describe('controller: a user source that errors is contained (ES5, OB3)', () => 
     await op.start();
     perResource.track(w1);
     await createWidget(env, widget('w1'));
-    await eventually('polling went on past the throw', async () => calls >= 4 && perCalls >= 2 && (await getWidget(env, 'w1'))?.status?.['runs'] !== undefined);
-    await eventually('both fetch failures counted', async () => (await metric(registry, 'poll')) === 1 && (await metric(registry, 'per')) === 1);
+    await eventually(
+      'polling went on past the throw',
+      async () => calls >= 4 && perCalls >= 2 && (await getWidget(env, 'w1'))?.status?.['runs'] !== undefined,
+    );
+    await eventually(
+      'both fetch failures counted',
+      async () => (await metric(registry, 'poll')) === 1 && (await metric(registry, 'per')) === 1,
+    );
   });
 
   it('ES5, OB3: with resubscribe false a failed source is left stopped and, when asked, /readyz names it; the controller keeps reconciling', async () => {
     const producer = new Subject<ResourceEvent>();
     const op = env.operator({ health: { port: 0 } });
-    op.register(countingReconciler(), widgetConfig({ sources: [{ name: 'feed', events$: producer }], sourceErrors: { resubscribe: false, affectsReadiness: true } }));
+    op.register(
+      countingReconciler(),
+      widgetConfig({ sources: [{ name: 'feed', events$: producer }], sourceErrors: { resubscribe: false, affectsReadiness: true } }),
+    );
     await op.start();
     expect((await health(op.healthUrl!, '/readyz')).status).to.equal(200);
     producer.error(new Error('feed connection lost'));
@@ -143,10 +161,17 @@ describe('controller: a user source that errors is contained (ES5, OB3)', () => 
 
   it('ES5: sourceErrors with a bad value is a ConfigurationError naming the option', () => {
     const op = env.operator();
-    const bad = (sourceErrors: unknown) => () => op.register(countingReconciler(), widgetConfig({ name: `w-${Math.random()}`, sourceErrors: sourceErrors as never }));
-    expect(bad({ resubscribe: 'yes' })).to.throw(ConfigurationError).with.property('option', 'sourceErrors.resubscribe');
-    expect(bad({ backof: {} })).to.throw(ConfigurationError).with.property('option', 'sourceErrors.backof');
-    expect(bad({ backoff: { initialMs: -1 } })).to.throw(ConfigurationError).with.property('option', 'sourceErrors.backoff');
+    const bad = (sourceErrors: unknown) => () =>
+      op.register(countingReconciler(), widgetConfig({ name: `w-${Math.random()}`, sourceErrors: sourceErrors as never }));
+    expect(bad({ resubscribe: 'yes' }))
+      .to.throw(ConfigurationError)
+      .with.property('option', 'sourceErrors.resubscribe');
+    expect(bad({ backof: {} }))
+      .to.throw(ConfigurationError)
+      .with.property('option', 'sourceErrors.backof');
+    expect(bad({ backoff: { initialMs: -1 } }))
+      .to.throw(ConfigurationError)
+      .with.property('option', 'sourceErrors.backoff');
     expect(bad(5)).to.throw(ConfigurationError).with.property('option', 'sourceErrors');
   });
 });

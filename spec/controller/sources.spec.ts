@@ -63,7 +63,9 @@ describe('controller with other event sources (ES5)', () => {
   it('a source that is neither an Observable nor has events$ fails at register() naming sources[0]', () => {
     const op = env.operator();
     const bad = { push() {} } as unknown as never;
-    expect(() => op.register({ reconcile: () => undefined }, widgetConfig({ sources: [bad] })))
-      .to.throw(ConfigurationError, /^sources\[0\]: must be an Observable/);
+    expect(() => op.register({ reconcile: () => undefined }, widgetConfig({ sources: [bad] }))).to.throw(
+      ConfigurationError,
+      /^sources\[0\]: must be an Observable/,
+    );
   });
 });

@@ -48,8 +48,12 @@ describe('controller: writes bound to the uid reconciled (FZ3, UP1)', () => {
       return w && cached(w) ? w : undefined;
     });
     inf.stop();
-    await widgets().jsonPatch(w1, [{ op: 'replace', path: '/metadata/finalizers', value: [] }]).catch(() => undefined);
-    await widgets().delete(w1).catch(() => undefined);
+    await widgets()
+      .jsonPatch(w1, [{ op: 'replace', path: '/metadata/finalizers', value: [] }])
+      .catch(() => undefined);
+    await widgets()
+      .delete(w1)
+      .catch(() => undefined);
     await eventually('the predecessor gone', async () => (await getWidget(env, 'w1')) === undefined);
     const second = await createWidget(env, widget('w1', { value: 'b' }, 'default', { finalizers: [FINALIZER], ...successor }));
     expect(second.metadata?.uid).to.not.equal(first.metadata?.uid);
@@ -82,7 +86,13 @@ describe('controller: writes bound to the uid reconciled (FZ3, UP1)', () => {
     await widgets().delete(w1);
     const { first, second } = await recreatedBehindTheCache((w) => w.metadata?.deletionTimestamp !== undefined);
     await widgets().delete(w1);
-    const writer = primaryWriter<Widget>({ client: widgets(), primaries, fieldManager: 'test', strategy: 'merge', observedGeneration: false });
+    const writer = primaryWriter<Widget>({
+      client: widgets(),
+      primaries,
+      fieldManager: 'test',
+      strategy: 'merge',
+      observedGeneration: false,
+    });
     expect(await writer.removeFinalizer(first)).to.equal(undefined);
     const live = await getWidget(env, 'w1');
     expect(live?.metadata?.uid).to.equal(second.metadata?.uid);
@@ -94,7 +104,10 @@ describe('controller: writes bound to the uid reconciled (FZ3, UP1)', () => {
     const { second } = await recreatedBehindTheCache((w) => w.metadata?.finalizers?.includes(FINALIZER) === true);
     const reconciler: Reconciler<Widget> = { reconcile: (w) => UpdateControl.patchStatus({ ...w, status: { observed: w.spec?.value } }) };
     const run = reconcilerRun(reconciler, { resource: WIDGET, client: env.client, primaries: withoutFinalizer, patchStrategy: 'merge' });
-    const failed = await Promise.resolve(run(w1, runContext())).then(() => undefined, (err: unknown) => err);
+    const failed = await Promise.resolve(run(w1, runContext())).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(failed, 'the run fails').to.be.instanceOf(Error);
     const live = await getWidget(env, 'w1');
     expect(live?.metadata?.uid).to.equal(second.metadata?.uid);
@@ -104,10 +117,15 @@ describe('controller: writes bound to the uid reconciled (FZ3, UP1)', () => {
   it('UP1: a resource write computed from a cached object that was deleted and re-created under its name does not land on the successor', async () => {
     await createWidget(env, widget('w1', { value: 'a' }, 'default', { finalizers: [FINALIZER] }));
     const { second } = await recreatedBehindTheCache((w) => w.metadata?.finalizers?.includes(FINALIZER) === true);
-    const reconciler: Reconciler<Widget> = { reconcile: (w) => UpdateControl.patchResource({ ...w, metadata: { ...w.metadata, labels: { stale: 'yes' } } }) };
+    const reconciler: Reconciler<Widget> = {
+      reconcile: (w) => UpdateControl.patchResource({ ...w, metadata: { ...w.metadata, labels: { stale: 'yes' } } }),
+    };
     for (const patchStrategy of ['apply', 'merge'] as const) {
       const run = reconcilerRun(reconciler, { resource: WIDGET, client: env.client, primaries: withoutFinalizer, patchStrategy });
-      const failed = await Promise.resolve(run(w1, runContext())).then(() => undefined, (err: unknown) => err);
+      const failed = await Promise.resolve(run(w1, runContext())).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       expect(failed, `the run fails (${patchStrategy})`).to.be.instanceOf(Error);
     }
     const live = await getWidget(env, 'w1');

@@ -14,8 +14,14 @@ describe('kube/backoff', () => {
     expect(backoffDelay(0, {}, () => 0.5)).to.equal(1200);
     expect(backoffDelay(10, {}, () => 0.5)).to.equal(22500);
     expect(backoffDelay(0, { jitter: 0.25 }, () => 0.999)).to.be.within(800, 1000);
-    expect(backoffDelay(10, { jitter: 0 }, () => 0.5), 'without jitter the base reaches maxMs').to.equal(30000);
-    expect(backoffDelay(0, { initialMs: 100, maxMs: 150 }, () => 0.999), 'initialMs above maxMs / 2: clamped to maxMs').to.equal(150);
+    expect(
+      backoffDelay(10, { jitter: 0 }, () => 0.5),
+      'without jitter the base reaches maxMs',
+    ).to.equal(30000);
+    expect(
+      backoffDelay(0, { initialMs: 100, maxMs: 150 }, () => 0.999),
+      'initialMs above maxMs / 2: clamped to maxMs',
+    ).to.equal(150);
   });
 
   it('rejects a negative attempt and an invalid policy', () => {

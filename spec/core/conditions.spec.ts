@@ -1,5 +1,11 @@
 import { expect } from 'chai';
-import { findStatusCondition, isStatusConditionTrue, setStatusCondition, statusCondition, type StatusCondition } from '../../lib/core/index.js';
+import {
+  findStatusCondition,
+  isStatusConditionTrue,
+  setStatusCondition,
+  statusCondition,
+  type StatusCondition,
+} from '../../lib/core/index.js';
 
 const T0 = new Date('2026-11-24T01:00:00.123Z');
 const T1 = new Date('2026-11-24T02:00:00.000Z');
@@ -30,7 +36,13 @@ describe('status conditions (metav1.Condition)', () => {
   });
 
   it('setStatusCondition replaces by type, keeps others and the earlier transition time when the status is the same', () => {
-    const other: StatusCondition = { type: 'Degraded', status: 'False', reason: 'Fine', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' };
+    const other: StatusCondition = {
+      type: 'Degraded',
+      status: 'False',
+      reason: 'Fine',
+      message: '',
+      lastTransitionTime: '2026-01-01T00:00:00Z',
+    };
     const later = { ...ready, message: 'again', lastTransitionTime: '2026-11-24T02:00:00Z' };
     expect(setStatusCondition([other, ready], later)).to.deep.equal([other, { ...later, lastTransitionTime: '2026-11-24T01:00:00Z' }]);
     const down = { ...ready, status: 'False' as const, lastTransitionTime: '2026-11-24T02:00:00Z' };
@@ -48,7 +60,10 @@ describe('status conditions (metav1.Condition)', () => {
 
   it('rejects a type or reason the API server would reject, naming it; shortens a too long message', () => {
     expect(() => statusCondition({}, { type: 'not ready', status: true, reason: 'R' })).to.throw(TypeError, /type "not ready"/);
-    expect(() => statusCondition({}, { type: 'Ready', status: true, reason: 'has space' })).to.throw(TypeError, /reason "has space" must be CamelCase/);
+    expect(() => statusCondition({}, { type: 'Ready', status: true, reason: 'has space' })).to.throw(
+      TypeError,
+      /reason "has space" must be CamelCase/,
+    );
     expect(() => statusCondition({}, { type: 'Ready', status: true, reason: '' })).to.throw(TypeError, /reason ""/);
     expect(() => statusCondition({}, { type: 'Ready', status: 'Yes' as never, reason: 'R' })).to.throw(TypeError, /status must be/);
     expect(statusCondition({}, { type: 'Ready', status: true, reason: 'R', message: 'x'.repeat(40_000) }).message).to.have.length(32768);

@@ -39,7 +39,10 @@ describe('the WebPage demo (the main job, npm start)', function () {
   it('an exported KUBECONFIG is never used by surprise: the embedded server runs, in a work directory of its own', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rxkube-demo-spec-'));
     const kubeconfig = join(dir, 'kubeconfig');
-    writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\nclusters: [{ name: c, cluster: { server: "http://127.0.0.1:9" } }]\nusers: [{ name: u, user: {} }]\ncontexts: [{ name: c, context: { cluster: c, user: u } }]\ncurrent-context: c\n');
+    writeFileSync(
+      kubeconfig,
+      'apiVersion: v1\nkind: Config\nclusters: [{ name: c, cluster: { server: "http://127.0.0.1:9" } }]\nusers: [{ name: u, user: {} }]\ncontexts: [{ name: c, context: { cluster: c, user: u } }]\ncurrent-context: c\n',
+    );
     const [first, second] = await Promise.all([demo(['--once'], { KUBECONFIG: kubeconfig }), demo(['--once'])]);
     expect(first.code, first.stdout + first.stderr).to.equal(0);
     expect(first.stdout).to.include('KUBECONFIG is set but not used');
@@ -55,7 +58,11 @@ describe('the WebPage demo (the main job, npm start)', function () {
     expect(onceDir).to.match(/rxkube-demo-/);
     expect(existsSync(onceDir), onceDir).to.equal(false);
 
-    const child = spawn(process.execPath, ['--import', 'tsx', 'demos/webpage/main.ts'], { cwd: root, env: { ...process.env, KUBECONFIG: undefined, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'demos/webpage/main.ts'], {
+      cwd: root,
+      env: { ...process.env, KUBECONFIG: undefined, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     await new Promise<void>((resolve, reject) => {
@@ -76,7 +83,12 @@ describe('the WebPage demo (the main job, npm start)', function () {
     // Its own process group: what is left of it after npm exits is found by the group, orphans included.
     const npm = spawn('npm', ['start'], {
       cwd: root,
-      env: { ...process.env, PATH: `${join(root, 'node_modules/.bin')}:${process.env['PATH'] ?? ''}`, KUBECONFIG: undefined, LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        PATH: `${join(root, 'node_modules/.bin')}:${process.env['PATH'] ?? ''}`,
+        KUBECONFIG: undefined,
+        LOG_LEVEL: 'warn',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });

@@ -11,7 +11,15 @@ import { promisify } from 'node:util';
 import { KubeConfig, type KubernetesObject, type V1Deployment } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
-import { createLogger, kustomizeBase, manifestsToYaml, Operator, operatorManifests, type OperatorManifests, type PolicyRule } from '../../lib/index.js';
+import {
+  createLogger,
+  kustomizeBase,
+  manifestsToYaml,
+  Operator,
+  operatorManifests,
+  type OperatorManifests,
+  type PolicyRule,
+} from '../../lib/index.js';
 import { main as manifestsCommand } from '../../lib/cli/manifests.js';
 import { builtinResources, type ResourceDescriptor } from '../../lib/kube/index.js';
 import { eventually } from '../../lib/testing/index.js';
@@ -50,7 +58,11 @@ function manifestsOf(module: OperatorModule, name: string, kubeConfig = offlineK
   return { operator, manifests: operatorManifests(operator, { name, namespace: 'operators', crds: module.crds as never, ...extraRules }) };
 }
 
-const rule = (apiGroup: string, resource: string, ...verbs: string[]): PolicyRule => ({ apiGroups: [apiGroup], resources: [resource], verbs });
+const rule = (apiGroup: string, resource: string, ...verbs: string[]): PolicyRule => ({
+  apiGroups: [apiGroup],
+  resources: [resource],
+  verbs,
+});
 const WRITE = ['get', 'list', 'watch', 'create', 'patch'];
 
 const WEBPAGE_RULES: PolicyRule[] = [
@@ -97,8 +109,15 @@ describe('manifests of the demo operators', function () {
   });
 
   it('a cleanup adds /finalizers; own-namespace controllers get a Role; leader election a Lease Role', () => {
-    const operator = new Operator({ kubeConfig: offlineKubeConfig(), leaderElection: { leaseName: 'op', leaseNamespace: 'operators' }, stopTimeoutMs: 50_000 });
-    operator.register({ reconcile: () => undefined, cleanup: () => undefined }, { resource: { apiVersion: 'example.com/v1', kind: 'Thing', plural: 'things' }, namespaces: ['operators'] });
+    const operator = new Operator({
+      kubeConfig: offlineKubeConfig(),
+      leaderElection: { leaseName: 'op', leaseNamespace: 'operators' },
+      stopTimeoutMs: 50_000,
+    });
+    operator.register(
+      { reconcile: () => undefined, cleanup: () => undefined },
+      { resource: { apiVersion: 'example.com/v1', kind: 'Thing', plural: 'things' }, namespaces: ['operators'] },
+    );
     const manifests = operatorManifests(operator, { name: 'things', namespace: 'operators' });
     expect(manifests.clusterWide).to.equal(false);
     expect(manifests.rules).to.deep.include(rule('example.com', 'things/finalizers', 'update'));
@@ -112,11 +131,14 @@ describe('manifests of the demo operators', function () {
     expect(pod?.terminationGracePeriodSeconds, 'longer than the stop timeout').to.equal(60);
   });
 
-  it('SH1: a sharded controller gets a Role on leases (list, watch, create, update, delete too) where its member Leases live: its own sharding.namespace, else the operator\'s namespace', () => {
+  it("SH1: a sharded controller gets a Role on leases (list, watch, create, update, delete too) where its member Leases live: its own sharding.namespace, else the operator's namespace", () => {
     const operator = new Operator({ kubeConfig: offlineKubeConfig(), sharding: {} });
     const things = { apiVersion: 'example.com/v1', kind: 'Thing', plural: 'things' } as const;
     operator.register({ reconcile: () => undefined }, { resource: things, namespaces: ['operators'] });
-    operator.register({ reconcile: () => undefined }, { resource: things, name: 'other', namespaces: ['operators'], sharding: { namespace: 'shards' } });
+    operator.register(
+      { reconcile: () => undefined },
+      { resource: things, name: 'other', namespaces: ['operators'], sharding: { namespace: 'shards' } },
+    );
     operator.register({ reconcile: () => undefined }, { resource: things, name: 'whole', namespaces: ['operators'], sharding: false });
     const manifests = operatorManifests(operator, { name: 'things', namespace: 'operators' });
     const byKind = (kind: string) => manifests.objects.filter((o) => o.kind === kind) as (KubernetesObject & Record<string, unknown>)[];
@@ -126,7 +148,9 @@ describe('manifests of the demo operators', function () {
       ['things-sharding', 'operators', memberLeases],
       ['things-sharding', 'shards', memberLeases],
     ]);
-    expect(byKind('RoleBinding').map((b) => [b.metadata?.name, b.metadata?.namespace, (b['roleRef'] as { name: string }).name])).to.deep.include(['things-sharding', 'shards', 'things-sharding']);
+    expect(
+      byKind('RoleBinding').map((b) => [b.metadata?.name, b.metadata?.namespace, (b['roleRef'] as { name: string }).name]),
+    ).to.deep.include(['things-sharding', 'shards', 'things-sharding']);
   });
 
   it('the Deployment runs non-root on a read-only root filesystem, probes /healthz and /readyz, and knows its namespace; the Service serves /metrics', () => {
@@ -149,14 +173,25 @@ describe('manifests of the demo operators', function () {
   it('YAML with Kubernetes field names (x-kubernetes-preserve-unknown-fields, never client-node property names) and a kustomize base', () => {
     const operator = new Operator({ kubeConfig: offlineKubeConfig() });
     operator.register({ reconcile: () => undefined }, { resource: { apiVersion: 'example.com/v1', kind: 'Thing', plural: 'things' } });
-    const crd = { ...webPageCrd, spec: { ...webPageCrd.spec, versions: webPageCrd.spec.versions.map((v) => ({ ...v, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } })) } };
+    const crd = {
+      ...webPageCrd,
+      spec: {
+        ...webPageCrd.spec,
+        versions: webPageCrd.spec.versions.map((v) => ({
+          ...v,
+          schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
+        })),
+      },
+    };
     const manifests = operatorManifests(operator, { name: 'things', crds: [crd], image: 'registry.example.com/things:1.2.3' });
     const yaml = manifestsToYaml(manifests.objects);
     expect(yaml).to.include('x-kubernetes-preserve-unknown-fields: true').and.not.include('x_kubernetes');
     expect(parseAllDocuments(yaml).map((d) => (d.toJS() as KubernetesObject).kind)).to.deep.equal(manifests.objects.map((o) => o.kind));
     const files = kustomizeBase(manifests, { name: 'things', image: 'registry.example.com/things:1.2.3' });
     expect(Object.keys(files)).to.deep.equal(['crds.yaml', 'rbac.yaml', 'deployment.yaml', 'service.yaml', 'kustomization.yaml']);
-    expect(files['kustomization.yaml']).to.include('resources:\n  - crds.yaml').and.include('name: registry.example.com/things\n    newTag: 1.2.3');
+    expect(files['kustomization.yaml'])
+      .to.include('resources:\n  - crds.yaml')
+      .and.include('name: registry.example.com/things\n    newTag: 1.2.3');
   });
 
   it("a secondary's declared writes are granted: apply as create and patch, update, patch, delete, status as update and patch of /status", () => {
@@ -180,9 +215,15 @@ describe('manifests of the demo operators', function () {
       rule('', 'secrets/status', 'update', 'patch'),
       rule('', 'services', 'get', 'list', 'watch'),
     ]);
-    expect(() => operator.register({ reconcile: () => undefined }, { resource: { apiVersion: 'example.com/v1', kind: 'Other', plural: 'others' }, secondaries: [{ resource: cm, writes: ['write' as never] }] })).to.throw(
-      `secondaries[0].writes[0]: must be one of 'apply', 'create', 'update', 'patch', 'delete', 'status', got "write"`,
-    );
+    expect(() =>
+      operator.register(
+        { reconcile: () => undefined },
+        {
+          resource: { apiVersion: 'example.com/v1', kind: 'Other', plural: 'others' },
+          secondaries: [{ resource: cm, writes: ['write' as never] }],
+        },
+      ),
+    ).to.throw(`secondaries[0].writes[0]: must be one of 'apply', 'create', 'update', 'patch', 'delete', 'status', got "write"`);
   });
 
   it('a bad name is a ConfigurationError naming the option', () => {
@@ -217,7 +258,14 @@ describe('rxkube manifests (the command) on the embedded server', function () {
   }
 
   it('writes the demo CRD as kubectl applies it, and a WebPage with the documented fields is accepted with its spec kept', async () => {
-    const { code, stderr } = await manifests('--module', join(root, 'demos/webpage/operator.ts'), '--name', 'webpage-operator', '--out', join(dir, 'all.yaml'));
+    const { code, stderr } = await manifests(
+      '--module',
+      join(root, 'demos/webpage/operator.ts'),
+      '--name',
+      'webpage-operator',
+      '--out',
+      join(dir, 'all.yaml'),
+    );
     expect(code, stderr).to.equal(0);
     expect(stderr).to.include('wrote 6 objects');
     const docs = readFileSync(join(dir, 'all.yaml'), 'utf8').split(/^---\n/m);
@@ -232,21 +280,41 @@ describe('rxkube manifests (the command) on the embedded server', function () {
 
   it('a kustomize base goes into a new namespace with kubectl apply -k as it is: its Namespace, the namespace and a name prefix in its kustomization', async () => {
     const base = join(dir, 'webpage-base');
-    const { code, stderr } = await manifests('--module', join(root, 'demos/webpage/operator.ts'), '--name', 'webpage-operator', '--kustomize', base);
+    const { code, stderr } = await manifests(
+      '--module',
+      join(root, 'demos/webpage/operator.ts'),
+      '--name',
+      'webpage-operator',
+      '--kustomize',
+      base,
+    );
     expect(code, stderr).to.equal(0);
     const kustomization = parseAllDocuments(readFileSync(join(base, 'kustomization.yaml'), 'utf8'))[0]?.toJS() as Record<string, unknown>;
     expect(kustomization).to.include({ namespace: 'webpage-operator-system', namePrefix: 'webpage-operator-' });
     const { stdout } = await kubectl('apply', '-k', base);
-    expect(stdout).to.include('namespace/webpage-operator-system created').and.include('deployment.apps/webpage-operator-controller created');
-    const account = JSON.parse((await kubectl('-n', 'webpage-operator-system', 'get', 'serviceaccount', 'webpage-operator-controller', '-o', 'json')).stdout) as KubernetesObject;
+    expect(stdout)
+      .to.include('namespace/webpage-operator-system created')
+      .and.include('deployment.apps/webpage-operator-controller created');
+    const account = JSON.parse(
+      (await kubectl('-n', 'webpage-operator-system', 'get', 'serviceaccount', 'webpage-operator-controller', '-o', 'json')).stdout,
+    ) as KubernetesObject;
     expect(account.metadata?.name).to.equal('webpage-operator-controller');
-    const deployment = JSON.parse((await kubectl('-n', 'webpage-operator-system', 'get', 'deployment', 'webpage-operator-controller', '-o', 'json')).stdout) as V1Deployment;
+    const deployment = JSON.parse(
+      (await kubectl('-n', 'webpage-operator-system', 'get', 'deployment', 'webpage-operator-controller', '-o', 'json')).stdout,
+    ) as V1Deployment;
     expect(deployment.spec?.template.spec?.serviceAccountName).to.equal('webpage-operator-controller');
-    const binding = JSON.parse((await kubectl('get', 'clusterrolebinding', 'webpage-operator-controller', '-o', 'json')).stdout) as { roleRef: { name: string }; subjects: unknown[] };
+    const binding = JSON.parse((await kubectl('get', 'clusterrolebinding', 'webpage-operator-controller', '-o', 'json')).stdout) as {
+      roleRef: { name: string };
+      subjects: unknown[];
+    };
     expect(binding.roleRef.name).to.equal('webpage-operator-controller');
-    expect(binding.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: 'webpage-operator-controller', namespace: 'webpage-operator-system' }]);
+    expect(binding.subjects).to.deep.equal([
+      { kind: 'ServiceAccount', name: 'webpage-operator-controller', namespace: 'webpage-operator-system' },
+    ]);
     await kubectl('-n', 'webpage-operator-system', 'get', 'service', 'webpage-operator-metrics');
-    expect((await kubectl('get', 'crd', 'webpages.sample.rxkube.dev', '-o', 'name')).stdout.trim()).to.equal('customresourcedefinition.apiextensions.k8s.io/webpages.sample.rxkube.dev');
+    expect((await kubectl('get', 'crd', 'webpages.sample.rxkube.dev', '-o', 'name')).stdout.trim()).to.equal(
+      'customresourcedefinition.apiextensions.k8s.io/webpages.sample.rxkube.dev',
+    );
   });
 
   it("a module whose leader election Lease is in the operator's own namespace (POD_NAMESPACE) gets its Role there, in the kustomize base as in the YAML", async () => {
@@ -263,18 +331,24 @@ describe('rxkube manifests (the command) on the embedded server', function () {
     expect(process.env['POD_NAMESPACE'], 'left as it was').to.equal(undefined);
     const kustomization = parseAllDocuments(readFileSync(join(base, 'kustomization.yaml'), 'utf8'))[0]?.toJS() as Record<string, unknown>;
     expect(kustomization['namespace']).to.equal('leader-system');
-    const roles = parseAllDocuments(readFileSync(join(base, 'rbac.yaml'), 'utf8')).map((d) => d.toJS() as KubernetesObject).filter((o) => o.kind === 'Role');
+    const roles = parseAllDocuments(readFileSync(join(base, 'rbac.yaml'), 'utf8'))
+      .map((d) => d.toJS() as KubernetesObject)
+      .filter((o) => o.kind === 'Role');
     expect(roles.map((r) => [r.metadata?.name, r.metadata?.namespace])).to.deep.equal([['leader-election', undefined]]);
     // A copy: the command reads a module once per process, and this one runs in the test's.
     const copy = join(dir, 'leader-operator-copy.mjs');
     writeFileSync(copy, readFileSync(module, 'utf8'));
-    expect(await manifests('--module', copy, '--name', 'leader', '--namespace', 'ops', '--out', join(dir, 'leader.yaml'))).to.include({ code: 0 });
+    expect(await manifests('--module', copy, '--name', 'leader', '--namespace', 'ops', '--out', join(dir, 'leader.yaml'))).to.include({
+      code: 0,
+    });
     const yaml = parseAllDocuments(readFileSync(join(dir, 'leader.yaml'), 'utf8')).map((d) => d.toJS() as KubernetesObject);
     expect(yaml.filter((o) => o.kind === 'Role').map((r) => r.metadata?.namespace)).to.deep.equal(['ops']);
   });
 
   it('writes a kustomize base; bad flags exit 2 and a module without register exits 1 naming it', async () => {
-    expect(await manifests('--module', join(root, 'demos/tomcat/operator.ts'), '--name', 'tomcat-operator', '--kustomize', join(dir, 'base'))).to.include({ code: 0 });
+    expect(
+      await manifests('--module', join(root, 'demos/tomcat/operator.ts'), '--name', 'tomcat-operator', '--kustomize', join(dir, 'base')),
+    ).to.include({ code: 0 });
     expect(readFileSync(join(dir, 'base', 'kustomization.yaml'), 'utf8')).to.include('rbac.yaml');
     const bad = await manifests('--name', 'x');
     expect(bad.code).to.equal(2);
@@ -298,11 +372,15 @@ function clientOf(cluster: TestCluster) {
       headers: { 'content-type': method === 'PATCH' ? 'application/apply-patch+yaml' : 'application/json', 'user-agent': SPEC_AGENT },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    return res.status === 404 ? undefined : ((await res.json()) as KubernetesObject & { status?: Record<string, unknown>; data?: Record<string, string> });
+    return res.status === 404
+      ? undefined
+      : ((await res.json()) as KubernetesObject & { status?: Record<string, unknown>; data?: Record<string, string> });
   };
-  const path = (apiVersion: string, plural: string, name: string) => `${apiVersion.includes('/') ? '/apis' : '/api'}/${apiVersion}/namespaces/default/${plural}/${name}`;
+  const path = (apiVersion: string, plural: string, name: string) =>
+    `${apiVersion.includes('/') ? '/apis' : '/api'}/${apiVersion}/namespaces/default/${plural}/${name}`;
   return {
-    apply: (plural: string, obj: KubernetesObject) => send('PATCH', `${path(obj.apiVersion!, plural, obj.metadata!.name!)}?fieldManager=rxkube-spec&force=true`, obj),
+    apply: (plural: string, obj: KubernetesObject) =>
+      send('PATCH', `${path(obj.apiVersion!, plural, obj.metadata!.name!)}?fieldManager=rxkube-spec&force=true`, obj),
     get: (apiVersion: string, plural: string, name: string) => send('GET', path(apiVersion, plural, name)),
     delete: (apiVersion: string, plural: string, name: string) => send('DELETE', path(apiVersion, plural, name)),
   };
@@ -356,7 +434,12 @@ const SECONDARY_WRITES: PolicyRule[] = [
 const RBAC_KINDS: Record<string, ResourceDescriptor> = {
   ServiceAccount: builtinResources.serviceAccount,
   ClusterRole: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false },
-  ClusterRoleBinding: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false },
+  ClusterRoleBinding: {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    plural: 'clusterrolebindings',
+    namespaced: false,
+  },
   Role: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', plural: 'roles', namespaced: true },
   RoleBinding: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true },
 };
@@ -387,7 +470,8 @@ function forbiddenMessages(lines: readonly string[]): string[] {
   const found = new Set<string>();
   const visit = (value: unknown): void => {
     if (typeof value === 'string') {
-      for (const m of value.match(/[a-z.]+ (?:"[^"]*" )?is forbidden: User .*?(?:in the namespace "[^"]*"|cluster scope)/g) ?? []) found.add(m);
+      for (const m of value.match(/[a-z.]+ (?:"[^"]*" )?is forbidden: User .*?(?:in the namespace "[^"]*"|cluster scope)/g) ?? [])
+        found.add(m);
     } else if (value !== null && typeof value === 'object') Object.values(value).forEach(visit);
   };
   for (const line of lines) visit(JSON.parse(line));
@@ -415,7 +499,10 @@ async function proveRbac(
       const resource = RBAC_KINDS[obj.kind!];
       if (!resource) continue;
       const rules = (obj as { rules?: PolicyRule[] }).rules;
-      await cluster.apply(resource, obj.kind === 'ClusterRole' || (obj.kind === 'Role' && rules === manifests.rules) ? { ...obj, rules: edit(rules!) } : obj);
+      await cluster.apply(
+        resource,
+        obj.kind === 'ClusterRole' || (obj.kind === 'Role' && rules === manifests.rules) ? { ...obj, rules: edit(rules!) } : obj,
+      );
     }
     const kubeConfig = await cluster.kubeConfigFor({ serviceAccount: name, namespace: 'operators' });
     operator = new Operator({ kubeConfig, logger: log.logger, name });
@@ -430,7 +517,10 @@ async function proveRbac(
     const userAgent = operator.client.userAgent!;
     expect(userAgent).to.match(new RegExp(`^rxkube/\\d+\\.\\d+\\.\\d+\\S* \\(${name}\\)$`));
     const usage = rbacUsage(manifests.rules, cluster.server.requests.entries(), { userAgent });
-    expect(operatorRequests(cluster).filter((r) => r.userAgent !== userAgent), 'every request but the test\'s carries the operator\'s user agent, watches too').to.deep.equal([]);
+    expect(
+      operatorRequests(cluster).filter((r) => r.userAgent !== userAgent),
+      "every request but the test's carries the operator's user agent, watches too",
+    ).to.deep.equal([]);
     printRbac(name, manifests);
     const requests = operatorRequests(cluster).length;
     console.log(`        ${requests} distinct requests seen; not used in this run: ${usage.unused.join(', ') || 'none'}`);
@@ -452,7 +542,10 @@ describe('the generated RBAC proven against the requests the demo operators made
     await api.apply('webpages', webPage('site', '<html><body><h1>Changed</h1></body></html>', { exposed: false }));
     await until('the Ingress deleted', async () => (await api.get('networking.k8s.io/v1', 'ingresses', 'site')) === undefined);
     await api.apply('webpages', webPage('broken', '<html><body><p>never closed</body></html>'));
-    await until('an error in status', async () => (await api.get('sample.rxkube.dev/v1', 'webpages', 'broken'))?.status?.['errorMessage'] !== undefined);
+    await until(
+      'an error in status',
+      async () => (await api.get('sample.rxkube.dev/v1', 'webpages', 'broken'))?.status?.['errorMessage'] !== undefined,
+    );
     await api.delete('sample.rxkube.dev/v1', 'webpages', 'site');
     await until('site gone', async () => (await api.get('sample.rxkube.dev/v1', 'webpages', 'site')) === undefined);
   }
@@ -470,9 +563,15 @@ describe('the generated RBAC proven against the requests the demo operators made
   });
 
   it('webpage, low-level: the writes its reconciler makes through ctx.secondaryClient declared on its sources (writes), under exactly the generated RBAC no request is refused', async () => {
-    const module: OperatorModule = { crds: webpageOperator.crds, register: (operator) => operator.register(variants['low-level'].reconciler, variants['low-level'].config) };
+    const module: OperatorModule = {
+      crds: webpageOperator.crds,
+      register: (operator) => operator.register(variants['low-level'].reconciler, variants['low-level'].config),
+    };
     const { manifests } = manifestsOf(module, 'webpage-operator');
-    expect(manifests.rules).to.deep.include.members([rule('', 'configmaps', ...WRITE), rule('networking.k8s.io', 'ingresses', ...WRITE, 'delete')]);
+    expect(manifests.rules).to.deep.include.members([
+      rule('', 'configmaps', ...WRITE),
+      rule('networking.k8s.io', 'ingresses', ...WRITE, 'delete'),
+    ]);
     const usage = await proveRbac(module, 'webpage-operator', webpageScenario);
     expect(usage.uncovered).to.deep.equal([]);
     expect(usage.unused).to.have.members(WEBPAGE_UNUSED);
@@ -492,7 +591,8 @@ describe('the generated RBAC proven against the requests the demo operators made
   }
 
   it('webpage without one generated verb (patch services): the run fails with the 403 naming verb, resource, group and namespace', async () => {
-    const withoutServicePatch = (rules: PolicyRule[]) => rules.map((r) => (r.resources[0] === 'services' ? { ...r, verbs: r.verbs.filter((v) => v !== 'patch') } : r));
+    const withoutServicePatch = (rules: PolicyRule[]) =>
+      rules.map((r) => (r.resources[0] === 'services' ? { ...r, verbs: r.verbs.filter((v) => v !== 'patch') } : r));
     const run = proveRbac(
       webpageOperator,
       'webpage-operator',
@@ -502,7 +602,10 @@ describe('the generated RBAC proven against the requests the demo operators made
       },
       withoutServicePatch,
     );
-    const error = await run.then(() => undefined, (err: unknown) => err);
+    const error = await run.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(String(error)).to.include(
       'services "site" is forbidden: User "system:serviceaccount:operators:webpage-operator" cannot patch resource "services" in API group "" in the namespace "default"',
     );
@@ -514,7 +617,10 @@ describe('the generated RBAC proven against the requests the demo operators made
       await api.apply('webapps', webapp('shop', { tomcat: 'main', url: 'https://example.com/shop.war', contextPath: '/shop' }));
       await until('shop ready', async () => (await api.get('sample.rxkube.dev/v1', 'webapps', 'shop'))?.status?.['ready'] === true);
       await api.apply('webapps', webapp('shop', { tomcat: 'other', url: 'https://example.com/shop.war', contextPath: '/shop' }));
-      await until('the deployment ConfigMap deleted without its Tomcat', async () => (await api.get('v1', 'configmaps', 'shop-deployment')) === undefined);
+      await until(
+        'the deployment ConfigMap deleted without its Tomcat',
+        async () => (await api.get('v1', 'configmaps', 'shop-deployment')) === undefined,
+      );
       await api.delete('sample.rxkube.dev/v1', 'webapps', 'shop');
       await until('shop gone', async () => (await api.get('sample.rxkube.dev/v1', 'webapps', 'shop')) === undefined);
     });

@@ -100,10 +100,14 @@ describe('demo schema: the Schema operator on a real PostgreSQL server', functio
     const stock = await credentials('stock');
 
     expect(await run(orders['uri']!, 'CREATE TABLE items (id int)')).to.equal('ok');
-    expect((await db.query(`SELECT schemaname FROM pg_tables WHERE tablename = 'items'`)).rows).to.deep.equal([{ schemaname: 'rxkube_test_orders' }]);
+    expect((await db.query(`SELECT schemaname FROM pg_tables WHERE tablename = 'items'`)).rows).to.deep.equal([
+      { schemaname: 'rxkube_test_orders' },
+    ]);
     expect(await run(orders['uri']!, 'CREATE TABLE public.items (id int)')).to.match(/permission denied for schema public/);
     expect(await run(stock['uri']!, 'SELECT * FROM rxkube_test_orders.items')).to.match(/permission denied for schema rxkube_test_orders/);
-    expect(await run(stock['uri']!, 'CREATE TABLE rxkube_test_orders.mine (id int)')).to.match(/permission denied for schema rxkube_test_orders/);
+    expect(await run(stock['uri']!, 'CREATE TABLE rxkube_test_orders.mine (id int)')).to.match(
+      /permission denied for schema rxkube_test_orders/,
+    );
 
     const wrong = new URL(orders['uri']!);
     wrong.password = 'not-the-password';
@@ -143,8 +147,14 @@ describe('demo schema: the Schema operator on a real PostgreSQL server', functio
     const orders = await credentials('orders');
     expect(await run(orders['uri']!, 'CREATE TABLE items (id int)')).to.equal('ok');
     await cluster.client.resource(SCHEMA).delete({ name: 'orders', namespace: 'default' });
-    await eventually('Schema gone', async () => (await cluster.client.resource(SCHEMA).find({ name: 'orders', namespace: 'default' })) === undefined, WAIT_MS);
-    expect((await db.query(`SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = 'rxkube_test_orders'`)).rows[0]).to.deep.equal({ n: 0 });
+    await eventually(
+      'Schema gone',
+      async () => (await cluster.client.resource(SCHEMA).find({ name: 'orders', namespace: 'default' })) === undefined,
+      WAIT_MS,
+    );
+    expect((await db.query(`SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = 'rxkube_test_orders'`)).rows[0]).to.deep.equal({
+      n: 0,
+    });
     expect(await run(orders['uri']!, 'SELECT 1')).to.match(/password authentication failed|role "rxkube_test_orders" does not exist/);
   });
 });

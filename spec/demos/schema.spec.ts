@@ -123,13 +123,20 @@ describe('demo schema: the Schema operator on PGlite', function () {
     expect(data).to.include({ host: '127.0.0.1', port: String(database.port), database: 'postgres', user: 'orders', schema: 'orders' });
     expect(data['password']).to.match(/^[A-Za-z0-9_-]{32}$/);
     expect(data['uri']).to.equal(`postgres://orders:${data['password']}@127.0.0.1:${database.port}/postgres`);
-    expect(secret!.metadata!.ownerReferences).to.deep.include({ apiVersion: SCHEMA.apiVersion, kind: 'Schema', name: 'orders', uid: done.metadata!.uid!, controller: true, blockOwnerDeletion: true });
+    expect(secret!.metadata!.ownerReferences).to.deep.include({
+      apiVersion: SCHEMA.apiVersion,
+      kind: 'Schema',
+      name: 'orders',
+      uid: done.metadata!.uid!,
+      controller: true,
+      blockOwnerDeletion: true,
+    });
 
     expect(await asRole('orders', 'CREATE TABLE orders.items (id int)')).to.equal('ok');
     expect(await asRole('orders', 'CREATE TABLE public.items (id int)')).to.match(/permission denied for schema public/);
   });
 
-  it('ES5: a schema dropped and a grant revoked behind the operator\'s back are put back by the next poll', async () => {
+  it("ES5: a schema dropped and a grant revoked behind the operator's back are put back by the next poll", async () => {
     await startOperator();
     await cluster.apply(SCHEMA, schema('orders'));
     await ready('orders');
@@ -142,7 +149,11 @@ describe('demo schema: the Schema operator on PGlite', function () {
     await eventually('CREATE granted again', async () => (await asRole('orders', 'CREATE TABLE orders.items (id int)')) === 'ok', WAIT_MS);
 
     await admin.query('ALTER ROLE orders NOLOGIN');
-    await eventually('login allowed again', async () => (await admin.query('SELECT rolcanlogin FROM pg_roles WHERE rolname = $1', ['orders'])).rows[0]?.rolcanlogin === true, WAIT_MS);
+    await eventually(
+      'login allowed again',
+      async () => (await admin.query('SELECT rolcanlogin FROM pg_roles WHERE rolname = $1', ['orders'])).rows[0]?.rolcanlogin === true,
+      WAIT_MS,
+    );
   });
 
   it('ES5: a schema dropped twice in a row, the second time soon after it was made again, is made again each time', async () => {
@@ -184,15 +195,21 @@ describe('demo schema: the Schema operator on PGlite', function () {
     await cluster.apply(SCHEMA, schema('orders'));
     const down = await ready('orders', 'DatabaseUnavailable');
     expect(down.status?.conditions?.[0]?.message).to.match(/the database cannot be reached \(retrying\)/);
-    expect(await readyz()).to.include({ status: 503 }).and.property('body').to.match(/\[-\]database failed: database: /);
+    expect(await readyz())
+      .to.include({ status: 503 })
+      .and.property('body')
+      .to.match(/\[-\]database failed: database: /);
 
     await database.serve();
     await ready('orders');
     expect(await catalog('orders', 'orders')).to.deep.equal({ schema: true, role: true });
-    expect(await readyz()).to.include({ status: 200 }).and.property('body').to.include('[+]database ok');
+    expect(await readyz())
+      .to.include({ status: 200 })
+      .and.property('body')
+      .to.include('[+]database ok');
   });
 
-  it('two Schemas do not see each other\'s data', async () => {
+  it("two Schemas do not see each other's data", async () => {
     await startOperator();
     await cluster.apply(SCHEMA, schema('orders'));
     await cluster.apply(SCHEMA, schema('inventory'));
@@ -211,7 +228,9 @@ describe('demo schema: the Schema operator on PGlite', function () {
     await cluster.apply(SCHEMA, schema('billing'));
     const clash = await ready('billing', 'NameConflict');
     expect(clash.status?.conditions?.[0]?.message).to.match(/schema "billing" already exists and is not managed by this Schema/);
-    expect((await admin.query(`SELECT has_schema_privilege('billing', 'billing', 'USAGE') AS usage`)).rows[0]).to.deep.equal({ usage: false });
+    expect((await admin.query(`SELECT has_schema_privilege('billing', 'billing', 'USAGE') AS usage`)).rows[0]).to.deep.equal({
+      usage: false,
+    });
 
     await cluster.client.resource(SCHEMA).delete({ name: 'billing', namespace: 'default' });
     await eventually('Schema billing gone', async () => (await get('billing')) === undefined, WAIT_MS);
@@ -226,16 +245,24 @@ describe('demo schema: the Schema operator on PGlite', function () {
     await cluster.apply(SCHEMA, schema('orders', {}, 'team-b'));
     await eventually(
       'team-b/orders in conflict',
-      async () => (await cluster.client.resource<Schema>(SCHEMA).find({ name: 'orders', namespace: 'team-b' }))?.status?.conditions?.[0]?.reason === 'NameConflict',
+      async () =>
+        (await cluster.client.resource<Schema>(SCHEMA).find({ name: 'orders', namespace: 'team-b' }))?.status?.conditions?.[0]?.reason ===
+        'NameConflict',
       WAIT_MS,
     );
     await cluster.client.resource(SCHEMA).delete({ name: 'orders', namespace: 'team-b' });
-    await eventually('team-b/orders gone', async () => (await cluster.client.resource(SCHEMA).find({ name: 'orders', namespace: 'team-b' })) === undefined, WAIT_MS);
+    await eventually(
+      'team-b/orders gone',
+      async () => (await cluster.client.resource(SCHEMA).find({ name: 'orders', namespace: 'team-b' })) === undefined,
+      WAIT_MS,
+    );
     expect(await catalog('orders', 'orders')).to.deep.equal({ schema: true, role: true });
   });
 
   it('OB3: a health check that is not a function is a ConfigurationError naming it', () => {
-    expect(() => cluster.operator({ health: { checks: { database: 'up' as never } } })).to.throw(/health\.checks\.database: must be a function/);
+    expect(() => cluster.operator({ health: { checks: { database: 'up' as never } } })).to.throw(
+      /health\.checks\.database: must be a function/,
+    );
   });
 
   it('names that are not plain SQL identifiers are refused by the API server before any SQL runs', async () => {

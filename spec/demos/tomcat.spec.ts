@@ -105,7 +105,12 @@ describe('demo tomcat (Tomcat and Webapp controllers in one operator)', () => {
     const { conditions, ...rest } = main?.status ?? {};
     expect(rest).to.deep.equal({ readyReplicas: 1, ready: true, observedGeneration: main?.metadata?.generation });
     expect(conditions).to.have.length(1);
-    expect(conditions?.[0]).to.include({ type: 'Ready', status: 'True', reason: 'DependentsReady', observedGeneration: main?.metadata?.generation });
+    expect(conditions?.[0]).to.include({
+      type: 'Ready',
+      status: 'True',
+      reason: 'DependentsReady',
+      observedGeneration: main?.metadata?.generation,
+    });
     const deployment = await get<V1Deployment>(DEPLOYMENT, 'main');
     expect(deployment?.spec?.replicas).to.equal(1);
     expect(deployment?.spec?.template.spec?.containers[0]?.image).to.equal('tomcat:10.1');
@@ -175,7 +180,9 @@ describe('demo tomcat (Tomcat and Webapp controllers in one operator)', () => {
 
     await cluster.client.resource(TOMCAT).delete({ name: 'main', namespace: 'default' });
     await eventually('the shop ConfigMap deleted', async () => (await get(CONFIGMAP, 'shop-deployment')) === undefined);
-    const waiting = await webappWhere('shop', 'the missing Tomcat reported', (w) => /Tomcat 'main' not found/.test(w.status?.errorMessage ?? ''));
+    const waiting = await webappWhere('shop', 'the missing Tomcat reported', (w) =>
+      /Tomcat 'main' not found/.test(w.status?.errorMessage ?? ''),
+    );
     expect(waiting.status?.deployedTo).to.equal(undefined);
 
     await cluster.apply(TOMCAT, mainTomcat());

@@ -36,11 +36,14 @@ describe('demo webpage with kubectl', function () {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
   const kubectl = async (...args: string[]) =>
-    (await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { timeout: 30_000 })).stdout;
+    (await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { timeout: 30_000 }))
+      .stdout;
 
   it('kubectl wait --for=condition=Ready webpage/hello returns once the page is ready', async () => {
     await cluster.apply(WEBPAGE, webPage('hello', '<html><body><h1>Hello</h1></body></html>'));
-    expect(await kubectl('wait', '--for=condition=Ready', 'webpage/hello', '--timeout=20s')).to.contain('webpage.sample.rxkube.dev/hello condition met');
+    expect(await kubectl('wait', '--for=condition=Ready', 'webpage/hello', '--timeout=20s')).to.contain(
+      'webpage.sample.rxkube.dev/hello condition met',
+    );
     const ready = await cluster.client.resource<WebPage>(WEBPAGE).get({ name: 'hello', namespace: 'default' });
     expect(ready.status?.conditions?.[0]).to.include({ type: 'Ready', status: 'True', reason: 'DependentsReady', observedGeneration: 1 });
   });
@@ -55,7 +58,9 @@ describe('demo webpage with kubectl', function () {
     const described = await kubectl('describe', 'webpage', 'hello');
     const events = described.slice(described.indexOf('Events:')).split('\n');
     expect(events[1]).to.match(/^\s+Type\s+Reason\s+Age\s+From\s+Message$/);
-    expect(events[3]).to.match(/^\s+Warning\s+ReconcileFailed\s+\S+ \(x2 over \S+\)\s+webpage\s+workflow reconcile failed for 1 dependent: 'configmap': spec\.html: <\/body> closes <p>$/);
+    expect(events[3]).to.match(
+      /^\s+Warning\s+ReconcileFailed\s+\S+ \(x2 over \S+\)\s+webpage\s+workflow reconcile failed for 1 dependent: 'configmap': spec\.html: <\/body> closes <p>$/,
+    );
     expect(described).to.match(/Reason:\s+ReconcileFailed/);
     expect(described).to.match(/Type:\s+Ready/);
   });

@@ -23,8 +23,10 @@ for (const [name, variant] of Object.entries(variants)) {
     });
     afterEach(() => cluster.close());
 
-    const get = <T extends KubernetesObject>(resource: typeof CONFIGMAP | typeof DEPLOYMENT | typeof SERVICE | typeof INGRESS | typeof WEBPAGE, objectName: string) =>
-      cluster.client.resource<T>(resource).find({ name: objectName, namespace: 'default' });
+    const get = <T extends KubernetesObject>(
+      resource: typeof CONFIGMAP | typeof DEPLOYMENT | typeof SERVICE | typeof INGRESS | typeof WEBPAGE,
+      objectName: string,
+    ) => cluster.client.resource<T>(resource).find({ name: objectName, namespace: 'default' });
 
     it('creates the ConfigMap, Deployment, Service and Ingress, reports ready, follows changes and is garbage-collected', async () => {
       const page = await cluster.apply(WEBPAGE, webPage('site', VALID, { exposed: true }));
@@ -67,8 +69,15 @@ for (const [name, variant] of Object.entries(variants)) {
       expect(status.ready).to.equal(false);
       const failures = outcomes.filter((o) => o.id.name === 'broken' && o.result === 'failure');
       expect(failures.length).to.be.greaterThan(0);
-      expect(failures.every((o) => o.retry === undefined), 'no retry scheduled').to.equal(true);
-      for (const [resource, objectName] of [[CONFIGMAP, 'broken-html'], [DEPLOYMENT, 'broken'], [SERVICE, 'broken']] as const) {
+      expect(
+        failures.every((o) => o.retry === undefined),
+        'no retry scheduled',
+      ).to.equal(true);
+      for (const [resource, objectName] of [
+        [CONFIGMAP, 'broken-html'],
+        [DEPLOYMENT, 'broken'],
+        [SERVICE, 'broken'],
+      ] as const) {
         expect(await get(resource, objectName), `${resource.kind} ${objectName}`).to.equal(undefined);
       }
     });

@@ -3,7 +3,19 @@ import { ConfigurationError } from '../../lib/core/index.js';
 import { bulkDependent } from '../../lib/dependent/index.js';
 import { BULK_DEPENDENT_LABEL, BULK_KEY_LABEL } from '../../lib/dependent/bulk.js';
 import { resourceDeleted } from '../../lib/workflow/index.js';
-import { CONFIGMAPS, createWidget, deleteWidget, eventually, getWidget, patchWidget, consistently, startEnv, widget, type Env, type Widget } from '../controller/fixtures.js';
+import {
+  CONFIGMAPS,
+  createWidget,
+  deleteWidget,
+  eventually,
+  getWidget,
+  patchWidget,
+  consistently,
+  startEnv,
+  widget,
+  type Env,
+  type Widget,
+} from '../controller/fixtures.js';
 import { countWrites, startWidgets, widgetWorkflow, type ConfigMap } from './helpers.js';
 
 /** One ConfigMap per replica index: `<widget>-shard-<i>`. */
@@ -16,7 +28,10 @@ function shards(options: { garbageCollected?: boolean } = {}) {
       const count = typeof w.spec?.replicas === 'number' ? w.spec.replicas : 0;
       const out = new Map<string, ConfigMap>();
       for (let i = 0; i < count; i++) {
-        out.set(String(i), { metadata: { name: `${w.metadata!.name!}-shard-${i}` }, data: { index: String(i), value: w.spec?.value ?? '' } });
+        out.set(String(i), {
+          metadata: { name: `${w.metadata!.name!}-shard-${i}` },
+          data: { index: String(i), value: w.spec?.value ?? '' },
+        });
       }
       return out;
     },
@@ -52,7 +67,9 @@ describe('dependent: bulkDependent against the embedded API server', () => {
     await patchWidget(env, 'w1', { spec: { replicas: 1 } });
     await eventually('1 shard', async () => JSON.stringify(await shardNames(env)) === JSON.stringify(names(1)));
 
-    const last = await eventually('a result with one shard', () => recorded.results.find((r) => (r.dependent('shards').reconcileResult?.resource as ConfigMap[]).length === 1));
+    const last = await eventually('a result with one shard', () =>
+      recorded.results.find((r) => (r.dependent('shards').reconcileResult?.resource as ConfigMap[]).length === 1),
+    );
     expect(last.dependent('shards').reconcileResult?.operation).to.equal('updated');
   });
 
@@ -65,9 +82,20 @@ describe('dependent: bulkDependent against the embedded API server', () => {
     await eventually('5 more runs', () => recorded.results.length >= runs + 5);
     expect(writes.hits, 'three creates, then nothing').to.equal(3);
 
-    await env.configMaps.mergePatch({ name: 'w1-shard-2', namespace: 'default' }, { data: { value: 'drift' } }, { fieldManager: 'someone' });
-    await eventually('shard 2 restored', async () => (await env.configMaps.get({ name: 'w1-shard-2', namespace: 'default' })).data?.['value'] === 'a');
-    await consistently(() => `the edit and one apply, then nothing (writes: ${writes.hits})`, () => writes.hits === 5, 100);
+    await env.configMaps.mergePatch(
+      { name: 'w1-shard-2', namespace: 'default' },
+      { data: { value: 'drift' } },
+      { fieldManager: 'someone' },
+    );
+    await eventually(
+      'shard 2 restored',
+      async () => (await env.configMaps.get({ name: 'w1-shard-2', namespace: 'default' })).data?.['value'] === 'a',
+    );
+    await consistently(
+      () => `the edit and one apply, then nothing (writes: ${writes.hits})`,
+      () => writes.hits === 5,
+      100,
+    );
     expect(recorded.last()?.dependent('shards').reconcileResult?.operation).to.equal('unchanged');
   });
 
@@ -75,11 +103,19 @@ describe('dependent: bulkDependent against the embedded API server', () => {
     await startWidgets(env, widgetWorkflow().add(shards({ garbageCollected: false }), { deletePostcondition: resourceDeleted }));
     await createWidget(env, widget('w1', { replicas: 2 }));
     await eventually('2 shards', async () => (await shardNames(env)).length === 2);
-    await env.configMaps.mergePatch({ name: 'w1-shard-0', namespace: 'default' }, { metadata: { finalizers: ['example.com/hold'] } }, { fieldManager: 'someone' });
+    await env.configMaps.mergePatch(
+      { name: 'w1-shard-0', namespace: 'default' },
+      { metadata: { finalizers: ['example.com/hold'] } },
+      { fieldManager: 'someone' },
+    );
     await deleteWidget(env, 'w1');
     await eventually('shard 1 deleted', async () => JSON.stringify(await shardNames(env)) === JSON.stringify(['w1-shard-0']));
     await consistently('the finalizer holds w1 while shard 0 remains', async () => (await getWidget(env, 'w1')) !== undefined);
-    await env.configMaps.mergePatch({ name: 'w1-shard-0', namespace: 'default' }, { metadata: { finalizers: null } }, { fieldManager: 'someone' });
+    await env.configMaps.mergePatch(
+      { name: 'w1-shard-0', namespace: 'default' },
+      { metadata: { finalizers: null } },
+      { fieldManager: 'someone' },
+    );
     await eventually('w1 gone', async () => (await getWidget(env, 'w1')) === undefined);
     expect(await shardNames(env)).to.deep.equal([]);
   });
@@ -89,7 +125,9 @@ describe('dependent: bulkDependent against the embedded API server', () => {
       name: 'bad',
       resource: CONFIGMAPS,
       desiredResources: (w): Record<string, ConfigMap> =>
-        w.spec?.value === 'dup' ? { a: { metadata: { name: 'same' } }, b: { metadata: { name: 'same' } } } : { 'not a label!': { metadata: { name: 'x' } } },
+        w.spec?.value === 'dup'
+          ? { a: { metadata: { name: 'same' } }, b: { metadata: { name: 'same' } } }
+          : { 'not a label!': { metadata: { name: 'x' } } },
     });
     const recorded = await startWidgets(env, widgetWorkflow().add(bad), { reconciler: { handlesWorkflowErrors: true } });
     await createWidget(env, widget('w1', { value: 'key' }));
@@ -105,8 +143,13 @@ describe('dependent: bulkDependent against the embedded API server', () => {
 
 describe('dependent: bulkDependent options', () => {
   it('bad input: a name that is not a label value, or no desiredResources, is a ConfigurationError', () => {
-    expect(() => bulkDependent<ConfigMap, Widget>({ name: 'Has Spaces', resource: CONFIGMAPS, desiredResources: () => ({}) }))
-      .to.throw(ConfigurationError, /bulkDependent\(Has Spaces\)\.name: is used as the rxkube\.dev\/dependent label/);
-    expect(() => bulkDependent<ConfigMap, Widget>({ resource: CONFIGMAPS } as never)).to.throw(ConfigurationError, /bulkDependent\(configmaps\)\.desiredResources: must be a function/);
+    expect(() => bulkDependent<ConfigMap, Widget>({ name: 'Has Spaces', resource: CONFIGMAPS, desiredResources: () => ({}) })).to.throw(
+      ConfigurationError,
+      /bulkDependent\(Has Spaces\)\.name: is used as the rxkube\.dev\/dependent label/,
+    );
+    expect(() => bulkDependent<ConfigMap, Widget>({ resource: CONFIGMAPS } as never)).to.throw(
+      ConfigurationError,
+      /bulkDependent\(configmaps\)\.desiredResources: must be a function/,
+    );
   });
 });

@@ -3,7 +3,19 @@ import { of, VirtualAction, VirtualTimeScheduler } from 'rxjs';
 import type { ResourceEvent } from '../../lib/core/index.js';
 import { externalDependent, externalStateDependent, reconcileDependent, isDeletable } from '../../lib/dependent/index.js';
 import { EXTERNAL_ID_KEY } from '../../lib/dependent/external.js';
-import { createWidget, deleteWidget, eventually, FINALIZER, getWidget, patchWidget, SECRETS, startEnv, widget, type Env, type Widget } from '../controller/fixtures.js';
+import {
+  createWidget,
+  deleteWidget,
+  eventually,
+  FINALIZER,
+  getWidget,
+  patchWidget,
+  SECRETS,
+  startEnv,
+  widget,
+  type Env,
+  type Widget,
+} from '../controller/fixtures.js';
 import { configMapOf, startWidgets, widgetWorkflow } from './helpers.js';
 
 /** An in-memory stand-in for a REST API of buckets, with a call log. */
@@ -56,7 +68,10 @@ describe('dependent: externalDependent', () => {
     expect((await reconcileDependent(dependent, primary, {})).operation).to.equal('created');
     expect((await reconcileDependent(dependent, primary, {})).operation).to.equal('unchanged');
     const bigger = widget('w1', { value: 'large' });
-    expect(await reconcileDependent(dependent, bigger, {})).to.deep.equal({ operation: 'updated', resource: { id: 'b-1', owner: 'w1', size: 'large' } });
+    expect(await reconcileDependent(dependent, bigger, {})).to.deep.equal({
+      operation: 'updated',
+      resource: { id: 'b-1', owner: 'w1', size: 'large' },
+    });
     await dependent.delete!(bigger, {});
     await dependent.delete!(bigger, {});
     expect(api.calls).to.deep.equal(['create b-1', 'update b-1', 'delete b-1']);
@@ -87,9 +102,15 @@ describe('dependent: externalDependent', () => {
   });
 
   it('bad input: create without desired, or a non-function trait, is a ConfigurationError naming it', () => {
-    expect(() => externalDependent<Bucket, Widget>({ name: 'b', fetch: () => undefined, create: (d) => d })).to.throw(/externalDependent\(b\)\.desired: is required/);
-    expect(() => externalDependent<Bucket, Widget>({ name: 'b', fetch: 'x' } as never)).to.throw(/externalDependent\(b\)\.fetch: must be a function/);
-    expect(() => externalDependent<Bucket, Widget>({ fetch: () => undefined } as never)).to.throw(/externalDependent\.name: must be a non-empty string/);
+    expect(() => externalDependent<Bucket, Widget>({ name: 'b', fetch: () => undefined, create: (d) => d })).to.throw(
+      /externalDependent\(b\)\.desired: is required/,
+    );
+    expect(() => externalDependent<Bucket, Widget>({ name: 'b', fetch: 'x' } as never)).to.throw(
+      /externalDependent\(b\)\.fetch: must be a function/,
+    );
+    expect(() => externalDependent<Bucket, Widget>({ fetch: () => undefined } as never)).to.throw(
+      /externalDependent\.name: must be a non-empty string/,
+    );
   });
 });
 
@@ -145,7 +166,10 @@ describe('dependent: externalStateDependent against the embedded API server', ()
     await startWidgets(env, widgetWorkflow().add(bucketDependent(api, 'vault', 'Secret')));
     await createWidget(env, widget('w1'));
     const secrets = env.secrets;
-    const secret = (await eventually('secret', () => secrets.find({ name: 'w1-vault', namespace: 'default' }))) as { data?: Record<string, string>; kind?: string };
+    const secret = (await eventually('secret', () => secrets.find({ name: 'w1-vault', namespace: 'default' }))) as {
+      data?: Record<string, string>;
+      kind?: string;
+    };
     expect(secret.data?.[EXTERNAL_ID_KEY]).to.equal(Buffer.from('b-1').toString('base64'));
     expect(SECRETS.kind).to.equal(secret.kind);
     expect(api.calls).to.deep.equal(['create b-1']);

@@ -19,7 +19,9 @@ import {
 import { configMapOf, countWrites, startWidgets, widgetWorkflow, type ConfigMap } from './helpers.js';
 
 /** A ConfigMap named after the widget, holding its spec.value. */
-function configDependent(options: { name?: string; suffix?: string; garbageCollected?: boolean; data?: (w: Widget) => Record<string, string> } = {}) {
+function configDependent(
+  options: { name?: string; suffix?: string; garbageCollected?: boolean; data?: (w: Widget) => Record<string, string> } = {},
+) {
   const suffix = options.suffix ?? 'config';
   return kubernetesDependent<ConfigMap, Widget>({
     resource: CONFIGMAPS,
@@ -48,7 +50,14 @@ describe('dependent: kubernetesDependent against the embedded API server', () =>
     const cm = await eventually('w1-config', () => configMapOf(env, 'w1-config'));
     expect(cm.data).to.deep.equal({ value: 'a' });
     expect(cm.metadata?.ownerReferences).to.deep.equal([
-      { apiVersion: 'sample.rxkube.dev/v1', kind: 'Widget', name: 'w1', uid: created.metadata!.uid, controller: true, blockOwnerDeletion: true },
+      {
+        apiVersion: 'sample.rxkube.dev/v1',
+        kind: 'Widget',
+        name: 'w1',
+        uid: created.metadata!.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
     ]);
     expect(cm.metadata?.annotations).to.include({ [PRIMARY_NAME_ANNOTATION]: 'w1', [PRIMARY_NAMESPACE_ANNOTATION]: 'default' });
     const managers = (cm.metadata?.managedFields ?? []).map((m) => `${m.manager}/${m.operation}`);
@@ -72,7 +81,11 @@ describe('dependent: kubernetesDependent against the embedded API server', () =>
     await startWidgets(env, widgetWorkflow().add(configDependent()));
     await createWidget(env, widget('w1', { value: 'a' }));
     await eventually('w1-config', () => configMapOf(env, 'w1-config'));
-    await env.configMaps.mergePatch({ name: 'w1-config', namespace: 'default' }, { data: { value: 'hacked', extra: 'theirs' } }, { fieldManager: 'someone' });
+    await env.configMaps.mergePatch(
+      { name: 'w1-config', namespace: 'default' },
+      { data: { value: 'hacked', extra: 'theirs' } },
+      { fieldManager: 'someone' },
+    );
     const restored = await eventually('value restored', async () => {
       const cm = await configMapOf(env, 'w1-config');
       return cm?.data?.['value'] === 'a' ? cm : undefined;
@@ -82,7 +95,9 @@ describe('dependent: kubernetesDependent against the embedded API server', () =>
 
   for (const fieldManager of [undefined, 'custom-manager']) {
     it(`DR2: a field the controller applied before and no longer desires is removed (managedFields, ${fieldManager ?? 'default'} field manager)`, async () => {
-      const dependent = configDependent({ data: (w): Record<string, string> => (w.spec?.value === 'a' ? { keep: 'k', old: 'o' } : { keep: 'k' }) });
+      const dependent = configDependent({
+        data: (w): Record<string, string> => (w.spec?.value === 'a' ? { keep: 'k', old: 'o' } : { keep: 'k' }),
+      });
       const recorded = await startWidgets(env, widgetWorkflow().add(dependent), fieldManager ? { fieldManager } : {});
       await createWidget(env, widget('w1', { value: 'a' }));
       const first = await eventually('w1-config with old', async () => {
@@ -111,7 +126,10 @@ describe('dependent: kubernetesDependent against the embedded API server', () =>
     await createWidget(env, widget('w1', { value: 'on' }));
     await eventually('both config maps', async () => (await configMapOf(env, 'w1-config')) && (await configMapOf(env, 'w1-extra')));
     await patchWidget(env, 'w1', { spec: { value: 'off' } });
-    await eventually('both deleted', async () => (await configMapOf(env, 'w1-config')) === undefined && (await configMapOf(env, 'w1-extra')) === undefined);
+    await eventually(
+      'both deleted',
+      async () => (await configMapOf(env, 'w1-config')) === undefined && (await configMapOf(env, 'w1-extra')) === undefined,
+    );
     const result = await eventually('a result with deletes', () => recorded.results.find((r) => r.deleteCalled.length === 2));
     expect(result.dependent('config').markedForDelete).to.equal(true);
     expect(result.dependent('extra').outcome).to.equal('deleted');
@@ -132,15 +150,30 @@ describe('dependent: kubernetesDependent against the embedded API server', () =>
     const topCm = await configMapOf(env, 'w1-top');
     expect(topCm?.metadata?.ownerReferences).to.equal(undefined);
     // Someone else's finalizer holds 'top' on the server after the workflow deleted it.
-    await env.configMaps.mergePatch({ name: 'w1-top', namespace: 'default' }, { metadata: { finalizers: ['example.com/hold'] } }, { fieldManager: 'someone' });
+    await env.configMaps.mergePatch(
+      { name: 'w1-top', namespace: 'default' },
+      { metadata: { finalizers: ['example.com/hold'] } },
+      { fieldManager: 'someone' },
+    );
 
     await deleteWidget(env, 'w1');
     await eventually('top terminating', async () => (await configMapOf(env, 'w1-top'))?.metadata?.deletionTimestamp !== undefined);
-    await consistently('base waits for top to be gone, and the finalizer stays', async () =>
-      (await configMapOf(env, 'w1-base')) !== undefined && JSON.stringify((await getWidget(env, 'w1'))?.metadata?.finalizers) === JSON.stringify([FINALIZER]));
+    await consistently(
+      'base waits for top to be gone, and the finalizer stays',
+      async () =>
+        (await configMapOf(env, 'w1-base')) !== undefined &&
+        JSON.stringify((await getWidget(env, 'w1'))?.metadata?.finalizers) === JSON.stringify([FINALIZER]),
+    );
 
-    await env.configMaps.mergePatch({ name: 'w1-top', namespace: 'default' }, { metadata: { finalizers: null } }, { fieldManager: 'someone' });
-    await eventually('base deleted and w1 gone', async () => (await configMapOf(env, 'w1-base')) === undefined && (await getWidget(env, 'w1')) === undefined);
+    await env.configMaps.mergePatch(
+      { name: 'w1-top', namespace: 'default' },
+      { metadata: { finalizers: null } },
+      { fieldManager: 'someone' },
+    );
+    await eventually(
+      'base deleted and w1 gone',
+      async () => (await configMapOf(env, 'w1-base')) === undefined && (await getWidget(env, 'w1')) === undefined,
+    );
   });
 
   it('DR1: garbage-collected dependents need no finalizer and go with the primary (server GC)', async () => {
@@ -204,7 +237,12 @@ describe('dependent: kubernetesDependent against the embedded API server', () =>
     expect(await owned.targetId(widget('w1'), {} as never)).to.deep.equal({ name: 'w1-owned', namespace: 'default' });
     const calls = desiredCalls;
     const cached = [{ metadata: { name: 'w1-other', namespace: 'default' } }, { metadata: { name: 'w1-owned', namespace: 'default' } }];
-    const ctx = { getSecondaryResources: () => cached, secondaryClient: () => { throw new Error('no writes'); } } as never;
+    const ctx = {
+      getSecondaryResources: () => cached,
+      secondaryClient: () => {
+        throw new Error('no writes');
+      },
+    } as never;
     expect(await owned.getSecondary!(widget('w1'), ctx)).to.equal(cached[1]);
     expect(desiredCalls, 'getSecondary did not compute desired').to.equal(calls);
 
@@ -246,23 +284,36 @@ describe('dependent: kubernetesDependent against the embedded API server', () =>
     const recorded = await startWidgets(env, widgetWorkflow().add(wrongKind).add(noName), { reconciler: { handlesWorkflowErrors: true } });
     await createWidget(env, widget('w1'));
     const result = await eventually('a result', () => recorded.last());
-    expect(String(result.dependent('wrong-kind').error)).to.contain("dependent 'wrong-kind': desired() returned kind 'Secret', but the dependent's resource is ConfigMap");
-    expect(String(result.dependent('no-name').error)).to.contain("dependent 'no-name': desired() returned a ConfigMap without metadata.name");
+    expect(String(result.dependent('wrong-kind').error)).to.contain(
+      "dependent 'wrong-kind': desired() returned kind 'Secret', but the dependent's resource is ConfigMap",
+    );
+    expect(String(result.dependent('no-name').error)).to.contain(
+      "dependent 'no-name': desired() returned a ConfigMap without metadata.name",
+    );
   });
 });
 
 describe('dependent: kubernetesDependent options', () => {
   it('bad input: configuration errors name the option', () => {
     const attempt = (options: unknown) => () => kubernetesDependent(options as never);
-    expect(attempt({ resource: { apiVersion: 'v1', kind: 'ConfigMap', plural: '' }, desired: () => ({}) }))
-      .to.throw(ConfigurationError, /^kubernetesDependent\.resource\.plural: ConfigMap \(v1\) needs a plural/);
+    expect(attempt({ resource: { apiVersion: 'v1', kind: 'ConfigMap', plural: '' }, desired: () => ({}) })).to.throw(
+      ConfigurationError,
+      /^kubernetesDependent\.resource\.plural: ConfigMap \(v1\) needs a plural/,
+    );
     expect(attempt({ resource: CONFIGMAPS })).to.throw(ConfigurationError, /kubernetesDependent\(configmaps\)\.desired: is required/);
-    expect(attempt({ resource: CONFIGMAPS, desired: 'x' })).to.throw(ConfigurationError, /kubernetesDependent\(configmaps\)\.desired: must be a function/);
-    expect(attempt({ resource: CONFIGMAPS, desired: () => ({}), ownerReference: false }))
-      .to.throw(ConfigurationError, /ownerReference: is false, but garbageCollected needs the owner reference/);
+    expect(attempt({ resource: CONFIGMAPS, desired: 'x' })).to.throw(
+      ConfigurationError,
+      /kubernetesDependent\(configmaps\)\.desired: must be a function/,
+    );
+    expect(attempt({ resource: CONFIGMAPS, desired: () => ({}), ownerReference: false })).to.throw(
+      ConfigurationError,
+      /ownerReference: is false, but garbageCollected needs the owner reference/,
+    );
     expect(attempt({ resource: CONFIGMAPS, readOnly: true })).to.throw(ConfigurationError, /a read-only dependent needs resourceId/);
-    expect(attempt({ resource: CONFIGMAPS, desired: () => ({}), garbageCollected: 'no' }))
-      .to.throw(ConfigurationError, /garbageCollected: must be a boolean/);
+    expect(attempt({ resource: CONFIGMAPS, desired: () => ({}), garbageCollected: 'no' })).to.throw(
+      ConfigurationError,
+      /garbageCollected: must be a boolean/,
+    );
   });
 
   it('DR1: traits follow the options: GC dependents have delete (for false preconditions) but are not deletable on cleanup', () => {
@@ -271,7 +322,11 @@ describe('dependent: kubernetesDependent options', () => {
     expect([typeof gc.create, typeof gc.update, typeof gc.delete]).to.deep.equal(['function', 'function', 'function']);
     const flow = widgetWorkflow().add(gc).build();
     expect(flow.needsFinalizer).to.equal(false);
-    const noGc = kubernetesDependent<ConfigMap, Widget>({ resource: CONFIGMAPS, garbageCollected: false, desired: () => ({ metadata: { name: 'x' } }) });
+    const noGc = kubernetesDependent<ConfigMap, Widget>({
+      resource: CONFIGMAPS,
+      garbageCollected: false,
+      desired: () => ({ metadata: { name: 'x' } }),
+    });
     expect(widgetWorkflow().add(noGc).build().needsFinalizer).to.equal(true);
     expect(noGc.eventSource).to.include({ name: 'configmaps' });
   });
@@ -289,6 +344,8 @@ describe('dependent: kubernetesDependent options', () => {
     } catch (err) {
       error = err;
     }
-    expect(String(error)).to.contain("ConfigMap 'x' in namespace 'other' cannot be owned by Widget default/w1").and.contain('set garbageCollected: false');
+    expect(String(error))
+      .to.contain("ConfigMap 'x' in namespace 'other' cannot be owned by Widget default/w1")
+      .and.contain('set garbageCollected: false');
   });
 });

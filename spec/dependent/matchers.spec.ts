@@ -52,7 +52,9 @@ describe('dependent: kubernetesMatches (the default matcher)', () => {
 
   it('DR2: a different value of a desired field is a mismatch, named by its path', () => {
     expect(kubernetesMismatch(actual({ data: { a: '2', b: 'theirs' } }), desired)).to.equal('data.a');
-    expect(kubernetesMismatch(actual(), { ...desired, metadata: { ...desired.metadata, labels: { app: 'api' } } })).to.equal('metadata.labels.app');
+    expect(kubernetesMismatch(actual(), { ...desired, metadata: { ...desired.metadata, labels: { app: 'api' } } })).to.equal(
+      'metadata.labels.app',
+    );
     expect(kubernetesMismatch(actual(), { ...desired, data: { a: '1', c: '3' } })).to.equal('data.c');
   });
 
@@ -63,11 +65,17 @@ describe('dependent: kubernetesMatches (the default matcher)', () => {
     expect(kubernetesMatches(actual(), withoutA)).to.equal(true);
     expect(kubernetesMatches(actual(), withoutA, { fieldManager: 'someone-else' })).to.equal(true);
     const withoutOwner = { ...desired, metadata: { ...desired.metadata, ownerReferences: [] } };
-    expect(kubernetesMismatch(actual(), withoutOwner, { fieldManager: 'ctl' })).to.equal('metadata.managedFields[f:metadata.f:ownerReferences.k:{"uid":"u1"}]');
+    expect(kubernetesMismatch(actual(), withoutOwner, { fieldManager: 'ctl' })).to.equal(
+      'metadata.managedFields[f:metadata.f:ownerReferences.k:{"uid":"u1"}]',
+    );
   });
 
   it('server metadata and status in the desired object are not compared', () => {
-    const noisy = { ...desired, metadata: { ...desired.metadata, resourceVersion: '1', uid: 'other', generation: 9 }, status: { ready: true } };
+    const noisy = {
+      ...desired,
+      metadata: { ...desired.metadata, resourceVersion: '1', uid: 'other', generation: 9 },
+      status: { ready: true },
+    };
     expect(kubernetesMatches(actual(), noisy, { fieldManager: 'ctl' })).to.equal(true);
   });
 
@@ -79,10 +87,29 @@ describe('dependent: kubernetesMatches (the default matcher)', () => {
 
   it('plain lists match item by item; finalizers and ownerReferences as subsets', () => {
     const pod = (containers: unknown[]) => ({ spec: { containers } });
-    const live = pod([{ name: 'a', image: 'x', imagePullPolicy: 'IfNotPresent' }, { name: 'b', image: 'y' }]);
-    expect(kubernetesMatches(live, pod([{ name: 'a', image: 'x' }, { name: 'b', image: 'y' }]))).to.equal(true);
+    const live = pod([
+      { name: 'a', image: 'x', imagePullPolicy: 'IfNotPresent' },
+      { name: 'b', image: 'y' },
+    ]);
+    expect(
+      kubernetesMatches(
+        live,
+        pod([
+          { name: 'a', image: 'x' },
+          { name: 'b', image: 'y' },
+        ]),
+      ),
+    ).to.equal(true);
     expect(kubernetesMismatch(live, pod([{ name: 'a', image: 'x' }]))).to.equal('spec.containers');
-    expect(kubernetesMismatch(live, pod([{ name: 'b', image: 'y' }, { name: 'a', image: 'x' }]))).to.equal('spec.containers[0].name');
+    expect(
+      kubernetesMismatch(
+        live,
+        pod([
+          { name: 'b', image: 'y' },
+          { name: 'a', image: 'x' },
+        ]),
+      ),
+    ).to.equal('spec.containers[0].name');
     expect(kubernetesMatches(actual(), { metadata: { finalizers: ['example.com/hold'] } })).to.equal(true);
     expect(kubernetesMismatch(actual(), { metadata: { finalizers: ['mine'] } })).to.equal('metadata.finalizers[0]');
   });

@@ -118,11 +118,7 @@ describe('dependent: reconcileDependent / deleteDependent', () => {
 
   it('DR1: a read-only dependent (getSecondary only) reports the actual resource unchanged', async () => {
     const actual: Secondary = { name: 'web', spec: { replicas: 9 } };
-    const result = await reconcileDependent<Secondary, Primary, object>(
-      { getSecondary: () => actual },
-      primary,
-      {},
-    );
+    const result = await reconcileDependent<Secondary, Primary, object>({ getSecondary: () => actual }, primary, {});
     expect(result).to.deep.equal({ operation: 'unchanged', resource: actual });
   });
 

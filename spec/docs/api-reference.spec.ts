@@ -28,13 +28,20 @@ describe('documentation: the API reference', () => {
       // A deprecated export is struck through: ### ~~Name~~.
       const headings = new Set([...markdown.matchAll(/^#{2,4} (?:~~)?(\w+)(?:\(\))?(?:~~)?$/gm)].map((m) => m[1] as string));
       expect(names.size, 'exports read from the report').to.be.greaterThan(3);
-      expect([...names].filter((n) => !headings.has(n)), 'exports without a section').to.deep.equal([]);
+      expect(
+        [...names].filter((n) => !headings.has(n)),
+        'exports without a section',
+      ).to.deep.equal([]);
     });
   }
 
   it('names no design rule ids', () => {
     const files = readdirSync(join(root, 'docs/api'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
-    const found = files.flatMap((e) => [...readFileSync(join(e.parentPath, e.name), 'utf8').matchAll(/\b(?:DR|EP|ES|FZ|OB|UP|WF|SH)\d{1,2}\b/g)].map((m) => `${e.name}: ${m[0]}`));
+    const found = files.flatMap((e) =>
+      [...readFileSync(join(e.parentPath, e.name), 'utf8').matchAll(/\b(?:DR|EP|ES|FZ|OB|UP|WF|SH)\d{1,2}\b/g)].map(
+        (m) => `${e.name}: ${m[0]}`,
+      ),
+    );
     expect(found).to.deep.equal([]);
   });
 

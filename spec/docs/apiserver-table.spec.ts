@@ -23,7 +23,11 @@ const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\
 
 /** The text of a string literal's body ('...', "..." or `...`), as a pattern for the title it makes. */
 function titlePattern(body: string, quote: string): string {
-  if (quote === '`') return body.split(/\$\{[^}]*\}/).map((part) => escapeRegExp(part.replace(/\\(.)/g, '$1'))).join('.+');
+  if (quote === '`')
+    return body
+      .split(/\$\{[^}]*\}/)
+      .map((part) => escapeRegExp(part.replace(/\\(.)/g, '$1')))
+      .join('.+');
   return escapeRegExp(body.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c)));
 }
 
@@ -41,12 +45,14 @@ function titlesIn(source: string): SpecTitles {
 }
 
 /** Every way to cut `text` at a space into a head and a tail. */
-const cuts = (text: string): [string, string][] => [...text.matchAll(/ /g)].map((m) => [text.slice(0, m.index), text.slice((m.index ?? 0) + 1)]);
+const cuts = (text: string): [string, string][] =>
+  [...text.matchAll(/ /g)].map((m) => [text.slice(0, m.index), text.slice((m.index ?? 0) + 1)]);
 
 /** Whether `title` is a test of the file: its own title, or it after describe titles (mocha's full title). */
 function declares(titles: SpecTitles, title: string): boolean {
   const isDescribe = (text: string): boolean => titles.describes.some((d) => d.test(text));
-  const isDescribeChain = (text: string): boolean => isDescribe(text) || cuts(text).some(([head, tail]) => isDescribe(head) && isDescribeChain(tail));
+  const isDescribeChain = (text: string): boolean =>
+    isDescribe(text) || cuts(text).some(([head, tail]) => isDescribe(head) && isDescribeChain(tail));
   return titles.tests.some((t) => t.test(title) || cuts(title).some(([head, tail]) => t.test(tail) && isDescribeChain(head)));
 }
 
@@ -56,7 +62,8 @@ function specFiles(): Map<string, string> {
     if (e.isFile() && e.name.endsWith('.spec.ts')) files.set(relative(specDir, join(e.parentPath, e.name)), join(e.parentPath, e.name));
   }
   for (const e of readdirSync(serverSpecDir, { withFileTypes: true, recursive: true })) {
-    if (e.isFile() && e.name.endsWith('.spec.ts')) files.set(join('apiserver', relative(serverSpecDir, join(e.parentPath, e.name))), join(e.parentPath, e.name));
+    if (e.isFile() && e.name.endsWith('.spec.ts'))
+      files.set(join('apiserver', relative(serverSpecDir, join(e.parentPath, e.name))), join(e.parentPath, e.name));
   }
   return files;
 }
@@ -124,7 +131,9 @@ describe('docs/apiserver.md tables are pinned by tests that exist', () => {
     if (!titles) titlesCache.set(path, (titles = titlesIn(readFileSync(path, 'utf8'))));
     return titles;
   };
-  const scripts = Object.keys((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts);
+  const scripts = Object.keys(
+    (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts,
+  );
 
   /** What is wrong with a cell's pins: unknown files, titles no test has. */
   function problems(cell: string): string[] {
@@ -150,7 +159,8 @@ describe('docs/apiserver.md tables are pinned by tests that exist', () => {
   }
 
   it('finds titles as mocha makes them: describe prefixes, template literals; not a title a file lacks', () => {
-    const source = "describe('outer', () => { describe(\"inner\", () => { it('does a thing', () => {}); it(`checks ${f}`, () => {}); it.skip('later', () => {}); }); });";
+    const source =
+      "describe('outer', () => { describe(\"inner\", () => { it('does a thing', () => {}); it(`checks ${f}`, () => {}); it.skip('later', () => {}); }); });";
     const titles = titlesIn(source);
     expect(declares(titles, 'does a thing')).to.equal(true);
     expect(declares(titles, 'outer inner does a thing')).to.equal(true);

@@ -24,16 +24,36 @@ describe('the user documentation against the behaviour', () => {
     const rxkube = row?.split('|')[2]?.trim() ?? '';
     expect(rxkube, row).to.match(/^yes\b/);
     expect(rxkube).to.include('rxkube/webhooks');
-    expect([webhooks.validatingWebhook, webhooks.mutatingWebhook, webhooks.conversionWebhook, webhooks.startWebhookServer, webhooks.webhookManifests].map((f) => typeof f)).to.deep.equal(Array(5).fill('function'));
+    expect(
+      [
+        webhooks.validatingWebhook,
+        webhooks.mutatingWebhook,
+        webhooks.conversionWebhook,
+        webhooks.startWebhookServer,
+        webhooks.webhookManifests,
+      ].map((f) => typeof f),
+    ).to.deep.equal(Array(5).fill('function'));
   });
 
   it("custom-resources.md: a conversion webhook is rxkube's conversionWebhook, declared in the CRD by the manifests — not one to write and declare yourself", () => {
     const page = prose('docs/custom-resources.md');
     expect(page).to.not.match(/webhooks?[^.]*yourself/i);
     expect(page).to.include('`conversionWebhook`').and.include('(webhooks.md)');
-    const convert = webhooks.conversionWebhook({ group: 'example.com', plural: 'greetings', hub: 'v1', spokes: { v2: webhooks.spoke({ toHub: (o) => o, fromHub: (o) => o }) } });
-    const crd = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'greetings.example.com' }, spec: {} };
-    const [declared] = webhooks.webhookManifests([convert], { name: 'hello', namespace: 'hello-system', selector: { app: 'hello' } }).withConversion([crd]);
+    const convert = webhooks.conversionWebhook({
+      group: 'example.com',
+      plural: 'greetings',
+      hub: 'v1',
+      spokes: { v2: webhooks.spoke({ toHub: (o) => o, fromHub: (o) => o }) },
+    });
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'greetings.example.com' },
+      spec: {},
+    };
+    const [declared] = webhooks
+      .webhookManifests([convert], { name: 'hello', namespace: 'hello-system', selector: { app: 'hello' } })
+      .withConversion([crd]);
     expect((declared as { spec: { conversion?: { strategy?: string } } }).spec.conversion?.strategy).to.equal('Webhook');
   });
 
@@ -41,7 +61,9 @@ describe('the user documentation against the behaviour', () => {
     this.timeout(30_000);
     const page = prose('docs/getting-started.md');
     expect(page).to.not.include('without pods');
-    expect(page).to.include('its ReplicaSet and Pods, which `kubectl get pods` shows `Running` on simulated Nodes — though no container runs');
+    expect(page).to.include(
+      'its ReplicaSet and Pods, which `kubectl get pods` shows `Running` on simulated Nodes — though no container runs',
+    );
     // As the demo starts its server (demos/webpage/main.ts).
     const server = await startApiServer({ port: 0, simulate: { deployments: { readyAfterMs: 50 } } });
     try {
@@ -49,7 +71,14 @@ describe('the user documentation against the behaviour', () => {
       const labels = { app: 'web' };
       await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
         namespace: 'default',
-        body: { metadata: { name: 'web' }, spec: { replicas: 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'web', image: 'nginx' }] } } } },
+        body: {
+          metadata: { name: 'web' },
+          spec: {
+            replicas: 1,
+            selector: { matchLabels: labels },
+            template: { metadata: { labels }, spec: { containers: [{ name: 'web', image: 'nginx' }] } },
+          },
+        },
       });
       const pods = await eventually('a Running Pod', async () => {
         const list = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: 'default' });

@@ -30,7 +30,9 @@ interface Dashboard {
 function expressions(dashboard: Dashboard): string[] {
   const panels = (list: readonly Panel[]): Panel[] => list.flatMap((p) => [p, ...panels(p.panels ?? [])]);
   const targets = panels(dashboard.panels).flatMap((p) => (p.targets ?? []).map((t) => t.expr ?? ''));
-  const variables = (dashboard.templating?.list ?? []).map((v) => (typeof v.query === 'object' && v.query !== null ? String((v.query as { query?: unknown }).query ?? '') : String(v.query ?? '')));
+  const variables = (dashboard.templating?.list ?? []).map((v) =>
+    typeof v.query === 'object' && v.query !== null ? String((v.query as { query?: unknown }).query ?? '') : String(v.query ?? ''),
+  );
   return [...targets, ...variables].filter((e) => e !== '');
 }
 
@@ -52,7 +54,11 @@ async function exportedSeries(registry: Registry): Promise<{ families: string[];
 
 /** The names the dashboard queries that are not exported, with the expression using each. */
 function unknownNames(dashboard: Dashboard, series: ReadonlySet<string>): string[] {
-  return expressions(dashboard).flatMap((e) => metricNames(e).filter((n) => !series.has(n)).map((n) => `${n} in ${e}`));
+  return expressions(dashboard).flatMap((e) =>
+    metricNames(e)
+      .filter((n) => !series.has(n))
+      .map((n) => `${n} in ${e}`),
+  );
 }
 
 describe('docs: the Grafana dashboard', function () {
@@ -68,22 +74,37 @@ describe('docs: the Grafana dashboard', function () {
   it('every query names a metric a running operator (controllers and webhooks) exports, and every metric family has a panel', async () => {
     const registry = new Registry();
     const webhook = validatingWebhook<Greeting>({ name: 'validate.greetings.example.com', resource: greeting, validate: () => allow() });
-    const operator = cluster.operator({ registry, webhooks: { webhooks: [webhook], tls: await generateDevelopmentTls(), port: 0, host: '127.0.0.1' } });
+    const operator = cluster.operator({
+      registry,
+      webhooks: { webhooks: [webhook], tls: await generateDevelopmentTls(), port: 0, host: '127.0.0.1' },
+    });
     operator.register(managedReconciler, managedConfig);
     await operator.start();
     await cluster.apply(WEBPAGE, webPage('site', '<html><body><h1>Hi</h1></body></html>'));
-    await eventually('site ready', async () => (await cluster.client.resource<WebPage>(WEBPAGE).find({ name: 'site', namespace: 'default' }))?.status?.ready === true);
+    await eventually(
+      'site ready',
+      async () => (await cluster.client.resource<WebPage>(WEBPAGE).find({ name: 'site', namespace: 'default' }))?.status?.ready === true,
+    );
     const { families, series } = await exportedSeries(registry);
 
     expect(unknownNames(dashboard, series)).to.deep.equal([]);
-    const queried = new Set(expressions(dashboard).flatMap(metricNames).map((n) => n.replace(/_(bucket|sum|count)$/, '')));
-    expect(families.filter((f) => !queried.has(f)), 'metric families without a panel').to.deep.equal([]);
+    const queried = new Set(
+      expressions(dashboard)
+        .flatMap(metricNames)
+        .map((n) => n.replace(/_(bucket|sum|count)$/, '')),
+    );
+    expect(
+      families.filter((f) => !queried.has(f)),
+      'metric families without a panel',
+    ).to.deep.equal([]);
     // The explorer's idle check reads these two by name.
     expect(families).to.include.members(['rxkube_reconciliations_active', 'rxkube_reconciliations_queued']);
   });
 
   it('the check sees a query of a metric nobody exports', () => {
     const planted: Dashboard = { panels: [{ title: 'typo', targets: [{ expr: 'rate(rxkube_reconciliations_sucess_total[5m])' }] }] };
-    expect(unknownNames(planted, new Set(['rxkube_reconciliations_success_total']))).to.deep.equal(['rxkube_reconciliations_sucess_total in rate(rxkube_reconciliations_sucess_total[5m])']);
+    expect(unknownNames(planted, new Set(['rxkube_reconciliations_success_total']))).to.deep.equal([
+      'rxkube_reconciliations_sucess_total in rate(rxkube_reconciliations_sucess_total[5m])',
+    ]);
   });
 });

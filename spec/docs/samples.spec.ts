@@ -26,7 +26,11 @@ describe('documentation samples', () => {
   // Both folders are type-checked by `npm test`; a page may quote a demo directly.
   const examples = [...filesUnder('docs/examples', '.ts'), ...filesUnder('demos', '.ts')].map((f) => normalize(readFileSync(f, 'utf8')));
   // docs/api/ is generated from the declarations: its signatures are the code itself.
-  const pages = [join(root, 'README.md'), join(root, 'packages/apiserver/README.md'), ...filesUnder('docs', '.md').filter((f) => !f.includes('/docs/api/'))];
+  const pages = [
+    join(root, 'README.md'),
+    join(root, 'packages/apiserver/README.md'),
+    ...filesUnder('docs', '.md').filter((f) => !f.includes('/docs/api/')),
+  ];
 
   it('every ```ts block in README.md, packages/apiserver/README.md and docs/ stands in a type-checked file under docs/examples/ or demos/', () => {
     const missing: string[] = [];
@@ -52,8 +56,18 @@ describe('documentation samples', () => {
 
   it("every example in docs/examples type-checks as a strict consumer's project would: tsc --init's settings (exactOptionalPropertyTypes, noUncheckedIndexedAccess...) with skipLibCheck off, against the built package", async function () {
     this.timeout(180_000);
-    const config = JSON.parse(readFileSync(join(root, 'docs/examples/tsconfig.json'), 'utf8')) as { compilerOptions: Record<string, unknown>; exclude: string[] };
-    expect(config.compilerOptions).to.include({ strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, noPropertyAccessFromIndexSignature: true, skipLibCheck: false, verbatimModuleSyntax: true });
+    const config = JSON.parse(readFileSync(join(root, 'docs/examples/tsconfig.json'), 'utf8')) as {
+      compilerOptions: Record<string, unknown>;
+      exclude: string[];
+    };
+    expect(config.compilerOptions).to.include({
+      strict: true,
+      exactOptionalPropertyTypes: true,
+      noUncheckedIndexedAccess: true,
+      noPropertyAccessFromIndexSignature: true,
+      skipLibCheck: false,
+      verbatimModuleSyntax: true,
+    });
     expect(config.exclude).to.deep.equal(['webpage.ts']);
     const tsc = join(root, 'node_modules/.bin/tsc');
     const result = await promisify(execFile)(tsc, ['-p', 'docs/examples/tsconfig.json'], { cwd: root, maxBuffer: 16 * 1024 * 1024 }).then(
@@ -77,10 +91,11 @@ describe('documentation samples', () => {
     expect(await runExample('docs/examples/quickstart.ts')).to.include('Hello, world!');
   });
 
-  it('the tracing example (docs/tracing.md) runs: its spans go to the console, the run and the user\'s own span among them', async function () {
+  it("the tracing example (docs/tracing.md) runs: its spans go to the console, the run and the user's own span among them", async function () {
     this.timeout(60_000);
     const stdout = await runExample('docs/examples/tracing.ts');
-    for (const name of ['backups.example.com added', 'backups.example.com', 'take snapshot', 'write status', 'PATCH']) expect(stdout).to.include(`name: '${name}'`);
+    for (const name of ['backups.example.com added', 'backups.example.com', 'take snapshot', 'write status', 'PATCH'])
+      expect(stdout).to.include(`name: '${name}'`);
   });
 
   it('FZ2, FZ3, UP1: a controller assembled from exported operators only (docs/examples/own-pipeline.ts) reconciles and cleans up on the embedded server', async function () {

@@ -8,7 +8,12 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 
 const root = new URL('../../', import.meta.url).pathname;
-const pages = [join(root, 'README.md'), ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md') && f !== 'architecture.md').map((f) => join(root, 'docs', f))];
+const pages = [
+  join(root, 'README.md'),
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md') && f !== 'architecture.md')
+    .map((f) => join(root, 'docs', f)),
+];
 
 function findings(pattern: RegExp): string[] {
   return pages.flatMap((page) =>

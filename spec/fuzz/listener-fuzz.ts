@@ -57,7 +57,10 @@ export function fuzzSeed(): number {
 }
 
 /** Runs `count` seeded cases (or for `seconds`, whichever ends first), checking the listener after each. */
-export async function fuzzListener(listener: FuzzedListener, options: { seed: number; count: number; seconds: number }): Promise<FuzzReport> {
+export async function fuzzListener(
+  listener: FuzzedListener,
+  options: { seed: number; count: number; seconds: number },
+): Promise<FuzzReport> {
   const r = prng(options.seed);
   const byCategory: Record<string, number> = {};
   const byStatus: Record<string, number> = {};
@@ -103,7 +106,10 @@ function open(listener: ListenerAddress, raw: boolean): Socket {
  * Writes the bytes (over TLS to a TLS listener unless `raw`), half-closes, reads until the server
  * closes (8 s at most) and parses the answers: for requests no HTTP client sends.
  */
-export function exchange(listener: ListenerAddress, c: { readonly writes: readonly Buffer[]; readonly raw?: boolean }): Promise<ParsedResponse[]> {
+export function exchange(
+  listener: ListenerAddress,
+  c: { readonly writes: readonly Buffer[]; readonly raw?: boolean },
+): Promise<ParsedResponse[]> {
   return new Promise((resolve) => {
     const socket = open(listener, c.raw === true);
     const chunks: Buffer[] = [];
@@ -175,15 +181,24 @@ const REQUEST_LINES = [
 
 function mangledPath(r: Rng, path: string): string {
   switch (r.int(9)) {
-    case 0: return `/${path}`;
-    case 1: return `${path}/..`;
-    case 2: return `${path}?${'a=b&'.repeat(r.pick([1, 2000]))}`;
-    case 3: return `${path}%`;
-    case 4: return `https://localhost${path}`;
-    case 5: return `${path}/${'a'.repeat(r.pick([300, 9000, 70_000]))}`;
-    case 6: return path.toUpperCase();
-    case 7: return `${path}#x`;
-    default: return path;
+    case 0:
+      return `/${path}`;
+    case 1:
+      return `${path}/..`;
+    case 2:
+      return `${path}?${'a=b&'.repeat(r.pick([1, 2000]))}`;
+    case 3:
+      return `${path}%`;
+    case 4:
+      return `https://localhost${path}`;
+    case 5:
+      return `${path}/${'a'.repeat(r.pick([300, 9000, 70_000]))}`;
+    case 6:
+      return path.toUpperCase();
+    case 7:
+      return `${path}#x`;
+    default:
+      return path;
   }
 }
 
@@ -193,16 +208,39 @@ function nested(depth: number): string {
 
 function mangledBody(r: Rng, body: string): string {
   switch (r.int(10)) {
-    case 0: return body.slice(0, r.int(body.length));
-    case 1: return nested(r.pick([100, 2_000, 10_001, 50_000]));
-    case 2: return '['.repeat(r.pick([10, 20_000, 200_000]));
-    case 3: return r.pick(['null', '[]', '"x"', '1', 'true', '{}', '', ' ', '{"a":1,"a":2}', '\ufeff{}', '{"request":null}', '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"x","operation":"CREATE","object":null}}']);
-    case 4: return body.replace(/"uid":"[^"]*"/, `"uid":${r.pick(['null', '""', '1', '{}', `"${'u'.repeat(5000)}"`])}`);
-    case 5: return body.replace(/"object":/, `"object":${r.pick(['[]', '"x"', '7', 'null'])},"x":`);
-    case 6: return body + body;
-    case 7: return body.replace(/"operation":"[A-Z]+"/, `"operation":"${r.pick(['PATCH', '', 'create'])}"`);
-    case 8: return `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"c","desiredAPIVersion":${r.pick(['"x/v9"', 'null', '1'])},"objects":${r.pick(['[null]', '[1]', '[{}]', '{}', '[{"apiVersion":"example.com/v1","kind":"Greeting","metadata":{"name":"g"},"spec":{"message":7}}]'])}}}`;
-    default: return body;
+    case 0:
+      return body.slice(0, r.int(body.length));
+    case 1:
+      return nested(r.pick([100, 2_000, 10_001, 50_000]));
+    case 2:
+      return '['.repeat(r.pick([10, 20_000, 200_000]));
+    case 3:
+      return r.pick([
+        'null',
+        '[]',
+        '"x"',
+        '1',
+        'true',
+        '{}',
+        '',
+        ' ',
+        '{"a":1,"a":2}',
+        '\ufeff{}',
+        '{"request":null}',
+        '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"x","operation":"CREATE","object":null}}',
+      ]);
+    case 4:
+      return body.replace(/"uid":"[^"]*"/, `"uid":${r.pick(['null', '""', '1', '{}', `"${'u'.repeat(5000)}"`])}`);
+    case 5:
+      return body.replace(/"object":/, `"object":${r.pick(['[]', '"x"', '7', 'null'])},"x":`);
+    case 6:
+      return body + body;
+    case 7:
+      return body.replace(/"operation":"[A-Z]+"/, `"operation":"${r.pick(['PATCH', '', 'create'])}"`);
+    case 8:
+      return `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"c","desiredAPIVersion":${r.pick(['"x/v9"', 'null', '1'])},"objects":${r.pick(['[null]', '[1]', '[{}]', '{}', '[{"apiVersion":"example.com/v1","kind":"Greeting","metadata":{"name":"g"},"spec":{"message":7}}]'])}}}`;
+    default:
+      return body;
   }
 }
 
@@ -213,7 +251,17 @@ function head(line: string, headers: readonly string[]): string {
 function request(r: Rng, listener: FuzzedListener, options: { path?: string; body?: string; extra?: string[] } = {}): Buffer {
   const path = options.path ?? r.pick(listener.paths);
   const body = Buffer.from(options.body ?? r.pick(listener.bodies));
-  return Buffer.concat([Buffer.from(head(`POST ${path} HTTP/1.1`, ['Host: localhost', 'Content-Type: application/json', `Content-Length: ${body.length}`, ...(options.extra ?? [])])), body]);
+  return Buffer.concat([
+    Buffer.from(
+      head(`POST ${path} HTTP/1.1`, [
+        'Host: localhost',
+        'Content-Type: application/json',
+        `Content-Length: ${body.length}`,
+        ...(options.extra ?? []),
+      ]),
+    ),
+    body,
+  ]);
 }
 
 /** One case, drawn. */
@@ -222,9 +270,24 @@ function fuzzCase(r: Rng, listener: FuzzedListener): FuzzCase {
   const body = r.pick(listener.bodies);
   switch (r.int(9)) {
     case 0:
-      return { category: 'request line', writes: [Buffer.from(head(r.pick(REQUEST_LINES), ['Host: localhost', 'Connection: close']), 'latin1')] };
+      return {
+        category: 'request line',
+        writes: [Buffer.from(head(r.pick(REQUEST_LINES), ['Host: localhost', 'Connection: close']), 'latin1')],
+      };
     case 1:
-      return { category: 'request target', writes: [Buffer.from(head(`${r.pick(['GET', 'POST', 'HEAD', 'DELETE'])} ${mangledPath(r, path)} HTTP/1.1`, ['Host: localhost', 'Content-Length: 0', 'Connection: close']), 'latin1')] };
+      return {
+        category: 'request target',
+        writes: [
+          Buffer.from(
+            head(`${r.pick(['GET', 'POST', 'HEAD', 'DELETE'])} ${mangledPath(r, path)} HTTP/1.1`, [
+              'Host: localhost',
+              'Content-Length: 0',
+              'Connection: close',
+            ]),
+            'latin1',
+          ),
+        ],
+      };
     case 2: {
       const extra = r.pick([
         [`X-Big: ${'x'.repeat(r.pick([8_000, 20_000, 100_000]))}`],
@@ -243,7 +306,17 @@ function fuzzCase(r: Rng, listener: FuzzedListener): FuzzCase {
         [':: x'],
         ['Connection: keep-alive, Upgrade', 'Upgrade: websocket'],
       ]);
-      return { category: 'headers', writes: [Buffer.from(request(r, listener, { path, body, extra }).toString('latin1').replace('Host: localhost\r\n', r.chance(0.1) ? '' : 'Host: localhost\r\n'), 'latin1')] };
+      return {
+        category: 'headers',
+        writes: [
+          Buffer.from(
+            request(r, listener, { path, body, extra })
+              .toString('latin1')
+              .replace('Host: localhost\r\n', r.chance(0.1) ? '' : 'Host: localhost\r\n'),
+            'latin1',
+          ),
+        ],
+      };
     }
     case 3:
       return { category: 'body', writes: [request(r, listener, { path, body: mangledBody(r, body) })] };
@@ -252,7 +325,15 @@ function fuzzCase(r: Rng, listener: FuzzedListener): FuzzCase {
       const declared = r.pick([big.length, 10, undefined]);
       return {
         category: 'huge body',
-        writes: [Buffer.from(head(`POST ${path} HTTP/1.1`, ['Host: localhost', ...(declared === undefined ? ['Transfer-Encoding: chunked'] : [`Content-Length: ${declared}`])])), declared === undefined ? Buffer.concat([Buffer.from(`${big.length.toString(16)}\r\n`), big, Buffer.from('\r\n0\r\n\r\n')]) : big],
+        writes: [
+          Buffer.from(
+            head(`POST ${path} HTTP/1.1`, [
+              'Host: localhost',
+              ...(declared === undefined ? ['Transfer-Encoding: chunked'] : [`Content-Length: ${declared}`]),
+            ]),
+          ),
+          declared === undefined ? Buffer.concat([Buffer.from(`${big.length.toString(16)}\r\n`), big, Buffer.from('\r\n0\r\n\r\n')]) : big,
+        ],
       };
     }
     case 5: {
@@ -268,15 +349,26 @@ function fuzzCase(r: Rng, listener: FuzzedListener): FuzzCase {
         `0\r\nX-Trailer: ${'t'.repeat(20_000)}\r\n\r\n`,
         `-1\r\n\r\n`,
       ]);
-      return { category: 'chunked', writes: [Buffer.from(head(`POST ${path} HTTP/1.1`, ['Host: localhost', 'Content-Type: application/json', 'Transfer-Encoding: chunked'])), Buffer.from(chunked)] };
+      return {
+        category: 'chunked',
+        writes: [
+          Buffer.from(head(`POST ${path} HTTP/1.1`, ['Host: localhost', 'Content-Type: application/json', 'Transfer-Encoding: chunked'])),
+          Buffer.from(chunked),
+        ],
+      };
     }
     case 6: {
       const n = 2 + r.int(6);
-      const requests = Array.from({ length: n }, () => (r.chance(0.8) ? request(r, listener) : Buffer.from(head(`GET ${r.pick(listener.paths)} HTTP/1.1`, ['Host: localhost']))));
+      const requests = Array.from({ length: n }, () =>
+        r.chance(0.8) ? request(r, listener) : Buffer.from(head(`GET ${r.pick(listener.paths)} HTTP/1.1`, ['Host: localhost'])),
+      );
       return { category: 'pipelined', writes: [Buffer.concat(requests)] };
     }
     case 7: {
-      const hello = Buffer.concat([Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03]), Buffer.from(Array.from({ length: r.int(64) }, () => r.int(256)))]);
+      const hello = Buffer.concat([
+        Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03]),
+        Buffer.from(Array.from({ length: r.int(64) }, () => r.int(256))),
+      ]);
       const garbage = Buffer.from(Array.from({ length: 1 + r.int(2000) }, () => r.int(256)));
       const plain = Buffer.from(head(`GET ${path} HTTP/1.1`, ['Host: localhost', 'Connection: close']));
       const pick = r.pick(['hello', 'garbage', 'plain', 'hello-held'] as const);

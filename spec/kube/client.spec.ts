@@ -4,7 +4,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer } from '@rxkube/apiserver';
-import { classifyError, createKubeClient, errorMessage, loadKubeConfig, statusCodeOf, type KubeClient, type ResourceClient } from '../../lib/kube/index.js';
+import {
+  classifyError,
+  createKubeClient,
+  errorMessage,
+  loadKubeConfig,
+  statusCodeOf,
+  type KubeClient,
+  type ResourceClient,
+} from '../../lib/kube/index.js';
 import { reasonOf } from '../../lib/kube/errors.js';
 
 interface ConfigMap extends KubernetesObject {
@@ -91,7 +99,9 @@ describe('kube/client against the embedded API server', function () {
     const missing = await rejection(configMaps.get({ name: 'nope', namespace: 'default' }));
     expect(classifyError(missing)).to.equal('notFound');
     expect(statusCodeOf(missing)).to.equal(404);
-    expect(errorMessage(missing)).to.match(/GET \/api\/v1\/namespaces\/default\/configmaps\/nope: 404 NotFound: configmaps "nope" not found/);
+    expect(errorMessage(missing)).to.match(
+      /GET \/api\/v1\/namespaces\/default\/configmaps\/nope: 404 NotFound: configmaps "nope" not found/,
+    );
 
     const first = await configMaps.create({ metadata: { name: 'dup', namespace: 'default' } });
     const exists = await rejection(configMaps.create({ metadata: { name: 'dup', namespace: 'default' } }));
@@ -213,7 +223,9 @@ describe('kube/client against the embedded API server', function () {
 
     it('discovery names what it serves when the kind is unknown, and a missing apiVersion', async () => {
       const unknownKind = await rejection(kube.discover('sample.rxkube.dev/v1', 'Nope'));
-      expect((unknownKind as Error).message).to.match(/kind 'Nope' is not served by apiVersion 'sample.rxkube.dev\/v1' \(it serves: WebPage\)/);
+      expect((unknownKind as Error).message).to.match(
+        /kind 'Nope' is not served by apiVersion 'sample.rxkube.dev\/v1' \(it serves: WebPage\)/,
+      );
       const unknownGroup = await rejection(kube.discover('nothing.example.com/v1', 'Nope'));
       expect((unknownGroup as Error).message).to.match(/apiVersion 'nothing.example.com\/v1' is not served/);
     });
@@ -241,7 +253,7 @@ describe('kube/client against the embedded API server', function () {
 
       const specChange = await pages.apply(
         { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: ref, spec: { html: '<h2/>' } },
-        { fieldManager: 'user' , force: true },
+        { fieldManager: 'user', force: true },
       );
       expect(specChange.metadata?.generation).to.equal(2);
       expect(specChange.status?.message).to.equal('done');

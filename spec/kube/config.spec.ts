@@ -47,12 +47,16 @@ describe('kube/loadKubeConfig', () => {
   });
 
   it('fails on a missing explicit path instead of falling back', () => {
-    expect(() => loadKubeConfig({ kubeconfigPath: join(dir, 'nope.yaml'), env: {} })).to.throw(/kubeconfigPath '.*nope.yaml' does not exist/);
+    expect(() => loadKubeConfig({ kubeconfigPath: join(dir, 'nope.yaml'), env: {} })).to.throw(
+      /kubeconfigPath '.*nope.yaml' does not exist/,
+    );
   });
 
   it('names the unknown context and the known ones', () => {
     const file = write('a.yaml', kubeconfig('a', 'https://a.example', ['first']));
-    expect(() => loadKubeConfig({ kubeconfigPath: file, context: 'other', env: {} })).to.throw(/context 'other' not found.*contexts: first/);
+    expect(() => loadKubeConfig({ kubeconfigPath: file, context: 'other', env: {} })).to.throw(
+      /context 'other' not found.*contexts: first/,
+    );
   });
 
   it('merges the existing files of KUBECONFIG, the first one deciding the current context', () => {

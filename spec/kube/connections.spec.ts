@@ -24,7 +24,27 @@ function openSockets(): number {
 function selfSignedCertificate(dir: string, name: string): { key: string; cert: string } {
   const key = join(dir, `${name}.key`);
   const cert = join(dir, `${name}.crt`);
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
+    { stdio: 'ignore' },
+  );
   return { key: readFileSync(key, 'utf8'), cert: readFileSync(cert, 'utf8') };
 }
 
@@ -63,7 +83,14 @@ describe('kube/connections: one connection pool per cluster identity', function 
       const before = openSockets();
       const stops: AbortController[] = [];
       for (let i = 0; i < watches; i++) {
-        stops.push(await new Watch(kc).watch('/api/v1/namespaces/default/configmaps', {}, () => undefined, () => undefined));
+        stops.push(
+          await new Watch(kc).watch(
+            '/api/v1/namespaces/default/configmaps',
+            {},
+            () => undefined,
+            () => undefined,
+          ),
+        );
       }
       let peak = 0;
       for (let batch = 0; batch < 15; batch++) {
@@ -71,10 +98,17 @@ describe('kube/connections: one connection pool per cluster identity', function 
           Array.from({ length: 20 }, (_, i) => {
             const n = batch * 20 + i;
             if (n % 10 === 0) {
-              return leases.createNamespacedLease({ namespace: 'default', body: { metadata: { name: `lease-${n}` }, spec: { holderIdentity: 'me' } } });
+              return leases.createNamespacedLease({
+                namespace: 'default',
+                body: { metadata: { name: `lease-${n}` }, spec: { holderIdentity: 'me' } },
+              });
             }
             return n % 2 === 0
-              ? request({ method: 'POST', path: '/api/v1/namespaces/default/configmaps', body: { metadata: { name: `cm-${n}` }, data: { n: String(n) } } })
+              ? request({
+                  method: 'POST',
+                  path: '/api/v1/namespaces/default/configmaps',
+                  body: { metadata: { name: `cm-${n}` }, data: { n: String(n) } },
+                })
               : request({ method: 'GET', path: '/api/v1/namespaces/default/configmaps', query: { limit: 5 } });
           }),
         );
@@ -130,7 +164,11 @@ describe('kube/connections: one connection pool per cluster identity', function 
       await writeFile(caFile, Buffer.from(cluster.caData, 'base64'));
       kc.clusters = [{ ...cluster, caData: undefined, caFile }];
       const request = createRequestFn(kc);
-      const get = () => request({ method: 'GET', path: '/api/v1/namespaces' }).then(() => 'served', () => 'refused');
+      const get = () =>
+        request({ method: 'GET', path: '/api/v1/namespaces' }).then(
+          () => 'served',
+          () => 'refused',
+        );
       expect(await get()).to.equal('served');
       expect(await get()).to.equal('served');
       await writeFile(caFile, other.cert);

@@ -53,7 +53,11 @@ const Gadget = defineResource({
           ),
           extra: Type.Optional(Type.Unknown()),
         },
-        { 'x-kubernetes-validations': [{ rule: '!has(self.min) || !has(self.max) || self.min <= self.max', message: 'min must not exceed max' }] },
+        {
+          'x-kubernetes-validations': [
+            { rule: '!has(self.min) || !has(self.max) || self.min <= self.max', message: 'min must not exceed max' },
+          ],
+        },
       ),
       status: Type.Object({ ready: Type.Optional(Type.Boolean()), conditions: Type.Optional(StatusConditions) }),
       printerColumns: [{ name: 'Size', type: 'integer', jsonPath: '.spec.size' }],
@@ -79,8 +83,11 @@ async function kubectlSession(server: ApiServer): Promise<KubectlSession> {
   await server.writeKubeconfig(kubeconfig);
   const kubectl = (...args: string[]) =>
     new Promise<string>((resolve, reject) =>
-      execFile('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { timeout: 30_000 }, (err, stdout, stderr) =>
-        err ? reject(Object.assign(err, { stderr })) : resolve(stdout),
+      execFile(
+        'kubectl',
+        ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args],
+        { timeout: 30_000 },
+        (err, stdout, stderr) => (err ? reject(Object.assign(err, { stderr })) : resolve(stdout)),
       ),
     );
   return { dir, kubectl };
@@ -89,19 +96,22 @@ async function kubectlSession(server: ApiServer): Promise<KubectlSession> {
 describe('kube: defineResource, a custom resource defined once with TypeBox', () => {
   describe('structuralSchema', () => {
     it('rewrites the TypeBox forms that have a structural equivalent', () => {
-      const schema = Type.Object({
-        literal: Type.Literal('only'),
-        choice: Type.Union([Type.Literal(1), Type.Literal(2)]),
-        named: Type.Enum(['a', 'b']),
-        nullable: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
-        intOrString: Type.Union([Type.String(), Type.Integer()], { description: 'a port' }),
-        map: Type.Record(Type.String(), Type.Boolean()),
-        positive: Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 }),
-        anything: Type.Unknown({ description: 'kept as it is' }),
-        closed: Type.Object({ a: Type.String() }, { additionalProperties: false }),
-        open: Type.Object({ a: Type.String() }, { additionalProperties: true }),
-        both: Type.Intersect([Type.Object({ a: Type.String() }), Type.Object({ b: Type.Optional(Type.Number()) })]),
-      }, { $id: 'Dropped', examples: [{}] });
+      const schema = Type.Object(
+        {
+          literal: Type.Literal('only'),
+          choice: Type.Union([Type.Literal(1), Type.Literal(2)]),
+          named: Type.Enum(['a', 'b']),
+          nullable: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+          intOrString: Type.Union([Type.String(), Type.Integer()], { description: 'a port' }),
+          map: Type.Record(Type.String(), Type.Boolean()),
+          positive: Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 }),
+          anything: Type.Unknown({ description: 'kept as it is' }),
+          closed: Type.Object({ a: Type.String() }, { additionalProperties: false }),
+          open: Type.Object({ a: Type.String() }, { additionalProperties: true }),
+          both: Type.Intersect([Type.Object({ a: Type.String() }), Type.Object({ b: Type.Optional(Type.Number()) })]),
+        },
+        { $id: 'Dropped', examples: [{}] },
+      );
       expect(structuralSchema(schema)).to.deep.equal({
         type: 'object',
         required: ['literal', 'choice', 'named', 'nullable', 'intOrString', 'map', 'positive', 'anything', 'closed', 'open', 'both'],
@@ -122,12 +132,28 @@ describe('kube: defineResource, a custom resource defined once with TypeBox', ()
     });
 
     const refused: [string, Parameters<typeof structuralSchema>[0], RegExp][] = [
-      ['a union of two objects', Type.Object({ u: Type.Union([Type.Object({ a: Type.String() }), Type.Object({ b: Type.String() })]) }), /^spec\.u: a union is structural only as literals/],
-      ['a tuple', Type.Object({ t: Type.Tuple([Type.String(), Type.Number()]) }), /^spec\.t\.items: must be one schema: a tuple is not structural/],
+      [
+        'a union of two objects',
+        Type.Object({ u: Type.Union([Type.Object({ a: Type.String() }), Type.Object({ b: Type.String() })]) }),
+        /^spec\.u: a union is structural only as literals/,
+      ],
+      [
+        'a tuple',
+        Type.Object({ t: Type.Tuple([Type.String(), Type.Number()]) }),
+        /^spec\.t\.items: must be one schema: a tuple is not structural/,
+      ],
       ['a reference', Type.Object({ r: Type.Ref('Other') }), /^spec\.r: a CRD schema cannot refer to other schemas/],
-      ['a record keyed by a pattern', Type.Object({ m: Type.Record(Type.String({ pattern: '^x' }), Type.String()) }), /^spec\.m\.patternProperties: only Type\.Record\(Type\.String\(\), T\)/],
+      [
+        'a record keyed by a pattern',
+        Type.Object({ m: Type.Record(Type.String({ pattern: '^x' }), Type.String()) }),
+        /^spec\.m\.patternProperties: only Type\.Record\(Type\.String\(\), T\)/,
+      ],
       ['null alone', Type.Object({ n: Type.Null() }), /^spec\.n\.type: "null" is not a CRD schema type/],
-      ['a keyword Kubernetes does not know', Type.Object({ s: Type.String({ contentEncoding: 'base64' }) }), /^spec\.s\.contentEncoding: is not a keyword a CRD schema can hold/],
+      [
+        'a keyword Kubernetes does not know',
+        Type.Object({ s: Type.String({ contentEncoding: 'base64' }) }),
+        /^spec\.s\.contentEncoding: is not a keyword a CRD schema can hold/,
+      ],
     ];
     for (const [what, schema, message] of refused) {
       it(`refuses ${what} with a ConfigurationError naming the path`, () => {
@@ -136,7 +162,16 @@ describe('kube: defineResource, a custom resource defined once with TypeBox', ()
     }
 
     it('statusConditionsSchema is StatusConditions in client-node typed form', () => {
-      expect(crdToJson(customResourceDefinition({ group: 'example.com', kind: 'Gadget', plural: 'gadgets', status: { type: 'object', properties: { conditions: statusConditionsSchema } } })).spec.versions[0]?.schema?.openAPIV3Schema?.properties?.['status']?.properties?.['conditions']).to.deep.equal(structuralSchema(StatusConditions));
+      expect(
+        crdToJson(
+          customResourceDefinition({
+            group: 'example.com',
+            kind: 'Gadget',
+            plural: 'gadgets',
+            status: { type: 'object', properties: { conditions: statusConditionsSchema } },
+          }),
+        ).spec.versions[0]?.schema?.openAPIV3Schema?.properties?.['status']?.properties?.['conditions'],
+      ).to.deep.equal(structuralSchema(StatusConditions));
     });
   });
 
@@ -144,7 +179,14 @@ describe('kube: defineResource, a custom resource defined once with TypeBox', ()
     it('has every version, the storage version, subresources, printer columns, names and root CEL rules', () => {
       const { crd } = Gadget;
       expect(crd.metadata?.name).to.equal('gadgets.example.com');
-      expect(crd.spec.names).to.deep.equal({ plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList', shortNames: ['gd'], categories: ['all'] });
+      expect(crd.spec.names).to.deep.equal({
+        plural: 'gadgets',
+        singular: 'gadget',
+        kind: 'Gadget',
+        listKind: 'GadgetList',
+        shortNames: ['gd'],
+        categories: ['all'],
+      });
       expect(crd.spec.versions.map((v) => [v.name, v.served, v.storage, v.deprecated ?? false])).to.deep.equal([
         ['v1', true, true, false],
         ['v1beta1', true, false, true],
@@ -155,7 +197,9 @@ describe('kube: defineResource, a custom resource defined once with TypeBox', ()
       expect(v1?.additionalPrinterColumns).to.deep.equal([{ name: 'Size', type: 'integer', jsonPath: '.spec.size' }]);
       const root = v1?.schema?.openAPIV3Schema as Record<string, unknown>;
       expect(root['required']).to.deep.equal(['spec']);
-      expect(root['x-kubernetes-validations']).to.deep.equal([{ rule: "self.metadata.name != 'forbidden'", message: 'that name is reserved' }]);
+      expect(root['x-kubernetes-validations']).to.deep.equal([
+        { rule: "self.metadata.name != 'forbidden'", message: 'that name is reserved' },
+      ]);
       // client-node's typed form in `crd`, Kubernetes' spelling after crdToJson.
       expect(crd.spec.versions[0]?.schema?.openAPIV3Schema?.properties?.['spec']?.x_kubernetes_validations).to.have.length(1);
       expect(Gadget.descriptor).to.deep.equal({ apiVersion: 'example.com/v1', kind: 'Gadget', plural: 'gadgets', namespaced: true });
@@ -164,19 +208,67 @@ describe('kube: defineResource, a custom resource defined once with TypeBox', ()
     });
 
     it('a single version is the storage version; a cluster-scoped resource has a cluster-scoped descriptor', () => {
-      const Zone = defineResource({ group: 'example.com', kind: 'Zone', plural: 'zones', scope: 'Cluster', versions: { v2: { spec: Type.Object({}) } } });
+      const Zone = defineResource({
+        group: 'example.com',
+        kind: 'Zone',
+        plural: 'zones',
+        scope: 'Cluster',
+        versions: { v2: { spec: Type.Object({}) } },
+      });
       expect(Zone.descriptor).to.deep.equal({ apiVersion: 'example.com/v2', kind: 'Zone', plural: 'zones', namespaced: false });
       expect(Zone.crd.spec.versions[0]).to.include({ name: 'v2', served: true, storage: true });
       expect(Zone.crd.spec.scope).to.equal('Cluster');
     });
 
     const bad: [string, () => unknown, RegExp][] = [
-      ['two versions and no storage version', () => defineResource({ group: 'example.com', kind: 'A', plural: 'as', versions: { v1: { spec: Type.Object({}) }, v2: { spec: Type.Object({}) } } }), /^versions: mark one of v1, v2 with storage: true/],
-      ['two storage versions', () => defineResource({ group: 'example.com', kind: 'A', plural: 'as', versions: { v1: { storage: true, spec: Type.Object({}) }, v2: { storage: true, spec: Type.Object({}) } } }), /^versions: only one version is stored, but v1 and v2/],
-      ['no version', () => defineResource({ group: 'example.com', kind: 'A', plural: 'as', versions: {} }), /^versions: A needs at least one version/],
-      ['a group without a dot', () => defineResource({ group: 'example', kind: 'A', plural: 'as', versions: { v1: { spec: Type.Object({}) } } }), /^group: 'example' must be a domain with a dot/],
-      ['a plural in capitals', () => defineResource({ group: 'example.com', kind: 'A', plural: 'As', versions: { v1: { spec: Type.Object({}) } } }), /^resource\.plural/],
-      ['a schema a CRD cannot hold, naming its version and path', () => defineResource({ group: 'example.com', kind: 'A', plural: 'as', versions: { v1: { spec: Type.Object({ t: Type.Tuple([Type.String()]) }) } } }), /^versions\.v1\.spec\.t/],
+      [
+        'two versions and no storage version',
+        () =>
+          defineResource({
+            group: 'example.com',
+            kind: 'A',
+            plural: 'as',
+            versions: { v1: { spec: Type.Object({}) }, v2: { spec: Type.Object({}) } },
+          }),
+        /^versions: mark one of v1, v2 with storage: true/,
+      ],
+      [
+        'two storage versions',
+        () =>
+          defineResource({
+            group: 'example.com',
+            kind: 'A',
+            plural: 'as',
+            versions: { v1: { storage: true, spec: Type.Object({}) }, v2: { storage: true, spec: Type.Object({}) } },
+          }),
+        /^versions: only one version is stored, but v1 and v2/,
+      ],
+      [
+        'no version',
+        () => defineResource({ group: 'example.com', kind: 'A', plural: 'as', versions: {} }),
+        /^versions: A needs at least one version/,
+      ],
+      [
+        'a group without a dot',
+        () => defineResource({ group: 'example', kind: 'A', plural: 'as', versions: { v1: { spec: Type.Object({}) } } }),
+        /^group: 'example' must be a domain with a dot/,
+      ],
+      [
+        'a plural in capitals',
+        () => defineResource({ group: 'example.com', kind: 'A', plural: 'As', versions: { v1: { spec: Type.Object({}) } } }),
+        /^resource\.plural/,
+      ],
+      [
+        'a schema a CRD cannot hold, naming its version and path',
+        () =>
+          defineResource({
+            group: 'example.com',
+            kind: 'A',
+            plural: 'as',
+            versions: { v1: { spec: Type.Object({ t: Type.Tuple([Type.String()]) }) } },
+          }),
+        /^versions\.v1\.spec\.t/,
+      ],
     ];
     for (const [what, define, message] of bad) {
       it(`rejects ${what} with a ConfigurationError`, () => {
@@ -184,7 +276,7 @@ describe('kube: defineResource, a custom resource defined once with TypeBox', ()
       });
     }
 
-    it('types: ResourceOf gives spec and status their schemas\' types, and wrong fields do not compile (checked by npm run typecheck)', () => {
+    it("types: ResourceOf gives spec and status their schemas' types, and wrong fields do not compile (checked by npm run typecheck)", () => {
       const gadget: Gadget = {
         apiVersion: Gadget.descriptor.apiVersion,
         kind: 'Gadget',
@@ -234,17 +326,26 @@ describe('kube: defineResource, a custom resource defined once with TypeBox', ()
 
     it('the server accepts the CRD, serves both versions and keeps the schema as given', async () => {
       const client = createKubeClient(server.kubeConfig());
-      const stored = await client.resource<typeof Gadget.crd & KubernetesObject>(builtinResources.customResourceDefinition).get({ name: 'gadgets.example.com' });
+      const stored = await client
+        .resource<typeof Gadget.crd & KubernetesObject>(builtinResources.customResourceDefinition)
+        .get({ name: 'gadgets.example.com' });
       expect(stored.spec.versions.map((v) => v.name)).to.deep.equal(['v1', 'v1beta1']);
       const resources = await session.kubectl('api-resources', '--api-group=example.com', '-o', 'name');
       expect(resources.trim()).to.equal('gadgets.example.com');
     });
 
     it('kubectl applies an object valid under the schema, and prints its columns', async () => {
-      const result = await apply({ apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'ok', namespace: 'default' }, spec: { size: 3, port: 8080, min: 1, max: 2, parts: [{ name: 'a', count: 1 }] } });
+      const result = await apply({
+        apiVersion: 'example.com/v1',
+        kind: 'Gadget',
+        metadata: { name: 'ok', namespace: 'default' },
+        spec: { size: 3, port: 8080, min: 1, max: 2, parts: [{ name: 'a', count: 1 }] },
+      });
       expect(result, result.out).to.deep.include({ ok: true });
       const table = await session.kubectl('get', 'gadgets', 'ok', '-n', 'default');
-      expect(table).to.match(/NAME\s+SIZE/).and.match(/ok\s+3/);
+      expect(table)
+        .to.match(/NAME\s+SIZE/)
+        .and.match(/ok\s+3/);
       const got = JSON.parse(await session.kubectl('get', 'gadget', 'ok', '-n', 'default', '-o', 'json')) as Gadget;
       expect(got.spec.colour, 'the default from the schema').to.equal('red');
     });
@@ -254,7 +355,17 @@ describe('kube: defineResource, a custom resource defined once with TypeBox', ()
       ['a minimum', { size: 0 }, /spec\.size: Invalid value: 0: spec\.size in body should be greater than or equal to 1/],
       ['an enum of literals', { size: 1, colour: 'blue' }, /spec\.colour: Unsupported value: "blue": supported values: "red", "green"/],
       ['an exclusive minimum', { size: 1, parts: [{ name: 'a', count: 0 }] }, /count in body should be greater than 0/],
-      ['a map list with a duplicate key', { size: 1, parts: [{ name: 'a', count: 1 }, { name: 'a', count: 2 }] }, /spec\.parts\[1\]: Duplicate value/],
+      [
+        'a map list with a duplicate key',
+        {
+          size: 1,
+          parts: [
+            { name: 'a', count: 1 },
+            { name: 'a', count: 2 },
+          ],
+        },
+        /spec\.parts\[1\]: Duplicate value/,
+      ],
     ];
     for (const [what, spec, message] of invalid) {
       it(`the server rejects an object that breaks ${what}, with the schema's message`, async () => {
@@ -270,20 +381,34 @@ describe('kube: defineResource, a custom resource defined once with TypeBox', ()
         kind: 'Widget',
         plural: 'widgets',
         scope: 'Cluster',
-        versions: { v1: { spec: Type.Object({ a: Type.Integer(), b: Type.Integer() }, { 'x-kubernetes-validations': [{ rule: 'self.a < self.b', message: 'a must be below b' }] }) } },
+        versions: {
+          v1: {
+            spec: Type.Object(
+              { a: Type.Integer(), b: Type.Integer() },
+              { 'x-kubernetes-validations': [{ rule: 'self.a < self.b', message: 'a must be below b' }] },
+            ),
+          },
+        },
       });
       const file = join(session.dir, 'crd.yaml');
       await writeFile(file, manifestsToYaml([crdToJson(Widget.crd)]));
       await session.kubectl('apply', '-f', file);
       await session.kubectl('wait', '--for=condition=Established', 'crd/widgets.example.com', '--timeout=20s');
-      expect(await apply({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { a: 1, b: 2 } })).to.deep.include({ ok: true });
+      expect(await apply({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { a: 1, b: 2 } })).to.deep.include({
+        ok: true,
+      });
       const bad = await apply({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { a: 2, b: 1 } });
       expect(bad.ok).to.equal(false);
       expect(bad.out).to.match(/a must be below b/);
     });
 
     it("the server rejects an object that breaks a CEL rule on the object's root", async () => {
-      const result = await apply({ apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'forbidden', namespace: 'default' }, spec: { size: 1 } });
+      const result = await apply({
+        apiVersion: 'example.com/v1',
+        kind: 'Gadget',
+        metadata: { name: 'forbidden', namespace: 'default' },
+        spec: { size: 1 },
+      });
       expect(result).to.deep.include({ ok: false });
       expect(result.out).to.match(/that name is reserved/);
     });

@@ -21,16 +21,22 @@ describe('kube/descriptor', () => {
     expect(() => resolveDescriptor({ apiVersion: 'v1', kind: 'ConfigMap' } as never))
       .to.throw(ConfigurationError, /^resource\.plural: ConfigMap \(v1\) needs a plural/)
       .with.property('option', 'resource.plural');
-    expect(() => resolveDescriptor({ apiVersion: 'v1', kind: 'ConfigMap', plural: 'Config_Maps' })).to.throw(/resource\.plural: .*'Config_Maps'/);
+    expect(() => resolveDescriptor({ apiVersion: 'v1', kind: 'ConfigMap', plural: 'Config_Maps' })).to.throw(
+      /resource\.plural: .*'Config_Maps'/,
+    );
   });
 
   it('rejects a bad apiVersion or kind with a clear message', () => {
-    expect(() => resolveDescriptor({ apiVersion: 'a/b/v1', kind: 'X', plural: 'xs' })).to.throw(/resource\.apiVersion: X: apiVersion 'a\/b\/v1'/);
+    expect(() => resolveDescriptor({ apiVersion: 'a/b/v1', kind: 'X', plural: 'xs' })).to.throw(
+      /resource\.apiVersion: X: apiVersion 'a\/b\/v1'/,
+    );
     expect(() => resolveDescriptor({ apiVersion: 'Sample.IO/v1', kind: 'X', plural: 'xs' })).to.throw(/group 'Sample.IO'/);
     expect(() => resolveDescriptor({ apiVersion: 'example.com/', kind: 'X', plural: 'xs' })).to.throw(/version ''/);
     expect(() => resolveDescriptor({ apiVersion: '', kind: 'X', plural: 'xs' })).to.throw(/apiVersion is required/);
     expect(() => resolveDescriptor({ apiVersion: 'v1', kind: '', plural: 'xs' })).to.throw(/resource\.kind: is required/);
-    expect(() => resolveDescriptor({ apiVersion: 'v1', kind: 'X', plural: 'xs', namespaced: 'yes' as never })).to.throw(/resource\.namespaced: .*must be a boolean/);
+    expect(() => resolveDescriptor({ apiVersion: 'v1', kind: 'X', plural: 'xs', namespaced: 'yes' as never })).to.throw(
+      /resource\.namespaced: .*must be a boolean/,
+    );
   });
 
   it('builds paths for core and group, namespaced and cluster-scoped, with subresources', () => {

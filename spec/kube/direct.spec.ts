@@ -31,7 +31,7 @@ describe('kube/kubeClientOf: a kubeconfig read as data, client-node loaded only 
     return kubeClientOf(readKubeConfig({ kubeconfigPath: file }));
   };
 
-  it('requests and watches go to the server with the kubeconfig\'s CA and token; a wrong token is unauthorized', async () => {
+  it("requests and watches go to the server with the kubeconfig's CA and token; a wrong token is unauthorized", async () => {
     const client = await clientFor('good', 'the-token');
     expect(watchTargetOf(client)).to.have.property('pool'); // straight, not through client-node
     const configMaps = client.resource<KubernetesObject & { data?: Record<string, string> }>(CONFIGMAPS);
@@ -51,7 +51,13 @@ describe('kube/kubeClientOf: a kubeconfig read as data, client-node loaded only 
     expect((await configMaps.get({ name: 'direct', namespace: 'default' })).data).to.deep.equal({ a: '2' });
 
     const wrong = await clientFor('wrong', 'not-the-token');
-    const error = await wrong.resource(CONFIGMAPS).list({ namespace: 'default' }).then(() => undefined, (e: unknown) => e);
+    const error = await wrong
+      .resource(CONFIGMAPS)
+      .list({ namespace: 'default' })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(classifyError(error)).to.equal('unauthorized');
   });
 
@@ -80,15 +86,19 @@ describe('kube/kubeClientOf: a kubeconfig read as data, client-node loaded only 
     expect(watchTargetOf(client)).to.equal(client.kubeConfig);
   });
 
-  it('an Operator without a KubeConfig of its own reconciles from KUBECONFIG without loading client-node\'s generated API', async () => {
+  it("an Operator without a KubeConfig of its own reconciles from KUBECONFIG without loading client-node's generated API", async () => {
     const file = join(dir, 'operator');
     await server.writeKubeconfig(file, { token: 'the-token' });
     const admin = kubeClientOf(readKubeConfig({ kubeconfigPath: file }));
     await admin.resource(CONFIGMAPS).create({ metadata: { name: 'watched', namespace: 'kube-public' } });
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures/operator-from-kubeconfig.ts'), 'kube-public'], {
-      env: { ...process.env, KUBECONFIG: file, NODE_OPTIONS: '' },
-      timeout: 50_000,
-    });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'fixtures/operator-from-kubeconfig.ts'), 'kube-public'],
+      {
+        env: { ...process.env, KUBECONFIG: file, NODE_OPTIONS: '' },
+        timeout: 50_000,
+      },
+    );
     const report = JSON.parse(stdout.trim().split('\n').pop()!) as { runs: string[]; generated: string[]; context: string };
     expect(report.runs).to.include('watched');
     expect(report.generated).to.deep.equal([]);

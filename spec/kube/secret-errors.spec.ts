@@ -12,7 +12,12 @@ const ENCODED = Buffer.from(VALUE).toString('base64');
 describe('kube/client: a failed Secret write carries none of the values it sent (issue 32)', () => {
   const echoing: RequestFn = async (req) => {
     const body = JSON.stringify(req.body);
-    throw new KubeApiError(422, { kind: 'Status', code: 422, reason: 'Invalid', message: `refused: ${body}`, details: { causes: [{ message: `value ${VALUE}` }] } }, {}, { method: req.method, path: req.path });
+    throw new KubeApiError(
+      422,
+      { kind: 'Status', code: 422, reason: 'Invalid', message: `refused: ${body}`, details: { causes: [{ message: `value ${VALUE}` }] } },
+      {},
+      { method: req.method, path: req.path },
+    );
   };
   const throwing: RequestFn = async (req) => {
     const error = new Error(`proxy said: ${JSON.stringify(req.body)}`);
@@ -29,7 +34,10 @@ describe('kube/client: a failed Secret write carries none of the values it sent 
       () => secrets.mergePatch({ name: 's', namespace: 'default' }, { data: { password: ENCODED } }),
       () => secrets.jsonPatch({ name: 's', namespace: 'default' }, [{ op: 'replace', path: '/data/password', value: ENCODED }]),
     ]) {
-      const error = await write().then(() => undefined, (e: unknown) => e);
+      const error = await write().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).to.be.instanceOf(KubeApiError);
       const text = JSON.stringify({ message: (error as KubeApiError).message, body: (error as KubeApiError).body });
       expect(text).not.to.include(VALUE);
@@ -42,12 +50,18 @@ describe('kube/client: a failed Secret write carries none of the values it sent 
   it('blanks them in any other error, its stack too; other resources are left as they are', async () => {
     const error = (await resourceClient(throwing, builtinResources.secret)
       .create({ metadata: { name: 's', namespace: 'default' }, stringData: { password: VALUE } } as never)
-      .then(() => undefined, (e: unknown) => e)) as Error;
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as Error;
     expect(error.message).to.include('[redacted]').and.not.to.include(VALUE);
     expect(error.stack).not.to.include(VALUE);
     const configMapError = (await resourceClient(throwing, builtinResources.configMap)
       .create({ metadata: { name: 'c', namespace: 'default' }, data: { password: VALUE } } as never)
-      .then(() => undefined, (e: unknown) => e)) as Error;
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as Error;
     expect(configMapError.message).to.include(VALUE);
   });
 });

@@ -50,16 +50,37 @@ describe('kube/watch-stream: watches read straight from the socket', function ()
     const configmaps = createKubeClient(kc).resource({ apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true });
     const list = await configmaps.list({ namespace: 'default' });
     const r = recorder();
-    const close = await openWatchStream(kc, { path: '/api/v1/namespaces/default/configmaps', query: { resourceVersion: list.metadata?.resourceVersion, timeoutSeconds: 60 }, inactivityTimeoutMs: 60_000 }, r.onEvent, r.onClose);
-    for (let i = 0; i < 50; i++) await configmaps.create({ metadata: { name: `w${i}`, namespace: 'default' }, data: { big: 'x'.repeat(i * 100) } } as never);
-    await eventually(() => `50 events (have ${r.events.length})`, () => r.events.length >= 50, 15_000);
+    const close = await openWatchStream(
+      kc,
+      {
+        path: '/api/v1/namespaces/default/configmaps',
+        query: { resourceVersion: list.metadata?.resourceVersion, timeoutSeconds: 60 },
+        inactivityTimeoutMs: 60_000,
+      },
+      r.onEvent,
+      r.onClose,
+    );
+    for (let i = 0; i < 50; i++)
+      await configmaps.create({ metadata: { name: `w${i}`, namespace: 'default' }, data: { big: 'x'.repeat(i * 100) } } as never);
+    await eventually(
+      () => `50 events (have ${r.events.length})`,
+      () => r.events.length >= 50,
+      15_000,
+    );
     close();
-    expect(r.events.map(([type, o]) => `${type} ${(o as { metadata: { name: string } }).metadata.name}`)).to.deep.equal(Array.from({ length: 50 }, (_, i) => `ADDED w${i}`));
+    expect(r.events.map(([type, o]) => `${type} ${(o as { metadata: { name: string } }).metadata.name}`)).to.deep.equal(
+      Array.from({ length: 50 }, (_, i) => `ADDED w${i}`),
+    );
   });
 
   it('closes once without an error when the server ends the stream', async () => {
     const r = recorder();
-    await openWatchStream(server.kubeConfig(), { path: '/api/v1/namespaces/default/configmaps', query: { timeoutSeconds: 1 }, inactivityTimeoutMs: 5_000 }, r.onEvent, r.onClose);
+    await openWatchStream(
+      server.kubeConfig(),
+      { path: '/api/v1/namespaces/default/configmaps', query: { timeoutSeconds: 1 }, inactivityTimeoutMs: 5_000 },
+      r.onEvent,
+      r.onClose,
+    );
     expect(await r.closed).to.equal(undefined);
     expect(r.closes).to.have.length(1);
   });
@@ -71,7 +92,12 @@ describe('kube/watch-stream: watches read straight from the socket', function ()
     await configmaps.create({ metadata: { name: 'newer', namespace: 'default' } });
     server.faults.compact();
     const r = recorder();
-    await openWatchStream(kc, { path: '/api/v1/namespaces/default/configmaps', query: { resourceVersion: old }, inactivityTimeoutMs: 5_000 }, r.onEvent, r.onClose);
+    await openWatchStream(
+      kc,
+      { path: '/api/v1/namespaces/default/configmaps', query: { resourceVersion: old }, inactivityTimeoutMs: 5_000 },
+      r.onEvent,
+      r.onClose,
+    );
     expect(await r.closed).to.equal(undefined);
     expect(r.events).to.have.length(1);
     expect(r.events[0]![0]).to.equal('ERROR');
@@ -80,7 +106,12 @@ describe('kube/watch-stream: watches read straight from the socket', function ()
 
   it('ends with a KubeApiError carrying the code and the Status when the server answers the watch with an error', async () => {
     const r = recorder();
-    await openWatchStream(server.kubeConfig(), { path: '/apis/nothing.example.com/v1/widgets', query: {}, inactivityTimeoutMs: 5_000 }, r.onEvent, r.onClose);
+    await openWatchStream(
+      server.kubeConfig(),
+      { path: '/apis/nothing.example.com/v1/widgets', query: {}, inactivityTimeoutMs: 5_000 },
+      r.onEvent,
+      r.onClose,
+    );
     const error = (await r.closed) as KubeApiError;
     expect(error).to.be.instanceOf(KubeApiError);
     expect(error.code).to.equal(404);
@@ -89,7 +120,12 @@ describe('kube/watch-stream: watches read straight from the socket', function ()
 
   it('closes once, without an error, when the caller closes it', async () => {
     const r = recorder();
-    const close = await openWatchStream(server.kubeConfig(), { path: '/api/v1/namespaces/default/configmaps', query: { timeoutSeconds: 60 }, inactivityTimeoutMs: 5_000 }, r.onEvent, r.onClose);
+    const close = await openWatchStream(
+      server.kubeConfig(),
+      { path: '/api/v1/namespaces/default/configmaps', query: { timeoutSeconds: 60 }, inactivityTimeoutMs: 5_000 },
+      r.onEvent,
+      r.onClose,
+    );
     close();
     close();
     expect(await r.closed).to.equal(undefined);
@@ -113,7 +149,12 @@ describe('kube/watch-stream: watches read straight from the socket', function ()
         res.write('ED","object":{"metadata":{"name":"b"}}}\nnot json\n{"type":"ADDED","object":{}}\n');
       };
       const r = recorder();
-      await openWatchStream(kubeConfigFor(url()), { path: '/api/v1/configmaps', query: {}, inactivityTimeoutMs: 5_000 }, r.onEvent, r.onClose);
+      await openWatchStream(
+        kubeConfigFor(url()),
+        { path: '/api/v1/configmaps', query: {}, inactivityTimeoutMs: 5_000 },
+        r.onEvent,
+        r.onClose,
+      );
       const error = (await r.closed) as Error;
       expect(error.message).to.contain('a line of 8 bytes that is not JSON').and.not.to.contain('not json');
       expect(r.events.map(([, o]) => (o as { metadata: { name: string } }).metadata.name)).to.deep.equal(['a', 'b']);
@@ -126,7 +167,12 @@ describe('kube/watch-stream: watches read straight from the socket', function ()
           res.write(`${line}\n`);
         };
         const r = recorder();
-        await openWatchStream(kubeConfigFor(url()), { path: '/api/v1/configmaps', query: {}, inactivityTimeoutMs: 5_000 }, r.onEvent, r.onClose);
+        await openWatchStream(
+          kubeConfigFor(url()),
+          { path: '/api/v1/configmaps', query: {}, inactivityTimeoutMs: 5_000 },
+          r.onEvent,
+          r.onClose,
+        );
         expect(((await r.closed) as Error).message, line).to.contain('a line that is no watch event (JSON, but not an object)');
       }
       behaviour = (res) => {
@@ -137,7 +183,12 @@ describe('kube/watch-stream: watches read straight from the socket', function ()
       const refusing = () => {
         throw new TypeError('cannot take it');
       };
-      await openWatchStream(kubeConfigFor(url()), { path: '/api/v1/configmaps', query: {}, inactivityTimeoutMs: 5_000 }, refusing, r.onClose);
+      await openWatchStream(
+        kubeConfigFor(url()),
+        { path: '/api/v1/configmaps', query: {}, inactivityTimeoutMs: 5_000 },
+        refusing,
+        r.onClose,
+      );
       expect(((await r.closed) as Error).message).to.equal('cannot take it');
     });
 
@@ -147,7 +198,13 @@ describe('kube/watch-stream: watches read straight from the socket', function ()
         res.write(`{"type":"ADDED","object":{"metadata":{"name":"${'a'.repeat(4096)}`);
       };
       const r = recorder();
-      await openWatchStream(kubeConfigFor(url()), { path: '/api/v1/configmaps', query: {}, inactivityTimeoutMs: 5_000 }, r.onEvent, r.onClose, 1024);
+      await openWatchStream(
+        kubeConfigFor(url()),
+        { path: '/api/v1/configmaps', query: {}, inactivityTimeoutMs: 5_000 },
+        r.onEvent,
+        r.onClose,
+        1024,
+      );
       const error = (await r.closed) as Error;
       expect(error.name).to.equal('LineTooLongError');
       expect(error.message).to.match(/watch of \/api\/v1\/configmaps: a line of more than 1024 bytes/);
@@ -159,7 +216,12 @@ describe('kube/watch-stream: watches read straight from the socket', function ()
         res.write('\n');
       };
       const r = recorder();
-      await openWatchStream(kubeConfigFor(url()), { path: '/api/v1/configmaps', query: {}, inactivityTimeoutMs: 300 }, r.onEvent, r.onClose);
+      await openWatchStream(
+        kubeConfigFor(url()),
+        { path: '/api/v1/configmaps', query: {}, inactivityTimeoutMs: 300 },
+        r.onEvent,
+        r.onClose,
+      );
       const error = (await r.closed) as { code?: string };
       expect(error?.code).to.equal('UND_ERR_BODY_TIMEOUT');
     });
@@ -170,7 +232,12 @@ describe('kube/watch-stream: watches read straight from the socket', function ()
         res.end('bad gateway');
       };
       const r = recorder();
-      await openWatchStream(kubeConfigFor(url()), { path: '/api/v1/configmaps', query: {}, inactivityTimeoutMs: 5_000 }, r.onEvent, r.onClose);
+      await openWatchStream(
+        kubeConfigFor(url()),
+        { path: '/api/v1/configmaps', query: {}, inactivityTimeoutMs: 5_000 },
+        r.onEvent,
+        r.onClose,
+      );
       const error = (await r.closed) as KubeApiError;
       expect(error).to.be.instanceOf(KubeApiError);
       expect(error.code).to.equal(502);

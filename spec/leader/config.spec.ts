@@ -17,13 +17,17 @@ describe('leader/config', () => {
   });
 
   it('OB4: rejects a renew deadline that is not below the lease duration', () => {
-    expect(() => leaderElectionConfig({ ...base, leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }))
-      .to.throw(ConfigurationError, /leaderElection\.renewDeadlineMs: must be less than leaseDurationMs/);
+    expect(() => leaderElectionConfig({ ...base, leaseDurationMs: 10_000, renewDeadlineMs: 10_000 })).to.throw(
+      ConfigurationError,
+      /leaderElection\.renewDeadlineMs: must be less than leaseDurationMs/,
+    );
   });
 
   it('rejects a renew deadline that one jittered retry period could use up', () => {
-    expect(() => leaderElectionConfig({ ...base, renewDeadlineMs: 2_000, retryPeriodMs: 2_000 }))
-      .to.throw(ConfigurationError, /renewDeadlineMs: must be greater than 1.2 × retryPeriodMs/);
+    expect(() => leaderElectionConfig({ ...base, renewDeadlineMs: 2_000, retryPeriodMs: 2_000 })).to.throw(
+      ConfigurationError,
+      /renewDeadlineMs: must be greater than 1.2 × retryPeriodMs/,
+    );
   });
 
   it('rejects bad durations and names with the option named', () => {

@@ -7,7 +7,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { createLeaderElector } from '../../lib/leader/index.js';
 
 const [url, leaseName, identity, leaseMs, deadlineMs, retryMs] = process.argv.slice(2);
-if (!url || !leaseName || !identity) throw new Error('usage: elector-process.ts <serverUrl> <leaseName> <identity> <leaseMs> <deadlineMs> <retryMs>');
+if (!url || !leaseName || !identity)
+  throw new Error('usage: elector-process.ts <serverUrl> <leaseName> <identity> <leaseMs> <deadlineMs> <retryMs>');
 const kubeConfig = new KubeConfig();
 kubeConfig.loadFromClusterAndUser({ name: 'embedded', server: url, skipTLSVerify: true }, { name: 'test', token: 'test' });
 const elector = createLeaderElector({

@@ -18,7 +18,16 @@ async function startProxy(target: string): Promise<{ url: string; mode: 'pass' |
     if (state.mode === 'hang') return;
     if (state.mode === 'fail') {
       res.writeHead(503, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 503, reason: 'ServiceUnavailable', message: 'injected' }));
+      res.end(
+        JSON.stringify({
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          code: 503,
+          reason: 'ServiceUnavailable',
+          message: 'injected',
+        }),
+      );
       return;
     }
     const forward = httpRequest(
@@ -63,7 +72,12 @@ function track(electors: LeaderElector[]) {
 }
 
 const becomes = (e: LeaderElector, value: boolean, ms = 5_000) =>
-  firstValueFrom(e.isLeader$.pipe(filter((v) => v === value), timeout(ms)));
+  firstValueFrom(
+    e.isLeader$.pipe(
+      filter((v) => v === value),
+      timeout(ms),
+    ),
+  );
 
 const microTime = (value: unknown): number => new Date(String(value instanceof Date ? value.toISOString() : value)).getTime();
 

@@ -26,9 +26,13 @@ describe('leader/failover across processes', function () {
   let stopWatch: (() => void) | undefined;
 
   const spawnCandidate = (identity: string): Candidate => {
-    const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, server.url, 'failover', identity, ...Object.values(TIMING).map(String)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', SCRIPT, server.url, 'failover', identity, ...Object.values(TIMING).map(String)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     const candidate: Candidate = { identity, child, leader: false, started: false };
     createInterface({ input: child.stdout! }).on('line', (line) => {
       candidate.started = true;
@@ -52,7 +56,12 @@ describe('leader/failover across processes', function () {
       watch = await new Watch(kubeConfig).watch(
         '/apis/coordination.k8s.io/v1/namespaces/default/leases',
         { fieldSelector: 'metadata.name=failover' },
-        (_type: string, lease: V1Lease) => seen.push({ holder: lease.spec?.holderIdentity ?? '', at: new Date(String(lease.spec?.renewTime)).getTime(), seenAt: Date.now() }),
+        (_type: string, lease: V1Lease) =>
+          seen.push({
+            holder: lease.spec?.holderIdentity ?? '',
+            at: new Date(String(lease.spec?.renewTime)).getTime(),
+            seenAt: Date.now(),
+          }),
         () => void (watching && open()),
       );
     };
@@ -80,10 +89,18 @@ describe('leader/failover across processes', function () {
     // candidate that starts after the kill would have to wait a whole lease on its own clock.
     await eventually('every candidate campaigning', () => candidates.every((c) => c.started) || undefined, 90_000);
     for (let trial = 0; trial < 2; trial++) {
-      const leader = await eventually('a leader', () => candidates.find((c) => c.leader && c.child.exitCode === null && c.child.signalCode === null), 30_000);
+      const leader = await eventually(
+        'a leader',
+        () => candidates.find((c) => c.leader && c.child.exitCode === null && c.child.signalCode === null),
+        30_000,
+      );
       await new Promise((resolve) => setTimeout(resolve, 1_000)); // the others have seen a few renewals
       leader.child.kill('SIGKILL');
-      const next = await eventually(`a new leader after ${leader.identity}`, () => seen.find((s, i) => i > 0 && s.holder !== leader.identity && s.holder !== '' && seen[i - 1]?.holder === leader.identity), 15_000);
+      const next = await eventually(
+        `a new leader after ${leader.identity}`,
+        () => seen.find((s, i) => i > 0 && s.holder !== leader.identity && s.holder !== '' && seen[i - 1]?.holder === leader.identity),
+        15_000,
+      );
       const lastRenewal = seen.filter((s) => s.holder === leader.identity && s.at < next.at).at(-1)!;
       failovers.push(next.seenAt - lastRenewal.seenAt);
       byRenewTimes.push(next.at - lastRenewal.at);

@@ -85,7 +85,10 @@ describe('leader/failover in virtual time', () => {
       const failover = (takeover?.at ?? Infinity) - (lastRenewal ?? 0);
       expect(failover, `trial ${trial}`).to.be.within(LEASE_MS, LEASE_MS + 1_000);
       const leaders = [...c.electors.values()].filter((e) => !killed.has(e.identity) && e.isLeader);
-      expect(leaders.map((e) => e.identity), `trial ${trial}`).to.deep.equal([takeover?.holder]);
+      expect(
+        leaders.map((e) => e.identity),
+        `trial ${trial}`,
+      ).to.deep.equal([takeover?.holder]);
     }
     await c.stopAll();
   });

@@ -86,14 +86,19 @@ export class FakeLeaseServer {
             this.watchers.add(watcher);
             for (const lease of this.leases.values()) {
               const current = structuredClone(lease);
-              if (watcher.matches(current)) this.scheduler.schedule(() => link() === 'up' && watcher.onEvent('ADDED', current), this.latencyMs);
+              if (watcher.matches(current))
+                this.scheduler.schedule(() => link() === 'up' && watcher.onEvent('ADDED', current), this.latencyMs);
             }
             return Promise.resolve(() => void this.watchers.delete(watcher));
           }
           return call(undefined, () => {
             // What was stored after the list the watch starts from, then every change as it is stored.
             for (const write of this.writes.filter((w) => Number(w.lease.metadata?.resourceVersion) > Number(request.resourceVersion))) {
-              if (watcher.matches(write.lease)) this.scheduler.schedule(() => link() === 'up' && onEvent(write.deleted ? 'DELETED' : 'MODIFIED', structuredClone(write.lease)), this.latencyMs);
+              if (watcher.matches(write.lease))
+                this.scheduler.schedule(
+                  () => link() === 'up' && onEvent(write.deleted ? 'DELETED' : 'MODIFIED', structuredClone(write.lease)),
+                  this.latencyMs,
+                );
             }
             this.watchers.add(watcher);
             return () => void this.watchers.delete(watcher);
@@ -173,9 +178,16 @@ export class FakeLeaseServer {
 
   private stored(type: 'ADDED' | 'MODIFIED' | 'DELETED', lease: V1Lease): void {
     const copy = structuredClone(lease);
-    this.writes.push({ at: this.scheduler.now(), name: lease.metadata?.name ?? '', holder: lease.spec?.holderIdentity ?? '', lease: copy, ...(type === 'DELETED' ? { deleted: true } : {}) });
+    this.writes.push({
+      at: this.scheduler.now(),
+      name: lease.metadata?.name ?? '',
+      holder: lease.spec?.holderIdentity ?? '',
+      lease: copy,
+      ...(type === 'DELETED' ? { deleted: true } : {}),
+    });
     for (const w of this.watchers) {
-      if (w.matches(copy)) this.scheduler.schedule(() => w.link() === 'up' && !w.zombie && w.onEvent(type, structuredClone(copy)), this.latencyMs);
+      if (w.matches(copy))
+        this.scheduler.schedule(() => w.link() === 'up' && !w.zombie && w.onEvent(type, structuredClone(copy)), this.latencyMs);
     }
   }
 
@@ -187,9 +199,13 @@ export class FakeLeaseServer {
 
 /** Whether a Lease is in a list or watch's scope: `key=value` label selectors, as the Shard asks, and the elector's `metadata.name=` field selector. */
 function selectedBy(scope: ListWatchScope): (lease: V1Lease) => boolean {
-  const terms = (scope.labelSelector ?? '').split(',').filter(Boolean).map((term) => term.split('='));
+  const terms = (scope.labelSelector ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((term) => term.split('='));
   const name = /^metadata\.name=(.*)$/.exec(scope.fieldSelector ?? '')?.[1];
-  return (lease) => (name === undefined || lease.metadata?.name === name) && terms.every(([key, value]) => lease.metadata?.labels?.[key ?? ''] === value);
+  return (lease) =>
+    (name === undefined || lease.metadata?.name === name) && terms.every(([key, value]) => lease.metadata?.labels?.[key ?? ''] === value);
 }
 
 function apiError(code: number, reason: string, message = reason): KubeApiError {

@@ -46,7 +46,14 @@ describe('observe: the event recorder (events.k8s.io/v1)', () => {
   });
 
   const recorder = (options: Partial<EventBroadcasterOptions> = {}) => {
-    const r = new EventBroadcaster({ client, reportingController: 'example.com/widgets', logger: createLogger({ level: 'silent' }), metrics, scheduler, ...options });
+    const r = new EventBroadcaster({
+      client,
+      reportingController: 'example.com/widgets',
+      logger: createLogger({ level: 'silent' }),
+      metrics,
+      scheduler,
+      ...options,
+    });
     recorders.push(r);
     return r;
   };
@@ -80,7 +87,11 @@ describe('observe: the event recorder (events.k8s.io/v1)', () => {
       'Warning ReconcileFailed quota exceeded x1',
     ]);
     const first = found.find((e) => e.message === 'backend unavailable' && e.reason === 'ReconcileFailed' && e.type === 'Warning')!;
-    expect(first).to.deep.include({ reportingComponent: 'example.com/widgets', action: 'Reconcile', involvedObject: { apiVersion: 'example.com/v1', kind: 'Widget', name: 'w', namespace: 'default', uid: 'uid-w' } });
+    expect(first).to.deep.include({
+      reportingComponent: 'example.com/widgets',
+      action: 'Reconcile',
+      involvedObject: { apiVersion: 'example.com/v1', kind: 'Widget', name: 'w', namespace: 'default', uid: 'uid-w' },
+    });
     expect(first.reportingInstance).to.match(/^example\.com\/widgets-/);
     expect(first.metadata?.name).to.match(/^w\.[0-9a-f]+$/);
 
@@ -131,7 +142,11 @@ describe('observe: the event recorder (events.k8s.io/v1)', () => {
     const events = r.about(widget('w'), 'Reconcile');
     expect(events.warning('', 'no reason')).to.equal(undefined);
     expect(events.normal('Fine', 'ok', { action: 'x'.repeat(129) })).to.equal(undefined);
-    expect(lines().filter((l) => l['msg'] === 'event not recorded').map((l) => (l['err'] as { message: string }).message)).to.deep.equal([
+    expect(
+      lines()
+        .filter((l) => l['msg'] === 'event not recorded')
+        .map((l) => (l['err'] as { message: string }).message),
+    ).to.deep.equal([
       'reason must be a non-empty string of at most 128 characters, got ""',
       `action must be a non-empty string of at most 128 characters, got "${'x'.repeat(129)}"`,
     ]);

@@ -102,8 +102,14 @@ describe('observe/health server', () => {
   it('a request target that is no URL (GET //[ HTTP/1.1) is 400, not 500, and the server serves on', async () => {
     server = await startHealthServer({ port: 0, host: '127.0.0.1' });
     for (const line of ['GET //[ HTTP/1.1', 'GET http://[ HTTP/1.1']) {
-      const answers = await exchange({ host: '127.0.0.1', port: server.port, tls: false }, { writes: [Buffer.from(`${line}\r\nHost: localhost\r\n\r\n`)] });
-      expect(answers.map((a) => a.status), line).to.deep.equal([400]);
+      const answers = await exchange(
+        { host: '127.0.0.1', port: server.port, tls: false },
+        { writes: [Buffer.from(`${line}\r\nHost: localhost\r\n\r\n`)] },
+      );
+      expect(
+        answers.map((a) => a.status),
+        line,
+      ).to.deep.equal([400]);
     }
     expect((await fetch(`${server.url}/healthz`)).status).to.equal(200);
   });

@@ -52,12 +52,18 @@ describe('observe/logging', () => {
     const { lines, destination } = capture();
     const log = createLogger({ destination });
     const failure = new AggregatedOperatorError(new Map([['configmap', new Error('configmaps is forbidden')]]));
-    log.error({ err: failure, dependents: new Map([['configmap', { outcome: 'errored', ready: false }]]), names: new Set(['configmap']) }, 'run failed');
+    log.error(
+      { err: failure, dependents: new Map([['configmap', { outcome: 'errored', ready: false }]]), names: new Set(['configmap']) },
+      'run failed',
+    );
     const [line] = lines;
     const err = line?.['err'] as Record<string, unknown>;
     expect(err['type']).to.equal('AggregatedOperatorError');
     expect(err['byDependent']).to.deep.include.keys('configmap');
-    expect((err['byDependent'] as Record<string, Record<string, unknown>>)['configmap']).to.include({ type: 'Error', message: 'configmaps is forbidden' });
+    expect((err['byDependent'] as Record<string, Record<string, unknown>>)['configmap']).to.include({
+      type: 'Error',
+      message: 'configmaps is forbidden',
+    });
     expect(line?.['dependents']).to.deep.equal({ configmap: { outcome: 'errored', ready: false } });
     expect(line?.['names']).to.deep.equal(['configmap']);
     const cyclic: Record<string, unknown> = { map: new Map([['a', 1]]) };
@@ -67,12 +73,20 @@ describe('observe/logging', () => {
     expect(lines[1]?.['when']).to.equal('1970-01-01T00:00:00.000Z');
   });
 
-  it('a Kubernetes object anywhere in a line, or in an error, is written as its reference: a Secret\'s data never reaches a log', () => {
+  it("a Kubernetes object anywhere in a line, or in an error, is written as its reference: a Secret's data never reaches a log", () => {
     const { lines, destination } = capture();
     const log = createLogger({ destination });
     const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'web' }, data: { password: 'c2VjcmV0LXZhbHVl' } };
     const failure = Object.assign(new Error('write failed'), { object: secret });
-    log.error({ err: failure, desired: [secret], nested: { map: new Map([['db', secret]]) }, status: { kind: 'Status', metadata: {}, message: 'kept' } }, 'failed');
+    log.error(
+      {
+        err: failure,
+        desired: [secret],
+        nested: { map: new Map([['db', secret]]) },
+        status: { kind: 'Status', metadata: {}, message: 'kept' },
+      },
+      'failed',
+    );
     log.info(secret, 'an object logged whole');
     const text = lines.map((l) => JSON.stringify(l)).join('\n');
     expect(text).not.to.include('c2VjcmV0LXZhbHVl');

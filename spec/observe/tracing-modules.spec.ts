@@ -24,6 +24,9 @@ describe('tracing: OpenTelemetry is loaded only when configured', function () {
   it('with tracing: true, rxkube loads @opentelemetry/api itself (the check above sees a load)', async () => {
     const result = await otelModules('on');
     expect(result.ready).to.equal(true);
-    expect(result.resolved.some((line) => line.startsWith('@opentelemetry/api from ') && line.includes('/lib/observe/tracing.ts')), result.resolved.join('\n')).to.equal(true);
+    expect(
+      result.resolved.some((line) => line.startsWith('@opentelemetry/api from ') && line.includes('/lib/observe/tracing.ts')),
+      result.resolved.join('\n'),
+    ).to.equal(true);
   });
 });

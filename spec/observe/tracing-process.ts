@@ -10,7 +10,8 @@ registerHooks({
   resolve(specifier, context, nextResolve) {
     const result = nextResolve(specifier, context);
     // Where an OpenTelemetry package is entered from outside it (its own inner imports left out).
-    if (result.url.includes('/@opentelemetry/') && !context.parentURL?.includes('/@opentelemetry/')) resolved.push(`${specifier} from ${context.parentURL ?? '?'}`);
+    if (result.url.includes('/@opentelemetry/') && !context.parentURL?.includes('/@opentelemetry/'))
+      resolved.push(`${specifier} from ${context.parentURL ?? '?'}`);
     return result;
   },
 });
@@ -28,7 +29,15 @@ const operator = cluster.operator({ registry, health: { port: 0 }, ...(process.a
 operator.register(managedReconciler, managedConfig);
 await operator.start();
 await cluster.apply(WEBPAGE, webPage('site', '<html><body><h1>Hi</h1></body></html>'));
-await eventually('site ready', async () => (await cluster.client.resource<{ status?: { ready?: boolean } } & { metadata?: object }>(WEBPAGE).find({ name: 'site', namespace: 'default' }))?.status?.ready === true);
+await eventually(
+  'site ready',
+  async () =>
+    (
+      await cluster.client
+        .resource<{ status?: { ready?: boolean } } & { metadata?: object }>(WEBPAGE)
+        .find({ name: 'site', namespace: 'default' })
+    )?.status?.ready === true,
+);
 const metrics = await registry.metrics();
 await cluster.close();
 console.log(JSON.stringify({ ready: true, runs: /rxkube_reconciliations_success_total\{[^}]*\} [1-9]/.test(metrics), resolved }));

@@ -58,7 +58,10 @@ describe('tracing: one reconciliation of the WebPage demo as a trace', function 
     operator.register(withUserSpan, managedConfig);
     await operator.start();
     const page = await cluster.apply(WEBPAGE, webPage('site', VALID));
-    await eventually('site ready', async () => (await cluster.client.resource<WebPage>(WEBPAGE).find({ name: 'site', namespace: 'default' }))?.status?.ready === true);
+    await eventually(
+      'site ready',
+      async () => (await cluster.client.resource<WebPage>(WEBPAGE).find({ name: 'site', namespace: 'default' }))?.status?.ready === true,
+    );
 
     const spans = exporter.getFinishedSpans();
     const childrenOf = (parent: ReadableSpan) => spans.filter((s) => s.parentSpanContext?.spanId === parent.spanContext().spanId);
@@ -130,9 +133,18 @@ describe('tracing: the option', () => {
     expect(Tracing.of(undefined)).to.equal(undefined);
     expect(Tracing.of(false)).to.equal(undefined);
     expect(Tracing.of(true)).to.be.instanceOf(Tracing);
-    expect(() => Tracing.of('yes' as never)).to.throw(ConfigurationError, /^tracing: must be true, false or \{ tracerProvider \}, got "yes"/);
-    expect(() => Tracing.of({ tracerProvider: {} } as never)).to.throw(ConfigurationError, /^tracing\.tracerProvider: must be an OpenTelemetry TracerProvider/);
-    expect(() => Tracing.of({ provider: new BasicTracerProvider() } as never)).to.throw(ConfigurationError, /^tracing\.provider: is not an option/);
+    expect(() => Tracing.of('yes' as never)).to.throw(
+      ConfigurationError,
+      /^tracing: must be true, false or \{ tracerProvider \}, got "yes"/,
+    );
+    expect(() => Tracing.of({ tracerProvider: {} } as never)).to.throw(
+      ConfigurationError,
+      /^tracing\.tracerProvider: must be an OpenTelemetry TracerProvider/,
+    );
+    expect(() => Tracing.of({ provider: new BasicTracerProvider() } as never)).to.throw(
+      ConfigurationError,
+      /^tracing\.provider: is not an option/,
+    );
   });
 
   it('tells whether a context manager carries the active span (without one nothing nests under a run)', () => {

@@ -1,7 +1,14 @@
 import { expect } from 'chai';
 import { finalize, type Observable } from 'rxjs';
 import type { TestScheduler } from 'rxjs/testing';
-import { causeCode, failAfter, outcomeCode, resourceEvent, succeedAfter, testScheduler as sharedTestScheduler } from '../../lib/testing/index.js';
+import {
+  causeCode,
+  failAfter,
+  outcomeCode,
+  resourceEvent,
+  succeedAfter,
+  testScheduler as sharedTestScheduler,
+} from '../../lib/testing/index.js';
 import type { EventAction, ResourceEvent } from '../../lib/core/events.js';
 import type { ReconcileOutcome } from '../../lib/core/outcome.js';
 import type { ResourceID } from '../../lib/core/resource.js';
@@ -13,7 +20,11 @@ export function testScheduler(): TestScheduler {
   return sharedTestScheduler((actual, expected) => expect(actual).to.deep.equal(expected));
 }
 
-export function ev(name: string, action: EventAction = 'modified', options: { primary?: boolean; source?: string; listed?: boolean } = {}): ResourceEvent {
+export function ev(
+  name: string,
+  action: EventAction = 'modified',
+  options: { primary?: boolean; source?: string; listed?: boolean } = {},
+): ResourceEvent {
   return resourceEvent(name, action, { namespace: 'ns', ...options });
 }
 
@@ -39,7 +50,9 @@ export interface RunRecord {
  */
 export function scripted(
   now: () => number,
-  steps: Record<string, ReadonlyArray<(ctx: RunContext) => Observable<RunResult | void>>> | ((id: ResourceID, ctx: RunContext) => Observable<RunResult | void>),
+  steps:
+    | Record<string, ReadonlyArray<(ctx: RunContext) => Observable<RunResult | void>>>
+    | ((id: ResourceID, ctx: RunContext) => Observable<RunResult | void>),
 ): { run: RunFn; starts: RunRecord[]; peak: () => number; signals: AbortSignal[] } {
   const starts: RunRecord[] = [];
   const signals: AbortSignal[] = [];
@@ -68,7 +81,10 @@ export interface Harness {
   readonly ts: TestScheduler;
   readonly hot: <V>(marbles: string, values?: Record<string, V>) => Observable<V>;
   readonly cold: <V>(marbles: string, values?: Record<string, V>, error?: unknown) => Observable<V>;
-  readonly expectObservable: (actual: Observable<unknown>, subscriptionMarbles?: string | null) => { toBe(marbles: string, values?: unknown): void };
+  readonly expectObservable: (
+    actual: Observable<unknown>,
+    subscriptionMarbles?: string | null,
+  ) => { toBe(marbles: string, values?: unknown): void };
 }
 
 /** Runs `body` in virtual time (TestScheduler.run) and flushes; returns what `body` returned. */

@@ -10,8 +10,14 @@ const events = (h: Harness, marbles: string, names: Record<string, ResourceEvent
 describe('reconcileEach: NoRetryError with rescheduleAfter', () => {
   it('EP7, EP9: a NoRetryError carrying rescheduleAfter fails without retry and runs again after that delay', () => {
     const { outcomes } = virtual((h) => {
-      const s = scripted(() => h.ts.now(), { x: [() => fail(10, new NoRetryError(new Error('not yet'), { rescheduleAfter: 50 })), () => ok(10)] });
-      const op = reconcileEach(s.run, { scheduler: h.ts, retry: GenericRetry.defaults().withInitialMs(100), maxReconciliationInterval: 1000 });
+      const s = scripted(() => h.ts.now(), {
+        x: [() => fail(10, new NoRetryError(new Error('not yet'), { rescheduleAfter: 50 })), () => ok(10)],
+      });
+      const op = reconcileEach(s.run, {
+        scheduler: h.ts,
+        retry: GenericRetry.defaults().withInitialMs(100),
+        maxReconciliationInterval: 1000,
+      });
       return record(h.ts, events(h, 'a', { a: ev('x') }).pipe(op), 200);
     });
     expect(outcomes.map(outcomeCode)).to.deep.equal(['x failure event +requested@60', 'x success reschedule +maxInterval@1070']);
@@ -19,6 +25,9 @@ describe('reconcileEach: NoRetryError with rescheduleAfter', () => {
   });
 
   it('NoRetryError rejects an invalid rescheduleAfter with a clear error', () => {
-    expect(() => new NoRetryError(new Error('x'), { rescheduleAfter: -1 })).to.throw(RangeError, /rescheduleAfter must be a finite number of milliseconds >= 0, got -1/);
+    expect(() => new NoRetryError(new Error('x'), { rescheduleAfter: -1 })).to.throw(
+      RangeError,
+      /rescheduleAfter must be a finite number of milliseconds >= 0, got -1/,
+    );
   });
 });

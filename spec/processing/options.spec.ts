@@ -45,13 +45,21 @@ describe('reconcileEach options', () => {
 
   it('accepts the documented forms: retry false, a max interval <= 0, the defaults', () => {
     expect(() => reconcileEach(run)).not.to.throw();
-    expect(() => reconcileEach(run, { retry: false, maxReconciliationInterval: 0, maxConcurrentReconciliations: 1, scheduler: asyncScheduler })).not.to.throw();
+    expect(() =>
+      reconcileEach(run, { retry: false, maxReconciliationInterval: 0, maxConcurrentReconciliations: 1, scheduler: asyncScheduler }),
+    ).not.to.throw();
     expect(() => reconcileEach(run, { maxReconciliationInterval: -1, active$: of(true) })).not.to.throw();
   });
 
   it('EP1: maxConcurrency is the deprecated old name of maxConcurrentReconciliations: still taken alone, refused with it', () => {
     expect(resolveReconcileOptions({ maxConcurrency: 3 }).maxConcurrentReconciliations).to.equal(3);
-    expect(() => resolveReconcileOptions({ maxConcurrency: 0 })).to.throw(ConfigurationError, /^maxConcurrency: must be a positive integer/);
-    expect(() => resolveReconcileOptions({ maxConcurrency: 3, maxConcurrentReconciliations: 3 })).to.throw(ConfigurationError, /give only maxConcurrentReconciliations/);
+    expect(() => resolveReconcileOptions({ maxConcurrency: 0 })).to.throw(
+      ConfigurationError,
+      /^maxConcurrency: must be a positive integer/,
+    );
+    expect(() => resolveReconcileOptions({ maxConcurrency: 3, maxConcurrentReconciliations: 3 })).to.throw(
+      ConfigurationError,
+      /give only maxConcurrentReconciliations/,
+    );
   });
 });

@@ -70,7 +70,11 @@ function play(s: Scenario) {
     for (const e of sorted) {
       const name = `r${e.resource % s.resources}`;
       const event =
-        e.kind === 'delete' ? ev(name, 'deleted') : e.kind === 'secondary' ? ev(name, 'modified', { primary: false }) : ev(name, 'modified');
+        e.kind === 'delete'
+          ? ev(name, 'deleted')
+          : e.kind === 'secondary'
+            ? ev(name, 'modified', { primary: false })
+            : ev(name, 'modified');
       ts.schedule(() => {
         log.push({ kind: 'event', seq: seq++, name, event });
         events$.next(event);

@@ -24,8 +24,7 @@ function setup(h: Harness, steps: Steps, options: ReconcileOptions = {}) {
   return { ...script, op };
 }
 
-const events = (h: Harness, marbles: string, names: Record<string, ResourceEvent>): Observable<ResourceEvent> =>
-  h.hot(marbles, names);
+const events = (h: Harness, marbles: string, names: Record<string, ResourceEvent>): Observable<ResourceEvent> => h.hot(marbles, names);
 
 describe('reconcileEach', () => {
   describe('EP1 one run per resource, bounded concurrency', () => {
@@ -135,7 +134,10 @@ describe('reconcileEach', () => {
         [10, 'x skipped event'],
         [10, 'y success event'],
       ]);
-      expect(() => reconcileEach(() => undefined, { primaries: {} as never })).to.throw(ConfigurationError, /^primaries: must have a has\(id\) method/);
+      expect(() => reconcileEach(() => undefined, { primaries: {} as never })).to.throw(
+        ConfigurationError,
+        /^primaries: must have a has\(id\) method/,
+      );
     });
 
     it('EP3: the run gets the id and a cause without the event payload', () => {
@@ -307,10 +309,14 @@ describe('reconcileEach', () => {
     it('EP7: a NoRetryError fails without retry, reports the wrapped error and ends the failure streak', () => {
       const { starts, outcomes } = virtual((h) => {
         const cause = new Error('invalid spec');
-        const s = setup(h, { x: [() => fail(10), () => fail(10, new NoRetryError(cause)), () => ok(10)] }, {
-          retry: GenericRetry.defaults().withInitialMs(100),
-          maxReconciliationInterval: 1000,
-        });
+        const s = setup(
+          h,
+          { x: [() => fail(10), () => fail(10, new NoRetryError(cause)), () => ok(10)] },
+          {
+            retry: GenericRetry.defaults().withInitialMs(100),
+            maxReconciliationInterval: 1000,
+          },
+        );
         const r = record(h.ts, events(h, 'a', { a: ev('x') }).pipe(s.op), 3000);
         return { ...s, ...r };
       });
@@ -458,7 +464,11 @@ describe('reconcileEach', () => {
     it('EP10: a requested reschedule replaces the max interval; after retries are exhausted the max interval applies', () => {
       const { log } = virtual((h) => {
         const retry = GenericRetry.defaults().withMaxAttempts(1).withInitialMs(100);
-        const s = setup(h, { x: [() => ok(10, { rescheduleAfter: 50 }), () => fail(10), () => fail(10), () => ok(10)] }, { retry, maxReconciliationInterval: 1000 });
+        const s = setup(
+          h,
+          { x: [() => ok(10, { rescheduleAfter: 50 }), () => fail(10), () => fail(10), () => ok(10)] },
+          { retry, maxReconciliationInterval: 1000 },
+        );
         return record(h.ts, events(h, 'a', { a: ev('x') }).pipe(s.op), 2000);
       });
       expect(log).to.deep.equal([
@@ -743,7 +753,9 @@ describe('reconcileEach', () => {
       const { signals, error } = virtual((h) => {
         const s = setup(h, { x: [() => ok(100)] });
         let error: unknown;
-        h.cold('x-#', { x: ev('x') }, new Error('watch failed')).pipe(s.op).subscribe({ error: (e: unknown) => (error = e) });
+        h.cold('x-#', { x: ev('x') }, new Error('watch failed'))
+          .pipe(s.op)
+          .subscribe({ error: (e: unknown) => (error = e) });
         return { ...s, error: () => error };
       });
       expect((error() as Error).message).to.equal('watch failed');
@@ -753,7 +765,11 @@ describe('reconcileEach', () => {
     it('a run may return a plain value or nothing', () => {
       const { log } = virtual((h) => {
         const run: RunFn = (id) => (id.name === 'x' ? { rescheduleAfter: 5 } : undefined);
-        return record(h.ts, h.hot('(xy)', { x: ev('x'), y: ev('y') }).pipe(reconcileEach(run, { scheduler: h.ts, maxReconciliationInterval: 0 })), 7);
+        return record(
+          h.ts,
+          h.hot('(xy)', { x: ev('x'), y: ev('y') }).pipe(reconcileEach(run, { scheduler: h.ts, maxReconciliationInterval: 0 })),
+          7,
+        );
       });
       expect(log).to.deep.equal([
         [0, 'x success event +requested@5'],
@@ -804,17 +820,37 @@ describe('reconcileEach', () => {
         [83, 'y failure retry2 +retry3@93'],
         [94, 'y failure retry3'],
       ]);
-      expect(starts.find((r) => r.name === 'x' && r.attempt === 3)?.lastAttempt, 'a broken answer about the next retry: the last attempt').to.equal(true);
+      expect(
+        starts.find((r) => r.name === 'x' && r.attempt === 3)?.lastAttempt,
+        'a broken answer about the next retry: the last attempt',
+      ).to.equal(true);
       const broken = outcomes.filter((o) => o.result === 'failure' && o.retry === undefined).map((o) => o.error);
       expect(broken[0]).to.be.instanceOf(ConfigurationError);
       expect(String(broken[0])).to.match(/ConfigurationError: retry: delayBefore\(4\) returned -5; .* not retried after: Error: boom/);
-      expect((broken[0] as Error).cause, 'the run\'s own error is kept').to.be.instanceOf(Error);
+      expect((broken[0] as Error).cause, "the run's own error is kept").to.be.instanceOf(Error);
     });
 
     it('EP7: a custom Retry is probed when configured: one that throws or answers no delay is a ConfigurationError naming it and the value', () => {
-      expect(() => reconcileEach(() => undefined, { retry: { delayBefore: () => -5 } })).to.throw(ConfigurationError, /^retry: delayBefore\(1\) returned -5/);
-      expect(() => reconcileEach(() => undefined, { retry: { delayBefore: () => Number.NaN } })).to.throw(ConfigurationError, /retry: delayBefore\(1\) returned NaN/);
-      expect(() => reconcileEach(() => undefined, { retry: { delayBefore: (n) => (n < 3 ? 1 : (() => { throw new Error('nope'); })()) } })).to.throw(ConfigurationError, /retry: delayBefore\(3\) threw Error: nope/);
+      expect(() => reconcileEach(() => undefined, { retry: { delayBefore: () => -5 } })).to.throw(
+        ConfigurationError,
+        /^retry: delayBefore\(1\) returned -5/,
+      );
+      expect(() => reconcileEach(() => undefined, { retry: { delayBefore: () => Number.NaN } })).to.throw(
+        ConfigurationError,
+        /retry: delayBefore\(1\) returned NaN/,
+      );
+      expect(() =>
+        reconcileEach(() => undefined, {
+          retry: {
+            delayBefore: (n) =>
+              n < 3
+                ? 1
+                : (() => {
+                    throw new Error('nope');
+                  })(),
+          },
+        }),
+      ).to.throw(ConfigurationError, /retry: delayBefore\(3\) threw Error: nope/);
     });
   });
 
@@ -839,7 +875,10 @@ describe('reconcileEach', () => {
   it('passes plain source values through of() and keeps working after a failing run', async () => {
     const out = await lastValueFrom(
       of(ev('a'), ev('b')).pipe(
-        reconcileEach((id) => (id.name === 'a' ? throwError(() => new Error('x')) : of({})), { retry: false, maxReconciliationInterval: 0 }),
+        reconcileEach((id) => (id.name === 'a' ? throwError(() => new Error('x')) : of({})), {
+          retry: false,
+          maxReconciliationInterval: 0,
+        }),
         map((o) => o.result),
         toArray(),
       ),

@@ -4,7 +4,14 @@ import type { TestScheduler } from 'rxjs/testing';
 import { ConfigurationError, RunTimeoutError } from '../../lib/core/errors.js';
 import type { ResourceEvent } from '../../lib/core/events.js';
 import type { ResourceID } from '../../lib/core/resource.js';
-import { reconcileEach, type ReconcileOptions, type RunContext, type RunFn, type RunOutput, type RunResult } from '../../lib/processing/index.js';
+import {
+  reconcileEach,
+  type ReconcileOptions,
+  type RunContext,
+  type RunFn,
+  type RunOutput,
+  type RunResult,
+} from '../../lib/processing/index.js';
 import { ev, ok, record, virtual, type Harness } from './helpers.js';
 
 /**
@@ -40,13 +47,14 @@ function setup(h: Harness, work: (id: ResourceID, ctx: RunContext, n: number) =>
     spans.push(span);
     const output = work(id, ctx, n);
     const end = () => (span.end = h.ts.now());
-    if (output instanceof Observable) return new Observable<RunResult | void>((subscriber) => {
-      const subscription = output.subscribe(subscriber);
-      return () => {
-        end();
-        subscription.unsubscribe();
-      };
-    });
+    if (output instanceof Observable)
+      return new Observable<RunResult | void>((subscriber) => {
+        const subscription = output.subscribe(subscriber);
+        return () => {
+          end();
+          subscription.unsubscribe();
+        };
+      });
     if (output && typeof (output as PromiseLike<void>).then === 'function') {
       const promise = output as PromiseLike<RunResult | void>;
       const settled = {
@@ -82,7 +90,9 @@ function expectNoOverlap(spans: readonly Span[]): void {
   for (const a of spans) {
     for (const b of spans) {
       if (a === b || a.name !== b.name || b.start < a.start) continue;
-      expect(b.start, `${b.name} started at ${b.start} while its run of ${a.start} went on until ${a.end}`).to.be.at.least(a.end ?? Infinity);
+      expect(b.start, `${b.name} started at ${b.start} while its run of ${a.start} went on until ${a.end}`).to.be.at.least(
+        a.end ?? Infinity,
+      );
     }
   }
 }
@@ -153,12 +163,16 @@ describe('run deadlines (EP14)', () => {
 
   it('EP14: a run sets its own deadline (ctx.setRunTimeout), longer or none; without runTimeoutMs there is none', () => {
     const { log, timeouts } = virtual((h) => {
-      const s = setup(h, (id, ctx) => {
-        if (id.name === 'long') ctx.setRunTimeout(500);
-        if (id.name === 'none') ctx.setRunTimeout(0);
-        if (id.name === 'short') ctx.setRunTimeout(50);
-        return blindFor(h.ts, 300);
-      }, { retry: false });
+      const s = setup(
+        h,
+        (id, ctx) => {
+          if (id.name === 'long') ctx.setRunTimeout(500);
+          if (id.name === 'none') ctx.setRunTimeout(0);
+          if (id.name === 'short') ctx.setRunTimeout(50);
+          return blindFor(h.ts, 300);
+        },
+        { retry: false },
+      );
       return { ...s, ...record(h.ts, events(h, '(lns)', { l: ev('long'), n: ev('none'), s: ev('short') }).pipe(s.op)) };
     });
     expect(timeouts).to.deep.equal([[50, 'short', 50]]);
@@ -176,6 +190,9 @@ describe('run deadlines (EP14)', () => {
   });
 
   it('EP14: runTimeoutMs must be a number', () => {
-    expect(() => reconcileEach(() => undefined, { runTimeoutMs: '5s' as unknown as number })).to.throw(ConfigurationError, /runTimeoutMs: must be a number/);
+    expect(() => reconcileEach(() => undefined, { runTimeoutMs: '5s' as unknown as number })).to.throw(
+      ConfigurationError,
+      /runTimeoutMs: must be a number/,
+    );
   });
 });

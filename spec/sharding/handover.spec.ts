@@ -1,5 +1,13 @@
 import { expect } from 'chai';
-import { acknowledgeable, acksObserved, initialHandover, isRunnable, viewChanged, viewOf, type HandoverState } from '../../lib/sharding/handover.js';
+import {
+  acknowledgeable,
+  acksObserved,
+  initialHandover,
+  isRunnable,
+  viewChanged,
+  viewOf,
+  type HandoverState,
+} from '../../lib/sharding/handover.js';
 import { ownerOf } from '../../lib/sharding/rendezvous.js';
 
 const keys = Array.from({ length: 2000 }, (_, i) => `default/r${i}`);
@@ -47,7 +55,13 @@ describe('sharding: assignment and handover (pure)', () => {
     expect(keys.some((k) => isRunnable(a, k))).to.equal(false);
     a = acksObserved(a, new Map([['a', view.id]]));
     expect(keys.some((k) => isRunnable(a, k))).to.equal(false);
-    a = acksObserved(a, new Map([['a', view.id], ['b', view.id]]));
+    a = acksObserved(
+      a,
+      new Map([
+        ['a', view.id],
+        ['b', view.id],
+      ]),
+    );
     expect(keys.filter((k) => isRunnable(a, k))).to.deep.equal(keys.filter((k) => ownerOf(k, view.members) === 'a'));
   });
 
@@ -83,7 +97,9 @@ describe('sharding: assignment and handover (pure)', () => {
   });
 
   it('SH3: no resource is ever in flight on two members, whatever the order views, acks and runs arrive in (model check)', () => {
-    const seeds = process.env['RXKUBE_SHARD_SEED'] ? [Number(process.env['RXKUBE_SHARD_SEED'])] : Array.from({ length: 40 }, (_, i) => i + 1);
+    const seeds = process.env['RXKUBE_SHARD_SEED']
+      ? [Number(process.env['RXKUBE_SHARD_SEED'])]
+      : Array.from({ length: 40 }, (_, i) => i + 1);
     const space = keys.slice(0, 60);
     for (const seed of seeds) {
       const random = prng(seed);
@@ -117,7 +133,8 @@ describe('sharding: assignment and handover (pure)', () => {
         const m = pick([...live]);
         let s = states.get(m)!;
         const running = inFlight.get(m)!;
-        if (roll < 0.25) s = viewChanged(s, viewOf(live)); // this member catches up with membership
+        if (roll < 0.25)
+          s = viewChanged(s, viewOf(live)); // this member catches up with membership
         else if (roll < 0.45) {
           const opened = acksObserved(s, new Map([...acks].filter(([member]) => live.has(member))));
           if (opened !== s) gates++;

@@ -37,14 +37,17 @@ interface Replica {
 /** The run of each resource that started last, for one controller. */
 function latest(runs: readonly Run[], controller: Run['controller']): Map<string, Run> {
   const last = new Map<string, Run>();
-  for (const run of runs) if (run.controller === controller && (last.get(run.resource)?.start ?? -1) <= run.start) last.set(run.resource, run);
+  for (const run of runs)
+    if (run.controller === controller && (last.get(run.resource)?.start ?? -1) <= run.start) last.set(run.resource, run);
   return last;
 }
 
 /** ConfigMaps whose last run did not see their last update (`global-*` are the cluster-wide controller's). */
 function stale(finalValue: ReadonlyMap<string, number>, runs: readonly Run[]): string[] {
   const last = { 'cluster-wide': latest(runs, 'cluster-wide'), 'per-resource': latest(runs, 'per-resource') };
-  return [...finalValue].filter(([name, value]) => last[name.startsWith('global') ? 'cluster-wide' : 'per-resource'].get(name)?.value !== value).map(([name]) => name);
+  return [...finalValue]
+    .filter(([name, value]) => last[name.startsWith('global') ? 'cluster-wide' : 'per-resource'].get(name)?.value !== value)
+    .map(([name]) => name);
 }
 
 /**
@@ -52,7 +55,12 @@ function stale(finalValue: ReadonlyMap<string, number>, runs: readonly Run[]): s
  * ConfigMaps (so the last value one wrote is the value stored); `tick` runs after every write.
  * Resolves with each ConfigMap's last value.
  */
-async function updateStorm(configMaps: ResourceClient<V1ConfigMap>, names: readonly string[], ms: number, tick: (elapsedMs: number) => void): Promise<Map<string, number>> {
+async function updateStorm(
+  configMaps: ResourceClient<V1ConfigMap>,
+  names: readonly string[],
+  ms: number,
+  tick: (elapsedMs: number) => void,
+): Promise<Map<string, number>> {
   const finalValue = new Map<string, number>();
   const start = Date.now();
   const writers = 4;
@@ -90,16 +98,29 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
     }
     const runs: Run[] = [];
     const replica = (identity: string): Replica => {
-      const operator = cluster.operator({ leaderElection: { leaseName: 'leader-and-shards', leaseNamespace: 'default', identity, ...TIMING } });
+      const operator = cluster.operator({
+        leaderElection: { leaseName: 'leader-and-shards', leaseNamespace: 'default', identity, ...TIMING },
+      });
       const reconciler = (controller: Run['controller']) => ({
         async reconcile(configMap: V1ConfigMap) {
           const start = Date.now();
           await sleep(5 + Math.floor(Math.random() * 15)); // long enough for two replicas' runs to overlap if the rules failed
-          runs.push({ member: identity, controller, resource: configMap.metadata!.name!, start, end: Date.now(), value: Number(configMap.data?.['value']) });
+          runs.push({
+            member: identity,
+            controller,
+            resource: configMap.metadata!.name!,
+            start,
+            end: Date.now(),
+            value: Number(configMap.data?.['value']),
+          });
           return UpdateControl.noUpdate<V1ConfigMap>();
         },
       });
-      operator.register<V1ConfigMap>(reconciler('cluster-wide'), { name: 'cluster-wide', resource: CONFIGMAPS, labelSelector: { matchLabels: { role: 'global' } } });
+      operator.register<V1ConfigMap>(reconciler('cluster-wide'), {
+        name: 'cluster-wide',
+        resource: CONFIGMAPS,
+        labelSelector: { matchLabels: { role: 'global' } },
+      });
       const sharded = operator.register<V1ConfigMap>(reconciler('per-resource'), {
         name: 'per-resource',
         resource: CONFIGMAPS,
@@ -119,14 +140,35 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
 
     const leaderOf = (among: readonly Replica[]) => among.filter((r) => r.terms.at(-1)?.to === Infinity);
     const settledOn = (among: readonly Replica[]) =>
-      among.every((r) => r.shard?.member && r.shard.settled && r.shard.members.join() === among.map((m) => m.identity).sort().join());
+      among.every(
+        (r) =>
+          r.shard?.member &&
+          r.shard.settled &&
+          r.shard.members.join() ===
+            among
+              .map((m) => m.identity)
+              .sort()
+              .join(),
+      );
     await eventually('one leader, three members settled', () => leaderOf(replicas).length === 1 && settledOn(replicas), 20_000);
-    await eventually('every ConfigMap reconciled', () => latest(runs, 'cluster-wide').size === GLOBAL && latest(runs, 'per-resource').size === SHARDED, 20_000);
+    await eventually(
+      'every ConfigMap reconciled',
+      () => latest(runs, 'cluster-wide').size === GLOBAL && latest(runs, 'per-resource').size === SHARDED,
+      20_000,
+    );
 
     const [leader] = leaderOf(replicas);
-    expect(new Set(runs.filter((r) => r.controller === 'cluster-wide').map((r) => r.member)), 'cluster-wide runs on the leader only').to.deep.equal(new Set([leader!.identity]));
-    const spread = (among: readonly Replica[]) => among.map((r) => [...latest(runs, 'per-resource').values()].filter((run) => run.member === r.identity).length);
-    await eventually('the sharded runs settled on three members', () => spread(replicas).every((n) => n > 0) && spread(replicas).reduce((x, y) => x + y) === SHARDED, 10_000);
+    expect(
+      new Set(runs.filter((r) => r.controller === 'cluster-wide').map((r) => r.member)),
+      'cluster-wide runs on the leader only',
+    ).to.deep.equal(new Set([leader!.identity]));
+    const spread = (among: readonly Replica[]) =>
+      among.map((r) => [...latest(runs, 'per-resource').values()].filter((run) => run.member === r.identity).length);
+    await eventually(
+      'the sharded runs settled on three members',
+      () => spread(replicas).every((n) => n > 0) && spread(replicas).reduce((x, y) => x + y) === SHARDED,
+      10_000,
+    );
 
     // An update storm; the leader stops in the middle of it (releases its leader Lease and deletes its member Lease).
     let stoppedAt = 0;
@@ -142,12 +184,21 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
     const [next] = leaderOf(survivors);
 
     // Nothing lost: the last run of every ConfigMap, in either controller, saw its last value.
-    await eventually(() => `every ConfigMap's last run seeing its last update (stale: ${stale(finalValue, runs).slice(0, 5).join(', ')})`, () => stale(finalValue, runs).length === 0, 20_000);
+    await eventually(
+      () => `every ConfigMap's last run seeing its last update (stale: ${stale(finalValue, runs).slice(0, 5).join(', ')})`,
+      () => stale(finalValue, runs).length === 0,
+      20_000,
+    );
 
     // The cluster-wide controller: only ever on a replica while it led, and never on two replicas at once (over all its resources).
     const global = runs.filter((r) => r.controller === 'cluster-wide');
-    const outsideTerm = global.filter((run) => !replicas.find((r) => r.identity === run.member)!.terms.some((t) => t.from <= run.start && run.end <= t.to));
-    expect(outsideTerm.map((r) => `${r.member} ${r.resource} ${r.start}`), 'cluster-wide runs outside a leadership term').to.deep.equal([]);
+    const outsideTerm = global.filter(
+      (run) => !replicas.find((r) => r.identity === run.member)!.terms.some((t) => t.from <= run.start && run.end <= t.to),
+    );
+    expect(
+      outsideTerm.map((r) => `${r.member} ${r.resource} ${r.start}`),
+      'cluster-wide runs outside a leadership term',
+    ).to.deep.equal([]);
     expect(global.filter((r) => r.start > stoppedAt + 100 && r.member === leader!.identity)).to.deep.equal([]);
     expect(global.filter((r) => r.start > stoppedAt).map((r) => r.member)).to.include(next!.identity);
     const globalOverlaps = overlaps(global.map((r) => ({ ...r, resource: 'cluster-wide' })));
@@ -160,7 +211,9 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
     const sharded = runs.filter((r) => r.controller === 'per-resource');
     const shardedOverlaps = overlaps(sharded);
     expect(shardedOverlaps, shardedOverlaps.slice(0, 5).join('\n')).to.deep.equal([]);
-    console.log(`      ${runs.length} runs (${global.length} cluster-wide, ${sharded.length} sharded); leader ${leader!.identity} → ${next!.identity}; 0 overlaps`);
+    console.log(
+      `      ${runs.length} runs (${global.length} cluster-wide, ${sharded.length} sharded); leader ${leader!.identity} → ${next!.identity}; 0 overlaps`,
+    );
   });
 
   it('OB4, SH2, SH3, SH4: across processes, a SIGKILLed leader — the cluster-wide controller moves to the new leader once the leader Lease expired, its shard is taken over, nothing lost, no resource run on two replicas at once', async () => {
@@ -172,30 +225,51 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
     const lines: Line[] = [];
     const spawnReplica = (identity: string) => {
       const script = fileURLToPath(new URL('./member-process.ts', import.meta.url));
-      const child = spawn(process.execPath, ['--import', 'tsx', script, cluster.server.url, identity, timeline, ...Object.values(lease).map(String), 'leader-and-shards'], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', script, cluster.server.url, identity, timeline, ...Object.values(lease).map(String), 'leader-and-shards'],
+        {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
       createInterface({ input: child.stdout! }).on('line', (line) => lines.push(JSON.parse(line) as Line));
       children.push(child);
       return child;
     };
-    const runs = (): Run[] => (existsSync(timeline) ? readFileSync(timeline, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Run) : []);
+    const runs = (): Run[] =>
+      existsSync(timeline)
+        ? readFileSync(timeline, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as Run)
+        : [];
     const leaders = () => {
       const now = new Map<string, boolean>();
       for (const l of lines) if (l.leader !== undefined) now.set(l.identity, l.leader);
       return [...now].filter(([, leading]) => leading).map(([identity]) => identity);
     };
     const settled = (identities: string[], after = 0) =>
-      identities.every((identity) => lines.some((l) => l.identity === identity && l.at >= after && l.member && l.settled && l.members?.join() === [...identities].sort().join()));
+      identities.every((identity) =>
+        lines.some(
+          (l) => l.identity === identity && l.at >= after && l.member && l.settled && l.members?.join() === [...identities].sort().join(),
+        ),
+      );
     try {
       const global = Array.from({ length: GLOBAL }, (_, i) => `global-${i}`);
       const perResource = Array.from({ length: 3 * SHARDED }, (_, i) => `sharded-${i}`);
       for (const name of [...global, ...perResource]) {
-        await configMaps.create({ metadata: { name, namespace: 'default', labels: { 'shard-test': name.startsWith('global') ? 'global' : 'yes' } }, data: { value: '0' } });
+        await configMaps.create({
+          metadata: { name, namespace: 'default', labels: { 'shard-test': name.startsWith('global') ? 'global' : 'yes' } },
+          data: { value: '0' },
+        });
       }
       ['p', 'q', 'r'].forEach(spawnReplica);
       await eventually('one leader, three members settled', () => leaders().length === 1 && settled(['p', 'q', 'r']), 90_000);
-      await eventually('every ConfigMap reconciled', () => latest(runs(), 'cluster-wide').size === GLOBAL && latest(runs(), 'per-resource').size === perResource.length, 60_000);
+      await eventually(
+        'every ConfigMap reconciled',
+        () => latest(runs(), 'cluster-wide').size === GLOBAL && latest(runs(), 'per-resource').size === perResource.length,
+        60_000,
+      );
       const [leader] = leaders();
       const survivors = ['p', 'q', 'r'].filter((m) => m !== leader);
 
@@ -205,9 +279,17 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
         killAt = Date.now();
         children[['p', 'q', 'r'].indexOf(leader!)]!.kill('SIGKILL');
       });
-      await eventually('a new leader, two members settled', () => leaders().filter((m) => m !== leader).length === 1 && settled(survivors, killAt), 30_000);
+      await eventually(
+        'a new leader, two members settled',
+        () => leaders().filter((m) => m !== leader).length === 1 && settled(survivors, killAt),
+        30_000,
+      );
       const next = leaders().find((m) => m !== leader)!;
-      await eventually(() => `every ConfigMap's last run seeing its last update (stale: ${stale(finalValue, runs()).slice(0, 5).join(', ')})`, () => stale(finalValue, runs()).length === 0, 60_000);
+      await eventually(
+        () => `every ConfigMap's last run seeing its last update (stale: ${stale(finalValue, runs()).slice(0, 5).join(', ')})`,
+        () => stale(finalValue, runs()).length === 0,
+        60_000,
+      );
 
       const timelineRuns = runs();
       const globalRuns = timelineRuns.filter((r) => r.controller === 'cluster-wide');
@@ -224,7 +306,9 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
       expect(shardedOverlaps, shardedOverlaps.slice(0, 5).join('\n')).to.deep.equal([]);
       const owners = new Set([...latest(timelineRuns, 'per-resource').values()].map((r) => r.member));
       expect(owners).to.deep.equal(new Set(survivors));
-      console.log(`      ${timelineRuns.length} runs (${globalRuns.length} cluster-wide, ${shardedRuns.length} sharded); leader ${leader} SIGKILLed, cluster-wide on ${next} ${moved} ms later (lease ${lease.leaseMs} ms); 0 overlaps`);
+      console.log(
+        `      ${timelineRuns.length} runs (${globalRuns.length} cluster-wide, ${shardedRuns.length} sharded); leader ${leader} SIGKILLed, cluster-wide on ${next} ${moved} ms later (lease ${lease.leaseMs} ms); 0 overlaps`,
+      );
     } finally {
       for (const child of children) child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });

@@ -17,7 +17,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger, Operator, UpdateControl } from '../../lib/index.js';
 
 const [url, identity, timeline, leaseMs, deadlineMs, retryMs, leaderLease] = process.argv.slice(2);
-if (!url || !identity || !timeline) throw new Error('usage: member-process.ts <serverUrl> <identity> <timelineFile> <leaseMs> <deadlineMs> <retryMs> [leaderLease]');
+if (!url || !identity || !timeline)
+  throw new Error('usage: member-process.ts <serverUrl> <identity> <timelineFile> <leaseMs> <deadlineMs> <retryMs> [leaderLease]');
 const kubeConfig = new KubeConfig();
 kubeConfig.loadFromClusterAndUser({ name: 'embedded', server: url, skipTLSVerify: true }, { name: 'test', token: 'test' });
 const rescheduleMs = process.env['RXKUBE_TEST_RESCHEDULE_MS'] === undefined ? undefined : Number(process.env['RXKUBE_TEST_RESCHEDULE_MS']);
@@ -35,7 +36,14 @@ const reconciler = (controller: string) => ({
     const start = Date.now();
     // A run that takes a while makes overlapping runs on two members visible if handover were wrong.
     await sleep(5 + Math.floor(Math.random() * 20));
-    const line = { member: identity, resource: configMap.metadata?.name, start, end: Date.now(), value: Number(configMap.data?.['value'] ?? -1), controller };
+    const line = {
+      member: identity,
+      resource: configMap.metadata?.name,
+      start,
+      end: Date.now(),
+      value: Number(configMap.data?.['value'] ?? -1),
+      controller,
+    };
     appendFileSync(timeline, `${JSON.stringify(line)}\n`);
     const control = UpdateControl.noUpdate<V1ConfigMap>();
     return rescheduleMs === undefined ? control : control.rescheduleAfter(rescheduleMs);

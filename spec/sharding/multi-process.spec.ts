@@ -40,12 +40,22 @@ describe('sharding across processes (SH1–SH4)', function () {
   let configMaps: ResourceClient;
   const members: Member[] = [];
   const timeline = () => join(dir, 'timeline.jsonl');
-  const runs = (): Run[] => (existsSync(timeline()) ? readFileSync(timeline(), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Run) : []);
+  const runs = (): Run[] =>
+    existsSync(timeline())
+      ? readFileSync(timeline(), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Run)
+      : [];
 
   const spawnMember = (identity: string): Member => {
-    const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, server.url, identity, timeline(), ...Object.values(TIMING).map(String)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', SCRIPT, server.url, identity, timeline(), ...Object.values(TIMING).map(String)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     const member: Member = { identity, child, statuses: [] };
     createInterface({ input: child.stdout! }).on('line', (line) => member.statuses.push(JSON.parse(line) as StatusLine));
     members.push(member);
@@ -54,13 +64,17 @@ describe('sharding across processes (SH1–SH4)', function () {
   /** member → resources whose latest run is on it, once no more runs come for a second. */
   const currentOwners = async (): Promise<Map<string, number>> => {
     let count = -1;
-    await eventually('the runs to settle', async () => {
-      const now = runs().length;
-      if (now === count) return true;
-      count = now;
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      return false;
-    }, 60_000);
+    await eventually(
+      'the runs to settle',
+      async () => {
+        const now = runs().length;
+        if (now === count) return true;
+        count = now;
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        return false;
+      },
+      60_000,
+    );
     const latest = new Map<string, Run>();
     for (const run of runs()) if (!latest.has(run.resource) || latest.get(run.resource)!.start <= run.start) latest.set(run.resource, run);
     const owners = new Map<string, number>();
@@ -73,11 +87,19 @@ describe('sharding across processes (SH1–SH4)', function () {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rxkube-shards-'));
     server = await startApiServer();
-    configMaps = createKubeClient(server.kubeConfig()).resource({ apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true });
+    configMaps = createKubeClient(server.kubeConfig()).resource({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      plural: 'configmaps',
+      namespaced: true,
+    });
     for (let i = 0; i < N; i += 50) {
       await Promise.all(
         Array.from({ length: Math.min(50, N - i) }, (_, k) =>
-          configMaps.create({ metadata: { name: `cm-${i + k}`, namespace: 'default', labels: { 'shard-test': 'yes' } }, data: { value: '0' } } as never),
+          configMaps.create({
+            metadata: { name: `cm-${i + k}`, namespace: 'default', labels: { 'shard-test': 'yes' } },
+            data: { value: '0' },
+          } as never),
         ),
       );
     }
@@ -91,7 +113,11 @@ describe('sharding across processes (SH1–SH4)', function () {
   it('spreads the resources, survives a SIGKILL and a join during an update storm, loses nothing and never runs one resource on two members at once', async () => {
     const [m1, m2, m3] = [spawnMember('m1'), spawnMember('m2'), spawnMember('m3')];
     await eventually('three members settled on one view', () => [m1, m2, m3].every((m) => settledOn(m, ['m1', 'm2', 'm3'])), 90_000);
-    await eventually(() => `every resource run once (${new Set(runs().map((r) => r.resource)).size} of ${N})`, () => new Set(runs().map((r) => r.resource)).size === N, 60_000);
+    await eventually(
+      () => `every resource run once (${new Set(runs().map((r) => r.resource)).size} of ${N})`,
+      () => new Set(runs().map((r) => r.resource)).size === N,
+      60_000,
+    );
 
     // Spread: who runs each resource now — the member of its latest run once the handovers of the
     // start-up (members joining one by one) have settled and no run is left to come.
@@ -137,13 +163,19 @@ describe('sharding across processes (SH1–SH4)', function () {
       for (const run of runs()) if (!last.has(run.resource) || last.get(run.resource)!.start <= run.start) last.set(run.resource, run);
       return [...finalValue].filter(([name, value]) => last.get(name)?.value !== value).map(([name]) => name);
     };
-    await eventually(() => `every resource's last run seeing its last bump (stale: ${stale().slice(0, 10).join(', ')})`, () => stale().length === 0, 60_000);
+    await eventually(
+      () => `every resource's last run seeing its last bump (stale: ${stale().slice(0, 10).join(', ')})`,
+      () => stale().length === 0,
+      60_000,
+    );
 
     // The join: m4 took about a third of the resources.
     await eventually('m1, m3 and m4 settled on one view', () => [m1, m3, m4!].every((m) => settledOn(m, ['m1', 'm3', 'm4'])), 60_000);
     const afterJoin = await currentOwners();
     const m4share = (afterJoin.get('m4') ?? 0) / N;
-    console.log(`      after the join: ${[...afterJoin].map(([m, n]) => `${m} ${n}`).join(', ')} (m4 took ${(100 * m4share).toFixed(0)} %)`);
+    console.log(
+      `      after the join: ${[...afterJoin].map(([m, n]) => `${m} ${n}`).join(', ')} (m4 took ${(100 * m4share).toFixed(0)} %)`,
+    );
     expect(m4share).to.be.within(0.2, 0.47);
 
     // The timeline: no resource ran on two members at overlapping times.

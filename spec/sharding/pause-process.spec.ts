@@ -52,19 +52,30 @@ describe('sharding and leader election: a process frozen past its lease (SH1, SH
   const members: Member[] = [];
   const pauses: { identity: string; frozeAt: number; woke: number }[] = [];
   const timeline = () => join(dir, 'timeline.jsonl');
-  const runs = (): Run[] => (existsSync(timeline()) ? readFileSync(timeline(), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Run) : []);
+  const runs = (): Run[] =>
+    existsSync(timeline())
+      ? readFileSync(timeline(), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Run)
+      : [];
 
   const spawnMember = (identity: string): Member => {
-    const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, server.url, identity, timeline(), ...Object.values(TIMING).map(String), 'pause-leader'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, RXKUBE_TEST_RESCHEDULE_MS: String(RESCHEDULE_MS) },
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', SCRIPT, server.url, identity, timeline(), ...Object.values(TIMING).map(String), 'pause-leader'],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: { ...process.env, RXKUBE_TEST_RESCHEDULE_MS: String(RESCHEDULE_MS) },
+      },
+    );
     const member: Member = { identity, child, statuses: [] };
     createInterface({ input: child.stdout! }).on('line', (line) => member.statuses.push(JSON.parse(line) as StatusLine));
     members.push(member);
     return member;
   };
-  const settled = (m: Member, after: number) => m.statuses.some((s) => s.at >= after && s.member === true && s.settled === true && s.members?.length === 2);
+  const settled = (m: Member, after: number) =>
+    m.statuses.some((s) => s.at >= after && s.member === true && s.settled === true && s.members?.length === 2);
   const leading = (m: Member) => m.statuses.filter((s) => s.leader !== undefined).at(-1)?.leader === true;
 
   /** Bumps every ConfigMap over and over until `until` resolves. */
@@ -74,7 +85,10 @@ describe('sharding and leader election: a process frozen past its lease (SH1, SH
     let value = 0;
     while (!done) {
       value++;
-      const names = [...Array.from({ length: PER_RESOURCE }, (_, i) => `cm-${i}`), ...Array.from({ length: GLOBAL }, (_, i) => `global-${i}`)];
+      const names = [
+        ...Array.from({ length: PER_RESOURCE }, (_, i) => `cm-${i}`),
+        ...Array.from({ length: GLOBAL }, (_, i) => `global-${i}`),
+      ];
       await Promise.all(names.map((name) => configMaps.mergePatch({ name, namespace: 'default' }, { data: { value: String(value) } })));
       await sleep(20);
     }
@@ -106,18 +120,35 @@ describe('sharding and leader election: a process frozen past its lease (SH1, SH
    * they overlap what the others ran meanwhile by construction.
    */
   const perResourceRuns = () =>
-    runs().filter((r) => r.controller === 'per-resource' && !pauses.some((p) => r.member === p.identity && r.start < p.woke && r.end >= p.frozeAt));
+    runs().filter(
+      (r) => r.controller === 'per-resource' && !pauses.some((p) => r.member === p.identity && r.start < p.woke && r.end >= p.frozeAt),
+    );
 
   /** `m`'s runs (of `controller`) started after it woke and before `until`. */
   const startedBetween = (m: Member, from: number, until: number, controller?: string) =>
-    runs().filter((r) => r.member === m.identity && r.start >= from && r.start < until && (controller === undefined || r.controller === controller));
+    runs().filter(
+      (r) => r.member === m.identity && r.start >= from && r.start < until && (controller === undefined || r.controller === controller),
+    );
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rxkube-pause-'));
     server = await startApiServer();
-    configMaps = createKubeClient(server.kubeConfig()).resource({ apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true });
-    for (let i = 0; i < PER_RESOURCE; i++) await configMaps.create({ metadata: { name: `cm-${i}`, namespace: 'default', labels: { 'shard-test': 'yes' } }, data: { value: '0' } } as never);
-    for (let i = 0; i < GLOBAL; i++) await configMaps.create({ metadata: { name: `global-${i}`, namespace: 'default', labels: { 'shard-test': 'global' } }, data: { value: '0' } } as never);
+    configMaps = createKubeClient(server.kubeConfig()).resource({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      plural: 'configmaps',
+      namespaced: true,
+    });
+    for (let i = 0; i < PER_RESOURCE; i++)
+      await configMaps.create({
+        metadata: { name: `cm-${i}`, namespace: 'default', labels: { 'shard-test': 'yes' } },
+        data: { value: '0' },
+      } as never);
+    for (let i = 0; i < GLOBAL; i++)
+      await configMaps.create({
+        metadata: { name: `global-${i}`, namespace: 'default', labels: { 'shard-test': 'global' } },
+        data: { value: '0' },
+      } as never);
   });
   after(async () => {
     for (const m of members) m.child.kill('SIGKILL');
@@ -149,11 +180,19 @@ describe('sharding and leader election: a process frozen past its lease (SH1, SH
 
   it('OB4, SH1: a leader frozen past its lease during reschedules and a storm starts no run between waking and stepping down, and none of the cluster-wide controller after', async () => {
     expect(leading(m1), 'm1 still leads').to.equal(true);
-    await eventually('m1 runs the cluster-wide controller', () => runs().some((r) => r.member === 'm1' && r.controller === 'cluster-wide'), 10_000);
+    await eventually(
+      'm1 runs the cluster-wide controller',
+      () => runs().some((r) => r.member === 'm1' && r.controller === 'cluster-wide'),
+      10_000,
+    );
     const { frozeAt, woke } = await pauseDuringStorm(m1, { leading: true });
     await eventually('m2 took the leadership over', () => leading(m2), 10_000);
     // Frozen while leading, it cannot print meanwhile: its first `leader: false` since is the step-down.
-    await eventually('m1 stepped down and rejoined', () => m1.statuses.some((s) => s.at >= woke && s.member === true) && m1.statuses.some((s) => s.at >= frozeAt && s.leader === false), 15_000).catch(() => undefined);
+    await eventually(
+      'm1 stepped down and rejoined',
+      () => m1.statuses.some((s) => s.at >= woke && s.member === true) && m1.statuses.some((s) => s.at >= frozeAt && s.leader === false),
+      15_000,
+    ).catch(() => undefined);
     const stepDown = m1.statuses.find((s) => s.at >= frozeAt && s.leader === false)?.at;
     const ledAgain = m1.statuses.find((s) => s.at >= woke && s.leader === true)?.at ?? Infinity;
     const rejoined = m1.statuses.find((s) => s.at >= woke && s.member === true)?.at;
@@ -161,7 +200,9 @@ describe('sharding and leader election: a process frozen past its lease (SH1, SH
     expect(rejoined, 'm1 rejoined the shard group').to.not.equal(undefined);
     const cluster = startedBetween(m1, woke, ledAgain, 'cluster-wide');
     const sharded = startedBetween(m1, woke, rejoined!, 'per-resource');
-    console.log(`      m1 woke at +0, stepped down at +${Math.max(0, stepDown! - woke)} ms, rejoined at +${rejoined! - woke} ms; cluster-wide runs since: ${cluster.length}, per-resource runs before rejoining: ${sharded.length}`);
+    console.log(
+      `      m1 woke at +0, stepped down at +${Math.max(0, stepDown! - woke)} ms, rejoined at +${rejoined! - woke} ms; cluster-wide runs since: ${cluster.length}, per-resource runs before rejoining: ${sharded.length}`,
+    );
     expect(cluster.map((r) => `${r.resource}@+${r.start - woke}`)).to.deep.equal([]);
     expect(sharded.map((r) => `${r.resource}@+${r.start - woke}`)).to.deep.equal([]);
     expect(overlaps(perResourceRuns()).slice(0, 5)).to.deep.equal([]);

@@ -32,14 +32,23 @@ function frozenLeases(leases: LeaseClient, clock: FreezableScheduler): LeaseClie
       ...leases.listWatch,
       list: (scope, request) => clock.arrive(leases.listWatch.list(scope, request)),
       watch: (request, onEvent, onClose) =>
-        leases.listWatch.watch(request, (type, lease) => clock.deliver(() => onEvent(type, lease)), (err?: unknown) => clock.deliver(() => onClose(err))),
+        leases.listWatch.watch(
+          request,
+          (type, lease) => clock.deliver(() => onEvent(type, lease)),
+          (err?: unknown) => clock.deliver(() => onClose(err)),
+        ),
     },
   };
 }
 
 function unusedClient() {
   const kc = new KubeConfig();
-  kc.loadFromOptions({ clusters: [{ name: 'c', server: 'http://127.0.0.1:9' }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: 'http://127.0.0.1:9' }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
   return createKubeClient(kc);
 }
 
@@ -70,7 +79,10 @@ function group() {
     const shard = new Shard(shardingConfig('web', { identity, ...TIMING }), {
       client: unusedClient(),
       scheduler: clock,
-      leases: frozenLeases(server.client(() => links.get(identity) ?? 'up'), clock),
+      leases: frozenLeases(
+        server.client(() => links.get(identity) ?? 'up'),
+        clock,
+      ),
     });
     const run = (id: ResourceID, ctx: RunContext) =>
       new Promise<{ rescheduleAfter: number }>((resolve) => {
@@ -87,7 +99,14 @@ function group() {
     const input = new Subject<ResourceEvent>();
     subscriptions.push(
       merge(input.pipe(runnableOnly(shard)), gainedResources(shard, () => objects, 'sharding').pipe(takeUntil(stopping)))
-        .pipe(reconcileEach(reportedToShard(shard, run), { scheduler: clock, retry: false, exists: (id) => shard.runnable(id), abortRuns$: memberLost(shard) }))
+        .pipe(
+          reconcileEach(reportedToShard(shard, run), {
+            scheduler: clock,
+            retry: false,
+            exists: (id) => shard.runnable(id),
+            abortRuns$: memberLost(shard),
+          }),
+        )
         .subscribe(),
     );
     shard.start();
@@ -132,7 +151,9 @@ describe('sharding: a member frozen past its lease (SH1, SH3)', function () {
       await advance(base, lastWrite + 230 - base.now());
       a.clock.freeze();
       await advance(base, TIMING.leaseDurationMs + 2_000);
-      expect(runs.filter((r) => r.member === 'b' && r.start > base.now() - 1_000).length, 'b took every resource over').to.be.greaterThan(ids.length / 2);
+      expect(runs.filter((r) => r.member === 'b' && r.start > base.now() - 1_000).length, 'b took every resource over').to.be.greaterThan(
+        ids.length / 2,
+      );
 
       const wake = base.now();
       a.clock.thaw(order);
@@ -142,9 +163,15 @@ describe('sharding: a member frozen past its lease (SH1, SH3)', function () {
       const renewal = server.writes.find((w) => w.name === memberLeaseName('web', 'a') && w.at >= wake)?.at;
       expect(renewal, 'a renewed after waking').to.not.equal(undefined);
       const early = runs.filter((r) => r.member === 'a' && r.start >= wake && r.start <= renewal!);
-      expect(early.map((r) => `${r.resource}@${r.start}`), `runs a started between waking at ${wake} and renewing at ${renewal}`).to.deep.equal([]);
+      expect(
+        early.map((r) => `${r.resource}@${r.start}`),
+        `runs a started between waking at ${wake} and renewing at ${renewal}`,
+      ).to.deep.equal([]);
       expect(overlaps(runs).slice(0, 5)).to.deep.equal([]);
-      expect(runs.filter((r) => r.member === 'a' && r.start > renewal!).length, 'a runs its share again after the handover').to.be.greaterThan(0);
+      expect(
+        runs.filter((r) => r.member === 'a' && r.start > renewal!).length,
+        'a runs its share again after the handover',
+      ).to.be.greaterThan(0);
       await stopAll();
     });
   }
@@ -154,9 +181,8 @@ describe('sharding: a member frozen past its lease (SH1, SH3)', function () {
     const a = join('a');
     await advance(base, 1_000);
     const sent: string[] = [];
-    const client = leaseGatedClient(
-      { ...unusedClient(), request: async (req) => void sent.push(`${req.method} ${req.path}`) },
-      () => a.shard.holdsLease(),
+    const client = leaseGatedClient({ ...unusedClient(), request: async (req) => void sent.push(`${req.method} ${req.path}`) }, () =>
+      a.shard.holdsLease(),
     );
     await client.request({ method: 'PATCH', path: '/api/v1/namespaces/default/configmaps/r1' });
     expect(sent).to.have.length(1);
@@ -166,7 +192,10 @@ describe('sharding: a member frozen past its lease (SH1, SH3)', function () {
     a.clock.freeze();
     await advance(base, TIMING.leaseDurationMs);
     // Woken: before any of its timers has fired, a write is refused and the member has left.
-    const refused = await client.request({ method: 'PATCH', path: '/api/v1/namespaces/default/configmaps/r1' }).then(() => undefined, (err: unknown) => err);
+    const refused = await client.request({ method: 'PATCH', path: '/api/v1/namespaces/default/configmaps/r1' }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(refused).to.be.instanceOf(LeaseLostError);
     expect(a.shard.status.member).to.equal(false);
     expect(await client.request({ method: 'GET', path: '/api/v1/namespaces/default/configmaps/r1' }).then(() => 'read')).to.equal('read');
@@ -187,8 +216,26 @@ describe('leader election: a leader frozen past its lease (OB4)', function () {
       const server = new FakeLeaseServer(base, 5);
       let link: Link = 'up';
       const clock = new FreezableScheduler(base);
-      const elector = new LeaderElector({ kubeConfig: unusedKubeConfig, leaseName: 'op', leaseNamespace: 'default', identity: 'a', ...TIMING, scheduler: clock, leaseClient: server.client(() => link), random: () => 0.5 });
-      const other = new LeaderElector({ kubeConfig: unusedKubeConfig, leaseName: 'op', leaseNamespace: 'default', identity: 'b', ...TIMING, scheduler: base, leaseClient: server.client(() => 'up'), random: () => 0.5 });
+      const elector = new LeaderElector({
+        kubeConfig: unusedKubeConfig,
+        leaseName: 'op',
+        leaseNamespace: 'default',
+        identity: 'a',
+        ...TIMING,
+        scheduler: clock,
+        leaseClient: server.client(() => link),
+        random: () => 0.5,
+      });
+      const other = new LeaderElector({
+        kubeConfig: unusedKubeConfig,
+        leaseName: 'op',
+        leaseNamespace: 'default',
+        identity: 'b',
+        ...TIMING,
+        scheduler: base,
+        leaseClient: server.client(() => 'up'),
+        random: () => 0.5,
+      });
       // The controller's assembly for a leader-elected controller: active$ from leadership, each start judged on the clock.
       const leading$ = new BehaviorSubject(false);
       elector.isLeader$.subscribe(leading$);
@@ -224,9 +271,15 @@ describe('leader election: a leader frozen past its lease (OB4)', function () {
       clock.thaw(order);
       for (const id of ids) input.next(resourceEvent(id.name, 'modified'));
       await advance(base, 2_000);
-      expect(starts.filter((at) => at >= wake), 'runs started after waking').to.deep.equal([]);
+      expect(
+        starts.filter((at) => at >= wake),
+        'runs started after waking',
+      ).to.deep.equal([]);
       expect(leadership).to.deep.equal([true, false]);
-      expect(server.writes.filter((w) => w.at >= wake && w.holder === 'a'), 'lease writes as holder after waking').to.deep.equal([]);
+      expect(
+        server.writes.filter((w) => w.at >= wake && w.holder === 'a'),
+        'lease writes as holder after waking',
+      ).to.deep.equal([]);
       subscription.unsubscribe();
       const stops = Promise.all([elector.stop(), other.stop()]);
       await advance(base, 3_000);

@@ -30,7 +30,12 @@ interface Run extends TimelineRun {
 /** A client nothing is sent through: the shards' Leases are the fake server's. */
 function unusedClient() {
   const kc = new KubeConfig();
-  kc.loadFromOptions({ clusters: [{ name: 'c', server: 'http://127.0.0.1:9' }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: 'http://127.0.0.1:9' }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
   return createKubeClient(kc);
 }
 
@@ -88,7 +93,14 @@ function group(options: { latencyMs?: number; wrapLeases?: (identity: string, le
       new Promise((resolve) =>
         subscriptions.push(
           merge(input.pipe(runnableOnly(shard)), gainedResources(shard, () => objects, 'sharding').pipe(takeUntil(stopping)))
-            .pipe(reconcileEach(reportedToShard(shard, run), { scheduler, retry: false, exists: (id) => shard.runnable(id), abortRuns$: memberLost(shard) }))
+            .pipe(
+              reconcileEach(reportedToShard(shard, run), {
+                scheduler,
+                retry: false,
+                exists: (id) => shard.runnable(id),
+                abortRuns$: memberLost(shard),
+              }),
+            )
             .subscribe({ complete: resolve }),
         ),
       ),
@@ -131,13 +143,16 @@ function group(options: { latencyMs?: number; wrapLeases?: (identity: string, le
 
   /** Virtual times at which `identity`'s Lease stored annotation `viewId`, first. */
   const ackedAt = (identity: string, viewId: string) =>
-    server.writes.find((w) => w.name === memberLeaseName('web', identity) && !w.deleted && w.lease.metadata?.annotations?.[SHARD_VIEW_ANNOTATION] === viewId)?.at;
+    server.writes.find(
+      (w) => w.name === memberLeaseName('web', identity) && !w.deleted && w.lease.metadata?.annotations?.[SHARD_VIEW_ANNOTATION] === viewId,
+    )?.at;
   /** The last time `identity`'s Lease was stored. */
-  const lastRenewal = (identity: string) => server.writes.filter((w) => w.name === memberLeaseName('web', identity)).at(-1)?.at ?? -Infinity;
-  const runsOf = (member: string, names?: ReadonlySet<string>) => runs.filter((r) => r.member === member && (names === undefined || names.has(r.resource)));
+  const lastRenewal = (identity: string) =>
+    server.writes.filter((w) => w.name === memberLeaseName('web', identity)).at(-1)?.at ?? -Infinity;
+  const runsOf = (member: string, names?: ReadonlySet<string>) =>
+    runs.filter((r) => r.member === member && (names === undefined || names.has(r.resource)));
   /** Each resource is runnable on exactly one of `members`. */
-  const splitExactly = (members: readonly string[]) =>
-    ids.every((id) => members.filter((m) => shards.get(m)?.runnable(id)).length === 1);
+  const splitExactly = (members: readonly string[]) => ids.every((id) => members.filter((m) => shards.get(m)?.runnable(id)).length === 1);
 
   return { scheduler, server, links, linkOf, shards, runs, runMs, join, touch, leave, stopAll, ackedAt, lastRenewal, runsOf, splitExactly };
 }
@@ -178,7 +193,10 @@ describe('sharding: the Shard in virtual time (a fake lease server, the controll
     const gate = Math.max(g.ackedAt('a', both.id)!, g.ackedAt('b', both.id)!);
     expect(b.status).to.include({ member: true, settled: true, viewId: both.id });
     expect(g.runsOf('b')).to.not.be.empty;
-    expect(g.runsOf('b').map((r) => r.start), 'b started before both acknowledged').to.satisfy((starts: number[]) => starts.every((t) => t > gate));
+    expect(
+      g.runsOf('b').map((r) => r.start),
+      'b started before both acknowledged',
+    ).to.satisfy((starts: number[]) => starts.every((t) => t > gate));
     expect(g.runsOf('a').filter((r) => r.start >= joinedAt && ownedBy('b', both.members).has(r.resource))).to.deep.equal([]);
     expect(g.splitExactly(['a', 'b'])).to.equal(true);
     expectNoOverlap(g.runs);
@@ -221,7 +239,9 @@ describe('sharding: the Shard in virtual time (a fake lease server, the controll
       await advance(g.scheduler, 25_000);
 
       const lost = ownedBy('b', three);
-      const takeover = Math.min(...g.runs.filter((r) => r.member !== 'b' && r.start > killedAt && lost.has(r.resource)).map((r) => r.start));
+      const takeover = Math.min(
+        ...g.runs.filter((r) => r.member !== 'b' && r.start > killedAt && lost.has(r.resource)).map((r) => r.start),
+      );
       expect(takeover - last, 'not before the lease expired').to.be.at.least(LEASE_MS);
       expect(takeover - last).to.be.at.most(LEASE_MS + 2_000);
       expect(new Set(g.runs.filter((r) => r.member !== 'b' && r.start > killedAt).map((r) => r.resource))).to.deep.equal(lost);
@@ -241,7 +261,10 @@ describe('sharding: the Shard in virtual time (a fake lease server, the controll
     const last = g.lastRenewal('b');
     const bLease = memberLeaseName('web', 'b');
     await advance(g.scheduler, 2 * LEASE_MS - 1_000 - (g.scheduler.now() - last));
-    expect(g.server.writes.some((w) => w.name === bLease && w.deleted), 'not within two durations').to.equal(false);
+    expect(
+      g.server.writes.some((w) => w.name === bLease && w.deleted),
+      'not within two durations',
+    ).to.equal(false);
     await advance(g.scheduler, 5_000);
     const deletes = g.server.writes.filter((w) => w.name === bLease && w.deleted);
     expect(deletes, 'deleted once').to.have.length(1);
@@ -258,7 +281,7 @@ describe('sharding: the Shard in virtual time (a fake lease server, the controll
     await g.stopAll();
   });
 
-  it('SH4: a delete of a dead member\'s Lease that never answers is abandoned after the renew deadline and tried again', async () => {
+  it("SH4: a delete of a dead member's Lease that never answers is abandoned after the renew deadline and tried again", async () => {
     const bLease = memberLeaseName('web', 'b');
     let deletes = 0;
     const g = group({
@@ -271,7 +294,9 @@ describe('sharding: the Shard in virtual time (a fake lease server, the controll
               delete: (ref, options) =>
                 ref.name !== bLease || deletes++ > 0
                   ? leases.delete(ref, options)
-                  : new Promise((_, reject) => options?.signal?.addEventListener('abort', () => reject(options.signal?.reason), { once: true })),
+                  : new Promise((_, reject) =>
+                      options?.signal?.addEventListener('abort', () => reject(options.signal?.reason), { once: true }),
+                    ),
             },
     });
     g.join('a');
@@ -309,8 +334,13 @@ describe('sharding: the Shard in virtual time (a fake lease server, the controll
     expect(long!.aborted).to.equal(true);
     expect(long!.end).to.equal(leftAt);
     expect(ofB.some((name) => b.runnable({ name, namespace: 'default' }))).to.equal(false);
-    const takeover = Math.min(...g.runsOf('a', new Set(ofB)).filter((r) => r.start > last).map((r) => r.start));
-    expect(takeover - last, 'a took over only after b\'s lease expired').to.be.within(LEASE_MS, LEASE_MS + 2_000);
+    const takeover = Math.min(
+      ...g
+        .runsOf('a', new Set(ofB))
+        .filter((r) => r.start > last)
+        .map((r) => r.start),
+    );
+    expect(takeover - last, "a took over only after b's lease expired").to.be.within(LEASE_MS, LEASE_MS + 2_000);
     expect(a.status.members).to.deep.equal(['a']);
 
     // b's link comes back: it renews, rejoins, and gets its share back through a handover.
@@ -385,7 +415,7 @@ describe('sharding: the Shard in virtual time (a fake lease server, the controll
 
     expect(paused, 'samples where a kept resource was not runnable on a').to.equal(0);
     const gate = g.ackedAt('b', viewOf(['a', 'b', 'c']).id)!;
-    expect(gate - joinedAt, 'the handover waited for b\'s run').to.be.at.least(2_500);
+    expect(gate - joinedAt, "the handover waited for b's run").to.be.at.least(2_500);
     const duringHandover = g.runsOf('a', new Set(kept)).filter((r) => r.start > joinedAt && r.start < gate);
     expect(new Set(duringHandover.map((r) => r.resource)).size, 'kept resources ran while the handover waited').to.equal(kept.length);
     expectNoOverlap(g.runs);
@@ -441,7 +471,9 @@ describe('sharding: the Shard in virtual time (a fake lease server, the controll
     await advance(g.scheduler, 5_000);
     const view3 = ['a', 'b', 'c'];
     // Moves from a to c when c joins: a's long run of it holds that handover.
-    const moving = [...ownedBy('a', ['a', 'b'])].find((name) => ownedBy('c', view3).has(name) && ownedBy('d', ['a', 'b', 'c', 'd']).size > 0)!;
+    const moving = [...ownedBy('a', ['a', 'b'])].find(
+      (name) => ownedBy('c', view3).has(name) && ownedBy('d', ['a', 'b', 'c', 'd']).size > 0,
+    )!;
     g.runMs.set(moving, 5_000);
     g.touch([moving]);
     await advance(g.scheduler, 100);
@@ -463,13 +495,16 @@ describe('sharding: the Shard in virtual time (a fake lease server, the controll
     const final = viewOf(['a', 'b', 'd']);
     expect(a.status).to.include({ viewId: final.id, settled: true });
     const gate = Math.max(...['a', 'b', 'd'].map((m) => g.ackedAt(m, final.id)!));
-    expect(gate, 'the last handover waited for a\'s run').to.be.at.least(inFlight.end);
+    expect(gate, "the last handover waited for a's run").to.be.at.least(inFlight.end);
     expect(inFlight.aborted).to.equal(false);
     const early = g.runs.filter((r) => r.member !== 'a' && r.resource === moving && r.start < inFlight.end);
     expect(early, 'no one ran it while a did').to.deep.equal([]);
     if (back.length > 0) {
       const againOnA = g.runsOf('a', new Set(back)).filter((r) => r.start > inFlight.start && r.resource !== moving);
-      expect(againOnA.every((r) => r.start > gate), 'a resource a regained waited for the gate').to.equal(true);
+      expect(
+        againOnA.every((r) => r.start > gate),
+        'a resource a regained waited for the gate',
+      ).to.equal(true);
     }
     expect(g.splitExactly(['a', 'b', 'd'])).to.equal(true);
     expectNoOverlap(g.runs);

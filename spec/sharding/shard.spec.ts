@@ -10,7 +10,12 @@ const TIMING = { leaseDurationMs: 1_500, renewDeadlineMs: 1_000, retryPeriodMs: 
 const ids = Array.from({ length: 300 }, (_, i) => ({ name: `r${i}`, namespace: 'default' }));
 
 function settledOn(shard: Shard, size: number): Promise<ShardStatus> {
-  return firstValueFrom(shard.status$.pipe(filter((s) => s.member && s.settled && s.members.length === size), timeout(10_000)));
+  return firstValueFrom(
+    shard.status$.pipe(
+      filter((s) => s.member && s.settled && s.members.length === size),
+      timeout(10_000),
+    ),
+  );
 }
 
 describe('sharding: members on the embedded server', function () {
@@ -37,7 +42,11 @@ describe('sharding: members on the embedded server', function () {
 
   function owners(): Map<string, string[]> {
     const byId = new Map<string, string[]>();
-    for (const id of ids) byId.set(id.name, shards.filter((s) => s.runnable(id)).map((s) => s.identity));
+    for (const id of ids)
+      byId.set(
+        id.name,
+        shards.filter((s) => s.runnable(id)).map((s) => s.identity),
+      );
     return byId;
   }
 

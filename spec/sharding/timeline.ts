@@ -15,7 +15,10 @@ export function overlaps(runs: readonly TimelineRun[]): string[] {
     list.sort((a, b) => a.start - b.start);
     for (let i = 0; i < list.length; i++) {
       for (let j = i + 1; j < list.length && list[j]!.start < list[i]!.end; j++) {
-        if (list[j]!.member !== list[i]!.member) found.push(`${resource}: ${list[i]!.member} ${list[i]!.start}–${list[i]!.end} and ${list[j]!.member} ${list[j]!.start}–${list[j]!.end}`);
+        if (list[j]!.member !== list[i]!.member)
+          found.push(
+            `${resource}: ${list[i]!.member} ${list[i]!.start}–${list[i]!.end} and ${list[j]!.member} ${list[j]!.start}–${list[j]!.end}`,
+          );
       }
     }
   }

@@ -11,7 +11,11 @@ describe('soak/analysis', () => {
     expect(maxConcurrentRuns(runs)).to.deep.equal({ max: 1, overlap: [] });
     const overlapping = [...runs, { name: 'a', by: 'op-3', start: 15, end: 16 }];
     expect(maxConcurrentRuns(overlapping).max).to.equal(2);
-    expect(maxConcurrentRuns(overlapping).overlap.map((r) => r.by).sort()).to.deep.equal(['op-2', 'op-3']);
+    expect(
+      maxConcurrentRuns(overlapping)
+        .overlap.map((r) => r.by)
+        .sort(),
+    ).to.deep.equal(['op-2', 'op-3']);
   });
 
   it('measures failover from the last renewal of the vanished holder to the next holder, as the server stored them', () => {
@@ -21,9 +25,20 @@ describe('soak/analysis', () => {
       { holder: '', renewedAt: 2_500, seenAt: 2_505 },
       { holder: 'b', renewedAt: 17_010, seenAt: 17_020 },
     ];
-    expect(failoverAfter(versions, 'a', 3_000)).to.deep.equal({ newHolder: 'b', ms: 14_990, byRenewTimeMs: 15_010, lastRenewalSeenAt: 2_030 });
+    expect(failoverAfter(versions, 'a', 3_000)).to.deep.equal({
+      newHolder: 'b',
+      ms: 14_990,
+      byRenewTimeMs: 15_010,
+      lastRenewalSeenAt: 2_030,
+    });
     // a holder that took its lease back had no failover
-    expect(failoverAfter([...versions.slice(0, 2), { holder: 'a', renewedAt: 9_000, seenAt: 9_005 }, { holder: 'b', renewedAt: 30_000, seenAt: 30_005 }], 'a', 3_000)).to.equal(undefined);
+    expect(
+      failoverAfter(
+        [...versions.slice(0, 2), { holder: 'a', renewedAt: 9_000, seenAt: 9_005 }, { holder: 'b', renewedAt: 30_000, seenAt: 30_005 }],
+        'a',
+        3_000,
+      ),
+    ).to.equal(undefined);
     expect(failoverAfter(versions.slice(0, 2), 'a', 3_000)).to.equal(undefined);
   });
 

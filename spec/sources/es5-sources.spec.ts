@@ -28,7 +28,10 @@ describe('sources/ES5 sources', () => {
     s.run(({ cold, expectObservable }) => {
       const answers: Array<Observable<Array<[ResourceID, number]>>> = [
         of([[id('a'), 1]]),
-        of([[id('a'), 1], [id('b'), 1]]),
+        of([
+          [id('a'), 1],
+          [id('b'), 1],
+        ]),
         of([[id('a'), 2]]),
         throwError(() => new Error('remote down')),
         of([]),

@@ -81,7 +81,10 @@ export class FakeListWatch implements ListWatchClient<KubernetesObject> {
 
   list(scope: ListWatchScope): Promise<ListAnswer<KubernetesObject>> {
     this.listCalls.push({ at: this.clock.now(), scope });
-    const script = this.lists.shift() ?? { items: this.objects.filter((o) => inScope(o, scope)), resourceVersion: this.defaultResourceVersion };
+    const script = this.lists.shift() ?? {
+      items: this.objects.filter((o) => inScope(o, scope)),
+      resourceVersion: this.defaultResourceVersion,
+    };
     if (script === 'hang') return new Promise(() => undefined);
     return script instanceof Error ? Promise.reject(script) : Promise.resolve(script);
   }
@@ -131,11 +134,23 @@ function inScope(object: KubernetesObject, scope: ListWatchScope): boolean {
 
 /** An HTTP error answer as the real client reports it (e.g. 500, or 410 Gone). */
 export function httpError(code: number, message = `answer ${code}`): KubeApiError {
-  return new KubeApiError(code, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code, message, reason: code === 410 ? 'Expired' : 'InternalError' }, {}, { method: 'GET', path: '/api/v1/configmaps' });
+  return new KubeApiError(
+    code,
+    { kind: 'Status', apiVersion: 'v1', status: 'Failure', code, message, reason: code === 410 ? 'Expired' : 'InternalError' },
+    {},
+    { method: 'GET', path: '/api/v1/configmaps' },
+  );
 }
 
 /** The ERROR event a server sends on a watch whose resourceVersion is too old. */
-export const GONE_EVENT = { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 410, reason: 'Expired', message: 'too old resource version' };
+export const GONE_EVENT = {
+  kind: 'Status',
+  apiVersion: 'v1',
+  status: 'Failure',
+  code: 410,
+  reason: 'Expired',
+  message: 'too old resource version',
+};
 
 export function configMapAt(namespace: string, name: string, resourceVersion: string): KubernetesObject {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, resourceVersion, uid: `uid-${namespace}-${name}` } };

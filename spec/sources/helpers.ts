@@ -73,7 +73,12 @@ export function record<T>(cluster: Cluster, stream$: Observable<T>): Recorded<T>
   cluster.subscriptions.push(stream$.subscribe((e) => events.push(e)));
   return {
     events,
-    until: (predicate, ms = 5_000) => waitFor(() => predicate(events), ms, () => JSON.stringify(events.map(brief))).then(() => events),
+    until: (predicate, ms = 5_000) =>
+      waitFor(
+        () => predicate(events),
+        ms,
+        () => JSON.stringify(events.map(brief)),
+      ).then(() => events),
   };
 }
 
@@ -95,9 +100,13 @@ export function brief(e: unknown): unknown {
   return e;
 }
 
-export const names = (events: InformerEvent<KubernetesObject>[]): string[] =>
-  events.map((e) => `${e.type} ${e.object.metadata?.name}`);
+export const names = (events: InformerEvent<KubernetesObject>[]): string[] => events.map((e) => `${e.type} ${e.object.metadata?.name}`);
 
-export function configMap(namespace: string, name: string, data: Record<string, string> = {}, metadata: Partial<NonNullable<KubernetesObject['metadata']>> = {}) {
+export function configMap(
+  namespace: string,
+  name: string,
+  data: Record<string, string> = {},
+  metadata: Partial<NonNullable<KubernetesObject['metadata']>> = {},
+) {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, ...metadata }, data };
 }

@@ -17,7 +17,12 @@ const SECRETS = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets' } as const
 
 function unusedClient() {
   const kc = new KubeConfig();
-  kc.loadFromOptions({ clusters: [{ name: 'c', server: 'http://127.0.0.1:9' }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: 'http://127.0.0.1:9' }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
   return createKubeClient(kc);
 }
 
@@ -44,7 +49,11 @@ describe('sources/InformerPool: one informer per key, shared and reference-count
 
   function record(inf: InformerLike<KubernetesObject>): string[] {
     const seen: string[] = [];
-    subscriptions.push(inf.events$.subscribe((e: InformerEvent<KubernetesObject>) => seen.push(`${e.type} ${e.object.metadata?.namespace}/${e.object.metadata?.name}`)));
+    subscriptions.push(
+      inf.events$.subscribe((e: InformerEvent<KubernetesObject>) =>
+        seen.push(`${e.type} ${e.object.metadata?.namespace}/${e.object.metadata?.name}`),
+      ),
+    );
     return seen;
   }
 
@@ -193,21 +202,35 @@ describe('sources/InformerPool: one informer per key, shared and reference-count
     expect(moverSeen).to.deep.equal(['deleted a/one', 'added c/three']);
     expect(stayerSeen).to.deep.equal([]);
     expect(pool.informers().map((p) => p.users)).to.deep.equal([['stayer'], ['mover']]);
-    expect(mover.store.list().map((o) => o.metadata?.name).sort()).to.deep.equal(['three', 'two']);
-    expect(stayer.store.list().map((o) => o.metadata?.name).sort()).to.deep.equal(['one', 'two']);
+    expect(
+      mover.store
+        .list()
+        .map((o) => o.metadata?.name)
+        .sort(),
+    ).to.deep.equal(['three', 'two']);
+    expect(
+      stayer.store
+        .list()
+        .map((o) => o.metadata?.name)
+        .sort(),
+    ).to.deep.equal(['one', 'two']);
   });
 
   it('ES6: namespaces are checked as an informer checks them, naming the user', () => {
     const inf = share({ name: 'mine' });
     expect(() => inf.setNamespaces(['Bad_Name'])).to.throw("informer mine: 'Bad_Name' is not a valid namespace name");
-    expect(() => share({ name: 'cluster', resource: { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }, namespaces: ['a'] })).to.throw(
-      'informer cluster: Namespace is cluster-scoped',
-    );
+    expect(() =>
+      share({
+        name: 'cluster',
+        resource: { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false },
+        namespaces: ['a'],
+      }),
+    ).to.throw('informer cluster: Namespace is cluster-scoped');
     expect(() => share({ name: 'tuning', timeoutSeconds: -1 })).to.throw('informer tuning: timeoutSeconds must be a positive number');
     expect(pool.informers().map((p) => p.users)).to.deep.equal([['mine']]);
   });
 
-  it('dispose() stops every informer and completes every user\'s streams', async () => {
+  it("dispose() stops every informer and completes every user's streams", async () => {
     const inf = share({ name: 'first' }).start();
     let completed = false;
     subscriptions.push(inf.events$.subscribe({ complete: () => (completed = true) }));

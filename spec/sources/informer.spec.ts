@@ -76,7 +76,11 @@ describe('sources/Informer (embedded API server)', function () {
     await cluster.configMaps.create(configMap(ns, 'b'));
     await cluster.configMaps.mergePatch({ namespace: ns, name: 'a' }, { data: { v: '2' } });
     await seen.until((e) => e.length >= 3);
-    await consistently(() => `no duplicate (seen ${names(seen.events).join(', ')})`, () => seen.events.length === 3, 100);
+    await consistently(
+      () => `no duplicate (seen ${names(seen.events).join(', ')})`,
+      () => seen.events.length === 3,
+      100,
+    );
     expect(names(seen.events)).to.deep.equal(['added a', 'added b', 'modified a']);
     expect(inf.status()[0]?.lists, 'resumed, not relisted').to.equal(1);
     expect(inf.status()[0]?.resourceVersion).to.equal(seen.events[2]?.object.metadata?.resourceVersion);
@@ -110,7 +114,12 @@ describe('sources/Informer (embedded API server)', function () {
     await seen.until((e) => e.length >= 6);
     expect(names(seen.events.slice(0, 3)).sort()).to.deep.equal(['added change', 'added keep', 'added remove']);
     expect(names(seen.events.slice(3)).sort()).to.deep.equal(['added new', 'deleted remove', 'modified change']);
-    expect(inf.store.list(ns).map((o) => o.metadata?.name).sort()).to.deep.equal(['change', 'keep', 'new']);
+    expect(
+      inf.store
+        .list(ns)
+        .map((o) => o.metadata?.name)
+        .sort(),
+    ).to.deep.equal(['change', 'keep', 'new']);
     expect(inf.status()[0]?.lists, 'listed again after the 410').to.equal(2);
     await waitFor(() => inf.status()[0]?.state === 'watching');
     await cluster.configMaps.create(configMap(ns, 'after'));
@@ -140,16 +149,25 @@ describe('sources/Informer (embedded API server)', function () {
     cluster.server.faults.dropWatches({ resource: 'configmaps', namespace: ns });
     await cluster.configMaps.create(configMap(ns, 'during-drop'));
     cluster.server.faults.compact();
-    await waitFor(() => secondPage.hits === 1, 5_000, () => 'the relist to ask for its second page');
+    await waitFor(
+      () => secondPage.hits === 1,
+      5_000,
+      () => 'the relist to ask for its second page',
+    );
     // While the second page waits, history moves on and is compacted: its continue token is now below the compaction.
     await cluster.configMaps.create(configMap(ns, 'during-relist'));
     cluster.server.faults.compact();
 
-    await waitFor(() => inf.status()[0]?.lists === 2 && inf.store.get({ namespace: ns, name: 'during-relist' }) !== undefined, 5_000, () =>
-      JSON.stringify({ status: inf.status(), errors: errors.events.map((e) => String(e.error)) }),
+    await waitFor(
+      () => inf.status()[0]?.lists === 2 && inf.store.get({ namespace: ns, name: 'during-relist' }) !== undefined,
+      5_000,
+      () => JSON.stringify({ status: inf.status(), errors: errors.events.map((e) => String(e.error)) }),
     );
     expect(inf.store.list(ns)).to.have.length(503);
-    expect(errors.events.map((e) => String(e.error)), 'no failure reported (nothing logged)').to.deep.equal([]);
+    expect(
+      errors.events.map((e) => String(e.error)),
+      'no failure reported (nothing logged)',
+    ).to.deep.equal([]);
     expect(health.events, 'never unhealthy (readiness untouched)').to.deep.equal([true]);
   });
 
@@ -205,7 +223,10 @@ describe('sources/Informer (embedded API server)', function () {
     expect(elapsed).to.be.within(1_500, 9_000);
     expect(names(seen.events)).to.deep.equal(['added during-silence']);
     expect(inf.status()[0]?.drops, 'counted as a dropped connection').to.equal(1);
-    expect(errors.events.map((e) => String(e.error)), 'not a failure').to.deep.equal([]);
+    expect(
+      errors.events.map((e) => String(e.error)),
+      'not a failure',
+    ).to.deep.equal([]);
     expect(health.events).to.deep.equal([true]);
     silence.remove();
   });
@@ -252,7 +273,11 @@ describe('sources/Informer (embedded API server)', function () {
     const elsewhere = await cluster.configMaps.create(configMap(other, 'elsewhere'));
     const target = Number(elsewhere.metadata?.resourceVersion);
     expect(target).to.be.greaterThan(listed);
-    await waitFor(() => Number(inf.status()[0]?.resourceVersion) >= target, 3_000, () => JSON.stringify(inf.status()));
+    await waitFor(
+      () => Number(inf.status()[0]?.resourceVersion) >= target,
+      3_000,
+      () => JSON.stringify(inf.status()),
+    );
     expect(seen.events).to.deep.equal([]);
   });
 
@@ -391,7 +416,10 @@ describe('sources/Informer (embedded API server)', function () {
     expect(() => testInformer(cluster, { timeoutSeconds: 0 })).to.throw(/timeoutSeconds must be a positive number/);
     expect(() => testInformer(cluster, { namespaces: ['Not_Valid'] })).to.throw(/'Not_Valid' is not a valid namespace name/);
     expect(() =>
-      testInformer(cluster, { resource: { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }, namespaces: ['x'] }),
+      testInformer(cluster, {
+        resource: { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false },
+        namespaces: ['x'],
+      }),
     ).to.throw(/Namespace is cluster-scoped; namespaces must be 'all'/);
     expect(() => testInformer(cluster, { kubeConfig: undefined })).to.throw(/pass kubeConfig/);
   });

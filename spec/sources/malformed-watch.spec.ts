@@ -15,7 +15,12 @@ import { informer, type Informer, type InformerError } from '../../lib/sources/i
 const configMaps = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true } as const;
 
 function cm(name: string, resourceVersion: string): V1ConfigMap {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', resourceVersion, uid: `uid-${name}` }, data: { a: 'b' } };
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: 'default', resourceVersion, uid: `uid-${name}` },
+    data: { a: 'b' },
+  };
 }
 
 /** Malformed watch lines, each with what the error must name. */
@@ -53,7 +58,16 @@ describe('sources: a malformed watch event ends the watch and the informer lists
       if (url.searchParams.get('watch') === 'true' && url.searchParams.get('sendInitialEvents') === 'true') {
         // As a server before 1.27 answers a watch-list: the informer falls back to paged lists.
         res.writeHead(422, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Invalid', code: 422, message: 'resourceVersionMatch is forbidden for watch' }));
+        res.end(
+          JSON.stringify({
+            kind: 'Status',
+            apiVersion: 'v1',
+            status: 'Failure',
+            reason: 'Invalid',
+            code: 422,
+            message: 'resourceVersionMatch is forbidden for watch',
+          }),
+        );
         return;
       }
       if (url.searchParams.get('watch') === 'true') {
@@ -66,7 +80,14 @@ describe('sources: a malformed watch event ends the watch and the informer lists
       }
       served.lists++;
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: String(10 + served.lists) }, items: listItems }));
+      res.end(
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'ConfigMapList',
+          metadata: { resourceVersion: String(10 + served.lists) },
+          items: listItems,
+        }),
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   });
@@ -107,12 +128,19 @@ describe('sources: a malformed watch event ends the watch and the informer lists
       const [line, names] = MALFORMED[n]!;
       expect(failure.phase, line).to.equal('watch');
       expect((failure.error as Error).name, line).to.equal('MalformedWatchEventError');
-      expect((failure.error as Error).message, line).to.match(/watch of ConfigMap sent a malformed event: /).and.to.match(names);
+      expect((failure.error as Error).message, line)
+        .to.match(/watch of ConfigMap sent a malformed event: /)
+        .and.to.match(names);
     });
     await added;
     // One list at the start and one after each malformed event: what came before it may be lost.
     expect(served.lists).to.equal(1 + MALFORMED.length);
-    expect(i.store.list().map((o) => o.metadata?.name).sort()).to.deep.equal(['a', 'b']);
+    expect(
+      i.store
+        .list()
+        .map((o) => o.metadata?.name)
+        .sort(),
+    ).to.deep.equal(['a', 'b']);
     expect(i.isHealthy()).to.equal(true);
   });
 

@@ -44,11 +44,15 @@ describe('sources/Mappers', () => {
 
   it('ES3: fromAnnotation reads name and namespace, falling back to the secondary namespace; no name: no primary', () => {
     const mapper = Mappers.fromAnnotation('x/name', 'x/namespace');
-    expect([...mapper(secondary({ annotations: { 'x/name': 'p', 'x/namespace': 'other' } }))]).to.deep.equal([{ name: 'p', namespace: 'other' }]);
+    expect([...mapper(secondary({ annotations: { 'x/name': 'p', 'x/namespace': 'other' } }))]).to.deep.equal([
+      { name: 'p', namespace: 'other' },
+    ]);
     expect([...mapper(secondary({ annotations: { 'x/name': 'p' } }))]).to.deep.equal([{ name: 'p', namespace: 'ns' }]);
     expect([...mapper(secondary({ annotations: { unrelated: 'p' } }))]).to.deep.equal([]);
     const defaults = Mappers.fromDefaultAnnotations();
-    expect([...defaults(secondary({ annotations: primaryAnnotations({ name: 'q', namespace: 'z' }) }))]).to.deep.equal([{ name: 'q', namespace: 'z' }]);
+    expect([...defaults(secondary({ annotations: primaryAnnotations({ name: 'q', namespace: 'z' }) }))]).to.deep.equal([
+      { name: 'q', namespace: 'z' },
+    ]);
     expect(() => Mappers.fromAnnotation('')).to.throw(/nameKey/);
   });
 
@@ -63,7 +67,8 @@ describe('sources/Mappers', () => {
   });
 
   it('ES3: a custom mapper may return several primaries or none; an id without a name is an error', async () => {
-    const custom = (s: KubernetesObject) => (s.metadata?.labels?.['fanout'] === 'yes' ? [{ name: 'p1', namespace: 'ns' }, { name: 'p2' }] : []);
+    const custom = (s: KubernetesObject) =>
+      s.metadata?.labels?.['fanout'] === 'yes' ? [{ name: 'p1', namespace: 'ns' }, { name: 'p2' }] : [];
     const events: InformerEvent<KubernetesObject>[] = [
       { type: 'added', object: secondary({ labels: { fanout: 'yes' } }) },
       { type: 'added', object: secondary({ name: 'ignored' }) },
@@ -84,7 +89,10 @@ describe('sources/Mappers', () => {
     const primaries = new InformerStore<Primary>();
     const toSecondaries = (p: Primary) => p.spec.configMaps.map((name) => ({ name, namespace: p.metadata?.namespace ?? '' }));
     primaries.addIndexer('refs', primaryToSecondaryIndexer(toSecondaries));
-    const p = (name: string, configMaps: string[]): Primary => ({ metadata: { name, namespace: 'ns', resourceVersion: '1' }, spec: { configMaps } });
+    const p = (name: string, configMaps: string[]): Primary => ({
+      metadata: { name, namespace: 'ns', resourceVersion: '1' },
+      spec: { configMaps },
+    });
     primaries.upsert(p('p1', ['shared', 'only1']));
     primaries.upsert(p('p2', ['shared']));
     const mapper = Mappers.fromPrimaryIndex(primaries, 'refs');

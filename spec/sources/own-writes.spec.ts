@@ -4,7 +4,12 @@ import { newerOf } from '../../lib/sources/index.js';
 import { foreignChangeIn } from '../../lib/sources/own-writes.js';
 
 const obj = (resourceVersion: string, generation?: number, deleting = false): KubernetesObject => ({
-  metadata: { name: 'x', resourceVersion, ...(generation === undefined ? {} : { generation }), ...(deleting ? { deletionTimestamp: new Date(0) } : {}) },
+  metadata: {
+    name: 'x',
+    resourceVersion,
+    ...(generation === undefined ? {} : { generation }),
+    ...(deleting ? { deletionTimestamp: new Date(0) } : {}),
+  },
 });
 
 describe('sources/foreignChangeIn (ES4, issue 9)', () => {
@@ -19,13 +24,17 @@ describe('sources/foreignChangeIn (ES4, issue 9)', () => {
     expect(foreignChangeIn(obj('5', 7)), 'no base: a create or a write with its precondition').to.equal(undefined);
   });
 
-  it('ES4: issue 9 — a moved generation, a new deletion mark or a new version under a write that changed nothing is someone else\'s', () => {
+  it("ES4: issue 9 — a moved generation, a new deletion mark or a new version under a write that changed nothing is someone else's", () => {
     expect(foreignChangeIn(obj('5', 3), { base: obj('3', 2) })).to.match(/generation moved from 2 to 3/);
     expect(foreignChangeIn(obj('5', 4), { base: obj('3', 2), generation: 'bump' })).to.match(/from 2 to 4 \(the write alone gives 3\)/);
     expect(foreignChangeIn(obj('5', 4), { base: obj('3', 2), generation: 'keepOrBump' })).to.match(/gives 2 or 3/);
     expect(foreignChangeIn(obj('5', 2, true), { base: obj('3', 2) })).to.equal('the object was marked for deletion');
-    expect(foreignChangeIn(obj('5'), { base: obj('3'), unchanged: true })).to.match(/changed nothing answered with resourceVersion 5 instead of 3/);
-    const held = (rv: string, finalizers: string[]): KubernetesObject => ({ metadata: { name: 'x', resourceVersion: rv, generation: 2, finalizers } });
+    expect(foreignChangeIn(obj('5'), { base: obj('3'), unchanged: true })).to.match(
+      /changed nothing answered with resourceVersion 5 instead of 3/,
+    );
+    const held = (rv: string, finalizers: string[]): KubernetesObject => ({
+      metadata: { name: 'x', resourceVersion: rv, generation: 2, finalizers },
+    });
     expect(foreignChangeIn(held('5', []), { base: held('3', ['ours']), keepsFinalizers: true })).to.equal('the finalizers changed');
     expect(foreignChangeIn(held('5', ['ours']), { base: held('3', ['ours']), keepsFinalizers: true })).to.equal(undefined);
     expect(foreignChangeIn(held('5', []), { base: held('3', ['ours']) }), 'a write that may change them').to.equal(undefined);

@@ -16,7 +16,14 @@ describe('sources: readiness after a network partition (ES1, OB3)', () => {
   it('ES1, OB3: an informer whose connections are black-holed turns unhealthy timeoutSeconds + 2 × deadMarginMs after its watch last delivered, not before', async () => {
     const clock = virtualClock();
     const fake = new FakeListWatch(clock);
-    const inf = new Informer<KubernetesObject>({ resource: builtinResources.configMap, client: fake, scheduler: clock.scheduler, timeoutSeconds: 6, deadMarginMs: 3_000, random: () => 0 });
+    const inf = new Informer<KubernetesObject>({
+      resource: builtinResources.configMap,
+      client: fake,
+      scheduler: clock.scheduler,
+      timeoutSeconds: 6,
+      deadMarginMs: 3_000,
+      random: () => 0,
+    });
     const health: [number, boolean][] = [];
     inf.healthy$.subscribe((healthy) => health.push([clock.now(), healthy]));
     inf.start();

@@ -110,7 +110,12 @@ describe('sources/ReadYourWritesCache (embedded API server)', function () {
     const created = await cluster.configMaps.create(configMap(ns, 'mine'));
     cache.recordWrite(created);
     expect(rv(cache.get({ namespace: ns, name: 'mine' }))).to.equal(rv(created));
-    expect(cache.list(ns).map((o) => o.metadata?.name).sort()).to.deep.equal(['a', 'mine']);
+    expect(
+      cache
+        .list(ns)
+        .map((o) => o.metadata?.name)
+        .sort(),
+    ).to.deep.equal(['a', 'mine']);
     stall.remove();
     await raw.until((e) => e.length === 2);
     expect(names(passed.events)).to.deep.equal(['added a']);
@@ -123,7 +128,10 @@ describe('sources/ReadYourWritesCache (embedded API server)', function () {
     const stall = cluster.server.faults.stallWatches({ resource: 'configmaps' });
     const foreign = await cluster.configMaps.mergePatch(id, { data: { v: 'foreign' } }); // its event is in transit
     const base = cache.get(id);
-    const answer = await cache.trackWrite(id, () => cluster.configMaps.mergePatch(id, { metadata: { labels: { l: '1' } } }), { base, unchanged: true });
+    const answer = await cache.trackWrite(id, () => cluster.configMaps.mergePatch(id, { metadata: { labels: { l: '1' } } }), {
+      base,
+      unchanged: true,
+    });
     expect(rv(answer), 'the write changed nothing on the server').to.equal(rv(foreign));
     await passed.until((e) => e.length === 3);
     expect(passed.events[2]).to.deep.include({ type: 'modified', object: answer, oldObject: base });
@@ -131,7 +139,12 @@ describe('sources/ReadYourWritesCache (embedded API server)', function () {
     stall.remove();
     await cluster.configMaps.create(configMap(ns, 'later'));
     await raw.until((e) => e.length === 4);
-    expect(names(passed.events), 'the foreign event itself is not passed a second time').to.deep.equal(['added a', 'modified a', 'modified a', 'added later']);
+    expect(names(passed.events), 'the foreign event itself is not passed a second time').to.deep.equal([
+      'added a',
+      'modified a',
+      'modified a',
+      'added later',
+    ]);
   });
 
   it('ES4: issue 9 — a foreign change delivered during an unchanged write passes with its own event, not dropped as ours', async () => {

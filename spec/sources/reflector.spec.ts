@@ -57,7 +57,9 @@ describe('sources/reflector in virtual time (fake list+watch client)', () => {
       client.defaultResourceVersion = '10';
       await start();
       expect(watchesFrom(client)).to.deep.equal([{ at: 0, from: '10' }]);
-      expect(client.watchCalls[0]!.request.inactivityTimeoutMs, 'the client gives up on the connection at the same time').to.equal(DEAD_AFTER_MS);
+      expect(client.watchCalls[0]!.request.inactivityTimeoutMs, 'the client gives up on the connection at the same time').to.equal(
+        DEAD_AFTER_MS,
+      );
 
       await clock.advance(DEAD_AFTER_MS - 1);
       expect(client.watchCalls[0]!.closed, 'one ms before the margin').to.equal(false);
@@ -67,9 +69,14 @@ describe('sources/reflector in virtual time (fake list+watch client)', () => {
         { at: 0, from: '10' },
         { at: DEAD_AFTER_MS, from: '10' },
       ]);
-      expect(failures.map(({ at, failure }) => ({ at, dropped: failure.dropped, delayMs: failure.delayMs, name: (failure.error as Error).name }))).to.deep.equal([
-        { at: DEAD_AFTER_MS, dropped: true, delayMs: 0, name: 'WatchSilentError' },
-      ]);
+      expect(
+        failures.map(({ at, failure }) => ({
+          at,
+          dropped: failure.dropped,
+          delayMs: failure.delayMs,
+          name: (failure.error as Error).name,
+        })),
+      ).to.deep.equal([{ at: DEAD_AFTER_MS, dropped: true, delayMs: 0, name: 'WatchSilentError' }]);
       expect(client.listCalls, 'no relist for a dead watch').to.have.length(1);
     });
 
@@ -94,9 +101,9 @@ describe('sources/reflector in virtual time (fake list+watch client)', () => {
       client.watches.push('hang');
       await start();
       await clock.advance(MARGIN_MS);
-      expect(failures.map(({ at, failure }) => ({ at, dropped: failure.dropped, delayMs: failure.delayMs, phase: failure.phase }))).to.deep.equal([
-        { at: MARGIN_MS, dropped: false, delayMs: 800, phase: 'watch' },
-      ]);
+      expect(
+        failures.map(({ at, failure }) => ({ at, dropped: failure.dropped, delayMs: failure.delayMs, phase: failure.phase })),
+      ).to.deep.equal([{ at: MARGIN_MS, dropped: false, delayMs: 800, phase: 'watch' }]);
       await clock.advance(800);
       expect(watchesFrom(client)).to.deep.equal([
         { at: 0, from: '1' },
@@ -129,7 +136,10 @@ describe('sources/reflector in virtual time (fake list+watch client)', () => {
       client.lists.push(httpError(410, 'continue token expired'));
       client.lastWatch.end(httpError(410));
       await clock.advance(0);
-      expect(client.listCalls.map((l) => l.at), 'watch 410, relist 410, list again').to.deep.equal([0, 1_000, 1_000]);
+      expect(
+        client.listCalls.map((l) => l.at),
+        'watch 410, relist 410, list again',
+      ).to.deep.equal([0, 1_000, 1_000]);
       expect(client.watchCalls.map((w) => w.at)).to.deep.equal([0, 1_000]);
       expect(failures).to.deep.equal([]);
     });
@@ -140,7 +150,9 @@ describe('sources/reflector in virtual time (fake list+watch client)', () => {
       client.lists.push(httpError(410), httpError(410));
       client.lastWatch.event('ERROR', GONE_EVENT);
       await clock.advance(0);
-      expect(failures.map(({ failure }) => ({ phase: failure.phase, delayMs: failure.delayMs }))).to.deep.equal([{ phase: 'list', delayMs: 800 }]);
+      expect(failures.map(({ failure }) => ({ phase: failure.phase, delayMs: failure.delayMs }))).to.deep.equal([
+        { phase: 'list', delayMs: 800 },
+      ]);
       await clock.advance(800);
       expect(client.listCalls.map((l) => l.at)).to.deep.equal([0, 0, 0, 800]);
     });
@@ -184,7 +196,10 @@ describe('sources/reflector in virtual time (fake list+watch client)', () => {
         client.lists.push(httpError(500), httpError(500), httpError(500));
         await start({ random: () => random });
         await clock.advance(20_000);
-        expect(failures.map(({ failure }) => failure.delayMs), `random ${random}`).to.deep.equal(expected);
+        expect(
+          failures.map(({ failure }) => failure.delayMs),
+          `random ${random}`,
+        ).to.deep.equal(expected);
         subscription?.unsubscribe();
       }
     });
@@ -202,7 +217,10 @@ describe('sources/reflector in virtual time (fake list+watch client)', () => {
         await clock.advance(healthyMs);
         client.lastWatch.end(httpError(500, 'the watch answered an error'));
         await clock.settle();
-        expect(failures.map(({ failure }) => failure.delayMs), `healthy for ${healthyMs} ms`).to.deep.equal([800, 1_600, 3_200, expectedDelay]);
+        expect(
+          failures.map(({ failure }) => failure.delayMs),
+          `healthy for ${healthyMs} ms`,
+        ).to.deep.equal([800, 1_600, 3_200, expectedDelay]);
         subscription?.unsubscribe();
       }
     });
@@ -228,7 +246,13 @@ describe('sources/Informer in virtual time (fake list+watch client)', () => {
   function setup() {
     const clock = virtualClock();
     const client = new FakeListWatch(clock);
-    inf = new Informer({ resource: { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' }, client, scheduler: clock.scheduler, random: () => 0, namespaces: ['default'] });
+    inf = new Informer({
+      resource: { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' },
+      client,
+      scheduler: clock.scheduler,
+      random: () => 0,
+      namespaces: ['default'],
+    });
     const events: string[] = [];
     inf.events$.subscribe((e) => events.push(`${e.type} ${e.object.metadata?.name} ${e.object.metadata?.resourceVersion}`));
     const errors: number[] = [];

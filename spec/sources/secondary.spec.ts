@@ -14,7 +14,8 @@ const ownerRef = (owner: KubernetesObject, controller = true): V1OwnerReference 
   controller,
 });
 
-const triggers = (events: ResourceEvent[]): string[] => events.map((e) => `${e.id.namespace}/${e.id.name} ${e.action} ${e.source} ${e.primary}`);
+const triggers = (events: ResourceEvent[]): string[] =>
+  events.map((e) => `${e.id.namespace}/${e.id.name} ${e.action} ${e.source} ${e.primary}`);
 
 describe('sources/SecondarySource (embedded API server)', function () {
   this.timeout(15_000);
@@ -39,7 +40,12 @@ describe('sources/SecondarySource (embedded API server)', function () {
     await cluster.configMaps.create(configMap(ns, 'orphan'));
     await seen.until((e) => e.length === 2);
     expect(triggers(seen.events)).to.deep.equal([`${ns}/p1 trigger configmaps false`, `${ns}/p1 trigger configmaps false`]);
-    expect(source.getSecondaryResources(p1!).map((s) => s.metadata?.name).sort()).to.deep.equal(['cm1', 'cm2']);
+    expect(
+      source
+        .getSecondaryResources(p1!)
+        .map((s) => s.metadata?.name)
+        .sort(),
+    ).to.deep.equal(['cm1', 'cm2']);
     expect(source.getSecondaryResources(p2!)).to.deep.equal([]);
     expect(() => source.getSecondaryResource(p1!)).to.throw(/has 2 secondaries \(.*cm1.*cm2.*\); use getSecondaryResources/);
     expect(source.getSecondaryResource(p2!)).to.equal(undefined);
@@ -57,7 +63,12 @@ describe('sources/SecondarySource (embedded API server)', function () {
     await seen.until((e) => e.length === 1); // the initial list
     await cluster.configMaps.mergePatch({ namespace: ns, name: 'cm' }, { metadata: { ownerReferences: [ownerRef(p2!)] } });
     await seen.until((e) => e.length === 3);
-    expect(seen.events.slice(1).map((e) => e.id.name).sort()).to.deep.equal(['p1', 'p2']);
+    expect(
+      seen.events
+        .slice(1)
+        .map((e) => e.id.name)
+        .sort(),
+    ).to.deep.equal(['p1', 'p2']);
     expect(source.getSecondaryResource(p2!)?.metadata?.name).to.equal('cm');
     expect(source.getSecondaryResource(p1!)).to.equal(undefined);
   });
@@ -105,7 +116,10 @@ describe('sources/SecondarySource (embedded API server)', function () {
   it('ES3: many-to-many: primaries name their secondaries; secondary events reach every primary naming them', async () => {
     const ns = await cluster.namespace();
     const uses = (p: KubernetesObject) =>
-      (p.metadata?.annotations?.['uses'] ?? '').split(',').filter(Boolean).map((name) => ({ namespace: p.metadata?.namespace ?? '', name }));
+      (p.metadata?.annotations?.['uses'] ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((name) => ({ namespace: p.metadata?.namespace ?? '', name }));
     await cluster.secrets.create({ metadata: { name: 'p1', namespace: ns, annotations: { uses: 'shared,only1' } } });
     await cluster.secrets.create({ metadata: { name: 'p2', namespace: ns, annotations: { uses: 'shared' } } });
     const primaryInformer = testInformer(cluster, { namespaces: [ns], resource: SECRETS });
@@ -125,7 +139,12 @@ describe('sources/SecondarySource (embedded API server)', function () {
       'p2<-shared',
     ]);
     const p1 = primaryInformer.store.get({ namespace: ns, name: 'p1' })!;
-    expect(source.getSecondaryResources(p1).map((s) => s.metadata?.name).sort()).to.deep.equal(['only1', 'shared']);
+    expect(
+      source
+        .getSecondaryResources(p1)
+        .map((s) => s.metadata?.name)
+        .sort(),
+    ).to.deep.equal(['only1', 'shared']);
   });
 
   it('ES4: a secondary a dependent wrote (recorded on the source cache) triggers no run', async () => {

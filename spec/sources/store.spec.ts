@@ -5,7 +5,11 @@ import { InformerStore } from '../../lib/sources/index.js';
 import { NAMESPACE_INDEX, OWNER_UID_INDEX } from '../../lib/sources/store.js';
 
 function cm(namespace: string, name: string, rv: string, extra: Partial<NonNullable<KubernetesObject['metadata']>> = {}): KubernetesObject {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace, name, resourceVersion: rv, uid: `uid-${namespace}-${name}`, ...extra } };
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { namespace, name, resourceVersion: rv, uid: `uid-${namespace}-${name}`, ...extra },
+  };
 }
 
 const names = (objs: KubernetesObject[]): string[] => objs.map((o) => o.metadata?.name ?? '').sort();

@@ -5,7 +5,11 @@ import { reflector, type ReflectorMessage } from '../../lib/sources/reflector.js
 import { configMapAt, FakeListWatch, GONE_EVENT, httpError, virtualClock } from './fake-list-watch.js';
 
 const LIST_TIMEOUT_MS = 60_000;
-const endBookmark = (resourceVersion: string) => ({ kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion, annotations: { 'k8s.io/initial-events-end': 'true' } } });
+const endBookmark = (resourceVersion: string) => ({
+  kind: 'ConfigMap',
+  apiVersion: 'v1',
+  metadata: { resourceVersion, annotations: { 'k8s.io/initial-events-end': 'true' } },
+});
 
 describe('sources/reflector: streamed lists (watch-list) in virtual time', () => {
   let subscription: Subscription | undefined;
@@ -26,7 +30,14 @@ describe('sources/reflector: streamed lists (watch-list) in virtual time', () =>
       describe: 'ConfigMap in default',
     }).subscribe((message) => messages.push(message));
     await clock.settle();
-    const summary = () => messages.map((m) => (m.type === 'listItem' || m.type === 'event' ? `${m.type} ${m.object.metadata?.name}` : 'resourceVersion' in m ? `${m.type} ${m.resourceVersion}` : m.type));
+    const summary = () =>
+      messages.map((m) =>
+        m.type === 'listItem' || m.type === 'event'
+          ? `${m.type} ${m.object.metadata?.name}`
+          : 'resourceVersion' in m
+            ? `${m.type} ${m.resourceVersion}`
+            : m.type,
+      );
     return { clock, client, messages, summary };
   }
 

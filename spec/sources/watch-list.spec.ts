@@ -48,11 +48,23 @@ describe('sources: streamed lists (watch-list, sendInitialEvents) on the embedde
     await cluster.configMaps.mergePatch({ namespace: ns, name: 'change' }, { data: { v: '2' } });
     await cluster.configMaps.delete({ namespace: ns, name: 'gone' });
     cluster.server.faults.compact(); // the resumed watch's resourceVersion is now too old: 410
-    await waitFor(() => inf.status()[0]?.lists === 2, 10_000, () => JSON.stringify(inf.status()));
+    await waitFor(
+      () => inf.status()[0]?.lists === 2,
+      10_000,
+      () => JSON.stringify(inf.status()),
+    );
     const relist = seen.events.slice(3);
-    expect(relist.every((e) => e.listed === true), 'all marked listed').to.equal(true);
+    expect(
+      relist.every((e) => e.listed === true),
+      'all marked listed',
+    ).to.equal(true);
     expect(names(relist).sort()).to.deep.equal(['added new', 'deleted gone', 'modified change']);
-    expect(inf.store.list(ns).map((o) => o.metadata?.name).sort()).to.deep.equal(['change', 'keep', 'new']);
+    expect(
+      inf.store
+        .list(ns)
+        .map((o) => o.metadata?.name)
+        .sort(),
+    ).to.deep.equal(['change', 'keep', 'new']);
     stop();
     expect(verbs, 'watch-lists and a resumed watch, never a LIST').to.not.include('list');
   });

@@ -11,14 +11,22 @@ describe('testing: marble helpers', () => {
     const ts = testScheduler();
     const codes: string[] = [];
     const subscription = concat(of(resourceEvent('a')), NEVER)
-      .pipe(reconcileEach(() => Promise.reject(new Error('fails')), { scheduler: ts, retry: { delayBefore: (n) => (n === 1 ? 2000 : undefined) }, maxReconciliationInterval: 0 }))
+      .pipe(
+        reconcileEach(() => Promise.reject(new Error('fails')), {
+          scheduler: ts,
+          retry: { delayBefore: (n) => (n === 1 ? 2000 : undefined) },
+          maxReconciliationInterval: 0,
+        }),
+      )
       .subscribe((o) => codes.push(`${ts.now()} ${outcomeCode(o)}`));
-    return settle().then(() => {
-      ts.flush();
-      return settle();
-    }).then(() => {
-      subscription.unsubscribe();
-      expect(codes).to.deep.equal(['0 a failure event +retry1@2000', '2000 a failure retry1']);
-    });
+    return settle()
+      .then(() => {
+        ts.flush();
+        return settle();
+      })
+      .then(() => {
+        subscription.unsubscribe();
+        expect(codes).to.deep.equal(['0 a failure event +retry1@2000', '2000 a failure retry1']);
+      });
   });
 });

@@ -50,7 +50,10 @@ describe('testing: an operator under a ServiceAccount (startTestCluster kubeConf
     const err = await kc
       .makeApiClient(k8s.CoreV1Api)
       .listNamespacedConfigMap({ namespace: 'default' })
-      .then(() => undefined, (e: k8s.ApiException<string>) => e);
+      .then(
+        () => undefined,
+        (e: k8s.ApiException<string>) => e,
+      );
     expect(err?.code).to.equal(403);
     expect(JSON.parse(err?.body ?? '{}').message).to.equal(
       'configmaps is forbidden: User "system:serviceaccount:default:op" cannot list resource "configmaps" in API group "" in the namespace "default"',
@@ -70,11 +73,15 @@ describe('testing: an operator under a ServiceAccount (startTestCluster kubeConf
     const lines: string[] = [];
     const logger = createLogger({ level: 'warn', destination: { write: (line: string) => void lines.push(line) } });
     const operator = cluster.operator({ kubeConfig: await cluster.kubeConfigFor({ serviceAccount: 'op' }), logger });
-    operator.register(reconciler, { resource: GADGET, retry: GenericRetry.defaults().withInitialMs(50).withMaxMs(200).withMaxAttempts(1000) });
+    operator.register(reconciler, {
+      resource: GADGET,
+      retry: GenericRetry.defaults().withInitialMs(50).withMaxMs(200).withMaxAttempts(1000),
+    });
     await operator.start();
     await cluster.apply<Gadget>(GADGET, { metadata: { name: 'g', namespace: 'default' }, spec: { size: 1 } });
 
-    const missing = 'gadgets.example.com "g" is forbidden: User "system:serviceaccount:default:op" cannot patch resource "gadgets/status" in API group "example.com" in the namespace "default"';
+    const missing =
+      'gadgets.example.com "g" is forbidden: User "system:serviceaccount:default:op" cannot patch resource "gadgets/status" in API group "example.com" in the namespace "default"';
     const errorsLogged = () => lines.map((l) => (JSON.parse(l) as { err?: { message?: string } }).err?.message ?? '');
     await eventually('the 403 in the operator log', () => errorsLogged().some((m) => m.endsWith(`403 Forbidden: ${missing}`)));
 
@@ -84,6 +91,9 @@ describe('testing: an operator under a ServiceAccount (startTestCluster kubeConf
     });
     const gadgets = cluster.client.resource<Gadget>(GADGET);
     // The retries that follow succeed.
-    await eventually('status.ready once patch on gadgets/status is granted', async () => (await gadgets.get({ name: 'g', namespace: 'default' })).status?.ready);
+    await eventually(
+      'status.ready once patch on gadgets/status is granted',
+      async () => (await gadgets.get({ name: 'g', namespace: 'default' })).status?.ready,
+    );
   });
 });

@@ -66,27 +66,44 @@ describe('testing: record and replay of what an operator saw and wrote', functio
 
   it('replays in virtual time: a run retried a minute after it failed replays in milliseconds', async () => {
     // An operator whose first run fails: it copies a labelled ConfigMap once a retry succeeds.
-    const copier = (retryMs: number) => (operator: Operator): void => {
-      let runs = 0;
-      operator.register<V1ConfigMap>(
-        {
-          async reconcile(cm, ctx) {
-            if (++runs === 1) throw new Error('the first run fails');
-            const copy = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${cm.metadata?.name ?? ''}-copy`, namespace: 'default' }, data: cm.data ?? {} };
-            await ctx.client.resource<V1ConfigMap>(builtinResources.configMap).apply(copy, { fieldManager: 'copier', force: true });
+    const copier =
+      (retryMs: number) =>
+      (operator: Operator): void => {
+        let runs = 0;
+        operator.register<V1ConfigMap>(
+          {
+            async reconcile(cm, ctx) {
+              if (++runs === 1) throw new Error('the first run fails');
+              const copy = {
+                apiVersion: 'v1',
+                kind: 'ConfigMap',
+                metadata: { name: `${cm.metadata?.name ?? ''}-copy`, namespace: 'default' },
+                data: cm.data ?? {},
+              };
+              await ctx.client.resource<V1ConfigMap>(builtinResources.configMap).apply(copy, { fieldManager: 'copier', force: true });
+            },
           },
-        },
-        { resource: builtinResources.configMap, labelSelector: { app: 'copier' }, retry: GenericRetry.defaults().withInitialInterval(retryMs).withMaxInterval(Math.max(retryMs, 15_187)) },
-      );
-    };
+          {
+            resource: builtinResources.configMap,
+            labelSelector: { app: 'copier' },
+            retry: GenericRetry.defaults().withInitialInterval(retryMs).withMaxInterval(Math.max(retryMs, 15_187)),
+          },
+        );
+      };
     const cluster = await startTestCluster();
     const recorder = recordTrace(cluster.kubeConfig);
     const operator = new Operator({ kubeConfig: recorder.kubeConfig, logger: createLogger({ level: 'silent' }) });
     try {
       copier(50)(operator);
       await operator.start();
-      await cluster.client.resource<V1ConfigMap>(builtinResources.configMap).create({ metadata: { name: 'source', namespace: 'default', labels: { app: 'copier' } }, data: { a: '1' } });
-      await eventually('the copy', async () => (await cluster.client.resource(builtinResources.configMap).find({ name: 'source-copy', namespace: 'default' })) !== undefined);
+      await cluster.client
+        .resource<V1ConfigMap>(builtinResources.configMap)
+        .create({ metadata: { name: 'source', namespace: 'default', labels: { app: 'copier' } }, data: { a: '1' } });
+      await eventually(
+        'the copy',
+        async () =>
+          (await cluster.client.resource(builtinResources.configMap).find({ name: 'source-copy', namespace: 'default' })) !== undefined,
+      );
     } finally {
       await operator.stop();
       await cluster.close();

@@ -20,7 +20,12 @@ const logger = createLogger({ level: 'silent' });
 
 function offlineKubeConfig(): KubeConfig {
   const kc = new KubeConfig();
-  kc.loadFromOptions({ clusters: [{ name: 'c', server: 'https://manifests.invalid' }], users: [{ name: 'u' }], contexts: [{ name: 'c', cluster: 'c', user: 'u', namespace: 'default' }], currentContext: 'c' });
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: 'https://manifests.invalid' }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'c', cluster: 'c', user: 'u', namespace: 'default' }],
+    currentContext: 'c',
+  });
   return kc;
 }
 
@@ -30,12 +35,13 @@ describe('webhooks: end to end on the embedded API server with kubectl', functio
   let cluster: TestCluster;
   let dir: string;
   const kubectl = (...args: string[]) => run('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), ...args], { cwd: dir });
-  const kubectlFails = (...args: string[]) => kubectl(...args).then(
-    () => {
-      throw new Error(`kubectl ${args.join(' ')} succeeded`);
-    },
-    (err: { stderr?: string }) => err.stderr ?? String(err),
-  );
+  const kubectlFails = (...args: string[]) =>
+    kubectl(...args).then(
+      () => {
+        throw new Error(`kubectl ${args.join(' ')} succeeded`);
+      },
+      (err: { stderr?: string }) => err.stderr ?? String(err),
+    );
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rxkube-webhooks-e2e-'));
@@ -47,7 +53,11 @@ describe('webhooks: end to end on the embedded API server with kubectl', functio
     const operator = new Operator({ ...module.operatorOptions, kubeConfig: offlineKubeConfig(), logger });
     module.register(operator);
     const { objects } = operatorManifests(operator, { name: 'greeter', namespace: 'default', crds: module.crds, webhookCaBundle: tls.ca });
-    const wanted = objects.filter((o) => ['CustomResourceDefinition', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'].includes(o.kind ?? '') || o.metadata?.name === 'greeter-webhook');
+    const wanted = objects.filter(
+      (o) =>
+        ['CustomResourceDefinition', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'].includes(o.kind ?? '') ||
+        o.metadata?.name === 'greeter-webhook',
+    );
     writeFileSync(join(dir, 'webhooks.yaml'), manifestsToYaml(wanted));
     await kubectl('apply', '-f', 'webhooks.yaml');
     await kubectl('wait', '--for=condition=Established', 'crd/greetings.example.com', '--timeout=20s');
@@ -58,7 +68,9 @@ describe('webhooks: end to end on the embedded API server with kubectl', functio
   });
 
   const greeting = (name: string, version: 'v1' | 'v2', spec: object): string =>
-    manifestsToYaml([{ apiVersion: `example.com/${version}`, kind: 'Greeting', metadata: { name, namespace: 'default' }, spec } as KubernetesObject]);
+    manifestsToYaml([
+      { apiVersion: `example.com/${version}`, kind: 'Greeting', metadata: { name, namespace: 'default' }, spec } as KubernetesObject,
+    ]);
 
   it('an invalid custom resource is denied with the webhook message', async () => {
     writeFileSync(join(dir, 'bad.yaml'), greeting('bad', 'v2', { greeting: '', name: 'World' }));
@@ -69,20 +81,30 @@ describe('webhooks: end to end on the embedded API server with kubectl', functio
   it("a mutating webhook's defaults land", async () => {
     writeFileSync(join(dir, 'good.yaml'), greeting('good', 'v2', { greeting: 'Hello', name: 'World' }));
     await kubectl('apply', '-f', 'good.yaml');
-    const stored = JSON.parse((await kubectl('get', 'greetings.v2.example.com', 'good', '-o', 'json')).stdout) as { spec: Record<string, unknown> };
+    const stored = JSON.parse((await kubectl('get', 'greetings.v2.example.com', 'good', '-o', 'json')).stdout) as {
+      spec: Record<string, unknown>;
+    };
     expect(stored.spec).to.deep.equal({ greeting: 'Hello', name: 'World', replicas: 1 });
   });
 
   it('the v1/v2 CRD with a conversion webhook serves both versions and round-trips', async () => {
     writeFileSync(join(dir, 'v1.yaml'), greeting('old', 'v1', { message: 'Hi, There' }));
     await kubectl('apply', '-f', 'v1.yaml');
-    const asV2 = JSON.parse((await kubectl('get', 'greetings.v2.example.com', 'old', '-o', 'json')).stdout) as { apiVersion: string; spec: Record<string, unknown> };
+    const asV2 = JSON.parse((await kubectl('get', 'greetings.v2.example.com', 'old', '-o', 'json')).stdout) as {
+      apiVersion: string;
+      spec: Record<string, unknown>;
+    };
     expect(asV2.apiVersion).to.equal('example.com/v2');
     expect(asV2.spec).to.include({ greeting: 'Hi', name: 'There' });
-    const asV1 = JSON.parse((await kubectl('get', 'greetings.v1.example.com', 'old', '-o', 'json')).stdout) as { apiVersion: string; spec: Record<string, unknown> };
+    const asV1 = JSON.parse((await kubectl('get', 'greetings.v1.example.com', 'old', '-o', 'json')).stdout) as {
+      apiVersion: string;
+      spec: Record<string, unknown>;
+    };
     expect(asV1.apiVersion).to.equal('example.com/v1');
     expect(asV1.spec).to.deep.equal({ message: 'Hi, There' });
-    const list = JSON.parse((await kubectl('get', 'greetings.v1.example.com', '-o', 'json')).stdout) as { items: { metadata: { name: string }; spec: Record<string, unknown> }[] };
+    const list = JSON.parse((await kubectl('get', 'greetings.v1.example.com', '-o', 'json')).stdout) as {
+      items: { metadata: { name: string }; spec: Record<string, unknown> }[];
+    };
     expect(list.items.find((i) => i.metadata.name === 'good')?.spec).to.deep.equal({ message: 'Hello, World' });
   });
 });

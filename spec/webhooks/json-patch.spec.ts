@@ -15,7 +15,10 @@ describe('webhooks: JSONPatch (RFC 6902) from two documents', () => {
 
   it('appends to and trims arrays by index, and replaces an array whose head changed', () => {
     expect(jsonPatch({ l: [1, 2] }, { l: [1, 2, 3] })).to.deep.equal([{ op: 'add', path: '/l/-', value: 3 }]);
-    expect(jsonPatch({ l: [1, 2, 3] }, { l: [1] })).to.deep.equal([{ op: 'remove', path: '/l/2' }, { op: 'remove', path: '/l/1' }]);
+    expect(jsonPatch({ l: [1, 2, 3] }, { l: [1] })).to.deep.equal([
+      { op: 'remove', path: '/l/2' },
+      { op: 'remove', path: '/l/1' },
+    ]);
     expect(jsonPatch({ l: [1, 2] }, { l: [2, 1] })).to.deep.equal([{ op: 'replace', path: '/l', value: [2, 1] }]);
   });
 

@@ -7,7 +7,12 @@ import { greeting, type Greeting } from './fixtures.js';
 
 function offlineKubeConfig(): KubeConfig {
   const kc = new KubeConfig();
-  kc.loadFromOptions({ clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }], users: [{ name: 'u' }], contexts: [{ name: 'c', cluster: 'c', user: 'u', namespace: 'default' }], currentContext: 'c' });
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'c', cluster: 'c', user: 'u', namespace: 'default' }],
+    currentContext: 'c',
+  });
   return kc;
 }
 
@@ -16,7 +21,11 @@ const webhook = validatingWebhook<Greeting>({ name: 'validate.greetings.example.
 describe('webhooks: with the Operator', () => {
   it('the operator starts the webhook server with itself and stops it when it stops', async () => {
     const tls = await generateDevelopmentTls();
-    const operator = new Operator({ kubeConfig: offlineKubeConfig(), logger: createLogger({ level: 'silent' }), webhooks: { webhooks: [webhook], tls, port: 0, host: '127.0.0.1' } });
+    const operator = new Operator({
+      kubeConfig: offlineKubeConfig(),
+      logger: createLogger({ level: 'silent' }),
+      webhooks: { webhooks: [webhook], tls, port: 0, host: '127.0.0.1' },
+    });
     expect(operator.webhooksUrl).to.equal(undefined);
     await operator.start();
     const url = operator.webhooksUrl;

@@ -45,7 +45,12 @@ const conversion = conversionWebhook<GreetingV2>({ group: 'example.com', plural:
 async function post(server: WebhookServer, ca: string, path: string, body: unknown) {
   const dispatcher = new Agent({ connect: { ca } });
   try {
-    const res = await request(`${server.url}${path}`, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json' }, dispatcher });
+    const res = await request(`${server.url}${path}`, {
+      method: 'POST',
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+      dispatcher,
+    });
     const text = await res.body.text();
     return { status: res.statusCode, text, json: () => JSON.parse(text) as { response: Record<string, unknown> } };
   } finally {
@@ -75,18 +80,44 @@ describe('webhooks: the HTTPS server', function () {
     let registry: Registry;
     before(async () => {
       registry = new Registry();
-      server = await startWebhookServer({ webhooks: [validating, conversion], tls: { development: true }, port: 0, host: '127.0.0.1', logger, registry, maxBodyBytes: 64 * 1024 });
+      server = await startWebhookServer({
+        webhooks: [validating, conversion],
+        tls: { development: true },
+        port: 0,
+        host: '127.0.0.1',
+        logger,
+        registry,
+        maxBodyBytes: 64 * 1024,
+      });
     });
     after(() => server.close());
 
     it('answers admission and conversion reviews over TLS that a client trusting the generated CA verifies', async () => {
       expect(server.caBundle).to.match(/BEGIN CERTIFICATE/);
-      const ok = await post(server, server.caBundle!, validating.path, admissionReviewFor({ operation: 'CREATE', object: aGreeting({ message: 'hi' }), uid: 'a' }));
+      const ok = await post(
+        server,
+        server.caBundle!,
+        validating.path,
+        admissionReviewFor({ operation: 'CREATE', object: aGreeting({ message: 'hi' }), uid: 'a' }),
+      );
       expect(ok.status).to.equal(200);
       expect(ok.json().response).to.deep.equal({ uid: 'a', allowed: true });
-      const denied = await post(server, server.caBundle!, validating.path, admissionReviewFor({ operation: 'CREATE', object: aGreeting({}), uid: 'b' }));
-      expect(denied.json().response).to.deep.equal({ uid: 'b', allowed: false, status: { code: 403, message: 'spec.message must not be empty' } });
-      const converted = await post(server, server.caBundle!, conversion.path, { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'c', desiredAPIVersion: 'example.com/v2', objects: [{ ...aGreeting({}), spec: { message: 'Hello, You' } }] } });
+      const denied = await post(
+        server,
+        server.caBundle!,
+        validating.path,
+        admissionReviewFor({ operation: 'CREATE', object: aGreeting({}), uid: 'b' }),
+      );
+      expect(denied.json().response).to.deep.equal({
+        uid: 'b',
+        allowed: false,
+        status: { code: 403, message: 'spec.message must not be empty' },
+      });
+      const converted = await post(server, server.caBundle!, conversion.path, {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'ConversionReview',
+        request: { uid: 'c', desiredAPIVersion: 'example.com/v2', objects: [{ ...aGreeting({}), spec: { message: 'Hello, You' } }] },
+      });
       expect(converted.json().response['result']).to.deep.equal({ status: 'Success' });
     });
 
@@ -97,7 +128,12 @@ describe('webhooks: the HTTPS server', function () {
     });
 
     it('a handler that throws is HTTP 500 (the API server then applies failurePolicy); a malformed review is 400', async () => {
-      const broken = await post(server, server.caBundle!, validating.path, admissionReviewFor({ operation: 'CREATE', object: aGreeting({ message: 'boom' }) }));
+      const broken = await post(
+        server,
+        server.caBundle!,
+        validating.path,
+        admissionReviewFor({ operation: 'CREATE', object: aGreeting({ message: 'boom' }) }),
+      );
       expect(broken.status).to.equal(500);
       expect(broken.text).to.match(/webhook validate.greetings.example.com failed: boom/);
       const malformed = await post(server, server.caBundle!, validating.path, '{not json');
@@ -107,11 +143,22 @@ describe('webhooks: the HTTPS server', function () {
     it('a request target that is no URL (GET //[ HTTP/1.1) is HTTP 400, and the server serves on', async () => {
       const url = new URL(server.url);
       for (const line of ['GET //[ HTTP/1.1', 'GET http://[ HTTP/1.1', `POST http://[::1${validating.path} HTTP/1.1`]) {
-        const answers = await exchange({ host: url.hostname, port: Number(url.port), tls: true }, { writes: [Buffer.from(`${line}\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n`)] });
-        expect(answers.map((a) => a.status), line).to.deep.equal([400]);
+        const answers = await exchange(
+          { host: url.hostname, port: Number(url.port), tls: true },
+          { writes: [Buffer.from(`${line}\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n`)] },
+        );
+        expect(
+          answers.map((a) => a.status),
+          line,
+        ).to.deep.equal([400]);
         expect(answers[0]?.body.toString()).to.match(/malformed request target/);
       }
-      const ok = await post(server, server.caBundle!, validating.path, admissionReviewFor({ operation: 'CREATE', object: aGreeting({ message: 'hi' }), uid: 'after' }));
+      const ok = await post(
+        server,
+        server.caBundle!,
+        validating.path,
+        admissionReviewFor({ operation: 'CREATE', object: aGreeting({ message: 'hi' }), uid: 'after' }),
+      );
       expect(ok.json().response).to.include({ uid: 'after', allowed: true });
     });
 
@@ -133,7 +180,9 @@ describe('webhooks: the HTTPS server', function () {
 
     it('metrics: latency by webhook and outcome, denials, errors by cause', async () => {
       const text = await registry.metrics();
-      expect(text).to.match(/rxkube_webhook_request_duration_seconds_count\{webhook="validate.greetings.example.com",outcome="allowed"\} [1-9]/);
+      expect(text).to.match(
+        /rxkube_webhook_request_duration_seconds_count\{webhook="validate.greetings.example.com",outcome="allowed"\} [1-9]/,
+      );
       expect(text).to.match(/rxkube_webhook_request_duration_seconds_count\{webhook="greetings.example.com",outcome="converted"\} 1/);
       expect(text).to.match(/rxkube_webhook_denials_total\{webhook="validate.greetings.example.com"\} 1/);
       expect(text).to.match(/rxkube_webhook_errors_total\{webhook="validate.greetings.example.com",cause="handler"\} 1/);
@@ -154,7 +203,12 @@ describe('webhooks: the HTTPS server', function () {
     });
     const server = await startWebhookServer({ webhooks: [defaults], tls: dev, port: 0, host: '127.0.0.1', logger });
     try {
-      const legit = post(server, dev.ca, defaults.path, admissionReviewFor({ operation: 'CREATE', object: aGreeting({ message: 'hi' }), uid: 'legit' }));
+      const legit = post(
+        server,
+        dev.ca,
+        defaults.path,
+        admissionReviewFor({ operation: 'CREATE', object: aGreeting({ message: 'hi' }), uid: 'legit' }),
+      );
       await new Promise((resolve) => setTimeout(resolve, 50));
       const depth = 50_000;
       const deep = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"deep","operation":"CREATE","object":{"metadata":{"name":"d"},"spec":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}}}`;
@@ -172,7 +226,11 @@ describe('webhooks: the HTTPS server', function () {
   });
 
   it('a review its operator does not answer within requestTimeoutMs is HTTP 504', async () => {
-    const silent = validatingWebhook<Greeting>({ name: 'silent.greetings.example.com', resource: greeting, admit: (requests$: Observable<AdmissionRequest<Greeting>>): Observable<AdmissionAnswer> => requests$.pipe(mergeMap(() => NEVER)) });
+    const silent = validatingWebhook<Greeting>({
+      name: 'silent.greetings.example.com',
+      resource: greeting,
+      admit: (requests$: Observable<AdmissionRequest<Greeting>>): Observable<AdmissionAnswer> => requests$.pipe(mergeMap(() => NEVER)),
+    });
     const server = await startWebhookServer({ webhooks: [silent], tls: dev, port: 0, host: '127.0.0.1', logger, requestTimeoutMs: 50 });
     try {
       const res = await post(server, dev.ca, silent.path, admissionReviewFor({ operation: 'CREATE', object: aGreeting({}) }));
@@ -183,23 +241,44 @@ describe('webhooks: the HTTPS server', function () {
     }
   });
 
-  it('with tracing, each review is a server span, under the caller\'s span when its request carries a traceparent', async () => {
+  it("with tracing, each review is a server span, under the caller's span when its request carries a traceparent", async () => {
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-    const server = await startWebhookServer({ webhooks: [validating], tls: dev, port: 0, host: '127.0.0.1', logger, tracing: { tracerProvider: provider } });
+    const server = await startWebhookServer({
+      webhooks: [validating],
+      tls: dev,
+      port: 0,
+      host: '127.0.0.1',
+      logger,
+      tracing: { tracerProvider: provider },
+    });
     const dispatcher = new Agent({ connect: { ca: dev.ca } });
     try {
       const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
       const body = JSON.stringify(admissionReviewFor({ operation: 'CREATE', object: aGreeting({ message: 'hi' }) }));
-      const res = await request(`${server.url}${validating.path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', traceparent }, dispatcher });
+      const res = await request(`${server.url}${validating.path}`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', traceparent },
+        dispatcher,
+      });
       await res.body.text();
-      const broken = await request(`${server.url}${validating.path}`, { method: 'POST', body: '{', headers: { 'content-type': 'application/json' }, dispatcher });
+      const broken = await request(`${server.url}${validating.path}`, {
+        method: 'POST',
+        body: '{',
+        headers: { 'content-type': 'application/json' },
+        dispatcher,
+      });
       await broken.body.text();
       const [reviewed, malformed] = exporter.getFinishedSpans();
       expect(reviewed?.kind).to.equal(SpanKind.SERVER);
       expect(reviewed?.name).to.equal(`POST ${validating.path}`);
-      expect(reviewed?.attributes).to.include({ 'http.request.method': 'POST', 'http.route': validating.path, 'http.response.status_code': 200 });
+      expect(reviewed?.attributes).to.include({
+        'http.request.method': 'POST',
+        'http.route': validating.path,
+        'http.response.status_code': 200,
+      });
       expect(reviewed?.spanContext().traceId).to.equal('0af7651916cd43dd8448eb211c80319c');
       expect(reviewed?.parentSpanContext?.spanId).to.equal('b7ad6b7169203331');
       expect(malformed?.attributes).to.include({ 'http.response.status_code': 400 });
@@ -223,7 +302,14 @@ describe('webhooks: the HTTPS server', function () {
     };
     write(dev);
     const registry = new Registry();
-    const server = await startWebhookServer({ webhooks: [validating], tls: { certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key') }, port: 0, host: '127.0.0.1', logger, registry });
+    const server = await startWebhookServer({
+      webhooks: [validating],
+      tls: { certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key') },
+      port: 0,
+      host: '127.0.0.1',
+      logger,
+      registry,
+    });
     try {
       expect((await get(`${server.url}/healthz`, dev.ca)).status).to.equal(200);
       const rotated = await generateDevelopmentTls();
@@ -247,7 +333,11 @@ describe('webhooks: the HTTPS server', function () {
     const held = new Promise<void>((resolve) => (release = resolve));
     let arrived!: () => void;
     const inFlight = new Promise<void>((resolve) => (arrived = resolve));
-    const slow = validatingWebhook<Greeting>({ name: 'slow.greetings.example.com', resource: greeting, validate: async () => (arrived(), await held, allow()) });
+    const slow = validatingWebhook<Greeting>({
+      name: 'slow.greetings.example.com',
+      resource: greeting,
+      validate: async () => (arrived(), await held, allow()),
+    });
     const server = await startWebhookServer({ webhooks: [slow], tls: dev, port: 0, host: '127.0.0.1', logger });
     const answer = post(server, dev.ca, slow.path, admissionReviewFor({ operation: 'CREATE', object: aGreeting({}), uid: 'late' }));
     await inFlight;
@@ -267,11 +357,28 @@ describe('webhooks: the HTTPS server', function () {
       }
       return undefined;
     };
-    expect(await option(() => startWebhookServer({ webhooks: [validating], tls: { certFile: '/nonexistent/tls.crt', keyFile: '/nonexistent/tls.key' }, port: 0, logger }))).to.equal('tls.certFile');
+    expect(
+      await option(() =>
+        startWebhookServer({
+          webhooks: [validating],
+          tls: { certFile: '/nonexistent/tls.crt', keyFile: '/nonexistent/tls.key' },
+          port: 0,
+          logger,
+        }),
+      ),
+    ).to.equal('tls.certFile');
     expect(await option(() => startWebhookServer({ webhooks: [], tls: dev, port: 0, logger }))).to.equal('webhooks');
     expect(await option(() => startWebhookServer({ webhooks: [validating], tls: dev, port: 70000, logger }))).to.equal('port');
-    expect(await option(() => startWebhookServer({ webhooks: [validating, validating], tls: dev, port: 0, logger }))).to.equal('webhooks[1].path');
-    expect(await option(() => startWebhookServer({ webhooks: [validating], tls: dev, port: 0, logger, maxBodyBytes: 0 }))).to.equal('maxBodyBytes');
-    expect(await option(() => startWebhookServer({ webhooks: [validating], tls: { cert: dev.cert, key: 'nope' } as never, port: 0, logger, timeout: 1 } as never))).to.equal('timeout');
+    expect(await option(() => startWebhookServer({ webhooks: [validating, validating], tls: dev, port: 0, logger }))).to.equal(
+      'webhooks[1].path',
+    );
+    expect(await option(() => startWebhookServer({ webhooks: [validating], tls: dev, port: 0, logger, maxBodyBytes: 0 }))).to.equal(
+      'maxBodyBytes',
+    );
+    expect(
+      await option(() =>
+        startWebhookServer({ webhooks: [validating], tls: { cert: dev.cert, key: 'nope' } as never, port: 0, logger, timeout: 1 } as never),
+      ),
+    ).to.equal('timeout');
   });
 });

@@ -69,9 +69,13 @@ describe('workflow activation conditions (WF5)', () => {
   it('WF5: the reconcile precondition of an inactive dependent is not evaluated', async () => {
     const w = new World();
     let evaluated = 0;
-    const result = await graph(w, { a: [] }, {
-      a: { activationCondition: () => false, reconcilePrecondition: () => (evaluated++, true) },
-    }).reconcile(primary, ctx);
+    const result = await graph(
+      w,
+      { a: [] },
+      {
+        a: { activationCondition: () => false, reconcilePrecondition: () => (evaluated++, true) },
+      },
+    ).reconcile(primary, ctx);
     expect(evaluated).to.equal(0);
     expect(result.dependent('a').conditions).to.deep.equal({ activationCondition: { met: false } });
   });

@@ -23,9 +23,12 @@ describe('workflow builder (WF1) and toMermaid', () => {
   });
 
   it('WF1: an unknown dependsOn name is rejected, naming both dependents', () => {
-    expect(() => workflow<Primary>().add(named('a')).add(named('b'), { dependsOn: ['a', 'cm'] }).build()).to.throw(
-      "workflow: dependent 'b' dependsOn 'cm', which is not in the workflow",
-    );
+    expect(() =>
+      workflow<Primary>()
+        .add(named('a'))
+        .add(named('b'), { dependsOn: ['a', 'cm'] })
+        .build(),
+    ).to.throw("workflow: dependent 'b' dependsOn 'cm', which is not in the workflow");
   });
 
   it('WF1: dependsOn a dependent object that was never added is rejected', () => {

@@ -33,8 +33,7 @@ describe('workflow cleanup (reference: Workflow Execution > Cleanup)', () => {
     it('WF2: cleanup concurrency is bounded by maxConcurrency too', async () => {
       const w = new World();
       const g2 = deferred();
-      const run = graph(w, DIAMOND, { '2': { script: { deleteGate: g2.promise } } }, { maxConcurrency: 1 })
-        .cleanup(primary, ctx);
+      const run = graph(w, DIAMOND, { '2': { script: { deleteGate: g2.promise } } }, { maxConcurrency: 1 }).cleanup(primary, ctx);
       await flush();
       expect(w.started('delete')).to.deep.equal(['4', '2']);
       g2.resolve();
@@ -97,7 +96,7 @@ describe('workflow cleanup (reference: Workflow Execution > Cleanup)', () => {
       expect(w.completed('delete').at(-1)).to.equal('1');
     });
 
-    it('WF2: a dependent is deleted only once its dependents\' delete postconditions hold (async too)', async () => {
+    it("WF2: a dependent is deleted only once its dependents' delete postconditions hold (async too)", async () => {
       const w = new World();
       const gone = deferred<boolean>();
       const run = graph(w, { a: [], b: ['a'] }, { b: { deletePostcondition: () => gone.promise } }).cleanup(primary, ctx);
@@ -127,9 +126,13 @@ describe('workflow cleanup (reference: Workflow Execution > Cleanup)', () => {
 
     it('WF2: the delete postcondition of a garbage-collected dependent still holds its parents back', async () => {
       const w = new World();
-      const result = await graph(w, { a: [], b: ['a'] }, {
-        b: { script: { garbageCollected: true }, deletePostcondition: () => false },
-      }).cleanup(primary, ctx);
+      const result = await graph(
+        w,
+        { a: [], b: ['a'] },
+        {
+          b: { script: { garbageCollected: true }, deletePostcondition: () => false },
+        },
+      ).cleanup(primary, ctx);
       expect(w.started('delete')).to.deep.equal([]);
       expect(result.deletePostconditionNotMet).to.deep.equal(['b']);
     });

@@ -20,7 +20,10 @@ function deploymentOf(w: Widget): Deployment {
     spec: {
       replicas: 2,
       selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'web', image: `nginx:${w.spec?.value ?? 'latest'}` }] } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: [{ name: 'web', image: `nginx:${w.spec?.value ?? 'latest'}` }] },
+      },
     },
   };
 }
@@ -40,7 +43,10 @@ describe('workflow: shipped conditions against the embedded API server', () => {
       resource: CONFIGMAPS,
       desired: (w) => ({ metadata: { name: `${w.metadata!.name!}-config` }, data: { ready: 'yes' } }),
     });
-    const recorded = await startWidgets(env, widgetWorkflow().add(deployment, { readyPostcondition: deploymentReady }).add(config, { dependsOn: deployment }));
+    const recorded = await startWidgets(
+      env,
+      widgetWorkflow().add(deployment, { readyPostcondition: deploymentReady }).add(config, { dependsOn: deployment }),
+    );
     await createWidget(env, widget('w1', { value: '1.25' }));
 
     const cm = await eventually('w1-config', () => configMapOf(env, 'w1-config'), 5000);
@@ -53,16 +59,29 @@ describe('workflow: shipped conditions against the embedded API server', () => {
     expect(first.dependent('config').outcome).to.equal('notVisited');
     expect(first.conditionResult('deployment', 'readyPostcondition')).to.deep.include({ met: false });
     const ready = recorded.results.find((r) => r.allReady())!;
-    expect(ready.conditionResult('deployment', 'readyPostcondition')?.detail).to.include({ exists: true, replicas: 2, readyReplicas: 2, availableReplicas: 2 });
+    expect(ready.conditionResult('deployment', 'readyPostcondition')?.detail).to.include({
+      exists: true,
+      replicas: 2,
+      readyReplicas: 2,
+      availableReplicas: 2,
+    });
 
     // A new generation is not ready until the simulated controller observed and rolled it out.
     await patchWidget(env, 'w1', { spec: { value: '1.26' } });
     const rolling = await eventually('a not-ready result of generation 2', () =>
-      recorded.results.find((r) => (r.conditionResult('deployment', 'readyPostcondition')?.detail as { generation?: number } | undefined)?.generation === 2 && !r.allReady()),
+      recorded.results.find(
+        (r) =>
+          (r.conditionResult('deployment', 'readyPostcondition')?.detail as { generation?: number } | undefined)?.generation === 2 &&
+          !r.allReady(),
+      ),
     );
     expect(rolling.conditionResult('deployment', 'readyPostcondition')?.met).to.equal(false);
     await eventually('generation 2 ready', () =>
-      recorded.results.find((r) => (r.conditionResult('deployment', 'readyPostcondition')?.detail as { generation?: number } | undefined)?.generation === 2 && r.allReady()),
+      recorded.results.find(
+        (r) =>
+          (r.conditionResult('deployment', 'readyPostcondition')?.detail as { generation?: number } | undefined)?.generation === 2 &&
+          r.allReady(),
+      ),
     );
   });
 
@@ -76,7 +95,9 @@ describe('workflow: shipped conditions against the embedded API server', () => {
     expect(deploymentReadiness(d({ observedGeneration: 2, readyReplicas: 3, availableReplicas: 3 }, 2, 3)).met).to.equal(true);
     expect(deploymentReadiness(d({ observedGeneration: 1, readyReplicas: 3, availableReplicas: 3 }, 2, 3)).met).to.equal(false);
     expect(deploymentReadiness(d({ observedGeneration: 2, readyReplicas: 3, availableReplicas: 2 }, 2, 3)).met).to.equal(false);
-    expect(deploymentReadiness(d({ observedGeneration: 2, readyReplicas: 1, availableReplicas: 1 })).met, 'replicas default to 1').to.equal(true);
+    expect(deploymentReadiness(d({ observedGeneration: 2, readyReplicas: 1, availableReplicas: 1 })).met, 'replicas default to 1').to.equal(
+      true,
+    );
     expect(deploymentReadiness(d({ observedGeneration: 2 }, 2, 0)).met).to.equal(true);
   });
 
@@ -89,15 +110,24 @@ describe('workflow: shipped conditions against the embedded API server', () => {
       resource: GADGETS,
       desired: (w) => ({ metadata: { name: w.metadata!.name! }, spec: { color: 'red' } }),
     });
-    const recorded = await startWidgets(env, widgetWorkflow().add(gadget, { activationCondition: crdPresent('gadgets.extra.rxkube.dev', { recheckAfterMs: 0 }) }));
+    const recorded = await startWidgets(
+      env,
+      widgetWorkflow().add(gadget, { activationCondition: crdPresent('gadgets.extra.rxkube.dev', { recheckAfterMs: 0 }) }),
+    );
     await env.watchesOpen(1);
     const watchesWithoutGadgets = env.server.stats().watches;
     await createWidget(env, widget('w1', { value: 'a' }));
     const inactive = await eventually('a result', () => recorded.last());
     expect(inactive.dependent('gadget').outcome).to.equal('inactive');
-    expect(inactive.conditionResult('gadget', 'activationCondition')).to.deep.equal({ met: false, detail: { crd: 'gadgets.extra.rxkube.dev', present: false } });
+    expect(inactive.conditionResult('gadget', 'activationCondition')).to.deep.equal({
+      met: false,
+      detail: { crd: 'gadgets.extra.rxkube.dev', present: false },
+    });
     expect(env.server.stats().watches, 'no informer for an absent CRD').to.equal(watchesWithoutGadgets);
-    expect(recorded.controller.listEventSources().map((s) => s.name), 'listed before').to.deep.equal(['widgets.sample.rxkube.dev']);
+    expect(
+      recorded.controller.listEventSources().map((s) => s.name),
+      'listed before',
+    ).to.deep.equal(['widgets.sample.rxkube.dev']);
 
     await env.kubeConfig.makeApiClient(k8s.ApiextensionsV1Api).createCustomResourceDefinition({
       body: {
@@ -108,7 +138,14 @@ describe('workflow: shipped conditions against the embedded API server', () => {
           group: 'extra.rxkube.dev',
           scope: 'Namespaced',
           names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
-          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } }],
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
+            },
+          ],
         },
       },
     });
@@ -118,8 +155,19 @@ describe('workflow: shipped conditions against the embedded API server', () => {
     expect(recorded.last()?.dependent('gadget').outcome).to.equal('reconciled');
     await env.watchesOpen(watchesWithoutGadgets + 1);
     expect(recorded.controller.listEventSources()).to.deep.equal([
-      { name: 'widgets.sample.rxkube.dev', type: 'primary', resource: { apiVersion: 'sample.rxkube.dev/v1', kind: 'Widget' }, namespaces: 'all' },
-      { name: 'gadgets', type: 'secondary', resource: { apiVersion: 'extra.rxkube.dev/v1', kind: 'Gadget' }, namespaces: 'all', registeredBy: ['gadget'] },
+      {
+        name: 'widgets.sample.rxkube.dev',
+        type: 'primary',
+        resource: { apiVersion: 'sample.rxkube.dev/v1', kind: 'Widget' },
+        namespaces: 'all',
+      },
+      {
+        name: 'gadgets',
+        type: 'secondary',
+        resource: { apiVersion: 'extra.rxkube.dev/v1', kind: 'Gadget' },
+        namespaces: 'all',
+        registeredBy: ['gadget'],
+      },
     ]);
 
     // The registered source triggers the widget: a drifted gadget is applied again.

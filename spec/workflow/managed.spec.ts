@@ -30,7 +30,10 @@ describe('managed workflows (WF4, FZ1)', () => {
     const result = await inv.beforeReconcile();
     expect(result?.reconciled).to.deep.equal(['1', '2', '3', '4']);
     expect(inv.reconcileResult).to.equal(result);
-    await expectRejection(inv.reconcileManagedWorkflow(), /reconcileManagedWorkflow\(\) needs a workflow built with \{ explicitInvocation: true \}/);
+    await expectRejection(
+      inv.reconcileManagedWorkflow(),
+      /reconcileManagedWorkflow\(\) needs a workflow built with \{ explicitInvocation: true \}/,
+    );
   });
 
   it('WF4: with explicitInvocation nothing runs before reconcile; the reconciler runs it itself', async () => {
@@ -45,7 +48,7 @@ describe('managed workflows (WF4, FZ1)', () => {
     expect(inv.reconcileResult).to.equal(result);
   });
 
-  it('WF4: cleanup runs before the reconciler\'s cleanup unless explicit and the reconciler has cleanup', async () => {
+  it("WF4: cleanup runs before the reconciler's cleanup unless explicit and the reconciler has cleanup", async () => {
     const implicit = new World();
     const ran = await new ManagedWorkflowInvocation(graph(implicit, DIAMOND), primary, ctx).beforeCleanup(true);
     expect(ran?.allDeleted()).to.equal(true);

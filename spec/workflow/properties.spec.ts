@@ -142,13 +142,7 @@ describe('workflow properties over random DAGs', () => {
           const dependents = specs.flatMap((s, j) => (s.dependsOn.includes(i) ? [j] : []));
           const attempted = dependents.every((j) => goneOk[j]);
           const spec = specs[i]!;
-          const outcome = !attempted
-            ? 'notVisited'
-            : spec.fails
-              ? 'errored'
-              : spec.condition
-                ? 'deleted'
-                : 'deletePostconditionNotMet';
+          const outcome = !attempted ? 'notVisited' : spec.fails ? 'errored' : spec.condition ? 'deleted' : 'deletePostconditionNotMet';
           goneOk[i] = outcome === 'deleted';
           expected[i] = outcome;
         }

@@ -21,7 +21,11 @@ describe('workflow result: the Ready status condition', () => {
 
   it('False (DependentsNotReady) naming the dependents not ready and those waiting behind them', async () => {
     const result = await graph(new World(), DIAMOND, { '2': { readyPostcondition: () => false } }).reconcile(primary, {});
-    expect(result.readyCondition(object, NOW)).to.include({ status: 'False', reason: 'DependentsNotReady', message: 'not ready yet: 2, 4' });
+    expect(result.readyCondition(object, NOW)).to.include({
+      status: 'False',
+      reason: 'DependentsNotReady',
+      message: 'not ready yet: 2, 4',
+    });
   });
 
   it('False (DependentsFailed) with each failed dependent and its error', async () => {

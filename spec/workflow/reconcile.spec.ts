@@ -1,11 +1,6 @@
 import { expect } from 'chai';
 import { from, lastValueFrom, toArray } from 'rxjs';
-import {
-  AggregatedOperatorError,
-  cleanupWorkflow,
-  reconcileWorkflow,
-  workflow,
-} from '../../lib/workflow/index.js';
+import { AggregatedOperatorError, cleanupWorkflow, reconcileWorkflow, workflow } from '../../lib/workflow/index.js';
 import { deferred, flush, primary, World, type Ctx, type Item, type Primary } from './fakes.js';
 import { DIAMOND, FAN, graph } from './graphs.js';
 
@@ -37,12 +32,7 @@ describe('workflow reconcile (reference: Workflow Execution > Reconciliation)', 
       const w = new World();
       const g2 = deferred();
       const g3 = deferred();
-      const wf = graph(
-        w,
-        DIAMOND,
-        { '2': { script: { gate: g2.promise } }, '3': { script: { gate: g3.promise } } },
-        { maxConcurrency: 1 },
-      );
+      const wf = graph(w, DIAMOND, { '2': { script: { gate: g2.promise } }, '3': { script: { gate: g3.promise } } }, { maxConcurrency: 1 });
       const run = wf.reconcile(primary, ctx);
       await flush();
       expect(w.started('reconcile')).to.deep.equal(['1', '2']);
@@ -52,10 +42,14 @@ describe('workflow reconcile (reference: Workflow Execution > Reconciliation)', 
       g2.resolve();
       await run;
       expect(w.log).to.deep.equal([
-        'reconcile 1 start', 'reconcile 1 end',
-        'reconcile 2 start', 'reconcile 2 end',
-        'reconcile 3 start', 'reconcile 3 end',
-        'reconcile 4 start', 'reconcile 4 end',
+        'reconcile 1 start',
+        'reconcile 1 end',
+        'reconcile 2 start',
+        'reconcile 2 end',
+        'reconcile 3 start',
+        'reconcile 3 end',
+        'reconcile 4 start',
+        'reconcile 4 end',
       ]);
     });
 
@@ -180,8 +174,10 @@ describe('workflow reconcile (reference: Workflow Execution > Reconciliation)', 
 
     it('WF2: a precondition that holds lets the node reconcile, and its result is kept', async () => {
       const w = new World();
-      const result = await graph(w, FAN, { '3': { reconcilePrecondition: async () => ({ met: true, detail: 42 }) } })
-        .reconcile(primary, ctx);
+      const result = await graph(w, FAN, { '3': { reconcilePrecondition: async () => ({ met: true, detail: 42 }) } }).reconcile(
+        primary,
+        ctx,
+      );
       expect(result.reconciled).to.deep.equal(['1', '2', '3', '4', '5']);
       expect(result.conditionResult('3', 'reconcilePrecondition')).to.deep.equal({ met: true, detail: 42 });
     });
@@ -227,10 +223,14 @@ describe('workflow reconcile (reference: Workflow Execution > Reconciliation)', 
     it('WF2: a node depending on two false-precondition nodes is deleted once, and both of them after it', async () => {
       const w = new World();
       const lateB = deferred<boolean>();
-      const wf = graph(w, { a: [], b: [], c: ['a', 'b'] }, {
-        a: { reconcilePrecondition: () => false },
-        b: { reconcilePrecondition: () => lateB.promise },
-      });
+      const wf = graph(
+        w,
+        { a: [], b: [], c: ['a', 'b'] },
+        {
+          a: { reconcilePrecondition: () => false },
+          b: { reconcilePrecondition: () => lateB.promise },
+        },
+      );
       const run = wf.reconcile(primary, ctx);
       await flush();
       // a's false precondition already had c deleted before b's precondition answers.
@@ -296,7 +296,11 @@ describe('workflow reconcile (reference: Workflow Execution > Reconciliation)', 
     it('a condition that throws, or answers neither boolean nor { met }, errors its node', async () => {
       const w = new World();
       const result = await graph(w, DIAMOND, {
-        '2': { readyPostcondition: () => { throw new Error('cannot read status'); } },
+        '2': {
+          readyPostcondition: () => {
+            throw new Error('cannot read status');
+          },
+        },
         '3': { reconcilePrecondition: () => 'yes' as unknown as boolean },
       }).reconcile(primary, ctx);
       expect((result.dependent('2').error as Error).message).to.equal('cannot read status');
@@ -364,11 +368,22 @@ describe('workflow operators', () => {
     const w = new World();
     const wf = graph(w, { a: [], b: ['a'] });
     const reconciled = await lastValueFrom(
-      from([{ name: 'x' }, { name: 'y' }]).pipe(reconcileWorkflow(wf, () => ({})), toArray()),
+      from([{ name: 'x' }, { name: 'y' }]).pipe(
+        reconcileWorkflow(wf, () => ({})),
+        toArray(),
+      ),
     );
-    expect(reconciled.map((r) => r.reconciled)).to.deep.equal([['a', 'b'], ['a', 'b']]);
+    expect(reconciled.map((r) => r.reconciled)).to.deep.equal([
+      ['a', 'b'],
+      ['a', 'b'],
+    ]);
     expect([...w.items.keys()]).to.deep.equal(['x/a', 'x/b', 'y/a', 'y/b']);
-    const cleaned = await lastValueFrom(from([{ name: 'x' }]).pipe(cleanupWorkflow(wf, () => ({})), toArray()));
+    const cleaned = await lastValueFrom(
+      from([{ name: 'x' }]).pipe(
+        cleanupWorkflow(wf, () => ({})),
+        toArray(),
+      ),
+    );
     expect(cleaned[0]?.deleteCalled).to.deep.equal(['a', 'b']);
     expect([...w.items.keys()]).to.deep.equal(['y/a', 'y/b']);
   });

@@ -21,7 +21,8 @@ export function counterReconciler(onWrite?: (counter: Counter) => void): Reconci
     reconcile(counter) {
       runs.e2eRuns = (runs.e2eRuns ?? 0) + 1;
       const status = { observedGeneration: counter.metadata?.generation, value: counter.spec.value * 2 };
-      if (counter.status?.observedGeneration === status.observedGeneration && counter.status?.value === status.value) return UpdateControl.noUpdate();
+      if (counter.status?.observedGeneration === status.observedGeneration && counter.status?.value === status.value)
+        return UpdateControl.noUpdate();
       onWrite?.(counter);
       return UpdateControl.patchStatus({ ...counter, status });
     },

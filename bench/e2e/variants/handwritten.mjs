@@ -46,7 +46,14 @@ async function reconcile(name) {
   if (!counter) return;
   const status = { observedGeneration: counter.metadata.generation, value: counter.spec.value * 2 };
   if (counter.status?.observedGeneration === status.observedGeneration && counter.status?.value === status.value) return;
-  await api.patchNamespacedCustomObjectStatus({ group, version, namespace, plural, name, body: [{ op: 'add', path: '/status', value: status }] });
+  await api.patchNamespacedCustomObjectStatus({
+    group,
+    version,
+    namespace,
+    plural,
+    name,
+    body: [{ op: 'add', path: '/status', value: status }],
+  });
 }
 for (const event of ['add', 'update']) informer.on(event, (obj) => enqueue(obj.metadata.name));
 informer.on('error', () => setTimeout(() => informer.start(), 1000));

@@ -11,7 +11,8 @@ export async function loadApiServer(load: () => Promise<ApiServerModule> = () =>
   try {
     return await load();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND' || !String((err as Error).message).includes('@rxkube/apiserver')) throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND' || !String((err as Error).message).includes('@rxkube/apiserver'))
+      throw err;
     throw new Error(
       'rxkube/testing/cluster runs the embedded API server of the package @rxkube/apiserver, which is not installed: npm install --save-dev @rxkube/apiserver',
       { cause: err },

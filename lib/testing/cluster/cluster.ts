@@ -5,7 +5,14 @@
 import { CoreV1Api, type KubeConfig, type KubernetesObject, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import type { ApiServer, ApiServerOptions } from '@rxkube/apiserver';
 import type { Operator, OperatorOptions } from '../../controller/index.js';
-import { builtinResources, createKubeClient, installCustomResourceDefinition, resolveDescriptor, type KubeClient, type ResourceDescriptor } from '../../kube/index.js';
+import {
+  builtinResources,
+  createKubeClient,
+  installCustomResourceDefinition,
+  resolveDescriptor,
+  type KubeClient,
+  type ResourceDescriptor,
+} from '../../kube/index.js';
 import { harnessOperator } from '../harness.js';
 import { eventually } from '../wait.js';
 import { loadApiServer } from './apiserver.js';
@@ -67,10 +74,16 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     kubeConfig,
     client,
     async kubeConfigFor({ serviceAccount, namespace = 'default', expirationSeconds = 24 * 3600 }) {
-      await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: serviceAccount } } }).catch((err: { code?: number }) => {
-        if (err.code !== 409) throw err;
+      await core
+        .createNamespacedServiceAccount({ namespace, body: { metadata: { name: serviceAccount } } })
+        .catch((err: { code?: number }) => {
+          if (err.code !== 409) throw err;
+        });
+      const request = await core.createNamespacedServiceAccountToken({
+        name: serviceAccount,
+        namespace,
+        body: { spec: { audiences: [], expirationSeconds } },
       });
-      const request = await core.createNamespacedServiceAccountToken({ name: serviceAccount, namespace, body: { spec: { audiences: [], expirationSeconds } } });
       const token = request.status?.token;
       if (!token) throw new Error(`kubeConfigFor: TokenRequest for ServiceAccount ${namespace}/${serviceAccount} returned no token`);
       return server.kubeConfig({ token, namespace });
@@ -86,11 +99,17 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       return name;
     },
     async watchesOpen(count, timeoutMs) {
-      await eventually(() => `${count} open watches (have ${server.stats().watches})`, () => server.stats().watches === count, timeoutMs);
+      await eventually(
+        () => `${count} open watches (have ${server.stats().watches})`,
+        () => server.stats().watches === count,
+        timeoutMs,
+      );
     },
     apply(resource, obj) {
       const d = resolveDescriptor(resource);
-      return client.resource<typeof obj>(d).apply({ apiVersion: d.apiVersion, kind: d.kind, ...obj }, { fieldManager: 'rxkube-test', force: true });
+      return client
+        .resource<typeof obj>(d)
+        .apply({ apiVersion: d.apiVersion, kind: d.kind, ...obj }, { fieldManager: 'rxkube-test', force: true });
     },
     async close() {
       await Promise.all(operators.map((operator) => operator.stop()));

@@ -13,7 +13,8 @@ export interface RbacUsage {
   readonly unused: readonly string[];
 }
 
-const label = (group: string, resource: string, verb: string) => `${verb} ${group === '' ? resource : resource.replace(/^([^/]+)/, `$1.${group}`)}`;
+const label = (group: string, resource: string, verb: string) =>
+  `${verb} ${group === '' ? resource : resource.replace(/^([^/]+)/, `$1.${group}`)}`;
 const resourceOf = (r: RequestDescription) => (r.subresource === undefined ? r.resource : `${r.resource}/${r.subresource}`);
 const allows = (rule: PolicyRule, r: RequestDescription, verb = r.verb) =>
   (rule.apiGroups.includes('*') || rule.apiGroups.includes(r.group)) &&
@@ -50,7 +51,9 @@ export function rbacUsage(
   const { userAgent } = options;
   const requests = [...log]
     .map((entry) => ('request' in entry ? entry.request : entry))
-    .filter((r) => userAgent === undefined || (typeof userAgent === 'string' ? r.userAgent === userAgent : userAgent.test(r.userAgent ?? '')))
+    .filter(
+      (r) => userAgent === undefined || (typeof userAgent === 'string' ? r.userAgent === userAgent : userAgent.test(r.userAgent ?? '')),
+    )
     .filter((r) => !(r.group === 'authorization.k8s.io' || r.group === 'authentication.k8s.io') || !SELF_REVIEWS.has(r.resource));
   const uncovered = new Set<string>();
   for (const r of requests) {
@@ -61,7 +64,8 @@ export function rbacUsage(
     for (const group of rule.apiGroups) {
       for (const resource of rule.resources) {
         const [plural, subresource] = resource.split('/') as [string, string | undefined];
-        const on = (r: RequestDescription, verb: string, sub = subresource) => r.group === group && r.resource === plural && r.subresource === sub && r.verb === verb;
+        const on = (r: RequestDescription, verb: string, sub = subresource) =>
+          r.group === group && r.resource === plural && r.subresource === sub && r.verb === verb;
         for (const verb of rule.verbs) {
           const used =
             requests.some((r) => on(r, verb)) ||

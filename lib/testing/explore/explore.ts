@@ -5,7 +5,17 @@
 import { ConfigurationError } from '../../core/index.js';
 import { seededRandom } from './random.js';
 import { executeRun, type RunOutcome } from './run.js';
-import type { Action, Coverage, ExploreOptions, ExploreResult, Failure, Perturbation, PerturbationType, RunVerdict, RunPlan } from './types.js';
+import type {
+  Action,
+  Coverage,
+  ExploreOptions,
+  ExploreResult,
+  Failure,
+  Perturbation,
+  PerturbationType,
+  RunVerdict,
+  RunPlan,
+} from './types.js';
 
 const ALL_TYPES: readonly PerturbationType[] = ['stale', 'crash', 'gap', 'coalesce', 'fail'];
 
@@ -21,13 +31,24 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
   let seedsTried = 0;
   for (let k = 0; k < maxRuns; k++) {
     if (Date.now() - started >= timeMs) {
-      progress(`explore: the time cap of ${timeMs} ms cut the exploration short after ${k} of ${maxRuns} seeds | ${describeCoverage(session.coverage())}`, true);
-      return { failure: undefined, coverage: session.coverage(), wallMs: Date.now() - started, seedsTried: k, cutShort: { byTimeMs: timeMs, seedsTried: k, seedsBudgeted: maxRuns } };
+      progress(
+        `explore: the time cap of ${timeMs} ms cut the exploration short after ${k} of ${maxRuns} seeds | ${describeCoverage(session.coverage())}`,
+        true,
+      );
+      return {
+        failure: undefined,
+        coverage: session.coverage(),
+        wallMs: Date.now() - started,
+        seedsTried: k,
+        cutShort: { byTimeMs: timeMs, seedsTried: k, seedsBudgeted: maxRuns },
+      };
     }
     seedsTried = k + 1;
     const seed = first + k;
     const { trace, outcome } = await session.runSeed(seed);
-    progress(`explore: run ${k + 1}/${maxRuns} seed ${seed} ${describePerturbations(trace.perturbations)} ${outcome.failed ? `FAILED (${outcome.oracle})` : 'ok'} ${(outcome.wallMs / 1000).toFixed(1)} s | ${describeCoverage(session.coverage())}`);
+    progress(
+      `explore: run ${k + 1}/${maxRuns} seed ${seed} ${describePerturbations(trace.perturbations)} ${outcome.failed ? `FAILED (${outcome.oracle})` : 'ok'} ${(outcome.wallMs / 1000).toFixed(1)} s | ${describeCoverage(session.coverage())}`,
+    );
     if (outcome.failed && !(await session.confirms(trace, outcome))) {
       progress(`explore: seed ${seed} failed once but not again: not reported (a timing this explorer does not control)`);
       continue;
@@ -36,7 +57,10 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
       const foundAfterMs = Date.now() - started;
       const foundAfterRuns = k + 1;
       const shrunk = await session.shrink(trace, outcome, options.budget?.shrinkRuns ?? 40, progress);
-      progress(`explore: seed ${seed} fails (${outcome.oracle}); shrunk to ${shrunk.trace.actions.length} steps and ${shrunk.trace.perturbations.length} perturbations in ${shrunk.runs} runs`, true);
+      progress(
+        `explore: seed ${seed} fails (${outcome.oracle}); shrunk to ${shrunk.trace.actions.length} steps and ${shrunk.trace.perturbations.length} perturbations in ${shrunk.runs} runs`,
+        true,
+      );
       const failure: Failure = {
         seed,
         oracle: shrunk.outcome.oracle ?? outcome.oracle ?? 'end-state',
@@ -63,7 +87,8 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
 export async function rerun(options: ExploreOptions, what: number | RunPlan): Promise<RunVerdict> {
   checkOptions(options);
   const session = new Session(options);
-  const { trace, outcome } = typeof what === 'number' ? await session.runSeed(what) : { trace: what, outcome: await session.runTrace(what) };
+  const { trace, outcome } =
+    typeof what === 'number' ? await session.runSeed(what) : { trace: what, outcome: await session.runTrace(what) };
   return verdictOf(trace, outcome);
 }
 
@@ -71,7 +96,15 @@ export async function rerun(options: ExploreOptions, what: number | RunPlan): Pr
 export const replay: (options: ExploreOptions, what: number | RunPlan) => Promise<RunVerdict> = rerun;
 
 function verdictOf(plan: RunPlan, outcome: RunOutcome): RunVerdict {
-  return { failed: outcome.failed, oracle: outcome.oracle, message: outcome.message, log: outcome.log, plan, trace: plan, wallMs: outcome.wallMs };
+  return {
+    failed: outcome.failed,
+    oracle: outcome.oracle,
+    message: outcome.message,
+    log: outcome.log,
+    plan,
+    trace: plan,
+    wallMs: outcome.wallMs,
+  };
 }
 
 /** A failure as text: what broke, the seed, the shrunk trace and its log. */
@@ -148,12 +181,15 @@ class Session {
     const reference = await this.reference(actions);
     if (reference.failed || actions.some((a) => a.op === 'apply' && a.input)) {
       // Generated input is itself the perturbation; a failing clean run needs none.
-      for (const a of actions) if (a.op === 'apply' && a.input && a.input.revertOf === undefined) this.inputCases.add(JSON.stringify([a.input.field, a.input.value]));
+      for (const a of actions)
+        if (a.op === 'apply' && a.input && a.input.revertOf === undefined)
+          this.inputCases.add(JSON.stringify([a.input.field, a.input.value]));
       return { trace: { seed, actions, perturbations: [] }, outcome: reference };
     }
     const candidates = enumerate(reference, actions.length, this.options.perturbations ?? ALL_TYPES);
     this.candidates = Math.max(this.candidates, candidates.length);
-    if (candidates.length === 0) throw new ConfigurationError('perturbations', 'leaves nothing to try for this workload (no writes, no steps)');
+    if (candidates.length === 0)
+      throw new ConfigurationError('perturbations', 'leaves nothing to try for this workload (no writes, no steps)');
     const random = seededRandom(seed);
     const perturbations = [candidates[seed % candidates.length] as Perturbation];
     if (random.next() < 0.2) {
@@ -182,7 +218,12 @@ class Session {
   }
 
   /** Delta debugging: drop perturbations, then chunks of steps, keeping each removal that still fails the same oracle. */
-  async shrink(trace: RunPlan, outcome: RunOutcome, maxRuns: number, progress: (line: string) => void): Promise<{ trace: RunPlan; outcome: RunOutcome; runs: number }> {
+  async shrink(
+    trace: RunPlan,
+    outcome: RunOutcome,
+    maxRuns: number,
+    progress: (line: string) => void,
+  ): Promise<{ trace: RunPlan; outcome: RunOutcome; runs: number }> {
     let best = trace;
     let bestOutcome = outcome;
     let runs = 0;
@@ -191,7 +232,9 @@ class Session {
       const before = this.runs + this.referenceRuns;
       const result = await this.runTrace(candidate);
       runs += this.runs + this.referenceRuns - before;
-      progress(`shrink: ${candidate.actions.length} steps, ${describePerturbations(candidate.perturbations)} → ${result.failed ? `fails (${result.oracle})` : 'passes'}`);
+      progress(
+        `shrink: ${candidate.actions.length} steps, ${describePerturbations(candidate.perturbations)} → ${result.failed ? `fails (${result.oracle})` : 'passes'}`,
+      );
       if (result.failed && result.oracle === outcome.oracle) {
         best = candidate;
         bestOutcome = result;
@@ -202,7 +245,11 @@ class Session {
     for (let i = best.perturbations.length - 1; i >= 0 && best.perturbations.length > 1; i--) {
       await stillFails({ ...best, perturbations: best.perturbations.filter((_, j) => j !== i) });
     }
-    for (let size = Math.max(1, Math.floor(best.actions.length / 2)); size >= 1; size = size === 1 ? 0 : Math.max(1, Math.floor(size / 2))) {
+    for (
+      let size = Math.max(1, Math.floor(best.actions.length / 2));
+      size >= 1;
+      size = size === 1 ? 0 : Math.max(1, Math.floor(size / 2))
+    ) {
       for (let start = best.actions.length - size; start >= 0; start--) {
         const removed = new Set(Array.from({ length: size }, (_, k) => start + k));
         const candidate = withoutSteps(best, removed);
@@ -260,17 +307,23 @@ export function enumerate(reference: RunOutcome, steps: number, types: readonly 
         }
       }
     }
-    if (type === 'gap') for (let s = 0; s < steps; s++) for (let len = 1; len <= Math.min(2, steps - s); len++) list.push({ type, fromStep: s, steps: len });
+    if (type === 'gap')
+      for (let s = 0; s < steps; s++) for (let len = 1; len <= Math.min(2, steps - s); len++) list.push({ type, fromStep: s, steps: len });
     if (type === 'coalesce') {
-      for (let s = 0; s + 1 < steps; s++) for (let len = 2; len <= Math.min(3, steps - s); len++) list.push({ type, fromStep: s, steps: len });
+      for (let s = 0; s + 1 < steps; s++)
+        for (let len = 2; len <= Math.min(3, steps - s); len++) list.push({ type, fromStep: s, steps: len });
       // One watch's events of one step merged while the other watches deliver as they come (when the operator has several).
-      if (reference.watches.length > 1) for (let s = 0; s < steps; s++) for (const watch of reference.watches) list.push({ type, fromStep: s, steps: 1, watch });
+      if (reference.watches.length > 1)
+        for (let s = 0; s < steps; s++) for (const watch of reference.watches) list.push({ type, fromStep: s, steps: 1, watch });
     }
-    if (type === 'fail') for (let n = 1; n <= reference.writes; n++) for (const status of [409, 500, 'timeout'] as const) list.push({ type, write: n, status });
+    if (type === 'fail')
+      for (let n = 1; n <= reference.writes; n++)
+        for (const status of [409, 500, 'timeout'] as const) list.push({ type, write: n, status });
     byType.push(list);
   }
   const merged: Perturbation[] = [];
-  for (let i = 0; byType.some((l) => i < l.length); i++) for (const list of byType) if (i < list.length) merged.push(list[i] as Perturbation);
+  for (let i = 0; byType.some((l) => i < l.length); i++)
+    for (const list of byType) if (i < list.length) merged.push(list[i] as Perturbation);
   return merged;
 }
 
@@ -308,27 +361,37 @@ function progressWriter(progress: ExploreOptions['progress']): (line: string, fi
 }
 
 function checkOptions(options: ExploreOptions): void {
-  if (typeof options.setup !== 'function') throw new ConfigurationError('setup', 'must be the function that registers your controllers on an Operator');
-  if (options.resetExternal !== undefined && typeof options.resetExternal !== 'function') throw new ConfigurationError('resetExternal', 'must be a function that resets the state outside the cluster');
-  if (!Array.isArray(options.observe) || options.observe.length === 0) throw new ConfigurationError('observe', 'must list the resource types to compare (your primaries and what the operator makes)');
+  if (typeof options.setup !== 'function')
+    throw new ConfigurationError('setup', 'must be the function that registers your controllers on an Operator');
+  if (options.resetExternal !== undefined && typeof options.resetExternal !== 'function')
+    throw new ConfigurationError('resetExternal', 'must be a function that resets the state outside the cluster');
+  if (!Array.isArray(options.observe) || options.observe.length === 0)
+    throw new ConfigurationError('observe', 'must list the resource types to compare (your primaries and what the operator makes)');
   const w = options.workload as unknown;
-  if (!Array.isArray(w) && !(w && typeof (w as { generate?: unknown }).generate === 'function')) throw new ConfigurationError('workload', 'must be a list of actions or { generate(random, seed) }');
+  if (!Array.isArray(w) && !(w && typeof (w as { generate?: unknown }).generate === 'function'))
+    throw new ConfigurationError('workload', 'must be a list of actions or { generate(random, seed) }');
   for (const [i, invariant] of (options.invariants ?? []).entries()) {
     if (typeof invariant?.check !== 'function') throw new ConfigurationError(`invariants[${i}]`, 'must have a check(state) function');
-    if (invariant.when !== undefined && invariant.when !== 'every-write' && invariant.when !== 'settled') throw new ConfigurationError(`invariants[${i}].when`, `must be 'every-write' or 'settled', got ${JSON.stringify(invariant.when)}`);
+    if (invariant.when !== undefined && invariant.when !== 'every-write' && invariant.when !== 'settled')
+      throw new ConfigurationError(`invariants[${i}].when`, `must be 'every-write' or 'settled', got ${JSON.stringify(invariant.when)}`);
   }
   for (const [i, path] of (options.volatile ?? []).entries()) {
-    const ok = typeof path === 'string' ? path.length > 0 : Array.isArray(path) && path.length > 0 && path.every((k) => typeof k === 'string');
+    const ok =
+      typeof path === 'string' ? path.length > 0 : Array.isArray(path) && path.length > 0 && path.every((k) => typeof k === 'string');
     if (!ok) throw new ConfigurationError(`volatile[${i}]`, 'must be a dotted path or a non-empty list of keys');
   }
-  for (const t of options.perturbations ?? []) if (!ALL_TYPES.includes(t)) throw new ConfigurationError('perturbations', `unknown perturbation '${String(t)}' (known: ${ALL_TYPES.join(', ')})`);
+  for (const t of options.perturbations ?? [])
+    if (!ALL_TYPES.includes(t))
+      throw new ConfigurationError('perturbations', `unknown perturbation '${String(t)}' (known: ${ALL_TYPES.join(', ')})`);
   for (const key of ['horizonMs', 'settleTimeoutMs', 'maxWritesPerStep'] as const) {
     const v = options[key];
-    if (v !== undefined && !(Number.isInteger(v) && v >= 0)) throw new ConfigurationError(key, `must be a non-negative integer, got ${String(v)}`);
+    if (v !== undefined && !(Number.isInteger(v) && v >= 0))
+      throw new ConfigurationError(key, `must be a non-negative integer, got ${String(v)}`);
   }
   const budget = options.budget ?? {};
   for (const key of ['runs', 'timeMs', 'shrinkRuns'] as const) {
     const v = budget[key];
-    if (v !== undefined && !(Number.isInteger(v) && v >= 0)) throw new ConfigurationError(`budget.${key}`, `must be a non-negative integer, got ${String(v)}`);
+    if (v !== undefined && !(Number.isInteger(v) && v >= 0))
+      throw new ConfigurationError(`budget.${key}`, `must be a non-negative integer, got ${String(v)}`);
   }
 }

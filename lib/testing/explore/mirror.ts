@@ -5,7 +5,16 @@
  */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { ApiServerModule } from '../cluster/apiserver.js';
-import { createKubeClient, openWatchStream, resolveDescriptor, resourcePath, apiVersionPath, type KubeClient, type ResolvedDescriptor, type ResourceDescriptor } from '../../kube/index.js';
+import {
+  createKubeClient,
+  openWatchStream,
+  resolveDescriptor,
+  resourcePath,
+  apiVersionPath,
+  type KubeClient,
+  type ResolvedDescriptor,
+  type ResourceDescriptor,
+} from '../../kube/index.js';
 
 interface Revision {
   readonly rv: number;
@@ -38,7 +47,11 @@ export class Mirror {
       mirror.tracks.push(track);
       track.close = await openWatchStream(
         kubeConfig,
-        { path: resourcePath(resource), query: { resourceVersion: String(track.baseRv), timeoutSeconds: 3600 }, inactivityTimeoutMs: 3_600_000 },
+        {
+          path: resourcePath(resource),
+          query: { resourceVersion: String(track.baseRv), timeoutSeconds: 3600 },
+          inactivityTimeoutMs: 3_600_000,
+        },
         (type, object) => {
           if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return;
           const o = object as KubernetesObject;
@@ -100,7 +113,8 @@ export class Mirror {
         present.add(keyOf(o));
         this.expect(track.resource, 'PATCH', o);
       }
-      for (const o of this.stateAt(track.resource, Number.POSITIVE_INFINITY)) if (!present.has(keyOf(o))) this.expected.push({ resource: track.resource, key: keyOf(o), rv: undefined });
+      for (const o of this.stateAt(track.resource, Number.POSITIVE_INFINITY))
+        if (!present.has(keyOf(o))) this.expected.push({ resource: track.resource, key: keyOf(o), rv: undefined });
     }
   }
 
@@ -111,7 +125,9 @@ export class Mirror {
       if (!track) return false;
       if (e.rv !== undefined) return (track.revisions.at(-1)?.rv ?? track.baseRv) < e.rv;
       const latest = [...track.revisions].reverse().find((r) => keyOf(r.object) === e.key);
-      return latest !== undefined ? latest.type !== 'DELETED' && !latest.object.metadata?.deletionTimestamp : track.base.some((o) => keyOf(o) === e.key);
+      return latest !== undefined
+        ? latest.type !== 'DELETED' && !latest.object.metadata?.deletionTimestamp
+        : track.base.some((o) => keyOf(o) === e.key);
     });
     return this.expected.length === 0;
   }
@@ -126,7 +142,12 @@ export class Mirror {
    * Revisions after `afterRv` that a watch of `resource` (in `namespace`, through `selects`) has
    * to deliver: those of an object it selects, before or after the change.
    */
-  pendingFor(resource: ResolvedDescriptor, namespace: string | undefined, selects: (o: KubernetesObject) => boolean, afterRv: number): number {
+  pendingFor(
+    resource: ResolvedDescriptor,
+    namespace: string | undefined,
+    selects: (o: KubernetesObject) => boolean,
+    afterRv: number,
+  ): number {
     const track = this.tracks.find((t) => t.resource === resource);
     if (!track) return 0;
     const previous = new Map<string, KubernetesObject>();
@@ -177,13 +198,19 @@ export class Mirror {
  * The server's selector grammar, from `@rxkube/apiserver` as the run loaded it: importing
  * `rxkube/testing/cluster` does not load the server.
  */
-export type SelectorGrammar = Pick<ApiServerModule, 'parseLabelSelector' | 'matchesLabelSelector' | 'parseFieldSelector' | 'matchesFieldSelector' | 'SelectorError'>;
+export type SelectorGrammar = Pick<
+  ApiServerModule,
+  'parseLabelSelector' | 'matchesLabelSelector' | 'parseFieldSelector' | 'matchesFieldSelector' | 'SelectorError'
+>;
 
 /**
  * A label selector of a list or watch query as a predicate, parsed by the server's own grammar;
  * undefined when the server would refuse it (the request is then forwarded, to be refused there).
  */
-export function labelSelectorPredicate(grammar: SelectorGrammar, text: string | null): ((labels: Record<string, string>) => boolean) | undefined {
+export function labelSelectorPredicate(
+  grammar: SelectorGrammar,
+  text: string | null,
+): ((labels: Record<string, string>) => boolean) | undefined {
   if (!text) return () => true;
   const { parseLabelSelector, matchesLabelSelector, SelectorError } = grammar;
   try {
@@ -201,7 +228,8 @@ export function fieldSelectorPredicate(grammar: SelectorGrammar, text: string | 
   const { parseFieldSelector, matchesFieldSelector, SelectorError } = grammar;
   try {
     const selector = parseFieldSelector(text, ['metadata.name', 'metadata.namespace']);
-    return (o) => matchesFieldSelector(selector, { 'metadata.name': o.metadata?.name ?? '', 'metadata.namespace': o.metadata?.namespace ?? '' });
+    return (o) =>
+      matchesFieldSelector(selector, { 'metadata.name': o.metadata?.name ?? '', 'metadata.namespace': o.metadata?.namespace ?? '' });
   } catch (err) {
     if (err instanceof SelectorError) return undefined;
     throw err;

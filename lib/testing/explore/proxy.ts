@@ -86,18 +86,28 @@ export class FaultProxy {
 
   async listen(): Promise<void> {
     // A request that fails before its own handling (a target that is no URL) fails alone, never the test process.
-    this.server = createServer((req, res) =>
-      void this.handle(req, res).catch(() => {
-        if (!res.headersSent) res.writeHead(400);
-        res.end();
-      }),
+    this.server = createServer(
+      (req, res) =>
+        void this.handle(req, res).catch(() => {
+          if (!res.headersSent) res.writeHead(400);
+          res.end();
+        }),
     );
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
     this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
   incarnation(staleRv?: number, catchUpAfterWrites = Number.POSITIVE_INFINITY): { incarnation: Incarnation; url: string } {
-    const incarnation: Incarnation = { id: this.nextId++, alive: true, staleRv, catchUpAfterWrites, staleWrites: 0, sockets: new Set(), watches: new Set(), watched: new Set() };
+    const incarnation: Incarnation = {
+      id: this.nextId++,
+      alive: true,
+      staleRv,
+      catchUpAfterWrites,
+      staleWrites: 0,
+      sockets: new Set(),
+      watches: new Set(),
+      watched: new Set(),
+    };
     this.incarnations.set(incarnation.id, incarnation);
     return { incarnation, url: `${this.base}/i${incarnation.id}` };
   }
@@ -120,7 +130,10 @@ export class FaultProxy {
     incarnation.staleRv = undefined;
     const firstRv = (w: WatchConnection): number => {
       try {
-        return Number((JSON.parse(w.held[0] ?? '{}') as { object?: { metadata?: { resourceVersion?: string } } }).object?.metadata?.resourceVersion ?? 0);
+        return Number(
+          (JSON.parse(w.held[0] ?? '{}') as { object?: { metadata?: { resourceVersion?: string } } }).object?.metadata?.resourceVersion ??
+            0,
+        );
       } catch {
         return 0;
       }
@@ -138,7 +151,14 @@ export class FaultProxy {
 
   /** Ends the watches of `incarnation` (only the one with key `only`, when given) with 410 Expired: the informers relist. */
   expire(incarnation: Incarnation, only?: string): void {
-    const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: 'too old resource version (injected: events were missed)' };
+    const status = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      reason: 'Expired',
+      code: 410,
+      message: 'too old resource version (injected: events were missed)',
+    };
     for (const w of [...incarnation.watches]) {
       if (only !== undefined && w.key !== only) continue;
       w.held.length = 0;
@@ -231,22 +251,38 @@ export class FaultProxy {
     const fields = fieldSelectorPredicate(this.selectors, url.searchParams.get('fieldSelector'));
     if (!labels || !fields) return undefined;
     const items = this.staleItems(found, rv, (o) => labels(o.metadata?.labels ?? {}) && fields(o));
-    return JSON.stringify({ apiVersion: found.resource.apiVersion, kind: `${found.resource.kind}List`, metadata: { resourceVersion: String(rv) }, items });
+    return JSON.stringify({
+      apiVersion: found.resource.apiVersion,
+      kind: `${found.resource.kind}List`,
+      metadata: { resourceVersion: String(rv) },
+      items,
+    });
   }
 
   /** A watch-list's initial events at revision `rv`: the stale list as ADDED events, then the bookmark that closes them. */
   private staleInitialEvents(found: Collection, rv: number, selects: ((o: KubernetesObject) => boolean) | undefined): string {
     const lines = this.staleItems(found, rv, selects ?? (() => true)).map((object) => `${JSON.stringify({ type: 'ADDED', object })}\n`);
-    const end = { kind: found.resource.kind, apiVersion: found.resource.apiVersion, metadata: { resourceVersion: String(rv), annotations: { 'k8s.io/initial-events-end': 'true' } } };
+    const end = {
+      kind: found.resource.kind,
+      apiVersion: found.resource.apiVersion,
+      metadata: { resourceVersion: String(rv), annotations: { 'k8s.io/initial-events-end': 'true' } },
+    };
     return `${lines.join('')}${JSON.stringify({ type: 'BOOKMARK', object: end })}\n`;
   }
 
   /** The objects of a collection at revision `rv` that a list with these selectors shows. */
   private staleItems(found: Collection, rv: number, selects: (o: KubernetesObject) => boolean): KubernetesObject[] {
-    return this.mirror.stateAt(found.resource, rv).filter((o) => (found.namespace === undefined || o.metadata?.namespace === found.namespace) && selects(o));
+    return this.mirror
+      .stateAt(found.resource, rv)
+      .filter((o) => (found.namespace === undefined || o.metadata?.namespace === found.namespace) && selects(o));
   }
 
-  private async forward(method: string, url: URL, req: IncomingMessage, body: Buffer | undefined): Promise<{ status: number; contentType: string; text: string }> {
+  private async forward(
+    method: string,
+    url: URL,
+    req: IncomingMessage,
+    body: Buffer | undefined,
+  ): Promise<{ status: number; contentType: string; text: string }> {
     const answer = await this.agent.request({
       origin: this.target,
       path: `${url.pathname}${url.search}`,
@@ -302,7 +338,8 @@ export class FaultProxy {
       });
       res.writeHead(answer.statusCode, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
       res.flushHeaders();
-      if (staleList !== undefined && found && answer.statusCode === 200) res.write(this.staleInitialEvents(found, staleList, connection.selects));
+      if (staleList !== undefined && found && answer.statusCode === 200)
+        res.write(this.staleInitialEvents(found, staleList, connection.selects));
       let partial = '';
       for await (const chunk of answer.body) {
         partial += (chunk as Buffer).toString('utf8');
@@ -324,7 +361,8 @@ export class FaultProxy {
           connection.lastRv = Math.max(connection.lastRv, revisionOf(line));
           // Behind events this watch still holds, a newer one waits its turn: a watch delivers in revision order.
           const perturbed = this.watchOnly === undefined || this.watchOnly === connection.key;
-          if (incarnation.staleRv !== undefined || (this.watchMode === 'hold' && perturbed) || connection.held.length > 0) connection.held.push(line);
+          if (incarnation.staleRv !== undefined || (this.watchMode === 'hold' && perturbed) || connection.held.length > 0)
+            connection.held.push(line);
           else if (this.watchMode === 'drop' && perturbed) this.eventsDropped++;
           else {
             res.write(line);
@@ -348,7 +386,9 @@ function endsInitialEvents(line: string): boolean {
 
 /** A watch's identity across reconnects: its collection and selectors, not its resourceVersion. */
 function watchKey(url: URL): string {
-  const selectors = ['labelSelector', 'fieldSelector'].flatMap((name) => (url.searchParams.get(name) ? [`${name}=${url.searchParams.get(name)}`] : []));
+  const selectors = ['labelSelector', 'fieldSelector'].flatMap((name) =>
+    url.searchParams.get(name) ? [`${name}=${url.searchParams.get(name)}`] : [],
+  );
   return selectors.length > 0 ? `${url.pathname}?${selectors.join('&')}` : url.pathname;
 }
 
@@ -391,5 +431,12 @@ const REASONS: Record<number, string> = { 409: 'Conflict', 429: 'TooManyRequests
 
 function failure(code: number, method: string, path: string): string {
   const reason = REASONS[code] ?? 'InternalError';
-  return JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason, code, message: `injected by the explorer: ${reason} (${code}) for ${method} ${path}` });
+  return JSON.stringify({
+    kind: 'Status',
+    apiVersion: 'v1',
+    status: 'Failure',
+    reason,
+    code,
+    message: `injected by the explorer: ${reason} (${code}) for ${method} ${path}`,
+  });
 }

@@ -39,7 +39,10 @@ export interface RunOutcome {
 }
 
 class RunFailure extends Error {
-  constructor(readonly oracle: Oracle, message: string) {
+  constructor(
+    readonly oracle: Oracle,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -119,7 +122,9 @@ export async function executeRun(options: ExploreOptions, trace: RunPlan, refere
     const state = await readState(admin, options.observe);
     for (const o of state.objects) {
       const lag = statusLag(o);
-      const key = [...primaries.keys()].find((k) => primaries.get(k)?.kind === o.kind && k.endsWith(` ${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`));
+      const key = [...primaries.keys()].find(
+        (k) => primaries.get(k)?.kind === o.kind && k.endsWith(` ${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`),
+      );
       if (!lag || !key) continue;
       const runsBefore = primaries.get(key)?.runs ?? 0;
       const rv = o.metadata?.resourceVersion;
@@ -129,7 +134,10 @@ export async function executeRun(options: ExploreOptions, trace: RunPlan, refere
         if (!now || now.metadata?.resourceVersion !== rv || !statusLag(now)) break;
         const runs = (primaries.get(key)?.runs ?? 0) - runsBefore;
         if (runs >= STATUS_RUNS) {
-          fail('status', `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name ?? ''} ${step}: ${lag}, and its operator ran it ${runs} times since without writing it`);
+          fail(
+            'status',
+            `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name ?? ''} ${step}: ${lag}, and its operator ran it ${runs} times since without writing it`,
+          );
           return;
         }
         const next = outcomes.get(key);
@@ -200,7 +208,9 @@ export async function executeRun(options: ExploreOptions, trace: RunPlan, refere
   const dueRuns = (): [string, ReconcileOutcome][] => {
     const now = Date.now();
     const due = (at: number): boolean => at >= now - OVERDUE_MS && at <= now + horizonMs;
-    return [...outcomes.entries()].filter(([, o]) => (o.retry !== undefined && due(o.retry.at)) || (o.reschedule?.reason === 'requested' && due(o.reschedule.at)));
+    return [...outcomes.entries()].filter(
+      ([, o]) => (o.retry !== undefined && due(o.retry.at)) || (o.reschedule?.reason === 'requested' && due(o.reschedule.at)),
+    );
   };
   const runDue = (): boolean => dueRuns().length > 0;
 
@@ -234,13 +244,21 @@ export async function executeRun(options: ExploreOptions, trace: RunPlan, refere
     if (!proxy) return;
     const deadline = Date.now() + settleTimeoutMs;
     const writesBefore = proxy.writes;
-    for (let held = 0; ; ) {
+    for (let held = 0; ;) {
       if (failure) return;
       if (restarting) await restarting;
       held = (await settled()) ? held + 1 : 0;
       if (held >= SETTLED_POLLS) return;
-      if (proxy.writes - writesBefore > maxWrites) throw new RunFailure('settle', `the operator does not settle ${step}: more than ${maxWrites} writes (last: ${log.slice(-3).join('; ')})`);
-      if (Date.now() > deadline) throw new RunFailure('settle', `the operator did not settle within ${settleTimeoutMs} ms ${step} (${proxy.writes - writesBefore} writes; ${await unsettledFacts()}; last: ${log.slice(-3).join('; ')})`);
+      if (proxy.writes - writesBefore > maxWrites)
+        throw new RunFailure(
+          'settle',
+          `the operator does not settle ${step}: more than ${maxWrites} writes (last: ${log.slice(-3).join('; ')})`,
+        );
+      if (Date.now() > deadline)
+        throw new RunFailure(
+          'settle',
+          `the operator did not settle within ${settleTimeoutMs} ms ${step} (${proxy.writes - writesBefore} writes; ${await unsettledFacts()}; last: ${log.slice(-3).join('; ')})`,
+        );
       await new Promise((resolve) => setTimeout(resolve, held > 0 ? 1 : 5));
     }
   };
@@ -250,23 +268,29 @@ export async function executeRun(options: ExploreOptions, trace: RunPlan, refere
     await createNamespaces(admin, trace.actions);
     const clients = await actorClients(admin, () => server.kubeConfig(), trace.actions);
     mirror = await Mirror.start(server.kubeConfig(), options.observe);
-    proxy = new FaultProxy(server.url, mirror, log, {
-      beforeWrite: (n, method, path): InjectedAnswer | undefined => {
-        let status = fails.get(n);
-        if (status === undefined) return undefined;
-        // A create or delete gets 409 only for what exists (or a failed precondition): a made-up one would lie.
-        if (status === 409 && (method === 'POST' || method === 'DELETE')) status = 500;
-        log.push(`fail write #${n} ${method} ${path} with ${status}`);
-        return status === 'timeout' ? 'timeout' : { status };
+    proxy = new FaultProxy(
+      server.url,
+      mirror,
+      log,
+      {
+        beforeWrite: (n, method, path): InjectedAnswer | undefined => {
+          let status = fails.get(n);
+          if (status === undefined) return undefined;
+          // A create or delete gets 409 only for what exists (or a failed precondition): a made-up one would lie.
+          if (status === 409 && (method === 'POST' || method === 'DELETE')) status = 500;
+          log.push(`fail write #${n} ${method} ${path} with ${status}`);
+          return status === 'timeout' ? 'timeout' : { status };
+        },
+        afterWrite: async (n, method, path) => {
+          await checkInvariants('every-write', `after write #${n} ${method} ${path}`);
+          if (!crashes.has(n)) return undefined;
+          crashes.delete(n);
+          void crashAndRestart(`crash after write #${n} ${method} ${path}; restart`);
+          return 'crash';
+        },
       },
-      afterWrite: async (n, method, path) => {
-        await checkInvariants('every-write', `after write #${n} ${method} ${path}`);
-        if (!crashes.has(n)) return undefined;
-        crashes.delete(n);
-        void crashAndRestart(`crash after write #${n} ${method} ${path}; restart`);
-        return 'crash';
-      },
-    }, apiServer);
+      apiServer,
+    );
     await proxy.listen();
     await resetExternal(options);
     current = await startOperator();
@@ -275,11 +299,15 @@ export async function executeRun(options: ExploreOptions, trace: RunPlan, refere
     const snapshots: Snapshot[] = [];
     for (const [index, action] of trace.actions.entries()) {
       if (failure) break;
-      const windows = trace.perturbations.filter((p): p is Extract<Perturbation, { fromStep: number }> => (p.type === 'gap' || p.type === 'coalesce') && p.fromStep === index);
+      const windows = trace.perturbations.filter(
+        (p): p is Extract<Perturbation, { fromStep: number }> => (p.type === 'gap' || p.type === 'coalesce') && p.fromStep === index,
+      );
       for (const w of windows) {
         proxy.watchMode = w.type === 'gap' ? 'drop' : 'hold';
         proxy.watchOnly = w.watch;
-        log.push(`${w.type} watch events of steps ${w.fromStep}..${w.fromStep + w.steps - 1}${w.watch ? ` on the watch ${w.watch} only` : ''}`);
+        log.push(
+          `${w.type} watch events of steps ${w.fromStep}..${w.fromStep + w.steps - 1}${w.watch ? ` on the watch ${w.watch} only` : ''}`,
+        );
       }
       const { code, rv, deleting, written } = await performStep(clients, action);
       for (const w of written) mirror.expect(w.resource, w.method, w.object);
@@ -288,20 +316,28 @@ export async function executeRun(options: ExploreOptions, trace: RunPlan, refere
       const expected = reference?.steps[index];
       if (expected !== undefined && expected !== steps[index] && diverged === undefined) {
         diverged = index;
-        log.push(`step ${index} was answered ${steps[index]}, in the reference run ${expected}: the operator's pace changed what the workload did, so the end states are not compared`);
+        log.push(
+          `step ${index} was answered ${steps[index]}, in the reference run ${expected}: the operator's pace changed what the workload did, so the end states are not compared`,
+        );
       }
       log.push(`step ${index}: ${describeAction(action)} → ${code}`);
-      if (action.op === 'apply' && action.input && action.input.revertOf === undefined) log[log.length - 1] += ` (${action.input.kind} ${action.input.field}=${JSON.stringify(action.input.value)})`;
+      if (action.op === 'apply' && action.input && action.input.revertOf === undefined)
+        log[log.length - 1] += ` (${action.input.kind} ${action.input.field}=${JSON.stringify(action.input.value)})`;
       const applied = rv ?? server.stats().resourceVersion;
       await quiesce(`after step ${index}`);
-      const closing = trace.perturbations.filter((p): p is Extract<Perturbation, { fromStep: number }> => (p.type === 'gap' || p.type === 'coalesce') && p.fromStep + p.steps - 1 === index);
+      const closing = trace.perturbations.filter(
+        (p): p is Extract<Perturbation, { fromStep: number }> =>
+          (p.type === 'gap' || p.type === 'coalesce') && p.fromStep + p.steps - 1 === index,
+      );
       for (const w of closing) {
         const incarnation = current?.incarnation;
         proxy.watchMode = 'pass';
         proxy.watchOnly = undefined;
         if (incarnation && w.type === 'gap') proxy.expire(incarnation, w.watch);
         if (incarnation && w.type === 'coalesce') await proxy.release(incarnation);
-        log.push(w.type === 'gap' ? `watches expire: relist (${proxy.eventsDropped} events dropped)` : 'held watch events delivered at once');
+        log.push(
+          w.type === 'gap' ? `watches expire: relist (${proxy.eventsDropped} events dropped)` : 'held watch events delivered at once',
+        );
         await quiesce(`after the ${w.type} ending at step ${index}`);
       }
       await checkStatusTruth(`after step ${index}`);
@@ -315,7 +351,10 @@ export async function executeRun(options: ExploreOptions, trace: RunPlan, refere
         const view = views[p.view.step];
         if (!view) continue;
         const rvAt = p.view.at === 'applied' ? view.applied : view.settled;
-        await crashAndRestart(`crash after step ${index}; restart seeing the cluster as at step ${p.view.step} ${p.view.at} (revision ${rvAt})`, rvAt);
+        await crashAndRestart(
+          `crash after step ${index}; restart seeing the cluster as at step ${p.view.step} ${p.view.at} (revision ${rvAt})`,
+          rvAt,
+        );
         await quiesce('on the stale view');
         if (current && current.incarnation.staleRv !== undefined) {
           log.push('the stale view catches up');
@@ -331,7 +370,11 @@ export async function executeRun(options: ExploreOptions, trace: RunPlan, refere
       const state = await readState(admin, options.observe);
       end = snapshot(state.objects, options.volatile, mirror.generatedNames());
       const stuck = state.objects.filter((o) => o.metadata?.deletionTimestamp);
-      if (stuck.length > 0) fail('finalizer', `deleted but never removed (a finalizer left behind): ${stuck.map((o) => `${o.kind} ${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''} [${(o.metadata?.finalizers ?? []).join(', ')}]`).join(', ')}`);
+      if (stuck.length > 0)
+        fail(
+          'finalizer',
+          `deleted but never removed (a finalizer left behind): ${stuck.map((o) => `${o.kind} ${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''} [${(o.metadata?.finalizers ?? []).join(', ')}]`).join(', ')}`,
+        );
       if (reference && !failure && diverged === undefined) {
         const diff = diffSnapshots(reference.end, end);
         if (diff.length > 0) fail('end-state', `the end state differs from the reference run:\n  ${diff.join('\n  ')}`);
@@ -365,14 +408,19 @@ async function resetExternal(options: ExploreOptions): Promise<void> {
   try {
     await options.resetExternal?.();
   } catch (err) {
-    throw new Error(`explore: resetExternal failed, so the run cannot start from a clean external state: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new Error(
+      `explore: resetExternal failed, so the run cannot start from a clean external state: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   }
 }
 
 const defaultReportsError = (o: KubernetesObject): boolean => {
   const status = (o as { status?: Record<string, unknown> }).status ?? {};
   const conditions = Array.isArray(status['conditions']) ? (status['conditions'] as { status?: string }[]) : [];
-  return conditions.some((c) => c.status === 'False') || Boolean(status['error']) || status['phase'] === 'Failed' || status['phase'] === 'Error';
+  return (
+    conditions.some((c) => c.status === 'False') || Boolean(status['error']) || status['phase'] === 'Failed' || status['phase'] === 'Error'
+  );
 };
 
 /** Acto's oracles for a generated spec change: rejected, or handled (or reported); its revert restores the state. */
@@ -393,7 +441,11 @@ function checkInput(
     const now = snapshots[index];
     if (before && now) {
       const diff = diffSnapshots(before, now);
-      if (diff.length > 0) fail('recovery', `after the bad value was reverted the state is not what it was before it (step ${input.revertOf}):\n  ${diff.join('\n  ')}`);
+      if (diff.length > 0)
+        fail(
+          'recovery',
+          `after the bad value was reverted the state is not what it was before it (step ${input.revertOf}):\n  ${diff.join('\n  ')}`,
+        );
     }
     return;
   }
@@ -404,6 +456,9 @@ function checkInput(
   const reported = object ? (options.reportsError ?? defaultReportsError)(object) : false;
   if (failing.length > 0 && !reported) {
     const error = failing[0]?.error;
-    fail('input', `${input.field}=${JSON.stringify(input.value)} was accepted, and the operator neither handled it nor reported it in status: its runs fail (${error instanceof Error ? error.message : String(error)})`);
+    fail(
+      'input',
+      `${input.field}=${JSON.stringify(input.value)} was accepted, and the operator neither handled it nor reported it in status: its runs fail (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
 }

@@ -27,7 +27,11 @@ export function schemaWorkload(options: SchemaWorkloadOptions): Workload & { rea
   const spec = version?.schema?.openAPIV3Schema?.properties?.['spec'];
   if (!spec) throw new ConfigurationError('crd', `${crd.metadata?.name ?? 'the CRD'} has no schema for spec to generate changes from`);
   const cases = generateCases(spec, 'spec').filter((c) => !options.fields || options.fields.includes(c.field));
-  if (cases.length === 0) throw new ConfigurationError('fields', `no field of ${crd.metadata?.name ?? 'the CRD'} to change (fields: ${(options.fields ?? []).join(', ')})`);
+  if (cases.length === 0)
+    throw new ConfigurationError(
+      'fields',
+      `no field of ${crd.metadata?.name ?? 'the CRD'} to change (fields: ${(options.fields ?? []).join(', ')})`,
+    );
   const resource = descriptorOf(crd);
   return {
     cases,
@@ -97,7 +101,11 @@ export function generateCases(schema: V1JSONSchemaProps, path: string): Case[] {
       break;
     case 'array':
       add([], schema.minItems ? 'invalid' : 'boundary');
-      if (schema.maxItems !== undefined) add(Array.from({ length: schema.maxItems + 1 }, () => exampleOf(schema.items)), 'invalid');
+      if (schema.maxItems !== undefined)
+        add(
+          Array.from({ length: schema.maxItems + 1 }, () => exampleOf(schema.items)),
+          'invalid',
+        );
       break;
     default:
       break;

@@ -8,7 +8,10 @@ export type Snapshot = ReadonlyMap<string, unknown>;
 /** Fields that differ between two correct runs: identities, versions, times, bookkeeping. */
 const VOLATILE_METADATA = ['uid', 'resourceVersion', 'creationTimestamp', 'managedFields', 'generation', 'selfLink'];
 
-export async function readState(client: KubeClient, observe: readonly ResourceDescriptor[]): Promise<ClusterState & { objects: KubernetesObject[] }> {
+export async function readState(
+  client: KubeClient,
+  observe: readonly ResourceDescriptor[],
+): Promise<ClusterState & { objects: KubernetesObject[] }> {
   const byKind = new Map<string, KubernetesObject[]>();
   const objects: KubernetesObject[] = [];
   for (const r of observe) {
@@ -32,7 +35,11 @@ export async function readState(client: KubeClient, observe: readonly ResourceDe
  * status lists and maps, annotation values (`run-<generated>`). `generated` adds the names of
  * objects that are gone (a status may still name them); the objects' own are always known.
  */
-export function snapshot(objects: readonly KubernetesObject[], volatile: readonly VolatilePath[] = [], generated: ReadonlyMap<string, string> = new Map()): Snapshot {
+export function snapshot(
+  objects: readonly KubernetesObject[],
+  volatile: readonly VolatilePath[] = [],
+  generated: ReadonlyMap<string, string> = new Map(),
+): Snapshot {
   const names = new Map(generated);
   for (const o of objects) {
     const { name, generateName } = o.metadata ?? {};
@@ -79,14 +86,14 @@ export function generatedNameMask(names: ReadonlyMap<string, string>): (value: u
     }
     if (value && typeof value === 'object') {
       const entries = Object.entries(value as Record<string, unknown>).map(([key, v]) => ({ key: maskString(key), value: mask(v) }));
-      if (entries.every(({ key }, i) => key === Object.keys(value)[i])) return Object.fromEntries(entries.map(({ key, value: v }) => [key, v]));
+      if (entries.every(({ key }, i) => key === Object.keys(value)[i]))
+        return Object.fromEntries(entries.map(({ key, value: v }) => [key, v]));
       return Object.fromEntries(numbered(entries).sort(([a], [b]) => a.localeCompare(b)));
     }
     return value;
   };
   return mask;
 }
-
 
 /** The keys of a volatile path. */
 export function volatileKeys(path: VolatilePath): string[] {
@@ -104,7 +111,10 @@ function dropServerAllocated(copy: Record<string, unknown>): void {
 }
 
 function normalize(o: KubernetesObject, volatile: readonly VolatilePath[]): unknown {
-  const copy = JSON.parse(JSON.stringify(o)) as Record<string, unknown> & { metadata?: Record<string, unknown>; status?: Record<string, unknown> };
+  const copy = JSON.parse(JSON.stringify(o)) as Record<string, unknown> & {
+    metadata?: Record<string, unknown>;
+    status?: Record<string, unknown>;
+  };
   dropServerAllocated(copy);
   const meta = copy.metadata ?? {};
   for (const field of VOLATILE_METADATA) delete meta[field];
@@ -116,10 +126,11 @@ function normalize(o: KubernetesObject, volatile: readonly VolatilePath[]): unkn
   if (status) {
     delete status['observedGeneration'];
     const conditions = status['conditions'];
-    if (Array.isArray(conditions)) for (const c of conditions as Record<string, unknown>[]) {
-      delete c['lastTransitionTime'];
-      delete c['observedGeneration'];
-    }
+    if (Array.isArray(conditions))
+      for (const c of conditions as Record<string, unknown>[]) {
+        delete c['lastTransitionTime'];
+        delete c['observedGeneration'];
+      }
   }
   for (const path of volatile) deletePath(copy, volatileKeys(path));
   return copy;
@@ -152,7 +163,8 @@ function diffValues(key: string, path: string, a: unknown, b: unknown, lines: st
   if (a && b && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b)) {
     const ra = a as Record<string, unknown>;
     const rb = b as Record<string, unknown>;
-    for (const field of new Set([...Object.keys(ra), ...Object.keys(rb)].sort())) diffValues(key, path ? `${path}.${field}` : field, ra[field], rb[field], lines);
+    for (const field of new Set([...Object.keys(ra), ...Object.keys(rb)].sort()))
+      diffValues(key, path ? `${path}.${field}` : field, ra[field], rb[field], lines);
     return;
   }
   lines.push(`~ ${key} ${path}: ${show(a)} → ${show(b)}`);

@@ -46,9 +46,22 @@ export interface Selection {
  * its step is answered 200, or the status code of the error it throws.
  */
 export type Action =
-  | { readonly op: 'apply'; readonly resource: ResourceDescriptor; readonly object: WorkloadObject; readonly subresource?: 'status'; readonly as?: Actor; readonly input?: InputCase }
+  | {
+      readonly op: 'apply';
+      readonly resource: ResourceDescriptor;
+      readonly object: WorkloadObject;
+      readonly subresource?: 'status';
+      readonly as?: Actor;
+      readonly input?: InputCase;
+    }
   | { readonly op: 'create'; readonly resource: ResourceDescriptor; readonly object: WorkloadObject; readonly as?: Actor }
-  | ({ readonly op: 'merge'; readonly resource: ResourceDescriptor; readonly patch: object; readonly subresource?: 'status' | 'scale'; readonly as?: Actor } & Target)
+  | ({
+      readonly op: 'merge';
+      readonly resource: ResourceDescriptor;
+      readonly patch: object;
+      readonly subresource?: 'status' | 'scale';
+      readonly as?: Actor;
+    } & Target)
   | ({ readonly op: 'delete'; readonly resource: ResourceDescriptor; readonly as?: Actor } & Target)
   | { readonly op: 'run'; readonly name: string; run(client: KubeClient): unknown; readonly as?: Actor };
 

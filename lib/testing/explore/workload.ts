@@ -3,13 +3,25 @@
  * made by the admin or its actor, and the answer the run compares with the reference's.
  */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { builtinResources, createKubeClient, resolveDescriptor, statusCodeOf, type KubeClient, type ResolvedDescriptor } from '../../kube/index.js';
+import {
+  builtinResources,
+  createKubeClient,
+  resolveDescriptor,
+  statusCodeOf,
+  type KubeClient,
+  type ResolvedDescriptor,
+} from '../../kube/index.js';
 import type { Action, Actor, Selection } from './types.js';
 
 const FIELD_MANAGER = 'rxkube-explore';
 const ALL: Actor['rules'] = [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }];
 const CLUSTER_ROLES = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false };
-const CLUSTER_ROLE_BINDINGS = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false };
+const CLUSTER_ROLE_BINDINGS = {
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'ClusterRoleBinding',
+  plural: 'clusterrolebindings',
+  namespaced: false,
+};
 const SERVICE_ACCOUNT_USER = /^system:serviceaccount:([^:]+):([^:]+)$/;
 
 /** How the server answered a step: the status code, the revision it made, and the objects it wrote. */
@@ -19,7 +31,11 @@ export interface StepAnswer {
   /** An object the step wrote is held by a finalizer (not for a delete). */
   readonly deleting: boolean;
   /** What the server answered each write (the mirror waits to have seen them); none for a code step. */
-  readonly written: readonly { readonly resource: ResolvedDescriptor; readonly method: 'PATCH' | 'DELETE'; readonly object: KubernetesObject }[];
+  readonly written: readonly {
+    readonly resource: ResolvedDescriptor;
+    readonly method: 'PATCH' | 'DELETE';
+    readonly object: KubernetesObject;
+  }[];
 }
 
 /** The clients the steps are made with: the admin's, and one per actor. */
@@ -47,12 +63,23 @@ export async function actorClients(admin: KubeClient, kubeConfig: () => KubeConf
   for (const actor of actions.flatMap((a) => (a.as ? [a.as] : []))) {
     if (actors.has(actor.user)) continue;
     const name = `rxkube-explore-actor-${actors.size + 1}`;
-    await admin.resource(CLUSTER_ROLES).create({ apiVersion: CLUSTER_ROLES.apiVersion, kind: CLUSTER_ROLES.kind, metadata: { name }, rules: actor.rules ?? ALL } as KubernetesObject);
+    await admin.resource(CLUSTER_ROLES).create({
+      apiVersion: CLUSTER_ROLES.apiVersion,
+      kind: CLUSTER_ROLES.kind,
+      metadata: { name },
+      rules: actor.rules ?? ALL,
+    } as KubernetesObject);
     const sa = SERVICE_ACCOUNT_USER.exec(actor.user);
-    const subject = sa ? { kind: 'ServiceAccount', name: sa[2], namespace: sa[1] } : { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: actor.user };
-    await admin
-      .resource(CLUSTER_ROLE_BINDINGS)
-      .create({ apiVersion: CLUSTER_ROLE_BINDINGS.apiVersion, kind: CLUSTER_ROLE_BINDINGS.kind, metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name }, subjects: [subject] } as KubernetesObject);
+    const subject = sa
+      ? { kind: 'ServiceAccount', name: sa[2], namespace: sa[1] }
+      : { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: actor.user };
+    await admin.resource(CLUSTER_ROLE_BINDINGS).create({
+      apiVersion: CLUSTER_ROLE_BINDINGS.apiVersion,
+      kind: CLUSTER_ROLE_BINDINGS.kind,
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [subject],
+    } as KubernetesObject);
     const config = kubeConfig();
     config.loadFromOptions({
       clusters: config.clusters,
@@ -76,9 +103,16 @@ export async function performStep(clients: StepClients, action: Action): Promise
     }
     const d = resolveDescriptor(action.resource);
     const objects = client.resource(d);
-    const namespace = (action.op === 'apply' || action.op === 'create' ? action.object.metadata?.namespace : action.namespace) ?? (d.namespaced ? 'default' : undefined);
+    const namespace =
+      (action.op === 'apply' || action.op === 'create' ? action.object.metadata?.namespace : action.namespace) ??
+      (d.namespaced ? 'default' : undefined);
     if (action.op === 'apply' || action.op === 'create') {
-      const body = { apiVersion: d.apiVersion, kind: d.kind, ...action.object, metadata: { ...action.object.metadata, namespace } } as KubernetesObject;
+      const body = {
+        apiVersion: d.apiVersion,
+        kind: d.kind,
+        ...action.object,
+        metadata: { ...action.object.metadata, namespace },
+      } as KubernetesObject;
       const answer =
         action.op === 'create'
           ? await objects.create(body)
@@ -98,10 +132,14 @@ export async function performStep(clients: StepClients, action: Action): Promise
       } else if (action.subresource === 'scale') {
         await objects.patch(ref, action.patch, { type: 'merge', subresource: 'scale', fieldManager: FIELD_MANAGER });
         answers.push(await clients.admin.resource(d).get(ref));
-      } else if (action.subresource === 'status') answers.push(await objects.mergePatchStatus(ref, action.patch, { fieldManager: FIELD_MANAGER }));
+      } else if (action.subresource === 'status')
+        answers.push(await objects.mergePatchStatus(ref, action.patch, { fieldManager: FIELD_MANAGER }));
       else answers.push(await objects.mergePatch(ref, action.patch, { fieldManager: FIELD_MANAGER }));
     }
-    return { ...answered(d, action.op === 'delete' ? 'DELETE' : 'PATCH', answers), deleting: action.op !== 'delete' && answers.some((a) => a.metadata?.deletionTimestamp) };
+    return {
+      ...answered(d, action.op === 'delete' ? 'DELETE' : 'PATCH', answers),
+      deleting: action.op !== 'delete' && answers.some((a) => a.metadata?.deletionTimestamp),
+    };
   } catch (err) {
     const code = statusCodeOf(err);
     if (code === undefined) throw err;
@@ -120,7 +158,12 @@ function answered(resource: ResolvedDescriptor, method: 'PATCH' | 'DELETE', obje
 }
 
 /** The names a selection picks, in name order: the admin reads them fresh. */
-async function selected(admin: KubeClient, resource: ResolvedDescriptor, namespace: string | undefined, select: Selection): Promise<string[]> {
+async function selected(
+  admin: KubeClient,
+  resource: ResolvedDescriptor,
+  namespace: string | undefined,
+  select: Selection,
+): Promise<string[]> {
   const listed = await admin.resource(resource).list({ namespace, ...(select.labels ? { labelSelector: select.labels } : {}) });
   return listed.items
     .map((o) => o.metadata?.name ?? '')

@@ -51,11 +51,28 @@ const ROOTS: [string, string, string, string, string][] = [
   ['V1PodDisruptionBudget', 'policy', 'v1', 'PodDisruptionBudget', 'io.k8s.api.policy.v1'],
   ['V2HorizontalPodAutoscaler', 'autoscaling', 'v2', 'HorizontalPodAutoscaler', 'io.k8s.api.autoscaling.v2'],
   ['V1StorageClass', 'storage.k8s.io', 'v1', 'StorageClass', 'io.k8s.api.storage.v1'],
-  ['V1CustomResourceDefinition', 'apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1'],
+  [
+    'V1CustomResourceDefinition',
+    'apiextensions.k8s.io',
+    'v1',
+    'CustomResourceDefinition',
+    'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1',
+  ],
 ];
 
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1';
-const META_TYPES = new Set(['ObjectMeta', 'ListMeta', 'LabelSelector', 'LabelSelectorRequirement', 'ManagedFieldsEntry', 'OwnerReference', 'Condition', 'Status', 'StatusDetails', 'StatusCause']);
+const META_TYPES = new Set([
+  'ObjectMeta',
+  'ListMeta',
+  'LabelSelector',
+  'LabelSelectorRequirement',
+  'ManagedFieldsEntry',
+  'OwnerReference',
+  'Condition',
+  'Status',
+  'StatusDetails',
+  'StatusCause',
+]);
 /** Maps of strings that hold resource.Quantity values (a number or a string on the wire). */
 const QUANTITY_MAPS = new Set(['limits', 'requests', 'capacity', 'allocatable', 'hard', 'used', 'allocatedResources']);
 const QUANTITY_FIELDS = new Set(['sizeLimit']);
@@ -108,7 +125,11 @@ function typeSchema(type: string, format: string, pkg: string, field: string): S
   switch (type) {
     case 'string':
       if (QUANTITY_FIELDS.has(field)) return quantity();
-      return format === 'date-time-micro' ? { type: 'string', format: 'date-time' } : format ? { type: 'string', format } : { type: 'string' };
+      return format === 'date-time-micro'
+        ? { type: 'string', format: 'date-time' }
+        : format
+          ? { type: 'string', format }
+          : { type: 'string' };
     case 'Date':
     case 'V1MicroTime':
       return { type: 'string', format: 'date-time' };

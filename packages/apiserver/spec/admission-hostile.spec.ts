@@ -24,18 +24,29 @@ describe('admission webhooks under attack', function () {
   const configMapRules: Rule[] = [{ apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], operations: ['CREATE', 'UPDATE'] }];
 
   function webhook(name: string, path: string, rules: Rule[] = configMapRules): k8s.V1MutatingWebhook {
-    return { name, clientConfig: { url: hooks.url(path), caBundle }, rules, sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Fail' };
+    return {
+      name,
+      clientConfig: { url: hooks.url(path), caBundle },
+      rules,
+      sideEffects: 'None',
+      admissionReviewVersions: ['v1'],
+      failurePolicy: 'Fail',
+    };
   }
 
   async function mutating(name: string, path: string, handler: Handler, rules?: Rule[]): Promise<void> {
     hooks.handlers.set(path, handler);
-    await admission.createMutatingWebhookConfiguration({ body: { metadata: { name }, webhooks: [webhook(`${name}.example.com`, path, rules)] } });
+    await admission.createMutatingWebhookConfiguration({
+      body: { metadata: { name }, webhooks: [webhook(`${name}.example.com`, path, rules)] },
+    });
     created.push({ kind: 'mutating', name });
   }
 
   async function validating(name: string, path: string, handler: Handler, rules?: Rule[]): Promise<void> {
     hooks.handlers.set(path, handler);
-    await admission.createValidatingWebhookConfiguration({ body: { metadata: { name }, webhooks: [webhook(`${name}.example.com`, path, rules)] } });
+    await admission.createValidatingWebhookConfiguration({
+      body: { metadata: { name }, webhooks: [webhook(`${name}.example.com`, path, rules)] },
+    });
     created.push({ kind: 'validating', name });
   }
 
@@ -49,9 +60,14 @@ describe('admission webhooks under attack', function () {
 
   describe('a mutating webhook that renames or moves the object', () => {
     it('cannot replace another object on create: renamed onto an existing name is 409 AlreadyExists, the victim unchanged', async () => {
-      const victim = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'victim' }, data: { owner: 'victim' } } });
+      const victim = await c.core.createNamespacedConfigMap({
+        namespace: 'default',
+        body: { metadata: { name: 'victim' }, data: { owner: 'victim' } },
+      });
       await mutating('rename', '/rename', rewriting('attacker', [{ op: 'replace', path: '/metadata/name', value: 'victim' }]));
-      const { code, status } = await failure(c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'attacker' }, data: { owner: 'attacker' } } }));
+      const { code, status } = await failure(
+        c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'attacker' }, data: { owner: 'attacker' } } }),
+      );
       expect(code).to.equal(409);
       expect(status).to.deep.include({ reason: 'AlreadyExists', message: 'configmaps "victim" already exists' });
       const after = await c.core.readNamespacedConfigMap({ name: 'victim', namespace: 'default' });
@@ -62,13 +78,21 @@ describe('admission webhooks under attack', function () {
       hooks.handlers.set('/rename', rewriting('attacker-3', [{ op: 'replace', path: '/metadata/name', value: 'renamed-3' }]));
       const renamed = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'attacker-3' } } });
       expect(renamed.metadata?.name).to.equal('renamed-3');
-      expect((await c.core.readNamespacedConfigMap({ name: 'renamed-3', namespace: 'default' })).metadata?.uid).to.equal(renamed.metadata?.uid);
+      expect((await c.core.readNamespacedConfigMap({ name: 'renamed-3', namespace: 'default' })).metadata?.uid).to.equal(
+        renamed.metadata?.uid,
+      );
     });
 
     it('cannot move a create into another namespace (kube-system, or one that does not exist): 400, nothing stored', async () => {
       for (const target of ['kube-system', 'nowhere']) {
-        await mutating(`move-${target}`, `/move-${target}`, rewriting('moved', [{ op: 'replace', path: '/metadata/namespace', value: target }]));
-        const { code, status } = await failure(c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `moved-${target}` } } }));
+        await mutating(
+          `move-${target}`,
+          `/move-${target}`,
+          rewriting('moved', [{ op: 'replace', path: '/metadata/namespace', value: target }]),
+        );
+        const { code, status } = await failure(
+          c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `moved-${target}` } } }),
+        );
         expect(code, target).to.equal(400);
         expect(status.message).to.equal('the namespace of the provided object does not match the namespace sent on the request');
         const everywhere = await c.core.listConfigMapForAllNamespaces();
@@ -78,8 +102,14 @@ describe('admission webhooks under attack', function () {
     });
 
     it('cannot rename on update or patch: 422 "field is immutable", no second object with the same uid, never a 500', async () => {
-      const a = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'rename-a' }, data: { v: 'a' } } });
-      const b = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'rename-b' }, data: { v: 'b' } } });
+      const a = await c.core.createNamespacedConfigMap({
+        namespace: 'default',
+        body: { metadata: { name: 'rename-a' }, data: { v: 'a' } },
+      });
+      const b = await c.core.createNamespacedConfigMap({
+        namespace: 'default',
+        body: { metadata: { name: 'rename-b' }, data: { v: 'b' } },
+      });
       await mutating('rename-update', '/rename-update', (r) => {
         const name = String(r.request.object?.metadata?.name ?? '');
         if (r.request.operation !== 'UPDATE' || name !== 'rename-a') return allow(r);
@@ -87,10 +117,14 @@ describe('admission webhooks under attack', function () {
         return patch(r, [{ op: 'replace', path: '/metadata/name', value: to }]);
       });
       for (const to of ['rename-b', 'rename-new']) {
-        const { code, status } = await failure(c.core.patchNamespacedConfigMap({ name: 'rename-a', namespace: 'default', body: { data: { v: 'a', to } } }, mergePatch));
+        const { code, status } = await failure(
+          c.core.patchNamespacedConfigMap({ name: 'rename-a', namespace: 'default', body: { data: { v: 'a', to } } }, mergePatch),
+        );
         expect(code, to).to.equal(422);
         expect(status.message).to.equal(`ConfigMap "rename-a" is invalid: metadata.name: Invalid value: "${to}": field is immutable`);
-        const put = await failure(c.core.replaceNamespacedConfigMap({ name: 'rename-a', namespace: 'default', body: { ...a, data: { v: 'a', to } } }));
+        const put = await failure(
+          c.core.replaceNamespacedConfigMap({ name: 'rename-a', namespace: 'default', body: { ...a, data: { v: 'a', to } } }),
+        );
         expect(put.code, `PUT ${to}`).to.equal(422);
       }
       const list = await c.core.listNamespacedConfigMap({ namespace: 'default' });
@@ -104,8 +138,12 @@ describe('admission webhooks under attack', function () {
 
     it('cannot move an update into another namespace: 400', async () => {
       await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'stay' } } });
-      await mutating('move-update', '/move-update', (r) => (r.request.operation === 'UPDATE' ? patch(r, [{ op: 'replace', path: '/metadata/namespace', value: 'kube-system' }]) : allow(r)));
-      const { code, status } = await failure(c.core.patchNamespacedConfigMap({ name: 'stay', namespace: 'default', body: { data: { x: '1' } } }, mergePatch));
+      await mutating('move-update', '/move-update', (r) =>
+        r.request.operation === 'UPDATE' ? patch(r, [{ op: 'replace', path: '/metadata/namespace', value: 'kube-system' }]) : allow(r),
+      );
+      const { code, status } = await failure(
+        c.core.patchNamespacedConfigMap({ name: 'stay', namespace: 'default', body: { data: { x: '1' } } }, mergePatch),
+      );
       expect(code).to.equal(400);
       expect(status.message).to.equal('the namespace of the provided object does not match the namespace sent on the request');
       expect((await raw(c.server, 'GET', '/api/v1/namespaces/kube-system/configmaps/stay')).status).to.equal(404);
@@ -113,20 +151,29 @@ describe('admission webhooks under attack', function () {
   });
 
   describe('a mutating webhook that writes what Go clients cannot decode', () => {
-    const deploymentRules: Rule[] = [{ apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'], operations: ['CREATE', 'UPDATE'] }];
+    const deploymentRules: Rule[] = [
+      { apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'], operations: ['CREATE', 'UPDATE'] },
+    ];
     const deployment = (name: string): k8s.V1Deployment => ({
       metadata: { name },
-      spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: name } },
+        template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+      },
     });
 
     it('is refused: replicas "three" from a webhook is the 500 of the real dispatcher on create and patch, nothing stored, and kubectl describe deployments keeps working', async () => {
       await c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('typed-ok') });
       await mutating('retype', '/retype', rewriting('typed', [{ op: 'replace', path: '/spec/replicas', value: 'three' }]), deploymentRules);
-      const expected = 'Internal error occurred: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32';
+      const expected =
+        'Internal error occurred: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32';
       const create = await failure(c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('typed-new') }));
       expect(create.code).to.equal(500);
       expect(create.status.message).to.equal(expected);
-      const update = await failure(c.apps.patchNamespacedDeployment({ name: 'typed-ok', namespace: 'default', body: { spec: { replicas: 2 } } }, mergePatch));
+      const update = await failure(
+        c.apps.patchNamespacedDeployment({ name: 'typed-ok', namespace: 'default', body: { spec: { replicas: 2 } } }, mergePatch),
+      );
       expect(update.code).to.equal(500);
       expect(update.status.message).to.equal(expected);
       expect((await c.apps.readNamespacedDeployment({ name: 'typed-ok', namespace: 'default' })).spec?.replicas).to.equal(1);
@@ -141,12 +188,24 @@ describe('admission webhooks under attack', function () {
     });
 
     it('has fields the Go types do not declare dropped, as decoding drops them, and the object validated after mutation (422)', async () => {
-      await mutating('extra', '/extra', rewriting('extra', [{ op: 'add', path: '/spec/template/spec/hostPID2', value: true }]), deploymentRules);
+      await mutating(
+        'extra',
+        '/extra',
+        rewriting('extra', [{ op: 'add', path: '/spec/template/spec/hostPID2', value: true }]),
+        deploymentRules,
+      );
       const made = await c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('extra-field') });
       expect(made.spec?.template.spec as unknown as Record<string, unknown>).to.not.have.property('hostPID2');
-      const stored = (await raw(c.server, 'GET', '/apis/apps/v1/namespaces/default/deployments/extra-field')).json as { spec: { template: { spec: Record<string, unknown> } } };
+      const stored = (await raw(c.server, 'GET', '/apis/apps/v1/namespaces/default/deployments/extra-field')).json as {
+        spec: { template: { spec: Record<string, unknown> } };
+      };
       expect(stored.spec.template.spec).to.not.have.property('hostPID2');
-      await mutating('negative', '/negative', rewriting('negative', [{ op: 'replace', path: '/spec/replicas', value: -5 }]), deploymentRules);
+      await mutating(
+        'negative',
+        '/negative',
+        rewriting('negative', [{ op: 'replace', path: '/spec/replicas', value: -5 }]),
+        deploymentRules,
+      );
       const { code, status } = await failure(c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('negative') }));
       expect(code).to.equal(422);
       expect(String(status.message)).to.include('spec.replicas: Invalid value: -5: must be greater than or equal to 0');
@@ -155,7 +214,9 @@ describe('admission webhooks under attack', function () {
 
   describe('a mutating webhook on a custom resource with a status subresource', () => {
     const g = { group: 'sample.rxkube.dev', version: 'v1', namespace: 'default', plural: 'webpages' };
-    const pageRules: Rule[] = [{ apiGroups: ['sample.rxkube.dev'], apiVersions: ['*'], resources: ['webpages'], operations: ['CREATE', 'UPDATE'] }];
+    const pageRules: Rule[] = [
+      { apiGroups: ['sample.rxkube.dev'], apiVersions: ['*'], resources: ['webpages'], operations: ['CREATE', 'UPDATE'] },
+    ];
     before(async () => {
       await c.ext.createCustomResourceDefinition({ body: webPageCrd() });
       await eventually(async () => (await raw(c.server, 'GET', '/apis/sample.rxkube.dev/v1')).status === 200, 'the CRD to be served');
@@ -163,7 +224,10 @@ describe('admission webhooks under attack', function () {
 
     it('cannot write status through the main resource: dropped on create, the stored status kept on a merge patch', async () => {
       await mutating('status', '/status', (r) => patch(r, [{ op: 'add', path: '/status', value: { phase: 'Hacked' } }]), pageRules);
-      const made = (await c.custom.createNamespacedCustomObject({ ...g, body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name: 'page' }, spec: { title: 'T' } } })) as Record<string, unknown>;
+      const made = (await c.custom.createNamespacedCustomObject({
+        ...g,
+        body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name: 'page' }, spec: { title: 'T' } },
+      })) as Record<string, unknown>;
       expect(made).to.not.have.property('status');
       expect((await c.custom.getNamespacedCustomObject({ ...g, name: 'page' })) as Record<string, unknown>).to.not.have.property('status');
       await c.custom.patchNamespacedCustomObjectStatus({ ...g, name: 'page', body: { status: { phase: 'Ready' } } }, mergePatch);
@@ -183,7 +247,11 @@ describe('admission webhooks under attack', function () {
       });
       const seen: { name: string; uid: string; generated: string }[] = [];
       await validating('identity', '/identity', (r) => {
-        seen.push({ name: String(r.request.name), uid: String(r.request.object?.metadata?.uid), generated: String(r.request.object?.metadata?.name) });
+        seen.push({
+          name: String(r.request.name),
+          uid: String(r.request.object?.metadata?.uid),
+          generated: String(r.request.object?.metadata?.name),
+        });
         return allow(r);
       });
       const made = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { generateName: 'drawn-' } } });
@@ -218,7 +286,11 @@ describe('admission webhooks under attack', function () {
         };
         return { ...o, apiVersion: desiredAPIVersion, metadata, spec: JSON.parse(JSON.stringify(spec)) as Obj };
       });
-      return { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', response: { uid, result: { status: 'Success' }, convertedObjects } };
+      return {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'ConversionReview',
+        response: { uid, result: { status: 'Success' }, convertedObjects },
+      };
     };
 
     before(async () => {
@@ -235,7 +307,10 @@ describe('admission webhooks under attack', function () {
               { name: 'v1', served: true, storage: true, schema },
               { name: 'v2', served: true, storage: false, schema },
             ],
-            conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: hooks.url('/convert'), caBundle } } },
+            conversion: {
+              strategy: 'Webhook',
+              webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: hooks.url('/convert'), caBundle } },
+            },
           },
         },
       });
@@ -246,7 +321,12 @@ describe('admission webhooks under attack', function () {
       await c.custom.createNamespacedCustomObject({
         ...g,
         version: 'v1',
-        body: { apiVersion: 'convert.rxkube.dev/v1', kind: 'Note', metadata: { name: 'kept', finalizers: ['example.com/keep'], labels: { a: 'b' } }, spec: { text: 'hello' } },
+        body: {
+          apiVersion: 'convert.rxkube.dev/v1',
+          kind: 'Note',
+          metadata: { name: 'kept', finalizers: ['example.com/keep'], labels: { a: 'b' } },
+          spec: { text: 'hello' },
+        },
       });
       const v2 = (await c.custom.getNamespacedCustomObject({ ...g, version: 'v2', name: 'kept' })) as Obj;
       expect(v2.spec).to.deep.equal({ body: 'hello' });
@@ -268,12 +348,21 @@ describe('admission webhooks under attack', function () {
     const deleteRules: Rule[] = [{ apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], operations: ['DELETE'] }];
     const protect: Handler = (r) => (r.request.oldObject?.metadata?.labels?.protect === 'yes' ? deny(r, 'protected', 403) : allow(r));
     const denied = 'admission webhook "protect.example.com" denied the request: protected';
-    const cm = (name: string, labels: Record<string, string>, more: Partial<k8s.V1ObjectMeta> = {}): k8s.V1ConfigMap => ({ metadata: { name, labels, ...more } });
+    const cm = (name: string, labels: Record<string, string>, more: Partial<k8s.V1ObjectMeta> = {}): k8s.V1ConfigMap => ({
+      metadata: { name, labels, ...more },
+    });
 
     it('sees each item of a DELETE of the collection: a refused item stays, the collection stops there, and the refusal is the answer', async () => {
-      for (const [name, p] of [['dc-a', 'no'], ['dc-b', 'yes'], ['dc-c', 'no']] as const) await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm(name, { group: 'dc', protect: p }) });
+      for (const [name, p] of [
+        ['dc-a', 'no'],
+        ['dc-b', 'yes'],
+        ['dc-c', 'no'],
+      ] as const)
+        await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm(name, { group: 'dc', protect: p }) });
       await validating('protect', '/protect', protect, deleteRules);
-      const { code, status } = await failure(c.core.deleteCollectionNamespacedConfigMap({ namespace: 'default', labelSelector: 'group=dc' }));
+      const { code, status } = await failure(
+        c.core.deleteCollectionNamespacedConfigMap({ namespace: 'default', labelSelector: 'group=dc' }),
+      );
       expect(code).to.equal(403);
       expect(status.message).to.equal(denied);
       const left = await c.core.listNamespacedConfigMap({ namespace: 'default', labelSelector: 'group=dc' });
@@ -286,21 +375,36 @@ describe('admission webhooks under attack', function () {
     });
 
     it('a ValidatingAdmissionPolicy that refuses a DELETE keeps the item a DELETE of the collection reaches', async () => {
-      for (const [name, p] of [['vap-a', 'no'], ['vap-b', 'vap']] as const) await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm(name, { group: 'vap', protect: p }) });
+      for (const [name, p] of [
+        ['vap-a', 'no'],
+        ['vap-b', 'vap'],
+      ] as const)
+        await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm(name, { group: 'vap', protect: p }) });
       await admission.createValidatingAdmissionPolicy({
         body: {
           metadata: { name: 'no-delete' },
           spec: {
             matchConstraints: { resourceRules: deleteRules },
-            validations: [{ expression: "!('protect' in oldObject.metadata.labels) || oldObject.metadata.labels['protect'] != 'vap'", message: 'protected by policy' }],
+            validations: [
+              {
+                expression: "!('protect' in oldObject.metadata.labels) || oldObject.metadata.labels['protect'] != 'vap'",
+                message: 'protected by policy',
+              },
+            ],
           },
         },
       });
-      await admission.createValidatingAdmissionPolicyBinding({ body: { metadata: { name: 'no-delete-binding' }, spec: { policyName: 'no-delete', validationActions: ['Deny'] } } });
+      await admission.createValidatingAdmissionPolicyBinding({
+        body: { metadata: { name: 'no-delete-binding' }, spec: { policyName: 'no-delete', validationActions: ['Deny'] } },
+      });
       try {
-        const { code, status } = await failure(c.core.deleteCollectionNamespacedConfigMap({ namespace: 'default', labelSelector: 'group=vap' }));
+        const { code, status } = await failure(
+          c.core.deleteCollectionNamespacedConfigMap({ namespace: 'default', labelSelector: 'group=vap' }),
+        );
         expect(code).to.equal(422);
-        expect(String(status.message)).to.include("ValidatingAdmissionPolicy 'no-delete' with binding 'no-delete-binding' denied request: protected by policy");
+        expect(String(status.message)).to.include(
+          "ValidatingAdmissionPolicy 'no-delete' with binding 'no-delete-binding' denied request: protected by policy",
+        );
         const left = await c.core.listNamespacedConfigMap({ namespace: 'default', labelSelector: 'group=vap' });
         expect(left.items.map((i) => i.metadata?.name)).to.deep.equal(['vap-b']);
       } finally {
@@ -315,27 +419,55 @@ describe('admission webhooks under attack', function () {
       await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('gc-dependent', { protect: 'yes' }, { ownerReferences }) });
       await validating('protect', '/protect', protect, deleteRules);
       await c.core.deleteNamespacedConfigMap({ name: 'gc-owner', namespace: 'default' });
-      const review = await eventually(() => hooks.calls('/protect').find((r) => r.request.oldObject?.metadata?.name === 'gc-dependent')?.request, 'the garbage collector to ask admission');
+      const review = await eventually(
+        () => hooks.calls('/protect').find((r) => r.request.oldObject?.metadata?.name === 'gc-dependent')?.request,
+        'the garbage collector to ask admission',
+      );
       expect(review.operation).to.equal('DELETE');
       expect((review.userInfo as { username: string }).username).to.equal('system:serviceaccount:kube-system:generic-garbage-collector');
-      expect((await c.core.readNamespacedConfigMap({ name: 'gc-dependent', namespace: 'default' })).metadata?.name).to.equal('gc-dependent');
+      expect((await c.core.readNamespacedConfigMap({ name: 'gc-dependent', namespace: 'default' })).metadata?.name).to.equal(
+        'gc-dependent',
+      );
       hooks.handlers.set('/protect', allow);
-      await eventually(async () => (await raw(c.server, 'GET', '/api/v1/namespaces/default/configmaps/gc-dependent')).status === 404, 'the dependent to be collected once allowed', 10_000);
+      await eventually(
+        async () => (await raw(c.server, 'GET', '/api/v1/namespaces/default/configmaps/gc-dependent')).status === 404,
+        'the dependent to be collected once allowed',
+        10_000,
+      );
     });
 
     it('the garbage collector looks again at a dependent that changed while admission decided: one that gained a live owner stays', async () => {
       const gone = await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('gc-gone-owner', {}) });
       const live = await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('gc-live-owner', {}) });
-      const ref = (o: k8s.V1ConfigMap): k8s.V1OwnerReference => ({ apiVersion: 'v1', kind: 'ConfigMap', name: String(o.metadata?.name), uid: String(o.metadata?.uid) });
-      await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('gc-adopted', { watched: 'yes' }, { ownerReferences: [ref(gone)] }) });
-      await validating('adopt', '/adopt', async (r) => {
-        if (r.request.oldObject?.metadata?.name !== 'gc-adopted') return allow(r);
-        // While admission decides, the dependent is adopted by an owner that lives.
-        await c.core.patchNamespacedConfigMap({ name: 'gc-adopted', namespace: 'default', body: { metadata: { ownerReferences: [ref(gone), ref(live)] } } }, mergePatch);
-        return allow(r);
-      }, deleteRules);
+      const ref = (o: k8s.V1ConfigMap): k8s.V1OwnerReference => ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        name: String(o.metadata?.name),
+        uid: String(o.metadata?.uid),
+      });
+      await c.core.createNamespacedConfigMap({
+        namespace: 'default',
+        body: cm('gc-adopted', { watched: 'yes' }, { ownerReferences: [ref(gone)] }),
+      });
+      await validating(
+        'adopt',
+        '/adopt',
+        async (r) => {
+          if (r.request.oldObject?.metadata?.name !== 'gc-adopted') return allow(r);
+          // While admission decides, the dependent is adopted by an owner that lives.
+          await c.core.patchNamespacedConfigMap(
+            { name: 'gc-adopted', namespace: 'default', body: { metadata: { ownerReferences: [ref(gone), ref(live)] } } },
+            mergePatch,
+          );
+          return allow(r);
+        },
+        deleteRules,
+      );
       await c.core.deleteNamespacedConfigMap({ name: 'gc-gone-owner', namespace: 'default' });
-      await eventually(() => hooks.calls('/adopt').some((r) => r.request.oldObject?.metadata?.name === 'gc-adopted'), 'the garbage collector to ask admission');
+      await eventually(
+        () => hooks.calls('/adopt').some((r) => r.request.oldObject?.metadata?.name === 'gc-adopted'),
+        'the garbage collector to ask admission',
+      );
       await eventually(async () => {
         const read = await c.core.readNamespacedConfigMap({ name: 'gc-adopted', namespace: 'default' });
         return read.metadata?.ownerReferences?.length === 1 && read.metadata.ownerReferences[0]?.uid === live.metadata?.uid;
@@ -344,7 +476,10 @@ describe('admission webhooks under attack', function () {
       const later = await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('gc-later-owner', {}) });
       await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('gc-later', {}, { ownerReferences: [ref(later)] }) });
       await c.core.deleteNamespacedConfigMap({ name: 'gc-later-owner', namespace: 'default' });
-      await eventually(async () => (await raw(c.server, 'GET', '/api/v1/namespaces/default/configmaps/gc-later')).status === 404, 'the later dependent to be collected');
+      await eventually(
+        async () => (await raw(c.server, 'GET', '/api/v1/namespaces/default/configmaps/gc-later')).status === 404,
+        'the later dependent to be collected',
+      );
       const kept = await c.core.readNamespacedConfigMap({ name: 'gc-adopted', namespace: 'default' });
       expect(kept.metadata?.ownerReferences?.map((o) => o.name)).to.deep.equal(['gc-live-owner']);
     });
@@ -352,18 +487,24 @@ describe('admission webhooks under attack', function () {
     it('the garbage collector asks admission about at most 20 deletes at once', async () => {
       const owner = await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('gc-many-owner', {}) });
       const ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'gc-many-owner', uid: String(owner.metadata?.uid) }];
-      for (let i = 0; i < 30; i++) await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm(`gc-many-${i}`, { many: 'yes' }, { ownerReferences }) });
+      for (let i = 0; i < 30; i++)
+        await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm(`gc-many-${i}`, { many: 'yes' }, { ownerReferences }) });
       let inFlight = 0;
       let peak = 0;
       const held: (() => void)[] = [];
-      await validating('slow', '/slow', async (r) => {
-        if (r.request.oldObject?.metadata?.labels?.many !== 'yes') return allow(r);
-        inFlight++;
-        peak = Math.max(peak, inFlight);
-        await new Promise<void>((resolve) => held.push(resolve));
-        inFlight--;
-        return allow(r);
-      }, deleteRules);
+      await validating(
+        'slow',
+        '/slow',
+        async (r) => {
+          if (r.request.oldObject?.metadata?.labels?.many !== 'yes') return allow(r);
+          inFlight++;
+          peak = Math.max(peak, inFlight);
+          await new Promise<void>((resolve) => held.push(resolve));
+          inFlight--;
+          return allow(r);
+        },
+        deleteRules,
+      );
       await c.core.deleteNamespacedConfigMap({ name: 'gc-many-owner', namespace: 'default' });
       await eventually(() => held.length === 20, 'twenty deletes to be asked about');
       // Another turn for any more the collector would ask about at once.
@@ -389,11 +530,25 @@ describe('admission webhooks under attack', function () {
       }, 'the content failure condition');
       expect(ns.status?.phase).to.equal('Terminating');
       const conditions = Object.fromEntries((ns.status?.conditions ?? []).map((x) => [x.type, [x.status, x.reason, x.message]]));
-      expect(conditions.NamespaceDeletionContentFailure).to.deep.equal(['True', 'ContentDeletionFailed', `Failed to delete all resource types, 1 remaining: ${denied}`]);
-      expect(conditions.NamespaceContentRemaining).to.deep.equal(['True', 'SomeResourcesRemain', 'Some resources are remaining: configmaps. has 1 resource instances']);
-      expect(conditions.NamespaceDeletionDiscoveryFailure).to.deep.equal(['False', 'ResourcesDiscovered', 'All resources successfully discovered']);
+      expect(conditions.NamespaceDeletionContentFailure).to.deep.equal([
+        'True',
+        'ContentDeletionFailed',
+        `Failed to delete all resource types, 1 remaining: ${denied}`,
+      ]);
+      expect(conditions.NamespaceContentRemaining).to.deep.equal([
+        'True',
+        'SomeResourcesRemain',
+        'Some resources are remaining: configmaps. has 1 resource instances',
+      ]);
+      expect(conditions.NamespaceDeletionDiscoveryFailure).to.deep.equal([
+        'False',
+        'ResourcesDiscovered',
+        'All resources successfully discovered',
+      ]);
       const left = await c.core.listNamespacedConfigMap({ namespace: 'guarded' });
-      expect(left.items.map((i) => i.metadata?.name)).to.include('kept').and.not.include('free');
+      expect(left.items.map((i) => i.metadata?.name))
+        .to.include('kept')
+        .and.not.include('free');
       const asked = hooks.calls('/protect').find((r) => r.request.oldObject?.metadata?.name === 'kept')?.request;
       expect((asked?.userInfo as { username: string }).username).to.equal('system:serviceaccount:kube-system:namespace-controller');
       if (await kubectlAvailable()) {
@@ -405,7 +560,11 @@ describe('admission webhooks under attack', function () {
         }
       }
       hooks.handlers.set('/protect', allow);
-      await eventually(async () => (await raw(c.server, 'GET', '/api/v1/namespaces/guarded')).status === 404, 'the namespace to go once allowed', 10_000);
+      await eventually(
+        async () => (await raw(c.server, 'GET', '/api/v1/namespaces/guarded')).status === 404,
+        'the namespace to go once allowed',
+        10_000,
+      );
     });
   });
 });

@@ -9,7 +9,17 @@ import { expect } from 'chai';
 import { startApiServer } from '../src/index.js';
 import { generateServingTls, type GeneratedTls } from '../src/http/tls.js';
 import { allow, b64, deny, patch, WebhookServer, type Handler } from './webhook-server.js';
-import { eventually, failure, kubectlAvailable, kubectlSession, raw, startWithClients, webPageCrd, type Clients, type KubectlSession } from './helpers.js';
+import {
+  eventually,
+  failure,
+  kubectlAvailable,
+  kubectlSession,
+  raw,
+  startWithClients,
+  webPageCrd,
+  type Clients,
+  type KubectlSession,
+} from './helpers.js';
 
 describe('admission webhooks', function () {
   this.timeout(60_000);
@@ -42,10 +52,19 @@ describe('admission webhooks', function () {
     hooks.reviews.splice(0);
   });
 
-  const rules = (resources = ['configmaps'], operations = ['CREATE', 'UPDATE']): k8s.V1RuleWithOperations[] => [{ apiGroups: [''], apiVersions: ['v1'], resources, operations }];
+  const rules = (resources = ['configmaps'], operations = ['CREATE', 'UPDATE']): k8s.V1RuleWithOperations[] => [
+    { apiGroups: [''], apiVersions: ['v1'], resources, operations },
+  ];
 
   function webhook(name: string, path: string, more: Partial<k8s.V1ValidatingWebhook> = {}): k8s.V1ValidatingWebhook {
-    return { name, clientConfig: { url: hooks.url(path), caBundle }, rules: rules(), sideEffects: 'None', admissionReviewVersions: ['v1'], ...more };
+    return {
+      name,
+      clientConfig: { url: hooks.url(path), caBundle },
+      rules: rules(),
+      sideEffects: 'None',
+      admissionReviewVersions: ['v1'],
+      ...more,
+    };
   }
 
   async function validating(name: string, webhooks: k8s.V1ValidatingWebhook[]): Promise<void> {
@@ -58,16 +77,27 @@ describe('admission webhooks', function () {
     created.push({ kind: 'mutating', name });
   }
 
-  const configMap = (name: string, data: Record<string, string> = {}, labels?: Record<string, string>): k8s.V1ConfigMap => ({ metadata: { name, labels }, data });
+  const configMap = (name: string, data: Record<string, string> = {}, labels?: Record<string, string>): k8s.V1ConfigMap => ({
+    metadata: { name, labels },
+    data,
+  });
 
   describe('the configurations', () => {
     it('are served in admissionregistration.k8s.io/v1 with the real defaults, and listed by discovery', async () => {
       const groups = (await raw(c.server, 'GET', '/apis')).json as { groups: { name: string }[] };
       expect(groups.groups.map((g) => g.name)).to.include('admissionregistration.k8s.io');
-      await validating('defaults', [webhook('defaults.example.com', '/allow', { clientConfig: { service: { namespace: 'webhooks', name: 'hooks' }, caBundle } })]);
+      await validating('defaults', [
+        webhook('defaults.example.com', '/allow', { clientConfig: { service: { namespace: 'webhooks', name: 'hooks' }, caBundle } }),
+      ]);
       const read = await admission.readValidatingWebhookConfiguration({ name: 'defaults' });
       const hook = read.webhooks?.[0];
-      expect(hook).to.deep.include({ failurePolicy: 'Fail', matchPolicy: 'Equivalent', timeoutSeconds: 10, namespaceSelector: {}, objectSelector: {} });
+      expect(hook).to.deep.include({
+        failurePolicy: 'Fail',
+        matchPolicy: 'Equivalent',
+        timeoutSeconds: 10,
+        namespaceSelector: {},
+        objectSelector: {},
+      });
       expect(hook?.clientConfig.service?.port).to.equal(443);
       expect(hook?.rules?.[0]?.scope).to.equal('*');
     });
@@ -94,9 +124,13 @@ describe('admission webhooks', function () {
       expect(message).to.include('webhooks[1].sideEffects: Required value');
       expect(message).to.include('webhooks[1].admissionReviewVersions: Required value: must specify one of v1, v1beta1');
       expect(message).to.include('webhooks[1].timeoutSeconds: Invalid value: 31: the timeout value must be between 1 and 30 seconds');
-      expect(message).to.include('webhooks[2].name: Invalid value: "short": should be a domain with at least three segments separated by dots');
+      expect(message).to.include(
+        'webhooks[2].name: Invalid value: "short": should be a domain with at least three segments separated by dots',
+      );
       expect(message).to.include('webhooks[2].clientConfig: Required value: exactly one of url or service is required');
-      expect(message).to.include(`webhooks[3].clientConfig.url: Invalid value: "http": 'https' is the only allowed URL scheme; desired format: https://host[/path]`);
+      expect(message).to.include(
+        `webhooks[3].clientConfig.url: Invalid value: "http": 'https' is the only allowed URL scheme; desired format: https://host[/path]`,
+      );
       expect(message).to.include('webhooks[3].sideEffects: Unsupported value: "Some": supported values: "None", "NoneOnDryRun"');
     });
   });
@@ -106,7 +140,10 @@ describe('admission webhooks', function () {
       [{ 'hooks:443': '127.0.0.1:1' }, 'webhookServices keys must be namespace/name:port, got "hooks:443"'],
       [{ 'a/hooks:443': 'https://127.0.0.1' }, 'webhookServices["a/hooks:443"] must be host:port, got "https://127.0.0.1"'],
     ] as const) {
-      const err = await startApiServer({ webhookServices: services as Record<string, string> }).then(() => undefined, (e: Error) => e);
+      const err = await startApiServer({ webhookServices: services as Record<string, string> }).then(
+        () => undefined,
+        (e: Error) => e,
+      );
       expect(err).to.be.instanceOf(TypeError);
       expect(err?.message).to.include(expected);
     }
@@ -117,12 +154,24 @@ describe('admission webhooks', function () {
       await c.ext.createCustomResourceDefinition({ body: webPageCrd() });
       await eventually(async () => (await raw(c.server, 'GET', '/apis/sample.rxkube.dev/v1')).status === 200, 'the CRD to be served');
       hooks.handlers.set('/webpages', (r) => (r.request.object?.spec?.title ? allow(r) : deny(r, 'spec.title is required', 403)));
-      await validating('webpages', [webhook('webpages.sample.rxkube.dev', '/webpages', { rules: [{ apiGroups: ['sample.rxkube.dev'], apiVersions: ['*'], resources: ['webpages'], operations: ['CREATE', 'UPDATE'] }] })]);
+      await validating('webpages', [
+        webhook('webpages.sample.rxkube.dev', '/webpages', {
+          rules: [{ apiGroups: ['sample.rxkube.dev'], apiVersions: ['*'], resources: ['webpages'], operations: ['CREATE', 'UPDATE'] }],
+        }),
+      ]);
       const g = { group: 'sample.rxkube.dev', version: 'v1', namespace: 'default', plural: 'webpages' };
-      const { code, status } = await failure(c.custom.createNamespacedCustomObject({ ...g, body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name: 'untitled' }, spec: {} } }));
+      const { code, status } = await failure(
+        c.custom.createNamespacedCustomObject({
+          ...g,
+          body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name: 'untitled' }, spec: {} },
+        }),
+      );
       expect(code).to.equal(403);
       expect(status.message).to.equal('admission webhook "webpages.sample.rxkube.dev" denied the request: spec.title is required');
-      await c.custom.createNamespacedCustomObject({ ...g, body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name: 'home' }, spec: { title: 'Home' } } });
+      await c.custom.createNamespacedCustomObject({
+        ...g,
+        body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name: 'home' }, spec: { title: 'Home' } },
+      });
       const request = hooks.calls('/webpages').at(-1)?.request;
       expect(request).to.deep.include({
         kind: { group: 'sample.rxkube.dev', version: 'v1', kind: 'WebPage' },
@@ -141,7 +190,10 @@ describe('admission webhooks', function () {
       try {
         const out = await session
           .kubectlOutput('patch', 'webpages.sample.rxkube.dev', 'home', '--type=merge', '-p', '{"spec":{"title":null}}')
-          .then(() => '', (e: { stderr: string }) => e.stderr);
+          .then(
+            () => '',
+            (e: { stderr: string }) => e.stderr,
+          );
         expect(out).to.include('admission webhook "webpages.sample.rxkube.dev" denied the request: spec.title is required');
       } finally {
         await session.close();
@@ -150,7 +202,11 @@ describe('admission webhooks', function () {
     });
 
     it('a denial without a code is a 400, and one without a message says "without explanation"', async () => {
-      hooks.handlers.set('/bare', (r) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: r.request.uid, allowed: false } }));
+      hooks.handlers.set('/bare', (r) => ({
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
+        response: { uid: r.request.uid, allowed: false },
+      }));
       await validating('bare', [webhook('bare.example.com', '/bare')]);
       const { code, status } = await failure(c.core.createNamespacedConfigMap({ namespace: 'default', body: configMap('bare') }));
       expect(code).to.equal(400);
@@ -167,7 +223,10 @@ describe('admission webhooks', function () {
       const create = hooks.calls('/watch')[0]?.request;
       expect(create?.object?.metadata?.uid).to.be.a('string');
       expect(create?.object?.data).to.deep.equal({ a: '1' });
-      await c.core.patchNamespacedConfigMap({ name: 'seen', namespace: 'default', body: { data: { a: '2' } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+      await c.core.patchNamespacedConfigMap(
+        { name: 'seen', namespace: 'default', body: { data: { a: '2' } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
       const update = hooks.calls('/watch')[1]?.request;
       expect(update?.operation).to.equal('UPDATE');
       expect(update?.object?.data).to.deep.equal({ a: '2' });
@@ -192,7 +251,9 @@ describe('admission webhooks', function () {
     });
 
     it('are called in order, and with reinvocationPolicy IfNeeded once more after a later webhook changed the object', async () => {
-      hooks.handlers.set('/first', (r) => (r.request.object?.data?.second ? patch(r, [{ op: 'add', path: '/data/firstSawSecond', value: 'yes' }]) : allow(r)));
+      hooks.handlers.set('/first', (r) =>
+        r.request.object?.data?.second ? patch(r, [{ op: 'add', path: '/data/firstSawSecond', value: 'yes' }]) : allow(r),
+      );
       hooks.handlers.set('/second', (r) => patch(r, [{ op: 'add', path: '/data/second', value: 'yes' }]));
       await mutating('a-first', [{ ...webhook('first.example.com', '/first'), reinvocationPolicy: 'IfNeeded' }]);
       await mutating('b-second', [{ ...webhook('second.example.com', '/second'), reinvocationPolicy: 'Never' }]);
@@ -214,7 +275,9 @@ describe('admission webhooks', function () {
   describe('failures', () => {
     it('a dead webhook refuses the write under failurePolicy Fail and admits it under Ignore', async () => {
       const dead = 'https://127.0.0.1:1/dead';
-      await validating('dead-fail', [{ ...webhook('dead.example.com', '/dead'), clientConfig: { url: dead, caBundle }, failurePolicy: 'Fail' }]);
+      await validating('dead-fail', [
+        { ...webhook('dead.example.com', '/dead'), clientConfig: { url: dead, caBundle }, failurePolicy: 'Fail' },
+      ]);
       const { code, status } = await failure(c.core.createNamespacedConfigMap({ namespace: 'default', body: configMap('refused') }));
       expect(code).to.equal(500);
       expect(status.message).to.equal(
@@ -232,12 +295,16 @@ describe('admission webhooks', function () {
       await validating('slow', [webhook('slow.example.com', '/slow', { timeoutSeconds: 1 })]);
       const { code, status } = await failure(c.core.createNamespacedConfigMap({ namespace: 'default', body: configMap('late') }));
       expect(code).to.equal(500);
-      expect(status.message).to.include(`failed calling webhook "slow.example.com": failed to call webhook: Post "${hooks.url('/slow')}?timeout=1s": context deadline exceeded`);
+      expect(status.message).to.include(
+        `failed calling webhook "slow.example.com": failed to call webhook: Post "${hooks.url('/slow')}?timeout=1s": context deadline exceeded`,
+      );
     });
 
     it('a certificate the caBundle does not vouch for fails the call with the x509 error', async () => {
       const other = await generateServingTls({ dns: ['localhost'], ips: ['127.0.0.1'] });
-      await validating('untrusted', [webhook('untrusted.example.com', '/allow', { clientConfig: { url: hooks.url('/allow'), caBundle: b64(other.ca) } })]);
+      await validating('untrusted', [
+        webhook('untrusted.example.com', '/allow', { clientConfig: { url: hooks.url('/allow'), caBundle: b64(other.ca) } }),
+      ]);
       const { code, status } = await failure(c.core.createNamespacedConfigMap({ namespace: 'default', body: configMap('untrusted') }));
       expect(code).to.equal(500);
       expect(status.message).to.include('tls: failed to verify certificate: x509: certificate signed by unknown authority');
@@ -245,24 +312,43 @@ describe('admission webhooks', function () {
 
     it('a Service clientConfig is reached through webhookServices, verified as name.namespace.svc; an unknown Service is not found', async () => {
       hooks.handlers.set('/svc', (r) => deny(r, 'through the service', 403));
-      await validating('svc', [webhook('svc.example.com', '/svc', { clientConfig: { service: { namespace: 'webhooks', name: 'hooks', path: '/svc' }, caBundle } })]);
+      await validating('svc', [
+        webhook('svc.example.com', '/svc', { clientConfig: { service: { namespace: 'webhooks', name: 'hooks', path: '/svc' }, caBundle } }),
+      ]);
       expect((await failure(c.core.createNamespacedConfigMap({ namespace: 'default', body: configMap('svc') }))).status.message).to.equal(
         'admission webhook "svc.example.com" denied the request: through the service',
       );
-      await validating('nosvc', [webhook('nosvc.example.com', '/svc', { clientConfig: { service: { namespace: 'webhooks', name: 'missing' }, caBundle } })]);
-      expect((await failure(c.core.createNamespacedConfigMap({ namespace: 'default', body: configMap('svc2') }))).status.message).to.include(
+      await validating('nosvc', [
+        webhook('nosvc.example.com', '/svc', { clientConfig: { service: { namespace: 'webhooks', name: 'missing' }, caBundle } }),
+      ]);
+      expect(
+        (await failure(c.core.createNamespacedConfigMap({ namespace: 'default', body: configMap('svc2') }))).status.message,
+      ).to.include(
         'failed calling webhook "nosvc.example.com": failed to call webhook: Post "https://missing.webhooks.svc:443/?timeout=10s": service "missing" not found',
       );
     });
 
     it('hostile responses (wrong uid, not JSON, a patch that does not apply, a patch that changes the kind, a huge body) refuse the write and leave the server serving', async () => {
       const cases: [Handler, string][] = [
-        [(_r) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'other', allowed: true } }), 'received invalid webhook response: expected response.uid="'],
+        [
+          (_r) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'other', allowed: true } }),
+          'received invalid webhook response: expected response.uid="',
+        ],
         [() => ({ raw: '{not json' }), 'failed to call webhook'],
         [(r) => patch(r, [{ op: 'remove', path: '/nothing/here' }]), 'Internal error occurred: json patch operation 0'],
-        [(r) => patch(r, [{ op: 'replace', path: '/kind', value: 'Secret' }]), 'changed the object\'s apiVersion or kind'],
-        [(r) => allow(r, { patchType: 'JSONPatch', patch: b64(JSON.stringify([{ op: 'add', path: '/data/x', value: 'x'.repeat(7 * 1024 * 1024) }])) }), 'larger than'],
-        [(r) => allow(r, { patch: b64('[]'), patchType: 'MergePatch' }), 'received invalid webhook response: webhook returned invalid response.patchType of "MergePatch"'],
+        [(r) => patch(r, [{ op: 'replace', path: '/kind', value: 'Secret' }]), "changed the object's apiVersion or kind"],
+        [
+          (r) =>
+            allow(r, {
+              patchType: 'JSONPatch',
+              patch: b64(JSON.stringify([{ op: 'add', path: '/data/x', value: 'x'.repeat(7 * 1024 * 1024) }])),
+            }),
+          'larger than',
+        ],
+        [
+          (r) => allow(r, { patch: b64('[]'), patchType: 'MergePatch' }),
+          'received invalid webhook response: webhook returned invalid response.patchType of "MergePatch"',
+        ],
       ];
       await mutating('hostile', [{ ...webhook('hostile.example.com', '/hostile') }]);
       for (const [i, [handler, expected]] of cases.entries()) {
@@ -283,29 +369,61 @@ describe('admission webhooks', function () {
       await validating('select', [
         webhook('ns.example.com', '/select', { namespaceSelector: { matchLabels: { admission: 'on' } } }),
         webhook('obj.example.com', '/select', { objectSelector: { matchLabels: { guard: 'yes' } } }),
-        webhook('cel.example.com', '/select', { matchConditions: [{ name: 'big', expression: "has(object.data) && 'big' in object.data" }] }),
+        webhook('cel.example.com', '/select', {
+          matchConditions: [{ name: 'big', expression: "has(object.data) && 'big' in object.data" }],
+        }),
       ]);
       await c.core.createNamespacedConfigMap({ namespace: 'default', body: configMap('free', { small: '1' }) });
       expect(hooks.reviews).to.have.length(0);
-      expect((await failure(c.core.createNamespacedConfigMap({ namespace: 'watched', body: configMap('ns') }))).status.message).to.include('"ns.example.com" denied');
-      expect((await failure(c.core.createNamespacedConfigMap({ namespace: 'default', body: configMap('obj', {}, { guard: 'yes' }) }))).status.message).to.include('"obj.example.com" denied');
-      expect((await failure(c.core.createNamespacedConfigMap({ namespace: 'default', body: configMap('cel', { big: '1' }) }))).status.message).to.include('"cel.example.com" denied');
+      expect((await failure(c.core.createNamespacedConfigMap({ namespace: 'watched', body: configMap('ns') }))).status.message).to.include(
+        '"ns.example.com" denied',
+      );
+      expect(
+        (await failure(c.core.createNamespacedConfigMap({ namespace: 'default', body: configMap('obj', {}, { guard: 'yes' }) }))).status
+          .message,
+      ).to.include('"obj.example.com" denied');
+      expect(
+        (await failure(c.core.createNamespacedConfigMap({ namespace: 'default', body: configMap('cel', { big: '1' }) }))).status.message,
+      ).to.include('"cel.example.com" denied');
     });
 
     it('rules match subresources only when named (configmaps vs pods/status), and never the webhook configurations themselves', async () => {
       hooks.handlers.set('/deny', (r) => deny(r, 'no', 403));
-      await validating('everything', [webhook('all.example.com', '/deny', { rules: [{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['*'] }] })]);
+      await validating('everything', [
+        webhook('all.example.com', '/deny', { rules: [{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['*'] }] }),
+      ]);
       // The configurations stay writable, so a broken webhook can be removed.
-      await validating('second', [webhook('second.example.com', '/deny', { rules: [{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['*'] }] })]);
+      await validating('second', [
+        webhook('second.example.com', '/deny', { rules: [{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['*'] }] }),
+      ]);
       await admission.deleteValidatingWebhookConfiguration({ name: 'second' });
-      created.splice(created.findIndex((x) => x.name === 'second'), 1);
+      created.splice(
+        created.findIndex((x) => x.name === 'second'),
+        1,
+      );
       await admission.deleteValidatingWebhookConfiguration({ name: 'everything' });
-      created.splice(created.findIndex((x) => x.name === 'everything'), 1);
-      await c.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } });
-      await validating('status-only', [webhook('status.example.com', '/deny', { rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods/status'], operations: ['UPDATE'] }] })]);
-      await c.core.patchNamespacedPod({ name: 'p', namespace: 'default', body: { metadata: { labels: { a: 'b' } } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+      created.splice(
+        created.findIndex((x) => x.name === 'everything'),
+        1,
+      );
+      await c.core.createNamespacedPod({
+        namespace: 'default',
+        body: { metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+      });
+      await validating('status-only', [
+        webhook('status.example.com', '/deny', {
+          rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods/status'], operations: ['UPDATE'] }],
+        }),
+      ]);
+      await c.core.patchNamespacedPod(
+        { name: 'p', namespace: 'default', body: { metadata: { labels: { a: 'b' } } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
       const { status } = await failure(
-        c.core.patchNamespacedPodStatus({ name: 'p', namespace: 'default', body: { status: { message: 'x' } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)),
+        c.core.patchNamespacedPodStatus(
+          { name: 'p', namespace: 'default', body: { status: { message: 'x' } } },
+          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+        ),
       );
       expect(status.message).to.include('"status.example.com" denied the request: no');
       const review = hooks.calls('/deny').at(-1)?.request;
@@ -342,10 +460,17 @@ describe('admission webhooks', function () {
       const { writeFile } = await import('node:fs/promises');
       const file = `${s.dir}/hooks.json`;
       await writeFile(file, JSON.stringify(manifest));
-      expect(await s.kubectl('apply', '-f', file)).to.include('validatingwebhookconfiguration.admissionregistration.k8s.io/kubectl-hooks created');
+      expect(await s.kubectl('apply', '-f', file)).to.include(
+        'validatingwebhookconfiguration.admissionregistration.k8s.io/kubectl-hooks created',
+      );
       expect(await s.kubectl('get', 'validatingwebhookconfigurations')).to.match(/kubectl-hooks\s+1\s+/);
-      const err = await s.kubectlOutput('create', 'configmap', 'today', '-n', 'default').then(() => '', (e: { stderr: string }) => e.stderr);
-      expect(err.trim()).to.equal('error: failed to create configmap: admission webhook "kubectl.example.com" denied the request: no configmaps today');
+      const err = await s.kubectlOutput('create', 'configmap', 'today', '-n', 'default').then(
+        () => '',
+        (e: { stderr: string }) => e.stderr,
+      );
+      expect(err.trim()).to.equal(
+        'error: failed to create configmap: admission webhook "kubectl.example.com" denied the request: no configmaps today',
+      );
       expect(await s.kubectl('delete', '-f', file)).to.include('deleted');
     });
   });

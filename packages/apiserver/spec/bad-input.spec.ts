@@ -5,7 +5,14 @@ import { raw, startWithClients, type Clients, type RawResponse } from './helpers
 
 const CMS = '/api/v1/namespaces/default/configmaps';
 
-function statusOf(res: RawResponse): { kind: string; status: string; reason: string; code: number; message: string; details?: { causes?: { field?: string }[] } } {
+function statusOf(res: RawResponse): {
+  kind: string;
+  status: string;
+  reason: string;
+  code: number;
+  message: string;
+  details?: { causes?: { field?: string }[] };
+} {
   return res.json as ReturnType<typeof statusOf>;
 }
 
@@ -40,7 +47,12 @@ describe('apiserver: bad input', () => {
   });
 
   it('answers 400 when the name in the body is not the name in the URL', async () => {
-    const res = await raw(c.server, 'PUT', `${CMS}/keep`, JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other' }, data: { a: 'changed' } }));
+    const res = await raw(
+      c.server,
+      'PUT',
+      `${CMS}/keep`,
+      JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other' }, data: { a: 'changed' } }),
+    );
     expect(res.status).to.equal(400);
     expect(statusOf(res).message).to.equal('the name of the object (other) does not match the name on the URL (keep)');
   });
@@ -70,7 +82,9 @@ describe('apiserver: bad input', () => {
     expect(bad.status).to.equal(422);
     expect(statusOf(bad).reason).to.equal('Invalid');
     expect(statusOf(bad).details?.causes?.[0]?.field).to.equal('metadata.name');
-    expect(statusOf(bad).message).to.match(/^ConfigMap "Not_Valid" is invalid: metadata.name: Invalid value: "Not_Valid": a lowercase RFC 1123 subdomain/);
+    expect(statusOf(bad).message).to.match(
+      /^ConfigMap "Not_Valid" is invalid: metadata.name: Invalid value: "Not_Valid": a lowercase RFC 1123 subdomain/,
+    );
     const missing = await raw(c.server, 'POST', CMS, JSON.stringify({ metadata: {} }));
     expect(missing.status).to.equal(422);
     expect(statusOf(missing).message).to.contain('metadata.name: Required value: name or generateName is required');
@@ -87,7 +101,10 @@ describe('apiserver: bad input', () => {
       '/apis/apps/v1/namespaces/default/deployments',
       JSON.stringify({
         metadata: { name: 'mismatch' },
-        spec: { selector: { matchLabels: { app: 'a' } }, template: { metadata: { labels: { app: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+        spec: {
+          selector: { matchLabels: { app: 'a' } },
+          template: { metadata: { labels: { app: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+        },
       }),
     );
     expect(res.status).to.equal(422);

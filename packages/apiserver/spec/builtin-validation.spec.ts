@@ -34,17 +34,34 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
       expect(warned.headers.warning).to.equal('299 - "unknown field \\"spec.replica\\""');
       expect((warned.json as { spec: Record<string, unknown> }).spec).to.not.have.property('replica');
 
-      const strict = await raw(c.server, 'POST', '/apis/apps/v1/namespaces/default/deployments?fieldValidation=Strict', JSON.stringify(deployment('strict', { replica: 3 })));
+      const strict = await raw(
+        c.server,
+        'POST',
+        '/apis/apps/v1/namespaces/default/deployments?fieldValidation=Strict',
+        JSON.stringify(deployment('strict', { replica: 3 })),
+      );
       expect(strict.status).to.equal(400);
-      expect((strict.json as { message: string }).message).to.equal('Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.replica"');
+      expect((strict.json as { message: string }).message).to.equal(
+        'Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.replica"',
+      );
 
-      const ignored = await raw(c.server, 'POST', '/apis/apps/v1/namespaces/default/deployments?fieldValidation=Ignore', JSON.stringify(deployment('ignored', { replica: 3 })));
+      const ignored = await raw(
+        c.server,
+        'POST',
+        '/apis/apps/v1/namespaces/default/deployments?fieldValidation=Ignore',
+        JSON.stringify(deployment('ignored', { replica: 3 })),
+      );
       expect(ignored.status).to.equal(201);
       expect(ignored.headers.warning).to.equal(undefined);
     });
 
     it('an unknown field named in any script is a Warning carrying its UTF-8 bytes, as Go sends them, not a 500', async () => {
-      const warned = await raw(c.server, 'POST', '/apis/apps/v1/namespaces/default/deployments', JSON.stringify(deployment('warned-utf8', { réplicas: 3, 副本: 1 })));
+      const warned = await raw(
+        c.server,
+        'POST',
+        '/apis/apps/v1/namespaces/default/deployments',
+        JSON.stringify(deployment('warned-utf8', { réplicas: 3, 副本: 1 })),
+      );
       expect(warned.status).to.equal(201);
       const sent = Buffer.from(warned.headers.warning as string, 'latin1').toString('utf8');
       expect(sent).to.equal('299 - "unknown field \\"spec.réplicas\\"", 299 - "unknown field \\"spec.副本\\""');
@@ -56,14 +73,20 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
       (d.metadata as Record<string, unknown>).label = { a: 'b' };
       const strict = await raw(c.server, 'POST', '/apis/apps/v1/namespaces/default/deployments?fieldValidation=Strict', JSON.stringify(d));
       expect(strict.status).to.equal(400);
-      expect((strict.json as { message: string }).message).to.equal('Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "metadata.label", unknown field "spec.template.spec.containers[0].imagePolicy"');
+      expect((strict.json as { message: string }).message).to.equal(
+        'Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "metadata.label", unknown field "spec.template.spec.containers[0].imagePolicy"',
+      );
     });
 
     it('a value of the wrong type fails as Go decoding fails it (400, cannot be handled as)', async () => {
-      const { code, status } = await failure(c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('many', { replicas: 'many' }) as never }));
+      const { code, status } = await failure(
+        c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('many', { replicas: 'many' }) as never }),
+      );
       expect(code).to.equal(400);
       expect(status.reason).to.equal('BadRequest');
-      expect(status.message).to.equal('Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32');
+      expect(status.message).to.equal(
+        'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32',
+      );
     });
 
     it('a number its Go integer type cannot hold fails as Go decoding fails it (StatefulSet replicas 1e12 into int32), never reaching a controller', async () => {
@@ -74,53 +97,99 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
       expect((res.json as { message: string }).message).to.equal(
         'StatefulSet in version "v1" cannot be handled as a StatefulSet: json: cannot unmarshal number 1000000000000 into Go struct field StatefulSetSpec.spec.replicas of type int32',
       );
-      const fits = await raw(c.server, 'POST', '/apis/apps/v1/namespaces/default/statefulsets?dryRun=All', JSON.stringify({ ...set, spec: { ...set.spec, replicas: 2 ** 31 - 1 } }));
+      const fits = await raw(
+        c.server,
+        'POST',
+        '/apis/apps/v1/namespaces/default/statefulsets?dryRun=All',
+        JSON.stringify({ ...set, spec: { ...set.spec, replicas: 2 ** 31 - 1 } }),
+      );
       expect(fits.status).to.equal(201);
     });
 
     it('Lease leaseDurationSeconds "abc" is refused; a string in a map of strings too; quantities take numbers', async () => {
-      const lease = await failure(c.coordination.createNamespacedLease({ namespace: 'default', body: { metadata: { name: 'l' }, spec: { leaseDurationSeconds: 'abc' } } as never }));
+      const lease = await failure(
+        c.coordination.createNamespacedLease({
+          namespace: 'default',
+          body: { metadata: { name: 'l' }, spec: { leaseDurationSeconds: 'abc' } } as never,
+        }),
+      );
       expect(lease.code).to.equal(400);
-      expect(lease.status.message).to.contain('json: cannot unmarshal string into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
-      const cm = await failure(c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'n' }, data: { n: 1 } } as never }));
+      expect(lease.status.message).to.contain(
+        'json: cannot unmarshal string into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
+      );
+      const cm = await failure(
+        c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'n' }, data: { n: 1 } } as never }),
+      );
       expect(cm.status.message).to.contain('json: cannot unmarshal number into Go struct field ConfigMap.data of type string');
       const pod = await c.core.createNamespacedPod({
         namespace: 'default',
-        body: { metadata: { name: 'q' }, spec: { containers: [{ name: 'c', image: 'busybox', resources: { limits: { cpu: 1 as never, memory: '64Mi' } } }] } },
+        body: {
+          metadata: { name: 'q' },
+          spec: { containers: [{ name: 'c', image: 'busybox', resources: { limits: { cpu: 1 as never, memory: '64Mi' } } }] },
+        },
       });
       expect(pod.spec?.containers[0].resources?.limits).to.deep.equal({ cpu: 1, memory: '64Mi' });
     });
 
     it('patches are decoded too: a merge patch adding an unknown field is refused under Strict', async () => {
       await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'patched' }, data: { a: '1' } } });
-      const res = await raw(c.server, 'PATCH', '/api/v1/namespaces/default/configmaps/patched?fieldValidation=Strict', JSON.stringify({ datum: { b: '2' } }), {
-        'content-type': 'application/merge-patch+json',
-      });
+      const res = await raw(
+        c.server,
+        'PATCH',
+        '/api/v1/namespaces/default/configmaps/patched?fieldValidation=Strict',
+        JSON.stringify({ datum: { b: '2' } }),
+        {
+          'content-type': 'application/merge-patch+json',
+        },
+      );
       expect(res.status).to.equal(400);
-      expect((res.json as { message: string }).message).to.equal('ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "datum"');
+      expect((res.json as { message: string }).message).to.equal(
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "datum"',
+      );
     });
   });
 
   describe('Go validation table (ranges and enums)', () => {
     it('Service port 99999 and type Bogus are 422 Invalid with field paths', async () => {
       const { code, status } = await failure(
-        c.core.createNamespacedService({ namespace: 'default', body: { metadata: { name: 'bad' }, spec: { type: 'Bogus', ports: [{ port: 99999 }] } } }),
+        c.core.createNamespacedService({
+          namespace: 'default',
+          body: { metadata: { name: 'bad' }, spec: { type: 'Bogus', ports: [{ port: 99999 }] } },
+        }),
       );
       expect(code).to.equal(422);
       const causes = (status.details as { causes: { field: string; message: string }[] }).causes;
-      expect(causes).to.deep.include({ reason: 'FieldValueNotSupported', field: 'spec.type', message: 'Unsupported value: "Bogus": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"' });
-      expect(causes).to.deep.include({ reason: 'FieldValueInvalid', field: 'spec.ports[0].port', message: 'Invalid value: 99999: must be between 1 and 65535, inclusive' });
+      expect(causes).to.deep.include({
+        reason: 'FieldValueNotSupported',
+        field: 'spec.type',
+        message: 'Unsupported value: "Bogus": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"',
+      });
+      expect(causes).to.deep.include({
+        reason: 'FieldValueInvalid',
+        field: 'spec.ports[0].port',
+        message: 'Invalid value: 99999: must be between 1 and 65535, inclusive',
+      });
     });
 
     it('Deployment replicas -1, Lease leaseDurationSeconds 0 and a Pod restartPolicy Sometimes are 422', async () => {
-      const d = await failure(c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('neg', { replicas: -1 }) as never }));
+      const d = await failure(
+        c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('neg', { replicas: -1 }) as never }),
+      );
       expect(d.code).to.equal(422);
       expect(d.status.message).to.contain('spec.replicas: Invalid value: -1: must be greater than or equal to 0');
-      const l = await failure(c.coordination.createNamespacedLease({ namespace: 'default', body: { metadata: { name: 'zero' }, spec: { leaseDurationSeconds: 0 } } }));
+      const l = await failure(
+        c.coordination.createNamespacedLease({
+          namespace: 'default',
+          body: { metadata: { name: 'zero' }, spec: { leaseDurationSeconds: 0 } },
+        }),
+      );
       expect(l.code).to.equal(422);
       expect(l.status.message).to.contain('spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0');
       const p = await failure(
-        c.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'p' }, spec: { restartPolicy: 'Sometimes', containers: [{ name: 'c', image: 'busybox' }] } } }),
+        c.core.createNamespacedPod({
+          namespace: 'default',
+          body: { metadata: { name: 'p' }, spec: { restartPolicy: 'Sometimes', containers: [{ name: 'c', image: 'busybox' }] } },
+        }),
       );
       expect(p.code).to.equal(422);
       expect(p.status.message).to.contain('spec.restartPolicy: Unsupported value: "Sometimes"');
@@ -132,26 +201,45 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
       const { code, status } = await failure(c.apps.createNamespacedDeployment({ namespace: 'default', body: d as never }));
       expect(code).to.equal(422);
       const causes = (status.details as { causes: unknown[] }).causes;
-      expect(causes).to.deep.equal([{ reason: 'FieldValueNotSupported', field: 'spec.template.spec.restartPolicy', message: 'Unsupported value: "Never": supported values: "Always"' }]);
+      expect(causes).to.deep.equal([
+        {
+          reason: 'FieldValueNotSupported',
+          field: 'spec.template.spec.restartPolicy',
+          message: 'Unsupported value: "Never": supported values: "Always"',
+        },
+      ]);
     });
 
     it('CronJob: a name over 52 characters, a negative startingDeadlineSeconds and history limits are 422', async () => {
       const cronJob = (name: string, spec: Record<string, unknown>) => ({
         metadata: { name },
-        spec: { schedule: '* * * * *', jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } }, ...spec },
+        spec: {
+          schedule: '* * * * *',
+          jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } },
+          ...spec,
+        },
       });
       const long = 'x'.repeat(53);
-      const named = await failure(c.kc.makeApiClient(k8s.BatchV1Api).createNamespacedCronJob({ namespace: 'default', body: cronJob(long, {}) as never }));
+      const named = await failure(
+        c.kc.makeApiClient(k8s.BatchV1Api).createNamespacedCronJob({ namespace: 'default', body: cronJob(long, {}) as never }),
+      );
       expect(named.code).to.equal(422);
-      expect(named.status.message).to.equal(`CronJob.batch "${long}" is invalid: metadata.name: Invalid value: "${long}": must be no more than 52 characters`);
+      expect(named.status.message).to.equal(
+        `CronJob.batch "${long}" is invalid: metadata.name: Invalid value: "${long}": must be no more than 52 characters`,
+      );
       const counts = await failure(
-        c.kc.makeApiClient(k8s.BatchV1Api).createNamespacedCronJob({ namespace: 'default', body: cronJob('negative', { startingDeadlineSeconds: -5, successfulJobsHistoryLimit: -1, failedJobsHistoryLimit: -1 }) as never }),
+        c.kc.makeApiClient(k8s.BatchV1Api).createNamespacedCronJob({
+          namespace: 'default',
+          body: cronJob('negative', { startingDeadlineSeconds: -5, successfulJobsHistoryLimit: -1, failedJobsHistoryLimit: -1 }) as never,
+        }),
       );
       expect(counts.code).to.equal(422);
       for (const field of ['startingDeadlineSeconds', 'successfulJobsHistoryLimit', 'failedJobsHistoryLimit']) {
         expect(counts.status.message).to.match(new RegExp(`spec\\.${field}: Invalid value: -\\d: must be greater than or equal to 0`));
       }
-      await c.kc.makeApiClient(k8s.BatchV1Api).createNamespacedCronJob({ namespace: 'default', body: cronJob('x'.repeat(52), {}) as never });
+      await c.kc
+        .makeApiClient(k8s.BatchV1Api)
+        .createNamespacedCronJob({ namespace: 'default', body: cronJob('x'.repeat(52), {}) as never });
     });
   });
 
@@ -164,7 +252,10 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
       expect(d.spec?.progressDeadlineSeconds).to.equal(600);
       expect(d.spec?.template.spec?.restartPolicy).to.equal('Always');
       expect(d.spec?.template.spec?.dnsPolicy).to.equal('ClusterFirst');
-      const s = await c.core.createNamespacedService({ namespace: 'default', body: { metadata: { name: 'defaulted' }, spec: { ports: [{ port: 80 }] } } });
+      const s = await c.core.createNamespacedService({
+        namespace: 'default',
+        body: { metadata: { name: 'defaulted' }, spec: { ports: [{ port: 80 }] } },
+      });
       expect(s.spec?.type).to.equal('ClusterIP');
       expect(s.spec?.sessionAffinity).to.equal('None');
       expect(s.spec?.ports?.[0]).to.include({ protocol: 'TCP', targetPort: 80 });
@@ -175,7 +266,9 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
     it('apis/apps/v1 has io.k8s.api.apps.v1.Deployment with x-kubernetes-group-version-kind and its referenced definitions', async () => {
       const res = await raw(c.server, 'GET', '/openapi/v3/apis/apps/v1');
       const schemas = (res.json as { components: { schemas: Record<string, Record<string, unknown>> } }).components.schemas;
-      expect(schemas['io.k8s.api.apps.v1.Deployment']['x-kubernetes-group-version-kind']).to.deep.equal([{ group: 'apps', version: 'v1', kind: 'Deployment' }]);
+      expect(schemas['io.k8s.api.apps.v1.Deployment']['x-kubernetes-group-version-kind']).to.deep.equal([
+        { group: 'apps', version: 'v1', kind: 'Deployment' },
+      ]);
       expect(schemas['io.k8s.api.apps.v1.DeploymentSpec'].required).to.deep.equal(['selector', 'template']);
       expect(schemas).to.have.property('io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta');
     });
@@ -195,8 +288,11 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
     });
     const kubectl = (stdin: string | undefined, ...args: string[]): Promise<{ code: number; out: string; err: string }> =>
       new Promise((resolve) => {
-        const child = execFile('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { timeout: 30_000 }, (error, out, err) =>
-          resolve({ code: error ? Number(error.code ?? 1) : 0, out, err }),
+        const child = execFile(
+          'kubectl',
+          ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args],
+          { timeout: 30_000 },
+          (error, out, err) => resolve({ code: error ? Number(error.code ?? 1) : 0, out, err }),
         );
         child.stdin?.end(stdin ?? '');
       });

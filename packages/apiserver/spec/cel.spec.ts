@@ -74,7 +74,10 @@ describe('apiserver: CEL for CRD validation rules', () => {
   });
 
   it('refuses undeclared names and syntax errors at compile time', () => {
-    expect(compileRule('foo == 1', SCHEMA)).to.deep.equal({ ok: false, error: "ERROR: <input>:1:1: undeclared reference to 'foo' (in container '')" });
+    expect(compileRule('foo == 1', SCHEMA)).to.deep.equal({
+      ok: false,
+      error: "ERROR: <input>:1:1: undeclared reference to 'foo' (in container '')",
+    });
     expect(compileRule('self.n.bogus()', SCHEMA)).to.deep.include({ ok: false });
     expect(compileRule('self.n ==', SCHEMA)).to.deep.include({ ok: false });
   });

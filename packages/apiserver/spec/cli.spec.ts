@@ -90,14 +90,28 @@ describe('cli: the rxkube apiserver command', function () {
     const core = kc.makeApiClient(k8s.CoreV1Api);
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'persisted' }, data: { k: 'v' } } });
     if (await kubectlAvailable()) {
-      const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), 'get', 'cm', 'persisted', '-o', 'jsonpath={.data.k}']);
+      const { stdout } = await run('kubectl', [
+        '--kubeconfig',
+        kubeconfig,
+        '--cache-dir',
+        join(dir, 'cache'),
+        'get',
+        'cm',
+        'persisted',
+        '-o',
+        'jsonpath={.data.k}',
+      ]);
       expect(stdout).to.equal('v');
     }
     first.child.kill('SIGTERM');
     expect(await exitOf(first.child)).to.equal(0);
     expect(first.output()).to.contain(`state kept in ${data}`);
     // JSON lines: a header, then one object a line.
-    const saved = (await readFile(join(data, 'snapshot.json'), 'utf8')).split('\n').filter(Boolean).slice(1).map((l) => JSON.parse(l) as { object: { metadata: { name: string } } });
+    const saved = (await readFile(join(data, 'snapshot.json'), 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .slice(1)
+      .map((l) => JSON.parse(l) as { object: { metadata: { name: string } } });
     expect(saved.map((o) => o.object.metadata.name)).to.include('persisted');
 
     const second = await startCli(['--port', '0', '--kubeconfig', kubeconfig, '--data', data]);
@@ -140,7 +154,17 @@ describe('cli: the rxkube apiserver command', function () {
     );
     expect(plain).not.to.equal(200);
     if (await kubectlAvailable()) {
-      const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache-tls'), 'get', 'cm', 'over-tls', '-o', 'jsonpath={.data.k}']);
+      const { stdout } = await run('kubectl', [
+        '--kubeconfig',
+        kubeconfig,
+        '--cache-dir',
+        join(dir, 'cache-tls'),
+        'get',
+        'cm',
+        'over-tls',
+        '-o',
+        'jsonpath={.data.k}',
+      ]);
       expect(stdout).to.equal('v');
     }
     server.child.kill('SIGTERM');
@@ -193,7 +217,10 @@ describe('cli: the rxkube apiserver command', function () {
     server.child.kill('SIGTERM');
     await exitOf(server.child);
 
-    const fromEnv = spawn(process.execPath, [...CLI, '--port', '0', '--kubeconfig', join(dir, 'env.yaml')], { cwd: ROOT, env: { ...process.env, RXKUBE_APISERVER_TOKEN: secret } });
+    const fromEnv = spawn(process.execPath, [...CLI, '--port', '0', '--kubeconfig', join(dir, 'env.yaml')], {
+      cwd: ROOT,
+      env: { ...process.env, RXKUBE_APISERVER_TOKEN: secret },
+    });
     children.add(fromEnv);
     let out = '';
     fromEnv.stdout.on('data', (b: Buffer) => (out += b.toString()));
@@ -210,6 +237,8 @@ describe('cli: the rxkube apiserver command', function () {
     expect(open.stderr).to.contain('may be read by other users (mode 0644)');
     const both = await runCli(['--token', 'a', '--token-file', tokenFile]);
     expect(both.stderr.trim()).to.equal('rxkube-apiserver: --token and --token-file exclude each other: give one');
-    expect((await runCli(['--help'])).stdout).to.match(/--token-file FILE[\s\S]*Prefer it[\s\S]*RXKUBE_APISERVER_TOKEN[\s\S]*process\s+list/);
+    expect((await runCli(['--help'])).stdout).to.match(
+      /--token-file FILE[\s\S]*Prefer it[\s\S]*RXKUBE_APISERVER_TOKEN[\s\S]*process\s+list/,
+    );
   });
 });

@@ -67,7 +67,13 @@ describe('CRD conversion webhooks', function () {
           ],
           conversion: {
             strategy: 'Webhook',
-            webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { namespace: 'system', name: 'convert', path: '/convert' }, caBundle: Buffer.from(tls.ca).toString('base64') } },
+            webhook: {
+              conversionReviewVersions: ['v1'],
+              clientConfig: {
+                service: { namespace: 'system', name: 'convert', path: '/convert' },
+                caBundle: Buffer.from(tls.ca).toString('base64'),
+              },
+            },
           },
         },
       },
@@ -88,7 +94,11 @@ describe('CRD conversion webhooks', function () {
   });
 
   it('a v1/v2 CRD with a conversion webhook serves both versions: written in v2, stored in v1, read and listed in both, round-trips', async () => {
-    await c.custom.createNamespacedCustomObject({ ...g, version: 'v2', body: { apiVersion: 'sample.rxkube.dev/v2', kind: 'WebPage', metadata: { name: 'home' }, spec: { heading: 'Home' } } });
+    await c.custom.createNamespacedCustomObject({
+      ...g,
+      version: 'v2',
+      body: { apiVersion: 'sample.rxkube.dev/v2', kind: 'WebPage', metadata: { name: 'home' }, spec: { heading: 'Home' } },
+    });
     const v1 = (await c.custom.getNamespacedCustomObject({ ...g, version: 'v1', name: 'home' })) as Obj;
     expect(v1).to.deep.include({ apiVersion: 'sample.rxkube.dev/v1', spec: { title: 'Home' } });
     const v2 = (await c.custom.getNamespacedCustomObject({ ...g, version: 'v2', name: 'home' })) as Obj;
@@ -96,7 +106,11 @@ describe('CRD conversion webhooks', function () {
     expect(v2.metadata).to.deep.equal(v1.metadata);
     const review = reviews.find((r) => r.request.desiredAPIVersion === 'sample.rxkube.dev/v1')?.request as Obj;
     expect(review.objects[0]).to.deep.include({ apiVersion: 'sample.rxkube.dev/v2', spec: { heading: 'Home' } });
-    await c.custom.createNamespacedCustomObject({ ...g, version: 'v1', body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name: 'about' }, spec: { title: 'About' } } });
+    await c.custom.createNamespacedCustomObject({
+      ...g,
+      version: 'v1',
+      body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name: 'about' }, spec: { title: 'About' } },
+    });
     reviews.splice(0);
     const list2 = (await c.custom.listNamespacedCustomObject({ ...g, version: 'v2' })) as { apiVersion: string; items: Obj[] };
     expect(list2.apiVersion).to.equal('sample.rxkube.dev/v2');
@@ -117,11 +131,21 @@ describe('CRD conversion webhooks', function () {
   it('patches and watches through the webhook in the version asked for', async () => {
     const watch = await RecordingWatch.start(c.kc, '/apis/sample.rxkube.dev/v2/namespaces/default/webpages', {});
     try {
-      await c.custom.createNamespacedCustomObject({ ...g, version: 'v1', body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name: 'watched' }, spec: { title: 'Watched' } } });
-      await c.custom.patchNamespacedCustomObject({ ...g, version: 'v2', name: 'watched', body: { spec: { heading: 'Patched' } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+      await c.custom.createNamespacedCustomObject({
+        ...g,
+        version: 'v1',
+        body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name: 'watched' }, spec: { title: 'Watched' } },
+      });
+      await c.custom.patchNamespacedCustomObject(
+        { ...g, version: 'v2', name: 'watched', body: { spec: { heading: 'Patched' } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
       const v1 = (await c.custom.getNamespacedCustomObject({ ...g, version: 'v1', name: 'watched' })) as Obj;
       expect(v1.spec).to.deep.equal({ title: 'Patched' });
-      const events = await watch.waitFor((es) => es.some((e) => e.type === 'MODIFIED' && e.object.metadata?.name === 'watched'), 'the patch to be watched');
+      const events = await watch.waitFor(
+        (es) => es.some((e) => e.type === 'MODIFIED' && e.object.metadata?.name === 'watched'),
+        'the patch to be watched',
+      );
       const mine = events.filter((e) => e.object.metadata?.name === 'watched');
       expect(mine.map((e) => [e.type, e.object.apiVersion, (e.object.spec as Obj).heading])).to.deep.equal([
         ['ADDED', 'sample.rxkube.dev/v2', 'Watched'],
@@ -133,13 +157,21 @@ describe('CRD conversion webhooks', function () {
   });
 
   it('a webhook that refuses gives the real error on read (500, "conversion webhook for ... returned failure")', async () => {
-    await c.custom.createNamespacedCustomObject({ ...g, version: 'v1', body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name: 'refused' }, spec: { title: 'R' } } });
+    await c.custom.createNamespacedCustomObject({
+      ...g,
+      version: 'v1',
+      body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name: 'refused' }, spec: { title: 'R' } },
+    });
     mode = 'refuse';
     const { code, status } = await failure(c.custom.getNamespacedCustomObject({ ...g, version: 'v2', name: 'refused' }));
     expect(code).to.equal(500);
-    expect(status.message).to.equal('Internal error occurred: conversion webhook for sample.rxkube.dev/v1, Kind=WebPage returned failure: cannot convert today');
+    expect(status.message).to.equal(
+      'Internal error occurred: conversion webhook for sample.rxkube.dev/v1, Kind=WebPage returned failure: cannot convert today',
+    );
     // The storage version needs no conversion.
-    expect(((await c.custom.getNamespacedCustomObject({ ...g, version: 'v1', name: 'refused' })) as Obj).spec).to.deep.equal({ title: 'R' });
+    expect(((await c.custom.getNamespacedCustomObject({ ...g, version: 'v1', name: 'refused' })) as Obj).spec).to.deep.equal({
+      title: 'R',
+    });
   });
 
   it('a CRD with a Webhook strategy is validated: https only, conversionReviewVersions required; an unreachable webhook is the real 500', async () => {
@@ -150,20 +182,42 @@ describe('CRD conversion webhooks', function () {
         scope: 'Namespaced',
         names: { plural: `${name}s`, kind: name[0]!.toUpperCase() + name.slice(1) },
         versions: [
-          { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } as k8s.V1JSONSchemaProps } },
-          { name: 'v2', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } as k8s.V1JSONSchemaProps } },
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } as k8s.V1JSONSchemaProps },
+          },
+          {
+            name: 'v2',
+            served: true,
+            storage: false,
+            schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } as k8s.V1JSONSchemaProps },
+          },
         ],
         conversion: { strategy: 'Webhook', webhook },
       },
     });
-    const { code, status } = await failure(c.ext.createCustomResourceDefinition({ body: crd('plain', { conversionReviewVersions: [], clientConfig: { url: 'http://127.0.0.1/convert' } }) }));
+    const { code, status } = await failure(
+      c.ext.createCustomResourceDefinition({
+        body: crd('plain', { conversionReviewVersions: [], clientConfig: { url: 'http://127.0.0.1/convert' } }),
+      }),
+    );
     expect(code).to.equal(422);
     expect(String(status.message)).to.include('spec.conversion.webhook.conversionReviewVersions: Required value');
-    expect(String(status.message)).to.include(`spec.conversion.webhook.clientConfig.url: Invalid value: "http": 'https' is the only allowed URL scheme`);
-    await c.ext.createCustomResourceDefinition({ body: crd('dead', { conversionReviewVersions: ['v1'], clientConfig: { url: 'https://127.0.0.1:1/convert' } }) });
+    expect(String(status.message)).to.include(
+      `spec.conversion.webhook.clientConfig.url: Invalid value: "http": 'https' is the only allowed URL scheme`,
+    );
+    await c.ext.createCustomResourceDefinition({
+      body: crd('dead', { conversionReviewVersions: ['v1'], clientConfig: { url: 'https://127.0.0.1:1/convert' } }),
+    });
     await eventually(async () => (await raw(c.server, 'GET', '/apis/broken.rxkube.dev/v2')).status === 200, 'the CRD to be served');
     const b = { group: 'broken.rxkube.dev', namespace: 'default', plural: 'deads' };
-    await c.custom.createNamespacedCustomObject({ ...b, version: 'v1', body: { apiVersion: 'broken.rxkube.dev/v1', kind: 'Dead', metadata: { name: 'x' } } });
+    await c.custom.createNamespacedCustomObject({
+      ...b,
+      version: 'v1',
+      body: { apiVersion: 'broken.rxkube.dev/v1', kind: 'Dead', metadata: { name: 'x' } },
+    });
     const read = await failure(c.custom.getNamespacedCustomObject({ ...b, version: 'v2', name: 'x' }));
     expect(read.code).to.equal(500);
     expect(read.status.message).to.equal(
@@ -175,9 +229,17 @@ describe('CRD conversion webhooks', function () {
     if (!(await kubectlAvailable())) this.skip();
     const session = await kubectlSession(c.server);
     try {
-      await c.custom.createNamespacedCustomObject({ ...g, version: 'v1', body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name: 'cli' }, spec: { title: 'CLI' } } });
-      expect(await session.kubectl('get', 'webpages.v2.sample.rxkube.dev', 'cli', '-o', 'jsonpath={.apiVersion} {.spec.heading}')).to.equal('sample.rxkube.dev/v2 CLI');
-      expect(await session.kubectl('get', 'webpages.v1.sample.rxkube.dev', 'cli', '-o', 'jsonpath={.apiVersion} {.spec.title}')).to.equal('sample.rxkube.dev/v1 CLI');
+      await c.custom.createNamespacedCustomObject({
+        ...g,
+        version: 'v1',
+        body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name: 'cli' }, spec: { title: 'CLI' } },
+      });
+      expect(await session.kubectl('get', 'webpages.v2.sample.rxkube.dev', 'cli', '-o', 'jsonpath={.apiVersion} {.spec.heading}')).to.equal(
+        'sample.rxkube.dev/v2 CLI',
+      );
+      expect(await session.kubectl('get', 'webpages.v1.sample.rxkube.dev', 'cli', '-o', 'jsonpath={.apiVersion} {.spec.title}')).to.equal(
+        'sample.rxkube.dev/v1 CLI',
+      );
     } finally {
       await session.close();
     }

@@ -76,10 +76,14 @@ interface Server {
 }
 
 async function startServer(dataDir: string, kubeconfig: string): Promise<Server> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/rxkube-apiserver.js'), '--port', '0', '--data', dataDir, '--kubeconfig', kubeconfig], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, 'bin/rxkube-apiserver.js'), '--port', '0', '--data', dataDir, '--kubeconfig', kubeconfig],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let out = '';
   const url = await new Promise<string>((resolve, reject) => {
@@ -95,7 +99,13 @@ async function startServer(dataDir: string, kubeconfig: string): Promise<Server>
   return { child, url, exited };
 }
 
-async function call(url: string, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: Record<string, unknown> }> {
+async function call(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(url + path, {
     method,
     headers: body === undefined ? {} : { 'content-type': contentType },
@@ -105,7 +115,8 @@ async function call(url: string, method: string, path: string, body?: unknown, c
   return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
-const rvOf = (obj: Record<string, unknown>): string => String((obj.metadata as { resourceVersion?: string } | undefined)?.resourceVersion ?? '');
+const rvOf = (obj: Record<string, unknown>): string =>
+  String((obj.metadata as { resourceVersion?: string } | undefined)?.resourceVersion ?? '');
 
 const counterCrd = {
   apiVersion: 'apiextensions.k8s.io/v1',
@@ -115,7 +126,15 @@ const counterCrd = {
     group: GROUP,
     scope: 'Namespaced',
     names: { plural: 'counters', singular: 'counter', kind: 'Counter' },
-    versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      },
+    ],
   },
 };
 
@@ -127,7 +146,8 @@ function stateOf(obj: Record<string, unknown>): State {
   return { v: Number((obj.spec as { v?: number } | undefined)?.v ?? -1), s: Number((obj.status as { s?: number } | undefined)?.s ?? 0) };
 }
 
-const same = (a: Known | undefined, b: Known): boolean => a !== undefined && (a === 'absent' || b === 'absent' ? a === b : a.v === b.v && a.s === b.s);
+const same = (a: Known | undefined, b: Known): boolean =>
+  a !== undefined && (a === 'absent' || b === 'absent' ? a === b : a.v === b.v && a.s === b.s);
 
 /** One writer's loop: random writes to its own keys until the server goes away. */
 async function writer(url: string, keys: Key[], random: () => number, counters: { acked: number; maxRv: number }): Promise<void> {
@@ -218,7 +238,15 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashTest
   const dir = await mkdtemp(join(tmpdir(), 'rxkube-crash-'));
   const dataDir = join(dir, 'data');
   const kubeconfig = join(dir, 'kubeconfig');
-  const result: CrashTestResult = { rounds: options.rounds, kills: 0, acknowledgedWrites: 0, lostWrites: 0, resourceVersionRegressions: 0, watchesNot410: 0, failures: [] };
+  const result: CrashTestResult = {
+    rounds: options.rounds,
+    kills: 0,
+    acknowledgedWrites: 0,
+    lostWrites: 0,
+    resourceVersionRegressions: 0,
+    watchesNot410: 0,
+    failures: [],
+  };
   const keys: Key[][] = Array.from({ length: writers }, (_, w) =>
     Array.from({ length: perWriter }, (_, k) => ({ name: `c-${w}-${k}`, acked: 'absent' as Known, rv: '' })),
   );
@@ -245,7 +273,9 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashTest
             k.rv = now === 'absent' ? '' : rvOf(got.body);
           } else {
             result.lostWrites++;
-            result.failures.push(`round ${round}: ${k.name} is ${JSON.stringify(now)} (${got.status} ${JSON.stringify(got.body).slice(0, 200)}), acknowledged ${JSON.stringify(k.acked)}`);
+            result.failures.push(
+              `round ${round}: ${k.name} is ${JSON.stringify(now)} (${got.status} ${JSON.stringify(got.body).slice(0, 200)}), acknowledged ${JSON.stringify(k.acked)}`,
+            );
             k.acked = now;
             k.rv = now === 'absent' ? '' : rvOf(got.body);
           }
@@ -304,7 +334,13 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const options = { rounds: flag(argv, 'rounds') ?? 50, writers: flag(argv, 'writers') ?? 16, seed: flag(argv, 'seed') ?? 1 };
   const result = await runCrashTest({ ...options, log: (l) => console.log(l) });
   const { failures, ...figures } = result;
-  const report = { test: 'crash', date: new Date().toISOString(), node: process.version, config: options, results: { ...figures, seconds: Math.round((Date.now() - started) / 1000) } };
+  const report = {
+    test: 'crash',
+    date: new Date().toISOString(),
+    node: process.version,
+    config: options,
+    results: { ...figures, seconds: Math.round((Date.now() - started) / 1000) },
+  };
   console.log(JSON.stringify(report, null, 2));
   const outAt = argv.indexOf('--out');
   const out = outAt >= 0 ? (argv[outAt + 1] ?? '') : join(REPOSITORY, 'bench/results/crash-test.json');

@@ -53,7 +53,11 @@ const WIDGET_SCHEMA = {
           type: 'array',
           'x-kubernetes-list-type': 'map',
           'x-kubernetes-list-map-keys': ['type'],
-          items: { type: 'object', required: ['type', 'status'], properties: { type: { type: 'string' }, status: { type: 'string' }, reason: { type: 'string' } } },
+          items: {
+            type: 'object',
+            required: ['type', 'status'],
+            properties: { type: { type: 'string' }, status: { type: 'string' }, reason: { type: 'string' } },
+          },
         },
       },
     },
@@ -96,7 +100,9 @@ const GAUGES = crd('gauges.valid.rxkube.dev', 'valid.rxkube.dev', 'Gauge', [
     schema: {
       openAPIV3Schema: {
         type: 'object',
-        properties: { spec: { type: 'object', properties: { size: { type: 'integer', maximum: 10 }, replicas: { type: 'integer', default: 1 } } } },
+        properties: {
+          spec: { type: 'object', properties: { size: { type: 'integer', maximum: 10 }, replicas: { type: 'integer', default: 1 } } },
+        },
       },
     },
   },
@@ -107,7 +113,12 @@ const WIDGET_PATH = '/apis/valid.rxkube.dev/v1/namespaces/default/widgets';
 describe('apiserver: CRD validation as the real server does it (issue 14)', () => {
   let c: Clients;
   const g = { group: 'valid.rxkube.dev', version: 'v1', namespace: 'default', plural: 'widgets' };
-  const widget = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'valid.rxkube.dev/v1', kind: 'Widget', metadata: { name }, spec });
+  const widget = (name: string, spec: Record<string, unknown>) => ({
+    apiVersion: 'valid.rxkube.dev/v1',
+    kind: 'Widget',
+    metadata: { name },
+    spec,
+  });
   const create = (name: string, spec: Record<string, unknown>) => c.custom.createNamespacedCustomObject({ ...g, body: widget(name, spec) });
   const causesOf = (status: Record<string, unknown>) => (status.details as { causes: unknown[] }).causes;
   /**
@@ -137,12 +148,18 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
       const { code, status } = await failure(create('w-minmax', { min: 5, max: 1 }));
       expect(code).to.equal(422);
       expect(status.message).to.equal('Widget.valid.rxkube.dev "w-minmax" is invalid: spec: Invalid value: "object": min must be <= max');
-      expect(causesOf(status)).to.deep.equal([{ reason: 'FieldValueInvalid', message: 'Invalid value: "object": min must be <= max', field: 'spec' }]);
+      expect(causesOf(status)).to.deep.equal([
+        { reason: 'FieldValueInvalid', message: 'Invalid value: "object": min must be <= max', field: 'spec' },
+      ]);
       await create('w-ok', { min: 1, max: 5 });
     });
 
     it('takes rules from a CRD created with client-node in its TypeScript spelling (x_kubernetes_validations)', async () => {
-      const spec = { type: 'object', x_kubernetes_validations: [{ rule: 'self.from <= self.to', message: 'from must be <= to' }], properties: { from: { type: 'integer' }, to: { type: 'integer' } } };
+      const spec = {
+        type: 'object',
+        x_kubernetes_validations: [{ rule: 'self.from <= self.to', message: 'from must be <= to' }],
+        properties: { from: { type: 'integer' }, to: { type: 'integer' } },
+      };
       await c.ext.createCustomResourceDefinition({ body: specCrd('ranges', 'Range', spec) as never });
       const ranges = { group: 'valid.rxkube.dev', version: 'v1', namespace: 'default', plural: 'ranges' };
       const body = { apiVersion: 'valid.rxkube.dev/v1', kind: 'Range', metadata: { name: 'r' }, spec: { from: 3, to: 1 } };
@@ -167,9 +184,17 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
       ]);
       await postCrd(rooted);
       const roots = { group: 'valid.rxkube.dev', version: 'v1', namespace: 'default', plural: 'roots' };
-      const { status } = await failure(c.custom.createNamespacedCustomObject({ ...roots, body: { apiVersion: 'valid.rxkube.dev/v1', kind: 'Root', metadata: { name: 'x' } } }));
+      const { status } = await failure(
+        c.custom.createNamespacedCustomObject({
+          ...roots,
+          body: { apiVersion: 'valid.rxkube.dev/v1', kind: 'Root', metadata: { name: 'x' } },
+        }),
+      );
       expect(status.message).to.equal('Root.valid.rxkube.dev "x" is invalid: <nil>: Invalid value: "object": name must start with r-');
-      await c.custom.createNamespacedCustomObject({ ...roots, body: { apiVersion: 'valid.rxkube.dev/v1', kind: 'Root', metadata: { name: 'r-x' } } });
+      await c.custom.createNamespacedCustomObject({
+        ...roots,
+        body: { apiVersion: 'valid.rxkube.dev/v1', kind: 'Root', metadata: { name: 'r-x' } },
+      });
     });
 
     it('evaluates rules on the defaulted object (defaults min 0, max 10)', async () => {
@@ -179,16 +204,24 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
 
     it('uses messageExpression, reason and fieldPath', async () => {
       const { status } = await failure(create('w-name', { name: 'Big' }));
-      expect(causesOf(status)).to.deep.equal([{ reason: 'FieldValueForbidden', message: 'Forbidden: name must be lower case, not Big', field: 'spec.name' }]);
+      expect(causesOf(status)).to.deep.equal([
+        { reason: 'FieldValueForbidden', message: 'Forbidden: name must be lower case, not Big', field: 'spec.name' },
+      ]);
     });
 
     it('evaluates transition rules (oldSelf) on update only', async () => {
       const created = (await create('w-mode', { mode: 'fast' })) as { metadata: { resourceVersion: string } };
       const { code, status } = await failure(
-        c.custom.replaceNamespacedCustomObject({ ...g, name: 'w-mode', body: { ...widget('w-mode', { mode: 'slow' }), metadata: { name: 'w-mode', resourceVersion: created.metadata.resourceVersion } } }),
+        c.custom.replaceNamespacedCustomObject({
+          ...g,
+          name: 'w-mode',
+          body: { ...widget('w-mode', { mode: 'slow' }), metadata: { name: 'w-mode', resourceVersion: created.metadata.resourceVersion } },
+        }),
       );
       expect(code).to.equal(422);
-      expect(causesOf(status)).to.deep.equal([{ reason: 'FieldValueInvalid', message: 'Invalid value: "string": mode is immutable', field: 'spec.mode' }]);
+      expect(causesOf(status)).to.deep.equal([
+        { reason: 'FieldValueInvalid', message: 'Invalid value: "string": mode is immutable', field: 'spec.mode' },
+      ]);
     });
 
     it('refuses a CRD whose rule does not compile, or names what the environment does not declare', async () => {
@@ -197,14 +230,22 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
       expect(syntax.code).to.equal(422);
       const [cause] = causesOf(syntax.status) as { field: string; message: string }[];
       expect(cause?.field).to.equal('spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule');
-      expect(cause?.message).to.match(/^Invalid value: apiextensions\.ValidationRule\{Rule:"self\.min <=", .*\}: compilation failed: ERROR: /);
+      expect(cause?.message).to.match(
+        /^Invalid value: apiextensions\.ValidationRule\{Rule:"self\.min <=", .*\}: compilation failed: ERROR: /,
+      );
       const undeclared = await refusedCrd(bad('size == 1'));
-      expect((causesOf(undeclared.status)[0] as { message: string }).message).to.contain("compilation failed: ERROR: <input>:1:1: undeclared reference to 'size' (in container '')");
+      expect((causesOf(undeclared.status)[0] as { message: string }).message).to.contain(
+        "compilation failed: ERROR: <input>:1:1: undeclared reference to 'size' (in container '')",
+      );
     });
 
     it('refuses a rule whose estimated cost exceeds the per-rule budget (nested loops over unbounded lists)', async () => {
       const list: Record<string, unknown> = { type: 'array', items: { type: 'string' } };
-      const costly = specCrd('costlies', 'Costly', { type: 'object', properties: { l: list }, 'x-kubernetes-validations': [{ rule: 'self.l.all(x, self.l.all(y, x == y))' }] });
+      const costly = specCrd('costlies', 'Costly', {
+        type: 'object',
+        properties: { l: list },
+        'x-kubernetes-validations': [{ rule: 'self.l.all(x, self.l.all(y, x == y))' }],
+      });
       const { code, status } = await refusedCrd(costly);
       expect(code).to.equal(422);
       expect((causesOf(status)[0] as { message: string }).message).to.match(/^Forbidden: estimated rule cost exceeds budget by factor of /);
@@ -218,7 +259,11 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
     it('rejects "not-a-date" for a date-time field and accepts an RFC 3339 time', async () => {
       const { status } = await failure(create('w-when', { when: 'not-a-date' }));
       expect(causesOf(status)).to.deep.equal([
-        { reason: 'FieldValueInvalid', message: 'Invalid value: "not-a-date": spec.when in body must be of type date-time: "not-a-date"', field: 'spec.when' },
+        {
+          reason: 'FieldValueInvalid',
+          message: 'Invalid value: "not-a-date": spec.when in body must be of type date-time: "not-a-date"',
+          field: 'spec.when',
+        },
       ]);
       await create('w-when', { when: '2026-11-24T01:02:03Z' });
     });
@@ -227,10 +272,16 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
   describe('x-kubernetes-list-type', () => {
     it('rejects duplicates in a set and duplicate keys in a map list (keys defaulted first)', async () => {
       const set = await failure(create('w-dup-set', { tags: ['a', 'b', 'a'] }));
-      expect(causesOf(set.status)).to.deep.equal([{ reason: 'FieldValueDuplicate', message: 'Duplicate value: "a"', field: 'spec.tags[2]' }]);
+      expect(causesOf(set.status)).to.deep.equal([
+        { reason: 'FieldValueDuplicate', message: 'Duplicate value: "a"', field: 'spec.tags[2]' },
+      ]);
       const map = await failure(create('w-dup-map', { ports: [{ port: 80 }, { port: 80, protocol: 'TCP' }] }));
       expect(causesOf(map.status)).to.deep.equal([
-        { reason: 'FieldValueDuplicate', message: 'Duplicate value: map[string]interface {}{"port":80, "protocol":"TCP"}', field: 'spec.ports[1]' },
+        {
+          reason: 'FieldValueDuplicate',
+          message: 'Duplicate value: map[string]interface {}{"port":80, "protocol":"TCP"}',
+          field: 'spec.ports[1]',
+        },
       ]);
       await create('w-ports', { ports: [{ port: 80 }, { port: 80, protocol: 'UDP' }] });
     });
@@ -242,16 +293,26 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
           c.server,
           'PATCH',
           `${WIDGET_PATH}/w-ssa/status?fieldManager=${manager}`,
-          JSON.stringify({ apiVersion: 'valid.rxkube.dev/v1', kind: 'Widget', metadata: { name: 'w-ssa' }, status: { conditions: [condition] } }),
+          JSON.stringify({
+            apiVersion: 'valid.rxkube.dev/v1',
+            kind: 'Widget',
+            metadata: { name: 'w-ssa' },
+            status: { conditions: [condition] },
+          }),
           { 'content-type': 'application/apply-patch+yaml' },
         );
       expect((await apply('ctrl-a', { type: 'Ready', status: 'True' })).status).to.equal(200);
       const second = await apply('ctrl-b', { type: 'Synced', status: 'False' });
       expect(second.status).to.equal(200);
-      const obj = second.json as { status: { conditions: { type: string }[] }; metadata: { managedFields: { manager: string; fieldsV1: unknown }[] } };
+      const obj = second.json as {
+        status: { conditions: { type: string }[] };
+        metadata: { managedFields: { manager: string; fieldsV1: unknown }[] };
+      };
       expect(obj.status.conditions.map((x) => x.type)).to.deep.equal(['Ready', 'Synced']);
       const b = obj.metadata.managedFields.find((m) => m.manager === 'ctrl-b');
-      expect(b?.fieldsV1).to.deep.equal({ 'f:status': { 'f:conditions': { 'k:{"type":"Synced"}': { '.': {}, 'f:status': {}, 'f:type': {} } } } });
+      expect(b?.fieldsV1).to.deep.equal({
+        'f:status': { 'f:conditions': { 'k:{"type":"Synced"}': { '.': {}, 'f:status': {}, 'f:type': {} } } },
+      });
       // ctrl-a dropping its item leaves ctrl-b's.
       const again = await raw(
         c.server,
@@ -270,12 +331,20 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
     it("applies each version's schema: written through v1alpha1, pruned to v1 in storage, defaulted by v1 on read", async () => {
       await c.custom.createNamespacedCustomObject({
         ...gauges('v1alpha1'),
-        body: { apiVersion: 'valid.rxkube.dev/v1alpha1', kind: 'Gauge', metadata: { name: 'g1' }, spec: { size: 5, extra: 'kept by v1alpha1 only' } },
+        body: {
+          apiVersion: 'valid.rxkube.dev/v1alpha1',
+          kind: 'Gauge',
+          metadata: { name: 'g1' },
+          spec: { size: 5, extra: 'kept by v1alpha1 only' },
+        },
       });
       const v1 = (await c.custom.getNamespacedCustomObject({ ...gauges('v1'), name: 'g1' })) as { apiVersion: string; spec: unknown };
       expect(v1.apiVersion).to.equal('valid.rxkube.dev/v1');
       expect(v1.spec).to.deep.equal({ size: 5, replicas: 1 });
-      const alpha = (await c.custom.getNamespacedCustomObject({ ...gauges('v1alpha1'), name: 'g1' })) as { apiVersion: string; spec: unknown };
+      const alpha = (await c.custom.getNamespacedCustomObject({ ...gauges('v1alpha1'), name: 'g1' })) as {
+        apiVersion: string;
+        spec: unknown;
+      };
       expect(alpha.apiVersion).to.equal('valid.rxkube.dev/v1alpha1');
       // The pruned field is gone for good; v1's default shows, as the real server defaults what it reads from storage.
       expect(alpha.spec).to.deep.equal({ size: 5, replicas: 1 });
@@ -287,42 +356,90 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
         body: { apiVersion: 'valid.rxkube.dev/v1alpha1', kind: 'Gauge', metadata: { name: 'g-big' }, spec: { size: 50 } },
       });
       const { code, status } = await failure(
-        c.custom.createNamespacedCustomObject({ ...gauges('v1'), body: { apiVersion: 'valid.rxkube.dev/v1', kind: 'Gauge', metadata: { name: 'g-big-v1' }, spec: { size: 50 } } }),
+        c.custom.createNamespacedCustomObject({
+          ...gauges('v1'),
+          body: { apiVersion: 'valid.rxkube.dev/v1', kind: 'Gauge', metadata: { name: 'g-big-v1' }, spec: { size: 50 } },
+        }),
       );
       expect(code).to.equal(422);
-      expect(causesOf(status)).to.deep.equal([{ reason: 'FieldValueInvalid', message: 'Invalid value: 50: spec.size in body should be less than or equal to 10', field: 'spec.size' }]);
+      expect(causesOf(status)).to.deep.equal([
+        {
+          reason: 'FieldValueInvalid',
+          message: 'Invalid value: 50: spec.size in body should be less than or equal to 10',
+          field: 'spec.size',
+        },
+      ]);
       // Ratcheting: a v1 update that leaves the out-of-range size alone is accepted; one that changes it to another bad value is not.
-      await c.custom.patchNamespacedCustomObject({ ...gauges('v1'), name: 'g-big', body: [{ op: 'add', path: '/metadata/labels', value: { a: 'b' } }] });
-      expect((await failure(c.custom.patchNamespacedCustomObject({ ...gauges('v1'), name: 'g-big', body: [{ op: 'replace', path: '/spec/size', value: 60 }] }))).code).to.equal(422);
+      await c.custom.patchNamespacedCustomObject({
+        ...gauges('v1'),
+        name: 'g-big',
+        body: [{ op: 'add', path: '/metadata/labels', value: { a: 'b' } }],
+      });
+      expect(
+        (
+          await failure(
+            c.custom.patchNamespacedCustomObject({
+              ...gauges('v1'),
+              name: 'g-big',
+              body: [{ op: 'replace', path: '/spec/size', value: 60 }],
+            }),
+          )
+        ).code,
+      ).to.equal(422);
     });
   });
 
   describe('the CRD itself', () => {
     const withSchema = (openAPIV3Schema: unknown) =>
-      crd('things.valid.rxkube.dev', 'valid.rxkube.dev', 'Thing', [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema } }]);
+      crd('things.valid.rxkube.dev', 'valid.rxkube.dev', 'Thing', [
+        { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema } },
+      ]);
 
     it('refuses a non-structural schema: a field without type, properties with additionalProperties', async () => {
       const typeless = await refusedCrd(withSchema({ type: 'object', properties: { spec: { properties: { a: { type: 'string' } } } } }));
       expect(causesOf(typeless.status)).to.deep.equal([
-        { reason: 'FieldValueRequired', message: 'Required value: must not be empty for specified object fields', field: 'spec.versions[0].schema.openAPIV3Schema.properties[spec].type' },
+        {
+          reason: 'FieldValueRequired',
+          message: 'Required value: must not be empty for specified object fields',
+          field: 'spec.versions[0].schema.openAPIV3Schema.properties[spec].type',
+        },
       ]);
-      const both = await refusedCrd(withSchema({ type: 'object', properties: { spec: { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: { type: 'string' } } } }));
+      const both = await refusedCrd(
+        withSchema({
+          type: 'object',
+          properties: { spec: { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: { type: 'string' } } },
+        }),
+      );
       expect(causesOf(both.status)).to.deep.equal([
-        { reason: 'FieldValueForbidden', message: 'Forbidden: additionalProperties and properties are mutual exclusive', field: 'spec.versions[0].schema.openAPIV3Schema.properties[spec].additionalProperties' },
+        {
+          reason: 'FieldValueForbidden',
+          message: 'Forbidden: additionalProperties and properties are mutual exclusive',
+          field: 'spec.versions[0].schema.openAPIV3Schema.properties[spec].additionalProperties',
+        },
       ]);
     });
 
     it('refuses a map list without keys and an unknown list type', async () => {
-      const { status } = await refusedCrd(withSchema({
-            type: 'object',
-            properties: {
-              a: { type: 'array', 'x-kubernetes-list-type': 'map', items: { type: 'object' } },
-              b: { type: 'array', 'x-kubernetes-list-type': 'bag', items: { type: 'string' } },
-            },
-          }));
+      const { status } = await refusedCrd(
+        withSchema({
+          type: 'object',
+          properties: {
+            a: { type: 'array', 'x-kubernetes-list-type': 'map', items: { type: 'object' } },
+            b: { type: 'array', 'x-kubernetes-list-type': 'bag', items: { type: 'string' } },
+          },
+        }),
+      );
       expect(causesOf(status)).to.deep.equal([
-        { reason: 'FieldValueRequired', message: 'Required value: must not be empty if x-kubernetes-list-type is map', field: 'spec.versions[0].schema.openAPIV3Schema.properties[a].x-kubernetes-list-map-keys' },
-        { reason: 'FieldValueNotSupported', message: 'Unsupported value: "bag": supported values: "atomic", "map", "set"', field: 'spec.versions[0].schema.openAPIV3Schema.properties[b].x-kubernetes-list-type' },
+        {
+          reason: 'FieldValueRequired',
+          message: 'Required value: must not be empty if x-kubernetes-list-type is map',
+          field: 'spec.versions[0].schema.openAPIV3Schema.properties[a].x-kubernetes-list-map-keys',
+        },
+        {
+          reason: 'FieldValueNotSupported',
+          message: 'Unsupported value: "bag": supported values: "atomic", "map", "set"',
+          field: 'spec.versions[0].schema.openAPIV3Schema.properties[b].x-kubernetes-list-type',
+        },
       ]);
     });
 
@@ -347,15 +464,23 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
 
     it("treats client-node's x_kubernetes_preserve_unknown_fields spelling as an unknown field: 400 with fieldValidation=Strict, a warning and a closed object otherwise", async () => {
       const body = withSchema({ type: 'object', x_kubernetes_preserve_unknown_fields: true });
-      const strict = await raw(c.server, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions?fieldValidation=Strict', JSON.stringify(body));
+      const strict = await raw(
+        c.server,
+        'POST',
+        '/apis/apiextensions.k8s.io/v1/customresourcedefinitions?fieldValidation=Strict',
+        JSON.stringify(body),
+      );
       expect(strict.status).to.equal(400);
       expect((strict.json as { message: string }).message).to.equal(
         'CustomResourceDefinition in version "v1" cannot be handled as a CustomResourceDefinition: strict decoding error: unknown field "spec.versions[0].schema.openAPIV3Schema.x_kubernetes_preserve_unknown_fields"',
       );
       const warned = await raw(c.server, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', JSON.stringify(body));
       expect(warned.status).to.equal(201);
-      expect(String(warned.headers.warning)).to.contain('unknown field \\"spec.versions[0].schema.openAPIV3Schema.x_kubernetes_preserve_unknown_fields\\"');
-      const stored = (warned.json as { spec: { versions: { schema: { openAPIV3Schema: unknown } }[] } }).spec.versions[0]!.schema.openAPIV3Schema;
+      expect(String(warned.headers.warning)).to.contain(
+        'unknown field \\"spec.versions[0].schema.openAPIV3Schema.x_kubernetes_preserve_unknown_fields\\"',
+      );
+      const stored = (warned.json as { spec: { versions: { schema: { openAPIV3Schema: unknown } }[] } }).spec.versions[0]!.schema
+        .openAPIV3Schema;
       expect(stored).to.deep.equal({ type: 'object' });
     });
   });
@@ -374,7 +499,9 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
     });
     const kubectl = async (...args: string[]): Promise<{ ok: boolean; out: string }> => {
       try {
-        const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { timeout: 30_000 });
+        const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], {
+          timeout: 30_000,
+        });
         return { ok: true, out: stdout };
       } catch (err) {
         return { ok: false, out: String((err as { stderr?: string }).stderr ?? err) };
@@ -393,11 +520,21 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
     });
 
     it('kubectl apply of a CRD with the x_kubernetes_preserve_unknown_fields spelling fails with a strict decoding error', async () => {
-      const res = await applyJson('crd.json', crd('spellings.valid.rxkube.dev', 'valid.rxkube.dev', 'Spelling', [
-        { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } },
-      ]));
+      const res = await applyJson(
+        'crd.json',
+        crd('spellings.valid.rxkube.dev', 'valid.rxkube.dev', 'Spelling', [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
+          },
+        ]),
+      );
       expect(res.ok).to.equal(false);
-      expect(res.out).to.contain('strict decoding error: unknown field "spec.versions[0].schema.openAPIV3Schema.x_kubernetes_preserve_unknown_fields"');
+      expect(res.out).to.contain(
+        'strict decoding error: unknown field "spec.versions[0].schema.openAPIV3Schema.x_kubernetes_preserve_unknown_fields"',
+      );
     });
 
     it('kubectl apply of a widget with a duplicate set item fails with Duplicate value', async () => {

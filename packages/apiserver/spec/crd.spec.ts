@@ -25,7 +25,10 @@ describe('apiserver: CustomResourceDefinitions and custom resources', () => {
   });
 
   const create = (name: string, spec: WebPage['spec'] = { title: name }) =>
-    c.custom.createNamespacedCustomObject({ ...g, body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name }, spec } }) as Promise<WebPage>;
+    c.custom.createNamespacedCustomObject({
+      ...g,
+      body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name }, spec },
+    }) as Promise<WebPage>;
   const get = (name: string) => c.custom.getNamespacedCustomObject({ ...g, name }) as Promise<WebPage>;
 
   it('establishes a created CRD: NamesAccepted and Established, accepted names, stored versions', async () => {
@@ -41,7 +44,8 @@ describe('apiserver: CustomResourceDefinitions and custom resources', () => {
 
   it('serves the new resource in discovery, with short names, categories and the status subresource', async () => {
     const res = await raw(c.server, 'GET', '/apis/sample.rxkube.dev/v1');
-    const resources = (res.json as { resources: { name: string; shortNames?: string[]; categories?: string[]; namespaced: boolean }[] }).resources;
+    const resources = (res.json as { resources: { name: string; shortNames?: string[]; categories?: string[]; namespaced: boolean }[] })
+      .resources;
     const main = resources.find((r) => r.name === 'webpages');
     expect(main).to.deep.include({ namespaced: true, shortNames: ['wp'], categories: ['all'] });
     expect(resources.map((r) => r.name)).to.include('webpages/status');
@@ -73,29 +77,52 @@ describe('apiserver: CustomResourceDefinitions and custom resources', () => {
 
   it('answers 415 for a strategic merge patch of a custom resource; merge patch works', async () => {
     await create('patchme');
-    const f = await failure(c.custom.patchNamespacedCustomObject({ ...g, name: 'patchme', body: { spec: { title: 'x' } } }, as(k8s.PatchStrategy.StrategicMergePatch)));
+    const f = await failure(
+      c.custom.patchNamespacedCustomObject(
+        { ...g, name: 'patchme', body: { spec: { title: 'x' } } },
+        as(k8s.PatchStrategy.StrategicMergePatch),
+      ),
+    );
     expect(f.code).to.equal(415);
     expect(f.status.reason).to.equal('UnsupportedMediaType');
-    const merged = (await c.custom.patchNamespacedCustomObject({ ...g, name: 'patchme', body: { spec: { html: '<p/>' } } }, as(k8s.PatchStrategy.MergePatch))) as WebPage;
+    const merged = (await c.custom.patchNamespacedCustomObject(
+      { ...g, name: 'patchme', body: { spec: { html: '<p/>' } } },
+      as(k8s.PatchStrategy.MergePatch),
+    )) as WebPage;
     expect(merged.spec).to.deep.equal({ title: 'patchme', html: '<p/>' });
   });
 
   it('bumps a custom resource generation on any change outside metadata and status, never for status', async () => {
     const page = await create('gen');
-    const labelled = (await c.custom.patchNamespacedCustomObject({ ...g, name: 'gen', body: { metadata: { labels: { a: 'b' } } } }, as(k8s.PatchStrategy.MergePatch))) as WebPage;
+    const labelled = (await c.custom.patchNamespacedCustomObject(
+      { ...g, name: 'gen', body: { metadata: { labels: { a: 'b' } } } },
+      as(k8s.PatchStrategy.MergePatch),
+    )) as WebPage;
     expect(labelled.metadata.generation).to.equal(1);
-    const withStatus = (await c.custom.patchNamespacedCustomObjectStatus({ ...g, name: 'gen', body: { status: { ready: true } } }, as(k8s.PatchStrategy.MergePatch))) as WebPage;
+    const withStatus = (await c.custom.patchNamespacedCustomObjectStatus(
+      { ...g, name: 'gen', body: { status: { ready: true } } },
+      as(k8s.PatchStrategy.MergePatch),
+    )) as WebPage;
     expect(withStatus.metadata.generation).to.equal(1);
-    const changed = (await c.custom.patchNamespacedCustomObject({ ...g, name: 'gen', body: { spec: { title: 'new' } } }, as(k8s.PatchStrategy.MergePatch))) as WebPage;
+    const changed = (await c.custom.patchNamespacedCustomObject(
+      { ...g, name: 'gen', body: { spec: { title: 'new' } } },
+      as(k8s.PatchStrategy.MergePatch),
+    )) as WebPage;
     expect(changed.metadata.generation).to.equal(2);
-    const other = (await c.custom.patchNamespacedCustomObject({ ...g, name: 'gen', body: { extra: { any: 1 } } }, as(k8s.PatchStrategy.MergePatch))) as WebPage;
+    const other = (await c.custom.patchNamespacedCustomObject(
+      { ...g, name: 'gen', body: { extra: { any: 1 } } },
+      as(k8s.PatchStrategy.MergePatch),
+    )) as WebPage;
     expect(other.metadata.generation).to.equal(3);
     expect(page.metadata.uid).to.equal(other.metadata.uid);
   });
 
   it('splits status: the main resource ignores status, /status ignores everything else (labels too)', async () => {
     await create('split');
-    const main = (await c.custom.patchNamespacedCustomObject({ ...g, name: 'split', body: { status: { ready: true } } }, as(k8s.PatchStrategy.MergePatch))) as WebPage;
+    const main = (await c.custom.patchNamespacedCustomObject(
+      { ...g, name: 'split', body: { status: { ready: true } } },
+      as(k8s.PatchStrategy.MergePatch),
+    )) as WebPage;
     expect(main.status).to.equal(undefined);
     const status = (await c.custom.patchNamespacedCustomObjectStatus(
       { ...g, name: 'split', body: { metadata: { labels: { ignored: 'yes' } }, spec: { title: 'ignored' }, status: { ready: true } } },
@@ -105,7 +132,11 @@ describe('apiserver: CustomResourceDefinitions and custom resources', () => {
     expect(status.spec).to.deep.equal({ title: 'split' });
     expect(status.metadata.labels).to.equal(undefined);
     const current = await get('split');
-    const replaced = (await c.custom.replaceNamespacedCustomObject({ ...g, name: 'split', body: { ...current, status: { ready: false } } })) as WebPage;
+    const replaced = (await c.custom.replaceNamespacedCustomObject({
+      ...g,
+      name: 'split',
+      body: { ...current, status: { ready: false } },
+    })) as WebPage;
     expect(replaced.status).to.deep.equal({ ready: true });
   });
 
@@ -159,7 +190,10 @@ describe('apiserver: CustomResourceDefinitions and custom resources', () => {
   it('rejects an invalid CRD with 422 naming the fields', async () => {
     const f = await failure(
       c.ext.createCustomResourceDefinition({
-        body: { metadata: { name: 'wrong.name' }, spec: { group: 'nodots', scope: 'Namespaced', names: { plural: 'things', kind: 'Thing' }, versions: [] } },
+        body: {
+          metadata: { name: 'wrong.name' },
+          spec: { group: 'nodots', scope: 'Namespaced', names: { plural: 'things', kind: 'Thing' }, versions: [] },
+        },
       }),
     );
     expect(f.code).to.equal(422);
@@ -209,12 +243,18 @@ describe('apiserver: CustomResourceDefinitions and custom resources', () => {
         },
       });
     });
-    const widget = (spec: Record<string, unknown>, name = 'w') => JSON.stringify({ apiVersion: 'schema.rxkube.dev/v1', kind: 'Widget', metadata: { name }, spec });
+    const widget = (spec: Record<string, unknown>, name = 'w') =>
+      JSON.stringify({ apiVersion: 'schema.rxkube.dev/v1', kind: 'Widget', metadata: { name }, spec });
 
     it('applies defaults and keeps what x-kubernetes-preserve-unknown-fields allows', async () => {
       const w = (await c.custom.createNamespacedCustomObject({
         ...sg,
-        body: { apiVersion: 'schema.rxkube.dev/v1', kind: 'Widget', metadata: { name: 'defaulted' }, spec: { name: 'a', extra: { anything: [1] } } },
+        body: {
+          apiVersion: 'schema.rxkube.dev/v1',
+          kind: 'Widget',
+          metadata: { name: 'defaulted' },
+          spec: { name: 'a', extra: { anything: [1] } },
+        },
       })) as { spec: Record<string, unknown> };
       expect(w.spec).to.deep.equal({ name: 'a', replicas: 1, extra: { anything: [1] } });
     });
@@ -230,10 +270,18 @@ describe('apiserver: CustomResourceDefinitions and custom resources', () => {
     });
 
     it('selects by the CRD selectableFields (field selectors)', async () => {
-      for (const [name, color] of [['red-one', 'red'], ['blue-one', 'blue']]) {
-        await c.custom.createNamespacedCustomObject({ ...sg, body: { apiVersion: 'schema.rxkube.dev/v1', kind: 'Widget', metadata: { name }, spec: { name, color } } });
+      for (const [name, color] of [
+        ['red-one', 'red'],
+        ['blue-one', 'blue'],
+      ]) {
+        await c.custom.createNamespacedCustomObject({
+          ...sg,
+          body: { apiVersion: 'schema.rxkube.dev/v1', kind: 'Widget', metadata: { name }, spec: { name, color } },
+        });
       }
-      const red = (await c.custom.listNamespacedCustomObject({ ...sg, fieldSelector: 'spec.color=red' })) as { items: { metadata: { name: string } }[] };
+      const red = (await c.custom.listNamespacedCustomObject({ ...sg, fieldSelector: 'spec.color=red' })) as {
+        items: { metadata: { name: string } }[];
+      };
       expect(red.items.map((i) => i.metadata.name)).to.deep.equal(['red-one']);
       const f = await failure(c.custom.listNamespacedCustomObject({ ...sg, fieldSelector: 'spec.name=x' }));
       expect(f.code).to.equal(400);
@@ -270,7 +318,9 @@ describe('apiserver: CustomResourceDefinitions and custom resources', () => {
     for (const name of ['a', 'b']) {
       await c.custom.createNamespacedCustomObject({ ...tg, body: { apiVersion: 'tmp.rxkube.dev/v1', kind: 'Gadget', metadata: { name } } });
     }
-    const watch = await RecordingWatch.start(c.kc, '/apis/tmp.rxkube.dev/v1/namespaces/default/gadgets', { resourceVersion: String(c.server.stats().resourceVersion) });
+    const watch = await RecordingWatch.start(c.kc, '/apis/tmp.rxkube.dev/v1/namespaces/default/gadgets', {
+      resourceVersion: String(c.server.stats().resourceVersion),
+    });
     await c.ext.deleteCustomResourceDefinition({ name: 'gadgets.tmp.rxkube.dev' });
     // Watchers see the objects go, then their stream ends with the resource.
     expect(await watch.ended()).to.equal(null);
@@ -282,7 +332,12 @@ describe('apiserver: CustomResourceDefinitions and custom resources', () => {
     await c.ext.createCustomResourceDefinition({
       body: {
         metadata: { name: 'gadgets.tmp.rxkube.dev' },
-        spec: { group: 'tmp.rxkube.dev', scope: 'Namespaced', names: { plural: 'gadgets', kind: 'Gadget' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] },
+        spec: {
+          group: 'tmp.rxkube.dev',
+          scope: 'Namespaced',
+          names: { plural: 'gadgets', kind: 'Gadget' },
+          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }],
+        },
       },
     });
     const list = (await c.custom.listNamespacedCustomObject({ ...tg })) as { items: unknown[] };

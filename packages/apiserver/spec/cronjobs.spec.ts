@@ -49,16 +49,18 @@ describe('apiserver: the simulated CronJob controller, in virtual time', functio
   const read = (name: string) => batch.readNamespacedCronJob({ name, namespace: 'default' });
   const activeNames = async (name: string): Promise<string[]> => ((await read(name)).status?.active ?? []).map((r) => String(r.name));
   const events = async (name: string): Promise<string[]> =>
-    (await c.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${name},involvedObject.kind=CronJob` })).items.map(
-      (e) => `${e.type} ${e.reason}: ${e.message}`,
-    );
+    (
+      await c.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${name},involvedObject.kind=CronJob` })
+    ).items.map((e) => `${e.type} ${e.reason}: ${e.message}`);
   const same = (want: string[]) => async (got: () => Promise<string[]>) => {
     const v = await got();
     return JSON.stringify(v) === JSON.stringify(want) ? v : undefined;
   };
   /** Waits until the CronJob's Jobs are exactly `names` (sorted). */
-  const jobsAre = (owner: string, ...names: string[]) => eventually(() => same([...names].sort())(() => jobNames(owner)), `jobs ${names.join(', ')}`);
-  const hasEvent = (name: string, text: string) => eventually(async () => (await events(name)).some((e) => e.includes(text)), `event ${text}`);
+  const jobsAre = (owner: string, ...names: string[]) =>
+    eventually(() => same([...names].sort())(() => jobNames(owner)), `jobs ${names.join(', ')}`);
+  const hasEvent = (name: string, text: string) =>
+    eventually(async () => (await events(name)).some((e) => e.includes(text)), `event ${text}`);
   /** Advances by 0 until the check holds: timers of 0 ms (a Pod starting, a Job's Pod ending) fire. */
   const settle = <T>(check: () => Promise<T | undefined | false>, what: string): Promise<T> =>
     eventually(async () => {
@@ -67,9 +69,27 @@ describe('apiserver: the simulated CronJob controller, in virtual time', functio
     }, what);
   const complete = async (name: string): Promise<void> => {
     const now = new Date(clock.now()).toISOString().replace(/\.\d+Z$/, 'Z');
-    const condition = (type: string) => ({ type, status: 'True', lastProbeTime: now, lastTransitionTime: now, reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods' });
+    const condition = (type: string) => ({
+      type,
+      status: 'True',
+      lastProbeTime: now,
+      lastTransitionTime: now,
+      reason: 'CompletionsReached',
+      message: 'Reached expected number of succeeded pods',
+    });
     await batch.patchNamespacedJobStatus(
-      { name, namespace: 'default', body: { status: { startTime: now, completionTime: now, succeeded: 1, conditions: [condition('SuccessCriteriaMet'), condition('Complete')] } } },
+      {
+        name,
+        namespace: 'default',
+        body: {
+          status: {
+            startTime: now,
+            completionTime: now,
+            succeeded: 1,
+            conditions: [condition('SuccessCriteriaMet'), condition('Complete')],
+          },
+        },
+      },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
   };
@@ -82,13 +102,29 @@ describe('apiserver: the simulated CronJob controller, in virtual time', functio
     await jobsAre('every5', jobAt('every5', '2026-01-01T00:05:00Z'));
     const [job] = await jobs('every5');
     expect(job?.metadata?.ownerReferences).to.deep.equal([
-      { apiVersion: 'batch/v1', kind: 'CronJob', name: 'every5', uid: (await read('every5')).metadata?.uid, controller: true, blockOwnerDeletion: true },
+      {
+        apiVersion: 'batch/v1',
+        kind: 'CronJob',
+        name: 'every5',
+        uid: (await read('every5')).metadata?.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
     ]);
-    expect(job?.metadata?.annotations).to.deep.include({ team: 'batch', 'batch.kubernetes.io/cronjob-scheduled-timestamp': '2026-01-01T00:05:00Z' });
+    expect(job?.metadata?.annotations).to.deep.include({
+      team: 'batch',
+      'batch.kubernetes.io/cronjob-scheduled-timestamp': '2026-01-01T00:05:00Z',
+    });
     expect(job?.metadata?.labels).to.deep.include({ app: 'every5' });
     expect(job?.spec?.backoffLimit).to.equal(6);
     const cj = await eventually(async () => ((await read('every5')).status?.active?.length === 1 ? read('every5') : undefined), 'active');
-    expect(cj.status?.active?.[0]).to.deep.include({ kind: 'Job', apiVersion: 'batch/v1', namespace: 'default', name: job?.metadata?.name, uid: job?.metadata?.uid });
+    expect(cj.status?.active?.[0]).to.deep.include({
+      kind: 'Job',
+      apiVersion: 'batch/v1',
+      namespace: 'default',
+      name: job?.metadata?.name,
+      uid: job?.metadata?.uid,
+    });
     expect(cj.status?.lastScheduleTime?.toISOString()).to.equal('2026-01-01T00:05:00.000Z');
     // Allow (the default): the next run starts while the first is still active.
     clock.advanceTo('2026-01-01T00:10:00.100Z');
@@ -116,7 +152,10 @@ describe('apiserver: the simulated CronJob controller, in virtual time', functio
     await jobsAre('forbid', first);
     await eventually(() => same([first])(() => activeNames('forbid')), 'first active');
     clock.advanceTo('2026-01-01T00:02:00.100Z');
-    await hasEvent('forbid', 'Normal JobAlreadyActive: Not starting job because prior execution is running and concurrency policy is Forbid');
+    await hasEvent(
+      'forbid',
+      'Normal JobAlreadyActive: Not starting job because prior execution is running and concurrency policy is Forbid',
+    );
     expect(await jobNames('forbid')).to.deep.equal([first]);
 
     await batch.deleteNamespacedJob({ name: first, namespace: 'default' });
@@ -158,7 +197,10 @@ describe('apiserver: the simulated CronJob controller, in virtual time', functio
     for (const t of ['00:01:00.100', '00:02:00.100', '00:03:00.100', '00:03:30']) clock.advanceTo(`2026-01-01T${t}Z`);
     const resume = { spec: { suspend: false } };
     for (const name of ['late', 'strict']) {
-      await batch.patchNamespacedCronJob({ name, namespace: 'default', body: resume }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+      await batch.patchNamespacedCronJob(
+        { name, namespace: 'default', body: resume },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
     }
     await jobsAre('late', jobAt('late', '2026-01-01T00:03:00Z'));
     // 00:03:00 is more than 10 s ago: skipped; the next run is on time.
@@ -176,7 +218,10 @@ describe('apiserver: the simulated CronJob controller, in virtual time', functio
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
     await jobsAre('asleep', jobAt('asleep', '2026-01-01T02:00:00Z'));
-    await hasEvent('asleep', 'Warning TooManyMissedTimes: too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew');
+    await hasEvent(
+      'asleep',
+      'Warning TooManyMissedTimes: too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew',
+    );
   });
 
   it('keeps successfulJobsHistoryLimit succeeded and failedJobsHistoryLimit failed Jobs, deleting the oldest', async () => {
@@ -187,10 +232,16 @@ describe('apiserver: the simulated CronJob controller, in virtual time', functio
     const minutes = ['00:01', '00:02', '00:03', '00:04'];
     for (const m of minutes) {
       clock.advanceTo(`2026-01-01T${m}:00.100Z`);
-      const finished = async (owner: string) => (await jobs(owner)).find((j) => j.metadata?.name === jobAt(owner, `2026-01-01T${m}:00Z`))?.status?.conditions?.some((x) => x.status === 'True');
+      const finished = async (owner: string) =>
+        (await jobs(owner))
+          .find((j) => j.metadata?.name === jobAt(owner, `2026-01-01T${m}:00Z`))
+          ?.status?.conditions?.some((x) => x.status === 'True');
       await settle(async () => (await finished('good')) && (await finished('bad')), `runs at ${m} finished`);
     }
-    await settle(() => same([jobAt('good', '2026-01-01T00:03:00Z'), jobAt('good', '2026-01-01T00:04:00Z')])(() => jobNames('good')), 'two succeeded kept');
+    await settle(
+      () => same([jobAt('good', '2026-01-01T00:03:00Z'), jobAt('good', '2026-01-01T00:04:00Z')])(() => jobNames('good')),
+      'two succeeded kept',
+    );
     await settle(() => same([jobAt('bad', '2026-01-01T00:04:00Z')])(() => jobNames('bad')), 'one failed kept');
     await hasEvent('good', `Normal SuccessfulDelete: Deleted job ${jobAt('good', '2026-01-01T00:01:00Z')}`);
     await hasEvent('bad', `Normal SawCompletedJob: Saw completed job: ${jobAt('bad', '2026-01-01T00:04:00Z')}, status: Failed`);
@@ -201,12 +252,17 @@ describe('apiserver: the simulated CronJob controller, in virtual time', functio
   it('runs on the wall clock of spec.timeZone and stamps the scheduled time in it', async () => {
     await start({ jobs: false });
     // 09:00 in Tokyo is 00:00 UTC; the clock starts at 09:00:30 Tokyo time, just past it.
-    await batch.createNamespacedCronJob({ namespace: 'default', body: cronJob('tokyo', { schedule: '0 9 * * *', timeZone: 'Asia/Tokyo' }) });
+    await batch.createNamespacedCronJob({
+      namespace: 'default',
+      body: cronJob('tokyo', { schedule: '0 9 * * *', timeZone: 'Asia/Tokyo' }),
+    });
     clock.advanceTo('2026-01-01T09:00:00.100Z');
     clock.advanceTo('2026-01-02T00:00:00.100Z');
     const name = jobAt('tokyo', '2026-01-02T00:00:00Z');
     await jobsAre('tokyo', name);
-    expect((await jobs('tokyo'))[0]?.metadata?.annotations?.['batch.kubernetes.io/cronjob-scheduled-timestamp']).to.equal('2026-01-02T09:00:00+09:00');
+    expect((await jobs('tokyo'))[0]?.metadata?.annotations?.['batch.kubernetes.io/cronjob-scheduled-timestamp']).to.equal(
+      '2026-01-02T09:00:00+09:00',
+    );
   });
 
   it('rejects a time zone Go does not load and a restartPolicy a Job cannot run, as the API server does', async () => {
@@ -219,10 +275,14 @@ describe('apiserver: the simulated CronJob controller, in virtual time', functio
         return String((JSON.parse(String((err as k8s.ApiException<string>).body)) as { message: string }).message);
       }
     };
-    expect(await fail(cronJob('mars', { timeZone: 'Mars/Olympus_Mons' }))).to.contain('spec.timeZone: Invalid value: "Mars/Olympus_Mons": unknown time zone Mars/Olympus_Mons');
+    expect(await fail(cronJob('mars', { timeZone: 'Mars/Olympus_Mons' }))).to.contain(
+      'spec.timeZone: Invalid value: "Mars/Olympus_Mons": unknown time zone Mars/Olympus_Mons',
+    );
     const always = cronJob('always');
     (always.spec as k8s.V1CronJobSpec).jobTemplate.spec!.template.spec!.restartPolicy = 'Always';
-    expect(await fail(always)).to.contain('spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never"');
+    expect(await fail(always)).to.contain(
+      'spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never"',
+    );
   });
 
   it('a run whose Job name another Job holds is skipped, and the next scheduled run still starts', async () => {
@@ -230,7 +290,10 @@ describe('apiserver: the simulated CronJob controller, in virtual time', functio
     const taken = jobAt('squat', '2026-01-01T00:01:00Z');
     await batch.createNamespacedJob({
       namespace: 'default',
-      body: { metadata: { name: taken }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'a', image: 'a' }] } } } },
+      body: {
+        metadata: { name: taken },
+        spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'a', image: 'a' }] } } },
+      },
     });
     await batch.createNamespacedCronJob({ namespace: 'default', body: cronJob('squat') });
     // A CronJob on the same schedule: once its Job is there, the sync of that minute has run for both.
@@ -275,14 +338,22 @@ describe('apiserver: CronJobs with kubectl v1.32', function () {
   const kubectl = (...args: string[]): Promise<string> => session.kubectl(...args);
 
   it('create cronjob; get cronjob shows ACTIVE and LAST SCHEDULE after its time; create job --from=cronjob; describe lists the Events', async () => {
-    expect(await kubectl('create', 'cronjob', 'tick', '--image=busybox', '--schedule=* * * * *', '--', 'date')).to.contain('cronjob.batch/tick created');
+    expect(await kubectl('create', 'cronjob', 'tick', '--image=busybox', '--schedule=* * * * *', '--', 'date')).to.contain(
+      'cronjob.batch/tick created',
+    );
     expect(await kubectl('get', 'cronjob', 'tick')).to.match(/^tick\s+\* \* \* \* \*\s+<none>\s+False\s+0\s+<none>\s+/m);
     clock.advance(30_100);
     const scheduled = new Date(startAt + 30_000).toISOString().replace('.000Z', 'Z');
     const jobName = `tick-${(startAt + 30_000) / 60_000}`;
     await waitFor(async () => (await kubectl('get', 'jobs', '-o', 'name')).includes(`job.batch/${jobName}`), 'scheduled job', WAIT_MS);
-    await waitFor(async () => /^tick\s+\* \* \* \* \*\s+<none>\s+False\s+1\s+\d+[sm]\S*\s+/m.test(await kubectl('get', 'cronjob', 'tick')), 'ACTIVE 1, LAST SCHEDULE', WAIT_MS);
-    expect(await kubectl('get', 'job', jobName, '-o', 'jsonpath={.metadata.annotations.batch\\.kubernetes\\.io/cronjob-scheduled-timestamp}')).to.equal(scheduled);
+    await waitFor(
+      async () => /^tick\s+\* \* \* \* \*\s+<none>\s+False\s+1\s+\d+[sm]\S*\s+/m.test(await kubectl('get', 'cronjob', 'tick')),
+      'ACTIVE 1, LAST SCHEDULE',
+      WAIT_MS,
+    );
+    expect(
+      await kubectl('get', 'job', jobName, '-o', 'jsonpath={.metadata.annotations.batch\\.kubernetes\\.io/cronjob-scheduled-timestamp}'),
+    ).to.equal(scheduled);
 
     expect(await kubectl('create', 'job', 'by-hand', '--from=cronjob/tick')).to.contain('job.batch/by-hand created');
     const manual = JSON.parse(await kubectl('get', 'job', 'by-hand', '-o', 'json')) as k8s.V1Job;
@@ -291,11 +362,17 @@ describe('apiserver: CronJobs with kubectl v1.32', function () {
     expect(manual.spec?.template.spec?.containers[0]?.command).to.deep.equal(['date']);
 
     // The real controller warns about a Job of its CronJob that it did not start.
-    const out = await waitFor(async () => {
-      const text = await kubectl('describe', 'cronjob', 'tick');
-      return text.includes('UnexpectedJob') ? text : undefined;
-    }, 'UnexpectedJob', WAIT_MS);
-    expect(out).to.match(/Warning\s+UnexpectedJob\s+\S+\s+cronjob-controller\s+Saw a job that the controller did not create or forgot: by-hand/);
+    const out = await waitFor(
+      async () => {
+        const text = await kubectl('describe', 'cronjob', 'tick');
+        return text.includes('UnexpectedJob') ? text : undefined;
+      },
+      'UnexpectedJob',
+      WAIT_MS,
+    );
+    expect(out).to.match(
+      /Warning\s+UnexpectedJob\s+\S+\s+cronjob-controller\s+Saw a job that the controller did not create or forgot: by-hand/,
+    );
     expect(out).to.match(new RegExp(`Normal\\s+SuccessfulCreate\\s+\\S+\\s+cronjob-controller\\s+Created job ${jobName}`));
     expect(out).to.match(/Active Jobs:\s+tick-\d+/);
   });

@@ -49,7 +49,13 @@ describe('apiserver: CRUD with @kubernetes/client-node', () => {
     await c.core.deleteNamespacedConfigMap({ name: 'crud', namespace: 'default' });
     const gone = await failure(c.core.readNamespacedConfigMap({ name: 'crud', namespace: 'default' }));
     expect(gone.code).to.equal(404);
-    expect(gone.status).to.include({ kind: 'Status', status: 'Failure', reason: 'NotFound', code: 404, message: 'configmaps "crud" not found' });
+    expect(gone.status).to.include({
+      kind: 'Status',
+      status: 'Failure',
+      reason: 'NotFound',
+      code: 404,
+      message: 'configmaps "crud" not found',
+    });
     expect(gone.status.details).to.deep.equal({ name: 'crud', kind: 'configmaps' });
   });
 
@@ -84,7 +90,11 @@ describe('apiserver: CRUD with @kubernetes/client-node', () => {
 
   it('lets built-ins replace without a resourceVersion (unconditional update)', async () => {
     await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'uncond' }, data: { v: '1' } } });
-    const replaced = await c.core.replaceNamespacedConfigMap({ name: 'uncond', namespace: 'default', body: { metadata: { name: 'uncond' }, data: { v: '9' } } });
+    const replaced = await c.core.replaceNamespacedConfigMap({
+      name: 'uncond',
+      namespace: 'default',
+      body: { metadata: { name: 'uncond' }, data: { v: '9' } },
+    });
     expect(replaced.data).to.deep.equal({ v: '9' });
   });
 
@@ -123,7 +133,11 @@ describe('apiserver: CRUD with @kubernetes/client-node', () => {
     expect(scale).to.deep.include({ kind: 'Scale', apiVersion: 'autoscaling/v1' });
     expect(scale.spec?.replicas).to.equal(1);
     expect(scale.status?.selector).to.equal('app=web');
-    const replaced = await c.apps.replaceNamespacedDeploymentScale({ name: 'web', namespace: 'default', body: { ...scale, spec: { replicas: 4 } } });
+    const replaced = await c.apps.replaceNamespacedDeploymentScale({
+      name: 'web',
+      namespace: 'default',
+      body: { ...scale, spec: { replicas: 4 } },
+    });
     expect(replaced.spec?.replicas).to.equal(4);
     const d = await c.apps.readNamespacedDeployment({ name: 'web', namespace: 'default' });
     expect(d.spec?.replicas).to.equal(4);
@@ -131,14 +145,20 @@ describe('apiserver: CRUD with @kubernetes/client-node', () => {
   });
 
   it('turns Secret stringData into base64 data and defaults the type', async () => {
-    const s = await c.core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 'sec' }, stringData: { password: 'hunter2' } } });
+    const s = await c.core.createNamespacedSecret({
+      namespace: 'default',
+      body: { metadata: { name: 'sec' }, stringData: { password: 'hunter2' } },
+    });
     expect(s.type).to.equal('Opaque');
     expect(s.data).to.deep.equal({ password: Buffer.from('hunter2').toString('base64') });
     expect(s.stringData).to.equal(undefined);
   });
 
   it('allocates a Service clusterIP and keeps it on replace', async () => {
-    const svc = await c.core.createNamespacedService({ namespace: 'default', body: { metadata: { name: 'svc' }, spec: { ports: [{ port: 80 }] } } });
+    const svc = await c.core.createNamespacedService({
+      namespace: 'default',
+      body: { metadata: { name: 'svc' }, spec: { ports: [{ port: 80 }] } },
+    });
     expect(svc.spec?.clusterIP).to.match(/^10\.96\.\d+\.\d+$/);
     expect(svc.spec?.ports?.[0]).to.deep.include({ port: 80, protocol: 'TCP', targetPort: 80 });
     const replaced = await c.core.replaceNamespacedService({
@@ -152,7 +172,10 @@ describe('apiserver: CRUD with @kubernetes/client-node', () => {
   it('creates and replaces a Lease, with 409 on a stale replace (leader election)', async () => {
     const lease = await c.coordination.createNamespacedLease({
       namespace: 'default',
-      body: { metadata: { name: 'leader' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: new Date(), renewTime: new Date() } },
+      body: {
+        metadata: { name: 'leader' },
+        spec: { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: new Date(), renewTime: new Date() },
+      },
     });
     expect(lease.spec?.holderIdentity).to.equal('a');
     const renewed = await c.coordination.replaceNamespacedLease({
@@ -163,7 +186,11 @@ describe('apiserver: CRUD with @kubernetes/client-node', () => {
     });
     expect(renewed.metadata?.resourceVersion).to.not.equal(lease.metadata?.resourceVersion);
     const stolen = await failure(
-      c.coordination.replaceNamespacedLease({ name: 'leader', namespace: 'default', body: { ...lease, spec: { ...lease.spec, holderIdentity: 'b' } } }),
+      c.coordination.replaceNamespacedLease({
+        name: 'leader',
+        namespace: 'default',
+        body: { ...lease, spec: { ...lease.spec, holderIdentity: 'b' } },
+      }),
     );
     expect(stolen.code).to.equal(409);
     expect(stolen.status.reason).to.equal('Conflict');
@@ -181,7 +208,9 @@ describe('apiserver: CRUD with @kubernetes/client-node', () => {
   });
 
   it('answers 404 for a replace of a missing ConfigMap', async () => {
-    const f = await failure(c.core.replaceNamespacedConfigMap({ name: 'nope', namespace: 'default', body: { metadata: { name: 'nope' } } }));
+    const f = await failure(
+      c.core.replaceNamespacedConfigMap({ name: 'nope', namespace: 'default', body: { metadata: { name: 'nope' } } }),
+    );
     expect(f.code).to.equal(404);
   });
 
@@ -195,7 +224,10 @@ describe('apiserver: CRUD with @kubernetes/client-node', () => {
   it('honours dryRun=All on delete and patch: answers, changes nothing', async () => {
     const cm = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'dry-keep' }, data: { a: '1' } } });
     await c.core.deleteNamespacedConfigMap({ name: 'dry-keep', namespace: 'default', dryRun: 'All' });
-    const patched = await c.core.patchNamespacedConfigMap({ name: 'dry-keep', namespace: 'default', body: [{ op: 'replace', path: '/data/a', value: '2' }], dryRun: 'All' }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch));
+    const patched = await c.core.patchNamespacedConfigMap(
+      { name: 'dry-keep', namespace: 'default', body: [{ op: 'replace', path: '/data/a', value: '2' }], dryRun: 'All' },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
+    );
     expect(patched.data).to.deep.equal({ a: '2' });
     const after = await c.core.readNamespacedConfigMap({ name: 'dry-keep', namespace: 'default' });
     expect(after.data).to.deep.equal({ a: '1' });

@@ -30,21 +30,45 @@ describe('objects grown deep by JSON patches', function () {
         group: 'deep.rxkube.dev',
         scope: 'Namespaced',
         names: { plural: 'deeps', singular: 'deep', kind: 'Deep' },
-        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } } }],
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
+            },
+          },
+        ],
       },
     };
-    expect((await raw(c.server, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', JSON.stringify(crd))).status).to.equal(201);
+    expect((await raw(c.server, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', JSON.stringify(crd))).status).to.equal(
+      201,
+    );
     await eventually(async () => (await raw(c.server, 'GET', '/apis/deep.rxkube.dev/v1')).status === 200, 'the CRD to be served');
     const DEEPS = '/apis/deep.rxkube.dev/v1/namespaces/default/deeps';
     const nest = (n: number): string => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
-    expect((await raw(c.server, 'POST', DEEPS, `{"apiVersion":"deep.rxkube.dev/v1","kind":"Deep","metadata":{"name":"deep"},"spec":${nest(990)}}`)).status).to.equal(201);
+    expect(
+      (
+        await raw(
+          c.server,
+          'POST',
+          DEEPS,
+          `{"apiVersion":"deep.rxkube.dev/v1","kind":"Deep","metadata":{"name":"deep"},"spec":${nest(990)}}`,
+        )
+      ).status,
+    ).to.equal(201);
     // Each patch adds 990 levels below the deepest: 4,950 in all, each body under 1,000.
     for (let depth = 990; depth < 4950; depth += 990) {
       const path = `/spec${'/a'.repeat(depth)}`;
-      const res = await raw(c.server, 'PATCH', `${DEEPS}/deep`, `[{"op":"replace","path":"${path}","value":${nest(990)}}]`, { 'content-type': 'application/json-patch+json' });
+      const res = await raw(c.server, 'PATCH', `${DEEPS}/deep`, `[{"op":"replace","path":"${path}","value":${nest(990)}}]`, {
+        'content-type': 'application/json-patch+json',
+      });
       expect(res.status, `at ${depth + 990} levels: ${res.text.slice(0, 200)}`).to.equal(200);
     }
-    const labelled = await raw(c.server, 'PATCH', `${DEEPS}/deep`, '{"metadata":{"labels":{"deep":"yes"}}}', { 'content-type': 'application/merge-patch+json' });
+    const labelled = await raw(c.server, 'PATCH', `${DEEPS}/deep`, '{"metadata":{"labels":{"deep":"yes"}}}', {
+      'content-type': 'application/merge-patch+json',
+    });
     expect(labelled.status, labelled.text.slice(0, 200)).to.equal(200);
   });
 });

@@ -36,10 +36,18 @@ describe('apiserver: Events (core v1 and events.k8s.io/v1)', () => {
   afterEach(() => c.server.close());
 
   const post = (path: string, body: unknown) => raw(c.server, 'POST', path, JSON.stringify(body));
-  const get = async (path: string) => (await raw(c.server, 'GET', path)).json as Record<string, unknown> & { items?: Record<string, unknown>[] };
+  const get = async (path: string) =>
+    (await raw(c.server, 'GET', path)).json as Record<string, unknown> & { items?: Record<string, unknown>[] };
 
   it('an Event written through events.k8s.io/v1 reads through core v1 with the fields the real conversion renames, and back', async () => {
-    const created = await post(EVENTS, newEvent('w1.1', { kind: 'Widget', name: 'w1', uid: 'u-1' }, { series: { count: 3, lastObservedTime: '2026-11-24T01:05:00.000000Z' } }));
+    const created = await post(
+      EVENTS,
+      newEvent(
+        'w1.1',
+        { kind: 'Widget', name: 'w1', uid: 'u-1' },
+        { series: { count: 3, lastObservedTime: '2026-11-24T01:05:00.000000Z' } },
+      ),
+    );
     expect(created.status, created.text).to.equal(201);
     const core = await get(`${CORE}/w1.1`);
     expect(core).to.deep.include({
@@ -89,7 +97,9 @@ describe('apiserver: Events (core v1 and events.k8s.io/v1)', () => {
     expect(names(await get(`${CORE}?fieldSelector=${encodeURIComponent(describe)}`))).to.deep.equal(['a.1']);
     expect(names(await get(`${EVENTS}?fieldSelector=${encodeURIComponent('regarding.name=a')}`))).to.deep.equal(['a.1', 'a.2']);
     expect(names(await get(`${EVENTS}?fieldSelector=${encodeURIComponent('regarding.kind=Gadget,type=Warning')}`))).to.deep.equal(['a.2']);
-    expect(names(await get(`${CORE}?fieldSelector=${encodeURIComponent('reportingComponent=example.com/widget-controller')}`))).to.have.length(3);
+    expect(
+      names(await get(`${CORE}?fieldSelector=${encodeURIComponent('reportingComponent=example.com/widget-controller')}`)),
+    ).to.have.length(3);
     const wrong = await raw(c.server, 'GET', `${CORE}?fieldSelector=${encodeURIComponent('regarding.name=a')}`);
     expect(wrong.status).to.equal(400);
     expect(wrong.text).to.contain('field label not supported: regarding.name');
@@ -98,11 +108,27 @@ describe('apiserver: Events (core v1 and events.k8s.io/v1)', () => {
   it('a watch of either view sees the writes made through the other, in its own form and by its own selector', async () => {
     const watch = await RecordingWatch.start(c.kc, EVENTS, { fieldSelector: 'regarding.name=w' });
     try {
-      await post(CORE, { metadata: { name: 'w.1' }, involvedObject: { kind: 'Widget', name: 'w', namespace: 'default' }, reason: 'Made', message: 'm', type: 'Normal' });
-      await post(CORE, { metadata: { name: 'other.1' }, involvedObject: { kind: 'Widget', name: 'other', namespace: 'default' }, reason: 'Made', message: 'm', type: 'Normal' });
+      await post(CORE, {
+        metadata: { name: 'w.1' },
+        involvedObject: { kind: 'Widget', name: 'w', namespace: 'default' },
+        reason: 'Made',
+        message: 'm',
+        type: 'Normal',
+      });
+      await post(CORE, {
+        metadata: { name: 'other.1' },
+        involvedObject: { kind: 'Widget', name: 'other', namespace: 'default' },
+        reason: 'Made',
+        message: 'm',
+        type: 'Normal',
+      });
       const events = await watch.waitFor((e) => e.length >= 1, 'the ADDED event of w.1');
       expect(events.map((e) => `${e.type} ${e.object.metadata?.name}`)).to.deep.equal(['ADDED w.1']);
-      expect(events[0]?.object).to.deep.include({ apiVersion: 'events.k8s.io/v1', note: 'm', regarding: { kind: 'Widget', name: 'w', namespace: 'default' } });
+      expect(events[0]?.object).to.deep.include({
+        apiVersion: 'events.k8s.io/v1',
+        note: 'm',
+        regarding: { kind: 'Widget', name: 'w', namespace: 'default' },
+      });
     } finally {
       watch.stop();
     }
@@ -110,29 +136,41 @@ describe('apiserver: Events (core v1 and events.k8s.io/v1)', () => {
 
   it('a merge patch of series through events.k8s.io/v1 is what core v1 reads as series', async () => {
     await post(EVENTS, newEvent('w.1', { kind: 'Widget', name: 'w' }));
-    const patched = await raw(c.server, 'PATCH', `${EVENTS}/w.1`, JSON.stringify({ series: { count: 2, lastObservedTime: '2026-11-24T01:01:00.000000Z' } }), {
-      'content-type': 'application/merge-patch+json',
-    });
+    const patched = await raw(
+      c.server,
+      'PATCH',
+      `${EVENTS}/w.1`,
+      JSON.stringify({ series: { count: 2, lastObservedTime: '2026-11-24T01:01:00.000000Z' } }),
+      {
+        'content-type': 'application/merge-patch+json',
+      },
+    );
     expect(patched.status, patched.text).to.equal(200);
     expect((patched.json as Record<string, unknown>)['note']).to.equal('backend unavailable');
     expect((await get(`${CORE}/w.1`))['series']).to.deep.equal({ count: 2, lastObservedTime: '2026-11-24T01:01:00.000000Z' });
   });
 
   it('events.k8s.io/v1 writes are validated as the real server validates them (422 naming each field)', async () => {
-    const bad = newEvent('bad.1', { kind: 'Widget', name: 'w' }, {
-      reportingController: 'not a name',
-      reportingInstance: '',
-      action: 'x'.repeat(129),
-      reason: '',
-      type: 'Bogus',
-      note: 'n'.repeat(1025),
-      eventTime: undefined,
-      deprecatedCount: 2,
-      series: { count: 1 },
-    });
+    const bad = newEvent(
+      'bad.1',
+      { kind: 'Widget', name: 'w' },
+      {
+        reportingController: 'not a name',
+        reportingInstance: '',
+        action: 'x'.repeat(129),
+        reason: '',
+        type: 'Bogus',
+        note: 'n'.repeat(1025),
+        eventTime: undefined,
+        deprecatedCount: 2,
+        series: { count: 1 },
+      },
+    );
     const res = await post(EVENTS, bad);
     expect(res.status).to.equal(422);
-    const causes = ((res.json as { details: { causes: { field: string; message: string }[] } }).details.causes ?? []).map((x) => `${x.field}: ${x.message}`);
+    const causes = ((res.json as { details: { causes: { field: string; message: string }[] } }).details.causes ?? []).map(
+      (x) => `${x.field}: ${x.message}`,
+    );
     expect(causes).to.deep.equal([
       "reportingController: Invalid value: \"not a name\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
       'reportingInstance: Required value',
@@ -160,23 +198,36 @@ describe('apiserver: Events (core v1 and events.k8s.io/v1)', () => {
     });
     afterEach(() => rm(dir, { recursive: true, force: true }));
     const kubectl = async (...args: string[]) =>
-      (await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { timeout: 30_000 })).stdout;
+      (await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { timeout: 30_000 }))
+        .stdout;
 
-    it('kubectl get events shows the real columns, -o wide the count and source; describe lists the object\'s events with (xN over ...)', async () => {
-      const cm = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'settings' }, data: { a: '1' } } });
+    it("kubectl get events shows the real columns, -o wide the count and source; describe lists the object's events with (xN over ...)", async () => {
+      const cm = await c.core.createNamespacedConfigMap({
+        namespace: 'default',
+        body: { metadata: { name: 'settings' }, data: { a: '1' } },
+      });
       const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
       const regarding = { apiVersion: 'v1', kind: 'ConfigMap', name: 'settings', uid: cm.metadata?.uid ?? '' };
       await post(EVENTS, newEvent('settings.1', regarding, { eventTime: now, series: { count: 5, lastObservedTime: now } }));
       await post(EVENTS, newEvent('settings.2', regarding, { eventTime: now, type: 'Normal', reason: 'Synced', note: 'in sync' }));
       await post(EVENTS, newEvent('unrelated.1', { ...regarding, name: 'unrelated', uid: 'u-x' }, { eventTime: now, reason: 'Other' }));
 
-      const table = (await kubectl('get', 'events', '--field-selector', 'involvedObject.name=settings', '--sort-by', '.reason')).trim().split('\n');
+      const table = (await kubectl('get', 'events', '--field-selector', 'involvedObject.name=settings', '--sort-by', '.reason'))
+        .trim()
+        .split('\n');
       expect(table[0]).to.match(/^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$/);
       expect(table.slice(1).map((l) => l.split(/\s{2,}/).slice(1))).to.deep.equal([
         ['Warning', 'ReconcileFailed', 'configmap/settings', 'backend unavailable'],
         ['Normal', 'Synced', 'configmap/settings', 'in sync'],
       ]);
-      const wide = await kubectl('get', 'events.events.k8s.io', '-o', 'wide', '--field-selector', 'regarding.name=settings,reason=ReconcileFailed');
+      const wide = await kubectl(
+        'get',
+        'events.events.k8s.io',
+        '-o',
+        'wide',
+        '--field-selector',
+        'regarding.name=settings,reason=ReconcileFailed',
+      );
       expect(wide).to.match(/COUNT\s+NAME/);
       expect(wide).to.match(/example\.com\/widget-controller, widget-controller-host1\s+backend unavailable\s+\S+\s+5\s+settings\.1/);
 

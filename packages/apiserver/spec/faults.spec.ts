@@ -36,7 +36,10 @@ describe('apiserver: fault injection', () => {
   it('rejects a malformed fault when it is added, naming the field and the value, and keeps serving', async () => {
     const f = c.server.faults;
     const bad: [() => unknown, RegExp][] = [
-      [() => f.failRequests({ resource: /configmaps/ as unknown as string, status: 500 }), /faults.failRequests: resource must be a non-empty string, got the RegExp \/configmaps\/.*use path for a RegExp/],
+      [
+        () => f.failRequests({ resource: /configmaps/ as unknown as string, status: 500 }),
+        /faults.failRequests: resource must be a non-empty string, got the RegExp \/configmaps\/.*use path for a RegExp/,
+      ],
       [() => f.failRequests({ verb: 'post' as 'create', status: 500 }), /verb must be one of get, list, .*got "post"/],
       [() => f.failRequests({ verb: ['list', 'GET' as 'get'], status: 500 }), /verb must be one of .*got "GET"/],
       [() => f.failRequests({ resources: 'configmaps', status: 500 } as unknown as { status: number }), /unknown field 'resources'/],
@@ -69,7 +72,11 @@ describe('apiserver: fault injection', () => {
 
   it('meets a watch-list (sendInitialEvents) with a fault or a count aimed at lists: it is the list the client asked for, streamed', async () => {
     const fault = c.server.faults.failRequests({ verb: 'list', resource: 'configmaps', status: 503, count: 1 });
-    const streamed = await raw(c.server, 'GET', `${CMS}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1`);
+    const streamed = await raw(
+      c.server,
+      'GET',
+      `${CMS}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1`,
+    );
     expect(streamed.status).to.equal(503);
     expect(fault.hits).to.equal(1);
     const plain = await raw(c.server, 'GET', `${CMS}?watch=true&timeoutSeconds=1`);
@@ -135,7 +142,10 @@ describe('apiserver: fault injection', () => {
   });
 
   it('stalls matching watches (open, silent) until the fault is removed', async () => {
-    const w = await RecordingWatch.start(c.kc, CMS, { resourceVersion: String(c.server.stats().resourceVersion), allowWatchBookmarks: true });
+    const w = await RecordingWatch.start(c.kc, CMS, {
+      resourceVersion: String(c.server.stats().resourceVersion),
+      allowWatchBookmarks: true,
+    });
     await eventually(() => c.server.stats().watches === 1, 'the watch');
     const stall = c.server.faults.stallWatches({ resource: 'configmaps' });
     expect(stall.hits).to.equal(1);
@@ -161,7 +171,11 @@ describe('apiserver: fault injection', () => {
     expect(fault.hits).to.equal(1);
     await createCm('during-silence');
     // Past the watch's 1 s timeout: nothing sent, and still open.
-    await consistently(() => `a silent, open watch (events: ${JSON.stringify(w.summary())}, done: ${String(w.done)})`, () => w.events.length === 0 && w.done === undefined, 1_500);
+    await consistently(
+      () => `a silent, open watch (events: ${JSON.stringify(w.summary())}, done: ${String(w.done)})`,
+      () => w.events.length === 0 && w.done === undefined,
+      1_500,
+    );
     expect(c.server.stats().watches).to.equal(1);
     fault.remove(); // the silence ends (as it does after forMs)
     expect(await w.ended(), 'closed normally, its timeout having passed').to.equal(null);

@@ -100,35 +100,153 @@ const RESOURCES: Resource[] = [
   { base: '/api/v1', namespaced: true, plural: 'pods', apiVersion: 'v1', kind: 'Pod', subresources: ['status'] },
   { base: '/api/v1', namespaced: true, plural: 'services', apiVersion: 'v1', kind: 'Service', subresources: ['status'] },
   { base: '/api/v1', namespaced: false, plural: 'namespaces', apiVersion: 'v1', kind: 'Namespace', subresources: ['status', 'finalize'] },
-  { base: '/apis/apps/v1', namespaced: true, plural: 'deployments', apiVersion: 'apps/v1', kind: 'Deployment', subresources: ['status', 'scale'] },
-  { base: '/apis/coordination.k8s.io/v1', namespaced: true, plural: 'leases', apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', subresources: [] },
-  { base: `/apis/${GROUP}/v1`, namespaced: true, plural: 'widgets', apiVersion: `${GROUP}/v1`, kind: 'Widget', subresources: ['status', 'scale'] },
-  { base: '/apis/apiextensions.k8s.io/v1', namespaced: false, plural: 'customresourcedefinitions', apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', subresources: ['status'] },
+  {
+    base: '/apis/apps/v1',
+    namespaced: true,
+    plural: 'deployments',
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    subresources: ['status', 'scale'],
+  },
+  {
+    base: '/apis/coordination.k8s.io/v1',
+    namespaced: true,
+    plural: 'leases',
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    subresources: [],
+  },
+  {
+    base: `/apis/${GROUP}/v1`,
+    namespaced: true,
+    plural: 'widgets',
+    apiVersion: `${GROUP}/v1`,
+    kind: 'Widget',
+    subresources: ['status', 'scale'],
+  },
+  {
+    base: '/apis/apiextensions.k8s.io/v1',
+    namespaced: false,
+    plural: 'customresourcedefinitions',
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    subresources: ['status'],
+  },
 ];
 
 const OTHER_PATHS = [
-  '/', '/api', '/apis', '/api/v1', '/api/v2', '/apis/apps', '/apis/apps/v1', '/apis/apps/v9', `/apis/${GROUP}`, `/apis/${GROUP}/v1`,
-  '/apis/unknown.example/v1', '/apis/unknown.example/v1/things', '/version', '/healthz', '/livez', '/readyz', '/metrics',
-  '/openapi/v2', '/openapi/v3', '/openapi/v3/api/v1', '/openapi/v3/apis/apps/v1', `/openapi/v3/apis/${GROUP}/v1`, '/openapi/v3/apis/nope/v1',
-  '/api/v1/watch/namespaces/default/configmaps', '/api/v1/watch/configmaps', '/apis/apps/v1/watch/namespaces/fuzz/deployments/fz-a',
-  '/api/v1/namespaces/default/configmaps/fz-a/proxy', '/api/v1/namespaces/default/pods/fz-a/exec', '/api/v1/namespaces/default/pods/fz-a/log',
-  '/api/v1/namespaces/default/configmaps/fz-a/status/extra', '/../../etc/passwd', '/api/v1/namespaces/%2e%2e/configmaps', '/api//v1///namespaces/',
+  '/',
+  '/api',
+  '/apis',
+  '/api/v1',
+  '/api/v2',
+  '/apis/apps',
+  '/apis/apps/v1',
+  '/apis/apps/v9',
+  `/apis/${GROUP}`,
+  `/apis/${GROUP}/v1`,
+  '/apis/unknown.example/v1',
+  '/apis/unknown.example/v1/things',
+  '/version',
+  '/healthz',
+  '/livez',
+  '/readyz',
+  '/metrics',
+  '/openapi/v2',
+  '/openapi/v3',
+  '/openapi/v3/api/v1',
+  '/openapi/v3/apis/apps/v1',
+  `/openapi/v3/apis/${GROUP}/v1`,
+  '/openapi/v3/apis/nope/v1',
+  '/api/v1/watch/namespaces/default/configmaps',
+  '/api/v1/watch/configmaps',
+  '/apis/apps/v1/watch/namespaces/fuzz/deployments/fz-a',
+  '/api/v1/namespaces/default/configmaps/fz-a/proxy',
+  '/api/v1/namespaces/default/pods/fz-a/exec',
+  '/api/v1/namespaces/default/pods/fz-a/log',
+  '/api/v1/namespaces/default/configmaps/fz-a/status/extra',
+  '/../../etc/passwd',
+  '/api/v1/namespaces/%2e%2e/configmaps',
+  '/api//v1///namespaces/',
 ];
 
 const METHODS = ['GET', 'GET', 'GET', 'POST', 'POST', 'PUT', 'PUT', 'PATCH', 'PATCH', 'PATCH', 'PATCH', 'DELETE', 'HEAD'];
 /** Methods the server does not serve: some Node's parser knows, some it refuses, CONNECT it hands over. */
-const ODD_METHODS = ['OPTIONS', 'TRACE', 'PROPFIND', 'MKCOL', 'QUERY', 'M-SEARCH', 'FOO', 'BREW', 'get', 'Patch', 'CONNECT', 'X'.repeat(40)];
+const ODD_METHODS = [
+  'OPTIONS',
+  'TRACE',
+  'PROPFIND',
+  'MKCOL',
+  'QUERY',
+  'M-SEARCH',
+  'FOO',
+  'BREW',
+  'get',
+  'Patch',
+  'CONNECT',
+  'X'.repeat(40),
+];
 
-const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml'];
-const BODY_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf', 'text/plain', 'application/json; charset=utf-8', 'application/x-www-form-urlencoded', '', 'application/json;;;x', '*/*', 'application/apply-patch+yaml'];
+const PATCH_TYPES = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+  'application/apply-patch+yaml',
+];
+const BODY_TYPES = [
+  'application/json',
+  'application/yaml',
+  'application/vnd.kubernetes.protobuf',
+  'text/plain',
+  'application/json; charset=utf-8',
+  'application/x-www-form-urlencoded',
+  '',
+  'application/json;;;x',
+  '*/*',
+  'application/apply-patch+yaml',
+];
 const ACCEPTS = [
-  'application/json', 'application/json;as=Table;v=v1;g=meta.k8s.io', 'application/json;as=Table;v=v1beta1;g=meta.k8s.io, application/json', 'application/vnd.kubernetes.protobuf',
-  'application/yaml', '*/*', 'text/html', 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io', ';;', 'application/json;as=Table;v=v9;g=meta.k8s.io',
+  'application/json',
+  'application/json;as=Table;v=v1;g=meta.k8s.io',
+  'application/json;as=Table;v=v1beta1;g=meta.k8s.io, application/json',
+  'application/vnd.kubernetes.protobuf',
+  'application/yaml',
+  '*/*',
+  'text/html',
+  'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io',
+  ';;',
+  'application/json;as=Table;v=v9;g=meta.k8s.io',
 ];
 
 const QUERY_VALUES: Record<string, readonly string[]> = {
-  labelSelector: ['a=b', 'app in (x,y)', '!app', 'a!=b,c', '(((', 'a=' + 'x'.repeat(100), '=', 'a==b', 'a notin ()', 'fuzz=yes', 'a.b/c=d', 'a=b,', '  ', 'a in x', 'x'.repeat(400)],
-  fieldSelector: ['metadata.name=fz-a', 'metadata.namespace!=default', 'status.phase=Running', 'spec.nope=1', '=', 'metadata.name==x,,', 'metadata.name', 'spec.type=ClusterIP', 'metadata.name=\\,x'],
+  labelSelector: [
+    'a=b',
+    'app in (x,y)',
+    '!app',
+    'a!=b,c',
+    '(((',
+    'a=' + 'x'.repeat(100),
+    '=',
+    'a==b',
+    'a notin ()',
+    'fuzz=yes',
+    'a.b/c=d',
+    'a=b,',
+    '  ',
+    'a in x',
+    'x'.repeat(400),
+  ],
+  fieldSelector: [
+    'metadata.name=fz-a',
+    'metadata.namespace!=default',
+    'status.phase=Running',
+    'spec.nope=1',
+    '=',
+    'metadata.name==x,,',
+    'metadata.name',
+    'spec.type=ClusterIP',
+    'metadata.name=\\,x',
+  ],
   resourceVersion: ['', '0', '1', 'abc', '-1', '99999999999999999999', '1e3', 'NOW', 'NEAR', 'FUTURE'],
   resourceVersionMatch: ['NotOlderThan', 'Exact', 'bogus', ''],
   limit: ['0', '1', '2', '500', '-1', 'abc', '99999999999999999999', '1.5', ''],
@@ -165,16 +283,27 @@ function randomString(r: Rng, max: number): string {
 
 function randomValue(r: Rng, depth = 0): unknown {
   switch (r.int(depth > 3 ? 6 : 9)) {
-    case 0: return null;
-    case 1: return r.chance(0.5);
-    case 2: return r.pick([0, -1, 1.5, 2 ** 53 + 1, 1e308, -0, 3]);
-    case 3: return randomString(r, 12);
-    case 4: return r.pick(['', 'fz-a', '$patch', 'delete', 'replace', 'merge', '0', '1']);
-    case 5: return r.pick([[], {}]);
-    case 6: return Array.from({ length: r.int(4) }, () => randomValue(r, depth + 1));
+    case 0:
+      return null;
+    case 1:
+      return r.chance(0.5);
+    case 2:
+      return r.pick([0, -1, 1.5, 2 ** 53 + 1, 1e308, -0, 3]);
+    case 3:
+      return randomString(r, 12);
+    case 4:
+      return r.pick(['', 'fz-a', '$patch', 'delete', 'replace', 'merge', '0', '1']);
+    case 5:
+      return r.pick([[], {}]);
+    case 6:
+      return Array.from({ length: r.int(4) }, () => randomValue(r, depth + 1));
     default: {
       const o: Record<string, unknown> = {};
-      for (let i = r.int(4); i > 0; i--) o[r.pick(['a', 'name', 'metadata', 'spec', 'data', '$patch', 'containers', 'labels', randomString(r, 6)])] = randomValue(r, depth + 1);
+      for (let i = r.int(4); i > 0; i--)
+        o[r.pick(['a', 'name', 'metadata', 'spec', 'data', '$patch', 'containers', 'labels', randomString(r, 6)])] = randomValue(
+          r,
+          depth + 1,
+        );
       return o;
     }
   }
@@ -197,7 +326,8 @@ function query(r: Rng, t: FuzzTarget, method: string): string {
     let value = r.pick(QUERY_VALUES[key] as readonly string[]);
     if (key === 'resourceVersion') value = resourceVersionValue(r, t, value);
     // FUTURE waits 3 s before its answer: rare, and only once per request.
-    if (key === 'resourceVersion' && value !== '' && Number(value) > t.resourceVersion() && (method !== 'GET' || !r.chance(0.2))) value = '0';
+    if (key === 'resourceVersion' && value !== '' && Number(value) > t.resourceVersion() && (method !== 'GET' || !r.chance(0.2)))
+      value = '0';
     if (key === 'continue' && value === 'SEEN') value = t.continueTokens.length > 0 ? r.pick(t.continueTokens) : '';
     if (key === 'continue' && value === 'FORGED') value = forgedContinue(r, t);
     const encoded = r.chance(0.1) ? value.replace(/ /g, '+') : r.chance(0.05) ? value : encode(value);
@@ -214,10 +344,19 @@ function resourcePath(r: Rng, res: Resource, t: FuzzTarget, method: string): { p
   path += `/${r.chance(0.05) ? r.pick(['widget', 'Widgets', 'wdgts', 'configmap', 'nope']) : res.plural}`;
   let name: string | undefined;
   if (r.chance(method === 'POST' ? 0.15 : 0.75)) {
-    name = r.pick(res.plural === 'customresourcedefinitions' ? ['gadgets.fuzz.rxkube.dev', 'fz-a', 'widgets.other.dev'] : res.plural === 'namespaces' ? ['fuzz', 'fuzz-gone', 'fuzz-b', 'default', 'UPPER'] : r.chance(0.85) ? NAMES : ODD_NAMES);
+    name = r.pick(
+      res.plural === 'customresourcedefinitions'
+        ? ['gadgets.fuzz.rxkube.dev', 'fz-a', 'widgets.other.dev']
+        : res.plural === 'namespaces'
+          ? ['fuzz', 'fuzz-gone', 'fuzz-b', 'default', 'UPPER']
+          : r.chance(0.85)
+            ? NAMES
+            : ODD_NAMES,
+    );
     if (res.plural === 'namespaces' && name === t.keepNamespace) name = 'fuzz';
     path += `/${name}`;
-    if (r.chance(0.25)) path += `/${r.chance(0.8) && res.subresources.length > 0 ? r.pick(res.subresources) : r.pick(['status', 'scale', 'finalize', 'log', 'nope', 'status/x'])}`;
+    if (r.chance(0.25))
+      path += `/${r.chance(0.8) && res.subresources.length > 0 ? r.pick(res.subresources) : r.pick(['status', 'scale', 'finalize', 'log', 'nope', 'status/x'])}`;
   }
   return { path, name };
 }
@@ -237,16 +376,26 @@ function resolvedPath(target: string): string {
 
 function mutatePath(r: Rng, path: string): string {
   switch (r.int(10)) {
-    case 0: return path + '/..';
-    case 1: return path.replace(/\/([^/]+)$/, '/%2e%2e/$1');
-    case 2: return path.replace(/\//g, r.chance(0.5) ? '//' : '/./');
-    case 3: return path + '%2Fextra';
-    case 4: return path + '/' + 'a'.repeat(r.pick([300, 5000, 20_000]));
-    case 5: return path.replace(/[a-z]/, (c) => `%${c.charCodeAt(0).toString(16)}`);
-    case 6: return path + r.pick(['%', '%zz', '%00', '%ff', '%c0%af', ';x=y', '#frag', '/']);
-    case 7: return path.toUpperCase();
-    case 8: return 'http://127.0.0.1' + path;
-    default: return path + '/' + encode(randomString(r, 8));
+    case 0:
+      return path + '/..';
+    case 1:
+      return path.replace(/\/([^/]+)$/, '/%2e%2e/$1');
+    case 2:
+      return path.replace(/\//g, r.chance(0.5) ? '//' : '/./');
+    case 3:
+      return path + '%2Fextra';
+    case 4:
+      return path + '/' + 'a'.repeat(r.pick([300, 5000, 20_000]));
+    case 5:
+      return path.replace(/[a-z]/, (c) => `%${c.charCodeAt(0).toString(16)}`);
+    case 6:
+      return path + r.pick(['%', '%zz', '%00', '%ff', '%c0%af', ';x=y', '#frag', '/']);
+    case 7:
+      return path.toUpperCase();
+    case 8:
+      return 'http://127.0.0.1' + path;
+    default:
+      return path + '/' + encode(randomString(r, 8));
   }
 }
 
@@ -291,7 +440,19 @@ function objectFor(r: Rng, res: Resource, name: string | undefined, namespace: s
         group: r.pick(['gadgets.example', 'fuzz.rxkube.dev', '']),
         scope: r.pick(['Namespaced', 'Cluster', 'Planet']),
         names: { plural: 'gadgets', kind: 'Gadget' },
-        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'string', pattern: r.pick(['^(a+)+$', '^(?=a)a$', '^\\z', '[']) } } } } }],
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: { spec: { type: 'string', pattern: r.pick(['^(a+)+$', '^(?=a)a$', '^\\z', '[']) } },
+              },
+            },
+          },
+        ],
       };
       break;
     default:
@@ -307,17 +468,30 @@ function mutateValue(r: Rng, value: Record<string, unknown>): unknown {
   let v: Record<string, unknown> = value;
   for (let i = 0; i < rounds; i++) {
     switch (r.int(8)) {
-      case 0: delete v[r.pick(Object.keys(v))]; break;
-      case 1: v[r.pick(['apiVersion', 'kind', 'metadata', 'spec', 'data', 'status'])] = randomValue(r); break;
+      case 0:
+        delete v[r.pick(Object.keys(v))];
+        break;
+      case 1:
+        v[r.pick(['apiVersion', 'kind', 'metadata', 'spec', 'data', 'status'])] = randomValue(r);
+        break;
       case 2: {
-        const meta = typeof v.metadata === 'object' && v.metadata !== null && !Array.isArray(v.metadata) ? (v.metadata as Record<string, unknown>) : (v.metadata = {} as Record<string, unknown>);
+        const meta =
+          typeof v.metadata === 'object' && v.metadata !== null && !Array.isArray(v.metadata)
+            ? (v.metadata as Record<string, unknown>)
+            : (v.metadata = {} as Record<string, unknown>);
         meta[r.pick(['name', 'labels', 'annotations', 'generateName', 'uid', 'managedFields', 'deletionTimestamp'])] = randomValue(r);
         break;
       }
-      case 3: return randomValue(r);
-      case 4: v = { ...v, __proto__: { polluted: true }, constructor: { prototype: { x: 1 } } } as Record<string, unknown>; break;
-      case 5: v.data = { big: 'x'.repeat(r.pick([10, 100_000])) }; break;
-      default: break;
+      case 3:
+        return randomValue(r);
+      case 4:
+        v = { ...v, __proto__: { polluted: true }, constructor: { prototype: { x: 1 } } } as Record<string, unknown>;
+        break;
+      case 5:
+        v.data = { big: 'x'.repeat(r.pick([10, 100_000])) };
+        break;
+      default:
+        break;
     }
   }
   return v;
@@ -341,7 +515,18 @@ function yamlOf(r: Rng, value: unknown): string {
     return y;
   }
   if (r.chance(0.1)) return '- '.repeat(r.pick([50, 1200])) + 'x\n';
-  if (r.chance(0.1)) return r.pick(['{', ': : :', '!!binary AAA', '!!js/function "x"', 'a: !!float .nan', '? [a]\n: b', '%YAML 9.9\n---\na: 1', 'a: 1\n---\nb: 2', 'x: &x\n  <<: *x']);
+  if (r.chance(0.1))
+    return r.pick([
+      '{',
+      ': : :',
+      '!!binary AAA',
+      '!!js/function "x"',
+      'a: !!float .nan',
+      '? [a]\n: b',
+      '%YAML 9.9\n---\na: 1',
+      'a: 1\n---\nb: 2',
+      'x: &x\n  <<: *x',
+    ]);
   // JSON is YAML.
   return JSON.stringify(value, null, r.chance(0.5) ? 2 : undefined);
 }
@@ -350,15 +535,20 @@ function yamlOf(r: Rng, value: unknown): string {
 function mutateBytes(r: Rng, body: Buffer): Buffer {
   const b = Buffer.from(body);
   switch (r.int(6)) {
-    case 0: return b.subarray(0, r.int(b.length + 1));
+    case 0:
+      return b.subarray(0, r.int(b.length + 1));
     case 1: {
       for (let i = 0; i < 1 + r.int(4) && b.length > 0; i++) b[r.int(b.length)] = r.int(256);
       return b;
     }
-    case 2: return Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), b]);
-    case 3: return Buffer.concat([b.subarray(0, b.length >> 1), Buffer.from([0xc0, 0xff, 0xfe, 0x00]), b.subarray(b.length >> 1)]);
-    case 4: return Buffer.concat([b, b]);
-    default: return Buffer.from(r.pick(['null', '[]', '"x"', '1', 'true', '{}', '', ' ', '{"a":1,"a":2}', '{"kind":"Status"}']));
+    case 2:
+      return Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), b]);
+    case 3:
+      return Buffer.concat([b.subarray(0, b.length >> 1), Buffer.from([0xc0, 0xff, 0xfe, 0x00]), b.subarray(b.length >> 1)]);
+    case 4:
+      return Buffer.concat([b, b]);
+    default:
+      return Buffer.from(r.pick(['null', '[]', '"x"', '1', 'true', '{}', '', ' ', '{"a":1,"a":2}', '{"kind":"Status"}']));
   }
 }
 
@@ -369,13 +559,29 @@ function protobufish(r: Rng, res: Resource): Buffer {
   const typeMeta = Buffer.concat([Buffer.from([0x0a, apiVersion.length]), apiVersion, Buffer.from([0x12, kind.length]), kind]);
   const random = Buffer.from(Array.from({ length: r.int(64) }, () => r.int(256)));
   const unknown = Buffer.concat([Buffer.from([0x0a, typeMeta.length]), typeMeta, Buffer.from([0x12, random.length]), random]);
-  return r.pick([Buffer.concat([Buffer.from('k8s\0'), unknown]), Buffer.concat([Buffer.from('k8s\0'), random]), random, Buffer.from('k8s'), Buffer.concat([Buffer.from('k8s\0\x0a\xff\xff\xff\xff\x0f'), random])]);
+  return r.pick([
+    Buffer.concat([Buffer.from('k8s\0'), unknown]),
+    Buffer.concat([Buffer.from('k8s\0'), random]),
+    random,
+    Buffer.from('k8s'),
+    Buffer.concat([Buffer.from('k8s\0\x0a\xff\xff\xff\xff\x0f'), random]),
+  ]);
 }
 
 /** A continue token taken apart and forged: a guessed id, a negative or fractional offset, another list's token. */
 function forgedContinue(r: Rng, t: FuzzTarget): string {
-  const seen = t.continueTokens.length > 0 ? (JSON.parse(Buffer.from(r.pick(t.continueTokens), 'base64url').toString()) as Record<string, unknown>) : {};
-  const token = { v: 'meta.k8s.io/v1', rv: 1, after: '', ...seen, id: r.chance(0.5) ? String(r.int(5)) : (seen.id ?? '1'), offset: r.pick([-1000, 0.5, 0, 1, 1e9, seen.offset ?? 1]) };
+  const seen =
+    t.continueTokens.length > 0
+      ? (JSON.parse(Buffer.from(r.pick(t.continueTokens), 'base64url').toString()) as Record<string, unknown>)
+      : {};
+  const token = {
+    v: 'meta.k8s.io/v1',
+    rv: 1,
+    after: '',
+    ...seen,
+    id: r.chance(0.5) ? String(r.int(5)) : (seen.id ?? '1'),
+    offset: r.pick([-1000, 0.5, 0, 1, 1e9, seen.offset ?? 1]),
+  };
   return Buffer.from(JSON.stringify(token)).toString('base64url');
 }
 
@@ -389,7 +595,24 @@ function copyChain(r: Rng): unknown[] {
 
 function jsonPatch(r: Rng): unknown {
   if (r.chance(0.1)) return copyChain(r);
-  const paths = ['/metadata/labels/a', '/metadata/labels', '/data/x', '/data', '/spec/replicas', '/spec/template/spec/containers/0/image', '/metadata/name', '/status', '/metadata/finalizers/-', '/a~1b', '/~2', '', '/', 'nope', '/spec/size', '/metadata/resourceVersion'];
+  const paths = [
+    '/metadata/labels/a',
+    '/metadata/labels',
+    '/data/x',
+    '/data',
+    '/spec/replicas',
+    '/spec/template/spec/containers/0/image',
+    '/metadata/name',
+    '/status',
+    '/metadata/finalizers/-',
+    '/a~1b',
+    '/~2',
+    '',
+    '/',
+    'nope',
+    '/spec/size',
+    '/metadata/resourceVersion',
+  ];
   const ops = Array.from({ length: 1 + r.int(4) }, () => {
     const op: Record<string, unknown> = { op: r.pick(['add', 'remove', 'replace', 'move', 'copy', 'test', 'bogus']), path: r.pick(paths) };
     if (r.chance(0.8)) op.value = randomValue(r);
@@ -403,7 +626,10 @@ function jsonPatch(r: Rng): unknown {
 function largeStrategicPatch(r: Rng): unknown {
   const n = r.pick([1000, 5000, 20_000]);
   const env = Array.from({ length: n }, (_, i) => ({ name: `E${r.chance(0.5) ? n - i : i}`, value: 'v' }));
-  return { spec: { template: { spec: { containers: [{ name: 'c', image: 'nginx', env }] } } }, metadata: { finalizers: Array.from({ length: n / 10 }, (_, i) => `f/${i}`) } };
+  return {
+    spec: { template: { spec: { containers: [{ name: 'c', image: 'nginx', env }] } } },
+    metadata: { finalizers: Array.from({ length: n / 10 }, (_, i) => `f/${i}`) },
+  };
 }
 
 function strategicPatch(r: Rng): unknown {
@@ -412,7 +638,18 @@ function strategicPatch(r: Rng): unknown {
     { metadata: { labels: { a: 'b' } } },
     { metadata: { labels: { $patch: 'delete' } } },
     { metadata: { finalizers: ['x'], $deleteFromPrimitiveList: { finalizers: ['x'] } } },
-    { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox' }, { name: 'c', $patch: 'delete' }] } } } },
+    {
+      spec: {
+        template: {
+          spec: {
+            containers: [
+              { name: 'c', image: 'busybox' },
+              { name: 'c', $patch: 'delete' },
+            ],
+          },
+        },
+      },
+    },
     { spec: { template: { spec: { $setElementOrder: { containers: [{ name: 'z' }] }, containers: [{ name: 'z', image: 'x' }] } } } },
     { spec: { $retainKeys: ['replicas'], replicas: 2 } },
     { $patch: 'replace' },
@@ -438,10 +675,12 @@ function bodyFor(r: Rng, method: string, contentType: string, res: Resource, nam
     ]);
   } else if (contentType === 'application/json-patch+json') value = jsonPatch(r);
   else if (contentType === 'application/strategic-merge-patch+json') value = strategicPatch(r);
-  else if (contentType === 'application/merge-patch+json') value = r.chance(0.5) ? { metadata: { labels: { fuzz: r.pick(['yes', null, 1]) } }, data: { a: r.pick(['b', null]) } } : randomValue(r);
+  else if (contentType === 'application/merge-patch+json')
+    value = r.chance(0.5) ? { metadata: { labels: { fuzz: r.pick(['yes', null, 1]) } }, data: { a: r.pick(['b', null]) } } : randomValue(r);
   else value = objectFor(r, res, name, namespace);
-  if (r.chance(0.35) && typeof value === 'object' && value !== null && !Array.isArray(value)) value = mutateValue(r, value as Record<string, unknown>);
-  let text: Buffer = Buffer.from(contentType.includes('yaml') ? yamlOf(r, value) : JSON.stringify(value) ?? 'null');
+  if (r.chance(0.35) && typeof value === 'object' && value !== null && !Array.isArray(value))
+    value = mutateValue(r, value as Record<string, unknown>);
+  let text: Buffer = Buffer.from(contentType.includes('yaml') ? yamlOf(r, value) : (JSON.stringify(value) ?? 'null'));
   if (r.chance(0.15)) text = mutateBytes(r, text);
   return text;
 }
@@ -466,7 +705,16 @@ function malformed(r: Rng, t: FuzzTarget): FuzzRequest {
     'GET / HTTP/1.1\r\nX-Fold: a\r\n folded',
     `GET /${'a'.repeat(20_000)} HTTP/1.1`,
   ]);
-  return { category: 'malformed request line or head', method: '', target: '', headers: [], body: Buffer.alloc(0), framing: 'length', requestLine: `${line}\r\n${host}`, injected: false };
+  return {
+    category: 'malformed request line or head',
+    method: '',
+    target: '',
+    headers: [],
+    body: Buffer.alloc(0),
+    framing: 'length',
+    requestLine: `${line}\r\n${host}`,
+    injected: false,
+  };
 }
 
 /**
@@ -480,9 +728,28 @@ function pipelined(r: Rng, t: FuzzTarget): FuzzRequest {
   const namespace = t.pipelineNamespace;
   const name = `fz-pipe-${r.int(1e9)}`;
   const base = `/api/v1/namespaces/${namespace}/configmaps`;
-  const headers = (type?: string): Array<[string, string]> => [['Host', t.host], ['Authorization', `Bearer ${t.token}`], ...(type ? [['Content-Type', type] as [string, string]] : [])];
-  const step = (method: string, target: string, body: unknown, type: string | undefined, expect: PipelinedStep['expect']): PipelinedStep => ({
-    request: { category: 'pipelined', method, target, headers: headers(body === undefined ? undefined : type), body: body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(body)), framing: r.chance(0.8) ? 'length' : 'chunked', injected: false, keepAlive: true },
+  const headers = (type?: string): Array<[string, string]> => [
+    ['Host', t.host],
+    ['Authorization', `Bearer ${t.token}`],
+    ...(type ? [['Content-Type', type] as [string, string]] : []),
+  ];
+  const step = (
+    method: string,
+    target: string,
+    body: unknown,
+    type: string | undefined,
+    expect: PipelinedStep['expect'],
+  ): PipelinedStep => ({
+    request: {
+      category: 'pipelined',
+      method,
+      target,
+      headers: headers(body === undefined ? undefined : type),
+      body: body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(body)),
+      framing: r.chance(0.8) ? 'length' : 'chunked',
+      injected: false,
+      keepAlive: true,
+    },
     expect,
   });
   let value: string | undefined;
@@ -492,22 +759,48 @@ function pipelined(r: Rng, t: FuzzTarget): FuzzRequest {
     const exists = value !== undefined;
     switch (r.pick(['create', 'create', 'get', 'get', 'put', 'patch', 'list', 'delete', 'other'])) {
       case 'create':
-        steps.push(step('POST', base, { metadata: { name }, data: { v } }, 'application/json', exists ? { status: 409 } : { status: 201, name, value: v }));
+        steps.push(
+          step(
+            'POST',
+            base,
+            { metadata: { name }, data: { v } },
+            'application/json',
+            exists ? { status: 409 } : { status: 201, name, value: v },
+          ),
+        );
         if (!exists) value = v;
         break;
       case 'get':
         steps.push(step('GET', `${base}/${name}`, undefined, undefined, exists ? { status: 200, name, value } : { status: 404, name }));
         break;
       case 'put':
-        steps.push(step('PUT', `${base}/${name}`, { metadata: { name }, data: { v } }, 'application/json', exists ? { status: 200, name, value: v } : { status: 404, name }));
+        steps.push(
+          step(
+            'PUT',
+            `${base}/${name}`,
+            { metadata: { name }, data: { v } },
+            'application/json',
+            exists ? { status: 200, name, value: v } : { status: 404, name },
+          ),
+        );
         if (exists) value = v;
         break;
       case 'patch':
-        steps.push(step('PATCH', `${base}/${name}`, { data: { v } }, r.pick(['application/merge-patch+json', 'application/strategic-merge-patch+json']), exists ? { status: 200, name, value: v } : { status: 404, name }));
+        steps.push(
+          step(
+            'PATCH',
+            `${base}/${name}`,
+            { data: { v } },
+            r.pick(['application/merge-patch+json', 'application/strategic-merge-patch+json']),
+            exists ? { status: 200, name, value: v } : { status: 404, name },
+          ),
+        );
         if (exists) value = v;
         break;
       case 'list':
-        steps.push(step('GET', `${base}?fieldSelector=metadata.name%3D${name}`, undefined, undefined, { status: 200, items: exists ? 1 : 0 }));
+        steps.push(
+          step('GET', `${base}?fieldSelector=metadata.name%3D${name}`, undefined, undefined, { status: 200, items: exists ? 1 : 0 }),
+        );
         break;
       case 'delete':
         steps.push(step('DELETE', `${base}/${name}`, undefined, undefined, exists ? { status: 200 } : { status: 404, name }));
@@ -515,7 +808,11 @@ function pipelined(r: Rng, t: FuzzTarget): FuzzRequest {
         break;
       default: {
         const other = `${name}-other-${r.int(100)}`;
-        steps.push(r.chance(0.5) ? step('GET', '/version', undefined, undefined, { status: 200 }) : step('GET', `${base}/${other}`, undefined, undefined, { status: 404, name: other }));
+        steps.push(
+          r.chance(0.5)
+            ? step('GET', '/version', undefined, undefined, { status: 200 })
+            : step('GET', `${base}/${other}`, undefined, undefined, { status: 404, name: other }),
+        );
       }
     }
   }
@@ -554,8 +851,11 @@ export function generate(r: Rng, t: FuzzTarget): FuzzRequest {
   if (target.includes(`/namespaces/${t.keepNamespace}`)) target = target.replace(`/namespaces/${t.keepNamespace}`, '/namespaces/fuzz');
   target += query(r, t, method);
 
-  const headers: Array<[string, string]> = [['Host', r.chance(0.03) ? r.pick(['evil.example', 'localhost.evil.example:80', '', '[::1', 'a b']) : t.host]];
-  if (!r.chance(0.04)) headers.push(['Authorization', r.chance(0.03) ? r.pick(['Bearer wrong', 'Basic eDp5', 'Bearer', '']) : `Bearer ${t.token}`]);
+  const headers: Array<[string, string]> = [
+    ['Host', r.chance(0.03) ? r.pick(['evil.example', 'localhost.evil.example:80', '', '[::1', 'a b']) : t.host],
+  ];
+  if (!r.chance(0.04))
+    headers.push(['Authorization', r.chance(0.03) ? r.pick(['Bearer wrong', 'Basic eDp5', 'Bearer', '']) : `Bearer ${t.token}`]);
   if (r.chance(0.6)) headers.push(['Accept', r.pick(ACCEPTS)]);
   if (r.chance(0.03)) headers.push(['Origin', r.pick(['http://evil.example', `http://${t.host}`, 'null', '::'])]);
   if (r.chance(0.03)) headers.push(['Expect', r.pick(['100-continue', 'magic'])]);
@@ -569,9 +869,14 @@ export function generate(r: Rng, t: FuzzTarget): FuzzRequest {
     const contentType = method === 'PATCH' && r.chance(0.85) ? r.pick(PATCH_TYPES) : r.pick(BODY_TYPES);
     if (contentType !== '' || r.chance(0.5)) headers.push(['Content-Type', contentType]);
     body = bodyFor(r, method.toUpperCase(), contentType, res, name, namespace);
-    if (method === 'PATCH' && contentType === 'application/apply-patch+yaml' && r.chance(0.5)) target += (target.includes('?') ? '&' : '?') + 'fieldManager=fuzz';
+    if (method === 'PATCH' && contentType === 'application/apply-patch+yaml' && r.chance(0.5))
+      target += (target.includes('?') ? '&' : '?') + 'fieldManager=fuzz';
   }
-  const framing: Framing = r.chance(0.93) ? (r.chance(0.9) ? 'length' : 'chunked') : r.pick(['cl-short', 'cl-long', 'cl-nan', 'te-and-cl', 'te-gzip', 'chunk-broken'] as const);
+  const framing: Framing = r.chance(0.93)
+    ? r.chance(0.9)
+      ? 'length'
+      : 'chunked'
+    : r.pick(['cl-short', 'cl-long', 'cl-nan', 'te-and-cl', 'te-gzip', 'chunk-broken'] as const);
   if (framing !== 'length') category = 'framing lies';
   const injected = name !== undefined && t.faultyNames.includes(name) && target.includes(`/${name}`);
   return { category, method, target, headers, body, framing, injected };
@@ -591,7 +896,10 @@ export function serialize(req: FuzzRequest): Buffer {
       break;
     case 'chunked':
       headers.push('Transfer-Encoding: chunked');
-      payload = b.length === 0 ? Buffer.from('0\r\n\r\n') : Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n0\r\n\r\n')]);
+      payload =
+        b.length === 0
+          ? Buffer.from('0\r\n\r\n')
+          : Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n0\r\n\r\n')]);
       break;
     case 'cl-short':
       headers.push(`Content-Length: ${Math.max(0, b.length >> 1)}`);

@@ -56,7 +56,11 @@ function widgetCrd(): unknown {
                     size: { type: 'integer', minimum: 0 },
                     word: { type: 'string', pattern: '^(a+)+$', maxLength: 40 },
                     replicas: { type: 'integer' },
-                    text: { type: 'string', maxLength: 8000, 'x-kubernetes-validations': [{ rule: "self.replace('a', self).matches('^(a|b)*c$') == false" }] },
+                    text: {
+                      type: 'string',
+                      maxLength: 8000,
+                      'x-kubernetes-validations': [{ rule: "self.replace('a', self).matches('^(a|b)*c$') == false" }],
+                    },
                   },
                 },
                 status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
@@ -117,9 +121,11 @@ function problemWith(req: FuzzRequest, res: ParsedResponse, ex: Exchange): strin
     } catch {
       return `${res.status} whose body is not JSON: ${text.slice(0, 200)}`;
     }
-    if (status.kind !== 'Status' || status.apiVersion !== 'v1' || status.status !== 'Failure') return `${res.status} whose body is not a Status: ${text.slice(0, 200)}`;
+    if (status.kind !== 'Status' || status.apiVersion !== 'v1' || status.status !== 'Failure')
+      return `${res.status} whose body is not a Status: ${text.slice(0, 200)}`;
     if (status.code !== res.status) return `Status code ${String(status.code)} in a ${res.status} answer`;
-    if (typeof status.message !== 'string' || status.message === '' || typeof status.reason !== 'string') return `Status without message or reason: ${text.slice(0, 200)}`;
+    if (typeof status.message !== 'string' || status.message === '' || typeof status.reason !== 'string')
+      return `Status without message or reason: ${text.slice(0, 200)}`;
     return undefined;
   }
   if (type.startsWith('application/json')) {
@@ -134,8 +140,10 @@ function problemWith(req: FuzzRequest, res: ParsedResponse, ex: Exchange): strin
         } catch {
           return `watch line that is not JSON: ${line.slice(0, 200)}`;
         }
-        if (typeof event.type !== 'string' || typeof event.object !== 'object') return `watch line that is not an event: ${line.slice(0, 200)}`;
-        if (event.type === 'ERROR' && (event.object as Record<string, unknown>).kind !== 'Status') return `watch ERROR without a Status: ${line.slice(0, 200)}`;
+        if (typeof event.type !== 'string' || typeof event.object !== 'object')
+          return `watch line that is not an event: ${line.slice(0, 200)}`;
+        if (event.type === 'ERROR' && (event.object as Record<string, unknown>).kind !== 'Status')
+          return `watch ERROR without a Status: ${line.slice(0, 200)}`;
       }
       return undefined;
     }
@@ -153,7 +161,8 @@ function problemWith(req: FuzzRequest, res: ParsedResponse, ex: Exchange): strin
 function pipelineProblems(req: FuzzRequest, ex: Exchange): string[] {
   const steps = req.pipeline ?? [];
   const problems: string[] = [];
-  if (ex.responses.length !== steps.length) problems.push(`${ex.responses.length} answers to ${steps.length} pipelined requests (${ex.ending} ${ex.error ?? ''})`);
+  if (ex.responses.length !== steps.length)
+    problems.push(`${ex.responses.length} answers to ${steps.length} pipelined requests (${ex.ending} ${ex.error ?? ''})`);
   steps.forEach(({ request, expect: want }, i) => {
     const res = ex.responses[i];
     if (!res) return;
@@ -172,10 +181,13 @@ function pipelineProblems(req: FuzzRequest, ex: Exchange): string[] {
     }
     const name = res.status >= 400 ? body.details?.name : body.metadata?.name;
     if (want.name !== undefined && name !== want.name) problems.push(`${what}: an answer for ${JSON.stringify(name)}, not ${want.name}`);
-    if (want.value !== undefined && body.data?.v !== want.value) problems.push(`${what}: data.v ${JSON.stringify(body.data?.v)} where the writes before it left ${want.value}`);
-    if (want.items !== undefined && body.items?.length !== want.items) problems.push(`${what}: ${body.items?.length} items where ${want.items} were due`);
+    if (want.value !== undefined && body.data?.v !== want.value)
+      problems.push(`${what}: data.v ${JSON.stringify(body.data?.v)} where the writes before it left ${want.value}`);
+    if (want.items !== undefined && body.items?.length !== want.items)
+      problems.push(`${what}: ${body.items?.length} items where ${want.items} were due`);
   });
-  if (ex.junk.length > 0) problems.push(`bytes after the pipelined answers: ${JSON.stringify(ex.junk.subarray(0, 200).toString('latin1'))}`);
+  if (ex.junk.length > 0)
+    problems.push(`bytes after the pipelined answers: ${JSON.stringify(ex.junk.subarray(0, 200).toString('latin1'))}`);
   return problems;
 }
 
@@ -210,16 +222,32 @@ describe('apiserver: fuzz over the request surface (issue 13)', function () {
     };
     await created(CRDS, widgetCrd());
     for (const ns of [KEEP, 'fuzz', PIPE]) await created('/api/v1/namespaces', { metadata: { name: ns } });
-    for (let i = 0; i < 200 && (await call(server, 'GET', '/apis/fuzz.rxkube.dev/v1/widgets')).status !== 200; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 200 && (await call(server, 'GET', '/apis/fuzz.rxkube.dev/v1/widgets')).status !== 200; i++)
+      await new Promise((r) => setTimeout(r, 10));
     for (const ns of [KEEP, 'fuzz', 'default']) {
       const prefix = ns === KEEP ? 'keep' : 'fz-a';
-      await created(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: prefix === 'keep' ? 'keep-cm' : 'fz-a', labels: { fuzz: 'yes' } }, data: { a: 'b' } });
-      await created(`/api/v1/namespaces/${ns}/secrets`, { metadata: { name: prefix === 'keep' ? 'keep-secret' : 'fz-a' }, stringData: { token: 'fixture' } });
+      await created(`/api/v1/namespaces/${ns}/configmaps`, {
+        metadata: { name: prefix === 'keep' ? 'keep-cm' : 'fz-a', labels: { fuzz: 'yes' } },
+        data: { a: 'b' },
+      });
+      await created(`/api/v1/namespaces/${ns}/secrets`, {
+        metadata: { name: prefix === 'keep' ? 'keep-secret' : 'fz-a' },
+        stringData: { token: 'fixture' },
+      });
       await created(`/apis/apps/v1/namespaces/${ns}/deployments`, {
         metadata: { name: prefix === 'keep' ? 'keep-deploy' : 'fz-a' },
-        spec: { replicas: 1, selector: { matchLabels: { app: 'fz' } }, template: { metadata: { labels: { app: 'fz' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'fz' } },
+          template: { metadata: { labels: { app: 'fz' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+        },
       });
-      await created(`/apis/fuzz.rxkube.dev/v1/namespaces/${ns}/widgets`, { apiVersion: 'fuzz.rxkube.dev/v1', kind: 'Widget', metadata: { name: prefix === 'keep' ? 'keep-widget' : 'fz-a' }, spec: { size: 1, word: 'aa', replicas: 1 } });
+      await created(`/apis/fuzz.rxkube.dev/v1/namespaces/${ns}/widgets`, {
+        apiVersion: 'fuzz.rxkube.dev/v1',
+        kind: 'Widget',
+        metadata: { name: prefix === 'keep' ? 'keep-widget' : 'fz-a' },
+        spec: { size: 1, word: 'aa', replicas: 1 },
+      });
     }
     for (const path of FIXTURES) fixturesBefore[path] = json(await call(server, 'GET', path));
     server.faults.failRequests({ name: 'fz-faulty', status: 500, message: INJECTED });
@@ -282,7 +310,12 @@ describe('apiserver: fuzz over the request surface (issue 13)', function () {
         byStatus[res.status] = (byStatus[res.status] ?? 0) + 1;
         const problem = problemWith(req, res, ex);
         if (problem) problems.push(`${problem}\n        request: ${requestText(req)}`);
-        if (res.status < 300 && res.headers['content-type']?.startsWith('application/json') && res.headers['transfer-encoding'] !== 'chunked' && !res.truncated) {
+        if (
+          res.status < 300 &&
+          res.headers['content-type']?.startsWith('application/json') &&
+          res.headers['transfer-encoding'] !== 'chunked' &&
+          !res.truncated
+        ) {
           try {
             const value = JSON.parse(res.body.toString('utf8')) as { metadata?: { continue?: string } };
             const seen: number[] = [];
@@ -294,7 +327,10 @@ describe('apiserver: fuzz over the request surface (issue 13)', function () {
           }
         }
       }
-      if (ex.junk.length > 0) problems.push(`bytes after the answers that are no response: ${JSON.stringify(ex.junk.subarray(0, 200).toString('latin1'))}\n        request: ${requestText(req)}`);
+      if (ex.junk.length > 0)
+        problems.push(
+          `bytes after the answers that are no response: ${JSON.stringify(ex.junk.subarray(0, 200).toString('latin1'))}\n        request: ${requestText(req)}`,
+        );
     };
 
     let next = 0;
@@ -324,7 +360,10 @@ describe('apiserver: fuzz over the request surface (issue 13)', function () {
     const list = await core.listNamespacedConfigMap({ namespace: KEEP });
     expect(Number(list.metadata?.resourceVersion)).to.be.at.least(maxSeen);
     expect(server.stats().resourceVersion).to.be.at.least(maxSeen);
-    const made = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `after-fuzz-${seed}` }, data: { ok: 'yes' } } });
+    const made = await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: `after-fuzz-${seed}` }, data: { ok: 'yes' } },
+    });
     expect(Number(made.metadata?.resourceVersion)).to.be.greaterThan(maxSeen);
     await core.deleteNamespacedConfigMap({ name: `after-fuzz-${seed}`, namespace: 'default' });
 
@@ -335,7 +374,15 @@ describe('apiserver: fuzz over the request surface (issue 13)', function () {
 
 describe('apiserver: the fuzz generator (issue 22)', () => {
   it('never sends a DELETE that the server resolves to the collection of namespaces or CRDs, which would take the fixtures with it (was: a mutated path such as customresourcedefinitions/x/.. deleted every CRD, and the fixtures answered 404)', () => {
-    const target: FuzzTarget = { host: '127.0.0.1:1', token: TOKEN, keepNamespace: KEEP, pipelineNamespace: PIPE, faultyNames: [], continueTokens: [], resourceVersion: () => 100 };
+    const target: FuzzTarget = {
+      host: '127.0.0.1:1',
+      token: TOKEN,
+      keepNamespace: KEEP,
+      pipelineNamespace: PIPE,
+      faultyNames: [],
+      continueTokens: [],
+      resourceVersion: () => 100,
+    };
     const collection = /\/(namespaces|customresourcedefinitions)$/;
     const resolved = (t: string): string => {
       const url = /^[a-z]+:\/\//i.test(t) ? new URL(t) : new URL(t.replace(/\/+/g, '/'), 'http://x.invalid');
@@ -346,7 +393,8 @@ describe('apiserver: the fuzz generator (issue 22)', () => {
       const r = prng(seed);
       for (let i = 0; i < 2000; i++) {
         const req = generate(r, target);
-        if (req.method === 'DELETE' && collection.test(resolved(req.target))) found.push(`seed ${seed}: DELETE ${req.target.slice(0, 120)}`);
+        if (req.method === 'DELETE' && collection.test(resolved(req.target)))
+          found.push(`seed ${seed}: DELETE ${req.target.slice(0, 120)}`);
       }
     }
     expect(found.slice(0, 5), `${found.length} collection deletes`).to.deep.equal([]);
@@ -381,17 +429,85 @@ describe("apiserver: answers with a Status what Node's HTTP parser refuses (issu
   };
 
   const cases: Array<{ what: string; wire: (host: string) => string; code: number; reason: string; message: RegExp }> = [
-    { what: 'an unknown method (FOO), 405 as the real server answers', wire: (h) => `FOO /api/v1/namespaces HTTP/1.1\r\nHost: ${h}\r\n\r\n`, code: 405, reason: 'MethodNotAllowed', message: /does not allow this method/ },
-    { what: 'CONNECT (was: connection closed unanswered)', wire: (h) => `CONNECT ${h} HTTP/1.1\r\nHost: ${h}\r\n\r\n`, code: 405, reason: 'MethodNotAllowed', message: /does not allow this method/ },
-    { what: 'a path starting with // and a query (seed 2037134357, was: 500 Invalid URL)', wire: (h) => `POST //?a=b HTTP/1.1\r\nHost: ${h}\r\nContent-Length: 0\r\n\r\n`, code: 404, reason: 'NotFound', message: /could not find the requested resource/ },
-    { what: 'a request line with spaces in the path', wire: (h) => `GET /a b c HTTP/1.1\r\nHost: ${h}\r\n\r\n`, code: 400, reason: 'BadRequest', message: /malformed HTTP request/ },
-    { what: 'TLS bytes sent to the plain HTTP port', wire: () => '\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03', code: 400, reason: 'BadRequest', message: /malformed HTTP request/ },
-    { what: 'headers over 16 KiB', wire: (h) => `GET /api HTTP/1.1\r\nHost: ${h}\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`, code: 431, reason: 'RequestHeaderFieldsTooLarge', message: /exceed 16384 bytes/ },
-    { what: 'an Expect other than 100-continue', wire: (h) => `GET /api HTTP/1.1\r\nHost: ${h}\r\nExpect: magic\r\n\r\n`, code: 417, reason: 'ExpectationFailed', message: /unsupported Expect header "magic"/ },
-    { what: 'HTTP/1.1 without Host', wire: () => 'GET /api HTTP/1.1\r\nConnection: close\r\n\r\n', code: 400, reason: 'BadRequest', message: /missing required Host header/ },
-    { what: 'Content-Length and Transfer-Encoding together', wire: (h) => `POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: ${h}\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}`, code: 400, reason: 'BadRequest', message: /can't be present with/ },
-    { what: 'a Content-Length that is not a number', wire: (h) => `POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: ${h}\r\nContent-Length: 12abc\r\n\r\n{}`, code: 400, reason: 'BadRequest', message: /malformed HTTP request/ },
-    { what: 'a chunked body broken in the middle (answered through the request in flight)', wire: (h) => `POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: ${h}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\nzz\r\n`, code: 400, reason: 'BadRequest', message: /malformed HTTP request/ },
+    {
+      what: 'an unknown method (FOO), 405 as the real server answers',
+      wire: (h) => `FOO /api/v1/namespaces HTTP/1.1\r\nHost: ${h}\r\n\r\n`,
+      code: 405,
+      reason: 'MethodNotAllowed',
+      message: /does not allow this method/,
+    },
+    {
+      what: 'CONNECT (was: connection closed unanswered)',
+      wire: (h) => `CONNECT ${h} HTTP/1.1\r\nHost: ${h}\r\n\r\n`,
+      code: 405,
+      reason: 'MethodNotAllowed',
+      message: /does not allow this method/,
+    },
+    {
+      what: 'a path starting with // and a query (seed 2037134357, was: 500 Invalid URL)',
+      wire: (h) => `POST //?a=b HTTP/1.1\r\nHost: ${h}\r\nContent-Length: 0\r\n\r\n`,
+      code: 404,
+      reason: 'NotFound',
+      message: /could not find the requested resource/,
+    },
+    {
+      what: 'a request line with spaces in the path',
+      wire: (h) => `GET /a b c HTTP/1.1\r\nHost: ${h}\r\n\r\n`,
+      code: 400,
+      reason: 'BadRequest',
+      message: /malformed HTTP request/,
+    },
+    {
+      what: 'TLS bytes sent to the plain HTTP port',
+      wire: () => '\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03',
+      code: 400,
+      reason: 'BadRequest',
+      message: /malformed HTTP request/,
+    },
+    {
+      what: 'headers over 16 KiB',
+      wire: (h) => `GET /api HTTP/1.1\r\nHost: ${h}\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`,
+      code: 431,
+      reason: 'RequestHeaderFieldsTooLarge',
+      message: /exceed 16384 bytes/,
+    },
+    {
+      what: 'an Expect other than 100-continue',
+      wire: (h) => `GET /api HTTP/1.1\r\nHost: ${h}\r\nExpect: magic\r\n\r\n`,
+      code: 417,
+      reason: 'ExpectationFailed',
+      message: /unsupported Expect header "magic"/,
+    },
+    {
+      what: 'HTTP/1.1 without Host',
+      wire: () => 'GET /api HTTP/1.1\r\nConnection: close\r\n\r\n',
+      code: 400,
+      reason: 'BadRequest',
+      message: /missing required Host header/,
+    },
+    {
+      what: 'Content-Length and Transfer-Encoding together',
+      wire: (h) =>
+        `POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: ${h}\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}`,
+      code: 400,
+      reason: 'BadRequest',
+      message: /can't be present with/,
+    },
+    {
+      what: 'a Content-Length that is not a number',
+      wire: (h) => `POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: ${h}\r\nContent-Length: 12abc\r\n\r\n{}`,
+      code: 400,
+      reason: 'BadRequest',
+      message: /malformed HTTP request/,
+    },
+    {
+      what: 'a chunked body broken in the middle (answered through the request in flight)',
+      wire: (h) =>
+        `POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: ${h}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\nzz\r\n`,
+      code: 400,
+      reason: 'BadRequest',
+      message: /malformed HTTP request/,
+    },
   ];
   for (const c of cases) {
     it(`answers ${c.code} ${c.reason} with a Status for ${c.what}`, async () => {
@@ -415,12 +531,22 @@ describe("apiserver: answers with a Status what Node's HTTP parser refuses (issu
   it('lets a client that is still sending its body read the answer to an unknown method (no reset: "socket hang up" before)', async () => {
     const url = new URL(server.url);
     const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request({ host: url.hostname, port: url.port, method: 'FOO', path: '/api/v1/namespaces/default/configmaps', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-        res.on('error', reject);
-      });
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          method: 'FOO',
+          path: '/api/v1/namespaces/default/configmaps',
+          agent: false,
+          headers: { 'content-type': 'application/json' },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       req.end(Buffer.alloc(2 * 1024 * 1024, 0x20));
     });

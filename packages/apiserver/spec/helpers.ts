@@ -101,7 +101,11 @@ export async function failure(p: Promise<unknown>): Promise<{ code: number; stat
 }
 
 /** Waits until `check` returns a value (not undefined/false) — for work the server does asynchronously. */
-export function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 5000): Promise<T> {
+export function eventually<T>(
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  what: string,
+  timeoutMs = 5000,
+): Promise<T> {
   return waitFor(what, check, timeoutMs);
 }
 
@@ -127,7 +131,11 @@ export class RecordingWatch {
   done: Error | null | undefined = undefined;
   private controller: AbortController | undefined;
 
-  static async start(kc: k8s.KubeConfig, path: string, params: Record<string, string | number | boolean | undefined> = {}): Promise<RecordingWatch> {
+  static async start(
+    kc: k8s.KubeConfig,
+    path: string,
+    params: Record<string, string | number | boolean | undefined> = {},
+  ): Promise<RecordingWatch> {
     const w = new RecordingWatch();
     const watch = new k8s.Watch(kc);
     w.controller = await watch.watch(
@@ -207,7 +215,12 @@ export function webPageCrd(overrides: Partial<k8s.V1CustomResourceDefinitionSpec
           schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
           additionalPrinterColumns: [{ name: 'Title', type: 'string', jsonPath: '.spec.title' }],
         },
-        { name: 'v1beta1', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } },
+        {
+          name: 'v1beta1',
+          served: true,
+          storage: false,
+          schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
+        },
       ],
       ...overrides,
     },
@@ -231,8 +244,11 @@ export async function kubectlSession(server: ApiServer): Promise<KubectlSession>
   await server.writeKubeconfig(kubeconfig);
   const kubectlOutput = (...args: string[]): Promise<{ stdout: string; stderr: string }> =>
     new Promise((resolve, reject) => {
-      execFile('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { timeout: 30_000 }, (err, stdout, stderr) =>
-        err ? reject(Object.assign(err, { stdout, stderr })) : resolve({ stdout, stderr }),
+      execFile(
+        'kubectl',
+        ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args],
+        { timeout: 30_000 },
+        (err, stdout, stderr) => (err ? reject(Object.assign(err, { stdout, stderr })) : resolve({ stdout, stderr })),
       );
     });
   return {
@@ -266,9 +282,13 @@ export interface ServerProcess {
  */
 export async function serveDataInChild(dataDir: string, shellPrefix = ''): Promise<ServerProcess> {
   const fixture = new URL('./fixtures/serve-data.ts', import.meta.url).pathname;
-  const child = spawn('sh', ['-c', `${shellPrefix} exec "$0" --import tsx --conditions=rxkube-source "$1" "$2"`, process.execPath, fixture, dataDir], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    'sh',
+    ['-c', `${shellPrefix} exec "$0" --import tsx --conditions=rxkube-source "$1" "$2"`, process.execPath, fixture, dataDir],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   child.stdout?.on('data', (b: Buffer) => (out += b.toString()));

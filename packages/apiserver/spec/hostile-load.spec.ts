@@ -83,7 +83,11 @@ function convertReview(review: Obj): Obj {
   };
 }
 
-const allowed = (review: Obj, extra: Obj = {}): Obj => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: true, ...extra } });
+const allowed = (review: Obj, extra: Obj = {}): Obj => ({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  response: { uid: review.request.uid, allowed: true, ...extra },
+});
 
 describe('the embedded server under hostile load (issue 32)', function () {
   this.timeout(60_000);
@@ -119,7 +123,10 @@ describe('the embedded server under hostile load (issue 32)', function () {
               { name: 'v1', served: true, storage: true, schema },
               { name: 'v2', served: true, storage: false, schema },
             ],
-            conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: hooks.url('/convert'), caBundle: hooks.caBundle } } },
+            conversion: {
+              strategy: 'Webhook',
+              webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: hooks.url('/convert'), caBundle: hooks.caBundle } },
+            },
           },
         },
       });
@@ -131,12 +138,19 @@ describe('the embedded server under hostile load (issue 32)', function () {
       await eventually(() => c.server.stats().watches === 1, 'the watch to open');
       // 100 ms per event: 160 events need 16 s; they are written in well under that.
       for (let i = 0; i < 160; i++) {
-        await c.custom.createNamespacedCustomObject({ ...g, version: 'v1', body: { apiVersion: 'slow.rxkube.dev/v1', kind: 'Gadget', metadata: { name: `g${i}` }, data: 'x'.repeat(1000) } });
+        await c.custom.createNamespacedCustomObject({
+          ...g,
+          version: 'v1',
+          body: { apiVersion: 'slow.rxkube.dev/v1', kind: 'Gadget', metadata: { name: `g${i}` }, data: 'x'.repeat(1000) },
+        });
       }
       const ended = await watch.ended(8000);
       expect(ended, 'a clean end the client re-watches after, not an error').to.equal(null);
       expect(watch.events.length, 'events delivered before the end').to.be.below(160);
-      expect(watch.events.every((e) => e.object.apiVersion === 'slow.rxkube.dev/v2'), 'what was delivered was converted').to.equal(true);
+      expect(
+        watch.events.every((e) => e.object.apiVersion === 'slow.rxkube.dev/v2'),
+        'what was delivered was converted',
+      ).to.equal(true);
       await eventually(() => c.server.stats().watches === 0, 'the watcher to be forgotten');
     });
   });
@@ -170,9 +184,17 @@ describe('the embedded server under hostile load (issue 32)', function () {
     });
 
     it('are deduplicated and cut as the real server cuts them (4096 characters, then 256 each), so client-node sees the write succeed (was: a 22 KB header its fetch refused)', async () => {
-      const created = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'warned', labels: { warned: 'yes' } } } });
+      const created = await c.core.createNamespacedConfigMap({
+        namespace: 'default',
+        body: { metadata: { name: 'warned', labels: { warned: 'yes' } } },
+      });
       expect(created.metadata?.uid).to.be.a('string');
-      const res = await raw(c.server, 'POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ metadata: { name: 'warned-raw', labels: { warned: 'yes' } } }));
+      const res = await raw(
+        c.server,
+        'POST',
+        '/api/v1/namespaces/default/configmaps',
+        JSON.stringify({ metadata: { name: 'warned-raw', labels: { warned: 'yes' } } }),
+      );
       expect(res.status).to.equal(201);
       const header = String(res.headers.warning);
       const warnings = header.split(/, (?=299 )/).map((w) => JSON.parse(w.replace(/^299 - /, '')) as string);
@@ -213,9 +235,16 @@ describe('the embedded server under hostile load (issue 32)', function () {
     it('are stopped at the runtime cost limit and the failurePolicy applied: Fail refuses the write naming the limit, without calling the webhook (was: 15 s of evaluation, then the call)', async () => {
       await hookWith('costly-fail', 'Fail');
       try {
-        const res = await raw(c.server, 'POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ metadata: { name: 'costly-fail', labels: { costly: 'costly-fail' } } }));
+        const res = await raw(
+          c.server,
+          'POST',
+          '/api/v1/namespaces/default/configmaps',
+          JSON.stringify({ metadata: { name: 'costly-fail', labels: { costly: 'costly-fail' } } }),
+        );
         expect(res.status, res.text).to.be.within(400, 599);
-        expect((res.json as { message: string }).message).to.contain("expression 'loops' resulted in error: operation cancelled: actual cost limit exceeded");
+        expect((res.json as { message: string }).message).to.contain(
+          "expression 'loops' resulted in error: operation cancelled: actual cost limit exceeded",
+        );
         expect(hooks.calls.get('/costly-fail') ?? 0).to.equal(0);
         expect((await raw(c.server, 'GET', '/api/v1/namespaces/default/configmaps/costly-fail')).status).to.equal(404);
       } finally {
@@ -227,7 +256,12 @@ describe('the embedded server under hostile load (issue 32)', function () {
       const built = `[${list}.map(a, ${list}.map(b, a * b))].all(A, ${list}.all(y, A == A))`;
       await hookWith('costly-compare', 'Fail', built);
       try {
-        const res = await raw(c.server, 'POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ metadata: { name: 'costly-compare', labels: { costly: 'costly-compare' } } }));
+        const res = await raw(
+          c.server,
+          'POST',
+          '/api/v1/namespaces/default/configmaps',
+          JSON.stringify({ metadata: { name: 'costly-compare', labels: { costly: 'costly-compare' } } }),
+        );
         expect(res.status, res.text).to.be.within(400, 599);
         expect((res.json as { message: string }).message).to.contain('actual cost limit exceeded');
         expect(hooks.calls.get('/costly-compare') ?? 0).to.equal(0);
@@ -239,7 +273,12 @@ describe('the embedded server under hostile load (issue 32)', function () {
     it('are stopped at the runtime cost limit and the failurePolicy applied: Ignore skips the webhook and the write is stored', async () => {
       await hookWith('costly-ignore', 'Ignore');
       try {
-        const res = await raw(c.server, 'POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ metadata: { name: 'costly-ignore', labels: { costly: 'costly-ignore' } } }));
+        const res = await raw(
+          c.server,
+          'POST',
+          '/api/v1/namespaces/default/configmaps',
+          JSON.stringify({ metadata: { name: 'costly-ignore', labels: { costly: 'costly-ignore' } } }),
+        );
         expect(res.status, res.text).to.equal(201);
         expect(hooks.calls.get('/costly-ignore') ?? 0).to.equal(0);
       } finally {
@@ -264,7 +303,16 @@ describe('the embedded server under hostile load (issue 32)', function () {
             group: 'proto.rxkube.dev',
             scope: 'Namespaced',
             names: { plural: 'protos', singular: 'proto', kind: 'Proto' },
-            versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } } }],
+            versions: [
+              {
+                name: 'v1',
+                served: true,
+                storage: true,
+                schema: {
+                  openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } },
+                },
+              },
+            ],
           },
         },
       });
@@ -287,7 +335,8 @@ describe('the embedded server under hostile load (issue 32)', function () {
     it('are unknown fields of a custom resource: refused under fieldValidation=Strict, pruned otherwise', async () => {
       const PROTOS = '/apis/proto.rxkube.dev/v1/namespaces/default/protos';
       for (const [i, field] of NAMES.entries()) {
-        const body = (name: string): string => `{"apiVersion":"proto.rxkube.dev/v1","kind":"Proto","metadata":{"name":"${name}"},"spec":{"size":1,"${field}":{"x":"y"}}}`;
+        const body = (name: string): string =>
+          `{"apiVersion":"proto.rxkube.dev/v1","kind":"Proto","metadata":{"name":"${name}"},"spec":{"size":1,"${field}":{"x":"y"}}}`;
         const strict = await raw(c.server, 'POST', `${PROTOS}?fieldValidation=Strict`, body(`strict-${i}`));
         expect(strict.status, `${field}: ${strict.text}`).to.equal(400);
         expect(message(strict)).to.contain(`unknown field "spec.${field}"`);
@@ -306,9 +355,16 @@ describe('the embedded server under hostile load (issue 32)', function () {
 
     before(async () => {
       // Unread answers are cut only after a minute: the hog holds what it takes for the whole test.
-      small = await startApiServer({ clientNode: false, maxPendingResponseBytes: 6 * 1024 * 1024, writeTimeoutMs: 60_000, requestQueueWaitMs: 1000 });
+      small = await startApiServer({
+        clientNode: false,
+        maxPendingResponseBytes: 6 * 1024 * 1024,
+        writeTimeoutMs: 60_000,
+        requestQueueWaitMs: 1000,
+      });
       for (let i = 0; i < 8; i++) {
-        expect((await raw(small, 'POST', CMS, JSON.stringify({ metadata: { name: `big-${i}` }, data: { v: 'x'.repeat(1_000_000) } }))).status).to.equal(201);
+        expect(
+          (await raw(small, 'POST', CMS, JSON.stringify({ metadata: { name: `big-${i}` }, data: { v: 'x'.repeat(1_000_000) } }))).status,
+        ).to.equal(201);
       }
     });
 
@@ -333,7 +389,11 @@ describe('the embedded server under hostile load (issue 32)', function () {
       const hog = await saToken(small, 'hog', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'get'] }]);
       for (let i = 0; i < 16; i++) await stall(hog);
       // The hog's own next request waits for its share, then is refused: what it holds is not freed.
-      await eventually(async () => (await raw(small, 'GET', `${CMS}/big-0`, undefined, { authorization: `Bearer ${hog}` })).status === 429, "the hog's unread answers to fill its share", 10_000);
+      await eventually(
+        async () => (await raw(small, 'GET', `${CMS}/big-0`, undefined, { authorization: `Bearer ${hog}` })).status === 429,
+        "the hog's unread answers to fill its share",
+        10_000,
+      );
       for (const probe of ['/healthz', '/livez', '/readyz', '/readyz?verbose']) {
         const res = await raw(small, 'GET', probe);
         expect(res.status, `${probe}: ${res.text}`).to.equal(200);
@@ -342,10 +402,18 @@ describe('the embedded server under hostile load (issue 32)', function () {
       expect(other.status, other.text).to.equal(200);
     });
 
-    it('lets a request beyond its user\'s share wait in that user\'s queue and serves it when room frees, instead of refusing it at once', async () => {
-      const quick = await startApiServer({ clientNode: false, maxPendingResponseBytes: 6 * 1024 * 1024, writeTimeoutMs: 300, requestQueueWaitMs: 10_000 });
+    it("lets a request beyond its user's share wait in that user's queue and serves it when room frees, instead of refusing it at once", async () => {
+      const quick = await startApiServer({
+        clientNode: false,
+        maxPendingResponseBytes: 6 * 1024 * 1024,
+        writeTimeoutMs: 300,
+        requestQueueWaitMs: 10_000,
+      });
       try {
-        for (let i = 0; i < 8; i++) expect((await raw(quick, 'POST', CMS, JSON.stringify({ metadata: { name: `big-${i}` }, data: { v: 'x'.repeat(1_000_000) } }))).status).to.equal(201);
+        for (let i = 0; i < 8; i++)
+          expect(
+            (await raw(quick, 'POST', CMS, JSON.stringify({ metadata: { name: `big-${i}` }, data: { v: 'x'.repeat(1_000_000) } }))).status,
+          ).to.equal(201);
         const url = new URL(quick.url);
         const socket = connect(Number(url.port), url.hostname, () => {
           socket.write(`GET ${CMS} HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`);
@@ -369,7 +437,11 @@ describe('the embedded server under hostile load (issue 32)', function () {
       // The server runs in the background of a shell that then becomes `sleep`, which never
       // reaps it: once killed, it stays a zombie until the sleep ends.
       const fixture = new URL('./fixtures/serve-data.ts', import.meta.url).pathname;
-      const parent = spawn('sh', ['-c', '"$0" --import tsx --conditions=rxkube-source "$1" "$2" & echo "pid $!"; exec sleep 60', process.execPath, fixture, dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const parent = spawn(
+        'sh',
+        ['-c', '"$0" --import tsx --conditions=rxkube-source "$1" "$2" & echo "pid $!"; exec sleep 60', process.execPath, fixture, dataDir],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
       try {
         let out = '';
         parent.stdout.on('data', (b: Buffer) => (out += b.toString()));
@@ -382,7 +454,10 @@ describe('the embedded server under hostile load (issue 32)', function () {
         expect(live, 'a second server while the first lives').to.contain(`in use by another server (process ${pid})`);
         process.kill(pid, 'SIGKILL');
         if (process.platform === 'linux') {
-          await eventually(async () => (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.startsWith('Z'), 'the killed server to be a zombie');
+          await eventually(
+            async () => (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.startsWith('Z'),
+            'the killed server to be a zombie',
+          );
         }
         expect(() => process.kill(pid, 0), 'kill(pid, 0) still succeeds on the zombie').to.not.throw();
         const again = await startApiServer({ dataDir, clientNode: false });

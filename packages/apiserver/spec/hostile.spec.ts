@@ -54,12 +54,21 @@ describe('apiserver: a hostile client (issue 22)', function () {
           group,
           scope: 'Cluster',
           names: { plural, kind },
-          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+            },
+          ],
         },
       });
 
     it('refuses a CRD that would shadow clusterrolebindings (protected group, no approval) with 422, and the built-in keeps serving', async () => {
-      const sa = await saToken(server, 'crd-maker', [{ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['create', 'delete'] }]);
+      const sa = await saToken(server, 'crd-maker', [
+        { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['create', 'delete'] },
+      ]);
       const as = { authorization: `Bearer ${sa}` };
       const res = await raw(server, 'POST', CRDS, crd('rbac.authorization.k8s.io', 'clusterrolebindings', 'ClusterRoleBinding'), as);
       expect(res.status, res.text).to.equal(422);
@@ -80,14 +89,27 @@ describe('apiserver: a hostile client (issue 22)', function () {
       expect((await raw(server, 'GET', '/apis/gadgets.x-k8s.io.k8s.io/v1/gadgets')).status).to.equal(200);
       const bad = await raw(server, 'POST', CRDS, crd('spare.k8s.io', 'spares', 'Spare', { 'api-approved.kubernetes.io': 'yes' }));
       expect(bad.status).to.equal(422);
-      const shadow = await raw(server, 'POST', CRDS, crd('rbac.authorization.k8s.io', 'clusterrolebindings', 'ClusterRoleBinding', { 'api-approved.kubernetes.io': 'unapproved, testing' }));
+      const shadow = await raw(
+        server,
+        'POST',
+        CRDS,
+        crd('rbac.authorization.k8s.io', 'clusterrolebindings', 'ClusterRoleBinding', {
+          'api-approved.kubernetes.io': 'unapproved, testing',
+        }),
+      );
       expect(shadow.status, shadow.text).to.equal(201);
-      const before = (await raw(server, 'GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings')).json as { kind: string; items: unknown[] };
+      const before = (await raw(server, 'GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings')).json as {
+        kind: string;
+        items: unknown[];
+      };
       expect(before.kind).to.equal('ClusterRoleBindingList');
       const status = await eventuallyStatus(server, `${CRDS}/clusterrolebindings.rbac.authorization.k8s.io`);
       expect(status.find((c) => c.type === 'NamesAccepted')).to.include({ status: 'False', reason: 'BuiltinConflict' });
       expect((await raw(server, 'DELETE', `${CRDS}/clusterrolebindings.rbac.authorization.k8s.io`)).status).to.equal(200);
-      await eventually(async () => (await raw(server, 'GET', `${CRDS}/clusterrolebindings.rbac.authorization.k8s.io`)).status === 404, 'the CRD to be gone');
+      await eventually(
+        async () => (await raw(server, 'GET', `${CRDS}/clusterrolebindings.rbac.authorization.k8s.io`)).status === 404,
+        'the CRD to be gone',
+      );
       const after = (await raw(server, 'GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings')).json as { items: unknown[] };
       expect(after.items.length).to.equal(before.items.length);
     });
@@ -100,7 +122,9 @@ describe('apiserver: a hostile client (issue 22)', function () {
       const wire: string[] = [];
       for (let i = 0; i < 5; i++) {
         const body = JSON.stringify({ metadata: { name: `piped-${i}` }, data: { v: 'x'.repeat(i * 1000) } });
-        wire.push(`POST ${CMS} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+        wire.push(
+          `POST ${CMS} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        );
         wire.push(`GET ${CMS}/piped-${i} HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
         wire.push(`DELETE ${CMS}/piped-${i} HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
         wire.push(`GET ${CMS}/piped-${i} HTTP/1.1\r\nHost: ${host}\r\n${i === 4 ? 'Connection: close\r\n' : ''}\r\n`);
@@ -115,7 +139,14 @@ describe('apiserver: a hostile client (issue 22)', function () {
     const sockets: Socket[] = [];
     before(async () => {
       // One user throughout, answered at once (no queue): the limits as that user meets them.
-      small = await startApiServer({ clientNode: false, maxRequestsInFlight: 3, maxPendingResponseBytes: 6 * 1024 * 1024, writeTimeoutMs: 500, bodyTimeoutMs: 1000, requestQueueWaitMs: 0 });
+      small = await startApiServer({
+        clientNode: false,
+        maxRequestsInFlight: 3,
+        maxPendingResponseBytes: 6 * 1024 * 1024,
+        writeTimeoutMs: 500,
+        bodyTimeoutMs: 1000,
+        requestQueueWaitMs: 0,
+      });
       // A 8 MB list: more than a loopback socket takes in before its reader reads.
       for (let i = 0; i < 8; i++) {
         const body = JSON.stringify({ metadata: { name: `big-${i}` }, data: { v: 'x'.repeat(1_000_000) } });
@@ -157,27 +188,46 @@ describe('apiserver: a hostile client (issue 22)', function () {
       for (let i = 0; i < 3; i++) {
         const socket = connect(Number(url.port), url.hostname);
         sockets.push(socket);
-        socket.write(`POST ${CMS} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"metadata":`);
+        socket.write(
+          `POST ${CMS} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"metadata":`,
+        );
       }
       await eventually(async () => (await raw(small, 'GET', `${CMS}/big-0`)).status === 429, 'the slots to fill');
       expect(statusOf(await raw(small, 'GET', '/version')).reason).to.equal('TooManyRequests');
-      const watch = await exchange(url.hostname, Number(url.port), Buffer.from(`GET ${CMS}?watch=1&resourceVersion=0&timeoutSeconds=1 HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`), { streamMs: 50 });
+      const watch = await exchange(
+        url.hostname,
+        Number(url.port),
+        Buffer.from(`GET ${CMS}?watch=1&resourceVersion=0&timeoutSeconds=1 HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`),
+        { streamMs: 50 },
+      );
       expect(watch.responses[0]?.status).to.equal(200);
       await eventually(async () => (await raw(small, 'GET', `${CMS}/big-0`)).status === 200, 'the slow bodies to time out');
     });
   });
 
   describe('continue tokens', () => {
-    const token = (fields: Record<string, unknown>): string => Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', ...fields })).toString('base64url');
+    const token = (fields: Record<string, unknown>): string =>
+      Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', ...fields })).toString('base64url');
 
     it('never serve another list: a token is bound to its resource, namespace and selectors, and its id is not guessable', async () => {
       for (let i = 0; i < 3; i++) {
-        expect((await raw(server, 'POST', '/api/v1/namespaces/kube-system/secrets', JSON.stringify({ metadata: { name: `s-${i}` }, stringData: { k: 'secret' } }))).status).to.equal(201);
+        expect(
+          (
+            await raw(
+              server,
+              'POST',
+              '/api/v1/namespaces/kube-system/secrets',
+              JSON.stringify({ metadata: { name: `s-${i}` }, stringData: { k: 'secret' } }),
+            )
+          ).status,
+        ).to.equal(201);
         expect((await raw(server, 'POST', CMS, JSON.stringify({ metadata: { name: `page-${i}` } }))).status).to.equal(201);
       }
       const sa = await saToken(server, 'cm-reader', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list'] }]);
       const as = { authorization: `Bearer ${sa}` };
-      const secrets = (await raw(server, 'GET', '/api/v1/namespaces/kube-system/secrets?limit=1')).json as { metadata: { continue: string } };
+      const secrets = (await raw(server, 'GET', '/api/v1/namespaces/kube-system/secrets?limit=1')).json as {
+        metadata: { continue: string };
+      };
       const stolen = secrets.metadata.continue;
       expect(JSON.parse(Buffer.from(stolen, 'base64url').toString()).id).to.match(/^[\w-]{20,}$/);
       for (const path of [`${CMS}?limit=1&continue=${stolen}`, `/api/v1/namespaces/kube-system/configmaps?limit=1&continue=${stolen}`]) {
@@ -232,11 +282,19 @@ describe('apiserver: a hostile client (issue 22)', function () {
                     spec: {
                       type: 'object',
                       properties: {
-                        s: { type: 'string', maxLength: 8000, 'x-kubernetes-validations': [{ rule: "self.replace('a', self).matches('^(a|b)*c$') == false" }] },
+                        s: {
+                          type: 'string',
+                          maxLength: 8000,
+                          'x-kubernetes-validations': [{ rule: "self.replace('a', self).matches('^(a|b)*c$') == false" }],
+                        },
                         list: {
                           type: 'array',
                           maxItems: 100,
-                          items: { type: 'string', maxLength: 30000, 'x-kubernetes-validations': [{ rule: `self.replace('a', '${'x'.repeat(100)}').size() > 0` }] },
+                          items: {
+                            type: 'string',
+                            maxLength: 30000,
+                            'x-kubernetes-validations': [{ rule: `self.replace('a', '${'x'.repeat(100)}').size() > 0` }],
+                          },
                         },
                       },
                     },
@@ -253,19 +311,41 @@ describe('apiserver: a hostile client (issue 22)', function () {
     });
 
     it('stops a rule whose string grows past the per-call cost limit (replace of a string by itself, then matches) with 422, at once', async () => {
-      const res = await raw(server, 'POST', WORDS, JSON.stringify({ apiVersion: 'cost.rxkube.dev/v1', kind: 'Word', metadata: { name: 'grow' }, spec: { s: 'a'.repeat(2000) } }));
+      const res = await raw(
+        server,
+        'POST',
+        WORDS,
+        JSON.stringify({ apiVersion: 'cost.rxkube.dev/v1', kind: 'Word', metadata: { name: 'grow' }, spec: { s: 'a'.repeat(2000) } }),
+      );
       expect(res.status, res.text).to.equal(422);
       expect(statusOf(res).message).to.contain('call cost exceeds limit for rule');
-      const small = await raw(server, 'POST', WORDS, JSON.stringify({ apiVersion: 'cost.rxkube.dev/v1', kind: 'Word', metadata: { name: 'small' }, spec: { s: 'ab' } }));
+      const small = await raw(
+        server,
+        'POST',
+        WORDS,
+        JSON.stringify({ apiVersion: 'cost.rxkube.dev/v1', kind: 'Word', metadata: { name: 'small' }, spec: { s: 'ab' } }),
+      );
       expect(small.status, small.text).to.equal(201);
     });
 
     it('stops the rules of one object once they spend the per-request budget together, with the real server message', async () => {
       const list = Array.from({ length: 40 }, () => 'a'.repeat(20_000));
-      const res = await raw(server, 'POST', WORDS, JSON.stringify({ apiVersion: 'cost.rxkube.dev/v1', kind: 'Word', metadata: { name: 'many' }, spec: { list } }));
+      const res = await raw(
+        server,
+        'POST',
+        WORDS,
+        JSON.stringify({ apiVersion: 'cost.rxkube.dev/v1', kind: 'Word', metadata: { name: 'many' }, spec: { list } }),
+      );
       expect(res.status, res.text).to.equal(422);
-      expect(statusOf(res).message).to.contain('validation failed due to running out of cost budget, no further validation rules will be run');
-      const few = await raw(server, 'POST', WORDS, JSON.stringify({ apiVersion: 'cost.rxkube.dev/v1', kind: 'Word', metadata: { name: 'few' }, spec: { list: list.slice(0, 3) } }));
+      expect(statusOf(res).message).to.contain(
+        'validation failed due to running out of cost budget, no further validation rules will be run',
+      );
+      const few = await raw(
+        server,
+        'POST',
+        WORDS,
+        JSON.stringify({ apiVersion: 'cost.rxkube.dev/v1', kind: 'Word', metadata: { name: 'few' }, spec: { list: list.slice(0, 3) } }),
+      );
       expect(few.status, few.text).to.equal(201);
     });
   });
@@ -286,7 +366,14 @@ describe('apiserver: a hostile client (issue 22)', function () {
         }
         const url = new URL(bounded.url);
         const watchFrom = (rv: string) =>
-          exchange(url.hostname, Number(url.port), Buffer.from(`GET ${CMS}?watch=1&resourceVersion=${rv}&timeoutSeconds=1 HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n\r\n`), { streamMs: 300 });
+          exchange(
+            url.hostname,
+            Number(url.port),
+            Buffer.from(
+              `GET ${CMS}?watch=1&resourceVersion=${rv}&timeoutSeconds=1 HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n\r\n`,
+            ),
+            { streamMs: 300 },
+          );
         const old = await watchFrom(first);
         expect(old.responses[0]?.body.toString()).to.contain('"code":410');
         const recent = await watchFrom(String(Number(last) - 1));
@@ -299,11 +386,15 @@ describe('apiserver: a hostile client (issue 22)', function () {
 
   describe('TokenRequest boundObjectRef', () => {
     const tokenPath = '/api/v1/namespaces/default/serviceaccounts/bound-sa/token';
-    const request = (boundObjectRef: Record<string, unknown>) => raw(server, 'POST', tokenPath, JSON.stringify({ spec: { audiences: [], boundObjectRef } }));
+    const request = (boundObjectRef: Record<string, unknown>) =>
+      raw(server, 'POST', tokenPath, JSON.stringify({ spec: { audiences: [], boundObjectRef } }));
 
     it('binds a token to a Pod that runs as the account: it stops working when the Pod is deleted; other kinds, missing objects and other accounts are refused', async () => {
       await saToken(server, 'bound-sa', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list'] }]);
-      const pod = { metadata: { name: 'bound-pod' }, spec: { serviceAccountName: 'bound-sa', containers: [{ name: 'c', image: 'busybox' }] } };
+      const pod = {
+        metadata: { name: 'bound-pod' },
+        spec: { serviceAccountName: 'bound-sa', containers: [{ name: 'c', image: 'busybox' }] },
+      };
       expect((await raw(server, 'POST', '/api/v1/namespaces/default/pods', JSON.stringify(pod))).status).to.equal(201);
       const granted = await request({ apiVersion: 'v1', kind: 'Pod', name: 'bound-pod' });
       expect(granted.status, granted.text).to.equal(201);
@@ -312,7 +403,10 @@ describe('apiserver: a hostile client (issue 22)', function () {
       const as = { authorization: `Bearer ${body.status.token}` };
       expect((await raw(server, 'GET', CMS, undefined, as)).status).to.equal(200);
       expect((await raw(server, 'DELETE', '/api/v1/namespaces/default/pods/bound-pod?gracePeriodSeconds=0')).status).to.equal(200);
-      await eventually(async () => (await raw(server, 'GET', '/api/v1/namespaces/default/pods/bound-pod')).status === 404, 'the Pod to be gone');
+      await eventually(
+        async () => (await raw(server, 'GET', '/api/v1/namespaces/default/pods/bound-pod')).status === 404,
+        'the Pod to be gone',
+      );
       expect((await raw(server, 'GET', CMS, undefined, as)).status).to.equal(401);
 
       const deployment = await request({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'x' });
@@ -360,7 +454,9 @@ describe('apiserver: a hostile client (issue 22)', function () {
       for (const path of [`${CMS}?resourceVersion=${huge}`, `${CMS}?watch=true&resourceVersion=${huge}`]) {
         const res = await raw(server, 'GET', path);
         expect(res.status, path).to.equal(400);
-        expect(statusOf(res).message).to.equal(`invalid resource version: resourceVersion: Invalid value: "${huge}": strconv.ParseUint: parsing "${huge}": value out of range`);
+        expect(statusOf(res).message).to.equal(
+          `invalid resource version: resourceVersion: Invalid value: "${huge}": strconv.ParseUint: parsing "${huge}": value out of range`,
+        );
       }
     });
 
@@ -396,7 +492,9 @@ describe('apiserver: a hostile client (issue 22)', function () {
   describe('warnings', () => {
     it('names an unknown field holding a DEL byte in its Warning header, escaped, instead of a 500 (fuzz seed 947161464)', async () => {
       expect((await raw(server, 'POST', CMS, JSON.stringify({ metadata: { name: 'warned' } }))).status).to.equal(201);
-      const res = await raw(server, 'PATCH', `${CMS}/warned`, JSON.stringify({ ['a\x7fb']: 1 }), { 'content-type': 'application/merge-patch+json' });
+      const res = await raw(server, 'PATCH', `${CMS}/warned`, JSON.stringify({ ['a\x7fb']: 1 }), {
+        'content-type': 'application/merge-patch+json',
+      });
       expect(res.status, res.text).to.equal(200);
       expect(res.headers.warning).to.equal('299 - "unknown field \\"a\\u007fb\\""');
     });

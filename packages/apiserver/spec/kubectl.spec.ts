@@ -8,7 +8,6 @@ import { eventually, isGone, kubectlAvailable, startWithClients, type Clients } 
 
 const run = promisify(execFile);
 
-
 const CONFIGMAP = (value: string) => `apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -107,7 +106,9 @@ describe('apiserver: kubectl v1.32', function () {
   });
 
   it('apply --server-side records kubectl as an Apply manager', async () => {
-    expect(await kubectl('apply', '--server-side', '-f', await file('deploy.yaml', DEPLOYMENT))).to.contain('deployment.apps/ssa-web serverside-applied');
+    expect(await kubectl('apply', '--server-side', '-f', await file('deploy.yaml', DEPLOYMENT))).to.contain(
+      'deployment.apps/ssa-web serverside-applied',
+    );
     const d = await c.apps.readNamespacedDeployment({ name: 'ssa-web', namespace: 'default' });
     expect(d.spec?.replicas).to.equal(2);
     expect(d.metadata?.managedFields?.map((m) => `${m.manager}/${m.operation}`)).to.include('kubectl/Apply');
@@ -116,23 +117,45 @@ describe('apiserver: kubectl v1.32', function () {
   });
 
   it('create -f of a CRD, then apply and get of its objects by plural, short name and full name', async () => {
-    expect(await kubectl('create', '-f', await file('crd.yaml', CRD))).to.contain('customresourcedefinition.apiextensions.k8s.io/webpages.sample.rxkube.dev created');
+    expect(await kubectl('create', '-f', await file('crd.yaml', CRD))).to.contain(
+      'customresourcedefinition.apiextensions.k8s.io/webpages.sample.rxkube.dev created',
+    );
     expect(await kubectl('apply', '-f', await file('wp.yaml', WEBPAGE('Hello')))).to.contain('webpage.sample.rxkube.dev/home created');
     expect(await kubectl('apply', '-f', await file('wp2.yaml', WEBPAGE('World')))).to.contain('webpage.sample.rxkube.dev/home configured');
     const short = await kubectl('get', 'wp');
     expect(short.split('\n')[0]).to.match(/^NAME\s+TITLE$/);
     expect(short).to.match(/^home\s+World$/m);
     expect(await kubectl('get', 'webpages', '-o', 'name')).to.equal('webpage.sample.rxkube.dev/home\n');
-    const json = JSON.parse(await kubectl('get', 'webpages.sample.rxkube.dev', 'home', '-o', 'json')) as { spec: unknown; metadata: { generation: number } };
+    const json = JSON.parse(await kubectl('get', 'webpages.sample.rxkube.dev', 'home', '-o', 'json')) as {
+      spec: unknown;
+      metadata: { generation: number };
+    };
     expect(json.spec).to.deep.equal({ title: 'World' });
     expect(json.metadata.generation).to.equal(2);
   });
 
   it('get -w sees a change', async () => {
     await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'watched' }, data: { v: '1' } } });
-    const child = spawn('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), 'get', 'configmap', 'watched', '-w', '--output-watch-events', '-o', 'custom-columns=EVENT:.type,VALUE:.object.data.v', '--no-headers'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      'kubectl',
+      [
+        '--kubeconfig',
+        kubeconfig,
+        '--cache-dir',
+        join(dir, 'cache'),
+        'get',
+        'configmap',
+        'watched',
+        '-w',
+        '--output-watch-events',
+        '-o',
+        'custom-columns=EVENT:.type,VALUE:.object.data.v',
+        '--no-headers',
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));
     try {
@@ -158,7 +181,9 @@ describe('apiserver: kubectl v1.32', function () {
     expect(await kubectl('-n', 'imperative', 'create', 'configmap', 'cm', '--from-literal=a=1')).to.contain('configmap/cm created');
     expect(await kubectl('-n', 'imperative', 'create', 'secret', 'generic', 'sec', '--from-literal=p=q')).to.contain('secret/sec created');
     expect(await kubectl('-n', 'imperative', 'create', 'serviceaccount', 'sa')).to.contain('serviceaccount/sa created');
-    expect(await kubectl('-n', 'imperative', 'create', 'deployment', 'dep', '--image=nginx:1.27', '--replicas=2', '--port=80')).to.contain('deployment.apps/dep created');
+    expect(await kubectl('-n', 'imperative', 'create', 'deployment', 'dep', '--image=nginx:1.27', '--replicas=2', '--port=80')).to.contain(
+      'deployment.apps/dep created',
+    );
     expect(await kubectl('-n', 'imperative', 'create', 'service', 'clusterip', 'svc', '--tcp=80:8080')).to.contain('service/svc created');
     expect(await kubectl('-n', 'imperative', 'run', 'pod', '--image=busybox', '--', 'sleep', '1')).to.contain('pod/pod created');
     const secret = await c.core.readNamespacedSecret({ name: 'sec', namespace: 'imperative' });

@@ -17,9 +17,16 @@ describe('the limits under attack', function () {
   const sockets: Socket[] = [];
 
   before(async () => {
-    server = await startApiServer({ clientNode: false, maxPendingResponseBytes: 6 * 1024 * 1024, writeTimeoutMs: 60_000, requestQueueWaitMs: 500 });
+    server = await startApiServer({
+      clientNode: false,
+      maxPendingResponseBytes: 6 * 1024 * 1024,
+      writeTimeoutMs: 60_000,
+      requestQueueWaitMs: 500,
+    });
     for (let i = 0; i < 8; i++) {
-      expect((await raw(server, 'POST', CMS, JSON.stringify({ metadata: { name: `big-${i}` }, data: { v: 'x'.repeat(1_000_000) } }))).status).to.equal(201);
+      expect(
+        (await raw(server, 'POST', CMS, JSON.stringify({ metadata: { name: `big-${i}` }, data: { v: 'x'.repeat(1_000_000) } }))).status,
+      ).to.equal(201);
     }
   });
 
@@ -47,7 +54,11 @@ describe('the limits under attack', function () {
       const served = await raw(server, 'GET', `${CMS}${query}`, undefined, { authorization: `Bearer ${hog}` });
       expect((served.json as { kind?: string }).kind).to.equal('ConfigMapList');
       for (let n = 0; n < 8; n++) await stall(`${CMS}${query}`, hog);
-      await eventually(async () => (await raw(server, 'GET', `${CMS}/big-0`, undefined, { authorization: `Bearer ${hog}` })).status === 429, "the hog's unread lists to fill its share", 10_000);
+      await eventually(
+        async () => (await raw(server, 'GET', `${CMS}/big-0`, undefined, { authorization: `Bearer ${hog}` })).status === 429,
+        "the hog's unread lists to fill its share",
+        10_000,
+      );
       for (const socket of sockets.splice(0)) socket.destroy();
     });
   }
@@ -58,14 +69,22 @@ describe('the limits under attack', function () {
   // user's answers, admitted before their bytes show, pass the budget (the fairness spec's
   // hog); the fix needs the bytes reserved at admission. Run with it.only to see it fail.
   it.skip('bounds the unread answers of all users together by maxPendingResponseBytes: one identity per unread list gets no more than the budget (was: each user bounded alone, so N users held N answers)', async () => {
-    const sybil = await startApiServer({ clientNode: false, maxPendingResponseBytes: 20 * 1024 * 1024, writeTimeoutMs: 60_000, requestQueueWaitMs: 500 });
+    const sybil = await startApiServer({
+      clientNode: false,
+      maxPendingResponseBytes: 20 * 1024 * 1024,
+      writeTimeoutMs: 60_000,
+      requestQueueWaitMs: 500,
+    });
     const held: Socket[] = [];
     try {
       for (let i = 0; i < 8; i++) {
-        expect((await raw(sybil, 'POST', CMS, JSON.stringify({ metadata: { name: `big-${i}` }, data: { v: 'x'.repeat(1_000_000) } }))).status).to.equal(201);
+        expect(
+          (await raw(sybil, 'POST', CMS, JSON.stringify({ metadata: { name: `big-${i}` }, data: { v: 'x'.repeat(1_000_000) } }))).status,
+        ).to.equal(201);
       }
       const tokens: string[] = [];
-      for (let i = 0; i < 8; i++) tokens.push(await saToken(sybil, `sybil-${i}`, [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'get'] }]));
+      for (let i = 0; i < 8; i++)
+        tokens.push(await saToken(sybil, `sybil-${i}`, [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'get'] }]));
       const late = await saToken(sybil, 'late', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'get'] }]);
       const url = new URL(sybil.url);
       // Each identity asks for the 8 MB list once and never reads it: 64 MB, over three times the budget.
@@ -77,7 +96,11 @@ describe('the limits under attack', function () {
         held.push(socket);
         await eventually(() => socket.bytesWritten > 0, 'the unread list to be asked for');
       }
-      await eventually(async () => (await raw(sybil, 'GET', `${CMS}/big-0`, undefined, { authorization: `Bearer ${late}` })).status === 429, 'the budget to be spent', 10_000);
+      await eventually(
+        async () => (await raw(sybil, 'GET', `${CMS}/big-0`, undefined, { authorization: `Bearer ${late}` })).status === 429,
+        'the budget to be spent',
+        10_000,
+      );
       // The probes stay outside every limit.
       expect((await raw(sybil, 'GET', '/healthz')).status).to.equal(200);
     } finally {
@@ -96,7 +119,10 @@ describe('the limits under attack', function () {
       socket.pause();
       await eventually(() => quick.stats().watches === 1, 'the watch to open');
       // 40 MB of events for a client that reads none: past the 32 MiB a watcher may hold, so it is cut.
-      for (let i = 0; i < 40; i++) expect((await raw(quick, 'POST', CMS, JSON.stringify({ metadata: { name: `w-${i}` }, data: { v: 'x'.repeat(1_000_000) } }))).status).to.equal(201);
+      for (let i = 0; i < 40; i++)
+        expect(
+          (await raw(quick, 'POST', CMS, JSON.stringify({ metadata: { name: `w-${i}` }, data: { v: 'x'.repeat(1_000_000) } }))).status,
+        ).to.equal(201);
       await eventually(() => quick.stats().watches === 0, 'the watcher to be cut');
       await new Promise((resolve) => setTimeout(resolve, 1500));
       // What the client can still read is what the kernel's socket buffers took, not what the server held.
@@ -137,7 +163,10 @@ describe('the limits under attack', function () {
       }
       await eventually(() => watched.stats().watches === 4, 'the watches to open');
       // 20 MB of events, under what one watcher may hold, for each of four watches that read none.
-      for (let i = 0; i < 20; i++) expect((await raw(watched, 'POST', CMS, JSON.stringify({ metadata: { name: `h-${i}` }, data: { v: 'x'.repeat(1_000_000) } }))).status).to.equal(201);
+      for (let i = 0; i < 20; i++)
+        expect(
+          (await raw(watched, 'POST', CMS, JSON.stringify({ metadata: { name: `h-${i}` }, data: { v: 'x'.repeat(1_000_000) } }))).status,
+        ).to.equal(201);
       await new Promise((resolve) => setTimeout(resolve, 500));
       let received = 0;
       let last = Date.now();

@@ -149,7 +149,12 @@ describe('apiserver: limits and request guards (issue 13)', () => {
         'metadata: {name: small-bomb}',
         'data:',
         `  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]`,
-        ...levels.slice(1).map((l, i) => `  ${l}: &${l} [${Array(9).fill(`*${levels[i] as string}`).join(',')}]`),
+        ...levels.slice(1).map(
+          (l, i) =>
+            `  ${l}: &${l} [${Array(9)
+              .fill(`*${levels[i] as string}`)
+              .join(',')}]`,
+        ),
       ].join('\n');
       expect(Buffer.byteLength(bomb)).to.be.below(440);
       const res = await raw(server, 'POST', CMS, bomb, { 'content-type': 'application/yaml' });
@@ -166,9 +171,17 @@ describe('apiserver: limits and request guards (issue 13)', () => {
       const parser = fileURLToPath(new URL('../src/http/http.ts', import.meta.url));
       const code = `const { loadYaml } = await import(${JSON.stringify(parser)}); try { loadYaml(${JSON.stringify(cyclic)}); console.log('parsed'); } catch (e) { console.log(e.message); }`;
       const child = await new Promise<{ out: string; failed: boolean }>((resolve) => {
-        execFile(process.execPath, ['--import=tsx', '--max-old-space-size=96', '--input-type=module', '-e', code], { timeout: 20_000 }, (err, out) => resolve({ out: out.trim(), failed: err !== null }));
+        execFile(
+          process.execPath,
+          ['--import=tsx', '--max-old-space-size=96', '--input-type=module', '-e', code],
+          { timeout: 20_000 },
+          (err, out) => resolve({ out: out.trim(), failed: err !== null }),
+        );
       });
-      expect(child).to.deep.equal({ out: "the request body could not be decoded as YAML: yaml: anchor 'x' value contains itself", failed: false });
+      expect(child).to.deep.equal({
+        out: "the request body could not be decoded as YAML: yaml: anchor 'x' value contains itself",
+        failed: false,
+      });
       const res = await raw(server, 'POST', CMS, cyclic, { 'content-type': 'application/yaml' });
       expect(res.status, res.text).to.equal(400);
       expect(statusOf(res).message).to.equal("the request body could not be decoded as YAML: yaml: anchor 'x' value contains itself");
@@ -176,7 +189,12 @@ describe('apiserver: limits and request guards (issue 13)', () => {
     });
 
     it('accepts a few aliases, as YAML with anchors is legitimate', async () => {
-      const yaml = ['apiVersion: v1', 'kind: ConfigMap', 'metadata: {name: anchors, labels: &l {app: x}, annotations: *l}', 'data: {k: v}'].join('\n');
+      const yaml = [
+        'apiVersion: v1',
+        'kind: ConfigMap',
+        'metadata: {name: anchors, labels: &l {app: x}, annotations: *l}',
+        'data: {k: v}',
+      ].join('\n');
       const res = await raw(server, 'POST', CMS, yaml, { 'content-type': 'application/yaml' });
       expect(res.status, res.text).to.equal(201);
     });
@@ -200,7 +218,10 @@ describe('apiserver: limits and request guards (issue 13)', () => {
         ['application/merge-patch+json', `{"spec":${nested(3000)}}`],
         ['application/json-patch+json', `[{"op":"add","path":"/spec/x","value":${nested(3000)}}]`],
         ['application/strategic-merge-patch+json', `{"spec":${nested(3000)}}`],
-        ['application/apply-patch+yaml', `{"apiVersion":"limits.rxkube.dev/v1","kind":"Thing","metadata":{"name":"deep-ok"},"spec":${nested(3000)}}`],
+        [
+          'application/apply-patch+yaml',
+          `{"apiVersion":"limits.rxkube.dev/v1","kind":"Thing","metadata":{"name":"deep-ok"},"spec":${nested(3000)}}`,
+        ],
       ] as const) {
         const res = await raw(server, 'PATCH', `${THINGS}/deep-ok?fieldManager=m`, body, { 'content-type': kind });
         expect(res.status, kind).to.be.within(400, 499);
@@ -222,7 +243,9 @@ describe('apiserver: limits and request guards (issue 13)', () => {
       expect(res.status, res.text).to.equal(422);
       const cause = statusOf(res).details?.causes?.[0];
       expect(cause?.field).to.equal('spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[word].pattern');
-      expect(cause?.message).to.equal('Invalid value: "^(?=a)a$": must be a valid regular expression, but isn\'t: error parsing regexp: invalid or unsupported Perl syntax: `(?=`');
+      expect(cause?.message).to.equal(
+        'Invalid value: "^(?=a)a$": must be a valid regular expression, but isn\'t: error parsing regexp: invalid or unsupported Perl syntax: `(?=`',
+      );
     });
 
     it('matches ^\\z as Go does: only the empty string', async () => {
@@ -251,8 +274,15 @@ describe('apiserver: limits and request guards (issue 13)', () => {
       expect(w.lines).to.have.length(1);
       const event = JSON.parse(w.lines[0] as string) as { type: string; object: Status };
       expect(event.type).to.equal('ERROR');
-      expect(event.object).to.deep.include({ code: 504, reason: 'Timeout', message: `Timeout: Too large resource version: ${current + 1000}, current: ${current}` });
-      expect(event.object.details).to.deep.equal({ causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 });
+      expect(event.object).to.deep.include({
+        code: 504,
+        reason: 'Timeout',
+        message: `Timeout: Too large resource version: ${current + 1000}, current: ${current}`,
+      });
+      expect(event.object.details).to.deep.equal({
+        causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+        retryAfterSeconds: 1,
+      });
     });
 
     it('a watch from a resourceVersion reached while it waits delivers only later events', async function () {
@@ -271,13 +301,18 @@ describe('apiserver: limits and request guards (issue 13)', () => {
       for (const path of [`${CMS}?resourceVersion=abc`, `${CMS}?watch=true&resourceVersion=abc`]) {
         const res = await raw(server, 'GET', path);
         expect(res.status, path).to.equal(400);
-        expect(statusOf(res).message).to.equal('invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax');
+        expect(statusOf(res).message).to.equal(
+          'invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax',
+        );
       }
     });
 
     it('answers 408 to a body that does not arrive in time and closes the connection', async () => {
       const status = await new Promise<number>((resolve, reject) => {
-        const req = request(new URL(CMS, server.url), { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '100' } });
+        const req = request(new URL(CMS, server.url), {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': '100' },
+        });
         req.on('response', (res) => {
           res.resume();
           resolve(res.statusCode ?? 0);
@@ -294,7 +329,10 @@ describe('apiserver: limits and request guards (issue 13)', () => {
       console.error = (...args: unknown[]) => logged.push(args);
       try {
         await new Promise<void>((resolve) => {
-          const req = request(new URL(CMS, server.url), { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '100' } });
+          const req = request(new URL(CMS, server.url), {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'content-length': '100' },
+          });
           req.on('error', () => resolve());
           req.write('{"metadata":', () => setTimeout(() => req.destroy(), 20));
           req.on('close', () => resolve());
@@ -319,7 +357,13 @@ describe('apiserver: limits and request guards (issue 13)', () => {
     });
 
     it('refuses a Host that only starts like a loopback address or name (127.0.0.1.attacker.example, localhost.attacker.example), read or write', async () => {
-      for (const name of ['127.0.0.1.attacker.example', '127.attacker.example', 'localhost.attacker.example', 'app.localhost', '127.0.0.1.']) {
+      for (const name of [
+        '127.0.0.1.attacker.example',
+        '127.attacker.example',
+        'localhost.attacker.example',
+        'app.localhost',
+        '127.0.0.1.',
+      ]) {
         const host = `${name}:${server.port}`;
         const read = await raw(server, 'GET', '/api/v1/namespaces/kube-system/secrets', undefined, { host });
         expect(read.status, host).to.equal(403);

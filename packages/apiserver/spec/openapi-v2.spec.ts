@@ -9,8 +9,22 @@ const PROTOBUF = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
 interface Swagger {
   swagger: string;
   info: { title: string; version: string };
-  paths: Record<string, Record<string, { consumes?: string[]; parameters?: { name: string; in: string }[]; 'x-kubernetes-group-version-kind'?: unknown; 'x-kubernetes-action'?: string }>>;
-  definitions: Record<string, { properties?: Record<string, Record<string, unknown>>; required?: string[]; 'x-kubernetes-group-version-kind'?: unknown }>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        consumes?: string[];
+        parameters?: { name: string; in: string }[];
+        'x-kubernetes-group-version-kind'?: unknown;
+        'x-kubernetes-action'?: string;
+      }
+    >
+  >;
+  definitions: Record<
+    string,
+    { properties?: Record<string, Record<string, unknown>>; required?: string[]; 'x-kubernetes-group-version-kind'?: unknown }
+  >;
 }
 
 const gadgetCrd: k8s.V1CustomResourceDefinition = {
@@ -33,7 +47,10 @@ const gadgetCrd: k8s.V1CustomResourceDefinition = {
                 type: 'object',
                 description: 'What the gadget should be.',
                 required: ['size'],
-                properties: { size: { type: 'integer', maximum: 10, description: 'How big.' }, color: { type: 'string', _enum: ['red', 'blue'] } },
+                properties: {
+                  size: { type: 'integer', maximum: 10, description: 'How big.' },
+                  color: { type: 'string', _enum: ['red', 'blue'] },
+                },
               },
             },
           },
@@ -53,9 +70,17 @@ describe('apiserver: /openapi/v2', function () {
     await c?.server.close();
   });
 
-  const get = async (accept?: string, headers: Record<string, string> = {}): Promise<{ status: number; type: string | null; etag: string | null; body: Buffer }> => {
+  const get = async (
+    accept?: string,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; type: string | null; etag: string | null; body: Buffer }> => {
     const res = await fetch(`${c.server.url}/openapi/v2`, { headers: { ...(accept === undefined ? {} : { accept }), ...headers } });
-    return { status: res.status, type: res.headers.get('content-type'), etag: res.headers.get('etag'), body: Buffer.from(await res.arrayBuffer()) };
+    return {
+      status: res.status,
+      type: res.headers.get('content-type'),
+      etag: res.headers.get('etag'),
+      body: Buffer.from(await res.arrayBuffer()),
+    };
   };
   const swagger = async (): Promise<Swagger> => JSON.parse((await get('application/json')).body.toString('utf8')) as Swagger;
 
@@ -70,7 +95,9 @@ describe('apiserver: /openapi/v2', function () {
     expect(deployment?.['x-kubernetes-group-version-kind']).to.deep.equal([{ group: 'apps', version: 'v1', kind: 'Deployment' }]);
     expect(deployment?.properties?.spec).to.deep.include({ $ref: '#/definitions/io.k8s.api.apps.v1.DeploymentSpec' });
     expect(doc.definitions['io.k8s.api.apps.v1.DeploymentSpec']?.required).to.deep.equal(['selector', 'template']);
-    expect(doc.definitions['io.k8s.api.batch.v1.CronJob']?.['x-kubernetes-group-version-kind']).to.deep.equal([{ group: 'batch', version: 'v1', kind: 'CronJob' }]);
+    expect(doc.definitions['io.k8s.api.batch.v1.CronJob']?.['x-kubernetes-group-version-kind']).to.deep.equal([
+      { group: 'batch', version: 'v1', kind: 'CronJob' },
+    ]);
     const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1] as string);
     expect(refs.length).to.be.greaterThan(100);
     expect(refs.filter((r) => !r.startsWith('#/definitions/') || !doc.definitions[r.slice('#/definitions/'.length)])).to.deep.equal([]);
@@ -171,9 +198,11 @@ describe('apiserver: /openapi/v2', function () {
     });
 
     it('explain of a CRD kind (OpenAPI v3) lists apiVersion, kind and metadata, and explains metadata, as the real server publishes them', async () => {
-      await c.ext.createCustomResourceDefinition({ body: { ...gadgetCrd, metadata: { name: 'gadgets.toys.example.com' } } }).catch((err: { code?: number }) => {
-        if (err.code !== 409) throw err;
-      });
+      await c.ext
+        .createCustomResourceDefinition({ body: { ...gadgetCrd, metadata: { name: 'gadgets.toys.example.com' } } })
+        .catch((err: { code?: number }) => {
+          if (err.code !== 409) throw err;
+        });
       const root = await eventually(async () => {
         const text = await kubectl('explain', 'gadget').catch(() => '');
         return text.includes('FIELDS:') ? text : undefined;

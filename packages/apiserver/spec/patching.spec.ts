@@ -14,7 +14,8 @@ describe('apiserver: PATCH (json, merge, strategic, apply) with client-node', ()
     await c.server.close();
   });
 
-  const cm = (name: string, data: Record<string, string>) => c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name }, data } });
+  const cm = (name: string, data: Record<string, string>) =>
+    c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name }, data } });
 
   const deployment = (name: string): k8s.V1Deployment => ({
     apiVersion: 'apps/v1',
@@ -54,7 +55,10 @@ describe('apiserver: PATCH (json, merge, strategic, apply) with client-node', ()
   it('answers 422 when a JSON patch test fails, and changes nothing', async () => {
     const before = await cm('jp-fail', { a: '1' });
     const f = await failure(
-      c.core.patchNamespacedConfigMap({ name: 'jp-fail', namespace: 'default', body: [{ op: 'test', path: '/data/a', value: 'nope' }] }, as(k8s.PatchStrategy.JsonPatch)),
+      c.core.patchNamespacedConfigMap(
+        { name: 'jp-fail', namespace: 'default', body: [{ op: 'test', path: '/data/a', value: 'nope' }] },
+        as(k8s.PatchStrategy.JsonPatch),
+      ),
     );
     expect(f.code).to.equal(422);
     expect(f.status.kind).to.equal('Status');
@@ -90,7 +94,10 @@ describe('apiserver: PATCH (json, merge, strategic, apply) with client-node', ()
 
   it('makes a merge patch with a stale metadata.resourceVersion a 409 Conflict', async () => {
     const first = await cm('mp-rv', { a: '1' });
-    await c.core.patchNamespacedConfigMap({ name: 'mp-rv', namespace: 'default', body: { data: { a: '2' } } }, as(k8s.PatchStrategy.MergePatch));
+    await c.core.patchNamespacedConfigMap(
+      { name: 'mp-rv', namespace: 'default', body: { data: { a: '2' } } },
+      as(k8s.PatchStrategy.MergePatch),
+    );
     const f = await failure(
       c.core.patchNamespacedConfigMap(
         { name: 'mp-rv', namespace: 'default', body: { metadata: { resourceVersion: first.metadata?.resourceVersion }, data: { a: '3' } } },
@@ -102,14 +109,22 @@ describe('apiserver: PATCH (json, merge, strategic, apply) with client-node', ()
   });
 
   it('answers 404 for a merge patch of a missing object', async () => {
-    const f = await failure(c.core.patchNamespacedConfigMap({ name: 'absent', namespace: 'default', body: { data: {} } }, as(k8s.PatchStrategy.MergePatch)));
+    const f = await failure(
+      c.core.patchNamespacedConfigMap({ name: 'absent', namespace: 'default', body: { data: {} } }, as(k8s.PatchStrategy.MergePatch)),
+    );
     expect(f.code).to.equal(404);
   });
 
   describe('server-side apply (application/apply-patch+yaml)', () => {
     const apply = (name: string, data: Record<string, string>, manager: string, force?: boolean) =>
       c.core.patchNamespacedConfigMap(
-        { name, namespace: 'default', body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data }, fieldManager: manager, force },
+        {
+          name,
+          namespace: 'default',
+          body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data },
+          fieldManager: manager,
+          force,
+        },
         as(k8s.PatchStrategy.ServerSideApply),
       );
 
@@ -135,7 +150,9 @@ describe('apiserver: PATCH (json, merge, strategic, apply) with client-node', ()
       expect(f.code).to.equal(409);
       expect(f.status.reason).to.equal('Conflict');
       expect(f.status.message).to.equal('Apply failed with 1 conflict: conflict with "alice": .data.a');
-      expect((f.status.details as { causes: unknown[] }).causes).to.deep.equal([{ reason: 'FieldManagerConflict', message: 'conflict with "alice"', field: '.data.a' }]);
+      expect((f.status.details as { causes: unknown[] }).causes).to.deep.equal([
+        { reason: 'FieldManagerConflict', message: 'conflict with "alice"', field: '.data.a' },
+      ]);
       const forced = await apply('ssa-conflict', { a: '2' }, 'bob', true);
       expect(forced.data).to.deep.equal({ a: '2' });
       const managers = (forced.metadata?.managedFields ?? []).map((m) => m.manager);
@@ -164,16 +181,25 @@ describe('apiserver: PATCH (json, merge, strategic, apply) with client-node', ()
     });
 
     it('requires a fieldManager (400)', async () => {
-      const res = await raw(c.server, 'PATCH', '/api/v1/namespaces/default/configmaps/ssa-nofm', JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap' }), {
-        'content-type': 'application/apply-patch+yaml',
-      });
+      const res = await raw(
+        c.server,
+        'PATCH',
+        '/api/v1/namespaces/default/configmaps/ssa-nofm',
+        JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap' }),
+        {
+          'content-type': 'application/apply-patch+yaml',
+        },
+      );
       expect(res.status).to.equal(400);
       expect((res.json as { reason: string }).reason).to.equal('BadRequest');
     });
 
     it('records Update entries for other writes, and apply conflicts name them with their apiVersion', async () => {
       await apply('ssa-upd', { a: '1' }, 'alice');
-      await c.core.patchNamespacedConfigMap({ name: 'ssa-upd', namespace: 'default', body: { data: { a: '9' } }, fieldManager: 'editor' }, as(k8s.PatchStrategy.MergePatch));
+      await c.core.patchNamespacedConfigMap(
+        { name: 'ssa-upd', namespace: 'default', body: { data: { a: '9' } }, fieldManager: 'editor' },
+        as(k8s.PatchStrategy.MergePatch),
+      );
       const f = await failure(apply('ssa-upd', { a: '1' }, 'alice'));
       expect(f.status.message).to.equal('Apply failed with 1 conflict: conflict with "editor" using v1: .data.a');
     });
@@ -187,7 +213,12 @@ describe('apiserver: PATCH (json, merge, strategic, apply) with client-node', ()
       expect(created.spec?.replicas).to.equal(1);
       expect(created.status?.replicas).to.equal(undefined);
       const status = await c.apps.patchNamespacedDeploymentStatus(
-        { name: 'ssa-deploy', namespace: 'default', body: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'ssa-deploy' }, status: { replicas: 3 } }, fieldManager: 'ctl' },
+        {
+          name: 'ssa-deploy',
+          namespace: 'default',
+          body: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'ssa-deploy' }, status: { replicas: 3 } },
+          fieldManager: 'ctl',
+        },
         as(k8s.PatchStrategy.ServerSideApply),
       );
       expect(status.status?.replicas).to.equal(3);

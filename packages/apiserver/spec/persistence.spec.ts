@@ -19,7 +19,11 @@ async function startError(options: Parameters<typeof startApiServer>[0]): Promis
   return 'started';
 }
 
-async function createConfigMap(server: ApiServer, name: string, data: Record<string, string> = {}): Promise<{ metadata: { resourceVersion: string } }> {
+async function createConfigMap(
+  server: ApiServer,
+  name: string,
+  data: Record<string, string> = {},
+): Promise<{ metadata: { resourceVersion: string } }> {
   const res = await fetch(`${server.url}/api/v1/namespaces/default/configmaps`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -46,7 +50,11 @@ async function crashImage(from: string, to: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       // Temp files are never data, and the lock socket is the running server's, not state.
-      return await cp(from, to, { recursive: true, force: true, filter: (source) => !source.endsWith('.tmp') && !source.endsWith('.sock') });
+      return await cp(from, to, {
+        recursive: true,
+        force: true,
+        filter: (source) => !source.endsWith('.tmp') && !source.endsWith('.sock'),
+      });
     } catch (err) {
       // A log file removed by a compaction while it was copied: take the image again.
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 5) throw err;
@@ -147,14 +155,19 @@ describe('apiserver: dataDir (--data) durability', function () {
     await writeFile(victim, 'untouched');
     await symlink(victim, join(dataDir, 'planted.tmp'));
     let err: unknown;
-    await createExclusive(join(dataDir, 'planted.tmp')).then((fh) => fh.close(), (e: unknown) => (err = e));
+    await createExclusive(join(dataDir, 'planted.tmp')).then(
+      (fh) => fh.close(),
+      (e: unknown) => (err = e),
+    );
     expect((err as NodeJS.ErrnoException).code).to.equal('EEXIST');
     await rm(join(dataDir, 'planted.tmp'));
 
     const snapshot = join(dataDir, 'snapshot.json');
     await rm(snapshot);
     await symlink(victim, snapshot);
-    expect(await startError({ dataDir })).to.contain(snapshot).and.contain('ELOOP');
+    expect(await startError({ dataDir }))
+      .to.contain(snapshot)
+      .and.contain('ELOOP');
     expect(await readFile(victim, 'utf8')).to.equal('untouched');
   });
 
@@ -170,11 +183,17 @@ describe('apiserver: dataDir (--data) durability', function () {
     }
     const [wal] = await walFiles(image);
     const log = join(image, wal as string);
-    const whole = encodeRecord({ t: 'put', r: '/configmaps', o: { metadata: { name: 'torn', namespace: 'default', resourceVersion: '999999' } } });
+    const whole = encodeRecord({
+      t: 'put',
+      r: '/configmaps',
+      o: { metadata: { name: 'torn', namespace: 'default', resourceVersion: '999999' } },
+    });
     await appendFile(log, whole.subarray(0, whole.length - 5));
     const again = await startApiServer({ dataDir: image, clientNode: false });
     try {
-      expect(await configMapNames(again)).to.include('before-the-tear').and.not.include('torn');
+      expect(await configMapNames(again))
+        .to.include('before-the-tear')
+        .and.not.include('torn');
     } finally {
       await again.close();
     }
@@ -183,11 +202,14 @@ describe('apiserver: dataDir (--data) durability', function () {
     await cp(image, corrupt, { recursive: true });
     const [gen] = await walFiles(corrupt);
     const file = join(corrupt, gen as string);
-    const rec = (name: string): Buffer => encodeRecord({ t: 'put', r: '/configmaps', o: { metadata: { name, namespace: 'default', resourceVersion: '1' } } });
+    const rec = (name: string): Buffer =>
+      encodeRecord({ t: 'put', r: '/configmaps', o: { metadata: { name, namespace: 'default', resourceVersion: '1' } } });
     const bad = rec('bad');
     bad[bad.length - 2] ^= 0xff;
     await appendFile(file, Buffer.concat([rec('good'), bad, rec('after')]));
-    expect(await startError({ dataDir: corrupt })).to.contain(file).and.contain('corrupt');
+    expect(await startError({ dataDir: corrupt }))
+      .to.contain(file)
+      .and.contain('corrupt');
   });
 
   it('compacts the log into a snapshot as it grows, keeping everything', async () => {
@@ -198,7 +220,7 @@ describe('apiserver: dataDir (--data) durability', function () {
       await Promise.all(Array.from({ length: 60 }, (_, i) => createConfigMap(server, `cm-${i}`, { payload: 'x'.repeat(200) })));
       await crashImage(dataDir, image);
       expect((await walFiles(dataDir)).length).to.be.at.most(2);
-      expect((await stat(join(dataDir, 'wal-00000001.log')).catch(() => undefined))).to.equal(undefined);
+      expect(await stat(join(dataDir, 'wal-00000001.log')).catch(() => undefined)).to.equal(undefined);
     } finally {
       await server.close();
     }
@@ -213,12 +235,18 @@ describe('apiserver: dataDir (--data) durability', function () {
   it('rejects an unusable data directory at start, naming the path and the reason', async () => {
     const file = join(dir, 'a-file');
     await writeFile(file, 'not a directory');
-    expect(await startError({ dataDir: file })).to.contain(file).and.contain('not a directory');
-    expect(await startError({ dataDir: join(file, 'below') })).to.contain(join(file, 'below')).and.contain('ENOTDIR');
+    expect(await startError({ dataDir: file }))
+      .to.contain(file)
+      .and.contain('not a directory');
+    expect(await startError({ dataDir: join(file, 'below') }))
+      .to.contain(join(file, 'below'))
+      .and.contain('ENOTDIR');
     const bogus = join(dir, 'bogus');
     await mkdir(bogus);
     await writeFile(join(bogus, 'snapshot.json'), '{"hello": "world"}');
-    expect(await startError({ dataDir: bogus })).to.contain(join(bogus, 'snapshot.json')).and.contain('not an rxkube apiserver snapshot');
+    expect(await startError({ dataDir: bogus }))
+      .to.contain(join(bogus, 'snapshot.json'))
+      .and.contain('not an rxkube apiserver snapshot');
     await truncate(join(bogus, 'snapshot.json'), 3);
     expect(await startError({ dataDir: bogus })).to.contain('not valid JSON');
   });
@@ -278,7 +306,9 @@ describe('apiserver: dataDir under a hostile or failing environment (issue 22)',
     const second = log.readUInt32LE(0) + 8;
     log[second + 3] = 1;
     await writeFile(file, log);
-    expect(await startError({ dataDir: image })).to.contain(file).and.contain('corrupt');
+    expect(await startError({ dataDir: image }))
+      .to.contain(file)
+      .and.contain('corrupt');
     expect(await readdir(image)).to.include(wal);
   });
 
@@ -286,12 +316,17 @@ describe('apiserver: dataDir under a hostile or failing environment (issue 22)',
     const open = join(dir, 'world-writable');
     await mkdir(open);
     await chmod(open, 0o777);
-    await writeFile(join(open, 'snapshot.json'), JSON.stringify({ kind: 'RxkubeApiServerSnapshot', resourceVersion: 1, log: 0, objects: [] }));
+    await writeFile(
+      join(open, 'snapshot.json'),
+      JSON.stringify({ kind: 'RxkubeApiServerSnapshot', resourceVersion: 1, log: 0, objects: [] }),
+    );
     const refused = await startError({ dataDir: open });
     expect(refused).to.contain(open).and.contain('writable by other users (mode 0777)');
     await chmod(open, 0o700);
     await chmod(join(open, 'snapshot.json'), 0o666);
-    expect(await startError({ dataDir: open })).to.contain(join(open, 'snapshot.json')).and.contain('mode 0666');
+    expect(await startError({ dataDir: open }))
+      .to.contain(join(open, 'snapshot.json'))
+      .and.contain('mode 0666');
     await chmod(join(open, 'snapshot.json'), 0o600);
     expect(await startError({ dataDir: open })).to.equal('started');
   });
@@ -328,7 +363,10 @@ describe('apiserver: dataDir under a hostile or failing environment (issue 22)',
     const dataDir = join(dir, 'large');
     // 540 objects sharing one 1 MB string: 540 MB of JSON, little memory until it is read back.
     const payload = 'x'.repeat(1_000_000);
-    const objects = Array.from({ length: 540 }, (_, i) => ({ resource: '/configmaps', object: { metadata: { name: `big-${i}`, namespace: 'default', resourceVersion: '7' }, data: { v: payload } } }));
+    const objects = Array.from({ length: 540 }, (_, i) => ({
+      resource: '/configmaps',
+      object: { metadata: { name: `big-${i}`, namespace: 'default', resourceVersion: '7' }, data: { v: payload } },
+    }));
     const first = await Journal.open(dataDir);
     first.journal.snapshotFrom(() => ({ resourceVersion: 7, objects }));
     await first.journal.close();
@@ -336,7 +374,9 @@ describe('apiserver: dataDir under a hostile or failing environment (issue 22)',
     const again = await Journal.open(dataDir);
     try {
       expect(again.state.objects).to.have.length(540);
-      const last = again.state.objects.find((o) => o.object.metadata !== undefined && (o.object.metadata as { name: string }).name === 'big-539');
+      const last = again.state.objects.find(
+        (o) => o.object.metadata !== undefined && (o.object.metadata as { name: string }).name === 'big-539',
+      );
       expect(((last?.object.data ?? {}) as { v: string }).v).to.have.length(1_000_000);
     } finally {
       await again.journal.close();

@@ -93,7 +93,8 @@ export function parseResponses(data: Buffer, head = false): { responses: ParsedR
     const declared = headers['content-length'] === undefined ? undefined : Number(headers['content-length']);
     // The answer to a HEAD has no body; but an answer from before the request was parsed (a refused
     // request line) does not know it was a HEAD: its body is exactly what follows, to the close.
-    const headAnswer = head && responses.length === 0 && !(declared !== undefined && declared > 0 && data.length - (headEnd + 4) === declared);
+    const headAnswer =
+      head && responses.length === 0 && !(declared !== undefined && declared > 0 && data.length - (headEnd + 4) === declared);
     if (status < 200 || status === 204 || status === 304 || headAnswer) {
       body = Buffer.alloc(0);
     } else if (headers['transfer-encoding']?.toLowerCase() === 'chunked') {

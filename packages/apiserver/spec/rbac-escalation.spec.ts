@@ -14,7 +14,11 @@ function notHeld(resource: string, name: string, sa: string, missing: string[]):
   return `${resource}.${RBAC} "${name}" is forbidden: user "system:serviceaccount:default:${sa}" (groups=${GROUPS}) is attempting to grant RBAC permissions not currently held:\n${missing.join('\n')}`;
 }
 
-const clusterRole = (name: string, rules: k8s.V1PolicyRule[], extra: Partial<k8s.V1ClusterRole> = {}): k8s.V1ClusterRole => ({ metadata: { name }, rules, ...extra });
+const clusterRole = (name: string, rules: k8s.V1PolicyRule[], extra: Partial<k8s.V1ClusterRole> = {}): k8s.V1ClusterRole => ({
+  metadata: { name },
+  rules,
+  ...extra,
+});
 const roleRef = (kind: 'Role' | 'ClusterRole', name: string): k8s.V1RoleRef => ({ apiGroup: RBAC, kind, name });
 
 describe('apiserver: RBAC escalation prevention, as the real RBAC storage (ServiceAccount tokens)', function () {
@@ -44,7 +48,10 @@ describe('apiserver: RBAC escalation prevention, as the real RBAC storage (Servi
   /** Grants ServiceAccount default/`sa` `rules` in `namespace` (a Role and a RoleBinding, made by the admin). */
   async function grantIn(namespace: string, sa: string, name: string, rules: k8s.V1PolicyRule[]): Promise<void> {
     await admin.createNamespacedRole({ namespace, body: { metadata: { name }, rules } });
-    await admin.createNamespacedRoleBinding({ namespace, body: { metadata: { name }, roleRef: roleRef('Role', name), subjects: subjects(sa) } });
+    await admin.createNamespacedRoleBinding({
+      namespace,
+      body: { metadata: { name }, roleRef: roleRef('Role', name), subjects: subjects(sa) },
+    });
   }
 
   before(async function () {
@@ -86,14 +93,21 @@ describe('apiserver: RBAC escalation prevention, as the real RBAC storage (Servi
     // Server-side apply creates through the same check.
     const applied = await failure(
       rbac.patchClusterRole(
-        { name: 'reader', body: { apiVersion: `${RBAC}/v1`, kind: 'ClusterRole', ...clusterRole('reader', wanted) }, fieldManager: 'test', force: true },
+        {
+          name: 'reader',
+          body: { apiVersion: `${RBAC}/v1`, kind: 'ClusterRole', ...clusterRole('reader', wanted) },
+          fieldManager: 'test',
+          force: true,
+        },
         k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.ServerSideApply),
       ),
     );
     expect(applied.status.message).to.equal(refused.status.message);
     // A dry run is checked too; the rights it holds it may grant.
     expect((await failure(rbac.createClusterRole({ body: clusterRole('reader', wanted), dryRun: 'All' }))).code).to.equal(403);
-    const held = await rbac.createClusterRole({ body: clusterRole('reader', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'get'] }]) });
+    const held = await rbac.createClusterRole({
+      body: clusterRole('reader', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'get'] }]),
+    });
     expect(held.metadata?.uid).to.be.a('string');
   });
 
@@ -105,13 +119,17 @@ describe('apiserver: RBAC escalation prevention, as the real RBAC storage (Servi
     const { rbac } = await serviceAccount('wide');
     const many = (prefix: string) => Array.from({ length: 600 }, (_, i) => `${prefix}${i}`);
     // 600 groups × 600 resources: 360,000 rules broken down, none held for `list`.
-    const refused = await failure(rbac.createClusterRole({ body: clusterRole('wide-list', [{ apiGroups: many('g'), resources: many('r'), verbs: ['list'] }]) }));
+    const refused = await failure(
+      rbac.createClusterRole({ body: clusterRole('wide-list', [{ apiGroups: many('g'), resources: many('r'), verbs: ['list'] }]) }),
+    );
     expect(refused.code).to.equal(403);
     const lines = String(refused.status.message).split('\n');
     expect(lines.length).to.equal(1 + 100 + 1);
     expect(lines[1]).to.match(/^\{APIGroups:\["g\d+"\], Resources:\["r\d+"\], Verbs:\["list"\]\}$/);
     expect(lines.at(-1)).to.equal('(and more, not listed)');
-    const allowed = await rbac.createClusterRole({ body: clusterRole('wide-get', [{ apiGroups: many('g'), resources: many('r'), verbs: ['get'] }]) });
+    const allowed = await rbac.createClusterRole({
+      body: clusterRole('wide-get', [{ apiGroups: many('g'), resources: many('r'), verbs: ['get'] }]),
+    });
     expect(allowed.metadata?.uid).to.be.a('string');
   });
 
@@ -123,17 +141,26 @@ describe('apiserver: RBAC escalation prevention, as the real RBAC storage (Servi
       { apiGroups: ['apps'], resources: ['*'], verbs: ['get'] },
     ]);
     const { rbac } = await serviceAccount('ns-maker');
-    const create = (namespace: string, name: string, rules: k8s.V1PolicyRule[]) => rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } });
+    const create = (namespace: string, name: string, rules: k8s.V1PolicyRule[]) =>
+      rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } });
     await create('default', 'cm', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }]);
     await create('default', 'secret-a', [{ apiGroups: [''], resources: ['secrets'], resourceNames: ['a'], verbs: ['get'] }]);
     await create('default', 'scale', [{ apiGroups: ['apps'], resources: ['deployments/scale', 'statefulsets'], verbs: ['get'] }]);
-    const otherName = await failure(create('default', 'secret-c', [{ apiGroups: [''], resources: ['secrets'], resourceNames: ['a', 'c'], verbs: ['get'] }]));
-    expect(otherName.status.message).to.equal(notHeld('roles', 'secret-c', 'ns-maker', ['{APIGroups:[""], Resources:["secrets"], ResourceNames:["c"], Verbs:["get"]}']));
+    const otherName = await failure(
+      create('default', 'secret-c', [{ apiGroups: [''], resources: ['secrets'], resourceNames: ['a', 'c'], verbs: ['get'] }]),
+    );
+    expect(otherName.status.message).to.equal(
+      notHeld('roles', 'secret-c', 'ns-maker', ['{APIGroups:[""], Resources:["secrets"], ResourceNames:["c"], Verbs:["get"]}']),
+    );
     const allSecrets = await failure(create('default', 'secrets', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]));
-    expect(allSecrets.status.message).to.equal(notHeld('roles', 'secrets', 'ns-maker', ['{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}']));
+    expect(allSecrets.status.message).to.equal(
+      notHeld('roles', 'secrets', 'ns-maker', ['{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}']),
+    );
     // The same rules in a namespace where it holds nothing.
     const elsewhere = await failure(create('elsewhere', 'cm', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }]));
-    expect(elsewhere.status.message).to.equal(notHeld('roles', 'cm', 'ns-maker', ['{APIGroups:[""], Resources:["configmaps"], Verbs:["get"]}']));
+    expect(elsewhere.status.message).to.equal(
+      notHeld('roles', 'cm', 'ns-maker', ['{APIGroups:[""], Resources:["configmaps"], Verbs:["get"]}']),
+    );
   });
 
   it('covers nonResourceURLs by prefix and refuses a wildcard rule that is wider than the one held', async () => {
@@ -150,16 +177,28 @@ describe('apiserver: RBAC escalation prevention, as the real RBAC storage (Servi
         { nonResourceURLs: ['/logs/app', '/logs/*', '/version'], verbs: ['get'] },
       ]),
     });
-    const wider = await failure(rbac.createClusterRole({ body: clusterRole('wider', [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }, { nonResourceURLs: ['/metrics'], verbs: ['get'] }]) }));
+    const wider = await failure(
+      rbac.createClusterRole({
+        body: clusterRole('wider', [
+          { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
+          { nonResourceURLs: ['/metrics'], verbs: ['get'] },
+        ]),
+      }),
+    );
     expect(wider.status.message).to.equal(
-      notHeld('clusterroles', 'wider', 'wild', ['{APIGroups:["*"], Resources:["*"], Verbs:["*"]}', '{NonResourceURLs:["/metrics"], Verbs:["get"]}']),
+      notHeld('clusterroles', 'wider', 'wild', [
+        '{APIGroups:["*"], Resources:["*"], Verbs:["*"]}',
+        '{NonResourceURLs:["/metrics"], Verbs:["get"]}',
+      ]),
     );
   });
 
   it('the escalate verb lets a ServiceAccount write rules it lacks; with resourceNames only where the path names the role (not on create)', async () => {
     await grantCluster('escalator', 'escalator', [{ apiGroups: [RBAC], resources: ['clusterroles'], verbs: ['create', 'escalate'] }]);
     const escalator = await serviceAccount('escalator');
-    await escalator.rbac.createClusterRole({ body: clusterRole('all-secrets', [{ apiGroups: [''], resources: ['secrets'], verbs: ['*'] }]) });
+    await escalator.rbac.createClusterRole({
+      body: clusterRole('all-secrets', [{ apiGroups: [''], resources: ['secrets'], verbs: ['*'] }]),
+    });
 
     await grantCluster('named-escalator', 'named-escalator', [
       { apiGroups: [RBAC], resources: ['clusterroles'], verbs: ['create', 'get', 'update'] },
@@ -168,7 +207,9 @@ describe('apiserver: RBAC escalation prevention, as the real RBAC storage (Servi
     const named = await serviceAccount('named-escalator');
     const secrets = [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }];
     const created = await failure(named.rbac.createClusterRole({ body: clusterRole('mine', secrets) }));
-    expect(created.status.message).to.equal(notHeld('clusterroles', 'mine', 'named-escalator', ['{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}']));
+    expect(created.status.message).to.equal(
+      notHeld('clusterroles', 'mine', 'named-escalator', ['{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}']),
+    );
     await admin.createClusterRole({ body: clusterRole('mine', []) });
     const mine = await named.rbac.readClusterRole({ name: 'mine' });
     const replaced = await named.rbac.replaceClusterRole({ name: 'mine', body: { ...mine, rules: secrets } });
@@ -180,20 +221,34 @@ describe('apiserver: RBAC escalation prevention, as the real RBAC storage (Servi
   });
 
   it('an aggregationRule takes every right: refused without cluster-admin even when the rules are held; system:masters is never checked', async () => {
-    await grantCluster('aggregator', 'aggregator', [{ apiGroups: [RBAC], resources: ['clusterroles'], verbs: ['create', 'get', 'update', 'patch'] }]);
+    await grantCluster('aggregator', 'aggregator', [
+      { apiGroups: [RBAC], resources: ['clusterroles'], verbs: ['create', 'get', 'update', 'patch'] },
+    ]);
     const { rbac } = await serviceAccount('aggregator');
-    const aggregating = clusterRole('gathers', [], { aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'example.com/gather': 'true' } }] } });
+    const aggregating = clusterRole('gathers', [], {
+      aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'example.com/gather': 'true' } }] },
+    });
     const refused = await failure(rbac.createClusterRole({ body: aggregating }));
     expect(refused).to.deep.include({ code: 403 });
-    expect(refused.status.message).to.equal(`clusterroles.${RBAC} "gathers" is forbidden: must have cluster-admin privileges to use the aggregationRule`);
+    expect(refused.status.message).to.equal(
+      `clusterroles.${RBAC} "gathers" is forbidden: must have cluster-admin privileges to use the aggregationRule`,
+    );
     await admin.createClusterRole({ body: aggregating });
     // Changing anything of an aggregating role but its owners and finalizers is checked the same way.
     const stored = await rbac.readClusterRole({ name: 'gathers' });
     const relabelled = await failure(
-      rbac.patchClusterRole({ name: 'gathers', body: { metadata: { labels: { team: 'a' } } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)),
+      rbac.patchClusterRole(
+        { name: 'gathers', body: { metadata: { labels: { team: 'a' } } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      ),
     );
-    expect(relabelled.status.message).to.equal(`clusterroles.${RBAC} "gathers" is forbidden: must have cluster-admin privileges to use the aggregationRule`);
-    const finalized = await rbac.replaceClusterRole({ name: 'gathers', body: { ...stored, metadata: { ...stored.metadata, finalizers: ['example.com/keep'] } } });
+    expect(relabelled.status.message).to.equal(
+      `clusterroles.${RBAC} "gathers" is forbidden: must have cluster-admin privileges to use the aggregationRule`,
+    );
+    const finalized = await rbac.replaceClusterRole({
+      name: 'gathers',
+      body: { ...stored, metadata: { ...stored.metadata, finalizers: ['example.com/keep'] } },
+    });
     expect(finalized.metadata?.finalizers).to.deep.equal(['example.com/keep']);
   });
 
@@ -203,39 +258,63 @@ describe('apiserver: RBAC escalation prevention, as the real RBAC storage (Servi
       { apiGroups: [''], resources: ['configmaps'], verbs: ['get'] },
     ]);
     await grantCluster('binder', 'binder-crb', [{ apiGroups: [RBAC], resources: ['clusterrolebindings'], verbs: ['create'] }]);
-    await admin.createNamespacedRole({ namespace: 'default', body: { metadata: { name: 'cm-get' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] } });
+    await admin.createNamespacedRole({
+      namespace: 'default',
+      body: { metadata: { name: 'cm-get' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] },
+    });
     await admin.createClusterRole({ body: clusterRole('cm-get', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }]) });
     await admin.createClusterRole({ body: clusterRole('secret-get', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]) });
     const { rbac } = await serviceAccount('binder');
-    const bind = (name: string, ref: k8s.V1RoleRef) => rbac.createNamespacedRoleBinding({ namespace: 'default', body: { metadata: { name }, roleRef: ref, subjects: subjects('someone') } });
-    const bindCluster = (name: string, ref: k8s.V1RoleRef) => rbac.createClusterRoleBinding({ body: { metadata: { name }, roleRef: ref, subjects: subjects('someone') } });
+    const bind = (name: string, ref: k8s.V1RoleRef) =>
+      rbac.createNamespacedRoleBinding({ namespace: 'default', body: { metadata: { name }, roleRef: ref, subjects: subjects('someone') } });
+    const bindCluster = (name: string, ref: k8s.V1RoleRef) =>
+      rbac.createClusterRoleBinding({ body: { metadata: { name }, roleRef: ref, subjects: subjects('someone') } });
 
     await bind('to-role', roleRef('Role', 'cm-get'));
     await bind('to-clusterrole', roleRef('ClusterRole', 'cm-get'));
     const secret = await failure(bind('to-secret-get', roleRef('ClusterRole', 'secret-get')));
     expect(secret.status).to.deep.include({ reason: 'Forbidden', details: { name: 'to-secret-get', group: RBAC, kind: 'rolebindings' } });
-    expect(secret.status.message).to.equal(notHeld('rolebindings', 'to-secret-get', 'binder', ['{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}']));
+    expect(secret.status.message).to.equal(
+      notHeld('rolebindings', 'to-secret-get', 'binder', ['{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}']),
+    );
     const missing = await failure(bind('to-nothing', roleRef('Role', 'nope')));
     expect(missing).to.deep.include({ code: 404 });
     expect(missing.status.message).to.equal(`roles.${RBAC} "nope" not found`);
     // configmaps get is held in default only: a ClusterRoleBinding is checked at cluster scope.
     const clusterWide = await failure(bindCluster('cm-everywhere', roleRef('ClusterRole', 'cm-get')));
-    expect(clusterWide.status.message).to.equal(notHeld('clusterrolebindings', 'cm-everywhere', 'binder', ['{APIGroups:[""], Resources:["configmaps"], Verbs:["get"]}']));
+    expect(clusterWide.status.message).to.equal(
+      notHeld('clusterrolebindings', 'cm-everywhere', 'binder', ['{APIGroups:[""], Resources:["configmaps"], Verbs:["get"]}']),
+    );
 
     // bind on one ClusterRole, granted in default: that role may be bound there, no other, and not cluster-wide.
-    await grantIn('default', 'binder', 'bind-secret-get', [{ apiGroups: [RBAC], resources: ['clusterroles'], resourceNames: ['secret-get'], verbs: ['bind'] }]);
+    await grantIn('default', 'binder', 'bind-secret-get', [
+      { apiGroups: [RBAC], resources: ['clusterroles'], resourceNames: ['secret-get'], verbs: ['bind'] },
+    ]);
     await bind('to-secret-get', roleRef('ClusterRole', 'secret-get'));
     expect((await failure(bind('to-view', roleRef('ClusterRole', 'view')))).code).to.equal(403);
     expect((await failure(bindCluster('secret-get-everywhere', roleRef('ClusterRole', 'secret-get')))).code).to.equal(403);
 
     // An update that only touches owner references and finalizers is never checked; any other is.
-    await admin.createNamespacedRoleBinding({ namespace: 'default', body: { metadata: { name: 'admins' }, roleRef: roleRef('ClusterRole', 'admin'), subjects: subjects('someone') } });
+    await admin.createNamespacedRoleBinding({
+      namespace: 'default',
+      body: { metadata: { name: 'admins' }, roleRef: roleRef('ClusterRole', 'admin'), subjects: subjects('someone') },
+    });
     const stored = await rbac.readNamespacedRoleBinding({ name: 'admins', namespace: 'default' });
-    const finalized = await rbac.replaceNamespacedRoleBinding({ name: 'admins', namespace: 'default', body: { ...stored, metadata: { ...stored.metadata, finalizers: ['example.com/keep'] } } });
+    const finalized = await rbac.replaceNamespacedRoleBinding({
+      name: 'admins',
+      namespace: 'default',
+      body: { ...stored, metadata: { ...stored.metadata, finalizers: ['example.com/keep'] } },
+    });
     const relabelled = await failure(
-      rbac.replaceNamespacedRoleBinding({ name: 'admins', namespace: 'default', body: { ...finalized, metadata: { ...finalized.metadata, labels: { team: 'a' } } } }),
+      rbac.replaceNamespacedRoleBinding({
+        name: 'admins',
+        namespace: 'default',
+        body: { ...finalized, metadata: { ...finalized.metadata, labels: { team: 'a' } } },
+      }),
     );
-    expect(relabelled.status.message).to.match(/^rolebindings\.rbac\.authorization\.k8s\.io "admins" is forbidden: user "system:serviceaccount:default:binder" .* not currently held:\n/);
+    expect(relabelled.status.message).to.match(
+      /^rolebindings\.rbac\.authorization\.k8s\.io "admins" is forbidden: user "system:serviceaccount:default:binder" .* not currently held:\n/,
+    );
   });
 
   it('kubectl v1.32: auth can-i bind, and create rolebinding --as a ServiceAccount refused until it may bind the role', async function () {
@@ -256,7 +335,9 @@ describe('apiserver: RBAC escalation prevention, as the real RBAC storage (Servi
     );
     expect(refused.err).to.contain('\n{APIGroups:["apps"], Resources:["deployments"], Verbs:["get" "list" "watch"]}\n');
 
-    expect((await kubectl('create', 'role', 'kc-bind-view', '--verb=bind', '--resource=clusterroles', '--resource-name=view')).code).to.equal(0);
+    expect(
+      (await kubectl('create', 'role', 'kc-bind-view', '--verb=bind', '--resource=clusterroles', '--resource-name=view')).code,
+    ).to.equal(0);
     expect((await kubectl('create', 'rolebinding', 'kc-bind-view', '--role=kc-bind-view', '--serviceaccount=default:kc')).code).to.equal(0);
     expect(await kubectl('auth', 'can-i', 'bind', 'clusterroles/view', as)).to.include({ code: 0, out: 'yes' });
     expect(await kubectl('auth', 'can-i', 'bind', 'clusterroles/edit', as)).to.include({ code: 1, out: 'no' });
@@ -264,8 +345,12 @@ describe('apiserver: RBAC escalation prevention, as the real RBAC storage (Servi
       code: 0,
       out: 'rolebinding.rbac.authorization.k8s.io/kc-view created',
     });
-    expect((await kubectl('create', 'rolebinding', 'kc-edit', '--clusterrole=edit', '--serviceaccount=default:kc', as)).err).to.contain('is attempting to grant RBAC permissions not currently held');
+    expect((await kubectl('create', 'rolebinding', 'kc-edit', '--clusterrole=edit', '--serviceaccount=default:kc', as)).err).to.contain(
+      'is attempting to grant RBAC permissions not currently held',
+    );
     // The admin (system:masters) is never checked.
-    expect((await kubectl('create', 'clusterrolebinding', 'kc-admin', '--clusterrole=cluster-admin', '--serviceaccount=default:kc')).code).to.equal(0);
+    expect(
+      (await kubectl('create', 'clusterrolebinding', 'kc-admin', '--clusterrole=cluster-admin', '--serviceaccount=default:kc')).code,
+    ).to.equal(0);
   });
 });

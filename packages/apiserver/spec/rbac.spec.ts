@@ -18,7 +18,11 @@ async function grant(kc: k8s.KubeConfig, name: string, rules: k8s.V1PolicyRule[]
   await rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } });
   await rbac.createNamespacedRoleBinding({
     namespace,
-    body: { metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects: [{ kind: 'ServiceAccount', name: 'op', namespace: 'default' }] },
+    body: {
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', name: 'op', namespace: 'default' }],
+    },
   });
 }
 
@@ -54,7 +58,10 @@ describe('apiserver: RBAC with kubectl v1.32 (ServiceAccount tokens over HTTPS)'
   it('kubectl auth whoami names the admin (system:masters) and the ServiceAccount with its groups (SelfSubjectReview v1)', async () => {
     const me = await kubectl(admin, 'auth', 'whoami', '-o', 'json');
     expect(JSON.parse(me.out)).to.deep.include({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' });
-    expect(JSON.parse(me.out).status.userInfo).to.deep.include({ username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] });
+    expect(JSON.parse(me.out).status.userInfo).to.deep.include({
+      username: 'kubernetes-admin',
+      groups: ['system:masters', 'system:authenticated'],
+    });
     const sa = await kubectl(op, 'auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username} {.status.userInfo.groups}');
     expect(sa.out).to.equal(`${SA} ["system:serviceaccounts","system:serviceaccounts:default","system:authenticated"]`);
   });
@@ -72,7 +79,9 @@ describe('apiserver: RBAC with kubectl v1.32 (ServiceAccount tokens over HTTPS)'
     expect((await kubectl(op, 'get', 'namespace', 'kube-system')).err).to.equal(
       `Error from server (Forbidden): namespaces "kube-system" is forbidden: User "${SA}" cannot get resource "namespaces" in API group "" in the namespace "kube-system"`,
     );
-    expect((await kubectl(op, 'get', '--raw', '/metrics')).err).to.equal(`Error from server (Forbidden): forbidden: User "${SA}" cannot get path "/metrics"`);
+    expect((await kubectl(op, 'get', '--raw', '/metrics')).err).to.equal(
+      `Error from server (Forbidden): forbidden: User "${SA}" cannot get path "/metrics"`,
+    );
     // Discovery and the self reviews are every authenticated user's (system:discovery, system:basic-user).
     expect((await kubectl(op, 'api-versions')).out).to.contain('rbac.authorization.k8s.io/v1');
   });
@@ -108,7 +117,9 @@ describe('apiserver: RBAC with kubectl v1.32 (ServiceAccount tokens over HTTPS)'
     await kubectl(admin, 'create', 'secret', 'generic', 'allowed', '--from-literal=a=b');
     await kubectl(admin, 'create', 'secret', 'generic', 'other', '--from-literal=a=b');
     expect((await kubectl(op, 'get', 'secret', 'allowed', '-o', 'name')).out).to.equal('secret/allowed');
-    expect((await kubectl(op, 'get', 'secret', 'other')).err).to.contain(`secrets "other" is forbidden: User "${SA}" cannot get resource "secrets"`);
+    expect((await kubectl(op, 'get', 'secret', 'other')).err).to.contain(
+      `secrets "other" is forbidden: User "${SA}" cannot get resource "secrets"`,
+    );
     expect((await kubectl(op, 'auth', 'can-i', 'get', 'secret/allowed')).out).to.equal('yes');
     expect((await kubectl(op, 'auth', 'can-i', 'get', 'secrets')).out).to.equal('no');
     expect((await kubectl(op, 'auth', 'can-i', 'patch', 'deployments', '--subresource=scale')).out).to.equal('yes');
@@ -123,7 +134,9 @@ describe('apiserver: RBAC with kubectl v1.32 (ServiceAccount tokens over HTTPS)'
     const scale = await apps.makeApiClient(k8s.AppsV1Api).readNamespacedDeploymentScale({ name: 'web', namespace: 'default' });
     expect(scale.spec?.replicas).to.equal(1);
 
-    expect((await kubectl(op, 'get', 'namespaces')).err).to.contain(`namespaces is forbidden: User "${SA}" cannot list resource "namespaces" in API group "" at the cluster scope`);
+    expect((await kubectl(op, 'get', 'namespaces')).err).to.contain(
+      `namespaces is forbidden: User "${SA}" cannot list resource "namespaces" in API group "" at the cluster scope`,
+    );
     await kubectl(admin, 'create', 'clusterrolebinding', 'op-view', '--clusterrole=view', '--serviceaccount=default:op');
     expect((await kubectl(op, 'get', 'namespaces', '-o', 'name')).out).to.contain('namespace/kube-system');
     expect((await kubectl(op, 'get', 'pods', '-n', 'kube-system')).code).to.equal(0);
@@ -157,7 +170,10 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
     const badRole = await failure(
       rbac.createNamespacedRole({
         namespace: 'default',
-        body: { metadata: { name: 'bad' }, rules: [{ verbs: [] }, { verbs: ['get'], nonResourceURLs: ['/x'] }, { verbs: ['get'], apiGroups: [''] }] },
+        body: {
+          metadata: { name: 'bad' },
+          rules: [{ verbs: [] }, { verbs: ['get'], nonResourceURLs: ['/x'] }, { verbs: ['get'], apiGroups: [''] }],
+        },
       }),
     );
     expect(badRole.code).to.equal(422);
@@ -166,7 +182,14 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
     );
     const badBinding = await failure(
       rbac.createClusterRoleBinding({
-        body: { metadata: { name: 'bad' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'x' }, subjects: [{ kind: 'ServiceAccount', name: 'op' }, { kind: 'Robot', name: 'r' }] },
+        body: {
+          metadata: { name: 'bad' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'x' },
+          subjects: [
+            { kind: 'ServiceAccount', name: 'op' },
+            { kind: 'Robot', name: 'r' },
+          ],
+        },
       }),
     );
     expect(badBinding.status.message).to.equal(
@@ -175,13 +198,25 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
     // apiGroup of roleRef and of User/Group subjects is defaulted; roleRef cannot change.
     const made = await rbac.createNamespacedRoleBinding({
       namespace: 'default',
-      body: { metadata: { name: 'rb' }, roleRef: { kind: 'ClusterRole', name: 'view' } as k8s.V1RoleRef, subjects: [{ kind: 'User', name: 'jane' }] },
+      body: {
+        metadata: { name: 'rb' },
+        roleRef: { kind: 'ClusterRole', name: 'view' } as k8s.V1RoleRef,
+        subjects: [{ kind: 'User', name: 'jane' }],
+      },
     });
     expect(made.roleRef.apiGroup).to.equal('rbac.authorization.k8s.io');
     expect(made.subjects?.[0]?.apiGroup).to.equal('rbac.authorization.k8s.io');
-    const changed = await failure(rbac.replaceNamespacedRoleBinding({ name: 'rb', namespace: 'default', body: { ...made, roleRef: { ...made.roleRef, name: 'edit' } } }));
+    const changed = await failure(
+      rbac.replaceNamespacedRoleBinding({
+        name: 'rb',
+        namespace: 'default',
+        body: { ...made, roleRef: { ...made.roleRef, name: 'edit' } },
+      }),
+    );
     expect(changed.code).to.equal(422);
-    expect(changed.status.message).to.match(/^RoleBinding\.rbac\.authorization\.k8s\.io "rb" is invalid: roleRef: Invalid value: .*: cannot change roleRef$/);
+    expect(changed.status.message).to.match(
+      /^RoleBinding\.rbac\.authorization\.k8s\.io "rb" is invalid: roleRef: Invalid value: .*: cannot change roleRef$/,
+    );
   });
 
   it('serves the default ClusterRoles, and aggregates labelled ClusterRoles into view, edit and admin', async () => {
@@ -194,7 +229,10 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
       },
     });
     for (const role of ['view', 'edit', 'admin']) {
-      await eventually(async () => (await rbac.readClusterRole({ name: role })).rules?.some((r) => r.resources?.includes('widgets')), `widgets in ${role}`);
+      await eventually(
+        async () => (await rbac.readClusterRole({ name: role })).rules?.some((r) => r.resources?.includes('widgets')),
+        `widgets in ${role}`,
+      );
     }
   });
 
@@ -202,12 +240,20 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
     for (const role of ['view', 'edit']) {
       await rbac.createNamespacedRoleBinding({
         namespace: 'default',
-        body: { metadata: { name: `${role}-workloads` }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ kind: 'User', name: `${role}-user` }] },
+        body: {
+          metadata: { name: `${role}-workloads` },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+          subjects: [{ kind: 'User', name: `${role}-user` }],
+        },
       });
     }
     const authz = c.kc.makeApiClient(k8s.AuthorizationV1Api);
     const may = async (user: string, verb: string, group: string, resource: string, subresource = '') =>
-      (await authz.createSubjectAccessReview({ body: { spec: { user, resourceAttributes: { verb, group, resource, subresource, namespace: 'default' } } } })).status?.allowed;
+      (
+        await authz.createSubjectAccessReview({
+          body: { spec: { user, resourceAttributes: { verb, group, resource, subresource, namespace: 'default' } } },
+        })
+      ).status?.allowed;
     const read: [string, string, string?][] = [
       ['apps', 'statefulsets'],
       ['apps', 'statefulsets', 'scale'],
@@ -219,7 +265,8 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
       ['', 'endpoints'],
       ['discovery.k8s.io', 'endpointslices'],
     ];
-    for (const [group, resource, sub] of read) expect(await may('view-user', 'list', group, resource, sub), `view: list ${resource}/${sub ?? ''}`).to.equal(true);
+    for (const [group, resource, sub] of read)
+      expect(await may('view-user', 'list', group, resource, sub), `view: list ${resource}/${sub ?? ''}`).to.equal(true);
     const written: [string, string, string?][] = [
       ['apps', 'statefulsets'],
       ['apps', 'statefulsets', 'scale'],
@@ -236,16 +283,34 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
 
   it('TokenRequest: defaults, limits, 404 for a missing ServiceAccount; the token stops working with its ServiceAccount', async () => {
     await c.core.createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name: 'short' } } });
-    const request = await c.core.createNamespacedServiceAccountToken({ name: 'short', namespace: 'default', body: { spec: { audiences: [] } } });
+    const request = await c.core.createNamespacedServiceAccountToken({
+      name: 'short',
+      namespace: 'default',
+      body: { spec: { audiences: [] } },
+    });
     expect(request.spec?.expirationSeconds).to.equal(3600);
     expect(request.spec?.audiences).to.deep.equal(['https://kubernetes.default.svc.cluster.local']);
-    const tooShort = await failure(c.core.createNamespacedServiceAccountToken({ name: 'short', namespace: 'default', body: { spec: { audiences: [], expirationSeconds: 60 } } }));
-    expect(tooShort.status.message).to.equal('TokenRequest.authentication.k8s.io "short" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes');
-    const missing = await failure(c.core.createNamespacedServiceAccountToken({ name: 'nobody', namespace: 'default', body: { spec: { audiences: [] } } }));
+    const tooShort = await failure(
+      c.core.createNamespacedServiceAccountToken({
+        name: 'short',
+        namespace: 'default',
+        body: { spec: { audiences: [], expirationSeconds: 60 } },
+      }),
+    );
+    expect(tooShort.status.message).to.equal(
+      'TokenRequest.authentication.k8s.io "short" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes',
+    );
+    const missing = await failure(
+      c.core.createNamespacedServiceAccountToken({ name: 'nobody', namespace: 'default', body: { spec: { audiences: [] } } }),
+    );
     expect(missing).to.deep.include({ code: 404 });
     expect(missing.status.message).to.equal('serviceaccounts "nobody" not found');
     // A token for another audience is not for the API server.
-    const other = await c.core.createNamespacedServiceAccountToken({ name: 'short', namespace: 'default', body: { spec: { audiences: ['vault'] } } });
+    const other = await c.core.createNamespacedServiceAccountToken({
+      name: 'short',
+      namespace: 'default',
+      body: { spec: { audiences: ['vault'] } },
+    });
     expect((await raw(c.server, 'GET', '/api', undefined, { authorization: `Bearer ${other.status?.token}` })).status).to.equal(401);
 
     const token = request.status?.token as string;
@@ -262,7 +327,9 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
       expect((await raw(server, 'GET', '/api/v1/namespaces', undefined, { authorization: undefined })).status).to.equal(401);
       const review = await raw(server, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', '{}');
       expect(review.status).to.equal(201);
-      expect(review.json).to.deep.include({ status: { userInfo: { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] } } });
+      expect(review.json).to.deep.include({
+        status: { userInfo: { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] } },
+      });
     } finally {
       await server.close();
     }
@@ -278,7 +345,11 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
     expect(before.status).to.deep.equal({ allowed: false });
     await rbac.createNamespacedRoleBinding({
       namespace: 'default',
-      body: { metadata: { name: 'reviewer' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'ServiceAccount', name: 'reviewer' }] },
+      body: {
+        metadata: { name: 'reviewer' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+        subjects: [{ kind: 'ServiceAccount', name: 'reviewer' }],
+      },
     });
     const allowed = await review({ resourceAttributes: { verb: 'list', resource: 'pods', namespace: 'default' } });
     expect(allowed.status).to.deep.equal({
@@ -293,17 +364,34 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
     );
     // The admin asks about someone else.
     const sar = await c.kc.makeApiClient(k8s.AuthorizationV1Api).createSubjectAccessReview({
-      body: { spec: { user: 'system:serviceaccount:default:reviewer', groups: ['system:serviceaccounts'], resourceAttributes: { verb: 'delete', resource: 'pods', namespace: 'default' } } },
+      body: {
+        spec: {
+          user: 'system:serviceaccount:default:reviewer',
+          groups: ['system:serviceaccounts'],
+          resourceAttributes: { verb: 'delete', resource: 'pods', namespace: 'default' },
+        },
+      },
     });
     expect(sar.status?.allowed).to.equal(false);
     // Only the admin may: the ServiceAccount gets 403 for it.
-    const denied = await failure(asUser(token).makeApiClient(k8s.AuthorizationV1Api).createSubjectAccessReview({ body: { spec: { user: 'x', resourceAttributes: { verb: 'get' } } } }));
+    const denied = await failure(
+      asUser(token)
+        .makeApiClient(k8s.AuthorizationV1Api)
+        .createSubjectAccessReview({ body: { spec: { user: 'x', resourceAttributes: { verb: 'get' } } } }),
+    );
     expect(denied.code).to.equal(403);
-    expect(denied.status).to.deep.include({ reason: 'Forbidden', details: { group: 'authorization.k8s.io', kind: 'subjectaccessreviews' } });
+    expect(denied.status).to.deep.include({
+      reason: 'Forbidden',
+      details: { group: 'authorization.k8s.io', kind: 'subjectaccessreviews' },
+    });
 
     await rbac.createNamespacedRoleBinding({
       namespace: 'default',
-      body: { metadata: { name: 'dangling' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'missing' }, subjects: [{ kind: 'ServiceAccount', name: 'reviewer' }] },
+      body: {
+        metadata: { name: 'dangling' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'missing' },
+        subjects: [{ kind: 'ServiceAccount', name: 'reviewer' }],
+      },
     });
     const forbidden = await failure(asUser(token).makeApiClient(k8s.CoreV1Api).deleteNamespacedPod({ name: 'p', namespace: 'default' }));
     expect(forbidden.status.message).to.equal(
@@ -313,13 +401,29 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
 
   it('a list or watch with fieldSelector metadata.name=x is for the object x (resourceNames)', async () => {
     const token = await tokenFor(c.core, 'one-cm');
-    await rbac.createNamespacedRole({ namespace: 'default', body: { metadata: { name: 'one-cm' }, rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: ['mine'], verbs: ['list', 'watch'] }] } });
+    await rbac.createNamespacedRole({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'one-cm' },
+        rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: ['mine'], verbs: ['list', 'watch'] }],
+      },
+    });
     await rbac.createNamespacedRoleBinding({
       namespace: 'default',
-      body: { metadata: { name: 'one-cm' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'one-cm' }, subjects: [{ kind: 'ServiceAccount', name: 'one-cm' }] },
+      body: {
+        metadata: { name: 'one-cm' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'one-cm' },
+        subjects: [{ kind: 'ServiceAccount', name: 'one-cm' }],
+      },
     });
     const list = (selector?: string) =>
-      raw(c.server, 'GET', `/api/v1/namespaces/default/configmaps${selector ? `?fieldSelector=${encodeURIComponent(selector)}` : ''}`, undefined, { authorization: `Bearer ${token}` });
+      raw(
+        c.server,
+        'GET',
+        `/api/v1/namespaces/default/configmaps${selector ? `?fieldSelector=${encodeURIComponent(selector)}` : ''}`,
+        undefined,
+        { authorization: `Bearer ${token}` },
+      );
     expect((await list('metadata.name=mine')).status).to.equal(200);
     const other = await list('metadata.name=other');
     expect(other.status).to.equal(403);
@@ -328,7 +432,10 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
   });
 
   it('a kubeconfig file with a token is refused over plain HTTP, where kubectl would drop the token and act as the admin', async () => {
-    const error = await c.server.writeKubeconfig(join(tmpdir(), 'never-written'), { token: 'x' }).then(() => undefined, (e: Error) => e);
+    const error = await c.server.writeKubeconfig(join(tmpdir(), 'never-written'), { token: 'x' }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(error?.message).to.match(/kubectl sends tokens over HTTPS only/);
     expect(() => c.server.kubeconfigYaml({ token: 'x' })).to.throw(/start the server with `tls` or off loopback/);
   });
@@ -337,36 +444,79 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
     const token = await tokenFor(c.core, 'applier');
     await rbac.createNamespacedRole({
       namespace: 'default',
-      body: { metadata: { name: 'applier' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'patch'] }, { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'] }] },
+      body: {
+        metadata: { name: 'applier' },
+        rules: [
+          { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'patch'] },
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'] },
+        ],
+      },
     });
     await rbac.createNamespacedRoleBinding({
       namespace: 'default',
-      body: { metadata: { name: 'applier' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'applier' }, subjects: [{ kind: 'ServiceAccount', name: 'applier' }] },
+      body: {
+        metadata: { name: 'applier' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'applier' },
+        subjects: [{ kind: 'ServiceAccount', name: 'applier' }],
+      },
     });
     const as = { authorization: `Bearer ${token}` };
     const apply = (name: string) =>
-      raw(c.server, 'PATCH', `/api/v1/namespaces/default/configmaps/${name}?fieldManager=applier`, JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { k: 'v' } }), {
-        ...as,
-        'content-type': 'application/apply-patch+yaml',
-      });
+      raw(
+        c.server,
+        'PATCH',
+        `/api/v1/namespaces/default/configmaps/${name}?fieldManager=applier`,
+        JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { k: 'v' } }),
+        {
+          ...as,
+          'content-type': 'application/apply-patch+yaml',
+        },
+      );
     const refused = await apply('new');
     expect(refused.status).to.equal(403);
     expect((refused.json as { message: string }).message).to.equal(
       'configmaps "new" is forbidden: User "system:serviceaccount:default:applier" cannot create resource "configmaps" in API group "" in the namespace "default"',
     );
-    expect(await c.core.readNamespacedConfigMap({ namespace: 'default', name: 'new' }).then(() => 'exists', () => 'absent'), 'nothing created').to.equal('absent');
+    expect(
+      await c.core.readNamespacedConfigMap({ namespace: 'default', name: 'new' }).then(
+        () => 'exists',
+        () => 'absent',
+      ),
+      'nothing created',
+    ).to.equal('absent');
     await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'there' } } });
     expect((await apply('there')).status, 'an apply to an existing object is a patch only').to.equal(200);
     // Leases are created by a PUT (createOnUpdate): the same rule.
     const put = (name: string) =>
-      raw(c.server, 'PUT', `/apis/coordination.k8s.io/v1/namespaces/default/leases/${name}`, JSON.stringify({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name } }), as);
+      raw(
+        c.server,
+        'PUT',
+        `/apis/coordination.k8s.io/v1/namespaces/default/leases/${name}`,
+        JSON.stringify({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name } }),
+        as,
+      );
     const putRefused = await put('l');
     expect(putRefused.status).to.equal(403);
-    expect((putRefused.json as { message: string }).message).to.contain('cannot create resource "leases" in API group "coordination.k8s.io"');
-    await rbac.createNamespacedRole({ namespace: 'default', body: { metadata: { name: 'applier-create' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }, { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] }] } });
+    expect((putRefused.json as { message: string }).message).to.contain(
+      'cannot create resource "leases" in API group "coordination.k8s.io"',
+    );
+    await rbac.createNamespacedRole({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'applier-create' },
+        rules: [
+          { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+        ],
+      },
+    });
     await rbac.createNamespacedRoleBinding({
       namespace: 'default',
-      body: { metadata: { name: 'applier-create' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'applier-create' }, subjects: [{ kind: 'ServiceAccount', name: 'applier' }] },
+      body: {
+        metadata: { name: 'applier-create' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'applier-create' },
+        subjects: [{ kind: 'ServiceAccount', name: 'applier' }],
+      },
     });
     expect((await apply('new')).status, 'with create too').to.equal(201);
     expect((await put('l')).status).to.equal(201);
@@ -374,7 +524,10 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
 
   it('Impersonate-User needs the impersonate verb', async () => {
     const token = await tokenFor(c.core, 'imp');
-    const r = await raw(c.server, 'GET', '/api/v1/namespaces/default/pods', undefined, { authorization: `Bearer ${token}`, 'impersonate-user': 'jane' });
+    const r = await raw(c.server, 'GET', '/api/v1/namespaces/default/pods', undefined, {
+      authorization: `Bearer ${token}`,
+      'impersonate-user': 'jane',
+    });
     expect(r.status).to.equal(403);
     expect((r.json as { message: string }).message).to.equal(
       'users "jane" is forbidden: User "system:serviceaccount:default:imp" cannot impersonate resource "users" in API group "" at the cluster scope',

@@ -39,9 +39,15 @@ describe('apiserver: object rules', () => {
     it('bumps a Deployment generation on spec changes only', async () => {
       const d = await c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('gen') });
       expect(d.metadata?.generation).to.equal(1);
-      const labelled = await c.apps.patchNamespacedDeployment({ name: 'gen', namespace: 'default', body: { metadata: { annotations: { a: 'b' } } } }, as(k8s.PatchStrategy.MergePatch));
+      const labelled = await c.apps.patchNamespacedDeployment(
+        { name: 'gen', namespace: 'default', body: { metadata: { annotations: { a: 'b' } } } },
+        as(k8s.PatchStrategy.MergePatch),
+      );
       expect(labelled.metadata?.generation).to.equal(1);
-      const scaled = await c.apps.patchNamespacedDeployment({ name: 'gen', namespace: 'default', body: { spec: { replicas: 3 } } }, as(k8s.PatchStrategy.MergePatch));
+      const scaled = await c.apps.patchNamespacedDeployment(
+        { name: 'gen', namespace: 'default', body: { spec: { replicas: 3 } } },
+        as(k8s.PatchStrategy.MergePatch),
+      );
       expect(scaled.metadata?.generation).to.equal(2);
       const status = await c.apps.patchNamespacedDeploymentStatus(
         { name: 'gen', namespace: 'default', body: { status: { observedGeneration: 2, replicas: 3 } } },
@@ -61,7 +67,10 @@ describe('apiserver: object rules', () => {
       await c.apps.createNamespacedDeployment({ namespace: 'default', body: { ...deployment('split'), status: { replicas: 99 } } });
       const created = await c.apps.readNamespacedDeployment({ name: 'split', namespace: 'default' });
       expect(created.status?.replicas).to.equal(undefined);
-      const main = await c.apps.patchNamespacedDeployment({ name: 'split', namespace: 'default', body: { status: { replicas: 5 } } }, as(k8s.PatchStrategy.MergePatch));
+      const main = await c.apps.patchNamespacedDeployment(
+        { name: 'split', namespace: 'default', body: { status: { replicas: 5 } } },
+        as(k8s.PatchStrategy.MergePatch),
+      );
       expect(main.status?.replicas).to.equal(undefined);
       const status = await c.apps.patchNamespacedDeploymentStatus(
         {
@@ -80,7 +89,10 @@ describe('apiserver: object rules', () => {
 
   describe('finalizers and deletionTimestamp', () => {
     it('marks an object with finalizers for deletion, bumps generation once, and deletes it when the last finalizer goes', async () => {
-      await c.apps.createNamespacedDeployment({ namespace: 'default', body: { ...deployment('fin'), metadata: { name: 'fin', finalizers: ['example.com/a', 'example.com/b'] } } });
+      await c.apps.createNamespacedDeployment({
+        namespace: 'default',
+        body: { ...deployment('fin'), metadata: { name: 'fin', finalizers: ['example.com/a', 'example.com/b'] } },
+      });
       const marked = await c.apps.deleteNamespacedDeployment({ name: 'fin', namespace: 'default' });
       expect(marked).to.be.an('object');
       const first = await c.apps.readNamespacedDeployment({ name: 'fin', namespace: 'default' });
@@ -122,12 +134,20 @@ describe('apiserver: object rules', () => {
 
     it('checks delete preconditions (uid, resourceVersion): 409', async () => {
       const cm = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'pre' } } });
-      const f = await failure(c.core.deleteNamespacedConfigMap({ name: 'pre', namespace: 'default', body: { preconditions: { uid: 'not-the-uid' } } }));
+      const f = await failure(
+        c.core.deleteNamespacedConfigMap({ name: 'pre', namespace: 'default', body: { preconditions: { uid: 'not-the-uid' } } }),
+      );
       expect(f.code).to.equal(409);
       expect(String(f.status.message)).to.contain('the UID in the precondition (not-the-uid) does not match the UID in record');
-      const g = await failure(c.core.deleteNamespacedConfigMap({ name: 'pre', namespace: 'default', body: { preconditions: { resourceVersion: '1' } } }));
+      const g = await failure(
+        c.core.deleteNamespacedConfigMap({ name: 'pre', namespace: 'default', body: { preconditions: { resourceVersion: '1' } } }),
+      );
       expect(g.code).to.equal(409);
-      await c.core.deleteNamespacedConfigMap({ name: 'pre', namespace: 'default', body: { preconditions: { uid: cm.metadata?.uid, resourceVersion: cm.metadata?.resourceVersion } } });
+      await c.core.deleteNamespacedConfigMap({
+        name: 'pre',
+        namespace: 'default',
+        body: { preconditions: { uid: cm.metadata?.uid, resourceVersion: cm.metadata?.resourceVersion } },
+      });
       expect(await isGone(() => c.core.readNamespacedConfigMap({ name: 'pre', namespace: 'default' }))).to.equal(true);
     });
   });
@@ -139,7 +159,15 @@ describe('apiserver: object rules', () => {
         body: {
           metadata: {
             name,
-            ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata?.name as string, uid: owner.metadata?.uid as string, blockOwnerDeletion: block }],
+            ownerReferences: [
+              {
+                apiVersion: 'v1',
+                kind: 'ConfigMap',
+                name: owner.metadata?.name as string,
+                uid: owner.metadata?.uid as string,
+                blockOwnerDeletion: block,
+              },
+            ],
           },
         },
       });
@@ -162,7 +190,12 @@ describe('apiserver: object rules', () => {
         body: {
           metadata: {
             name: 'two-owners-dep',
-            ownerReferences: [a, b].map((o) => ({ apiVersion: 'v1', kind: 'ConfigMap', name: o.metadata?.name as string, uid: o.metadata?.uid as string })),
+            ownerReferences: [a, b].map((o) => ({
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              name: o.metadata?.name as string,
+              uid: o.metadata?.uid as string,
+            })),
           },
         },
       });
@@ -177,14 +210,23 @@ describe('apiserver: object rules', () => {
     it('foreground: the owner waits (foregroundDeletion finalizer) until blocking dependents are gone', async () => {
       const owner = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'fg-owner' } } });
       const dep = await owned(owner, 'fg-dep', true);
-      await c.core.patchNamespacedConfigMap({ name: 'fg-dep', namespace: 'default', body: { metadata: { finalizers: ['example.com/hold'] } } }, as(k8s.PatchStrategy.MergePatch));
+      await c.core.patchNamespacedConfigMap(
+        { name: 'fg-dep', namespace: 'default', body: { metadata: { finalizers: ['example.com/hold'] } } },
+        as(k8s.PatchStrategy.MergePatch),
+      );
       await c.core.deleteNamespacedConfigMap({ name: 'fg-owner', namespace: 'default', propagationPolicy: 'Foreground' });
       const marked = await c.core.readNamespacedConfigMap({ name: 'fg-owner', namespace: 'default' });
       expect(marked.metadata?.finalizers).to.deep.equal(['foregroundDeletion']);
       expect(marked.metadata?.deletionTimestamp).to.be.instanceOf(Date);
-      await eventually(async () => (await c.core.readNamespacedConfigMap({ name: 'fg-dep', namespace: 'default' })).metadata?.deletionTimestamp, 'the dependent to be deleted');
+      await eventually(
+        async () => (await c.core.readNamespacedConfigMap({ name: 'fg-dep', namespace: 'default' })).metadata?.deletionTimestamp,
+        'the dependent to be deleted',
+      );
       expect(await exists('fg-owner')).to.equal(true);
-      await c.core.patchNamespacedConfigMap({ name: 'fg-dep', namespace: 'default', body: { metadata: { finalizers: null } } }, as(k8s.PatchStrategy.MergePatch));
+      await c.core.patchNamespacedConfigMap(
+        { name: 'fg-dep', namespace: 'default', body: { metadata: { finalizers: null } } },
+        as(k8s.PatchStrategy.MergePatch),
+      );
       await eventually(async () => !(await exists('fg-owner')), 'the owner to go after its dependent');
       expect(dep.metadata?.name).to.equal('fg-dep');
     });
@@ -201,7 +243,12 @@ describe('apiserver: object rules', () => {
     it('deletes a dependent whose owner does not exist', async () => {
       await c.core.createNamespacedConfigMap({
         namespace: 'default',
-        body: { metadata: { name: 'dangling', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'ghost', uid: '00000000-0000-0000-0000-000000000000' }] } },
+        body: {
+          metadata: {
+            name: 'dangling',
+            ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'ghost', uid: '00000000-0000-0000-0000-000000000000' }],
+          },
+        },
       });
       await eventually(async () => !(await exists('dangling')), 'the orphaned dependent to be collected');
     });
@@ -216,7 +263,10 @@ describe('apiserver: object rules', () => {
 
     it('deletes a namespace contents then the namespace; creates meanwhile are 403 Forbidden', async () => {
       await c.core.createNamespace({ body: { metadata: { name: 'doomed' } } });
-      await c.core.createNamespacedConfigMap({ namespace: 'doomed', body: { metadata: { name: 'held', finalizers: ['example.com/hold'] } } });
+      await c.core.createNamespacedConfigMap({
+        namespace: 'doomed',
+        body: { metadata: { name: 'held', finalizers: ['example.com/hold'] } },
+      });
       await c.core.createNamespacedSecret({ namespace: 'doomed', body: { metadata: { name: 's' } } });
       await c.core.deleteNamespace({ name: 'doomed' });
       const terminating = await c.core.readNamespace({ name: 'doomed' });
@@ -228,7 +278,10 @@ describe('apiserver: object rules', () => {
       expect(String(f.status.message)).to.contain('because it is being terminated');
       await eventually(() => isGone(() => c.core.readNamespacedSecret({ name: 's', namespace: 'doomed' })), 'the secret to go');
       expect((await c.core.readNamespace({ name: 'doomed' })).status?.phase).to.equal('Terminating');
-      await c.core.patchNamespacedConfigMap({ name: 'held', namespace: 'doomed', body: { metadata: { finalizers: null } } }, as(k8s.PatchStrategy.MergePatch));
+      await c.core.patchNamespacedConfigMap(
+        { name: 'held', namespace: 'doomed', body: { metadata: { finalizers: null } } },
+        as(k8s.PatchStrategy.MergePatch),
+      );
       await eventually(() => isGone(() => c.core.readNamespace({ name: 'doomed' })), 'the namespace to go');
     });
 
@@ -248,7 +301,8 @@ describe('apiserver: object rules', () => {
         ['p4', { tier: 'cache' }],
         ['p5', {}],
       ];
-      for (const [name, labels] of items) await c.core.createNamespacedConfigMap({ namespace: 'sel', body: { metadata: { name, labels } } });
+      for (const [name, labels] of items)
+        await c.core.createNamespacedConfigMap({ namespace: 'sel', body: { metadata: { name, labels } } });
     });
     const names = (l: k8s.V1ConfigMapList) => l.items.map((i) => i.metadata?.name);
 
@@ -264,7 +318,12 @@ describe('apiserver: object rules', () => {
 
     it('filters by field selectors on metadata.name and metadata.namespace; 400 for unsupported fields', async () => {
       expect(names(await c.core.listNamespacedConfigMap({ namespace: 'sel', fieldSelector: 'metadata.name=p2' }))).to.deep.equal(['p2']);
-      expect(names(await c.core.listNamespacedConfigMap({ namespace: 'sel', fieldSelector: 'metadata.name!=p2' }))).to.deep.equal(['p1', 'p3', 'p4', 'p5']);
+      expect(names(await c.core.listNamespacedConfigMap({ namespace: 'sel', fieldSelector: 'metadata.name!=p2' }))).to.deep.equal([
+        'p1',
+        'p3',
+        'p4',
+        'p5',
+      ]);
       const all = await c.core.listConfigMapForAllNamespaces({ fieldSelector: 'metadata.namespace=sel,metadata.name=p1' });
       expect(names(all)).to.deep.equal(['p1']);
       const f = await failure(c.core.listNamespacedConfigMap({ namespace: 'sel', fieldSelector: 'data.x=1' }));
@@ -278,7 +337,10 @@ describe('apiserver: object rules', () => {
       const pod = (name: string) => ({ metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
       await c.core.createNamespacedPod({ namespace: 'sel', body: pod('pending') });
       await c.core.createNamespacedPod({ namespace: 'sel', body: pod('running') });
-      await c.core.patchNamespacedPodStatus({ name: 'running', namespace: 'sel', body: { status: { phase: 'Running' } } }, as(k8s.PatchStrategy.MergePatch));
+      await c.core.patchNamespacedPodStatus(
+        { name: 'running', namespace: 'sel', body: { status: { phase: 'Running' } } },
+        as(k8s.PatchStrategy.MergePatch),
+      );
       const running = await c.core.listNamespacedPod({ namespace: 'sel', fieldSelector: 'status.phase=Running' });
       expect(running.items.map((p) => p.metadata?.name)).to.deep.equal(['running']);
       const unscheduled = await c.core.listNamespacedPod({ namespace: 'sel', fieldSelector: 'spec.nodeName=' });
@@ -350,11 +412,20 @@ describe('apiserver: object rules', () => {
 
   describe('no-op writes', () => {
     it('do not bump resourceVersion for an update, a merge patch or a json patch that changes nothing', async () => {
-      const cm = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'noop', labels: { a: 'b' } }, data: { k: 'v' } } });
+      const cm = await c.core.createNamespacedConfigMap({
+        namespace: 'default',
+        body: { metadata: { name: 'noop', labels: { a: 'b' } }, data: { k: 'v' } },
+      });
       const rv = cm.metadata?.resourceVersion;
       const updated = await c.core.replaceNamespacedConfigMap({ name: 'noop', namespace: 'default', body: cm });
-      const merged = await c.core.patchNamespacedConfigMap({ name: 'noop', namespace: 'default', body: { data: { k: 'v' } } }, as(k8s.PatchStrategy.MergePatch));
-      const json = await c.core.patchNamespacedConfigMap({ name: 'noop', namespace: 'default', body: [{ op: 'replace', path: '/data/k', value: 'v' }] }, as(k8s.PatchStrategy.JsonPatch));
+      const merged = await c.core.patchNamespacedConfigMap(
+        { name: 'noop', namespace: 'default', body: { data: { k: 'v' } } },
+        as(k8s.PatchStrategy.MergePatch),
+      );
+      const json = await c.core.patchNamespacedConfigMap(
+        { name: 'noop', namespace: 'default', body: [{ op: 'replace', path: '/data/k', value: 'v' }] },
+        as(k8s.PatchStrategy.JsonPatch),
+      );
       expect([updated, merged, json].map((x) => x.metadata?.resourceVersion)).to.deep.equal([rv, rv, rv]);
       const res = await raw(c.server, 'GET', '/api/v1/namespaces/default/configmaps/noop');
       expect((res.json as { metadata: { resourceVersion: string } }).metadata.resourceVersion).to.equal(rv);

@@ -134,15 +134,15 @@ describe('apiserver/selectors', () => {
     });
 
     it('rejects bad operators and value lists', () => {
-      expect(selectorError(() => labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'Gt', values: ['1'] }] })).message).to.contain(
-        'matchExpressions[0].operator "Gt"',
-      );
-      expect(selectorError(() => labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'In', values: [] }] })).message).to.contain(
-        'must be non-empty',
-      );
-      expect(selectorError(() => labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] })).message).to.contain(
-        'must be empty',
-      );
+      expect(
+        selectorError(() => labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'Gt', values: ['1'] }] })).message,
+      ).to.contain('matchExpressions[0].operator "Gt"');
+      expect(
+        selectorError(() => labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'In', values: [] }] })).message,
+      ).to.contain('must be non-empty');
+      expect(
+        selectorError(() => labelSelectorFromObject({ matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] })).message,
+      ).to.contain('must be empty');
       expect(selectorError(() => labelSelectorFromObject({ matchLabels: { 'bad key': 'x' } })).message).to.contain('matchLabels.bad key');
     });
   });
@@ -199,11 +199,22 @@ describe('apiserver/selectors selectable fields', () => {
 
     const pod = { metadata: { name: 'p', namespace: 'ns' }, spec: { nodeName: 'n1', hostNetwork: true }, status: { phase: 'Running' } };
     const values = selectableFieldValues(pod, '', 'Pod');
-    expect(values).to.deep.equal({ 'metadata.name': 'p', 'metadata.namespace': 'ns', 'spec.nodeName': 'n1', 'spec.hostNetwork': 'true', 'status.phase': 'Running' });
+    expect(values).to.deep.equal({
+      'metadata.name': 'p',
+      'metadata.namespace': 'ns',
+      'spec.nodeName': 'n1',
+      'spec.hostNetwork': 'true',
+      'status.phase': 'Running',
+    });
     const selector = parseFieldSelector('spec.nodeName=n1,status.phase!=Failed,spec.hostNetwork=true', selectableFields('', 'Pod'));
     expect(matchesFieldSelector(selector, values)).to.equal(true);
 
-    const event = { metadata: { name: 'e', namespace: 'ns' }, involvedObject: { kind: 'Pod', name: 'p' }, source: { component: 'kubelet' }, type: 'Warning' };
+    const event = {
+      metadata: { name: 'e', namespace: 'ns' },
+      involvedObject: { kind: 'Pod', name: 'p' },
+      source: { component: 'kubelet' },
+      type: 'Warning',
+    };
     const eventValues = selectableFieldValues(event, '', 'Event');
     expect(eventValues['source']).to.equal('kubelet');
     expect(eventValues['involvedObject.kind']).to.equal('Pod');

@@ -68,7 +68,9 @@ describe('apiserver: simulated workload controllers', () => {
     it('records ScalingReplicaSet on the Deployment, SuccessfulCreate on the ReplicaSet, Scheduled on the Pods', async () => {
       const list = await events.listNamespacedEvent({ namespace: 'default' });
       const of = (kind: string, reason: string) => list.items.filter((e) => e.regarding?.kind === kind && e.reason === reason);
-      expect(of('Deployment', 'ScalingReplicaSet').some((e) => /^Scaled up replica set sim-\w+ from 0 to 3$/.test(e.note ?? ''))).to.equal(true);
+      expect(of('Deployment', 'ScalingReplicaSet').some((e) => /^Scaled up replica set sim-\w+ from 0 to 3$/.test(e.note ?? ''))).to.equal(
+        true,
+      );
       expect(of('ReplicaSet', 'SuccessfulCreate').filter((e) => /^Created pod: sim-/.test(e.note ?? ''))).to.have.length(3);
       const scheduled = of('Pod', 'Scheduled').find((e) => e.regarding?.name?.startsWith('sim-'));
       expect(scheduled?.note).to.match(/^Successfully assigned default\/sim-\w+-\w+ to rxkube-node-[01]$/);
@@ -82,11 +84,18 @@ describe('apiserver: simulated workload controllers', () => {
       );
       const rolled = await eventually(async () => {
         const x = await c.apps.readNamespacedDeployment({ name: 'sim', namespace: 'default' });
-        return x.status?.observedGeneration === 2 && x.status.updatedReplicas === 3 && x.status.replicas === 3 && x.status.availableReplicas === 3 ? x : undefined;
+        return x.status?.observedGeneration === 2 &&
+          x.status.updatedReplicas === 3 &&
+          x.status.replicas === 3 &&
+          x.status.availableReplicas === 3
+          ? x
+          : undefined;
       }, 'rolled out');
       expect(rolled.metadata?.annotations?.['deployment.kubernetes.io/revision']).to.equal('2');
       const rs = (await c.apps.listNamespacedReplicaSet({ namespace: 'default', labelSelector: 'app=sim' })).items;
-      const byRevision = Object.fromEntries(rs.map((r) => [r.metadata?.annotations?.['deployment.kubernetes.io/revision'], r.spec?.replicas]));
+      const byRevision = Object.fromEntries(
+        rs.map((r) => [r.metadata?.annotations?.['deployment.kubernetes.io/revision'], r.spec?.replicas]),
+      );
       expect(byRevision).to.deep.equal({ '1': 0, '2': 3 });
     });
 
@@ -97,12 +106,18 @@ describe('apiserver: simulated workload controllers', () => {
       );
       await eventually(async () => {
         const pods = await c.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=sim' });
-        return pods.items.length === 1 && (await c.apps.readNamespacedDeployment({ name: 'sim', namespace: 'default' })).status?.availableReplicas === 1;
+        return (
+          pods.items.length === 1 &&
+          (await c.apps.readNamespacedDeployment({ name: 'sim', namespace: 'default' })).status?.availableReplicas === 1
+        );
       }, 'one pod left');
     });
 
     it('a Service gets Endpoints and an EndpointSlice listing its ready Pods', async () => {
-      await c.core.createNamespacedService({ namespace: 'default', body: { metadata: { name: 'sim' }, spec: { selector: { app: 'sim' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } } });
+      await c.core.createNamespacedService({
+        namespace: 'default',
+        body: { metadata: { name: 'sim' }, spec: { selector: { app: 'sim' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } },
+      });
       const ep = await eventually(async () => {
         const e = await c.core.readNamespacedEndpoints({ name: 'sim', namespace: 'default' }).catch(() => undefined);
         return e?.subsets?.[0]?.addresses?.length === 1 ? e : undefined;
@@ -118,7 +133,10 @@ describe('apiserver: simulated workload controllers', () => {
     it('a Job runs its Pods to Complete, retrying a failure within backoffLimit, and records its Events', async () => {
       await batch.createNamespacedJob({
         namespace: 'default',
-        body: { metadata: { name: 'once' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'a', image: 'a' }] } } } },
+        body: {
+          metadata: { name: 'once' },
+          spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'a', image: 'a' }] } } },
+        },
       });
       const job = await eventually(async () => {
         const j = await batch.readNamespacedJob({ name: 'once', namespace: 'default' });
@@ -134,28 +152,40 @@ describe('apiserver: simulated workload controllers', () => {
     it('a Job with backoffLimit 0 fails at its first failed Pod (Failed, BackoffLimitExceeded)', async () => {
       await batch.createNamespacedJob({
         namespace: 'default',
-        body: { metadata: { name: 'fragile' }, spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'a', image: 'a' }] } } } },
+        body: {
+          metadata: { name: 'fragile' },
+          spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'a', image: 'a' }] } } },
+        },
       });
-      await eventually(async () => conditions(await batch.readNamespacedJob({ name: 'fragile', namespace: 'default' })).Failed === 'True/BackoffLimitExceeded', 'failed');
+      await eventually(
+        async () =>
+          conditions(await batch.readNamespacedJob({ name: 'fragile', namespace: 'default' })).Failed === 'True/BackoffLimitExceeded',
+        'failed',
+      );
     });
   });
 
   it('a bound Pod deleted with a grace period is Terminating until its containers stop; grace period 0 removes it at once', async () => {
     const c = await startWithClients({ simulate: { pods: { stopAfterMs: 60_000 } } });
     try {
-        await c.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'graceful' }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'a', image: 'a' }] } } });
-        await eventually(async () => (await c.core.readNamespacedPod({ name: 'graceful', namespace: 'default' })).spec?.nodeName, 'bound');
-        await c.core.deleteNamespacedPod({ name: 'graceful', namespace: 'default' });
-        const marked = await c.core.readNamespacedPod({ name: 'graceful', namespace: 'default' });
-        expect(marked.metadata?.deletionGracePeriodSeconds).to.equal(1);
-        expect(marked.metadata?.deletionTimestamp).to.not.equal(undefined);
-        await c.core.deleteNamespacedPod({ name: 'graceful', namespace: 'default', gracePeriodSeconds: 0 });
-        await eventually(async () => (await c.core.listNamespacedPod({ namespace: 'default', fieldSelector: 'metadata.name=graceful' })).items.length === 0, 'gone');
+      await c.core.createNamespacedPod({
+        namespace: 'default',
+        body: { metadata: { name: 'graceful' }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'a', image: 'a' }] } },
+      });
+      await eventually(async () => (await c.core.readNamespacedPod({ name: 'graceful', namespace: 'default' })).spec?.nodeName, 'bound');
+      await c.core.deleteNamespacedPod({ name: 'graceful', namespace: 'default' });
+      const marked = await c.core.readNamespacedPod({ name: 'graceful', namespace: 'default' });
+      expect(marked.metadata?.deletionGracePeriodSeconds).to.equal(1);
+      expect(marked.metadata?.deletionTimestamp).to.not.equal(undefined);
+      await c.core.deleteNamespacedPod({ name: 'graceful', namespace: 'default', gracePeriodSeconds: 0 });
+      await eventually(
+        async () => (await c.core.listNamespacedPod({ namespace: 'default', fieldSelector: 'metadata.name=graceful' })).items.length === 0,
+        'gone',
+      );
     } finally {
-        await c.server.close();
+      await c.server.close();
     }
   });
-
 
   it('a ReplicaSet with the largest replicas an int32 holds creates Pods in paced batches, the server answering meanwhile, and scales back down', async () => {
     const c = await startWithClients({ simulate: { nodes: 0 } });
@@ -165,11 +195,21 @@ describe('apiserver: simulated workload controllers', () => {
       const labels = { app: 'huge' };
       await c.apps.createNamespacedReplicaSet({
         namespace: 'huge',
-        body: { metadata: { name: 'huge' }, spec: { replicas: 2 ** 31 - 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'a', image: 'a' }] } } } },
+        body: {
+          metadata: { name: 'huge' },
+          spec: {
+            replicas: 2 ** 31 - 1,
+            selector: { matchLabels: labels },
+            template: { metadata: { labels }, spec: { containers: [{ name: 'a', image: 'a' }] } },
+          },
+        },
       });
       // One pass creating every Pod would hold the event loop for good: no request would be answered again.
       await eventually(async () => (await podsNow()) >= 1000, 'two batches of Pods');
-      await c.apps.patchNamespacedReplicaSet({ name: 'huge', namespace: 'huge', body: { spec: { replicas: 3 } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+      await c.apps.patchNamespacedReplicaSet(
+        { name: 'huge', namespace: 'huge', body: { spec: { replicas: 3 } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
       await eventually(async () => (await podsNow()) === 3, 'scaled down to 3', 60_000);
     } finally {
       await c.server.close();
@@ -184,7 +224,14 @@ describe('apiserver: simulated workload controllers', () => {
       const labels = { app: 'paced' };
       await c.apps.createNamespacedReplicaSet({
         namespace: 'default',
-        body: { metadata: { name: 'paced' }, spec: { replicas: 1200, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'a', image: 'a' }] } } } },
+        body: {
+          metadata: { name: 'paced' },
+          spec: {
+            replicas: 1200,
+            selector: { matchLabels: labels },
+            template: { metadata: { labels }, spec: { containers: [{ name: 'a', image: 'a' }] } },
+          },
+        },
       });
       await eventually(async () => (await podsNow()) === 500, 'the first burst');
       await eventually(() => clock.pending() >= 1, 'the resync for the next second');
@@ -203,11 +250,18 @@ describe('apiserver: simulated workload controllers', () => {
     const c = await startWithClients({ simulate: { pods: { readyAfterMs: 60_000 }, clock } });
     try {
       await c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('slow', 2) });
-      await eventually(async () => (await c.core.listNamespacedPod({ namespace: 'default' })).items.filter((p) => p.status?.phase === 'Running').length === 2, 'running');
+      await eventually(
+        async () =>
+          (await c.core.listNamespacedPod({ namespace: 'default' })).items.filter((p) => p.status?.phase === 'Running').length === 2,
+        'running',
+      );
       await eventually(() => clock.pending() >= 2, 'readiness timers');
       expect((await c.apps.readNamespacedDeployment({ name: 'slow', namespace: 'default' })).status?.availableReplicas).to.equal(undefined);
       clock.advance(60_000);
-      await eventually(async () => (await c.apps.readNamespacedDeployment({ name: 'slow', namespace: 'default' })).status?.availableReplicas === 2, 'available');
+      await eventually(
+        async () => (await c.apps.readNamespacedDeployment({ name: 'slow', namespace: 'default' })).status?.availableReplicas === 2,
+        'available',
+      );
     } finally {
       await c.server.close();
     }

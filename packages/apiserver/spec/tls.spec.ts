@@ -67,7 +67,9 @@ describe('apiserver: TLS and identity off loopback (startApiServer)', function (
       await server.writeKubeconfig(path);
       expect(await readFile(victim, 'utf8')).to.equal('untouched');
       expect((await stat(path)).mode & 0o777).to.equal(0o600);
-      expect(await readFile(path, 'utf8')).to.contain('secret-token').and.contain('certificate-authority-data');
+      expect(await readFile(path, 'utf8'))
+        .to.contain('secret-token')
+        .and.contain('certificate-authority-data');
     } finally {
       await server.close();
     }

@@ -36,7 +36,10 @@ export async function consistently(what: string | (() => string), check: () => P
   for (;;) {
     const failure = await Promise.resolve()
       .then(check)
-      .then((ok) => (ok ? undefined : false), (err: unknown) => err ?? new Error(String(err)));
+      .then(
+        (ok) => (ok ? undefined : false),
+        (err: unknown) => err ?? new Error(String(err)),
+      );
     if (failure !== undefined) {
       const description = typeof what === 'function' ? what() : what;
       const reason = failure === false ? '' : `: ${failure instanceof Error ? failure.message : String(failure)}`;

@@ -70,7 +70,10 @@ describe('apiserver: watch', () => {
   it('sends no BOOKMARK events unless asked', async () => {
     const cm = await createCm('nobm');
     const plain = await RecordingWatch.start(c.kc, CMS, { resourceVersion: cm.metadata?.resourceVersion });
-    const withBookmarks = await RecordingWatch.start(c.kc, CMS, { resourceVersion: cm.metadata?.resourceVersion, allowWatchBookmarks: true });
+    const withBookmarks = await RecordingWatch.start(c.kc, CMS, {
+      resourceVersion: cm.metadata?.resourceVersion,
+      allowWatchBookmarks: true,
+    });
     await withBookmarks.waitFor((e) => e.filter((x) => x.type === 'BOOKMARK').length >= 2, 'two bookmarks on the other watch');
     await createCm('marker');
     await plain.waitFor((e) => e.length === 1, 'the marker');
@@ -89,8 +92,16 @@ describe('apiserver: watch', () => {
   it('turns selector transitions into ADDED and DELETED for a label-selected watch', async () => {
     const cm = await createCm('sel', { tier: 'front' });
     const w = await RecordingWatch.start(c.kc, CMS, { labelSelector: 'tier=back', resourceVersion: cm.metadata?.resourceVersion });
-    const moved = await c.core.replaceNamespacedConfigMap({ name: 'sel', namespace: 'default', body: { ...cm, metadata: { ...cm.metadata, labels: { tier: 'back' } } } });
-    const left = await c.core.replaceNamespacedConfigMap({ name: 'sel', namespace: 'default', body: { ...moved, metadata: { ...moved.metadata, labels: { tier: 'front' } } } });
+    const moved = await c.core.replaceNamespacedConfigMap({
+      name: 'sel',
+      namespace: 'default',
+      body: { ...cm, metadata: { ...cm.metadata, labels: { tier: 'back' } } },
+    });
+    const left = await c.core.replaceNamespacedConfigMap({
+      name: 'sel',
+      namespace: 'default',
+      body: { ...moved, metadata: { ...moved.metadata, labels: { tier: 'front' } } },
+    });
     const events = await w.waitFor((e) => e.length === 2, 'enter and leave');
     expect(w.summary()).to.deep.equal(['ADDED sel', 'DELETED sel']);
     // The DELETED shows the last state that matched, at the resourceVersion of the change.
@@ -134,18 +145,29 @@ describe('apiserver: watch', () => {
 
   it('sends initial events then a bookmark marking their end (sendInitialEvents)', async () => {
     await createCm('init');
-    const w = await RecordingWatch.start(c.kc, CMS, { sendInitialEvents: true, allowWatchBookmarks: true, resourceVersionMatch: 'NotOlderThan' });
+    const w = await RecordingWatch.start(c.kc, CMS, {
+      sendInitialEvents: true,
+      allowWatchBookmarks: true,
+      resourceVersionMatch: 'NotOlderThan',
+    });
     const events = await w.waitFor((e) => e.some((x) => x.type === 'BOOKMARK'), 'the end bookmark');
     expect(events[0]?.type).to.equal('ADDED');
     const bm = events.find((x) => x.type === 'BOOKMARK');
-    expect((bm?.object.metadata as { annotations?: Record<string, string> }).annotations).to.deep.equal({ 'k8s.io/initial-events-end': 'true' });
+    expect((bm?.object.metadata as { annotations?: Record<string, string> }).annotations).to.deep.equal({
+      'k8s.io/initial-events-end': 'true',
+    });
     w.stop();
   });
 
   it('waits, for a streaming list at a resourceVersion not reached yet, until it is reached: the write that reached it is in the initial events and the closing bookmark is not older (NotOlderThan; was: the bookmark at once, older than asked)', async () => {
     await createCm('early');
     const asked = c.server.stats().resourceVersion + 1;
-    const pending = RecordingWatch.start(c.kc, CMS, { sendInitialEvents: true, allowWatchBookmarks: true, resourceVersionMatch: 'NotOlderThan', resourceVersion: String(asked) });
+    const pending = RecordingWatch.start(c.kc, CMS, {
+      sendInitialEvents: true,
+      allowWatchBookmarks: true,
+      resourceVersionMatch: 'NotOlderThan',
+      resourceVersion: String(asked),
+    });
     await eventually(() => (c.server.requests.count({ verb: 'watch' }) === 1 ? true : undefined), 'the watch request to arrive');
     const late = await createCm('late');
     const w = await pending;
@@ -160,7 +182,11 @@ describe('apiserver: watch', () => {
 
   it('sends no initial state for sendInitialEvents=false without a resourceVersion: only what changes from now (was: every object as ADDED)', async () => {
     await createCm('before-false');
-    const w = await RecordingWatch.start(c.kc, CMS, { sendInitialEvents: false, allowWatchBookmarks: true, resourceVersionMatch: 'NotOlderThan' });
+    const w = await RecordingWatch.start(c.kc, CMS, {
+      sendInitialEvents: false,
+      allowWatchBookmarks: true,
+      resourceVersionMatch: 'NotOlderThan',
+    });
     await createCm('after-false');
     await w.waitFor((e) => e.some((x) => x.type === 'ADDED'), 'the ADDED of the new object');
     expect(w.summary().filter((x) => !x.startsWith('BOOKMARK'))).to.deep.equal(['ADDED after-false']);
@@ -180,7 +206,9 @@ describe('apiserver: watch', () => {
     const exact = await causesOf('sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=Exact&resourceVersion=1');
     expect(exact.status).to.equal(422);
     expect(exact.causes).to.have.length(2);
-    expect(exact.causes[0]).to.equal('resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
+    expect(exact.causes[0]).to.equal(
+      'resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+    );
     expect(exact.causes[1]).to.match(/^resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"/);
     expect(await causesOf('sendInitialEvents=true')).to.deep.equal({
       status: 422,
@@ -190,7 +218,9 @@ describe('apiserver: watch', () => {
       ],
     });
     const withContinue = await causesOf('sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&continue=x');
-    expect(withContinue.causes).to.deep.equal(['resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided']);
+    expect(withContinue.causes).to.deep.equal([
+      'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided',
+    ]);
   });
 
   it('writes one JSON event per line, flushed as it happens (chunked)', async () => {
@@ -218,7 +248,15 @@ describe('apiserver: watch', () => {
 
     it('recovers from a dropped watch: resumes from its resourceVersion and misses nothing', async () => {
       await createCm('inf-a');
-      const informer = new k8s.ListWatch<k8s.V1ConfigMap>(CMS, new k8s.Watch(c.kc), () => c.core.listNamespacedConfigMap({ namespace: 'default' }), false, undefined, undefined, noDelay);
+      const informer = new k8s.ListWatch<k8s.V1ConfigMap>(
+        CMS,
+        new k8s.Watch(c.kc),
+        () => c.core.listNamespacedConfigMap({ namespace: 'default' }),
+        false,
+        undefined,
+        undefined,
+        noDelay,
+      );
       const seen: string[] = [];
       informer.on('add', (o) => seen.push(`add ${o.metadata?.name}`));
       informer.on('delete', (o) => seen.push(`delete ${o.metadata?.name}`));
@@ -228,14 +266,29 @@ describe('apiserver: watch', () => {
       expect(c.server.faults.dropWatches({ resource: 'configmaps' })).to.equal(1);
       await createCm('inf-b');
       await c.core.deleteNamespacedConfigMap({ name: 'inf-a', namespace: 'default' });
-      await eventually(() => informer.list().map((o) => o.metadata?.name).join() === 'inf-b', 'the informer to catch up');
+      await eventually(
+        () =>
+          informer
+            .list()
+            .map((o) => o.metadata?.name)
+            .join() === 'inf-b',
+        'the informer to catch up',
+      );
       expect(seen).to.deep.equal(['add inf-a', 'add inf-b', 'delete inf-a']);
       await informer.stop();
     });
 
     it('recovers from a 410: relists after the history it needs was compacted', async () => {
       await createCm('c410-a');
-      const informer = new k8s.ListWatch<k8s.V1ConfigMap>(CMS, new k8s.Watch(c.kc), () => c.core.listNamespacedConfigMap({ namespace: 'default' }), false, undefined, undefined, noDelay);
+      const informer = new k8s.ListWatch<k8s.V1ConfigMap>(
+        CMS,
+        new k8s.Watch(c.kc),
+        () => c.core.listNamespacedConfigMap({ namespace: 'default' }),
+        false,
+        undefined,
+        undefined,
+        noDelay,
+      );
       let lists = 0;
       informer.on('connect', () => lists++);
       await informer.start();
@@ -244,7 +297,15 @@ describe('apiserver: watch', () => {
       await createCm('c410-b');
       c.server.faults.compact();
       c.server.faults.dropWatches({ resource: 'configmaps' });
-      await eventually(() => informer.list().map((o) => o.metadata?.name).sort().join() === 'c410-a,c410-b', 'the informer to relist');
+      await eventually(
+        () =>
+          informer
+            .list()
+            .map((o) => o.metadata?.name)
+            .sort()
+            .join() === 'c410-a,c410-b',
+        'the informer to relist',
+      );
       expect(lists).to.be.at.least(3);
       await informer.stop();
     });

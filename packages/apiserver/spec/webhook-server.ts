@@ -14,13 +14,18 @@ export type Answer = Record<string, unknown> | 'hang' | { raw: string };
 export type Handler = (review: Review) => Answer | Promise<Answer>;
 
 export const b64 = (s: string): string => Buffer.from(s).toString('base64');
-export const allow = (r: Review, extra: Record<string, unknown> = {}): Answer => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: r.request.uid, allowed: true, ...extra } });
+export const allow = (r: Review, extra: Record<string, unknown> = {}): Answer => ({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  response: { uid: r.request.uid, allowed: true, ...extra },
+});
 export const deny = (r: Review, message: string, code?: number): Answer => ({
   apiVersion: 'admission.k8s.io/v1',
   kind: 'AdmissionReview',
   response: { uid: r.request.uid, allowed: false, status: { message, ...(code ? { code } : {}) } },
 });
-export const patch = (r: Review, ops: unknown[], extra: Record<string, unknown> = {}): Answer => allow(r, { patchType: 'JSONPatch', patch: b64(JSON.stringify(ops)), ...extra });
+export const patch = (r: Review, ops: unknown[], extra: Record<string, unknown> = {}): Answer =>
+  allow(r, { patchType: 'JSONPatch', patch: b64(JSON.stringify(ops)), ...extra });
 
 /** An HTTPS webhook server: each path answers with its handler; every review it got is kept. */
 export class WebhookServer {

@@ -43,7 +43,14 @@ describe('apiserver: simulated workloads with kubectl v1.32', function () {
     expect(await kubectl('rollout', 'status', 'deployment/web', '--timeout=30s')).to.contain('successfully rolled out');
     // The rollback reuses revision 1's ReplicaSet as revision 3.
     expect(await kubectl('rollout', 'history', 'deployment/web')).to.match(/^2\s+<none>\n3\s+<none>/m);
-    const rs = await kubectl('get', 'rs', '-l', 'app=web', '-o', 'jsonpath={range .items[*]}{.metadata.annotations.deployment\\.kubernetes\\.io/revision}={.spec.replicas}{"\\n"}{end}');
+    const rs = await kubectl(
+      'get',
+      'rs',
+      '-l',
+      'app=web',
+      '-o',
+      'jsonpath={range .items[*]}{.metadata.annotations.deployment\\.kubernetes\\.io/revision}={.spec.replicas}{"\\n"}{end}',
+    );
     expect(rs.trim().split('\n').sort()).to.deep.equal(['2=0', '3=3']);
     expect(await kubectl('get', 'deploy', 'web', '-o', 'jsonpath={.spec.template.spec.containers[0].image}')).to.equal('nginx:1.25');
     expect(await kubectl('scale', 'deployment/web', '--replicas=5')).to.contain('deployment.apps/web scaled');
@@ -62,7 +69,9 @@ describe('apiserver: simulated workloads with kubectl v1.32', function () {
     expect(await kubectl('get', 'nodes')).to.match(/^rxkube-node-0\s+Ready\s+<none>\s+v1\.32\.0-rxkube/m);
     const pods = await kubectl('get', 'pods', '-l', 'app=web', '--field-selector=status.phase=Running', '-o', 'name');
     const first = pods.trim().split('\n')[0] ?? '';
-    expect(await kubectl('describe', first)).to.match(/Normal\s+Scheduled\s+\S+\s+default-scheduler\s+Successfully assigned default\/web-\S+ to rxkube-node-\d/);
+    expect(await kubectl('describe', first)).to.match(
+      /Normal\s+Scheduled\s+\S+\s+default-scheduler\s+Successfully assigned default\/web-\S+ to rxkube-node-\d/,
+    );
   });
 
   it('get -o wide: pods show IP and NODE, deployments CONTAINERS, IMAGES and SELECTOR after AGE, as the real printers', async () => {

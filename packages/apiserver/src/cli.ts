@@ -34,7 +34,6 @@ options:
   --job-failures N    with --simulate: how many Pods of each Job fail first (default 0)
   -h, --help          show this help`;
 
-
 class UsageError extends Error {
   override readonly name = 'UsageError';
 }
@@ -42,7 +41,7 @@ class UsageError extends Error {
 const NUMBER_FLAGS = ['port', 'ready-after', 'nodes', 'job-duration', 'job-failures'] as const;
 type NumberFlag = (typeof NUMBER_FLAGS)[number];
 const OPTIONS = {
-  ...Object.fromEntries(NUMBER_FLAGS.map((flag) => [flag, { type: 'string' }])) as Record<NumberFlag, { type: 'string' }>,
+  ...(Object.fromEntries(NUMBER_FLAGS.map((flag) => [flag, { type: 'string' }])) as Record<NumberFlag, { type: 'string' }>),
   host: { type: 'string' },
   kubeconfig: { type: 'string' },
   data: { type: 'string' },
@@ -96,10 +95,12 @@ function parseArgs(args: string[]) {
   const flags = parseFlags(args);
   const port = flags.port ?? 6443;
   if (port > 65535) throw new UsageError(`--port must be a number from 0 to 65535, got ${port}`);
-  if (flags.token !== undefined && flags['token-file'] !== undefined) throw new UsageError('--token and --token-file exclude each other: give one');
+  if (flags.token !== undefined && flags['token-file'] !== undefined)
+    throw new UsageError('--token and --token-file exclude each other: give one');
   if (flags.token !== undefined && /\s/.test(flags.token)) throw new UsageError('--token must be without spaces');
   const simulationFlags = (['ready-after', 'nodes', 'job-duration', 'job-failures'] as const).filter((flag) => flags[flag] !== undefined);
-  if (!flags.simulate && simulationFlags.length > 0) throw new UsageError(`--${simulationFlags[0]} needs --simulate (without it nothing is simulated)`);
+  if (!flags.simulate && simulationFlags.length > 0)
+    throw new UsageError(`--${simulationFlags[0]} needs --simulate (without it nothing is simulated)`);
   return {
     port,
     host: flags.host ?? '127.0.0.1',
@@ -119,7 +120,8 @@ function parseArgs(args: string[]) {
 const TOKEN_ENV = 'RXKUBE_APISERVER_TOKEN';
 
 function checkToken(token: string, from: string): string {
-  if (token === '' || /\s/.test(token)) throw new Error(`${from} must hold a token without spaces, got ${token === '' ? 'nothing' : 'one with spaces'}`);
+  if (token === '' || /\s/.test(token))
+    throw new Error(`${from} must hold a token without spaces, got ${token === '' ? 'nothing' : 'one with spaces'}`);
   return token;
 }
 
@@ -134,7 +136,8 @@ function readTokenFile(file: string): string {
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
     const mode = fstatSync(fd).mode & 0o777;
-    if ((mode & 0o077) !== 0) throw new Error(`--token-file ${file} may be read by other users (mode ${mode.toString(8).padStart(4, '0')}): chmod 600 it`);
+    if ((mode & 0o077) !== 0)
+      throw new Error(`--token-file ${file} may be read by other users (mode ${mode.toString(8).padStart(4, '0')}): chmod 600 it`);
     return checkToken((readFileSync(fd, 'utf8').split('\n')[0] ?? '').trim(), `--token-file ${file}`);
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
@@ -177,7 +180,11 @@ export async function main(args: string[], program = 'rxkube-apiserver'): Promis
       token,
       dataDir: opts.data,
       simulate: opts.simulate
-        ? { pods: { readyAfterMs: opts.readyAfterMs }, nodes: opts.nodes, jobs: { durationMs: opts.jobDurationMs, failures: opts.jobFailures } }
+        ? {
+            pods: { readyAfterMs: opts.readyAfterMs },
+            nodes: opts.nodes,
+            jobs: { durationMs: opts.jobDurationMs, failures: opts.jobFailures },
+          }
         : undefined,
       clientNode: false,
     });
@@ -188,7 +195,9 @@ export async function main(args: string[], program = 'rxkube-apiserver'): Promis
   }
   await server.writeKubeconfig(opts.kubeconfig);
   console.log(`${program} listening on ${server.url}`);
-  console.log(`kubeconfig written to ${opts.kubeconfig}${token ? ' (with the bearer token' + (server.url.startsWith('https:') ? ' and the CA' : '') + ')' : ''}`);
+  console.log(
+    `kubeconfig written to ${opts.kubeconfig}${token ? ' (with the bearer token' + (server.url.startsWith('https:') ? ' and the CA' : '') + ')' : ''}`,
+  );
   console.log(`  kubectl --kubeconfig ${opts.kubeconfig} get ns`);
   console.log(`  export KUBECONFIG=${opts.kubeconfig}`);
   if (opts.data) console.log(`state is kept in ${opts.data} (every acknowledged write is on disk)`);

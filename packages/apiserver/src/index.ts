@@ -28,7 +28,14 @@
  * - server.ts       startApiServer: the assembly (options.ts, the parts in parts.ts);
  *                   kubeconfig.ts the kubeconfig it writes
  */
-export { isLoopback, startApiServer, type ApiServer, type ApiServerOptions, type ApiServerStats, type KubeconfigIdentity } from './server.js';
+export {
+  isLoopback,
+  startApiServer,
+  type ApiServer,
+  type ApiServerOptions,
+  type ApiServerStats,
+  type KubeconfigIdentity,
+} from './server.js';
 export type { Fault, FaultOutcome, Faults, RequestDescription, RequestFaultSpec, RequestMatch, WatchMatch } from './http/faults.js';
 export type { Verb } from './http/http.js';
 export type { Store } from './api/store.js';
@@ -37,8 +44,21 @@ export type { RequestLog } from './http/request-log.js';
 export type { SimulateOptions, SimulationClock } from './controllers/simulators.js';
 export { kubeconfigYaml, type KubeconfigSpec } from './kubeconfig.js';
 // The selector grammars, for a tool that serves lists as this server does (the explorer's stale views).
-export { matchesLabelSelector, parseLabelSelector, SelectorError, type LabelOperator, type LabelRequirement, type LabelSelector } from './api/label-selector.js';
-export { matchesFieldSelector, parseFieldSelector, type FieldOperator, type FieldRequirement, type FieldSelector } from './api/field-selector.js';
+export {
+  matchesLabelSelector,
+  parseLabelSelector,
+  SelectorError,
+  type LabelOperator,
+  type LabelRequirement,
+  type LabelSelector,
+} from './api/label-selector.js';
+export {
+  matchesFieldSelector,
+  parseFieldSelector,
+  type FieldOperator,
+  type FieldRequirement,
+  type FieldSelector,
+} from './api/field-selector.js';
 
 // Types that appear in the signatures above, exported so that users can name them.
 export type { LogRecord } from './api/durable/records.js';

@@ -78,11 +78,13 @@ export function validateOptions(o: ApiServerOptions): void {
     throw new TypeError(`startApiServer: port must be an integer from 0 to 65535, got ${String(o.port)}`);
   }
   const host = o.host ?? '127.0.0.1';
-  if (host !== 'localhost' && isIP(host) === 0) throw new TypeError(`startApiServer: host must be an IP address or localhost, got ${JSON.stringify(host)}`);
+  if (host !== 'localhost' && isIP(host) === 0)
+    throw new TypeError(`startApiServer: host must be an IP address or localhost, got ${JSON.stringify(host)}`);
   if (!isLoopbackName(host) && !o.token) {
     throw new TypeError(`startApiServer: binding ${host} (not loopback) requires a token, so that only clients holding it get in`);
   }
-  if (o.token !== undefined && (o.token === '' || /\s/.test(o.token))) throw new TypeError('startApiServer: token must be a non-empty string without spaces');
+  if (o.token !== undefined && (o.token === '' || /\s/.test(o.token)))
+    throw new TypeError('startApiServer: token must be a non-empty string without spaces');
   const sim = o.simulate;
   const delays: [string, number | undefined][] = [
     ['deployments.readyAfterMs', sim?.deployments ? sim.deployments.readyAfterMs : undefined],
@@ -97,12 +99,18 @@ export function validateOptions(o: ApiServerOptions): void {
   if (sim?.nodes !== undefined && !(Number.isInteger(sim.nodes) && sim.nodes >= 0)) {
     throw new TypeError(`startApiServer: simulate.nodes must be an integer >= 0, got ${sim.nodes}`);
   }
-  if (o.bookmarkIntervalMs !== undefined && !(o.bookmarkIntervalMs > 0)) throw new TypeError(`startApiServer: bookmarkIntervalMs must be > 0, got ${o.bookmarkIntervalMs}`);
+  if (o.bookmarkIntervalMs !== undefined && !(o.bookmarkIntervalMs > 0))
+    throw new TypeError(`startApiServer: bookmarkIntervalMs must be > 0, got ${o.bookmarkIntervalMs}`);
   if (o.dataCompactBytes !== undefined && !(Number.isInteger(o.dataCompactBytes) && o.dataCompactBytes > 0)) {
     throw new TypeError(`startApiServer: dataCompactBytes must be a positive integer, got ${o.dataCompactBytes}`);
   }
-  for (const [name, value] of [['maxRequestsInFlight', o.maxRequestsInFlight], ['maxPendingResponseBytes', o.maxPendingResponseBytes], ['writeTimeoutMs', o.writeTimeoutMs]] as const) {
-    if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new TypeError(`startApiServer: ${name} must be a positive integer, got ${value}`);
+  for (const [name, value] of [
+    ['maxRequestsInFlight', o.maxRequestsInFlight],
+    ['maxPendingResponseBytes', o.maxPendingResponseBytes],
+    ['writeTimeoutMs', o.writeTimeoutMs],
+  ] as const) {
+    if (value !== undefined && !(Number.isInteger(value) && value > 0))
+      throw new TypeError(`startApiServer: ${name} must be a positive integer, got ${value}`);
   }
   if (o.requestQueueWaitMs !== undefined && !(Number.isInteger(o.requestQueueWaitMs) && o.requestQueueWaitMs >= 0)) {
     throw new TypeError(`startApiServer: requestQueueWaitMs must be an integer >= 0, got ${o.requestQueueWaitMs}`);
@@ -111,8 +119,10 @@ export function validateOptions(o: ApiServerOptions): void {
     throw new TypeError(`startApiServer: historyBytes must be a positive integer, got ${o.historyBytes}`);
   }
   for (const [service, address] of Object.entries(o.webhookServices ?? {})) {
-    if (!/^[^/\s]+\/[^/:\s]+:\d+$/.test(service)) throw new TypeError(`startApiServer: webhookServices keys must be namespace/name:port, got ${JSON.stringify(service)}`);
-    if (typeof address !== 'string' || !/^[^\s/]+:\d+$/.test(address)) throw new TypeError(`startApiServer: webhookServices[${JSON.stringify(service)}] must be host:port, got ${JSON.stringify(address)}`);
+    if (!/^[^/\s]+\/[^/:\s]+:\d+$/.test(service))
+      throw new TypeError(`startApiServer: webhookServices keys must be namespace/name:port, got ${JSON.stringify(service)}`);
+    if (typeof address !== 'string' || !/^[^\s/]+:\d+$/.test(address))
+      throw new TypeError(`startApiServer: webhookServices[${JSON.stringify(service)}] must be host:port, got ${JSON.stringify(address)}`);
   }
   if (o.historySize !== undefined && !(Number.isInteger(o.historySize) && o.historySize > 0)) {
     throw new TypeError(`startApiServer: historySize must be a positive integer, got ${o.historySize}`);

@@ -11,7 +11,16 @@ import { nameOf } from './api/meta.js';
 import { Registry } from './api/registry.js';
 import { Store } from './api/store.js';
 import { WatchHub } from './api/watch.js';
-import { Auth, bootstrapClusterRoleBindings, bootstrapClusterRoles, CLUSTER_ROLE_BINDINGS_KEY, CLUSTER_ROLES_KEY, ClusterRoleAggregator, rbacTypes, reviewTypes } from './auth/index.js';
+import {
+  Auth,
+  bootstrapClusterRoleBindings,
+  bootstrapClusterRoles,
+  CLUSTER_ROLE_BINDINGS_KEY,
+  CLUSTER_ROLES_KEY,
+  ClusterRoleAggregator,
+  rbacTypes,
+  reviewTypes,
+} from './auth/index.js';
 import { GarbageCollector } from './controllers/gc.js';
 import { NamespaceController, NAMESPACES_KEY } from './controllers/namespaces.js';
 import { startSimulation } from './controllers/simulators.js';
@@ -45,12 +54,19 @@ export interface ServerParts {
 
 /** Every part, wired, with nothing in the store yet. */
 export function assembleParts(options: ApiServerOptions, journal: Journal | undefined): ServerParts {
-  const store = new Store({ historySize: options.historySize, historyBytes: options.historyBytes, journal: journal && ((change) => journal.append(change)) });
+  const store = new Store({
+    historySize: options.historySize,
+    historyBytes: options.historyBytes,
+    journal: journal && ((change) => journal.append(change)),
+  });
   const registry = new Registry();
   for (const t of [...builtinTypes(), ...rbacTypes(), ...reviewTypes()]) registry.add(t);
   const clock = options.simulate?.clock;
   // Creation and deletion times in the simulation's time, as a real cluster's share one clock.
-  const core = new ApiCore(store, registry, patchEngine, { continueTtlMs: options.continueTtlMs, now: clock && (() => new Date(clock.now())) });
+  const core = new ApiCore(store, registry, patchEngine, {
+    continueTtlMs: options.continueTtlMs,
+    now: clock && (() => new Date(clock.now())),
+  });
   const hub = new WatchHub(store, { bookmarkIntervalMs: options.bookmarkIntervalMs });
   const terminating = new Set<string>();
   const admission = new AdmissionWebhooks(store, registry, options.webhookServices);

@@ -155,7 +155,15 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const url = `${tls ? 'https' : 'http'}://${address}`;
   const spec: KubeconfigSpec = { server: url, token: options.token, caCert: tls ? (tls.ca ?? tls.cert).toString() : undefined };
   const k8s = clientNode ? await clientNode : undefined;
-  return serverHandle(parts, { url, port: listening.port, host, spec, k8s, https: tls !== undefined, close: () => closeHttp(listening.server) });
+  return serverHandle(parts, {
+    url,
+    port: listening.port,
+    host,
+    spec,
+    k8s,
+    https: tls !== undefined,
+    close: () => closeHttp(listening.server),
+  });
 }
 
 /** Stops accepting, and ends the open connections (watches included) rather than wait for them. */
@@ -169,7 +177,15 @@ function closeHttp(server: Server): Promise<void> {
 /** What startApiServer gives its caller: the address, kubeconfigs, the test hooks, stats and close. */
 function serverHandle(
   parts: ServerParts,
-  at: { url: string; port: number; host: string; spec: KubeconfigSpec; k8s: typeof ClientNode | undefined; https: boolean; close: () => Promise<void> },
+  at: {
+    url: string;
+    port: number;
+    host: string;
+    spec: KubeconfigSpec;
+    k8s: typeof ClientNode | undefined;
+    https: boolean;
+    close: () => Promise<void>;
+  },
 ): ApiServer {
   const { store, hub, journal } = parts;
   const { spec, k8s } = at;
@@ -182,7 +198,10 @@ function serverHandle(
     faults: parts.faults,
     requests: parts.requests,
     kubeConfig: (as) => {
-      if (!k8s) throw new Error('kubeConfig() needs @kubernetes/client-node, which startApiServer({ clientNode: false }) does not load; use writeKubeconfig() or kubeconfigYaml()');
+      if (!k8s)
+        throw new Error(
+          'kubeConfig() needs @kubernetes/client-node, which startApiServer({ clientNode: false }) does not load; use writeKubeconfig() or kubeconfigYaml()',
+        );
       return kubeConfigFor(k8s, { ...spec, ...as });
     },
     kubeconfigYaml: (as) => kubeconfigYaml({ ...spec, ...kubectlIdentity(as, at.https) }),

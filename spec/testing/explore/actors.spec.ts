@@ -21,29 +21,42 @@ const isReady = (pod: V1Pod): boolean => pod.status?.conditions?.some((c) => c.t
  * Members are Pods named by generateName; the Group's status counts those a kubelet reports
  * Ready. The buggy variant trusts a list that may be stale and never removes a surplus member.
  */
-const setupOf = (variant: 'buggy' | 'fixed') => (operator: Operator): void =>
-  void operator.register<Group>(
-    {
-      async reconcile(group, ctx) {
-        const name = group.metadata?.name ?? '';
-        const members = ctx.client.resource<V1Pod>(pods);
-        const mine = (await members.list({ namespace: 'default', labelSelector: { group: name } })).items;
-        const wanted = group.spec?.members ?? 0;
-        if (mine.length < wanted) {
-          await members.create({ metadata: { generateName: `${name}-`, namespace: 'default', labels: { group: name } }, spec: { containers: [{ name: 'main', image: 'nginx' }] } });
-          return;
-        }
-        if (variant === 'fixed' && mine.length > wanted) {
-          const surplus = [...mine].sort((a, b) => Number(isReady(b)) - Number(isReady(a)) || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? '')).slice(wanted);
-          for (const pod of surplus) await members.delete({ name: pod.metadata?.name ?? '', namespace: 'default' });
-          return;
-        }
-        const status = { members: mine.map((p) => p.metadata?.name ?? '').sort(), ready: mine.filter(isReady).length };
-        if (JSON.stringify(group.status ?? {}) !== JSON.stringify(status)) await ctx.client.resource<Group>(groups).jsonPatchStatus({ name, namespace: 'default' }, [{ op: 'add', path: '/status', value: status }]);
+const setupOf =
+  (variant: 'buggy' | 'fixed') =>
+  (operator: Operator): void =>
+    void operator.register<Group>(
+      {
+        async reconcile(group, ctx) {
+          const name = group.metadata?.name ?? '';
+          const members = ctx.client.resource<V1Pod>(pods);
+          const mine = (await members.list({ namespace: 'default', labelSelector: { group: name } })).items;
+          const wanted = group.spec?.members ?? 0;
+          if (mine.length < wanted) {
+            await members.create({
+              metadata: { generateName: `${name}-`, namespace: 'default', labels: { group: name } },
+              spec: { containers: [{ name: 'main', image: 'nginx' }] },
+            });
+            return;
+          }
+          if (variant === 'fixed' && mine.length > wanted) {
+            const surplus = [...mine]
+              .sort((a, b) => Number(isReady(b)) - Number(isReady(a)) || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''))
+              .slice(wanted);
+            for (const pod of surplus) await members.delete({ name: pod.metadata?.name ?? '', namespace: 'default' });
+            return;
+          }
+          const status = { members: mine.map((p) => p.metadata?.name ?? '').sort(), ready: mine.filter(isReady).length };
+          if (JSON.stringify(group.status ?? {}) !== JSON.stringify(status))
+            await ctx.client
+              .resource<Group>(groups)
+              .jsonPatchStatus({ name, namespace: 'default' }, [{ op: 'add', path: '/status', value: status }]);
+        },
       },
-    },
-    { resource: groups, secondaries: [{ resource: pods, toPrimaries: (pod) => [{ name: pod.metadata?.labels?.['group'] ?? '', namespace: 'default' }] }] },
-  );
+      {
+        resource: groups,
+        secondaries: [{ resource: pods, toPrimaries: (pod) => [{ name: pod.metadata?.labels?.['group'] ?? '', namespace: 'default' }] }],
+      },
+    );
 
 /** A kubelet: it may read Pods and write their status, nothing else. */
 const kubelet: Actor = {
@@ -68,7 +81,9 @@ const workload: Action[] = [
     name: 'the kubelet reports the first member NotReady',
     as: kubelet,
     async run(client: KubeClient) {
-      const [first] = (await client.resource(pods).list({ namespace: 'default', labelSelector: { group: 'g' } })).items.map((p) => p.metadata?.name ?? '').sort();
+      const [first] = (await client.resource(pods).list({ namespace: 'default', labelSelector: { group: 'g' } })).items
+        .map((p) => p.metadata?.name ?? '')
+        .sort();
       await client.resource(pods).mergePatchStatus({ name: first ?? '', namespace: 'default' }, ready('False'));
     },
   },
@@ -94,10 +109,15 @@ describe('testing: explore workloads of every actor (subresources, identities, s
   it('answers a step its actor has no right to 403, as the real server does', async () => {
     const verdict = await replay(options, {
       seed: 0,
-      actions: [workload[0]!, { op: 'merge', resource: pods, select: { namePrefix: 'g-' }, patch: { metadata: { labels: { team: 'red' } } }, as: kubelet }],
+      actions: [
+        workload[0]!,
+        { op: 'merge', resource: pods, select: { namePrefix: 'g-' }, patch: { metadata: { labels: { team: 'red' } } }, as: kubelet },
+      ],
       perturbations: [],
     });
-    expect(verdict.log.filter((line) => line.startsWith('step 1'))).to.deep.equal(['step 1: merge Pod [g-*] {"metadata":{"labels":{"team":"red"}}} as system:node:node-1 → 403']);
+    expect(verdict.log.filter((line) => line.startsWith('step 1'))).to.deep.equal([
+      'step 1: merge Pod [g-*] {"metadata":{"labels":{"team":"red"}}} as system:node:node-1 → 403',
+    ]);
   });
 
   it('finds the member made twice on a stale list in the buggy variant, within the default budget', async () => {

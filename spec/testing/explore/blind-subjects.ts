@@ -42,16 +42,24 @@ interface Custom<S, T = Record<string, unknown>> extends KubernetesObject {
 type SpecSchema = NonNullable<Parameters<typeof customResourceDefinition>[0]['spec']>;
 
 function customKind(kindName: string, plural: string, properties: NonNullable<SpecSchema['properties']>) {
-  const crd = customResourceDefinition({ group: GROUP, kind: kindName, plural, spec: { type: 'object', properties }, status: { type: 'object', x_kubernetes_preserve_unknown_fields: true } });
+  const crd = customResourceDefinition({
+    group: GROUP,
+    kind: kindName,
+    plural,
+    spec: { type: 'object', properties },
+    status: { type: 'object', x_kubernetes_preserve_unknown_fields: true },
+  });
   const resource: ResourceDescriptor = { apiVersion: `${GROUP}/v1`, kind: kindName, plural };
   return { crd, resource };
 }
 
 /** A failed request with one of these codes is an outcome the operator expects, not an error. */
-const tolerate = (...codes: number[]) => (err: unknown): undefined => {
-  if (codes.includes(statusCodeOf(err) ?? 0)) return undefined;
-  throw err;
-};
+const tolerate =
+  (...codes: number[]) =>
+  (err: unknown): undefined => {
+    if (codes.includes(statusCodeOf(err) ?? 0)) return undefined;
+    throw err;
+  };
 
 function idOf(object: KubernetesObject): { name: string; namespace: string; uid: string } {
   return { name: object.metadata?.name ?? '', namespace: object.metadata?.namespace ?? 'default', uid: object.metadata?.uid ?? '' };
@@ -66,13 +74,17 @@ const configMaps = (client: KubeClient) => client.resource<V1ConfigMap>(configMa
 
 /** Creates the object unless one of that name exists: what a StatefulSet does with its claims. */
 async function createIfMissing(client: KubeClient, object: V1ConfigMap): Promise<void> {
-  await configMaps(client).create({ apiVersion: 'v1', kind: 'ConfigMap', ...object }).catch(tolerate(409));
+  await configMaps(client)
+    .create({ apiVersion: 'v1', kind: 'ConfigMap', ...object })
+    .catch(tolerate(409));
 }
 
 /** Deletes by name; with `uid`, only that very object (a successor of the same name answers 409). */
 async function deleteConfigMap(client: KubeClient, object: KubernetesObject, uid?: string): Promise<void> {
   const { name, namespace } = idOf(object);
-  await configMaps(client).delete({ name, namespace }, uid === undefined ? {} : { preconditions: { uid } }).catch(tolerate(404, 409));
+  await configMaps(client)
+    .delete({ name, namespace }, uid === undefined ? {} : { preconditions: { uid } })
+    .catch(tolerate(404, 409));
 }
 
 function ownerReference(owner: KubernetesObject): V1OwnerReference {
@@ -104,7 +116,12 @@ function statefulSetObject(intent: StatefulSetIntent): V1ConfigMap {
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: intent.name, namespace: intent.namespace, labels: { ...intent.labels, [COMPONENT]: 'statefulset' }, annotations: intent.annotations },
+    metadata: {
+      name: intent.name,
+      namespace: intent.namespace,
+      labels: { ...intent.labels, [COMPONENT]: 'statefulset' },
+      annotations: intent.annotations,
+    },
     data,
   };
 }
@@ -118,8 +135,14 @@ const statefulSetController: Reconciler<V1ConfigMap> = {
     const storage = set.data?.['storage'];
     const labels = { ...set.metadata?.labels, [STS_LABEL]: name };
     for (let i = 0; i < replicas; i++) {
-      await createIfMissing(ctx.client, { metadata: { name: `${claimPrefix}-${name}-${i}`, namespace, labels: { ...labels, [COMPONENT]: 'claim' } }, data: storage === undefined ? {} : { storage } });
-      await createIfMissing(ctx.client, { metadata: { name: `${name}-${i}`, namespace, labels: { ...labels, [COMPONENT]: 'member' } }, data: { ordinal: String(i) } });
+      await createIfMissing(ctx.client, {
+        metadata: { name: `${claimPrefix}-${name}-${i}`, namespace, labels: { ...labels, [COMPONENT]: 'claim' } },
+        data: storage === undefined ? {} : { storage },
+      });
+      await createIfMissing(ctx.client, {
+        metadata: { name: `${name}-${i}`, namespace, labels: { ...labels, [COMPONENT]: 'member' } },
+        data: { ordinal: String(i) },
+      });
     }
     for (const member of ctx.getSecondaryResources<V1ConfigMap>('set-members')) {
       if (member.metadata?.labels?.[COMPONENT] === 'member' && ordinalOf(member) >= replicas) await deleteConfigMap(ctx.client, member);
@@ -147,7 +170,10 @@ function registerStatefulSetController(operator: Operator): void {
 //    re-created since (FZ3), so in an rxkube operator this bug cannot happen; the subject stays
 //    as the bug a user would write, and as a check that the framework keeps it harmless.
 
-type CassandraDatacenter = Custom<{ size?: number; replaceNodes?: string[] | null }, { nodeReplacements?: string[]; conditions?: unknown[]; nodes?: number }>;
+type CassandraDatacenter = Custom<
+  { size?: number; replaceNodes?: string[] | null },
+  { nodeReplacements?: string[]; conditions?: unknown[]; nodes?: number }
+>;
 const cassandraDatacenters = customKind('CassandraDatacenter', 'cassandradatacenters', {
   size: { type: 'integer', minimum: 0 },
   replaceNodes: { type: 'array', items: { type: 'string' } },
@@ -159,7 +185,12 @@ function recreatedDatacenterReconciler(variant: Variant): Reconciler<CassandraDa
     async reconcile(dc, ctx) {
       const { name, namespace } = idOf(dc);
       for (let i = 0; i < (dc.spec?.size ?? 0); i++) {
-        const metadata = { name: `server-data-${name}-${i}`, namespace, labels: { [DC_LABEL]: name }, ...(variant === 'fixed' ? { ownerReferences: [ownerReference(dc)] } : {}) };
+        const metadata = {
+          name: `server-data-${name}-${i}`,
+          namespace,
+          labels: { [DC_LABEL]: name },
+          ...(variant === 'fixed' ? { ownerReferences: [ownerReference(dc)] } : {}),
+        };
         await createIfMissing(ctx.client, { metadata, data: {} });
       }
       return UpdateControl.patchStatus({ ...dc, status: { nodes: dc.spec?.size ?? 0 } });
@@ -184,13 +215,24 @@ const recreatedDatacenter: Subject = {
   options: (variant) => ({
     crds: [cassandraDatacenters.crd],
     setup: (operator) => {
-      operator.register(recreatedDatacenterReconciler(variant), { resource: cassandraDatacenters.resource, finalizerName: 'cassandra.datastax.com/finalizer' });
+      operator.register(recreatedDatacenterReconciler(variant), {
+        resource: cassandraDatacenters.resource,
+        finalizerName: 'cassandra.datastax.com/finalizer',
+      });
     },
     observe: [cassandraDatacenters.resource, configMap],
     workload: [
-      { op: 'apply', resource: cassandraDatacenters.resource, object: { metadata: { name: 'dc1' }, spec: { size: 2 } } as CassandraDatacenter },
+      {
+        op: 'apply',
+        resource: cassandraDatacenters.resource,
+        object: { metadata: { name: 'dc1' }, spec: { size: 2 } } as CassandraDatacenter,
+      },
       { op: 'delete', resource: cassandraDatacenters.resource, name: 'dc1' },
-      { op: 'apply', resource: cassandraDatacenters.resource, object: { metadata: { name: 'dc1' }, spec: { size: 2 } } as CassandraDatacenter },
+      {
+        op: 'apply',
+        resource: cassandraDatacenters.resource,
+        object: { metadata: { name: 'dc1' }, spec: { size: 2 } } as CassandraDatacenter,
+      },
       // Cassandra writes to its volume.
       { op: 'merge', resource: configMap, name: 'server-data-dc1-0', patch: { data: { sstables: 'rows 1-42' } } },
     ],
@@ -218,7 +260,10 @@ function staleScaleDownReconciler(variant: Variant): Reconciler<ZookeeperCluster
         const fresh = await ctx.client.resource<ZookeeperCluster>(zookeeperClusters.resource).get({ name, namespace });
         replicas = fresh.spec?.replicas ?? 0;
       }
-      await configMaps(ctx.client).apply(statefulSetObject({ name, namespace, replicas, claimPrefix: 'data' }), { fieldManager: ctx.fieldManager, force: true });
+      await configMaps(ctx.client).apply(statefulSetObject({ name, namespace, replicas, claimPrefix: 'data' }), {
+        fieldManager: ctx.fieldManager,
+        force: true,
+      });
       // reconcileFinalizers: the claims of members scaled away are orphans; delete them.
       for (let i = replicas; ; i++) {
         const orphan = await configMaps(ctx.client).find({ name: `data-${name}-${i}`, namespace });
@@ -233,7 +278,7 @@ function staleScaleDownReconciler(variant: Variant): Reconciler<ZookeeperCluster
 const staleScaleDown: Subject = {
   name: 'stale-scale-down-claims',
   sieveClass: 'stale read',
-  bug: 'zookeeper-operator scales the StatefulSet down and deletes a live member\'s claim on a stale spec after a scale down and up (pravega/zookeeper-operator#314)',
+  bug: "zookeeper-operator scales the StatefulSet down and deletes a live member's claim on a stale spec after a scale down and up (pravega/zookeeper-operator#314)",
   options: (variant) => ({
     crds: [zookeeperClusters.crd],
     setup: (operator) => {
@@ -242,7 +287,11 @@ const staleScaleDown: Subject = {
     },
     observe: [zookeeperClusters.resource, configMap],
     workload: [
-      { op: 'apply', resource: zookeeperClusters.resource, object: { metadata: { name: 'zk' }, spec: { replicas: 2 } } as ZookeeperCluster },
+      {
+        op: 'apply',
+        resource: zookeeperClusters.resource,
+        object: { metadata: { name: 'zk' }, spec: { replicas: 2 } } as ZookeeperCluster,
+      },
       { op: 'merge', resource: zookeeperClusters.resource, name: 'zk', patch: { spec: { replicas: 1 } } },
       { op: 'merge', resource: zookeeperClusters.resource, name: 'zk', patch: { spec: { replicas: 2 } } },
       // ZooKeeper writes its snapshot to the member's volume.
@@ -290,10 +339,14 @@ function pvcExpansionReconciler(variant: Variant): Reconciler<RabbitmqCluster> {
         // expand the claims, and make the set again below.
         if (current) await sets.delete({ name: setName, namespace }, { propagationPolicy: 'Orphan' }).catch(tolerate(404));
         for (const claim of claims) {
-          if (gibibytes(claim.data?.['storage']) < gibibytes(storage)) await sets.mergePatch({ name: claim.metadata!.name!, namespace }, { data: { storage } });
+          if (gibibytes(claim.data?.['storage']) < gibibytes(storage))
+            await sets.mergePatch({ name: claim.metadata!.name!, namespace }, { data: { storage } });
         }
       }
-      await sets.apply(statefulSetObject({ name: setName, namespace, replicas, storage, claimPrefix: 'persistence' }), { fieldManager: ctx.fieldManager, force: true });
+      await sets.apply(statefulSetObject({ name: setName, namespace, replicas, storage, claimPrefix: 'persistence' }), {
+        fieldManager: ctx.fieldManager,
+        force: true,
+      });
       return UpdateControl.patchStatus({ ...rabbit, status: { storage } });
     },
   };
@@ -311,7 +364,11 @@ const pvcExpansionCrash: Subject = {
     },
     observe: [rabbitmqClusters.resource, configMap],
     workload: [
-      { op: 'apply', resource: rabbitmqClusters.resource, object: { metadata: { name: 'rabbit' }, spec: { replicas: 2, storage: '10Gi' } } as RabbitmqCluster },
+      {
+        op: 'apply',
+        resource: rabbitmqClusters.resource,
+        object: { metadata: { name: 'rabbit' }, spec: { replicas: 2, storage: '10Gi' } } as RabbitmqCluster,
+      },
       { op: 'merge', resource: rabbitmqClusters.resource, name: 'rabbit', patch: { spec: { storage: '15Gi' } } },
     ],
   }),
@@ -332,7 +389,13 @@ function tlsSecret(cluster: KubernetesObject, suffix: 'ssl' | 'ssl-internal'): V
   const { name, namespace } = idOf(cluster);
   // Real certificates are random; these are derived from the name so that runs compare.
   const pem = Buffer.from(`certificate of ${name}-${suffix}`).toString('base64');
-  return { apiVersion: 'v1', kind: 'Secret', type: 'Opaque', metadata: { name: `${name}-${suffix}`, namespace }, data: { 'tls.crt': pem, 'tls.key': pem, 'ca.crt': pem } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'Opaque',
+    metadata: { name: `${name}-${suffix}`, namespace },
+    data: { 'tls.crt': pem, 'tls.key': pem, 'ca.crt': pem },
+  };
 }
 
 const tlsPair: DependentResource<V1Secret[], PerconaXtraDBCluster, Context<PerconaXtraDBCluster>> = {
@@ -350,7 +413,11 @@ const tlsPair: DependentResource<V1Secret[], PerconaXtraDBCluster, Context<Perco
 };
 
 const sslDependent = (suffix: 'ssl' | 'ssl-internal') =>
-  kubernetesDependent<V1Secret, PerconaXtraDBCluster, Context<PerconaXtraDBCluster>>({ name: suffix, resource: secret, desired: (cluster) => tlsSecret(cluster, suffix) });
+  kubernetesDependent<V1Secret, PerconaXtraDBCluster, Context<PerconaXtraDBCluster>>({
+    name: suffix,
+    resource: secret,
+    desired: (cluster) => tlsSecret(cluster, suffix),
+  });
 
 const xtradbReconciler: Reconciler<PerconaXtraDBCluster> = {
   reconcile(cluster, ctx) {
@@ -373,7 +440,9 @@ const sslInternalCrash: Subject = {
       operator.register(xtradbReconciler, { resource: xtradbClusters.resource, workflow: flow });
     },
     observe: [xtradbClusters.resource, secret],
-    workload: [{ op: 'apply', resource: xtradbClusters.resource, object: { metadata: { name: 'pxc' }, spec: { size: 3 } } as PerconaXtraDBCluster }],
+    workload: [
+      { op: 'apply', resource: xtradbClusters.resource, object: { metadata: { name: 'pxc' }, spec: { size: 3 } } as PerconaXtraDBCluster },
+    ],
   }),
 };
 
@@ -398,7 +467,8 @@ const INSTACLUSTR_DC = 'instaclustr-datacenter';
 type InstaclustrBug = 'unobserved' | 'stale';
 
 const claimNameOf = (member: KubernetesObject) => `data-volume-${member.metadata?.name}`;
-const isTerminating = (object: KubernetesObject) => object.metadata?.deletionTimestamp !== undefined && object.metadata?.deletionTimestamp !== null;
+const isTerminating = (object: KubernetesObject) =>
+  object.metadata?.deletionTimestamp !== undefined && object.metadata?.deletionTimestamp !== null;
 
 function instaclustrReconciler(bug: InstaclustrBug, variant: Variant): Reconciler<CassandraDataCenter> {
   const ownClaimsByMember = bug === 'stale' && variant === 'fixed';
@@ -417,32 +487,46 @@ function instaclustrReconciler(bug: InstaclustrBug, variant: Variant): Reconcile
         const claim = { name: `data-volume-${memberName}`, namespace, labels: { [INSTACLUSTR_DC]: name, [COMPONENT]: 'claim' } };
         if (!member) {
           if (!ownClaimsByMember) await createIfMissing(ctx.client, { metadata: claim, data: {} });
-          await createIfMissing(ctx.client, { metadata: { name: memberName, namespace, labels: { [INSTACLUSTR_DC]: name, [COMPONENT]: 'member' } }, data: { ordinal: String(i) } });
+          await createIfMissing(ctx.client, {
+            metadata: { name: memberName, namespace, labels: { [INSTACLUSTR_DC]: name, [COMPONENT]: 'member' } },
+            data: { ordinal: String(i) },
+          });
         } else if (ownClaimsByMember && !isTerminating(member)) {
-          await createIfMissing(ctx.client, { metadata: { ...claim, ownerReferences: [ownerReference({ ...member, apiVersion: 'v1', kind: 'ConfigMap' })] }, data: {} });
+          await createIfMissing(ctx.client, {
+            metadata: { ...claim, ownerReferences: [ownerReference({ ...member, apiVersion: 'v1', kind: 'ConfigMap' })] },
+            data: {},
+          });
         }
       }
       // The twins scale down only what a quorum read of the datacenter confirms (a lagging cache
       // must not remove a member the user has asked back meanwhile).
       const above = (confirmed: number) => (object: KubernetesObject) => ordinalOf(object) >= confirmed;
-      const scaledDown = variant === 'fixed' && [...members, ...claims].some(above(nodes)) ? await ctx.client.resource<CassandraDataCenter>(cassandraDataCenters.resource).get({ name, namespace }) : dc;
+      const scaledDown =
+        variant === 'fixed' && [...members, ...claims].some(above(nodes))
+          ? await ctx.client.resource<CassandraDataCenter>(cassandraDataCenters.resource).get({ name, namespace })
+          : dc;
       const confirmedNodes = scaledDown.spec?.nodes ?? 0;
       for (const member of members) {
-        if (above(confirmedNodes)(member) && ordinalOf(member) >= nodes && !isTerminating(member)) await deleteConfigMap(ctx.client, member, variant === 'fixed' ? member.metadata?.uid : undefined);
+        if (above(confirmedNodes)(member) && ordinalOf(member) >= nodes && !isTerminating(member))
+          await deleteConfigMap(ctx.client, member, variant === 'fixed' ? member.metadata?.uid : undefined);
       }
       if (bug === 'unobserved' && variant === 'fixed') {
         // Level-based: a claim above the size whose member is gone or going is released.
         for (const claim of claims) {
           const member = members.find((m) => claimNameOf(m) === claim.metadata?.name);
-          if (above(confirmedNodes)(claim) && ordinalOf(claim) >= nodes && (!member || isTerminating(member))) await deleteConfigMap(ctx.client, claim, claim.metadata?.uid);
+          if (above(confirmedNodes)(claim) && ordinalOf(claim) >= nodes && (!member || isTerminating(member)))
+            await deleteConfigMap(ctx.client, claim, claim.metadata?.uid);
         }
       } else {
         // AllDeletedPods: the claims of the members seen terminating.
         for (const member of members.filter(isTerminating)) {
           if (ownClaimsByMember) {
-            for (const claim of claims.filter((c) => ownedBy(c, member.metadata?.uid ?? ''))) await deleteConfigMap(ctx.client, claim, claim.metadata?.uid);
+            for (const claim of claims.filter((c) => ownedBy(c, member.metadata?.uid ?? '')))
+              await deleteConfigMap(ctx.client, claim, claim.metadata?.uid);
           } else {
-            await configMaps(ctx.client).delete({ name: claimNameOf(member), namespace }).catch(tolerate(404));
+            await configMaps(ctx.client)
+              .delete({ name: claimNameOf(member), namespace })
+              .catch(tolerate(404));
           }
         }
       }
@@ -469,7 +553,9 @@ function instaclustrSetup(bug: InstaclustrBug, variant: Variant) {
     });
     operator.register(instaclustrReconciler(bug, variant), {
       resource: cassandraDataCenters.resource,
-      secondaries: [{ name: 'cassandra-objects', resource: configMap, labelSelector: INSTACLUSTR_DC, toPrimaries: Mappers.fromLabel(INSTACLUSTR_DC) }],
+      secondaries: [
+        { name: 'cassandra-objects', resource: configMap, labelSelector: INSTACLUSTR_DC, toPrimaries: Mappers.fromLabel(INSTACLUSTR_DC) },
+      ],
     });
   };
 }
@@ -483,7 +569,11 @@ const missedTerminatingMember: Subject = {
     setup: instaclustrSetup('unobserved', variant),
     observe: [cassandraDataCenters.resource, configMap],
     workload: [
-      { op: 'apply', resource: cassandraDataCenters.resource, object: { metadata: { name: 'dc1' }, spec: { nodes: 2 } } as CassandraDataCenter },
+      {
+        op: 'apply',
+        resource: cassandraDataCenters.resource,
+        object: { metadata: { name: 'dc1' }, spec: { nodes: 2 } } as CassandraDataCenter,
+      },
       { op: 'merge', resource: cassandraDataCenters.resource, name: 'dc1', patch: { spec: { nodes: 1 } } },
     ],
   }),
@@ -498,7 +588,11 @@ const staleTerminatingMember: Subject = {
     setup: instaclustrSetup('stale', variant),
     observe: [cassandraDataCenters.resource, configMap],
     workload: [
-      { op: 'apply', resource: cassandraDataCenters.resource, object: { metadata: { name: 'dc1' }, spec: { nodes: 2 } } as CassandraDataCenter },
+      {
+        op: 'apply',
+        resource: cassandraDataCenters.resource,
+        object: { metadata: { name: 'dc1' }, spec: { nodes: 2 } } as CassandraDataCenter,
+      },
       { op: 'merge', resource: cassandraDataCenters.resource, name: 'dc1', patch: { spec: { nodes: 1 } } },
       { op: 'merge', resource: cassandraDataCenters.resource, name: 'dc1', patch: { spec: { nodes: 2 } } },
       { op: 'merge', resource: configMap, name: 'data-volume-cassandra-dc1-rack1-1', patch: { data: { sstables: 'rows 43-99' } } },
@@ -529,9 +623,21 @@ function replaceNodesReconciler(variant: Variant): Reconciler<CassandraDatacente
         const accepted = variant === 'buggy' ? requested : requested.filter((pod) => podNames.has(pod));
         const rejected = requested.filter((pod) => !accepted.includes(pod));
         const conditions =
-          rejected.length > 0 ? [statusCondition(dc, { type: 'ReplacingNodes', status: false, reason: 'InvalidPodName', message: `not a pod of this datacenter: ${rejected.join(', ')}` })] : [];
+          rejected.length > 0
+            ? [
+                statusCondition(dc, {
+                  type: 'ReplacingNodes',
+                  status: false,
+                  reason: 'InvalidPodName',
+                  message: `not a pod of this datacenter: ${rejected.join(', ')}`,
+                }),
+              ]
+            : [];
         if (rejected.length > 0) ctx.events.warning('InvalidReplaceNodes', `rejected replaceNodes entries: ${rejected.join(', ')}`);
-        await dcs.mergePatchStatus({ name, namespace }, { status: { nodeReplacements: [...new Set([...replacements, ...accepted])], conditions } });
+        await dcs.mergePatchStatus(
+          { name, namespace },
+          { status: { nodeReplacements: [...new Set([...replacements, ...accepted])], conditions } },
+        );
         await dcs.mergePatch({ name, namespace }, { spec: { replaceNodes: null } });
         return UpdateControl.noUpdate();
       }
@@ -547,7 +653,10 @@ function replaceNodesReconciler(variant: Variant): Reconciler<CassandraDatacente
         if (remaining.length > 0) return UpdateControl.noUpdate<CassandraDatacenter>().rescheduleAfter(2_000);
       }
       for (let i = 0; i < (dc.spec?.size ?? 0); i++) {
-        await createIfMissing(ctx.client, { metadata: { name: `${name}-sts-${i}`, namespace, labels: { [CASS_DC]: name } }, data: { ordinal: String(i) } });
+        await createIfMissing(ctx.client, {
+          metadata: { name: `${name}-sts-${i}`, namespace, labels: { [CASS_DC]: name } },
+          data: { ordinal: String(i) },
+        });
       }
       return UpdateControl.noUpdate();
     },
@@ -568,7 +677,11 @@ const replaceNodesWedge: Subject = {
     },
     observe: [cassandraDatacenters.resource, configMap],
     workload: [
-      { op: 'apply', resource: cassandraDatacenters.resource, object: { metadata: { name: 'dc1' }, spec: { size: 1 } } as CassandraDatacenter },
+      {
+        op: 'apply',
+        resource: cassandraDatacenters.resource,
+        object: { metadata: { name: 'dc1' }, spec: { size: 1 } } as CassandraDatacenter,
+      },
       { op: 'merge', resource: cassandraDatacenters.resource, name: 'dc1', patch: { spec: { replaceNodes: ['dc1-sts-7'] } } },
       { op: 'merge', resource: cassandraDatacenters.resource, name: 'dc1', patch: { spec: { size: 2 } } },
     ],
@@ -594,7 +707,10 @@ function startingNodeReconciler(variant: Variant): Reconciler<CassandraDatacente
       const { name, namespace, uid } = idOf(dc);
       const size = dc.spec?.size ?? 0;
       for (let i = 0; i < size; i++) {
-        await createIfMissing(ctx.client, { metadata: { name: `${name}-sts-${i}`, namespace, labels: { [CASS_DC]: name, [NODE_STATE]: 'Ready-to-Start' } }, data: { ordinal: String(i) } });
+        await createIfMissing(ctx.client, {
+          metadata: { name: `${name}-sts-${i}`, namespace, labels: { [CASS_DC]: name, [NODE_STATE]: 'Ready-to-Start' } },
+          data: { ordinal: String(i) },
+        });
       }
       const members = ctx
         .getSecondaryResources<V1ConfigMap>('pods')
@@ -602,7 +718,8 @@ function startingNodeReconciler(variant: Variant): Reconciler<CassandraDatacente
         .sort((a, b) => ordinalOf(a) - ordinalOf(b));
       for (const member of members) {
         const node = `${uid}/${member.metadata?.name}`;
-        const label = (state: string) => configMaps(ctx.client).mergePatch({ name: member.metadata!.name!, namespace }, { metadata: { labels: { [NODE_STATE]: state } } });
+        const label = (state: string) =>
+          configMaps(ctx.client).mergePatch({ name: member.metadata!.name!, namespace }, { metadata: { labels: { [NODE_STATE]: state } } });
         const state = member.metadata?.labels?.[NODE_STATE];
         if (state === 'Started') continue;
         if (state === 'Ready-to-Start') {
@@ -637,7 +754,11 @@ const startingNodeCrash: Subject = {
     },
     observe: [cassandraDatacenters.resource, configMap],
     workload: [
-      { op: 'apply', resource: cassandraDatacenters.resource, object: { metadata: { name: 'dc1' }, spec: { size: 2 } } as CassandraDatacenter },
+      {
+        op: 'apply',
+        resource: cassandraDatacenters.resource,
+        object: { metadata: { name: 'dc1' }, spec: { size: 2 } } as CassandraDatacenter,
+      },
       { op: 'merge', resource: cassandraDatacenters.resource, name: 'dc1', patch: { spec: { size: 3 } } },
     ],
   }),
@@ -702,13 +823,24 @@ const recreatedZookeeper: Subject = {
   options: (variant) => ({
     crds: [zookeeperClusters.crd],
     setup: (operator) => {
-      operator.register(zookeeperStatus, { resource: zookeeperClusters.resource, workflow: workflow<ZookeeperCluster, Context<ZookeeperCluster>>().add(zookeeperClaims(variant)) });
+      operator.register(zookeeperStatus, {
+        resource: zookeeperClusters.resource,
+        workflow: workflow<ZookeeperCluster, Context<ZookeeperCluster>>().add(zookeeperClaims(variant)),
+      });
     },
     observe: [zookeeperClusters.resource, configMap],
     workload: [
-      { op: 'apply', resource: zookeeperClusters.resource, object: { metadata: { name: 'zk' }, spec: { replicas: 1 } } as ZookeeperCluster },
+      {
+        op: 'apply',
+        resource: zookeeperClusters.resource,
+        object: { metadata: { name: 'zk' }, spec: { replicas: 1 } } as ZookeeperCluster,
+      },
       { op: 'delete', resource: zookeeperClusters.resource, name: 'zk' },
-      { op: 'apply', resource: zookeeperClusters.resource, object: { metadata: { name: 'zk' }, spec: { replicas: 1 } } as ZookeeperCluster },
+      {
+        op: 'apply',
+        resource: zookeeperClusters.resource,
+        object: { metadata: { name: 'zk' }, spec: { replicas: 1 } } as ZookeeperCluster,
+      },
       { op: 'merge', resource: configMap, name: 'data-zk-0', patch: { data: { snapshot: 'zxid 0x100000007' } } },
     ],
   }),
@@ -736,10 +868,14 @@ function staleNodeSetReconciler(variant: Variant): Reconciler<Elasticsearch> {
       const generation = es.metadata?.generation ?? 0;
       if (variant === 'fixed') {
         const current = await configMaps(ctx.client).find({ name: setName, namespace });
-        if (Number(current?.metadata?.annotations?.[SOURCE_GENERATION] ?? 0) > generation) return UpdateControl.noUpdate<Elasticsearch>().rescheduleAfter(200);
+        if (Number(current?.metadata?.annotations?.[SOURCE_GENERATION] ?? 0) > generation)
+          return UpdateControl.noUpdate<Elasticsearch>().rescheduleAfter(200);
       }
       const annotations = { [SOURCE_GENERATION]: String(generation) };
-      await configMaps(ctx.client).apply(statefulSetObject({ name: setName, namespace, replicas: count, claimPrefix: 'elasticsearch-data', annotations }), { fieldManager: ctx.fieldManager, force: true });
+      await configMaps(ctx.client).apply(
+        statefulSetObject({ name: setName, namespace, replicas: count, claimPrefix: 'elasticsearch-data', annotations }),
+        { fieldManager: ctx.fieldManager, force: true },
+      );
       // GarbageCollectPVCs: claims of members that are no longer expected.
       for (let i = count; ; i++) {
         const orphan = await configMaps(ctx.client).find({ name: `elasticsearch-data-${setName}-${i}`, namespace });
@@ -754,7 +890,7 @@ function staleNodeSetReconciler(variant: Variant): Reconciler<Elasticsearch> {
 const staleNodeSetCount: Subject = {
   name: 'stale-nodeset-count',
   sieveClass: 'stale read',
-  bug: 'ECK scales an Elasticsearch StatefulSet down and garbage-collects a live node\'s claim on a stale nodeSet count (elastic/cloud-on-k8s#5274)',
+  bug: "ECK scales an Elasticsearch StatefulSet down and garbage-collects a live node's claim on a stale nodeSet count (elastic/cloud-on-k8s#5274)",
   options: (variant) => ({
     crds: [elasticsearches.crd],
     setup: (operator) => {
@@ -791,10 +927,17 @@ function scaleDownClaimsReconciler(variant: Variant): Reconciler<CassandraCluste
       const nodes = cluster.spec?.nodes ?? 0;
       const current = await configMaps(ctx.client).find({ name: setName, namespace });
       const replicas = Number(current?.data?.['replicas'] ?? 0);
-      await configMaps(ctx.client).apply(statefulSetObject({ name: setName, namespace, replicas: nodes, claimPrefix: 'data' }), { fieldManager: ctx.fieldManager, force: true });
+      await configMaps(ctx.client).apply(statefulSetObject({ name: setName, namespace, replicas: nodes, claimPrefix: 'data' }), {
+        fieldManager: ctx.fieldManager,
+        force: true,
+      });
       const claimName = (i: number) => `data-${setName}-${i}`;
       if (variant === 'buggy') {
-        if (current && nodes < replicas) for (let i = nodes; i < replicas; i++) await configMaps(ctx.client).delete({ name: claimName(i), namespace }).catch(tolerate(404));
+        if (current && nodes < replicas)
+          for (let i = nodes; i < replicas; i++)
+            await configMaps(ctx.client)
+              .delete({ name: claimName(i), namespace })
+              .catch(tolerate(404));
       } else {
         for (let i = nodes; ; i++) {
           const orphan = await configMaps(ctx.client).find({ name: claimName(i), namespace });
@@ -819,7 +962,11 @@ const scaleDownClaimsCrash: Subject = {
     },
     observe: [cassandraClusters.resource, configMap],
     workload: [
-      { op: 'apply', resource: cassandraClusters.resource, object: { metadata: { name: 'cassandra-cluster' }, spec: { nodes: 2 } } as CassandraCluster },
+      {
+        op: 'apply',
+        resource: cassandraClusters.resource,
+        object: { metadata: { name: 'cassandra-cluster' }, spec: { nodes: 2 } } as CassandraCluster,
+      },
       { op: 'merge', resource: cassandraClusters.resource, name: 'cassandra-cluster', patch: { spec: { nodes: 1 } } },
     ],
   }),
@@ -863,7 +1010,13 @@ const mongodbSslInternalCrash: Subject = {
       operator.register(mongodbTlsReconciler(variant), { resource: mongodbClusters.resource });
     },
     observe: [mongodbClusters.resource, secret],
-    workload: [{ op: 'apply', resource: mongodbClusters.resource, object: { metadata: { name: 'mongodb-cluster' }, spec: { replsets: 1 } } as PerconaServerMongoDB }],
+    workload: [
+      {
+        op: 'apply',
+        resource: mongodbClusters.resource,
+        object: { metadata: { name: 'mongodb-cluster' }, spec: { replsets: 1 } } as PerconaServerMongoDB,
+      },
+    ],
   }),
 };
 

@@ -33,7 +33,7 @@ export const knownMisses: Readonly<Record<string, readonly KnownMiss[]>> = {
   'scale-down-claims-crash': [
     {
       what: 'twin false alarm: end-state',
-      why: 'with the in-process StatefulSet controller\'s watch coalesced, that controller makes the claim of member 1 again after the twin deleted it, since it still runs the member: the twin deletes a claim before its member is gone',
+      why: "with the in-process StatefulSet controller's watch coalesced, that controller makes the claim of member 1 again after the twin deleted it, since it still runs the member: the twin deletes a claim before its member is gone",
       firstSeed: 20,
     },
   ],
@@ -60,7 +60,9 @@ const twinRuns = Number(process.env['RXKUBE_BLIND_TWIN_RUNS'] ?? 20);
 
 const missOf = (subject: string, what: 'buggy' | 'twin') =>
   (knownMisses[subject] ?? []).find((miss) =>
-    what === 'buggy' ? miss.what === 'buggy missed' : miss.what.startsWith('twin false alarm') && (miss.firstSeed === undefined || miss.firstSeed <= twinRuns),
+    what === 'buggy'
+      ? miss.what === 'buggy missed'
+      : miss.what.startsWith('twin false alarm') && (miss.firstSeed === undefined || miss.firstSeed <= twinRuns),
   );
 
 const figures: string[] = [];
@@ -75,28 +77,38 @@ describe('testing: explore on operators written apart from it (a blind corpus mo
   for (const subject of blindSubjects) {
     const buggyMiss = missOf(subject.name, 'buggy');
     const findsIt = buggyMiss ? it.skip : it;
-    findsIt(`finds ${subject.name} (${subject.sieveClass}) within the default budget, shrunk and replayed by seed${buggyMiss ? ` [known miss: ${buggyMiss.why}]` : ''}`, async () => {
-      const result: ExploreResult = await explore(subject.options('buggy'));
-      expect(result.failure, `no failure found in ${subject.name}; coverage ${JSON.stringify(result.coverage)}`).to.not.equal(undefined);
-      const failure = result.failure!;
-      figures.push(
-        `${subject.name}: ${failure.oracle} after ${failure.foundAfterRuns} seeds, ${(failure.foundAfterMs / 1000).toFixed(1)} s; shrunk to ${failure.trace.actions.length} steps + [${failure.trace.perturbations.map((p) => p.type).join(', ')}] (${failure.shrinkRuns} runs)`,
-      );
-      expect(showsAs[subject.name], `${subject.name} was found as another failure than its bug:\n${formatFailure(failure)}`).to.include(failure.oracle);
-      const bySeed = await replay(subject.options('buggy'), failure.seed);
-      expect(bySeed.failed, `replay of seed ${failure.seed}\n${formatFailure(failure)}`).to.equal(true);
-      expect(bySeed.oracle).to.equal(failure.oracle);
-      const byTrace = await replay(subject.options('buggy'), failure.trace);
-      expect(byTrace.failed, formatFailure(failure)).to.equal(true);
-      expect(byTrace.oracle).to.equal(failure.oracle);
-    });
+    findsIt(
+      `finds ${subject.name} (${subject.sieveClass}) within the default budget, shrunk and replayed by seed${buggyMiss ? ` [known miss: ${buggyMiss.why}]` : ''}`,
+      async () => {
+        const result: ExploreResult = await explore(subject.options('buggy'));
+        expect(result.failure, `no failure found in ${subject.name}; coverage ${JSON.stringify(result.coverage)}`).to.not.equal(undefined);
+        const failure = result.failure!;
+        figures.push(
+          `${subject.name}: ${failure.oracle} after ${failure.foundAfterRuns} seeds, ${(failure.foundAfterMs / 1000).toFixed(1)} s; shrunk to ${failure.trace.actions.length} steps + [${failure.trace.perturbations.map((p) => p.type).join(', ')}] (${failure.shrinkRuns} runs)`,
+        );
+        expect(showsAs[subject.name], `${subject.name} was found as another failure than its bug:\n${formatFailure(failure)}`).to.include(
+          failure.oracle,
+        );
+        const bySeed = await replay(subject.options('buggy'), failure.seed);
+        expect(bySeed.failed, `replay of seed ${failure.seed}\n${formatFailure(failure)}`).to.equal(true);
+        expect(bySeed.oracle).to.equal(failure.oracle);
+        const byTrace = await replay(subject.options('buggy'), failure.trace);
+        expect(byTrace.failed, formatFailure(failure)).to.equal(true);
+        expect(byTrace.oracle).to.equal(failure.oracle);
+      },
+    );
 
     const twinMiss = missOf(subject.name, 'twin');
     const cleanTwin = twinMiss ? it.skip : it;
-    cleanTwin(`shows no failure in the correct twin of ${subject.name} over ${twinRuns} seeds${twinMiss ? ` [known ${twinMiss.what}: ${twinMiss.why}]` : ''}`, async () => {
-      const result = await explore({ ...subject.options('fixed'), budget: { runs: twinRuns } });
-      figures.push(`${subject.name} twin: ${result.coverage.runs} runs, ${(result.wallMs / 1000).toFixed(1)} s, ${result.failure ? `FAILED ${result.failure.oracle}` : 'clean'}`);
-      expect(result.failure, result.failure && formatFailure(result.failure)).to.equal(undefined);
-    });
+    cleanTwin(
+      `shows no failure in the correct twin of ${subject.name} over ${twinRuns} seeds${twinMiss ? ` [known ${twinMiss.what}: ${twinMiss.why}]` : ''}`,
+      async () => {
+        const result = await explore({ ...subject.options('fixed'), budget: { runs: twinRuns } });
+        figures.push(
+          `${subject.name} twin: ${result.coverage.runs} runs, ${(result.wallMs / 1000).toFixed(1)} s, ${result.failure ? `FAILED ${result.failure.oracle}` : 'clean'}`,
+        );
+        expect(result.failure, result.failure && formatFailure(result.failure)).to.equal(undefined);
+      },
+    );
   }
 });

@@ -6,10 +6,11 @@ import { explore, replay, schemaWorkload, type ExploreOptions } from '../../../l
 import { snapshot } from '../../../lib/testing/explore/state.js';
 import { subjects } from './subjects.js';
 
-const crdWith = (properties: Record<string, object>) => customResourceDefinition({ group: 'defects.rxkube.dev', kind: 'Thing', plural: 'things', spec: { type: 'object', properties } });
+const crdWith = (properties: Record<string, object>) =>
+  customResourceDefinition({ group: 'defects.rxkube.dev', kind: 'Thing', plural: 'things', spec: { type: 'object', properties } });
 const base = { apiVersion: 'defects.rxkube.dev/v1', kind: 'Thing', metadata: { name: 't' }, spec: {} };
 
-describe('testing: the explorer\'s smaller defects', function () {
+describe("testing: the explorer's smaller defects", function () {
   this.timeout(120_000);
 
   it('schemaWorkload changes a spec whose only field is a map: empty, one entry, one of the wrong type', () => {
@@ -32,15 +33,31 @@ describe('testing: the explorer\'s smaller defects', function () {
 
   it('coverage.inputCases counts distinct generated cases, not the seeds that picked them', async () => {
     const crd = crdWith({ on: { type: 'boolean' } });
-    const options: ExploreOptions = { crds: [crd], setup: (operator: Operator) => void operator.register({ reconcile: () => undefined }, { resource: { apiVersion: 'defects.rxkube.dev/v1', kind: 'Thing', plural: 'things' } }), observe: [{ apiVersion: 'defects.rxkube.dev/v1', kind: 'Thing', plural: 'things' }], workload: schemaWorkload({ crd, base }), budget: { runs: 6 } };
+    const options: ExploreOptions = {
+      crds: [crd],
+      setup: (operator: Operator) =>
+        void operator.register(
+          { reconcile: () => undefined },
+          { resource: { apiVersion: 'defects.rxkube.dev/v1', kind: 'Thing', plural: 'things' } },
+        ),
+      observe: [{ apiVersion: 'defects.rxkube.dev/v1', kind: 'Thing', plural: 'things' }],
+      workload: schemaWorkload({ crd, base }),
+      budget: { runs: 6 },
+    };
     const { coverage } = await explore(options);
     expect(coverage.inputCases).to.equal(2);
   });
 
   it('volatile names a key with dots, as a list of keys or with an escaped dot', () => {
-    const seen = (value: string): KubernetesObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'default', annotations: { 'example.com/seen': value, keep: 'k' } } });
+    const seen = (value: string): KubernetesObject => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'c', namespace: 'default', annotations: { 'example.com/seen': value, keep: 'k' } },
+    });
     for (const path of [['metadata', 'annotations', 'example.com/seen'], 'metadata.annotations.example\\.com/seen']) {
-      expect(snapshot([seen('1')], [path]).get('ConfigMap default/c'), JSON.stringify(path)).to.deep.equal(snapshot([seen('2')], [path]).get('ConfigMap default/c'));
+      expect(snapshot([seen('1')], [path]).get('ConfigMap default/c'), JSON.stringify(path)).to.deep.equal(
+        snapshot([seen('2')], [path]).get('ConfigMap default/c'),
+      );
       expect(snapshot([seen('1')], [path]).get('ConfigMap default/c')).to.deep.nested.include({ 'metadata.annotations.keep': 'k' });
     }
   });
@@ -61,6 +78,9 @@ describe('testing: the explorer\'s smaller defects', function () {
     expect(failure?.found.failed).to.equal(true);
     expect(failure?.found.trace.seed).to.equal(failure?.seed);
     const again = await replay(buggy, failure!.seed);
-    expect({ oracle: again.oracle, message: again.message }).to.deep.equal({ oracle: failure?.found.oracle, message: failure?.found.message });
+    expect({ oracle: again.oracle, message: again.message }).to.deep.equal({
+      oracle: failure?.found.oracle,
+      message: failure?.found.message,
+    });
   });
 });

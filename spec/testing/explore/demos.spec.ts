@@ -1,8 +1,23 @@
 import { expect } from 'chai';
 import type pg from 'pg';
 import { GenericRetry, type Operator } from '../../../lib/index.js';
-import { explore, formatFailure, replay, type Action, type ExploreOptions, type ExploreResult } from '../../../lib/testing/explore/index.js';
-import { CONFIGMAP as TOMCAT_CONFIGMAP, DEPLOYMENT as TOMCAT_DEPLOYMENT, SERVICE as TOMCAT_SERVICE, TOMCAT, tomcat, WEBAPP, webapp } from '../../../demos/tomcat/model.js';
+import {
+  explore,
+  formatFailure,
+  replay,
+  type Action,
+  type ExploreOptions,
+  type ExploreResult,
+} from '../../../lib/testing/explore/index.js';
+import {
+  CONFIGMAP as TOMCAT_CONFIGMAP,
+  DEPLOYMENT as TOMCAT_DEPLOYMENT,
+  SERVICE as TOMCAT_SERVICE,
+  TOMCAT,
+  tomcat,
+  WEBAPP,
+  webapp,
+} from '../../../demos/tomcat/model.js';
 import { crds as tomcatCrds, registerTomcatOperator } from '../../../demos/tomcat/operator.js';
 import { CONFIGMAP, DEPLOYMENT, INGRESS, SERVICE, WEBPAGE, webPage, webPageCrd } from '../../../demos/webpage/model.js';
 import { variants } from '../../../demos/webpage/variants.js';
@@ -43,8 +58,16 @@ export const demos: readonly { readonly name: string; readonly options: ExploreO
       observe: [TOMCAT, WEBAPP, TOMCAT_DEPLOYMENT, TOMCAT_SERVICE, TOMCAT_CONFIGMAP],
       workload: [
         { op: 'apply', resource: TOMCAT, object: tomcat('main', { version: '10.1', replicas: 2 }) },
-        { op: 'apply', resource: WEBAPP, object: webapp('shop', { tomcat: 'main', url: 'https://example.com/wars/shop.war', contextPath: '/shop' }) },
-        { op: 'apply', resource: WEBAPP, object: webapp('blog', { tomcat: 'main', url: 'https://example.com/wars/blog.war', contextPath: '/blog' }) },
+        {
+          op: 'apply',
+          resource: WEBAPP,
+          object: webapp('shop', { tomcat: 'main', url: 'https://example.com/wars/shop.war', contextPath: '/shop' }),
+        },
+        {
+          op: 'apply',
+          resource: WEBAPP,
+          object: webapp('blog', { tomcat: 'main', url: 'https://example.com/wars/blog.war', contextPath: '/blog' }),
+        },
         { op: 'merge', resource: TOMCAT, name: 'main', patch: { spec: { replicas: 3 } } },
         { op: 'delete', resource: WEBAPP, name: 'shop' },
       ],
@@ -65,9 +88,13 @@ const db = async (): Promise<{ embedded: EmbeddedDatabase; pool: pg.Pool }> => {
 /** Drops every schema and login role the operator made: what `resetExternal` does for the schema demo. */
 async function emptyDatabase(): Promise<void> {
   const { pool } = await db();
-  const schemas = await pool.query<{ name: string }>(`SELECT nspname AS name FROM pg_namespace WHERE nspname NOT IN ('public', 'information_schema') AND nspname NOT LIKE 'pg\\_%'`);
+  const schemas = await pool.query<{ name: string }>(
+    `SELECT nspname AS name FROM pg_namespace WHERE nspname NOT IN ('public', 'information_schema') AND nspname NOT LIKE 'pg\\_%'`,
+  );
   for (const { name } of schemas.rows) await pool.query(`DROP SCHEMA "${name}" CASCADE`);
-  const roles = await pool.query<{ name: string }>(`SELECT rolname AS name FROM pg_roles WHERE rolname <> 'postgres' AND rolname NOT LIKE 'pg\\_%'`);
+  const roles = await pool.query<{ name: string }>(
+    `SELECT rolname AS name FROM pg_roles WHERE rolname <> 'postgres' AND rolname NOT LIKE 'pg\\_%'`,
+  );
   for (const { name } of roles.rows) await pool.query(`DROP ROLE "${name}"`);
 }
 
@@ -77,7 +104,11 @@ const schemaDemo = {
     crds: [schemaCrd],
     setup: async (operator: Operator) => {
       const { embedded, pool } = await db();
-      const { reconciler, config } = schemaController({ db: pool, databaseUrl: embedded.url, retry: GenericRetry.defaults().withInitialMs(20).withFactor(2).withMaxAttempts(3) });
+      const { reconciler, config } = schemaController({
+        db: pool,
+        databaseUrl: embedded.url,
+        retry: GenericRetry.defaults().withInitialMs(20).withFactor(2).withMaxAttempts(3),
+      });
       operator.register(reconciler, config);
     },
     resetExternal: emptyDatabase,
@@ -106,7 +137,11 @@ describe('testing: explore finds no failure in the demos (no false alarm on corr
     const tomcatDemo = demos.find((d) => d.name === 'tomcat')!.options;
     // Tomcat main, Webapp shop, main scaled, shop deleted; a restart after that sees the cluster as after shop was deployed.
     const actions = (tomcatDemo.workload as readonly Action[]).filter((_, i) => i !== 2);
-    const verdict = await replay(tomcatDemo, { seed: 0, actions, perturbations: [{ type: 'stale', afterStep: 3, view: { step: 1, at: 'settled' } }] });
+    const verdict = await replay(tomcatDemo, {
+      seed: 0,
+      actions,
+      perturbations: [{ type: 'stale', afterStep: 3, view: { step: 1, at: 'settled' } }],
+    });
     expect(verdict.failed, verdict.message).to.equal(false);
   });
 
@@ -119,7 +154,9 @@ describe('testing: explore finds no failure in the demos (no false alarm on corr
   for (const demo of [...demos, schemaDemo]) {
     it(`the ${demo.name} demo: no failure over ${runsOf(demo.name)} runs`, async () => {
       const result: ExploreResult = await explore({ ...demo.options, budget: { runs: runsOf(demo.name) } });
-      figures.push(`${demo.name}: ${result.coverage.runs} runs + ${result.coverage.referenceRuns} reference, ${(result.wallMs / 1000).toFixed(1)} s, ${result.coverage.unconfirmed} unconfirmed, ${result.coverage.diverged} diverged`);
+      figures.push(
+        `${demo.name}: ${result.coverage.runs} runs + ${result.coverage.referenceRuns} reference, ${(result.wallMs / 1000).toFixed(1)} s, ${result.coverage.unconfirmed} unconfirmed, ${result.coverage.diverged} diverged`,
+      );
       expect(result.failure && formatFailure(result.failure), result.failure && formatFailure(result.failure)).to.equal(undefined);
     });
   }

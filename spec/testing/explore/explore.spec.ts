@@ -42,7 +42,11 @@ describe('testing: explore finds the bugs Sieve and Acto found, in small operato
       expect(first.failed, name).to.equal(true);
       for (let i = 0; i < 10; i++) {
         const verdict = await replay(subject.options('buggy'), failure!.seed);
-        expect({ oracle: verdict.oracle, message: verdict.message, log: verdict.log }, `${name}, replay ${i + 1}`).to.deep.equal({ oracle: first.oracle, message: first.message, log: first.log });
+        expect({ oracle: verdict.oracle, message: verdict.message, log: verdict.log }, `${name}, replay ${i + 1}`).to.deep.equal({
+          oracle: first.oracle,
+          message: first.message,
+          log: first.log,
+        });
       }
     }
   });

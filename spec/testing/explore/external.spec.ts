@@ -40,7 +40,10 @@ const setup = (operator: Operator): void =>
         } catch (err) {
           status = { registered: false, error: (err as Error).message };
         }
-        if (JSON.stringify(record.status ?? {}) !== JSON.stringify(status)) await ctx.client.resource<DnsRecord>(records).mergePatchStatus({ name: record.metadata?.name ?? '', namespace: 'default' }, { status });
+        if (JSON.stringify(record.status ?? {}) !== JSON.stringify(status))
+          await ctx.client
+            .resource<DnsRecord>(records)
+            .mergePatchStatus({ name: record.metadata?.name ?? '', namespace: 'default' }, { status });
       },
     },
     { resource: records },
@@ -81,7 +84,8 @@ describe('testing: explore resets the state outside the cluster before each run'
     const verdict = replay({ ...options, resetExternal: () => Promise.reject(new Error('the fake is gone')) }, 1);
     await verdict.then(
       () => expect.fail('ran'),
-      (err: unknown) => expect(String(err)).to.match(/resetExternal failed, so the run cannot start from a clean external state: the fake is gone/),
+      (err: unknown) =>
+        expect(String(err)).to.match(/resetExternal failed, so the run cannot start from a clean external state: the fake is gone/),
     );
   });
 });

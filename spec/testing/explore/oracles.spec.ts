@@ -5,7 +5,12 @@ import { builtinResources, customResourceDefinition } from '../../../lib/kube.js
 import { explore, replay, type ClusterState, type ExploreOptions } from '../../../lib/testing/explore/index.js';
 import { subjects } from './subjects.js';
 
-const crd = customResourceDefinition({ group: 'oracles.rxkube.dev', kind: 'Thing', plural: 'things', spec: { type: 'object', properties: { n: { type: 'integer' } } } });
+const crd = customResourceDefinition({
+  group: 'oracles.rxkube.dev',
+  kind: 'Thing',
+  plural: 'things',
+  spec: { type: 'object', properties: { n: { type: 'integer' } } },
+});
 const things = { apiVersion: 'oracles.rxkube.dev/v1', kind: 'Thing', plural: 'things' };
 type Thing = KubernetesObject & { spec?: { n?: number } };
 const thing = { metadata: { name: 't' }, spec: { n: 0 } } as Thing;
@@ -26,7 +31,13 @@ describe('testing: the explorer oracles beyond the end state', function () {
     const scaleDown = subjects.find((s) => s.name === 'scale-down')!.options('fixed');
     const { failure } = await explore({
       ...scaleDown,
-      invariants: [{ name: 'at most two members', check: (state) => state.list(builtinResources.configMap).length <= 2 || `${state.list(builtinResources.configMap).length} members` }],
+      invariants: [
+        {
+          name: 'at most two members',
+          check: (state) =>
+            state.list(builtinResources.configMap).length <= 2 || `${state.list(builtinResources.configMap).length} members`,
+        },
+      ],
     });
     expect(failure?.oracle).to.equal('invariant');
     // Broken by the third create, before the scale-down to one member would end it.
@@ -47,12 +58,16 @@ describe('testing: the explorer oracles beyond the end state', function () {
       },
     });
     const atEveryWrite = await explore({ ...scaleDown('fixed'), invariants: [everyMemberExists('every-write')], budget: { runs: 5 } });
-    expect(atEveryWrite.failure?.message).to.match(/^invariant 'as many members as replicas' broken after write #1 POST .*configmaps: 1 members for 3 replicas$/);
+    expect(atEveryWrite.failure?.message).to.match(
+      /^invariant 'as many members as replicas' broken after write #1 POST .*configmaps: 1 members for 3 replicas$/,
+    );
     const settled = await explore({ ...scaleDown('fixed'), invariants: [everyMemberExists('settled')], budget: { runs: 20 } });
     expect(settled.failure && settled.failure.message).to.equal(undefined);
     const buggy = await explore({ ...scaleDown('buggy'), invariants: [everyMemberExists('settled')], perturbations: ['crash'] });
     expect(buggy.failure?.oracle, buggy.failure?.message).to.equal('invariant');
-    expect(buggy.failure?.message, buggy.failure?.message).to.match(/^invariant 'as many members as replicas' broken once step 1 settled: [23] members for 1 replicas$/);
+    expect(buggy.failure?.message, buggy.failure?.message).to.match(
+      /^invariant 'as many members as replicas' broken once step 1 settled: [23] members for 1 replicas$/,
+    );
   });
 
   it('fails an operator that never settles: its own writes trigger it forever', async () => {
@@ -84,7 +99,12 @@ describe('testing: the explorer oracles beyond the end state', function () {
                 // An external call that is not a request to the cluster: the operator makes no request for a while.
                 await new Promise((resolve) => setTimeout(resolve, 300));
                 const data = { n: String(t.spec?.n ?? 0) };
-                await ctx.client.resource<V1ConfigMap>(builtinResources.configMap).apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'copy', namespace: 'default' }, data }, { fieldManager: 'thing', force: true });
+                await ctx.client
+                  .resource<V1ConfigMap>(builtinResources.configMap)
+                  .apply(
+                    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'copy', namespace: 'default' }, data },
+                    { fieldManager: 'thing', force: true },
+                  );
               },
             },
             { resource: things },
@@ -101,21 +121,27 @@ describe('testing: the explorer oracles beyond the end state', function () {
     );
     expect(verdict.failed, verdict.message).to.equal(false);
     // Each step's write lands before the next step starts.
-    expect(verdict.log.map((line) => line.replace(/ \/api.*| [{].*/, ''))).to.deep.equal(['step 0: apply Thing t → 200', 'write #1 PATCH', 'step 1: merge Thing t', 'write #2 PATCH']);
+    expect(verdict.log.map((line) => line.replace(/ \/api.*| [{].*/, ''))).to.deep.equal([
+      'step 0: apply Thing t → 200',
+      'write #1 PATCH',
+      'step 1: merge Thing t',
+      'write #2 PATCH',
+    ]);
   });
 
   it('fails an operator whose cleanup never lets go: an object left deleted but held by its finalizer', async () => {
     const { failure } = await explore({
-      ...options((operator) =>
-        void operator.register<Thing>(
-          {
-            reconcile: () => undefined,
-            cleanup: () => {
-              throw new Error('the external system is gone');
+      ...options(
+        (operator) =>
+          void operator.register<Thing>(
+            {
+              reconcile: () => undefined,
+              cleanup: () => {
+                throw new Error('the external system is gone');
+              },
             },
-          },
-          { resource: things },
-        ),
+            { resource: things },
+          ),
       ),
       workload: [
         { op: 'apply', resource: things, object: thing },

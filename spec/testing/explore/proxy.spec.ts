@@ -38,20 +38,28 @@ describe('testing: the explorer fault proxy', function () {
     const seen: number[] = [];
     const from = (await createKubeClient(server.kubeConfig()).resource(resource).list({})).metadata?.resourceVersion;
     closers.push(
-      await openWatchStream(kubeConfig, { path: resourcePath(resource), query: { resourceVersion: from }, inactivityTimeoutMs: 60_000 }, (_type, object) => {
-        seen.push(Number((object as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion));
-      }, () => undefined),
+      await openWatchStream(
+        kubeConfig,
+        { path: resourcePath(resource), query: { resourceVersion: from }, inactivityTimeoutMs: 60_000 },
+        (_type, object) => {
+          seen.push(Number((object as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion));
+        },
+        () => undefined,
+      ),
     );
     return seen;
   }
 
-  const delivered = (incarnation: Incarnation) => eventually('every committed change at the proxy', () => mirror.caughtUp() && proxy.pendingDeliveries(incarnation) === 0);
+  const delivered = (incarnation: Incarnation) =>
+    eventually('every committed change at the proxy', () => mirror.caughtUp() && proxy.pendingDeliveries(incarnation) === 0);
 
   it('answers a request target that is no URL (GET /i1//[) alone, and serves on', async () => {
     const { url } = proxy.incarnation();
     const { host, port } = new URL(url);
     const answer = await new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(port), host.split(':')[0]!, () => socket.end(`GET ${new URL(url).pathname}//[ HTTP/1.1\r\nHost: x\r\n\r\n`));
+      const socket = connect(Number(port), host.split(':')[0]!, () =>
+        socket.end(`GET ${new URL(url).pathname}//[ HTTP/1.1\r\nHost: x\r\n\r\n`),
+      );
       let text = '';
       socket.on('data', (chunk) => (text += chunk.toString('latin1')));
       socket.on('end', () => resolve(text));
@@ -63,9 +71,15 @@ describe('testing: the explorer fault proxy', function () {
     expect((await next.json()) as { kind?: string }).to.have.property('kind');
   });
 
-  it('serves stale lists through the server\'s own selector grammar, and forwards what it would refuse', () => {
+  it("serves stale lists through the server's own selector grammar, and forwards what it would refuse", () => {
     const labels = labelSelectorPredicate(apiServer, 'app in (web,api),!canary,tier!=db');
-    const cases: Record<string, string>[] = [{ app: 'web' }, { app: 'api', tier: 'front' }, { app: 'web', canary: '' }, { app: 'cache' }, { app: 'web', tier: 'db' }];
+    const cases: Record<string, string>[] = [
+      { app: 'web' },
+      { app: 'api', tier: 'front' },
+      { app: 'web', canary: '' },
+      { app: 'cache' },
+      { app: 'web', tier: 'db' },
+    ];
     expect(cases.map((l) => labels?.(l))).to.deep.equal([true, true, false, false, false]);
     expect(labelSelectorPredicate(apiServer, 'app in (web')).to.equal(undefined);
     const byName = fieldSelectorPredicate(apiServer, 'metadata.name=web,metadata.namespace!=kube-system');
@@ -97,7 +111,10 @@ describe('testing: the explorer fault proxy', function () {
     await write(configMaps, 'c');
     await delivered(incarnation);
     await proxy.release(incarnation);
-    await eventually(() => `three ConfigMap events and one Secret event (got ${cmSeen.length}, ${secretSeen.length})`, () => cmSeen.length === 3 && secretSeen.length === 1);
+    await eventually(
+      () => `three ConfigMap events and one Secret event (got ${cmSeen.length}, ${secretSeen.length})`,
+      () => cmSeen.length === 3 && secretSeen.length === 1,
+    );
     expect(cmSeen, 'configmap revisions as delivered').to.deep.equal([...cmSeen].sort((x, y) => x - y));
   });
 });

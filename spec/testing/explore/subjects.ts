@@ -24,17 +24,28 @@ export interface Subject {
 }
 
 function kind(kindName: string, plural: string, spec: NonNullable<Parameters<typeof customResourceDefinition>[0]['spec']>) {
-  const crd = customResourceDefinition({ group: GROUP, kind: kindName, plural, spec, status: { type: 'object', x_kubernetes_preserve_unknown_fields: true } });
+  const crd = customResourceDefinition({
+    group: GROUP,
+    kind: kindName,
+    plural,
+    spec,
+    status: { type: 'object', x_kubernetes_preserve_unknown_fields: true },
+  });
   const resource: ResourceDescriptor = { apiVersion: `${GROUP}/v1`, kind: kindName, plural };
   return { crd, resource };
 }
 
-const ignore = (...codes: number[]) => (err: unknown): undefined => {
-  if (codes.includes(statusCodeOf(err) ?? 0)) return undefined;
-  throw err;
-};
+const ignore =
+  (...codes: number[]) =>
+  (err: unknown): undefined => {
+    if (codes.includes(statusCodeOf(err) ?? 0)) return undefined;
+    throw err;
+  };
 
-const member = (name: string, labels: Record<string, string>, data: Record<string, string> = {}): V1ConfigMap => ({ metadata: { name, namespace: 'default', labels }, data });
+const member = (name: string, labels: Record<string, string>, data: Record<string, string> = {}): V1ConfigMap => ({
+  metadata: { name, namespace: 'default', labels },
+  data,
+});
 
 async function patchStatus(client: KubeClient, resource: ResourceDescriptor, o: KubernetesObject, status: object): Promise<void> {
   await client.resource(resource).mergePatchStatus({ name: o.metadata?.name ?? '', namespace: o.metadata?.namespace }, { status });
@@ -46,7 +57,10 @@ const index = (o: KubernetesObject): number => Number(o.metadata?.labels?.['inde
 
 /** Scale-down that records the new size before it deletes the surplus members (Sieve: crash in the middle of a scale-down). */
 const scaleDown = (() => {
-  const { crd, resource } = kind('Cluster', 'clusters', { type: 'object', properties: { replicas: { type: 'integer', minimum: 0, maximum: 5 } } });
+  const { crd, resource } = kind('Cluster', 'clusters', {
+    type: 'object',
+    properties: { replicas: { type: 'integer', minimum: 0, maximum: 5 } },
+  });
   type Cluster = Object<{ replicas?: number }, { members?: number }>;
   const reconciler = (variant: 'buggy' | 'fixed'): Reconciler<Cluster> => ({
     async reconcile(cluster, ctx) {
@@ -60,13 +74,17 @@ const scaleDown = (() => {
           for (let i = desired; i < current; i++) await cms.delete({ name: `${name}-${i}`, namespace: 'default' }).catch(ignore(404));
           return;
         }
-        for (let i = current; i < desired; i++) await cms.create(member(`${name}-${i}`, { cluster: name, index: String(i) })).catch(ignore(409));
+        for (let i = current; i < desired; i++)
+          await cms.create(member(`${name}-${i}`, { cluster: name, index: String(i) })).catch(ignore(409));
         if (desired !== current) await patchStatus(ctx.client, resource, cluster, { members: desired });
         return;
       }
       const members = (await cms.list({ namespace: 'default', labelSelector: { cluster: name } })).items;
-      for (const m of members) if (index(m) >= desired) await cms.delete({ name: m.metadata?.name ?? '', namespace: 'default' }).catch(ignore(404));
-      for (let i = 0; i < desired; i++) if (!members.some((m) => index(m) === i)) await cms.create(member(`${name}-${i}`, { cluster: name, index: String(i) })).catch(ignore(409));
+      for (const m of members)
+        if (index(m) >= desired) await cms.delete({ name: m.metadata?.name ?? '', namespace: 'default' }).catch(ignore(404));
+      for (let i = 0; i < desired; i++)
+        if (!members.some((m) => index(m) === i))
+          await cms.create(member(`${name}-${i}`, { cluster: name, index: String(i) })).catch(ignore(409));
       if (cluster.status?.members !== desired) await patchStatus(ctx.client, resource, cluster, { members: desired });
     },
   });
@@ -97,7 +115,10 @@ const generatedName = (() => {
       const cms = ctx.client.resource<V1ConfigMap>(configMap);
       const body: V1ConfigMap =
         variant === 'buggy'
-          ? { metadata: { generateName: `${name}-run-`, namespace: 'default', labels: { backup: name } }, data: { target: backup.spec?.target ?? '' } }
+          ? {
+              metadata: { generateName: `${name}-run-`, namespace: 'default', labels: { backup: name } },
+              data: { target: backup.spec?.target ?? '' },
+            }
           : member(`${name}-run`, { backup: name }, { target: backup.spec?.target ?? '' });
       const made = await cms.create(body).catch(ignore(409));
       await patchStatus(ctx.client, resource, backup, { run: made?.metadata?.name ?? `${name}-run` });
@@ -145,12 +166,15 @@ const staleDeletion = (() => {
       if (!owner?.metadata?.deletionTimestamp) return;
       const cms = ctx.client.resource<V1ConfigMap>(configMap);
       const ref = { name: claim.metadata?.name ?? '', namespace: 'default' };
-      if (variant === 'buggy') await cms.delete(ref).catch(ignore(404)); // the bug: by name, on what the cache says
+      if (variant === 'buggy')
+        await cms.delete(ref).catch(ignore(404)); // the bug: by name, on what the cache says
       // The claim is the deleted Db's only if it was made for that Db (uid), and the delete is bound to that claim.
-      else if (claim.metadata?.annotations?.[OWNER] === owner.metadata.uid) await cms.delete(ref, { preconditions: { uid: claim.metadata?.uid } }).catch(ignore(404, 409));
+      else if (claim.metadata?.annotations?.[OWNER] === owner.metadata.uid)
+        await cms.delete(ref, { preconditions: { uid: claim.metadata?.uid } }).catch(ignore(404, 409));
     },
   });
-  const object = (finalizers: string[]): KubernetesObject => ({ metadata: { name: 'orders', finalizers }, spec: { size: '1Gi' } }) as KubernetesObject;
+  const object = (finalizers: string[]): KubernetesObject =>
+    ({ metadata: { name: 'orders', finalizers }, spec: { size: '1Gi' } }) as KubernetesObject;
   return {
     name: 'stale-deletion',
     sieveClass: 'stale read',
@@ -163,7 +187,12 @@ const staleDeletion = (() => {
           resource: configMap,
           name: 'claim-reaper',
           labelSelector: 'db',
-          secondaries: [{ resource, toPrimaries: (d: KubernetesObject) => [{ name: `data-${d.metadata?.name ?? ''}`, namespace: d.metadata?.namespace }] }],
+          secondaries: [
+            {
+              resource,
+              toPrimaries: (d: KubernetesObject) => [{ name: `data-${d.metadata?.name ?? ''}`, namespace: d.metadata?.namespace }],
+            },
+          ],
         });
       },
       observe: [resource, configMap],
@@ -182,7 +211,10 @@ const staleDeletion = (() => {
 
 /** Scale-down decided on the cached spec, carried out on live members (Sieve: members deleted on a stale replica count). */
 const staleScaleDown = (() => {
-  const { crd, resource } = kind('Quorum', 'quorums', { type: 'object', properties: { replicas: { type: 'integer', minimum: 0, maximum: 5 } } });
+  const { crd, resource } = kind('Quorum', 'quorums', {
+    type: 'object',
+    properties: { replicas: { type: 'integer', minimum: 0, maximum: 5 } },
+  });
   type Quorum = Object<{ replicas?: number }>;
   const reconciler = (variant: 'buggy' | 'fixed'): Reconciler<Quorum> => ({
     async reconcile(quorum, ctx) {
@@ -198,7 +230,8 @@ const staleScaleDown = (() => {
         const fresh = await ctx.client.resource<Quorum>(resource).get({ name, namespace: 'default' });
         desired = fresh.spec?.replicas ?? 0;
       }
-      for (const m of surplus) if (Number(m.slice(name.length + 1)) >= desired) await cms.delete({ name: m, namespace: 'default' }).catch(ignore(404));
+      for (const m of surplus)
+        if (Number(m.slice(name.length + 1)) >= desired) await cms.delete({ name: m, namespace: 'default' }).catch(ignore(404));
     },
   });
   return {
@@ -222,7 +255,10 @@ const staleScaleDown = (() => {
 
 /** Failures counted when a member is seen in phase Failed: a failure shorter than the watch gap is never counted (Sieve: an unobserved state). */
 const missedFailure = (() => {
-  const { crd, resource } = kind('Group', 'groups', { type: 'object', properties: { members: { type: 'integer', minimum: 0, maximum: 5 } } });
+  const { crd, resource } = kind('Group', 'groups', {
+    type: 'object',
+    properties: { members: { type: 'integer', minimum: 0, maximum: 5 } },
+  });
   type Group = Object<{ members?: number }, { restarts?: number; failing?: string[] }>;
   const reconciler = (variant: 'buggy' | 'fixed'): Reconciler<Group> => ({
     async reconcile(group, ctx) {
@@ -230,7 +266,8 @@ const missedFailure = (() => {
       const cms = ctx.client.resource<V1ConfigMap>(configMap);
       const members = ctx.getSecondaryResources<V1ConfigMap>('configmaps');
       for (let i = 0; i < (group.spec?.members ?? 0); i++) {
-        if (!members.some((m) => m.metadata?.name === `${name}-m${i}`)) await cms.create(member(`${name}-m${i}`, { group: name }, { phase: 'Running', restartCount: '0' })).catch(ignore(409));
+        if (!members.some((m) => m.metadata?.name === `${name}-m${i}`))
+          await cms.create(member(`${name}-m${i}`, { group: name }, { phase: 'Running', restartCount: '0' })).catch(ignore(409));
       }
       let status: { restarts: number; failing?: string[] };
       if (variant === 'buggy') {
@@ -242,7 +279,10 @@ const missedFailure = (() => {
         // The member's own counter says how often it restarted, whether or not anyone saw it fail.
         status = { restarts: members.reduce((sum, m) => sum + Number(m.data?.['restartCount'] ?? 0), 0) };
       }
-      if (JSON.stringify({ restarts: group.status?.restarts ?? 0, failing: group.status?.failing }) !== JSON.stringify({ failing: undefined, ...status })) {
+      if (
+        JSON.stringify({ restarts: group.status?.restarts ?? 0, failing: group.status?.failing }) !==
+        JSON.stringify({ failing: undefined, ...status })
+      ) {
         await patchStatus(ctx.client, resource, group, status);
       }
     },
@@ -256,7 +296,13 @@ const missedFailure = (() => {
       setup: (operator: Operator) =>
         void operator.register(reconciler(variant), {
           resource,
-          secondaries: [{ resource: configMap, toPrimaries: (cm: KubernetesObject) => (cm.metadata?.labels?.['group'] ? [{ name: cm.metadata.labels['group'], namespace: cm.metadata.namespace }] : []) }],
+          secondaries: [
+            {
+              resource: configMap,
+              toPrimaries: (cm: KubernetesObject) =>
+                cm.metadata?.labels?.['group'] ? [{ name: cm.metadata.labels['group'], namespace: cm.metadata.namespace }] : [],
+            },
+          ],
         }),
       observe: [resource, configMap],
       workload: [
@@ -280,15 +326,18 @@ const missedDeletion = (() => {
     async reconcile(registry, ctx) {
       const routes = ctx.getSecondaryResources<Route>('routes');
       const entries: Record<string, string | null> = {};
-      for (const route of routes) entries[route.metadata?.name ?? ''] = route.metadata?.deletionTimestamp ? null : route.spec?.host ?? '';
+      for (const route of routes) entries[route.metadata?.name ?? ''] = route.metadata?.deletionTimestamp ? null : (route.spec?.host ?? '');
       // The bug: an entry is removed only for a Route seen being deleted. Fixed: every entry without a live Route goes.
       if (variant === 'fixed') for (const name of Object.keys(registry.data ?? {})) if (!(name in entries)) entries[name] = null;
       const changed = Object.entries(entries).filter(([name, value]) => (registry.data?.[name] ?? null) !== value);
       if (changed.length === 0) return;
-      await ctx.client.resource<V1ConfigMap>(configMap).mergePatch({ name: 'registry', namespace: 'default' }, { data: Object.fromEntries(changed) });
+      await ctx.client
+        .resource<V1ConfigMap>(configMap)
+        .mergePatch({ name: 'registry', namespace: 'default' }, { data: Object.fromEntries(changed) });
     },
   });
-  const route = (finalizers: string[]): KubernetesObject => ({ metadata: { name: 'web', finalizers }, spec: { host: 'web.example.com' } }) as KubernetesObject;
+  const route = (finalizers: string[]): KubernetesObject =>
+    ({ metadata: { name: 'web', finalizers }, spec: { host: 'web.example.com' } }) as KubernetesObject;
   return {
     name: 'missed-deletion',
     sieveClass: 'observability gap',
@@ -330,7 +379,16 @@ const zeroReplicas = (() => {
       if (variant === 'buggy' && replicas === 0) throw new RangeError('memory per shard: division by zero');
       const perShard = replicas === 0 ? 0 : Math.floor((cache.spec?.memory ?? 256) / replicas);
       for (let i = 0; i < 5; i++) {
-        if (i < replicas) await cms.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-${i}`, namespace: 'default', labels: { cache: name } }, data: { memory: String(perShard) } }, { fieldManager: 'cache', force: true });
+        if (i < replicas)
+          await cms.apply(
+            {
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              metadata: { name: `${name}-${i}`, namespace: 'default', labels: { cache: name } },
+              data: { memory: String(perShard) },
+            },
+            { fieldManager: 'cache', force: true },
+          );
         else await cms.delete({ name: `${name}-${i}`, namespace: 'default' }).catch(ignore(404));
       }
       if (cache.status?.shards !== replicas) await patchStatus(ctx.client, resource, cache, { shards: replicas });
@@ -344,14 +402,25 @@ const zeroReplicas = (() => {
       crds: [crd],
       setup: (operator: Operator) => void operator.register(reconciler(variant), { resource }),
       observe: [resource, configMap],
-      workload: schemaWorkload({ crd, base: { apiVersion: `${GROUP}/v1`, kind: 'Cache', metadata: { name: 'sessions' }, spec: { replicas: 2, memory: 256 } } as KubernetesObject }),
+      workload: schemaWorkload({
+        crd,
+        base: {
+          apiVersion: `${GROUP}/v1`,
+          kind: 'Cache',
+          metadata: { name: 'sessions' },
+          spec: { replicas: 2, memory: 256 },
+        } as KubernetesObject,
+      }),
     }),
   } satisfies Subject;
 })();
 
 /** A bad version puts the object in a terminal Failed phase it never leaves, even when the version is put back (Acto: an error state not recovered from). */
 const stuckFailed = (() => {
-  const { crd, resource } = kind('Release', 'releases', { type: 'object', properties: { version: { type: 'string', maxLength: 10 }, canary: { type: 'boolean' } } });
+  const { crd, resource } = kind('Release', 'releases', {
+    type: 'object',
+    properties: { version: { type: 'string', maxLength: 10 }, canary: { type: 'boolean' } },
+  });
   type Release = Object<{ version?: string; canary?: boolean }, { phase?: string; conditions?: unknown[] }>;
   const reconciler = (variant: 'buggy' | 'fixed'): Reconciler<Release> => ({
     async reconcile(release, ctx) {
@@ -359,7 +428,17 @@ const stuckFailed = (() => {
       const valid = /^\d+\.\d+$/.test(release.spec?.version ?? '');
       const status = valid
         ? { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', reason: 'Deployed', message: '' }] }
-        : { phase: 'Failed', conditions: [{ type: 'Ready', status: 'False', reason: 'InvalidVersion', message: `cannot parse version ${JSON.stringify(release.spec?.version)}` }] };
+        : {
+            phase: 'Failed',
+            conditions: [
+              {
+                type: 'Ready',
+                status: 'False',
+                reason: 'InvalidVersion',
+                message: `cannot parse version ${JSON.stringify(release.spec?.version)}`,
+              },
+            ],
+          };
       if (JSON.stringify(release.status) !== JSON.stringify(status)) await patchStatus(ctx.client, resource, release, status);
     },
   });
@@ -371,9 +450,26 @@ const stuckFailed = (() => {
       crds: [crd],
       setup: (operator: Operator) => void operator.register(reconciler(variant), { resource }),
       observe: [resource, configMap],
-      workload: schemaWorkload({ crd, base: { apiVersion: `${GROUP}/v1`, kind: 'Release', metadata: { name: 'web' }, spec: { version: '1.2', canary: false } } as KubernetesObject }),
+      workload: schemaWorkload({
+        crd,
+        base: {
+          apiVersion: `${GROUP}/v1`,
+          kind: 'Release',
+          metadata: { name: 'web' },
+          spec: { version: '1.2', canary: false },
+        } as KubernetesObject,
+      }),
     }),
   } satisfies Subject;
 })();
 
-export const subjects: readonly Subject[] = [scaleDown, generatedName, staleDeletion, staleScaleDown, missedFailure, missedDeletion, zeroReplicas, stuckFailed];
+export const subjects: readonly Subject[] = [
+  scaleDown,
+  generatedName,
+  staleDeletion,
+  staleScaleDown,
+  missedFailure,
+  missedDeletion,
+  zeroReplicas,
+  stuckFailed,
+];

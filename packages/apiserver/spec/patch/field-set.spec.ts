@@ -30,7 +30,13 @@ describe('apiserver/patch field sets (FieldsV1)', () => {
   });
 
   it('orders fields before keys before values', () => {
-    const set = FieldSet.of([[valueElement('x')], [keyElement({ name: 'b' })], [keyElement({ name: 'a' })], [fieldElement('z')], [fieldElement('a')]]);
+    const set = FieldSet.of([
+      [valueElement('x')],
+      [keyElement({ name: 'b' })],
+      [keyElement({ name: 'a' })],
+      [fieldElement('z')],
+      [fieldElement('a')],
+    ]);
     expect(Object.keys(set.toFieldsV1())).to.deep.equal(['f:a', 'f:z', 'k:{"name":"a"}', 'k:{"name":"b"}', 'v:"x"']);
   });
 

@@ -17,7 +17,12 @@ describe('apiserver/patch json-patch (RFC 6902)', () => {
   describe('RFC 6902 appendix A', () => {
     const cases: Array<[string, JsonValue, unknown, JsonValue]> = [
       ['A.1 adding an object member', { foo: 'bar' }, [{ op: 'add', path: '/baz', value: 'qux' }], { baz: 'qux', foo: 'bar' }],
-      ['A.2 adding an array element', { foo: ['bar', 'baz'] }, [{ op: 'add', path: '/foo/1', value: 'qux' }], { foo: ['bar', 'qux', 'baz'] }],
+      [
+        'A.2 adding an array element',
+        { foo: ['bar', 'baz'] },
+        [{ op: 'add', path: '/foo/1', value: 'qux' }],
+        { foo: ['bar', 'qux', 'baz'] },
+      ],
       ['A.3 removing an object member', { baz: 'qux', foo: 'bar' }, [{ op: 'remove', path: '/baz' }], { foo: 'bar' }],
       ['A.4 removing an array element', { foo: ['bar', 'qux', 'baz'] }, [{ op: 'remove', path: '/foo/1' }], { foo: ['bar', 'baz'] }],
       ['A.5 replacing a value', { baz: 'qux', foo: 'bar' }, [{ op: 'replace', path: '/baz', value: 'boo' }], { baz: 'boo', foo: 'bar' }],
@@ -42,10 +47,25 @@ describe('apiserver/patch json-patch (RFC 6902)', () => {
         ],
         { baz: 'qux', foo: ['a', 2, 'c'] },
       ],
-      ['A.10 adding a nested member object', { foo: 'bar' }, [{ op: 'add', path: '/child', value: { grandchild: {} } }], { foo: 'bar', child: { grandchild: {} } }],
-      ['A.11 ignoring unrecognized elements', { foo: 'bar' }, [{ op: 'add', path: '/baz', value: 'qux', xyz: 123 }], { foo: 'bar', baz: 'qux' }],
+      [
+        'A.10 adding a nested member object',
+        { foo: 'bar' },
+        [{ op: 'add', path: '/child', value: { grandchild: {} } }],
+        { foo: 'bar', child: { grandchild: {} } },
+      ],
+      [
+        'A.11 ignoring unrecognized elements',
+        { foo: 'bar' },
+        [{ op: 'add', path: '/baz', value: 'qux', xyz: 123 }],
+        { foo: 'bar', baz: 'qux' },
+      ],
       ['A.14 ~ escape ordering', { '/': 9, '~1': 10 }, [{ op: 'test', path: '/~01', value: 10 }], { '/': 9, '~1': 10 }],
-      ['A.16 adding an array value', { foo: ['bar'] }, [{ op: 'add', path: '/foo/-', value: ['abc', 'def'] }], { foo: ['bar', ['abc', 'def']] }],
+      [
+        'A.16 adding an array value',
+        { foo: ['bar'] },
+        [{ op: 'add', path: '/foo/-', value: ['abc', 'def'] }],
+        { foo: ['bar', ['abc', 'def']] },
+      ],
     ];
     for (const [title, doc, patch, expected] of cases) {
       it(title, () => {
@@ -165,7 +185,12 @@ describe('apiserver/patch json-patch (RFC 6902)', () => {
       });
     }
     it('names the offending operation index', () => {
-      const err = patchError(() => applyJsonPatch({}, [{ op: 'add', path: '/a', value: 1 }, { op: 'nope', path: '/b' }]));
+      const err = patchError(() =>
+        applyJsonPatch({}, [
+          { op: 'add', path: '/a', value: 1 },
+          { op: 'nope', path: '/b' },
+        ]),
+      );
       expect(err.message).to.contain('operation 1');
     });
   });
@@ -185,13 +210,17 @@ describe('apiserver/patch json-patch (RFC 6902)', () => {
       for (let i = 0; i < 12; i++) chain.push({ op: 'copy', from: '/a', path: '/a/-' } as never);
       const err = patchError(() => applyJsonPatch({}, chain));
       expect(err.code).to.equal(422);
-      expect(err.message).to.match(/^json patch operation 12 \(copy "\/a\/-"\) cannot apply: the accumulated size increase of copy is over 3145728 bytes/);
+      expect(err.message).to.match(
+        /^json patch operation 12 \(copy "\/a\/-"\) cannot apply: the accumulated size increase of copy is over 3145728 bytes/,
+      );
     });
 
     it('counts every copy of one patch toward the 3 MiB, and allows copies under it', () => {
       const big = 'x'.repeat(1024 * 1024 - 2);
       const three = [0, 1, 2].map((i) => ({ op: 'copy', from: '/s', path: `/c${i}` }));
-      expect(patchError(() => applyJsonPatch({ s: big }, [...three, { op: 'copy', from: '/s', path: '/c3' }])).message).to.contain('operation 3 (copy');
+      expect(patchError(() => applyJsonPatch({ s: big }, [...three, { op: 'copy', from: '/s', path: '/c3' }])).message).to.contain(
+        'operation 3 (copy',
+      );
       const out = applyJsonPatch({ s: big }, three) as Record<string, string>;
       expect(out['c2']).to.have.length(big.length);
     });

@@ -113,7 +113,9 @@ describe('apiserver/patch server-side apply', () => {
       expect(obj['metadata']).to.not.have.property('resourceVersion');
       expect((obj['metadata'] as JsonObject)['name']).to.equal('web');
       const paths = owned(obj, 'kubectl');
-      expect(paths.filter((p) => /^\.(apiVersion|kind)$|^\.metadata\.(name|namespace|uid|resourceVersion)$|^\.metadata$/.test(p))).to.deep.equal([]);
+      expect(
+        paths.filter((p) => /^\.(apiVersion|kind)$|^\.metadata\.(name|namespace|uid|resourceVersion)$|^\.metadata$/.test(p)),
+      ).to.deep.equal([]);
     });
 
     it('rejects metadata.managedFields in the config (400), and lists it cannot key (422)', () => {
@@ -152,7 +154,12 @@ describe('apiserver/patch server-side apply', () => {
   describe('two managers', () => {
     it('own different fields side by side', () => {
       const live = applied(undefined, config(webSpec()), 'kubectl');
-      const next = applied(live, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', labels: { team: 'a' } } }, 'labeller', { now: T1 });
+      const next = applied(
+        live,
+        { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', labels: { team: 'a' } } },
+        'labeller',
+        { now: T1 },
+      );
       expect((next['metadata'] as JsonObject)['labels']).to.deep.equal({ app: 'web', team: 'a' });
       expect(owned(next, 'labeller')).to.deep.equal(['.metadata.labels.team']);
       expect(owned(next, 'kubectl')).to.include('.metadata.labels.app').and.not.include('.metadata.labels.team');
@@ -181,10 +188,15 @@ describe('apiserver/patch server-side apply', () => {
 
     it('force takes ownership away from the other manager', () => {
       const live = applied(undefined, config(webSpec()), 'kubectl');
-      const next = applied(live, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, spec: { replicas: 5 } }, 'scaler', {
-        force: true,
-        now: T1,
-      });
+      const next = applied(
+        live,
+        { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, spec: { replicas: 5 } },
+        'scaler',
+        {
+          force: true,
+          now: T1,
+        },
+      );
       expect((next['spec'] as JsonObject)['replicas']).to.equal(5);
       expect(owned(next, 'scaler')).to.deep.equal(['.spec.replicas']);
       expect(owned(next, 'kubectl')).to.not.include('.spec.replicas');
@@ -213,7 +225,11 @@ describe('apiserver/patch server-side apply', () => {
 
     it('stay when another manager co-owns them', () => {
       const live = applied(undefined, config(webSpec(), { app: 'web', tier: 'fe' }), 'kubectl');
-      const shared = applied(live, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', labels: { tier: 'fe' } } }, 'other');
+      const shared = applied(
+        live,
+        { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', labels: { tier: 'fe' } } },
+        'other',
+      );
       const next = applied(shared, config(webSpec()), 'kubectl', { now: T1 });
       expect((next['metadata'] as JsonObject)['labels']).to.deep.equal({ app: 'web', tier: 'fe' });
       expect(owned(next, 'other')).to.deep.equal(['.metadata.labels.tier']);
@@ -223,13 +239,21 @@ describe('apiserver/patch server-side apply', () => {
       const live = applied(undefined, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: '1' } }, 'kubectl', {
         type: typeInfoFor('', 'ConfigMap'),
       });
-      const next = applied(live, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } }, 'kubectl', { type: typeInfoFor('', 'ConfigMap'), now: T1 });
+      const next = applied(live, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } }, 'kubectl', {
+        type: typeInfoFor('', 'ConfigMap'),
+        now: T1,
+      });
       expect(next).to.not.have.property('data');
       expect(next['metadata']).to.not.have.property('managedFields');
     });
 
     it('a list item disappears when solely owned and stays when co-owned', () => {
-      const two = webSpec({ containers: [{ name: 'web', image: 'nginx:1' }, { name: 'side', image: 'side:1' }] });
+      const two = webSpec({
+        containers: [
+          { name: 'web', image: 'nginx:1' },
+          { name: 'side', image: 'side:1' },
+        ],
+      });
       const live = applied(undefined, config(two), 'kubectl');
       const solo = applied(live, config(webSpec({ containers: [{ name: 'web', image: 'nginx:1' }] })), 'kubectl', { now: T1 });
       expect(containers(solo).map((c) => c['name'])).to.deep.equal(['web']);
@@ -245,7 +269,13 @@ describe('apiserver/patch server-side apply', () => {
   });
 
   describe('list items dropped from the applied config', () => {
-    const two = () => webSpec({ containers: [{ name: 'web', image: 'nginx:1' }, { name: 'side', image: 'side:1' }] });
+    const two = () =>
+      webSpec({
+        containers: [
+          { name: 'web', image: 'nginx:1' },
+          { name: 'side', image: 'side:1' },
+        ],
+      });
 
     it('go even if another manager owns a field inside them (it does not own the item)', () => {
       const live = applied(undefined, config(two()), 'kubectl');
@@ -301,13 +331,17 @@ describe('apiserver/patch server-side apply', () => {
     it('merge the fields of a shared item', () => {
       const live = applied(undefined, config(webSpec()), 'kubectl');
       const next = applied(live, config(webSpec({ containers: [{ name: 'web', env: [{ name: 'A', value: '1' }] }] })), 'env-injector');
-      expect(containers(next)).to.deep.equal([{ name: 'web', image: 'nginx:1', ports: [{ containerPort: 80 }], env: [{ name: 'A', value: '1' }] }]);
+      expect(containers(next)).to.deep.equal([
+        { name: 'web', image: 'nginx:1', ports: [{ containerPort: 80 }], env: [{ name: 'A', value: '1' }] },
+      ]);
     });
 
     it('follow the order of the applied list for shared items and keep live-only items in place', () => {
       const three = webSpec({ containers: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] });
       const live = applied(undefined, config(three), 'kubectl');
-      const next = applied(live, config(webSpec({ containers: [{ name: 'c' }, { name: 'a' }, { name: 'b' }, { name: 'd' }] })), 'kubectl', { now: T1 });
+      const next = applied(live, config(webSpec({ containers: [{ name: 'c' }, { name: 'a' }, { name: 'b' }, { name: 'd' }] })), 'kubectl', {
+        now: T1,
+      });
       expect(containers(next).map((c) => c['name'])).to.deep.equal(['c', 'a', 'b', 'd']);
     });
 
@@ -321,7 +355,10 @@ describe('apiserver/patch server-side apply', () => {
         '.spec.ports[port=80,protocol="TCP"].targetPort',
       ]);
       const next = applied(live, svc([{ port: 80, protocol: 'UDP' }]), 'other', { type: serviceType, apiVersion: 'v1' });
-      expect((next['spec'] as JsonObject)['ports']).to.deep.equal([{ port: 80, targetPort: 8080 }, { port: 80, protocol: 'UDP' }]);
+      expect((next['spec'] as JsonObject)['ports']).to.deep.equal([
+        { port: 80, targetPort: 8080 },
+        { port: 80, protocol: 'UDP' },
+      ]);
     });
   });
 
@@ -347,12 +384,18 @@ describe('apiserver/patch server-side apply', () => {
 
   describe('sets (finalizers)', () => {
     it('own each value; a value dropped by its only owner goes', () => {
-      const meta = (finalizers: string[]): JsonObject => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', finalizers } });
+      const meta = (finalizers: string[]): JsonObject => ({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web', finalizers },
+      });
       const a = applied(undefined, meta(['example.com/a']), 'm1');
       const ab = applied(a, meta(['example.com/b']), 'm2');
       expect((ab['metadata'] as JsonObject)['finalizers']).to.deep.equal(['example.com/a', 'example.com/b']);
       expect(JSON.stringify(entry(ab, 'm1').fieldsV1)).to.equal('{"f:metadata":{"f:finalizers":{"v:\\"example.com/a\\"":{}}}}');
-      const b = applied(ab, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', labels: { x: 'y' } } }, 'm1', { now: T1 });
+      const b = applied(ab, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', labels: { x: 'y' } } }, 'm1', {
+        now: T1,
+      });
       expect((b['metadata'] as JsonObject)['finalizers']).to.deep.equal(['example.com/b']);
     });
   });
@@ -368,17 +411,28 @@ describe('apiserver/patch server-side apply', () => {
 
   it('keeps subresource entries apart and orders Apply entries before Update entries', () => {
     const live = applied(undefined, config(webSpec()), 'kubectl', { now: T1 });
-    const withStatus = applied(live, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, status: { replicas: 2 } }, 'kubectl', {
-      subresource: 'status',
-      now: T0,
-    });
+    const withStatus = applied(
+      live,
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, status: { replicas: 2 } },
+      'kubectl',
+      {
+        subresource: 'status',
+        now: T0,
+      },
+    );
     const entries = managedFields(withStatus);
     expect(entries.map((e) => [e.manager, e.operation, e.subresource ?? ''])).to.deep.equal([
       ['kubectl', 'Apply', 'status'],
       ['kubectl', 'Apply', ''],
     ]);
     const updatedEntries = trackUpdate(
-      { old: withStatus, updated: { ...deepClone(withStatus), spec: { ...(withStatus['spec'] as JsonObject), paused: true } }, manager: 'a-editor', apiVersion: 'apps/v1', now: T0 },
+      {
+        old: withStatus,
+        updated: { ...deepClone(withStatus), spec: { ...(withStatus['spec'] as JsonObject), paused: true } },
+        manager: 'a-editor',
+        apiVersion: 'apps/v1',
+        now: T0,
+      },
       deploymentType,
     );
     expect(updatedEntries.map((e) => [e.manager, e.operation])).to.deep.equal([
@@ -417,7 +471,13 @@ describe('apiserver/patch trackUpdate', () => {
     const created = config(webSpec());
     const entries = track(undefined, created, 'kubectl-create', T0);
     expect(entries).to.have.length(1);
-    expect(entries[0]).to.include({ manager: 'kubectl-create', operation: 'Update', apiVersion: 'apps/v1', time: T0, fieldsType: 'FieldsV1' });
+    expect(entries[0]).to.include({
+      manager: 'kubectl-create',
+      operation: 'Update',
+      apiVersion: 'apps/v1',
+      time: T0,
+      fieldsType: 'FieldsV1',
+    });
     expect(JSON.stringify(entries[0]!.fieldsV1)).to.equal(
       JSON.stringify({
         'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } },
@@ -443,9 +503,19 @@ describe('apiserver/patch trackUpdate', () => {
   });
 
   it('a custom resource create owns the new spec node itself, as on a real server', () => {
-    const widget = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', labels: { a: 'b' } }, spec: { size: 1, items: ['x'] } };
-    const entries = trackUpdate({ old: undefined, updated: widget, manager: 'controller', apiVersion: 'example.com/v1', now: T0 }, undefined);
-    expect(JSON.stringify(entries[0]!.fieldsV1)).to.equal('{"f:metadata":{"f:labels":{".":{},"f:a":{}}},"f:spec":{".":{},"f:items":{},"f:size":{}}}');
+    const widget = {
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { name: 'w', labels: { a: 'b' } },
+      spec: { size: 1, items: ['x'] },
+    };
+    const entries = trackUpdate(
+      { old: undefined, updated: widget, manager: 'controller', apiVersion: 'example.com/v1', now: T0 },
+      undefined,
+    );
+    expect(JSON.stringify(entries[0]!.fieldsV1)).to.equal(
+      '{"f:metadata":{"f:labels":{".":{},"f:a":{}}},"f:spec":{".":{},"f:items":{},"f:size":{}}}',
+    );
   });
 
   it('takes ownership away from an applier; the applier then conflicts with the updater', () => {
@@ -464,7 +534,9 @@ describe('apiserver/patch trackUpdate', () => {
     expect(result.ok).to.equal(false);
     if (!result.ok) {
       expect(result.conflicts).to.deep.equal([{ manager: 'hpa', field: '.spec.replicas', operation: 'Update', apiVersion: 'apps/v1' }]);
-      expect(applyConflictError(result.conflicts).message).to.equal('Apply failed with 1 conflict: conflict with "hpa" using apps/v1: .spec.replicas');
+      expect(applyConflictError(result.conflicts).message).to.equal(
+        'Apply failed with 1 conflict: conflict with "hpa" using apps/v1: .spec.replicas',
+      );
     }
   });
 
@@ -473,7 +545,7 @@ describe('apiserver/patch trackUpdate', () => {
     expect(track(live, deepClone(live), 'someone', T2)).to.deep.equal(managedFields(live));
   });
 
-  it('merges with the same manager\'s earlier Update entry and refreshes its time', () => {
+  it("merges with the same manager's earlier Update entry and refreshes its time", () => {
     const created = withEntries(config(webSpec()), track(undefined, config(webSpec()), 'editor', T0));
     const edited = deepClone(created);
     (edited['spec'] as JsonObject)['paused'] = true;
@@ -484,7 +556,11 @@ describe('apiserver/patch trackUpdate', () => {
   });
 
   it('a removed field leaves every set; an emptied entry is dropped', () => {
-    const live = applied(undefined, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', labels: { tier: 'fe' } } }, 'labeller');
+    const live = applied(
+      undefined,
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', labels: { tier: 'fe' } } },
+      'labeller',
+    );
     const removed = deepClone(live);
     delete (removed['metadata'] as JsonObject)['labels'];
     expect(track(live, removed, 'cleaner')).to.deep.equal([]);
@@ -517,7 +593,9 @@ describe('apiserver/patch trackUpdate', () => {
     expect(track(live, emptyList, 'kubectl-edit')).to.deep.equal(managedFields(live));
 
     const bad = deepClone(live);
-    (bad['metadata'] as JsonObject)['managedFields'] = [{ manager: 'x', operation: 'Delete', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': {} } }];
+    (bad['metadata'] as JsonObject)['managedFields'] = [
+      { manager: 'x', operation: 'Delete', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': {} } },
+    ];
     const err = patchError(() => track(live, bad, 'kubectl-edit'));
     expect(err.code).to.equal(422);
     expect(err.message).to.contain('"Delete"');

@@ -33,13 +33,18 @@ describe('apiserver/patch schema', () => {
   it('describes Deployment pod template lists', () => {
     const root = typeInfoFor('apps', 'Deployment')!.root;
     const container = at(root, 'spec', 'template', 'spec', 'containers', '[]');
-    expect(at(root, 'spec', 'template', 'spec', 'containers')).to.include({ listType: 'map' }).and.have.deep.property('keys', ['name']);
+    expect(at(root, 'spec', 'template', 'spec', 'containers'))
+      .to.include({ listType: 'map' })
+      .and.have.deep.property('keys', ['name']);
     expect(at(container, 'ports')).to.deep.include({ keys: ['containerPort', 'protocol'], keyDefaults: { protocol: 'TCP' } });
     expect(listPatchStrategy(at(container, 'ports'))).to.deep.equal({ strategy: 'merge', mergeKey: 'containerPort' });
     expect(listPatchStrategy(at(container, 'env'))).to.deep.equal({ strategy: 'merge', mergeKey: 'name' });
     expect(listPatchStrategy(at(container, 'volumeMounts'))).to.deep.equal({ strategy: 'merge', mergeKey: 'mountPath' });
     expect(listPatchStrategy(at(root, 'spec', 'template', 'spec', 'volumes'))).to.deep.equal({ strategy: 'merge', mergeKey: 'name' });
-    expect(listPatchStrategy(at(root, 'spec', 'template', 'spec', 'imagePullSecrets'))).to.deep.equal({ strategy: 'merge', mergeKey: 'name' });
+    expect(listPatchStrategy(at(root, 'spec', 'template', 'spec', 'imagePullSecrets'))).to.deep.equal({
+      strategy: 'merge',
+      mergeKey: 'name',
+    });
     expect(listPatchStrategy(at(root, 'spec', 'template', 'spec', 'tolerations')).strategy).to.equal('replace');
     expect(at(root, 'spec', 'selector')).to.include({ kind: 'struct', atomic: true });
   });

@@ -40,14 +40,30 @@ function smpError(target: JsonObject, patch: JsonObject, type: TypeInfo = deploy
 
 describe('apiserver/patch strategic merge patch', () => {
   const live = deployment([
-    { name: 'web', image: 'web:1', env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }], ports: [{ containerPort: 80, name: 'http' }] },
+    {
+      name: 'web',
+      image: 'web:1',
+      env: [
+        { name: 'A', value: '1' },
+        { name: 'B', value: '2' },
+      ],
+      ports: [{ containerPort: 80, name: 'http' }],
+    },
     { name: 'side', image: 'side:1' },
   ]);
 
   it('merges containers by name, leaving the others alone', () => {
     const out = applyStrategicMergePatch(live, podSpecPatch({ containers: [{ name: 'web', image: 'web:2' }] }), deploymentType);
     expect(containersOf(out)).to.deep.equal([
-      { name: 'web', image: 'web:2', env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }], ports: [{ containerPort: 80, name: 'http' }] },
+      {
+        name: 'web',
+        image: 'web:2',
+        env: [
+          { name: 'A', value: '1' },
+          { name: 'B', value: '2' },
+        ],
+        ports: [{ containerPort: 80, name: 'http' }],
+      },
       { name: 'side', image: 'side:1' },
     ]);
     expect((out['spec'] as JsonObject)['replicas']).to.equal(1);
@@ -60,7 +76,16 @@ describe('apiserver/patch strategic merge patch', () => {
 
   it('orders patched items as the patch does and slots server-only items by their old position', () => {
     const three = deployment([{ name: 'a' }, { name: 'b' }, { name: 'c' }]);
-    const out = applyStrategicMergePatch(three, podSpecPatch({ containers: [{ name: 'c', image: 'x' }, { name: 'a', image: 'y' }] }), deploymentType);
+    const out = applyStrategicMergePatch(
+      three,
+      podSpecPatch({
+        containers: [
+          { name: 'c', image: 'x' },
+          { name: 'a', image: 'y' },
+        ],
+      }),
+      deploymentType,
+    );
     // b preceded c on the server, so it stays before the first patch item it preceded.
     expect(containersOf(out)).to.deep.equal([{ name: 'b' }, { name: 'c', image: 'x' }, { name: 'a', image: 'y' }]);
   });
@@ -68,7 +93,17 @@ describe('apiserver/patch strategic merge patch', () => {
   it('merges env by name inside a container, and null deletes a field of an item', () => {
     const out = applyStrategicMergePatch(
       live,
-      podSpecPatch({ containers: [{ name: 'web', env: [{ name: 'B', value: null, valueFrom: { fieldRef: { fieldPath: 'x' } } }, { name: 'C', value: '3' }] }] }),
+      podSpecPatch({
+        containers: [
+          {
+            name: 'web',
+            env: [
+              { name: 'B', value: null, valueFrom: { fieldRef: { fieldPath: 'x' } } },
+              { name: 'C', value: '3' },
+            ],
+          },
+        ],
+      }),
       deploymentType,
     );
     expect(containersOf(out)[0]!['env']).to.deep.equal([
@@ -79,7 +114,11 @@ describe('apiserver/patch strategic merge patch', () => {
   });
 
   it('merges container ports by containerPort', () => {
-    const out = applyStrategicMergePatch(live, podSpecPatch({ containers: [{ name: 'web', ports: [{ containerPort: 80, protocol: 'TCP' }, { containerPort: 443 }] }] }), deploymentType);
+    const out = applyStrategicMergePatch(
+      live,
+      podSpecPatch({ containers: [{ name: 'web', ports: [{ containerPort: 80, protocol: 'TCP' }, { containerPort: 443 }] }] }),
+      deploymentType,
+    );
     expect(containersOf(out)[0]!['ports']).to.deep.equal([{ containerPort: 80, name: 'http', protocol: 'TCP' }, { containerPort: 443 }]);
   });
 
@@ -91,11 +130,22 @@ describe('apiserver/patch strategic merge patch', () => {
       withVolumes,
       podSpecPatch({
         volumes: [{ name: 'data', emptyDir: {} }],
-        containers: [{ name: 'web', volumeMounts: [{ mountPath: '/etc/cfg', readOnly: true }, { name: 'data', mountPath: '/data' }] }],
+        containers: [
+          {
+            name: 'web',
+            volumeMounts: [
+              { mountPath: '/etc/cfg', readOnly: true },
+              { name: 'data', mountPath: '/data' },
+            ],
+          },
+        ],
       }),
       deploymentType,
     );
-    expect(podSpecOf(out)['volumes']).to.deep.equal([{ name: 'data', emptyDir: {} }, { name: 'cfg', configMap: { name: 'c1' } }]);
+    expect(podSpecOf(out)['volumes']).to.deep.equal([
+      { name: 'data', emptyDir: {} },
+      { name: 'cfg', configMap: { name: 'c1' } },
+    ]);
     expect(containersOf(out)[0]!['volumeMounts']).to.deep.equal([
       { name: 'cfg', mountPath: '/etc/cfg', readOnly: true },
       { name: 'data', mountPath: '/data' },
@@ -119,7 +169,11 @@ describe('apiserver/patch strategic merge patch', () => {
   });
 
   it('$patch: replace in a list replaces it with the other elements', () => {
-    const out = applyStrategicMergePatch(live, podSpecPatch({ containers: [{ $patch: 'replace' }, { name: 'only', image: 'o', gone: null }] }), deploymentType);
+    const out = applyStrategicMergePatch(
+      live,
+      podSpecPatch({ containers: [{ $patch: 'replace' }, { name: 'only', image: 'o', gone: null }] }),
+      deploymentType,
+    );
     expect(containersOf(out)).to.deep.equal([{ name: 'only', image: 'o' }]);
   });
 
@@ -147,7 +201,11 @@ describe('apiserver/patch strategic merge patch', () => {
 
   it('$setElementOrder reorders a keyed list, even without a patch list', () => {
     const three = deployment([{ name: 'a' }, { name: 'b' }, { name: 'c' }]);
-    const out = applyStrategicMergePatch(three, podSpecPatch({ '$setElementOrder/containers': [{ name: 'c' }, { name: 'a' }, { name: 'b' }] }), deploymentType);
+    const out = applyStrategicMergePatch(
+      three,
+      podSpecPatch({ '$setElementOrder/containers': [{ name: 'c' }, { name: 'a' }, { name: 'b' }] }),
+      deploymentType,
+    );
     expect(containersOf(out).map((c) => c['name'])).to.deep.equal(['c', 'a', 'b']);
   });
 
@@ -163,18 +221,28 @@ describe('apiserver/patch strategic merge patch', () => {
 
   it('$setElementOrder on a set list orders values', () => {
     const base = { ...live, metadata: { name: 'd', finalizers: ['a', 'b'] } };
-    const out = applyStrategicMergePatch(base, { metadata: { '$setElementOrder/finalizers': ['b', 'c', 'a'], finalizers: ['c'] } }, deploymentType);
+    const out = applyStrategicMergePatch(
+      base,
+      { metadata: { '$setElementOrder/finalizers': ['b', 'c', 'a'], finalizers: ['c'] } },
+      deploymentType,
+    );
     expect((out['metadata'] as JsonObject)['finalizers']).to.deep.equal(['b', 'c', 'a']);
   });
 
   it('$setElementOrder that contradicts the patch list is 400', () => {
-    const err = smpError(live, podSpecPatch({ '$setElementOrder/containers': [{ name: 'web' }, { name: 'side' }], containers: [{ name: 'side' }, { name: 'web' }] }));
+    const err = smpError(
+      live,
+      podSpecPatch({ '$setElementOrder/containers': [{ name: 'web' }, { name: 'side' }], containers: [{ name: 'side' }, { name: 'web' }] }),
+    );
     expect(err.code).to.equal(400);
     expect(err.message).to.contain('$setElementOrder/containers');
   });
 
   it('$retainKeys clears unlisted fields (Deployment strategy switch)', () => {
-    const base = { ...live, spec: { ...(live['spec'] as JsonObject), strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } } } };
+    const base = {
+      ...live,
+      spec: { ...(live['spec'] as JsonObject), strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } } },
+    };
     const out = applyStrategicMergePatch(base, { spec: { strategy: { $retainKeys: ['type'], type: 'Recreate' } } }, deploymentType);
     expect((out['spec'] as JsonObject)['strategy']).to.deep.equal({ type: 'Recreate' });
     const err = smpError(base, { spec: { strategy: { $retainKeys: ['type'], type: 'Recreate', rollingUpdate: { maxSurge: 2 } } } });
@@ -205,13 +273,35 @@ describe('apiserver/patch strategic merge patch', () => {
   });
 
   it('Job status conditions merge by type (patchStrategy merge although SSA treats them as atomic)', () => {
-    const job = { status: { conditions: [{ type: 'Complete', status: 'False' }, { type: 'Failed', status: 'False' }] } };
-    const out = applyStrategicMergePatch(job, { status: { conditions: [{ type: 'Complete', status: 'True' }] } }, typeInfoFor('batch', 'Job')!);
-    expect(out).to.deep.equal({ status: { conditions: [{ type: 'Complete', status: 'True' }, { type: 'Failed', status: 'False' }] } });
+    const job = {
+      status: {
+        conditions: [
+          { type: 'Complete', status: 'False' },
+          { type: 'Failed', status: 'False' },
+        ],
+      },
+    };
+    const out = applyStrategicMergePatch(
+      job,
+      { status: { conditions: [{ type: 'Complete', status: 'True' }] } },
+      typeInfoFor('batch', 'Job')!,
+    );
+    expect(out).to.deep.equal({
+      status: {
+        conditions: [
+          { type: 'Complete', status: 'True' },
+          { type: 'Failed', status: 'False' },
+        ],
+      },
+    });
   });
 
   it('null deletes a field, and a null for an absent field is dropped', () => {
-    const out = applyStrategicMergePatch(live, { spec: { replicas: null, paused: null, template: { metadata: { labels: { extra: 'x', gone: null } } } } }, deploymentType);
+    const out = applyStrategicMergePatch(
+      live,
+      { spec: { replicas: null, paused: null, template: { metadata: { labels: { extra: 'x', gone: null } } } } },
+      deploymentType,
+    );
     expect(out['spec']).to.not.have.property('replicas');
     expect(out['spec']).to.not.have.property('paused');
     expect(((out['spec'] as JsonObject)['template'] as JsonObject)['metadata']).to.deep.equal({ labels: { app: 'd', extra: 'x' } });
@@ -220,7 +310,12 @@ describe('apiserver/patch strategic merge patch', () => {
   it('directives inside a newly created list are processed, not stored', () => {
     const out = applyStrategicMergePatch(
       deployment([{ name: 'web' }]),
-      podSpecPatch({ initContainers: [{ name: 'init', image: 'i', gone: null }, { name: 'nope', $patch: 'delete' }] }),
+      podSpecPatch({
+        initContainers: [
+          { name: 'init', image: 'i', gone: null },
+          { name: 'nope', $patch: 'delete' },
+        ],
+      }),
       deploymentType,
     );
     expect(podSpecOf(out)['initContainers']).to.deep.equal([{ name: 'init', image: 'i' }]);
@@ -272,7 +367,9 @@ describe('apiserver/patch strategic merge: large lists (issue 22)', () => {
     const patch: JsonObject = {
       spec: { template: { spec: { containers: [{ name: 'c', env: env(n / 2).reverse() }] } } },
     };
-    const out = applyStrategicMergePatch(live, patch, deploymentType) as { spec: { template: { spec: { containers: { env: { name: string }[] }[] } } } };
+    const out = applyStrategicMergePatch(live, patch, deploymentType) as {
+      spec: { template: { spec: { containers: { env: { name: string }[] }[] } } };
+    };
     const merged = out.spec.template.spec.containers[0]!.env;
     expect(merged).to.have.length(n + n / 2);
     expect(new Set(merged.map((e) => e.name)).size).to.equal(n + n / 2);

@@ -52,10 +52,18 @@ export function webhookTarget(clientConfig: JsonValue | undefined, services: Ser
 /** Go's wording for a TLS or connection failure Node reports with a code. */
 function goReason(err: NodeJS.ErrnoException, target: WebhookTarget): string {
   const code = err.code ?? '';
-  const unknownAuthority = ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT'];
+  const unknownAuthority = [
+    'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+    'SELF_SIGNED_CERT_IN_CHAIN',
+    'DEPTH_ZERO_SELF_SIGNED_CERT',
+    'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+    'UNABLE_TO_GET_ISSUER_CERT',
+  ];
   if (unknownAuthority.includes(code)) return 'tls: failed to verify certificate: x509: certificate signed by unknown authority';
-  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `tls: failed to verify certificate: x509: certificate is not valid for ${target.servername}`;
-  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return 'tls: failed to verify certificate: x509: certificate has expired or is not yet valid';
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID')
+    return `tls: failed to verify certificate: x509: certificate is not valid for ${target.servername}`;
+  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID')
+    return 'tls: failed to verify certificate: x509: certificate has expired or is not yet valid';
   if (code === 'ECONNREFUSED') return `dial tcp ${target.url.host}: connect: connection refused`;
   if (code === 'ECONNRESET' || code === 'EPIPE') return 'EOF';
   return err.message;
@@ -96,7 +104,8 @@ export function postJson(target: WebhookTarget, caBundle: JsonValue | undefined,
           let size = 0;
           res.on('data', (c: Buffer) => {
             size += c.length;
-            if (size > MAX_WEBHOOK_RESPONSE_BYTES) fail(`${post}: the webhook's response is larger than ${MAX_WEBHOOK_RESPONSE_BYTES} bytes`);
+            if (size > MAX_WEBHOOK_RESPONSE_BYTES)
+              fail(`${post}: the webhook's response is larger than ${MAX_WEBHOOK_RESPONSE_BYTES} bytes`);
             else chunks.push(c);
           });
           res.on('error', (err) => fail(`${post}: ${goReason(err, target)}`));

@@ -57,7 +57,8 @@ export class ConversionWebhooks {
     const webhook = conversion.webhook;
     const storage = this.registry.resolve(r.type.group, r.type.storageVersion, r.type.plural);
     if (!storage) return undefined;
-    const convert = (objects: JsonObject[], from: Resolved, to: Resolved): Promise<JsonObject[]> => this.convert(webhook, objects, from, to);
+    const convert = (objects: JsonObject[], from: Resolved, to: Resolved): Promise<JsonObject[]> =>
+      this.convert(webhook, objects, from, to);
     return { storage, toRequest: (objects) => convert(objects, storage, r), toStorage: (objects) => convert(objects, r, storage) };
   }
 
@@ -73,7 +74,16 @@ export class ConversionWebhooks {
     try {
       const target = webhookTarget(webhook.clientConfig, this.services, CONVERSION_TIMEOUT_SECONDS);
       const caBundle = isJsonObject(webhook.clientConfig) ? webhook.clientConfig.caBundle : undefined;
-      answer = await postJson(target, caBundle, { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid, desiredAPIVersion: to.apiVersion, objects: pending } }, CONVERSION_TIMEOUT_SECONDS * 1000);
+      answer = await postJson(
+        target,
+        caBundle,
+        {
+          apiVersion: 'apiextensions.k8s.io/v1',
+          kind: 'ConversionReview',
+          request: { uid, desiredAPIVersion: to.apiVersion, objects: pending },
+        },
+        CONVERSION_TIMEOUT_SECONDS * 1000,
+      );
     } catch (err) {
       if (err instanceof WebhookCallError) throw failed(err.message.replace(/^failed to call webhook: /, ''));
       throw err;
@@ -84,7 +94,8 @@ export class ConversionWebhooks {
     const result = isJsonObject(response.result) ? response.result : {};
     if (result.status !== 'Success') throw internalError(`conversion webhook for ${gvk} returned failure: ${String(result.message ?? '')}`);
     const converted = Array.isArray(response.convertedObjects) ? response.convertedObjects : [];
-    if (converted.length !== pending.length) throw internalError(`conversion webhook for ${gvk} returned ${converted.length} objects, expected ${pending.length}`);
+    if (converted.length !== pending.length)
+      throw internalError(`conversion webhook for ${gvk} returned ${converted.length} objects, expected ${pending.length}`);
     const checked = converted.map((c, i) => checkConverted(c, pending[i] as JsonObject, to, i, gvk));
     let next = 0;
     return objects.map((o) => (o.apiVersion === to.apiVersion ? o : (checked[next++] as JsonObject)));
@@ -92,9 +103,11 @@ export class ConversionWebhooks {
 }
 
 function checkConverted(c: JsonValue, original: JsonObject, to: Resolved, index: number, gvk: string): JsonObject {
-  const invalid = (why: string): ApiError => internalError(`conversion webhook for ${gvk} returned invalid converted object at index ${index}: ${why}`);
+  const invalid = (why: string): ApiError =>
+    internalError(`conversion webhook for ${gvk} returned invalid converted object at index ${index}: ${why}`);
   if (!isJsonObject(c)) throw invalid('not an object');
-  if (c.apiVersion !== to.apiVersion) throw invalid(`invalid apiVersion ${JSON.stringify(c.apiVersion ?? '')}, expected ${JSON.stringify(to.apiVersion)}`);
+  if (c.apiVersion !== to.apiVersion)
+    throw invalid(`invalid apiVersion ${JSON.stringify(c.apiVersion ?? '')}, expected ${JSON.stringify(to.apiVersion)}`);
   if (c.kind !== original.kind) throw invalid(`invalid kind ${JSON.stringify(c.kind ?? '')}, expected ${JSON.stringify(original.kind)}`);
   const was = isJsonObject(original.metadata) ? original.metadata : {};
   const now = isJsonObject(c.metadata) ? c.metadata : {};
@@ -103,7 +116,12 @@ function checkConverted(c: JsonValue, original: JsonObject, to: Resolved, index:
     const after = typeof now[f] === 'string' ? now[f] : '';
     if (before !== after) throw invalid(`must have the same ${shown}: ${before} != ${after}`);
   }
-  return { ...c, metadata: restoredMeta(was, c.metadata, (why) => internalError(`conversion webhook for ${gvk} returned invalid metadata in object at index ${index}: ${why}`)) };
+  return {
+    ...c,
+    metadata: restoredMeta(was, c.metadata, (why) =>
+      internalError(`conversion webhook for ${gvk} returned invalid metadata in object at index ${index}: ${why}`),
+    ),
+  };
 }
 
 /**
@@ -122,7 +140,8 @@ function restoredMeta(original: JsonObject, converted: JsonValue | undefined, in
       continue;
     }
     if (!isJsonObject(value)) throw invalid(`invalid metadata.${f} of type ${goTypeOf(value)} in converted object`);
-    for (const [k, v] of Object.entries(value)) if (typeof v !== 'string') throw invalid(`metadata.${f}[${k}] must be a string, but is ${goTypeOf(v)} in converted object`);
+    for (const [k, v] of Object.entries(value))
+      if (typeof v !== 'string') throw invalid(`metadata.${f}[${k}] must be a string, but is ${goTypeOf(v)} in converted object`);
     const causes = f === 'labels' ? validateLabels(value, 'metadata.labels') : validateAnnotations(value, 'metadata.annotation');
     const listed = causes.map((x) => `${x.field}: ${x.message}`);
     if (listed.length) throw invalid(listed.length > 1 ? `[${listed.join(', ')}]` : String(listed[0]));
@@ -139,5 +158,3 @@ function goTypeOf(v: JsonValue): string {
   if (typeof v === 'boolean') return 'bool';
   return typeof v === 'string' ? 'string' : 'map[string]interface {}';
 }
-
-

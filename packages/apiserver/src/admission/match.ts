@@ -70,7 +70,11 @@ export function selects(selector: JsonValue | undefined, labels: Record<string, 
 }
 
 /** objectSelector: the new or the old object's labels. */
-export function objectSelected(selector: JsonValue | undefined, object: JsonObject | undefined, oldObject: JsonObject | undefined): boolean {
+export function objectSelected(
+  selector: JsonValue | undefined,
+  object: JsonObject | undefined,
+  oldObject: JsonObject | undefined,
+): boolean {
   return [object, oldObject].some((o) => o !== undefined && selects(selector, labelsOf(o)));
 }
 

@@ -46,7 +46,12 @@ function rulesCover(rules: JsonValue | undefined, matchPolicy: JsonValue | undef
 }
 
 /** Whether matchResources (a policy's matchConstraints or a binding's) covers the request. */
-function matchResourcesCover(m: JsonValue | undefined, input: PolicyInput, namespaceLabels: Record<string, string> | undefined, emptyRulesMatchAll: boolean): boolean {
+function matchResourcesCover(
+  m: JsonValue | undefined,
+  input: PolicyInput,
+  namespaceLabels: Record<string, string> | undefined,
+  emptyRulesMatchAll: boolean,
+): boolean {
   if (!isJsonObject(m)) return true;
   if (!(emptyRulesMatchAll && list(m.resourceRules).length === 0) && !rulesCover(m.resourceRules, m.matchPolicy, input)) return false;
   if (rulesCover(m.excludeResourceRules, m.matchPolicy, input)) return false;
@@ -109,13 +114,22 @@ export class AdmissionPolicies {
     } catch {
       return [];
     }
-    return this.store.list(resolved.type.key, resolved.type.namespaced ? ns : undefined).filter((o) => matchesLabelSelector(selector, labelsOf(o)));
+    return this.store
+      .list(resolved.type.key, resolved.type.namespaced ? ns : undefined)
+      .filter((o) => matchesLabelSelector(selector, labelsOf(o)));
   }
 
   /** Runs the bound policies; throws the first denial, pushes warnings. */
   validate(input: PolicyInput, warnings: string[]): void {
     const nsObject = input.rules.namespaced ? this.store.get('/namespaces', '', input.namespace) : undefined;
-    const namespaceLabels = input.rules.type.group === '' && input.rules.type.plural === 'namespaces' ? labelsOf(input.object ?? input.oldObject ?? {}) : nsObject ? labelsOf(nsObject) : input.rules.namespaced ? {} : undefined;
+    const namespaceLabels =
+      input.rules.type.group === '' && input.rules.type.plural === 'namespaces'
+        ? labelsOf(input.object ?? input.oldObject ?? {})
+        : nsObject
+          ? labelsOf(nsObject)
+          : input.rules.namespaced
+            ? {}
+            : undefined;
     withCelBudget(() => {
       for (const { policy, binding } of this.bindings()) {
         const spec = specOf(policy);
@@ -144,13 +158,18 @@ export class AdmissionPolicies {
       const code = REASON_CODES[reason] ?? 422;
       const gr = input.rules.type.group ? `${input.rules.type.plural}.${input.rules.type.group}` : input.rules.type.plural;
       const details = { name: input.name, group: input.rules.type.group, kind: input.rules.type.plural };
-      if (code === 422) throw new ApiError(422, 'Invalid', `${gr} "${input.name}" is invalid: : ${text}`, { ...details, causes: [{ message: text, field: '' }] });
+      if (code === 422)
+        throw new ApiError(422, 'Invalid', `${gr} "${input.name}" is invalid: : ${text}`, {
+          ...details,
+          causes: [{ message: text, field: '' }],
+        });
       throw new ApiError(code, reason, code === 403 ? `${gr} "${input.name}" is forbidden: ${text}` : text, details);
     };
     const paramsList = this.params(policy, binding, input.namespace);
     if (paramsList !== undefined && paramsList.length === 0) {
       const ref = specOf(binding).paramRef as JsonObject;
-      if (ref.parameterNotFoundAction === 'Deny') fail('failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction', 'Invalid');
+      if (ref.parameterNotFoundAction === 'Deny')
+        fail('failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction', 'Invalid');
       return;
     }
     for (const params of paramsList ?? [undefined]) {
@@ -167,7 +186,8 @@ export class AdmissionPolicies {
           const ok = evaluate(expression, bindings);
           if (ok === true) continue;
           if (ok !== false) throw new PolicyError(`expression '${expression}' resulted in error: must evaluate to bool`);
-          let message = typeof validation.message === 'string' && validation.message !== '' ? validation.message : `failed expression: ${expression}`;
+          let message =
+            typeof validation.message === 'string' && validation.message !== '' ? validation.message : `failed expression: ${expression}`;
           if (typeof validation.messageExpression === 'string' && validation.messageExpression !== '') {
             try {
               const m = evaluate(validation.messageExpression, bindings);

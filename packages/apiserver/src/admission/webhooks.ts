@@ -73,7 +73,12 @@ function userInfoJson(user: UserInfo): JsonObject {
 function denial(webhook: string, result: JsonValue | undefined): ApiError {
   const r = isJsonObject(result) ? result : {};
   const deniedBy = `admission webhook ${JSON.stringify(webhook)} denied the request`;
-  const message = typeof r.message === 'string' && r.message !== '' ? `${deniedBy}: ${r.message}` : typeof r.reason === 'string' && r.reason !== '' ? `${deniedBy}: ${r.reason}` : `${deniedBy} without explanation`;
+  const message =
+    typeof r.message === 'string' && r.message !== ''
+      ? `${deniedBy}: ${r.message}`
+      : typeof r.reason === 'string' && r.reason !== ''
+        ? `${deniedBy}: ${r.reason}`
+        : `${deniedBy} without explanation`;
   const code = typeof r.code === 'number' && r.code >= 400 && r.code <= 599 ? r.code : 400;
   const details = isJsonObject(r.details) ? (r.details as ApiError['details']) : undefined;
   return new ApiError(code, typeof r.reason === 'string' ? r.reason : '', message, details);
@@ -105,8 +110,10 @@ function verify(uid: string, mutating: boolean, answer: JsonValue): Verdict {
   let patch: JsonValue | undefined;
   if (response.patch !== undefined && response.patch !== null && response.patch !== '') {
     if (!mutating) throw invalid('validating webhook may not return response.patch');
-    if (response.patchType === undefined || response.patchType === null || response.patchType === '') throw invalid('webhook returned response.patch but not response.patchType');
-    if (response.patchType !== 'JSONPatch') throw invalid(`webhook returned invalid response.patchType of ${JSON.stringify(response.patchType)}`);
+    if (response.patchType === undefined || response.patchType === null || response.patchType === '')
+      throw invalid('webhook returned response.patch but not response.patchType');
+    if (response.patchType !== 'JSONPatch')
+      throw invalid(`webhook returned invalid response.patchType of ${JSON.stringify(response.patchType)}`);
     if (typeof response.patch !== 'string') throw invalid('response.patch must be base64-encoded JSON');
     try {
       patch = JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8')) as JsonValue;
@@ -118,7 +125,16 @@ function verify(uid: string, mutating: boolean, answer: JsonValue): Verdict {
 }
 
 /** Fields of an object that only the server sets: kept from the write, whatever a webhook made of them. */
-const SERVER_OWNED_META = ['uid', 'resourceVersion', 'creationTimestamp', 'generation', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink'];
+const SERVER_OWNED_META = [
+  'uid',
+  'resourceVersion',
+  'creationTimestamp',
+  'generation',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'managedFields',
+  'selfLink',
+];
 
 /** `target` turned into `mutated` in place, with the server-owned metadata `target` had. */
 export function replaceWithMutated(target: JsonObject, mutated: JsonObject): void {
@@ -150,7 +166,13 @@ export class AdmissionWebhooks {
   }
 
   private attributes(req: AdmissionRequest): RuleAttributes {
-    return { operation: req.operation, type: req.resolved.type, version: req.resolved.version.name, subresource: req.subresource, namespaced: req.resolved.type.namespaced };
+    return {
+      operation: req.operation,
+      type: req.resolved.type,
+      version: req.resolved.version.name,
+      subresource: req.subresource,
+      namespaced: req.resolved.type.namespaced,
+    };
   }
 
   /** Whether some webhook's rules cover the request (before selectors and conditions): cheap, and false for most requests. */
@@ -158,12 +180,15 @@ export class AdmissionWebhooks {
     if (this.exempt(req)) return false;
     const a = this.attributes(req);
     if (this.policies.mayApply({ rules: a, name: req.name })) return true;
-    return [MUTATING_WEBHOOKS_KEY, VALIDATING_WEBHOOKS_KEY].some((key) => hooksOf(this.store, key).some((h) => matchedVersion(h.spec.rules, h.spec.matchPolicy, a) !== undefined));
+    return [MUTATING_WEBHOOKS_KEY, VALIDATING_WEBHOOKS_KEY].some((key) =>
+      hooksOf(this.store, key).some((h) => matchedVersion(h.spec.rules, h.spec.matchPolicy, a) !== undefined),
+    );
   }
 
   /** The namespace whose labels namespaceSelector sees (a namespace's own for namespaces), if any. */
   private namespaceLabels(req: AdmissionRequest, object: JsonObject | undefined): Record<string, string> | undefined {
-    if (req.resolved.type.group === '' && req.resolved.type.plural === 'namespaces') return (object?.metadata as JsonObject | undefined)?.labels as Record<string, string> | undefined ?? {};
+    if (req.resolved.type.group === '' && req.resolved.type.plural === 'namespaces')
+      return ((object?.metadata as JsonObject | undefined)?.labels as Record<string, string> | undefined) ?? {};
     if (!req.resolved.type.namespaced) return undefined;
     const ns = this.store.get('/namespaces', '', req.namespace);
     return ((ns?.metadata as JsonObject | undefined)?.labels as Record<string, string> | undefined) ?? {};
@@ -197,7 +222,12 @@ export class AdmissionWebhooks {
    * The invocation of a hook for this request, undefined when it does not apply; a matchConditions
    * error is an ApiError under failurePolicy Fail.
    */
-  private invocation(hook: Hook, req: AdmissionRequest, object: JsonObject | undefined, oldObject: JsonObject | undefined): Invocation | undefined {
+  private invocation(
+    hook: Hook,
+    req: AdmissionRequest,
+    object: JsonObject | undefined,
+    oldObject: JsonObject | undefined,
+  ): Invocation | undefined {
     const spec = hook.spec;
     const version = matchedVersion(spec.rules, spec.matchPolicy, this.attributes(req));
     if (version === undefined) return undefined;
@@ -206,7 +236,12 @@ export class AdmissionWebhooks {
     if (!objectSelected(spec.objectSelector, object, oldObject)) return undefined;
     const name = String(spec.name);
     const request = this.review(req, version, object, oldObject);
-    const outcome = evaluateConditions(spec.matchConditions, { object: request.object, oldObject: request.oldObject, request, authorizer: null });
+    const outcome = evaluateConditions(spec.matchConditions, {
+      object: request.object,
+      oldObject: request.oldObject,
+      request,
+      authorizer: null,
+    });
     if ('error' in outcome) {
       if (spec.failurePolicy === 'Ignore') return undefined;
       throw callFailure(name, outcome.error);
@@ -215,14 +250,26 @@ export class AdmissionWebhooks {
   }
 
   /** Calls one webhook; resolves with its verdict, rejects with an ApiError (dry run refused) or a WebhookCallError. */
-  private async call(inv: Invocation, req: AdmissionRequest, object: JsonObject | undefined, oldObject: JsonObject | undefined, mutating: boolean): Promise<{ verdict: Verdict; sent: JsonObject }> {
+  private async call(
+    inv: Invocation,
+    req: AdmissionRequest,
+    object: JsonObject | undefined,
+    oldObject: JsonObject | undefined,
+    mutating: boolean,
+  ): Promise<{ verdict: Verdict; sent: JsonObject }> {
     const spec = inv.hook.spec;
-    if (req.dryRun && spec.sideEffects !== 'None' && spec.sideEffects !== 'NoneOnDryRun') throw badRequest(`admission webhook ${JSON.stringify(inv.name)} does not support dry run`);
+    if (req.dryRun && spec.sideEffects !== 'None' && spec.sideEffects !== 'NoneOnDryRun')
+      throw badRequest(`admission webhook ${JSON.stringify(inv.name)} does not support dry run`);
     const timeoutSeconds = typeof spec.timeoutSeconds === 'number' ? spec.timeoutSeconds : 10;
     const request = this.review(req, inv.version, object, oldObject);
     const target = webhookTarget(spec.clientConfig, this.services, timeoutSeconds);
     const caBundle = isJsonObject(spec.clientConfig) ? spec.clientConfig.caBundle : undefined;
-    const answer = await postJson(target, caBundle, { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request }, timeoutSeconds * 1000);
+    const answer = await postJson(
+      target,
+      caBundle,
+      { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request },
+      timeoutSeconds * 1000,
+    );
     return { verdict: verify(request.uid as string, mutating, answer), sent: request };
   }
 
@@ -237,7 +284,12 @@ export class AdmissionWebhooks {
    * Runs the mutating webhooks on `object` (in the request's version); resolves with the object
    * they made, webhook warnings pushed onto `warnings`.
    */
-  async mutate(req: AdmissionRequest, object: JsonObject | undefined, oldObject: JsonObject | undefined, warnings: string[]): Promise<JsonObject | undefined> {
+  async mutate(
+    req: AdmissionRequest,
+    object: JsonObject | undefined,
+    oldObject: JsonObject | undefined,
+    warnings: string[],
+  ): Promise<JsonObject | undefined> {
     if (this.exempt(req)) return object;
     const hooks = hooksOf(this.store, MUTATING_WEBHOOKS_KEY);
     let current = object;
@@ -254,11 +306,15 @@ export class AdmissionWebhooks {
         if (!verdict.allowed) throw denial(inv.name, verdict.result);
         if (verdict.patch !== undefined && !(Array.isArray(verdict.patch) && verdict.patch.length === 0)) {
           if (current === undefined || !isJsonObject(sent.object)) {
-            throw internalError(`admission webhook ${JSON.stringify(inv.name)} attempted to modify the object, which is not supported for this operation`);
+            throw internalError(
+              `admission webhook ${JSON.stringify(inv.name)} attempted to modify the object, which is not supported for this operation`,
+            );
           }
           const patched = applyPatch(inv.name, sent.object, verdict.patch);
           if (patched.apiVersion !== sent.object.apiVersion || patched.kind !== sent.object.kind) {
-            throw internalError(`admission webhook ${JSON.stringify(inv.name)} changed the object's apiVersion or kind to ${JSON.stringify(`${String(patched.apiVersion)}, Kind=${String(patched.kind)}`)}`);
+            throw internalError(
+              `admission webhook ${JSON.stringify(inv.name)} changed the object's apiVersion or kind to ${JSON.stringify(`${String(patched.apiVersion)}, Kind=${String(patched.kind)}`)}`,
+            );
           }
           decodeAsGoWould(req, inv.version, patched);
           changed = !deepEqual(patched, sent.object);
@@ -279,10 +335,18 @@ export class AdmissionWebhooks {
   }
 
   /** Runs the admission policies, then the validating webhooks in parallel; rejects with the first refusal (in webhook order). */
-  async validate(req: AdmissionRequest, object: JsonObject | undefined, oldObject: JsonObject | undefined, warnings: string[]): Promise<void> {
+  async validate(
+    req: AdmissionRequest,
+    object: JsonObject | undefined,
+    oldObject: JsonObject | undefined,
+    warnings: string[],
+  ): Promise<void> {
     if (this.exempt(req)) return;
     const rules = this.attributes(req);
-    this.policies.validate({ rules, name: req.name, namespace: req.namespace, object, oldObject, request: this.review(req, rules.version, object, oldObject) }, warnings);
+    this.policies.validate(
+      { rules, name: req.name, namespace: req.namespace, object, oldObject, request: this.review(req, rules.version, object, oldObject) },
+      warnings,
+    );
     const invocations = hooksOf(this.store, VALIDATING_WEBHOOKS_KEY)
       .map((hook) => this.invocation(hook, req, object, oldObject))
       .filter((inv): inv is Invocation => inv !== undefined);
@@ -330,6 +394,9 @@ function applyPatch(webhook: string, object: JsonObject, patch: JsonValue): Json
   } catch (err) {
     throw internalError((err as Error).message);
   }
-  if (!isJsonObject(patched)) throw internalError(`admission webhook ${JSON.stringify(webhook)} patched the object into a ${patched === null ? 'null' : typeof patched}`);
+  if (!isJsonObject(patched))
+    throw internalError(
+      `admission webhook ${JSON.stringify(webhook)} patched the object into a ${patched === null ? 'null' : typeof patched}`,
+    );
   return patched;
 }

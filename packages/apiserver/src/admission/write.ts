@@ -36,7 +36,12 @@ type Run = (opts: WriteOptions) => WriteResult;
  * A create, update or patch through admission. `run` performs the write with the options given
  * (the core call the handler would make); `opts` are the request's.
  */
-export async function admittedWrite(webhooks: AdmissionWebhooks, req: AdmissionRequest, opts: WriteOptions, run: Run): Promise<WriteResult> {
+export async function admittedWrite(
+  webhooks: AdmissionWebhooks,
+  req: AdmissionRequest,
+  opts: WriteOptions,
+  run: Run,
+): Promise<WriteResult> {
   if (!webhooks.mayApply(req)) return run(opts);
   const check = opts.admit;
   for (let attempt = 1; ; attempt++) {
@@ -89,7 +94,8 @@ export async function admittedWrite(webhooks: AdmissionWebhooks, req: AdmissionR
       // A generated name taken since the preview: drawn again, and admitted again (createWithGenerateNameRetry).
       const nameTaken = generated && err instanceof ApiError && err.reason === 'AlreadyExists';
       if (err !== STALE && !nameTaken) throw err;
-      if (attempt >= MAX_ATTEMPTS) throw nameTaken ? err : conflict({ group: req.resolved.type.group, plural: req.resolved.type.plural }, req.name, MODIFIED_CONFLICT);
+      if (attempt >= MAX_ATTEMPTS)
+        throw nameTaken ? err : conflict({ group: req.resolved.type.group, plural: req.resolved.type.plural }, req.name, MODIFIED_CONFLICT);
     }
   }
 }
@@ -112,7 +118,12 @@ function pick(meta: JsonObject, keys: string[]): JsonObject {
 }
 
 /** A delete through admission: the webhooks see the stored object as oldObject. */
-export async function admittedDelete<T>(webhooks: AdmissionWebhooks, req: AdmissionRequest, stored: JsonObject | undefined, run: () => T): Promise<T> {
+export async function admittedDelete<T>(
+  webhooks: AdmissionWebhooks,
+  req: AdmissionRequest,
+  stored: JsonObject | undefined,
+  run: () => T,
+): Promise<T> {
   if (stored === undefined || !webhooks.mayApply(req)) return run();
   const warnings: string[] = [];
   await webhooks.mutate(req, undefined, stored, warnings);
@@ -125,7 +136,12 @@ export async function admittedDelete<T>(webhooks: AdmissionWebhooks, req: Admiss
  * one changed or replaced while the webhooks decided is admitted again, as the real store runs a
  * delete's validation again when the object changed under it.
  */
-export async function admittedDeleteOfCurrent<T>(webhooks: AdmissionWebhooks, req: AdmissionRequest, current: () => JsonObject | undefined, run: () => T): Promise<T> {
+export async function admittedDeleteOfCurrent<T>(
+  webhooks: AdmissionWebhooks,
+  req: AdmissionRequest,
+  current: () => JsonObject | undefined,
+  run: () => T,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const seen = current();
     const seenVersion = seen && resourceVersionOf(seen);
@@ -137,7 +153,8 @@ export async function admittedDeleteOfCurrent<T>(webhooks: AdmissionWebhooks, re
       });
     } catch (err) {
       if (err !== STALE) throw err;
-      if (attempt >= MAX_ATTEMPTS) throw conflict({ group: req.resolved.type.group, plural: req.resolved.type.plural }, req.name, MODIFIED_CONFLICT);
+      if (attempt >= MAX_ATTEMPTS)
+        throw conflict({ group: req.resolved.type.group, plural: req.resolved.type.plural }, req.name, MODIFIED_CONFLICT);
     }
   }
 }
@@ -192,7 +209,13 @@ export const SUBRESOURCE_KINDS: Record<string, { group: string; version: string;
  * object (no oldObject), mutating ones may change it, and the write gets what they made. A body
  * that is no object is refused before anything, as the real server's decoding refuses it.
  */
-export async function admittedSubresourceCreate<T>(webhooks: AdmissionWebhooks, req: AdmissionRequest, body: JsonValue, run: (body: JsonObject) => T, warnings?: string[]): Promise<T> {
+export async function admittedSubresourceCreate<T>(
+  webhooks: AdmissionWebhooks,
+  req: AdmissionRequest,
+  body: JsonValue,
+  run: (body: JsonObject) => T,
+  warnings?: string[],
+): Promise<T> {
   const objectKind = SUBRESOURCE_KINDS[req.subresource];
   if (!objectKind) throw new Error(`no object kind for the subresource ${req.subresource}`);
   if (!isJsonObject(body)) throw badRequest(`the body of the request must be a ${objectKind.kind} object`);

@@ -25,7 +25,11 @@ const intOrNamedPort: Check = (v) => (typeof v === 'number' ? port(v) : undefine
 const atLeast =
   (min: number): Check =>
   (v) =>
-    typeof v === 'number' && v < min ? (min === 0 ? 'must be greater than or equal to 0' : `must be greater than or equal to ${min}`) : undefined;
+    typeof v === 'number' && v < min
+      ? min === 0
+        ? 'must be greater than or equal to 0'
+        : `must be greater than or equal to ${min}`
+      : undefined;
 const positive: Check = (v) => (typeof v === 'number' && v <= 0 ? 'must be greater than 0' : undefined);
 const oneOf =
   (...values: string[]): Check =>
@@ -64,12 +68,21 @@ const RULES: Record<string, Rule[]> = {
   ],
   '/Pod': podSpecRules('spec'),
   '/PodTemplate': podSpecRules('template.spec'),
-  'apps/Deployment': [replicas, { path: 'spec.revisionHistoryLimit', check: atLeast(0) }, { path: 'spec.minReadySeconds', check: atLeast(0) }, ...podSpecRules('spec.template.spec')],
+  'apps/Deployment': [
+    replicas,
+    { path: 'spec.revisionHistoryLimit', check: atLeast(0) },
+    { path: 'spec.minReadySeconds', check: atLeast(0) },
+    ...podSpecRules('spec.template.spec'),
+  ],
   'apps/ReplicaSet': [replicas, ...podSpecRules('spec.template.spec')],
   'apps/StatefulSet': [
     replicas,
     // Go validation words this one as Invalid, not NotSupported.
-    { path: 'spec.podManagementPolicy', check: (v) => (typeof v === 'string' && v !== 'OrderedReady' && v !== 'Parallel' ? "must be 'OrderedReady' or 'Parallel'" : undefined) },
+    {
+      path: 'spec.podManagementPolicy',
+      check: (v) =>
+        typeof v === 'string' && v !== 'OrderedReady' && v !== 'Parallel' ? "must be 'OrderedReady' or 'Parallel'" : undefined,
+    },
     enumRule('spec.updateStrategy.type', 'OnDelete', 'RollingUpdate'),
     { path: 'spec.updateStrategy.rollingUpdate.partition', check: atLeast(0) },
     enumRule('spec.persistentVolumeClaimRetentionPolicy.whenDeleted', 'Delete', 'Retain'),
@@ -83,7 +96,10 @@ const RULES: Record<string, Rule[]> = {
     enumRule('spec.persistentVolumeReclaimPolicy', 'Delete', 'Recycle', 'Retain'),
     enumRule('spec.volumeMode', 'Block', 'Filesystem'),
   ],
-  'storage.k8s.io/StorageClass': [enumRule('reclaimPolicy', 'Delete', 'Retain'), enumRule('volumeBindingMode', 'Immediate', 'WaitForFirstConsumer')],
+  'storage.k8s.io/StorageClass': [
+    enumRule('reclaimPolicy', 'Delete', 'Retain'),
+    enumRule('volumeBindingMode', 'Immediate', 'WaitForFirstConsumer'),
+  ],
   'apps/DaemonSet': podSpecRules('spec.template.spec'),
   'batch/Job': [
     { path: 'spec.parallelism', check: atLeast(0) },

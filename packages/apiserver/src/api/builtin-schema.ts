@@ -102,7 +102,11 @@ function typeFits(v: JsonValue, s: JsonObject): boolean {
   switch (s.type) {
     case 'integer':
       // Go's decoder refuses a number its integer type cannot hold (replicas: 1e12 into an int32).
-      return typeof v === 'number' && Number.isInteger(v) && (s.format === 'int32' ? v >= -(2 ** 31) && v < 2 ** 31 : v >= -(2 ** 63) && v < 2 ** 63);
+      return (
+        typeof v === 'number' &&
+        Number.isInteger(v) &&
+        (s.format === 'int32' ? v >= -(2 ** 31) && v < 2 ** 31 : v >= -(2 ** 63) && v < 2 ** 63)
+      );
     case 'number':
       return typeof v === 'number';
     case 'boolean':

@@ -129,7 +129,8 @@ function quantityLibrary(cel: Cel): CelFunc[] {
   return [
     celFunc('quantity', [CelScalar.STRING], QUANTITY_TYPE, (text) => {
       const nanos = parseQuantity(text);
-      if (nanos === undefined) throw new Error(`quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`);
+      if (nanos === undefined)
+        throw new Error(`quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`);
       return quantity(nanos);
     }),
     celFunc('isQuantity', [CelScalar.STRING], CelScalar.BOOL, (text) => parseQuantity(text) !== undefined),
@@ -399,7 +400,11 @@ function operandCharge(cel: Cel): CelFunc {
 }
 
 /** `e` wrapped in a call of `fn` with extra constant arguments. */
-function wrapped(e: Expr, fn: string, ...constants: Array<{ case: 'int64Value'; value: bigint } | { case: 'boolValue'; value: boolean }>): Expr {
+function wrapped(
+  e: Expr,
+  fn: string,
+  ...constants: Array<{ case: 'int64Value'; value: bigint } | { case: 'boolValue'; value: boolean }>
+): Expr {
   const args = constants.map((constantKind) => ({ ...e, exprKind: { case: 'constExpr', value: { constantKind } } }));
   return { ...e, exprKind: { case: 'callExpr', value: { function: fn, args: [e, ...args] } } } as unknown as Expr;
 }
@@ -416,7 +421,10 @@ function nodeCount(e: Expr | undefined): number {
     case 'listExpr':
       return 1 + k.value.elements.reduce((n, x) => n + nodeCount(x), 0);
     case 'structExpr':
-      return 1 + k.value.entries.reduce((n, x) => n + nodeCount(x.keyKind.case === 'mapKey' ? x.keyKind.value : undefined) + nodeCount(x.value), 0);
+      return (
+        1 +
+        k.value.entries.reduce((n, x) => n + nodeCount(x.keyKind.case === 'mapKey' ? x.keyKind.value : undefined) + nodeCount(x.value), 0)
+      );
     case 'comprehensionExpr':
       return 1 + nodeCount(k.value.iterRange) + nodeCount(k.value.accuInit) + nodeCount(k.value.result);
     default:
@@ -491,7 +499,19 @@ const KNOWN_FUNCTIONS = new Set([
   ...['getHours', 'getMinutes', 'getSeconds', 'getMilliseconds'],
   ...['charAt', 'indexOf', 'lastIndexOf', 'lowerAscii', 'upperAscii', 'replace', 'split', 'substring', 'trim', 'join', 'format'],
   ...['isSorted', 'sum', 'min', 'max', 'find', 'findAll'],
-  ...['quantity', 'isQuantity', 'isLessThan', 'isGreaterThan', 'compareTo', 'sign', 'isInteger', 'asInteger', 'asApproximateFloat', 'add', 'sub'],
+  ...[
+    'quantity',
+    'isQuantity',
+    'isLessThan',
+    'isGreaterThan',
+    'compareTo',
+    'sign',
+    'isInteger',
+    'asInteger',
+    'asApproximateFloat',
+    'add',
+    'sub',
+  ],
 ]);
 const TYPE_NAMES = new Set(['int', 'uint', 'double', 'string', 'bytes', 'bool', 'list', 'map', 'null_type', 'type', 'dyn']);
 
@@ -564,7 +584,14 @@ interface Analysis {
 }
 
 /** Undeclared names and the estimated cost of an expression. */
-function analyze(e: Expr | undefined, source: string, positions: Readonly<Record<string, number>>, self: JsonObject | undefined, scope: Scope, out: Analysis): number {
+function analyze(
+  e: Expr | undefined,
+  source: string,
+  positions: Readonly<Record<string, number>>,
+  self: JsonObject | undefined,
+  scope: Scope,
+  out: Analysis,
+): number {
   if (!e) return 0;
   const at = () => position(source, positions[String(e.id)]);
   const k = e.exprKind;
@@ -572,7 +599,8 @@ function analyze(e: Expr | undefined, source: string, positions: Readonly<Record
     case 'identExpr': {
       const name = k.value.name;
       if (name === 'oldSelf') out.usesOldSelf = true;
-      if (!scope.names.has(name) && !TYPE_NAMES.has(name)) out.errors.push(`ERROR: ${at()}: undeclared reference to '${name}' (in container '')`);
+      if (!scope.names.has(name) && !TYPE_NAMES.has(name))
+        out.errors.push(`ERROR: ${at()}: undeclared reference to '${name}' (in container '')`);
       return 1;
     }
     case 'selectExpr':
@@ -591,7 +619,16 @@ function analyze(e: Expr | undefined, source: string, positions: Readonly<Record
     case 'listExpr':
       return 1 + k.value.elements.reduce((sum, x) => sum + analyze(x, source, positions, self, scope, out), 0);
     case 'structExpr':
-      return 1 + k.value.entries.reduce((sum, x) => sum + analyze(x.keyKind.case === 'mapKey' ? x.keyKind.value : undefined, source, positions, self, scope, out) + analyze(x.value, source, positions, self, scope, out), 0);
+      return (
+        1 +
+        k.value.entries.reduce(
+          (sum, x) =>
+            sum +
+            analyze(x.keyKind.case === 'mapKey' ? x.keyKind.value : undefined, source, positions, self, scope, out) +
+            analyze(x.value, source, positions, self, scope, out),
+          0,
+        )
+      );
     case 'comprehensionExpr': {
       const c = k.value;
       const rangeSchema = schemaOfExpr(c.iterRange, self, scope);
@@ -632,7 +669,10 @@ function compileUncached(source: string, schema: JsonObject | undefined): Compil
   const planned = planExpression(source, ['self', 'oldSelf'], schema);
   if (!planned.ok) return planned;
   const { evaluate, estimatedCost, usesOldSelf } = planned;
-  return { ok: true, program: { source, usesOldSelf, estimatedCost, run: (self, oldSelf) => evaluate({ self, oldSelf: oldSelf ?? null }) } };
+  return {
+    ok: true,
+    program: { source, usesOldSelf, estimatedCost, run: (self, oldSelf) => evaluate({ self, oldSelf: oldSelf ?? null }) },
+  };
 }
 
 type Planned =

@@ -121,7 +121,6 @@ function groupResource(type: ResourceType): GroupResource {
   return { group: type.group, plural: type.plural };
 }
 
-
 function stripVolatile(obj: JsonObject): JsonObject {
   const meta = readMeta(obj);
   const { resourceVersion: _rv, ...rest } = meta;
@@ -182,7 +181,13 @@ export class ApiCore {
   /** A list at one resourceVersion; `limit` pages through a snapshot kept for `continue`. */
   list(r: Resolved, namespace: string | undefined, query: ListQuery): JsonObject {
     const filter = this.compileFilter(r, query);
-    const scope = JSON.stringify([r.type.key, r.apiVersion, r.type.namespaced ? (namespace ?? '') : '', query.labelSelector ?? '', query.fieldSelector ?? '']);
+    const scope = JSON.stringify([
+      r.type.key,
+      r.apiVersion,
+      r.type.namespaced ? (namespace ?? '') : '',
+      query.labelSelector ?? '',
+      query.fieldSelector ?? '',
+    ]);
     let items: JsonObject[];
     let rv: number;
     let offset = 0;
@@ -306,7 +311,11 @@ export class ApiCore {
     const invalidCauses = [...this.checkSchema(r, obj, schemaOpts), ...(type.strategy.validate?.(obj, undefined) ?? [])];
     if (invalidCauses.length) throw invalid(type.group, type.kind, admitted.name, invalidCauses);
     if (managedFields !== undefined) admitted.meta.managedFields = managedFields;
-    else this.setManagedFields(obj, this.engine.trackUpdate({ old: undefined, updated: obj, manager, apiVersion: r.apiVersion, now: ctx.now }, type));
+    else
+      this.setManagedFields(
+        obj,
+        this.engine.trackUpdate({ old: undefined, updated: obj, manager, apiVersion: r.apiVersion, now: ctx.now }, type),
+      );
     if (dryRun) return present(obj, r.apiVersion, versionSchema(r));
     return present(this.store.insert(type.key, this.toStorage(type, obj)), r.apiVersion, versionSchema(r));
   }
@@ -399,7 +408,12 @@ export class ApiCore {
    * kind's own pruning and the range and enum checks of its Go validation (builtin-rules.ts).
    * Returns the 422 causes.
    */
-  private checkSchema(r: Resolved, obj: JsonObject, opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>, old?: JsonObject): StatusCause[] {
+  private checkSchema(
+    r: Resolved,
+    obj: JsonObject,
+    opts: Pick<WriteOptions, 'fieldValidation' | 'warnings'>,
+    old?: JsonObject,
+  ): StatusCause[] {
     if (!r.type.custom) {
       const prune = r.type.strategy.pruneUnknownFields;
       if (prune) this.reportUnknownFields(r, prune(obj), opts);
@@ -415,7 +429,11 @@ export class ApiCore {
     if (rv === undefined || rv === null || rv === '') {
       if (required && !type.allowUnconditionalUpdate) {
         throw invalid(type.group, type.kind, nameOf(old), [
-          { reason: 'FieldValueInvalid', message: 'Invalid value: 0x0: must be specified for an update', field: 'metadata.resourceVersion' },
+          {
+            reason: 'FieldValueInvalid',
+            message: 'Invalid value: 0x0: must be specified for an update',
+            field: 'metadata.resourceVersion',
+          },
         ]);
       }
       return;
@@ -444,7 +462,8 @@ export class ApiCore {
     let obj = writtenPart(type, statusSubresource, old, candidate, opts.subresource);
     // A patch or an apply that changes the uid: the real server's ObjectMeta update validation.
     const uid = bodyUid(metaOf(obj));
-    if (uid !== undefined && uid !== uidOf(old)) throw invalid(type.group, type.kind, nameOf(old), [fieldInvalid('metadata.uid', uid, 'field is immutable')]);
+    if (uid !== undefined && uid !== uidOf(old))
+      throw invalid(type.group, type.kind, nameOf(old), [fieldInvalid('metadata.uid', uid, 'field is immutable')]);
     let meta = keepServerOwnedMeta(type, obj, old);
     if (opts.subresource !== 'finalize') type.strategy.prepareForUpdate?.(obj, old, ctx);
     type.strategy.defaults?.(obj);
@@ -506,7 +525,10 @@ export class ApiCore {
     const manager = this.managerOf(opts);
     const dryRun = opts.dryRun ?? false;
     if (kind === 'apply') {
-      if (!opts.fieldManager) throw badRequest('PATCH request with apply content type requires a fieldManager: the fieldManager query parameter is required for apply requests');
+      if (!opts.fieldManager)
+        throw badRequest(
+          'PATCH request with apply content type requires a fieldManager: the fieldManager query parameter is required for apply requests',
+        );
       return this.apply(r, namespace, name, body, opts.fieldManager, opts.force ?? false, dryRun, opts.subresource, opts);
     }
     if (opts.force) throw badRequest('force may only be set for apply patches (application/apply-patch+yaml)');
@@ -526,7 +548,14 @@ export class ApiCore {
     this.checkNamespace(type, meta, ns);
     this.checkName(meta, name);
     this.checkResourceVersion(type, obj, old, false);
-    const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource: opts.subresource, fieldValidation: opts.fieldValidation, warnings: opts.warnings, admit: opts.admit });
+    const result = this.commitUpdate(r, old, obj, {
+      manager,
+      dryRun,
+      subresource: opts.subresource,
+      fieldValidation: opts.fieldValidation,
+      warnings: opts.warnings,
+      admit: opts.admit,
+    });
     return { status: 200, body: present(result, r.apiVersion, versionSchema(r)) };
   }
 
@@ -559,9 +588,16 @@ export class ApiCore {
     if (!old) {
       if (subresource) throw notFound(groupResource(type), name);
       const uid = bodyUid(meta);
-      if (uid !== undefined) throw conflict(groupResource(type), name, `uid mismatch: the provided object specified uid ${uid}, and no existing object was found`);
+      if (uid !== undefined)
+        throw conflict(
+          groupResource(type),
+          name,
+          `uid mismatch: the provided object specified uid ${uid}, and no existing object was found`,
+        );
       schemaOpts.authorizeCreate?.();
-      const merged = withName(name, () => this.engine.apply({ live: undefined, applied, manager, force, apiVersion: r.apiVersion, now }, type));
+      const merged = withName(name, () =>
+        this.engine.apply({ live: undefined, applied, manager, force, apiVersion: r.apiVersion, now }, type),
+      );
       const obj = this.normalizeBody(r, merged);
       const objMeta = metaOf(obj);
       objMeta.name = name;
@@ -572,8 +608,14 @@ export class ApiCore {
     this.checkResourceVersion(type, applied, old, false);
     // The merge keeps the live uid (apply.ts), so an applied uid is checked here, as validation would.
     const appliedUid = bodyUid(meta);
-    if (appliedUid !== undefined && appliedUid !== uidOf(old)) throw invalid(type.group, type.kind, name, [fieldInvalid('metadata.uid', appliedUid, 'field is immutable')]);
-    const merged = withName(name, () => this.engine.apply({ live: present(old, r.apiVersion, versionSchema(r)), applied, manager, force, apiVersion: r.apiVersion, now, subresource }, type));
+    if (appliedUid !== undefined && appliedUid !== uidOf(old))
+      throw invalid(type.group, type.kind, name, [fieldInvalid('metadata.uid', appliedUid, 'field is immutable')]);
+    const merged = withName(name, () =>
+      this.engine.apply(
+        { live: present(old, r.apiVersion, versionSchema(r)), applied, manager, force, apiVersion: r.apiVersion, now, subresource },
+        type,
+      ),
+    );
     const obj = this.normalizeBody(r, merged);
     const managedFields = readMeta(obj).managedFields;
     const result = this.commitUpdate(r, old, obj, { manager, dryRun, subresource, managedFields: managedFields ?? [], ...schemaOpts });
@@ -589,7 +631,13 @@ export class ApiCore {
   }
 
   /** Changes the replicas of an object through its Scale (`change` turns the current Scale into the wanted one). */
-  updateScale(r: Resolved, namespace: string, name: string, change: (scale: JsonObject) => JsonValue, opts: WriteOptions & { userAgent?: string }): WriteResult {
+  updateScale(
+    r: Resolved,
+    namespace: string,
+    name: string,
+    change: (scale: JsonObject) => JsonValue,
+    opts: WriteOptions & { userAgent?: string },
+  ): WriteResult {
     const info = r.version.scale;
     const ns = r.type.namespaced ? namespace : '';
     const old = this.store.get(r.type.key, ns, name);
@@ -603,9 +651,11 @@ export class ApiCore {
     }
     const wantedMeta = isJsonObject(wanted.metadata) ? wanted.metadata : {};
     const uid = bodyUid(wantedMeta);
-    if (uid !== undefined && uid !== uidOf(old)) throw uidPreconditionFailed(groupResource(r.type), name, storageKey(r.type, ns, name), uid, uidOf(old));
+    if (uid !== undefined && uid !== uidOf(old))
+      throw uidPreconditionFailed(groupResource(r.type), name, storageKey(r.type, ns, name), uid, uidOf(old));
     const rv = wantedMeta.resourceVersion;
-    if (typeof rv === 'string' && rv !== '' && rv !== resourceVersionOf(old)) throw conflict(groupResource(r.type), name, MODIFIED_CONFLICT);
+    if (typeof rv === 'string' && rv !== '' && rv !== resourceVersionOf(old))
+      throw conflict(groupResource(r.type), name, MODIFIED_CONFLICT);
     const obj = deepClone(old);
     setPath(obj, info.specReplicasPath, replicas);
     const result = this.commitUpdate(r, old, obj, { manager: this.managerOf(opts), dryRun: opts.dryRun ?? false, subresource: 'scale' });
@@ -617,7 +667,8 @@ export class ApiCore {
     if (!info) throw notFound(groupResource(r.type), nameOf(obj));
     const meta = readMeta(obj);
     const metadata: JsonObject = {};
-    for (const key of ['name', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp']) if (meta[key] !== undefined) metadata[key] = meta[key] as JsonValue;
+    for (const key of ['name', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp'])
+      if (meta[key] !== undefined) metadata[key] = meta[key] as JsonValue;
     const spec = getPath(obj, info.specReplicasPath);
     const current = getPath(obj, info.statusReplicasPath);
     const status: JsonObject = { replicas: typeof current === 'number' ? current : 0 };
@@ -711,7 +762,13 @@ export class ApiCore {
    * (admission of each item's DELETE) refuses by throwing, which ends the collection there: the
    * items before it are deleted, the refused one and the rest stay, and the refusal is the answer.
    */
-  async deleteCollection(r: Resolved, namespace: string | undefined, query: ListQuery, opts: DeleteOptions, admit?: (item: JsonObject) => Promise<void>): Promise<JsonObject> {
+  async deleteCollection(
+    r: Resolved,
+    namespace: string | undefined,
+    query: ListQuery,
+    opts: DeleteOptions,
+    admit?: (item: JsonObject) => Promise<void>,
+  ): Promise<JsonObject> {
     const filter = this.compileFilter(r, query);
     const items = this.store.list(r.type.key, r.type.namespaced ? namespace : undefined).filter((o) => filter.matches(o));
     const deleted: JsonObject[] = [];
@@ -725,7 +782,12 @@ export class ApiCore {
         if (!(err instanceof ApiError && err.code === 404)) throw err;
       }
     }
-    return { kind: r.type.listKind, apiVersion: r.apiVersion, metadata: { resourceVersion: String(this.store.resourceVersion) }, items: deleted };
+    return {
+      kind: r.type.listKind,
+      apiVersion: r.apiVersion,
+      metadata: { resourceVersion: String(this.store.resourceVersion) },
+      items: deleted,
+    };
   }
 
   /**

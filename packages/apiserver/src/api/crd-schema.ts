@@ -133,12 +133,16 @@ function oldChild(old: Old, key: string): Old {
 /** Keys of a map-list item, as Kubernetes prints them in Duplicate errors. */
 function keysOf(item: JsonValue, keys: readonly string[]): string | undefined {
   if (!isJsonObject(item)) return undefined;
-  const parts = keys.filter((k) => item[k] !== undefined).map((k) => `${JSON.stringify(k)}:${typeof item[k] === 'string' ? JSON.stringify(item[k]) : JSON.stringify(item[k])}`);
+  const parts = keys
+    .filter((k) => item[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${typeof item[k] === 'string' ? JSON.stringify(item[k]) : JSON.stringify(item[k])}`);
   return `map[string]interface {}{${parts.join(', ')}}`;
 }
 
 function listMapKeys(s: JsonObject): string[] {
-  return Array.isArray(s['x-kubernetes-list-map-keys']) ? s['x-kubernetes-list-map-keys'].filter((k): k is string => typeof k === 'string') : [];
+  return Array.isArray(s['x-kubernetes-list-map-keys'])
+    ? s['x-kubernetes-list-map-keys'].filter((k): k is string => typeof k === 'string')
+    : [];
 }
 
 /** The item of the old list a new map-list item is correlated with (same keys). */
@@ -159,7 +163,12 @@ function duplicates(v: JsonValue[], s: JsonObject, path: string, causes: StatusC
   v.forEach((item, i) => {
     const id = listType === 'set' ? JSON.stringify(item) : keysOf(item, listMapKeys(s));
     if (id === undefined) return;
-    if (seen.has(id)) causes.push({ reason: 'FieldValueDuplicate', message: `Duplicate value: ${listType === 'set' ? shown(item) : id}`, field: `${path}[${i}]` });
+    if (seen.has(id))
+      causes.push({
+        reason: 'FieldValueDuplicate',
+        message: `Duplicate value: ${listType === 'set' ? shown(item) : id}`,
+        field: `${path}[${i}]`,
+      });
     seen.add(id);
   });
 }
@@ -198,15 +207,24 @@ function ruleCauses(v: JsonValue, old: Old, s: JsonObject, path: string, causes:
     } catch (err) {
       if (!(err instanceof CelCostExceeded)) throw err;
       if (err.scope === 'call') {
-        causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(type)}: call cost exceeds limit for rule: ${rule.rule}`, field });
+        causes.push({
+          reason: 'FieldValueInvalid',
+          message: `Invalid value: ${JSON.stringify(type)}: call cost exceeds limit for rule: ${rule.rule}`,
+          field,
+        });
         continue;
       }
       const spent = 'validation failed due to running out of cost budget, no further validation rules will be run';
-      if (!causes.some((c) => c.message?.endsWith(spent))) causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(type)}: ${spent}`, field });
+      if (!causes.some((c) => c.message?.endsWith(spent)))
+        causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(type)}: ${spent}`, field });
       return;
     }
     if (result instanceof Error) {
-      causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(type)}: ${result.message} evaluating rule: ${rule.rule}`, field });
+      causes.push({
+        reason: 'FieldValueInvalid',
+        message: `Invalid value: ${JSON.stringify(type)}: ${result.message} evaluating rule: ${rule.rule}`,
+        field,
+      });
       continue;
     }
     if (result === true) continue;
@@ -217,7 +235,12 @@ function ruleCauses(v: JsonValue, old: Old, s: JsonObject, path: string, causes:
       if (typeof text === 'string' && text.trim() !== '' && !text.includes('\n')) detail = text;
     }
     const reason = typeof rule.reason === 'string' && RULE_REASONS[rule.reason] ? rule.reason : 'FieldValueInvalid';
-    const message = reason === 'FieldValueInvalid' ? `Invalid value: ${JSON.stringify(type)}: ${detail}` : reason === 'FieldValueDuplicate' ? `Duplicate value: ${JSON.stringify(type)}` : `${RULE_REASONS[reason]}: ${detail}`;
+    const message =
+      reason === 'FieldValueInvalid'
+        ? `Invalid value: ${JSON.stringify(type)}: ${detail}`
+        : reason === 'FieldValueDuplicate'
+          ? `Duplicate value: ${JSON.stringify(type)}`
+          : `${RULE_REASONS[reason]}: ${detail}`;
     causes.push({ reason, message, field });
   }
 }
@@ -234,17 +257,25 @@ function rootForCel(v: JsonObject): JsonObject {
 function validate(v: JsonValue, old: Old, s: JsonObject, path: string, causes: StatusCause[], root: boolean): void {
   // Ratcheting: a value an update leaves unchanged stays valid (CRDValidationRatcheting).
   if (old !== undefined && !root && deepEqualJson(v, old)) return;
-  const invalid = (detail: string, reason = 'FieldValueInvalid') => causes.push({ reason, message: `Invalid value: ${shown(v)}: ${detail}`, field: path });
+  const invalid = (detail: string, reason = 'FieldValueInvalid') =>
+    causes.push({ reason, message: `Invalid value: ${shown(v)}: ${detail}`, field: path });
   if (v === null) {
     if (s.nullable !== true) invalid(`${path} in body must be of type ${String(s.type ?? 'object')}: "null"`, 'FieldValueTypeInvalid');
     return;
   }
   if (!matchesType(v, s)) {
-    invalid(`${path} in body must be of type ${s['x-kubernetes-int-or-string'] === true ? 'integer or string' : String(s.type)}: "${typeName(v)}"`, 'FieldValueTypeInvalid');
+    invalid(
+      `${path} in body must be of type ${s['x-kubernetes-int-or-string'] === true ? 'integer or string' : String(s.type)}: "${typeName(v)}"`,
+      'FieldValueTypeInvalid',
+    );
     return;
   }
   if (Array.isArray(s.enum) && !s.enum.some((e) => JSON.stringify(e) === JSON.stringify(v))) {
-    causes.push({ reason: 'FieldValueNotSupported', message: `Unsupported value: ${shown(v)}: supported values: ${s.enum.map(shown).join(', ')}`, field: path });
+    causes.push({
+      reason: 'FieldValueNotSupported',
+      message: `Unsupported value: ${shown(v)}: supported values: ${s.enum.map(shown).join(', ')}`,
+      field: path,
+    });
   }
   if (typeof v === 'number') {
     if (typeof s.minimum === 'number' && (s.exclusiveMinimum === true ? v <= s.minimum : v < s.minimum)) {
@@ -253,18 +284,21 @@ function validate(v: JsonValue, old: Old, s: JsonObject, path: string, causes: S
     if (typeof s.maximum === 'number' && (s.exclusiveMaximum === true ? v >= s.maximum : v > s.maximum)) {
       invalid(`${path} in body should be less than ${s.exclusiveMaximum === true ? '' : 'or equal to '}${s.maximum}`);
     }
-    if (typeof s.multipleOf === 'number' && s.multipleOf > 0 && !Number.isInteger(v / s.multipleOf)) invalid(`${path} in body should be a multiple of ${s.multipleOf}`);
+    if (typeof s.multipleOf === 'number' && s.multipleOf > 0 && !Number.isInteger(v / s.multipleOf))
+      invalid(`${path} in body should be a multiple of ${s.multipleOf}`);
   }
   if (typeof v === 'string') {
     if (typeof s.maxLength === 'number' && [...v].length > s.maxLength) {
       causes.push({ reason: 'FieldValueTooLong', message: `Too long: may not be more than ${s.maxLength} bytes`, field: path });
     }
-    if (typeof s.minLength === 'number' && [...v].length < s.minLength) invalid(`${path} in body should be at least ${s.minLength} chars long`);
+    if (typeof s.minLength === 'number' && [...v].length < s.minLength)
+      invalid(`${path} in body should be at least ${s.minLength} chars long`);
     if (typeof s.pattern === 'string') {
       const re = compilePattern(s.pattern);
       if (typeof re !== 'string' && !re.matcher(v).find()) invalid(`${path} in body should match '${s.pattern}'`);
     }
-    if (typeof s.format === 'string' && s['x-kubernetes-int-or-string'] !== true && !hasFormat(v, s.format)) invalid(`${path} in body must be of type ${s.format}: ${shown(v)}`);
+    if (typeof s.format === 'string' && s['x-kubernetes-int-or-string'] !== true && !hasFormat(v, s.format))
+      invalid(`${path} in body must be of type ${s.format}: ${shown(v)}`);
   }
   ruleCauses(root && isJsonObject(v) ? rootForCel(v) : v, root && isJsonObject(old) ? rootForCel(old) : old, s, path, causes);
   if (Array.isArray(v)) {
@@ -272,7 +306,8 @@ function validate(v: JsonValue, old: Old, s: JsonObject, path: string, causes: S
       causes.push({ reason: 'FieldValueTooMany', message: `Too many: ${v.length}: must have at most ${s.maxItems} items`, field: path });
     }
     if (typeof s.minItems === 'number' && v.length < s.minItems) invalid(`${path} in body should have at least ${s.minItems} items`);
-    if (s.uniqueItems === true && new Set(v.map((x) => JSON.stringify(x))).size !== v.length) invalid(`${path} in body shouldn't contain duplicates`);
+    if (s.uniqueItems === true && new Set(v.map((x) => JSON.stringify(x))).size !== v.length)
+      invalid(`${path} in body shouldn't contain duplicates`);
     duplicates(v, s, path, causes);
     const items = isJsonObject(s.items) ? s.items : undefined;
     if (items) v.forEach((x, i) => validate(x, oldItem(old, x, s), items, `${path}[${i}]`, causes, false));
@@ -282,11 +317,15 @@ function validate(v: JsonValue, old: Old, s: JsonObject, path: string, causes: S
   const declared = props(s);
   const extra = additional(s);
   if (Array.isArray(s.required)) {
-    for (const r of s.required) if (typeof r === 'string' && ownValue(v, r) === undefined) causes.push({ reason: 'FieldValueRequired', message: 'Required value', field: join(path, r) });
+    for (const r of s.required)
+      if (typeof r === 'string' && ownValue(v, r) === undefined)
+        causes.push({ reason: 'FieldValueRequired', message: 'Required value', field: join(path, r) });
   }
   const count = Object.keys(v).length;
-  if (typeof s.maxProperties === 'number' && count > s.maxProperties) invalid(`${path} in body should have at most ${s.maxProperties} properties`);
-  if (typeof s.minProperties === 'number' && count < s.minProperties) invalid(`${path} in body should have at least ${s.minProperties} properties`);
+  if (typeof s.maxProperties === 'number' && count > s.maxProperties)
+    invalid(`${path} in body should have at most ${s.maxProperties} properties`);
+  if (typeof s.minProperties === 'number' && count < s.minProperties)
+    invalid(`${path} in body should have at least ${s.minProperties} properties`);
   for (const [key, child] of Object.entries(v)) {
     if (root && ROOT_KEPT.has(key)) continue;
     const sub = ownValue(declared, key) ?? extra;

@@ -68,7 +68,9 @@ const SCHEMA_PROPS: Resolved = struct({
   'x-kubernetes-list-map-keys': ANY,
   'x-kubernetes-list-type': ANY,
   'x-kubernetes-map-type': ANY,
-  'x-kubernetes-validations': list(struct({ rule: ANY, message: ANY, messageExpression: ANY, reason: ANY, fieldPath: ANY, optionalOldSelf: ANY })),
+  'x-kubernetes-validations': list(
+    struct({ rule: ANY, message: ANY, messageExpression: ANY, reason: ANY, fieldPath: ANY, optionalOldSelf: ANY }),
+  ),
 });
 /** JSONSchemaPropsOrArray / OrBool: a schema, or (items) a list of schemas, or (additional*) a boolean. */
 const SCHEMA_OR_ARRAY: Resolved = SCHEMA_PROPS;
@@ -168,7 +170,12 @@ function checkRules(s: JsonObject, path: string, causes: StatusCause[]): void {
       return;
     }
     const compiled = compileRule(str(r.rule), s);
-    if (!compiled.ok) causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: ${goRule(r)}: compilation failed: ${compiled.error}`, field: `${at}.rule` });
+    if (!compiled.ok)
+      causes.push({
+        reason: 'FieldValueInvalid',
+        message: `Invalid value: ${goRule(r)}: compilation failed: ${compiled.error}`,
+        field: `${at}.rule`,
+      });
     else if (compiled.program.estimatedCost > PER_RULE_COST_LIMIT) {
       const factor = compiled.program.estimatedCost / PER_RULE_COST_LIMIT;
       const shownFactor = factor > 100 ? 'more than 100x' : `${factor.toFixed(1)}x`;
@@ -181,11 +188,17 @@ function checkRules(s: JsonObject, path: string, causes: StatusCause[]): void {
     }
     if (r.messageExpression !== undefined) {
       const m = compileRule(str(r.messageExpression), s);
-      if (!m.ok) causes.push(fieldInvalid(`${at}.messageExpression`, str(r.messageExpression), `messageExpression compilation failed: ${m.error}`));
+      if (!m.ok)
+        causes.push(fieldInvalid(`${at}.messageExpression`, str(r.messageExpression), `messageExpression compilation failed: ${m.error}`));
     }
-    if (r.message !== undefined && str(r.message).includes('\n')) causes.push(fieldInvalid(`${at}.message`, str(r.message), 'message must not contain line breaks'));
+    if (r.message !== undefined && str(r.message).includes('\n'))
+      causes.push(fieldInvalid(`${at}.message`, str(r.message), 'message must not contain line breaks'));
     if (r.reason !== undefined && !RULE_REASONS.includes(str(r.reason))) {
-      causes.push({ reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(r.reason)}: supported values: ${RULE_REASONS.map((x) => `"${x}"`).join(', ')}`, field: `${at}.reason` });
+      causes.push({
+        reason: 'FieldValueNotSupported',
+        message: `Unsupported value: ${JSON.stringify(r.reason)}: supported values: ${RULE_REASONS.map((x) => `"${x}"`).join(', ')}`,
+        field: `${at}.reason`,
+      });
     }
   });
 }
@@ -194,7 +207,11 @@ function checkListAndMapTypes(s: JsonObject, path: string, causes: StatusCause[]
   const listType = s['x-kubernetes-list-type'];
   if (listType !== undefined) {
     if (!LIST_TYPES.includes(str(listType))) {
-      causes.push({ reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(listType)}: supported values: "atomic", "map", "set"`, field: `${path}.x-kubernetes-list-type` });
+      causes.push({
+        reason: 'FieldValueNotSupported',
+        message: `Unsupported value: ${JSON.stringify(listType)}: supported values: "atomic", "map", "set"`,
+        field: `${path}.x-kubernetes-list-type`,
+      });
     } else if (s.type !== 'array') {
       causes.push(fieldInvalid(`${path}.type`, s.type ?? '', 'must be array if x-kubernetes-list-type is specified'));
     }
@@ -202,28 +219,42 @@ function checkListAndMapTypes(s: JsonObject, path: string, causes: StatusCause[]
   const keys = s['x-kubernetes-list-map-keys'];
   const items = isJsonObject(s.items) ? s.items : undefined;
   if (listType === 'map') {
-    if (!Array.isArray(keys) || keys.length === 0) causes.push(fieldRequired(`${path}.x-kubernetes-list-map-keys`, 'must not be empty if x-kubernetes-list-type is map'));
-    if (items && items.type !== 'object') causes.push(fieldInvalid(`${path}.items.type`, items.type ?? '', 'must be object if parent array\'s x-kubernetes-list-type is map'));
+    if (!Array.isArray(keys) || keys.length === 0)
+      causes.push(fieldRequired(`${path}.x-kubernetes-list-map-keys`, 'must not be empty if x-kubernetes-list-type is map'));
+    if (items && items.type !== 'object')
+      causes.push(fieldInvalid(`${path}.items.type`, items.type ?? '', "must be object if parent array's x-kubernetes-list-type is map"));
     if (Array.isArray(keys) && items) {
       const props = isJsonObject(items.properties) ? items.properties : {};
       const required = Array.isArray(items.required) ? items.required : [];
       keys.forEach((k, i) => {
         const prop = ownValue(props, str(k));
-        if (!isJsonObject(prop)) causes.push(fieldInvalid(`${path}.x-kubernetes-list-map-keys[${i}]`, k, 'entries must all be names of item properties'));
+        if (!isJsonObject(prop))
+          causes.push(fieldInvalid(`${path}.x-kubernetes-list-map-keys[${i}]`, k, 'entries must all be names of item properties'));
         else if (!required.includes(str(k)) && prop.default === undefined) {
           causes.push(fieldRequired(`${path}.items.required`, `all map keys must be required or have a default value`));
         } else if (prop.type !== 'string' && prop.type !== 'integer' && prop.type !== 'boolean' && prop.type !== 'number') {
-          causes.push(fieldInvalid(`${path}.items.properties[${str(k)}].type`, prop.type ?? '', 'must be a scalar type if parent array\'s x-kubernetes-list-type is map'));
+          causes.push(
+            fieldInvalid(
+              `${path}.items.properties[${str(k)}].type`,
+              prop.type ?? '',
+              "must be a scalar type if parent array's x-kubernetes-list-type is map",
+            ),
+          );
         }
       });
     }
   } else if (keys !== undefined) {
     causes.push(fieldInvalid(`${path}.x-kubernetes-list-type`, listType ?? '', 'must be map if x-kubernetes-list-map-keys is non-empty'));
   }
-  if (listType === 'set' && items && items.type === 'object') causes.push(fieldInvalid(`${path}.items.type`, 'object', 'must be a scalar type if parent array\'s x-kubernetes-list-type is set'));
+  if (listType === 'set' && items && items.type === 'object')
+    causes.push(fieldInvalid(`${path}.items.type`, 'object', "must be a scalar type if parent array's x-kubernetes-list-type is set"));
   const mapType = s['x-kubernetes-map-type'];
   if (mapType !== undefined && !MAP_TYPES.includes(str(mapType))) {
-    causes.push({ reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(mapType)}: supported values: "atomic", "granular"`, field: `${path}.x-kubernetes-map-type` });
+    causes.push({
+      reason: 'FieldValueNotSupported',
+      message: `Unsupported value: ${JSON.stringify(mapType)}: supported values: "atomic", "granular"`,
+      field: `${path}.x-kubernetes-map-type`,
+    });
   }
 }
 
@@ -234,7 +265,11 @@ function checkNode(s: JsonValue, path: string, causes: StatusCause[], root: bool
     if (root) causes.push(fieldRequired(`${path}.type`, 'must not be empty at the root'));
     else if (!typeless) causes.push(fieldRequired(`${path}.type`, 'must not be empty for specified object fields'));
   } else if (!TYPES.includes(str(s.type))) {
-    causes.push({ reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(s.type)}: supported values: ${TYPES.map((t) => `"${t}"`).join(', ')}`, field: `${path}.type` });
+    causes.push({
+      reason: 'FieldValueNotSupported',
+      message: `Unsupported value: ${JSON.stringify(s.type)}: supported values: ${TYPES.map((t) => `"${t}"`).join(', ')}`,
+      field: `${path}.type`,
+    });
   } else if (root && s.type !== 'object') {
     causes.push(fieldInvalid(`${path}.type`, s.type, 'must be object at the root'));
   }
@@ -245,11 +280,13 @@ function checkNode(s: JsonValue, path: string, causes: StatusCause[], root: bool
   if (Array.isArray(s.items)) causes.push(fieldForbidden(`${path}.items`, 'items must be a schema object and not an array'));
   if (typeof s.pattern === 'string') {
     const re = compilePattern(s.pattern);
-    if (typeof re === 'string') causes.push(fieldInvalid(`${path}.pattern`, s.pattern, `must be a valid regular expression, but isn't: ${re}`));
+    if (typeof re === 'string')
+      causes.push(fieldInvalid(`${path}.pattern`, s.pattern, `must be a valid regular expression, but isn't: ${re}`));
   }
   checkListAndMapTypes(s, path, causes);
   checkRules(s, path, causes);
-  if (isJsonObject(s.properties)) for (const [name, child] of Object.entries(s.properties)) checkNode(child, `${path}.properties[${name}]`, causes, false);
+  if (isJsonObject(s.properties))
+    for (const [name, child] of Object.entries(s.properties)) checkNode(child, `${path}.properties[${name}]`, causes, false);
   if (isJsonObject(s.items)) checkNode(s.items, `${path}.items`, causes, false);
   if (isJsonObject(s.additionalProperties)) checkNode(s.additionalProperties, `${path}.additionalProperties`, causes, false);
 }

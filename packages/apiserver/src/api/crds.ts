@@ -58,14 +58,21 @@ function apiApprovalProblem(group: string, annotations: JsonValue | undefined): 
   const field = `metadata.annotations[${API_APPROVED}]`;
   const value = isJsonObject(annotations) ? annotations[API_APPROVED] : undefined;
   if (typeof value !== 'string' || value === '') {
-    return fieldRequired(field, `protected groups must have approval annotation "${API_APPROVED}", see https://github.com/kubernetes/enhancements/pull/1111`);
+    return fieldRequired(
+      field,
+      `protected groups must have approval annotation "${API_APPROVED}", see https://github.com/kubernetes/enhancements/pull/1111`,
+    );
   }
   if (value.startsWith('unapproved')) return undefined;
   try {
     new URL(value);
     return undefined;
   } catch {
-    return fieldInvalid(field, value, 'protected groups must have approval annotation "api-approved.kubernetes.io" with either a URL or a reason starting with "unapproved"');
+    return fieldInvalid(
+      field,
+      value,
+      'protected groups must have approval annotation "api-approved.kubernetes.io" with either a URL or a reason starting with "unapproved"',
+    );
   }
 }
 
@@ -73,15 +80,20 @@ function apiApprovalProblem(group: string, annotations: JsonValue | undefined): 
 function conversionCauses(conversion: JsonValue | undefined): StatusCause[] {
   if (!isJsonObject(conversion)) return [];
   const strategy = conversion.strategy;
-  if (strategy !== 'None' && strategy !== 'Webhook') return [fieldNotSupported('spec.conversion.strategy', strategy ?? '', ['None', 'Webhook'])];
+  if (strategy !== 'None' && strategy !== 'Webhook')
+    return [fieldNotSupported('spec.conversion.strategy', strategy ?? '', ['None', 'Webhook'])];
   if (strategy === 'None') {
-    return isJsonObject(conversion.webhook) ? [fieldForbidden('spec.conversion.webhook', 'should not be set when strategy is not set to Webhook')] : [];
+    return isJsonObject(conversion.webhook)
+      ? [fieldForbidden('spec.conversion.webhook', 'should not be set when strategy is not set to Webhook')]
+      : [];
   }
   if (!isJsonObject(conversion.webhook)) return [fieldRequired('spec.conversion.webhook', 'required when strategy is set to Webhook')];
   const causes: StatusCause[] = [];
   const versions = Array.isArray(conversion.webhook.conversionReviewVersions) ? conversion.webhook.conversionReviewVersions : [];
-  if (versions.length === 0) causes.push(fieldRequired('spec.conversion.webhook.conversionReviewVersions', 'must specify one of v1, v1beta1'));
-  else if (!versions.some((v) => v === 'v1' || v === 'v1beta1')) causes.push(fieldInvalid('spec.conversion.webhook.conversionReviewVersions', versions, 'must include at least one of v1, v1beta1'));
+  if (versions.length === 0)
+    causes.push(fieldRequired('spec.conversion.webhook.conversionReviewVersions', 'must specify one of v1, v1beta1'));
+  else if (!versions.some((v) => v === 'v1' || v === 'v1beta1'))
+    causes.push(fieldInvalid('spec.conversion.webhook.conversionReviewVersions', versions, 'must include at least one of v1, v1beta1'));
   causes.push(...clientConfigCauses('spec.conversion.webhook.clientConfig', conversion.webhook.clientConfig));
   return causes;
 }
@@ -100,7 +112,8 @@ export const crdStrategy: Strategy = {
     }
     if (!isJsonObject(spec.conversion)) spec.conversion = { strategy: 'None' };
     const hook = isJsonObject(spec.conversion.webhook) ? spec.conversion.webhook : undefined;
-    const service = hook && isJsonObject(hook.clientConfig) && isJsonObject(hook.clientConfig.service) ? hook.clientConfig.service : undefined;
+    const service =
+      hook && isJsonObject(hook.clientConfig) && isJsonObject(hook.clientConfig.service) ? hook.clientConfig.service : undefined;
     if (service && (service.port === undefined || service.port === null)) service.port = 443;
     if (Array.isArray(spec.versions)) {
       for (const v of spec.versions) {
@@ -126,12 +139,19 @@ export const crdStrategy: Strategy = {
     if (!plural) causes.push(fieldRequired('spec.names.plural', ''));
     else for (const e of dns1123Label(plural)) causes.push(fieldInvalid('spec.names.plural', plural, e));
     if (!str(names.kind)) causes.push(fieldRequired('spec.names.kind', ''));
-    if (str(names.singular)) for (const e of dns1123Label(str(names.singular))) causes.push(fieldInvalid('spec.names.singular', names.singular, e));
+    if (str(names.singular))
+      for (const e of dns1123Label(str(names.singular))) causes.push(fieldInvalid('spec.names.singular', names.singular, e));
     strings(names.shortNames).forEach((short, i) => {
       for (const e of dns1123Label(short)) causes.push(fieldInvalid(`spec.names.shortNames[${i}]`, short, e));
     });
     if (spec.preserveUnknownFields === true) {
-      causes.push(fieldInvalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'));
+      causes.push(
+        fieldInvalid(
+          'spec.preserveUnknownFields',
+          true,
+          'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead',
+        ),
+      );
     }
     if (plural && group && nameOf(obj) !== `${plural}.${group}`) {
       causes.push(fieldInvalid('metadata.name', nameOf(obj), 'must be spec.names.plural+"."+spec.group'));
@@ -167,7 +187,14 @@ export const crdStrategy: Strategy = {
     const finalizers = finalizersOf(obj);
     if (!finalizers.includes(CLEANUP_FINALIZER)) meta.finalizers = [...finalizers, CLEANUP_FINALIZER];
     const status = isJsonObject(obj.status) ? obj.status : (obj.status = {});
-    setCondition(status, 'Terminating', 'True', 'InstanceDeletionPending', 'CustomResourceDefinition marked for deletion; instance deletion pending', ctx.now);
+    setCondition(
+      status,
+      'Terminating',
+      'True',
+      'InstanceDeletionPending',
+      'CustomResourceDefinition marked for deletion; instance deletion pending',
+      ctx.now,
+    );
   },
 };
 
@@ -212,7 +239,9 @@ export function typeOfCrd(crd: JsonObject): ResourceType | undefined {
     storage: v.storage === true,
     statusSubresource: isJsonObject(getPath(v, ['subresources', 'status'])),
     printerColumns: printerColumns(v),
-    selectableFields: (Array.isArray(v.selectableFields) ? v.selectableFields.filter(isJsonObject) : []).map((f) => str(f.jsonPath).replace(/^\./, '')),
+    selectableFields: (Array.isArray(v.selectableFields) ? v.selectableFields.filter(isJsonObject) : []).map((f) =>
+      str(f.jsonPath).replace(/^\./, ''),
+    ),
     schema: getPath(v, ['schema', 'openAPIV3Schema']),
     scale: scaleOf(getPath(v, ['subresources', 'scale'])),
   }));
@@ -320,7 +349,9 @@ export class CrdController {
       if (!isBeingDeleted(obj)) this.core.deleteInternal(type.key, namespaceOf(obj), nameOf(obj));
     }
     if (this.store.count(type.key) > 0) {
-      this.updateStatus(nameOf(crd), (status, now) => setCondition(status, 'Terminating', 'True', 'InstanceDeletionInProgress', 'CustomResource deletion is in progress', now));
+      this.updateStatus(nameOf(crd), (status, now) =>
+        setCondition(status, 'Terminating', 'True', 'InstanceDeletionInProgress', 'CustomResource deletion is in progress', now),
+      );
       return;
     }
     this.releaseCleanupFinalizer(nameOf(crd));
@@ -339,7 +370,14 @@ export class CrdController {
   /** A CRD naming a built-in resource is kept, not served: NamesAccepted False, as for a name conflict. */
   private refuseBuiltin(name: string, type: ResourceType): void {
     this.updateStatus(name, (status, now) => {
-      setCondition(status, 'NamesAccepted', 'False', 'BuiltinConflict', `"${type.plural}" is already in use by the built-in resource of group ${type.group}`, now);
+      setCondition(
+        status,
+        'NamesAccepted',
+        'False',
+        'BuiltinConflict',
+        `"${type.plural}" is already in use by the built-in resource of group ${type.group}`,
+        now,
+      );
       setCondition(status, 'Established', 'False', 'NotAccepted', 'not all names are accepted', now);
     });
     if (isBeingDeleted(this.store.get(CRD_KEY, '', name) ?? {})) this.releaseCleanupFinalizer(name);

@@ -62,25 +62,39 @@ function value(text: string, f: FieldSpec): number {
   if (named >= 0) return named + (f.nameBase ?? 0);
   if (!/^\d+$/.test(text)) throw new CronError(`failed to parse int from ${text}`);
   // Go's strconv.Atoi takes up to a 64-bit int; past it the real server refuses the schedule.
-  if (BigInt(text) > MAX_INT64) throw new CronError(`failed to parse int from ${text}: strconv.Atoi: parsing "${text}": value out of range`);
+  if (BigInt(text) > MAX_INT64)
+    throw new CronError(`failed to parse int from ${text}: strconv.Atoi: parsing "${text}": value out of range`);
   return Number(text);
 }
 
 const MAX_INT64 = 2n ** 63n - 1n;
 
-const DURATION_UNITS_MS: Readonly<Record<string, number>> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const DURATION_UNITS_MS: Readonly<Record<string, number>> = {
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  μs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
 
 /** `@every`'s delay: Go's time.ParseDuration, then robfig's Every (whole seconds, at least 1 s). */
 function everyDelayMs(text: string): number {
   const invalid = (): CronError => new CronError(`failed to parse duration @every ${text}: time: invalid duration ${JSON.stringify(text)}`);
-  if (/^[-+]?\d*\.?\d+$/.test(text) && !/^[-+]?0$/.test(text)) throw new CronError(`failed to parse duration @every ${text}: time: missing unit in duration ${JSON.stringify(text)}`);
+  if (/^[-+]?\d*\.?\d+$/.test(text) && !/^[-+]?0$/.test(text))
+    throw new CronError(`failed to parse duration @every ${text}: time: missing unit in duration ${JSON.stringify(text)}`);
   const match = /^([-+]?)((?:\d*\.?\d*[a-zµμ]+)+|0)$/.exec(text);
   if (!match) throw invalid();
   let ms = 0;
   for (const [, number = '', unit = ''] of (match[2] ?? '').matchAll(/(\d*\.?\d*)([a-zµμ]+)/g)) {
     const factor = DURATION_UNITS_MS[unit];
     if (number === '' || number === '.') throw invalid();
-    if (factor === undefined) throw new CronError(`failed to parse duration @every ${text}: time: unknown unit ${JSON.stringify(unit)} in duration ${JSON.stringify(text)}`);
+    if (factor === undefined)
+      throw new CronError(
+        `failed to parse duration @every ${text}: time: unknown unit ${JSON.stringify(unit)} in duration ${JSON.stringify(text)}`,
+      );
     ms += Number(number) * factor;
   }
   const signed = match[1] === '-' ? -ms : ms;
@@ -119,7 +133,13 @@ export function parseCron(schedule: string): CronSchedule {
   if (expanded === undefined) throw new CronError(`unrecognized descriptor: ${text}`);
   const fields = expanded.split(/\s+/);
   if (fields.length !== 5) throw new CronError(`expected exactly 5 fields, found ${fields.length}: ${text}`);
-  const [minutes, hours, daysOfMonth, months, daysOfWeek] = fields.map((f, i) => parseField(f, FIELDS[i] as FieldSpec)) as [Set<number>, Set<number>, Set<number>, Set<number>, Set<number>];
+  const [minutes, hours, daysOfMonth, months, daysOfWeek] = fields.map((f, i) => parseField(f, FIELDS[i] as FieldSpec)) as [
+    Set<number>,
+    Set<number>,
+    Set<number>,
+    Set<number>,
+    Set<number>,
+  ];
   const star = (f: string | undefined): boolean => f !== undefined && (f.startsWith('*') || f.startsWith('?'));
   return { minutes, hours, daysOfMonth, months, daysOfWeek, domRestricted: !star(fields[2]), dowRestricted: !star(fields[4]) };
 }
@@ -152,7 +172,15 @@ type WallClock = (ms: number) => WallTime;
 
 const utcClock: WallClock = (ms) => {
   const d = new Date(ms);
-  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), weekday: d.getUTCDay(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds() };
+  return {
+    year: d.getUTCFullYear(),
+    month: d.getUTCMonth() + 1,
+    day: d.getUTCDate(),
+    weekday: d.getUTCDay(),
+    hour: d.getUTCHours(),
+    minute: d.getUTCMinutes(),
+    second: d.getUTCSeconds(),
+  };
 };
 
 const zoneClocks = new Map<string, WallClock>();
@@ -175,7 +203,15 @@ function zoneClock(timeZone: string): WallClock {
     const parts: Record<string, string> = {};
     for (const p of format.formatToParts(ms)) parts[p.type] = p.value;
     const n = (type: string): number => Number(parts[type]);
-    return { year: n('year'), month: n('month'), day: n('day'), weekday: DAYS.indexOf(String(parts.weekday).toLowerCase()), hour: n('hour'), minute: n('minute'), second: n('second') };
+    return {
+      year: n('year'),
+      month: n('month'),
+      day: n('day'),
+      weekday: DAYS.indexOf(String(parts.weekday).toLowerCase()),
+      hour: n('hour'),
+      minute: n('minute'),
+      second: n('second'),
+    };
   };
   zoneClocks.set(timeZone, clock);
   return clock;
@@ -191,7 +227,8 @@ function wallClock(timeZone: string | undefined): WallClock {
  */
 export function timeZoneError(timeZone: string): string | undefined {
   if (timeZone === '') return 'timeZone must be nil or non-empty string';
-  if (timeZone.split('/').some((part) => part === '.' || part === '..' || part.startsWith('-') || !/^[A-Za-z.\-_0-9+]{1,14}$/.test(part))) return `unknown time zone ${timeZone}`;
+  if (timeZone.split('/').some((part) => part === '.' || part === '..' || part.startsWith('-') || !/^[A-Za-z.\-_0-9+]{1,14}$/.test(part)))
+    return `unknown time zone ${timeZone}`;
   if (timeZone.toLowerCase() === 'local') return 'timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones';
   let resolved: string;
   try {

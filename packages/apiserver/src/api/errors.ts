@@ -106,17 +106,33 @@ export const MODIFIED_CONFLICT = 'the object has been modified; please apply you
  * empty when no object exists under the name.
  */
 export function uidPreconditionFailed(gr: GroupResource, name: string, storageKey: string, want: string, have: string): ApiError {
-  return conflict(gr, name, `StorageError: invalid object, Code: 4, Key: ${storageKey}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${want}, UID in object meta: ${have}`);
+  return conflict(
+    gr,
+    name,
+    `StorageError: invalid object, Code: 4, Key: ${storageKey}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${want}, UID in object meta: ${have}`,
+  );
 }
 
 /** DeleteOptions.preconditions that do not hold; named by kind, as the real server's BeforeDelete names them. */
-export function deletePreconditionFailed(group: string, kind: string, name: string, field: 'UID' | 'ResourceVersion', want: string, have: string): ApiError {
+export function deletePreconditionFailed(
+  group: string,
+  kind: string,
+  name: string,
+  field: 'UID' | 'ResourceVersion',
+  want: string,
+  have: string,
+): ApiError {
   const why = field === 'UID' ? 'The object might have been deleted and then recreated' : 'The object might have been modified';
-  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${group ? `${kind}.${group}` : kind} "${name}": the ${field} in the precondition (${want}) does not match the ${field} in record (${have}). ${why}`, {
-    name,
-    group,
-    kind,
-  });
+  return new ApiError(
+    409,
+    'Conflict',
+    `Operation cannot be fulfilled on ${group ? `${kind}.${group}` : kind} "${name}": the ${field} in the precondition (${want}) does not match the ${field} in record (${have}). ${why}`,
+    {
+      name,
+      group,
+      kind,
+    },
+  );
 }
 
 export function invalid(group: string, kind: string, name: string, causes: StatusCause[]): ApiError {
@@ -138,7 +154,11 @@ export function fieldInvalid(field: string, value: unknown, detail: string): Sta
 
 /** field.NotSupported: a value outside a fixed set, listing the set. */
 export function fieldNotSupported(field: string, value: unknown, supported: readonly string[]): StatusCause {
-  return { reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${supported.map((v) => JSON.stringify(v)).join(', ')}`, field };
+  return {
+    reason: 'FieldValueNotSupported',
+    message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${supported.map((v) => JSON.stringify(v)).join(', ')}`,
+    field,
+  };
 }
 
 export function fieldRequired(field: string, detail: string): StatusCause {
@@ -198,13 +218,21 @@ export function resourceVersionTooLarge(requested: number, current: number): Api
 
 /** A resourceVersion that is not a number, in the words of the real server's storage layer. */
 export function invalidResourceVersion(text: string, why: 'invalid syntax' | 'value out of range' = 'invalid syntax'): ApiError {
-  return badRequest(`invalid resource version: resourceVersion: Invalid value: ${JSON.stringify(text)}: strconv.ParseUint: parsing ${JSON.stringify(text)}: ${why}`);
+  return badRequest(
+    `invalid resource version: resourceVersion: Invalid value: ${JSON.stringify(text)}: strconv.ParseUint: parsing ${JSON.stringify(text)}: ${why}`,
+  );
 }
 
 export function tooLarge(limit: number): ApiError {
-  return new ApiError(413, 'RequestEntityTooLarge', `the server has rejected the request because the request body is too large (limit is ${limit} bytes)`, {}, {
-    connection: 'close',
-  });
+  return new ApiError(
+    413,
+    'RequestEntityTooLarge',
+    `the server has rejected the request because the request body is too large (limit is ${limit} bytes)`,
+    {},
+    {
+      connection: 'close',
+    },
+  );
 }
 
 export function unauthorized(): ApiError {

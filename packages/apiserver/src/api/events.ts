@@ -28,7 +28,12 @@ const RENAMED: readonly (readonly [string, string])[] = [
 export function convertEvent(obj: JsonObject, apiVersion: string): JsonObject | undefined {
   if (obj.kind !== 'Event') return undefined;
   const from = obj.apiVersion;
-  const pairs = from === EVENTS_V1 && apiVersion === CORE_EVENT ? RENAMED : from === CORE_EVENT && apiVersion === EVENTS_V1 ? RENAMED.map(([a, b]) => [b, a] as const) : undefined;
+  const pairs =
+    from === EVENTS_V1 && apiVersion === CORE_EVENT
+      ? RENAMED
+      : from === CORE_EVENT && apiVersion === EVENTS_V1
+        ? RENAMED.map(([a, b]) => [b, a] as const)
+        : undefined;
   if (!pairs) return undefined;
   const out: JsonObject = { ...obj, apiVersion };
   for (const [source, target] of pairs) {
@@ -54,7 +59,13 @@ export const eventsV1Strategy: Strategy = {
     const controller = text('reportingController');
     if (!controller) causes.push(fieldRequired('reportingController', ''));
     else if (!QUALIFIED_NAME.test(controller) || (controller.split('/').pop() ?? '').length > 63) {
-      causes.push(fieldInvalid('reportingController', controller, "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"));
+      causes.push(
+        fieldInvalid(
+          'reportingController',
+          controller,
+          "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+        ),
+      );
     }
     for (const field of ['reportingInstance', 'action', 'reason'] as const) {
       const value = text(field);
@@ -63,10 +74,18 @@ export const eventsV1Strategy: Strategy = {
     }
     if (Buffer.byteLength(text('note')) > NOTE_LIMIT) causes.push(fieldInvalid('note', '', `can have at most ${NOTE_LIMIT} characters`));
     if (!text('eventTime')) causes.push(fieldRequired('eventTime', ''));
-    if (obj.type !== 'Normal' && obj.type !== 'Warning') causes.push(fieldInvalid('type', '', `has invalid value: ${typeof obj.type === 'string' ? obj.type : ''}`));
-    for (const [field, label] of [['deprecatedFirstTimestamp', 'firstTimestamp'], ['deprecatedLastTimestamp', 'lastTimestamp'], ['deprecatedCount', 'count'], ['deprecatedSource', 'source']] as const) {
+    if (obj.type !== 'Normal' && obj.type !== 'Warning')
+      causes.push(fieldInvalid('type', '', `has invalid value: ${typeof obj.type === 'string' ? obj.type : ''}`));
+    for (const [field, label] of [
+      ['deprecatedFirstTimestamp', 'firstTimestamp'],
+      ['deprecatedLastTimestamp', 'lastTimestamp'],
+      ['deprecatedCount', 'count'],
+      ['deprecatedSource', 'source'],
+    ] as const) {
       const value = obj[field];
-      const set = isJsonObject(value) ? Object.values(value).some((v) => v !== '' && v !== null) : value !== undefined && value !== null && value !== 0 && value !== '';
+      const set = isJsonObject(value)
+        ? Object.values(value).some((v) => v !== '' && v !== null)
+        : value !== undefined && value !== null && value !== 0 && value !== '';
       if (set) causes.push(fieldInvalid(label, '', 'needs to be unset'));
     }
     const series = obj.series;

@@ -31,10 +31,15 @@ export function parseFieldSelector(text: string, allowedFields: readonly string[
   for (const term of splitUnescaped(text, ',')) {
     if (term.trim() === '') continue;
     const split = splitTerm(term);
-    if (!split) throw new SelectorError(`invalid field selector ${JSON.stringify(text)}: can't understand ${JSON.stringify(term)} (expected field=value, field==value or field!=value)`);
+    if (!split)
+      throw new SelectorError(
+        `invalid field selector ${JSON.stringify(text)}: can't understand ${JSON.stringify(term)} (expected field=value, field==value or field!=value)`,
+      );
     const field = split.field.trim();
     if (!allowedFields.includes(field)) {
-      throw new SelectorError(`field label not supported: ${field}` + (allowedFields.length ? ` (supported: ${allowedFields.join(', ')})` : ''));
+      throw new SelectorError(
+        `field label not supported: ${field}` + (allowedFields.length ? ` (supported: ${allowedFields.join(', ')})` : ''),
+      );
     }
     let value: string;
     try {
@@ -168,7 +173,13 @@ export function selectableFields(group: string, kind: string): string[] {
 export function selectableFieldValues(object: unknown, group: string, kind: string): Record<string, string> {
   const out: Record<string, string> = {};
   const read = (path: string): unknown =>
-    path.split('.').reduce<unknown>((node, step) => (typeof node === 'object' && node !== null && !Array.isArray(node) ? (node as Record<string, unknown>)[step] : undefined), object);
+    path
+      .split('.')
+      .reduce<unknown>(
+        (node, step) =>
+          typeof node === 'object' && node !== null && !Array.isArray(node) ? (node as Record<string, unknown>)[step] : undefined,
+        object,
+      );
   const put = (label: string, value: unknown) => {
     if (typeof value === 'string') out[label] = value;
     else if (typeof value === 'number' || typeof value === 'boolean') out[label] = String(value);

@@ -32,21 +32,7 @@ export interface LabelSelector {
 // ---------------------------------------------------------------------------------------------
 // Label selector parsing
 
-type Token =
-  | 'identifier'
-  | 'end'
-  | 'error'
-  | '('
-  | ')'
-  | ','
-  | '!'
-  | '='
-  | '=='
-  | '!='
-  | '>'
-  | '<'
-  | 'in'
-  | 'notin';
+type Token = 'identifier' | 'end' | 'error' | '(' | ')' | ',' | '!' | '=' | '==' | '!=' | '>' | '<' | 'in' | 'notin';
 
 interface Scanned {
   tok: Token;
@@ -299,7 +285,10 @@ export function labelSelectorFromObject(selector: unknown): LabelSelector {
 }
 
 function sortByKey(requirements: LabelRequirement[]): LabelRequirement[] {
-  return requirements.map((r, i) => ({ r, i })).sort((a, b) => (a.r.key < b.r.key ? -1 : a.r.key > b.r.key ? 1 : a.i - b.i)).map(({ r }) => r);
+  return requirements
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => (a.r.key < b.r.key ? -1 : a.r.key > b.r.key ? 1 : a.i - b.i))
+    .map(({ r }) => r);
 }
 
 export function matchesLabelSelector(selector: LabelSelector, labels: Record<string, string> | undefined): boolean {

@@ -95,7 +95,8 @@ export class ListSnapshots {
     const snap = this.kept.get(token.id);
     // Like the real server's key prefix in its tokens: a token continues the list it came from
     // only, so one allowed to list one thing cannot page through another's snapshot.
-    if (snap && snap.scope !== scope) throw badRequest('continue key is not valid: it continues a list of another resource, namespace or selector');
+    if (snap && snap.scope !== scope)
+      throw badRequest('continue key is not valid: it continues a list of another resource, namespace or selector');
     if (snap && !(Number.isInteger(token.offset) && token.offset > 0 && token.offset <= snap.items.length)) {
       throw badRequest(`continue key is not valid: offset ${token.offset} is not within the list`);
     }

@@ -173,7 +173,17 @@ export class Registry {
       for (const v of t.versions) if (v.served) set.add(v.name);
       groups.set(t.group, set);
     }
-    const builtinOrder = ['', 'apps', 'networking.k8s.io', 'coordination.k8s.io', 'events.k8s.io', 'authentication.k8s.io', 'authorization.k8s.io', 'rbac.authorization.k8s.io', 'apiextensions.k8s.io'];
+    const builtinOrder = [
+      '',
+      'apps',
+      'networking.k8s.io',
+      'coordination.k8s.io',
+      'events.k8s.io',
+      'authentication.k8s.io',
+      'authorization.k8s.io',
+      'rbac.authorization.k8s.io',
+      'apiextensions.k8s.io',
+    ];
     const rank = (g: string): number => {
       const i = builtinOrder.indexOf(g);
       return i < 0 ? builtinOrder.length : i;

@@ -14,7 +14,13 @@ import type { ResourceType } from './registry.js';
  * resource: status and managedFields), a finalize write only spec.finalizers, and a write to the
  * main resource of a type with a status subresource keeps the stored status. Mutates `candidate`.
  */
-export function writtenPart(type: ResourceType, statusSubresource: boolean, old: JsonObject, candidate: JsonObject, subresource: string | undefined): JsonObject {
+export function writtenPart(
+  type: ResourceType,
+  statusSubresource: boolean,
+  old: JsonObject,
+  candidate: JsonObject,
+  subresource: string | undefined,
+): JsonObject {
   if (subresource === 'status') {
     if (!type.custom) {
       for (const path of type.statusKeeps) copyPath(candidate, old, path);
@@ -64,12 +70,19 @@ export function finalizersAddedWhileDeleting(old: JsonObject, obj: JsonObject): 
   if (!isBeingDeleted(old)) return [];
   const added = finalizersOf(obj).filter((f) => !finalizersOf(old).includes(f));
   if (!added.length) return [];
-  return [fieldForbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`)];
+  return [
+    fieldForbidden(
+      'metadata.finalizers',
+      `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+    ),
+  ];
 }
 
 /** The generation after the update, or undefined when it stays: a built-in's spec changed, or a custom resource's content. */
 export function nextGeneration(type: ResourceType, statusSubresource: boolean, old: JsonObject, obj: JsonObject): number | undefined {
-  const changed = type.custom ? !deepEqual(crGenerationContent(old, statusSubresource), crGenerationContent(obj, statusSubresource)) : type.tracksGeneration && !deepEqual(obj.spec, old.spec);
+  const changed = type.custom
+    ? !deepEqual(crGenerationContent(old, statusSubresource), crGenerationContent(obj, statusSubresource))
+    : type.tracksGeneration && !deepEqual(obj.spec, old.spec);
   return changed ? Number(readMeta(old).generation ?? 0) + 1 : undefined;
 }
 

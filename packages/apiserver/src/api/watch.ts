@@ -169,7 +169,8 @@ export class Watch {
     const chunk = this.pending.length === 1 ? (this.pending[0] as string) : this.pending.join('');
     this.pending = [];
     this.sink.write(chunk);
-    if (this.sink.bufferedBytes > this.hub.maxBufferedBytes || this.sink.queuedEvents > this.hub.maxQueuedEvents + this.initialEvents) this.cut();
+    if (this.sink.bufferedBytes > this.hub.maxBufferedBytes || this.sink.queuedEvents > this.hub.maxQueuedEvents + this.initialEvents)
+      this.cut();
   }
 
   /** Ends a watcher that cannot keep up, dropping what it has not sent (its client watches again). */

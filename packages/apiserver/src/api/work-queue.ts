@@ -48,10 +48,13 @@ export class WorkQueue {
     if (this.closed || this.retries.has(key)) return;
     const n = this.failures.get(key) ?? 0;
     this.failures.set(key, n + 1);
-    const timer = setTimeout(() => {
-      this.retries.delete(key);
-      this.add(key);
-    }, Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** n));
+    const timer = setTimeout(
+      () => {
+        this.retries.delete(key);
+        this.add(key);
+      },
+      Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** n),
+    );
     timer.unref();
     this.retries.set(key, timer);
   }

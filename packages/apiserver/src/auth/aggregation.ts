@@ -38,7 +38,9 @@ export function aggregatedRules(role: JsonObject, roles: readonly JsonObject[]):
   const selectors = selectorsOf(role);
   if (!selectors) return undefined;
   const rules: JsonValue[] = [];
-  const sources = roles.filter((r) => nameOf(r) !== nameOf(role) && matchesAny(selectors, labelsOf(r))).sort((a, b) => nameOf(a).localeCompare(nameOf(b)));
+  const sources = roles
+    .filter((r) => nameOf(r) !== nameOf(role) && matchesAny(selectors, labelsOf(r)))
+    .sort((a, b) => nameOf(a).localeCompare(nameOf(b)));
   for (const source of sources) {
     for (const r of Array.isArray(source.rules) ? source.rules : []) if (!rules.some((x) => deepEqual(x, r))) rules.push(r);
   }
@@ -71,9 +73,15 @@ export class ClusterRoleAggregator {
     const role = this.store.get(CLUSTER_ROLES_KEY, '', name);
     const rules = role && aggregatedRules(role, this.store.list(CLUSTER_ROLES_KEY));
     if (!role || !rules || deepEqual(role.rules ?? [], rules)) return;
-    this.core.mutate(CLUSTER_ROLES_KEY, '', name, (obj) => {
-      obj.rules = rules;
-    }, { manager: 'clusterrole-aggregation-controller' });
+    this.core.mutate(
+      CLUSTER_ROLES_KEY,
+      '',
+      name,
+      (obj) => {
+        obj.rules = rules;
+      },
+      { manager: 'clusterrole-aggregation-controller' },
+    );
   }
 
   close(): void {

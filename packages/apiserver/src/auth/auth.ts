@@ -45,7 +45,12 @@ export interface AuthOptions {
 export function forbiddenError(user: UserInfo, attrs: Attributes, reason: string): ApiError {
   const why = reason ? `: ${reason}` : '';
   if (attrs.kind === 'path') {
-    return new ApiError(403, 'Forbidden', `forbidden: User ${JSON.stringify(user.username)} cannot ${attrs.verb} path ${JSON.stringify(attrs.path)}${why}`, {});
+    return new ApiError(
+      403,
+      'Forbidden',
+      `forbidden: User ${JSON.stringify(user.username)} cannot ${attrs.verb} path ${JSON.stringify(attrs.path)}${why}`,
+      {},
+    );
   }
   const resource = attrs.subresource ? `${attrs.resource}/${attrs.subresource}` : attrs.resource;
   const scope = attrs.namespace ? `in the namespace ${JSON.stringify(attrs.namespace)}` : 'at the cluster scope';
@@ -61,9 +66,11 @@ const headerValues = (v: string | string[] | undefined): string[] => (v === unde
 function attributesOf(spec: JsonObject): Attributes | StatusCause {
   const ra = spec.resourceAttributes;
   const nra = spec.nonResourceAttributes;
-  if (isJsonObject(ra) && isJsonObject(nra)) return fieldInvalid('spec.nonResourceAttributes', nra, 'cannot be specified in combination with resourceAttributes');
+  if (isJsonObject(ra) && isJsonObject(nra))
+    return fieldInvalid('spec.nonResourceAttributes', nra, 'cannot be specified in combination with resourceAttributes');
   if (isJsonObject(nra)) return { kind: 'path', verb: str(nra.verb), path: str(nra.path) };
-  if (!isJsonObject(ra)) return fieldInvalid('spec.resourceAttributes', null, 'exactly one of nonResourceAttributes or resourceAttributes must be specified');
+  if (!isJsonObject(ra))
+    return fieldInvalid('spec.resourceAttributes', null, 'exactly one of nonResourceAttributes or resourceAttributes must be specified');
   return {
     kind: 'resource',
     verb: str(ra.verb),
@@ -142,7 +149,10 @@ export class Auth {
   /** Impersonate-User / Impersonate-Group, allowed by the `impersonate` verb (kubectl --as, --as-group). */
   private impersonated(user: UserInfo, headers: IncomingHttpHeaders): UserInfo {
     const asUser = headerValues(headers['impersonate-user'])[0];
-    const asGroups = headerValues(headers['impersonate-group']).flatMap((g) => g.split(',')).map((g) => g.trim()).filter(Boolean);
+    const asGroups = headerValues(headers['impersonate-group'])
+      .flatMap((g) => g.split(','))
+      .map((g) => g.trim())
+      .filter(Boolean);
     if (asUser === undefined) {
       if (asGroups.length) throw badRequest('requested [Impersonate-Group] without impersonating a user');
       return user;
@@ -152,7 +162,8 @@ export class Auth {
       ? { kind: 'resource', verb: 'impersonate', group: '', resource: 'serviceaccounts', namespace: sa[1] as string, name: sa[2] as string }
       : { kind: 'resource', verb: 'impersonate', group: '', resource: 'users', namespace: '', name: asUser };
     this.authorize(user, target);
-    for (const g of asGroups) this.authorize(user, { kind: 'resource', verb: 'impersonate', group: '', resource: 'groups', namespace: '', name: g });
+    for (const g of asGroups)
+      this.authorize(user, { kind: 'resource', verb: 'impersonate', group: '', resource: 'groups', namespace: '', name: g });
     const groups = sa && asGroups.length === 0 ? [...serviceAccountUser(sa[1] as string, sa[2] as string, undefined).groups] : asGroups;
     if (asUser !== ANONYMOUS_USER && !groups.includes(SYSTEM_AUTHENTICATED)) groups.push(SYSTEM_AUTHENTICATED);
     return { username: asUser, groups };
@@ -215,10 +226,13 @@ export class Auth {
         if (!('kind' in attrs)) return fail(attrs);
         const username = str(spec.user);
         const groups = Array.isArray(spec.groups) ? spec.groups.filter((g): g is string => typeof g === 'string') : [];
-        if (username === '' && groups.length === 0) fail(fieldInvalid('spec.user', username, 'at least one of user or group must be specified'));
+        if (username === '' && groups.length === 0)
+          fail(fieldInvalid('spec.user', username, 'at least one of user or group must be specified'));
         if (type.kind === 'LocalSubjectAccessReview') {
-          if (attrs.kind !== 'resource') fail(fieldInvalid('spec.nonResourceAttributes', spec.nonResourceAttributes ?? null, 'disallowed on this kind of request'));
-          else if (attrs.namespace !== namespace) fail(fieldInvalid('spec.resourceAttributes.namespace', attrs.namespace, 'must match metadata.namespace'));
+          if (attrs.kind !== 'resource')
+            fail(fieldInvalid('spec.nonResourceAttributes', spec.nonResourceAttributes ?? null, 'disallowed on this kind of request'));
+          else if (attrs.namespace !== namespace)
+            fail(fieldInvalid('spec.resourceAttributes.namespace', attrs.namespace, 'must match metadata.namespace'));
         }
         return out(this.accessStatus({ username, groups, uid: str(spec.uid) || undefined }, attrs));
       }
@@ -248,11 +262,16 @@ export class Auth {
     if (kind === 'Pod') {
       const podSpec = isJsonObject(obj.spec) ? obj.spec : {};
       const runsAs = typeof podSpec.serviceAccountName === 'string' && podSpec.serviceAccountName ? podSpec.serviceAccountName : 'default';
-      if (runsAs !== serviceAccount) throw badRequest(`cannot bind token for serviceaccount "${serviceAccount}" to pod running with different serviceaccount name.`);
+      if (runsAs !== serviceAccount)
+        throw badRequest(`cannot bind token for serviceaccount "${serviceAccount}" to pod running with different serviceaccount name.`);
     }
     const uid = uidOf(obj);
     if (typeof ref.uid === 'string' && ref.uid !== '' && ref.uid !== uid) {
-      throw conflict({ group: '', plural: kind }, refName, `the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
+      throw conflict(
+        { group: '', plural: kind },
+        refName,
+        `the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`,
+      );
     }
     return { kind, name: refName, uid };
   }
@@ -267,10 +286,14 @@ export class Auth {
       throw invalid('authentication.k8s.io', 'TokenRequest', name, [fieldInvalid('spec.expirationSeconds', seconds, 'must be an integer')]);
     }
     if (seconds < MIN_TOKEN_SECONDS) {
-      throw invalid('authentication.k8s.io', 'TokenRequest', name, [fieldInvalid('spec.expirationSeconds', seconds, 'may not specify a duration less than 10 minutes')]);
+      throw invalid('authentication.k8s.io', 'TokenRequest', name, [
+        fieldInvalid('spec.expirationSeconds', seconds, 'may not specify a duration less than 10 minutes'),
+      ]);
     }
     if (seconds > MAX_TOKEN_SECONDS) {
-      throw invalid('authentication.k8s.io', 'TokenRequest', name, [fieldInvalid('spec.expirationSeconds', seconds, 'may not specify a duration larger than 2^32 seconds')]);
+      throw invalid('authentication.k8s.io', 'TokenRequest', name, [
+        fieldInvalid('spec.expirationSeconds', seconds, 'may not specify a duration larger than 2^32 seconds'),
+      ]);
     }
     const requested = Array.isArray(spec.audiences) ? spec.audiences.filter((a): a is string => typeof a === 'string') : [];
     const audiences = requested.length ? requested : [API_AUDIENCE];
@@ -282,7 +305,11 @@ export class Auth {
       kind: 'TokenRequest',
       apiVersion: 'authentication.k8s.io/v1',
       metadata: { name, namespace, creationTimestamp: timestamp(now) },
-      spec: { audiences, expirationSeconds: seconds, boundObjectRef: bound && isJsonObject(spec.boundObjectRef) ? { ...spec.boundObjectRef, uid: bound.uid } : null },
+      spec: {
+        audiences,
+        expirationSeconds: seconds,
+        boundObjectRef: bound && isJsonObject(spec.boundObjectRef) ? { ...spec.boundObjectRef, uid: bound.uid } : null,
+      },
       status: { token, expirationTimestamp: timestamp(new Date(exp * 1000)) },
     };
   }

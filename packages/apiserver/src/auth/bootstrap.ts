@@ -18,7 +18,11 @@ const BOOTSTRAP_META = {
   annotations: { 'rbac.authorization.kubernetes.io/autoupdate': 'true' },
 };
 
-function clusterRole(name: string, rules: PolicyRule[], extra: { labels?: Record<string, string>; aggregateFrom?: string } = {}): JsonObject {
+function clusterRole(
+  name: string,
+  rules: PolicyRule[],
+  extra: { labels?: Record<string, string>; aggregateFrom?: string } = {},
+): JsonObject {
   const role: JsonObject = {
     metadata: { name, labels: { ...BOOTSTRAP_META.labels, ...extra.labels }, annotations: { ...BOOTSTRAP_META.annotations } },
     rules: rules.map((r) => ({ ...r })) as unknown as JsonObject[],
@@ -38,7 +42,9 @@ function binding(name: string, role: string, groups: string[]): JsonObject {
 }
 
 const rule = (verbs: string[], apiGroups: string[], resources: string[]): PolicyRule => ({ verbs, apiGroups, resources });
-const aggregateTo = (name: string): { labels: Record<string, string> } => ({ labels: { [`rbac.authorization.k8s.io/aggregate-to-${name}`]: 'true' } });
+const aggregateTo = (name: string): { labels: Record<string, string> } => ({
+  labels: { [`rbac.authorization.k8s.io/aggregate-to-${name}`]: 'true' },
+});
 
 /** The default ClusterRoles, the aggregated ones already aggregated (so nothing is rewritten at start). */
 export function bootstrapClusterRoles(): JsonObject[] {
@@ -55,21 +61,44 @@ export function bootstrapClusterRoles(): JsonObject[] {
 
 function defaultClusterRoles(): JsonObject[] {
   return [
-    clusterRole('cluster-admin', [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }, { verbs: ['*'], nonResourceURLs: ['*'] }]),
+    clusterRole('cluster-admin', [
+      { verbs: ['*'], apiGroups: ['*'], resources: ['*'] },
+      { verbs: ['*'], nonResourceURLs: ['*'] },
+    ]),
     clusterRole('system:discovery', [
-      { verbs: ['get'], nonResourceURLs: ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'] },
+      {
+        verbs: ['get'],
+        nonResourceURLs: [
+          '/api',
+          '/api/*',
+          '/apis',
+          '/apis/*',
+          '/healthz',
+          '/livez',
+          '/openapi',
+          '/openapi/*',
+          '/readyz',
+          '/version',
+          '/version/',
+        ],
+      },
     ]),
     clusterRole('system:basic-user', [
       rule(['create'], ['authorization.k8s.io'], ['selfsubjectaccessreviews', 'selfsubjectrulesreviews']),
       rule(['create'], ['authentication.k8s.io'], ['selfsubjectreviews']),
     ]),
-    clusterRole('system:public-info-viewer', [{ verbs: ['get'], nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'] }]),
+    clusterRole('system:public-info-viewer', [
+      { verbs: ['get'], nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'] },
+    ]),
     clusterRole('admin', [], { aggregateFrom: 'aggregate-to-admin' }),
     clusterRole('edit', [], { aggregateFrom: 'aggregate-to-edit', ...aggregateTo('admin') }),
     clusterRole('view', [], { aggregateFrom: 'aggregate-to-view', ...aggregateTo('edit') }),
     clusterRole(
       'system:aggregate-to-admin',
-      [rule([...READ, ...WRITE], [RBAC_GROUP], ['rolebindings', 'roles']), rule(['create'], ['authorization.k8s.io'], ['localsubjectaccessreviews'])],
+      [
+        rule([...READ, ...WRITE], [RBAC_GROUP], ['rolebindings', 'roles']),
+        rule(['create'], ['authorization.k8s.io'], ['localsubjectaccessreviews']),
+      ],
       aggregateTo('admin'),
     ),
     clusterRole(
@@ -78,7 +107,11 @@ function defaultClusterRoles(): JsonObject[] {
         rule(WRITE, [''], ['configmaps', 'events', 'persistentvolumeclaims', 'pods', 'secrets', 'services', 'serviceaccounts']),
         rule(['create'], [''], ['serviceaccounts/token']),
         rule([...READ], [''], ['secrets']),
-        rule(WRITE, ['apps'], ['deployments', 'deployments/scale', 'replicasets', 'replicasets/scale', 'statefulsets', 'statefulsets/scale']),
+        rule(
+          WRITE,
+          ['apps'],
+          ['deployments', 'deployments/scale', 'replicasets', 'replicasets/scale', 'statefulsets', 'statefulsets/scale'],
+        ),
         rule(WRITE, ['batch'], ['cronjobs', 'jobs']),
         rule(WRITE, ['networking.k8s.io'], ['ingresses']),
         rule(WRITE, ['coordination.k8s.io'], ['leases']),
@@ -88,32 +121,40 @@ function defaultClusterRoles(): JsonObject[] {
     clusterRole(
       'system:aggregate-to-view',
       [
-        rule(READ, [''], [
-          'configmaps',
-          'endpoints',
-          'events',
-          'persistentvolumeclaims',
-          'persistentvolumeclaims/status',
-          'pods',
-          'pods/status',
-          'serviceaccounts',
-          'services',
-          'services/status',
-        ]),
+        rule(
+          READ,
+          [''],
+          [
+            'configmaps',
+            'endpoints',
+            'events',
+            'persistentvolumeclaims',
+            'persistentvolumeclaims/status',
+            'pods',
+            'pods/status',
+            'serviceaccounts',
+            'services',
+            'services/status',
+          ],
+        ),
         rule(READ, [''], ['namespaces', 'namespaces/status']),
         rule(READ, ['discovery.k8s.io'], ['endpointslices']),
-        rule(READ, ['apps'], [
-          'controllerrevisions',
-          'deployments',
-          'deployments/scale',
-          'deployments/status',
-          'replicasets',
-          'replicasets/scale',
-          'replicasets/status',
-          'statefulsets',
-          'statefulsets/scale',
-          'statefulsets/status',
-        ]),
+        rule(
+          READ,
+          ['apps'],
+          [
+            'controllerrevisions',
+            'deployments',
+            'deployments/scale',
+            'deployments/status',
+            'replicasets',
+            'replicasets/scale',
+            'replicasets/status',
+            'statefulsets',
+            'statefulsets/scale',
+            'statefulsets/status',
+          ],
+        ),
         rule(READ, ['batch'], ['cronjobs', 'cronjobs/status', 'jobs', 'jobs/status']),
         rule(READ, ['networking.k8s.io'], ['ingresses', 'ingresses/status']),
         rule(READ, ['coordination.k8s.io'], ['leases']),

@@ -28,7 +28,8 @@ export interface RbacWrite {
 }
 
 const has = (set: readonly string[] | undefined, value: string): boolean => (set ?? []).includes(value);
-const hasAll = (set: readonly string[] | undefined, values: readonly string[] | undefined): boolean => (values ?? []).every((v) => has(set, v));
+const hasAll = (set: readonly string[] | undefined, values: readonly string[] | undefined): boolean =>
+  (values ?? []).every((v) => has(set, v));
 
 /**
  * BreakdownRule: one rule per group, resource, verb and resource name (or per URL and verb), one at
@@ -57,7 +58,8 @@ function resourcesCover(owner: readonly string[] | undefined, wanted: readonly s
   });
 }
 
-const urlCovers = (owner: string, path: string): boolean => owner === path || (owner.endsWith('*') && path.startsWith(owner.replace(/\*+$/, '')));
+const urlCovers = (owner: string, path: string): boolean =>
+  owner === path || (owner.endsWith('*') && path.startsWith(owner.replace(/\*+$/, '')));
 
 /** ruleCovers: whether `owner` allows everything the broken-down `sub` allows. */
 function ruleCovers(owner: PolicyRule, sub: PolicyRule): boolean {
@@ -96,7 +98,8 @@ function compactRules(rules: readonly PolicyRule[]): PolicyRule[] {
   const out: PolicyRule[] = [];
   const simple = new Map<string, PolicyRule>();
   for (const rule of rules) {
-    const isSimple = !rule.resourceNames?.length && !rule.nonResourceURLs?.length && rule.apiGroups?.length === 1 && rule.resources?.length === 1;
+    const isSimple =
+      !rule.resourceNames?.length && !rule.nonResourceURLs?.length && rule.apiGroups?.length === 1 && rule.resources?.length === 1;
     if (!isSimple) {
       out.push(rule);
       continue;
@@ -136,7 +139,12 @@ function aggregateText(messages: readonly string[]): string {
  * ConfirmNoEscalation: why `user` may not grant `rules` in `namespace` (the rules it lacks, in the
  * real server's words), or undefined when it holds them all.
  */
-export function escalationReason(authorizer: RbacAuthorizer, user: UserInfo, namespace: string, rules: readonly PolicyRule[]): string | undefined {
+export function escalationReason(
+  authorizer: RbacAuthorizer,
+  user: UserInfo,
+  namespace: string,
+  rules: readonly PolicyRule[],
+): string | undefined {
   const held = authorizer.rulesFor(user, namespace);
   const missing = uncoveredRules(held.rules, rules, MAX_NAMED_RULES + 1);
   if (missing.length === 0) return undefined;
@@ -179,14 +187,22 @@ export function escalationCheck(authorizer: RbacAuthorizer, user: UserInfo, writ
 
   if (ROLE_KINDS[write.resource]) {
     // RoleEscalationAuthorized: `escalate` on the role (by name only where the path names it).
-    const escalate = authorizer.authorize(user, { kind: 'resource', verb: 'escalate', group: write.group, resource: write.resource, namespace: write.namespace, name: write.name });
+    const escalate = authorizer.authorize(user, {
+      kind: 'resource',
+      verb: 'escalate',
+      group: write.group,
+      resource: write.resource,
+      namespace: write.namespace,
+      name: write.name,
+    });
     if (escalate.allowed) return undefined;
     return (obj, old) => {
       if (old && onlyGcFieldsChange(obj, old)) return;
       confirm(obj, policyRules(obj.rules));
       // An aggregationRule can gather anything (and keeps a role from being tightened): it takes every right.
       if (write.resource === 'clusterroles' && (hasAggregationRule(obj) || hasAggregationRule(old))) {
-        if (escalationReason(authorizer, user, write.namespace, FULL_AUTHORITY) !== undefined) throw refuse(obj, 'must have cluster-admin privileges to use the aggregationRule');
+        if (escalationReason(authorizer, user, write.namespace, FULL_AUTHORITY) !== undefined)
+          throw refuse(obj, 'must have cluster-admin privileges to use the aggregationRule');
       }
     };
   }
@@ -197,11 +213,17 @@ export function escalationCheck(authorizer: RbacAuthorizer, user: UserInfo, writ
     const plural = ref.kind === 'Role' ? 'roles' : ref.kind === 'ClusterRole' ? 'clusterroles' : undefined;
     if (plural === undefined) return; // validation refuses the kind
     // BindingAuthorized: `bind` on the role, checked in the binding's namespace.
-    const bind = authorizer.authorize(user, { kind: 'resource', verb: 'bind', group: ref.apiGroup, resource: plural, namespace: write.namespace, name: ref.name });
+    const bind = authorizer.authorize(user, {
+      kind: 'resource',
+      verb: 'bind',
+      group: ref.apiGroup,
+      resource: plural,
+      namespace: write.namespace,
+      name: ref.name,
+    });
     if (bind.allowed) return;
     const rules = authorizer.roleReferenceRules(ref, write.namespace);
     if (!rules) throw notFound({ group: RBAC_GROUP, plural }, ref.name);
     confirm(obj, rules);
   };
 }
-

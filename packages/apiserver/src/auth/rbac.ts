@@ -161,7 +161,12 @@ export class RbacAuthorizer {
 
   /** The rules of the role a binding in `namespace` ('' for a ClusterRoleBinding) refers to; undefined when it does not exist. */
   roleReferenceRules(ref: { kind: string; name: string }, namespace: string): PolicyRule[] | undefined {
-    const role = ref.kind === 'Role' ? this.store.get(ROLES_KEY, namespace, ref.name) : ref.kind === 'ClusterRole' ? this.store.get(CLUSTER_ROLES_KEY, '', ref.name) : undefined;
+    const role =
+      ref.kind === 'Role'
+        ? this.store.get(ROLES_KEY, namespace, ref.name)
+        : ref.kind === 'ClusterRole'
+          ? this.store.get(CLUSTER_ROLES_KEY, '', ref.name)
+          : undefined;
     return role && policyRules(role.rules);
   }
 

@@ -64,12 +64,20 @@ export class TokenSigner {
       const p = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as {
         aud?: string[];
         exp?: number;
-        'kubernetes.io'?: { namespace?: string; serviceaccount?: { name?: string; uid?: string } } & Partial<Record<'pod' | 'secret' | 'node', { name?: string; uid?: string }>>;
+        'kubernetes.io'?: { namespace?: string; serviceaccount?: { name?: string; uid?: string } } & Partial<
+          Record<'pod' | 'secret' | 'node', { name?: string; uid?: string }>
+        >;
       };
       const k = p['kubernetes.io'];
       if (typeof p.exp !== 'number' || p.exp * 1000 <= now.getTime()) return undefined;
       if (!k?.namespace || !k.serviceaccount?.name || !k.serviceaccount.uid) return undefined;
-      const claims: TokenClaims = { namespace: k.namespace, name: k.serviceaccount.name, uid: k.serviceaccount.uid, audiences: p.aud ?? [], exp: p.exp };
+      const claims: TokenClaims = {
+        namespace: k.namespace,
+        name: k.serviceaccount.name,
+        uid: k.serviceaccount.uid,
+        audiences: p.aud ?? [],
+        exp: p.exp,
+      };
       for (const kind of ['Pod', 'Secret', 'Node'] as const) {
         const ref = k[BOUND_CLAIM[kind]];
         if (ref?.name && ref.uid) claims.bound = { kind, name: ref.name, uid: ref.uid };

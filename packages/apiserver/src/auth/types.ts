@@ -76,7 +76,8 @@ function validateBinding(obj: JsonObject, old: JsonObject | undefined, namespace
   if (ref.name === '') causes.push(fieldRequired('roleRef.name', ''));
   else for (const e of pathSegmentName(ref.name)) causes.push(fieldInvalid('roleRef.name', ref.name, e));
   list(obj.subjects).forEach((s, i) => causes.push(...validateSubject(s, namespaced, `subjects[${i}]`)));
-  if (old && !deepEqual(obj.roleRef ?? null, old.roleRef ?? null)) causes.push(fieldInvalid('roleRef', obj.roleRef ?? null, 'cannot change roleRef'));
+  if (old && !deepEqual(obj.roleRef ?? null, old.roleRef ?? null))
+    causes.push(fieldInvalid('roleRef', obj.roleRef ?? null, 'cannot change roleRef'));
   return causes;
 }
 
@@ -84,12 +85,16 @@ function validateBinding(obj: JsonObject, old: JsonObject | undefined, namespace
 function defaultBinding(obj: JsonObject): void {
   if (isJsonObject(obj.roleRef) && (obj.roleRef.apiGroup === undefined || obj.roleRef.apiGroup === '')) obj.roleRef.apiGroup = RBAC_GROUP;
   for (const s of list(obj.subjects)) {
-    if (isJsonObject(s) && (s.apiGroup === undefined || s.apiGroup === '') && (s.kind === 'User' || s.kind === 'Group')) s.apiGroup = RBAC_GROUP;
+    if (isJsonObject(s) && (s.apiGroup === undefined || s.apiGroup === '') && (s.kind === 'User' || s.kind === 'Group'))
+      s.apiGroup = RBAC_GROUP;
   }
 }
 
 const roleStrategy = (namespaced: boolean): Strategy => ({ validate: (obj) => validateRules(obj, namespaced) });
-const bindingStrategy = (namespaced: boolean): Strategy => ({ defaults: defaultBinding, validate: (obj, old) => validateBinding(obj, old, namespaced) });
+const bindingStrategy = (namespaced: boolean): Strategy => ({
+  defaults: defaultBinding,
+  validate: (obj, old) => validateBinding(obj, old, namespaced),
+});
 
 function subjectNames(obj: JsonObject, kind: string): string {
   const names = list(obj.subjects)
@@ -111,9 +116,31 @@ export function rbacTypes(): ResourceType[] {
   const rbac = { group: RBAC_GROUP, version: 'v1', nameRule: 'path' as const };
   return [
     builtin({ ...rbac, plural: 'roles', kind: 'Role', namespaced: true, strategy: roleStrategy(true), age: false, columns: [createdAt] }),
-    builtin({ ...rbac, plural: 'clusterroles', kind: 'ClusterRole', namespaced: false, strategy: roleStrategy(false), age: false, columns: [createdAt] }),
-    builtin({ ...rbac, plural: 'rolebindings', kind: 'RoleBinding', namespaced: true, strategy: bindingStrategy(true), columns: bindingColumns }),
-    builtin({ ...rbac, plural: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false, strategy: bindingStrategy(false), columns: bindingColumns }),
+    builtin({
+      ...rbac,
+      plural: 'clusterroles',
+      kind: 'ClusterRole',
+      namespaced: false,
+      strategy: roleStrategy(false),
+      age: false,
+      columns: [createdAt],
+    }),
+    builtin({
+      ...rbac,
+      plural: 'rolebindings',
+      kind: 'RoleBinding',
+      namespaced: true,
+      strategy: bindingStrategy(true),
+      columns: bindingColumns,
+    }),
+    builtin({
+      ...rbac,
+      plural: 'clusterrolebindings',
+      kind: 'ClusterRoleBinding',
+      namespaced: false,
+      strategy: bindingStrategy(false),
+      columns: bindingColumns,
+    }),
   ];
 }
 

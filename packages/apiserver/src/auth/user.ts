@@ -37,6 +37,8 @@ export function userInfoJson(user: UserInfo): { username: string; uid?: string; 
     username: user.username,
     ...(user.uid ? { uid: user.uid } : {}),
     groups: [...user.groups],
-    ...(user.extra && Object.keys(user.extra).length ? { extra: Object.fromEntries(Object.entries(user.extra).map(([k, v]) => [k, [...v]])) } : {}),
+    ...(user.extra && Object.keys(user.extra).length
+      ? { extra: Object.fromEntries(Object.entries(user.extra).map(([k, v]) => [k, [...v]])) }
+      : {}),
   };
 }

@@ -43,7 +43,10 @@ interface Missed {
 function scheduleOf(cj: JsonObject): Schedule | CronError {
   const timeZone = getPath(cj, ['spec', 'timeZone']);
   try {
-    return { cron: parseCron(String(getPath(cj, ['spec', 'schedule']) ?? '')), timeZone: typeof timeZone === 'string' && !timeZoneError(timeZone) ? timeZone : undefined };
+    return {
+      cron: parseCron(String(getPath(cj, ['spec', 'schedule']) ?? '')),
+      timeZone: typeof timeZone === 'string' && !timeZoneError(timeZone) ? timeZone : undefined,
+    };
   } catch (err) {
     if (err instanceof CronError) return err;
     throw err;
@@ -137,7 +140,10 @@ export class CronJobController {
       const key = `${namespaceOf(e.object)}/${nameOf(e.object)}`;
       if (e.type === 'DELETED') return this.timers.clear(key);
       // A new schedule takes effect at its next time, not at once (updateCronJob).
-      const changed = e.type === 'MODIFIED' && e.prev && ['schedule', 'timeZone'].some((f) => getPath(e.prev, ['spec', f]) !== getPath(e.object, ['spec', f]));
+      const changed =
+        e.type === 'MODIFIED' &&
+        e.prev &&
+        ['schedule', 'timeZone'].some((f) => getPath(e.prev, ['spec', f]) !== getPath(e.object, ['spec', f]));
       const s = changed ? scheduleOf(e.object) : undefined;
       const wait = s && !(s instanceof CronError) ? untilNextSchedule(e.object, this.clock.now(), s) : undefined;
       if (wait !== undefined) this.timers.set(key, wait, () => this.queue.add(key));
@@ -166,7 +172,10 @@ export class CronJobController {
   /** Deletes the oldest finished Jobs beyond successfulJobsHistoryLimit and failedJobsHistoryLimit. */
   private cleanupFinishedJobs(cj: JsonObject, status: JsonObject, jobs: JsonObject[]): boolean {
     let changed = false;
-    for (const [outcome, limitField] of [['Complete', 'successfulJobsHistoryLimit'], ['Failed', 'failedJobsHistoryLimit']] as const) {
+    for (const [outcome, limitField] of [
+      ['Complete', 'successfulJobsHistoryLimit'],
+      ['Failed', 'failedJobsHistoryLimit'],
+    ] as const) {
       const limit = getPath(cj, ['spec', limitField]);
       if (typeof limit !== 'number') continue;
       const finished = jobs.filter((j) => jobFinished(j) === outcome && !isBeingDeleted(j)).sort(byStartTime);
@@ -177,7 +186,10 @@ export class CronJobController {
 
   private deleteJob(cj: JsonObject, status: JsonObject, job: JsonObject): boolean {
     this.core.deleteInternal(JOBS_KEY, namespaceOf(job), nameOf(job), 'Background');
-    setActive(status, activeRefs(status).filter((r) => r.uid !== uidOf(job)));
+    setActive(
+      status,
+      activeRefs(status).filter((r) => r.uid !== uidOf(job)),
+    );
     this.recorder.record(cj, 'Normal', 'SuccessfulDelete', `Deleted job ${nameOf(job)}`, COMPONENT);
     return true;
   }
@@ -190,21 +202,34 @@ export class CronJobController {
       const inActive = activeRefs(status).some((r) => r.uid === uidOf(job));
       const finished = jobFinished(job);
       if (!inActive && !finished) {
-        this.recorder.record(cj, 'Warning', 'UnexpectedJob', `Saw a job that the controller did not create or forgot: ${nameOf(job)}`, COMPONENT);
+        this.recorder.record(
+          cj,
+          'Warning',
+          'UnexpectedJob',
+          `Saw a job that the controller did not create or forgot: ${nameOf(job)}`,
+          COMPONENT,
+        );
       } else if (inActive && finished) {
-        setActive(status, activeRefs(status).filter((r) => r.uid !== uidOf(job)));
+        setActive(
+          status,
+          activeRefs(status).filter((r) => r.uid !== uidOf(job)),
+        );
         this.recorder.record(cj, 'Normal', 'SawCompletedJob', `Saw completed job: ${nameOf(job)}, status: ${finished}`, COMPONENT);
       } else if (finished === 'Complete') {
         const completed = timeOf(getPath(job, ['status', 'completionTime']));
         const last = timeOf(status.lastSuccessfulTime);
-        if (completed !== undefined && (last === undefined || completed > last)) status.lastSuccessfulTime = getPath(job, ['status', 'completionTime']) ?? null;
+        if (completed !== undefined && (last === undefined || completed > last))
+          status.lastSuccessfulTime = getPath(job, ['status', 'completionTime']) ?? null;
       }
     }
     const uids = new Set(jobs.map(uidOf));
     for (const ref of activeRefs(status)) {
       if (uids.has(String(ref.uid)) || this.store.get(JOBS_KEY, ns, String(ref.name))) continue;
       this.recorder.record(cj, 'Normal', 'MissingJob', `Active job went missing: ${String(ref.name)}`, COMPONENT);
-      setActive(status, activeRefs(status).filter((r) => r.uid !== ref.uid));
+      setActive(
+        status,
+        activeRefs(status).filter((r) => r.uid !== ref.uid),
+      );
     }
     if (isBeingDeleted(cj)) return undefined;
 
@@ -217,19 +242,37 @@ export class CronJobController {
     if (getPath(cj, ['spec', 'suspend']) === true) return undefined;
     const schedule = scheduleOf(cj);
     if (schedule instanceof CronError) {
-      this.recorder.record(cj, 'Warning', 'UnparseableSchedule', `unparseable schedule: ${JSON.stringify(getPath(cj, ['spec', 'schedule']) ?? '')} : ${schedule.message}`, COMPONENT);
+      this.recorder.record(
+        cj,
+        'Warning',
+        'UnparseableSchedule',
+        `unparseable schedule: ${JSON.stringify(getPath(cj, ['spec', 'schedule']) ?? '')} : ${schedule.message}`,
+        COMPONENT,
+      );
       return undefined;
     }
     const withStatus = { ...cj, status };
     const missed = mostRecentScheduleTime(withStatus, now, schedule, true);
     if (missed.error) {
-      this.recorder.record(cj, 'Warning', 'InvalidSchedule', `invalid schedule: ${String(getPath(cj, ['spec', 'schedule']))} : ${missed.error}`, COMPONENT);
+      this.recorder.record(
+        cj,
+        'Warning',
+        'InvalidSchedule',
+        `invalid schedule: ${String(getPath(cj, ['spec', 'schedule']))} : ${missed.error}`,
+        COMPONENT,
+      );
       return undefined;
     }
     const scheduled = missed.mostRecent;
     if (scheduled === undefined || scheduled > now) return untilNextSchedule(withStatus, now, schedule);
     if (missed.count > TOO_MANY_MISSED) {
-      this.recorder.record(cj, 'Warning', 'TooManyMissedTimes', 'too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew', COMPONENT);
+      this.recorder.record(
+        cj,
+        'Warning',
+        'TooManyMissedTimes',
+        'too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew',
+        COMPONENT,
+      );
     }
     const deadline = deadlineSeconds(cj);
     if (deadline !== undefined && scheduled + deadline * 1000 < now) {
@@ -237,10 +280,17 @@ export class CronJobController {
       return untilNextSchedule(withStatus, now, schedule);
     }
     const jobName = `${nameOf(cj)}-${Math.floor(scheduled / 60_000)}`;
-    if (activeRefs(status).some((r) => r.name === jobName) || timeOf(status.lastScheduleTime) === scheduled) return untilNextSchedule(withStatus, now, schedule);
+    if (activeRefs(status).some((r) => r.name === jobName) || timeOf(status.lastScheduleTime) === scheduled)
+      return untilNextSchedule(withStatus, now, schedule);
     const policy = getPath(cj, ['spec', 'concurrencyPolicy']);
     if (policy === 'Forbid' && activeRefs(status).length > 0) {
-      this.recorder.record(cj, 'Normal', 'JobAlreadyActive', 'Not starting job because prior execution is running and concurrency policy is Forbid', COMPONENT);
+      this.recorder.record(
+        cj,
+        'Normal',
+        'JobAlreadyActive',
+        'Not starting job because prior execution is running and concurrency policy is Forbid',
+        COMPONENT,
+      );
       return untilNextSchedule(withStatus, now, schedule);
     }
     if (policy === 'Replace') {
@@ -255,8 +305,12 @@ export class CronJobController {
     const job = created ?? this.store.get(JOBS_KEY, ns, jobName);
     // Not started (the name taken by another's Job, or the create refused): the next scheduled time
     // still comes, as the real controller's retries reach it; without a timer nothing would wake this one.
-    if (!job || controllerUid(job) !== uidOf(cj) || (!created && activeRefs(status).some((r) => r.uid === uidOf(job)))) return untilNextSchedule(withStatus, now, schedule);
-    setActive(status, [...activeRefs(status), { kind: 'Job', namespace: ns, name: jobName, uid: uidOf(job), apiVersion: 'batch/v1', resourceVersion: resourceVersionOf(job) }]);
+    if (!job || controllerUid(job) !== uidOf(cj) || (!created && activeRefs(status).some((r) => r.uid === uidOf(job))))
+      return untilNextSchedule(withStatus, now, schedule);
+    setActive(status, [
+      ...activeRefs(status),
+      { kind: 'Job', namespace: ns, name: jobName, uid: uidOf(job), apiVersion: 'batch/v1', resourceVersion: resourceVersionOf(job) },
+    ]);
     status.lastScheduleTime = timestamp(new Date(scheduled));
     return untilNextSchedule(withStatus, now, schedule);
   }

@@ -20,7 +20,13 @@ const COMPONENT = 'deployment-controller';
 const HASH_LABEL = 'pod-template-hash';
 const REVISION = 'deployment.kubernetes.io/revision';
 /** Annotations of a Deployment that its ReplicaSets do not copy (skipCopyAnnotation). */
-const NOT_COPIED = new Set([REVISION, 'kubectl.kubernetes.io/last-applied-configuration', 'deployment.kubernetes.io/revision-history', 'deployment.kubernetes.io/desired-replicas', 'deployment.kubernetes.io/max-replicas']);
+const NOT_COPIED = new Set([
+  REVISION,
+  'kubectl.kubernetes.io/last-applied-configuration',
+  'deployment.kubernetes.io/revision-history',
+  'deployment.kubernetes.io/desired-replicas',
+  'deployment.kubernetes.io/max-replicas',
+]);
 
 function intOrPercent(v: JsonValue | undefined, total: number, roundUp: boolean, fallback: string): number {
   const value = v ?? fallback;
@@ -53,7 +59,14 @@ export class DeploymentController {
     private readonly recorder: ServerEventRecorder,
     private readonly clock: SimulationClock,
   ) {
-    this.loop = new OwnerSyncLoop(store, 'deployment controller', DEPLOYMENTS_KEY, REPLICASETS_KEY, (ns, name) => this.reconcile(ns, name), clock);
+    this.loop = new OwnerSyncLoop(
+      store,
+      'deployment controller',
+      DEPLOYMENTS_KEY,
+      REPLICASETS_KEY,
+      (ns, name) => this.reconcile(ns, name),
+      clock,
+    );
   }
 
   resumeAll(): void {
@@ -75,7 +88,14 @@ export class DeploymentController {
       },
       { manager: CONTROLLER_MANAGER },
     );
-    if (updated) this.recorder.record(d, 'Normal', 'ScalingReplicaSet', `Scaled ${to > from ? 'up' : 'down'} replica set ${nameOf(rs)} from ${from} to ${to}`, COMPONENT);
+    if (updated)
+      this.recorder.record(
+        d,
+        'Normal',
+        'ScalingReplicaSet',
+        `Scaled ${to > from ? 'up' : 'down'} replica set ${nameOf(rs)} from ${from} to ${to}`,
+        COMPONENT,
+      );
   }
 
   private reconcile(ns: string, name: string): void {
@@ -93,7 +113,14 @@ export class DeploymentController {
       created = newRS !== undefined;
     } else if (newRS && revisionOf(newRS) < maxRevision && !paused) {
       // A rollback to this template: its ReplicaSet becomes the newest revision.
-      newRS = this.core.mutate(REPLICASETS_KEY, ns, nameOf(newRS), (rs) => void ((readMeta(rs).annotations as JsonObject)[REVISION] = String(maxRevision + 1)), { manager: CONTROLLER_MANAGER }) ?? newRS;
+      newRS =
+        this.core.mutate(
+          REPLICASETS_KEY,
+          ns,
+          nameOf(newRS),
+          (rs) => void ((readMeta(rs).annotations as JsonObject)[REVISION] = String(maxRevision + 1)),
+          { manager: CONTROLLER_MANAGER },
+        ) ?? newRS;
     }
     const old = all.filter((rs) => rs !== newRS && uidOf(rs) !== (newRS && uidOf(newRS)));
     if (newRS && !paused) {
@@ -102,10 +129,16 @@ export class DeploymentController {
       this.cleanup(d, old);
       const revision = String(revisionOf(this.store.get(REPLICASETS_KEY, ns, nameOf(newRS)) ?? newRS));
       if (getPath(d, ['metadata', 'annotations', REVISION]) !== revision) {
-        this.core.mutate(DEPLOYMENTS_KEY, ns, name, (obj) => {
-          const meta = obj.metadata as JsonObject;
-          meta.annotations = { ...(isJsonObject(meta.annotations) ? meta.annotations : {}), [REVISION]: revision };
-        }, { manager: CONTROLLER_MANAGER });
+        this.core.mutate(
+          DEPLOYMENTS_KEY,
+          ns,
+          name,
+          (obj) => {
+            const meta = obj.metadata as JsonObject;
+            meta.annotations = { ...(isJsonObject(meta.annotations) ? meta.annotations : {}), [REVISION]: revision };
+          },
+          { manager: CONTROLLER_MANAGER },
+        );
       }
     }
     this.updateStatus(ns, name, newRS && nameOf(newRS), created);
@@ -124,7 +157,9 @@ export class DeploymentController {
     const replicas = num(getPath(d, ['spec', 'replicas']), 1);
     annotations[REVISION] = String(revision);
     annotations['deployment.kubernetes.io/desired-replicas'] = String(replicas);
-    annotations['deployment.kubernetes.io/max-replicas'] = String(replicas + intOrPercent(getPath(d, ['spec', 'strategy', 'rollingUpdate', 'maxSurge']), replicas, true, '25%'));
+    annotations['deployment.kubernetes.io/max-replicas'] = String(
+      replicas + intOrPercent(getPath(d, ['spec', 'strategy', 'rollingUpdate', 'maxSurge']), replicas, true, '25%'),
+    );
     const rsName = `${nameOf(d)}-${hash}`;
     const rs = this.core.createInternal(
       REPLICASETS_KEY,
@@ -188,7 +223,8 @@ export class DeploymentController {
       .map((rs) => this.store.get(REPLICASETS_KEY, namespaceOf(rs), nameOf(rs)) ?? rs)
       .filter((rs) => num(getPath(rs, ['spec', 'replicas'])) === 0 && num(getPath(rs, ['status', 'replicas'])) === 0)
       .sort((a, b) => revisionOf(a) - revisionOf(b));
-    for (const rs of idle.slice(0, Math.max(0, idle.length - limit))) this.core.deleteInternal(REPLICASETS_KEY, namespaceOf(rs), nameOf(rs));
+    for (const rs of idle.slice(0, Math.max(0, idle.length - limit)))
+      this.core.deleteInternal(REPLICASETS_KEY, namespaceOf(rs), nameOf(rs));
   }
 
   private updateStatus(ns: string, name: string, newRSName: string | undefined, created: boolean): void {
@@ -214,19 +250,45 @@ export class DeploymentController {
           unavailableReplicas: Math.max(0, total - available, replicas - available),
         });
         const now = timestamp(new Date(this.clock.now()));
-        const maxUnavailable = intOrPercent(getPath(d, ['spec', 'strategy', 'rollingUpdate', 'maxUnavailable']), replicas, false, getPath(d, ['spec', 'strategy', 'type']) === 'Recreate' ? '0' : '25%');
-        const complete = newRS !== undefined && updated === replicas && total === replicas && available === replicas && num(getPath(newRS, ['spec', 'replicas'])) === replicas;
+        const maxUnavailable = intOrPercent(
+          getPath(d, ['spec', 'strategy', 'rollingUpdate', 'maxUnavailable']),
+          replicas,
+          false,
+          getPath(d, ['spec', 'strategy', 'type']) === 'Recreate' ? '0' : '25%',
+        );
+        const complete =
+          newRS !== undefined &&
+          updated === replicas &&
+          total === replicas &&
+          available === replicas &&
+          num(getPath(newRS, ['spec', 'replicas'])) === replicas;
         const rs = newRSName ?? name;
-        const progressing = getPath(d, ['spec', 'paused']) === true
-          ? condition(prev.conditions, 'Progressing', 'Unknown', 'DeploymentPaused', 'Deployment is paused', now)
-          : complete
-            ? condition(prev.conditions, 'Progressing', 'True', 'NewReplicaSetAvailable', `ReplicaSet "${rs}" has successfully progressed.`, now)
-            : created
-              ? condition(prev.conditions, 'Progressing', 'True', 'NewReplicaSetCreated', `Created new replica set "${rs}"`, now)
-              : condition(prev.conditions, 'Progressing', 'True', 'ReplicaSetUpdated', `ReplicaSet "${rs}" is progressing.`, now);
-        const availableCondition = available >= replicas - maxUnavailable
-          ? condition(prev.conditions, 'Available', 'True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.', now)
-          : condition(prev.conditions, 'Available', 'False', 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.', now);
+        const progressing =
+          getPath(d, ['spec', 'paused']) === true
+            ? condition(prev.conditions, 'Progressing', 'Unknown', 'DeploymentPaused', 'Deployment is paused', now)
+            : complete
+              ? condition(
+                  prev.conditions,
+                  'Progressing',
+                  'True',
+                  'NewReplicaSetAvailable',
+                  `ReplicaSet "${rs}" has successfully progressed.`,
+                  now,
+                )
+              : created
+                ? condition(prev.conditions, 'Progressing', 'True', 'NewReplicaSetCreated', `Created new replica set "${rs}"`, now)
+                : condition(prev.conditions, 'Progressing', 'True', 'ReplicaSetUpdated', `ReplicaSet "${rs}" is progressing.`, now);
+        const availableCondition =
+          available >= replicas - maxUnavailable
+            ? condition(prev.conditions, 'Available', 'True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.', now)
+            : condition(
+                prev.conditions,
+                'Available',
+                'False',
+                'MinimumReplicasUnavailable',
+                'Deployment does not have minimum availability.',
+                now,
+              );
         status.conditions = [availableCondition, progressing];
         if (deepEqual(withoutTimes(prev), withoutTimes(status))) return false;
         d.status = status;
@@ -242,6 +304,8 @@ export class DeploymentController {
 
 /** A status without the condition times that would change on every write. */
 function withoutTimes(status: JsonObject): JsonValue {
-  const conditions = Array.isArray(status.conditions) ? status.conditions.map((c) => (isJsonObject(c) ? { ...c, lastUpdateTime: null } : c)) : status.conditions;
+  const conditions = Array.isArray(status.conditions)
+    ? status.conditions.map((c) => (isJsonObject(c) ? { ...c, lastUpdateTime: null } : c))
+    : status.conditions;
   return { ...status, conditions: conditions ?? null };
 }

@@ -30,7 +30,8 @@ function targetPort(port: JsonObject, pod: JsonObject): number | undefined {
   const containers = getPath(pod, ['spec', 'containers']);
   for (const c of Array.isArray(containers) ? containers : []) {
     const ports = isJsonObject(c) ? c.ports : undefined;
-    for (const p of Array.isArray(ports) ? ports : []) if (isJsonObject(p) && p.name === target && typeof p.containerPort === 'number') return p.containerPort;
+    for (const p of Array.isArray(ports) ? ports : [])
+      if (isJsonObject(p) && p.name === target && typeof p.containerPort === 'number') return p.containerPort;
   }
   return undefined;
 }
@@ -70,8 +71,11 @@ export class EndpointsController {
     if (!svc || isBeingDeleted(svc) || !isJsonObject(selector) || Object.keys(selector).length === 0) return;
     const pods = this.store
       .list(PODS_KEY, ns)
-      .filter((p) => selectsPod(selector, p) && !isBeingDeleted(p) && podPhase(p) === 'Running' && typeof getPath(p, ['status', 'podIP']) === 'string');
-    const ports = (getPath(svc, ['spec', 'ports']) as JsonValue[] | undefined ?? []).filter(isJsonObject);
+      .filter(
+        (p) =>
+          selectsPod(selector, p) && !isBeingDeleted(p) && podPhase(p) === 'Running' && typeof getPath(p, ['status', 'podIP']) === 'string',
+      );
+    const ports = ((getPath(svc, ['spec', 'ports']) as JsonValue[] | undefined) ?? []).filter(isJsonObject);
     const address = (p: JsonObject): JsonObject => ({
       ip: String(getPath(p, ['status', 'podIP'])),
       nodeName: String(getPath(p, ['spec', 'nodeName'])),
@@ -79,7 +83,10 @@ export class EndpointsController {
     });
     const first = pods[0];
     const epPorts = ports.map((p) => {
-      const out: JsonObject = { port: (first && targetPort(p, first)) ?? (typeof p.targetPort === 'number' ? p.targetPort : Number(p.port)), protocol: String(p.protocol ?? 'TCP') };
+      const out: JsonObject = {
+        port: (first && targetPort(p, first)) ?? (typeof p.targetPort === 'number' ? p.targetPort : Number(p.port)),
+        protocol: String(p.protocol ?? 'TCP'),
+      };
       if (typeof p.name === 'string' && p.name) out.name = p.name;
       return out;
     });
@@ -90,7 +97,10 @@ export class EndpointsController {
     if (notReady.length) subset.notReadyAddresses = notReady;
     subset.ports = epPorts;
     const subsets = pods.length ? [subset] : [];
-    this.write(ENDPOINTS_KEY, ns, name, { metadata: { name, namespace: ns, labels: { ...labelsOf(svc) } }, subsets }, (o) => ({ ...o, subsets }));
+    this.write(ENDPOINTS_KEY, ns, name, { metadata: { name, namespace: ns, labels: { ...labelsOf(svc) } }, subsets }, (o) => ({
+      ...o,
+      subsets,
+    }));
     const endpoints = pods.map((p) => ({
       addresses: [String(getPath(p, ['status', 'podIP']))],
       conditions: { ready: isPodReady(p), serving: isPodReady(p), terminating: false },
@@ -103,7 +113,12 @@ export class EndpointsController {
       ns,
       sliceName,
       {
-        metadata: { name: sliceName, namespace: ns, labels: { ...labelsOf(svc), [SERVICE_NAME]: name, [MANAGED_BY]: 'endpointslice-controller.k8s.io' }, ownerReferences: [controllerRef(svc)] },
+        metadata: {
+          name: sliceName,
+          namespace: ns,
+          labels: { ...labelsOf(svc), [SERVICE_NAME]: name, [MANAGED_BY]: 'endpointslice-controller.k8s.io' },
+          ownerReferences: [controllerRef(svc)],
+        },
         addressType: 'IPv4',
         endpoints,
         ports: epPorts,

@@ -11,7 +11,17 @@ import type { DeleteAdmission } from '../api/admission-port.js';
 import type { ApiCore, PropagationPolicy } from '../api/core.js';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '../api/core.js';
 import { isJsonObject, type JsonObject } from '../api/json.js';
-import { finalizersOf, isBeingDeleted, metaOf, nameOf, namespaceOf, ownerRefsOf, resourceVersionOf, uidOf, type OwnerRef } from '../api/meta.js';
+import {
+  finalizersOf,
+  isBeingDeleted,
+  metaOf,
+  nameOf,
+  namespaceOf,
+  ownerRefsOf,
+  resourceVersionOf,
+  uidOf,
+  type OwnerRef,
+} from '../api/meta.js';
 import { WorkQueue } from '../api/work-queue.js';
 import type { Registry } from '../api/registry.js';
 import type { ObjectRef, Store, StoreEvent } from '../api/store.js';
@@ -214,7 +224,10 @@ export class GarbageCollector {
     const start = (): void => {
       this.running++;
       admission.admit(r, dep, GC_ACCOUNT).then(decided, (err: unknown) => {
-        console.error(`rxkube apiserver: garbage collector failed to admit the delete of ${ref.resource} ${ref.namespace}/${ref.name}`, err);
+        console.error(
+          `rxkube apiserver: garbage collector failed to admit the delete of ${ref.resource} ${ref.namespace}/${ref.name}`,
+          err,
+        );
         decided(err ?? true);
       });
     };

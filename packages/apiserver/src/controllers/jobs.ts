@@ -11,7 +11,19 @@ import { getPath, isBeingDeleted, nameOf, timestamp } from '../api/meta.js';
 import type { Store } from '../api/store.js';
 import type { SimulationClock } from './clock.js';
 import type { ServerEventRecorder } from './recorder.js';
-import { condition, controlled, CONTROLLER_MANAGER, isPodReady, num, OwnerSyncLoop, type PodBudget, podFromTemplate, podPhase, PODS_KEY, setCounts } from './workload.js';
+import {
+  condition,
+  controlled,
+  CONTROLLER_MANAGER,
+  isPodReady,
+  num,
+  OwnerSyncLoop,
+  type PodBudget,
+  podFromTemplate,
+  podPhase,
+  PODS_KEY,
+  setCounts,
+} from './workload.js';
 
 export const JOBS_KEY = 'batch/jobs';
 const COMPONENT = 'job-controller';
@@ -32,7 +44,14 @@ export class JobController {
     private readonly recorder: ServerEventRecorder,
     private readonly clock: SimulationClock,
   ) {
-    this.loop = new OwnerSyncLoop(store, 'job controller', JOBS_KEY, PODS_KEY, (ns, name, budget) => this.reconcile(ns, name, budget), clock);
+    this.loop = new OwnerSyncLoop(
+      store,
+      'job controller',
+      JOBS_KEY,
+      PODS_KEY,
+      (ns, name, budget) => this.reconcile(ns, name, budget),
+      clock,
+    );
   }
 
   resumeAll(): void {
@@ -59,7 +78,11 @@ export class JobController {
     } else if (!outcome && !suspended) {
       const want = Math.min(parallelism, completions - succeeded) - active.length;
       for (let i = budget.take(want); i > 0; i--) {
-        const pod = this.core.createInternal(PODS_KEY, podFromTemplate(getPath(job, ['spec', 'template']), job, { generateName: `${name}-`, namespace: ns }), CONTROLLER_MANAGER);
+        const pod = this.core.createInternal(
+          PODS_KEY,
+          podFromTemplate(getPath(job, ['spec', 'template']), job, { generateName: `${name}-`, namespace: ns }),
+          CONTROLLER_MANAGER,
+        );
         if (pod) {
           active.push(pod);
           this.recorder.record(job, 'Normal', 'SuccessfulCreate', `Created pod: ${nameOf(pod)}`, COMPONENT);
@@ -81,12 +104,28 @@ export class JobController {
         if (outcome === 'Complete') {
           status.completionTime = now;
           status.conditions = [
-            condition(prev.conditions, 'SuccessCriteriaMet', 'True', 'CompletionsReached', 'Reached expected number of succeeded pods', now, false),
+            condition(
+              prev.conditions,
+              'SuccessCriteriaMet',
+              'True',
+              'CompletionsReached',
+              'Reached expected number of succeeded pods',
+              now,
+              false,
+            ),
             condition(prev.conditions, 'Complete', 'True', 'CompletionsReached', 'Reached expected number of succeeded pods', now, false),
           ].map(probeTimes(now));
         } else if (outcome === 'Failed') {
           status.conditions = [
-            condition(prev.conditions, 'FailureTarget', 'True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', now, false),
+            condition(
+              prev.conditions,
+              'FailureTarget',
+              'True',
+              'BackoffLimitExceeded',
+              'Job has reached the specified backoff limit',
+              now,
+              false,
+            ),
             condition(prev.conditions, 'Failed', 'True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', now, false),
           ].map(probeTimes(now));
         }
@@ -96,7 +135,8 @@ export class JobController {
       { subresource: 'status', manager: CONTROLLER_MANAGER },
     );
     if (updated && outcome === 'Complete') this.recorder.record(updated, 'Normal', 'Completed', 'Job completed', COMPONENT);
-    if (updated && outcome === 'Failed') this.recorder.record(updated, 'Warning', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', COMPONENT);
+    if (updated && outcome === 'Failed')
+      this.recorder.record(updated, 'Warning', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', COMPONENT);
   }
 
   close(): void {

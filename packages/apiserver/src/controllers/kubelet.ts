@@ -49,7 +49,14 @@ function nodeObject(i: number, now: string): JsonObject {
         { type: 'Hostname', address: nodeName(i) },
       ],
       conditions: [
-        { type: 'Ready', status: 'True', lastHeartbeatTime: now, lastTransitionTime: now, reason: 'KubeletReady', message: 'kubelet is posting ready status' },
+        {
+          type: 'Ready',
+          status: 'True',
+          lastHeartbeatTime: now,
+          lastTransitionTime: now,
+          reason: 'KubeletReady',
+          message: 'kubelet is posting ready status',
+        },
         ...['MemoryPressure', 'DiskPressure', 'PIDPressure'].map((type) => ({
           type,
           status: 'False',
@@ -113,7 +120,11 @@ export class KubeletSimulator {
     for (let i = 0; i < this.options.nodes; i++) {
       if (this.store.get(NODES_KEY, '', nodeName(i))) continue;
       const created = this.core.createInternal(NODES_KEY, nodeObject(i, this.now()), 'kubelet');
-      if (created) this.core.mutate(NODES_KEY, '', nodeName(i), (n) => void (n.status = nodeObject(i, this.now()).status), { subresource: 'status', manager: 'kubelet' });
+      if (created)
+        this.core.mutate(NODES_KEY, '', nodeName(i), (n) => void (n.status = nodeObject(i, this.now()).status), {
+          subresource: 'status',
+          manager: 'kubelet',
+        });
     }
     for (const pod of this.store.list(PODS_KEY)) this.consider(pod);
   }
@@ -144,7 +155,9 @@ export class KubeletSimulator {
       this.timers.clear(key);
       const uid = uidOf(pod);
       const graceMs = typeof grace === 'number' ? grace * 1000 : 0;
-      this.timers.set(`${key}/delete`, Math.min(graceMs, this.options.stopAfterMs), () => this.core.forceDeleteInternal(PODS_KEY, ns, name, uid));
+      this.timers.set(`${key}/delete`, Math.min(graceMs, this.options.stopAfterMs), () =>
+        this.core.forceDeleteInternal(PODS_KEY, ns, name, uid),
+      );
       return;
     }
     if (this.options.nodes === 0) return;
@@ -196,12 +209,15 @@ export class KubeletSimulator {
       nameOf(pod),
       (p) => {
         const status = isJsonObject(p.status) ? p.status : (p.status = {});
-        const others = (Array.isArray(status.conditions) ? status.conditions : []).filter((c) => !(isJsonObject(c) && c.type === 'PodScheduled'));
+        const others = (Array.isArray(status.conditions) ? status.conditions : []).filter(
+          (c) => !(isJsonObject(c) && c.type === 'PodScheduled'),
+        );
         status.conditions = [...others, condition(status.conditions, 'PodScheduled', 'False', 'Unschedulable', message, this.now(), false)];
       },
       { subresource: 'status', manager: 'default-scheduler' },
     );
-    if (updated && resourceVersionOf(updated) !== resourceVersionOf(pod)) this.recorder.record(updated, 'Warning', 'FailedScheduling', message, 'default-scheduler');
+    if (updated && resourceVersionOf(updated) !== resourceVersionOf(pod))
+      this.recorder.record(updated, 'Warning', 'FailedScheduling', message, 'default-scheduler');
   }
 
   private containerStatuses(pod: JsonObject, ready: boolean, terminated?: { exitCode: number; reason: string }): JsonObject[] {
@@ -270,7 +286,8 @@ export class KubeletSimulator {
     const job = ownerRefsOf(pod).find((r) => r.controller && r.kind === 'Job');
     this.timers.set(key, this.options.readyAfterMs, () => {
       this.ready(ns, name);
-      if (job) this.timers.set(key, Math.max(0, this.options.jobDurationMs - this.options.readyAfterMs), () => this.finish(ns, name, job.uid));
+      if (job)
+        this.timers.set(key, Math.max(0, this.options.jobDurationMs - this.options.readyAfterMs), () => this.finish(ns, name, job.uid));
     });
   }
 
@@ -291,7 +308,9 @@ export class KubeletSimulator {
 
   /** A Job's pod ends: Failed while its Job has fewer failed pods than `jobFailures`, else Succeeded. */
   private finish(ns: string, name: string, jobUid: string): void {
-    const failedSoFar = this.store.list(PODS_KEY, ns).filter((p) => podPhase(p) === 'Failed' && ownerRefsOf(p).some((r) => r.uid === jobUid)).length;
+    const failedSoFar = this.store
+      .list(PODS_KEY, ns)
+      .filter((p) => podPhase(p) === 'Failed' && ownerRefsOf(p).some((r) => r.uid === jobUid)).length;
     const fail = failedSoFar < this.options.jobFailures;
     this.core.mutate(
       PODS_KEY,
@@ -302,7 +321,11 @@ export class KubeletSimulator {
         const status = p.status as JsonObject;
         status.phase = fail ? 'Failed' : 'Succeeded';
         status.conditions = this.podConditions(p, false, 'PodCompleted');
-        status.containerStatuses = this.containerStatuses(p, false, fail ? { exitCode: 1, reason: 'Error' } : { exitCode: 0, reason: 'Completed' });
+        status.containerStatuses = this.containerStatuses(
+          p,
+          false,
+          fail ? { exitCode: 1, reason: 'Error' } : { exitCode: 0, reason: 'Completed' },
+        );
       },
       { subresource: 'status', manager: 'kubelet' },
     );
@@ -319,7 +342,9 @@ export class KubeletSimulator {
 /** The claims a Pod's volumes name. */
 function claimsOf(pod: JsonObject): string[] {
   const volumes = getPath(pod, ['spec', 'volumes']);
-  return (Array.isArray(volumes) ? volumes : []).map((v) => getPath(v, ['persistentVolumeClaim', 'claimName'])).filter((c): c is string => typeof c === 'string');
+  return (Array.isArray(volumes) ? volumes : [])
+    .map((v) => getPath(v, ['persistentVolumeClaim', 'claimName']))
+    .filter((c): c is string => typeof c === 'string');
 }
 
 function withoutEmptyReason(c: JsonObject): JsonObject {

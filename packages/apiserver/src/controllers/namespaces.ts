@@ -41,12 +41,19 @@ export interface DeletionOutcome {
  */
 export function deletionConditions(current: JsonValue | undefined, outcome: DeletionOutcome, now: string): JsonObject[] | undefined {
   const counted = (m: Map<string, number>, format: (k: string, n: number) => string): string =>
-    [...m].filter(([, n]) => n > 0).map(([k, n]) => format(k, n)).sort().join(', ');
+    [...m]
+      .filter(([, n]) => n > 0)
+      .map(([k, n]) => format(k, n))
+      .sort()
+      .join(', ');
   const resources = counted(outcome.remaining, (k, n) => `${k} has ${n} resource instances`);
   const finalizers = counted(outcome.finalizers, (k, n) => `${k} in ${n} resource instances`);
   const failing: Record<string, [reason: string, message: string] | undefined> = {
     NamespaceDeletionContentFailure: outcome.failures.length
-      ? ['ContentDeletionFailed', `Failed to delete all resource types, ${outcome.failures.length} remaining: ${[...outcome.failures].sort().join(', ')}`]
+      ? [
+          'ContentDeletionFailed',
+          `Failed to delete all resource types, ${outcome.failures.length} remaining: ${[...outcome.failures].sort().join(', ')}`,
+        ]
       : undefined,
     NamespaceContentRemaining: resources ? ['SomeResourcesRemain', `Some resources are remaining: ${resources}`] : undefined,
     NamespaceFinalizersRemaining: finalizers ? ['SomeFinalizerRemain', `Some finalizers are remaining: ${finalizers}`] : undefined,

@@ -10,7 +10,20 @@ import { getPath, isBeingDeleted, nameOf, readMeta } from '../api/meta.js';
 import type { Store } from '../api/store.js';
 import type { SimulationClock } from './clock.js';
 import type { ServerEventRecorder } from './recorder.js';
-import { controlled, CONTROLLER_MANAGER, isActivePod, isPodReady, num, OwnerSyncLoop, POD_BURST, type PodBudget, podFromTemplate, PODS_KEY, setCounts, statusChanged } from './workload.js';
+import {
+  controlled,
+  CONTROLLER_MANAGER,
+  isActivePod,
+  isPodReady,
+  num,
+  OwnerSyncLoop,
+  POD_BURST,
+  type PodBudget,
+  podFromTemplate,
+  PODS_KEY,
+  setCounts,
+  statusChanged,
+} from './workload.js';
 
 export const REPLICASETS_KEY = 'apps/replicasets';
 const COMPONENT = 'replicaset-controller';
@@ -24,7 +37,14 @@ export class ReplicaSetController {
     private readonly recorder: ServerEventRecorder,
     clock: SimulationClock,
   ) {
-    this.loop = new OwnerSyncLoop(store, 'replicaset controller', REPLICASETS_KEY, PODS_KEY, (ns, name, budget) => this.reconcile(ns, name, budget), clock);
+    this.loop = new OwnerSyncLoop(
+      store,
+      'replicaset controller',
+      REPLICASETS_KEY,
+      PODS_KEY,
+      (ns, name, budget) => this.reconcile(ns, name, budget),
+      clock,
+    );
   }
 
   resumeAll(): void {
@@ -48,7 +68,11 @@ export class ReplicaSetController {
     } else if (pods.length > want) {
       // Not ready first, then the newest (controller.ActivePods ordering, roughly).
       const victims = [...pods]
-        .sort((a, b) => Number(isPodReady(a)) - Number(isPodReady(b)) || String(readMeta(b).creationTimestamp).localeCompare(String(readMeta(a).creationTimestamp)))
+        .sort(
+          (a, b) =>
+            Number(isPodReady(a)) - Number(isPodReady(b)) ||
+            String(readMeta(b).creationTimestamp).localeCompare(String(readMeta(a).creationTimestamp)),
+        )
         .slice(0, Math.min(pods.length - want, POD_BURST));
       for (const pod of victims) {
         this.core.deleteInternal(PODS_KEY, ns, nameOf(pod));

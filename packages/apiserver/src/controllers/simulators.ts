@@ -60,7 +60,8 @@ export function startSimulation(core: ApiCore, store: Store, options: SimulateOp
   const deployments = options.deployments === false ? undefined : (options.deployments ?? {});
   const jobs = options.jobs === false ? undefined : (options.jobs ?? {});
   const parts: Part[] = [];
-  if (deployments) parts.push(new DeploymentController(core, store, recorder, clock), new ReplicaSetController(core, store, recorder, clock));
+  if (deployments)
+    parts.push(new DeploymentController(core, store, recorder, clock), new ReplicaSetController(core, store, recorder, clock));
   if (jobs) parts.push(new JobController(core, store, recorder, clock));
   if (options.cronJobs !== false) parts.push(new CronJobController(core, store, recorder, clock));
   if (options.endpoints !== false) parts.push(new EndpointsController(core, store));

@@ -77,7 +77,10 @@ function claimTemplates(set: JsonObject): JsonObject[] {
 
 function retentionOf(set: JsonObject): { whenDeleted: string; whenScaled: string } {
   const policy = getPath(set, ['spec', 'persistentVolumeClaimRetentionPolicy']);
-  return { whenDeleted: String(getPath(policy, ['whenDeleted']) ?? 'Retain'), whenScaled: String(getPath(policy, ['whenScaled']) ?? 'Retain') };
+  return {
+    whenDeleted: String(getPath(policy, ['whenDeleted']) ?? 'Retain'),
+    whenScaled: String(getPath(policy, ['whenScaled']) ?? 'Retain'),
+  };
 }
 
 export class StatefulSetController {
@@ -89,7 +92,14 @@ export class StatefulSetController {
     private readonly recorder: ServerEventRecorder,
     clock: SimulationClock,
   ) {
-    this.loop = new OwnerSyncLoop(store, 'statefulset controller', STATEFULSETS_KEY, PODS_KEY, (ns, name, budget) => this.reconcile(ns, name, budget), clock);
+    this.loop = new OwnerSyncLoop(
+      store,
+      'statefulset controller',
+      STATEFULSETS_KEY,
+      PODS_KEY,
+      (ns, name, budget) => this.reconcile(ns, name, budget),
+      clock,
+    );
   }
 
   resumeAll(): void {
@@ -112,7 +122,9 @@ export class StatefulSetController {
   // ---- revisions -------------------------------------------------------------------------
 
   private revisionsOf(set: JsonObject): JsonObject[] {
-    return controlled(this.store, CONTROLLER_REVISIONS_KEY, set).sort((a, b) => num(a.revision) - num(b.revision) || nameOf(a).localeCompare(nameOf(b)));
+    return controlled(this.store, CONTROLLER_REVISIONS_KEY, set).sort(
+      (a, b) => num(a.revision) - num(b.revision) || nameOf(a).localeCompare(nameOf(b)),
+    );
   }
 
   /**
@@ -130,7 +142,13 @@ export class StatefulSetController {
     const newestEqual = equal[equal.length - 1];
     if (newestEqual && newestEqual === latest) return { update: latest, collisionCount };
     if (newestEqual) {
-      const renumbered = this.core.mutate(CONTROLLER_REVISIONS_KEY, namespaceOf(set), nameOf(newestEqual), (r) => void (r.revision = next), { manager: CONTROLLER_MANAGER });
+      const renumbered = this.core.mutate(
+        CONTROLLER_REVISIONS_KEY,
+        namespaceOf(set),
+        nameOf(newestEqual),
+        (r) => void (r.revision = next),
+        { manager: CONTROLLER_MANAGER },
+      );
       return renumbered ? { update: renumbered, collisionCount } : undefined;
     }
     const template = getPath(set, ['spec', 'template']);
@@ -138,7 +156,8 @@ export class StatefulSetController {
       const hash = templateHash(collisionCount === 0 ? template : [template ?? null, collisionCount]);
       const name = `${nameOf(set)}-${hash}`;
       const taken = this.store.get(CONTROLLER_REVISIONS_KEY, namespaceOf(set), name);
-      if (taken && deepEqual(taken.data, data) && ownerRefsOf(taken).some((r) => r.uid === uidOf(set))) return { update: taken, collisionCount };
+      if (taken && deepEqual(taken.data, data) && ownerRefsOf(taken).some((r) => r.uid === uidOf(set)))
+        return { update: taken, collisionCount };
       if (taken) {
         collisionCount++;
         continue;
@@ -168,7 +187,8 @@ export class StatefulSetController {
     const live = new Set([nameOf(current), nameOf(update), ...controlled(this.store, PODS_KEY, set).map(revisionOfPod)]);
     const history = this.revisionsOf(set).filter((r) => !live.has(nameOf(r)));
     const limit = num(getPath(set, ['spec', 'revisionHistoryLimit']), 10);
-    for (const r of history.slice(0, Math.max(0, history.length - limit))) this.core.deleteInternal(CONTROLLER_REVISIONS_KEY, namespaceOf(r), nameOf(r));
+    for (const r of history.slice(0, Math.max(0, history.length - limit)))
+      this.core.deleteInternal(CONTROLLER_REVISIONS_KEY, namespaceOf(r), nameOf(r));
   }
 
   // ---- pods ------------------------------------------------------------------------------
@@ -224,7 +244,15 @@ export class StatefulSetController {
   }
 
   /** processReplica: returns whether the pass has to stop here (in OrderedReady mode). */
-  private processReplica(set: JsonObject, current: JsonObject, update: JsonObject, pod: JsonObject | undefined, ordinal: number, replicas: number, monotonic: boolean): boolean {
+  private processReplica(
+    set: JsonObject,
+    current: JsonObject,
+    update: JsonObject,
+    pod: JsonObject | undefined,
+    ordinal: number,
+    replicas: number,
+    monotonic: boolean,
+  ): boolean {
     if (pod && (podPhase(pod) === 'Failed' || podPhase(pod) === 'Succeeded')) {
       // A finished Pod is replaced: deleted now, created again once it is gone.
       if (!isBeingDeleted(pod)) this.deletePod(set, pod);
@@ -238,7 +266,13 @@ export class StatefulSetController {
       const created = this.core.createInternal(PODS_KEY, fresh, CONTROLLER_MANAGER);
       if (!created) return true;
       this.updateClaimOwners(set, created, replicas);
-      this.recorder.record(set, 'Normal', 'SuccessfulCreate', `create Pod ${nameOf(created)} in StatefulSet ${nameOf(set)} successful`, COMPONENT);
+      this.recorder.record(
+        set,
+        'Normal',
+        'SuccessfulCreate',
+        `create Pod ${nameOf(created)} in StatefulSet ${nameOf(set)} successful`,
+        COMPONENT,
+      );
       return monotonic;
     }
     if (podPhase(pod) === 'Pending' && !this.createClaims(set, pod, ordinal)) return true;
@@ -260,14 +294,23 @@ export class StatefulSetController {
     if (templates.length > 0) {
       const claimed = new Set(templates.map(nameOf));
       const others = (Array.isArray(spec.volumes) ? spec.volumes : []).filter((v) => !(isJsonObject(v) && claimed.has(String(v.name))));
-      spec.volumes = [...templates.map((t) => ({ name: nameOf(t), persistentVolumeClaim: { claimName: `${nameOf(t)}-${nameOf(set)}-${ordinal}` } })), ...others];
+      spec.volumes = [
+        ...templates.map((t) => ({ name: nameOf(t), persistentVolumeClaim: { claimName: `${nameOf(t)}-${nameOf(set)}-${ordinal}` } })),
+        ...others,
+      ];
     }
     return pod;
   }
 
   private deletePod(set: JsonObject, pod: JsonObject): void {
     this.core.deleteInternal(PODS_KEY, namespaceOf(pod), nameOf(pod));
-    this.recorder.record(set, 'Normal', 'SuccessfulDelete', `delete Pod ${nameOf(pod)} in StatefulSet ${nameOf(set)} successful`, COMPONENT);
+    this.recorder.record(
+      set,
+      'Normal',
+      'SuccessfulDelete',
+      `delete Pod ${nameOf(pod)} in StatefulSet ${nameOf(set)} successful`,
+      COMPONENT,
+    );
   }
 
   // ---- claims ----------------------------------------------------------------------------
@@ -281,7 +324,13 @@ export class StatefulSetController {
       const existing = this.store.get(PVCS_KEY, ns, claimName);
       if (existing) {
         if (!isBeingDeleted(existing)) continue;
-        this.recorder.record(set, 'Warning', 'FailedCreate', `create Pod ${nameOf(pod)} in StatefulSet ${nameOf(set)} failed error: pvc ${claimName} is being deleted`, COMPONENT);
+        this.recorder.record(
+          set,
+          'Warning',
+          'FailedCreate',
+          `create Pod ${nameOf(pod)} in StatefulSet ${nameOf(set)} failed error: pvc ${claimName} is being deleted`,
+          COMPONENT,
+        );
         return false;
       }
       const claim = structuredClone(template);
@@ -297,12 +346,30 @@ export class StatefulSetController {
       if (created instanceof ApiError) {
         // As the real controller reports it (recordClaimEvent, then recordPodEvent), and tries again on the next pass.
         const why = `failed to create PVC ${claimName}: ${created.message}`;
-        this.recorder.record(set, 'Warning', 'FailedCreate', `create Claim ${claimName} for Pod ${nameOf(pod)} in StatefulSet ${nameOf(set)} failed error: ${created.message}`, COMPONENT);
-        this.recorder.record(set, 'Warning', 'FailedCreate', `create Pod ${nameOf(pod)} in StatefulSet ${nameOf(set)} failed error: ${why}`, COMPONENT);
+        this.recorder.record(
+          set,
+          'Warning',
+          'FailedCreate',
+          `create Claim ${claimName} for Pod ${nameOf(pod)} in StatefulSet ${nameOf(set)} failed error: ${created.message}`,
+          COMPONENT,
+        );
+        this.recorder.record(
+          set,
+          'Warning',
+          'FailedCreate',
+          `create Pod ${nameOf(pod)} in StatefulSet ${nameOf(set)} failed error: ${why}`,
+          COMPONENT,
+        );
         return false;
       }
       if (!created) return false;
-      this.recorder.record(set, 'Normal', 'SuccessfulCreate', `create Claim ${claimName} Pod ${nameOf(pod)} in StatefulSet ${nameOf(set)} success`, COMPONENT);
+      this.recorder.record(
+        set,
+        'Normal',
+        'SuccessfulCreate',
+        `create Claim ${claimName} Pod ${nameOf(pod)} in StatefulSet ${nameOf(set)} success`,
+        COMPONENT,
+      );
     }
     return true;
   }
@@ -317,7 +384,9 @@ export class StatefulSetController {
     const scaledDown = ordinalOf(nameOf(set), pod) >= replicas;
     const owners = [
       ...(whenDeleted === 'Delete' && !(whenScaled === 'Delete' && scaledDown) ? [controllerRef(set)] : []),
-      ...(whenScaled === 'Delete' && scaledDown ? [{ apiVersion: 'v1', kind: 'Pod', name: nameOf(pod), uid: uidOf(pod), controller: true, blockOwnerDeletion: true }] : []),
+      ...(whenScaled === 'Delete' && scaledDown
+        ? [{ apiVersion: 'v1', kind: 'Pod', name: nameOf(pod), uid: uidOf(pod), controller: true, blockOwnerDeletion: true }]
+        : []),
     ];
     const ours = new Set([uidOf(set), uidOf(pod)]);
     for (const template of claimTemplates(set)) {
@@ -329,7 +398,9 @@ export class StatefulSetController {
         (claim) => {
           const refs = ownerRefsOf(claim);
           if (refs.some((r) => r.controller && !ours.has(r.uid))) return false;
-          const kept = (Array.isArray(readMeta(claim).ownerReferences) ? (readMeta(claim).ownerReferences as JsonValue[]) : []).filter((r) => !(isJsonObject(r) && ours.has(String(r.uid))));
+          const kept = (Array.isArray(readMeta(claim).ownerReferences) ? (readMeta(claim).ownerReferences as JsonValue[]) : []).filter(
+            (r) => !(isJsonObject(r) && ours.has(String(r.uid))),
+          );
           const wanted = [...kept, ...owners];
           if (deepEqual(wanted, readMeta(claim).ownerReferences ?? [])) return false;
           const meta = claim.metadata as JsonObject;

@@ -95,7 +95,9 @@ export class VolumeController {
   }
 
   private queuePendingClaims(): void {
-    for (const pvc of this.store.list(PVCS_KEY)) if (!getPath(pvc, ['spec', 'volumeName']) || getPath(pvc, ['status', 'phase']) !== 'Bound') this.queue.add(`claim/${namespaceOf(pvc)}/${nameOf(pvc)}`);
+    for (const pvc of this.store.list(PVCS_KEY))
+      if (!getPath(pvc, ['spec', 'volumeName']) || getPath(pvc, ['status', 'phase']) !== 'Bound')
+        this.queue.add(`claim/${namespaceOf(pvc)}/${nameOf(pvc)}`);
   }
 
   private onEvent(e: StoreEvent): void {
@@ -139,7 +141,8 @@ export class VolumeController {
     }
     const className = classOf(pvc);
     const volumes = this.store.list(PVS_KEY);
-    const match = volumes.find((pv) => refersTo(pv, pvc) && !isBeingDeleted(pv)) ?? volumes.filter((pv) => fits(pv, pvc)).sort(smallestFirst)[0];
+    const match =
+      volumes.find((pv) => refersTo(pv, pvc) && !isBeingDeleted(pv)) ?? volumes.filter((pv) => fits(pv, pvc)).sort(smallestFirst)[0];
     if (match) {
       this.bind(match, pvc);
       return;
@@ -190,7 +193,14 @@ export class VolumeController {
   }
 
   private claimRef(pvc: JsonObject): JsonObject {
-    return { kind: 'PersistentVolumeClaim', namespace: namespaceOf(pvc), name: nameOf(pvc), uid: uidOf(pvc), apiVersion: 'v1', resourceVersion: resourceVersionOf(pvc) };
+    return {
+      kind: 'PersistentVolumeClaim',
+      namespace: namespaceOf(pvc),
+      name: nameOf(pvc),
+      uid: uidOf(pvc),
+      apiVersion: 'v1',
+      resourceVersion: resourceVersionOf(pvc),
+    };
   }
 
   /** Binds both ways (volume first, as bindVolumeToClaim then bindClaimToVolume), then both statuses. */
@@ -198,35 +208,62 @@ export class VolumeController {
     const ns = namespaceOf(pvc);
     const claimName = nameOf(pvc);
     const volumeName = nameOf(pv);
-    this.core.mutate(PVS_KEY, '', volumeName, (v) => {
-      if (refersTo(v, pvc) && claimRefOf(v)?.uid) return false;
-      (v.spec as JsonObject).claimRef = this.claimRef(pvc);
-      const meta = v.metadata as JsonObject;
-      meta.annotations = { ...(isJsonObject(meta.annotations) ? meta.annotations : {}), [BOUND_BY_CONTROLLER]: 'yes' };
-    }, { manager: COMPONENT });
-    const boundPv = this.core.mutate(PVS_KEY, '', volumeName, (v) => void (v.status = { ...(isJsonObject(v.status) ? v.status : {}), phase: 'Bound' }), { subresource: 'status', manager: COMPONENT });
+    this.core.mutate(
+      PVS_KEY,
+      '',
+      volumeName,
+      (v) => {
+        if (refersTo(v, pvc) && claimRefOf(v)?.uid) return false;
+        (v.spec as JsonObject).claimRef = this.claimRef(pvc);
+        const meta = v.metadata as JsonObject;
+        meta.annotations = { ...(isJsonObject(meta.annotations) ? meta.annotations : {}), [BOUND_BY_CONTROLLER]: 'yes' };
+      },
+      { manager: COMPONENT },
+    );
+    const boundPv = this.core.mutate(
+      PVS_KEY,
+      '',
+      volumeName,
+      (v) => void (v.status = { ...(isJsonObject(v.status) ? v.status : {}), phase: 'Bound' }),
+      { subresource: 'status', manager: COMPONENT },
+    );
     if (!boundPv) return;
-    this.core.mutate(PVCS_KEY, ns, claimName, (c) => {
-      const spec = c.spec as JsonObject;
-      const meta = c.metadata as JsonObject;
-      const annotations: JsonObject = { ...(isJsonObject(meta.annotations) ? meta.annotations : {}), 'pv.kubernetes.io/bind-completed': 'yes' };
-      if (spec.volumeName !== volumeName) annotations[BOUND_BY_CONTROLLER] = 'yes';
-      const provisioner = getPath(boundPv, ['metadata', 'annotations', 'pv.kubernetes.io/provisioned-by']);
-      if (typeof provisioner === 'string' && volumeName === `pvc-${uidOf(c)}`) {
-        annotations['volume.beta.kubernetes.io/storage-provisioner'] = provisioner;
-        annotations['volume.kubernetes.io/storage-provisioner'] = provisioner;
-      }
-      spec.volumeName = volumeName;
-      meta.annotations = annotations;
-    }, { manager: COMPONENT });
-    this.core.mutate(PVCS_KEY, ns, claimName, (c) => {
-      c.status = {
-        ...(isJsonObject(c.status) ? c.status : {}),
-        phase: 'Bound',
-        accessModes: getPath(boundPv, ['spec', 'accessModes']) ?? [],
-        capacity: getPath(boundPv, ['spec', 'capacity']) ?? {},
-      };
-    }, { subresource: 'status', manager: COMPONENT });
+    this.core.mutate(
+      PVCS_KEY,
+      ns,
+      claimName,
+      (c) => {
+        const spec = c.spec as JsonObject;
+        const meta = c.metadata as JsonObject;
+        const annotations: JsonObject = {
+          ...(isJsonObject(meta.annotations) ? meta.annotations : {}),
+          'pv.kubernetes.io/bind-completed': 'yes',
+        };
+        if (spec.volumeName !== volumeName) annotations[BOUND_BY_CONTROLLER] = 'yes';
+        const provisioner = getPath(boundPv, ['metadata', 'annotations', 'pv.kubernetes.io/provisioned-by']);
+        if (typeof provisioner === 'string' && volumeName === `pvc-${uidOf(c)}`) {
+          annotations['volume.beta.kubernetes.io/storage-provisioner'] = provisioner;
+          annotations['volume.kubernetes.io/storage-provisioner'] = provisioner;
+        }
+        spec.volumeName = volumeName;
+        meta.annotations = annotations;
+      },
+      { manager: COMPONENT },
+    );
+    this.core.mutate(
+      PVCS_KEY,
+      ns,
+      claimName,
+      (c) => {
+        c.status = {
+          ...(isJsonObject(c.status) ? c.status : {}),
+          phase: 'Bound',
+          accessModes: getPath(boundPv, ['spec', 'accessModes']) ?? [],
+          capacity: getPath(boundPv, ['spec', 'capacity']) ?? {},
+        };
+      },
+      { subresource: 'status', manager: COMPONENT },
+    );
   }
 
   /** A volume without a claim is Available; one whose claim is gone is Released, and deleted if its policy says so. */
@@ -248,7 +285,11 @@ export class VolumeController {
         want = 'Released';
       } else if (!ref.uid && phase !== 'Bound') want = 'Available';
     }
-    if (want !== phase) this.core.mutate(PVS_KEY, '', name, (v) => void (v.status = { ...(isJsonObject(v.status) ? v.status : {}), phase: want }), { subresource: 'status', manager: COMPONENT });
+    if (want !== phase)
+      this.core.mutate(PVS_KEY, '', name, (v) => void (v.status = { ...(isJsonObject(v.status) ? v.status : {}), phase: want }), {
+        subresource: 'status',
+        manager: COMPONENT,
+      });
   }
 
   close(): void {

@@ -23,7 +23,14 @@ export function controllerUid(obj: JsonObject): string | undefined {
 }
 
 export function controllerRef(owner: JsonObject): JsonObject {
-  return { apiVersion: String(owner.apiVersion), kind: String(owner.kind), name: nameOf(owner), uid: uidOf(owner), controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: String(owner.apiVersion),
+    kind: String(owner.kind),
+    name: nameOf(owner),
+    uid: uidOf(owner),
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 /**

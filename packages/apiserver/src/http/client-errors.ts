@@ -37,7 +37,12 @@ export function clientErrorStatus(err: ParserError): ApiError {
       if (METHOD_TOKEN.test(err.rawPacket?.subarray(0, 64).toString('latin1') ?? '')) return methodNotAllowed();
       return badRequest(`malformed HTTP request: ${why} (${err.code})`);
     case 'HPE_HEADER_OVERFLOW':
-      return new ApiError(431, 'RequestHeaderFieldsTooLarge', 'Request Header Fields Too Large: the request line and headers exceed 16384 bytes', {});
+      return new ApiError(
+        431,
+        'RequestHeaderFieldsTooLarge',
+        'Request Header Fields Too Large: the request line and headers exceed 16384 bytes',
+        {},
+      );
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return new ApiError(413, reasonForCode(413), 'the request body has chunk extensions over the limit', {});
     case 'ERR_HTTP_REQUEST_TIMEOUT':
@@ -130,7 +135,15 @@ export function answerClientErrors(server: Server, inFlight: InFlight): void {
     answerAndClose(socket, methodNotAllowed());
   });
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    sendError(res, new ApiError(417, 'ExpectationFailed', `Expectation Failed: unsupported Expect header ${JSON.stringify(req.headers.expect ?? '')}; only 100-continue is supported`, {}));
+    sendError(
+      res,
+      new ApiError(
+        417,
+        'ExpectationFailed',
+        `Expectation Failed: unsupported Expect header ${JSON.stringify(req.headers.expect ?? '')}; only 100-continue is supported`,
+        {},
+      ),
+    );
   });
 }
 

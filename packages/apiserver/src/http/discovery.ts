@@ -69,15 +69,37 @@ export function apiResourceList(registry: Registry, group: string, version: stri
     if (type.categories.length) entry.categories = [...type.categories];
     resources.push(entry);
     if (v.statusSubresource) {
-      resources.push({ name: `${type.plural}/status`, singularName: '', namespaced: type.namespaced, kind: type.kind, verbs: ['get', 'patch', 'update'] });
+      resources.push({
+        name: `${type.plural}/status`,
+        singularName: '',
+        namespaced: type.namespaced,
+        kind: type.kind,
+        verbs: ['get', 'patch', 'update'],
+      });
     }
     if (v.scale) {
-      resources.push({ name: `${type.plural}/scale`, singularName: '', namespaced: type.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
+      resources.push({
+        name: `${type.plural}/scale`,
+        singularName: '',
+        namespaced: type.namespaced,
+        group: 'autoscaling',
+        version: 'v1',
+        kind: 'Scale',
+        verbs: ['get', 'patch', 'update'],
+      });
     }
     for (const sub of type.extraSubresources ?? []) {
       resources.push(
         sub === 'token'
-          ? { name: `${type.plural}/token`, singularName: '', namespaced: type.namespaced, group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] }
+          ? {
+              name: `${type.plural}/token`,
+              singularName: '',
+              namespaced: type.namespaced,
+              group: 'authentication.k8s.io',
+              version: 'v1',
+              kind: 'TokenRequest',
+              verbs: ['create'],
+            }
           : sub === 'binding'
             ? { name: `${type.plural}/binding`, singularName: '', namespaced: type.namespaced, kind: 'Binding', verbs: ['create'] }
             : { name: `${type.plural}/${sub}`, singularName: '', namespaced: type.namespaced, kind: type.kind, verbs: ['update'] },

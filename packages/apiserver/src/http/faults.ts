@@ -241,7 +241,13 @@ export class Faults {
 }
 
 function describe(m: RequestMatch): string {
-  const parts = [m.verb && `verb=${String(m.verb)}`, m.resource && `resource=${m.resource}`, m.namespace && `namespace=${m.namespace}`, m.name && `name=${m.name}`, m.path && `path=${String(m.path)}`];
+  const parts = [
+    m.verb && `verb=${String(m.verb)}`,
+    m.resource && `resource=${m.resource}`,
+    m.namespace && `namespace=${m.namespace}`,
+    m.name && `name=${m.name}`,
+    m.path && `path=${String(m.path)}`,
+  ];
   return parts.filter(Boolean).join(' ') || 'all requests';
 }
 
@@ -263,7 +269,16 @@ function faultError(s: RequestFaultSpec, req: RequestDescription): ApiError {
 const VERBS: readonly Verb[] = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'];
 const WATCH_MATCH_KEYS = ['resource', 'namespace', 'path'] as const;
 export const REQUEST_MATCH_KEYS = ['verb', 'resource', 'namespace', 'name', 'path'] as const;
-const REQUEST_FAULT_KEYS = [...REQUEST_MATCH_KEYS, 'skip', 'status', 'message', 'retryAfterSeconds', 'delayMs', 'count', 'fraction'] as const;
+const REQUEST_FAULT_KEYS = [
+  ...REQUEST_MATCH_KEYS,
+  'skip',
+  'status',
+  'message',
+  'retryAfterSeconds',
+  'delayMs',
+  'count',
+  'fraction',
+] as const;
 
 /**
  * A fault that matched nothing, or everything, by mistake would make a test pass or fail for the
@@ -279,7 +294,9 @@ export function checkMatch(where: string, match: object, known: readonly string[
   for (const key of ['resource', 'namespace', 'name', 'message'] as const) {
     const value = fields[key];
     if (value !== undefined && (typeof value !== 'string' || value === '')) {
-      throw new TypeError(`${where}: ${key} must be a non-empty string, got ${describeValue(value)}${key === 'resource' ? " (e.g. 'configmaps', 'deployments.apps/status'; use path for a RegExp)" : ''}`);
+      throw new TypeError(
+        `${where}: ${key} must be a non-empty string, got ${describeValue(value)}${key === 'resource' ? " (e.g. 'configmaps', 'deployments.apps/status'; use path for a RegExp)" : ''}`,
+      );
     }
   }
   const path = fields['path'];
@@ -288,7 +305,8 @@ export function checkMatch(where: string, match: object, known: readonly string[
   }
   const verbs = fields['verb'] === undefined ? [] : Array.isArray(fields['verb']) ? (fields['verb'] as unknown[]) : [fields['verb']];
   for (const verb of verbs) {
-    if (!VERBS.includes(verb as Verb)) throw new TypeError(`${where}: verb must be one of ${VERBS.join(', ')} (or an array of them), got ${describeValue(verb)}`);
+    if (!VERBS.includes(verb as Verb))
+      throw new TypeError(`${where}: verb must be one of ${VERBS.join(', ')} (or an array of them), got ${describeValue(verb)}`);
   }
 }
 

@@ -43,7 +43,13 @@ export const FLOW_CONTROL_DEFAULTS: FlowControlOptions = {
 const DISPATCH_POLL_MS = 50;
 
 function tooManyRequests(): ApiError {
-  return new ApiError(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds: 1 }, { 'retry-after': '1' });
+  return new ApiError(
+    429,
+    'TooManyRequests',
+    'Too many requests, please try again later.',
+    { retryAfterSeconds: 1 },
+    { 'retry-after': '1' },
+  );
 }
 
 /**

@@ -67,7 +67,9 @@ export function requestGuard(options: HostGuardOptions): (method: string, header
       originHost = undefined;
     }
     if (originHost === undefined || hostHeader === undefined || originHost.toLowerCase() !== hostHeader.trim().toLowerCase()) {
-      throw forbidden(`cross-origin ${method} from Origin ${JSON.stringify(origin)} refused: it is not this server's own origin (a web page may not write to the API server)`);
+      throw forbidden(
+        `cross-origin ${method} from Origin ${JSON.stringify(origin)} refused: it is not this server's own origin (a web page may not write to the API server)`,
+      );
     }
   };
 }

@@ -6,7 +6,19 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiCore, DeleteOptions, FieldValidation, PropagationPolicy, WriteOptions } from '../api/core.js';
 import { versionSchema } from '../api/present.js';
 import type { PatchEngine, PatchKind } from '../patch/engine.js';
-import { ApiError, badRequest, fieldForbidden, fieldNotSupported, invalid, invalidResourceVersion, methodNotAllowed, pathNotFound, resourceVersionTooLarge, unsupportedMediaType, type StatusCause } from '../api/errors.js';
+import {
+  ApiError,
+  badRequest,
+  fieldForbidden,
+  fieldNotSupported,
+  invalid,
+  invalidResourceVersion,
+  methodNotAllowed,
+  pathNotFound,
+  resourceVersionTooLarge,
+  unsupportedMediaType,
+  type StatusCause,
+} from '../api/errors.js';
 import type { Faults, RequestDescription } from './faults.js';
 import type { RequestLog } from './request-log.js';
 import type { ResourceRequest, Verb } from './http.js';
@@ -23,7 +35,18 @@ import type { WatchHub, WatchSink, WatchStart } from '../api/watch.js';
 import type { EventType } from '../api/store.js';
 import { warningHeaders } from './warnings.js';
 import type { Attributes, Auth, UserInfo } from '../auth/index.js';
-import { admittedDelete, admittedDeleteOfCurrent, admittedScale, admittedSubresourceCreate, admittedWrite, type AdmissionRequest, type AdmissionWebhooks, type ConversionPlan, type ConversionWebhooks, type Operation } from '../admission/index.js';
+import {
+  admittedDelete,
+  admittedDeleteOfCurrent,
+  admittedScale,
+  admittedSubresourceCreate,
+  admittedWrite,
+  type AdmissionRequest,
+  type AdmissionWebhooks,
+  type ConversionPlan,
+  type ConversionWebhooks,
+  type Operation,
+} from '../admission/index.js';
 
 export interface HandlerContext {
   core: ApiCore;
@@ -56,12 +79,26 @@ function admissionRequest(
   opts: { dryRun?: boolean; fieldManager?: string; fieldValidation?: string },
   name = rr.name ?? '',
 ): AdmissionRequest {
-  const kinds: Record<Operation, string> = { CREATE: 'CreateOptions', UPDATE: 'UpdateOptions', DELETE: 'DeleteOptions', CONNECT: 'ConnectOptions' };
+  const kinds: Record<Operation, string> = {
+    CREATE: 'CreateOptions',
+    UPDATE: 'UpdateOptions',
+    DELETE: 'DeleteOptions',
+    CONNECT: 'ConnectOptions',
+  };
   const options: JsonObject = { kind: kinds[operation], apiVersion: 'meta.k8s.io/v1' };
   if (opts.dryRun) options.dryRun = ['All'];
   if (opts.fieldManager) options.fieldManager = opts.fieldManager;
   if (opts.fieldValidation) options.fieldValidation = opts.fieldValidation;
-  return { operation, resolved, subresource: rr.subresource ?? '', namespace: rr.namespace ?? '', name, dryRun: opts.dryRun ?? false, user, options };
+  return {
+    operation,
+    resolved,
+    subresource: rr.subresource ?? '',
+    namespace: rr.namespace ?? '',
+    name,
+    dryRun: opts.dryRun ?? false,
+    user,
+    options,
+  };
 }
 
 const PATCH_KINDS: Record<string, PatchKind> = {
@@ -140,10 +177,16 @@ function listResourceVersionMatch(query: URLSearchParams, rv: string): 'Exact' |
   const match = query.get('resourceVersionMatch') ?? '';
   if (match === '') return undefined;
   const listOptionsInvalid = (cause: StatusCause): ApiError => invalid('meta.k8s.io', 'ListOptions', '', [cause]);
-  if (match !== 'Exact' && match !== 'NotOlderThan') throw listOptionsInvalid(fieldNotSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
-  if (rv === '') throw listOptionsInvalid(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
-  if ((query.get('continue') ?? '') !== '') throw listOptionsInvalid(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
-  if (match === 'Exact' && rv === '0') throw listOptionsInvalid(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+  if (match !== 'Exact' && match !== 'NotOlderThan')
+    throw listOptionsInvalid(fieldNotSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
+  if (rv === '')
+    throw listOptionsInvalid(
+      fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'),
+    );
+  if ((query.get('continue') ?? '') !== '')
+    throw listOptionsInvalid(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+  if (match === 'Exact' && rv === '0')
+    throw listOptionsInvalid(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
   return match;
 }
 
@@ -158,13 +201,18 @@ function checkWatchListOptions(query: URLSearchParams, bookmarks: boolean): void
   const match = query.get('resourceVersionMatch') ?? '';
   const causes: StatusCause[] = [];
   if (sendInitialEvents !== null) {
-    if (match !== 'NotOlderThan') causes.push(fieldForbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+    if (match !== 'NotOlderThan')
+      causes.push(fieldForbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
     if (!bookmarks) causes.push(fieldForbidden('allowWatchBookmarks', 'sendInitialEvents requires setting allowWatchBookmarks to true'));
   }
   if (match !== '') {
-    if (sendInitialEvents === null) causes.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
+    if (sendInitialEvents === null)
+      causes.push(
+        fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'),
+      );
     if (match !== 'NotOlderThan') causes.push(fieldNotSupported('resourceVersionMatch', match, ['NotOlderThan']));
-    if ((query.get('continue') ?? '') !== '') causes.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+    if ((query.get('continue') ?? '') !== '')
+      causes.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
   }
   if (causes.length > 0) throw invalid('meta.k8s.io', 'ListOptions', '', causes);
 }
@@ -207,7 +255,8 @@ async function deleteOptionsOf(req: IncomingMessage, query: URLSearchParams, ctx
     body = parsed;
   }
   const dryRunBody = Array.isArray(body.dryRun) && body.dryRun.length > 0;
-  if (dryRunBody && !(body.dryRun as JsonValue[]).every((v) => v === 'All')) throw badRequest('Invalid dryRun value: supported values: "All"');
+  if (dryRunBody && !(body.dryRun as JsonValue[]).every((v) => v === 'All'))
+    throw badRequest('Invalid dryRun value: supported values: "All"');
   let policy = policyOf(body.propagationPolicy) ?? policyOf(query.get('propagationPolicy'));
   const orphan = body.orphanDependents ?? (query.has('orphanDependents') ? query.get('orphanDependents') === 'true' : undefined);
   if (policy === undefined && typeof orphan === 'boolean') policy = orphan ? 'Orphan' : 'Background';
@@ -251,7 +300,8 @@ export async function handleResource(
   if (!resolved) throw pathNotFound();
   const { type } = resolved;
   if (!verb) throw methodNotAllowed();
-  if (rr.subresource === undefined && type.verbs !== undefined && !type.verbs.includes(verb) && !ctx.auth.answers(type)) throw methodNotAllowed();
+  if (rr.subresource === undefined && type.verbs !== undefined && !type.verbs.includes(verb) && !ctx.auth.answers(type))
+    throw methodNotAllowed();
   if (type.namespaced && rr.namespace === undefined && !['list', 'watch'].includes(verb)) {
     // Across namespaces the real server routes list and watch only: another method there is 405, a name under it no path.
     throw rr.name === undefined ? methodNotAllowed() : pathNotFound();
@@ -261,7 +311,10 @@ export async function handleResource(
     const statusOk = rr.subresource === 'status' && resolved.version.statusSubresource && ['get', 'update', 'patch'].includes(verb);
     const finalizeOk = rr.subresource === 'finalize' && (type.extraSubresources ?? []).includes('finalize') && verb === 'update';
     const scaleOk = rr.subresource === 'scale' && resolved.version.scale !== undefined && ['get', 'update', 'patch'].includes(verb);
-    const createOk = (rr.subresource === 'token' || rr.subresource === 'binding') && (type.extraSubresources ?? []).includes(rr.subresource) && verb === 'create';
+    const createOk =
+      (rr.subresource === 'token' || rr.subresource === 'binding') &&
+      (type.extraSubresources ?? []).includes(rr.subresource) &&
+      verb === 'create';
     if (!statusOk && !finalizeOk && !scaleOk && !createOk) throw pathNotFound();
   }
   const namespace = rr.namespace ?? '';
@@ -304,14 +357,26 @@ export async function handleResource(
   if (rr.subresource === 'token') {
     const { value } = await bodyOf(req, ctx, BODY_TYPES);
     const opts = writeOptions(req, query, 'token');
-    const token = await admittedSubresourceCreate(ctx.admission, admissionRequest('CREATE', resolved, rr, user, opts), value, (body) => ctx.auth.requestToken(namespace, rr.name as string, body), opts.warnings);
+    const token = await admittedSubresourceCreate(
+      ctx.admission,
+      admissionRequest('CREATE', resolved, rr, user, opts),
+      value,
+      (body) => ctx.auth.requestToken(namespace, rr.name as string, body),
+      opts.warnings,
+    );
     sendJson(res, 201, token, warningHeaders(opts.warnings));
     return;
   }
   if (rr.subresource === 'binding') {
     const { value } = await bodyOf(req, ctx, BODY_TYPES);
     const opts = writeOptions(req, query, 'binding');
-    await admittedSubresourceCreate(ctx.admission, admissionRequest('CREATE', resolved, rr, user, opts), value, (body) => ctx.core.bind(namespace, rr.name as string, body, opts), opts.warnings);
+    await admittedSubresourceCreate(
+      ctx.admission,
+      admissionRequest('CREATE', resolved, rr, user, opts),
+      value,
+      (body) => ctx.core.bind(namespace, rr.name as string, body, opts),
+      opts.warnings,
+    );
     sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, warningHeaders(opts.warnings));
     return;
   }
@@ -350,8 +415,28 @@ export async function handleResource(
         list.apiVersion = resolved.apiVersion;
       }
       if (target?.kind === 'Table') {
-        sendJson(res, 200, toTable(type, resolved.version, list.items as JsonObject[], list.metadata as JsonObject, parseIncludeObject(query.get('includeObject'))));
-      } else if (target) sendJson(res, 200, listInShape(list as JsonObject, list.items as JsonObject[], target, goTypeName(type.kind, resolved.version.name, type.custom, true)));
+        sendJson(
+          res,
+          200,
+          toTable(
+            type,
+            resolved.version,
+            list.items as JsonObject[],
+            list.metadata as JsonObject,
+            parseIncludeObject(query.get('includeObject')),
+          ),
+        );
+      } else if (target)
+        sendJson(
+          res,
+          200,
+          listInShape(
+            list as JsonObject,
+            list.items as JsonObject[],
+            target,
+            goTypeName(type.kind, resolved.version.name, type.custom, true),
+          ),
+        );
       else sendJson(res, 200, list);
       return;
     }
@@ -364,10 +449,17 @@ export async function handleResource(
       }
       const { value } = await bodyOf(req, ctx, BODY_TYPES);
       const opts = writeOptions(req, query, undefined, admit);
-      const bodyName = isJsonObject(value) && isJsonObject(value.metadata) && typeof value.metadata.name === 'string' ? value.metadata.name : '';
+      const bodyName =
+        isJsonObject(value) && isJsonObject(value.metadata) && typeof value.metadata.name === 'string' ? value.metadata.name : '';
       const request = admissionRequest('CREATE', resolved, rr, user, opts, bodyName);
-      const stored = conversion && isJsonObject(value) ? (await conversion.toStorage([{ ...value, apiVersion: resolved.apiVersion }]))[0] : value;
-      const result = await fromStorageResult(conversion, await admittedWrite(ctx.admission, request, opts, (o) => ctx.core.create(conversion?.storage ?? resolved, namespace, stored as JsonValue, { ...opts, ...o })));
+      const stored =
+        conversion && isJsonObject(value) ? (await conversion.toStorage([{ ...value, apiVersion: resolved.apiVersion }]))[0] : value;
+      const result = await fromStorageResult(
+        conversion,
+        await admittedWrite(ctx.admission, request, opts, (o) =>
+          ctx.core.create(conversion?.storage ?? resolved, namespace, stored as JsonValue, { ...opts, ...o }),
+        ),
+      );
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
     }
@@ -375,8 +467,14 @@ export async function handleResource(
       const { value } = await bodyOf(req, ctx, BODY_TYPES);
       const opts = { ...writeOptions(req, query, rr.subresource, admit), authorizeCreate };
       const request = admissionRequest('UPDATE', resolved, rr, user, opts);
-      const stored = conversion && isJsonObject(value) ? (await conversion.toStorage([{ ...value, apiVersion: resolved.apiVersion }]))[0] : value;
-      const result = await fromStorageResult(conversion, await admittedWrite(ctx.admission, request, opts, (o) => ctx.core.update(conversion?.storage ?? resolved, namespace, rr.name as string, stored as JsonValue, { ...opts, ...o })));
+      const stored =
+        conversion && isJsonObject(value) ? (await conversion.toStorage([{ ...value, apiVersion: resolved.apiVersion }]))[0] : value;
+      const result = await fromStorageResult(
+        conversion,
+        await admittedWrite(ctx.admission, request, opts, (o) =>
+          ctx.core.update(conversion?.storage ?? resolved, namespace, rr.name as string, stored as JsonValue, { ...opts, ...o }),
+        ),
+      );
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
     }
@@ -386,16 +484,24 @@ export async function handleResource(
       const raw = await readBody(req, MAX_BODY_BYTES, ctx.bodyTimeoutMs);
       if (!kind) throw unsupportedMediaType(contentType, Object.keys(PATCH_KINDS));
       const body = parseBody(raw, kind === 'apply' ? 'application/yaml' : 'application/json');
-      const opts = { ...writeOptions(req, query, rr.subresource, admit), authorizeCreate, force: query.get('force') === 'true' ? true : undefined };
+      const opts = {
+        ...writeOptions(req, query, rr.subresource, admit),
+        authorizeCreate,
+        force: query.get('force') === 'true' ? true : undefined,
+      };
       const request = admissionRequest('UPDATE', resolved, rr, user, opts);
       if (conversion) {
         const result = await patchThroughConversion(conversion, resolved, namespace, rr.name as string, kind, body, ctx, (o, updated) =>
-          admittedWrite(ctx.admission, request, opts, (w) => ctx.core.update(conversion.storage, namespace, rr.name as string, updated, { ...opts, ...o, ...w })),
+          admittedWrite(ctx.admission, request, opts, (w) =>
+            ctx.core.update(conversion.storage, namespace, rr.name as string, updated, { ...opts, ...o, ...w }),
+          ),
         );
         sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
         return;
       }
-      const result = await admittedWrite(ctx.admission, request, opts, (o) => ctx.core.patch(resolved, namespace, rr.name as string, kind, body, { ...opts, ...o }));
+      const result = await admittedWrite(ctx.admission, request, opts, (o) =>
+        ctx.core.patch(resolved, namespace, rr.name as string, kind, body, { ...opts, ...o }),
+      );
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
     }
@@ -403,8 +509,14 @@ export async function handleResource(
       const opts = await deleteOptionsOf(req, query, ctx);
       const request = admissionRequest('DELETE', resolved, rr, user, opts);
       const current = (): JsonObject | undefined =>
-        ctx.core.store.get(type.key, type.namespaced ? namespace : '', rr.name as string) && ctx.core.get(conversion?.storage ?? resolved, namespace, rr.name as string);
-      const result = await fromStorageResult(conversion, await admittedDeleteOfCurrent(ctx.admission, request, current, () => ctx.core.delete(conversion?.storage ?? resolved, namespace, rr.name as string, opts)));
+        ctx.core.store.get(type.key, type.namespaced ? namespace : '', rr.name as string) &&
+        ctx.core.get(conversion?.storage ?? resolved, namespace, rr.name as string);
+      const result = await fromStorageResult(
+        conversion,
+        await admittedDeleteOfCurrent(ctx.admission, request, current, () =>
+          ctx.core.delete(conversion?.storage ?? resolved, namespace, rr.name as string, opts),
+        ),
+      );
       sendJson(res, result.status, result.body);
       return;
     }
@@ -431,7 +543,10 @@ async function fromStorage(conversion: ConversionPlan | undefined, obj: JsonObje
 }
 
 /** A write's answer (an object, or a Status) in the request's version. */
-async function fromStorageResult(conversion: ConversionPlan | undefined, result: { status: number; body: JsonObject }): Promise<{ status: number; body: JsonObject }> {
+async function fromStorageResult(
+  conversion: ConversionPlan | undefined,
+  result: { status: number; body: JsonObject },
+): Promise<{ status: number; body: JsonObject }> {
   if (!conversion || result.body.kind === 'Status') return result;
   return { status: result.status, body: await fromStorage(conversion, result.body) };
 }
@@ -451,13 +566,18 @@ async function patchThroughConversion(
   ctx: HandlerContext,
   update: (opts: WriteOptions, updated: JsonObject) => Promise<{ status: number; body: JsonObject }>,
 ): Promise<{ status: number; body: JsonObject }> {
-  if (kind === 'apply' || kind === 'strategic') throw unsupportedMediaType(kind === 'apply' ? 'application/apply-patch+yaml' : 'application/strategic-merge-patch+json', ['application/json-patch+json', 'application/merge-patch+json']);
+  if (kind === 'apply' || kind === 'strategic')
+    throw unsupportedMediaType(kind === 'apply' ? 'application/apply-patch+yaml' : 'application/strategic-merge-patch+json', [
+      'application/json-patch+json',
+      'application/merge-patch+json',
+    ]);
   const stored = ctx.core.get(conversion.storage, namespace, name);
   const current = await fromStorage(conversion, stored);
   const patched = ctx.patch(kind, current, body, resolved.type);
   if (!isJsonObject(patched)) throw badRequest(`the patch must leave a ${resolved.type.kind} object`);
   const meta = isJsonObject(patched.metadata) ? patched.metadata : (patched.metadata = {});
-  if (meta.resourceVersion === undefined || meta.resourceVersion === null || meta.resourceVersion === '') meta.resourceVersion = resourceVersionOf(stored);
+  if (meta.resourceVersion === undefined || meta.resourceVersion === null || meta.resourceVersion === '')
+    meta.resourceVersion = resourceVersionOf(stored);
   const [updated] = await conversion.toStorage([{ ...patched, apiVersion: resolved.apiVersion }]);
   return fromStorageResult(conversion, await update({}, updated as JsonObject));
 }
@@ -468,7 +588,13 @@ async function patchThroughConversion(
  * `metadata.name=x` is for the object x (so `resourceNames` rules allow an informer on one object).
  */
 /** What the request log and the faults see of a resource request. */
-function describeRequest(req: IncomingMessage, url: URL, rr: ResourceRequest, verb: Verb, resource: { group: string; resource: string }): RequestDescription {
+function describeRequest(
+  req: IncomingMessage,
+  url: URL,
+  rr: ResourceRequest,
+  verb: Verb,
+  resource: { group: string; resource: string },
+): RequestDescription {
   return {
     verb,
     group: resource.group,
@@ -517,7 +643,12 @@ async function serveScale(
     const contentType = mediaType(req.headers['content-type']);
     const kind = PATCH_KINDS[contentType];
     const raw = await readBody(req, MAX_BODY_BYTES, ctx.bodyTimeoutMs);
-    if (!kind || kind === 'apply') throw unsupportedMediaType(contentType, ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json']);
+    if (!kind || kind === 'apply')
+      throw unsupportedMediaType(contentType, [
+        'application/json-patch+json',
+        'application/merge-patch+json',
+        'application/strategic-merge-patch+json',
+      ]);
     const body = parseBody(raw, 'application/json');
     // A Scale has no lists, so a strategic merge patch of it is a merge patch.
     const patchKind = kind === 'strategic' ? 'merge' : kind;
@@ -562,7 +693,8 @@ function convertingSink(res: ServerResponse, conversion: ConversionPlan): WatchS
   const convertLine = async (line: string): Promise<string> => {
     const event = JSON.parse(line) as JsonObject;
     const object = event.object;
-    if (event.type === 'BOOKMARK' || event.type === 'ERROR' || !isJsonObject(object) || object.apiVersion !== conversion.storage.apiVersion) return line;
+    if (event.type === 'BOOKMARK' || event.type === 'ERROR' || !isJsonObject(object) || object.apiVersion !== conversion.storage.apiVersion)
+      return line;
     return JSON.stringify({ ...event, object: (await conversion.toRequest([object]))[0] as JsonObject });
   };
   return {
@@ -581,7 +713,10 @@ function convertingSink(res: ServerResponse, conversion: ConversionPlan): WatchS
         } catch (err) {
           if (gone()) return;
           stopped = true;
-          const status = err instanceof ApiError ? err.toStatus() : { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: String(err), code: 500 };
+          const status =
+            err instanceof ApiError
+              ? err.toStatus()
+              : { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: String(err), code: 500 };
           res.end(JSON.stringify({ type: 'ERROR', object: status }) + '\n');
         } finally {
           queuedBytes -= chunk.length;
@@ -614,13 +749,24 @@ function startStream(res: ServerResponse): void {
   res.socket?.setNoDelay(true);
 }
 
-async function serveWatch(req: IncomingMessage, res: ServerResponse, url: URL, rr: ResourceRequest, resolved: Resolved, ctx: HandlerContext, conversion?: ConversionPlan): Promise<void> {
+async function serveWatch(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  rr: ResourceRequest,
+  resolved: Resolved,
+  ctx: HandlerContext,
+  conversion?: ConversionPlan,
+): Promise<void> {
   const query = url.searchParams;
   const rvText = resourceVersionParam(query);
   const bookmarks = query.get('allowWatchBookmarks') === 'true';
   checkWatchListOptions(query, bookmarks);
   const fieldSelectors = [query.get('fieldSelector') ?? '', rr.name !== undefined ? `metadata.name=${rr.name}` : ''].filter(Boolean);
-  const filter = ctx.core.compileFilter(resolved, { labelSelector: query.get('labelSelector') ?? undefined, fieldSelector: fieldSelectors.join(',') || undefined });
+  const filter = ctx.core.compileFilter(resolved, {
+    labelSelector: query.get('labelSelector') ?? undefined,
+    fieldSelector: fieldSelectors.join(',') || undefined,
+  });
   const timeoutSeconds = intParam(query, 'timeoutSeconds');
   const timeoutMs =
     timeoutSeconds !== undefined && timeoutSeconds > 0
@@ -651,18 +797,20 @@ async function serveWatch(req: IncomingMessage, res: ServerResponse, url: URL, r
     return;
   }
   startStream(res);
-  const sink: WatchSink = conversion ? convertingSink(res, conversion) : {
-    write: (chunk) => {
-      res.write(chunk);
-    },
-    end: () => res.end(),
-    cut: () => res.end(),
-    destroy: () => res.destroy(),
-    get bufferedBytes() {
-      return res.writableLength;
-    },
-    queuedEvents: 0,
-  };
+  const sink: WatchSink = conversion
+    ? convertingSink(res, conversion)
+    : {
+        write: (chunk) => {
+          res.write(chunk);
+        },
+        end: () => res.end(),
+        cut: () => res.end(),
+        destroy: () => res.destroy(),
+        get bufferedBytes() {
+          return res.writableLength;
+        },
+        queuedEvents: 0,
+      };
   try {
     const watch = ctx.hub.open(
       {
@@ -688,5 +836,3 @@ async function serveWatch(req: IncomingMessage, res: ServerResponse, url: URL, r
     throw err;
   }
 }
-
-

@@ -47,7 +47,10 @@ export function requestUrl(target: string): URL {
 export function parsePath(pathname: string): PathInfo {
   let parts: string[];
   try {
-    parts = pathname.split('/').filter((p) => p !== '').map((p) => decodeURIComponent(p));
+    parts = pathname
+      .split('/')
+      .filter((p) => p !== '')
+      .map((p) => decodeURIComponent(p));
   } catch {
     return { kind: 'other' };
   }
@@ -115,7 +118,11 @@ export const BODY_TIMEOUT_MS = 60_000;
 
 /** The client went away before its request was read; nothing to answer, nothing to report. */
 export class RequestAborted extends Error {
-  constructor(readonly method: string, readonly url: string, why: string) {
+  constructor(
+    readonly method: string,
+    readonly url: string,
+    why: string,
+  ) {
     super(`${method} ${url}: client went away (${why})`);
     this.name = 'RequestAborted';
   }
@@ -139,7 +146,11 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES, timeoutMs
       fn();
     };
     const timer = setTimeout(() => {
-      settle(() => reject(new ApiError(408, 'Timeout', `Timeout: the request body did not arrive within ${timeoutMs / 1000}s`, {}, { connection: 'close' })));
+      settle(() =>
+        reject(
+          new ApiError(408, 'Timeout', `Timeout: the request body did not arrive within ${timeoutMs / 1000}s`, {}, { connection: 'close' }),
+        ),
+      );
       req.pause();
     }, timeoutMs);
     timer.unref();
@@ -182,7 +193,8 @@ export function jsonDepthOver(text: string, limit: number): string | undefined {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) {
@@ -207,7 +219,9 @@ export function valueDepth(value: unknown): number {
 
 function tooDeep(char: string): ApiError {
   // Go's scanner error, as the real server reports it.
-  return badRequest(`the request body could not be decoded as JSON: invalid character '${char}' exceeded max depth (limit ${MAX_BODY_DEPTH})`);
+  return badRequest(
+    `the request body could not be decoded as JSON: invalid character '${char}' exceeded max depth (limit ${MAX_BODY_DEPTH})`,
+  );
 }
 
 function isStackOverflow(err: unknown): boolean {
@@ -242,14 +256,18 @@ export function loadYaml(text: string): JsonValue {
     // Maps as Map, so that a key that is itself a map or a list is refused (below), not stringified.
     value = doc.toJS({ maxAliasCount: MAX_YAML_ALIASES, mapAsMap: true });
   } catch (err) {
-    if (isStackOverflow(err)) throw badRequest(`the request body could not be decoded as YAML: exceeded max depth (limit ${MAX_BODY_DEPTH})`);
+    if (isStackOverflow(err))
+      throw badRequest(`the request body could not be decoded as YAML: exceeded max depth (limit ${MAX_BODY_DEPTH})`);
     const message = (err as Error).message;
     if (/alias count|resource exhaustion/i.test(message)) {
-      throw badRequest(`the request body could not be decoded as YAML: yaml: document contains excessive aliasing (more than ${MAX_YAML_ALIASES} alias references)`);
+      throw badRequest(
+        `the request body could not be decoded as YAML: yaml: document contains excessive aliasing (more than ${MAX_YAML_ALIASES} alias references)`,
+      );
     }
     throw badRequest(`the request body could not be decoded as YAML: ${message}`);
   }
-  if (valueDepth(value) > MAX_BODY_DEPTH) throw badRequest(`the request body could not be decoded as YAML: exceeded max depth (limit ${MAX_BODY_DEPTH})`);
+  if (valueDepth(value) > MAX_BODY_DEPTH)
+    throw badRequest(`the request body could not be decoded as YAML: exceeded max depth (limit ${MAX_BODY_DEPTH})`);
   return toJson(value);
 }
 
@@ -276,7 +294,10 @@ export function parseBody(raw: Buffer, contentType: string): JsonValue {
 /** A YAML map key as a JSON key: scalars as text (as the real server's YAML-to-JSON does), others refused. */
 function yamlKey(k: unknown): string {
   if (k === null || k === undefined) return 'null';
-  if (typeof k === 'object') throw badRequest(`the request body could not be decoded as YAML: invalid map key: a ${Array.isArray(k) ? 'sequence' : 'mapping'} (keys must be scalars)`);
+  if (typeof k === 'object')
+    throw badRequest(
+      `the request body could not be decoded as YAML: invalid map key: a ${Array.isArray(k) ? 'sequence' : 'mapping'} (keys must be scalars)`,
+    );
   return String(k);
 }
 
@@ -301,7 +322,11 @@ function toJson(v: unknown): JsonValue {
   while (stack.length > 0) {
     const [from, to] = stack.pop() as [unknown, JsonObject | JsonValue[]];
     const entries: Array<[string, unknown]> =
-      from instanceof Map ? [...from.entries()].map(([k, x]) => [yamlKey(k), x]) : Array.isArray(from) ? from.map((x, i) => [String(i), x]) : Object.entries(from as object);
+      from instanceof Map
+        ? [...from.entries()].map(([k, x]) => [yamlKey(k), x])
+        : Array.isArray(from)
+          ? from.map((x, i) => [String(i), x])
+          : Object.entries(from as object);
     for (const [k, x] of entries) {
       let out = convert(x);
       if (out === undefined) {

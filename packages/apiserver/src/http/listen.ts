@@ -37,7 +37,10 @@ function clientAddress(bound: string): string {
 }
 
 /** Serves `handle` on host:port (0: a free port) once listening; in-flight requests are tracked for client errors. */
-export async function listen(handle: (req: IncomingMessage, res: ServerResponse) => void, options: { host: string; port: number; tls: ServingTls | undefined }): Promise<Listening> {
+export async function listen(
+  handle: (req: IncomingMessage, res: ServerResponse) => void,
+  options: { host: string; port: number; tls: ServingTls | undefined },
+): Promise<Listening> {
   const inFlight = inFlightTracker();
   const listener = oneAtATimePerConnection((req: IncomingMessage, res: ServerResponse): void => {
     inFlight.track(req, res);
@@ -45,7 +48,9 @@ export async function listen(handle: (req: IncomingMessage, res: ServerResponse)
   });
   const { tls } = options;
   // Node's own Host check answers 400 without a Status; checkHostPresent answers with one.
-  const server: Server = tls ? createHttpsServer({ key: tls.key, cert: tls.cert, requireHostHeader: false }, listener) : createHttpServer({ requireHostHeader: false }, listener);
+  const server: Server = tls
+    ? createHttpsServer({ key: tls.key, cert: tls.cert, requireHostHeader: false }, listener)
+    : createHttpServer({ requireHostHeader: false }, listener);
   answerClientErrors(server, inFlight);
   server.keepAliveTimeout = 65_000;
   // Watches are long, so no whole-request timeout; headers must arrive within 60 s, bodies too (readBody).

@@ -44,11 +44,20 @@ export function mediaTarget(accept: string | undefined): MediaTarget | undefined
   const alternatives = accept.split(',').map(parseAlternative);
   for (const alt of alternatives) {
     if (alt.as === undefined) return undefined;
-    if (TARGETS.has(alt.as) && (alt.group === undefined || alt.group === 'meta.k8s.io') && (alt.version === undefined || META_VERSIONS.has(alt.version))) {
+    if (
+      TARGETS.has(alt.as) &&
+      (alt.group === undefined || alt.group === 'meta.k8s.io') &&
+      (alt.version === undefined || META_VERSIONS.has(alt.version))
+    ) {
       return { kind: alt.as as MediaTargetKind, apiVersion: `meta.k8s.io/${alt.version ?? 'v1'}` };
     }
   }
-  throw new ApiError(406, 'NotAcceptable', `only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf`, {});
+  throw new ApiError(
+    406,
+    'NotAcceptable',
+    `only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf`,
+    {},
+  );
 }
 
 /** apimachinery's errNotAcceptable: the shape asked for does not fit what the request reads. */
@@ -69,18 +78,25 @@ export function goTypeName(kind: string, version: string, custom: boolean, list:
 
 /** A GET in the shape asked for; a list shape for one object is 406. */
 export function objectInShape(obj: JsonObject, target: MediaTarget, goType: string): JsonObject {
-  if (target.kind === 'PartialObjectMetadataList') throw notThatShape(`you requested PartialObjectMetadataList, but the requested object is not a list (${goType})`);
+  if (target.kind === 'PartialObjectMetadataList')
+    throw notThatShape(`you requested PartialObjectMetadataList, but the requested object is not a list (${goType})`);
   return asPartialObjectMetadata(obj, target.apiVersion);
 }
 
 /** A LIST in the shape asked for; the single-object shape for a list is 406. */
 export function listInShape(list: JsonObject, items: readonly JsonObject[], target: MediaTarget, goType: string): JsonObject {
-  if (target.kind === 'PartialObjectMetadata') throw notThatShape(`you requested PartialObjectMetadata, but the requested object is a list (${goType})`);
+  if (target.kind === 'PartialObjectMetadata')
+    throw notThatShape(`you requested PartialObjectMetadata, but the requested object is a list (${goType})`);
   const listMeta = readMeta(list);
   const metadata: JsonObject = {};
   for (const key of ['resourceVersion', 'continue', 'remainingItemCount'] as const) {
     const value = listMeta[key];
     if (value !== undefined && value !== '') metadata[key] = value;
   }
-  return { kind: 'PartialObjectMetadataList', apiVersion: target.apiVersion, metadata, items: items.map((item) => asPartialObjectMetadata(item, target.apiVersion)) };
+  return {
+    kind: 'PartialObjectMetadataList',
+    apiVersion: target.apiVersion,
+    metadata,
+    items: items.map((item) => asPartialObjectMetadata(item, target.apiVersion)),
+  };
 }

@@ -27,8 +27,23 @@ const PATCH = 'io.k8s.apimachinery.pkg.apis.meta.v1.Patch';
 const NOT_IN_V2 = new Set(['nullable', 'anyOf', 'oneOf', 'not', 'x-kubernetes-validations']);
 /** What the real server strips from CRD schemas in v2 (StripValueValidations, StripNullable). */
 const VALUE_VALIDATIONS = new Set([
-  'format', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum', 'maxLength', 'minLength', 'pattern', 'maxItems', 'minItems',
-  'uniqueItems', 'multipleOf', 'enum', 'maxProperties', 'minProperties', 'required', 'allOf',
+  'format',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maxItems',
+  'minItems',
+  'uniqueItems',
+  'multipleOf',
+  'enum',
+  'maxProperties',
+  'minProperties',
+  'required',
+  'allOf',
 ]);
 
 export const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
@@ -47,7 +62,8 @@ function toV2(s: JsonValue, stripValidations: boolean): JsonValue {
     if (NOT_IN_V2.has(key) || (stripValidations && VALUE_VALIDATIONS.has(key))) continue;
     if (key === 'allOf' && typeof single?.$ref === 'string') out.$ref = String(single.$ref).replace(V3_REF, V2_REF);
     else if (key === '$ref' && typeof value === 'string') out.$ref = value.replace(V3_REF, V2_REF);
-    else if (key === 'properties' && isJsonObject(value)) out.properties = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toV2(v, stripValidations)]));
+    else if (key === 'properties' && isJsonObject(value))
+      out.properties = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toV2(v, stripValidations)]));
     else if (key === 'items' || key === 'additionalProperties') out[key] = toV2(value, stripValidations);
     else out[key] = value;
   }
@@ -57,7 +73,8 @@ function toV2(s: JsonValue, stripValidations: boolean): JsonValue {
 /** A CRD version's kind: its schema (value validations stripped) with type meta, or a free object. */
 function customDefinition(type: ResourceType, version: string, schema: JsonValue | undefined): JsonObject {
   const gvk = [{ group: type.group, version, kind: type.kind }];
-  if (!isJsonObject(schema) || schema['x-kubernetes-preserve-unknown-fields'] === true) return { type: 'object', 'x-kubernetes-group-version-kind': gvk };
+  if (!isJsonObject(schema) || schema['x-kubernetes-preserve-unknown-fields'] === true)
+    return { type: 'object', 'x-kubernetes-group-version-kind': gvk };
   const converted = toV2(schema, true) as JsonObject;
   const properties = isJsonObject(converted.properties) ? converted.properties : {};
   const typeMeta = (toV2({ properties: typeMetaProperties() }, false) as JsonObject).properties as JsonObject;
@@ -113,7 +130,8 @@ function resourcePaths(type: ResourceType, v: VersionInfo, definition: string | 
   if (verbs.has('delete')) item.delete = op('delete a', 'delete', `delete${name}`);
   if (verbs.has('patch')) item.patch = patch(`patch${name}`);
   const list: JsonObject = { parameters: scope };
-  if (verbs.has('list')) list.get = op('list or watch objects of kind', 'list', `list${name}`, { responses: { '200': { description: 'OK' } } });
+  if (verbs.has('list'))
+    list.get = op('list or watch objects of kind', 'list', `list${name}`, { responses: { '200': { description: 'OK' } } });
   if (verbs.has('create')) list.post = op('create a', 'post', `create${name}`);
   if (verbs.has('deletecollection')) list.delete = op('delete collection of', 'deletecollection', `deleteCollection${name}`);
   if (Object.keys(list).length > 1) paths[collection] = list;
@@ -158,7 +176,9 @@ export function openApiV2Document(registry: Registry): JsonObject {
     info: { title: 'Kubernetes', version: String(versionInfo().gitVersion) },
     paths,
     definitions,
-    securityDefinitions: { BearerToken: { type: 'apiKey', name: 'authorization', in: 'header', description: 'Bearer Token authentication' } },
+    securityDefinitions: {
+      BearerToken: { type: 'apiKey', name: 'authorization', in: 'header', description: 'Bearer Token authentication' },
+    },
     security: [{ BearerToken: [] }],
   };
 }
@@ -187,7 +207,8 @@ export class OpenApiV2 {
   constructor(private readonly registry: Registry) {}
 
   private current(): Built {
-    if (this.built?.revision !== this.registry.revision) this.built = { revision: this.registry.revision, doc: openApiV2Document(this.registry) };
+    if (this.built?.revision !== this.registry.revision)
+      this.built = { revision: this.registry.revision, doc: openApiV2Document(this.registry) };
     return this.built;
   }
 
@@ -212,7 +233,11 @@ export class OpenApiV2 {
       res.end();
       return;
     }
-    res.writeHead(200, { 'Content-Type': format === 'json' ? 'application/json' : PROTOBUF_CONTENT_TYPE, 'Content-Length': body.length, ETag: etag });
+    res.writeHead(200, {
+      'Content-Type': format === 'json' ? 'application/json' : PROTOBUF_CONTENT_TYPE,
+      'Content-Length': body.length,
+      ETag: etag,
+    });
     res.end(req.method === 'HEAD' ? undefined : body);
   }
 }

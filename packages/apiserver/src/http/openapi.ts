@@ -24,7 +24,8 @@ export function typeMetaProperties(): JsonObject {
     apiVersion: props.apiVersion ?? { type: 'string' },
     kind: props.kind ?? { type: 'string' },
     metadata: {
-      description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+      description:
+        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
       allOf: [{ $ref: `#/components/schemas/${OBJECT_META}` }],
     },
   };
@@ -33,7 +34,11 @@ export function typeMetaProperties(): JsonObject {
 /** A CRD version's schema as published: with type meta, unless it is a free object. */
 export function withTypeMeta(schema: JsonObject): JsonObject {
   if (schema['x-kubernetes-preserve-unknown-fields'] === true) return schema;
-  return { ...schema, type: 'object', properties: { ...typeMetaProperties(), ...(isJsonObject(schema.properties) ? schema.properties : {}) } };
+  return {
+    ...schema,
+    type: 'object',
+    properties: { ...typeMetaProperties(), ...(isJsonObject(schema.properties) ? schema.properties : {}) },
+  };
 }
 
 export function gvPath(group: string, version: string): string {
@@ -54,15 +59,30 @@ export function openApiIndex(registry: Registry, hashPrefix: string): JsonObject
 /** The query parameters of a PATCH that kubectl looks for (fieldValidation: validation on the server). */
 export const PATCH_QUERY_PARAMETERS: readonly { name: string; description: string; type: string }[] = [
   { name: 'dryRun', description: 'When present, indicates that modifications should not be persisted.', type: 'string' },
-  { name: 'fieldManager', description: 'fieldManager is a name associated with the actor or entity that is making these changes.', type: 'string' },
-  { name: 'fieldValidation', description: 'fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields.', type: 'string' },
+  {
+    name: 'fieldManager',
+    description: 'fieldManager is a name associated with the actor or entity that is making these changes.',
+    type: 'string',
+  },
+  {
+    name: 'fieldValidation',
+    description: 'fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields.',
+    type: 'string',
+  },
   { name: 'force', description: 'Force is going to "force" Apply requests.', type: 'boolean' },
 ];
 
-export const PATCH_DEFINITION: JsonObject = { type: 'object', description: 'Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.' };
+export const PATCH_DEFINITION: JsonObject = {
+  type: 'object',
+  description: 'Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.',
+};
 
 /** The patch types the server takes for a kind; strategic merge is left out (see above). */
-export const PATCH_TYPES: readonly string[] = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
+export const PATCH_TYPES: readonly string[] = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/apply-patch+yaml',
+];
 
 /**
  * A built-in kind's definition name (`io.k8s.api.apps.v1.Deployment`), or a custom kind's as the
@@ -78,9 +98,19 @@ function patchOperation(type: ResourceType, version: string): JsonObject {
   const content: JsonObject = Object.fromEntries(PATCH_TYPES.map((t) => [t, ref]));
   return {
     operationId: `patch${type.kind}`,
-    parameters: PATCH_QUERY_PARAMETERS.map((p) => ({ name: p.name, in: 'query', description: p.description, schema: { type: p.type, uniqueItems: true } })),
+    parameters: PATCH_QUERY_PARAMETERS.map((p) => ({
+      name: p.name,
+      in: 'query',
+      description: p.description,
+      schema: { type: p.type, uniqueItems: true },
+    })),
     requestBody: { content, required: true },
-    responses: { '200': { description: 'OK', content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaName(type, version)}` } } } } },
+    responses: {
+      '200': {
+        description: 'OK',
+        content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaName(type, version)}` } } },
+      },
+    },
     'x-kubernetes-action': 'patch',
     'x-kubernetes-group-version-kind': { group: type.group, version, kind: type.kind },
   };
@@ -102,7 +132,8 @@ export function openApiDocument(
   for (const { type, version: v } of types) {
     const item = type.namespaced ? `${base}/namespaces/{namespace}/${type.plural}/{name}` : `${base}/${type.plural}/{name}`;
     paths[item] = { patch: patchOperation(type, version) };
-    if (v.statusSubresource) paths[`${item}/status`] = { patch: { ...patchOperation(type, version), operationId: `patch${type.kind}Status` } };
+    if (v.statusSubresource)
+      paths[`${item}/status`] = { patch: { ...patchOperation(type, version), operationId: `patch${type.kind}Status` } };
     const builtin = type.custom ? undefined : builtinDefinitionName(type.group, version, type.kind);
     if (builtin) {
       Object.assign(schemas, builtinDefinitionsOf(builtin));
@@ -111,7 +142,10 @@ export function openApiDocument(
     const declared = schemaOf(type, v);
     const published = isJsonObject(declared) ? withTypeMeta(declared) : { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
     if (published.properties) Object.assign(schemas, builtinDefinitionsOf(OBJECT_META));
-    schemas[schemaName(type, version)] = { ...published, 'x-kubernetes-group-version-kind': [{ group: type.group, version, kind: type.kind }] };
+    schemas[schemaName(type, version)] = {
+      ...published,
+      'x-kubernetes-group-version-kind': [{ group: type.group, version, kind: type.kind }],
+    };
   }
   return {
     openapi: '3.0.0',

@@ -57,7 +57,11 @@ const labelSelector = s({
   2: {
     name: 'matchExpressions',
     repeated: true,
-    type: s({ 1: { name: 'key', type: 'string' }, 2: { name: 'operator', type: 'string' }, 3: { name: 'values', type: 'string', repeated: true } }),
+    type: s({
+      1: { name: 'key', type: 'string' },
+      2: { name: 'operator', type: 'string' },
+      3: { name: 'values', type: 'string', repeated: true },
+    }),
   },
 });
 
@@ -79,7 +83,10 @@ const container = s({
     }),
   },
   7: { name: 'env', repeated: true, type: s({ 1: { name: 'name', type: 'string' }, 2: { name: 'value', type: 'string' } }) },
-  8: { name: 'resources', type: s({ 1: { name: 'limits', type: 'string', map: 'quantity' }, 2: { name: 'requests', type: 'string', map: 'quantity' } }) },
+  8: {
+    name: 'resources',
+    type: s({ 1: { name: 'limits', type: 'string', map: 'quantity' }, 2: { name: 'requests', type: 'string', map: 'quantity' } }),
+  },
   13: { name: 'terminationMessagePath', type: 'string' },
   14: { name: 'imagePullPolicy', type: 'string' },
   16: { name: 'stdin', type: 'bool' },
@@ -103,7 +110,11 @@ const podSpec = s({
 
 const podTemplateSpec = s({ 1: { name: 'metadata', type: objectMeta }, 2: { name: 'spec', type: podSpec } });
 
-const intOrStringFields = s({ 1: { name: 'type', type: 'int' }, 2: { name: 'intVal', type: 'int' }, 3: { name: 'strVal', type: 'string' } });
+const intOrStringFields = s({
+  1: { name: 'type', type: 'int' },
+  2: { name: 'intVal', type: 'int' },
+  3: { name: 'strVal', type: 'string' },
+});
 
 const policyRule = s({
   1: { name: 'verbs', type: 'string', repeated: true },
@@ -118,9 +129,17 @@ const roleBinding = s({
   2: {
     name: 'subjects',
     repeated: true,
-    type: s({ 1: { name: 'kind', type: 'string' }, 2: { name: 'apiGroup', type: 'string' }, 3: { name: 'name', type: 'string' }, 4: { name: 'namespace', type: 'string' } }),
+    type: s({
+      1: { name: 'kind', type: 'string' },
+      2: { name: 'apiGroup', type: 'string' },
+      3: { name: 'name', type: 'string' },
+      4: { name: 'namespace', type: 'string' },
+    }),
   },
-  3: { name: 'roleRef', type: s({ 1: { name: 'apiGroup', type: 'string' }, 2: { name: 'kind', type: 'string' }, 3: { name: 'name', type: 'string' } }) },
+  3: {
+    name: 'roleRef',
+    type: s({ 1: { name: 'apiGroup', type: 'string' }, 2: { name: 'kind', type: 'string' }, 3: { name: 'name', type: 'string' } }),
+  },
 });
 
 const resourceAttributes = s({
@@ -219,7 +238,10 @@ const KINDS: Record<string, Schema> = {
           name: 'strategy',
           type: s({
             1: { name: 'type', type: 'string' },
-            2: { name: 'rollingUpdate', type: s({ 1: { name: 'maxUnavailable', type: 'intOrString' }, 2: { name: 'maxSurge', type: 'intOrString' } }) },
+            2: {
+              name: 'rollingUpdate',
+              type: s({ 1: { name: 'maxUnavailable', type: 'intOrString' }, 2: { name: 'maxSurge', type: 'intOrString' } }),
+            },
           }),
         },
         5: { name: 'minReadySeconds', type: 'int' },
@@ -247,7 +269,12 @@ const KINDS: Record<string, Schema> = {
         1: { name: 'audiences', type: 'string', repeated: true },
         3: {
           name: 'boundObjectRef',
-          type: s({ 1: { name: 'kind', type: 'string' }, 2: { name: 'apiVersion', type: 'string' }, 3: { name: 'name', type: 'string' }, 4: { name: 'uid', type: 'string' } }),
+          type: s({
+            1: { name: 'kind', type: 'string' },
+            2: { name: 'apiVersion', type: 'string' },
+            3: { name: 'name', type: 'string' },
+            4: { name: 'uid', type: 'string' },
+          }),
         },
         4: { name: 'expirationSeconds', type: 'int' },
       }),
@@ -255,9 +282,18 @@ const KINDS: Record<string, Schema> = {
   }),
   SelfSubjectAccessReview: s({
     1: { name: 'metadata', type: objectMeta },
-    2: { name: 'spec', type: s({ 1: { name: 'resourceAttributes', type: resourceAttributes }, 2: { name: 'nonResourceAttributes', type: nonResourceAttributes } }) },
+    2: {
+      name: 'spec',
+      type: s({
+        1: { name: 'resourceAttributes', type: resourceAttributes },
+        2: { name: 'nonResourceAttributes', type: nonResourceAttributes },
+      }),
+    },
   }),
-  SelfSubjectRulesReview: s({ 1: { name: 'metadata', type: objectMeta }, 2: { name: 'spec', type: s({ 1: { name: 'namespace', type: 'string' } }) } }),
+  SelfSubjectRulesReview: s({
+    1: { name: 'metadata', type: objectMeta },
+    2: { name: 'spec', type: s({ 1: { name: 'namespace', type: 'string' } }) },
+  }),
   SelfSubjectReview: s({ 1: { name: 'metadata', type: objectMeta } }),
 };
 
@@ -429,7 +465,12 @@ export function decodeProtobufBody(raw: Buffer): JsonObject {
     const kind = String(typeMeta.kind ?? '');
     const schema = KINDS[kind];
     if (!schema) {
-      throw new ApiError(415, 'UnsupportedMediaType', `the embedded API server does not decode protobuf ${kind || 'objects without a kind'}; send JSON instead`, {});
+      throw new ApiError(
+        415,
+        'UnsupportedMediaType',
+        `the embedded API server does not decode protobuf ${kind || 'objects without a kind'}; send JSON instead`,
+        {},
+      );
     }
     const obj = decodeMessage(Buffer.from(String(unknown.raw ?? ''), 'base64'), schema, kind);
     return { apiVersion: String(typeMeta.apiVersion ?? ''), kind, ...obj };

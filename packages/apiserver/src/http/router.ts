@@ -45,7 +45,10 @@ function discoveryDocument(info: Discovery, ctx: RouterContext): JsonObject | un
 const OPENAPI_V3_GROUP = /^\/openapi\/v3\/(?:api\/([^/]+)|apis\/([^/]+)\/([^/]+))$/;
 
 /** The non-resource paths a GET serves: the first route whose path matches answers. */
-const ROUTES: readonly { readonly matches: (path: string) => boolean; readonly serve: (req: IncomingMessage, res: ServerResponse, path: string, ctx: RouterContext) => void | Promise<void> }[] = [
+const ROUTES: readonly {
+  readonly matches: (path: string) => boolean;
+  readonly serve: (req: IncomingMessage, res: ServerResponse, path: string, ctx: RouterContext) => void | Promise<void>;
+}[] = [
   { matches: (path) => path === '/version', serve: (_req, res) => sendJson(res, 200, versionInfo()) },
   {
     matches: (path) => path === '/healthz' || path === '/livez' || path === '/readyz',
@@ -55,7 +58,10 @@ const ROUTES: readonly { readonly matches: (path: string) => boolean; readonly s
     },
   },
   { matches: (path) => path === '/openapi/v2', serve: (req, res, _path, ctx) => ctx.openApiV2.serve(req, res) },
-  { matches: (path) => path === '/openapi/v3', serve: (_req, res, _path, ctx) => sendJson(res, 200, openApiIndex(ctx.registry, ctx.hashPrefix)) },
+  {
+    matches: (path) => path === '/openapi/v3',
+    serve: (_req, res, _path, ctx) => sendJson(res, 200, openApiIndex(ctx.registry, ctx.hashPrefix)),
+  },
   {
     matches: (path) => OPENAPI_V3_GROUP.test(path),
     serve: (_req, res, path, ctx) => {
@@ -117,4 +123,3 @@ function answerError(res: ServerResponse, err: unknown): void {
     sendError(res, internalError((err as Error).message ?? String(err)));
   }
 }
-

@@ -21,14 +21,24 @@ function columnsOf(type: ResourceType, version: VersionInfo): PrinterColumn[] {
 
 export function columnDefinitions(type: ResourceType, version: VersionInfo): JsonObject[] {
   return columnsOf(type, version).map((c) => {
-    const def: JsonObject = { name: c.name, type: c.type, format: c.format ?? '', description: c.description ?? c.name, priority: c.priority ?? 0 };
+    const def: JsonObject = {
+      name: c.name,
+      type: c.type,
+      format: c.format ?? '',
+      description: c.description ?? c.name,
+      priority: c.priority ?? 0,
+    };
     return def;
   });
 }
 
 /** A CRD printer-column JSONPath: `.a.b`, `.a[0].b`, `.a[?(@.type=="Ready")].status`. */
 export function evalJsonPath(obj: JsonValue, path: string): JsonValue | undefined {
-  const tokens = path.replace(/^\{|\}$/g, '').replace(/^\./, '').match(/\[\?\(@\.[^)]*\)\]|\[\d+\]|[^.[\]]+/g) ?? [];
+  const tokens =
+    path
+      .replace(/^\{|\}$/g, '')
+      .replace(/^\./, '')
+      .match(/\[\?\(@\.[^)]*\)\]|\[\d+\]|[^.[\]]+/g) ?? [];
   let cur: JsonValue | undefined = obj;
   for (const t of tokens) {
     if (cur === undefined || cur === null) return undefined;

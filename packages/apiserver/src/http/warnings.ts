@@ -51,7 +51,10 @@ export function boundedWarnings(warnings: readonly string[]): string[] {
  * as they are would make Node refuse the header (a 500).
  */
 function encodeWarning(text: string): string {
-  const quoted = `299 - ${JSON.stringify(text)}`.replace(/[\x00-\x08\x0a-\x1f\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const quoted = `299 - ${JSON.stringify(text)}`.replace(
+    /[\x00-\x08\x0a-\x1f\x7f]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
   return Buffer.from(quoted, 'utf8').toString('latin1');
 }
 

@@ -97,7 +97,6 @@ export type ApplyResult = { ok: true; object: JsonObject } | { ok: false; confli
 
 export type TrackUpdateArgs = EngineTrackArgs;
 
-
 const UNTRACKED_TOP_LEVEL = new Set([fieldElement('apiVersion'), fieldElement('kind')]);
 const UNTRACKED_IN_METADATA = new Set(UNTRACKED_METADATA_FIELDS.map(fieldElement));
 const METADATA = fieldElement('metadata');
@@ -212,9 +211,17 @@ export function trackUpdate(args: TrackUpdateArgs, type: TypeInfo | undefined): 
   dropEmpty(managers);
   for (const entry of managers.values()) {
     if (entry.operation !== 'Apply' && entry.operation !== 'Update') {
-      throw new PatchError(422, `metadata.managedFields: operation ${JSON.stringify(entry.operation)} of manager ${JSON.stringify(entry.manager)} must be "Apply" or "Update"`, [
-        { reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(entry.operation)}: must be \`Apply\` or \`Update\``, field: 'metadata.managedFields.operation' },
-      ]);
+      throw new PatchError(
+        422,
+        `metadata.managedFields: operation ${JSON.stringify(entry.operation)} of manager ${JSON.stringify(entry.manager)} must be "Apply" or "Update"`,
+        [
+          {
+            reason: 'FieldValueInvalid',
+            message: `Invalid value: ${JSON.stringify(entry.operation)}: must be \`Apply\` or \`Update\``,
+            field: 'metadata.managedFields.operation',
+          },
+        ],
+      );
     }
   }
   return encodeEntries(managers, args.now);
@@ -236,7 +243,9 @@ export function applyConflictError(conflicts: readonly ApplyConflict[]): PatchEr
     const label = describe(c);
     groups.set(label, [...(groups.get(label) ?? []), c.field]);
   }
-  const lines = [...groups.keys()].sort(compareText).flatMap((label) => [`conflicts with ${label}:`, ...groups.get(label)!.map((f) => `- ${f}`)]);
+  const lines = [...groups.keys()]
+    .sort(compareText)
+    .flatMap((label) => [`conflicts with ${label}:`, ...groups.get(label)!.map((f) => `- ${f}`)]);
   return new PatchError(409, `Apply failed with ${conflicts.length} conflicts: ${lines.join('\n')}`, causes);
 }
 
@@ -251,8 +260,8 @@ function baseManagersForUpdate(args: TrackUpdateArgs): Managers {
   }
 }
 
-
-type Shape = { kind: 'leaf' } | { kind: 'fields'; isMap: boolean } | { kind: 'list'; list: ListType; elements: Array<PathElement[] | undefined> };
+type Shape =
+  { kind: 'leaf' } | { kind: 'fields'; isMap: boolean } | { kind: 'list'; list: ListType; elements: Array<PathElement[] | undefined> };
 
 const LEAF: Shape = { kind: 'leaf' };
 
@@ -433,7 +442,13 @@ function mergeApplied(lhs: JsonValue | undefined, rhs: JsonValue | undefined, t:
  * applied list come in its order (shared items move to match it); new items follow their
  * predecessor in the applied list.
  */
-function mergeListItems(l: JsonValue[], r: JsonValue[], le: PathElement[], re: PathElement[], itemType: FieldType | undefined): JsonValue[] {
+function mergeListItems(
+  l: JsonValue[],
+  r: JsonValue[],
+  le: PathElement[],
+  re: PathElement[],
+  itemType: FieldType | undefined,
+): JsonValue[] {
   const lIndex = new Map(le.map((e, i) => [e, i]));
   const rIndex = new Map(re.map((e, i) => [e, i]));
   const shared = re.filter((e) => lIndex.has(e));

@@ -280,7 +280,13 @@ function sortKeyUncached(element: PathElement): SortKey {
   const rank = ELEMENT_RANK[kind] ?? 4;
   if (kind === 'k:') {
     const key = JSON.parse(text) as JsonObject;
-    return { rank, text, key: Object.keys(key).sort(compareStrings).map((name) => [name, key[name]!]) };
+    return {
+      rank,
+      text,
+      key: Object.keys(key)
+        .sort(compareStrings)
+        .map((name) => [name, key[name]!]),
+    };
   }
   if (kind === 'v:') return { rank, text, value: JSON.parse(text) as JsonValue };
   if (kind === 'i:') return { rank, text, value: Number(text) };

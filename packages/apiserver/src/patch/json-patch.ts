@@ -68,7 +68,10 @@ export function applyJsonPatch(target: JsonValue, operations: unknown): JsonValu
   const copied = { bytes: 0 };
   ops.forEach((operation, index) => {
     const fail = (message: string): never => {
-      throw new PatchError(422, `json patch operation ${index} (${operation.op} ${JSON.stringify(operation.path)}) cannot apply: ${message}`);
+      throw new PatchError(
+        422,
+        `json patch operation ${index} (${operation.op} ${JSON.stringify(operation.path)}) cannot apply: ${message}`,
+      );
     };
     doc = applyOne(doc, operation, fail, copied);
   });
@@ -208,7 +211,14 @@ function get(doc: JsonValue, path: string[], fail: Fail): JsonValue {
   let current = doc;
   for (let i = 0; i < path.length; i++) {
     const token = path[i]!;
-    const at = () => JSON.stringify('/' + path.slice(0, i + 1).map(escapeJsonPointerToken).join('/'));
+    const at = () =>
+      JSON.stringify(
+        '/' +
+          path
+            .slice(0, i + 1)
+            .map(escapeJsonPointerToken)
+            .join('/'),
+      );
     if (Array.isArray(current)) {
       const index = arrayIndex(token, fail);
       if (index >= current.length) fail(`path ${at()} does not exist (array has ${current.length} elements)`);

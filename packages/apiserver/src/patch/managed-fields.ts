@@ -17,7 +17,6 @@ export interface ManagedFieldsEntry {
   subresource?: string;
 }
 
-
 /** metadata fields that are never owned by anyone. */
 export const UNTRACKED_METADATA_FIELDS: readonly string[] = [
   'name',
@@ -57,7 +56,9 @@ export interface ManagerEntry {
 export type Managers = Map<string, ManagerEntry>;
 
 export function entryKey(e: { manager: string; operation: string; apiVersion: string; subresource?: string | undefined }): string {
-  return JSON.stringify(e.operation === 'Apply' ? [e.manager, 'Apply', e.subresource ?? ''] : [e.manager, e.operation, e.apiVersion, e.subresource ?? '']);
+  return JSON.stringify(
+    e.operation === 'Apply' ? [e.manager, 'Apply', e.subresource ?? ''] : [e.manager, e.operation, e.apiVersion, e.subresource ?? ''],
+  );
 }
 
 /**
@@ -108,7 +109,6 @@ function decodeEntry(raw: unknown): ManagerEntry {
   };
 }
 
-
 export function encodeEntries(managers: Managers, now: string): ManagedFieldsEntry[] {
   const seconds = (time: string | undefined) => {
     const ms = time === undefined ? NaN : Date.parse(time);
@@ -143,7 +143,6 @@ export function unionOf(managers: Managers): FieldSet {
   for (const entry of managers.values()) all = all.union(entry.set);
   return all;
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Object helpers

@@ -80,7 +80,12 @@ export interface TypeInfo {
 const scalar: ScalarType = { kind: 'scalar' };
 
 function struct(fields: Record<string, FieldType>, options: { atomic?: boolean; presentWhenEmpty?: boolean } = {}): StructType {
-  return { kind: 'struct', fields, presentWhenEmpty: options.presentWhenEmpty ?? !options.atomic, ...(options.atomic ? { atomic: true } : {}) };
+  return {
+    kind: 'struct',
+    fields,
+    presentWhenEmpty: options.presentWhenEmpty ?? !options.atomic,
+    ...(options.atomic ? { atomic: true } : {}),
+  };
 }
 
 function map(options: { atomic?: boolean; values?: FieldType } = {}): MapType {
@@ -93,7 +98,11 @@ function setList(): ListType {
   return { kind: 'list', listType: 'set', items: scalar };
 }
 
-function mapList(keys: readonly string[], items?: StructType, options: Omit<ListType, 'kind' | 'listType' | 'keys' | 'items'> = {}): ListType {
+function mapList(
+  keys: readonly string[],
+  items?: StructType,
+  options: Omit<ListType, 'kind' | 'listType' | 'keys' | 'items'> = {},
+): ListType {
   return { kind: 'list', listType: 'map', keys, ...(items ? { items } : {}), ...options };
 }
 
@@ -199,7 +208,10 @@ const BUILT_INS: readonly TypeInfo[] = [
     spec: jobSpec,
     status: struct({ conditions: { ...atomicList, patchStrategy: 'merge', patchMergeKey: 'type' } }),
   }),
-  kind('batch', 'CronJob', { spec: struct({ jobTemplate: struct({ metadata: objectMetaType, spec: jobSpec }) }), status: struct({ active: atomicList }) }),
+  kind('batch', 'CronJob', {
+    spec: struct({ jobTemplate: struct({ metadata: objectMetaType, spec: jobSpec }) }),
+    status: struct({ active: atomicList }),
+  }),
   kind('networking.k8s.io', 'Ingress', {
     spec: struct({ rules: atomicList, tls: atomicList }),
     status: struct({ loadBalancer: loadBalancerStatus }),
@@ -249,7 +261,9 @@ function fromSchema(s: JsonValue | undefined): FieldType | undefined {
     const items = fromSchema(s.items);
     if (listType === 'set') return { kind: 'list', listType: 'set', items: scalar };
     if (listType !== 'map') return { ...atomicList, ...(items ? { items } : {}) };
-    const keys = Array.isArray(s['x-kubernetes-list-map-keys']) ? s['x-kubernetes-list-map-keys'].filter((k): k is string => typeof k === 'string') : [];
+    const keys = Array.isArray(s['x-kubernetes-list-map-keys'])
+      ? s['x-kubernetes-list-map-keys'].filter((k): k is string => typeof k === 'string')
+      : [];
     const itemProps = isJsonObject(s.items) && isJsonObject(s.items.properties) ? s.items.properties : {};
     const keyDefaults: Record<string, JsonValue> = {};
     for (const k of keys) {
@@ -267,7 +281,12 @@ function fromSchema(s: JsonValue | undefined): FieldType | undefined {
   if (s.type === 'object' || s.properties !== undefined || s.additionalProperties !== undefined) {
     const atomic = s['x-kubernetes-map-type'] === 'atomic';
     if (isJsonObject(s.properties)) return structFromSchema(s, atomic);
-    if (isJsonObject(s.additionalProperties)) return { kind: 'map', ...(fromSchema(s.additionalProperties) ? { values: fromSchema(s.additionalProperties) } : {}), ...(atomic ? { atomic } : {}) };
+    if (isJsonObject(s.additionalProperties))
+      return {
+        kind: 'map',
+        ...(fromSchema(s.additionalProperties) ? { values: fromSchema(s.additionalProperties) } : {}),
+        ...(atomic ? { atomic } : {}),
+      };
     return atomic ? { kind: 'struct', fields: {}, atomic } : undefined;
   }
   return s.type === undefined ? undefined : scalar;

@@ -68,7 +68,10 @@ function mergeMap(original: JsonObject | undefined, patch: JsonObject, t: FieldT
       return mergeMap({}, content, t, path);
     }
     if (directive === 'delete') return original === undefined ? undefined : {};
-    throw new PatchError(400, `${where(path)}: unknown ${PATCH} directive ${JSON.stringify(directive)} (expected replace, delete or merge)`);
+    throw new PatchError(
+      400,
+      `${where(path)}: unknown ${PATCH} directive ${JSON.stringify(directive)} (expected replace, delete or merge)`,
+    );
   }
   const result = original ?? {};
 
@@ -81,7 +84,11 @@ function mergeMap(original: JsonObject | undefined, patch: JsonObject, t: FieldT
     const current = hasOwn(result, field) ? result[field] : undefined;
     if (Array.isArray(current)) {
       const gone = new Set(value.map(canonicalJson));
-      setOwn(result, field, current.filter((item) => !gone.has(canonicalJson(item))));
+      setOwn(
+        result,
+        field,
+        current.filter((item) => !gone.has(canonicalJson(item))),
+      );
     }
   }
 
@@ -160,7 +167,13 @@ function mergeList(original: JsonValue[] | undefined, patch: JsonValue[], t: Fie
   return mergeScalarList(original ?? [], patch, path);
 }
 
-function mergeKeyedList(original: JsonValue[], patch: JsonValue[], mergeKey: string, itemType: FieldType | undefined, path: string): JsonValue[] {
+function mergeKeyedList(
+  original: JsonValue[],
+  patch: JsonValue[],
+  mergeKey: string,
+  itemType: FieldType | undefined,
+  path: string,
+): JsonValue[] {
   const deleted = new Set<string>();
   const items: JsonObject[] = [];
   let replace = false;
@@ -182,7 +195,10 @@ function mergeKeyedList(original: JsonValue[], patch: JsonValue[], mergeKey: str
     } else if (directive === 'replace') {
       replace = true;
     } else {
-      throw new PatchError(400, `${where(path)}: unknown ${PATCH} directive ${JSON.stringify(directive)} in a list item (expected replace, delete or merge)`);
+      throw new PatchError(
+        400,
+        `${where(path)}: unknown ${PATCH} directive ${JSON.stringify(directive)} in a list item (expected replace, delete or merge)`,
+      );
     }
   }
   const itemPath = (item: JsonObject) => `${path}[${mergeKey}=${JSON.stringify(item[mergeKey])}]`;
@@ -190,7 +206,8 @@ function mergeKeyedList(original: JsonValue[], patch: JsonValue[], mergeKey: str
 
   // Items found by their key's canonical JSON, not by a scan each: a patch of n items onto a list
   // of n items was n² comparisons, seconds on the event loop for a few hundred KB.
-  const keyOfItem = (item: JsonValue): string | undefined => (isJsonObject(item) && hasOwn(item, mergeKey) ? canonicalJson(item[mergeKey]!) : undefined);
+  const keyOfItem = (item: JsonValue): string | undefined =>
+    isJsonObject(item) && hasOwn(item, mergeKey) ? canonicalJson(item[mergeKey]!) : undefined;
   const merged = deleted.size === 0 ? [...original] : original.filter((existing) => !deleted.has(keyOfItem(existing) ?? '\u0000'));
   const at = new Map<string, number>();
   merged.forEach((existing, i) => {
@@ -253,7 +270,12 @@ function positions(list: readonly JsonValue[], identify: Identify): (item: JsonV
  * order; the others keep their order in `serverOrder` and are slotted in before the first
  * patch item that they preceded on the server.
  */
-function enforceOrder(merged: JsonValue[], patchOrder: readonly JsonValue[], serverOrder: readonly JsonValue[], identify: Identify): JsonValue[] {
+function enforceOrder(
+  merged: JsonValue[],
+  patchOrder: readonly JsonValue[],
+  serverOrder: readonly JsonValue[],
+  identify: Identify,
+): JsonValue[] {
   const inPatch = positions(patchOrder, identify);
   const inServer = positions(serverOrder, identify);
   const sorted = (list: JsonValue[], indexOf: (item: JsonValue) => number): JsonValue[] =>
@@ -261,8 +283,14 @@ function enforceOrder(merged: JsonValue[], patchOrder: readonly JsonValue[], ser
       .map((item, i) => ({ item, i, at: indexOf(item) }))
       .sort((a, b) => (a.at < 0 ? Infinity : a.at) - (b.at < 0 ? Infinity : b.at) || a.i - b.i)
       .map((e) => e.item);
-  const fromPatch = sorted(merged.filter((item) => inPatch(item) >= 0), inPatch);
-  const serverOnly = sorted(merged.filter((item) => inPatch(item) < 0), inServer);
+  const fromPatch = sorted(
+    merged.filter((item) => inPatch(item) >= 0),
+    inPatch,
+  );
+  const serverOnly = sorted(
+    merged.filter((item) => inPatch(item) < 0),
+    inServer,
+  );
   const out: JsonValue[] = [];
   let i = 0;
   let j = 0;

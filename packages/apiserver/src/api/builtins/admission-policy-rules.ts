@@ -23,7 +23,13 @@ export function expressionCauses(at: string, expression: JsonValue | undefined, 
   if (!compiled.ok) return [fieldInvalid(at, expression, `compilation failed: ${compiled.error}`)];
   const cost = compiled.expression.estimatedCost;
   if (cost > PER_RULE_COST_LIMIT) {
-    return [{ reason: 'FieldValueForbidden', message: `Forbidden: estimated rule cost exceeds budget by factor of ${(cost / PER_RULE_COST_LIMIT).toFixed(1)}x`, field: at }];
+    return [
+      {
+        reason: 'FieldValueForbidden',
+        message: `Forbidden: estimated rule cost exceeds budget by factor of ${(cost / PER_RULE_COST_LIMIT).toFixed(1)}x`,
+        field: at,
+      },
+    ];
   }
   return [];
 }
@@ -31,7 +37,8 @@ export function expressionCauses(at: string, expression: JsonValue | undefined, 
 function resourceRuleCauses(at: string, rule: JsonValue): StatusCause[] {
   if (!isJsonObject(rule)) return [fieldInvalid(at, rule, 'must be an object')];
   const causes: StatusCause[] = [];
-  for (const f of ['operations', 'apiGroups', 'apiVersions', 'resources']) if (list(rule[f]).length === 0) causes.push(fieldRequired(`${at}.${f}`, ''));
+  for (const f of ['operations', 'apiGroups', 'apiVersions', 'resources'])
+    if (list(rule[f]).length === 0) causes.push(fieldRequired(`${at}.${f}`, ''));
   const ops = ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE'];
   list(rule.operations).forEach((op, i) => {
     if (typeof op !== 'string' || !ops.includes(op)) causes.push(fieldNotSupported(`${at}.operations[${i}]`, op, ops));
@@ -44,7 +51,8 @@ export function defaultMatchResources(m: JsonValue | undefined): void {
   setDefault(m, 'namespaceSelector', {});
   setDefault(m, 'objectSelector', {});
   setDefault(m, 'matchPolicy', 'Equivalent');
-  for (const key of ['resourceRules', 'excludeResourceRules']) for (const r of list(m[key])) if (isJsonObject(r)) setDefault(r, 'scope', '*');
+  for (const key of ['resourceRules', 'excludeResourceRules'])
+    for (const r of list(m[key])) if (isJsonObject(r)) setDefault(r, 'scope', '*');
 }
 
 export function matchResourcesCauses(at: string, m: JsonValue | undefined, requireRules: boolean): StatusCause[] {
@@ -53,8 +61,12 @@ export function matchResourcesCauses(at: string, m: JsonValue | undefined, requi
   if (requireRules && list(m.resourceRules).length === 0) causes.push(fieldRequired(`${at}.resourceRules`, ''));
   list(m.resourceRules).forEach((r, i) => causes.push(...resourceRuleCauses(`${at}.resourceRules[${i}]`, r)));
   list(m.excludeResourceRules).forEach((r, i) => causes.push(...resourceRuleCauses(`${at}.excludeResourceRules[${i}]`, r)));
-  causes.push(...selectorCauses(`${at}.namespaceSelector`, m.namespaceSelector), ...selectorCauses(`${at}.objectSelector`, m.objectSelector));
-  if (m.matchPolicy !== undefined && !['Equivalent', 'Exact'].includes(String(m.matchPolicy))) causes.push(fieldNotSupported(`${at}.matchPolicy`, m.matchPolicy, ['Equivalent', 'Exact']));
+  causes.push(
+    ...selectorCauses(`${at}.namespaceSelector`, m.namespaceSelector),
+    ...selectorCauses(`${at}.objectSelector`, m.objectSelector),
+  );
+  if (m.matchPolicy !== undefined && !['Equivalent', 'Exact'].includes(String(m.matchPolicy)))
+    causes.push(fieldNotSupported(`${at}.matchPolicy`, m.matchPolicy, ['Equivalent', 'Exact']));
   return causes;
 }
 
@@ -65,7 +77,8 @@ export function namedExpressionsCauses(at: string, items: JsonValue | undefined)
   list(items).forEach((item, i) => {
     const o: JsonObject = isJsonObject(item) ? item : {};
     if (typeof o.name !== 'string' || o.name === '') causes.push(fieldRequired(`${at}[${i}].name`, ''));
-    else if (seen.has(o.name)) causes.push({ reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(o.name)}`, field: `${at}[${i}].name` });
+    else if (seen.has(o.name))
+      causes.push({ reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(o.name)}`, field: `${at}[${i}].name` });
     else seen.add(o.name);
     causes.push(...expressionCauses(`${at}[${i}].expression`, o.expression));
   });

@@ -62,18 +62,21 @@ export function clientConfigCauses(at: string, config: JsonValue | undefined): S
   const hasUrl = typeof c.url === 'string';
   const hasService = isJsonObject(c.service);
   if (hasUrl === hasService) return [fieldRequired(at, 'exactly one of url or service is required')];
-  if (typeof c.caBundle === 'string' && !/^[A-Za-z0-9+/]*={0,2}$/.test(c.caBundle)) return [fieldInvalid(`${at}.caBundle`, '<value omitted>', 'illegal base64 data')];
+  if (typeof c.caBundle === 'string' && !/^[A-Za-z0-9+/]*={0,2}$/.test(c.caBundle))
+    return [fieldInvalid(`${at}.caBundle`, '<value omitted>', 'illegal base64 data')];
   if (hasUrl) return urlCauses(`${at}.url`, c.url as string);
   const s = c.service as JsonObject;
   const causes: StatusCause[] = [];
   if (typeof s.name !== 'string' || s.name === '') causes.push(fieldRequired(`${at}.service.name`, 'service name is required'));
-  if (typeof s.namespace !== 'string' || s.namespace === '') causes.push(fieldRequired(`${at}.service.namespace`, 'service namespace is required'));
+  if (typeof s.namespace !== 'string' || s.namespace === '')
+    causes.push(fieldRequired(`${at}.service.namespace`, 'service namespace is required'));
   const port = s.port;
   if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) {
     causes.push(fieldInvalid(`${at}.service.port`, port ?? null, 'port is not valid: must be between 1 and 65535, inclusive'));
   }
   if (s.path !== undefined && s.path !== null) {
-    if (typeof s.path !== 'string' || !s.path.startsWith('/')) causes.push(fieldInvalid(`${at}.service.path`, s.path, "must start with a '/'"));
+    if (typeof s.path !== 'string' || !s.path.startsWith('/'))
+      causes.push(fieldInvalid(`${at}.service.path`, s.path, "must start with a '/'"));
   }
   return causes;
 }
@@ -123,13 +126,15 @@ function matchConditionCauses(at: string, conditions: JsonValue | undefined): St
   const causes: StatusCause[] = [];
   const seen = new Set<string>();
   const all = list(conditions);
-  if (all.length > 64) causes.push({ reason: 'FieldValueTooMany', message: `Too many: ${all.length}: must have at most 64 items`, field: at });
+  if (all.length > 64)
+    causes.push({ reason: 'FieldValueTooMany', message: `Too many: ${all.length}: must have at most 64 items`, field: at });
   all.forEach((c, i) => {
     const here = `${at}[${i}]`;
     const cond = isJsonObject(c) ? c : {};
     const name = cond.name;
     if (typeof name !== 'string' || name === '') causes.push(fieldRequired(`${here}.name`, ''));
-    else if (seen.has(name)) causes.push({ reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(name)}`, field: `${here}.name` });
+    else if (seen.has(name))
+      causes.push({ reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(name)}`, field: `${here}.name` });
     else seen.add(name);
     if (typeof cond.expression !== 'string' || cond.expression === '') {
       causes.push(fieldRequired(`${here}.expression`, ''));
@@ -154,19 +159,26 @@ function webhookCauses(at: string, hook: JsonValue, mutating: boolean): StatusCa
   if (!isJsonObject(hook)) return [fieldInvalid(at, hook, 'must be an object')];
   const causes = webhookNameCauses(`${at}.name`, hook.name);
   list(hook.rules).forEach((r, i) => causes.push(...ruleCauses(`${at}.rules[${i}]`, r)));
-  if (!['Fail', 'Ignore'].includes(String(hook.failurePolicy))) causes.push(fieldNotSupported(`${at}.failurePolicy`, hook.failurePolicy, ['Fail', 'Ignore']));
-  if (!['Equivalent', 'Exact'].includes(String(hook.matchPolicy))) causes.push(fieldNotSupported(`${at}.matchPolicy`, hook.matchPolicy, ['Equivalent', 'Exact']));
-  if (hook.sideEffects === undefined || hook.sideEffects === null) causes.push(fieldRequired(`${at}.sideEffects`, 'must specify one of None, NoneOnDryRun'));
-  else if (!['None', 'NoneOnDryRun'].includes(String(hook.sideEffects))) causes.push(fieldNotSupported(`${at}.sideEffects`, hook.sideEffects, ['None', 'NoneOnDryRun']));
+  if (!['Fail', 'Ignore'].includes(String(hook.failurePolicy)))
+    causes.push(fieldNotSupported(`${at}.failurePolicy`, hook.failurePolicy, ['Fail', 'Ignore']));
+  if (!['Equivalent', 'Exact'].includes(String(hook.matchPolicy)))
+    causes.push(fieldNotSupported(`${at}.matchPolicy`, hook.matchPolicy, ['Equivalent', 'Exact']));
+  if (hook.sideEffects === undefined || hook.sideEffects === null)
+    causes.push(fieldRequired(`${at}.sideEffects`, 'must specify one of None, NoneOnDryRun'));
+  else if (!['None', 'NoneOnDryRun'].includes(String(hook.sideEffects)))
+    causes.push(fieldNotSupported(`${at}.sideEffects`, hook.sideEffects, ['None', 'NoneOnDryRun']));
   const t = hook.timeoutSeconds;
-  if (typeof t !== 'number' || !Number.isInteger(t) || t < 1 || t > 30) causes.push(fieldInvalid(`${at}.timeoutSeconds`, t ?? null, 'the timeout value must be between 1 and 30 seconds'));
+  if (typeof t !== 'number' || !Number.isInteger(t) || t < 1 || t > 30)
+    causes.push(fieldInvalid(`${at}.timeoutSeconds`, t ?? null, 'the timeout value must be between 1 and 30 seconds'));
   const versions = list(hook.admissionReviewVersions);
-  if (versions.length === 0) causes.push(fieldRequired(`${at}.admissionReviewVersions`, `must specify one of ${REVIEW_VERSIONS.join(', ')}`));
+  if (versions.length === 0)
+    causes.push(fieldRequired(`${at}.admissionReviewVersions`, `must specify one of ${REVIEW_VERSIONS.join(', ')}`));
   else if (!versions.some((v) => typeof v === 'string' && REVIEW_VERSIONS.includes(v))) {
     causes.push(fieldInvalid(`${at}.admissionReviewVersions`, versions, `must include at least one of ${REVIEW_VERSIONS.join(', ')}`));
   }
   versions.forEach((v, i) => {
-    if (typeof v !== 'string' || dns1123Label(v).length) causes.push(fieldInvalid(`${at}.admissionReviewVersions[${i}]`, v, 'a lowercase RFC 1123 label'));
+    if (typeof v !== 'string' || dns1123Label(v).length)
+      causes.push(fieldInvalid(`${at}.admissionReviewVersions[${i}]`, v, 'a lowercase RFC 1123 label'));
   });
   if (mutating && !['Never', 'IfNeeded'].includes(String(hook.reinvocationPolicy))) {
     causes.push(fieldNotSupported(`${at}.reinvocationPolicy`, hook.reinvocationPolicy, ['IfNeeded', 'Never']));
@@ -186,7 +198,8 @@ export function webhooksCauses(obj: JsonObject, mutating: boolean): StatusCause[
     causes.push(...webhookCauses(`webhooks[${i}]`, hook, mutating));
     const name = isJsonObject(hook) ? hook.name : undefined;
     if (typeof name === 'string' && name !== '') {
-      if (seen.has(name)) causes.push({ reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(name)}`, field: `webhooks[${i}].name` });
+      if (seen.has(name))
+        causes.push({ reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(name)}`, field: `webhooks[${i}].name` });
       seen.add(name);
     }
   });
@@ -198,5 +211,3 @@ export const WEBHOOK_CONFIGURATION_COLUMNS: PrinterColumn[] = [
   { ...column('Name', 'string', (o) => String((o.metadata as JsonObject | undefined)?.name ?? '')), format: 'name' },
   column('Webhooks', 'integer', (o) => list(o.webhooks).length),
 ];
-
-

@@ -79,7 +79,8 @@ export function builtin(s: BuiltinSpec): ResourceType {
   };
 }
 
-export const str = (v: JsonValue | undefined): string => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+export const str = (v: JsonValue | undefined): string =>
+  v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v);
 export const count = (v: JsonValue | undefined): number => (isJsonObject(v) ? Object.keys(v).length : 0);
 export const num = (v: JsonValue | undefined): number => (typeof v === 'number' ? v : 0);
 

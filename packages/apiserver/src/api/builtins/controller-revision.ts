@@ -13,7 +13,8 @@ import { builtin, column, num, str } from './builtin.js';
 const controllerRevisionStrategy: Strategy = {
   validate(obj, old) {
     const causes: StatusCause[] = [];
-    if (typeof obj.revision !== 'number' || obj.revision < 0) causes.push(fieldInvalid('revision', obj.revision ?? null, 'must be greater than or equal to 0'));
+    if (typeof obj.revision !== 'number' || obj.revision < 0)
+      causes.push(fieldInvalid('revision', obj.revision ?? null, 'must be greater than or equal to 0'));
     if (old && !deepEqual(obj.data ?? null, old.data ?? null)) causes.push(fieldInvalid('data', obj.data ?? null, 'field is immutable'));
     return causes;
   },
@@ -29,7 +30,9 @@ export function controllerRevisionType(): ResourceType {
     strategy: controllerRevisionStrategy,
     columns: [
       column('Controller', 'string', (o) => {
-        const owner = (Array.isArray(readMeta(o).ownerReferences) ? (readMeta(o).ownerReferences as JsonValue[]) : []).find((r) => isJsonObject(r) && r.controller === true);
+        const owner = (Array.isArray(readMeta(o).ownerReferences) ? (readMeta(o).ownerReferences as JsonValue[]) : []).find(
+          (r) => isJsonObject(r) && r.controller === true,
+        );
         if (!isJsonObject(owner)) return '<none>';
         const group = str(owner.apiVersion).includes('/') ? `.${str(owner.apiVersion).split('/')[0]}` : '';
         return `${str(owner.kind).toLowerCase()}${group}/${str(owner.name)}`;

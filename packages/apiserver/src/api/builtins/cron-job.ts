@@ -26,7 +26,10 @@ const cronJobStrategy: Strategy = {
     defaultPodSpec(objectAt(objectAt(jobSpec, 'template'), 'spec'));
   },
   validate(obj, old) {
-    const causes = validateJobPodSpec(getPath(obj, ['spec', 'jobTemplate', 'spec', 'template', 'spec']), 'spec.jobTemplate.spec.template.spec');
+    const causes = validateJobPodSpec(
+      getPath(obj, ['spec', 'jobTemplate', 'spec', 'template', 'spec']),
+      'spec.jobTemplate.spec.template.spec',
+    );
     // Its Jobs are named <cronjob>-<minutes since the epoch> (11 more characters), and must stay DNS labels.
     if (!old && nameOf(obj).length > 52) causes.push(fieldInvalid('metadata.name', nameOf(obj), 'must be no more than 52 characters'));
     const schedule = getPath(obj, ['spec', 'schedule']);

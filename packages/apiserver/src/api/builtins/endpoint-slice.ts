@@ -20,8 +20,12 @@ export function endpointSliceType(): ResourceType {
       }),
       column('Endpoints', 'string', (o) => {
         const eps = o.endpoints;
-        const addresses = Array.isArray(eps) ? eps.flatMap((e) => (isJsonObject(e) && Array.isArray(e.addresses) ? e.addresses.map(str) : [])) : [];
-        return addresses.length ? addresses.slice(0, 3).join(',') + (addresses.length > 3 ? ` + ${addresses.length - 3} more...` : '') : '<unset>';
+        const addresses = Array.isArray(eps)
+          ? eps.flatMap((e) => (isJsonObject(e) && Array.isArray(e.addresses) ? e.addresses.map(str) : []))
+          : [];
+        return addresses.length
+          ? addresses.slice(0, 3).join(',') + (addresses.length > 3 ? ` + ${addresses.length - 3} more...` : '')
+          : '<unset>';
       }),
     ],
   });

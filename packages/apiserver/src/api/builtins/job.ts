@@ -60,7 +60,9 @@ const jobStrategy: Strategy = {
 
 function jobStatus(o: JsonObject): string {
   const conditions = getPath(o, ['status', 'conditions']);
-  const trueTypes = Array.isArray(conditions) ? conditions.filter((c) => isJsonObject(c) && c.status === 'True').map((c) => (isJsonObject(c) ? str(c.type) : '')) : [];
+  const trueTypes = Array.isArray(conditions)
+    ? conditions.filter((c) => isJsonObject(c) && c.status === 'True').map((c) => (isJsonObject(c) ? str(c.type) : ''))
+    : [];
   if (trueTypes.includes('Complete')) return 'Complete';
   if (trueTypes.includes('Failed')) return 'Failed';
   if (getPath(o, ['spec', 'suspend']) === true) return 'Suspended';

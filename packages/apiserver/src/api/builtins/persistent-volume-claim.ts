@@ -24,7 +24,8 @@ const pvcStrategy: Strategy = {
     if (!Array.isArray(modes) || modes.length === 0) causes.push(fieldRequired('spec.accessModes', 'at least 1 access mode is required'));
     const storage = getPath(obj, ['spec', 'resources', 'requests', 'storage']);
     if (storage === undefined) causes.push(fieldRequired('spec.resources[storage]', ''));
-    else if ((parseQuantity(String(storage)) ?? 0n) <= 0n) causes.push(fieldInvalid('spec.resources[storage]', String(storage), 'must be greater than zero'));
+    else if ((parseQuantity(String(storage)) ?? 0n) <= 0n)
+      causes.push(fieldInvalid('spec.resources[storage]', String(storage), 'must be greater than zero'));
     return causes;
   },
 };

@@ -20,9 +20,15 @@ const pvStrategy: Strategy = {
   },
 };
 
-const ACCESS_MODES: Readonly<Record<string, string>> = { ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' };
+const ACCESS_MODES: Readonly<Record<string, string>> = {
+  ReadWriteOnce: 'RWO',
+  ReadOnlyMany: 'ROX',
+  ReadWriteMany: 'RWX',
+  ReadWriteOncePod: 'RWOP',
+};
 
-export const accessModes = (modes: JsonValue | undefined): string => (Array.isArray(modes) ? modes.map((m) => ACCESS_MODES[str(m)] ?? str(m)).join(',') : '');
+export const accessModes = (modes: JsonValue | undefined): string =>
+  Array.isArray(modes) ? modes.map((m) => ACCESS_MODES[str(m)] ?? str(m)).join(',') : '';
 
 export function persistentVolumeType(): ResourceType {
   return builtin({

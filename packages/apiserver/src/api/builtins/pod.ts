@@ -30,11 +30,17 @@ const podStrategy: Strategy = {
   validate(obj, old) {
     const causes = validateContainers(obj.spec, 'spec');
     // Binding (pods/binding) sets spec.nodeName once; nothing else of the spec changes.
-    const bound = old && !getPath(old, ['spec', 'nodeName']) && isJsonObject(obj.spec) ? { ...obj.spec, nodeName: getPath(old, ['spec', 'nodeName']) ?? null } : obj.spec;
+    const bound =
+      old && !getPath(old, ['spec', 'nodeName']) && isJsonObject(obj.spec)
+        ? { ...obj.spec, nodeName: getPath(old, ['spec', 'nodeName']) ?? null }
+        : obj.spec;
     if (bound && isJsonObject(bound) && bound.nodeName === null) delete bound.nodeName;
     if (old && !deepEqual(withoutImages(bound), withoutImages(old.spec))) {
       causes.push(
-        fieldForbidden('spec', 'pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations) or `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)'),
+        fieldForbidden(
+          'spec',
+          'pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations) or `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)',
+        ),
       );
     }
     return causes;

@@ -61,7 +61,9 @@ function servicePorts(obj: JsonObject): string {
   const ports = getPath(obj, ['spec', 'ports']);
   if (!Array.isArray(ports) || ports.length === 0) return '<none>';
   return ports
-    .map((p) => (isJsonObject(p) ? `${str(p.port)}${p.nodePort !== undefined ? `:${str(p.nodePort)}` : ''}/${str(p.protocol ?? 'TCP')}` : ''))
+    .map((p) =>
+      isJsonObject(p) ? `${str(p.port)}${p.nodePort !== undefined ? `:${str(p.nodePort)}` : ''}/${str(p.protocol ?? 'TCP')}` : '',
+    )
     .join(',');
 }
 

@@ -40,6 +40,9 @@ export function statefulSetType(): ResourceType {
     statusKeeps: [['spec'], ['metadata', 'labels']],
     strategy: statefulSetStrategy,
     scale: { specReplicasPath: ['spec', 'replicas'], statusReplicasPath: ['status', 'replicas'], labelSelectorPath: ['spec', 'selector'] },
-    columns: [column('Ready', 'string', (o) => `${num(getPath(o, ['status', 'readyReplicas']))}/${num(getPath(o, ['spec', 'replicas']))}`), ...templateColumns(false)],
+    columns: [
+      column('Ready', 'string', (o) => `${num(getPath(o, ['status', 'readyReplicas']))}/${num(getPath(o, ['spec', 'replicas']))}`),
+      ...templateColumns(false),
+    ],
   });
 }

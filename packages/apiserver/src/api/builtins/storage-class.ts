@@ -39,7 +39,14 @@ export function storageClassType(): ResourceType {
     strategy: storageClassStrategy,
     columns: [
       // The server's printer marks the default class in the name (printStorageClass).
-      { ...column('Name', 'string', (o) => `${nameOf(o)}${getPath(o, ['metadata', 'annotations', DEFAULT_STORAGE_CLASS]) === 'true' ? ' (default)' : ''}`), format: 'name' },
+      {
+        ...column(
+          'Name',
+          'string',
+          (o) => `${nameOf(o)}${getPath(o, ['metadata', 'annotations', DEFAULT_STORAGE_CLASS]) === 'true' ? ' (default)' : ''}`,
+        ),
+        format: 'name',
+      },
       column('Provisioner', 'string', (o) => str(o.provisioner)),
       column('ReclaimPolicy', 'string', (o) => str(o.reclaimPolicy)),
       column('VolumeBindingMode', 'string', (o) => str(o.volumeBindingMode)),

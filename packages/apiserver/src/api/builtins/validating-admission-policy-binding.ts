@@ -18,12 +18,20 @@ function specCauses(spec: JsonObject): StatusCause[] {
   actions.forEach((a, i) => {
     if (typeof a !== 'string' || !ACTIONS.includes(a)) causes.push(fieldNotSupported(`spec.validationActions[${i}]`, a, ACTIONS));
   });
-  if (actions.includes('Deny') && actions.includes('Warn')) causes.push(fieldInvalid('spec.validationActions', actions, 'must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)'));
+  if (actions.includes('Deny') && actions.includes('Warn'))
+    causes.push(
+      fieldInvalid(
+        'spec.validationActions',
+        actions,
+        'must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)',
+      ),
+    );
   if (spec.paramRef !== undefined && spec.paramRef !== null) {
     const ref = isJsonObject(spec.paramRef) ? spec.paramRef : {};
     const hasName = typeof ref.name === 'string' && ref.name !== '';
     if (hasName === isJsonObject(ref.selector)) causes.push(fieldRequired('spec.paramRef', 'one of name or selector must be specified'));
-    if (!['Allow', 'Deny'].includes(String(ref.parameterNotFoundAction))) causes.push(fieldNotSupported('spec.paramRef.parameterNotFoundAction', ref.parameterNotFoundAction ?? '', ['Allow', 'Deny']));
+    if (!['Allow', 'Deny'].includes(String(ref.parameterNotFoundAction)))
+      causes.push(fieldNotSupported('spec.paramRef.parameterNotFoundAction', ref.parameterNotFoundAction ?? '', ['Allow', 'Deny']));
   }
   causes.push(...matchResourcesCauses('spec.matchResources', spec.matchResources, false));
   return causes;

@@ -30,7 +30,8 @@ function specCauses(spec: JsonObject): StatusCause[] {
   causes.push(...matchResourcesCauses('spec.matchConstraints', spec.matchConstraints, true));
   causes.push(...namedExpressionsCauses('spec.matchConditions', spec.matchConditions));
   causes.push(...namedExpressionsCauses('spec.variables', spec.variables));
-  if (!['Fail', 'Ignore'].includes(String(spec.failurePolicy))) causes.push(fieldNotSupported('spec.failurePolicy', spec.failurePolicy, ['Fail', 'Ignore']));
+  if (!['Fail', 'Ignore'].includes(String(spec.failurePolicy)))
+    causes.push(fieldNotSupported('spec.failurePolicy', spec.failurePolicy, ['Fail', 'Ignore']));
   if (spec.paramKind !== undefined && spec.paramKind !== null) {
     const pk = isJsonObject(spec.paramKind) ? spec.paramKind : {};
     if (typeof pk.apiVersion !== 'string' || pk.apiVersion === '') causes.push(fieldRequired('spec.paramKind.apiVersion', ''));

@@ -72,8 +72,24 @@ export function templateColumns(withSelector: boolean): PrinterColumn[] {
     }
   };
   return [
-    column('Containers', 'string', (o) => containers(o).map((c) => str(c.name)).join(','), 1),
-    column('Images', 'string', (o) => containers(o).map((c) => str(c.image)).join(','), 1),
+    column(
+      'Containers',
+      'string',
+      (o) =>
+        containers(o)
+          .map((c) => str(c.name))
+          .join(','),
+      1,
+    ),
+    column(
+      'Images',
+      'string',
+      (o) =>
+        containers(o)
+          .map((c) => str(c.image))
+          .join(','),
+      1,
+    ),
     ...(withSelector ? [column('Selector', 'string', selector, 1)] : []),
   ];
 }

@@ -38,7 +38,9 @@ async function socketBase(dir: string): Promise<{ base: string; close: () => Pro
   const longest = Buffer.byteLength(join(dir, `lock-${'9'.repeat(10)}-${'f'.repeat(12)}.sock`));
   if (longest <= MAX_SOCKET_PATH) return { base: dir, close: async () => undefined };
   if (process.platform !== 'linux') {
-    throw new Error(`data directory ${dir}: its path is too long for the lock socket (${longest} bytes with the socket's name, at most ${MAX_SOCKET_PATH}); use a shorter path`);
+    throw new Error(
+      `data directory ${dir}: its path is too long for the lock socket (${longest} bytes with the socket's name, at most ${MAX_SOCKET_PATH}); use a shorter path`,
+    );
   }
   const fh = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
   return { base: `/proc/self/fd/${fh.fd}`, close: () => fh.close() };
@@ -88,7 +90,9 @@ async function dying(pid: number): Promise<boolean> {
     const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
     return state === 'Z' || state === 'X';
   }
-  const ps = await new Promise<string>((resolve) => execFile('ps', ['-o', 'stat=', '-p', String(pid)], (err, out) => resolve(err ? '' : out.trim())));
+  const ps = await new Promise<string>((resolve) =>
+    execFile('ps', ['-o', 'stat=', '-p', String(pid)], (err, out) => resolve(err ? '' : out.trim())),
+  );
   return ps.startsWith('Z');
 }
 
@@ -126,7 +130,9 @@ export async function lockDirectory(dir: string, what: string): Promise<() => Pr
         if (!m || other === name) continue;
         const pid = Number(m[1]);
         if (await held(join(base, other), pid)) {
-          throw new Error(`${what} is in use by another server (process ${pid}${pid === process.pid ? ', this one' : ''}); stop it first, or use another directory`);
+          throw new Error(
+            `${what} is in use by another server (process ${pid}${pid === process.pid ? ', this one' : ''}); stop it first, or use another directory`,
+          );
         }
         await unlink(join(dir, other)).catch(() => undefined);
       }

@@ -54,9 +54,12 @@ const uid = process.getuid?.();
  */
 function checkOwnAndPrivate(st: { uid: number; mode: number }, what: string, fix: string): void {
   if (uid === undefined) return;
-  if (st.uid !== uid) throw new Error(`${what} is owned by uid ${st.uid}, not by this process's user (uid ${uid}); use a directory of your own`);
+  if (st.uid !== uid)
+    throw new Error(`${what} is owned by uid ${st.uid}, not by this process's user (uid ${uid}); use a directory of your own`);
   if ((st.mode & 0o022) !== 0) {
-    throw new Error(`${what} is writable by other users (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}); make it private (${fix}) or use another`);
+    throw new Error(
+      `${what} is writable by other users (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}); make it private (${fix}) or use another`,
+    );
   }
 }
 
@@ -110,7 +113,10 @@ async function readNoFollow(path: string): Promise<Buffer | undefined> {
  * 512 MiB). A snapshot of one JSON document (written before) is read as well.
  */
 function* snapshotLines(state: PersistedState, log: number): Generator<string> {
-  yield JSON.stringify({ kind: SNAPSHOT_KIND, format: 'lines', resourceVersion: state.resourceVersion, log, count: state.objects.length }) + '\n';
+  yield (
+    JSON.stringify({ kind: SNAPSHOT_KIND, format: 'lines', resourceVersion: state.resourceVersion, log, count: state.objects.length }) +
+    '\n'
+  );
   for (const o of state.objects) yield JSON.stringify({ resource: o.resource, object: o.object }) + '\n';
 }
 
@@ -122,8 +128,15 @@ function parseSnapshot(buf: Buffer, file: string): PersistedState & { log: numbe
   } catch (err) {
     throw new Error(`snapshot ${file} is not valid JSON: ${(err as Error).message}`);
   }
-  if (isJsonObject(parsed) && parsed.format === 'lines') parsed = { ...parsed, objects: snapshotObjects(buf, firstEnd + 1, file, parsed.count) };
-  if (!isJsonObject(parsed) || parsed.kind !== SNAPSHOT_KIND || typeof parsed.resourceVersion !== 'number' || typeof parsed.log !== 'number' || !Array.isArray(parsed.objects)) {
+  if (isJsonObject(parsed) && parsed.format === 'lines')
+    parsed = { ...parsed, objects: snapshotObjects(buf, firstEnd + 1, file, parsed.count) };
+  if (
+    !isJsonObject(parsed) ||
+    parsed.kind !== SNAPSHOT_KIND ||
+    typeof parsed.resourceVersion !== 'number' ||
+    typeof parsed.log !== 'number' ||
+    !Array.isArray(parsed.objects)
+  ) {
     throw new Error(`snapshot ${file} is not an rxkube apiserver snapshot (kind ${SNAPSHOT_KIND})`);
   }
   const objects = parsed.objects.filter(
@@ -134,7 +147,7 @@ function parseSnapshot(buf: Buffer, file: string): PersistedState & { log: numbe
 
 function snapshotObjects(buf: Buffer, from: number, file: string, count: JsonValue | undefined): JsonValue[] {
   const objects: JsonValue[] = [];
-  for (let start = from; start < buf.length; ) {
+  for (let start = from; start < buf.length;) {
     const end = buf.indexOf(0x0a, start);
     const stop = end < 0 ? buf.length : end;
     try {
