@@ -174,9 +174,7 @@ export class Operator {
       throw new ConfigurationError('name', `must be printable ASCII without parentheses, got ${JSON.stringify(options.name)}`);
     }
     const clientOptions = { userAgent: rxkubeUserAgent(options.name ?? 'operator') };
-    this.client = options.kubeConfig
-      ? createKubeClient(options.kubeConfig, clientOptions)
-      : kubeClientOf(this.kubeConfig as KubeConfigData, clientOptions);
+    this.client = options.kubeConfig ? createKubeClient(options.kubeConfig, clientOptions) : kubeClientOf(this.kubeConfig, clientOptions);
     this.informers = new InformerPool({ client: this.client });
     this.logger = options.logger ?? createLogger({ name: 'rxkube' });
     this.metrics = options.registry ? createMetrics(options.registry) : undefined;

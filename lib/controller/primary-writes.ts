@@ -168,7 +168,7 @@ function statusOf(updated: KubernetesObject, original: KubernetesObject, observe
 function withoutServerMetadata<P extends KubernetesObject>(obj: P): P {
   const metadata: Record<string, unknown> = { ...(obj.metadata ?? {}) };
   for (const field of SERVER_METADATA) delete metadata[field];
-  return { ...obj, metadata } as P;
+  return { ...obj, metadata };
 }
 
 function withoutStatus<P extends KubernetesObject>(obj: P): P {

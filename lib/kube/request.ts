@@ -102,7 +102,7 @@ async function dispatch(ctx: RequestContext): Promise<Answer> {
   return dispatchTo(
     ctx.getDispatcher() ?? getGlobalDispatcher(),
     new URL(ctx.getUrl()),
-    ctx.getHttpMethod() as Dispatcher.HttpMethod,
+    ctx.getHttpMethod(),
     ctx.getHeaders(),
     typeof body === 'string' || Buffer.isBuffer(body) ? body : undefined,
     ctx.getSignal(),

@@ -139,7 +139,7 @@ export function mutate<T extends KubernetesObject>(handler: MutateHandler<T>): O
           const ops = jsonPatch(original, (answer as AdmissionMutation<T>).object);
           return withPatch(respond(request.uid, allow((answer as AdmissionMutation<T>).warnings)), ops);
         }
-        const verdict = checkVerdict(answer as AdmissionVerdict);
+        const verdict = checkVerdict(answer);
         const ops = verdict.allowed ? jsonPatch(original, request.object) : [];
         return withPatch(respond(request.uid, verdict), ops);
       }),

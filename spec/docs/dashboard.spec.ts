@@ -38,7 +38,7 @@ function expressions(dashboard: Dashboard): string[] {
 
 /** The metric names an expression reads (rxkube's own: the dashboard reads nothing else). */
 function metricNames(expression: string): string[] {
-  return [...expression.matchAll(/\b(rxkube_[a-zA-Z0-9_:]+)/g)].map((m) => m[1]!);
+  return [...expression.matchAll(/\b(rxkube_[a-zA-Z0-9_:]+)/g)].map((m) => m[1]);
 }
 
 /** The series names a registry exports: a histogram's `_bucket`, `_sum` and `_count`, every other metric's own name. */

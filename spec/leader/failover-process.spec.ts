@@ -34,7 +34,7 @@ describe('leader/failover across processes', function () {
       },
     );
     const candidate: Candidate = { identity, child, leader: false, started: false };
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       candidate.started = true;
       candidate.leader = (JSON.parse(line) as { leader: boolean }).leader;
     });
@@ -107,7 +107,7 @@ describe('leader/failover across processes', function () {
       seen.splice(0); // the next trial starts from here
       seen.push(next);
     }
-    // eslint-disable-next-line no-console
+
     console.log(`      failover after SIGKILL: ${failovers.map((ms) => `${ms} ms`).join(', ')} (lease ${TIMING.leaseMs} ms)`);
     for (const ms of failovers) expect(ms).to.be.at.most(TIMING.leaseMs + 1_000);
     for (const ms of byRenewTimes) expect(ms).to.be.at.least(TIMING.leaseMs);

@@ -36,7 +36,7 @@ export class FreezableScheduler implements SchedulerLike {
       function (this: SchedulerAction<T>, s?: T) {
         if (!clock.frozen) return work.call(this, s);
         const action = this;
-        clock.held.push({ due, seq: clock.seq++, action: action as SchedulerAction<unknown>, run: () => work.call(action, s) });
+        clock.held.push({ due, seq: clock.seq++, action: action, run: () => work.call(action, s) });
       },
       delay,
       state,

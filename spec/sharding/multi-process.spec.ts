@@ -57,7 +57,7 @@ describe('sharding across processes (SH1–SH4)', function () {
       },
     );
     const member: Member = { identity, child, statuses: [] };
-    createInterface({ input: child.stdout! }).on('line', (line) => member.statuses.push(JSON.parse(line) as StatusLine));
+    createInterface({ input: child.stdout }).on('line', (line) => member.statuses.push(JSON.parse(line) as StatusLine));
     members.push(member);
     return member;
   };

@@ -140,7 +140,7 @@ describe('admission webhooks', function () {
       [{ 'hooks:443': '127.0.0.1:1' }, 'webhookServices keys must be namespace/name:port, got "hooks:443"'],
       [{ 'a/hooks:443': 'https://127.0.0.1' }, 'webhookServices["a/hooks:443"] must be host:port, got "https://127.0.0.1"'],
     ] as const) {
-      const err = await startApiServer({ webhookServices: services as Record<string, string> }).then(
+      const err = await startApiServer({ webhookServices: services }).then(
         () => undefined,
         (e: Error) => e,
       );

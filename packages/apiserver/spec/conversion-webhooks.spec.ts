@@ -180,19 +180,19 @@ describe('CRD conversion webhooks', function () {
       spec: {
         group: 'broken.rxkube.dev',
         scope: 'Namespaced',
-        names: { plural: `${name}s`, kind: name[0]!.toUpperCase() + name.slice(1) },
+        names: { plural: `${name}s`, kind: name[0].toUpperCase() + name.slice(1) },
         versions: [
           {
             name: 'v1',
             served: true,
             storage: true,
-            schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } as k8s.V1JSONSchemaProps },
+            schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
           },
           {
             name: 'v2',
             served: true,
             storage: false,
-            schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } as k8s.V1JSONSchemaProps },
+            schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
           },
         ],
         conversion: { strategy: 'Webhook', webhook },

@@ -7,7 +7,7 @@ const CMS = '/api/v1/namespaces/default/configmaps';
 /** A deterministic random source (for `fraction`). */
 function sequence(values: number[]): () => number {
   let i = 0;
-  return () => values[i++ % values.length] as number;
+  return () => values[i++ % values.length];
 }
 
 describe('apiserver: fault injection', () => {

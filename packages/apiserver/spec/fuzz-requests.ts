@@ -20,7 +20,7 @@ export function prng(seed: number): Rng {
     next,
     int,
     chance: (p) => next() < p,
-    pick: <T>(xs: readonly T[]): T => xs[int(xs.length)] as T,
+    pick: <T>(xs: readonly T[]): T => xs[int(xs.length)],
   };
 }
 
@@ -323,7 +323,7 @@ function query(r: Rng, t: FuzzTarget, method: string): string {
   const n = r.chance(0.3) ? 0 : 1 + r.int(4);
   for (let i = 0; i < n; i++) {
     const key = r.pick(keys);
-    let value = r.pick(QUERY_VALUES[key] as readonly string[]);
+    let value = r.pick(QUERY_VALUES[key]);
     if (key === 'resourceVersion') value = resourceVersionValue(r, t, value);
     // FUTURE waits 3 s before its answer: rare, and only once per request.
     if (key === 'resourceVersion' && value !== '' && Number(value) > t.resourceVersion() && (method !== 'GET' || !r.chance(0.2)))
@@ -485,7 +485,7 @@ function mutateValue(r: Rng, value: Record<string, unknown>): unknown {
       case 3:
         return randomValue(r);
       case 4:
-        v = { ...v, __proto__: { polluted: true }, constructor: { prototype: { x: 1 } } } as Record<string, unknown>;
+        v = { ...v, __proto__: { polluted: true }, constructor: { prototype: { x: 1 } } };
         break;
       case 5:
         v.data = { big: 'x'.repeat(r.pick([10, 100_000])) };
@@ -816,9 +816,9 @@ function pipelined(r: Rng, t: FuzzTarget): FuzzRequest {
       }
     }
   }
-  const last = steps[steps.length - 1] as PipelinedStep;
+  const last = steps[steps.length - 1];
   last.request.keepAlive = false;
-  const first = (steps[0] as PipelinedStep).request;
+  const first = steps[0].request;
   return { ...first, category: 'pipelined', keepAlive: false, pipeline: steps };
 }
 

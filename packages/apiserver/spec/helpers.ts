@@ -296,7 +296,7 @@ export async function serveDataInChild(dataDir: string, shellPrefix = ''): Promi
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout?.on('data', () => {
       const m = /^url (\S+)$/m.exec(out);
-      if (m) resolve(m[1] as string);
+      if (m) resolve(m[1]);
     });
     void exited.then(() => reject(new Error(`the server process exited before it listened:\n${out}`)));
   });

@@ -96,9 +96,9 @@ export class ConversionWebhooks {
     const converted = Array.isArray(response.convertedObjects) ? response.convertedObjects : [];
     if (converted.length !== pending.length)
       throw internalError(`conversion webhook for ${gvk} returned ${converted.length} objects, expected ${pending.length}`);
-    const checked = converted.map((c, i) => checkConverted(c, pending[i] as JsonObject, to, i, gvk));
+    const checked = converted.map((c, i) => checkConverted(c, pending[i], to, i, gvk));
     let next = 0;
-    return objects.map((o) => (o.apiVersion === to.apiVersion ? o : (checked[next++] as JsonObject)));
+    return objects.map((o) => (o.apiVersion === to.apiVersion ? o : checked[next++]));
   }
 }
 

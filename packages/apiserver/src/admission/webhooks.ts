@@ -296,7 +296,7 @@ export class AdmissionWebhooks {
     /** Indexes of IfNeeded hooks called, and whether a later hook changed the object since. */
     const reinvoke = new Map<number, boolean>();
     const runOne = async (index: number): Promise<void> => {
-      const hook = hooks[index] as Hook;
+      const hook = hooks[index];
       const inv = this.invocation(hook, req, current, oldObject);
       if (!inv) return;
       let changed = false;

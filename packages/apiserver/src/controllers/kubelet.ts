@@ -270,8 +270,8 @@ export class KubeletSimulator {
           podIPs: [{ ip: `10.244.${(ip >> 8) & 255}.${(ip & 255) + 1}` }],
           startTime: this.now(),
         };
-        (p.status as JsonObject).conditions = this.podConditions(p, false);
-        (p.status as JsonObject).containerStatuses = this.containerStatuses(p, false);
+        p.status.conditions = this.podConditions(p, false);
+        p.status.containerStatuses = this.containerStatuses(p, false);
       },
       { subresource: 'status', manager: 'kubelet' },
     );
