@@ -29,7 +29,7 @@ describe('CRD conversion webhooks', function () {
   this.timeout(30_000);
   let c: Clients;
   let hook: Server;
-  let mode: 'ok' | 'refuse' = 'ok';
+  let mode: 'ok' | 'refuse' | 'refuse-with-object' = 'ok';
   const reviews: Obj[] = [];
   const g = { group: 'sample.rxkube.dev', namespace: 'default', plural: 'webpages' };
 
@@ -45,7 +45,9 @@ describe('CRD conversion webhooks', function () {
         const response =
           mode === 'refuse'
             ? { uid, result: { status: 'Failure', message: 'cannot convert today' } }
-            : { uid, result: { status: 'Success' }, convertedObjects: objects.map((o) => convert(o, desiredAPIVersion)) };
+            : mode === 'refuse-with-object'
+              ? { uid, result: { status: 'Failure', message: { reason: 'not text' } } }
+              : { uid, result: { status: 'Success' }, convertedObjects: objects.map((o) => convert(o, desiredAPIVersion)) };
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', response }));
       });
@@ -172,6 +174,20 @@ describe('CRD conversion webhooks', function () {
     expect(((await c.custom.getNamespacedCustomObject({ ...g, version: 'v1', name: 'refused' })) as Obj).spec).to.deep.equal({
       title: 'R',
     });
+  });
+
+  it('a refusal whose message is not text is quoted as JSON, not as "[object Object]"', async () => {
+    await c.custom.createNamespacedCustomObject({
+      ...g,
+      version: 'v1',
+      body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name: 'refused-object' }, spec: { title: 'R' } },
+    });
+    mode = 'refuse-with-object';
+    const { code, status } = await failure(c.custom.getNamespacedCustomObject({ ...g, version: 'v2', name: 'refused-object' }));
+    expect(code).to.equal(500);
+    expect(status.message).to.equal(
+      'Internal error occurred: conversion webhook for sample.rxkube.dev/v1, Kind=WebPage returned failure: {"reason":"not text"}',
+    );
   });
 
   it('a CRD with a Webhook strategy is validated: https only, conversionReviewVersions required; an unreachable webhook is the real 500', async () => {
