@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 // Types only: erased at build time. The API itself is loaded by `resolveTracing`, and only when tracing is configured.
 import type * as Otel from '@opentelemetry/api';
-import { ConfigurationError, describeValue } from '../core/index.js';
+import { ConfigurationError, describeError, describeValue } from '../core/index.js';
 import { statusCodeOf, type RequestFn } from '../kube/index.js';
 
 /**
@@ -226,7 +226,7 @@ export class Tracing {
       addEvent: (name, attributes) => span.addEvent(name, attributes && clean(attributes)),
       end: (error) => {
         if (error !== undefined) {
-          span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+          span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : describeError(error) });
           if (error instanceof Error) span.recordException(error);
           span.setAttribute('error.type', error instanceof Error ? error.name : typeof error);
         }
