@@ -26,12 +26,19 @@ interface Dashboard {
   readonly templating?: { readonly list?: readonly { readonly query?: unknown; readonly definition?: string }[] };
 }
 
+/** A query given as text, or '' (a query is text in the dashboards we ship). */
+const textOf = (query: unknown): string => (typeof query === 'string' ? query : '');
+
 /** Every PromQL expression of the dashboard: its panels' targets and its template variables' queries. */
 function expressions(dashboard: Dashboard): string[] {
   const panels = (list: readonly Panel[]): Panel[] => list.flatMap((p) => [p, ...panels(p.panels ?? [])]);
   const targets = panels(dashboard.panels).flatMap((p) => (p.targets ?? []).map((t) => t.expr ?? ''));
   const variables = (dashboard.templating?.list ?? []).map((v) =>
-    typeof v.query === 'object' && v.query !== null ? String((v.query as { query?: unknown }).query ?? '') : String(v.query ?? ''),
+    typeof v.query === 'string'
+      ? v.query
+      : typeof v.query === 'object' && v.query !== null
+        ? textOf((v.query as { query?: unknown }).query)
+        : '',
   );
   return [...targets, ...variables].filter((e) => e !== '');
 }

@@ -72,7 +72,7 @@ describe('documentation samples', () => {
     const tsc = join(root, 'node_modules/.bin/tsc');
     const result = await promisify(execFile)(tsc, ['-p', 'docs/examples/tsconfig.json'], { cwd: root, maxBuffer: 16 * 1024 * 1024 }).then(
       () => '',
-      (err: { stdout?: string }) => err.stdout ?? String(err),
+      (err: Error & { stdout?: string }) => err.stdout ?? String(err),
     );
     expect(result.split('\n').filter((line) => line.includes('error TS'))).to.deep.equal([]);
   });
