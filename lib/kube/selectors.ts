@@ -1,5 +1,6 @@
 export interface LabelSelectorRequirement {
   key: string;
+  // eslint-disable-next-line @typescript-eslint/no-redundant-type-constituents -- names the operators the server knows for the reader; any other passes on for the server to refuse
   operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | string;
   values?: string[];
 }

@@ -170,7 +170,7 @@ export class Tracing {
       if (!this.inSpan()) return request(req);
       const query = new URLSearchParams();
       for (const [key, value] of Object.entries(req.query ?? {})) if (value !== undefined) query.set(key, String(value));
-      const search = query.size > 0 ? `?${query}` : '';
+      const search = query.size > 0 ? `?${query.toString()}` : '';
       const span = this.startChild(
         req.method,
         {

@@ -264,7 +264,11 @@ function admissionWebhook<T extends KubernetesObject>(
   }
   const resource = resolveDescriptor(options.resource);
   const operations = options.operations ?? ['CREATE', 'UPDATE'];
-  if (!Array.isArray(operations) || operations.length === 0 || operations.some((o) => !OPERATIONS.has(o))) {
+  if (
+    !Array.isArray(operations) ||
+    operations.length === 0 ||
+    operations.some((o: unknown) => typeof o !== 'string' || !OPERATIONS.has(o))
+  ) {
     throw new ConfigurationError(
       'operations',
       `must be a non-empty list of CREATE, UPDATE, DELETE, CONNECT (got ${JSON.stringify(operations)})`,

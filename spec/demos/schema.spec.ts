@@ -151,7 +151,9 @@ describe('demo schema: the Schema operator on PGlite', function () {
     await admin.query('ALTER ROLE orders NOLOGIN');
     await eventually(
       'login allowed again',
-      async () => (await admin.query('SELECT rolcanlogin FROM pg_roles WHERE rolname = $1', ['orders'])).rows[0]?.rolcanlogin === true,
+      async () =>
+        (await admin.query<{ rolcanlogin: boolean }>('SELECT rolcanlogin FROM pg_roles WHERE rolname = $1', ['orders'])).rows[0]
+          ?.rolcanlogin === true,
       WAIT_MS,
     );
   });

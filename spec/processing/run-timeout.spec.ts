@@ -21,7 +21,7 @@ import { ev, ok, record, virtual, type Harness } from './helpers.js';
 function blindFor(ts: TestScheduler, ms: number): PromiseLike<void> {
   const thenable: PromiseLike<void> = {
     then(onEnd) {
-      ts.schedule(() => onEnd?.(undefined), ms);
+      ts.schedule(() => void onEnd?.(undefined), ms);
       return thenable as PromiseLike<never>;
     },
   };

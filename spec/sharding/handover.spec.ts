@@ -66,7 +66,9 @@ describe('sharding: assignment and handover (pure)', () => {
   });
 
   it('SH3: a member keeps running what it keeps, and starts what it gains only after the others acknowledged', () => {
-    let [a, b] = settle([initialHandover('a'), initialHandover('b')], ['a', 'b']);
+    const settled = settle([initialHandover('a'), initialHandover('b')], ['a', 'b']);
+    let a = settled[0];
+    const b = settled[1];
     const twoWay = viewOf(['a', 'b']);
     const solo = viewOf(['a']);
     const keptByA = keys.find((k) => ownerOf(k, twoWay.members) === 'a')!;

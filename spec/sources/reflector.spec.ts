@@ -16,7 +16,7 @@ interface Run {
   readonly messages: { at: number; message: ReflectorMessage<KubernetesObject> }[];
   readonly failures: { at: number; failure: ReflectorFailure }[];
   /** Subscribes the reflector (time 0) and lets the first list answer. */
-  start(options?: Partial<ReflectorOptions>): Promise<void>;
+  start: (options?: Partial<ReflectorOptions>) => Promise<void>;
 }
 
 describe('sources/reflector in virtual time (fake list+watch client)', () => {

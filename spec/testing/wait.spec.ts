@@ -3,10 +3,13 @@ import { expect } from 'chai';
 import { consistently, eventually } from '../../lib/testing/index.js';
 
 const thrownStatus = { kind: 'Status', code: 409, reason: 'Conflict' };
+/** A check that rejects with a value that is not an Error, as client-node's older calls did. */
+// eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the value that is not an Error is what is tested
+const rejecting = (): Promise<never> => Promise.reject(thrownStatus);
 
 describe('testing: eventually and consistently', () => {
   it('eventually names the last value the check threw, an object as JSON, not "[object Object]"', async () => {
-    const failure = await eventually('the thing', () => Promise.reject(thrownStatus), 20).then(
+    const failure = await eventually('the thing', rejecting, 20).then(
       () => undefined,
       (err: unknown) => err,
     );
@@ -17,7 +20,7 @@ describe('testing: eventually and consistently', () => {
   });
 
   it('consistently names the object the check threw as JSON, not "[object Object]"', async () => {
-    const failure = await consistently('the quiet', () => Promise.reject(thrownStatus), 20).then(
+    const failure = await consistently('the quiet', rejecting, 20).then(
       () => undefined,
       (err: unknown) => err,
     );

@@ -861,6 +861,7 @@ export function generate(r: Rng, t: FuzzTarget): FuzzRequest {
   if (r.chance(0.03)) headers.push(['Expect', r.pick(['100-continue', 'magic'])]);
   if (r.chance(0.02)) headers.push(['Connection', 'Upgrade'], ['Upgrade', r.pick(['websocket', 'h2c', 'SPDY/3.1'])]);
   if (r.chance(0.02)) headers.push(['X-Big', 'x'.repeat(r.pick([1000, 20_000]))]);
+  // eslint-disable-next-line no-control-regex -- the control characters are what it replaces
   if (r.chance(0.02)) headers.push(['User-Agent', randomString(r, 30).replace(/[\r\n\u0000-\u001f\u007f-\uffff]/g, '?')]);
 
   let body: Buffer = Buffer.alloc(0);

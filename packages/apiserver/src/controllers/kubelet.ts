@@ -231,6 +231,7 @@ export class KubeletSimulator {
       ready,
       started: !terminated,
       restartCount: 0,
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc needs it: the union of the two literals is not a JsonObject (its absent keys are `undefined`)
       state: (terminated
         ? { terminated: { exitCode: terminated.exitCode, reason: terminated.reason, startedAt: started, finishedAt: this.now() } }
         : { running: { startedAt: started } }) as JsonObject,

@@ -353,6 +353,7 @@ export function sendJson(res: ServerResponse, status: number, body: JsonValue, h
   res.end(Object.values(headers).some((value) => NON_ASCII.test(value)) ? Buffer.from(payload) : payload);
 }
 
+// eslint-disable-next-line no-control-regex -- ASCII is a range of control characters and text
 const NON_ASCII = /[^\x00-\x7f]/;
 
 export function sendError(res: ServerResponse, err: ApiError): void {

@@ -117,6 +117,7 @@ export class FieldSet {
   }
 
   insert(path: FieldPath): void {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the walk down the tree starts at this node
     let node: FieldSet = this;
     for (const element of path) {
       let child = node.children.get(element);
@@ -131,6 +132,7 @@ export class FieldSet {
 
   /** The node at `path`, if the set has members at or below it. */
   child(path: FieldPath): FieldSet | undefined {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the walk down the tree starts at this node
     let node: FieldSet | undefined = this;
     for (const element of path) {
       node = node.children.get(element);
