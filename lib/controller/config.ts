@@ -1,3 +1,4 @@
+/** A controller's and a run's configuration resolved: every option validated (ConfigurationError) and every default filled in. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isObservable, type Observable } from 'rxjs';
 import {

@@ -1,3 +1,4 @@
+/** The Controller: one primary type's informers, event sources, runs and metrics, with their start, readiness and stop. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   BehaviorSubject,

@@ -1,3 +1,4 @@
+/** The Operator: the process that hosts the controllers, with its health server, leader election, sharding and webhook server. */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';

@@ -1,3 +1,4 @@
+/** How a controller writes its primary: status, finalizer and resource patches, each bound to the uid it was computed from. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
 import { classifyError, refOf, type JsonPatchOperation, type ResourceClient } from '../kube/index.js';

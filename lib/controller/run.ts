@@ -1,3 +1,4 @@
+/** One run of a reconciler for one primary: its Context, cleanup or reconcile, the error status and the written outcome. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   ConfigurationError,

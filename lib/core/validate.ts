@@ -1,3 +1,4 @@
+/** Option checks shared by every layer: each throws a ConfigurationError naming the option and what was wrong. */
 import { ConfigurationError, describeValue } from './errors.js';
 
 // Small assertions for option validation; each throws a ConfigurationError naming the option.

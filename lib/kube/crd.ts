@@ -1,3 +1,4 @@
+/** CustomResourceDefinitions from the few facts that vary, their schemas as Kubernetes writes them, and their installation. */
 import type {
   KubernetesObject,
   V1CustomResourceColumnDefinition,

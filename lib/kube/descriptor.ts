@@ -1,3 +1,4 @@
+/** Resource descriptors: what a user says of a resource type, validated and resolved to its API paths. */
 import { ConfigurationError } from '../core/index.js';
 
 /** What the user says about a resource type. `namespaced` defaults to true. */

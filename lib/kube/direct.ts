@@ -1,3 +1,4 @@
+/** The connection of a kubeconfig's current context that rxkube can use without client-node. */
 import { readFileSync } from 'node:fs';
 import type { Cluster, User } from '@kubernetes/client-node';
 import type { KubeConfigData } from './config.js';

@@ -1,3 +1,4 @@
+/** One request to the API server, through client-node's authentication or a direct connection, answered as parsed JSON. */
 import type { Configuration, KubeConfig, RequestContext } from '@kubernetes/client-node';
 // From its own module: client-node's entry point loads the whole generated API.
 import { ResponseContext } from '@kubernetes/client-node/dist/gen/http/http.js';

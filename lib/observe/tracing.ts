@@ -1,3 +1,4 @@
+/** OpenTelemetry tracing of runs and requests, through the optional @opentelemetry/api peer. */
 import { createRequire } from 'node:module';
 // Types only: erased at build time. The API itself is loaded by `resolveTracing`, and only when tracing is configured.
 import type * as Otel from '@opentelemetry/api';

@@ -1,3 +1,4 @@
+/** Deadlines on a scheduler: many pending calls served by one timer. */
 import type { SchedulerLike, Subscription } from 'rxjs';
 import { scheduleOnce } from './timers.js';
 
