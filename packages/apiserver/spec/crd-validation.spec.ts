@@ -479,7 +479,7 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
       expect(String(warned.headers.warning)).to.contain(
         'unknown field \\"spec.versions[0].schema.openAPIV3Schema.x_kubernetes_preserve_unknown_fields\\"',
       );
-      const stored = (warned.json as { spec: { versions: { schema: { openAPIV3Schema: unknown } }[] } }).spec.versions[0]!.schema
+      const stored = (warned.json as { spec: { versions: { schema: { openAPIV3Schema: unknown } }[] } }).spec.versions[0].schema
         .openAPIV3Schema;
       expect(stored).to.deep.equal({ type: 'object' });
     });
