@@ -3,6 +3,7 @@
  * seed, the oracles of `executeRun`, shrinking of a failure, and `replay`.
  */
 import { ConfigurationError } from '../../core/index.js';
+import { kindOf, PERTURBATIONS, type CoverageTally, type ReferenceFacts } from './perturbations/index.js';
 import { seededRandom } from './random.js';
 import { executeRun, type RunOutcome } from './run.js';
 import type {
@@ -16,8 +17,6 @@ import type {
   RunVerdict,
   RunPlan,
 } from './types.js';
-
-const ALL_TYPES: readonly PerturbationType[] = ['stale', 'crash', 'gap', 'coalesce', 'fail'];
 
 /** Runs the operator under perturbations until a run fails or the budget is spent; the failure is shrunk. */
 export async function explore(options: ExploreOptions): Promise<ExploreResult> {
@@ -121,12 +120,8 @@ class Session {
   private readonly references = new Map<string, RunOutcome>();
   runs = 0;
   referenceRuns = 0;
-  private readonly crashPoints = new Set<number>();
-  private stale = 0;
-  private gaps = 0;
-  private coalesced = 0;
+  private readonly tally: CoverageTally = { crashPoints: new Set(), staleViews: 0, gaps: 0, coalesced: 0, failedRequests: 0 };
   private dropped = 0;
-  private failedRequests = 0;
   /** The generated cases tried, each once however many seeds picked it. */
   private readonly inputCases = new Set<string>();
   private candidates = 0;
@@ -139,12 +134,12 @@ class Session {
     return {
       runs: this.runs,
       referenceRuns: this.referenceRuns,
-      crashPoints: [...this.crashPoints].sort((a, b) => a - b),
-      staleViews: this.stale,
-      gaps: this.gaps,
-      coalesced: this.coalesced,
+      crashPoints: [...this.tally.crashPoints].sort((a, b) => a - b),
+      staleViews: this.tally.staleViews,
+      gaps: this.tally.gaps,
+      coalesced: this.tally.coalesced,
       eventsDropped: this.dropped,
-      failedRequests: this.failedRequests,
+      failedRequests: this.tally.failedRequests,
       inputCases: this.inputCases.size,
       candidates: this.candidates,
       diverged: this.diverged,
@@ -186,7 +181,7 @@ class Session {
           this.inputCases.add(JSON.stringify([a.input.field, a.input.value]));
       return { trace: { seed, actions, perturbations: [] }, outcome: reference };
     }
-    const candidates = enumerate(reference, actions.length, this.options.perturbations ?? ALL_TYPES);
+    const candidates = enumerate(reference, actions.length, this.options.perturbations);
     this.candidates = Math.max(this.candidates, candidates.length);
     if (candidates.length === 0)
       throw new ConfigurationError('perturbations', 'leaves nothing to try for this workload (no writes, no steps)');
@@ -205,13 +200,7 @@ class Session {
     if (trace.perturbations.length === 0) return reference;
     const outcome = await executeRun(this.options, trace, reference);
     this.runs++;
-    for (const p of trace.perturbations) {
-      if (p.type === 'crash') this.crashPoints.add(p.afterWrite);
-      else if (p.type === 'stale') this.stale++;
-      else if (p.type === 'gap') this.gaps++;
-      else if (p.type === 'coalesce') this.coalesced++;
-      else this.failedRequests++;
-    }
+    for (const p of trace.perturbations) kindOf(PERTURBATIONS, p).count(p, this.tally);
     this.dropped += outcome.eventsDropped;
     if (outcome.diverged !== undefined) this.diverged++;
     return outcome;
@@ -269,16 +258,9 @@ function withoutSteps(trace: RunPlan, removed: ReadonlySet<number>): RunPlan | u
   const renumber = (i: number): number | undefined => (removed.has(i) ? undefined : i - [...removed].filter((r) => r < i).length);
   const perturbations: Perturbation[] = [];
   for (const p of trace.perturbations) {
-    if (p.type === 'stale') {
-      const afterStep = renumber(p.afterStep);
-      const step = renumber(p.view.step);
-      if (afterStep === undefined || step === undefined) return undefined;
-      perturbations.push({ ...p, afterStep, view: { ...p.view, step } });
-    } else if (p.type === 'gap' || p.type === 'coalesce') {
-      const kept = Array.from({ length: p.steps }, (_, k) => renumber(p.fromStep + k)).filter((i): i is number => i !== undefined);
-      if (kept.length === 0) return undefined;
-      perturbations.push({ ...p, fromStep: kept[0] as number, steps: kept.length });
-    } else perturbations.push(p);
+    const kept = kindOf(PERTURBATIONS, p).withoutSteps(p, renumber);
+    if (kept === undefined) return undefined;
+    perturbations.push(kept);
   }
   const actions: Action[] = [];
   for (const [i, a] of trace.actions.entries()) {
@@ -293,57 +275,17 @@ function withoutSteps(trace: RunPlan, removed: ReadonlySet<number>): RunPlan | u
 }
 
 /** Every perturbation worth a run for this workload, the kinds interleaved so that a small budget tries each. */
-export function enumerate(reference: RunOutcome, steps: number, types: readonly PerturbationType[]): Perturbation[] {
-  const byType: Perturbation[][] = [];
-  for (const type of ALL_TYPES) {
-    if (!types.includes(type)) continue;
-    const list: Perturbation[] = [];
-    if (type === 'crash') for (let n = 1; n <= reference.writes; n++) list.push({ type, afterWrite: n });
-    if (type === 'stale') {
-      for (let s = steps - 1; s >= 0; s--) {
-        for (let j = s; j >= 0; j--) {
-          list.push({ type, afterStep: s, view: { step: j, at: 'applied' } });
-          if (j < s) list.push({ type, afterStep: s, view: { step: j, at: 'settled' } });
-        }
-      }
-    }
-    if (type === 'gap')
-      for (let s = 0; s < steps; s++) for (let len = 1; len <= Math.min(2, steps - s); len++) list.push({ type, fromStep: s, steps: len });
-    if (type === 'coalesce') {
-      for (let s = 0; s + 1 < steps; s++)
-        for (let len = 2; len <= Math.min(3, steps - s); len++) list.push({ type, fromStep: s, steps: len });
-      // One watch's events of one step merged while the other watches deliver as they come (when the operator has several).
-      if (reference.watches.length > 1)
-        for (let s = 0; s < steps; s++) for (const watch of reference.watches) list.push({ type, fromStep: s, steps: 1, watch });
-    }
-    if (type === 'fail')
-      for (let n = 1; n <= reference.writes; n++)
-        for (const status of [409, 500, 'timeout'] as const) list.push({ type, write: n, status });
-    byType.push(list);
-  }
+function enumerate(reference: ReferenceFacts, steps: number, types: readonly PerturbationType[] | undefined): Perturbation[] {
+  const byType = PERTURBATIONS.filter((kind) => !types || types.includes(kind.type)).map((kind) => kind.candidates(reference, steps));
   const merged: Perturbation[] = [];
   for (let i = 0; byType.some((l) => i < l.length); i++)
     for (const list of byType) if (i < list.length) merged.push(list[i] as Perturbation);
   return merged;
 }
 
-export function describePerturbations(perturbations: readonly Perturbation[]): string {
+function describePerturbations(perturbations: readonly Perturbation[]): string {
   if (perturbations.length === 0) return 'none';
-  return perturbations
-    .map((p) => {
-      switch (p.type) {
-        case 'crash':
-          return `crash@write${p.afterWrite}`;
-        case 'stale':
-          return `stale@step${p.afterStep}(view step${p.view.step} ${p.view.at})`;
-        case 'gap':
-        case 'coalesce':
-          return `${p.type}@steps${p.fromStep}-${p.fromStep + p.steps - 1}${p.watch ? `(watch ${p.watch})` : ''}`;
-        case 'fail':
-          return `fail@write${p.write}(${p.status})`;
-      }
-    })
-    .join('+');
+  return perturbations.map((p) => kindOf(PERTURBATIONS, p).describe(p)).join('+');
 }
 
 function describeCoverage(c: Coverage): string {
@@ -380,9 +322,10 @@ function checkOptions(options: ExploreOptions): void {
       typeof path === 'string' ? path.length > 0 : Array.isArray(path) && path.length > 0 && path.every((k) => typeof k === 'string');
     if (!ok) throw new ConfigurationError(`volatile[${i}]`, 'must be a dotted path or a non-empty list of keys');
   }
+  const known = PERTURBATIONS.map((kind) => kind.type);
   for (const t of options.perturbations ?? [])
-    if (!ALL_TYPES.includes(t))
-      throw new ConfigurationError('perturbations', `unknown perturbation '${String(t)}' (known: ${ALL_TYPES.join(', ')})`);
+    if (!known.includes(t))
+      throw new ConfigurationError('perturbations', `unknown perturbation '${String(t)}' (known: ${known.join(', ')})`);
   for (const key of ['horizonMs', 'settleTimeoutMs', 'maxWritesPerStep'] as const) {
     const v = options[key];
     if (v !== undefined && !(Number.isInteger(v) && v >= 0))

@@ -5,7 +5,10 @@ import { Mirror, type SelectorGrammar } from './mirror.js';
 import { OperatorUnderProxy } from './operator-under-proxy.js';
 import { FaultProxy, type ProxyHooks } from './proxy.js';
 import type { Snapshot } from './state.js';
-import type { ExploreOptions, RunPlan } from './types.js';
+import { ArmedPerturbations } from './perturbations/armed.js';
+import type { PerturbationKind, PlannedPerturbation, RunControl } from './perturbations/index.js';
+import { quiesce } from './settle.js';
+import type { Action, ExploreOptions } from './types.js';
 import { Verdict } from './verdict.js';
 import { actorClients, createNamespaces, type StepClients } from './workload.js';
 
@@ -25,8 +28,15 @@ export interface StepView {
   readonly settled: number;
 }
 
+/** What a run plays: the workload's steps and the perturbations planned on them. */
+export interface PlayedPlan {
+  readonly seed: number;
+  readonly actions: readonly Action[];
+  readonly perturbations: readonly PlannedPerturbation[];
+}
+
 /** What a run is made of and what it records as it goes; `open` sets it up, `close` takes it down. */
-export class Run {
+export class Run implements RunControl {
   readonly log: string[] = [];
   readonly verdict = new Verdict();
   /** Per step, how the server answered the action (`200`, `404`, `200 deleting`). */
@@ -39,10 +49,11 @@ export class Run {
   end: Snapshot = new Map();
   readonly proxy: FaultProxy;
   readonly operator: OperatorUnderProxy;
+  readonly perturbations: ArmedPerturbations;
 
   private constructor(
     readonly options: ExploreOptions,
-    readonly plan: RunPlan,
+    readonly plan: PlayedPlan,
     /** The same actions' clean run, when this one is compared with it. */
     readonly reference: { readonly steps: readonly string[]; readonly end: Snapshot } | undefined,
     readonly limits: RunLimits,
@@ -50,11 +61,13 @@ export class Run {
     readonly admin: KubeClient,
     readonly clients: StepClients,
     readonly mirror: Mirror,
+    kinds: readonly PerturbationKind<PlannedPerturbation>[],
     hooks: (run: Run) => ProxyHooks,
     selectors: SelectorGrammar,
   ) {
     this.proxy = new FaultProxy(server.url, mirror, this.log, hooks(this), selectors);
     this.operator = new OperatorUnderProxy(this.proxy, () => server.kubeConfig(), options, this.log, this.verdict);
+    this.perturbations = new ArmedPerturbations(plan.perturbations, kinds, this);
   }
 
   /**
@@ -62,7 +75,13 @@ export class Run {
    * listening and the external state reset: everything but the operator. What was opened is
    * closed again when a part fails.
    */
-  static async open(options: ExploreOptions, plan: RunPlan, reference: Run['reference'], hooks: (run: Run) => ProxyHooks): Promise<Run> {
+  static async open(
+    options: ExploreOptions,
+    plan: PlayedPlan,
+    reference: Run['reference'],
+    kinds: readonly PerturbationKind<PlannedPerturbation>[],
+    hooks: (run: Run) => ProxyHooks,
+  ): Promise<Run> {
     const limits: RunLimits = {
       horizonMs: options.horizonMs ?? 1000,
       settleTimeoutMs: options.settleTimeoutMs ?? 10_000,
@@ -78,7 +97,7 @@ export class Run {
       await createNamespaces(admin, plan.actions);
       const clients = await actorClients(admin, () => server.kubeConfig(), plan.actions);
       mirror = await Mirror.start(server.kubeConfig(), options.observe);
-      run = new Run(options, plan, reference, limits, server, admin, clients, mirror, hooks, apiServer);
+      run = new Run(options, plan, reference, limits, server, admin, clients, mirror, kinds, hooks, apiServer);
       await run.proxy.listen();
       await resetExternal(options);
       return run;
@@ -90,6 +109,10 @@ export class Run {
       }
       throw err;
     }
+  }
+
+  settle(step: string): Promise<void> {
+    return quiesce(this, step);
   }
 
   /** Whether the operator's view is held back or missing events: it cannot have seen the newest state. */

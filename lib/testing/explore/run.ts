@@ -4,12 +4,13 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { checkInput, checkInvariants, checkStatusTruth, judgeEnd } from './oracles.js';
-import type { InjectedAnswer, ProxyHooks } from './proxy.js';
-import { Run } from './run-state.js';
+import { PERTURBATIONS, type PerturbationKind, type PlannedPerturbation } from './perturbations/index.js';
+import type { ProxyHooks } from './proxy.js';
+import { Run, type PlayedPlan } from './run-state.js';
 import { RunFailure } from './verdict.js';
 import { quiesce } from './settle.js';
 import { readState, snapshot, type Snapshot } from './state.js';
-import type { Action, ExploreOptions, Oracle, Perturbation, RunPlan } from './types.js';
+import type { Action, ExploreOptions, Oracle } from './types.js';
 import { describeAction, performStep } from './workload.js';
 
 export interface RunOutcome {
@@ -29,10 +30,18 @@ export interface RunOutcome {
   readonly diverged: number | undefined;
 }
 
-/** Runs `plan`; with `reference` (the same actions' clean end state) the end state is compared with it. */
-export async function executeRun(options: ExploreOptions, plan: RunPlan, reference?: RunOutcome): Promise<RunOutcome> {
+/**
+ * Runs `plan`; with `reference` (the same actions' clean end state) the end state is compared with
+ * it. `kinds` are the perturbation kinds its perturbations are of.
+ */
+export async function executeRun(
+  options: ExploreOptions,
+  plan: PlayedPlan,
+  reference?: RunOutcome,
+  kinds: readonly PerturbationKind<PlannedPerturbation>[] = PERTURBATIONS,
+): Promise<RunOutcome> {
   const started = Date.now();
-  const run = await Run.open(options, plan, reference, proxyHooks);
+  const run = await Run.open(options, plan, reference, kinds, proxyHooks);
   try {
     await run.operator.start();
     await quiesce(run, 'at start');
@@ -51,19 +60,19 @@ export async function executeRun(options: ExploreOptions, plan: RunPlan, referen
   return outcomeOf(run, started);
 }
 
-/** Each step: its watch windows open, the action, the wait for quiescence, the windows that end, the oracles, then a stale view. */
+/** Each step: the perturbations that start with it, the action, quiescence, those that end with it, the oracles, those that follow it. */
 async function playPlan(run: Run): Promise<void> {
   for (const [index, action] of run.plan.actions.entries()) {
     if (run.verdict.failed) return;
-    openWatchWindows(run, index);
+    run.perturbations.onStepStart(index);
     const { code, applied } = await performAction(run, action, index);
     await quiesce(run, `after step ${index}`);
-    await closeWatchWindows(run, index);
+    await run.perturbations.onStepEnd(index);
     await checkStatusTruth(run, `after step ${index}`);
     await checkInvariants(run, 'settled', `once step ${index} settled`);
     const objects = await recordStep(run, applied);
     checkInput(run, action, code, objects, index);
-    await staleViewsAfter(run, index);
+    await run.perturbations.afterStep(index);
   }
 }
 
@@ -112,78 +121,13 @@ function outcomeOf(run: Run, started: number): RunOutcome {
   };
 }
 
-// ---- perturbations --------------------------------------------------------------------------
-
-/** What the proxy asks at each write of the operator: a failed answer to inject, a crash after it committed. */
+/** At each write of the operator: the failed answer a perturbation injects; once committed, the invariants, then a crash there. */
 function proxyHooks(run: Run): ProxyHooks {
-  const { log } = run;
-  const crashes = new Set(run.plan.perturbations.flatMap((p) => (p.type === 'crash' ? [p.afterWrite] : [])));
-  const fails = new Map(run.plan.perturbations.flatMap((p) => (p.type === 'fail' ? [[p.write, p.status] as const] : [])));
   return {
-    beforeWrite: (n, method, path): InjectedAnswer | undefined => {
-      let status = fails.get(n);
-      if (status === undefined) return undefined;
-      // A create or delete gets 409 only for what exists (or a failed precondition): a made-up one would lie.
-      if (status === 409 && (method === 'POST' || method === 'DELETE')) status = 500;
-      log.push(`fail write #${n} ${method} ${path} with ${status}`);
-      return status === 'timeout' ? 'timeout' : { status };
-    },
+    beforeWrite: (n, method, path) => run.perturbations.beforeWrite({ n, method, path }),
     afterWrite: async (n, method, path) => {
       await checkInvariants(run, 'every-write', `after write #${n} ${method} ${path}`);
-      if (!crashes.has(n)) return undefined;
-      crashes.delete(n);
-      void run.operator.crashAndRestart(`crash after write #${n} ${method} ${path}; restart`);
-      return 'crash';
+      return run.perturbations.onWrite({ n, method, path });
     },
   };
-}
-
-type WatchWindow = Extract<Perturbation, { fromStep: number }>;
-
-const isWatchWindow = (p: Perturbation): p is WatchWindow => p.type === 'gap' || p.type === 'coalesce';
-
-/** The gaps and coalesce windows that start at step `index`: the watches drop or hold what comes. */
-function openWatchWindows(run: Run, index: number): void {
-  for (const w of run.plan.perturbations.filter((p): p is WatchWindow => isWatchWindow(p) && p.fromStep === index)) {
-    run.proxy.watchMode = w.type === 'gap' ? 'drop' : 'hold';
-    run.proxy.watchOnly = w.watch;
-    run.log.push(
-      `${w.type} watch events of steps ${w.fromStep}..${w.fromStep + w.steps - 1}${w.watch ? ` on the watch ${w.watch} only` : ''}`,
-    );
-  }
-}
-
-/** The windows whose last step was `index`: a gap's watches expire (the informers relist), a coalesce's held events arrive at once. */
-async function closeWatchWindows(run: Run, index: number): Promise<void> {
-  const { proxy, log } = run;
-  for (const w of run.plan.perturbations.filter((p): p is WatchWindow => isWatchWindow(p) && p.fromStep + p.steps - 1 === index)) {
-    const incarnation = run.operator.incarnation;
-    proxy.watchMode = 'pass';
-    proxy.watchOnly = undefined;
-    if (incarnation && w.type === 'gap') proxy.expire(incarnation, w.watch);
-    if (incarnation && w.type === 'coalesce') await proxy.release(incarnation);
-    log.push(w.type === 'gap' ? `watches expire: relist (${proxy.eventsDropped} events dropped)` : 'held watch events delivered at once');
-    await quiesce(run, `after the ${w.type} ending at step ${index}`);
-  }
-}
-
-/** The stale views planned after step `index`: a restart seeing the cluster as at an earlier step, then catching up. */
-async function staleViewsAfter(run: Run, index: number): Promise<void> {
-  for (const p of run.plan.perturbations) {
-    if (p.type !== 'stale' || p.afterStep !== index) continue;
-    const view = run.views[p.view.step];
-    if (!view) continue;
-    const rvAt = p.view.at === 'applied' ? view.applied : view.settled;
-    await run.operator.crashAndRestart(
-      `crash after step ${index}; restart seeing the cluster as at step ${p.view.step} ${p.view.at} (revision ${rvAt})`,
-      rvAt,
-    );
-    await quiesce(run, 'on the stale view');
-    const incarnation = run.operator.incarnation;
-    if (incarnation && incarnation.staleRv !== undefined) {
-      run.log.push('the stale view catches up');
-      await run.proxy.release(incarnation);
-    }
-    await quiesce(run, 'after catching up');
-  }
 }
