@@ -6,7 +6,7 @@ import type { ReconcileOutcome } from '../../core/index.js';
 import { GenericRetry } from '../../processing/index.js';
 import { harnessOperator } from '../harness.js';
 import { runsOwed } from '../idle.js';
-import type { FaultProxy, Incarnation } from './proxy.js';
+import type { FaultProxy, Incarnation } from '../fault-proxy.js';
 import type { Verdict } from './verdict.js';
 import type { ExploreOptions } from './types.js';
 

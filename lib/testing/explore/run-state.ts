@@ -1,26 +1,18 @@
 /** The state of one run in one object: its fresh server, clients, mirror, proxy and operator, what it recorded, and its verdict. */
 import { createKubeClient, installCustomResourceDefinition, type KubeClient } from '../../kube/index.js';
 import { loadApiServer, type ApiServerModule } from '../cluster/apiserver.js';
-import { Mirror, type SelectorGrammar } from './mirror.js';
+import { Mirror } from './mirror.js';
 import { OperatorUnderProxy } from './operator-under-proxy.js';
-import { FaultProxy, type ProxyHooks } from './proxy.js';
+import { FaultProxy, type ProxyHooks, type SelectorGrammar } from '../fault-proxy.js';
 import type { Snapshot } from './state.js';
 import { ArmedPerturbations } from './perturbations/armed.js';
 import type { PerturbationKind, PlannedPerturbation, RunControl } from './perturbations/index.js';
-import { quiesce } from './settle.js';
+import { quiesce, type RunLimits } from './settle.js';
 import type { Action, ExploreOptions } from './types.js';
 import { Verdict } from './verdict.js';
 import { actorClients, createNamespaces, type StepClients } from './workload.js';
 
 type ApiServer = Awaited<ReturnType<ApiServerModule['startApiServer']>>;
-
-export interface RunLimits {
-  /** A retry or reschedule due within this long keeps a step from settling. */
-  readonly horizonMs: number;
-  readonly settleTimeoutMs: number;
-  /** Writes within one step beyond which the operator counts as looping. */
-  readonly maxWrites: number;
-}
 
 /** The revisions at which a step's action was applied and at which the cluster settled after it: what a stale view shows. */
 export interface StepView {
@@ -65,7 +57,7 @@ export class Run implements RunControl {
     hooks: (run: Run) => ProxyHooks,
     selectors: SelectorGrammar,
   ) {
-    this.proxy = new FaultProxy(server.url, mirror, this.log, hooks(this), selectors);
+    this.proxy = new FaultProxy(server.url, { history: mirror, log: this.log, hooks: hooks(this), selectors });
     this.operator = new OperatorUnderProxy(this.proxy, () => server.kubeConfig(), options, this.log, this.verdict);
     this.perturbations = new ArmedPerturbations(plan.perturbations, kinds, this);
   }

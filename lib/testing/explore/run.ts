@@ -5,7 +5,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { checkInput, checkInvariants, checkStatusTruth, judgeEnd } from './oracles.js';
 import { PERTURBATIONS, type PerturbationKind, type PlannedPerturbation } from './perturbations/index.js';
-import type { ProxyHooks } from './proxy.js';
+import type { ProxyHooks } from '../fault-proxy.js';
 import { Run, type PlayedPlan } from './run-state.js';
 import { RunFailure } from './verdict.js';
 import { quiesce } from './settle.js';

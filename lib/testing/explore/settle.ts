@@ -1,7 +1,27 @@
 /** When a run has settled (a set of facts, not a silence), and the wait for it that fails an operator that never settles. */
 import type { ReconcileOutcome } from '../../core/index.js';
-import type { Run } from './run-state.js';
-import { RunFailure } from './verdict.js';
+import type { FaultProxy } from '../fault-proxy.js';
+import type { Mirror } from './mirror.js';
+import type { OperatorUnderProxy } from './operator-under-proxy.js';
+import { RunFailure, type Verdict } from './verdict.js';
+
+export interface RunLimits {
+  /** A retry or reschedule due within this long keeps a step from settling. */
+  readonly horizonMs: number;
+  readonly settleTimeoutMs: number;
+  /** Writes within one step beyond which the operator counts as looping. */
+  readonly maxWrites: number;
+}
+
+/** What of a run its settling reads. */
+export interface SettlingRun {
+  readonly proxy: Pick<FaultProxy, 'writes' | 'inFlight' | 'pendingDeliveries'>;
+  readonly mirror: Pick<Mirror, 'caughtUp'>;
+  readonly operator: Pick<OperatorUnderProxy, 'incarnation' | 'outcomes' | 'restarted' | 'runsOwed'>;
+  readonly limits: RunLimits;
+  readonly verdict: Pick<Verdict, 'failed'>;
+  readonly log: readonly string[];
+}
 
 /** A retry this long past its time has fired or been dropped: its timer runs before any poll scheduled after it. */
 const OVERDUE_MS = 50;
@@ -10,7 +30,7 @@ const OVERDUE_MS = 50;
 const SETTLED_POLLS = 3;
 
 /** Waits until the run has settled `step` (`after step 2`); a step that never settles fails the run. */
-export async function quiesce(run: Run, step: string): Promise<void> {
+export async function quiesce(run: SettlingRun, step: string): Promise<void> {
   const { proxy, log } = run;
   const { settleTimeoutMs, maxWrites } = run.limits;
   const deadline = Date.now() + settleTimeoutMs;
@@ -39,7 +59,7 @@ export async function quiesce(run: Run, step: string): Promise<void> {
  * happened yet (a later outcome replaces it). One overdue by more than a moment has fired (its
  * run is counted in progress or queued) or was dropped with its resource: either way not due.
  */
-function dueRuns(run: Run): [string, ReconcileOutcome][] {
+function dueRuns(run: SettlingRun): [string, ReconcileOutcome][] {
   const now = Date.now();
   const due = (at: number): boolean => at >= now - OVERDUE_MS && at <= now + run.limits.horizonMs;
   return [...run.operator.outcomes.entries()].filter(
@@ -53,7 +73,7 @@ function dueRuns(run: Run): [string, ReconcileOutcome][] {
  * watches (or held or dropped by a perturbation), no run in progress or waiting, and no retry or
  * reschedule due within the horizon; all of it on a few polls in a row.
  */
-async function settled(run: Run): Promise<boolean> {
+async function settled(run: SettlingRun): Promise<boolean> {
   const { proxy, mirror } = run;
   const incarnation = run.operator.incarnation;
   if (!incarnation) return true;
@@ -62,7 +82,7 @@ async function settled(run: Run): Promise<boolean> {
 }
 
 /** Which facts of `settled` did not hold: what a settle failure names. */
-async function unsettledFacts(run: Run): Promise<string> {
+async function unsettledFacts(run: SettlingRun): Promise<string> {
   const { proxy, mirror } = run;
   const incarnation = run.operator.incarnation;
   if (!incarnation) return 'no operator';

@@ -1,5 +1,5 @@
 /** The planned perturbations of one run, armed: what the run and its proxy call, each kind's hooks in the order of the plan. */
-import type { InjectedAnswer } from '../proxy.js';
+import type { InjectedAnswer } from '../../fault-proxy.js';
 import { kindOf } from './index.js';
 import type { OperatorWrite, PerturbationHooks, PerturbationKind, PlannedPerturbation, RunControl } from './kind.js';
 

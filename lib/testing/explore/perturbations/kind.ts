@@ -1,5 +1,5 @@
 /** What a perturbation kind is: how it is planned, shown, shrunk and counted, and the hooks by which it acts on a run. */
-import type { FaultProxy, Incarnation, InjectedAnswer } from '../proxy.js';
+import type { FaultProxy, Incarnation, InjectedAnswer } from '../../fault-proxy.js';
 
 /** The fields every planned perturbation has: its kind's name. */
 export interface PlannedPerturbation {

@@ -1,5 +1,5 @@
 /** What gap and coalesce share: a window of steps during which the operator's watches (or one of them) drop or hold what comes. */
-import type { Incarnation } from '../proxy.js';
+import type { Incarnation } from '../../fault-proxy.js';
 import type { Perturbation } from '../types.js';
 import type { PerturbationHooks, RunControl } from './kind.js';
 
