@@ -44,30 +44,30 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
     }
     seedsTried = k + 1;
     const seed = first + k;
-    const { trace, outcome } = await session.runSeed(seed);
+    const { plan, outcome } = await session.runSeed(seed);
     progress(
-      `explore: run ${k + 1}/${maxRuns} seed ${seed} ${describePerturbations(trace.perturbations)} ${outcome.failed ? `FAILED (${outcome.oracle})` : 'ok'} ${(outcome.wallMs / 1000).toFixed(1)} s | ${describeCoverage(session.coverage())}`,
+      `explore: run ${k + 1}/${maxRuns} seed ${seed} ${describePerturbations(plan.perturbations)} ${outcome.failed ? `FAILED (${outcome.oracle})` : 'ok'} ${(outcome.wallMs / 1000).toFixed(1)} s | ${describeCoverage(session.coverage())}`,
     );
-    if (outcome.failed && !(await session.confirms(trace, outcome))) {
+    if (outcome.failed && !(await session.confirms(plan, outcome))) {
       progress(`explore: seed ${seed} failed once but not again: not reported (a timing this explorer does not control)`);
       continue;
     }
     if (outcome.failed) {
       const foundAfterMs = Date.now() - started;
       const foundAfterRuns = k + 1;
-      const shrunk = await session.shrink(trace, outcome, options.budget?.shrinkRuns ?? 40, progress);
+      const shrunk = await session.shrink(plan, outcome, options.budget?.shrinkRuns ?? 40, progress);
       progress(
-        `explore: seed ${seed} fails (${outcome.oracle}); shrunk to ${shrunk.trace.actions.length} steps and ${shrunk.trace.perturbations.length} perturbations in ${shrunk.runs} runs`,
+        `explore: seed ${seed} fails (${outcome.oracle}); shrunk to ${shrunk.plan.actions.length} steps and ${shrunk.plan.perturbations.length} perturbations in ${shrunk.runs} runs`,
         true,
       );
       const failure: Failure = {
         seed,
         oracle: shrunk.outcome.oracle ?? outcome.oracle ?? 'end-state',
         message: shrunk.outcome.message ?? outcome.message ?? '',
-        plan: shrunk.trace,
-        trace: shrunk.trace,
+        plan: shrunk.plan,
+        trace: shrunk.plan,
         log: shrunk.outcome.log,
-        found: verdictOf(trace, outcome),
+        found: verdictOf(plan, outcome),
         foundAfterRuns,
         foundAfterMs,
         shrinkRuns: shrunk.runs,
@@ -80,15 +80,14 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
 }
 
 /**
- * Re-runs a seed as `explore` ran it, or a trace (a failure's shrunk one) as it stands: the same
+ * Re-runs a seed as `explore` ran it, or a plan (a failure's shrunk one) as it stands: the same
  * actions and perturbations at the same points of the operator's requests, against a fresh server.
  */
 export async function rerun(options: ExploreOptions, what: number | RunPlan): Promise<RunVerdict> {
   checkOptions(options);
   const session = new Session(options);
-  const { trace, outcome } =
-    typeof what === 'number' ? await session.runSeed(what) : { trace: what, outcome: await session.runTrace(what) };
-  return verdictOf(trace, outcome);
+  const { plan, outcome } = typeof what === 'number' ? await session.runSeed(what) : { plan: what, outcome: await session.runPlan(what) };
+  return verdictOf(plan, outcome);
 }
 
 /** @deprecated Renamed `rerun` (`replayTrace` replays a recorded trace); this alias goes in the next release. */
@@ -106,7 +105,7 @@ function verdictOf(plan: RunPlan, outcome: RunOutcome): RunVerdict {
   };
 }
 
-/** A failure as text: what broke, the seed, the shrunk trace and its log. */
+/** A failure as text: what broke, the seed, the shrunk plan and its log. */
 export function formatFailure(failure: Failure): string {
   return [
     `${failure.oracle}: ${failure.message}`,
@@ -148,11 +147,11 @@ class Session {
   }
 
   /**
-   * Whether `trace` fails the same oracle again: a finding is reported only when it reproduces
+   * Whether `plan` fails the same oracle again: a finding is reported only when it reproduces
    * (as Sieve re-runs a test plan), since the operator runs in real time.
    */
-  async confirms(trace: RunPlan, outcome: RunOutcome): Promise<boolean> {
-    const again = trace.perturbations.length === 0 ? await executeRun(this.options, trace) : await this.runTrace(trace);
+  async confirms(plan: RunPlan, outcome: RunOutcome): Promise<boolean> {
+    const again = plan.perturbations.length === 0 ? await executeRun(this.options, plan) : await this.runPlan(plan);
     if (again.failed && again.oracle === outcome.oracle) return true;
     this.unconfirmed++;
     return false;
@@ -169,8 +168,8 @@ class Session {
     return found;
   }
 
-  /** The trace seed `seed` stands for, and its run. */
-  async runSeed(seed: number): Promise<{ trace: RunPlan; outcome: RunOutcome }> {
+  /** The plan seed `seed` stands for, and its run. */
+  async runSeed(seed: number): Promise<{ plan: RunPlan; outcome: RunOutcome }> {
     const workload = this.options.workload;
     const actions = 'generate' in workload ? workload.generate(seededRandom(seed), seed) : workload;
     const reference = await this.reference(actions);
@@ -179,7 +178,7 @@ class Session {
       for (const a of actions)
         if (a.op === 'apply' && a.input && a.input.revertOf === undefined)
           this.inputCases.add(JSON.stringify([a.input.field, a.input.value]));
-      return { trace: { seed, actions, perturbations: [] }, outcome: reference };
+      return { plan: { seed, actions, perturbations: [] }, outcome: reference };
     }
     const candidates = enumerate(reference, actions.length, this.options.perturbations);
     this.candidates = Math.max(this.candidates, candidates.length);
@@ -191,16 +190,16 @@ class Session {
       const extra = random.pick(candidates);
       if (!perturbations.includes(extra)) perturbations.push(extra);
     }
-    const trace: RunPlan = { seed, actions, perturbations };
-    return { trace, outcome: await this.runTrace(trace) };
+    const plan: RunPlan = { seed, actions, perturbations };
+    return { plan, outcome: await this.runPlan(plan) };
   }
 
-  async runTrace(trace: RunPlan): Promise<RunOutcome> {
-    const reference = await this.reference(trace.actions);
-    if (trace.perturbations.length === 0) return reference;
-    const outcome = await executeRun(this.options, trace, reference);
+  async runPlan(plan: RunPlan): Promise<RunOutcome> {
+    const reference = await this.reference(plan.actions);
+    if (plan.perturbations.length === 0) return reference;
+    const outcome = await executeRun(this.options, plan, reference);
     this.runs++;
-    for (const p of trace.perturbations) kindOf(PERTURBATIONS, p).count(p, this.tally);
+    for (const p of plan.perturbations) kindOf(PERTURBATIONS, p).count(p, this.tally);
     this.dropped += outcome.eventsDropped;
     if (outcome.diverged !== undefined) this.diverged++;
     return outcome;
@@ -208,18 +207,18 @@ class Session {
 
   /** Delta debugging: drop perturbations, then chunks of steps, keeping each removal that still fails the same oracle. */
   async shrink(
-    trace: RunPlan,
+    plan: RunPlan,
     outcome: RunOutcome,
     maxRuns: number,
     progress: (line: string) => void,
-  ): Promise<{ trace: RunPlan; outcome: RunOutcome; runs: number }> {
-    let best = trace;
+  ): Promise<{ plan: RunPlan; outcome: RunOutcome; runs: number }> {
+    let best = plan;
     let bestOutcome = outcome;
     let runs = 0;
     const stillFails = async (candidate: RunPlan): Promise<boolean> => {
       if (runs >= maxRuns) return false;
       const before = this.runs + this.referenceRuns;
-      const result = await this.runTrace(candidate);
+      const result = await this.runPlan(candidate);
       runs += this.runs + this.referenceRuns - before;
       progress(
         `shrink: ${candidate.actions.length} steps, ${describePerturbations(candidate.perturbations)} → ${result.failed ? `fails (${result.oracle})` : 'passes'}`,
@@ -247,23 +246,23 @@ class Session {
       }
       if (runs >= maxRuns) break;
     }
-    // The shrunk trace must fail again on its own, or the found one is kept.
-    if (best !== trace && !(await this.confirms(best, bestOutcome))) return { trace, outcome, runs: runs + 1 };
-    return { trace: best, outcome: bestOutcome, runs: runs + 1 };
+    // The shrunk plan must fail again on its own, or the found one is kept.
+    if (best !== plan && !(await this.confirms(best, bestOutcome))) return { plan, outcome, runs: runs + 1 };
+    return { plan: best, outcome: bestOutcome, runs: runs + 1 };
   }
 }
 
-/** `trace` without the steps in `removed`, step indices renumbered; undefined when a perturbation or revert points at a removed step. */
-function withoutSteps(trace: RunPlan, removed: ReadonlySet<number>): RunPlan | undefined {
+/** `plan` without the steps in `removed`, step indices renumbered; undefined when a perturbation or revert points at a removed step. */
+function withoutSteps(plan: RunPlan, removed: ReadonlySet<number>): RunPlan | undefined {
   const renumber = (i: number): number | undefined => (removed.has(i) ? undefined : i - [...removed].filter((r) => r < i).length);
   const perturbations: Perturbation[] = [];
-  for (const p of trace.perturbations) {
+  for (const p of plan.perturbations) {
     const kept = kindOf(PERTURBATIONS, p).withoutSteps(p, renumber);
     if (kept === undefined) return undefined;
     perturbations.push(kept);
   }
   const actions: Action[] = [];
-  for (const [i, a] of trace.actions.entries()) {
+  for (const [i, a] of plan.actions.entries()) {
     if (removed.has(i)) continue;
     if (a.op === 'apply' && a.input?.revertOf !== undefined) {
       const revertOf = renumber(a.input.revertOf);
@@ -271,7 +270,7 @@ function withoutSteps(trace: RunPlan, removed: ReadonlySet<number>): RunPlan | u
       actions.push({ ...a, input: { ...a.input, revertOf } });
     } else actions.push(a);
   }
-  return { seed: trace.seed, actions, perturbations };
+  return { seed: plan.seed, actions, perturbations };
 }
 
 /** Every perturbation worth a run for this workload, the kinds interleaved so that a small budget tries each. */
