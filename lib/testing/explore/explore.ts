@@ -277,8 +277,7 @@ function withoutSteps(plan: RunPlan, removed: ReadonlySet<number>): RunPlan | un
 function enumerate(reference: ReferenceFacts, steps: number, types: readonly PerturbationType[] | undefined): Perturbation[] {
   const byType = PERTURBATIONS.filter((kind) => !types || types.includes(kind.type)).map((kind) => kind.candidates(reference, steps));
   const merged: Perturbation[] = [];
-  for (let i = 0; byType.some((l) => i < l.length); i++)
-    for (const list of byType) if (i < list.length) merged.push(list[i] as Perturbation);
+  for (let i = 0; byType.some((l) => i < l.length); i++) for (const list of byType) if (i < list.length) merged.push(list[i]);
   return merged;
 }
 

@@ -89,7 +89,8 @@ export class OperatorUnderProxy {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.current?.operator.stop(), ...this.dead.map((o) => o.stop())].map((p) => p?.catch(() => undefined)));
+    const operators = [...(this.current ? [this.current.operator] : []), ...this.dead];
+    await Promise.all(operators.map((o) => o.stop().catch(() => undefined)));
   }
 
   private async launch(staleRv?: number): Promise<Running> {
