@@ -1,7 +1,7 @@
 /**
  * The chaos soak (issue 9): an API server and several operators, each in its own process, a driver
  * that bumps specs, creates and deletes, and a fault schedule — dropped and stalled watches,
- * 500/409/429 answers, history compactions, network cut-offs through a TCP proxy, SIGKILL of the
+ * 500/409/429 answers, history compactions, network cut-offs through the fault proxy, SIGKILL of the
  * leader. After the faults stop it waits for convergence and reports what was lost.
  */
 import { Watch, type V1Lease } from '@kubernetes/client-node';
@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createKubeClient, type ResourceClient } from '../../lib/kube/index.js';
+import { FaultProxy } from '../../lib/testing/fault-proxy.js';
 import {
   failoverAfter,
   maxConcurrentRuns,
@@ -32,7 +33,6 @@ import {
   type ServerMessage,
   type Soak,
 } from './model.js';
-import { startProxy, type CuttableProxy } from './proxy.js';
 
 export interface SoakOptions {
   /** Soak objects kept alive (the driver creates as many as it deletes). */
@@ -135,7 +135,7 @@ const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(Math.ra
 interface OperatorHandle {
   readonly identity: string;
   readonly child: ChildProcess;
-  readonly proxy: CuttableProxy;
+  readonly proxy: FaultProxy;
   healthUrl?: string;
   /** Since when it has been started and connected (its last restore after a cut-off). */
   connectedSince?: number;
@@ -205,9 +205,10 @@ async function scenario(
   // --- operators, each behind its own proxy ---
   const spawnOperator = async (): Promise<OperatorHandle> => {
     const identity = `op-${++operatorCount}`;
-    const proxy = await startProxy(url);
+    const proxy = new FaultProxy(url);
+    await proxy.listen();
     const settings: OperatorSettings = {
-      url: proxy.url,
+      url: proxy.incarnation().url,
       identity,
       leaseDurationMs: options.leaseDurationMs,
       renewDeadlineMs: options.renewDeadlineMs,
@@ -411,7 +412,7 @@ async function scenario(
       if (!target) return;
       if (target.identity === holder() && hasWitness(target)) openTrial('cut', target);
       countFault('networkCut');
-      target.proxy.cut();
+      target.proxy.link = 'cut';
       const cut = { identity: target.identity, at: Date.now(), until: 0 };
       cuts.push(cut);
       setTimeout(() => {

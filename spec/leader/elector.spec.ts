@@ -1,10 +1,9 @@
 import { CoordinationV1Api, KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { firstValueFrom, filter, timeout } from 'rxjs';
 import { startApiServer } from '@rxkube/apiserver';
 import { createLeaderElector, type LeaderElector } from '../../lib/leader/index.js';
+import { FaultProxy } from '../../lib/testing/fault-proxy.js';
 import { consistently } from '../../lib/testing/index.js';
 
 // Short durations so the suite takes seconds: the lease is written as 2 s (whole seconds, rounded up).
@@ -14,46 +13,11 @@ const TIMING = { leaseDurationMs: 1_500, renewDeadlineMs: 1_000, retryPeriodMs: 
 // + 1 s) are pinned in virtual time in failover.spec.ts.
 const SMOKE_MS = 3 * 2_000;
 
-/** A pass-through HTTP proxy in front of the API server whose traffic a test can break. */
-async function startProxy(target: string): Promise<{ url: string; mode: 'pass' | 'fail' | 'hang'; close(): Promise<void> }> {
-  const upstream = new URL(target);
-  const state = { mode: 'pass' as 'pass' | 'fail' | 'hang' };
-  const server: Server = createServer((req, res) => {
-    if (state.mode === 'hang') return;
-    if (state.mode === 'fail') {
-      res.writeHead(503, { 'Content-Type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          kind: 'Status',
-          apiVersion: 'v1',
-          status: 'Failure',
-          code: 503,
-          reason: 'ServiceUnavailable',
-          message: 'injected',
-        }),
-      );
-      return;
-    }
-    const forward = httpRequest(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forward.on('error', () => res.destroy());
-    req.pipe(forward);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return Object.assign(state, {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  });
+/** The fault proxy in front of the API server, whose link a test can break; `url` is the one incarnation a test's electors use. */
+async function startProxy(target: string): Promise<{ proxy: FaultProxy; url: string }> {
+  const proxy = new FaultProxy(target);
+  await proxy.listen();
+  return { proxy, url: proxy.incarnation().url };
 }
 
 function kubeConfigFor(url: string): KubeConfig {
@@ -183,9 +147,9 @@ describe('leader/LeaderElector against the embedded API server', function () {
 
   for (const mode of ['fail', 'hang'] as const) {
     it(`OB4: a leader whose renewals ${mode === 'fail' ? 'fail' : 'hang'} steps down by itself, before anyone else leads`, async () => {
-      const proxy = await startProxy(server.url);
+      const { proxy, url } = await startProxy(server.url);
       try {
-        const a = elector('a', { url: proxy.url });
+        const a = elector('a', { url });
         const b = elector('b');
         const t = track([a, b]);
         a.start();
@@ -195,7 +159,7 @@ describe('leader/LeaderElector against the embedded API server', function () {
         const before = await readLease();
         expect(before.spec?.holderIdentity).to.equal('a');
 
-        proxy.mode = mode;
+        proxy.link = mode;
         const brokenAt = Date.now();
         await becomes(a, false, SMOKE_MS);
         const steppedDownAt = Date.now();
@@ -210,7 +174,7 @@ describe('leader/LeaderElector against the embedded API server', function () {
         expect(t.overlap()).to.equal(false);
         t.unsubscribe();
       } finally {
-        proxy.mode = 'pass';
+        proxy.restore();
         await proxy.close();
       }
     });

@@ -3,6 +3,7 @@
  * seed, the oracles of `executeRun`, shrinking of a failure, and `replay`.
  */
 import { ConfigurationError } from '../../core/index.js';
+import { kindOf, PERTURBATIONS, type CoverageTally, type ReferenceFacts } from './perturbations/index.js';
 import { seededRandom } from './random.js';
 import { executeRun, type RunOutcome } from './run.js';
 import type {
@@ -16,8 +17,6 @@ import type {
   RunVerdict,
   RunPlan,
 } from './types.js';
-
-const ALL_TYPES: readonly PerturbationType[] = ['stale', 'crash', 'gap', 'coalesce', 'fail'];
 
 /** Runs the operator under perturbations until a run fails or the budget is spent; the failure is shrunk. */
 export async function explore(options: ExploreOptions): Promise<ExploreResult> {
@@ -45,30 +44,30 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
     }
     seedsTried = k + 1;
     const seed = first + k;
-    const { trace, outcome } = await session.runSeed(seed);
+    const { plan, outcome } = await session.runSeed(seed);
     progress(
-      `explore: run ${k + 1}/${maxRuns} seed ${seed} ${describePerturbations(trace.perturbations)} ${outcome.failed ? `FAILED (${outcome.oracle})` : 'ok'} ${(outcome.wallMs / 1000).toFixed(1)} s | ${describeCoverage(session.coverage())}`,
+      `explore: run ${k + 1}/${maxRuns} seed ${seed} ${describePerturbations(plan.perturbations)} ${outcome.failed ? `FAILED (${outcome.oracle})` : 'ok'} ${(outcome.wallMs / 1000).toFixed(1)} s | ${describeCoverage(session.coverage())}`,
     );
-    if (outcome.failed && !(await session.confirms(trace, outcome))) {
+    if (outcome.failed && !(await session.confirms(plan, outcome))) {
       progress(`explore: seed ${seed} failed once but not again: not reported (a timing this explorer does not control)`);
       continue;
     }
     if (outcome.failed) {
       const foundAfterMs = Date.now() - started;
       const foundAfterRuns = k + 1;
-      const shrunk = await session.shrink(trace, outcome, options.budget?.shrinkRuns ?? 40, progress);
+      const shrunk = await session.shrink(plan, outcome, options.budget?.shrinkRuns ?? 40, progress);
       progress(
-        `explore: seed ${seed} fails (${outcome.oracle}); shrunk to ${shrunk.trace.actions.length} steps and ${shrunk.trace.perturbations.length} perturbations in ${shrunk.runs} runs`,
+        `explore: seed ${seed} fails (${outcome.oracle}); shrunk to ${shrunk.plan.actions.length} steps and ${shrunk.plan.perturbations.length} perturbations in ${shrunk.runs} runs`,
         true,
       );
       const failure: Failure = {
         seed,
         oracle: shrunk.outcome.oracle ?? outcome.oracle ?? 'end-state',
         message: shrunk.outcome.message ?? outcome.message ?? '',
-        plan: shrunk.trace,
-        trace: shrunk.trace,
+        plan: shrunk.plan,
+        trace: shrunk.plan,
         log: shrunk.outcome.log,
-        found: verdictOf(trace, outcome),
+        found: verdictOf(plan, outcome),
         foundAfterRuns,
         foundAfterMs,
         shrinkRuns: shrunk.runs,
@@ -81,15 +80,14 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
 }
 
 /**
- * Re-runs a seed as `explore` ran it, or a trace (a failure's shrunk one) as it stands: the same
+ * Re-runs a seed as `explore` ran it, or a plan (a failure's shrunk one) as it stands: the same
  * actions and perturbations at the same points of the operator's requests, against a fresh server.
  */
 export async function rerun(options: ExploreOptions, what: number | RunPlan): Promise<RunVerdict> {
   checkOptions(options);
   const session = new Session(options);
-  const { trace, outcome } =
-    typeof what === 'number' ? await session.runSeed(what) : { trace: what, outcome: await session.runTrace(what) };
-  return verdictOf(trace, outcome);
+  const { plan, outcome } = typeof what === 'number' ? await session.runSeed(what) : { plan: what, outcome: await session.runPlan(what) };
+  return verdictOf(plan, outcome);
 }
 
 /** @deprecated Renamed `rerun` (`replayTrace` replays a recorded trace); this alias goes in the next release. */
@@ -107,7 +105,7 @@ function verdictOf(plan: RunPlan, outcome: RunOutcome): RunVerdict {
   };
 }
 
-/** A failure as text: what broke, the seed, the shrunk trace and its log. */
+/** A failure as text: what broke, the seed, the shrunk plan and its log. */
 export function formatFailure(failure: Failure): string {
   return [
     `${failure.oracle}: ${failure.message}`,
@@ -121,12 +119,8 @@ class Session {
   private readonly references = new Map<string, RunOutcome>();
   runs = 0;
   referenceRuns = 0;
-  private readonly crashPoints = new Set<number>();
-  private stale = 0;
-  private gaps = 0;
-  private coalesced = 0;
+  private readonly tally: CoverageTally = { crashPoints: new Set(), staleViews: 0, gaps: 0, coalesced: 0, failedRequests: 0 };
   private dropped = 0;
-  private failedRequests = 0;
   /** The generated cases tried, each once however many seeds picked it. */
   private readonly inputCases = new Set<string>();
   private candidates = 0;
@@ -139,12 +133,12 @@ class Session {
     return {
       runs: this.runs,
       referenceRuns: this.referenceRuns,
-      crashPoints: [...this.crashPoints].sort((a, b) => a - b),
-      staleViews: this.stale,
-      gaps: this.gaps,
-      coalesced: this.coalesced,
+      crashPoints: [...this.tally.crashPoints].sort((a, b) => a - b),
+      staleViews: this.tally.staleViews,
+      gaps: this.tally.gaps,
+      coalesced: this.tally.coalesced,
       eventsDropped: this.dropped,
-      failedRequests: this.failedRequests,
+      failedRequests: this.tally.failedRequests,
       inputCases: this.inputCases.size,
       candidates: this.candidates,
       diverged: this.diverged,
@@ -153,11 +147,11 @@ class Session {
   }
 
   /**
-   * Whether `trace` fails the same oracle again: a finding is reported only when it reproduces
+   * Whether `plan` fails the same oracle again: a finding is reported only when it reproduces
    * (as Sieve re-runs a test plan), since the operator runs in real time.
    */
-  async confirms(trace: RunPlan, outcome: RunOutcome): Promise<boolean> {
-    const again = trace.perturbations.length === 0 ? await executeRun(this.options, trace) : await this.runTrace(trace);
+  async confirms(plan: RunPlan, outcome: RunOutcome): Promise<boolean> {
+    const again = plan.perturbations.length === 0 ? await executeRun(this.options, plan) : await this.runPlan(plan);
     if (again.failed && again.oracle === outcome.oracle) return true;
     this.unconfirmed++;
     return false;
@@ -174,8 +168,8 @@ class Session {
     return found;
   }
 
-  /** The trace seed `seed` stands for, and its run. */
-  async runSeed(seed: number): Promise<{ trace: RunPlan; outcome: RunOutcome }> {
+  /** The plan seed `seed` stands for, and its run. */
+  async runSeed(seed: number): Promise<{ plan: RunPlan; outcome: RunOutcome }> {
     const workload = this.options.workload;
     const actions = 'generate' in workload ? workload.generate(seededRandom(seed), seed) : workload;
     const reference = await this.reference(actions);
@@ -184,9 +178,9 @@ class Session {
       for (const a of actions)
         if (a.op === 'apply' && a.input && a.input.revertOf === undefined)
           this.inputCases.add(JSON.stringify([a.input.field, a.input.value]));
-      return { trace: { seed, actions, perturbations: [] }, outcome: reference };
+      return { plan: { seed, actions, perturbations: [] }, outcome: reference };
     }
-    const candidates = enumerate(reference, actions.length, this.options.perturbations ?? ALL_TYPES);
+    const candidates = enumerate(reference, actions.length, this.options.perturbations);
     this.candidates = Math.max(this.candidates, candidates.length);
     if (candidates.length === 0)
       throw new ConfigurationError('perturbations', 'leaves nothing to try for this workload (no writes, no steps)');
@@ -196,22 +190,16 @@ class Session {
       const extra = random.pick(candidates);
       if (!perturbations.includes(extra)) perturbations.push(extra);
     }
-    const trace: RunPlan = { seed, actions, perturbations };
-    return { trace, outcome: await this.runTrace(trace) };
+    const plan: RunPlan = { seed, actions, perturbations };
+    return { plan, outcome: await this.runPlan(plan) };
   }
 
-  async runTrace(trace: RunPlan): Promise<RunOutcome> {
-    const reference = await this.reference(trace.actions);
-    if (trace.perturbations.length === 0) return reference;
-    const outcome = await executeRun(this.options, trace, reference);
+  async runPlan(plan: RunPlan): Promise<RunOutcome> {
+    const reference = await this.reference(plan.actions);
+    if (plan.perturbations.length === 0) return reference;
+    const outcome = await executeRun(this.options, plan, reference);
     this.runs++;
-    for (const p of trace.perturbations) {
-      if (p.type === 'crash') this.crashPoints.add(p.afterWrite);
-      else if (p.type === 'stale') this.stale++;
-      else if (p.type === 'gap') this.gaps++;
-      else if (p.type === 'coalesce') this.coalesced++;
-      else this.failedRequests++;
-    }
+    for (const p of plan.perturbations) kindOf(PERTURBATIONS, p).count(p, this.tally);
     this.dropped += outcome.eventsDropped;
     if (outcome.diverged !== undefined) this.diverged++;
     return outcome;
@@ -219,18 +207,18 @@ class Session {
 
   /** Delta debugging: drop perturbations, then chunks of steps, keeping each removal that still fails the same oracle. */
   async shrink(
-    trace: RunPlan,
+    plan: RunPlan,
     outcome: RunOutcome,
     maxRuns: number,
     progress: (line: string) => void,
-  ): Promise<{ trace: RunPlan; outcome: RunOutcome; runs: number }> {
-    let best = trace;
+  ): Promise<{ plan: RunPlan; outcome: RunOutcome; runs: number }> {
+    let best = plan;
     let bestOutcome = outcome;
     let runs = 0;
     const stillFails = async (candidate: RunPlan): Promise<boolean> => {
       if (runs >= maxRuns) return false;
       const before = this.runs + this.referenceRuns;
-      const result = await this.runTrace(candidate);
+      const result = await this.runPlan(candidate);
       runs += this.runs + this.referenceRuns - before;
       progress(
         `shrink: ${candidate.actions.length} steps, ${describePerturbations(candidate.perturbations)} → ${result.failed ? `fails (${result.oracle})` : 'passes'}`,
@@ -258,30 +246,23 @@ class Session {
       }
       if (runs >= maxRuns) break;
     }
-    // The shrunk trace must fail again on its own, or the found one is kept.
-    if (best !== trace && !(await this.confirms(best, bestOutcome))) return { trace, outcome, runs: runs + 1 };
-    return { trace: best, outcome: bestOutcome, runs: runs + 1 };
+    // The shrunk plan must fail again on its own, or the found one is kept.
+    if (best !== plan && !(await this.confirms(best, bestOutcome))) return { plan, outcome, runs: runs + 1 };
+    return { plan: best, outcome: bestOutcome, runs: runs + 1 };
   }
 }
 
-/** `trace` without the steps in `removed`, step indices renumbered; undefined when a perturbation or revert points at a removed step. */
-function withoutSteps(trace: RunPlan, removed: ReadonlySet<number>): RunPlan | undefined {
+/** `plan` without the steps in `removed`, step indices renumbered; undefined when a perturbation or revert points at a removed step. */
+function withoutSteps(plan: RunPlan, removed: ReadonlySet<number>): RunPlan | undefined {
   const renumber = (i: number): number | undefined => (removed.has(i) ? undefined : i - [...removed].filter((r) => r < i).length);
   const perturbations: Perturbation[] = [];
-  for (const p of trace.perturbations) {
-    if (p.type === 'stale') {
-      const afterStep = renumber(p.afterStep);
-      const step = renumber(p.view.step);
-      if (afterStep === undefined || step === undefined) return undefined;
-      perturbations.push({ ...p, afterStep, view: { ...p.view, step } });
-    } else if (p.type === 'gap' || p.type === 'coalesce') {
-      const kept = Array.from({ length: p.steps }, (_, k) => renumber(p.fromStep + k)).filter((i): i is number => i !== undefined);
-      if (kept.length === 0) return undefined;
-      perturbations.push({ ...p, fromStep: kept[0] as number, steps: kept.length });
-    } else perturbations.push(p);
+  for (const p of plan.perturbations) {
+    const kept = kindOf(PERTURBATIONS, p).withoutSteps(p, renumber);
+    if (kept === undefined) return undefined;
+    perturbations.push(kept);
   }
   const actions: Action[] = [];
-  for (const [i, a] of trace.actions.entries()) {
+  for (const [i, a] of plan.actions.entries()) {
     if (removed.has(i)) continue;
     if (a.op === 'apply' && a.input?.revertOf !== undefined) {
       const revertOf = renumber(a.input.revertOf);
@@ -289,61 +270,20 @@ function withoutSteps(trace: RunPlan, removed: ReadonlySet<number>): RunPlan | u
       actions.push({ ...a, input: { ...a.input, revertOf } });
     } else actions.push(a);
   }
-  return { seed: trace.seed, actions, perturbations };
+  return { seed: plan.seed, actions, perturbations };
 }
 
 /** Every perturbation worth a run for this workload, the kinds interleaved so that a small budget tries each. */
-export function enumerate(reference: RunOutcome, steps: number, types: readonly PerturbationType[]): Perturbation[] {
-  const byType: Perturbation[][] = [];
-  for (const type of ALL_TYPES) {
-    if (!types.includes(type)) continue;
-    const list: Perturbation[] = [];
-    if (type === 'crash') for (let n = 1; n <= reference.writes; n++) list.push({ type, afterWrite: n });
-    if (type === 'stale') {
-      for (let s = steps - 1; s >= 0; s--) {
-        for (let j = s; j >= 0; j--) {
-          list.push({ type, afterStep: s, view: { step: j, at: 'applied' } });
-          if (j < s) list.push({ type, afterStep: s, view: { step: j, at: 'settled' } });
-        }
-      }
-    }
-    if (type === 'gap')
-      for (let s = 0; s < steps; s++) for (let len = 1; len <= Math.min(2, steps - s); len++) list.push({ type, fromStep: s, steps: len });
-    if (type === 'coalesce') {
-      for (let s = 0; s + 1 < steps; s++)
-        for (let len = 2; len <= Math.min(3, steps - s); len++) list.push({ type, fromStep: s, steps: len });
-      // One watch's events of one step merged while the other watches deliver as they come (when the operator has several).
-      if (reference.watches.length > 1)
-        for (let s = 0; s < steps; s++) for (const watch of reference.watches) list.push({ type, fromStep: s, steps: 1, watch });
-    }
-    if (type === 'fail')
-      for (let n = 1; n <= reference.writes; n++)
-        for (const status of [409, 500, 'timeout'] as const) list.push({ type, write: n, status });
-    byType.push(list);
-  }
+function enumerate(reference: ReferenceFacts, steps: number, types: readonly PerturbationType[] | undefined): Perturbation[] {
+  const byType = PERTURBATIONS.filter((kind) => !types || types.includes(kind.type)).map((kind) => kind.candidates(reference, steps));
   const merged: Perturbation[] = [];
-  for (let i = 0; byType.some((l) => i < l.length); i++)
-    for (const list of byType) if (i < list.length) merged.push(list[i] as Perturbation);
+  for (let i = 0; byType.some((l) => i < l.length); i++) for (const list of byType) if (i < list.length) merged.push(list[i]);
   return merged;
 }
 
-export function describePerturbations(perturbations: readonly Perturbation[]): string {
+function describePerturbations(perturbations: readonly Perturbation[]): string {
   if (perturbations.length === 0) return 'none';
-  return perturbations
-    .map((p) => {
-      switch (p.type) {
-        case 'crash':
-          return `crash@write${p.afterWrite}`;
-        case 'stale':
-          return `stale@step${p.afterStep}(view step${p.view.step} ${p.view.at})`;
-        case 'gap':
-        case 'coalesce':
-          return `${p.type}@steps${p.fromStep}-${p.fromStep + p.steps - 1}${p.watch ? `(watch ${p.watch})` : ''}`;
-        case 'fail':
-          return `fail@write${p.write}(${p.status})`;
-      }
-    })
-    .join('+');
+  return perturbations.map((p) => kindOf(PERTURBATIONS, p).describe(p)).join('+');
 }
 
 function describeCoverage(c: Coverage): string {
@@ -380,9 +320,10 @@ function checkOptions(options: ExploreOptions): void {
       typeof path === 'string' ? path.length > 0 : Array.isArray(path) && path.length > 0 && path.every((k) => typeof k === 'string');
     if (!ok) throw new ConfigurationError(`volatile[${i}]`, 'must be a dotted path or a non-empty list of keys');
   }
+  const known = PERTURBATIONS.map((kind) => kind.type);
   for (const t of options.perturbations ?? [])
-    if (!ALL_TYPES.includes(t))
-      throw new ConfigurationError('perturbations', `unknown perturbation '${String(t)}' (known: ${ALL_TYPES.join(', ')})`);
+    if (!known.includes(t))
+      throw new ConfigurationError('perturbations', `unknown perturbation '${String(t)}' (known: ${known.join(', ')})`);
   for (const key of ['horizonMs', 'settleTimeoutMs', 'maxWritesPerStep'] as const) {
     const v = options[key];
     if (v !== undefined && !(Number.isInteger(v) && v >= 0))

@@ -4,7 +4,6 @@
  * every revision.
  */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import type { ApiServerModule } from '../cluster/apiserver.js';
 import {
   createKubeClient,
   openWatchStream,
@@ -191,47 +190,5 @@ export class Mirror {
 
   close(): void {
     for (const t of this.tracks) t.close?.();
-  }
-}
-
-/**
- * The server's selector grammar, from `@rxkube/apiserver` as the run loaded it: importing
- * `rxkube/testing/cluster` does not load the server.
- */
-export type SelectorGrammar = Pick<
-  ApiServerModule,
-  'parseLabelSelector' | 'matchesLabelSelector' | 'parseFieldSelector' | 'matchesFieldSelector' | 'SelectorError'
->;
-
-/**
- * A label selector of a list or watch query as a predicate, parsed by the server's own grammar;
- * undefined when the server would refuse it (the request is then forwarded, to be refused there).
- */
-export function labelSelectorPredicate(
-  grammar: SelectorGrammar,
-  text: string | null,
-): ((labels: Record<string, string>) => boolean) | undefined {
-  if (!text) return () => true;
-  const { parseLabelSelector, matchesLabelSelector, SelectorError } = grammar;
-  try {
-    const selector = parseLabelSelector(text);
-    return (labels) => matchesLabelSelector(selector, labels);
-  } catch (err) {
-    if (err instanceof SelectorError) return undefined;
-    throw err;
-  }
-}
-
-/** A field selector on `metadata.name` and `metadata.namespace` (the only fields a stale view serves) as a predicate, or undefined. */
-export function fieldSelectorPredicate(grammar: SelectorGrammar, text: string | null): ((o: KubernetesObject) => boolean) | undefined {
-  if (!text) return () => true;
-  const { parseFieldSelector, matchesFieldSelector, SelectorError } = grammar;
-  try {
-    const selector = parseFieldSelector(text, ['metadata.name', 'metadata.namespace']);
-    return (o) =>
-      matchesFieldSelector(selector, { 'metadata.name': o.metadata?.name ?? '', 'metadata.namespace': o.metadata?.namespace ?? '' });
-  } catch (err) {
-    if (err instanceof SelectorError) return undefined;
-    throw err;
   }
 }

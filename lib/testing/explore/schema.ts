@@ -48,7 +48,7 @@ export function schemaWorkload(options: SchemaWorkloadOptions): Workload & { rea
 }
 
 /** The cases of every leaf under `schema`, in field order. */
-export function generateCases(schema: V1JSONSchemaProps, path: string): Case[] {
+function generateCases(schema: V1JSONSchemaProps, path: string): Case[] {
   if (schema.type === 'object' && schema.properties) {
     return Object.entries(schema.properties).flatMap(([name, child]) => generateCases(child, `${path}.${name}`));
   }

@@ -73,7 +73,7 @@ const sortedByJson = <T>(values: readonly T[]): T[] => [...values].sort((a, b) =
  * A list or map that held one is put in an order of its masked contents, since the operator's
  * order of random suffixes is no behaviour.
  */
-export function generatedNameMask(names: ReadonlyMap<string, string>): (value: unknown) => unknown {
+function generatedNameMask(names: ReadonlyMap<string, string>): (value: unknown) => unknown {
   if (names.size === 0) return (value) => value;
   const escaped = [...names.keys()].sort((a, b) => b.length - a.length).map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   const pattern = new RegExp(escaped.join('|'), 'g');
@@ -96,7 +96,7 @@ export function generatedNameMask(names: ReadonlyMap<string, string>): (value: u
 }
 
 /** The keys of a volatile path. */
-export function volatileKeys(path: VolatilePath): string[] {
+function volatileKeys(path: VolatilePath): string[] {
   if (typeof path !== 'string') return [...path];
   return path.split(/(?<!\\)\./).map((key) => key.replace(/\\\./g, '.'));
 }

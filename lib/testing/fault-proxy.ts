@@ -1,15 +1,26 @@
 /**
- * The perturbing layer between the operator and the server: an HTTP proxy on loopback that the
- * operator's KubeConfig points at. Each operator incarnation gets its own URL prefix, so that a
- * killed one can be cut off (its connections reset, its later requests refused) while the next
- * one talks to the same cluster. The server itself is not changed.
+ * The fault proxy of our tests and benchmarks (the explorer, the leader elector's spec, the soak):
+ * an HTTP proxy on loopback, aware of watches, that a client's KubeConfig points at, between it
+ * and an unchanged server. Each client incarnation gets its own URL prefix, so that a killed one
+ * can be cut off (its connections reset, its later requests refused) while the next one talks to
+ * the same cluster. It breaks the link (`link`: failing, hanging or cut, then `restore`), injects
+ * answers and crashes at a write (`hooks`), and, with the committed history of the observed
+ * resources, serves stale views and holds, drops or expires watch events.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { EVENTS_PATH } from '../harness.js';
-import { fieldSelectorPredicate, labelSelectorPredicate, type Mirror, type SelectorGrammar } from './mirror.js';
+import type { ApiServerModule } from './cluster/apiserver.js';
+import type { Mirror } from './explore/mirror.js';
+import { EVENTS_PATH } from './harness.js';
+
+/**
+ * How the link to the server behaves for every request of every incarnation: `fail` answers 503,
+ * `hang` accepts and never answers, `cut` is a partition (nothing new is answered, and what the
+ * server sends on open answers and watches is lost, until `restore` resets the connections).
+ */
+export type LinkState = 'pass' | 'fail' | 'hang' | 'cut';
 
 /** The answer to inject instead of forwarding (a status), or forward and answer 504 (timeout). */
 export type InjectedAnswer = { readonly status: 409 | 429 | 500 } | 'timeout';
@@ -55,8 +66,23 @@ export interface Incarnation {
 const RELEASE_SPACING_MS = 10;
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-/** A collection the mirror tracks, as a request's path names it. */
-type Collection = NonNullable<ReturnType<Mirror['match']>>;
+/** What the proxy reads of the committed history of the observed resources (the explorer's mirror). */
+export type CommittedHistory = Pick<Mirror, 'match' | 'matchWrite' | 'expect' | 'pendingFor' | 'latestRv' | 'stateAt'>;
+
+/** A collection the history tracks, as a request's path names it. */
+type Collection = NonNullable<ReturnType<CommittedHistory['match']>>;
+
+export interface FaultProxyOptions {
+  /** The history that stale views are served from and watch deliveries counted against; without it, neither. */
+  readonly history?: CommittedHistory;
+  /** Where the writes go as they commit (the explorer's run log). */
+  readonly log?: string[];
+  readonly hooks?: ProxyHooks;
+  /** Selectors of stale lists are read as the server reads them (with `history`). */
+  readonly selectors?: SelectorGrammar;
+}
+
+const NO_HOOKS: ProxyHooks = { beforeWrite: () => undefined, afterWrite: () => Promise.resolve(undefined) };
 
 export class FaultProxy {
   private server: Server | undefined;
@@ -73,16 +99,21 @@ export class FaultProxy {
   writes = 0;
   inFlight = 0;
   eventsDropped = 0;
+  link: LinkState = 'pass';
+  private readonly history: CommittedHistory | undefined;
+  private readonly log: string[];
+  private readonly hooks: ProxyHooks;
+  private readonly selectors: SelectorGrammar | undefined;
 
   constructor(
     private readonly target: string,
-    private readonly mirror: Mirror,
-    /** The run's log: the writes go in as they commit. */
-    private readonly log: string[],
-    private readonly hooks: ProxyHooks,
-    /** Selectors of stale lists are read as the server reads them. */
-    private readonly selectors: SelectorGrammar,
-  ) {}
+    options: FaultProxyOptions = {},
+  ) {
+    this.history = options.history;
+    this.log = options.log ?? [];
+    this.hooks = options.hooks ?? NO_HOOKS;
+    this.selectors = options.selectors;
+  }
 
   async listen(): Promise<void> {
     // A request that fails before its own handling (a target that is no URL) fails alone, never the test process.
@@ -178,13 +209,25 @@ export class FaultProxy {
     const open = new Set<string>();
     for (const w of incarnation.watches) {
       open.add(w.path);
-      const found = this.mirror.match(w.path);
-      if (found && w.selects) pending += this.mirror.pendingFor(found.resource, found.namespace, w.selects, w.lastRv);
+      const found = this.history?.match(w.path);
+      if (found && w.selects) pending += this.history?.pendingFor(found.resource, found.namespace, w.selects, w.lastRv) ?? 0;
     }
     for (const path of incarnation.watched) if (!open.has(path)) pending++;
     // A watch-list still streaming its initial state is an informer between its list and its watch.
     for (const w of incarnation.watches) if (w.listing) pending++;
     return pending;
+  }
+
+  /** Whether the link is cut now (read afresh after each wait: a cut comes at any moment). */
+  get isCut(): boolean {
+    return this.link === 'cut';
+  }
+
+  /** The link passes again; the connections that lived through a hang or a cut are reset, as after a partition, and their clients reconnect. */
+  restore(): void {
+    const broken = this.link === 'hang' || this.link === 'cut';
+    this.link = 'pass';
+    if (broken) for (const incarnation of this.incarnations.values()) for (const socket of incarnation.sockets) socket.resetAndDestroy();
   }
 
   async close(): Promise<void> {
@@ -201,15 +244,18 @@ export class FaultProxy {
       req.socket.destroy();
       return;
     }
-    incarnation.sockets.add(req.socket);
+    track(incarnation, req.socket);
     const url = new URL(m[2] ?? '/', 'http://proxy');
     const method = req.method ?? 'GET';
+    // Accepted, never answered: the client waits for its own timeouts, as across a partition.
+    if (this.link === 'hang' || this.link === 'cut') return;
+    if (this.link === 'fail') return void send(res, 503, failure(503, method, url.pathname, 'the fault proxy'));
     const isWatch = method === 'GET' && url.searchParams.get('watch') === 'true';
     if (isWatch) return this.watch(incarnation, req, res, url);
     this.inFlight++;
     try {
       const body = await readBody(req);
-      if (!incarnation.alive) return;
+      if (!incarnation.alive || this.isCut) return;
       const stale = incarnation.staleRv !== undefined && method === 'GET' ? this.staleList(incarnation.staleRv, url) : undefined;
       if (stale) return void send(res, 200, stale);
       const isWrite = WRITE_METHODS.has(method) && !EVENTS_PATH.test(url.pathname);
@@ -217,10 +263,11 @@ export class FaultProxy {
       const injected = isWrite ? this.hooks.beforeWrite(n, method, url.pathname) : undefined;
       if (injected && injected !== 'timeout') return void send(res, injected.status, failure(injected.status, method, url.pathname));
       const answer = await this.forward(method, url, req, body);
-      if (!incarnation.alive) return;
+      // Across a cut the answer is lost: the client hears nothing until its connection is reset.
+      if (!incarnation.alive || this.isCut) return;
       if (isWrite && answer.status >= 200 && answer.status < 300) {
-        const resource = this.mirror.matchWrite(url.pathname);
-        if (resource) this.mirror.expect(resource, method, parseJson(answer.text));
+        const resource = this.history?.matchWrite(url.pathname);
+        if (resource) this.history?.expect(resource, method, parseJson(answer.text));
         this.log.push(`write #${n} ${method} ${url.pathname} → ${answer.status}`);
         if ((await this.hooks.afterWrite(n, method, url.pathname)) === 'crash') {
           this.kill(incarnation);
@@ -245,10 +292,9 @@ export class FaultProxy {
   }
 
   private staleList(rv: number, url: URL): string | undefined {
-    const found = this.mirror.match(url.pathname);
+    const found = this.history?.match(url.pathname);
     if (!found) return undefined;
-    const labels = labelSelectorPredicate(this.selectors, url.searchParams.get('labelSelector'));
-    const fields = fieldSelectorPredicate(this.selectors, url.searchParams.get('fieldSelector'));
+    const { labels, fields } = this.selection(url);
     if (!labels || !fields) return undefined;
     const items = this.staleItems(found, rv, (o) => labels(o.metadata?.labels ?? {}) && fields(o));
     return JSON.stringify({
@@ -272,9 +318,9 @@ export class FaultProxy {
 
   /** The objects of a collection at revision `rv` that a list with these selectors shows. */
   private staleItems(found: Collection, rv: number, selects: (o: KubernetesObject) => boolean): KubernetesObject[] {
-    return this.mirror
-      .stateAt(found.resource, rv)
-      .filter((o) => (found.namespace === undefined || o.metadata?.namespace === found.namespace) && selects(o));
+    return (this.history?.stateAt(found.resource, rv) ?? []).filter(
+      (o) => (found.namespace === undefined || o.metadata?.namespace === found.namespace) && selects(o),
+    );
   }
 
   private async forward(
@@ -295,11 +341,22 @@ export class FaultProxy {
     return { status: answer.statusCode, contentType: typeof contentType === 'string' ? contentType : 'application/json', text };
   }
 
+  /** The selectors of a list or watch query, read as the server reads them; undefined where it would refuse them (or without a grammar). */
+  private selection(url: URL): {
+    labels: ((labels: Record<string, string>) => boolean) | undefined;
+    fields: ((o: KubernetesObject) => boolean) | undefined;
+  } {
+    if (!this.selectors) return { labels: undefined, fields: undefined };
+    return {
+      labels: labelSelectorPredicate(this.selectors, url.searchParams.get('labelSelector')),
+      fields: fieldSelectorPredicate(this.selectors, url.searchParams.get('fieldSelector')),
+    };
+  }
+
   private async watch(incarnation: Incarnation, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const abort = new AbortController();
-    const labels = labelSelectorPredicate(this.selectors, url.searchParams.get('labelSelector'));
-    const fields = fieldSelectorPredicate(this.selectors, url.searchParams.get('fieldSelector'));
-    const found = this.mirror.match(url.pathname);
+    const { labels, fields } = this.selection(url);
+    const found = this.history?.match(url.pathname);
     const streamsList = url.searchParams.get('sendInitialEvents') === 'true';
     // A watch-list under a stale view is the stale list, streamed, then the watch from that revision.
     const staleList = streamsList && incarnation.staleRv !== undefined && found && labels && fields ? incarnation.staleRv : undefined;
@@ -316,7 +373,7 @@ export class FaultProxy {
       key,
       namespace: found?.namespace,
       selects: labels && fields ? (o) => labels(o.metadata?.labels ?? {}) && fields(o) : undefined,
-      lastRv: from > 0 ? from : found ? this.mirror.latestRv(found.resource) : 0,
+      lastRv: from > 0 ? from : found ? (this.history?.latestRv(found.resource) ?? 0) : 0,
       listing: streamsList && staleList === undefined,
       held: [],
       upstreamEnded: false,
@@ -348,6 +405,8 @@ export class FaultProxy {
           const line = partial.slice(0, newline + 1);
           partial = partial.slice(newline + 1);
           if (!incarnation.alive || !incarnation.watches.has(connection)) return;
+          // Across a cut what the server sends is lost; the watch is reset when the link is restored.
+          if (this.isCut) continue;
           if (connection.listing) {
             // The initial state of a watch-list is the list: delivered as it comes, up to its closing bookmark.
             if (endsInitialEvents(line)) {
@@ -407,6 +466,13 @@ function revisionOf(line: string): number {
   return Number.isFinite(rv) ? rv : 0;
 }
 
+/** A socket of `incarnation`, reset or destroyed with it, forgotten once closed. */
+function track(incarnation: Incarnation, socket: Socket): void {
+  if (incarnation.sockets.has(socket)) return;
+  incarnation.sockets.add(socket);
+  socket.once('close', () => incarnation.sockets.delete(socket));
+}
+
 function forwardedHeaders(req: IncomingMessage): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const name of ['accept', 'content-type', 'authorization', 'user-agent']) {
@@ -427,9 +493,15 @@ function send(res: ServerResponse, status: number, body: string): void {
   res.end(body);
 }
 
-const REASONS: Record<number, string> = { 409: 'Conflict', 429: 'TooManyRequests', 500: 'InternalError', 504: 'Timeout' };
+const REASONS: Record<number, string> = {
+  409: 'Conflict',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
+};
 
-function failure(code: number, method: string, path: string): string {
+function failure(code: number, method: string, path: string, by = 'the explorer'): string {
   const reason = REASONS[code] ?? 'InternalError';
   return JSON.stringify({
     kind: 'Status',
@@ -437,6 +509,48 @@ function failure(code: number, method: string, path: string): string {
     status: 'Failure',
     reason,
     code,
-    message: `injected by the explorer: ${reason} (${code}) for ${method} ${path}`,
+    message: `injected by ${by}: ${reason} (${code}) for ${method} ${path}`,
   });
+}
+
+/**
+ * The server's selector grammar, from `@rxkube/apiserver` as the run loaded it: importing
+ * `rxkube/testing/cluster` does not load the server.
+ */
+export type SelectorGrammar = Pick<
+  ApiServerModule,
+  'parseLabelSelector' | 'matchesLabelSelector' | 'parseFieldSelector' | 'matchesFieldSelector' | 'SelectorError'
+>;
+
+/**
+ * A label selector of a list or watch query as a predicate, parsed by the server's own grammar;
+ * undefined when the server would refuse it (the request is then forwarded, to be refused there).
+ */
+export function labelSelectorPredicate(
+  grammar: SelectorGrammar,
+  text: string | null,
+): ((labels: Record<string, string>) => boolean) | undefined {
+  if (!text) return () => true;
+  const { parseLabelSelector, matchesLabelSelector, SelectorError } = grammar;
+  try {
+    const selector = parseLabelSelector(text);
+    return (labels) => matchesLabelSelector(selector, labels);
+  } catch (err) {
+    if (err instanceof SelectorError) return undefined;
+    throw err;
+  }
+}
+
+/** A field selector on `metadata.name` and `metadata.namespace` (the only fields a stale view serves) as a predicate, or undefined. */
+export function fieldSelectorPredicate(grammar: SelectorGrammar, text: string | null): ((o: KubernetesObject) => boolean) | undefined {
+  if (!text) return () => true;
+  const { parseFieldSelector, matchesFieldSelector, SelectorError } = grammar;
+  try {
+    const selector = parseFieldSelector(text, ['metadata.name', 'metadata.namespace']);
+    return (o) =>
+      matchesFieldSelector(selector, { 'metadata.name': o.metadata?.name ?? '', 'metadata.namespace': o.metadata?.namespace ?? '' });
+  } catch (err) {
+    if (err instanceof SelectorError) return undefined;
+    throw err;
+  }
 }

@@ -2,15 +2,15 @@ import * as apiServer from '@rxkube/apiserver';
 import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { connect } from 'node:net';
 import { expect } from 'chai';
-import { builtinResources, createKubeClient, openWatchStream, resourcePath, resolveDescriptor } from '../../../lib/kube/index.js';
-import { fieldSelectorPredicate, labelSelectorPredicate, Mirror } from '../../../lib/testing/explore/mirror.js';
-import { FaultProxy, type Incarnation } from '../../../lib/testing/explore/proxy.js';
-import { eventually } from '../../../lib/testing/wait.js';
+import { builtinResources, createKubeClient, openWatchStream, resourcePath, resolveDescriptor } from '../../lib/kube/index.js';
+import { Mirror } from '../../lib/testing/explore/mirror.js';
+import { fieldSelectorPredicate, FaultProxy, labelSelectorPredicate, type Incarnation } from '../../lib/testing/fault-proxy.js';
+import { eventually } from '../../lib/testing/wait.js';
 
 const configMaps = resolveDescriptor(builtinResources.configMap);
 const secrets = resolveDescriptor(builtinResources.secret);
 
-describe('testing: the explorer fault proxy', function () {
+describe('testing: the fault proxy', function () {
   this.timeout(30_000);
   let server: ApiServer;
   let mirror: Mirror;
@@ -20,7 +20,7 @@ describe('testing: the explorer fault proxy', function () {
   beforeEach(async () => {
     server = await startApiServer({});
     mirror = await Mirror.start(server.kubeConfig(), [configMaps, secrets]);
-    proxy = new FaultProxy(server.url, mirror, [], { beforeWrite: () => undefined, afterWrite: async () => undefined }, apiServer);
+    proxy = new FaultProxy(server.url, { history: mirror, selectors: apiServer });
     await proxy.listen();
   });
 
@@ -31,8 +31,8 @@ describe('testing: the explorer fault proxy', function () {
     await server.close();
   });
 
-  /** Watches `resource` through the proxy as `incarnation`, recording the revisions it delivers. */
-  async function watchThrough(url: string, resource: typeof configMaps): Promise<number[]> {
+  /** Watches `resource` through the proxy as `incarnation`, recording the revisions it delivers (and, in `closed`, when it ends). */
+  async function watchThrough(url: string, resource: typeof configMaps, closed: unknown[] = []): Promise<number[]> {
     const kubeConfig = server.kubeConfig();
     (kubeConfig.getCurrentCluster() as { server: string }).server = url;
     const seen: number[] = [];
@@ -44,7 +44,7 @@ describe('testing: the explorer fault proxy', function () {
         (_type, object) => {
           seen.push(Number((object as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion));
         },
-        () => undefined,
+        (error) => void closed.push(error ?? 'ended'),
       ),
     );
     return seen;
@@ -116,5 +116,45 @@ describe('testing: the explorer fault proxy', function () {
       () => cmSeen.length === 3 && secretSeen.length === 1,
     );
     expect(cmSeen, 'configmap revisions as delivered').to.deep.equal([...cmSeen].sort((x, y) => x - y));
+  });
+
+  it('breaks the link as a test says: fail answers 503 without reaching the server; a cut answers nothing and loses what a watch sends; restore resets what lived through it', async () => {
+    const { incarnation, url } = proxy.incarnation();
+    const configMapsOf = `${url}/api/v1/namespaces/default/configmaps`;
+    const post = (name: string) =>
+      fetch(configMapsOf, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ metadata: { name } }),
+      });
+    const admin = createKubeClient(server.kubeConfig());
+    const names = async () => (await admin.resource(configMaps).list({ namespace: 'default' })).items.map((o) => o.metadata?.name);
+
+    proxy.link = 'fail';
+    const failed = await post('failed');
+    expect(failed.status).to.equal(503);
+    expect(((await failed.json()) as { reason?: string }).reason).to.equal('ServiceUnavailable');
+    expect(await names(), 'the failed create never reached the server').to.not.include('failed');
+    proxy.restore();
+    expect((await post('passed')).status).to.equal(201);
+
+    const closed: unknown[] = [];
+    const seen = await watchThrough(url, configMaps, closed);
+    await eventually('the watch open', () => incarnation.watches.size === 1);
+    proxy.link = 'cut';
+    await admin.resource(configMaps).create({ metadata: { name: 'during-the-cut', namespace: 'default' } });
+    const unanswered = await fetch(configMapsOf, { signal: AbortSignal.timeout(300) }).then(
+      () => 'answered',
+      (err: unknown) => (err as Error).name,
+    );
+    expect(unanswered, 'a request across the cut').to.equal('TimeoutError');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(seen, 'what the watch sent across the cut').to.deep.equal([]);
+    expect(closed, 'the watch is still open').to.deep.equal([]);
+
+    proxy.restore();
+    await eventually('the watch that lived through the cut is reset', () => closed.length === 1);
+    expect(seen, 'the lost event never arrives').to.deep.equal([]);
+    expect((await fetch(configMapsOf)).status).to.equal(200);
   });
 });
