@@ -3,10 +3,11 @@ import { explore, formatFailure, replay, rerun, type Action, type ExploreResult 
 import { closeDemoDatabase, demos, schemaDemo } from './demos.js';
 
 /**
- * Runs per demo in CI (the schema demo's runs each start and drop schemas in PostgreSQL: 10 of
- * them cost what 30 of the others do); `EXPLORE_RUNS=120` (the default budget) for the figures.
+ * Runs per demo in CI (the schema demo's runs each start and drop schemas in PostgreSQL: 4 of
+ * them cost what 10 of the others do); `EXPLORE_RUNS=120` (or `npm run bench:explore`) for the
+ * default budget's figures.
  */
-const runsOf = (demo: string): number => Number(process.env['EXPLORE_RUNS'] ?? (demo === 'schema' ? 10 : 30));
+const runsOf = (demo: string): number => Number(process.env['EXPLORE_RUNS'] ?? (demo === 'schema' ? 4 : 10));
 
 const figures: string[] = [];
 
