@@ -53,9 +53,11 @@ export interface Incarnation {
   alive: boolean;
   /** While set, lists of observed resources show this revision and watch events are held. */
   staleRv: number | undefined;
-  /** The stale view catches up once the operator has made this many writes on it, whatever their answers. */
+  /** The stale view, or a coalesced watch that holds events, catches up once the operator has made this many writes on it, whatever their answers. */
   readonly catchUpAfterWrites: number;
   staleWrites: number;
+  /** Writes the operator made while a watch of it held events, since that watch last delivered them. */
+  heldWrites: number;
   readonly sockets: Set<Socket>;
   readonly watches: Set<WatchConnection>;
   /** Collections this incarnation has watched: one without an open watch is between a list and its watch. */
@@ -135,6 +137,7 @@ export class FaultProxy {
       staleRv,
       catchUpAfterWrites,
       staleWrites: 0,
+      heldWrites: 0,
       sockets: new Set(),
       watches: new Set(),
       watched: new Set(),
@@ -278,6 +281,20 @@ export class FaultProxy {
       if (isWrite && incarnation.staleRv !== undefined && ++incarnation.staleWrites >= incarnation.catchUpAfterWrites) {
         // As a lagging watch cache does whatever the operator does; before the answer, so that a replay sees the same order.
         this.log.push(`the stale view catches up after ${incarnation.staleWrites} writes of the operator on it`);
+        await this.release(incarnation);
+        if (!incarnation.alive) return;
+      } else if (
+        isWrite &&
+        this.watchMode === 'hold' &&
+        [...incarnation.watches].some((w) => w.held.length > 0) &&
+        ++incarnation.heldWrites >= incarnation.catchUpAfterWrites
+      ) {
+        // A coalesced watch lags behind, as a real one does, and catches up whatever the operator does:
+        // held until the step settles, an operator that keeps writing on what it has not seen would never settle.
+        this.log.push(
+          `the coalesced watch events are delivered after ${incarnation.heldWrites} writes of the operator while they were held`,
+        );
+        incarnation.heldWrites = 0;
         await this.release(incarnation);
         if (!incarnation.alive) return;
       }

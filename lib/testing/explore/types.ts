@@ -116,7 +116,8 @@ export interface Invariant {
  *   that view; then the held watch events arrive. GETs are quorum reads: always fresh.
  * - gap: the operator's watches deliver nothing during steps `fromStep`..`fromStep+steps-1`, then
  *   end with 410 Expired: the informers relist and see only the final state.
- * - coalesce: the operator's watch events of those steps are held and delivered at once at the end.
+ * - coalesce: the operator's watch events of those steps are held and delivered at once at the end
+ *   (or sooner, once the operator has made five writes while they were held: a lagging watch catches up).
  *   With `watch` (a collection and its selectors, e.g. `/api/v1/namespaces/default/configmaps?labelSelector=app`)
  *   a gap or coalesce hits that one watch only: one informer misses or merges what the others see
  *   (a member's terminating state seen by its own controller, never by the one that owns the claim).

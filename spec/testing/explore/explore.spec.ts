@@ -6,6 +6,9 @@ import { subjects } from './subjects.js';
 /** What each subject took, printed once at the end (the figures of docs/testing.md). */
 const figures: string[] = [];
 
+/** The twin's seeds: CI's 10; `RXKUBE_TWIN_RUNS=120` (or `npm run bench:explore`) for the default budget's figure. */
+const twinRuns = Number(process.env['RXKUBE_TWIN_RUNS'] ?? 10);
+
 describe('testing: explore finds the bugs Sieve and Acto found, in small operators with a fixed twin', function () {
   this.timeout(180_000);
 
@@ -27,8 +30,8 @@ describe('testing: explore finds the bugs Sieve and Acto found, in small operato
       expect(again.oracle).to.equal(failure.oracle);
     });
 
-    it(`shows no failure in the fixed twin of ${subject.name} over 20 seeds`, async () => {
-      const result = await explore({ ...subject.options('fixed'), budget: { runs: 20 } });
+    it(`shows no failure in the fixed twin of ${subject.name} over ${twinRuns} seeds`, async () => {
+      const result = await explore({ ...subject.options('fixed'), budget: { runs: twinRuns } });
       expect(result.failure && formatFailure(result.failure)).to.equal(undefined);
     });
   }
