@@ -17,7 +17,7 @@ export {
   isStatusConditionTrue,
   type StatusCondition,
   type StatusConditionInput,
-  type ConditionStatus,
+  type StatusConditionStatus,
 } from './core/index.js';
 
 export { Operator, type OperatorOptions } from './controller/index.js';
@@ -51,7 +51,6 @@ export type {
   InformerTuning,
   Reconciler,
   RegisteredController,
-  SecondaryConfig,
   SecondarySpec,
   SecondaryWrite,
   SourceErrorOptions,
@@ -158,7 +157,6 @@ export {
   type DependentRef,
   type Condition,
   type ConditionResult,
-  type DetailedConditionResult,
   type DependentOutcome,
   type DependentResult,
   type WorkflowResult,
@@ -184,7 +182,7 @@ export {
 export { createLogger, type CreateLoggerOptions, type Logger, type HealthCheck, type HealthCheckResult } from './observe/index.js';
 export type {
   EventOptions,
-  EventType,
+  KubeEventType,
   EventRecorder,
   ResourceEvents,
   RxkubeMetrics,

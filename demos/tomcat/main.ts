@@ -6,8 +6,8 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { createLogger } from '../../lib/index.js';
-import { errorMessage, type ResourceDescriptor } from '../../lib/kube.js';
+import { createLogger, type ResourceDescriptor } from '../../lib/index.js';
+import { errorMessage } from '../../lib/kube.js';
 import { eventually } from '../../lib/testing/index.js';
 import { startTestCluster, type TestCluster } from '../../lib/testing/cluster/index.js';
 import { parseFlags, temporaryDirectory, UsageError, untilSignal } from '../cli.js';

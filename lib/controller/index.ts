@@ -7,9 +7,8 @@ export type {
   InformerTuning,
   Reconciler,
   RegisteredController,
-  SecondaryConfig,
 } from './types.js';
-// The one secondary spec, defined in sources/: what `SecondaryConfig` names and dependents declare.
+// The one secondary spec, defined in sources/: what `ControllerConfig.secondaries` takes and dependents declare.
 export type { SecondarySpec, SecondaryWrite } from '../sources/index.js';
 export type { SourceErrorOptions } from './contained-source.js';
 export { controllerEvents, type ControllerEventsOptions } from './pipeline.js';

@@ -30,7 +30,7 @@ export {
   isStatusConditionTrue,
   setStatusCondition,
   statusCondition,
-  type ConditionStatus,
+  type StatusConditionStatus,
   type StatusCondition,
   type StatusConditionInput,
 } from './conditions.js';

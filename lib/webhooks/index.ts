@@ -40,7 +40,7 @@ export {
   type Spoke,
   type SpokeOf,
 } from './conversion.js';
-export { applyJsonPatch, jsonPatch, type JsonPatchOp } from './json-patch.js';
+export { applyJsonPatch, jsonPatch } from './json-patch.js';
 export { generateDevelopmentTls, type DevelopmentTls, type TlsPem } from './tls.js';
 export {
   checkWebhookServerOptions,
