@@ -20,7 +20,7 @@ export {
   type StatusConditionStatus,
 } from './core/index.js';
 
-export { Operator, type OperatorOptions } from './controller/index.js';
+export { Operator, type OperatorOptions } from './operator/index.js';
 export type {
   AdmissionAnswer,
   AdmissionFailure,
@@ -36,14 +36,8 @@ export type {
   WebhookTls,
 } from './webhooks/index.js';
 export { UpdateControl, DeleteControl, ErrorStatusUpdateControl, type PrimaryWrite } from './controller/index.js';
-export {
-  operatorManifests,
-  manifestsToYaml,
-  kustomizeBase,
-  type ManifestOptions,
-  type OperatorManifests,
-  type PolicyRule,
-} from './controller/index.js';
+export { operatorManifests, manifestsToYaml, kustomizeBase, type ManifestOptions, type OperatorManifests } from './deploy/index.js';
+export type { PolicyRule } from './controller/index.js';
 export type {
   Context,
   ControllerConfig,

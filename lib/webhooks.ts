@@ -44,12 +44,6 @@ export {
 export { applyJsonPatch, jsonPatch } from './webhooks/index.js';
 export { generateDevelopmentTls, type DevelopmentTls, type TlsPem } from './webhooks/index.js';
 export { startWebhookServer, type TlsReload, type WebhookServer } from './webhooks/index.js';
-export {
-  DEFAULT_WEBHOOK_PORT,
-  mountedCertificate,
-  WEBHOOK_CERT_DIR,
-  webhookManifests,
-  type WebhookManifestOptions,
-  type WebhookManifests,
-} from './webhooks/index.js';
+export { DEFAULT_WEBHOOK_PORT, mountedCertificate, WEBHOOK_CERT_DIR } from './webhooks/index.js';
+export { webhookManifests, type WebhookManifestOptions, type WebhookManifests } from './deploy/index.js';
 export type { WebhookMetrics } from './webhooks/index.js';

@@ -51,12 +51,6 @@ export {
   type WebhookServerOptions,
   type WebhookTls,
 } from './server.js';
-export {
-  DEFAULT_WEBHOOK_PORT,
-  mountedCertificate,
-  WEBHOOK_CERT_DIR,
-  webhookManifests,
-  type WebhookManifestOptions,
-  type WebhookManifests,
-} from './manifests.js';
+export { DEFAULT_WEBHOOK_PORT } from './server.js';
+export { mountedCertificate, WEBHOOK_CERT_DIR } from './tls.js';
 export type { WebhookMetrics } from './metrics.js';

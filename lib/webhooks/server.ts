@@ -32,6 +32,9 @@ export type WebhookTls =
 
 export type AnyWebhook = AnyAdmissionWebhook | ConversionWebhook;
 
+/** The webhook server's port (controller-runtime's), in the pod and in the Service that fronts it. */
+export const DEFAULT_WEBHOOK_PORT = 9443;
+
 export interface WebhookServerOptions {
   readonly webhooks: readonly AnyWebhook[];
   readonly tls: WebhookTls;

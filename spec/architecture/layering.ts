@@ -27,7 +27,9 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['leader'], // its Lease client, shared with sharding, lists and watches as an informer does (sources)
   ['dependent', 'sharding', 'webhooks'],
   ['workflow'],
-  ['controller'],
+  ['controller'], // the runtime: a controller's pipeline, its run and its writes
+  ['operator'], // the process host: controllers with health, leader election, sharding and the webhook server
+  ['deploy'], // deployment artifacts, read from a configured Operator: RBAC, Deployment, kustomize, webhook manifests
   ['(entry)'], // every lib/*.ts at the top level: the package's entry points
   ['testing', 'cli'],
 ];

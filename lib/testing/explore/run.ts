@@ -6,7 +6,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ReconcileOutcome } from '../../core/index.js';
 import type { Registry } from 'prom-client';
 import { GenericRetry } from '../../processing/index.js';
-import type { Operator } from '../../controller/index.js';
+import type { Operator } from '../../operator/index.js';
 import { createKubeClient, installCustomResourceDefinition } from '../../kube/index.js';
 import { harnessOperator } from '../harness.js';
 import { loadApiServer } from '../cluster/apiserver.js';

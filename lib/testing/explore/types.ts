@@ -1,5 +1,6 @@
 import type { KubernetesObject, V1CustomResourceDefinition } from '@kubernetes/client-node';
-import type { Operator, PolicyRule } from '../../controller/index.js';
+import type { PolicyRule } from '../../controller/index.js';
+import type { Operator } from '../../operator/index.js';
 import type { KubeClient, ResourceDescriptor } from '../../kube/index.js';
 import type { Random } from './random.js';
 

@@ -26,10 +26,16 @@ import {
 import { controllerShardingOptions, Shard, shardingConfig, type ShardingOptions } from '../sharding/index.js';
 import { checkWebhookServerOptions, startWebhookServer, type WebhookServer, type WebhookServerOptions } from '../webhooks/index.js';
 import { InformerPool } from '../sources/index.js';
-import { resolveControllerConfig, type ResolvedControllerConfig } from './config.js';
-import { Controller, DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
+import {
+  Controller,
+  DEFAULT_STOP_TIMEOUT_MS,
+  resolveControllerConfig,
+  type ControllerConfig,
+  type Reconciler,
+  type RegisteredController,
+  type ResolvedControllerConfig,
+} from '../controller/index.js';
 import { RbacCheck, rbacNeeds } from './rbac-check.js';
-import type { ControllerConfig, Reconciler, RegisteredController } from './types.js';
 
 /** What `operatorManifests` reads from an operator: its options and its controllers as registered. */
 export interface OperatorFacts {
