@@ -1,2 +1,2 @@
 /** The process host: the Operator that runs controllers with health, leader election, sharding and webhooks. */
-export { Operator, operatorFacts, type OperatorFacts, type OperatorOptions } from './operator.js';
+export { Operator, operatorFacts, type OperatorOptions } from './operator.js';
