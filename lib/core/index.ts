@@ -1,6 +1,6 @@
 export type { ResourceID } from './resource.js';
 export { resourceKey, resourceIdOf } from './resource.js';
-export { generationGrew, isMarkedForDeletion, isRecord } from './meta.js';
+export { isMarkedForDeletion, isRecord, updateNeedsRun } from './meta.js';
 export { resourceEvent, type EventAction, type ResourceEvent, type ResourceEventOptions } from './events.js';
 export type {
   EventCause,
