@@ -1,6 +1,7 @@
 export type { ResourceID } from './resource.js';
 export { resourceKey, resourceIdOf } from './resource.js';
 export { isMarkedForDeletion, isRecord, updateNeedsRun } from './meta.js';
+export { jsonEqual, pointerSegment } from './json.js';
 export { resourceEvent, type EventAction, type ResourceEvent, type ResourceEventOptions } from './events.js';
 export type {
   EventCause,

@@ -2,25 +2,8 @@
  * RFC 6902 JSON Patch from two JSON documents: what a mutating webhook answers. The toolkit's other
  * diff (`createMergePatch`) writes JSON merge patches, which admission does not accept.
  */
-import { isRecord } from '../core/index.js';
+import { isRecord, jsonEqual, pointerSegment } from '../core/index.js';
 import type { JsonPatchOperation } from '../kube/index.js';
-
-/** RFC 6901: `~` and `/` inside a key are escaped. */
-export function pointerSegment(key: string | number): string {
-  return String(key).replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-/** Deep equality of JSON values (key order ignored). */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => jsonEqual(v, b[i]));
-  if (isRecord(a) && isRecord(b) && !Array.isArray(b)) {
-    const keys = Object.keys(a).filter((k) => a[k] !== undefined);
-    const other = Object.keys(b).filter((k) => b[k] !== undefined);
-    return keys.length === other.length && keys.every((k) => k in b && jsonEqual(a[k], b[k]));
-  }
-  return false;
-}
 
 /**
  * The operations that turn `before` into `after`, applied in order. Objects are diffed key by key;
