@@ -12,7 +12,7 @@ export interface WebhookManifestOptions {
   /** The operator's name: the Service is `<name>-webhook`, the configurations `<name>`. */
   readonly name: string;
   readonly namespace: string;
-  /** The webhook server's port in the pod (default 9443). */
+  /** The webhook server's port in the pod (default `DEFAULT_WEBHOOK_PORT`, 9443). */
   readonly port?: number;
   /** PEM of the CA that signed the serving certificate: written inline as caBundle, and no cert-manager objects. */
   readonly caBundle?: string;
