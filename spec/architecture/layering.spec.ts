@@ -6,7 +6,7 @@ import { importCycles, LAYERS, readImports, serverImportsReachedFrom, violationO
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-describe('architecture: the layering of DESIGN §2', () => {
+describe('architecture: the layering of docs/architecture.md', () => {
   it('the imports of lib/ and demos/ follow the layers, cross folders only through index.ts, and lib/ never imports demos/', () => {
     const edges = readImports(root, ['lib', 'demos']);
     expect(edges.length, 'the reader found the imports').to.be.greaterThan(300);
