@@ -181,6 +181,16 @@ describe('architecture: the layering of docs/architecture.md', () => {
     }
   });
 
+  it("docs/architecture.md's layer picture names every folder of lib/", () => {
+    const page = readFileSync(join(root, 'docs/architecture.md'), 'utf8');
+    const section = page.slice(page.indexOf('## Layers of the toolkit'), page.indexOf('## How one event travels'));
+    const picture = /```\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    const folders = readdirSync(join(root, 'lib'), { withFileTypes: true }).filter((entry) => entry.isDirectory());
+    const unnamed = folders.map((entry) => entry.name).filter((folder) => !new RegExp(`(^|[\\s,])${folder}\\b`, 'm').test(picture));
+    expect(unnamed).to.deep.equal([]);
+    expect(picture).to.include('testing/explore');
+  });
+
   const hostAndDeploy: [string, ImportEdge, RegExp][] = [
     [
       'the runtime on the process host',
