@@ -2,12 +2,14 @@
  * The reviewed public surface: one API Extractor report per entry point, kept in api/*.api.md.
  * `npm run api:check` (part of `npm test`) fails when an export changed without its report;
  * `npm run api:update` rewrites the reports after an intended change — review the diff.
- * Both fail when a type in a public signature cannot be imported from the entry point that exposes it.
+ * Both fail when a type in a public signature cannot be imported from the entry point that exposes it,
+ * and when a name is exported from two entry points of a package (one home per public name).
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import apiExtractor from '@microsoft/api-extractor';
 import { exportedNames, forgottenExportProblems } from './forgotten.js';
+import { namesExportedTwice, surfaceSize } from './homes.js';
 
 // API Extractor is CommonJS: its named exports are only reachable through the default import.
 const { Extractor, ExtractorConfig, ExtractorLogLevel } = apiExtractor;
@@ -21,33 +23,45 @@ interface EntryPoint {
   readonly specifier: string;
   readonly source: string;
   /**
-   * The report name of the entry point whose exports this one's signatures may use without
-   * exporting them again: the test helpers take and return the `Operator` users import from
-   * `rxkube`, and re-exporting its types would make them export what they do not mean.
+   * The report names of the entry points (listed before this one) whose exports this one's
+   * signatures use without exporting them again: a name has one home, and a subpath's signatures
+   * that take a `KubeClient` or a `ResourceEvent` name the one users import from `rxkube`.
    */
-  readonly namesFrom?: string;
+  readonly namesFrom?: readonly string[];
 }
 /** Each package's entry points, by report name (the entry point's import path, '/' as '-'). */
 const ENTRY_POINTS: Readonly<Record<string, EntryPoint>> = {
   rxkube: { folder: '.', declarations: 'dist/index.d.ts', specifier: 'rxkube', source: 'lib/index.ts' },
   // rxkube/operators, the deprecated alias of rxkube/pipeline, is `export *` of it: no report of its own.
-  'rxkube-pipeline': { folder: '.', declarations: 'dist/pipeline.d.ts', specifier: 'rxkube/pipeline', source: 'lib/pipeline.ts' },
-  'rxkube-kube': { folder: '.', declarations: 'dist/kube.d.ts', specifier: 'rxkube/kube', source: 'lib/kube.ts' },
+  'rxkube-pipeline': {
+    folder: '.',
+    declarations: 'dist/pipeline.d.ts',
+    specifier: 'rxkube/pipeline',
+    source: 'lib/pipeline.ts',
+    namesFrom: ['rxkube'],
+  },
+  'rxkube-kube': { folder: '.', declarations: 'dist/kube.d.ts', specifier: 'rxkube/kube', source: 'lib/kube.ts', namesFrom: ['rxkube'] },
   'rxkube-testing': {
     folder: '.',
     declarations: 'dist/testing/index.d.ts',
     specifier: 'rxkube/testing',
     source: 'lib/testing/index.ts',
-    namesFrom: 'rxkube',
+    namesFrom: ['rxkube', 'rxkube-pipeline'],
   },
   'rxkube-testing-cluster': {
     folder: '.',
     declarations: 'dist/testing/cluster/index.d.ts',
     specifier: 'rxkube/testing/cluster',
     source: 'lib/testing/cluster/index.ts',
-    namesFrom: 'rxkube',
+    namesFrom: ['rxkube', 'rxkube-pipeline'],
   },
-  'rxkube-webhooks': { folder: '.', declarations: 'dist/webhooks.d.ts', specifier: 'rxkube/webhooks', source: 'lib/webhooks.ts' },
+  'rxkube-webhooks': {
+    folder: '.',
+    declarations: 'dist/webhooks.d.ts',
+    specifier: 'rxkube/webhooks',
+    source: 'lib/webhooks.ts',
+    namesFrom: ['rxkube'],
+  },
   apiserver: {
     folder: 'packages/apiserver',
     declarations: 'dist/index.d.ts',
@@ -112,9 +126,21 @@ for (const [name, { folder, declarations, specifier, source, namesFrom }] of Obj
   const elsewhere =
     namesFrom === undefined
       ? undefined
-      : { specifier: ENTRY_POINTS[namesFrom]?.specifier ?? namesFrom, names: exported.get(namesFrom) ?? new Set<string>() };
+      : {
+          specifier: namesFrom.map((from) => ENTRY_POINTS[from]?.specifier ?? from).join("' or '"),
+          names: new Set(namesFrom.flatMap((from) => [...(exported.get(from) ?? [])])),
+        };
   const problems = forgottenExportProblems({ name, specifier, source }, forgotten.join('\n'), elsewhere);
   for (const problem of problems) console.error(problem);
   if (problems.length > 0) failed++;
+}
+for (const folder of new Set(Object.values(ENTRY_POINTS).map((entry) => entry.folder))) {
+  const names = new Map([...exported].filter(([name]) => ENTRY_POINTS[name]?.folder === folder));
+  const twice = namesExportedTwice(names);
+  for (const problem of twice) console.error(`${join(folder, 'api')}: ${problem}`);
+  if (twice.length > 0) failed++;
+  const { entries, distinct } = surfaceSize(names);
+  const per = [...names].map(([name, set]) => `${name} ${set.size}`).join(', ');
+  console.log(`${join(folder, 'api')}: ${entries} entries, ${distinct} distinct names (${per})`);
 }
 process.exitCode = failed === 0 ? 0 : 1;

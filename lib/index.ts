@@ -17,10 +17,10 @@ export {
   isStatusConditionTrue,
   type StatusCondition,
   type StatusConditionInput,
-  type ConditionStatus,
+  type StatusConditionStatus,
 } from './core/index.js';
 
-export { Operator, type OperatorOptions } from './controller/index.js';
+export { Operator, type OperatorOptions } from './operator/index.js';
 export type {
   AdmissionAnswer,
   AdmissionFailure,
@@ -36,14 +36,8 @@ export type {
   WebhookTls,
 } from './webhooks/index.js';
 export { UpdateControl, DeleteControl, ErrorStatusUpdateControl, type PrimaryWrite } from './controller/index.js';
-export {
-  operatorManifests,
-  manifestsToYaml,
-  kustomizeBase,
-  type ManifestOptions,
-  type OperatorManifests,
-  type PolicyRule,
-} from './controller/index.js';
+export { operatorManifests, manifestsToYaml, kustomizeBase, type ManifestOptions, type OperatorManifests } from './deploy/index.js';
+export type { PolicyRule } from './controller/index.js';
 export type {
   Context,
   ControllerConfig,
@@ -51,7 +45,6 @@ export type {
   InformerTuning,
   Reconciler,
   RegisteredController,
-  SecondaryConfig,
   SecondarySpec,
   SecondaryWrite,
   SourceErrorOptions,
@@ -158,7 +151,6 @@ export {
   type DependentRef,
   type Condition,
   type ConditionResult,
-  type DetailedConditionResult,
   type DependentOutcome,
   type DependentResult,
   type WorkflowResult,
@@ -184,7 +176,7 @@ export {
 export { createLogger, type CreateLoggerOptions, type Logger, type HealthCheck, type HealthCheckResult } from './observe/index.js';
 export type {
   EventOptions,
-  EventType,
+  KubeEventType,
   EventRecorder,
   ResourceEvents,
   RxkubeMetrics,

@@ -3,6 +3,8 @@
  * parts the Operator assembles (event side: informers, readYourWrites, toResourceEvents,
  * generationChanged, or all of them as controllerEvents; scheduling: reconcileEach; run side:
  * reconcilerRun; workflows as operators). Its old name, `rxkube/operators`, is a deprecated alias.
+ * It exports its own names only: the types its signatures share with the Operator (`ResourceEvent`,
+ * `KubeClient`, `Reconciler`, the workflow and dependent types, …) are imported from `rxkube`.
  *
  * @module rxkube/pipeline
  */
@@ -46,12 +48,9 @@ export {
   type PooledInformer,
   type SharedInformerOptions,
   type InformerEvent,
-  type InformerEventType,
   type InformerOptions,
   type InformerError,
   type Namespaces,
-  type StoreReader,
-  type Indexer,
   type CachedSource,
   type CacheReader,
   type WriteHandle,
@@ -59,121 +58,13 @@ export {
   type SecondarySource,
   type SecondarySourceOptions,
   type MapperError,
-  type BoundedStoreOptions,
   type InformerStore,
-  type ListWatchClient,
-  type PrimaryKind,
-  type PrimaryToSecondaryMapper,
   type ReflectorFailure,
   type ScopeStatus,
-  type SecondaryToPrimaryMapper,
   type WhenSyncedOptions,
-  compactManagedFields,
-  stripManagedFields,
-  type ObjectTransform,
 } from './sources/index.js';
-export {
-  resourceEvent,
-  type ResourceEventOptions,
-  type EventAction,
-  type ReconcileCause,
-  type ReconcileOutcome,
-  type ResourceEvent,
-  type ResourceID,
-  type RetryInfo,
-} from './core/index.js';
-export type { BackoffPolicy } from './core/index.js';
-export type { FieldSelector, KubeClient, LabelSelector, ResolvedDescriptor, ResourceDescriptor } from './kube/index.js';
-export type { ControllerConfig, Reconciler } from './controller/index.js';
-export type { DependentContext } from './dependent/index.js';
-export type { RateLimiter, Retry, SchedulingLoad } from './processing/index.js';
-export type { EventRecorder, SpanAttributes, SpanFn } from './observe/index.js';
-export {
-  reconcileWorkflow,
-  cleanupWorkflow,
-  type WorkflowEvent,
-  type ExecutionOptions,
-  type EventSourceRegistry,
-  type DependentResult,
-  type Workflow,
-  type WorkflowCleanupResult,
-  type WorkflowReconcileResult,
-} from './workflow/index.js';
-
+export { resourceEvent, type ResourceEventOptions } from './core/index.js';
+export type { SchedulingLoad } from './processing/index.js';
+export { reconcileWorkflow, cleanupWorkflow } from './workflow/index.js';
 // Types that appear in the signatures above, exported so that users can name them.
-export type {
-  Context,
-  DeleteControl,
-  ErrorStatusUpdateControl,
-  EventSourceLike,
-  InformerTuning,
-  PrimaryWrite,
-  SecondaryConfig,
-  SecondarySpec,
-  SecondaryWrite,
-  SourceErrorOptions,
-  TrackedClient,
-  UpdateControl,
-} from './controller/index.js';
-export type {
-  ConditionStatus,
-  EventCause,
-  MaxIntervalCause,
-  MaybePromise,
-  RateLimitCause,
-  ReconcileResult,
-  RescheduleCause,
-  RetryCause,
-  StatusCondition,
-} from './core/index.js';
-export type { DependentReconcileResult, DependentResource } from './dependent/index.js';
-export type {
-  ApplyOptions,
-  DeleteOptions,
-  HttpVerb,
-  JsonPatchOperation,
-  KubeList,
-  KubeRequest,
-  LabelSelectorObject,
-  LabelSelectorRequirement,
-  ListOptions,
-  ListResult,
-  ObjectRef,
-  PatchOptions,
-  PatchType,
-  RequestFn,
-  RequestOptions,
-  ResourceClient,
-  WriteOptions,
-} from './kube/index.js';
-export type { EventOptions } from './observe/index.js';
-export type { RateDecision } from './processing/index.js';
-export type { ShardingOptions } from './sharding/index.js';
-export type {
-  InformerStoreOptions,
-  ListAnswer,
-  ListRequest,
-  ListWatchScope,
-  ReconnectFailure,
-  ScopeState,
-  WatchEventType,
-  WatchRequest,
-} from './sources/index.js';
-export type {
-  BoundCondition,
-  Condition,
-  ConditionKind,
-  ConditionResult,
-  ConditionValue,
-  DependentOptions,
-  DependentOutcome,
-  DependentRef,
-  DetailedConditionResult,
-  ManagedWorkflow,
-  ManagedWorkflowInvocation,
-  WorkflowBuilder,
-  WorkflowNode,
-  WorkflowOptions,
-  WorkflowResultBase,
-  WorkflowRunKind,
-} from './workflow/index.js';
+export type { InformerStoreOptions, ReconnectFailure, ScopeState } from './sources/index.js';

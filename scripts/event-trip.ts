@@ -44,10 +44,10 @@ await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed:
 const fixtures = (await import(
   pathToFileURL(resolve(root, 'spec/controller/fixtures.ts')).href
 )) as typeof import('../spec/controller/fixtures.js');
-const { Operator, UpdateControl } = (await import(
-  pathToFileURL(resolve(lib, 'controller/index.ts')).href
-)) as typeof import('../lib/controller/index.js');
-const { createLogger } = (await import(pathToFileURL(resolve(lib, 'observe/index.ts')).href)) as typeof import('../lib/observe/index.js');
+// Through the main entry point: where the Operator lives inside lib/ differs between checkouts.
+const { Operator, UpdateControl, createLogger } = (await import(
+  pathToFileURL(resolve(lib, 'index.ts')).href
+)) as typeof import('../lib/index.js');
 
 const env = await fixtures.startEnv();
 const op = new Operator({ kubeConfig: env.kubeConfig, logger: createLogger({ name: 'trip', level: 'silent' }) });

@@ -160,10 +160,9 @@ const TS_CONSUMER = `
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { Subject, lastValueFrom, toArray } from 'rxjs';
 import { GenericRetry, Operator, UpdateControl, type Reconciler, type ResourceEvent } from 'rxkube';
-import { reconcileEach } from 'rxkube/pipeline';
+import { reconcileEach, resourceEvent } from 'rxkube/pipeline';
 import { builtinResources, createKubeClient } from 'rxkube/kube';
 import { startApiServer } from '@rxkube/apiserver';
-import { resourceEvent } from 'rxkube/testing';
 import { startTestCluster } from 'rxkube/testing/cluster';
 
 interface Note extends KubernetesObject {

@@ -1,7 +1,7 @@
 // One replica of bench:shards: bench:e2e's rxkube variant, sharded (`sharding: { replicas: 'auto' }`)
 // under the identity in RXKUBE_BENCH_IDENTITY. Prints one JSON line per change of its shard
 // status ({ member, members, settled, handovers }) and records its status writes for the probe.
-import { Operator } from '../../lib/controller/index.js';
+import { Operator } from '../../lib/operator/index.js';
 import { loadKubeConfig } from '../../lib/kube/index.js';
 import { createLogger } from '../../lib/observe/index.js';
 import { COUNTER_RESOURCE, counterReconciler } from '../e2e/variants/counter-reconciler.js';

@@ -15,8 +15,9 @@ import pg from 'pg';
 import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { createLogger, GenericRetry, Operator } from '../../lib/index.js';
 import { informer, type Informer } from '../../lib/pipeline.js';
-import { createKubeClient, errorMessage, installCustomResourceDefinition, loadKubeConfig, type KubeClient } from '../../lib/kube.js';
-import { parseFlags, UsageError, untilSignal } from '../cli.js';
+import type { KubeClient } from '../../lib/index.js';
+import { createKubeClient, errorMessage, installCustomResourceDefinition, loadKubeConfig } from '../../lib/kube.js';
+import { parseFlags, UsageError, waitForSignal } from '../cli.js';
 import { StatusBoard } from '../status-board.js';
 import { createPool, databaseHealth } from './database.js';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './embedded.js';
@@ -147,7 +148,7 @@ export async function main(args: readonly string[]): Promise<number> {
 
     if (!flags.once) {
       board.note('running; Ctrl-C to stop');
-      await untilSignal();
+      await waitForSignal();
       say('shutting down');
     }
     await shutdown();

@@ -6,11 +6,11 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { createLogger } from '../../lib/index.js';
-import { errorMessage, type ResourceDescriptor } from '../../lib/kube.js';
+import { createLogger, type ResourceDescriptor } from '../../lib/index.js';
+import { errorMessage } from '../../lib/kube.js';
 import { eventually } from '../../lib/testing/index.js';
 import { startTestCluster, type TestCluster } from '../../lib/testing/cluster/index.js';
-import { parseFlags, temporaryDirectory, UsageError, untilSignal } from '../cli.js';
+import { parseFlags, temporaryDirectory, UsageError, waitForSignal } from '../cli.js';
 import { TOMCAT, tomcat, WEBAPP, webapp, type Tomcat, type Webapp } from './model.js';
 import { crds, registerTomcatOperator } from './operator.js';
 
@@ -66,7 +66,7 @@ export async function runDemo({ keepRunning = false, readyAfterMs = 500, print =
       await cluster.server.writeKubeconfig(kubeconfig);
       print(`running; try: kubectl --kubeconfig ${kubeconfig} get tomcats,webapps,deployments,configmaps`);
       print('Ctrl-C to stop');
-      await untilSignal();
+      await waitForSignal();
     }
   } finally {
     await cluster.close();

@@ -13,7 +13,7 @@ import {
   type Context,
   type ControllerConfig,
   type Reconciler,
-  type SecondaryConfig,
+  type SecondarySpec,
 } from '../../lib/index.js';
 import { CONFIGMAP, MANAGED_SELECTOR, TOMCAT, WEBAPP, type Tomcat, type Webapp } from './model.js';
 import { desiredDeploymentConfigMap, errorStatus, invalidWebapp, tomcatOf, validateWebapp, webappStatus } from './resources.js';
@@ -21,7 +21,7 @@ import { desiredDeploymentConfigMap, errorStatus, invalidWebapp, tomcatOf, valid
 /** The source name of the Tomcats in the Webapp controller. */
 export const TOMCAT_SOURCE = 'tomcat';
 
-export const tomcatSource: SecondaryConfig<KubernetesObject, Webapp> = {
+export const tomcatSource: SecondarySpec<KubernetesObject, Webapp> = {
   name: TOMCAT_SOURCE,
   resource: TOMCAT,
   // Only the inverse is needed: a Tomcat's events map back to the Webapps naming it through an

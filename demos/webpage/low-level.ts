@@ -9,7 +9,7 @@ import {
   UpdateControl,
   type ControllerConfig,
   type Reconciler,
-  type SecondaryConfig,
+  type SecondarySpec,
 } from '../../lib/index.js';
 import { classifyError } from '../../lib/kube.js';
 import { CONFIGMAP, DEPLOYMENT, INGRESS, MANAGED_SELECTOR, SERVICE, WEBPAGE, type WebPage } from './model.js';
@@ -64,7 +64,7 @@ export const lowLevelReconciler: Reconciler<WebPage> = {
 };
 
 /** A source the reconciler also writes through (`writes`: what `rxkube manifests` grants for it). */
-const secondary = (resource: SecondaryConfig['resource'], writes: NonNullable<SecondaryConfig['writes']>): SecondaryConfig => ({
+const secondary = (resource: SecondarySpec['resource'], writes: NonNullable<SecondarySpec['writes']>): SecondarySpec => ({
   resource,
   labelSelector: MANAGED_SELECTOR,
   writes,

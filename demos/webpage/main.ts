@@ -12,7 +12,7 @@ import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { createLogger, Operator } from '../../lib/index.js';
 import { informer } from '../../lib/pipeline.js';
 import { createKubeClient, errorMessage, installCustomResourceDefinition, loadKubeConfig } from '../../lib/kube.js';
-import { parseFlags, temporaryDirectory, UsageError, untilSignal } from '../cli.js';
+import { parseFlags, temporaryDirectory, UsageError, waitForSignal } from '../cli.js';
 import { StatusBoard } from '../status-board.js';
 import { CONFIGMAP, webPage, webPageCrd, WEBPAGE, type WebPage } from './model.js';
 import { DEFAULT_VARIANT, variants, type VariantName } from './variants.js';
@@ -130,7 +130,7 @@ export async function main(args: readonly string[]): Promise<number> {
       return 0;
     }
     board.note('running; Ctrl-C to stop');
-    await untilSignal();
+    await waitForSignal();
     board.close();
     say('shutting down');
     await shutdown();

@@ -2,8 +2,8 @@
 // Each block runs a TestScheduler; a mismatch throws an AssertionError with both diagrams' frames.
 import { map } from 'rxjs';
 import { GenericRetry, LinearRateLimiter } from 'rxkube';
-import { reconcileEach, type RunFn } from 'rxkube/pipeline';
-import { failAfter, outcomeCode, resourceEvent, succeedAfter, testScheduler } from 'rxkube/testing';
+import { reconcileEach, resourceEvent, type RunFn } from 'rxkube/pipeline';
+import { failAfter, outcomeCode, succeedAfter, testScheduler } from 'rxkube/testing';
 
 // Three events while a run is in flight cause one follow-up run, not three.
 testScheduler().run(({ hot, expectObservable }) => {

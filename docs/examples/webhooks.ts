@@ -16,8 +16,8 @@ import {
   spoke,
   startWebhookServer,
   validatingWebhook,
-  type WebhookTls,
 } from 'rxkube/webhooks';
+import type { WebhookTls } from 'rxkube';
 
 interface GreetingV1 extends KubernetesObject {
   spec: { message: string };

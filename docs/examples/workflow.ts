@@ -132,7 +132,7 @@ const standalone = workflow<WebPage, Context<WebPage>>()
   .add(html)
   .add(deployment, { dependsOn: html, readyPostcondition: deploymentReady })
   .add(service, { dependsOn: deployment })
-  .build({ maxConcurrency: 2 });
+  .build({ maxConcurrentDependents: 2 });
 
 export const standaloneWebPages: Reconciler<WebPage> = {
   async reconcile(page, ctx) {

@@ -267,8 +267,8 @@ try {
  */
 import { test } from 'node:test';
 import { map } from 'rxjs';
-import { reconcileEach, type RunFn } from 'rxkube/pipeline';
-import { failAfter, outcomeCode, resourceEvent, succeedAfter, testScheduler } from 'rxkube/testing';
+import { reconcileEach, resourceEvent, type RunFn } from 'rxkube/pipeline';
+import { failAfter, outcomeCode, succeedAfter, testScheduler } from 'rxkube/testing';
 import { scheduling } from '../src/controller.js';
 
 test('a failing run is retried after 2 s and 2 s again; a success is re-checked 10 minutes later', () => {

@@ -18,11 +18,11 @@ import type { BoundedStoreOptions, SecondarySpec, SecondaryWrite, SourceError } 
 import { resolveReconcileOptions, type ResolvedReconcileOptions } from '../processing/index.js';
 import type { Workflow } from '../workflow/index.js';
 import { resolveSourceErrorOptions, type ResolvedSourceErrorOptions } from './contained-source.js';
-import type { Context, ControllerConfig, EventSourceLike, InformerTuning, Reconciler, SecondaryConfig } from './types.js';
+import type { Context, ControllerConfig, EventSourceLike, InformerTuning, Reconciler } from './types.js';
 
 export const DEFAULT_CACHE_SYNC_TIMEOUT_MS = 2 * 60 * 1000;
 
-export interface ResolvedSecondary<P extends KubernetesObject> extends SecondaryConfig<KubernetesObject, P> {
+export interface ResolvedSecondary<P extends KubernetesObject> extends SecondarySpec<KubernetesObject, P> {
   readonly name: string;
   readonly descriptor: ResolvedDescriptor;
   /** Follows the primary's namespaces (and `changeNamespaces`). */

@@ -8,15 +8,15 @@ export type {
   InformerTuning,
   Reconciler,
   RegisteredController,
-  SecondaryConfig,
 } from './types.js';
-// The one secondary spec, defined in sources/: what `SecondaryConfig` names and dependents declare.
+// The one secondary spec, defined in sources/: what `ControllerConfig.secondaries` takes and dependents declare.
 export type { SecondarySpec, SecondaryWrite } from '../sources/index.js';
 export type { SourceErrorOptions } from './contained-source.js';
 export { controllerEvents, type ControllerEventsOptions } from './pipeline.js';
 export { Primaries, primaries, type PrimariesOptions } from './primaries.js';
 export { reconcilerRun, type ReconcilerRunOptions, type SecondaryLookup } from './run.js';
-export { Operator, type OperatorOptions } from './operator.js';
 export { type TrackedClient } from './tracked-client.js';
-export { kustomizeBase, manifestsToYaml, operatorManifests, type ManifestOptions, type OperatorManifests } from './manifests.js';
-export type { PolicyRule } from './rbac.js';
+// What the process host (operator/) and the deployment artifacts (deploy/) build on.
+export { Controller, DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
+export { resolveControllerConfig, type ResolvedControllerConfig } from './config.js';
+export { controllerRules, EVENTS, LEASES, MEMBER_LEASES, mergeRules, rbacScope, type PolicyRule } from './rbac.js';

@@ -4,7 +4,7 @@ import { filter, type Observable } from 'rxjs';
 import {
   ConfigurationError,
   describeValue,
-  generationGrew,
+  updateNeedsRun,
   isMarkedForDeletion,
   requireKnownKeys,
   type ResourceEvent,
@@ -70,7 +70,9 @@ export class Primaries<P extends KubernetesObject = KubernetesObject> implements
     const events$ = this.cache.events$.pipe(toResourceEvents<P>(this.name));
     if (!this.generationAware) return events$;
     return events$.pipe(
-      filter((event) => event.action !== 'modified' || this.needsFinalizer(event.object) || generationGrew(event.oldObject, event.object)),
+      filter(
+        (event) => event.action !== 'modified' || updateNeedsRun(event.oldObject, event.object, (primary) => this.needsFinalizer(primary)),
+      ),
     );
   }
 

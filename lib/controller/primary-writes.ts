@@ -1,6 +1,6 @@
 /** How a controller writes its primary: status, finalizer and resource patches, each bound to the uid it was computed from. */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { isDeepStrictEqual } from 'node:util';
+import { isRecord, jsonEqual, pointerSegment } from '../core/index.js';
 import { classifyError, refOf, type JsonPatchOperation, type ResourceClient } from '../kube/index.js';
 import { createMergePatch } from './merge-patch.js';
 import type { Primaries } from './primaries.js';
@@ -142,20 +142,14 @@ function bindToUid(intent: KubernetesObject, original: KubernetesObject): void {
  * at the top level as a merge patch would: changed or new keys are set, keys gone are removed.
  */
 export function statusChanges(before: unknown, after: unknown): JsonPatchOperation[] {
-  if (!isPlainObject(before) || !isPlainObject(after)) return [{ op: 'add', path: '/status', value: after ?? {} }];
+  if (!isRecord(before) || !isRecord(after)) return [{ op: 'add', path: '/status', value: after ?? {} }];
   const ops: JsonPatchOperation[] = [];
+  // As in JSON, a key whose value is undefined is absent: removed if it was there, never sent as a value.
   for (const [key, value] of Object.entries(after))
-    if (!isDeepStrictEqual(before[key], value)) ops.push({ op: 'add', path: `/status/${pointerToken(key)}`, value });
-  for (const key of Object.keys(before)) if (!(key in after)) ops.push({ op: 'remove', path: `/status/${pointerToken(key)}` });
+    if (value !== undefined && !jsonEqual(before[key], value)) ops.push({ op: 'add', path: `/status/${pointerSegment(key)}`, value });
+  for (const [key, value] of Object.entries(before))
+    if (value !== undefined && after[key] === undefined) ops.push({ op: 'remove', path: `/status/${pointerSegment(key)}` });
   return ops;
-}
-
-function pointerToken(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function statusOf(updated: KubernetesObject, original: KubernetesObject, observedGeneration: boolean): unknown {

@@ -76,12 +76,6 @@ export interface Context<P extends KubernetesObject = KubernetesObject> {
   readonly events: EventRecorder;
 }
 
-/** A controller's secondary source: the one spec `sources/` defines (`SecondarySpec`), by the name `ControllerConfig.secondaries` uses. */
-export type SecondaryConfig<S extends KubernetesObject = KubernetesObject, P extends KubernetesObject = KubernetesObject> = SecondarySpec<
-  S,
-  P
->;
-
 /** What `ControllerConfig.sources` takes. */
 export type EventSourceLike =
   | Observable<ResourceEvent>
@@ -124,7 +118,7 @@ export interface ControllerConfig<P extends KubernetesObject = KubernetesObject>
   readonly namespaces?: 'all' | 'own' | readonly string[];
   readonly labelSelector?: LabelSelector | undefined;
   readonly fieldSelector?: FieldSelector | undefined;
-  readonly secondaries?: readonly SecondaryConfig<KubernetesObject, P>[];
+  readonly secondaries?: readonly SecondarySpec<KubernetesObject, P>[];
   /**
    * Any other event source (ES5): an Observable of ResourceEvent triggers for primaries, or an object
    * with `events$` (pollingSource, perResourcePolling, inboundSource, timerSource). Their events

@@ -5,13 +5,13 @@
  */
 import { isRecord } from './meta.js';
 
-export type ConditionStatus = 'True' | 'False' | 'Unknown';
+export type StatusConditionStatus = 'True' | 'False' | 'Unknown';
 
 /** One entry of `status.conditions` (metav1.Condition). */
 export interface StatusCondition {
   /** CamelCase, e.g. `Ready`, `Available`, `Degraded`; the key of the list. */
   readonly type: string;
-  readonly status: ConditionStatus;
+  readonly status: StatusConditionStatus;
   /** Why the condition has its status now: CamelCase, machine-readable (`DeploymentNotReady`). */
   readonly reason: string;
   /** For humans; may be empty. */
@@ -26,7 +26,7 @@ export interface StatusCondition {
 export interface StatusConditionInput {
   readonly type: string;
   /** `true`/`false` read as `'True'`/`'False'`. */
-  readonly status: ConditionStatus | boolean;
+  readonly status: StatusConditionStatus | boolean;
   readonly reason: string;
   readonly message?: string;
 }
@@ -107,7 +107,7 @@ function conditionsOf(object: unknown): unknown[] {
   return Array.isArray(conditions) ? conditions : [];
 }
 
-function conditionStatus(status: StatusConditionInput['status']): ConditionStatus {
+function conditionStatus(status: StatusConditionInput['status']): StatusConditionStatus {
   if (status === true || status === 'True') return 'True';
   if (status === false || status === 'False') return 'False';
   if (status === 'Unknown') return 'Unknown';

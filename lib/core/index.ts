@@ -1,7 +1,8 @@
 // The core layer's entry: resource ids, events, outcomes, errors, backoff and validation, which every other layer uses.
 export type { ResourceID } from './resource.js';
 export { resourceKey, resourceIdOf } from './resource.js';
-export { generationGrew, isMarkedForDeletion, isRecord } from './meta.js';
+export { isMarkedForDeletion, isRecord, updateNeedsRun } from './meta.js';
+export { jsonEqual, pointerSegment } from './json.js';
 export { resourceEvent, type EventAction, type ResourceEvent, type ResourceEventOptions } from './events.js';
 export type {
   EventCause,
@@ -31,7 +32,7 @@ export {
   isStatusConditionTrue,
   setStatusCondition,
   statusCondition,
-  type ConditionStatus,
+  type StatusConditionStatus,
   type StatusCondition,
   type StatusConditionInput,
 } from './conditions.js';

@@ -30,6 +30,16 @@ export function generationGrew(oldObject: unknown, newObject: unknown): boolean 
   return after > before;
 }
 
+/**
+ * EP6, the one generation rule, for one primary update: true if it needs a run — the generation
+ * grew (or cannot be compared), the object was just marked for deletion, or `finalizerNeeded` says
+ * it should carry the controller's finalizer and does not. `Primaries` and `generationChanged` apply it.
+ */
+export function updateNeedsRun<T>(oldObject: T | undefined, newObject: T | undefined, finalizerNeeded?: (object: T) => boolean): boolean {
+  if (newObject !== undefined && finalizerNeeded?.(newObject) === true) return true;
+  return generationGrew(oldObject, newObject);
+}
+
 function metadataOf(object: unknown): Record<string, unknown> | undefined {
   const metadata = isRecord(object) ? object['metadata'] : undefined;
   return isRecord(metadata) ? metadata : undefined;

@@ -12,7 +12,7 @@ import { classifyError, type KubeClient, type ResourceClient } from '../kube/ind
 import type { Logger } from './logging.js';
 import type { ControllerLabels, RxkubeMetrics } from './metrics.js';
 
-export type EventType = 'Normal' | 'Warning';
+export type KubeEventType = 'Normal' | 'Warning';
 
 export interface EventOptions {
   /** What was done or failed (`Reconcile`, `Cleanup`, ...); at most 128 characters. Default: the run's action. */
@@ -61,7 +61,7 @@ interface EventBody extends KubernetesObject {
   reportingInstance: string;
   action: string;
   reason: string;
-  type: EventType;
+  type: KubeEventType;
   note: string;
   regarding: { apiVersion?: string; kind?: string; name?: string; namespace?: string; uid?: string };
   series?: { count: number; lastObservedTime: string };
@@ -125,7 +125,7 @@ export class EventBroadcaster {
   }
 
   /** Records one event (never throws: a bad argument is logged and dropped). */
-  record(regarding: KubernetesObject, type: EventType, reason: string, message: string, action: string): void {
+  record(regarding: KubernetesObject, type: KubeEventType, reason: string, message: string, action: string): void {
     try {
       this.observe(regarding, type, reason, message, action);
     } catch (err) {
@@ -148,7 +148,7 @@ export class EventBroadcaster {
     await this.flush(timeoutMs);
   }
 
-  private observe(regarding: KubernetesObject, type: EventType, reason: string, message: string, action: string): void {
+  private observe(regarding: KubernetesObject, type: KubeEventType, reason: string, message: string, action: string): void {
     if (this.stopped) return;
     if (typeof reason !== 'string' || reason === '' || reason.length > MAX_REASON) {
       throw new TypeError(`reason must be a non-empty string of at most ${MAX_REASON} characters, got ${JSON.stringify(reason)}`);

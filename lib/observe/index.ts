@@ -9,7 +9,7 @@ export {
   type StartupPhase,
 } from './metrics.js';
 export { startHealthServer, type HealthCheck, type HealthCheckResult, type HealthServer } from './health.js';
-export { EventBroadcaster, type EventOptions, type EventType, type EventRecorder, type ResourceEvents } from './events.js';
+export { EventBroadcaster, type EventOptions, type KubeEventType, type EventRecorder, type ResourceEvents } from './events.js';
 export {
   inSpan,
   MAX_LINKS,

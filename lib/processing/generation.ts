@@ -1,25 +1,10 @@
 /** The generation filter of primary updates as an RxJS operator. */
 import { filter, type MonoTypeOperatorFunction } from 'rxjs';
-import { generationGrew, type ResourceEvent } from '../core/index.js';
+import { updateNeedsRun, type ResourceEvent } from '../core/index.js';
 
 export interface GenerationFilterOptions<T = unknown> {
   /** True when `object` should carry our finalizer but does not; such updates always pass. */
   readonly finalizerNeeded?: (object: T) => boolean;
-}
-
-/**
- * EP6 for one primary update: true if the change needs a run — the generation increased, the
- * old object had no generation, the object was just marked for deletion, or the finalizer is
- * needed and missing. Works on any object with Kubernetes-style `metadata`; when the objects
- * cannot be compared (missing), the update passes.
- */
-export function isGenerationChange<T>(
-  oldObject: T | undefined,
-  newObject: T | undefined,
-  options: GenerationFilterOptions<T> = {},
-): boolean {
-  if (oldObject === undefined || newObject === undefined) return true;
-  return options.finalizerNeeded?.(newObject) === true || generationGrew(oldObject, newObject);
 }
 
 /**
@@ -28,5 +13,7 @@ export function isGenerationChange<T>(
  * sources pass.
  */
 export function generationChanged<T>(options: GenerationFilterOptions<T> = {}): MonoTypeOperatorFunction<ResourceEvent<T>> {
-  return filter((event) => !event.primary || event.action !== 'modified' || isGenerationChange(event.oldObject, event.object, options));
+  return filter(
+    (event) => !event.primary || event.action !== 'modified' || updateNeedsRun(event.oldObject, event.object, options.finalizerNeeded),
+  );
 }

@@ -4,7 +4,6 @@ export {
   informer$,
   type InformerError,
   type InformerEvent,
-  type InformerEventType,
   type InformerLike,
   type InformerOptions,
   type Namespaces,

@@ -16,7 +16,7 @@ import {
   type SchedulerLike,
   type Subscription,
 } from 'rxjs';
-import { resourceIdOf, resourceKey, type BackoffPolicy, type ResourceID } from '../core/index.js';
+import { resourceIdOf, resourceKey, type BackoffPolicy, type EventAction, type ResourceID } from '../core/index.js';
 import {
   errorMessage,
   formatFieldSelector,
@@ -33,11 +33,10 @@ import { resourceVersionOf } from './resource-version.js';
 import { InformerStore, type BoundedStoreOptions, type IndexedStore, type Indexer } from './store.js';
 import { compactManagedFields, type ObjectTransform } from './transform.js';
 
-export type InformerEventType = 'added' | 'modified' | 'deleted';
-
 /** A change of one cached object. `oldObject` is the cached version before a modify or delete. */
 export interface InformerEvent<T> {
-  readonly type: InformerEventType;
+  /** What happened to the object; an informer never says 'trigger'. */
+  readonly type: Exclude<EventAction, 'trigger'>;
   readonly object: T;
   readonly oldObject?: T | undefined;
   /** Derived from a list (the first one, a relist, a new namespace, a replay of the cache), not from a watch event. */

@@ -5,7 +5,8 @@
  */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
-import { Operator, type ControllerConfig, type OperatorOptions, type Reconciler, type RegisteredController } from '../controller/index.js';
+import { type ControllerConfig, type Reconciler, type RegisteredController } from '../controller/index.js';
+import { Operator, type OperatorOptions } from '../operator/index.js';
 import { createLogger } from '../observe/index.js';
 import { runsOwed } from './idle.js';
 

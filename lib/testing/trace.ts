@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { KubeConfig, type KubernetesObject, type RequestContext } from '@kubernetes/client-node';
 import { getGlobalDispatcher, type Dispatcher } from 'undici';
-import type { Operator } from '../controller/index.js';
+import type { Operator } from '../operator/index.js';
 import { shareConnections } from '../kube/index.js';
 import { EVENTS_PATH, harnessOperator } from './harness.js';
 import { testScheduler } from './marbles.js';

@@ -7,8 +7,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { catchError, defer, from, map, mergeMap, of, type Observable, type OperatorFunction } from 'rxjs';
 import { ConfigurationError, describeValue, isRecord, type MaybePromise } from '../core/index.js';
-import { resolveDescriptor, type ResolvedDescriptor, type ResourceDescriptor } from '../kube/index.js';
-import { jsonPatch, type JsonPatchOp } from './json-patch.js';
+import { resolveDescriptor, type JsonPatchOperation, type ResolvedDescriptor, type ResourceDescriptor } from '../kube/index.js';
+import { jsonPatch } from './json-patch.js';
 
 export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
@@ -148,7 +148,7 @@ export function mutate<T extends KubernetesObject>(handler: MutateHandler<T>): O
   });
 }
 
-function withPatch(response: AdmissionResponse, ops: readonly JsonPatchOp[]): AdmissionResponse {
+function withPatch(response: AdmissionResponse, ops: readonly JsonPatchOperation[]): AdmissionResponse {
   if (ops.length === 0) return response;
   return { ...response, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') };
 }

@@ -41,7 +41,7 @@ export {
   type Spoke,
   type SpokeOf,
 } from './conversion.js';
-export { applyJsonPatch, jsonPatch, type JsonPatchOp } from './json-patch.js';
+export { applyJsonPatch, jsonPatch } from './json-patch.js';
 export { generateDevelopmentTls, type DevelopmentTls, type TlsPem } from './tls.js';
 export {
   checkWebhookServerOptions,
@@ -52,12 +52,6 @@ export {
   type WebhookServerOptions,
   type WebhookTls,
 } from './server.js';
-export {
-  DEFAULT_WEBHOOK_PORT,
-  mountedCertificate,
-  WEBHOOK_CERT_DIR,
-  webhookManifests,
-  type WebhookManifestOptions,
-  type WebhookManifests,
-} from './manifests.js';
+export { DEFAULT_WEBHOOK_PORT } from './server.js';
+export { mountedCertificate, WEBHOOK_CERT_DIR } from './tls.js';
 export type { WebhookMetrics } from './metrics.js';

@@ -2,30 +2,8 @@
  * RFC 6902 JSON Patch from two JSON documents: what a mutating webhook answers. The toolkit's other
  * diff (`createMergePatch`) writes JSON merge patches, which admission does not accept.
  */
-import { isRecord } from '../core/index.js';
-
-/** One RFC 6902 operation as a mutating webhook sends it (only the three a diff needs). */
-export type JsonPatchOp =
-  | { readonly op: 'add'; readonly path: string; readonly value: unknown }
-  | { readonly op: 'replace'; readonly path: string; readonly value: unknown }
-  | { readonly op: 'remove'; readonly path: string };
-
-/** RFC 6901: `~` and `/` inside a key are escaped. */
-export function pointerSegment(key: string | number): string {
-  return String(key).replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-/** Deep equality of JSON values (key order ignored). */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => jsonEqual(v, b[i]));
-  if (isRecord(a) && isRecord(b) && !Array.isArray(b)) {
-    const keys = Object.keys(a).filter((k) => a[k] !== undefined);
-    const other = Object.keys(b).filter((k) => b[k] !== undefined);
-    return keys.length === other.length && keys.every((k) => k in b && jsonEqual(a[k], b[k]));
-  }
-  return false;
-}
+import { isRecord, jsonEqual, pointerSegment } from '../core/index.js';
+import type { JsonPatchOperation } from '../kube/index.js';
 
 /**
  * The operations that turn `before` into `after`, applied in order. Objects are diffed key by key;
@@ -33,10 +11,10 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
  * (a smaller patch than a per-element diff would give is not worth reordering risks). Keys whose
  * value is `undefined` count as absent, as in JSON.
  */
-export function jsonPatch(before: unknown, after: unknown, path = ''): JsonPatchOp[] {
+export function jsonPatch(before: unknown, after: unknown, path = ''): JsonPatchOperation[] {
   if (jsonEqual(before, after)) return [];
   if (isRecord(before) && isRecord(after) && !Array.isArray(before) && !Array.isArray(after)) {
-    const ops: JsonPatchOp[] = [];
+    const ops: JsonPatchOperation[] = [];
     for (const key of Object.keys(before)) {
       if (before[key] !== undefined && after[key] === undefined) ops.push({ op: 'remove', path: `${path}/${pointerSegment(key)}` });
     }
@@ -53,7 +31,7 @@ export function jsonPatch(before: unknown, after: unknown, path = ''): JsonPatch
     const common = Math.min(before.length, after.length);
     const prefixSame = before.slice(0, common).every((v, i) => jsonEqual(v, after[i]));
     if (prefixSame) {
-      const ops: JsonPatchOp[] = [];
+      const ops: JsonPatchOperation[] = [];
       // Removed from the end backwards, so each index is still valid when its turn comes.
       for (let i = before.length - 1; i >= common; i--) ops.push({ op: 'remove', path: `${path}/${i}` });
       for (let i = common; i < after.length; i++) ops.push({ op: 'add', path: `${path}/-`, value: clone(after[i]) });
@@ -67,38 +45,84 @@ function clone<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
 
-/** Applies operations of `jsonPatch` to a copy of `doc` (for tests and round-trip checks). */
-export function applyJsonPatch(doc: unknown, ops: readonly JsonPatchOp[]): unknown {
+/**
+ * Applies RFC 6902 operations to a copy of `doc` (for tests and round-trip checks); `jsonPatch`
+ * writes only add, remove and replace, but a patch from elsewhere may hold move, copy and test.
+ */
+export function applyJsonPatch(doc: unknown, ops: readonly JsonPatchOperation[]): unknown {
   let root = clone(doc);
   for (const op of ops) {
-    const segments =
-      op.path === ''
-        ? []
-        : op.path
-            .slice(1)
-            .split('/')
-            .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-    if (segments.length === 0) {
-      if (op.op === 'remove') throw new Error('applyJsonPatch: cannot remove the whole document');
-      root = clone(op.value);
-      continue;
-    }
-    const last = segments.pop() as string;
-    let parent: unknown = root;
-    for (const s of segments) {
-      parent = (parent as Record<string, unknown>)[s];
-      if (parent === null || typeof parent !== 'object') throw new Error(`applyJsonPatch: ${op.path} does not exist`);
-    }
-    if (Array.isArray(parent)) {
-      const index = last === '-' ? parent.length : Number(last);
-      if (op.op === 'add') parent.splice(index, 0, clone(op.value));
-      else if (op.op === 'remove') parent.splice(index, 1);
-      else parent[index] = clone(op.value);
-    } else {
-      const record = parent as Record<string, unknown>;
-      if (op.op === 'remove') delete record[last];
-      else record[last] = clone(op.value);
+    switch (op.op) {
+      case 'add':
+      case 'replace':
+        root = put(root, op.path, clone(op.value), op.op);
+        break;
+      case 'remove':
+        root = take(root, op.path).root;
+        break;
+      case 'test':
+        if (!jsonEqual(read(root, op.path), op.value)) throw new Error(`applyJsonPatch: test at ${op.path} failed`);
+        break;
+      case 'move': {
+        const taken = take(root, op.from);
+        root = put(taken.root, op.path, taken.value, 'add');
+        break;
+      }
+      case 'copy':
+        root = put(root, op.path, clone(read(root, op.from)), 'add');
+        break;
     }
   }
   return root;
+}
+
+function segmentsOf(path: string): string[] {
+  if (path === '') return [];
+  if (!path.startsWith('/')) throw new Error(`applyJsonPatch: ${path} is not a JSON pointer`);
+  return path
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+function child(parent: unknown, segment: string, path: string): unknown {
+  const value =
+    (isRecord(parent) || Array.isArray(parent)) && Object.hasOwn(parent, segment)
+      ? (parent as Record<string, unknown>)[segment]
+      : undefined;
+  if (value === undefined) throw new Error(`applyJsonPatch: ${path} does not exist`);
+  return value;
+}
+
+function read(root: unknown, path: string): unknown {
+  return segmentsOf(path).reduce((node, segment) => child(node, segment, path), root);
+}
+
+/** The container that holds the last segment of `path`, and that segment. */
+function parentOf(root: unknown, path: string): { parent: Record<string, unknown> | unknown[]; last: string } {
+  const segments = segmentsOf(path);
+  const last = segments.pop() as string;
+  const parent = segments.reduce((node, segment) => child(node, segment, path), root);
+  if (!isRecord(parent) && !Array.isArray(parent)) throw new Error(`applyJsonPatch: ${path} does not exist`);
+  return { parent, last };
+}
+
+function put(root: unknown, path: string, value: unknown, op: 'add' | 'replace'): unknown {
+  if (path === '') return value;
+  const { parent, last } = parentOf(root, path);
+  if (Array.isArray(parent)) {
+    const index = last === '-' ? parent.length : Number(last);
+    if (op === 'add') parent.splice(index, 0, value);
+    else parent[index] = value;
+  } else parent[last] = value;
+  return root;
+}
+
+function take(root: unknown, path: string): { root: unknown; value: unknown } {
+  if (path === '') throw new Error('applyJsonPatch: cannot remove the whole document');
+  const { parent, last } = parentOf(root, path);
+  const value = child(parent, last, path);
+  if (Array.isArray(parent)) parent.splice(Number(last), 1);
+  else delete parent[last];
+  return { root, value };
 }

@@ -32,10 +32,13 @@ export type WebhookTls =
 
 export type AnyWebhook = AnyAdmissionWebhook | ConversionWebhook;
 
+/** The webhook server's port (controller-runtime's), in the pod and in the Service that fronts it. */
+export const DEFAULT_WEBHOOK_PORT = 9443;
+
 export interface WebhookServerOptions {
   readonly webhooks: readonly AnyWebhook[];
   readonly tls: WebhookTls;
-  /** Default 9443 (controller-runtime's); 0 picks a free port. */
+  /** Default `DEFAULT_WEBHOOK_PORT` (9443, controller-runtime's); 0 picks a free port. */
   readonly port?: number;
   /** Default '0.0.0.0': the API server reaches it through a Service. */
   readonly host?: string;
@@ -88,7 +91,13 @@ export interface WebhookServer {
   close(): Promise<void>;
 }
 
-const DEFAULTS = { port: 9443, host: '0.0.0.0', requestTimeoutMs: 10_000, maxBodyBytes: 6 * 1024 * 1024, shutdownTimeoutMs: 10_000 };
+const DEFAULTS = {
+  port: DEFAULT_WEBHOOK_PORT,
+  host: '0.0.0.0',
+  requestTimeoutMs: 10_000,
+  maxBodyBytes: 6 * 1024 * 1024,
+  shutdownTimeoutMs: 10_000,
+};
 
 class HttpError extends Error {
   constructor(

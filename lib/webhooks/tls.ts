@@ -11,6 +11,14 @@ import { createSecureContext } from 'node:tls';
 import { dirname } from 'node:path';
 import { ConfigurationError } from '../core/index.js';
 
+/** Where the serving certificate is mounted in the pod (controller-runtime's path, so tooling finds it). */
+export const WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
+
+/** The certificate files cert-manager's Secret puts in the pod, as `rxkube manifests` mounts it: `tls` of the webhook server. */
+export function mountedCertificate(dir: string = WEBHOOK_CERT_DIR): { readonly certFile: string; readonly keyFile: string } {
+  return { certFile: `${dir}/tls.crt`, keyFile: `${dir}/tls.key` };
+}
+
 export interface TlsPem {
   readonly cert: string;
   readonly key: string;

@@ -10,7 +10,7 @@
 import { isMarkedForDeletion, isRecord } from '../core/index.js';
 import { type DependentContext, type DependentResource, isServerReadable, requireServerClient } from '../dependent/index.js';
 import { builtinResources, type KubeClient } from '../kube/index.js';
-import type { DetailedConditionResult } from './conditions.js';
+import type { ConditionResult } from './conditions.js';
 
 export type ServerContext = DependentContext & { readonly client?: KubeClient };
 
@@ -46,7 +46,7 @@ async function secondaryOf<R, P, C extends DependentContext>(
  * Whether a Deployment object has rolled out: the controller observed its generation and
  * `readyReplicas` and `availableReplicas` reach `spec.replicas` (default 1).
  */
-export function deploymentReadiness(deployment: unknown): DetailedConditionResult<DeploymentReadiness> {
+export function deploymentReadiness(deployment: unknown): ConditionResult<DeploymentReadiness> {
   if (!isRecord(deployment)) return { met: false, detail: { exists: false } };
   const replicas = numberAt(deployment, 'spec', 'replicas') ?? 1;
   const readyReplicas = numberAt(deployment, 'status', 'readyReplicas') ?? 0;
@@ -62,7 +62,7 @@ export async function deploymentReady<R, P, C extends DependentContext>(
   dependent: DependentResource<R, P, C, unknown>,
   primary: P,
   ctx: C,
-): Promise<DetailedConditionResult<DeploymentReadiness>> {
+): Promise<ConditionResult<DeploymentReadiness>> {
   return deploymentReadiness(await secondaryOf(dependent, primary, ctx, 'deploymentReady'));
 }
 
@@ -80,7 +80,7 @@ export async function resourceDeleted<R, P, C extends ServerContext>(
   dependent: DependentResource<R, P, C, unknown>,
   primary: P,
   ctx: C,
-): Promise<DetailedConditionResult<ResourceDeletedDetail>> {
+): Promise<ConditionResult<ResourceDeletedDetail>> {
   if (!isServerReadable<P, C>(dependent)) {
     throw new TypeError(
       `resourceDeleted: dependent '${dependent.name ?? '(unnamed)'}' is not a Kubernetes dependent (kubernetesDependent or bulkDependent)`,
@@ -123,7 +123,7 @@ export function crdPresent(
   dependent: DependentResource<R, P, C, unknown>,
   primary: P,
   ctx: C,
-) => Promise<DetailedConditionResult<CrdPresentDetail>> {
+) => Promise<ConditionResult<CrdPresentDetail>> {
   if (typeof name !== 'string' || !CRD_NAME.test(name)) {
     throw new TypeError(`crdPresent: '${String(name)}' is not a CRD name (<plural>.<group>, e.g. 'widgets.sample.rxkube.dev')`);
   }

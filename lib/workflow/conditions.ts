@@ -13,13 +13,16 @@ export const CONDITION_KINDS: readonly ConditionKind[] = [
   'deletePostcondition',
 ];
 
-/** A condition's answer with extra information, e.g. why a dependent is not ready. */
-export interface DetailedConditionResult<D = unknown> {
+/**
+ * A condition's answer with extra information (e.g. why a dependent is not ready), and how a
+ * condition evaluated as the result keeps it: always `{ met }`, `detail` when given.
+ */
+export interface ConditionResult<D = unknown> {
   readonly met: boolean;
   readonly detail?: D;
 }
 
-export type ConditionValue = boolean | DetailedConditionResult;
+export type ConditionValue = boolean | ConditionResult;
 
 export type Condition<R, P, C extends DependentContext = DependentContext> = (
   dependent: DependentResource<R, P, C, unknown>,
@@ -27,13 +30,10 @@ export type Condition<R, P, C extends DependentContext = DependentContext> = (
   ctx: C,
 ) => ConditionValue | Promise<ConditionValue>;
 
-/** How a condition evaluated, as kept in the result: always `{ met }`, `detail` when given. */
-export type ConditionResult = DetailedConditionResult;
-
 /** A condition with its dependent already bound, as the executors call it. */
 export type BoundCondition<P, C> = (primary: P, ctx: C) => ConditionValue | Promise<ConditionValue>;
 
-function isDetailed(value: unknown): value is DetailedConditionResult {
+function isDetailed(value: unknown): value is ConditionResult {
   return typeof value === 'object' && value !== null && typeof (value as { met?: unknown }).met === 'boolean';
 }
 

@@ -1,12 +1,5 @@
 // The workflow layer's entry: dependents in a DAG with conditions, reconciled and cleaned up in order.
-export {
-  type BoundCondition,
-  type Condition,
-  type ConditionKind,
-  type ConditionResult,
-  type ConditionValue,
-  type DetailedConditionResult,
-} from './conditions.js';
+export { type BoundCondition, type Condition, type ConditionKind, type ConditionResult, type ConditionValue } from './conditions.js';
 export type { WorkflowNode } from './graph.js';
 export { ManagedWorkflowInvocation, type ManagedWorkflow } from './managed.js';
 export type { EventSourceRegistry, ExecutionOptions } from './node-run.js';

@@ -20,8 +20,8 @@ export interface EventSourceRegistry<E = SecondarySpec> {
 }
 
 export interface ExecutionOptions<E = SecondarySpec> {
-  /** How many dependents may run at once; defaults to the workflow's `maxConcurrency`. */
-  readonly maxConcurrency?: number;
+  /** How many dependents may run at once; defaults to the workflow's `maxConcurrentDependents`. */
+  readonly maxConcurrentDependents?: number;
   readonly eventSources?: EventSourceRegistry<E>;
   /** Each dependent's step and condition as a span of the run (a traced controller passes its tracer's). */
   readonly span?: SpanFn | undefined;

@@ -29,17 +29,17 @@ export interface DependentOptions<R, P, C extends DependentContext = DependentCo
 
 export interface WorkflowOptions {
   /** How many independent dependents run at once (default 10; 1 runs them one by one). */
-  readonly maxConcurrency?: number;
+  readonly maxConcurrentDependents?: number;
   /** The reconciler invokes the managed workflow itself (default false). */
   readonly explicitInvocation?: boolean;
 }
 
-export const DEFAULT_WORKFLOW_CONCURRENCY = 10;
+export const DEFAULT_MAX_CONCURRENT_DEPENDENTS = 10;
 
 export interface Workflow<P, C extends DependentContext = DependentContext, E = SecondarySpec> extends ManagedWorkflow<P, C, E> {
   /** The dependents in topological order, with their edges and conditions. */
   readonly nodes: readonly WorkflowNode<P, C, E>[];
-  readonly maxConcurrency: number;
+  readonly maxConcurrentDependents: number;
   /** The reconcile run as a stream: one event per dependent step, then `done` with the result. */
   reconcile$(primary: P, ctx: C, options?: ExecutionOptions<E>): Observable<WorkflowEvent<WorkflowReconcileResult>>;
   cleanup$(primary: P, ctx: C, options?: ExecutionOptions<E>): Observable<WorkflowEvent<WorkflowCleanupResult>>;
@@ -75,11 +75,14 @@ function builder<P, C extends DependentContext, E>(entries: readonly Entry<P, C,
 }
 
 function validateOptions(options: WorkflowOptions): Required<WorkflowOptions> {
-  const maxConcurrency = options.maxConcurrency ?? DEFAULT_WORKFLOW_CONCURRENCY;
-  if (!(maxConcurrency === Infinity || (Number.isInteger(maxConcurrency) && maxConcurrency >= 1))) {
-    throw new Error(`workflow: maxConcurrency must be a positive integer or Infinity, got ${String(maxConcurrency)}`);
+  // The old name, from before a controller's bound took the same shape (`maxConcurrentReconciliations`):
+  // refused by name rather than ignored.
+  if ('maxConcurrency' in options) throw new Error('workflow: maxConcurrency is now maxConcurrentDependents');
+  const maxConcurrentDependents = options.maxConcurrentDependents ?? DEFAULT_MAX_CONCURRENT_DEPENDENTS;
+  if (!(maxConcurrentDependents === Infinity || (Number.isInteger(maxConcurrentDependents) && maxConcurrentDependents >= 1))) {
+    throw new Error(`workflow: maxConcurrentDependents must be a positive integer or Infinity, got ${String(maxConcurrentDependents)}`);
   }
-  return { maxConcurrency, explicitInvocation: options.explicitInvocation ?? false };
+  return { maxConcurrentDependents, explicitInvocation: options.explicitInvocation ?? false };
 }
 
 function nodeSpecs<P, C extends DependentContext, E>(entries: readonly Entry<P, C, E>[]): NodeSpec<P, C, E>[] {
@@ -135,18 +138,18 @@ function asList(refs: DependentRef | readonly DependentRef[] | undefined): reado
 }
 
 function buildWorkflow<P, C extends DependentContext, E>(entries: readonly Entry<P, C, E>[], options: WorkflowOptions): Workflow<P, C, E> {
-  const { maxConcurrency, explicitInvocation } = validateOptions(options);
+  const { maxConcurrentDependents, explicitInvocation } = validateOptions(options);
   const graph: WorkflowGraph<P, C, E> = buildGraph(nodeSpecs(entries));
   const hasDeletableDependents = graph.nodes.some((n) => isDeletable(n.dependent));
   const concurrency = (o: ExecutionOptions<E>) =>
-    o.maxConcurrency === undefined ? maxConcurrency : validateOptions({ maxConcurrency: o.maxConcurrency }).maxConcurrency;
+    'maxConcurrency' in o || o.maxConcurrentDependents !== undefined ? validateOptions(o).maxConcurrentDependents : maxConcurrentDependents;
 
   const reconcile$ = (primary: P, ctx: C, o: ExecutionOptions<E> = {}) => executeReconcile(graph, primary, ctx, concurrency(o), o);
   const cleanup$ = (primary: P, ctx: C, o: ExecutionOptions<E> = {}) => executeCleanup(graph, primary, ctx, concurrency(o), o);
 
   return {
     nodes: graph.nodes,
-    maxConcurrency,
+    maxConcurrentDependents,
     explicitInvocation,
     isEmpty: graph.nodes.length === 0,
     hasDeletableDependents,

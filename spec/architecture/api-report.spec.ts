@@ -1,5 +1,7 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { exportedNames, forgottenExportProblems } from '../../api/forgotten.js';
+import { namesExportedTwice, surfaceSize } from '../../api/homes.js';
 
 // API Extractor writes a type that a public signature uses but the entry point does not export
 // into the report as a warning; api:check turns each one into a failure users would otherwise hit
@@ -39,5 +41,35 @@ describe('API report check', () => {
     );
     expect(problems).to.have.length(1);
     expect(problems[0]).to.include("'TraceStore'").and.include("or from 'rxkube'");
+  });
+
+  describe('one home per public name', () => {
+    const names = (...list: string[]) => new Set(list);
+
+    it('names a name that two entry points export, and both entry points', () => {
+      const problems = namesExportedTwice(
+        new Map([
+          ['rxkube', names('Operator', 'KubeClient')],
+          ['rxkube-kube', names('createKubeClient', 'KubeClient')],
+          ['rxkube-testing', names('eventually')],
+        ]),
+      );
+      expect(problems).to.deep.equal(["'KubeClient' is exported from rxkube and rxkube-kube: export it from one entry point only"]);
+    });
+
+    it('counts entries and distinct names', () => {
+      const exported = new Map([
+        ['rxkube', names('Operator', 'KubeClient')],
+        ['rxkube-kube', names('KubeClient')],
+      ]);
+      expect(surfaceSize(exported)).to.deep.equal({ entries: 3, distinct: 2 });
+    });
+
+    it("the toolkit's committed reports export each name from one entry point", () => {
+      const reports = readdirSync('api').filter((file) => file.endsWith('.api.md'));
+      expect(reports).to.include('rxkube.api.md').and.include('rxkube-pipeline.api.md');
+      const exported = new Map(reports.map((file) => [file, exportedNames(readFileSync(`api/${file}`, 'utf8'))]));
+      expect(namesExportedTwice(exported)).to.deep.equal([]);
+    });
   });
 });

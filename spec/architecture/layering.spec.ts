@@ -1,11 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
-import { importCycles, readImports, serverImportsReachedFrom, violationOf, violations, type ImportEdge } from './layering.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { importCycles, LAYERS, readImports, serverImportsReachedFrom, violationOf, violations, type ImportEdge } from './layering.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-describe('architecture: the layering of DESIGN §2', () => {
+describe('architecture: the layering of docs/architecture.md', () => {
   it('the imports of lib/ and demos/ follow the layers, cross folders only through index.ts, and lib/ never imports demos/', () => {
     const edges = readImports(root, ['lib', 'demos']);
     expect(edges.length, 'the reader found the imports').to.be.greaterThan(300);
@@ -88,7 +89,7 @@ describe('architecture: the layering of DESIGN §2', () => {
     ]);
     for (const entry of entries) expect(serverImportsReachedFrom(entry, edges), entry).to.deep.equal([]);
     expect(serverImportsReachedFrom('lib/testing/cluster/index.ts', edges)).not.to.deep.equal([]);
-    const planted = [...edges, { from: 'lib/controller/operator.ts', to: 'lib/testing/cluster/index.ts' }];
+    const planted = [...edges, { from: 'lib/operator/operator.ts', to: 'lib/testing/cluster/index.ts' }];
     expect(serverImportsReachedFrom('lib/index.ts', planted)).to.include('lib/testing/cluster/cluster.ts -> @rxkube/apiserver');
   });
 
@@ -115,7 +116,7 @@ describe('architecture: the layering of DESIGN §2', () => {
     ['processing/ on kube/', { from: 'lib/processing/retry.ts', to: 'lib/kube/index.ts' }, /processing\/ imports only core\//],
     [
       'controller/ on the API server package',
-      { from: 'lib/controller/operator.ts', to: '@rxkube/apiserver' },
+      { from: 'lib/operator/operator.ts', to: '@rxkube/apiserver' },
       /only testing\/cluster\/, testing\/explore\/ and cli\/ may import @rxkube\/apiserver/,
     ],
     [
@@ -123,7 +124,7 @@ describe('architecture: the layering of DESIGN §2', () => {
       { from: 'lib/testing/marbles.ts', to: '@rxkube/apiserver' },
       /only testing\/cluster\/, testing\/explore\/ and cli\/ may import @rxkube\/apiserver/,
     ],
-    ['a self-reference in lib/', { from: 'lib/controller/operator.ts', to: 'rxkube/kube' }, /refers to itself by relative path/],
+    ['a self-reference in lib/', { from: 'lib/operator/operator.ts', to: 'rxkube/kube' }, /refers to itself by relative path/],
     ['lib/ on demos/', { from: 'lib/cli/demo.ts', to: 'demos/webpage/model.ts' }, /lib\/ imports nothing outside lib\//],
     ['lib/ on spec/', { from: 'lib/testing/cluster.ts', to: 'spec/controller/fixtures.ts' }, /lib\/ imports nothing outside lib\//],
     [
@@ -164,11 +165,68 @@ describe('architecture: the layering of DESIGN §2', () => {
     });
   }
 
+  it('knows every folder of lib/ and rejects an upward import planted in each', () => {
+    const folders = readdirSync(join(root, 'lib'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+    expect(folders).to.include.members(['controller', 'operator', 'deploy', 'webhooks']);
+    expect(LAYERS.flat()).to.include.members(folders);
+    for (const folder of folders) {
+      const above = folder === 'testing' ? 'cli' : 'testing';
+      const edge = { from: `lib/${folder}/planted.ts`, to: `lib/${above}/index.ts` };
+      // A folder the layers did not know would be reported as unknown: each one is known, and its import refused.
+      expect(violationOf(edge), folder)
+        .to.be.a('string')
+        .and.not.match(/not a known layer/);
+    }
+  });
+
+  it("docs/architecture.md's layer picture names every folder of lib/", () => {
+    const page = readFileSync(join(root, 'docs/architecture.md'), 'utf8');
+    const section = page.slice(page.indexOf('## Layers of the toolkit'), page.indexOf('## How one event travels'));
+    const picture = /```\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    const folders = readdirSync(join(root, 'lib'), { withFileTypes: true }).filter((entry) => entry.isDirectory());
+    const unnamed = folders.map((entry) => entry.name).filter((folder) => !new RegExp(`(^|[\\s,])${folder}\\b`, 'm').test(picture));
+    expect(unnamed).to.deep.equal([]);
+    expect(picture).to.include('testing/explore');
+  });
+
+  const hostAndDeploy: [string, ImportEdge, RegExp][] = [
+    [
+      'the runtime on the process host',
+      { from: 'lib/controller/controller.ts', to: 'lib/operator/index.ts' },
+      /controller may import only lower layers \(operator is above it\)/,
+    ],
+    [
+      'the process host on the deployment artifacts',
+      { from: 'lib/operator/operator.ts', to: 'lib/deploy/index.ts' },
+      /operator may import only lower layers \(deploy is above it\)/,
+    ],
+    [
+      'webhooks/ on the deployment artifacts',
+      { from: 'lib/webhooks/server.ts', to: 'lib/deploy/index.ts' },
+      /webhooks may import only lower layers \(deploy is above it\)/,
+    ],
+    [
+      'the deployment artifacts on an entry point',
+      { from: 'lib/deploy/manifests.ts', to: 'lib/index.ts' },
+      /deploy may import only lower layers \(\(entry\) is above it\)/,
+    ],
+  ];
+  for (const [what, edge, rule] of hostAndDeploy) {
+    it(`rejects ${what}`, () => {
+      expect(violationOf(edge)).to.match(rule);
+    });
+  }
+
   const allowed: [string, ImportEdge][] = [
     ['an import within a folder', { from: 'lib/sources/informer.ts', to: 'lib/sources/store.ts' }],
     ['a downward import through index.ts', { from: 'lib/controller/controller.ts', to: 'lib/sources/index.ts' }],
     ['processing/ on core/', { from: 'lib/processing/retry.ts', to: 'lib/core/index.ts' }],
     ['an entry point on a folder', { from: 'lib/index.ts', to: 'lib/controller/index.ts' }],
+    ['the process host on the runtime', { from: 'lib/operator/operator.ts', to: 'lib/controller/index.ts' }],
+    ['the deployment artifacts on the process host and on webhooks/', { from: 'lib/deploy/manifests.ts', to: 'lib/operator/index.ts' }],
+    ['the webhook manifests on webhooks/', { from: 'lib/deploy/webhook-manifests.ts', to: 'lib/webhooks/index.ts' }],
     ['the cluster test helpers on the API server package', { from: 'lib/testing/cluster/cluster.ts', to: '@rxkube/apiserver' }],
     ['testing/ on an entry point', { from: 'lib/testing/cluster/rbac.ts', to: 'lib/index.ts' }],
     ['lib/ on a package', { from: 'lib/kube/client.ts', to: '@kubernetes/client-node' }],

@@ -1,5 +1,5 @@
 /**
- * The layering rules of DESIGN §2 as a pure check over an import graph, and a reader that builds
+ * The layering rules of docs/architecture.md ("Layers of the toolkit", "Layers of the embedded server") as a pure check over an import graph, and a reader that builds
  * that graph from the files on disk. The spec runs the check on the real tree and on synthetic
  * graphs (so that a broken rule is seen to fail).
  */
@@ -27,7 +27,9 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['leader'], // its Lease client, shared with sharding, lists and watches as an informer does (sources)
   ['dependent', 'sharding', 'webhooks'],
   ['workflow'],
-  ['controller'],
+  ['controller'], // the runtime: a controller's pipeline, its run and its writes
+  ['operator'], // the process host: controllers with health, leader election, sharding and the webhook server
+  ['deploy'], // deployment artifacts, read from a configured Operator: RBAC, Deployment, kustomize, webhook manifests
   ['(entry)'], // every lib/*.ts at the top level: the package's entry points
   ['testing', 'cli'],
 ];
@@ -123,7 +125,8 @@ export function violationOf(edge: ImportEdge): string | undefined {
   if (from === 'processing' && !PROCESSING_ALLOWED.has(to)) return 'processing/ imports only core/';
   const fromLayer = layerOf(from);
   const toLayer = layerOf(to);
-  if (fromLayer === undefined || toLayer === undefined) return `${fromLayer === undefined ? from : to} is not a known layer of DESIGN §2`;
+  if (fromLayer === undefined || toLayer === undefined)
+    return `${fromLayer === undefined ? from : to} is not a known layer of docs/architecture.md ("Layers of the toolkit")`;
   if (toLayer >= fromLayer)
     return `${from} may import only lower layers (${to} is ${toLayer === fromLayer ? 'on the same layer' : 'above it'})`;
   return undefined;

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { expect } from 'chai';
-import { PAGE, renderIndex, ruleFacts, withIndex } from './rules.js';
+import { constantFile, constantMismatches, PAGE, renderIndex, ruleFacts, statedConstants, withIndex } from './rules.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -33,5 +33,40 @@ describe('architecture: the behaviour rules the code cites', () => {
     const page = readFileSync(join(root, PAGE), 'utf8');
     const stale = withIndex(page, renderIndex({ ...facts, pinned: new Map() }));
     expect(stale === withIndex(stale, renderIndex(facts))).to.equal(false);
+  });
+
+  describe('the numbers a rule states are the constants the code uses', () => {
+    const page = readFileSync(join(root, PAGE), 'utf8');
+    const stated = statedConstants(page);
+    const values = new Map<string, unknown>();
+    before(async () => {
+      for (const name of new Set(stated.map((s) => s.name))) {
+        const file = constantFile(root, name);
+        if (file === undefined) continue;
+        const module = (await import(pathToFileURL(join(root, file)).href)) as Record<string, unknown>;
+        values.set(name, module[name]);
+      }
+    });
+
+    it(`every \`CONSTANT\` = number in a rule of ${PAGE} equals the exported constant (ES1's backoff, ES2's sync timeout, EP1's bound, …)`, () => {
+      expect(stated.map((s) => s.rule)).to.include.members(['EP1', 'ES1', 'ES2']);
+      expect(constantMismatches(stated, (name) => values.get(name))).to.deep.equal([]);
+    });
+
+    it('fails on a planted mismatch, on a unit that changes the number, and on a constant the code does not export', () => {
+      const planted = [
+        '- **ES1** backs off (reset after `WATCH_BACKOFF.resetAfterMs` = 2 min of health);',
+        '  at most `DEFAULT_MAX_CONCURRENT_RECONCILIATIONS` = 50 at once, `NO_SUCH_CONSTANT` = 3.',
+        'Not a rule: `WATCH_BACKOFF.maxMs` = 1 ms.',
+      ].join('\n');
+      const valueOf = (name: string) =>
+        ({ WATCH_BACKOFF: { resetAfterMs: 30_000, maxMs: 30_000 }, DEFAULT_MAX_CONCURRENT_RECONCILIATIONS: 50 })[name];
+      expect(constantMismatches(statedConstants(planted), valueOf)).to.deep.equal([
+        "ES1: `WATCH_BACKOFF.resetAfterMs` = 2 min says 120000, the code's WATCH_BACKOFF.resetAfterMs is 30000",
+        'ES1: `NO_SUCH_CONSTANT` = 3 cites NO_SUCH_CONSTANT, which no file of lib/ exports as a number',
+      ]);
+      const fixed = planted.replace('= 2 min', '= 30 s');
+      expect(constantMismatches(statedConstants(fixed), valueOf)).to.have.length(1);
+    });
   });
 });

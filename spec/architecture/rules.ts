@@ -79,3 +79,59 @@ export function withIndex(page: string, index: string): string {
   if (start < 0 || end < start) throw new Error(`${PAGE} has no index block (${START} ... ${END})`);
   return `${page.slice(0, start + START.length)}\n${index}\n${page.slice(end)}`;
 }
+
+/** A number a rule states beside the constant that holds it: `` `NAME` = 30 s `` or `` `NAME.key` = 800 ms ``. */
+const STATED_CONSTANT = /`([A-Z][A-Z0-9_]+)(?:\.(\w+))?` = ([0-9][0-9,_]*(?:\.[0-9]+)?)(?: (ms|s|min|h)\b)?/g;
+const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, min: 60_000, h: 3_600_000 };
+
+/** One number a rule states, with the constant it cites. */
+export interface StatedConstant {
+  readonly rule: string;
+  /** `NAME` or `NAME.key`, as cited. */
+  readonly constant: string;
+  readonly name: string;
+  readonly key: string | undefined;
+  /** The stated number in the constant's own unit: milliseconds when a unit is given. */
+  readonly value: number;
+  /** The text as written, for messages. */
+  readonly text: string;
+}
+
+/** Every `` `CONSTANT` = number `` in the rule statements of the page, with its rule id. */
+export function statedConstants(page: string): StatedConstant[] {
+  const out: StatedConstant[] = [];
+  let rule: string | undefined;
+  for (const line of page.split('\n')) {
+    const id = /^- \*\*([A-Z]{2}[0-9]+)\*\*/.exec(line)?.[1];
+    if (id !== undefined) rule = id;
+    else if (!line.startsWith('  ')) rule = undefined; // a statement's continuation lines are indented
+    if (rule === undefined) continue;
+    for (const m of line.matchAll(STATED_CONSTANT)) {
+      const [text, name, key, number, unit] = m as unknown as [string, string, string | undefined, string, string | undefined];
+      const value = Number(number.replace(/[,_]/g, '')) * (unit === undefined ? 1 : (UNIT_MS[unit] ?? 1));
+      out.push({ rule, constant: key === undefined ? name : `${name}.${key}`, name, key, value, text });
+    }
+  }
+  return out;
+}
+
+/**
+ * One message per stated number that differs from the constant the code uses (`valueOf` gives the
+ * constant's value, undefined for a name the code does not export).
+ */
+export function constantMismatches(stated: readonly StatedConstant[], valueOf: (name: string) => unknown): string[] {
+  const problems: string[] = [];
+  for (const s of stated) {
+    const holder = valueOf(s.name);
+    const actual = s.key === undefined ? holder : (holder as Record<string, unknown> | undefined)?.[s.key];
+    if (typeof actual !== 'number') problems.push(`${s.rule}: ${s.text} cites ${s.constant}, which no file of lib/ exports as a number`);
+    else if (actual !== s.value) problems.push(`${s.rule}: ${s.text} says ${s.value}, the code's ${s.constant} is ${actual}`);
+  }
+  return problems;
+}
+
+/** The file of lib/ that declares `export const NAME`, for the spec to import. */
+export function constantFile(root: string, name: string): string | undefined {
+  const declares = new RegExp(`^export const ${name}\\b`, 'm');
+  return filesUnder(root, 'lib', (p) => p.endsWith('.ts')).find((file) => declares.test(readFileSync(join(root, file), 'utf8')));
+}

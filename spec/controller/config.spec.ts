@@ -1,15 +1,14 @@
 import { expect } from 'chai';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
-  Operator,
   Primaries,
   reconcilerRun,
   UpdateControl,
   type ControllerConfig,
-  type OperatorOptions,
   type Reconciler,
   type ReconcilerRunOptions,
 } from '../../lib/controller/index.js';
+import { Operator, type OperatorOptions } from '../../lib/operator/index.js';
 import { reconcileEach } from '../../lib/processing/index.js';
 import { ConfigurationError } from '../../lib/core/index.js';
 import { informer, readYourWrites, secondarySource } from '../../lib/sources/index.js';

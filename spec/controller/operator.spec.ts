@@ -1,7 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
-import { UpdateControl, type Context, type Reconciler, type SecondaryConfig } from '../../lib/controller/index.js';
+import { UpdateControl, type Context, type Reconciler, type SecondarySpec } from '../../lib/controller/index.js';
 import { Mappers } from '../../lib/sources/index.js';
 import { workflow } from '../../lib/workflow/index.js';
 import {
@@ -109,7 +109,7 @@ describe('operator and controller lifecycle against the embedded API server', ()
     const seen: string[] = [];
     const configMapDependent = {
       name: 'configmap',
-      eventSource: { resource: CONFIGMAPS } satisfies SecondaryConfig,
+      eventSource: { resource: CONFIGMAPS } satisfies SecondarySpec,
       getSecondary: (_w: Widget, ctx: Context<Widget>) => ctx.getSecondaryResource('configmaps'),
     };
     const reconciler: Reconciler<Widget> = {
@@ -151,7 +151,7 @@ describe('operator and controller lifecycle against the embedded API server', ()
     const seen: string[] = [];
     const configMapDependent = {
       name: 'configmap',
-      eventSource: { resource: CONFIGMAPS, toPrimaries: Mappers.fromAnnotation(annotation) } satisfies SecondaryConfig,
+      eventSource: { resource: CONFIGMAPS, toPrimaries: Mappers.fromAnnotation(annotation) } satisfies SecondarySpec,
       getSecondary: (_w: Widget, ctx: Context<Widget>) => ctx.getSecondaryResource('configmaps'),
     };
     const reconciler: Reconciler<Widget> = {

@@ -7,7 +7,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { UpdateControl, type Reconciler } from '../../lib/controller/index.js';
-import { RbacCheck, rbacNeeds } from '../../lib/controller/rbac-check.js';
+import { RbacCheck, rbacNeeds } from '../../lib/operator/rbac-check.js';
 import { resolveControllerConfig, type ResolvedControllerConfig } from '../../lib/controller/config.js';
 import { builtinResources, createKubeClient, customResourceDefinition, descriptorOf } from '../../lib/kube/index.js';
 import { createLogger } from '../../lib/observe/index.js';

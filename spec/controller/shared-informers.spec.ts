@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
-import { UpdateControl, type Context, type Reconciler, type SecondaryConfig } from '../../lib/controller/index.js';
+import { UpdateControl, type Context, type Reconciler, type SecondarySpec } from '../../lib/controller/index.js';
 import { workflow } from '../../lib/workflow/index.js';
 import type { ReconcileOutcome } from '../../lib/core/index.js';
 import { eventually } from '../../lib/testing/index.js';
@@ -108,7 +108,7 @@ describe('controller: informers shared per operator (issue 11, embedded API serv
     let active = true;
     const configMapDependent = {
       name: 'configmap',
-      eventSource: { resource: CONFIGMAPS, toPrimaries: () => [] } satisfies SecondaryConfig,
+      eventSource: { resource: CONFIGMAPS, toPrimaries: () => [] } satisfies SecondarySpec,
       getSecondary: (_s: KubernetesObject, ctx: Context<KubernetesObject>) => ctx.getSecondaryResource('configmaps'),
     };
     const operator = cluster.operator();
@@ -145,7 +145,7 @@ describe('controller: informers shared per operator (issue 11, embedded API serv
     let active = true;
     const configMapDependent = {
       name: 'configmap',
-      eventSource: { resource: CONFIGMAPS, toPrimaries: () => [] } satisfies SecondaryConfig,
+      eventSource: { resource: CONFIGMAPS, toPrimaries: () => [] } satisfies SecondarySpec,
       getSecondary: (_s: KubernetesObject, ctx: Context<KubernetesObject>) => ctx.getSecondaryResource('configmaps'),
     };
     const operator = cluster.operator();

@@ -2,7 +2,7 @@
 import type { KubernetesObject, V1ConfigMap, V1Deployment } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { ReconcileOutcome } from '../../lib/index.js';
-import type { ResourceDescriptor } from '../../lib/kube.js';
+import type { ResourceDescriptor } from '../../lib/index.js';
 import { eventually } from '../../lib/testing/index.js';
 import { startTestCluster, type TestCluster } from '../../lib/testing/cluster/index.js';
 import {

@@ -1,7 +1,6 @@
 import { CoordinationV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +8,7 @@ import { startApiServer, type ApiServer } from '@rxkube/apiserver';
 import { clientNodeInternals } from '../../lib/kube/connections.js';
 import { shareConnections } from '../../lib/kube/index.js';
 import { createRequestFn } from '../../lib/kube/request.js';
+import { generateDevelopmentTls, type DevelopmentTls } from '../../lib/webhooks/index.js';
 
 /** Sockets this process holds open (both ends of a loopback connection count, the server is in-process). */
 function openSockets(): number {
@@ -19,33 +19,6 @@ function openSockets(): number {
       return false;
     }
   }).length;
-}
-
-function selfSignedCertificate(dir: string, name: string): { key: string; cert: string } {
-  const key = join(dir, `${name}.key`);
-  const cert = join(dir, `${name}.crt`);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { stdio: 'ignore' },
-  );
-  return { key: readFileSync(key, 'utf8'), cert: readFileSync(cert, 'utf8') };
 }
 
 describe('kube/connections: one connection pool per cluster identity', function () {
@@ -124,11 +97,12 @@ describe('kube/connections: one connection pool per cluster identity', function 
   describe('TLS settings are honoured per identity', () => {
     let dir: string;
     let server: ApiServer;
-    let other: { key: string; cert: string };
+    let other: DevelopmentTls;
     before(async () => {
       dir = await mkdtemp(join(tmpdir(), 'rxkube-tls-'));
-      const tls = selfSignedCertificate(dir, 'server');
-      other = selfSignedCertificate(dir, 'other');
+      // The toolkit's one self-signed CA helper: a CA and a serving certificate for 127.0.0.1.
+      const tls = await generateDevelopmentTls({ dnsNames: [], ipAddresses: ['127.0.0.1'], days: 1 });
+      other = await generateDevelopmentTls({ dnsNames: [], ipAddresses: ['127.0.0.1'], days: 1 });
       server = await startApiServer({ tls });
     });
     after(async () => {
@@ -144,7 +118,7 @@ describe('kube/connections: one connection pool per cluster identity', function 
       const wrong = server.kubeConfig();
       const cluster = wrong.getCurrentCluster();
       if (!cluster) throw new Error('no cluster');
-      wrong.clusters = [{ ...cluster, caData: Buffer.from(other.cert).toString('base64') }];
+      wrong.clusters = [{ ...cluster, caData: Buffer.from(other.ca).toString('base64') }];
       const refused = await createRequestFn(wrong)({ method: 'GET', path: '/api/v1/namespaces' }).then(
         () => undefined,
         (err: unknown) => err,
@@ -171,7 +145,7 @@ describe('kube/connections: one connection pool per cluster identity', function 
         );
       expect(await get()).to.equal('served');
       expect(await get()).to.equal('served');
-      await writeFile(caFile, other.cert);
+      await writeFile(caFile, other.ca);
       expect(await get(), 'with a CA that did not sign the server certificate').to.equal('refused');
       await writeFile(caFile, Buffer.from(cluster.caData, 'base64'));
       expect(await get()).to.equal('served');

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { ResourceEvent } from '../../lib/core/events.js';
 import { generationChanged } from '../../lib/processing/index.js';
-import { isGenerationChange } from '../../lib/processing/generation.js';
+import { updateNeedsRun } from '../../lib/core/index.js';
 import { testScheduler } from './helpers.js';
 
 interface Obj {
@@ -25,27 +25,27 @@ const modified = (oldObject: Obj, object: Obj, primary = true): ResourceEvent<Ob
 
 describe('generationChanged', () => {
   it('EP6: an update passes only if the generation increased', () => {
-    expect(isGenerationChange(obj(1), obj(2))).to.equal(true);
-    expect(isGenerationChange(obj(2), obj(2, {}, { ready: true }))).to.equal(false); // status-only update
-    expect(isGenerationChange(obj(3), obj(2))).to.equal(false);
+    expect(updateNeedsRun(obj(1), obj(2))).to.equal(true);
+    expect(updateNeedsRun(obj(2), obj(2, {}, { ready: true }))).to.equal(false); // status-only update
+    expect(updateNeedsRun(obj(3), obj(2))).to.equal(false);
   });
 
   it('EP6: passes when the old object had no generation or the objects are unknown', () => {
-    expect(isGenerationChange(obj(), obj(1))).to.equal(true);
-    expect(isGenerationChange(undefined, obj(1))).to.equal(true);
-    expect(isGenerationChange<unknown>('not an object', obj(1))).to.equal(true);
+    expect(updateNeedsRun(obj(), obj(1))).to.equal(true);
+    expect(updateNeedsRun(undefined, obj(1))).to.equal(true);
+    expect(updateNeedsRun<unknown>('not an object', obj(1))).to.equal(true);
   });
 
   it('EP6: passes when the object was just marked for deletion, not on later updates while deleting', () => {
     const deleting = obj(2, { deletionTimestamp: '2026-01-01T00:00:00Z' });
-    expect(isGenerationChange(obj(2), deleting)).to.equal(true);
-    expect(isGenerationChange(deleting, { ...deleting, status: { ready: false } })).to.equal(false);
+    expect(updateNeedsRun(obj(2), deleting)).to.equal(true);
+    expect(updateNeedsRun(deleting, { ...deleting, status: { ready: false } })).to.equal(false);
   });
 
   it('EP6: passes when the caller says the finalizer is needed and missing', () => {
     const finalizerNeeded = (o: Obj) => !(o.metadata.finalizers ?? []).includes('x/finalizer');
-    expect(isGenerationChange(obj(2), obj(2), { finalizerNeeded })).to.equal(true);
-    expect(isGenerationChange(obj(2), obj(2, { finalizers: ['x/finalizer'] }), { finalizerNeeded })).to.equal(false);
+    expect(updateNeedsRun(obj(2), obj(2), finalizerNeeded)).to.equal(true);
+    expect(updateNeedsRun(obj(2), obj(2, { finalizers: ['x/finalizer'] }), finalizerNeeded)).to.equal(false);
   });
 
   it('EP6: as an operator it drops same-generation primary updates and lets adds, deletes and other sources pass', () => {

@@ -1,14 +1,8 @@
 import { expect } from 'chai';
 import { finalize, type Observable } from 'rxjs';
 import type { TestScheduler } from 'rxjs/testing';
-import {
-  causeCode,
-  failAfter,
-  outcomeCode,
-  resourceEvent,
-  succeedAfter,
-  testScheduler as sharedTestScheduler,
-} from '../../lib/testing/index.js';
+import { causeCode, failAfter, outcomeCode, succeedAfter, testScheduler as sharedTestScheduler } from '../../lib/testing/index.js';
+import { resourceEvent } from '../../lib/pipeline.js';
 import type { EventAction, ResourceEvent } from '../../lib/core/events.js';
 import type { ReconcileOutcome } from '../../lib/core/outcome.js';
 import type { ResourceID } from '../../lib/core/resource.js';

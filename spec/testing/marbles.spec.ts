@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { concat, NEVER, of } from 'rxjs';
 import { reconcileEach } from '../../lib/processing/index.js';
-import { outcomeCode, resourceEvent, testScheduler } from '../../lib/testing/index.js';
+import { resourceEvent } from '../../lib/pipeline.js';
+import { outcomeCode, testScheduler } from '../../lib/testing/index.js';
 
 /** Lets promise callbacks run (a run's rejection settles on the microtask queue). */
 const settle = () => new Promise((resolve) => setImmediate(resolve));

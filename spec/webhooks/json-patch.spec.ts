@@ -32,4 +32,19 @@ describe('webhooks: JSONPatch (RFC 6902) from two documents', () => {
       { numRuns: 300, seed: 24 },
     );
   });
+
+  it('applies every RFC 6902 operation (the one JsonPatchOperation of the client): move, copy and test too', () => {
+    const doc = { a: { x: 1 }, l: [1, 2, 3] };
+    expect(
+      applyJsonPatch(doc, [
+        { op: 'test', path: '/a/x', value: 1 },
+        { op: 'copy', from: '/a', path: '/b' },
+        { op: 'move', from: '/l/0', path: '/l/-' },
+        { op: 'remove', path: '/a/x' },
+      ]),
+    ).to.deep.equal({ a: {}, b: { x: 1 }, l: [2, 3, 1] });
+    expect(doc).to.deep.equal({ a: { x: 1 }, l: [1, 2, 3] });
+    expect(() => applyJsonPatch(doc, [{ op: 'test', path: '/a/x', value: 2 }])).to.throw('applyJsonPatch: test at /a/x failed');
+    expect(() => applyJsonPatch(doc, [{ op: 'copy', from: '/nope', path: '/c' }])).to.throw('applyJsonPatch: /nope does not exist');
+  });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import type { DependentResource } from '../../lib/dependent/index.js';
-import { workflow } from '../../lib/workflow/index.js';
-import { DEFAULT_WORKFLOW_CONCURRENCY } from '../../lib/workflow/workflow.js';
+import type { DependentContext, DependentResource } from '../../lib/dependent/index.js';
+import { workflow, type WorkflowOptions } from '../../lib/workflow/index.js';
+import { DEFAULT_MAX_CONCURRENT_DEPENDENTS } from '../../lib/workflow/workflow.js';
 import { primary, World, type Ctx, type Item, type Primary } from './fakes.js';
 
 const named = (name: string): DependentResource<Item, Primary, Ctx> => ({ name });
@@ -75,18 +75,27 @@ describe('workflow builder (WF1) and toMermaid', () => {
     );
   });
 
-  it('rejects a condition that is not a function and a bad maxConcurrency, naming them', () => {
+  it('rejects a condition that is not a function and a bad maxConcurrentDependents, naming them', () => {
     expect(() =>
       workflow<Primary>()
         .add(named('a'), { readyPostcondition: true as unknown as () => boolean })
         .build(),
     ).to.throw("workflow: readyPostcondition of dependent 'a' must be a function, got boolean");
-    expect(() => workflow<Primary>().build({ maxConcurrency: 0 })).to.throw(
-      'workflow: maxConcurrency must be a positive integer or Infinity, got 0',
+    expect(() => workflow<Primary>().build({ maxConcurrentDependents: 0 })).to.throw(
+      'workflow: maxConcurrentDependents must be a positive integer or Infinity, got 0',
     );
-    expect(() => workflow<Primary>().build({ maxConcurrency: 1.5 })).to.throw(/maxConcurrency/);
-    expect(workflow<Primary>().build({ maxConcurrency: Infinity }).maxConcurrency).to.equal(Infinity);
-    expect(workflow<Primary>().build().maxConcurrency).to.equal(DEFAULT_WORKFLOW_CONCURRENCY);
+    expect(() => workflow<Primary>().build({ maxConcurrentDependents: 1.5 })).to.throw(/maxConcurrentDependents/);
+    expect(workflow<Primary>().build({ maxConcurrentDependents: Infinity }).maxConcurrentDependents).to.equal(Infinity);
+    expect(workflow<Primary>().build().maxConcurrentDependents).to.equal(DEFAULT_MAX_CONCURRENT_DEPENDENTS);
+  });
+
+  it('refuses the old name maxConcurrency by name, in build() and in a run, instead of ignoring it', () => {
+    const old = { maxConcurrency: 1 } as unknown as WorkflowOptions;
+    expect(() => workflow<Primary>().build(old)).to.throw('workflow: maxConcurrency is now maxConcurrentDependents');
+    const wf = workflow<Primary>().build();
+    expect(() => wf.reconcile$({} as Primary, {} as DependentContext, old)).to.throw(
+      'workflow: maxConcurrency is now maxConcurrentDependents',
+    );
   });
 
   it('the builder is immutable: add returns a new builder', async () => {

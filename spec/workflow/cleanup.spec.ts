@@ -30,10 +30,10 @@ describe('workflow cleanup (reference: Workflow Execution > Cleanup)', () => {
       expect(w.completed('reconcile')).to.deep.equal([]);
     });
 
-    it('WF2: cleanup concurrency is bounded by maxConcurrency too', async () => {
+    it('WF2: cleanup concurrency is bounded by maxConcurrentDependents too', async () => {
       const w = new World();
       const g2 = deferred();
-      const run = graph(w, DIAMOND, { '2': { script: { deleteGate: g2.promise } } }, { maxConcurrency: 1 }).cleanup(primary, ctx);
+      const run = graph(w, DIAMOND, { '2': { script: { deleteGate: g2.promise } } }, { maxConcurrentDependents: 1 }).cleanup(primary, ctx);
       await flush();
       expect(w.started('delete')).to.deep.equal(['4', '2']);
       g2.resolve();

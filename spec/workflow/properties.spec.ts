@@ -37,7 +37,7 @@ async function turns(n: number): Promise<void> {
   for (let k = 0; k < n; k++) await Promise.resolve();
 }
 
-function build(specs: readonly NodeSpec[], withFailures: boolean, maxConcurrency: number) {
+function build(specs: readonly NodeSpec[], withFailures: boolean, maxConcurrentDependents: number) {
   const log: string[] = [];
   let running = 0;
   let peak = 0;
@@ -70,7 +70,7 @@ function build(specs: readonly NodeSpec[], withFailures: boolean, maxConcurrency
       deletePostcondition: condition,
     });
   });
-  return { wf: builder.build({ maxConcurrency }), log, peak: () => peak };
+  return { wf: builder.build({ maxConcurrentDependents }), log, peak: () => peak };
 }
 
 const index = (log: readonly string[], line: string) => log.indexOf(line);

@@ -28,11 +28,16 @@ describe('workflow reconcile (reference: Workflow Execution > Reconciliation)', 
       expect(result.hasErrors()).to.equal(false);
     });
 
-    it('WF2: independent nodes are bounded by maxConcurrency (1: 2 and 3 never overlap)', async () => {
+    it('WF2: independent nodes are bounded by maxConcurrentDependents (1: 2 and 3 never overlap)', async () => {
       const w = new World();
       const g2 = deferred();
       const g3 = deferred();
-      const wf = graph(w, DIAMOND, { '2': { script: { gate: g2.promise } }, '3': { script: { gate: g3.promise } } }, { maxConcurrency: 1 });
+      const wf = graph(
+        w,
+        DIAMOND,
+        { '2': { script: { gate: g2.promise } }, '3': { script: { gate: g3.promise } } },
+        { maxConcurrentDependents: 1 },
+      );
       const run = wf.reconcile(primary, ctx);
       await flush();
       expect(w.started('reconcile')).to.deep.equal(['1', '2']);
@@ -53,11 +58,11 @@ describe('workflow reconcile (reference: Workflow Execution > Reconciliation)', 
       ]);
     });
 
-    it('WF2: the per-run maxConcurrency option overrides the workflow default', async () => {
+    it('WF2: the per-run maxConcurrentDependents option overrides the workflow default', async () => {
       const w = new World();
       const g2 = deferred();
       const wf = graph(w, DIAMOND, { '2': { script: { gate: g2.promise } } });
-      const run = wf.reconcile(primary, ctx, { maxConcurrency: 1 });
+      const run = wf.reconcile(primary, ctx, { maxConcurrentDependents: 1 });
       await flush();
       expect(w.started('reconcile')).to.deep.equal(['1', '2']);
       g2.resolve();

@@ -4,7 +4,7 @@
  */
 import { CoreV1Api, type KubeConfig, type KubernetesObject, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import type { ApiServer, ApiServerOptions } from '@rxkube/apiserver';
-import type { Operator, OperatorOptions } from '../../controller/index.js';
+import type { Operator, OperatorOptions } from '../../operator/index.js';
 import {
   builtinResources,
   createKubeClient,

@@ -1,7 +1,7 @@
 /** The operator under exploration, one incarnation at a time behind the fault proxy: started, crashed, restarted (maybe on a stale view). */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
-import type { Operator } from '../../controller/index.js';
+import type { Operator } from '../../operator/index.js';
 import type { ReconcileOutcome } from '../../core/index.js';
 import { GenericRetry } from '../../processing/index.js';
 import { harnessOperator } from '../harness.js';

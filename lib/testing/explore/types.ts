@@ -1,6 +1,7 @@
 /** The explorer's public types: workloads and their actions, plans and perturbations, options, verdicts, failures and coverage. */
 import type { KubernetesObject, V1CustomResourceDefinition } from '@kubernetes/client-node';
-import type { Operator, PolicyRule } from '../../controller/index.js';
+import type { PolicyRule } from '../../controller/index.js';
+import type { Operator } from '../../operator/index.js';
 import type { KubeClient, ResourceDescriptor } from '../../kube/index.js';
 import type { Random } from './random.js';
 

@@ -1,7 +1,8 @@
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { Operator } from '../../../lib/index.js';
-import { builtinResources, customResourceDefinition, type KubeClient } from '../../../lib/kube.js';
+import type { KubeClient } from '../../../lib/index.js';
+import { builtinResources, customResourceDefinition } from '../../../lib/kube.js';
 import { explore, formatFailure, replay, type Action, type Actor, type ExploreOptions } from '../../../lib/testing/explore/index.js';
 
 const crd = customResourceDefinition({

@@ -25,7 +25,8 @@ import {
   type Operator,
   type Reconciler,
 } from '../../../lib/index.js';
-import { builtinResources, customResourceDefinition, statusCodeOf, type KubeClient, type ResourceDescriptor } from '../../../lib/kube.js';
+import type { KubeClient, ResourceDescriptor } from '../../../lib/index.js';
+import { builtinResources, customResourceDefinition, statusCodeOf } from '../../../lib/kube.js';
 import type { Subject } from './subjects.js';
 
 const GROUP = 'blind.rxkube.dev';

@@ -5,7 +5,8 @@
  */
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import type { Operator, Reconciler } from '../../../lib/index.js';
-import { builtinResources, customResourceDefinition, statusCodeOf, type KubeClient, type ResourceDescriptor } from '../../../lib/kube.js';
+import type { KubeClient, ResourceDescriptor } from '../../../lib/index.js';
+import { builtinResources, customResourceDefinition, statusCodeOf } from '../../../lib/kube.js';
 import { schemaWorkload, type ExploreOptions } from '../../../lib/testing/explore/index.js';
 
 const GROUP = 'explore.rxkube.dev';

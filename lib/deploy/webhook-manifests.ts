@@ -6,29 +6,18 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { ConfigurationError } from '../core/index.js';
-import type { AnyAdmissionWebhook } from './admission.js';
-import type { ConversionWebhook } from './conversion.js';
-import type { AnyWebhook } from './server.js';
+import { DEFAULT_WEBHOOK_PORT, type AnyAdmissionWebhook, type AnyWebhook, type ConversionWebhook } from '../webhooks/index.js';
 
 export interface WebhookManifestOptions {
   /** The operator's name: the Service is `<name>-webhook`, the configurations `<name>`. */
   readonly name: string;
   readonly namespace: string;
-  /** The webhook server's port in the pod (default 9443). */
+  /** The webhook server's port in the pod (default `DEFAULT_WEBHOOK_PORT`, 9443). */
   readonly port?: number;
   /** PEM of the CA that signed the serving certificate: written inline as caBundle, and no cert-manager objects. */
   readonly caBundle?: string;
   /** Labels that select the operator's pods (the Service's selector). */
   readonly selector: Readonly<Record<string, string>>;
-}
-
-/** Where the serving certificate is mounted in the pod (controller-runtime's path, so tooling finds it). */
-export const WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
-export const DEFAULT_WEBHOOK_PORT = 9443;
-
-/** The certificate files cert-manager's Secret puts in the pod, as `rxkube manifests` mounts it: `tls` of the webhook server. */
-export function mountedCertificate(dir: string = WEBHOOK_CERT_DIR): { readonly certFile: string; readonly keyFile: string } {
-  return { certFile: `${dir}/tls.crt`, keyFile: `${dir}/tls.key` };
 }
 
 export interface WebhookManifests {

@@ -27,10 +27,16 @@ import {
 import { controllerShardingOptions, Shard, shardingConfig, type ShardingOptions } from '../sharding/index.js';
 import { checkWebhookServerOptions, startWebhookServer, type WebhookServer, type WebhookServerOptions } from '../webhooks/index.js';
 import { InformerPool } from '../sources/index.js';
-import { resolveControllerConfig, type ResolvedControllerConfig } from './config.js';
-import { Controller, DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
+import {
+  Controller,
+  DEFAULT_STOP_TIMEOUT_MS,
+  resolveControllerConfig,
+  type ControllerConfig,
+  type Reconciler,
+  type RegisteredController,
+  type ResolvedControllerConfig,
+} from '../controller/index.js';
 import { RbacCheck, rbacNeeds } from './rbac-check.js';
-import type { ControllerConfig, Reconciler, RegisteredController } from './types.js';
 
 /** What `operatorManifests` reads from an operator: its options and its controllers as registered. */
 export interface OperatorFacts {
@@ -40,15 +46,12 @@ export interface OperatorFacts {
   readonly shardNamespaces: readonly (string | undefined)[];
 }
 
-// Kept beside the class rather than on it: the facts are for manifests, not for the public surface.
-const facts = new WeakMap<
-  Operator,
-  { options: OperatorOptions; controllers: ResolvedControllerConfig<KubernetesObject>[]; shardNamespaces: (string | undefined)[] }
->();
+/** Set by the class's static block: reads the private facts of an Operator from outside the class body. */
+let factsOf: (operator: Operator) => OperatorFacts | undefined;
 
 /** The options and registered controllers of `operator` (for `operatorManifests`). */
 export function operatorFacts(operator: Operator): OperatorFacts {
-  const found = facts.get(operator);
+  const found = factsOf(operator);
   if (!found) throw new TypeError('operatorFacts: not an Operator');
   return found;
 }
@@ -149,6 +152,14 @@ export class Operator {
     void this.stop();
   };
   private state: 'new' | 'started' | 'stopped' = 'new';
+  // A private field rather than a public one: the facts are for manifests, not for the public surface.
+  readonly #facts: { controllers: ResolvedControllerConfig<KubernetesObject>[]; shardNamespaces: (string | undefined)[] } = {
+    controllers: [],
+    shardNamespaces: [],
+  };
+  static {
+    factsOf = (operator) => (#facts in operator ? { options: operator.options, ...operator.#facts } : undefined);
+  }
 
   constructor(private readonly options: OperatorOptions = {}) {
     requireKnownKeys('', options, OPERATOR_OPTIONS);
@@ -180,7 +191,6 @@ export class Operator {
     this.logger = options.logger ?? createLogger({ name: 'rxkube' });
     this.metrics = options.registry ? createMetrics(options.registry) : undefined;
     this.leading$ = new BehaviorSubject(options.leaderElection === undefined);
-    facts.set(this, { options, controllers: [], shardNamespaces: [] });
   }
 
   /** Validates the configuration (ConfigurationError naming the option) and adds a controller. */
@@ -203,7 +213,7 @@ export class Operator {
       ...(this.options.leaderElection ? { holdsLeadership: () => this.elector?.holdsLease() ?? false } : {}),
     });
     this.controllers.push(controller as unknown as Controller<KubernetesObject>);
-    facts.get(this)?.controllers.push(resolved as unknown as ResolvedControllerConfig<KubernetesObject>);
+    this.#facts.controllers.push(resolved as unknown as ResolvedControllerConfig<KubernetesObject>);
     return {
       name: controller.name,
       changeNamespaces: (namespaces) => controller.changeNamespaces(namespaces),
@@ -221,7 +231,7 @@ export class Operator {
     if (options === undefined) return undefined;
     const defaultNamespace = this.options.leaderElection?.leaseNamespace ?? ownNamespace(this.kubeConfig);
     const config = shardingConfig(name, options, defaultNamespace);
-    facts.get(this)?.shardNamespaces.push(options.namespace ?? this.options.leaderElection?.leaseNamespace);
+    this.#facts.shardNamespaces.push(options.namespace ?? this.options.leaderElection?.leaseNamespace);
     return new Shard(config, { client: this.client, logger: this.logger });
   }
 

@@ -8,10 +8,19 @@ import type { KubernetesObject, V1CustomResourceDefinition } from '@kubernetes/c
 import type * as Yaml from 'yaml';
 import { ConfigurationError } from '../core/index.js';
 import { crdToJson } from '../kube/index.js';
-import { DEFAULT_WEBHOOK_PORT, WEBHOOK_CERT_DIR, webhookManifests } from '../webhooks/index.js';
-import { DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
-import { operatorFacts, type Operator } from './operator.js';
-import { controllerRules, EVENTS, LEASES, MEMBER_LEASES, mergeRules, rbacScope, type PolicyRule } from './rbac.js';
+import { DEFAULT_WEBHOOK_PORT, WEBHOOK_CERT_DIR } from '../webhooks/index.js';
+import {
+  controllerRules,
+  DEFAULT_STOP_TIMEOUT_MS,
+  EVENTS,
+  LEASES,
+  MEMBER_LEASES,
+  mergeRules,
+  rbacScope,
+  type PolicyRule,
+} from '../controller/index.js';
+import { operatorFacts, type Operator } from '../operator/index.js';
+import { webhookManifests } from './webhook-manifests.js';
 
 // Loaded when manifests are written: an operator that only runs never needs a YAML writer.
 const yaml = (): typeof Yaml => createRequire(import.meta.url)('yaml') as typeof Yaml;

@@ -7,8 +7,15 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeClient } from '../kube/index.js';
 import type { HealthCheckResult, Logger } from '../observe/index.js';
-import type { ResolvedControllerConfig } from './config.js';
-import { controllerRules, EVENTS, LEASES, mergeRules, rbacScope, type PolicyRule } from './rbac.js';
+import {
+  controllerRules,
+  EVENTS,
+  LEASES,
+  mergeRules,
+  rbacScope,
+  type PolicyRule,
+  type ResolvedControllerConfig,
+} from '../controller/index.js';
 
 /** One thing the operator must be allowed to do: a verb on a resource, in a namespace ('' is the cluster scope). */
 export interface RbacNeed {
