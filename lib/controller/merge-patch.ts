@@ -1,3 +1,4 @@
+// The JSON merge patch (RFC 7386) between two versions of an object.
 import { isRecord, jsonEqual } from '../core/index.js';
 
 /**
