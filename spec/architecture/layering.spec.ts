@@ -20,7 +20,7 @@ describe('architecture: the layering of DESIGN §2', () => {
     expect(violationOf({ from: 'packages/apiserver/src/server.ts', to: 'rxkube/kube' })).to.match(/imports nothing of the toolkit/);
   });
 
-  it("the API server's folders import only lower layers: api/, then patch/ auth/ controllers/ on it, then http/, then src/*.ts", () => {
+  it("the API server's folders import only lower layers: base/, grammar/ and storage/, api/, then patch/ auth/ controllers/, admission/, http/, src/*.ts", () => {
     const edges = readImports(root, ['packages/apiserver/src']);
     const crossing = edges.filter((e) => e.from.split('/')[3] !== e.to.split('/')[3] && e.to.startsWith('packages/'));
     expect(crossing.length, 'the reader found imports between the folders').to.be.greaterThan(100);
@@ -31,6 +31,25 @@ describe('architecture: the layering of DESIGN §2', () => {
     const upward: ImportEdge = { from: 'packages/apiserver/src/api/core.ts', to: 'packages/apiserver/src/patch/engine.ts' };
     const found = violations([...readImports(root, ['packages/apiserver/src']), upward]);
     expect(found).to.deep.equal([`${upward.from} -> ${upward.to}: the server's api/ may import only lower layers (patch/ is above it)`]);
+  });
+
+  it("fails when base/, grammar/ or storage/ of the API server's real import graph imports the API semantics above them", () => {
+    const src = 'packages/apiserver/src';
+    const planted: ImportEdge[] = [
+      { from: `${src}/base/work-queue.ts`, to: `${src}/api/registry.ts` },
+      { from: `${src}/grammar/cel.ts`, to: `${src}/api/crd-schema.ts` },
+      { from: `${src}/storage/store.ts`, to: `${src}/api/watch.ts` },
+    ];
+    const edges = readImports(root, [src]);
+    for (const folder of ['base', 'grammar', 'storage']) {
+      expect(
+        edges.some((e) => e.from.startsWith(`${src}/${folder}/`)),
+        `${folder}/ is read`,
+      ).to.equal(true);
+    }
+    expect(violations([...edges, ...planted])).to.deep.equal(
+      planted.map((e) => `${e.from} -> ${e.to}: the server's ${e.from.split('/')[3]}/ may import only lower layers (api/ is above it)`),
+    );
   });
 
   it('no import cycle among the files of lib/, demos/ and the API server, inside a folder or across', () => {
@@ -153,6 +172,36 @@ describe('architecture: the layering of DESIGN §2', () => {
       /server's http\/ may import only lower layers \(src\/\*\.ts is above it\)/,
     ],
     [
+      "the server's base/ on grammar/",
+      { from: 'packages/apiserver/src/base/errors.ts', to: 'packages/apiserver/src/grammar/cel.ts' },
+      /server's base\/ may import only lower layers \(grammar\/ is above it\)/,
+    ],
+    [
+      "the server's base/ on api/",
+      { from: 'packages/apiserver/src/base/meta.ts', to: 'packages/apiserver/src/api/registry.ts' },
+      /server's base\/ may import only lower layers \(api\/ is above it\)/,
+    ],
+    [
+      "the server's grammar/ on storage/ (one layer)",
+      { from: 'packages/apiserver/src/grammar/label-selector.ts', to: 'packages/apiserver/src/storage/store.ts' },
+      /server's grammar\/ may import only lower layers \(storage\/ is on the same layer\)/,
+    ],
+    [
+      "the server's grammar/ on api/",
+      { from: 'packages/apiserver/src/grammar/cel.ts', to: 'packages/apiserver/src/api/registry.ts' },
+      /server's grammar\/ may import only lower layers \(api\/ is above it\)/,
+    ],
+    [
+      "the server's storage/ on grammar/ (one layer)",
+      { from: 'packages/apiserver/src/storage/store.ts', to: 'packages/apiserver/src/grammar/label-selector.ts' },
+      /server's storage\/ may import only lower layers \(grammar\/ is on the same layer\)/,
+    ],
+    [
+      "the server's storage/ on api/ (the watch hub)",
+      { from: 'packages/apiserver/src/storage/durable/journal.ts', to: 'packages/apiserver/src/api/watch.ts' },
+      /server's storage\/ may import only lower layers \(api\/ is above it\)/,
+    ],
+    [
       "the server's api/ on an unknown folder",
       { from: 'packages/apiserver/src/api/core.ts', to: 'packages/apiserver/src/util/x.ts' },
       /util\/ is not a known layer of the API server/,
@@ -179,8 +228,20 @@ describe('architecture: the layering of DESIGN §2', () => {
     ["the server's patch/ on api/", { from: 'packages/apiserver/src/patch/engine.ts', to: 'packages/apiserver/src/api/patch-port.ts' }],
     ["the server's assembly on http/", { from: 'packages/apiserver/src/server.ts', to: 'packages/apiserver/src/http/handlers.ts' }],
     [
-      "an import inside the server's api/durable/",
-      { from: 'packages/apiserver/src/api/durable/journal.ts', to: 'packages/apiserver/src/api/store.ts' },
+      "an import inside the server's storage/ (its durable/ subfolder)",
+      { from: 'packages/apiserver/src/storage/durable/journal.ts', to: 'packages/apiserver/src/storage/store.ts' },
+    ],
+    ["the server's api/ on base/", { from: 'packages/apiserver/src/api/core.ts', to: 'packages/apiserver/src/base/errors.ts' }],
+    [
+      "the server's api/ on grammar/",
+      { from: 'packages/apiserver/src/api/filter.ts', to: 'packages/apiserver/src/grammar/label-selector.ts' },
+    ],
+    ["the server's api/ on storage/", { from: 'packages/apiserver/src/api/watch.ts', to: 'packages/apiserver/src/storage/store.ts' }],
+    ["the server's grammar/ on base/", { from: 'packages/apiserver/src/grammar/cel.ts', to: 'packages/apiserver/src/base/json.ts' }],
+    ["the server's storage/ on base/", { from: 'packages/apiserver/src/storage/store.ts', to: 'packages/apiserver/src/base/meta.ts' }],
+    [
+      "the server's controllers/ on base/",
+      { from: 'packages/apiserver/src/controllers/gc.ts', to: 'packages/apiserver/src/base/work-queue.ts' },
     ],
   ];
   for (const [what, edge] of allowed) {

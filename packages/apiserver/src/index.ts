@@ -38,7 +38,7 @@ export {
 } from './server.js';
 export type { Fault, FaultOutcome, Faults, RequestDescription, RequestFaultSpec, RequestMatch, WatchMatch } from './http/faults.js';
 export type { Verb } from './http/http.js';
-export type { Store } from './api/store.js';
+export type { Store } from './storage/store.js';
 export type { WatchHub } from './api/watch.js';
 export type { RequestLog } from './http/request-log.js';
 export type { SimulateOptions, SimulationClock } from './controllers/simulators.js';
@@ -51,21 +51,21 @@ export {
   type LabelOperator,
   type LabelRequirement,
   type LabelSelector,
-} from './api/label-selector.js';
+} from './grammar/label-selector.js';
 export {
   matchesFieldSelector,
   parseFieldSelector,
   type FieldOperator,
   type FieldRequirement,
   type FieldSelector,
-} from './api/field-selector.js';
+} from './grammar/field-selector.js';
 
 // Types that appear in the signatures above, exported so that users can name them.
-export type { LogRecord } from './api/durable/records.js';
-export type { ApiError, StatusCause, StatusDetails } from './api/errors.js';
+export type { LogRecord } from './storage/durable/records.js';
+export type { ApiError, StatusCause, StatusDetails } from './base/errors.js';
 export type { ObjectFilter } from './api/filter.js';
-export type { JsonObject, JsonValue } from './api/json.js';
+export type { JsonObject, JsonValue } from './base/json.js';
 export type { PrinterColumn, ResourceType, ScaleInfo, Strategy, StrategyContext, VersionInfo } from './api/registry.js';
-export type { EventType as WatchEventType, ObjectRef, StoreEvent, StoreListener, StoreOptions } from './api/store.js';
+export type { EventType as WatchEventType, ObjectRef, StoreEvent, StoreListener, StoreOptions } from './storage/store.js';
 export type { NameRule } from './api/validation.js';
 export type { Watch, WatchHubOptions, WatchSink, WatchSpec, WatchStart } from './api/watch.js';

@@ -6,10 +6,10 @@
 import { builtinTypes } from './api/builtins/index.js';
 import { ApiCore } from './api/core.js';
 import { CrdController } from './api/crds.js';
-import type { Journal, OpenedJournal } from './api/durable/journal.js';
-import { nameOf } from './api/meta.js';
+import type { Journal, OpenedJournal } from './storage/durable/journal.js';
+import { nameOf } from './base/meta.js';
 import { Registry } from './api/registry.js';
-import { Store } from './api/store.js';
+import { Store } from './storage/store.js';
 import { WatchHub } from './api/watch.js';
 import {
   Auth,

@@ -13,11 +13,11 @@
  * Writes no webhook's rules cover take the direct path.
  */
 import type { WriteOptions, WriteResult } from '../api/core.js';
-import { ApiError, badRequest, conflict, MODIFIED_CONFLICT } from '../api/errors.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { deepClone, isJsonObject } from '../api/json.js';
+import { ApiError, badRequest, conflict, MODIFIED_CONFLICT } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepClone, isJsonObject } from '../base/json.js';
 import type { DeleteAdmission } from '../api/admission-port.js';
-import { nameOf, namespaceOf, resourceVersionOf } from '../api/meta.js';
+import { nameOf, namespaceOf, resourceVersionOf } from '../base/meta.js';
 import { present } from '../api/present.js';
 import { apiVersionOf, type Resolved } from '../api/registry.js';
 import { serviceAccountUser } from '../auth/index.js';

@@ -21,7 +21,7 @@ import {
   type StatusCause,
   uidPreconditionFailed,
   unsupportedMediaType,
-} from './errors.js';
+} from '../base/errors.js';
 import type { PatchEngine, PatchKind } from './patch-port.js';
 import { bindingTarget, boundPod } from './binding.js';
 import { decodeContinue, encodeContinue, keyOf, LATEST, ListSnapshots } from './paging.js';
@@ -30,8 +30,8 @@ import { builtinRuleCauses } from './builtin-rules.js';
 import { builtinDefinitionName, decodeBuiltin } from './builtin-schema.js';
 import { applyCrdSchema } from './crd-schema.js';
 import { compileFilter, type ObjectFilter } from './filter.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { deepClone, deepEqual, isJsonObject } from './json.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepClone, deepEqual, isJsonObject } from '../base/json.js';
 import {
   finalizersOf,
   generatedName,
@@ -46,12 +46,12 @@ import {
   setPath,
   timestamp,
   uidOf,
-} from './meta.js';
-import { formatLabelSelector, labelSelectorFromObject } from './label-selector.js';
+} from '../base/meta.js';
+import { formatLabelSelector, labelSelectorFromObject } from '../grammar/label-selector.js';
 import type { Registry, Resolved, ResourceType, StrategyContext } from './registry.js';
 import { apiVersionOf } from './registry.js';
 import { present, versionSchema } from './present.js';
-import type { Store } from './store.js';
+import type { Store } from '../storage/store.js';
 import { validateAnnotations, validateLabels, validateName } from './validation.js';
 
 export type PropagationPolicy = 'Background' | 'Foreground' | 'Orphan';

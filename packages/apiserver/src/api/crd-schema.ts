@@ -10,11 +10,11 @@
  */
 import { LRUCache } from 'lru-cache';
 import { RE2JS } from 're2js';
-import type { StatusCause } from './errors.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { deepClone, isJsonObject, ownValue, setOwn } from './json.js';
-import { CelCostExceeded, compileRule, toCel, withCelBudget } from './cel.js';
-import { hasFormat } from './formats.js';
+import type { StatusCause } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepClone, isJsonObject, ownValue, setOwn } from '../base/json.js';
+import { CelCostExceeded, compileRule, toCel, withCelBudget } from '../grammar/cel.js';
+import { hasFormat } from '../grammar/formats.js';
 
 export interface SchemaOutcome {
   /** Paths of fields the schema does not declare (already pruned from the object). */

@@ -4,15 +4,15 @@
  * resource before letting the CRD go.
  */
 import type { ApiCore } from './core.js';
-import type { StatusCause } from './errors.js';
-import { fieldForbidden, fieldInvalid, fieldNotSupported, fieldRequired } from './errors.js';
+import type { StatusCause } from '../base/errors.js';
+import { fieldForbidden, fieldInvalid, fieldNotSupported, fieldRequired } from '../base/errors.js';
 import { clientConfigCauses } from './builtins/admission-webhooks.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { deepEqual, isJsonObject } from './json.js';
-import { finalizersOf, getPath, isBeingDeleted, metaOf, nameOf, namespaceOf, timestamp } from './meta.js';
-import { WorkQueue } from './work-queue.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepEqual, isJsonObject } from '../base/json.js';
+import { finalizersOf, getPath, isBeingDeleted, metaOf, nameOf, namespaceOf, timestamp } from '../base/meta.js';
+import { WorkQueue } from '../base/work-queue.js';
 import type { PrinterColumn, Registry, ResourceType, ScaleInfo, Strategy, VersionInfo } from './registry.js';
-import type { Store, StoreEvent } from './store.js';
+import type { Store, StoreEvent } from '../storage/store.js';
 import { dns1035Label, dns1123Label, dns1123Subdomain } from './validation.js';
 import type { WatchHub } from './watch.js';
 import { pruneUnknownCrdFields, schemaProblems } from './crd-structure.js';

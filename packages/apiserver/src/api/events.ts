@@ -4,10 +4,10 @@
  * as Kubernetes' events/v1 conversion does; `events.k8s.io/v1` writes are validated as strictly
  * as the real server validates them; `kubectl get events` gets the real printer's columns.
  */
-import { fieldInvalid, fieldRequired, type StatusCause } from './errors.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject } from './json.js';
-import { age } from './meta.js';
+import { fieldInvalid, fieldRequired, type StatusCause } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { age } from '../base/meta.js';
 import type { PrinterColumn, Strategy } from './registry.js';
 
 export const CORE_EVENT = 'v1';

@@ -2,13 +2,13 @@
  * Label and field selectors of list, watch and deletecollection requests, compiled once per
  * request into a predicate over stored objects.
  */
-import { badRequest } from './errors.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject } from './json.js';
-import { labelsOf } from './meta.js';
+import { badRequest } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { labelsOf } from '../base/meta.js';
 import type { ResourceType, VersionInfo } from './registry.js';
-import { matchesFieldSelector, parseFieldSelector, selectableFields, selectableFieldValues } from './field-selector.js';
-import { matchesLabelSelector, parseLabelSelector, SelectorError } from './label-selector.js';
+import { matchesFieldSelector, parseFieldSelector, selectableFields, selectableFieldValues } from '../grammar/field-selector.js';
+import { matchesLabelSelector, parseLabelSelector, SelectorError } from '../grammar/label-selector.js';
 
 export interface ObjectFilter {
   readonly matches: (obj: JsonObject) => boolean;

@@ -1,6 +1,6 @@
 import { asVersion } from './crd-schema.js';
 import { convertEvent } from './events.js';
-import type { JsonObject, JsonValue } from './json.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
 import type { Resolved } from './registry.js';
 
 /**

@@ -3,10 +3,10 @@
  * applies them: which part of the object a write may change (the main resource, status or
  * finalize), the metadata the server owns, finalizers on an object being deleted, generation.
  */
-import { fieldForbidden, type StatusCause } from './errors.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { deepClone, deepEqual, isJsonObject } from './json.js';
-import { finalizersOf, isBeingDeleted, metaOf, readMeta, resourceVersionOf } from './meta.js';
+import { fieldForbidden, type StatusCause } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepClone, deepEqual, isJsonObject } from '../base/json.js';
+import { finalizersOf, isBeingDeleted, metaOf, readMeta, resourceVersionOf } from '../base/meta.js';
 import type { ResourceType } from './registry.js';
 
 /**

@@ -3,13 +3,13 @@
  * every watcher sees events in resourceVersion order with nothing missed between its initial
  * state and its first change. Serialized event lines are shared between watchers.
  */
-import { expired } from './errors.js';
+import { expired } from '../base/errors.js';
 import type { ObjectFilter } from './filter.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { namespaceOf } from './meta.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { namespaceOf } from '../base/meta.js';
 import { present } from './present.js';
 import type { ResourceType } from './registry.js';
-import type { EventType, Store, StoreEvent } from './store.js';
+import type { EventType, Store, StoreEvent } from '../storage/store.js';
 
 /** Where a watch writes its lines (an HTTP response, in the server). */
 export interface WatchSink {

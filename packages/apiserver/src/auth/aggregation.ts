@@ -4,12 +4,12 @@
  * to date as those change, like the real clusterrole-aggregation controller.
  */
 import type { ApiCore } from '../api/core.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { deepEqual, isJsonObject } from '../api/json.js';
-import { labelSelectorFromObject, matchesLabelSelector, SelectorError } from '../api/label-selector.js';
-import { labelsOf, nameOf } from '../api/meta.js';
-import type { Store } from '../api/store.js';
-import { WorkQueue } from '../api/work-queue.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepEqual, isJsonObject } from '../base/json.js';
+import { labelSelectorFromObject, matchesLabelSelector, SelectorError } from '../grammar/label-selector.js';
+import { labelsOf, nameOf } from '../base/meta.js';
+import type { Store } from '../storage/store.js';
+import { WorkQueue } from '../base/work-queue.js';
 import { CLUSTER_ROLES_KEY } from './rbac.js';
 
 function selectorsOf(role: JsonObject): JsonValue[] | undefined {

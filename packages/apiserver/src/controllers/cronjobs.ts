@@ -8,14 +8,14 @@
  * moves a CronJob through its schedule without waiting.
  */
 import type { ApiCore } from '../api/core.js';
-import { CronError, nextRun, parseCron, rfc3339In, timeZoneError, type CronSchedule } from '../api/cron.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, nameOf, namespaceOf, resourceVersionOf, timestamp, uidOf } from '../api/meta.js';
-import type { Store, StoreEvent } from '../api/store.js';
+import { CronError, nextRun, parseCron, rfc3339In, timeZoneError, type CronSchedule } from '../grammar/cron.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { getPath, isBeingDeleted, nameOf, namespaceOf, resourceVersionOf, timestamp, uidOf } from '../base/meta.js';
+import type { Store, StoreEvent } from '../storage/store.js';
 import { Timers, type SimulationClock } from './clock.js';
 import { jobFinished, JOBS_KEY } from './jobs.js';
-import { WorkQueue } from '../api/work-queue.js';
+import { WorkQueue } from '../base/work-queue.js';
 import type { ServerEventRecorder } from './recorder.js';
 import { controlled, CONTROLLER_MANAGER, controllerRef, controllerUid, ownerToSync } from './workload.js';
 

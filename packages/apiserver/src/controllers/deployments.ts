@@ -6,10 +6,10 @@
  * (Available, Progressing) `kubectl rollout status` reads.
  */
 import type { ApiCore } from '../api/core.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { deepEqual, isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, nameOf, namespaceOf, readMeta, timestamp, uidOf } from '../api/meta.js';
-import type { Store } from '../api/store.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepEqual, isJsonObject } from '../base/json.js';
+import { getPath, isBeingDeleted, nameOf, namespaceOf, readMeta, timestamp, uidOf } from '../base/meta.js';
+import type { Store } from '../storage/store.js';
 import type { SimulationClock } from './clock.js';
 import type { ServerEventRecorder } from './recorder.js';
 import { REPLICASETS_KEY } from './replicasets.js';

@@ -4,11 +4,11 @@
  * Pods that have an IP — ready ones as addresses, the others as not ready.
  */
 import type { ApiCore } from '../api/core.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { deepEqual, isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, labelsOf, nameOf, namespaceOf, uidOf } from '../api/meta.js';
-import type { Store, StoreEvent } from '../api/store.js';
-import { WorkQueue } from '../api/work-queue.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepEqual, isJsonObject } from '../base/json.js';
+import { getPath, isBeingDeleted, labelsOf, nameOf, namespaceOf, uidOf } from '../base/meta.js';
+import type { Store, StoreEvent } from '../storage/store.js';
+import { WorkQueue } from '../base/work-queue.js';
 import { controllerRef, isPodReady, PODS_KEY, podPhase } from './workload.js';
 
 const SERVICES_KEY = '/services';

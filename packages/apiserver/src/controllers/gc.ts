@@ -10,7 +10,7 @@
 import type { DeleteAdmission } from '../api/admission-port.js';
 import type { ApiCore, PropagationPolicy } from '../api/core.js';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '../api/core.js';
-import { isJsonObject, type JsonObject } from '../api/json.js';
+import { isJsonObject, type JsonObject } from '../base/json.js';
 import {
   finalizersOf,
   isBeingDeleted,
@@ -21,10 +21,10 @@ import {
   resourceVersionOf,
   uidOf,
   type OwnerRef,
-} from '../api/meta.js';
-import { WorkQueue } from '../api/work-queue.js';
+} from '../base/meta.js';
+import { WorkQueue } from '../base/work-queue.js';
 import type { Registry } from '../api/registry.js';
-import type { ObjectRef, Store, StoreEvent } from '../api/store.js';
+import type { ObjectRef, Store, StoreEvent } from '../storage/store.js';
 
 const GC_MANAGER = 'generic-garbage-collector';
 /** The kube-system ServiceAccount the real garbage collector deletes as. */

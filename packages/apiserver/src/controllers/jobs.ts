@@ -5,10 +5,10 @@
  * Retries are not delayed (the real controller backs off exponentially).
  */
 import type { ApiCore } from '../api/core.js';
-import type { JsonObject } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, nameOf, timestamp } from '../api/meta.js';
-import type { Store } from '../api/store.js';
+import type { JsonObject } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { getPath, isBeingDeleted, nameOf, timestamp } from '../base/meta.js';
+import type { Store } from '../storage/store.js';
 import type { SimulationClock } from './clock.js';
 import type { ServerEventRecorder } from './recorder.js';
 import {

@@ -6,13 +6,13 @@
  * `failures` of each Job fail); a bound Pod deleted gracefully goes once its grace period is over.
  */
 import type { ApiCore } from '../api/core.js';
-import { ApiError } from '../api/errors.js';
-import type { JsonObject } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, nameOf, namespaceOf, ownerRefsOf, readMeta, resourceVersionOf, timestamp, uidOf } from '../api/meta.js';
-import type { Store, StoreEvent } from '../api/store.js';
+import { ApiError } from '../base/errors.js';
+import type { JsonObject } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { getPath, isBeingDeleted, nameOf, namespaceOf, ownerRefsOf, readMeta, resourceVersionOf, timestamp, uidOf } from '../base/meta.js';
+import type { Store, StoreEvent } from '../storage/store.js';
 import { Timers, type SimulationClock } from './clock.js';
-import { WorkQueue } from '../api/work-queue.js';
+import { WorkQueue } from '../base/work-queue.js';
 import type { ServerEventRecorder } from './recorder.js';
 import { PVCS_KEY } from './volumes.js';
 import { condition, PODS_KEY, podPhase } from './workload.js';

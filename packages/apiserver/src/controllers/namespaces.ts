@@ -5,11 +5,11 @@
  */
 import type { DeleteAdmission } from '../api/admission-port.js';
 import type { ApiCore } from '../api/core.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../api/json.js';
-import { finalizersOf, isBeingDeleted, nameOf, namespaceOf, resourceVersionOf, timestamp, uidOf } from '../api/meta.js';
-import { WorkQueue } from '../api/work-queue.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../base/json.js';
+import { finalizersOf, isBeingDeleted, nameOf, namespaceOf, resourceVersionOf, timestamp, uidOf } from '../base/meta.js';
+import { WorkQueue } from '../base/work-queue.js';
 import type { Registry, Resolved } from '../api/registry.js';
-import type { Store, StoreEvent } from '../api/store.js';
+import type { Store, StoreEvent } from '../storage/store.js';
 
 export const NAMESPACES_KEY = '/namespaces';
 const KUBERNETES_FINALIZER = 'kubernetes';

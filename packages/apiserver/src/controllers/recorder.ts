@@ -4,8 +4,8 @@
  * (count, lastTimestamp) — what `kubectl describe` lists under Events.
  */
 import type { ApiCore } from '../api/core.js';
-import type { JsonObject } from '../api/json.js';
-import { nameOf, namespaceOf, resourceVersionOf, timestamp, uidOf } from '../api/meta.js';
+import type { JsonObject } from '../base/json.js';
+import { nameOf, namespaceOf, resourceVersionOf, timestamp, uidOf } from '../base/meta.js';
 import type { SimulationClock } from './clock.js';
 
 export const EVENTS_KEY = '/events';

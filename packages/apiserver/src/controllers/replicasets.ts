@@ -4,10 +4,10 @@
  * available counts.
  */
 import type { ApiCore } from '../api/core.js';
-import type { JsonObject } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, nameOf, readMeta } from '../api/meta.js';
-import type { Store } from '../api/store.js';
+import type { JsonObject } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { getPath, isBeingDeleted, nameOf, readMeta } from '../base/meta.js';
+import type { Store } from '../storage/store.js';
 import type { SimulationClock } from './clock.js';
 import type { ServerEventRecorder } from './recorder.js';
 import {

@@ -5,7 +5,7 @@
  * part can be switched off; delays go down to 0 and a test can pass its own clock.
  */
 import type { ApiCore } from '../api/core.js';
-import type { Store } from '../api/store.js';
+import type { Store } from '../storage/store.js';
 import { realClock, type SimulationClock } from './clock.js';
 import { CronJobController } from './cronjobs.js';
 import { DeploymentController } from './deployments.js';

@@ -10,12 +10,12 @@
  */
 import type { ApiCore } from '../api/core.js';
 import { DEFAULT_STORAGE_CLASS } from '../api/builtins/index.js';
-import { parseQuantity } from '../api/cel.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, nameOf, namespaceOf, readMeta, resourceVersionOf, uidOf } from '../api/meta.js';
-import type { Store, StoreEvent } from '../api/store.js';
-import { WorkQueue } from '../api/work-queue.js';
+import { parseQuantity } from '../grammar/cel.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { getPath, isBeingDeleted, nameOf, namespaceOf, readMeta, resourceVersionOf, uidOf } from '../base/meta.js';
+import type { Store, StoreEvent } from '../storage/store.js';
+import { WorkQueue } from '../base/work-queue.js';
 import type { ServerEventRecorder } from './recorder.js';
 
 export const PVCS_KEY = '/persistentvolumeclaims';

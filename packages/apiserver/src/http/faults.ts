@@ -2,9 +2,9 @@
  * Fault injection for tests: answer chosen requests with an error status or a delay, drop,
  * stall or silence open watches, compact history. Every fault is removable; `clear()` removes them all.
  */
-import { ApiError, reasonForCode } from '../api/errors.js';
+import { ApiError, reasonForCode } from '../base/errors.js';
 import type { Verb } from './http.js';
-import type { Store } from '../api/store.js';
+import type { Store } from '../storage/store.js';
 import type { Watch, WatchHub } from '../api/watch.js';
 
 /** Which requests a fault applies to. Every given field must match. */

@@ -18,21 +18,21 @@ import {
   resourceVersionTooLarge,
   unsupportedMediaType,
   type StatusCause,
-} from '../api/errors.js';
+} from '../base/errors.js';
 import type { Faults, RequestDescription } from './faults.js';
 import type { RequestLog } from './request-log.js';
 import type { ResourceRequest, Verb } from './http.js';
 import { MAX_BODY_BYTES, mediaType, parseBody, readBody, sendJson, verbOf } from './http.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { resourceVersionOf } from '../api/meta.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { resourceVersionOf } from '../base/meta.js';
 import { decodeProtobufBody, PROTOBUF } from './protobuf.js';
-import { isJsonObject } from '../api/json.js';
+import { isJsonObject } from '../base/json.js';
 import type { Registry, Resolved } from '../api/registry.js';
 import type { IncludeObject } from './table.js';
 import { parseIncludeObject, toTable } from './table.js';
 import { asPartialObjectMetadata, goTypeName, listInShape, mediaTarget, objectInShape } from './media-target.js';
 import type { WatchHub, WatchSink, WatchStart } from '../api/watch.js';
-import type { EventType } from '../api/store.js';
+import type { EventType } from '../storage/store.js';
 import { warningHeaders } from './warnings.js';
 import type { Attributes, Auth, UserInfo } from '../auth/index.js';
 import {

@@ -8,8 +8,8 @@
  * undescribed field with a value is a 415 naming it (send JSON: `kubectl create -f`, `apply -f`).
  * Responses are always JSON (kubectl accepts it).
  */
-import { ApiError } from '../api/errors.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
+import { ApiError } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
 
 type Scalar = 'string' | 'int' | 'bool' | 'bytes' | 'intOrString' | 'quantity';
 

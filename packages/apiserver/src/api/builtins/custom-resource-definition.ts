@@ -3,7 +3,7 @@
  * `kubectl get` prints.
  */
 import { crdStrategy } from '../crds.js';
-import { readMeta } from '../meta.js';
+import { readMeta } from '../../base/meta.js';
 import type { ResourceType } from '../registry.js';
 import { builtin, column, str } from './builtin.js';
 

@@ -30,8 +30,8 @@ import type * as CelExtensions from '@bufbuild/cel/ext';
 import type * as WellKnownTypes from '@bufbuild/protobuf/wkt';
 import { LRUCache } from 'lru-cache';
 import { RE2JS } from 're2js';
-import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject, ownValue } from './json.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject, ownValue } from '../base/json.js';
 
 type Cel = typeof CelModule;
 type Expr = ReturnType<Cel['parse']>['expr'];

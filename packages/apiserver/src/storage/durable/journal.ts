@@ -11,9 +11,9 @@
  */
 import { readdir, stat, mkdir, access, unlink, constants, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { JsonObject, JsonValue } from '../json.js';
-import { isJsonObject } from '../json.js';
-import { nameOf, namespaceOf } from '../meta.js';
+import type { JsonObject, JsonValue } from '../../base/json.js';
+import { isJsonObject } from '../../base/json.js';
+import { nameOf, namespaceOf } from '../../base/meta.js';
 import { lockDirectory } from './dir-lock.js';
 import { createExclusive, DIR_MODE, syncDir, TEMP_SUFFIX, writeAll, writeChunksAtomic } from './files.js';
 import { decodeLog, encodeRecord, type LogRecord } from './records.js';
