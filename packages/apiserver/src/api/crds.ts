@@ -3,7 +3,7 @@
  * controller that serves it (NamesAccepted/Established), and on deletion removes every custom
  * resource before letting the CRD go.
  */
-import type { ApiCore } from './core.js';
+import type { InternalWrites } from './internal-writes.js';
 import type { StatusCause } from '../base/errors.js';
 import { fieldForbidden, fieldInvalid, fieldNotSupported, fieldRequired } from '../base/errors.js';
 import { clientConfigCauses } from './builtins/admission-webhooks.js';
@@ -276,7 +276,7 @@ export class CrdController {
   private readonly unsubscribe: () => void;
 
   constructor(
-    private readonly core: ApiCore,
+    private readonly writes: InternalWrites,
     private readonly registry: Registry,
     private readonly store: Store,
     private readonly hub: WatchHub,
@@ -330,7 +330,7 @@ export class CrdController {
 
   /** Changes a CRD's status as the server (its /status, manager kube-apiserver); no write when nothing changed. */
   private updateStatus(name: string, change: (status: JsonObject, now: string, crd: JsonObject) => void): void {
-    this.core.mutate(
+    this.writes.mutate(
       CRD_KEY,
       '',
       name,
@@ -346,7 +346,7 @@ export class CrdController {
 
   private cleanup(crd: JsonObject, type: ResourceType): void {
     for (const obj of this.store.list(type.key)) {
-      if (!isBeingDeleted(obj)) this.core.deleteInternal(type.key, namespaceOf(obj), nameOf(obj));
+      if (!isBeingDeleted(obj)) this.writes.deleteInternal(type.key, namespaceOf(obj), nameOf(obj));
     }
     if (this.store.count(type.key) > 0) {
       this.updateStatus(nameOf(crd), (status, now) =>
@@ -359,7 +359,7 @@ export class CrdController {
 
   /** Lets a deleted CRD go: its objects are gone (or, for one never served, were never its own). */
   private releaseCleanupFinalizer(name: string): void {
-    this.core.mutate(CRD_KEY, '', name, (obj) => {
+    this.writes.mutate(CRD_KEY, '', name, (obj) => {
       const finalizers = finalizersOf(obj);
       if (!finalizers.includes(CLEANUP_FINALIZER)) return false;
       metaOf(obj).finalizers = finalizers.filter((f) => f !== CLEANUP_FINALIZER);

@@ -31,7 +31,7 @@ export interface WatchSink {
 export interface WatchSpec {
   type: ResourceType;
   apiVersion: string;
-  /** The schema custom resources are presented with in `apiVersion` (see core.ts `present`). */
+  /** The schema custom resources are presented with in `apiVersion` (see present.ts). */
   schema?: JsonValue;
   /** Only this namespace; undefined for cluster-scoped types and all-namespace watches. */
   namespace?: string;

@@ -3,7 +3,7 @@
  * rules of every other ClusterRole its selectors match (in name order, without repeats), kept up
  * to date as those change, like the real clusterrole-aggregation controller.
  */
-import type { ApiCore } from '../api/core.js';
+import type { InternalWrites } from '../api/internal-writes.js';
 import type { JsonObject, JsonValue } from '../base/json.js';
 import { deepEqual, isJsonObject } from '../base/json.js';
 import { labelSelectorFromObject, matchesLabelSelector, SelectorError } from '../grammar/label-selector.js';
@@ -52,7 +52,7 @@ export class ClusterRoleAggregator {
   private readonly unsubscribe: () => void;
 
   constructor(
-    private readonly core: ApiCore,
+    private readonly writes: InternalWrites,
     private readonly store: Store,
   ) {
     this.unsubscribe = store.onEvent((e) => {
@@ -73,7 +73,7 @@ export class ClusterRoleAggregator {
     const role = this.store.get(CLUSTER_ROLES_KEY, '', name);
     const rules = role && aggregatedRules(role, this.store.list(CLUSTER_ROLES_KEY));
     if (!role || !rules || deepEqual(role.rules ?? [], rules)) return;
-    this.core.mutate(
+    this.writes.mutate(
       CLUSTER_ROLES_KEY,
       '',
       name,

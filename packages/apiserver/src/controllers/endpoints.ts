@@ -3,7 +3,7 @@
  * of its name and an EndpointSlice (`kubernetes.io/service-name` label) listing the matching
  * Pods that have an IP — ready ones as addresses, the others as not ready.
  */
-import type { ApiCore } from '../api/core.js';
+import type { InternalWrites } from '../api/internal-writes.js';
 import type { JsonObject, JsonValue } from '../base/json.js';
 import { deepEqual, isJsonObject } from '../base/json.js';
 import { getPath, isBeingDeleted, labelsOf, nameOf, namespaceOf, uidOf } from '../base/meta.js';
@@ -41,7 +41,7 @@ export class EndpointsController {
   private readonly unsubscribe: () => void;
 
   constructor(
-    private readonly core: ApiCore,
+    private readonly writes: InternalWrites,
     private readonly store: Store,
   ) {
     this.queue = new WorkQueue('endpoints controller', (key) => this.reconcile(key));
@@ -129,10 +129,10 @@ export class EndpointsController {
 
   private write(key: string, ns: string, name: string, fresh: JsonObject, update: (o: JsonObject) => JsonObject): void {
     if (!this.store.get(key, ns, name)) {
-      this.core.createInternal(key, fresh, 'kube-controller-manager');
+      this.writes.createInternal(key, fresh, 'kube-controller-manager');
       return;
     }
-    this.core.mutate(key, ns, name, (o) => {
+    this.writes.mutate(key, ns, name, (o) => {
       const next = update(o);
       if (deepEqual(next, o)) return false;
       Object.assign(o, next);

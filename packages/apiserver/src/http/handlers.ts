@@ -3,7 +3,10 @@
  * parameters and bodies, calls the core and writes the answer (JSON, Table or a watch stream).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiCore, DeleteOptions, FieldValidation, PropagationPolicy, WriteOptions } from '../api/core.js';
+import type { ApiCore } from '../api/core.js';
+import type { DeleteOptions, PropagationPolicy } from '../api/deletion.js';
+import { compileRequestFilter } from '../api/filter.js';
+import type { FieldValidation, WriteOptions } from '../api/write-path.js';
 import { versionSchema } from '../api/present.js';
 import type { PatchEngine, PatchKind } from '../patch/engine.js';
 import {
@@ -374,7 +377,7 @@ export async function handleResource(
       ctx.admission,
       admissionRequest('CREATE', resolved, rr, user, opts),
       value,
-      (body) => ctx.core.bind(namespace, rr.name as string, body, opts),
+      (body) => ctx.core.subresources.bind(namespace, rr.name as string, body, opts),
       opts.warnings,
     );
     sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, warningHeaders(opts.warnings));
@@ -387,7 +390,7 @@ export async function handleResource(
   switch (verb) {
     case 'get': {
       const target = mediaTarget(accept);
-      const obj = await fromStorage(conversion, ctx.core.get(conversion?.storage ?? resolved, namespace, rr.name as string));
+      const obj = await fromStorage(conversion, ctx.core.verbs.get(conversion?.storage ?? resolved, namespace, rr.name as string));
       if (target?.kind === 'Table') {
         const listMeta = { resourceVersion: resourceVersionOf(obj) };
         sendJson(res, 200, toTable(type, resolved.version, [obj], listMeta, parseIncludeObject(query.get('includeObject'))));
@@ -403,7 +406,7 @@ export async function handleResource(
       if (rvText !== '' && rvText !== '0' && !(await waitForResourceVersion(ctx.hub, Number(rvText), () => res.destroyed))) {
         throw resourceVersionTooLarge(Number(rvText), ctx.hub.resourceVersion);
       }
-      const list = ctx.core.list(conversion?.storage ?? resolved, rr.namespace, {
+      const list = ctx.core.verbs.list(conversion?.storage ?? resolved, rr.namespace, {
         labelSelector: query.get('labelSelector') ?? undefined,
         fieldSelector: query.get('fieldSelector') ?? undefined,
         limit: intParam(query, 'limit'),
@@ -457,7 +460,7 @@ export async function handleResource(
       const result = await fromStorageResult(
         conversion,
         await admittedWrite(ctx.admission, request, opts, (o) =>
-          ctx.core.create(conversion?.storage ?? resolved, namespace, stored as JsonValue, { ...opts, ...o }),
+          ctx.core.verbs.create(conversion?.storage ?? resolved, namespace, stored as JsonValue, { ...opts, ...o }),
         ),
       );
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
@@ -472,7 +475,7 @@ export async function handleResource(
       const result = await fromStorageResult(
         conversion,
         await admittedWrite(ctx.admission, request, opts, (o) =>
-          ctx.core.update(conversion?.storage ?? resolved, namespace, rr.name as string, stored as JsonValue, { ...opts, ...o }),
+          ctx.core.verbs.update(conversion?.storage ?? resolved, namespace, rr.name as string, stored as JsonValue, { ...opts, ...o }),
         ),
       );
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
@@ -493,14 +496,14 @@ export async function handleResource(
       if (conversion) {
         const result = await patchThroughConversion(conversion, resolved, namespace, rr.name as string, kind, body, ctx, (o, updated) =>
           admittedWrite(ctx.admission, request, opts, (w) =>
-            ctx.core.update(conversion.storage, namespace, rr.name as string, updated, { ...opts, ...o, ...w }),
+            ctx.core.verbs.update(conversion.storage, namespace, rr.name as string, updated, { ...opts, ...o, ...w }),
           ),
         );
         sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
         return;
       }
       const result = await admittedWrite(ctx.admission, request, opts, (o) =>
-        ctx.core.patch(resolved, namespace, rr.name as string, kind, body, { ...opts, ...o }),
+        ctx.core.verbs.patch(resolved, namespace, rr.name as string, kind, body, { ...opts, ...o }),
       );
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
@@ -510,11 +513,11 @@ export async function handleResource(
       const request = admissionRequest('DELETE', resolved, rr, user, opts);
       const current = (): JsonObject | undefined =>
         ctx.core.store.get(type.key, type.namespaced ? namespace : '', rr.name as string) &&
-        ctx.core.get(conversion?.storage ?? resolved, namespace, rr.name as string);
+        ctx.core.verbs.get(conversion?.storage ?? resolved, namespace, rr.name as string);
       const result = await fromStorageResult(
         conversion,
         await admittedDeleteOfCurrent(ctx.admission, request, current, () =>
-          ctx.core.delete(conversion?.storage ?? resolved, namespace, rr.name as string, opts),
+          ctx.core.deletion.delete(conversion?.storage ?? resolved, namespace, rr.name as string, opts),
         ),
       );
       sendJson(res, result.status, result.body);
@@ -524,7 +527,7 @@ export async function handleResource(
       const opts = await deleteOptionsOf(req, query, ctx);
       // Each item is admitted as a DELETE with the item as oldObject and no name, as the real server's static attributes.
       const request = admissionRequest('DELETE', resolved, rr, user, opts, '');
-      const list = await ctx.core.deleteCollection(
+      const list = await ctx.core.deletion.deleteCollection(
         resolved,
         rr.namespace,
         { labelSelector: query.get('labelSelector') ?? undefined, fieldSelector: query.get('fieldSelector') ?? undefined },
@@ -571,7 +574,7 @@ async function patchThroughConversion(
       'application/json-patch+json',
       'application/merge-patch+json',
     ]);
-  const stored = ctx.core.get(conversion.storage, namespace, name);
+  const stored = ctx.core.verbs.get(conversion.storage, namespace, name);
   const current = await fromStorage(conversion, stored);
   const patched = ctx.patch(kind, current, body, resolved.type);
   if (!isJsonObject(patched)) throw badRequest(`the patch must leave a ${resolved.type.kind} object`);
@@ -632,7 +635,7 @@ async function serveScale(
   const name = rr.name as string;
   const opts = writeOptions(req, query, 'scale');
   if (verb === 'get') {
-    sendJson(res, 200, ctx.core.getScale(resolved, namespace, name));
+    sendJson(res, 200, ctx.core.subresources.getScale(resolved, namespace, name));
     return;
   }
   let change: (scale: JsonObject) => JsonValue;
@@ -657,9 +660,9 @@ async function serveScale(
   const result = await admittedScale(
     ctx.admission,
     admissionRequest('UPDATE', resolved, rr, user, opts),
-    () => ctx.core.getScale(resolved, namespace, name),
+    () => ctx.core.subresources.getScale(resolved, namespace, name),
     change,
-    (c, dryRun) => ctx.core.updateScale(resolved, namespace, name, c, { ...opts, dryRun }),
+    (c, dryRun) => ctx.core.subresources.updateScale(resolved, namespace, name, c, { ...opts, dryRun }),
     opts.warnings,
   );
   sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
@@ -763,7 +766,7 @@ async function serveWatch(
   const bookmarks = query.get('allowWatchBookmarks') === 'true';
   checkWatchListOptions(query, bookmarks);
   const fieldSelectors = [query.get('fieldSelector') ?? '', rr.name !== undefined ? `metadata.name=${rr.name}` : ''].filter(Boolean);
-  const filter = ctx.core.compileFilter(resolved, {
+  const filter = compileRequestFilter(resolved, {
     labelSelector: query.get('labelSelector') ?? undefined,
     fieldSelector: fieldSelectors.join(',') || undefined,
   });
