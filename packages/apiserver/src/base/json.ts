@@ -80,3 +80,13 @@ export function hasOwn(obj: JsonObject, key: string): boolean {
 export function ownValue(obj: JsonObject | undefined, key: string): JsonValue | undefined {
   return obj !== undefined && hasOwn(obj, key) ? obj[key] : undefined;
 }
+
+/** A string field's value; anything else reads as ''. */
+export function stringOf(v: JsonValue | undefined): string {
+  return typeof v === 'string' ? v : '';
+}
+
+/** The strings of a list field; anything else reads as an empty list. */
+export function stringsOf(v: JsonValue | undefined): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
