@@ -43,8 +43,6 @@ export {
 } from './server.js';
 export type { Fault, FaultOutcome, Faults, RequestDescription, RequestFaultSpec, RequestMatch, WatchMatch } from './http/faults.js';
 export type { Verb } from './http/http.js';
-export type { Store } from './storage/store.js';
-export type { WatchHub } from './api/watch.js';
 export type { RequestLog } from './http/request-log.js';
 export type { SimulateOptions, SimulationClock } from './controllers/simulators.js';
 export { kubeconfigYaml, type KubeconfigSpec } from './kubeconfig.js';
@@ -66,11 +64,5 @@ export {
 } from './grammar/field-selector.js';
 
 // Types that appear in the signatures above, exported so that users can name them.
-export type { LogRecord } from './storage/durable/records.js';
 export type { ApiError, StatusCause, StatusDetails } from './base/errors.js';
-export type { ObjectFilter } from './api/filter.js';
 export type { JsonObject, JsonValue } from './base/json.js';
-export type { PrinterColumn, ResourceType, ScaleInfo, Strategy, StrategyContext, VersionInfo } from './api/registry.js';
-export type { EventType as WatchEventType, ObjectRef, StoreEvent, StoreListener, StoreOptions } from './storage/store.js';
-export type { NameRule } from './api/validation.js';
-export type { Watch, WatchHubOptions, WatchSink, WatchSpec, WatchStart } from './api/watch.js';

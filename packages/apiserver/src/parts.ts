@@ -25,7 +25,7 @@ import { GarbageCollector } from './controllers/gc.js';
 import { NamespaceController, NAMESPACES_KEY } from './controllers/namespaces.js';
 import { startSimulation } from './controllers/simulators.js';
 import { AdmissionWebhooks, controllerDeletes, ConversionWebhooks } from './admission/index.js';
-import { Faults } from './http/faults.js';
+import { FaultInjector } from './http/faults.js';
 import { RequestLog } from './http/request-log.js';
 import type { ApiServerOptions } from './options.js';
 import { patchEngine } from './patch/engine.js';
@@ -45,7 +45,7 @@ export interface ServerParts {
   simulation: ReturnType<typeof startSimulation> | undefined;
   aggregator: ClusterRoleAggregator;
   auth: Auth;
-  faults: Faults;
+  faults: FaultInjector;
   requests: RequestLog;
   admission: AdmissionWebhooks;
   conversion: ConversionWebhooks;
@@ -84,7 +84,7 @@ export function assembleParts(options: ApiServerOptions, journal: Journal | unde
     simulation: options.simulate ? startSimulation(core.internal, store, options.simulate) : undefined,
     aggregator: new ClusterRoleAggregator(core.internal, store),
     auth: new Auth(store, { adminToken: options.token }),
-    faults: new Faults(store, hub, options.random),
+    faults: new FaultInjector(store, hub, options.random),
     requests: new RequestLog(),
     admission,
     conversion: new ConversionWebhooks(store, registry, options.webhookServices),

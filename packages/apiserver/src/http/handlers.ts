@@ -22,7 +22,7 @@ import {
   unsupportedMediaType,
   type StatusCause,
 } from '../base/errors.js';
-import type { Faults, RequestDescription } from './faults.js';
+import type { FaultInjector, RequestDescription } from './faults.js';
 import type { RequestLog } from './request-log.js';
 import type { ResourceRequest, Verb } from './http.js';
 import { MAX_BODY_BYTES, mediaType, parseBody, readBody, sendJson, verbOf } from './http.js';
@@ -55,7 +55,7 @@ export interface HandlerContext {
   core: ApiCore;
   registry: Registry;
   hub: WatchHub;
-  faults: Faults;
+  faults: FaultInjector;
   requests: RequestLog;
   /** Watches without timeoutSeconds end after this many seconds times [1, 2), like the real server's. */
   minRequestTimeoutSeconds: number;
