@@ -7,6 +7,7 @@
  * A field absent from the object's field set reads as "" (so `spec.nodeName=` matches unscheduled
  * pods). Unlike the Go parser, whitespace around a field name is trimmed; values are taken verbatim.
  */
+import { isJsonObject } from '../base/json.js';
 import { SelectorError } from './label-selector.js';
 
 export type FieldOperator = 'Equals' | 'NotEquals';
@@ -173,13 +174,7 @@ export function selectableFields(group: string, kind: string): string[] {
 export function selectableFieldValues(object: unknown, group: string, kind: string): Record<string, string> {
   const out: Record<string, string> = {};
   const read = (path: string): unknown =>
-    path
-      .split('.')
-      .reduce<unknown>(
-        (node, step) =>
-          typeof node === 'object' && node !== null && !Array.isArray(node) ? (node as Record<string, unknown>)[step] : undefined,
-        object,
-      );
+    path.split('.').reduce<unknown>((node, step) => (isJsonObject(node) ? node[step] : undefined), object);
   const put = (label: string, value: unknown) => {
     if (typeof value === 'string') out[label] = value;
     else if (typeof value === 'number' || typeof value === 'boolean') out[label] = String(value);
