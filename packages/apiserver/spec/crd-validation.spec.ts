@@ -426,6 +426,29 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
     });
   });
 
+  describe('enum compares values as JSON, not as text', () => {
+    it('accepts an object listed in an enum with its keys in another order, and refuses one not listed', async () => {
+      const spec = {
+        type: 'object',
+        properties: { size: { type: 'object', enum: [{ cpu: 1, memory: 2 }], 'x-kubernetes-preserve-unknown-fields': true } },
+      };
+      await postCrd(specCrd('shapes', 'Shape', spec));
+      const path = '/apis/valid.rxkube.dev/v1/namespaces/default/shapes';
+      const post = (name: string, sizeText: string) =>
+        raw(
+          c.server,
+          'POST',
+          path,
+          `{"apiVersion":"valid.rxkube.dev/v1","kind":"Shape","metadata":{"name":"${name}"},"spec":{"size":${sizeText}}}`,
+        );
+      const reordered = await post('reordered', '{"memory":2,"cpu":1}');
+      expect(reordered.status, reordered.text).to.equal(201);
+      const other = await post('other', '{"memory":3,"cpu":1}');
+      expect(other.status, other.text).to.equal(422);
+      expect(other.text).to.contain('spec.size: Unsupported value');
+    });
+  });
+
   describe('the CRD itself', () => {
     const withSchema = (openAPIV3Schema: unknown) =>
       crd('things.valid.rxkube.dev', 'valid.rxkube.dev', 'Thing', [

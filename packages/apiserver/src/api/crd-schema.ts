@@ -266,7 +266,7 @@ function validate(v: JsonValue, old: Old, s: JsonObject, path: string, causes: S
     );
     return;
   }
-  if (Array.isArray(s.enum) && !s.enum.some((e) => JSON.stringify(e) === JSON.stringify(v))) {
+  if (Array.isArray(s.enum) && !s.enum.some((e) => deepEqual(e, v))) {
     causes.push({
       reason: 'FieldValueNotSupported',
       message: `Unsupported value: ${shown(v)}: supported values: ${s.enum.map(shown).join(', ')}`,
