@@ -10,7 +10,7 @@
 import type { InternalWrites } from '../api/internal-writes.js';
 import { CronError, nextRun, parseCron, rfc3339In, timeZoneError, type CronSchedule } from '../grammar/cron.js';
 import type { JsonObject, JsonValue } from '../base/json.js';
-import { isJsonObject } from '../base/json.js';
+import { deepEqual, isJsonObject } from '../base/json.js';
 import { getPath, isBeingDeleted, nameOf, namespaceOf, resourceVersionOf, timestamp, uidOf } from '../base/meta.js';
 import type { Store, StoreEvent } from '../storage/store.js';
 import { Timers, type SimulationClock } from './clock.js';
@@ -162,7 +162,7 @@ export class CronJobController {
     const status: JsonObject = structuredClone(isJsonObject(cj.status) ? cj.status : {});
     const cleaned = this.cleanupFinishedJobs(cj, status, jobs);
     const requeueAfter = this.syncCronJob(cj, status, jobs);
-    if (cleaned || JSON.stringify(status) !== JSON.stringify(cj.status ?? {})) {
+    if (cleaned || !deepEqual(status, cj.status ?? {})) {
       this.writes.mutate(CRONJOBS_KEY, ns, name, (obj) => void (obj.status = status), {
         subresource: 'status',
         manager: CONTROLLER_MANAGER,

@@ -6,7 +6,7 @@
  */
 import type { InternalWrites } from '../api/internal-writes.js';
 import type { JsonObject } from '../base/json.js';
-import { isJsonObject } from '../base/json.js';
+import { deepEqual, isJsonObject } from '../base/json.js';
 import { getPath, isBeingDeleted, nameOf, timestamp } from '../base/meta.js';
 import type { Store } from '../storage/store.js';
 import type { SimulationClock } from './clock.js';
@@ -129,7 +129,7 @@ export class JobController {
             condition(prev.conditions, 'Failed', 'True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', now, false),
           ].map(probeTimes(now));
         }
-        if (JSON.stringify(prev) === JSON.stringify(status)) return false;
+        if (deepEqual(prev, status)) return false;
         obj.status = status;
       },
       { subresource: 'status', manager: CONTROLLER_MANAGER },
