@@ -84,7 +84,7 @@ function normalize(value: JsonValue, s: JsonObject, path: string, unknown: strin
         delete value[key];
         continue;
       }
-      normalize(child as JsonValue, sub, join(path, key), unknown, false);
+      normalize(child, sub, join(path, key), unknown, false);
     } else if (!preserves(s)) {
       unknown.push(join(path, key));
       delete value[key];

@@ -38,7 +38,7 @@ export function convertEvent(obj: JsonObject, apiVersion: string): JsonObject | 
   const out: JsonObject = { ...obj, apiVersion };
   for (const [source, target] of pairs) {
     delete out[source];
-    if (obj[source] !== undefined) out[target] = obj[source] as JsonValue;
+    if (obj[source] !== undefined) out[target] = obj[source];
   }
   return out;
 }
@@ -55,7 +55,7 @@ const NOTE_LIMIT = 1024;
 export const eventsV1Strategy: Strategy = {
   validate(obj) {
     const causes: StatusCause[] = [];
-    const text = (field: string): string => (typeof obj[field] === 'string' ? (obj[field] as string) : '');
+    const text = (field: string): string => (typeof obj[field] === 'string' ? obj[field] : '');
     const controller = text('reportingController');
     if (!controller) causes.push(fieldRequired('reportingController', ''));
     else if (!QUALIFIED_NAME.test(controller) || (controller.split('/').pop() ?? '').length > 63) {

@@ -65,7 +65,7 @@ export class Subresources {
     const meta = readMeta(obj);
     const metadata: JsonObject = {};
     for (const key of ['name', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp'])
-      if (meta[key] !== undefined) metadata[key] = meta[key] as JsonValue;
+      if (meta[key] !== undefined) metadata[key] = meta[key];
     const spec = getPath(obj, info.specReplicasPath);
     const current = getPath(obj, info.statusReplicasPath);
     const status: JsonObject = { replicas: typeof current === 'number' ? current : 0 };

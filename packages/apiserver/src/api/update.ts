@@ -55,7 +55,7 @@ export function keepServerOwnedMeta(type: ResourceType, obj: JsonObject, old: Js
   const oldMeta = readMeta(old);
   for (const key of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) {
     if (oldMeta[key] === undefined) delete meta[key];
-    else meta[key] = oldMeta[key] as JsonValue;
+    else meta[key] = oldMeta[key];
   }
   meta.name = oldMeta.name ?? null;
   if (type.namespaced) meta.namespace = oldMeta.namespace ?? null;
@@ -105,7 +105,7 @@ function copyPath(target: JsonObject, source: JsonObject, path: readonly string[
       cur = cur[key] = {};
     }
   }
-  const last = path[path.length - 1] as string;
+  const last = path[path.length - 1];
   if (src === undefined) delete cur[last];
   else cur[last] = deepClone(src);
 }

@@ -96,7 +96,7 @@ export class Verbs {
     const metadata: JsonObject = { resourceVersion: String(rv) };
     if (end < items.length) {
       if (!snapshotId) snapshotId = this.snapshots.keep(rv, items, scope);
-      metadata.continue = encodeContinue({ id: snapshotId, rv, offset: end, after: keyOf(items[end - 1] as JsonObject) });
+      metadata.continue = encodeContinue({ id: snapshotId, rv, offset: end, after: keyOf(items[end - 1]) });
       if (!query.labelSelector && !query.fieldSelector) metadata.remainingItemCount = items.length - end;
     } else if (snapshotId) {
       this.snapshots.delete(snapshotId);
@@ -119,7 +119,7 @@ export class Verbs {
     const ns = r.type.namespaced ? namespace : undefined;
     const byKey = new Map(this.writes.store.list(r.type.key, ns).map((o) => [keyOf(o), o]));
     for (let i = events.length - 1; i >= 0; i--) {
-      const e = events[i]!;
+      const e = events[i];
       if (ns !== undefined && namespaceOf(e.object) !== ns) continue;
       if (e.type === 'ADDED') byKey.delete(keyOf(e.object));
       else if (e.prev) byKey.set(keyOf(e.prev), e.prev);

@@ -115,7 +115,7 @@ export class Watch {
   private line(e: StoreEvent, type: EventType, obj: JsonObject): string {
     const { spec } = this;
     const key = `${type}|${spec.apiVersion}|${spec.render ? this.id : ''}|${obj === e.object ? 'o' : 'p'}`;
-    const cache = (e.lines ??= new Map());
+    const cache = (e.lines ??= new Map<string, string>());
     let line = cache.get(key);
     if (line === undefined) {
       line = eventLine(type, this.render(obj, type));
@@ -166,7 +166,7 @@ export class Watch {
   /** Writes what this turn produced in one chunk (events stay in order, sent without waiting for more). */
   flush(): void {
     if (this.pending.length === 0 || this.closed) return;
-    const chunk = this.pending.length === 1 ? (this.pending[0] as string) : this.pending.join('');
+    const chunk = this.pending.length === 1 ? this.pending[0] : this.pending.join('');
     this.pending = [];
     this.sink.write(chunk);
     if (this.sink.bufferedBytes > this.hub.maxBufferedBytes || this.sink.queuedEvents > this.hub.maxQueuedEvents + this.initialEvents)

@@ -22,7 +22,7 @@ export function isJsonObject(v: unknown): v is JsonObject {
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== typeof b || a === null || b === null) return false;
-  if (typeof a === 'number') return Number.isNaN(a) && Number.isNaN(b as number);
+  if (typeof a === 'number') return Number.isNaN(a) && Number.isNaN(b);
   if (typeof a !== 'object') return false;
   const aIsArray = Array.isArray(a);
   if (aIsArray !== Array.isArray(b)) return false;

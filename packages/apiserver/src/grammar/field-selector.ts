@@ -55,7 +55,7 @@ export function parseFieldSelector(text: string, allowedFields: readonly string[
 
 export function matchesFieldSelector(selector: FieldSelector, fields: Record<string, string>): boolean {
   return selector.requirements.every(({ field, operator, value }) => {
-    const actual = Object.prototype.hasOwnProperty.call(fields, field) ? fields[field]! : '';
+    const actual = Object.prototype.hasOwnProperty.call(fields, field) ? fields[field] : '';
     return operator === 'Equals' ? actual === value : actual !== value;
   });
 }
@@ -69,7 +69,7 @@ function splitUnescaped(text: string, separator: string): string[] {
   const parts: string[] = [];
   let current = '';
   for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
+    const ch = text[i];
     if (ch === '\\' && i + 1 < text.length) {
       current += ch + text[i + 1];
       i++;
@@ -97,7 +97,7 @@ function splitTerm(term: string): { field: string; operator: FieldOperator; valu
 function unescapeFieldValue(raw: string): string {
   let out = '';
   for (let i = 0; i < raw.length; i++) {
-    const ch = raw[i]!;
+    const ch = raw[i];
     if (ch === '\\') {
       const next = raw[i + 1];
       if (next === undefined) throw new Error('a value cannot end with a single "\\"');
