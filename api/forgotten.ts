@@ -20,7 +20,7 @@ const EXPORT = /^export (?:declare )?(?:abstract )?(?:function|const|class|inter
 
 /** The names an API report declares as exported. */
 export function exportedNames(report: string): Set<string> {
-  return new Set([...report.matchAll(EXPORT)].map((match) => match[1] as string));
+  return new Set([...report.matchAll(EXPORT)].map((match) => match[1]));
 }
 
 /**
@@ -29,9 +29,7 @@ export function exportedNames(report: string): Set<string> {
  * that `namesFrom` exports is nameable: users import it from there.
  */
 export function forgottenExportProblems(entry: EntryPointName, warnings: string, namesFrom?: NamesFrom): string[] {
-  const symbols = new Set(
-    [...warnings.matchAll(FORGOTTEN)].map((match) => match[1] as string).filter((symbol) => !namesFrom?.names.has(symbol)),
-  );
+  const symbols = new Set([...warnings.matchAll(FORGOTTEN)].map((match) => match[1]).filter((symbol) => !namesFrom?.names.has(symbol)));
   return [...symbols].map(
     (symbol) =>
       `${entry.name}.api.md: '${symbol}' appears in the public API of '${entry.specifier}' but cannot be imported from it: export it from ${entry.source} (a type-only export is enough)${namesFrom ? `, or from '${namesFrom.specifier}'` : ''}`,

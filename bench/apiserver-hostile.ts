@@ -182,9 +182,7 @@ async function unreadLists(): Promise<Record<string, unknown>> {
   }
 }
 
-const out = process.argv.includes('--out')
-  ? (process.argv[process.argv.indexOf('--out') + 1] as string)
-  : 'bench/results/apiserver-hostile.json';
+const out = process.argv.includes('--out') ? process.argv[process.argv.indexOf('--out') + 1] : 'bench/results/apiserver-hostile.json';
 const server = await startApiServer({ clientNode: false });
 const result: Record<string, unknown> = {
   date: new Date().toISOString(),

@@ -53,7 +53,7 @@ function median(xs: number[]): number {
 function main(): void {
   const args = process.argv.slice(2);
   const runs = Number(args[args.indexOf('--runs') + 1] ?? 5) || 5;
-  const out = args.includes('--out') ? (args[args.indexOf('--out') + 1] as string) : 'bench/results/apiserver-startup.json';
+  const out = args.includes('--out') ? args[args.indexOf('--out') + 1] : 'bench/results/apiserver-startup.json';
   const samples: Sample[] = [];
   for (let i = 0; i < runs; i++) {
     const r = spawnSync(process.execPath, [...process.execArgv, '--expose-gc', fileURLToPath(import.meta.url), '--child'], {

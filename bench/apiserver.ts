@@ -44,7 +44,7 @@ interface Config {
 function parseArgs(argv: string[]): Config {
   const cfg = { objects: 10_000, watchers: 100, updates: 10_000, concurrency: 50, writes: 2000, phase: 'all', out: '' };
   for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i] as string;
+    const flag = argv[i];
     const value = argv[i + 1];
     const key = flag.replace(/^--/, '');
     if (!(key in cfg) || value === undefined) throw new Error(`bench/apiserver: unknown option or missing value: ${flag}`);

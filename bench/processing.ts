@@ -46,7 +46,7 @@ interface Config {
 function parseArgs(argv: readonly string[]): Config {
   const flags = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
+    const arg = argv[i];
     if (!arg.startsWith('--')) throw new Error(`unexpected argument ${arg}`);
     if (arg === '--no-naive') flags.set('no-naive', 'true');
     else flags.set(arg.slice(2), argv[++i] ?? '');
@@ -97,16 +97,16 @@ class LatencyBook {
   }
 
   arrive(resource: number, at: number): void {
-    this.arrivals[resource * this.perResource + this.arrived[resource]!] = at;
-    this.arrived[resource]!++;
+    this.arrivals[resource * this.perResource + this.arrived[resource]] = at;
+    this.arrived[resource]++;
   }
 
   /** A run started that sees every event arrived so far (coalescing) or only the next one (naive). */
   start(resource: number, at: number, coversAll: boolean): void {
     this.runs++;
     const base = resource * this.perResource;
-    const until = coversAll ? this.arrived[resource]! : Math.min(this.covered[resource]! + 1, this.arrived[resource]!);
-    for (let i = this.covered[resource]!; i < until; i++) this.latencies[this.latencyCount++] = at - this.arrivals[base + i]!;
+    const until = coversAll ? this.arrived[resource] : Math.min(this.covered[resource] + 1, this.arrived[resource]);
+    for (let i = this.covered[resource]; i < until; i++) this.latencies[this.latencyCount++] = at - this.arrivals[base + i];
     this.covered[resource] = until;
   }
 
@@ -155,7 +155,7 @@ async function produce(config: Config, ids: readonly ResourceID[], events$: Subj
     for (let k = 0; k < perBurst; k++) {
       for (let r = 0; r < ids.length; r++) {
         book.arrive(r, performance.now());
-        events$.next({ id: ids[r]!, source: 'primary', action: 'modified', primary: true });
+        events$.next({ id: ids[r], source: 'primary', action: 'modified', primary: true });
       }
     }
   }

@@ -87,7 +87,7 @@ export async function replayRunStage(
       const [src, dest] = (from ? args.slice(from[0].length) : args)
         .split(/\s+/)
         .reduce<[string[], string]>(([srcs], part, i, all) => (i === all.length - 1 ? [srcs, part] : [[...srcs, part], '']), [[], '']);
-      const root = from ? options.stages[from[1]!] : options.context;
+      const root = from ? options.stages[from[1]] : options.context;
       if (root === undefined) throw new Error(`COPY --from=${from?.[1]}: no directory given for that stage`);
       for (const s of src) {
         const target = dest.endsWith('/') ? join(options.workdir, dest, s.split('/').at(-1)!) : join(options.workdir, dest);
@@ -99,7 +99,7 @@ export async function replayRunStage(
       runs.push({ command: args, ms: Date.now() - started });
     } else if (op === 'ENV') {
       const [key, ...value] = args.split('=');
-      env[key!] = value.join('=');
+      env[key] = value.join('=');
     } else if (op === 'ENTRYPOINT') {
       entrypoint = JSON.parse(args) as string[];
     } else if (op === 'USER') {
@@ -128,7 +128,7 @@ export async function runUntilReadyThenTerm(
   options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly readyUrl: string; readonly timeoutMs: number },
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stopMs: number; output: string }> {
   const [file, ...args] = command;
-  const child = spawn(file!, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(file, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));

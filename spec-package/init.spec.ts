@@ -168,7 +168,7 @@ describe('rxkube init: a new operator project on the packed tarball', function (
         readyUrl: `http://127.0.0.1:${port}/readyz`,
         timeoutMs: 60_000,
       });
-      console.log(`      npm ci --omit=dev ${(replay.runs[0]!.ms / 1000).toFixed(1)} s; SIGTERM to exit ${result.stopMs} ms`);
+      console.log(`      npm ci --omit=dev ${(replay.runs[0].ms / 1000).toFixed(1)} s; SIGTERM to exit ${result.stopMs} ms`);
       expect(result.code, result.output).to.equal(0);
       expect(result.output).to.include('operator stopped');
     } finally {

@@ -34,7 +34,7 @@ function pack(workspace: string | undefined): Promise<Tarball> {
         const dir = mkdtempSync(join(tmpdir(), 'rxkube-tarball-'));
         const args = ['pack', '--json', '--pack-destination', dir, ...(workspace === undefined ? [] : ['--workspace', workspace])];
         const { stdout } = await promisify(execFile)('npm', args, { cwd: ROOT, maxBuffer: 64 * 1024 * 1024, timeout: 240_000 });
-        const info = (JSON.parse(stdout.slice(stdout.indexOf('['))) as Omit<Tarball, 'path'>[])[0]!;
+        const info = (JSON.parse(stdout.slice(stdout.indexOf('['))) as Omit<Tarball, 'path'>[])[0];
         return { ...info, path: join(dir, info.filename) };
       });
     last = tarball;

@@ -20,7 +20,7 @@ const TICKS_PER_SECOND = 100;
 export function readFlags(bench: string, argv: readonly string[], switches: readonly string[] = []): Map<string, string> {
   const flags = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
+    const arg = argv[i];
     if (!arg.startsWith('--')) throw new Error(`${bench}: unexpected argument '${arg}'`);
     if (switches.includes(arg.slice(2))) flags.set(arg.slice(2), 'true');
     else flags.set(arg.slice(2), argv[++i] ?? '');
@@ -58,7 +58,7 @@ export function cpuSeconds(pid: number): number {
 export function schedSeconds(pid: number): { running: number; waiting: number } {
   try {
     const [running, waiting] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ').map(Number);
-    return { running: running! / 1e9, waiting: waiting! / 1e9 };
+    return { running: running / 1e9, waiting: waiting / 1e9 };
   } catch {
     return { running: Number.NaN, waiting: Number.NaN };
   }
@@ -358,7 +358,7 @@ export async function bumpEverySpec(tracker: Tracker, url: string, dispatcher: A
     let next = 0;
     const worker = async (): Promise<void> => {
       for (let i = next++; i < names.length; i = next++) {
-        const name = names[i]!;
+        const name = names[i];
         // undici's request, not fetch: the bench's own CPU per bump competes with the variant's.
         const response = await dispatcher.request({
           origin: url,
@@ -444,7 +444,7 @@ export class FreshChanges {
 export const percentile = (values: readonly number[], p: number): number => {
   const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
   if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 };
 
 /** A small seeded generator (mulberry32): the same counters change in every round and variant. */
@@ -465,7 +465,7 @@ export const median = (values: readonly number[]): number => {
   const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
   if (sorted.length === 0) return Number.NaN;
   const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
 export const round = (value: number, digits = 2): number => Math.round(value * 10 ** digits) / 10 ** digits;

@@ -102,8 +102,8 @@ function parseArgs(argv: readonly string[]): Config {
     before,
     timeoutS,
     out: flags.get('out') ?? 'bench/results/e2e.json',
-    freshEveryMs: freshEveryMs!,
-    handwrittenMaxN: handwrittenMaxN!,
+    freshEveryMs: freshEveryMs,
+    handwrittenMaxN: handwrittenMaxN,
     compileCache: flags.has('compile-cache'),
   };
 }
@@ -347,10 +347,10 @@ function summarize(measurements: readonly Measurement[]): Summary[] {
       timeouts: ms.filter((m) => m[p].timedOut).length,
     });
     const latencies = ms.flatMap((m) => m.freshLatenciesMs);
-    const n = ms[0]!.n;
+    const n = ms[0].n;
     const writes = (m: Measurement) => n + m.freshLatenciesMs.length;
     return {
-      variant: ms[0]!.variant,
+      variant: ms[0].variant,
       n,
       rounds: ms.length,
       phase1: phase('phase1'),
@@ -430,7 +430,7 @@ async function main(): Promise<void> {
   for (const n of config.ns) {
     for (let r = 1; r <= config.rounds; r++) {
       // Interleaved, and rotated per round so no variant always runs first.
-      const order = config.variants.map((_, i) => config.variants[(i + r - 1) % config.variants.length]!);
+      const order = config.variants.map((_, i) => config.variants[(i + r - 1) % config.variants.length]);
       for (const variant of order) {
         if (variant === 'handwritten' && n > config.handwrittenMaxN) {
           if (r === 1) console.log(`N ${n}: handwritten left out (above --handwritten-max-n ${config.handwrittenMaxN})`);

@@ -13,7 +13,7 @@ import { createKubeClient, installCustomResourceDefinition } from '../../lib/kub
 import { COUNTERS, counterCrd, NAMESPACE } from './counter.js';
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
+for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1] ?? '');
 const n = Number(args.get('populate'));
 if (!Number.isInteger(n) || n < 0) throw new Error(`server.ts: --populate must be a non-negative integer, got ${args.get('populate')}`);
 const kubeconfig = args.get('kubeconfig');

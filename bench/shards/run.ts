@@ -82,9 +82,9 @@ function parseArgs(argv: readonly string[]): Config {
   return {
     ns: positiveIntegers(BENCH, 'n', flags.get('n') ?? '2000,10000'),
     replicas: positiveIntegers(BENCH, 'replicas', flags.get('replicas') ?? '1,2,4'),
-    rounds: rounds!,
+    rounds: rounds,
     pin: pin === 'auto' && canPin,
-    timeoutS: timeoutS!,
+    timeoutS: timeoutS,
     out: flags.get('out') ?? 'bench/results/shards.json',
   };
 }
@@ -316,13 +316,13 @@ async function measure(entry: string, n: number, k: number, roundNo: number, con
 
     const perReplica = replicas.map((r, i): ReplicaFigures => ({
       identity: r.identity,
-      peakRssMB: Math.max(peaks1[i]!.peakRssMB, peaks2[i]!.peakRssMB),
-      peakHeapMB: probes2[i]!.peakHeapMB,
-      heapAfterGcMB: probes1[i]!.heapAfterGcMB,
-      usage: [usage(zero, replicas1[i]!, seconds1), usage(replicas2[i]!, replicas3[i]!, seconds2)],
-      writes: [probes1[i]!.writes, probes2[i]!.writes - probes1[i]!.writes],
-      resources: [probes1[i]!.resources, probes2[i]!.resources],
-      peakFds: Math.max(peaks1[i]!.peakFds, peaks2[i]!.peakFds),
+      peakRssMB: Math.max(peaks1[i].peakRssMB, peaks2[i].peakRssMB),
+      peakHeapMB: probes2[i].peakHeapMB,
+      heapAfterGcMB: probes1[i].heapAfterGcMB,
+      usage: [usage(zero, replicas1[i], seconds1), usage(replicas2[i], replicas3[i], seconds2)],
+      writes: [probes1[i].writes, probes2[i].writes - probes1[i].writes],
+      resources: [probes1[i].resources, probes2[i].resources],
+      peakFds: Math.max(peaks1[i].peakFds, peaks2[i].peakFds),
     }));
     return {
       n,
@@ -404,8 +404,8 @@ function summarize(measurements: readonly Measurement[]): Summary[] {
     const phase = (m: Measurement, p: 0 | 1): PhaseFigures => (p === 0 ? m.phase1 : m.phase2);
     const owned = (m: Measurement): number[] => m.perReplica.map((r) => r.resources[1]);
     return {
-      n: ms[0]!.n,
-      replicas: ms[0]!.replicas,
+      n: ms[0].n,
+      replicas: ms[0].replicas,
       rounds: ms.length,
       loadAverage: med((m) => (m.loadAverage[0] + m.loadAverage[1]) / 2, 1),
       joinSeconds: med((m) => m.join.seconds),
@@ -499,7 +499,7 @@ async function main(): Promise<void> {
   const measurements: Measurement[] = [];
   for (const n of config.ns) {
     for (let r = 1; r <= config.rounds; r++) {
-      const order = config.replicas.map((_, i) => config.replicas[(i + r - 1) % config.replicas.length]!);
+      const order = config.replicas.map((_, i) => config.replicas[(i + r - 1) % config.replicas.length]);
       for (const k of order) {
         console.log(`N ${n} round ${r}: ${k} replica(s), load ${loadAverage()}`);
         const m = await measureOrRetry(entry, n, k, r, config);

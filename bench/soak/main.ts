@@ -32,7 +32,7 @@ function parseArgs(argv: string[]): { options: Partial<SoakOptions>; out: string
   const options: Record<string, number> = {};
   let out = 'bench/results/soak.json';
   for (let i = 0; i < argv.length; i += 2) {
-    const flag = argv[i] as string;
+    const flag = argv[i];
     const key = FLAGS[flag];
     const value = argv[i + 1];
     if (!key || value === undefined)
@@ -47,7 +47,7 @@ function parseArgs(argv: string[]): { options: Partial<SoakOptions>; out: string
     options[key] = key === 'durationMs' ? number * 1000 : number;
     if (key === 'cutLeaders') (options as Record<string, unknown>)[key] = number !== 0;
   }
-  return { options: options as Partial<SoakOptions>, out };
+  return { options: options, out };
 }
 
 /** The done-when targets, each with whether this run met it. */

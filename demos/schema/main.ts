@@ -219,7 +219,8 @@ async function script({ client, db, embedded, board, healthUrl }: Stage): Promis
   await db.query('REVOKE CREATE ON SCHEMA inventory FROM inventory');
   board.note("revoked CREATE on schema inventory from its role behind the operator's back");
   await board.until(
-    async () => (await db.query(`SELECT has_schema_privilege('inventory', 'inventory', 'CREATE') AS ok`)).rows[0]?.ok === true,
+    async () =>
+      (await db.query<{ ok: boolean }>(`SELECT has_schema_privilege('inventory', 'inventory', 'CREATE') AS ok`)).rows[0]?.ok === true,
     WAIT_MS,
   );
   board.note('the next poll noticed: CREATE granted again');

@@ -111,7 +111,7 @@ export async function main(args: readonly string[]): Promise<number> {
     await board.until((all) => SAMPLES.every((s) => all.get(s.metadata!.name!)?.status?.ready === true), READY_TIMEOUT_MS);
     board.note(`${SAMPLES.length}/${SAMPLES.length} WebPages ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
-    const changed = { ...SAMPLES[1]!, spec: { html: '<html><body><p>Changed at run time.</p></body></html>' } };
+    const changed = { ...SAMPLES[1], spec: { html: '<html><body><p>Changed at run time.</p></body></html>' } };
     await client.resource<WebPage>(WEBPAGE).apply(changed, { fieldManager: DEMO_MANAGER, force: true });
     const configMaps = client.resource(CONFIGMAP);
     await board.until(async () => {

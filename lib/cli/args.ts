@@ -15,7 +15,7 @@ export type ParsedFlags<S extends FlagSpec> = {
 export function parseFlags<S extends FlagSpec>(args: readonly string[], spec: S): ParsedFlags<S> {
   const out: Record<string, string | number | boolean> = {};
   for (let i = 0; i < args.length; i++) {
-    const arg = args[i] === '-h' ? '--help' : (args[i] as string);
+    const arg = args[i] === '-h' ? '--help' : args[i];
     if (!arg.startsWith('--')) throw new UsageError(`unexpected argument '${arg}'`);
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq < 0 ? undefined : eq);

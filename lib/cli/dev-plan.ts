@@ -90,7 +90,7 @@ export function devPlan(objects: readonly KubernetesObject[], webhooks?: LocalWe
       `deploy/ must define exactly one ServiceAccount, the operator's, to run it as (found ${accounts.length === 0 ? 'none' : accounts.map(nameOf).join(', ')}); regenerate it with npm run manifests`,
     );
   }
-  const account = accounts[0] as KubernetesObject;
+  const account = accounts[0];
   const serviceAccount = { namespace: account.metadata?.namespace ?? 'default', name: account.metadata?.name ?? '' };
   const hasWebhooks = objects.some((o) => clientConfigsOf(o).length > 0);
   const apply = objects.filter((o) => !IN_CLUSTER_ONLY.has(o.kind ?? '')).map((o) => (webhooks ? pointWebhooksAt(o, webhooks) : o));
@@ -153,7 +153,7 @@ function checkWarning(line: string): ForbiddenRequest | undefined {
     seen: 'check',
     verb: need['verb'],
     apiGroup: need['group'],
-    resource: resource as string,
+    resource: resource,
     ...(subresource === undefined ? {} : { subresource }),
     ...(namespace === undefined ? {} : { namespace }),
   };
@@ -166,10 +166,10 @@ export function forbiddenRequests(line: string): ForbiddenRequest[] {
   const text = line.replace(/\\+"/g, '"');
   return [...text.matchAll(FORBIDDEN)].map(([, user, verb, resource, subresource, apiGroup, namespace]) => ({
     seen: '403' as const,
-    user: user as string,
-    verb: verb as string,
-    apiGroup: apiGroup as string,
-    resource: resource as string,
+    user: user,
+    verb: verb,
+    apiGroup: apiGroup,
+    resource: resource,
     ...(subresource === undefined ? {} : { subresource }),
     ...(namespace === undefined ? {} : { namespace }),
   }));

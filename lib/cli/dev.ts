@@ -121,7 +121,7 @@ function start(command: string, args: readonly string[], env: NodeJS.ProcessEnv,
     [child.stdout, process.stdout],
     [child.stderr, process.stderr],
   ] as const) {
-    createInterface({ input: stream! }).on('line', (line) => {
+    createInterface({ input: stream }).on('line', (line) => {
       out.write(`${line}\n`);
       onLine(line);
     });

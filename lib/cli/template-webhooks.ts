@@ -22,7 +22,7 @@ export function withWebhooks(files: Record<string, string>, { group, kind, plura
   const upper = kind.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
   const out = { ...files };
   const resourceFile = `src/${lower}.ts`;
-  let resource = out[resourceFile] as string;
+  let resource = out[resourceFile];
   resource = replaceOnce(
     resource,
     `  versions: {\n    v1: {\n      spec: ${kind}Spec,`,
@@ -106,7 +106,7 @@ test('v1 and v2 convert to each other and back without losing anything', () => {
 });
 `;
 
-  let operator = out['src/operator.ts'] as string;
+  let operator = out['src/operator.ts'];
   operator = replaceOnce(
     operator,
     `import type { Operator, OperatorOptions } from 'rxkube';\n`,
@@ -131,17 +131,17 @@ test('v1 and v2 convert to each other and back without losing anything', () => {
   );
   out['src/operator.ts'] = operator;
   out['src/main.ts'] = replaceOnce(
-    out['src/main.ts'] as string,
+    out['src/main.ts'],
     `  registry,\n`,
     `  registry,\n  webhooks: embedded ? { ...operatorOptions.webhooks!, tls: { development: true }, port: 0 } : operatorOptions.webhooks,\n`,
     'src/main.ts',
   );
-  const pkg = JSON.parse(out['package.json'] as string) as { devDependencies: Record<string, string> };
+  const pkg = JSON.parse(out['package.json']) as { devDependencies: Record<string, string> };
   // The development certificate of --embedded and npm run dev: Node makes keys, not X.509 certificates.
   pkg.devDependencies = { ...pkg.devDependencies, '@peculiar/x509': '^2.2.0', 'reflect-metadata': '^0.2.2' };
   out['package.json'] = `${JSON.stringify(pkg, null, 2)}\n`;
   out['README.md'] = replaceOnce(
-    out['README.md'] as string,
+    out['README.md'],
     `| \`test/integration.test.ts\` |`,
     `| \`src/webhooks.ts\` | a validating webhook and the v1 ⇄ v2 conversion, served by the operator |\n| \`test/webhooks.test.ts\` | the webhooks without a cluster: reviews and the conversion's round trip |\n| \`test/integration.test.ts\` |`,
     'README.md',

@@ -1,3 +1,4 @@
+/** A controller's and a run's configuration resolved: every option validated (ConfigurationError) and every default filled in. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isObservable, type Observable } from 'rxjs';
 import {
@@ -201,9 +202,11 @@ export function resolveRunConfig<P extends KubernetesObject>(reconciler: Reconci
   if (reconciler === null || typeof reconciler !== 'object') {
     throw new ConfigurationError('reconciler', `must be an object with a reconcile(primary, ctx) method, got ${describeValue(reconciler)}`);
   }
+  /* eslint-disable @typescript-eslint/unbound-method -- the methods are only checked for being functions here, never called */
   requireFunction('reconciler.reconcile', reconciler.reconcile);
   if (reconciler.cleanup !== undefined) requireFunction('reconciler.cleanup', reconciler.cleanup);
   if (reconciler.updateErrorStatus !== undefined) requireFunction('reconciler.updateErrorStatus', reconciler.updateErrorStatus);
+  /* eslint-enable @typescript-eslint/unbound-method */
   if (config === null || typeof config !== 'object') {
     throw new ConfigurationError('config', `must be an object with at least { resource }, got ${describeValue(config)}`);
   }

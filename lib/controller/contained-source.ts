@@ -54,7 +54,7 @@ export function resolveSourceErrorOptions(options: unknown): ResolvedSourceError
   }
   return {
     resubscribe: flag('resubscribe', true),
-    backoff: backoff as Partial<BackoffPolicy>,
+    backoff: backoff,
     affectsReadiness: flag('affectsReadiness', false),
   };
 }

@@ -1,3 +1,4 @@
+/** The Controller: one primary type's informers, event sources, runs and metrics, with their start, readiness and stop. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   BehaviorSubject,
@@ -434,7 +435,7 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
       // EP14: a run that went on after its signal aborted is named for it: it does not watch ctx.signal.
       const overran = outcome.error instanceof RunTimeoutError && outcome.error.overrunMs > 0;
       const message = overran
-        ? `run of ${resourceKey(outcome.id)} overran its deadline by ${(outcome.error as RunTimeoutError).overrunMs} ms (it does not stop when ctx.signal aborts)`
+        ? `run of ${resourceKey(outcome.id)} overran its deadline by ${outcome.error.overrunMs} ms (it does not stop when ctx.signal aborts)`
         : `run of ${resourceKey(outcome.id)} failed`;
       this.logger[level]({ ...fields, err: outcome.error, kind: classifyError(outcome.error) }, message);
       // One Event per distinct error (its repeats count in its series); a conflict is no news (UP2).
@@ -455,6 +456,6 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
   }
 
   private informers(): InformerLike<KubernetesObject>[] {
-    return [this.primaryInformer as unknown as InformerLike<KubernetesObject>, ...this.sources.informers()];
+    return [this.primaryInformer, ...this.sources.informers()];
   }
 }

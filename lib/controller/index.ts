@@ -1,3 +1,4 @@
+// The controller layer's entry: the Reconciler and its Context, controls, the Operator and the pieces a hand-written pipeline composes.
 export { DeleteControl, ErrorStatusUpdateControl, UpdateControl, type PrimaryWrite } from './controls.js';
 export type {
   Context,

@@ -47,6 +47,7 @@ export function leaseGatedClient(client: KubeClient, holdsLease: LeaseCheck): Ku
       const inner = client.resource<T>(descriptor);
       const gated: Record<string, unknown> = { ...inner };
       for (const verb of WRITES) {
+        // eslint-disable-next-line @typescript-eslint/unbound-method -- called below with `apply(inner, …)`
         const write = inner[verb] as (...args: unknown[]) => Promise<unknown>;
         gated[verb] = async (...args: unknown[]) => {
           requireLease(holdsLease, `${verb} of ${inner.descriptor.plural}`);

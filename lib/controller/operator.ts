@@ -1,3 +1,4 @@
+/** The Operator: the process that hosts the controllers, with its health server, leader election, sharding and webhook server. */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
@@ -174,9 +175,7 @@ export class Operator {
       throw new ConfigurationError('name', `must be printable ASCII without parentheses, got ${JSON.stringify(options.name)}`);
     }
     const clientOptions = { userAgent: rxkubeUserAgent(options.name ?? 'operator') };
-    this.client = options.kubeConfig
-      ? createKubeClient(options.kubeConfig, clientOptions)
-      : kubeClientOf(this.kubeConfig as KubeConfigData, clientOptions);
+    this.client = options.kubeConfig ? createKubeClient(options.kubeConfig, clientOptions) : kubeClientOf(this.kubeConfig, clientOptions);
     this.informers = new InformerPool({ client: this.client });
     this.logger = options.logger ?? createLogger({ name: 'rxkube' });
     this.metrics = options.registry ? createMetrics(options.registry) : undefined;

@@ -1,3 +1,4 @@
+/** The event side of a controller as a function, for users who compose its pipeline themselves. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { merge, type Observable } from 'rxjs';
 import type { ResourceEvent } from '../core/index.js';

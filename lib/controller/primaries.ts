@@ -1,3 +1,4 @@
+/** A controller's primaries: their informer, the read-your-writes cache in front of it and the finalizer rule, in one object. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { filter, type Observable } from 'rxjs';
 import {

@@ -1,3 +1,4 @@
+/** How a controller writes its primary: status, finalizer and resource patches, each bound to the uid it was computed from. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
 import { classifyError, refOf, type JsonPatchOperation, type ResourceClient } from '../kube/index.js';
@@ -168,7 +169,7 @@ function statusOf(updated: KubernetesObject, original: KubernetesObject, observe
 function withoutServerMetadata<P extends KubernetesObject>(obj: P): P {
   const metadata: Record<string, unknown> = { ...(obj.metadata ?? {}) };
   for (const field of SERVER_METADATA) delete metadata[field];
-  return { ...obj, metadata } as P;
+  return { ...obj, metadata };
 }
 
 function withoutStatus<P extends KubernetesObject>(obj: P): P {

@@ -1,3 +1,4 @@
+/** One run of a reconciler for one primary: its Context, cleanup or reconcile, the error status and the written outcome. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   ConfigurationError,
@@ -248,13 +249,12 @@ async function handleReconcileError<P extends KubernetesObject>(
   ctx: Context<P>,
   error: unknown,
 ): Promise<unknown> {
-  const handler = run.reconciler.updateErrorStatus;
-  if (!handler) return error;
+  if (!run.reconciler.updateErrorStatus) return error;
   // A reconciler that threw NoRetryError itself: the handler sees what went wrong, and no retry stays no retry.
   const cause = error instanceof NoRetryError ? error.cause : error;
   let control: ErrorStatusUpdateControl<P> | void;
   try {
-    control = await handler.call(run.reconciler, primary, ctx, cause);
+    control = await run.reconciler.updateErrorStatus(primary, ctx, cause);
   } catch (handlerError) {
     ctx.logger.error({ err: handlerError }, 'updateErrorStatus threw; the reconcile error is retried as usual');
     return error;

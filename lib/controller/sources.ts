@@ -1,3 +1,4 @@
+/** Where a controller's informers and event sources come from: the operator's pool, with the controller's tuning. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { defer, merge, mergeMap, type Observable, Subject } from 'rxjs';
 import type { ResourceEvent } from '../core/index.js';

@@ -1,3 +1,4 @@
+/** The resource client a reconciler writes through: the controller's field manager, forced applies, and its writes remembered as its own. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { kubernetesMatches } from '../dependent/index.js';
 import { refOf, type ApplyOptions, type JsonPatchOperation, type ObjectRef, type ResourceClient } from '../kube/index.js';

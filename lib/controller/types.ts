@@ -1,3 +1,4 @@
+/** The types a user implements and configures: the Reconciler, its Context and a controller's configuration. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Observable, SchedulerLike } from 'rxjs';
 import type { BackoffPolicy, MaybePromise, ReconcileCause, ReconcileOutcome, ResourceEvent, ResourceID, RetryInfo } from '../core/index.js';

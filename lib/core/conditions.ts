@@ -81,7 +81,7 @@ export function setStatusCondition(conditions: readonly StatusCondition[] | unde
   const list = [...(conditions ?? [])];
   const index = list.findIndex((c) => c.type === condition.type);
   if (index < 0) return [...list, condition];
-  const previous = list[index]!;
+  const previous = list[index];
   list[index] = previous.status === condition.status ? { ...condition, lastTransitionTime: previous.lastTransitionTime } : condition;
   return list;
 }

@@ -1,3 +1,4 @@
+/** The errors rxkube throws on purpose, and how any thrown value is described in a message. */
 import { isKubernetesObject, objectReference } from './redact.js';
 
 /** Base class of every error rxkube throws on purpose, so callers can tell them from bugs. */

@@ -1,3 +1,4 @@
+/** The event a controller reacts to: something happened that concerns one primary resource. */
 import type { ResourceID } from './resource.js';
 
 export type EventAction = 'added' | 'modified' | 'deleted' | 'trigger';

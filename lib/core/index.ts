@@ -1,3 +1,4 @@
+// The core layer's entry: resource ids, events, outcomes, errors, backoff and validation, which every other layer uses.
 export type { ResourceID } from './resource.js';
 export { resourceKey, resourceIdOf } from './resource.js';
 export { generationGrew, isMarkedForDeletion, isRecord } from './meta.js';

@@ -1,3 +1,4 @@
+/** What a run was for and how it ended: its cause, its result and the outcome reported for it. */
 import type { EventAction } from './events.js';
 import type { ResourceID } from './resource.js';
 

@@ -1,3 +1,4 @@
+/** Identities of Kubernetes objects: a name and, when namespaced, a namespace, and the key they are stored under. */
 import { isRecord } from './meta.js';
 
 /** Identifies one Kubernetes object (or any keyed resource): its name, and namespace if namespaced. */

@@ -1,3 +1,4 @@
+/** Option checks shared by every layer: each throws a ConfigurationError naming the option and what was wrong. */
 import { ConfigurationError, describeValue } from './errors.js';
 
 // Small assertions for option validation; each throws a ConfigurationError naming the option.
@@ -84,9 +85,9 @@ function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
     }
     previous = current;
   }
-  return previous[b.length]!;
+  return previous[b.length];
 }

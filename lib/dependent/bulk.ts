@@ -168,7 +168,7 @@ export function bulkDependent<
       });
     }
     const results = await Promise.allSettled(writes.map((w) => w.write()));
-    const failures = results.flatMap((r, i) => (r.status === 'rejected' ? [{ key: writes[i]!.key, error: r.reason as unknown }] : []));
+    const failures = results.flatMap((r, i) => (r.status === 'rejected' ? [{ key: writes[i].key, error: r.reason as unknown }] : []));
     if (failures.length > 0) {
       const details = failures.map((f) => `key '${f.key}': ${describeError(f.error)}`).join('; ');
       throw new AggregateError(

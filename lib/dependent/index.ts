@@ -1,3 +1,4 @@
+// The dependent layer's entry: the DependentResource contract and its Kubernetes, bulk and external kinds.
 export type { DeleteResult, DependentContext, DependentResource, DependentReconcileResult } from './types.js';
 export { deleteDependent, isDeletable, reconcileDependent } from './reconcile.js';
 export {

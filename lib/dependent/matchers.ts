@@ -155,7 +155,7 @@ function childOf(node: unknown, element: string): { present: boolean; value?: un
       const key = parseJson(rest);
       if (!Array.isArray(node) || !isRecord(key)) return { present: false };
       // A key field the desired item leaves out may have been defaulted by the server (e.g. protocol: TCP).
-      const item = node.find(
+      const item: unknown = node.find(
         (candidate) =>
           isRecord(candidate) && Object.entries(key).every(([k, v]) => candidate[k] === undefined || isDeepStrictEqual(candidate[k], v)),
       );

@@ -1,3 +1,4 @@
+/** Descriptors of the built-in kinds a controller most often reads or writes. */
 import type { ResourceDescriptor } from './descriptor.js';
 
 /** Descriptors of the built-in kinds a controller most often reads or writes. */

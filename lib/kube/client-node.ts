@@ -1,3 +1,4 @@
+/** @kubernetes/client-node, loaded on first use rather than at start-up. */
 import { createRequire } from 'node:module';
 
 type ClientNode = typeof import('@kubernetes/client-node');

@@ -1,3 +1,4 @@
+/** The Kubernetes client: typed reads, lists, watches and writes of one resource type, with their options and errors. */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { isRecord, redactJson, redactText, secretValues } from '../core/index.js';
 import { apiVersionPath, resolveDescriptor, resourcePath, type ResolvedDescriptor, type ResourceDescriptor } from './descriptor.js';

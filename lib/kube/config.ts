@@ -1,3 +1,4 @@
+/** Kubeconfig loading: from a file, the environment or the in-cluster service account, read without client-node. */
 import { existsSync, readFileSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
 import { homedir } from 'node:os';

@@ -63,7 +63,7 @@ export function shareConnections(kc: KubeConfig, options: ShareConnectionsOption
     const plan = internals.createDispatcherOptions(cluster, agentOptions);
     const user = kc.getCurrentUser()?.name;
     let byUser = recent.get(cluster ?? NO_CLUSTER);
-    if (!byUser) recent.set(cluster ?? NO_CLUSTER, (byUser = new Map()));
+    if (!byUser) recent.set(cluster ?? NO_CLUSTER, (byUser = new Map<string, { readonly plan: DispatcherPlan; readonly pool: Pool }>()));
     // client-node reads the CA and client certificate anew for every request (files may rotate):
     // comparing them with the last plan's bytes costs no allocation, a key string costs one per request.
     const userKey = `${user ?? ''}\0${connections}`;

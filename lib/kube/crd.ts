@@ -1,3 +1,4 @@
+/** CustomResourceDefinitions from the few facts that vary, their schemas as Kubernetes writes them, and their installation. */
 import type {
   KubernetesObject,
   V1CustomResourceColumnDefinition,
@@ -114,7 +115,7 @@ function renameKeywords(schema: unknown, names: Readonly<Record<string, string>>
   for (const [key, value] of Object.entries(schema)) {
     const name = names[key] ?? key;
     if (SCHEMA_MAPS.has(key) && value !== null && typeof value === 'object') {
-      out[name] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renameKeywords(v, names)]));
+      out[name] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, renameKeywords(v, names)]));
     } else {
       out[name] = SCHEMA_VALUES.has(key) ? renameKeywords(value, names) : value;
     }

@@ -144,8 +144,8 @@ function rootSchema(kind: string, name: string, version: ResourceVersion): JsonS
 
 function storageVersionOf(names: readonly string[], versions: ResourceVersions): string {
   const stored = names.filter((n) => versions[n]?.storage === true);
-  if (stored.length === 1) return stored[0] as string;
-  if (stored.length === 0 && names.length === 1) return names[0] as string;
+  if (stored.length === 1) return stored[0];
+  if (stored.length === 0 && names.length === 1) return names[0];
   throw new ConfigurationError(
     'versions',
     stored.length === 0
@@ -191,7 +191,7 @@ export function defineResource<const Versions extends ResourceVersions>(
     throw new ConfigurationError('versions', `${kind}: at least one version must be served`);
 
   const versions: V1CustomResourceDefinitionVersion[] = names.map((name) => {
-    const v = options.versions[name] as ResourceVersion;
+    const v = options.versions[name];
     const subresources = {
       ...((v.statusSubresource ?? v.status !== undefined) ? { status: {} } : {}),
       ...(v.scale === undefined ? {} : { scale: { ...v.scale } }),

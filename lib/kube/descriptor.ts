@@ -1,3 +1,4 @@
+/** Resource descriptors: what a user says of a resource type, validated and resolved to its API paths. */
 import { ConfigurationError } from '../core/index.js';
 
 /** What the user says about a resource type. `namespaced` defaults to true. */
@@ -38,7 +39,7 @@ export function parseApiVersion(apiVersion: string): GroupVersion {
   if (parts.length > 2) {
     throw new Error(`apiVersion '${apiVersion}' is not of the form 'version' or 'group/version'`);
   }
-  const [group, version] = parts.length === 2 ? (parts as [string, string]) : ['', parts[0] as string];
+  const [group, version] = parts.length === 2 ? (parts as [string, string]) : ['', parts[0]];
   if (parts.length === 2 && (group.length > 253 || !DNS_SUBDOMAIN.test(group))) {
     throw new Error(`apiVersion '${apiVersion}': group '${group}' is not a lowercase DNS subdomain`);
   }

@@ -1,3 +1,4 @@
+/** The connection of a kubeconfig's current context that rxkube can use without client-node. */
 import { readFileSync } from 'node:fs';
 import type { Cluster, User } from '@kubernetes/client-node';
 import type { KubeConfigData } from './config.js';
@@ -25,8 +26,9 @@ export function directConnection(data: KubeConfigData, connections = DEFAULT_POO
   const context = data.contexts.find((c) => c.name === data.currentContext);
   const cluster = data.clusters.find((c) => c.name === context?.cluster);
   const user: User = data.users.find((u) => u.name === context?.user) ?? { name: '' };
-  const tokenFile =
-    user.authProvider?.name === 'tokenFile' ? (user.authProvider.config as { tokenFile?: unknown } | undefined)?.tokenFile : undefined;
+  // client-node types the auth provider as `any`: a plugin's name and its own config.
+  const authProvider = user.authProvider as { name?: unknown; config?: { tokenFile?: unknown } } | undefined;
+  const tokenFile = authProvider?.name === 'tokenFile' ? authProvider.config?.tokenFile : undefined;
   if (!cluster || cluster.proxyUrl || user.exec || (user.authProvider && typeof tokenFile !== 'string')) return undefined;
   const fixed: Record<string, string> = {};
   if (user.username) fixed['Authorization'] = `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}`;

@@ -1,3 +1,4 @@
+// The kube layer's entry: kubeconfig, descriptors, the client, requests, watches, CRDs and API errors.
 export { loadKubeConfig, ownNamespace, readKubeConfig, type KubeConfigData, type LoadKubeConfigOptions } from './config.js';
 export {
   apiVersionPath,

@@ -1,3 +1,4 @@
+/** One request to the API server, through client-node's authentication or a direct connection, answered as parsed JSON. */
 import type { Configuration, KubeConfig, RequestContext } from '@kubernetes/client-node';
 // From its own module: client-node's entry point loads the whole generated API.
 import { ResponseContext } from '@kubernetes/client-node/dist/gen/http/http.js';
@@ -102,7 +103,7 @@ async function dispatch(ctx: RequestContext): Promise<Answer> {
   return dispatchTo(
     ctx.getDispatcher() ?? getGlobalDispatcher(),
     new URL(ctx.getUrl()),
-    ctx.getHttpMethod() as Dispatcher.HttpMethod,
+    ctx.getHttpMethod(),
     ctx.getHeaders(),
     typeof body === 'string' || Buffer.isBuffer(body) ? body : undefined,
     ctx.getSignal(),

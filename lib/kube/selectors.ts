@@ -1,5 +1,7 @@
+// Label and field selectors, as objects and as the strings a request carries.
 export interface LabelSelectorRequirement {
   key: string;
+  // eslint-disable-next-line @typescript-eslint/no-redundant-type-constituents -- names the operators the server knows for the reader; any other passes on for the server to refuse
   operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | string;
   values?: string[];
 }

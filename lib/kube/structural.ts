@@ -126,7 +126,7 @@ function intersection(schema: Record<string, unknown>, path: string): Record<str
  * Exported for tests and for users who assemble a CRD by hand.
  */
 export function structuralSchema(schema: TSchema, path = 'schema'): JsonSchema {
-  return structural(schema as unknown, path);
+  return structural(schema, path);
 }
 
 function structural(node: unknown, path: string): Record<string, unknown> {

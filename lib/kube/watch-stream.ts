@@ -1,3 +1,4 @@
+/** A watch opened on the API server and read line by line from the socket. */
 import type { KubeConfig } from '@kubernetes/client-node';
 // From their own modules: client-node's entry point loads the whole generated API.
 import { HttpMethod, RequestContext } from '@kubernetes/client-node/dist/gen/http/http.js';

@@ -1,3 +1,4 @@
+/** A lease request's deadline on the elector's own clock. */
 import type { SchedulerLike } from 'rxjs';
 
 /**

@@ -1,3 +1,4 @@
+/** Leader election on a coordination.k8s.io Lease, with client-go's timings and jitter. */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { KubeConfig, V1Lease } from '@kubernetes/client-node';

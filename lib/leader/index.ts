@@ -1,3 +1,4 @@
+// The leader layer's entry: the Lease client, the leader elector and request deadlines.
 export { abortAfter } from './deadline.js';
 export { kubeLeaseClient, type LeaseClient } from './lease-client.js';
 export {

@@ -1,3 +1,4 @@
+/** The one client of coordination.k8s.io Leases, for leader election and sharding. */
 import type { KubeConfig, V1Lease } from '@kubernetes/client-node';
 import { builtinResources, createKubeClient, isKubeClient, type KubeClient, type ResourceClient } from '../kube/index.js';
 import { kubeListWatch, type ListWatchClient } from '../sources/index.js';

@@ -1,3 +1,4 @@
+/** The health server: /healthz and /readyz from named checks, and checks made from observables. */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';

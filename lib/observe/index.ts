@@ -1,3 +1,4 @@
+// The observe layer's entry: logging, metrics, health, Kubernetes Events and tracing.
 export { createLogger, errorLogLevel, loggerFor, resourceBindings, type CreateLoggerOptions, type Logger } from './logging.js';
 export {
   controllerLabels,

@@ -1,3 +1,4 @@
+/** Structured logging with pino: the logger, the fields that name a resource, and the level each error is logged at. */
 import { pino, type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
 import { isKubernetesObject, isRecord, LeaseLostError, objectReference } from '../core/index.js';
 import { classifyError } from '../kube/index.js';

@@ -1,3 +1,4 @@
+/** The controllers' Prometheus metrics: runs, queues, caches and start-up, one series per controller and type. */
 import { createRequire } from 'node:module';
 import type { Registry } from 'prom-client';
 

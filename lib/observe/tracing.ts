@@ -1,7 +1,8 @@
+/** OpenTelemetry tracing of runs and requests, through the optional @opentelemetry/api peer. */
 import { createRequire } from 'node:module';
 // Types only: erased at build time. The API itself is loaded by `resolveTracing`, and only when tracing is configured.
 import type * as Otel from '@opentelemetry/api';
-import { ConfigurationError, describeValue } from '../core/index.js';
+import { ConfigurationError, describeError, describeValue } from '../core/index.js';
 import { statusCodeOf, type RequestFn } from '../kube/index.js';
 
 /**
@@ -170,7 +171,7 @@ export class Tracing {
       if (!this.inSpan()) return request(req);
       const query = new URLSearchParams();
       for (const [key, value] of Object.entries(req.query ?? {})) if (value !== undefined) query.set(key, String(value));
-      const search = query.size > 0 ? `?${query}` : '';
+      const search = query.size > 0 ? `?${query.toString()}` : '';
       const span = this.startChild(
         req.method,
         {
@@ -226,7 +227,7 @@ export class Tracing {
       addEvent: (name, attributes) => span.addEvent(name, attributes && clean(attributes)),
       end: (error) => {
         if (error !== undefined) {
-          span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+          span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : describeError(error) });
           if (error instanceof Error) span.recordException(error);
           span.setAttribute('error.type', error instanceof Error ? error.name : typeof error);
         }

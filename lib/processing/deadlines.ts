@@ -1,3 +1,4 @@
+/** Deadlines on a scheduler: many pending calls served by one timer. */
 import type { SchedulerLike, Subscription } from 'rxjs';
 import { scheduleOnce } from './timers.js';
 
@@ -89,22 +90,22 @@ export class Deadlines<T> {
 
   private removeAt(index: number): void {
     const heap = this.heap;
-    const removed = heap[index]!;
+    const removed = heap[index];
     removed.index = -1;
     const last = heap.pop()!;
     if (index === heap.length) return;
     heap[index] = last;
     last.index = index;
-    if (index > 0 && before(last, heap[(index - 1) >> 1]!)) this.up(index);
+    if (index > 0 && before(last, heap[(index - 1) >> 1])) this.up(index);
     else this.down(index);
   }
 
   private up(index: number): void {
     const heap = this.heap;
-    const entry = heap[index]!;
+    const entry = heap[index];
     while (index > 0) {
       const parentIndex = (index - 1) >> 1;
-      const parent = heap[parentIndex]!;
+      const parent = heap[parentIndex];
       if (!before(entry, parent)) break;
       heap[index] = parent;
       parent.index = index;
@@ -116,12 +117,12 @@ export class Deadlines<T> {
 
   private down(index: number): void {
     const heap = this.heap;
-    const entry = heap[index]!;
+    const entry = heap[index];
     for (;;) {
       let child = 2 * index + 1;
       if (child >= heap.length) break;
-      if (child + 1 < heap.length && before(heap[child + 1]!, heap[child]!)) child++;
-      const smaller = heap[child]!;
+      if (child + 1 < heap.length && before(heap[child + 1], heap[child])) child++;
+      const smaller = heap[child];
       if (!before(smaller, entry)) break;
       heap[index] = smaller;
       smaller.index = index;

@@ -1,3 +1,4 @@
+/** The generation filter of primary updates as an RxJS operator. */
 import { filter, type MonoTypeOperatorFunction } from 'rxjs';
 import { generationGrew, type ResourceEvent } from '../core/index.js';
 

@@ -1,3 +1,4 @@
+// The processing layer's entry: reconcileEach and its options, retries, rate limits and the generation filter.
 export { reconcileEach } from './reconcile-each.js';
 export { serializeByResource, type SerializeOptions } from './serialize.js';
 export { generationChanged, type GenerationFilterOptions } from './generation.js';

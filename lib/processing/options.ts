@@ -1,3 +1,4 @@
+/** The options of reconcileEach and what a run is given and may answer, validated and resolved. */
 import { asyncScheduler, isObservable, type Observable, type SchedulerLike } from 'rxjs';
 import {
   ConfigurationError,

@@ -1,3 +1,4 @@
+/** Rate limiters of runs: how long a resource waits before its next run. */
 import { requirePositiveDuration, requirePositiveInteger } from '../core/index.js';
 
 /** What a rate limiter decided for one run. */

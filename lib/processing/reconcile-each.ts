@@ -1,3 +1,4 @@
+/** reconcileEach: the RxJS operator that runs a reconciler per resource, with every scheduling rule. */
 import { Observable, type OperatorFunction } from 'rxjs';
 import { type ReconcileOutcome, requireFunction, type ResourceEvent } from '../core/index.js';
 import { resolveReconcileOptions, type ReconcileOptions, type RunFn } from './options.js';

@@ -1,3 +1,4 @@
+/** The state machine behind reconcileEach: per resource its runs, queue place, timers, retries and rate limit. */
 import { isObservable, Subscription } from 'rxjs';
 import {
   ConfigurationError,

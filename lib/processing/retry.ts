@@ -1,3 +1,4 @@
+/** Retry policies: how long a failing resource waits before each retry. */
 import { ConfigurationError, describeError, describeValue, requirePositiveDuration, type BackoffPolicy } from '../core/index.js';
 
 /**

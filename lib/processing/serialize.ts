@@ -1,3 +1,4 @@
+/** Only the serialization part of reconcileEach, as an RxJS operator. */
 import type { OperatorFunction } from 'rxjs';
 import type { ReconcileOutcome, ResourceEvent } from '../core/index.js';
 import type { ReconcileOptions, RunFn } from './options.js';

@@ -1,3 +1,4 @@
+/** A one-shot timer on an RxJS scheduler. */
 import { Subscription, type SchedulerLike } from 'rxjs';
 
 // Node's setTimeout (under asyncScheduler) fires at once for delays above 2^31-1 ms (~24.8

@@ -1,3 +1,4 @@
+/** Sharding options of a controller, validated and resolved. */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import {

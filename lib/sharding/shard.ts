@@ -1,3 +1,4 @@
+/** One member of a sharded controller: its Lease, the group's view, and the resources it may run. */
 import type { V1Lease } from '@kubernetes/client-node';
 // From its own module: client-node's entry point loads the whole generated API.
 import { V1MicroTime } from '@kubernetes/client-node/dist/types.js';

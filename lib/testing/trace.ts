@@ -69,9 +69,7 @@ export function recordTrace(kubeConfig: KubeConfig): TraceRecorder {
   copy.applySecurityAuthentication = async (ctx: RequestContext) => {
     await authenticate(ctx);
     const base = ctx.getDispatcher() ?? getGlobalDispatcher();
-    ctx.setDispatcher(
-      base.compose((dispatch) => (opts, handler) => dispatch(opts, observe(opts, handler, entries, started))) as unknown as Dispatcher,
-    );
+    ctx.setDispatcher(base.compose((dispatch) => (opts, handler) => dispatch(opts, observe(opts, handler, entries, started))));
   };
   return {
     kubeConfig: copy,
@@ -243,7 +241,7 @@ export async function replayTrace(
   const due = (): number[] => {
     const found: number[] = [];
     for (let i = 0; i < entries.length; i++) {
-      const e = entries[i] as TraceEntry;
+      const e = entries[i];
       if (i >= position && e.type === 'event') break;
       if (e.type === 'write' && !made.has(i)) found.push(i);
     }
@@ -346,7 +344,7 @@ export async function replayTrace(
     });
     if (exact === undefined) {
       mismatches.push(
-        `unexpected write ${method} ${path}${candidates.length ? ` (expected one of: ${candidates.map((i) => describeWrite(entries[i] as TraceEntry)).join(', ')})` : ''}`,
+        `unexpected write ${method} ${path}${candidates.length ? ` (expected one of: ${candidates.map((i) => describeWrite(entries[i])).join(', ')})` : ''}`,
       );
       return send(
         res,
@@ -441,14 +439,14 @@ export async function replayTrace(
   };
   const missing = (when: string): string =>
     `missing write${due().length > 1 ? 's' : ''} ${when}: ${due()
-      .map((i) => describeWrite(entries[i] as TraceEntry))
+      .map((i) => describeWrite(entries[i]))
       .join(', ')}`;
 
   try {
     await setup(operator);
     await operator.start();
     for (;;) {
-      while (position < entries.length && (entries[position] as TraceEntry).type !== 'event') position++;
+      while (position < entries.length && entries[position].type !== 'event') position++;
       const e = entries[position];
       if (e?.type !== 'event') break;
       if (

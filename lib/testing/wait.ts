@@ -1,4 +1,5 @@
 /** Waiting on real-time state in integration tests: polling with a deadline, and a quiet period. */
+import { describeError } from '../core/index.js';
 
 /**
  * Polls `check` every 10 ms until it returns something other than undefined or false, and
@@ -21,7 +22,7 @@ export async function eventually<T>(
     }
     if (Date.now() > deadline) {
       const description = typeof what === 'function' ? what() : what;
-      const reason = lastError === undefined ? '' : `: ${lastError instanceof Error ? lastError.message : String(lastError)}`;
+      const reason = lastError === undefined ? '' : `: ${lastError instanceof Error ? lastError.message : describeError(lastError)}`;
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}${reason}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -45,7 +46,7 @@ export async function consistently(what: string | (() => string), check: () => P
     }
     if (failure !== undefined) {
       const description = typeof what === 'function' ? what() : what;
-      const reason = failure === false ? '' : `: ${failure instanceof Error ? failure.message : String(failure)}`;
+      const reason = failure === false ? '' : `: ${failure instanceof Error ? failure.message : describeError(failure)}`;
       throw new Error(`${description} stopped holding during the ${periodMs} ms quiet period${reason}`);
     }
     if (Date.now() >= deadline) return;

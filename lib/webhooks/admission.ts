@@ -139,7 +139,7 @@ export function mutate<T extends KubernetesObject>(handler: MutateHandler<T>): O
           const ops = jsonPatch(original, (answer as AdmissionMutation<T>).object);
           return withPatch(respond(request.uid, allow((answer as AdmissionMutation<T>).warnings)), ops);
         }
-        const verdict = checkVerdict(answer as AdmissionVerdict);
+        const verdict = checkVerdict(answer);
         const ops = verdict.allowed ? jsonPatch(original, request.object) : [];
         return withPatch(respond(request.uid, verdict), ops);
       }),
@@ -264,7 +264,11 @@ function admissionWebhook<T extends KubernetesObject>(
   }
   const resource = resolveDescriptor(options.resource);
   const operations = options.operations ?? ['CREATE', 'UPDATE'];
-  if (!Array.isArray(operations) || operations.length === 0 || operations.some((o) => !OPERATIONS.has(o))) {
+  if (
+    !Array.isArray(operations) ||
+    operations.length === 0 ||
+    operations.some((o: unknown) => typeof o !== 'string' || !OPERATIONS.has(o))
+  ) {
     throw new ConfigurationError(
       'operations',
       `must be a non-empty list of CREATE, UPDATE, DELETE, CONNECT (got ${JSON.stringify(operations)})`,

@@ -1,3 +1,4 @@
+// The webhooks layer's entry: admission and conversion webhooks, their server, certificates, manifests and metrics.
 export {
   admissionRequest,
   admissionRequests,

@@ -1,3 +1,4 @@
+/** The webhook server's Prometheus metrics, one series per webhook. */
 import { createRequire } from 'node:module';
 import type { Counter, Histogram, Registry } from 'prom-client';
 

@@ -86,6 +86,7 @@ export async function generateDevelopmentTls(
   options: { dnsNames?: readonly string[]; ipAddresses?: readonly string[]; days?: number } = {},
 ): Promise<DevelopmentTls> {
   const x509 = await loadX509();
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- @peculiar/x509 types its crypto with the DOM's Crypto, which this Node project does not load; Node's webcrypto is that API
   const crypto = webcrypto as unknown as Parameters<typeof x509.X509CertificateGenerator.create>[1];
   const subtle = webcrypto.subtle;
   const notBefore = new Date(Date.now() - DAY);

@@ -1,3 +1,4 @@
+// The workflow layer's entry: dependents in a DAG with conditions, reconciled and cleaned up in order.
 export {
   type BoundCondition,
   type Condition,

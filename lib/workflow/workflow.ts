@@ -96,11 +96,11 @@ function nodeSpecs<P, C extends DependentContext, E>(entries: readonly Entry<P, 
     if (earlier !== undefined) {
       throw new Error(`workflow: the same dependent object was added twice (as '${earlier}' and '${names[i]}')`);
     }
-    nameOf.set(dependent, names[i]!);
+    nameOf.set(dependent, names[i]);
   });
 
   return entries.map(({ dependent, options }, i): NodeSpec<P, C, E> => {
-    const name = names[i]!;
+    const name = names[i];
     const dependsOn = asList(options.dependsOn).map((ref) => {
       if (typeof ref === 'string') return ref;
       if (typeof ref !== 'object' || ref === null) {
@@ -131,7 +131,7 @@ function nodeSpecs<P, C extends DependentContext, E>(entries: readonly Entry<P, 
 
 function asList(refs: DependentRef | readonly DependentRef[] | undefined): readonly DependentRef[] {
   if (refs === undefined) return [];
-  return Array.isArray(refs) ? (refs as readonly DependentRef[]) : [refs as DependentRef];
+  return Array.isArray(refs) ? (refs as readonly DependentRef[]) : [refs];
 }
 
 function buildWorkflow<P, C extends DependentContext, E>(entries: readonly Entry<P, C, E>[], options: WorkflowOptions): Workflow<P, C, E> {

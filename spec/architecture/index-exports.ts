@@ -60,7 +60,7 @@ export function namedImports(from: string, source: string): NamedImport[] {
       add(node.arguments[0], ['*']);
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {
       const name = node.qualifier && (ts.isIdentifier(node.qualifier) ? node.qualifier.text : node.qualifier.left.getText(file));
-      add(node.argument.literal as ts.Expression, [name ?? '*']);
+      add(node.argument.literal, [name ?? '*']);
     }
     ts.forEachChild(node, visit);
   };

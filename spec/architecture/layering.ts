@@ -162,7 +162,7 @@ export function importCycles(edges: readonly ImportEdge[]): string[][] {
     if (index.has(root)) continue;
     const work: [string, number][] = [[root, 0]];
     while (work.length > 0) {
-      const frame = work[work.length - 1]!;
+      const frame = work[work.length - 1];
       const [file, at] = frame;
       if (at === 0) {
         index.set(file, index.size);
@@ -173,7 +173,7 @@ export function importCycles(edges: readonly ImportEdge[]): string[][] {
       const targets = next.get(file) ?? [];
       if (at < targets.length) {
         frame[1] = at + 1;
-        const to = targets[at]!;
+        const to = targets[at];
         if (!index.has(to)) work.push([to, 0]);
         else if (onStack.has(to)) low.set(file, Math.min(low.get(file)!, index.get(to)!));
         continue;

@@ -42,7 +42,7 @@ export interface RuleFacts {
 
 export function ruleFacts(root: string): RuleFacts {
   const page = readFileSync(join(root, PAGE), 'utf8');
-  const stated = new Set([...page.matchAll(/^- \*\*([A-Z]{2}[0-9]+)\*\*/gm)].map((m) => m[1] as string));
+  const stated = new Set([...page.matchAll(/^- \*\*([A-Z]{2}[0-9]+)\*\*/gm)].map((m) => m[1]));
   const add = (map: Map<string, string[]>, id: string, file: string) => map.set(id, [...(map.get(id) ?? []), file]);
   const cited = new Map<string, string[]>();
   const sources = [

@@ -91,12 +91,12 @@ describe('cli: rxkube dev, its plan', () => {
       resource: 'configmaps',
       namespace: 'default',
     });
-    expect(missingRule(request!)).to.equal('- apiGroups: [""]\n  resources: ["configmaps"]\n  verbs: ["patch"]');
+    expect(missingRule(request)).to.equal('- apiGroups: [""]\n  resources: ["configmaps"]\n  verbs: ["patch"]');
     const [status] = forbiddenRequests(
       'greetings.example.com "world" is forbidden: User "u" cannot patch resource "greetings/status" in API group "example.com" in the namespace "default"',
     );
     expect(status).to.include({ resource: 'greetings', subresource: 'status', apiGroup: 'example.com' });
-    expect(missingRule(status!)).to.include('resources: ["greetings/status"]');
+    expect(missingRule(status)).to.include('resources: ["greetings/status"]');
     const [cluster] = forbiddenRequests(
       'namespaces is forbidden: User "u" cannot list resource "namespaces" in API group "" at the cluster scope',
     );
@@ -118,7 +118,7 @@ describe('cli: rxkube dev, its plan', () => {
     });
     const [need] = forbiddenRequests(warning);
     expect(need).to.deep.equal({ seen: 'check', verb: 'patch', apiGroup: '', resource: 'configmaps' });
-    expect(missingRule(need!)).to.equal('- apiGroups: [""]\n  resources: ["configmaps"]\n  verbs: ["patch"]');
+    expect(missingRule(need)).to.equal('- apiGroups: [""]\n  resources: ["configmaps"]\n  verbs: ["patch"]');
     const [status] = forbiddenRequests(
       JSON.stringify({
         rbac: { group: 'example.com', resource: 'greetings/status', verb: 'patch', namespace: 'shop' },

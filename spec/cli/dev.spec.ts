@@ -288,7 +288,7 @@ describe('cli: rxkube dev, the local loop of a project rxkube init wrote', funct
       maxBuffer: 16 * 1024 * 1024,
     }).then(
       () => '',
-      (err: { stdout?: string }) => err.stdout ?? String(err),
+      (err: Error & { stdout?: string }) => err.stdout ?? String(err),
     );
     expect(result.split('\n').filter((line) => line.includes('error TS'))).to.deep.equal([]);
   });

@@ -87,9 +87,12 @@ describe('controller: status conditions with server-side apply', () => {
 
     // Another controller reports its own condition on the same object, without force.
     const synced = statusCondition(undefined, { type: 'Synced', status: true, reason: 'InSync', message: 'mirrored' });
-    await gadgets().applyStatus({ ...gadget('g', true), status: { conditions: [synced] } } as Gadget, {
-      fieldManager: 'mirror-controller',
-    });
+    await gadgets().applyStatus(
+      { ...gadget('g', true), status: { conditions: [synced] } },
+      {
+        fieldManager: 'mirror-controller',
+      },
+    );
     const both = await gadgets().get({ name: 'g', namespace: 'default' });
     expect(both.status?.conditions?.map((c) => `${c.type}=${c.status}`)).to.have.members(['Ready=True', 'Synced=True']);
 
@@ -109,8 +112,8 @@ async function serverMergesMapLists(cluster: TestCluster): Promise<boolean> {
   const condition = (type: string) => statusCondition(undefined, { type, status: true, reason: 'Probe' });
   await cluster.apply(GADGET, gadget('probe', true));
   try {
-    await probe.applyStatus({ ...gadget('probe', true), status: { conditions: [condition('A')] } } as Gadget, { fieldManager: 'probe-a' });
-    await probe.applyStatus({ ...gadget('probe', true), status: { conditions: [condition('B')] } } as Gadget, { fieldManager: 'probe-b' });
+    await probe.applyStatus({ ...gadget('probe', true), status: { conditions: [condition('A')] } }, { fieldManager: 'probe-a' });
+    await probe.applyStatus({ ...gadget('probe', true), status: { conditions: [condition('B')] } }, { fieldManager: 'probe-b' });
     return true;
   } catch (err) {
     if (classifyError(err) === 'conflict') return false;

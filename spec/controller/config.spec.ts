@@ -179,10 +179,7 @@ describe('controller configuration and startup', () => {
     const primaries = new Primaries(widgets);
     const runError = (options: Partial<ReconcilerRunOptions<Widget>>, reconciler: unknown = noop): ConfigurationError => {
       try {
-        reconcilerRun(
-          reconciler as Reconciler<Widget>,
-          { resource: WIDGET, client: env.client, primaries, ...options } as ReconcilerRunOptions<Widget>,
-        );
+        reconcilerRun(reconciler as Reconciler<Widget>, { resource: WIDGET, client: env.client, primaries, ...options });
       } catch (err) {
         expect(err).to.be.instanceOf(ConfigurationError);
         return err as ConfigurationError;
@@ -231,7 +228,7 @@ describe('controller configuration and startup', () => {
     const missing = runError(withCleanup, without);
     expect(missing.option).to.equal('primaries');
     expect(missing.message).to.match(/finalizerName: 'widgets\.sample\.rxkube\.dev\/finalizer'/);
-    expect(runError({ reconcile: () => undefined } as Reconciler<Widget>, withFinalizer).option).to.equal('primaries.finalizerName');
+    expect(runError({ reconcile: () => undefined }, withFinalizer).option).to.equal('primaries.finalizerName');
     expect(() => reconcilerRun(withCleanup, { resource: WIDGET, client: env.client, primaries: withFinalizer })).not.to.throw();
     without.dispose();
     withFinalizer.dispose();

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { UpdateControl, type Reconciler } from '../../lib/controller/index.js';
-import type { ReconcileOutcome } from '../../lib/core/index.js';
+import { describeError, type ReconcileOutcome } from '../../lib/core/index.js';
 import { builtinResources, customResourceDefinition, descriptorOf } from '../../lib/kube/index.js';
 import { GenericRetry } from '../../lib/processing/index.js';
 import { eventually } from '../../lib/testing/index.js';
@@ -115,7 +115,7 @@ describe('drift: a hand edit of an applied child is corrected by the next run', 
     expect(await managersOf()).to.include('notes.example.com');
   }
   const outcomesSince = (n: number) => [
-    ...new Set(outcomes.slice(n).map((o) => `${o.result}${o.error === undefined ? '' : `: ${String(o.error)}`}`)),
+    ...new Set(outcomes.slice(n).map((o) => `${o.result}${o.error === undefined ? '' : `: ${describeError(o.error)}`}`)),
   ];
 
   it("kubectl patch (field manager kubectl-patch) of the applied field: the next run takes it back (force, the controller's field manager)", async () => {

@@ -69,7 +69,7 @@ describe('controller errors against the embedded API server', () => {
     const delays = runs.slice(0, 3).map((o) => (o.retry ? o.retry.at - o.endedAt : -1));
     [20, 20, 30].forEach((d, i) => expect(delays[i]).to.be.within(d, d + 50));
     for (let i = 1; i < 4; i++) {
-      expect(runs[i]!.startedAt - runs[i - 1]!.endedAt).to.be.at.least([20, 20, 30][i - 1]! - 1);
+      expect(runs[i].startedAt - runs[i - 1].endedAt).to.be.at.least([20, 20, 30][i - 1] - 1);
     }
     // The last error status was overwritten by the success: our manager no longer applies `error`.
     expect(await statusOf('w1')).to.deep.equal({ observed: 'a' });
@@ -129,7 +129,7 @@ describe('controller errors against the embedded API server', () => {
     expect(failed?.retry).to.equal(undefined);
     expect(failed?.reschedule?.reason).to.equal('requested');
     // Armed for 30 ms after the run; no upper bound in real time (no retry is armed: checked above).
-    expect(failed!.reschedule!.at - failed!.endedAt).to.be.at.least(30);
+    expect(failed.reschedule!.at - failed.endedAt).to.be.at.least(30);
     expect(next?.result).to.equal('success');
     expect(runs).to.deep.equal([
       { attempt: 0, cause: 'event' },
@@ -181,7 +181,7 @@ describe('controller errors against the embedded API server', () => {
     expect(runs.map((o) => o.result)).to.deep.equal(['failure', 'success']);
     expect(classifyError(runs[0]?.error)).to.equal('conflict');
     expect(runs[0]?.retry?.attempt).to.equal(1);
-    const failureLines = lines().filter((l) => typeof l['msg'] === 'string' && (l['msg'] as string).includes('failed'));
+    const failureLines = lines().filter((l) => typeof l['msg'] === 'string' && l['msg'].includes('failed'));
     expect(failureLines.map((l) => l['level'])).to.deep.equal([30]);
     expect(failureLines[0]?.['kind']).to.equal('conflict');
     expect(lines().filter((l) => (l['level'] as number) >= 50)).to.deep.equal([]);

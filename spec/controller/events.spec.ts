@@ -54,7 +54,7 @@ describe('controller: Kubernetes Events', () => {
     await outcomes.until('w', (o) => o.filter((x) => x.result === 'failure').length === 4, 'the first try and 3 retries failed');
     const first = await eventually('one Warning counting 4 failures', async () => {
       const found = await eventsOf('w');
-      return found.length === 1 && found[0]!.series?.count === 4 ? found : undefined;
+      return found.length === 1 && found[0].series?.count === 4 ? found : undefined;
     });
     expect(first[0]).to.deep.include({
       type: 'Warning',

@@ -58,9 +58,9 @@ describe('controller logging against the embedded API server', () => {
       'run of default/w1: success',
     ]);
     for (const line of runLines) {
-      expect(line['controller'], `controller on '${line['msg']}'`).to.equal('widgets.sample.rxkube.dev');
+      expect(line['controller'], `controller on '${String(line['msg'])}'`).to.equal('widgets.sample.rxkube.dev');
       const resource = line['resource'] as Record<string, unknown>;
-      expect(Object.keys(resource).sort(), `resource fields on '${line['msg']}'`).to.deep.equal([
+      expect(Object.keys(resource).sort(), `resource fields on '${String(line['msg'])}'`).to.deep.equal([
         'apiVersion',
         'generation',
         'kind',

@@ -47,7 +47,7 @@ describe('controller/Primaries: the informer, read-your-writes and the finalizer
     const dropped = await patchWidget(env, 'w1', { metadata: { finalizers: [] } });
     await eventually('the update lacking the finalizer', () => seen.length === 2);
     expect(actions()).to.deep.equal([
-      `widgets added ${seen[0]!.object!.metadata!.resourceVersion}`,
+      `widgets added ${seen[0].object!.metadata!.resourceVersion}`,
       `widgets modified ${dropped.metadata!.resourceVersion}`,
     ]);
   });

@@ -74,7 +74,13 @@ describe('the operator checks its RBAC at start (SelfSubjectAccessReview per ver
   }
   const captured = () => {
     const lines: { level: number; msg: string; err?: { message?: string } }[] = [];
-    return { lines, logger: createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(JSON.parse(line)) } }) };
+    return {
+      lines,
+      logger: createLogger({
+        level: 'info',
+        destination: { write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]) },
+      }),
+    };
   };
 
   it('a Role without one verb the registration needs: started anyway, a warning naming verb, resource and rule, /readyz failing on rbac; the run then meets the 403', async () => {

@@ -269,7 +269,7 @@ describe('rxkube manifests (the command) on the embedded server', function () {
     expect(code, stderr).to.equal(0);
     expect(stderr).to.include('wrote 6 objects');
     const docs = readFileSync(join(dir, 'all.yaml'), 'utf8').split(/^---\n/m);
-    writeFileSync(join(dir, 'crd.yaml'), docs[0]!);
+    writeFileSync(join(dir, 'crd.yaml'), docs[0]);
     await kubectl('apply', '-f', 'crd.yaml');
     await kubectl('wait', '--for=condition=Established', 'crd/webpages.sample.rxkube.dev', '--timeout=20s');
     writeFileSync(join(dir, 'page.yaml'), JSON.stringify(webPage('hello', '<html><body>hi</body></html>', { exposed: true })));

@@ -99,17 +99,17 @@ describe('demo schema: the Schema operator on a real PostgreSQL server', functio
     const orders = await credentials('orders');
     const stock = await credentials('stock');
 
-    expect(await run(orders['uri']!, 'CREATE TABLE items (id int)')).to.equal('ok');
+    expect(await run(orders['uri'], 'CREATE TABLE items (id int)')).to.equal('ok');
     expect((await db.query(`SELECT schemaname FROM pg_tables WHERE tablename = 'items'`)).rows).to.deep.equal([
       { schemaname: 'rxkube_test_orders' },
     ]);
-    expect(await run(orders['uri']!, 'CREATE TABLE public.items (id int)')).to.match(/permission denied for schema public/);
-    expect(await run(stock['uri']!, 'SELECT * FROM rxkube_test_orders.items')).to.match(/permission denied for schema rxkube_test_orders/);
-    expect(await run(stock['uri']!, 'CREATE TABLE rxkube_test_orders.mine (id int)')).to.match(
+    expect(await run(orders['uri'], 'CREATE TABLE public.items (id int)')).to.match(/permission denied for schema public/);
+    expect(await run(stock['uri'], 'SELECT * FROM rxkube_test_orders.items')).to.match(/permission denied for schema rxkube_test_orders/);
+    expect(await run(stock['uri'], 'CREATE TABLE rxkube_test_orders.mine (id int)')).to.match(
       /permission denied for schema rxkube_test_orders/,
     );
 
-    const wrong = new URL(orders['uri']!);
+    const wrong = new URL(orders['uri']);
     wrong.password = 'not-the-password';
     expect(await run(wrong.href, 'SELECT 1')).to.match(/password authentication failed for user "rxkube_test_orders"/);
   });
@@ -118,9 +118,9 @@ describe('demo schema: the Schema operator on a real PostgreSQL server', functio
     await cluster.apply(SCHEMA, schema('orders', { name: 'rxkube_test_orders', role: 'rxkube_test_orders' }));
     await ready('orders');
     const orders = await credentials('orders');
-    expect(await run(orders['uri']!, 'CREATE TABLE items (id int)')).to.equal('ok');
+    expect(await run(orders['uri'], 'CREATE TABLE items (id int)')).to.equal('ok');
     await db.query('DROP SCHEMA rxkube_test_orders CASCADE');
-    await eventually('schema created again', async () => (await run(orders['uri']!, 'CREATE TABLE items (id int)')) === 'ok', WAIT_MS);
+    await eventually('schema created again', async () => (await run(orders['uri'], 'CREATE TABLE items (id int)')) === 'ok', WAIT_MS);
   });
 
   it('a Secret deleted behind the operator gets a new password, and the role takes it', async () => {
@@ -137,15 +137,15 @@ describe('demo schema: the Schema operator on a real PostgreSQL server', functio
       },
       WAIT_MS,
     );
-    await eventually('the role takes the new password', async () => (await run(after['uri']!, 'SELECT 1')) === 'ok', WAIT_MS);
-    expect(await run(before['uri']!, 'SELECT 1')).to.match(/password authentication failed/);
+    await eventually('the role takes the new password', async () => (await run(after['uri'], 'SELECT 1')) === 'ok', WAIT_MS);
+    expect(await run(before['uri'], 'SELECT 1')).to.match(/password authentication failed/);
   });
 
   it('FZ1: deleting the Schema drops the schema and the role: its credentials no longer log in', async () => {
     await cluster.apply(SCHEMA, schema('orders', { name: 'rxkube_test_orders', role: 'rxkube_test_orders' }));
     await ready('orders');
     const orders = await credentials('orders');
-    expect(await run(orders['uri']!, 'CREATE TABLE items (id int)')).to.equal('ok');
+    expect(await run(orders['uri'], 'CREATE TABLE items (id int)')).to.equal('ok');
     await cluster.client.resource(SCHEMA).delete({ name: 'orders', namespace: 'default' });
     await eventually(
       'Schema gone',
@@ -155,6 +155,6 @@ describe('demo schema: the Schema operator on a real PostgreSQL server', functio
     expect((await db.query(`SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = 'rxkube_test_orders'`)).rows[0]).to.deep.equal({
       n: 0,
     });
-    expect(await run(orders['uri']!, 'SELECT 1')).to.match(/password authentication failed|role "rxkube_test_orders" does not exist/);
+    expect(await run(orders['uri'], 'SELECT 1')).to.match(/password authentication failed|role "rxkube_test_orders" does not exist/);
   });
 });

@@ -93,7 +93,7 @@ describe('demo schema: the Schema operator on PGlite', function () {
       'SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS schema, EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $2) AS role',
       [schemaName, role],
     );
-    return rows[0]!;
+    return rows[0];
   };
   /** Runs `sql` with the privileges of `role` (PGlite cannot log in as it), in a transaction rolled back unless `commit`. */
   const asRole = async (role: string, sql: string, commit = false): Promise<string> => {
@@ -151,7 +151,9 @@ describe('demo schema: the Schema operator on PGlite', function () {
     await admin.query('ALTER ROLE orders NOLOGIN');
     await eventually(
       'login allowed again',
-      async () => (await admin.query('SELECT rolcanlogin FROM pg_roles WHERE rolname = $1', ['orders'])).rows[0]?.rolcanlogin === true,
+      async () =>
+        (await admin.query<{ rolcanlogin: boolean }>('SELECT rolcanlogin FROM pg_roles WHERE rolname = $1', ['orders'])).rows[0]
+          ?.rolcanlogin === true,
       WAIT_MS,
     );
   });

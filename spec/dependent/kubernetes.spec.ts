@@ -225,9 +225,7 @@ describe('dependent: kubernetesDependent against the embedded API server', () =>
       readOnly: true,
       resourceId: () => ({ name: 'shared-settings' }),
     });
-    expect(settings.create).to.equal(undefined);
-    expect(settings.update).to.equal(undefined);
-    expect(settings.delete).to.equal(undefined);
+    expect(settings).to.not.have.any.keys('create', 'update', 'delete');
     expect(settings.eventSource.name).to.equal('configmaps:settings');
     const recorded = await startWidgets(env, widgetWorkflow().add(owned).add(settings), { reconciler: { handlesWorkflowErrors: true } });
     await createWidget(env, widget('w1'));

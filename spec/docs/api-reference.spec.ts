@@ -23,10 +23,10 @@ const EXPORT = /^export (?:declare )?(?:abstract )?(?:function|const|class|inter
 describe('documentation: the API reference', () => {
   for (const [report, page] of Object.entries(PAGES)) {
     it(`${page} has a section for every export of api/${report} (else run npm run docs:api)`, () => {
-      const names = new Set([...readFileSync(join(root, 'api', report), 'utf8').matchAll(EXPORT)].map((m) => m[1] as string));
+      const names = new Set([...readFileSync(join(root, 'api', report), 'utf8').matchAll(EXPORT)].map((m) => m[1]));
       const markdown = readFileSync(join(root, page), 'utf8').replaceAll('\\_', '_');
       // A deprecated export is struck through: ### ~~Name~~.
-      const headings = new Set([...markdown.matchAll(/^#{2,4} (?:~~)?(\w+)(?:\(\))?(?:~~)?$/gm)].map((m) => m[1] as string));
+      const headings = new Set([...markdown.matchAll(/^#{2,4} (?:~~)?(\w+)(?:\(\))?(?:~~)?$/gm)].map((m) => m[1]));
       expect(names.size, 'exports read from the report').to.be.greaterThan(3);
       expect(
         [...names].filter((n) => !headings.has(n)),

@@ -20,7 +20,7 @@ describe('the user documentation against the behaviour', () => {
   it('README: the feature table says rxkube has admission and conversion webhooks, and rxkube/webhooks exports them', () => {
     const row = read('README.md')
       .split('\n')
-      .find((line) => line.startsWith('| Admission and conversion webhooks |'));
+      .find((line) => /^\| Admission and conversion webhooks +\|/.test(line));
     const rxkube = row?.split('|')[2]?.trim() ?? '';
     expect(rxkube, row).to.match(/^yes\b/);
     expect(rxkube).to.include('rxkube/webhooks');

@@ -26,19 +26,26 @@ interface Dashboard {
   readonly templating?: { readonly list?: readonly { readonly query?: unknown; readonly definition?: string }[] };
 }
 
+/** A query given as text, or '' (a query is text in the dashboards we ship). */
+const textOf = (query: unknown): string => (typeof query === 'string' ? query : '');
+
 /** Every PromQL expression of the dashboard: its panels' targets and its template variables' queries. */
 function expressions(dashboard: Dashboard): string[] {
   const panels = (list: readonly Panel[]): Panel[] => list.flatMap((p) => [p, ...panels(p.panels ?? [])]);
   const targets = panels(dashboard.panels).flatMap((p) => (p.targets ?? []).map((t) => t.expr ?? ''));
   const variables = (dashboard.templating?.list ?? []).map((v) =>
-    typeof v.query === 'object' && v.query !== null ? String((v.query as { query?: unknown }).query ?? '') : String(v.query ?? ''),
+    typeof v.query === 'string'
+      ? v.query
+      : typeof v.query === 'object' && v.query !== null
+        ? textOf((v.query as { query?: unknown }).query)
+        : '',
   );
   return [...targets, ...variables].filter((e) => e !== '');
 }
 
 /** The metric names an expression reads (rxkube's own: the dashboard reads nothing else). */
 function metricNames(expression: string): string[] {
-  return [...expression.matchAll(/\b(rxkube_[a-zA-Z0-9_:]+)/g)].map((m) => m[1]!);
+  return [...expression.matchAll(/\b(rxkube_[a-zA-Z0-9_:]+)/g)].map((m) => m[1]);
 }
 
 /** The series names a registry exports: a histogram's `_bucket`, `_sum` and `_count`, every other metric's own name. */

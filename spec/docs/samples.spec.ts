@@ -47,7 +47,7 @@ describe('documentation samples', () => {
   it('every example in docs/examples imports rxkube through its entry points (rxkube, rxkube/testing...), never a relative path into lib/, dist/ or packages/', () => {
     const relative = filesUnder('docs/examples', '.ts').flatMap((file) =>
       [...readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)]
-        .map((m) => m[1] as string)
+        .map((m) => m[1])
         .filter((spec) => /^(lib|dist|packages)\//.test(join(file.slice(root.length), '..', spec)))
         .map((spec) => `${file.slice(root.length)}: ${spec}`),
     );
@@ -72,7 +72,7 @@ describe('documentation samples', () => {
     const tsc = join(root, 'node_modules/.bin/tsc');
     const result = await promisify(execFile)(tsc, ['-p', 'docs/examples/tsconfig.json'], { cwd: root, maxBuffer: 16 * 1024 * 1024 }).then(
       () => '',
-      (err: { stdout?: string }) => err.stdout ?? String(err),
+      (err: Error & { stdout?: string }) => err.stdout ?? String(err),
     );
     expect(result.split('\n').filter((line) => line.includes('error TS'))).to.deep.equal([]);
   });

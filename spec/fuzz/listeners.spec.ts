@@ -27,7 +27,6 @@ const count = Number(process.env.RXKUBE_FUZZ_COUNT ?? 250);
 const seconds = Number(process.env.RXKUBE_FUZZ_SECONDS ?? 40);
 
 function report(name: string, result: FuzzReport): void {
-  // eslint-disable-next-line no-console
   console.log(
     `      ${name}: fuzz seed ${result.seed} (RXKUBE_FUZZ_SEED=${result.seed} repeats it), ${result.cases} cases ${JSON.stringify(result.byCategory)}, answers ${JSON.stringify(result.byStatus)}`,
   );

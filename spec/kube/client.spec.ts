@@ -1,4 +1,4 @@
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -69,7 +69,7 @@ describe('kube/client against the embedded API server', function () {
 
   before(async () => {
     server = await startApiServer();
-    kube = createKubeClient(server.kubeConfig() as KubeConfig);
+    kube = createKubeClient(server.kubeConfig());
     configMaps = kube.resource<ConfigMap>({ apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' });
     const namespaces = kube.resource({ apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false });
     for (const name of ['paging', 'web']) await namespaces.create({ metadata: { name } });

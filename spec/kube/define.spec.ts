@@ -87,6 +87,7 @@ async function kubectlSession(server: ApiServer): Promise<KubectlSession> {
         'kubectl',
         ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args],
         { timeout: 30_000 },
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- it is an Error: Node types execFile's as an Omit<> of ExecException, which the rule does not recognise
         (err, stdout, stderr) => (err ? reject(Object.assign(err, { stderr })) : resolve(stdout)),
       ),
     );

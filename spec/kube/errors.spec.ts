@@ -61,7 +61,7 @@ describe('kube/errors', () => {
       () => undefined,
       (e: unknown) => e,
     );
-    expect(err).to.exist;
+    expect(err).to.not.equal(undefined);
     expect(classifyError(err)).to.equal('transient');
     expect(statusCodeOf(err)).to.equal(undefined);
     expect(errorMessage(err)).to.match(/ECONNREFUSED/);

@@ -100,8 +100,8 @@ describe('kube/watch-stream: watches read straight from the socket', function ()
     );
     expect(await r.closed).to.equal(undefined);
     expect(r.events).to.have.length(1);
-    expect(r.events[0]![0]).to.equal('ERROR');
-    expect(r.events[0]![1]).to.include({ kind: 'Status', code: 410 });
+    expect(r.events[0][0]).to.equal('ERROR');
+    expect(r.events[0][1]).to.include({ kind: 'Status', code: 410 });
   });
 
   it('ends with a KubeApiError carrying the code and the Status when the server answers the watch with an error', async () => {

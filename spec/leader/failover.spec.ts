@@ -112,29 +112,32 @@ describe('leader/failover in virtual time', () => {
     await c.stopAll();
   });
 
-  it('OB4: a leader that cannot renew stops before the lease expires, and the candidate acquires only after it expired', async () => {
-    const c = cluster();
-    const a = c.elector('a');
-    await advance(c.scheduler, 100);
-    const b = c.elector('b');
-    let overlap = false;
-    const check = () => {
-      if (a.isLeader && b.isLeader) overlap = true;
-    };
-    a.isLeader$.subscribe(check);
-    b.isLeader$.subscribe(check);
-    const aStopped: number[] = [];
-    a.isLeader$.subscribe((v) => !v && aStopped.push(c.scheduler.now()));
-    await advance(c.scheduler, 2_500);
-    c.links.set('a', 'failing'); // a is alive but its renewals fail: it must step down by itself
-    await advance(c.scheduler, 20_000);
-    const { lastRenewal, takeover } = c.handover('a');
-    expect(aStopped.at(-1)).to.be.at.most((lastRenewal ?? 0) + 10_000);
-    expect(takeover?.holder).to.equal('b');
-    expect((takeover?.at ?? 0) - (lastRenewal ?? 0)).to.be.within(LEASE_MS, LEASE_MS + 1_000);
-    expect(overlap).to.equal(false);
-    await c.stopAll();
-  });
+  for (const link of ['failing', 'dead'] as const) {
+    it(`OB4: a leader whose renewals ${link === 'failing' ? 'fail' : 'hang'} stops within the renew deadline of its last renewal, before the lease expires, and the candidate acquires only after it expired`, async () => {
+      const c = cluster();
+      const a = c.elector('a');
+      await advance(c.scheduler, 100);
+      const b = c.elector('b');
+      let overlap = false;
+      const check = () => {
+        if (a.isLeader && b.isLeader) overlap = true;
+      };
+      a.isLeader$.subscribe(check);
+      b.isLeader$.subscribe(check);
+      const aStopped: number[] = [];
+      a.isLeader$.subscribe((v) => !v && aStopped.push(c.scheduler.now()));
+      await advance(c.scheduler, 2_500);
+      c.links.set('a', link); // a is alive but its renewals fail or hang: it must step down by itself
+      await advance(c.scheduler, 20_000);
+      const { lastRenewal, takeover } = c.handover('a');
+      expect(a.isLeader).to.equal(false);
+      expect(aStopped.at(-1)).to.be.at.most((lastRenewal ?? 0) + 10_000); // the renew deadline
+      expect(takeover?.holder).to.equal('b');
+      expect((takeover?.at ?? 0) - (lastRenewal ?? 0)).to.be.within(LEASE_MS, LEASE_MS + 1_000);
+      expect(overlap).to.equal(false);
+      await c.stopAll();
+    });
+  }
 
   it('OB4: a candidate whose attempts on an expired lease fail keeps to the retry period (no busy loop)', async () => {
     const c = cluster();

@@ -78,7 +78,7 @@ describe('observe: the event recorder (events.k8s.io/v1)', () => {
     events.warning('ReconcileFailed', 'quota exceeded');
     events.normal('ReconcileFailed', 'backend unavailable');
     events.warning('Other', 'backend unavailable');
-    await recorders[0]!.flush();
+    await recorders[0].flush();
     const found = await eventsOf('w');
     expect(found.map((e) => `${e.type} ${e.reason} ${e.message} x${countOf(e)}`).sort()).to.deep.equal([
       'Normal ReconcileFailed backend unavailable x1',
@@ -96,7 +96,7 @@ describe('observe: the event recorder (events.k8s.io/v1)', () => {
     expect(first.metadata?.name).to.match(/^w\.[0-9a-f]+$/);
 
     events.warning('ReconcileFailed', 'backend unavailable');
-    await recorders[0]!.flush();
+    await recorders[0].flush();
     const again = (await eventsOf('w')).filter((e) => e.metadata?.name === first.metadata?.name);
     expect(again.map(countOf), 'the same Event, patched').to.deep.equal([4]);
     expect(await metricValue('rxkube_events_recorded_total', { type: 'Warning' })).to.equal(6);
@@ -129,10 +129,10 @@ describe('observe: the event recorder (events.k8s.io/v1)', () => {
   it('a repeat after the series went idle (6 minutes) starts a new Event, as client-go finishes a series', async () => {
     const events = recorder().about(widget('w'), 'Reconcile');
     events.warning('Failed', 'boom');
-    await recorders[0]!.flush();
+    await recorders[0].flush();
     scheduler.frame = 6 * 60_000 + 1;
     events.warning('Failed', 'boom');
-    await recorders[0]!.flush();
+    await recorders[0].flush();
     expect((await eventsOf('w')).map(countOf)).to.deep.equal([1, 1]);
   });
 
@@ -162,10 +162,10 @@ describe('observe: the event recorder (events.k8s.io/v1)', () => {
 
   it('a message longer than the 1024 bytes the server takes is shortened, not rejected', async () => {
     recorder().about(widget('w'), 'Reconcile').warning('Failed', 'é'.repeat(1000));
-    await recorders[0]!.flush();
+    await recorders[0].flush();
     const [event] = await eventsOf('w');
-    expect(Buffer.byteLength(event!.message)).to.be.at.most(1024);
-    expect(event!.message.endsWith('…')).to.equal(true);
+    expect(Buffer.byteLength(event.message)).to.be.at.most(1024);
+    expect(event.message.endsWith('…')).to.equal(true);
   });
 
   it('stop() drops held-back writes (counted) and records nothing more', async () => {

@@ -10,7 +10,7 @@ async function series(registry: Registry): Promise<Map<string, Array<Record<stri
       metric.name,
       metric.values.map((v) => {
         const metricName = (v as { metricName?: string }).metricName;
-        return { ...v.labels, value: v.value, ...(metricName ? { metricName } : {}) } as Record<string, string | number>;
+        return { ...v.labels, value: v.value, ...(metricName ? { metricName } : {}) };
       }),
     );
   }

@@ -129,6 +129,15 @@ describe('tracing: one reconciliation of the WebPage demo as a trace', function 
 });
 
 describe('tracing: the option', () => {
+  it('a span ended with a thrown value that is not an Error says what it was, not "[object Object]"', async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    Tracing.of({ tracerProvider: provider })?.startRoot('run', {}, []).end({ kind: 'Status', code: 409, reason: 'Conflict' });
+    const [span] = exporter.getFinishedSpans();
+    expect(span?.status).to.deep.equal({ code: SpanStatusCode.ERROR, message: '{"kind":"Status","code":409,"reason":"Conflict"}' });
+    await provider.shutdown();
+  });
+
   it('is true, false or { tracerProvider }; anything else is a ConfigurationError naming it', () => {
     expect(Tracing.of(undefined)).to.equal(undefined);
     expect(Tracing.of(false)).to.equal(undefined);

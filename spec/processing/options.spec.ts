@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { asyncScheduler, of, type Observable, type SchedulerLike } from 'rxjs';
+import { asyncScheduler, of } from 'rxjs';
 import { ConfigurationError } from '../../lib/core/errors.js';
-import { reconcileEach, resolveReconcileOptions, type ReconcileOptions, type Retry } from '../../lib/processing/index.js';
+import { reconcileEach, resolveReconcileOptions, type ReconcileOptions } from '../../lib/processing/index.js';
 
 const run = () => undefined;
 
@@ -17,12 +17,12 @@ describe('reconcileEach options', () => {
     ['maxConcurrentReconciliations', { maxConcurrentReconciliations: '5' }, /maxConcurrentReconciliations: .*"5"/],
     ['maxReconciliationInterval', { maxReconciliationInterval: Number.NaN }, /maxReconciliationInterval: .*NaN/],
     ['maxReconciliationInterval', { maxReconciliationInterval: Number.POSITIVE_INFINITY }, /maxReconciliationInterval: .*Infinity/],
-    ['scheduler', { scheduler: {} as SchedulerLike }, /scheduler: .*now, schedule/],
-    ['retry', { retry: { delay: () => 1 } as unknown as Retry }, /retry: .*delayBefore/],
+    ['scheduler', { scheduler: {} }, /scheduler: .*now, schedule/],
+    ['retry', { retry: { delay: () => 1 } }, /retry: .*delayBefore/],
     ['retry', { retry: true }, /retry: .*true/],
     ['rateLimiter', { rateLimiter: {} }, /rateLimiter: .*acquire/],
     ['exists', { exists: true }, /exists: must be a function/],
-    ['active$', { active$: true as unknown as Observable<boolean> }, /active\$: must be an Observable/],
+    ['active$', { active$: true }, /active\$: must be an Observable/],
     ['probe', { probe: 'metrics' }, /probe: must be a function/],
   ];
   for (const [option, options, message] of cases) {

@@ -59,7 +59,7 @@ function play(s: Scenario) {
       if (running.size > s.maxConcurrentReconciliations) violations.push(`EP1: ${running.size} runs in flight at ${ts.now()}`);
       if (!ctx.cause) violations.push(`run of ${id.name} without a cause`);
       log.push({ kind: 'start', seq: seq++, at: ts.now(), name: id.name, outcomeIndex: outcomes.length });
-      const behaviour = s.runs[runCount++ % s.runs.length]!;
+      const behaviour = s.runs[runCount++ % s.runs.length];
       const done = timer(behaviour.duration).pipe(finalize(() => running.delete(id.name)));
       return behaviour.fails
         ? done.pipe(mergeMap(() => throwError(() => new Error('fails'))))
@@ -80,7 +80,7 @@ function play(s: Scenario) {
         events$.next(event);
       }, e.at);
     }
-    ts.schedule(() => events$.complete(), sorted[sorted.length - 1]!.at);
+    ts.schedule(() => events$.complete(), sorted[sorted.length - 1].at);
     events$
       .pipe(
         reconcileEach(run, {

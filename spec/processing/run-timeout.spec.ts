@@ -21,7 +21,7 @@ import { ev, ok, record, virtual, type Harness } from './helpers.js';
 function blindFor(ts: TestScheduler, ms: number): PromiseLike<void> {
   const thenable: PromiseLike<void> = {
     then(onEnd) {
-      ts.schedule(() => onEnd?.(undefined), ms);
+      ts.schedule(() => void onEnd?.(undefined), ms);
       return thenable as PromiseLike<never>;
     },
   };
@@ -106,14 +106,14 @@ describe('run deadlines (EP14)', () => {
       return { ...s, ...record(h.ts, events(h, 'x', { x: ev('x') }).pipe(s.op)) };
     });
     expect(timeouts).to.deep.equal([[100, 'x', 100]]); // counted and logged at the deadline
-    expect(spans[0]!.signal!.aborted).to.equal(true);
-    expect(spans[0]!.signal!.reason).to.be.instanceOf(RunTimeoutError);
+    expect(spans[0].signal!.aborted).to.equal(true);
+    expect(spans[0].signal!.reason).to.be.instanceOf(RunTimeoutError);
     // The failure is reported when the run really ends (300); its retry (2000 ms) counts from then.
     expect(log).to.deep.equal([
       [300, 'x failure event +retry1@2300'],
       [2310, 'x success retry1'],
     ]);
-    const error = outcomes[0]!.error as RunTimeoutError;
+    const error = outcomes[0].error as RunTimeoutError;
     expect(error).to.be.instanceOf(RunTimeoutError);
     expect({ timeoutMs: error.timeoutMs, overrunMs: error.overrunMs }).to.deep.equal({ timeoutMs: 100, overrunMs: 200 });
     expect(spans.map((s) => [s.start, s.end])).to.deep.equal([
@@ -156,9 +156,9 @@ describe('run deadlines (EP14)', () => {
       const s = setup(h, (_id, _ctx, n) => (n === 0 ? ok(1000) : ok(10)));
       return { ...s, ...record(h.ts, events(h, 'x', { x: ev('x') }).pipe(s.op)) };
     });
-    expect(spans[0]!.end).to.equal(100);
+    expect(spans[0].end).to.equal(100);
     expect(log[0]).to.deep.equal([100, 'x failure event +retry1@2100']);
-    expect((outcomes[0]!.error as RunTimeoutError).overrunMs).to.equal(0);
+    expect((outcomes[0].error as RunTimeoutError).overrunMs).to.equal(0);
   });
 
   it('EP14: a run sets its own deadline (ctx.setRunTimeout), longer or none; without runTimeoutMs there is none', () => {

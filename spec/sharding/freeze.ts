@@ -29,14 +29,13 @@ export class FreezableScheduler implements SchedulerLike {
   }
 
   schedule<T>(work: (this: SchedulerAction<T>, state?: T) => void, delay = 0, state?: T): Subscription {
-    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the action below runs as a plain function, whose `this` is the action
     const clock = this;
     const due = this.now() + delay;
     return this.base.schedule(
       function (this: SchedulerAction<T>, s?: T) {
         if (!clock.frozen) return work.call(this, s);
-        const action = this;
-        clock.held.push({ due, seq: clock.seq++, action: action as SchedulerAction<unknown>, run: () => work.call(action, s) });
+        clock.held.push({ due, seq: clock.seq++, action: this, run: () => work.call(this, s) });
       },
       delay,
       state,
@@ -59,12 +58,12 @@ export class FreezableScheduler implements SchedulerLike {
 
   /** A promise whose settlement reaches the process only when it is not frozen. */
   arrive<T>(promise: Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) =>
+    return new Promise<T>((resolve, reject) => {
       promise.then(
         (value) => this.deliver(() => resolve(value)),
         (err: unknown) => this.deliver(() => reject(err)),
-      ),
-    );
+      );
+    });
   }
 
   /** Wakes: every timer that came due meanwhile runs now, in `order` (one cancelled meanwhile does not), then the input that arrived. */

@@ -66,12 +66,14 @@ describe('sharding: assignment and handover (pure)', () => {
   });
 
   it('SH3: a member keeps running what it keeps, and starts what it gains only after the others acknowledged', () => {
-    let [a, b] = settle([initialHandover('a'), initialHandover('b')], ['a', 'b']);
+    const settled = settle([initialHandover('a'), initialHandover('b')], ['a', 'b']);
+    let a = settled[0];
+    const b = settled[1];
     const twoWay = viewOf(['a', 'b']);
     const solo = viewOf(['a']);
     const keptByA = keys.find((k) => ownerOf(k, twoWay.members) === 'a')!;
     const gainedByA = keys.find((k) => ownerOf(k, twoWay.members) === 'b')!;
-    a = viewChanged(a!, solo); // b left; a sees it first
+    a = viewChanged(a, solo); // b left; a sees it first
     expect(isRunnable(a, keptByA)).to.equal(true);
     expect(isRunnable(a, gainedByA)).to.equal(false);
     a = acksObserved(a, new Map([['a', solo.id]]));
@@ -83,7 +85,7 @@ describe('sharding: assignment and handover (pure)', () => {
     let [a] = settle([initialHandover('a'), initialHandover('b')], ['a', 'b']);
     const three = viewOf(['a', 'b', 'c']);
     const lostByA = keys.find((k) => ownerOf(k, ['a', 'b']) === 'a' && ownerOf(k, three.members) === 'c')!;
-    a = viewChanged(a!, three);
+    a = viewChanged(a, three);
     expect(acknowledgeable(a, [lostByA])).to.equal(undefined);
     expect(acknowledgeable(a, [])).to.equal(three.id);
   });
@@ -91,7 +93,7 @@ describe('sharding: assignment and handover (pure)', () => {
   it('SH3: a resource lost in an intermediate view waits for the next gate even if it comes back', () => {
     let [a] = settle([initialHandover('a'), initialHandover('b')], ['a', 'b']);
     const key = keys.find((k) => ownerOf(k, ['a', 'b']) === 'a' && ownerOf(k, ['a', 'b', 'c']) === 'c')!;
-    a = viewChanged(a!, viewOf(['a', 'b', 'c']));
+    a = viewChanged(a, viewOf(['a', 'b', 'c']));
     a = viewChanged(a, viewOf(['a', 'b']));
     expect(isRunnable(a, key)).to.equal(false);
   });
@@ -103,7 +105,7 @@ describe('sharding: assignment and handover (pure)', () => {
     const space = keys.slice(0, 60);
     for (const seed of seeds) {
       const random = prng(seed);
-      const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+      const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
       const names = ['a', 'b', 'c', 'd', 'e'];
       // What the API server stores: live members and each one's acknowledged view.
       const live = new Set(['a', 'b']);

@@ -68,7 +68,7 @@ async function updateStorm(
     Array.from({ length: writers }, async (_, writer) => {
       const mine = names.filter((_, i) => i % writers === writer);
       while (Date.now() - start < ms) {
-        const name = mine[Math.floor(Math.random() * mine.length)]!;
+        const name = mine[Math.floor(Math.random() * mine.length)];
         const value = (finalValue.get(name) ?? 0) + 1;
         finalValue.set(name, value);
         await configMaps.mergePatch({ name, namespace: 'default' }, { data: { value: String(value) } });
@@ -94,7 +94,7 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
   it('OB4, SH2, SH3: the cluster-wide controller runs on the leader only, the sharded one on every member; when the leader stops, the first moves to the new leader while the shards rebalance, nothing lost, no resource run on two replicas at once', async () => {
     const names = (role: string, n: number) => Array.from({ length: n }, (_, i) => `${role}-${i}`);
     for (const name of [...names('global', GLOBAL), ...names('sharded', SHARDED)]) {
-      await configMaps.create({ metadata: { name, namespace: 'default', labels: { role: name.split('-')[0]! } }, data: { value: '0' } });
+      await configMaps.create({ metadata: { name, namespace: 'default', labels: { role: name.split('-')[0] } }, data: { value: '0' } });
     }
     const runs: Run[] = [];
     const replica = (identity: string): Replica => {
@@ -161,7 +161,7 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
     expect(
       new Set(runs.filter((r) => r.controller === 'cluster-wide').map((r) => r.member)),
       'cluster-wide runs on the leader only',
-    ).to.deep.equal(new Set([leader!.identity]));
+    ).to.deep.equal(new Set([leader.identity]));
     const spread = (among: readonly Replica[]) =>
       among.map((r) => [...latest(runs, 'per-resource').values()].filter((run) => run.member === r.identity).length);
     await eventually(
@@ -176,7 +176,7 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
     const finalValue = await updateStorm(configMaps, [...names('global', GLOBAL), ...names('sharded', SHARDED)], 4_000, (elapsed) => {
       if (stopping || elapsed < 1_500) return;
       stoppedAt = Date.now();
-      stopping = leader!.operator.stop();
+      stopping = leader.operator.stop();
     });
     await stopping;
     const survivors = replicas.filter((r) => r !== leader);
@@ -199,20 +199,20 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
       outsideTerm.map((r) => `${r.member} ${r.resource} ${r.start}`),
       'cluster-wide runs outside a leadership term',
     ).to.deep.equal([]);
-    expect(global.filter((r) => r.start > stoppedAt + 100 && r.member === leader!.identity)).to.deep.equal([]);
-    expect(global.filter((r) => r.start > stoppedAt).map((r) => r.member)).to.include(next!.identity);
+    expect(global.filter((r) => r.start > stoppedAt + 100 && r.member === leader.identity)).to.deep.equal([]);
+    expect(global.filter((r) => r.start > stoppedAt).map((r) => r.member)).to.include(next.identity);
     const globalOverlaps = overlaps(global.map((r) => ({ ...r, resource: 'cluster-wide' })));
     expect(globalOverlaps, globalOverlaps.slice(0, 5).join('\n')).to.deep.equal([]);
 
     // The sharded controller: rebalanced over the two survivors, each resource on one at a time.
     expect(spread(survivors).every((n) => n > 0)).to.equal(true);
     const owners = new Set([...latest(runs, 'per-resource').values()].filter((run) => run.start > stoppedAt).map((run) => run.member));
-    expect(owners).to.not.include(leader!.identity);
+    expect(owners).to.not.include(leader.identity);
     const sharded = runs.filter((r) => r.controller === 'per-resource');
     const shardedOverlaps = overlaps(sharded);
     expect(shardedOverlaps, shardedOverlaps.slice(0, 5).join('\n')).to.deep.equal([]);
     console.log(
-      `      ${runs.length} runs (${global.length} cluster-wide, ${sharded.length} sharded); leader ${leader!.identity} → ${next!.identity}; 0 overlaps`,
+      `      ${runs.length} runs (${global.length} cluster-wide, ${sharded.length} sharded); leader ${leader.identity} → ${next.identity}; 0 overlaps`,
     );
   });
 
@@ -232,7 +232,7 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
           stdio: ['ignore', 'pipe', 'inherit'],
         },
       );
-      createInterface({ input: child.stdout! }).on('line', (line) => lines.push(JSON.parse(line) as Line));
+      createInterface({ input: child.stdout }).on('line', (line) => lines.push(JSON.parse(line) as Line));
       children.push(child);
       return child;
     };
@@ -277,7 +277,7 @@ describe('sharding with leader election in one Operator (OB4, SH1–SH4)', funct
       const finalValue = await updateStorm(configMaps, [...global, ...perResource], 8_000, (elapsed) => {
         if (killAt || elapsed < 2_000) return;
         killAt = Date.now();
-        children[['p', 'q', 'r'].indexOf(leader!)]!.kill('SIGKILL');
+        children[['p', 'q', 'r'].indexOf(leader)].kill('SIGKILL');
       });
       await eventually(
         'a new leader, two members settled',

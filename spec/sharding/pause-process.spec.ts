@@ -70,7 +70,7 @@ describe('sharding and leader election: a process frozen past its lease (SH1, SH
       },
     );
     const member: Member = { identity, child, statuses: [] };
-    createInterface({ input: child.stdout! }).on('line', (line) => member.statuses.push(JSON.parse(line) as StatusLine));
+    createInterface({ input: child.stdout }).on('line', (line) => member.statuses.push(JSON.parse(line) as StatusLine));
     members.push(member);
     return member;
   };

@@ -86,7 +86,7 @@ describe('sharding: members on the embedded server', function () {
     const takeoverMs = Date.now() - cutAt;
     // The lease is written as 2 s; b's last renewal was at most one retry period before the cut.
     expect(takeoverMs).to.be.below(2_000 + 2_000);
-    expect(b.runnable(ids[0]!) || ids.some((id) => b.runnable(id)), 'b stopped acting before a took over').to.equal(false);
+    expect(b.runnable(ids[0]) || ids.some((id) => b.runnable(id)), 'b stopped acting before a took over').to.equal(false);
     expect(ids.every((id) => a.runnable(id))).to.equal(true);
     server.faults.clear();
   });

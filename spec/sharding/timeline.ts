@@ -14,10 +14,10 @@ export function overlaps(runs: readonly TimelineRun[]): string[] {
   for (const [resource, list] of byResource) {
     list.sort((a, b) => a.start - b.start);
     for (let i = 0; i < list.length; i++) {
-      for (let j = i + 1; j < list.length && list[j]!.start < list[i]!.end; j++) {
-        if (list[j]!.member !== list[i]!.member)
+      for (let j = i + 1; j < list.length && list[j].start < list[i].end; j++) {
+        if (list[j].member !== list[i].member)
           found.push(
-            `${resource}: ${list[i]!.member} ${list[i]!.start}–${list[i]!.end} and ${list[j]!.member} ${list[j]!.start}–${list[j]!.end}`,
+            `${resource}: ${list[i].member} ${list[i].start}–${list[i].end} and ${list[j].member} ${list[j].start}–${list[j].end}`,
           );
       }
     }

@@ -25,7 +25,7 @@ describe('soak: server and operators in separate processes under faults', functi
       // leader can run the same resource meanwhile. npm run soak cuts leaders too and reports it.
       cutLeaders: false,
     });
-    // eslint-disable-next-line no-console
+
     if (process.env['SOAK_VERBOSE']) console.log(table(report));
   });
 

@@ -157,7 +157,7 @@ describe('sources/InformerPool: one informer per key, shared and reference-count
     expect(first.store.hasIndexer('key') && first.store.hasIndexer('namespace')).to.equal(true);
     expect(() => first.store.byIndex('other', 'x')).to.throw(/no index named 'other'/);
     expect(() => first.store.addIndexer('namespace', () => [])).to.throw(/built in/);
-    const shared = pool.informers()[0]!.informer.store;
+    const shared = pool.informers()[0].informer.store;
     expect(shared.hasIndexer('key') && shared.hasIndexer('key#2')).to.equal(true);
     second.stop();
     expect(shared.hasIndexer('key#2'), "second's index left with it").to.equal(false);

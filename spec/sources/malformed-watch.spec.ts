@@ -125,7 +125,7 @@ describe('sources: a malformed watch event ends the watch and the informer lists
     i.start();
     const seen: InformerError[] = await errors;
     seen.forEach((failure, n) => {
-      const [line, names] = MALFORMED[n]!;
+      const [line, names] = MALFORMED[n];
       expect(failure.phase, line).to.equal('watch');
       expect((failure.error as Error).name, line).to.equal('MalformedWatchEventError');
       expect((failure.error as Error).message, line)

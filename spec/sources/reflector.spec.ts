@@ -16,7 +16,7 @@ interface Run {
   readonly messages: { at: number; message: ReflectorMessage<KubernetesObject> }[];
   readonly failures: { at: number; failure: ReflectorFailure }[];
   /** Subscribes the reflector (time 0) and lets the first list answer. */
-  start(options?: Partial<ReflectorOptions>): Promise<void>;
+  start: (options?: Partial<ReflectorOptions>) => Promise<void>;
 }
 
 describe('sources/reflector in virtual time (fake list+watch client)', () => {
@@ -57,14 +57,14 @@ describe('sources/reflector in virtual time (fake list+watch client)', () => {
       client.defaultResourceVersion = '10';
       await start();
       expect(watchesFrom(client)).to.deep.equal([{ at: 0, from: '10' }]);
-      expect(client.watchCalls[0]!.request.inactivityTimeoutMs, 'the client gives up on the connection at the same time').to.equal(
+      expect(client.watchCalls[0].request.inactivityTimeoutMs, 'the client gives up on the connection at the same time').to.equal(
         DEAD_AFTER_MS,
       );
 
       await clock.advance(DEAD_AFTER_MS - 1);
-      expect(client.watchCalls[0]!.closed, 'one ms before the margin').to.equal(false);
+      expect(client.watchCalls[0].closed, 'one ms before the margin').to.equal(false);
       await clock.advance(1);
-      expect(client.watchCalls[0]!.closedAt).to.equal(DEAD_AFTER_MS);
+      expect(client.watchCalls[0].closedAt).to.equal(DEAD_AFTER_MS);
       expect(watchesFrom(client)).to.deep.equal([
         { at: 0, from: '10' },
         { at: DEAD_AFTER_MS, from: '10' },

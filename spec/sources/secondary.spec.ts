@@ -35,33 +35,33 @@ describe('sources/SecondarySource (embedded API server)', function () {
     const seen = record(cluster, source.events$);
     inf.start();
     await inf.whenSynced();
-    await cluster.configMaps.create(configMap(ns, 'cm1', {}, { ownerReferences: [ownerRef(p1!)] }));
-    await cluster.configMaps.create(configMap(ns, 'cm2', {}, { ownerReferences: [ownerRef(p1!, false)] }));
+    await cluster.configMaps.create(configMap(ns, 'cm1', {}, { ownerReferences: [ownerRef(p1)] }));
+    await cluster.configMaps.create(configMap(ns, 'cm2', {}, { ownerReferences: [ownerRef(p1, false)] }));
     await cluster.configMaps.create(configMap(ns, 'orphan'));
     await seen.until((e) => e.length === 2);
     expect(triggers(seen.events)).to.deep.equal([`${ns}/p1 trigger configmaps false`, `${ns}/p1 trigger configmaps false`]);
     expect(
       source
-        .getSecondaryResources(p1!)
+        .getSecondaryResources(p1)
         .map((s) => s.metadata?.name)
         .sort(),
     ).to.deep.equal(['cm1', 'cm2']);
-    expect(source.getSecondaryResources(p2!)).to.deep.equal([]);
-    expect(() => source.getSecondaryResource(p1!)).to.throw(/has 2 secondaries \(.*cm1.*cm2.*\); use getSecondaryResources/);
-    expect(source.getSecondaryResource(p2!)).to.equal(undefined);
+    expect(source.getSecondaryResources(p2)).to.deep.equal([]);
+    expect(() => source.getSecondaryResource(p1)).to.throw(/has 2 secondaries \(.*cm1.*cm2.*\); use getSecondaryResources/);
+    expect(source.getSecondaryResource(p2)).to.equal(undefined);
   });
 
   it('ES3: a modified secondary maps old and new: a changed owner triggers both primaries', async () => {
     const ns = await cluster.namespace();
     const [p1, p2] = await primaries(ns, 'p1', 'p2');
-    await cluster.configMaps.create(configMap(ns, 'cm', {}, { ownerReferences: [ownerRef(p1!)] }));
+    await cluster.configMaps.create(configMap(ns, 'cm', {}, { ownerReferences: [ownerRef(p1)] }));
     const inf = testInformer(cluster, { namespaces: [ns] });
     const source = secondarySource({ informer: inf, primary: SECRET_KIND });
     const seen = record(cluster, source.events$);
     inf.start();
     await inf.whenSynced();
     await seen.until((e) => e.length === 1); // the initial list
-    await cluster.configMaps.mergePatch({ namespace: ns, name: 'cm' }, { metadata: { ownerReferences: [ownerRef(p2!)] } });
+    await cluster.configMaps.mergePatch({ namespace: ns, name: 'cm' }, { metadata: { ownerReferences: [ownerRef(p2)] } });
     await seen.until((e) => e.length === 3);
     expect(
       seen.events
@@ -69,8 +69,8 @@ describe('sources/SecondarySource (embedded API server)', function () {
         .map((e) => e.id.name)
         .sort(),
     ).to.deep.equal(['p1', 'p2']);
-    expect(source.getSecondaryResource(p2!)?.metadata?.name).to.equal('cm');
-    expect(source.getSecondaryResource(p1!)).to.equal(undefined);
+    expect(source.getSecondaryResource(p2)?.metadata?.name).to.equal('cm');
+    expect(source.getSecondaryResource(p1)).to.equal(undefined);
   });
 
   it('ES3: Mappers.fromAnnotation maps across namespaces; getSecondaryResources uses an index of the mapper', async () => {
@@ -86,7 +86,7 @@ describe('sources/SecondarySource (embedded API server)', function () {
     await cluster.configMaps.create(configMap(ns, 'plain'));
     await seen.until((e) => e.length === 1);
     expect(triggers(seen.events)).to.deep.equal([`${home}/web trigger annotated false`]);
-    expect(source.getSecondaryResources(primary!).map((s) => s.metadata?.name)).to.deep.equal(['cm']);
+    expect(source.getSecondaryResources(primary).map((s) => s.metadata?.name)).to.deep.equal(['cm']);
   });
 
   it('ES3: a custom mapper may ignore events (empty set); a throwing mapper is reported and the stream goes on', async () => {
@@ -150,7 +150,7 @@ describe('sources/SecondarySource (embedded API server)', function () {
   it('ES4: a secondary a dependent wrote (recorded on the source cache) triggers no run', async () => {
     const ns = await cluster.namespace();
     const [p1] = await primaries(ns, 'p1');
-    await cluster.configMaps.create(configMap(ns, 'cm', {}, { ownerReferences: [ownerRef(p1!)] }));
+    await cluster.configMaps.create(configMap(ns, 'cm', {}, { ownerReferences: [ownerRef(p1)] }));
     const inf = testInformer(cluster, { namespaces: [ns] });
     const source = secondarySource({ informer: inf, primary: SECRET_KIND });
     const seen = record(cluster, source.events$);
@@ -160,7 +160,7 @@ describe('sources/SecondarySource (embedded API server)', function () {
     await seen.until((e) => e.length === 1); // the initial list
     const id = { namespace: ns, name: 'cm' };
     const written = await source.cache.trackWrite(id, () => cluster.configMaps.mergePatch(id, { data: { by: 'dependent' } }));
-    expect(source.getSecondaryResource(p1!)?.metadata?.resourceVersion).to.equal(written.metadata?.resourceVersion);
+    expect(source.getSecondaryResource(p1)?.metadata?.resourceVersion).to.equal(written.metadata?.resourceVersion);
     await raw.until((e) => e.length === 2);
     await cluster.configMaps.mergePatch(id, { data: { by: 'someone else' } });
     await seen.until((e) => e.length === 2);

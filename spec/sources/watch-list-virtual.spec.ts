@@ -99,7 +99,7 @@ describe('sources/reflector: streamed lists (watch-list) in virtual time', () =>
     expect(silent.client.listCalls).to.have.length(0);
     await silent.clock.advance(1);
     expect(silent.client.listCalls, 'at the list timeout').to.have.length(1);
-    expect(silent.client.watchCalls[0]!.closed).to.equal(true);
+    expect(silent.client.watchCalls[0].closed).to.equal(true);
   });
 
   it('ES9: a client that cannot ask for watch-lists, or an informer that does not want them, lists', async () => {

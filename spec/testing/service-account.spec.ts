@@ -55,7 +55,7 @@ describe('testing: an operator under a ServiceAccount (startTestCluster kubeConf
         (e: k8s.ApiException<string>) => e,
       );
     expect(err?.code).to.equal(403);
-    expect(JSON.parse(err?.body ?? '{}').message).to.equal(
+    expect((JSON.parse(err?.body ?? '{}') as { message?: string }).message).to.equal(
       'configmaps is forbidden: User "system:serviceaccount:default:op" cannot list resource "configmaps" in API group "" in the namespace "default"',
     );
   });

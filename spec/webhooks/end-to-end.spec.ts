@@ -40,7 +40,7 @@ describe('webhooks: end to end on the embedded API server with kubectl', functio
       () => {
         throw new Error(`kubectl ${args.join(' ')} succeeded`);
       },
-      (err: { stderr?: string }) => err.stderr ?? String(err),
+      (err: Error & { stderr?: string }) => err.stderr ?? String(err),
     );
 
   before(async () => {

@@ -54,7 +54,7 @@ describe('workflow: shipped conditions against the embedded API server', () => {
     expect(rolledOut.status).to.include({ readyReplicas: 2, availableReplicas: 2, observedGeneration: 1 });
     expect(cm.data).to.deep.equal({ ready: 'yes' });
 
-    const first = recorded.results[0]!;
+    const first = recorded.results[0];
     expect(first.notReady).to.deep.equal(['deployment']);
     expect(first.dependent('config').outcome).to.equal('notVisited');
     expect(first.conditionResult('deployment', 'readyPostcondition')).to.deep.include({ met: false });

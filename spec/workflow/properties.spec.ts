@@ -45,9 +45,9 @@ function build(specs: readonly NodeSpec[], withFailures: boolean, maxConcurrency
     running += 1;
     peak = Math.max(peak, running);
     log.push(`${op} ${i} start`);
-    await turns(specs[i]!.turns);
+    await turns(specs[i].turns);
     running -= 1;
-    if (withFailures && specs[i]!.fails) {
+    if (withFailures && specs[i].fails) {
       log.push(`${op} ${i} failed`);
       throw new Error(`n${i} failed`);
     }
@@ -141,7 +141,7 @@ describe('workflow properties over random DAGs', () => {
         for (let i = specs.length - 1; i >= 0; i--) {
           const dependents = specs.flatMap((s, j) => (s.dependsOn.includes(i) ? [j] : []));
           const attempted = dependents.every((j) => goneOk[j]);
-          const spec = specs[i]!;
+          const spec = specs[i];
           const outcome = !attempted ? 'notVisited' : spec.fails ? 'errored' : spec.condition ? 'deleted' : 'deletePostconditionNotMet';
           goneOk[i] = outcome === 'deleted';
           expected[i] = outcome;

@@ -140,7 +140,7 @@ describe('admission webhooks', function () {
       [{ 'hooks:443': '127.0.0.1:1' }, 'webhookServices keys must be namespace/name:port, got "hooks:443"'],
       [{ 'a/hooks:443': 'https://127.0.0.1' }, 'webhookServices["a/hooks:443"] must be host:port, got "https://127.0.0.1"'],
     ] as const) {
-      const err = await startApiServer({ webhookServices: services as Record<string, string> }).then(
+      const err = await startApiServer({ webhookServices: services }).then(
         () => undefined,
         (e: Error) => e,
       );
@@ -349,6 +349,12 @@ describe('admission webhooks', function () {
           (r) => allow(r, { patch: b64('[]'), patchType: 'MergePatch' }),
           'received invalid webhook response: webhook returned invalid response.patchType of "MergePatch"',
         ],
+        // What is not text in an answer is quoted as JSON, not as "[object Object]".
+        [
+          () => ({ apiVersion: { v: 1 }, kind: 'AdmissionReview', response: { allowed: true } }),
+          'expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got {"v":1}, Kind=AdmissionReview',
+        ],
+        [(r) => patch(r, [{ op: 'replace', path: '/kind', value: { k: 1 } }]), String.raw`apiVersion or kind to "v1, Kind={\"k\":1}"`],
       ];
       await mutating('hostile', [{ ...webhook('hostile.example.com', '/hostile') }]);
       for (const [i, [handler, expected]] of cases.entries()) {

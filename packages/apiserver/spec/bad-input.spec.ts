@@ -146,10 +146,10 @@ describe('apiserver: bearer token', () => {
   it('answers 401 Unauthorized without the token; client-node with the kubeconfig gets in', async () => {
     const server = await startApiServer({ token: 's3cret' });
     try {
-      const none = await raw({ ...server, token: undefined } as typeof server, 'GET', '/api/v1/namespaces');
+      const none = await raw({ ...server, token: undefined }, 'GET', '/api/v1/namespaces');
       expect(none.status).to.equal(401);
       expect(statusOf(none)).to.include({ reason: 'Unauthorized', code: 401 });
-      const wrong = await raw({ ...server, token: 'guess' } as typeof server, 'POST', CMS, JSON.stringify({ metadata: { name: 'x' } }));
+      const wrong = await raw({ ...server, token: 'guess' }, 'POST', CMS, JSON.stringify({ metadata: { name: 'x' } }));
       expect(wrong.status).to.equal(401);
       const core = server.kubeConfig().makeApiClient(k8s.CoreV1Api);
       const list = await core.listNamespacedConfigMap({ namespace: 'default' });

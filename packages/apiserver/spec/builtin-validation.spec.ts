@@ -80,7 +80,7 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
 
     it('a value of the wrong type fails as Go decoding fails it (400, cannot be handled as)', async () => {
       const { code, status } = await failure(
-        c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('many', { replicas: 'many' }) as never }),
+        c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('many', { replicas: 'many' }) }),
       );
       expect(code).to.equal(400);
       expect(status.reason).to.equal('BadRequest');
@@ -172,9 +172,7 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
     });
 
     it('Deployment replicas -1, Lease leaseDurationSeconds 0 and a Pod restartPolicy Sometimes are 422', async () => {
-      const d = await failure(
-        c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('neg', { replicas: -1 }) as never }),
-      );
+      const d = await failure(c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('neg', { replicas: -1 }) }));
       expect(d.code).to.equal(422);
       expect(d.status.message).to.contain('spec.replicas: Invalid value: -1: must be greater than or equal to 0');
       const l = await failure(
@@ -198,7 +196,7 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
     it('a Deployment whose pod template has restartPolicy Never is 422, as for every controller that keeps Pods running', async () => {
       const d = deployment('never', {});
       (d.spec.template.spec as Record<string, unknown>).restartPolicy = 'Never';
-      const { code, status } = await failure(c.apps.createNamespacedDeployment({ namespace: 'default', body: d as never }));
+      const { code, status } = await failure(c.apps.createNamespacedDeployment({ namespace: 'default', body: d }));
       expect(code).to.equal(422);
       const causes = (status.details as { causes: unknown[] }).causes;
       expect(causes).to.deep.equal([
@@ -221,7 +219,7 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
       });
       const long = 'x'.repeat(53);
       const named = await failure(
-        c.kc.makeApiClient(k8s.BatchV1Api).createNamespacedCronJob({ namespace: 'default', body: cronJob(long, {}) as never }),
+        c.kc.makeApiClient(k8s.BatchV1Api).createNamespacedCronJob({ namespace: 'default', body: cronJob(long, {}) }),
       );
       expect(named.code).to.equal(422);
       expect(named.status.message).to.equal(
@@ -230,22 +228,20 @@ describe('apiserver: built-in kinds by their OpenAPI definitions', function () {
       const counts = await failure(
         c.kc.makeApiClient(k8s.BatchV1Api).createNamespacedCronJob({
           namespace: 'default',
-          body: cronJob('negative', { startingDeadlineSeconds: -5, successfulJobsHistoryLimit: -1, failedJobsHistoryLimit: -1 }) as never,
+          body: cronJob('negative', { startingDeadlineSeconds: -5, successfulJobsHistoryLimit: -1, failedJobsHistoryLimit: -1 }),
         }),
       );
       expect(counts.code).to.equal(422);
       for (const field of ['startingDeadlineSeconds', 'successfulJobsHistoryLimit', 'failedJobsHistoryLimit']) {
         expect(counts.status.message).to.match(new RegExp(`spec\\.${field}: Invalid value: -\\d: must be greater than or equal to 0`));
       }
-      await c.kc
-        .makeApiClient(k8s.BatchV1Api)
-        .createNamespacedCronJob({ namespace: 'default', body: cronJob('x'.repeat(52), {}) as never });
+      await c.kc.makeApiClient(k8s.BatchV1Api).createNamespacedCronJob({ namespace: 'default', body: cronJob('x'.repeat(52), {}) });
     });
   });
 
   describe('defaults (the real server defaults, applied on every write)', () => {
     it('Deployment strategy, revisionHistoryLimit, progressDeadlineSeconds; pod template restartPolicy, dnsPolicy; Service type and sessionAffinity', async () => {
-      const d = await c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('defaulted', {}) as never });
+      const d = await c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('defaulted', {}) });
       expect(d.spec?.replicas).to.equal(1);
       expect(d.spec?.strategy).to.deep.equal({ type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } });
       expect(d.spec?.revisionHistoryLimit).to.equal(10);

@@ -29,7 +29,7 @@ describe('CRD conversion webhooks', function () {
   this.timeout(30_000);
   let c: Clients;
   let hook: Server;
-  let mode: 'ok' | 'refuse' = 'ok';
+  let mode: 'ok' | 'refuse' | 'refuse-with-object' = 'ok';
   const reviews: Obj[] = [];
   const g = { group: 'sample.rxkube.dev', namespace: 'default', plural: 'webpages' };
 
@@ -45,7 +45,9 @@ describe('CRD conversion webhooks', function () {
         const response =
           mode === 'refuse'
             ? { uid, result: { status: 'Failure', message: 'cannot convert today' } }
-            : { uid, result: { status: 'Success' }, convertedObjects: objects.map((o) => convert(o, desiredAPIVersion)) };
+            : mode === 'refuse-with-object'
+              ? { uid, result: { status: 'Failure', message: { reason: 'not text' } } }
+              : { uid, result: { status: 'Success' }, convertedObjects: objects.map((o) => convert(o, desiredAPIVersion)) };
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', response }));
       });
@@ -174,25 +176,39 @@ describe('CRD conversion webhooks', function () {
     });
   });
 
+  it('a refusal whose message is not text is quoted as JSON, not as "[object Object]"', async () => {
+    await c.custom.createNamespacedCustomObject({
+      ...g,
+      version: 'v1',
+      body: { apiVersion: 'sample.rxkube.dev/v1', kind: 'WebPage', metadata: { name: 'refused-object' }, spec: { title: 'R' } },
+    });
+    mode = 'refuse-with-object';
+    const { code, status } = await failure(c.custom.getNamespacedCustomObject({ ...g, version: 'v2', name: 'refused-object' }));
+    expect(code).to.equal(500);
+    expect(status.message).to.equal(
+      'Internal error occurred: conversion webhook for sample.rxkube.dev/v1, Kind=WebPage returned failure: {"reason":"not text"}',
+    );
+  });
+
   it('a CRD with a Webhook strategy is validated: https only, conversionReviewVersions required; an unreachable webhook is the real 500', async () => {
     const crd = (name: string, webhook: k8s.V1WebhookConversion): k8s.V1CustomResourceDefinition => ({
       metadata: { name: `${name}s.broken.rxkube.dev` },
       spec: {
         group: 'broken.rxkube.dev',
         scope: 'Namespaced',
-        names: { plural: `${name}s`, kind: name[0]!.toUpperCase() + name.slice(1) },
+        names: { plural: `${name}s`, kind: name[0].toUpperCase() + name.slice(1) },
         versions: [
           {
             name: 'v1',
             served: true,
             storage: true,
-            schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } as k8s.V1JSONSchemaProps },
+            schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
           },
           {
             name: 'v2',
             served: true,
             storage: false,
-            schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } as k8s.V1JSONSchemaProps },
+            schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
           },
         ],
         conversion: { strategy: 'Webhook', webhook },

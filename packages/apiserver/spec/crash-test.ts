@@ -91,7 +91,7 @@ async function startServer(dataDir: string, kubeconfig: string): Promise<Server>
     const onData = (b: Buffer): void => {
       out += b.toString();
       const m = /listening on (\S+)/.exec(out);
-      if (m && out.includes('press Ctrl-C')) resolve(m[1] as string);
+      if (m && out.includes('press Ctrl-C')) resolve(m[1]);
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
@@ -154,7 +154,7 @@ const same = (a: Known | undefined, b: Known): boolean =>
 async function writer(url: string, keys: Key[], random: () => number, counters: { acked: number; maxRv: number }): Promise<void> {
   let n = 0;
   for (;;) {
-    const key = keys[Math.floor(random() * keys.length)] as Key;
+    const key = keys[Math.floor(random() * keys.length)];
     const cur = key.acked;
     n++;
     let next: Known;
@@ -249,7 +249,7 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashTest
     failures: [],
   };
   const keys: Key[][] = Array.from({ length: writers }, (_, w) =>
-    Array.from({ length: perWriter }, (_, k) => ({ name: `c-${w}-${k}`, acked: 'absent' as Known, rv: '' })),
+    Array.from({ length: perWriter }, (_, k) => ({ name: `c-${w}-${k}`, acked: 'absent', rv: '' })),
   );
   let server: Server | undefined;
   let seenRv = 0;

@@ -404,7 +404,7 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
       // The rule comes after the object: the stored spec breaks it.
       const crdPath = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/spans.valid.rxkube.dev';
       const stored = (await raw(c.server, 'GET', crdPath)).json as { spec: { versions: { schema: { openAPIV3Schema: unknown } }[] } };
-      stored.spec.versions[0]!.schema.openAPIV3Schema = {
+      stored.spec.versions[0].schema.openAPIV3Schema = {
         type: 'object',
         properties: { spec: { ...spec, 'x-kubernetes-validations': [{ rule: 'self.low <= self.high', message: 'low must be <= high' }] } },
       };
@@ -539,7 +539,7 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
       expect(String(warned.headers.warning)).to.contain(
         'unknown field \\"spec.versions[0].schema.openAPIV3Schema.x_kubernetes_preserve_unknown_fields\\"',
       );
-      const stored = (warned.json as { spec: { versions: { schema: { openAPIV3Schema: unknown } }[] } }).spec.versions[0]!.schema
+      const stored = (warned.json as { spec: { versions: { schema: { openAPIV3Schema: unknown } }[] } }).spec.versions[0].schema
         .openAPIV3Schema;
       expect(stored).to.deep.equal({ type: 'object' });
     });

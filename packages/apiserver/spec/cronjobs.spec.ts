@@ -279,7 +279,7 @@ describe('apiserver: the simulated CronJob controller, in virtual time', functio
       'spec.timeZone: Invalid value: "Mars/Olympus_Mons": unknown time zone Mars/Olympus_Mons',
     );
     const always = cronJob('always');
-    (always.spec as k8s.V1CronJobSpec).jobTemplate.spec!.template.spec!.restartPolicy = 'Always';
+    always.spec.jobTemplate.spec!.template.spec!.restartPolicy = 'Always';
     expect(await fail(always)).to.contain(
       'spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never"',
     );

@@ -7,7 +7,7 @@ const CMS = '/api/v1/namespaces/default/configmaps';
 /** A deterministic random source (for `fraction`). */
 function sequence(values: number[]): () => number {
   let i = 0;
-  return () => values[i++ % values.length] as number;
+  return () => values[i++ % values.length];
 }
 
 describe('apiserver: fault injection', () => {
@@ -41,6 +41,7 @@ describe('apiserver: fault injection', () => {
         /faults.failRequests: resource must be a non-empty string, got the RegExp \/configmaps\/.*use path for a RegExp/,
       ],
       [() => f.failRequests({ verb: 'post' as 'create', status: 500 }), /verb must be one of get, list, .*got "post"/],
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- without it 'GET' does not type-check, and the wrong case is the point
       [() => f.failRequests({ verb: ['list', 'GET' as 'get'], status: 500 }), /verb must be one of .*got "GET"/],
       [() => f.failRequests({ resources: 'configmaps', status: 500 } as unknown as { status: number }), /unknown field 'resources'/],
       [() => f.failRequests({ path: 42 as unknown as string, status: 500 }), /path must be a string or a RegExp, got 42/],

@@ -258,7 +258,6 @@ describe('apiserver: fuzz over the request surface (issue 13)', function () {
   });
 
   it(`answers ${count} random and mutated requests (seeded) with well-formed responses: a Status for every error, no 5xx but injected faults, no connection closed unanswered`, async () => {
-    // eslint-disable-next-line no-console
     console.log(`      fuzz seed ${seed} (RXKUBE_FUZZ_SEED=${seed} repeats this sequence of requests)`);
     const r = prng(seed);
     const url = new URL(server.url);
@@ -335,7 +334,7 @@ describe('apiserver: fuzz over the request surface (issue 13)', function () {
 
     let next = 0;
     const worker = async (): Promise<void> => {
-      while (next < requests.length && Date.now() < deadline) await one(requests[next++] as FuzzRequest);
+      while (next < requests.length && Date.now() < deadline) await one(requests[next++]);
     };
     await Promise.all(Array.from({ length: 8 }, worker));
     const elapsed = (Date.now() - started) / 1000;
@@ -349,7 +348,7 @@ describe('apiserver: fuzz over the request surface (issue 13)', function () {
       unanswered,
       problems: problems.length,
     };
-    // eslint-disable-next-line no-console
+
     console.log(`      fuzz: ${JSON.stringify(summary)}`);
     expect(sent, 'requests sent within the time budget').to.be.at.least(Math.min(count, 300));
     expect(problems.slice(0, 10), `${problems.length} problems (seed ${seed})`).to.deep.equal([]);

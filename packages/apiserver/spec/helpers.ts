@@ -248,6 +248,7 @@ export async function kubectlSession(server: ApiServer): Promise<KubectlSession>
         'kubectl',
         ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args],
         { timeout: 30_000 },
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- it is an Error: Node types execFile's as an Omit<> of ExecException, which the rule does not recognise
         (err, stdout, stderr) => (err ? reject(Object.assign(err, { stdout, stderr })) : resolve({ stdout, stderr })),
       );
     });
@@ -296,7 +297,7 @@ export async function serveDataInChild(dataDir: string, shellPrefix = ''): Promi
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout?.on('data', () => {
       const m = /^url (\S+)$/m.exec(out);
-      if (m) resolve(m[1] as string);
+      if (m) resolve(m[1]);
     });
     void exited.then(() => reject(new Error(`the server process exited before it listened:\n${out}`)));
   });

@@ -32,13 +32,12 @@ class Hooks {
 
   static async start(): Promise<Hooks> {
     const tls = await generateServingTls({ dns: ['localhost'], ips: ['127.0.0.1'] });
-    let self: Hooks | undefined;
     const server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const path = new URL(req.url ?? '/', 'https://x').pathname;
-        const hooks = self as Hooks;
+        const hooks = self;
         hooks.calls.set(path, (hooks.calls.get(path) ?? 0) + 1);
         const handler = hooks.handlers.get(path);
         if (!handler) {
@@ -54,7 +53,7 @@ class Hooks {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    self = new Hooks(server, tls);
+    const self = new Hooks(server, tls);
     return self;
   }
 

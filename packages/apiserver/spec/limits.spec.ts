@@ -149,12 +149,7 @@ describe('apiserver: limits and request guards (issue 13)', () => {
         'metadata: {name: small-bomb}',
         'data:',
         `  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]`,
-        ...levels.slice(1).map(
-          (l, i) =>
-            `  ${l}: &${l} [${Array(9)
-              .fill(`*${levels[i] as string}`)
-              .join(',')}]`,
-        ),
+        ...levels.slice(1).map((l, i) => `  ${l}: &${l} [${Array(9).fill(`*${levels[i]}`).join(',')}]`),
       ].join('\n');
       expect(Buffer.byteLength(bomb)).to.be.below(440);
       const res = await raw(server, 'POST', CMS, bomb, { 'content-type': 'application/yaml' });
@@ -272,7 +267,7 @@ describe('apiserver: limits and request guards (issue 13)', () => {
       const w = rawWatch(server, `${CMS}?watch=true&resourceVersion=${current + 1000}`);
       await until(() => w.ended(), 'the watch to end');
       expect(w.lines).to.have.length(1);
-      const event = JSON.parse(w.lines[0] as string) as { type: string; object: Status };
+      const event = JSON.parse(w.lines[0]) as { type: string; object: Status };
       expect(event.type).to.equal('ERROR');
       expect(event.object).to.deep.include({
         code: 504,

@@ -98,7 +98,7 @@ describe('apiserver: /openapi/v2', function () {
     expect(doc.definitions['io.k8s.api.batch.v1.CronJob']?.['x-kubernetes-group-version-kind']).to.deep.equal([
       { group: 'batch', version: 'v1', kind: 'CronJob' },
     ]);
-    const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1] as string);
+    const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1]);
     expect(refs.length).to.be.greaterThan(100);
     expect(refs.filter((r) => !r.startsWith('#/definitions/') || !doc.definitions[r.slice('#/definitions/'.length)])).to.deep.equal([]);
   });

@@ -182,7 +182,7 @@ describe('apiserver: dataDir (--data) durability', function () {
       await server.close();
     }
     const [wal] = await walFiles(image);
-    const log = join(image, wal as string);
+    const log = join(image, wal);
     const whole = encodeRecord({
       t: 'put',
       r: '/configmaps',
@@ -201,7 +201,7 @@ describe('apiserver: dataDir (--data) durability', function () {
     const corrupt = join(dir, 'corrupt');
     await cp(image, corrupt, { recursive: true });
     const [gen] = await walFiles(corrupt);
-    const file = join(corrupt, gen as string);
+    const file = join(corrupt, gen);
     const rec = (name: string): Buffer =>
       encodeRecord({ t: 'put', r: '/configmaps', o: { metadata: { name, namespace: 'default', resourceVersion: '1' } } });
     const bad = rec('bad');
@@ -300,7 +300,7 @@ describe('apiserver: dataDir under a hostile or failing environment (issue 22)',
       await server.close();
     }
     const [wal] = await walFiles(image);
-    const file = join(image, wal as string);
+    const file = join(image, wal);
     const log = await readFile(file);
     // The second record's length: its high byte made 1 (16 MiB more than the file holds).
     const second = log.readUInt32LE(0) + 8;

@@ -200,7 +200,7 @@ describe('apiserver: RBAC objects, tokens and reviews (client-node)', function (
       namespace: 'default',
       body: {
         metadata: { name: 'rb' },
-        roleRef: { kind: 'ClusterRole', name: 'view' } as k8s.V1RoleRef,
+        roleRef: { kind: 'ClusterRole', name: 'view' },
         subjects: [{ kind: 'User', name: 'jane' }],
       },
     });

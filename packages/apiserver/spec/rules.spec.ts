@@ -30,8 +30,8 @@ describe('apiserver: object rules', () => {
       const s = await c.core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 'rv-b' } } });
       const b = await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'rv-c' } } });
       const rvs = [a, s, b].map((o) => Number(o.metadata?.resourceVersion));
-      expect(rvs[1]).to.equal((rvs[0] as number) + 1);
-      expect(rvs[2]).to.equal((rvs[1] as number) + 1);
+      expect(rvs[1]).to.equal(rvs[0] + 1);
+      expect(rvs[2]).to.equal(rvs[1] + 1);
     });
   });
 

@@ -80,7 +80,7 @@ describe('apiserver/selectors', () => {
       expect(matches('a=', { a: '' })).to.equal(true);
       expect(matches('a=', { a: 'x' })).to.equal(false);
       expect(matches('a in ()', { a: '' })).to.equal(true);
-      expect(parseLabelSelector('a in (,x)').requirements[0]!.values).to.deep.equal(['', 'x']);
+      expect(parseLabelSelector('a in (,x)').requirements[0].values).to.deep.equal(['', 'x']);
     });
 
     it('parses into sorted requirements and formats canonically', () => {
@@ -171,7 +171,7 @@ describe('apiserver/selectors', () => {
 
     it('unescapes \\, \\= and \\\\ in values', () => {
       const selector = parseFieldSelector('metadata.name=a\\,b\\=c\\\\d', allowed);
-      expect(selector.requirements[0]!.value).to.equal('a,b=c\\d');
+      expect(selector.requirements[0].value).to.equal('a,b=c\\d');
       expect(escapeFieldSelectorValue('a,b=c\\d')).to.equal('a\\,b\\=c\\\\d');
     });
 

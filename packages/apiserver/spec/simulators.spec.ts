@@ -48,7 +48,7 @@ describe('apiserver: simulated workload controllers', () => {
       expect(d.metadata?.annotations?.['deployment.kubernetes.io/revision']).to.equal('1');
       const rsList = await c.apps.listNamespacedReplicaSet({ namespace: 'default', labelSelector: 'app=sim' });
       expect(rsList.items).to.have.length(1);
-      const rs = rsList.items[0] as k8s.V1ReplicaSet;
+      const rs = rsList.items[0];
       const hash = rs.metadata?.labels?.['pod-template-hash'];
       expect(rs.metadata?.name).to.equal(`sim-${hash}`);
       expect(rs.metadata?.annotations?.['deployment.kubernetes.io/revision']).to.equal('1');

@@ -23,7 +23,7 @@ export async function waitFor<T>(
     }
     if (Date.now() > deadline) {
       const description = typeof what === 'function' ? what() : what;
-      const reason = lastError === undefined ? '' : `: ${lastError instanceof Error ? lastError.message : String(lastError)}`;
+      const reason = lastError === undefined ? '' : `: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)}`;
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}${reason}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -42,7 +42,7 @@ export async function consistently(what: string | (() => string), check: () => P
       );
     if (failure !== undefined) {
       const description = typeof what === 'function' ? what() : what;
-      const reason = failure === false ? '' : `: ${failure instanceof Error ? failure.message : String(failure)}`;
+      const reason = failure === false ? '' : `: ${failure instanceof Error ? failure.message : JSON.stringify(failure)}`;
       throw new Error(`${description} stopped holding during the ${periodMs} ms quiet period${reason}`);
     }
     if (Date.now() >= deadline) return;

@@ -30,7 +30,7 @@ describe('apiserver: watch', () => {
     // DELETED carries the last state, at the deletion's resourceVersion.
     const deleted = events[3]?.object as { data?: Record<string, string>; metadata?: { resourceVersion?: string } };
     expect(deleted.data).to.deep.equal({ v: '2' });
-    expect(Number(deleted.metadata?.resourceVersion)).to.be.greaterThan(rvs[1] as number);
+    expect(Number(deleted.metadata?.resourceVersion)).to.be.greaterThan(rvs[1]);
     w.stop();
   });
 

@@ -38,17 +38,16 @@ export class WebhookServer {
   ) {}
 
   static async start(tls: GeneratedTls): Promise<WebhookServer> {
-    let self: WebhookServer | undefined;
     const server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const path = new URL(req.url ?? '/', 'https://x').pathname;
         const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Review;
-        self!.reviews.push({ path, review });
-        void Promise.resolve((self!.handlers.get(path) ?? allow)(review)).then((answer) => {
+        self.reviews.push({ path, review });
+        void Promise.resolve((self.handlers.get(path) ?? allow)(review)).then((answer) => {
           if (answer === 'hang') {
-            self!.hanging.add(res);
+            self.hanging.add(res);
             return;
           }
           res.writeHead(200, { 'content-type': 'application/json' });
@@ -57,7 +56,7 @@ export class WebhookServer {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    self = new WebhookServer(server, tls);
+    const self = new WebhookServer(server, tls);
     return self;
   }
 

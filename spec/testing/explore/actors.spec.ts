@@ -110,7 +110,7 @@ describe('testing: explore workloads of every actor (subresources, identities, s
     const verdict = await replay(options, {
       seed: 0,
       actions: [
-        workload[0]!,
+        workload[0],
         { op: 'merge', resource: pods, select: { namePrefix: 'g-' }, patch: { metadata: { labels: { team: 'red' } } }, as: kubelet },
       ],
       perturbations: [],

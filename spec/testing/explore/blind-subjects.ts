@@ -987,7 +987,7 @@ function mongodbTlsReconciler(variant: Variant): Reconciler<PerconaServerMongoDB
       const wanted = [tlsSecret(cluster, 'ssl'), tlsSecret(cluster, 'ssl-internal')];
       const { namespace } = idOf(cluster);
       const missing = async (object: V1Secret) => (await secrets.find({ name: object.metadata!.name!, namespace })) === undefined;
-      const toCreate = variant === 'buggy' ? ((await missing(wanted[0]!)) ? wanted : []) : await filterAsync(wanted, missing);
+      const toCreate = variant === 'buggy' ? ((await missing(wanted[0])) ? wanted : []) : await filterAsync(wanted, missing);
       for (const object of toCreate) await secrets.create(object).catch(tolerate(409));
       return UpdateControl.patchStatus({ ...cluster, status: { tls: 'ready' } });
     },

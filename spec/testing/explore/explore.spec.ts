@@ -52,7 +52,7 @@ describe('testing: explore finds the bugs Sieve and Acto found, in small operato
   });
 
   it('rejects options it cannot explore with, naming the option', async () => {
-    const base = subjects[0]!.options('fixed');
+    const base = subjects[0].options('fixed');
     await explore({ ...base, observe: [] }).then(
       () => expect.fail('accepted'),
       (err: unknown) => expect(err).to.be.instanceOf(ConfigurationError).and.to.have.property('option', 'observe'),

@@ -409,7 +409,7 @@ const zeroReplicas = (() => {
           kind: 'Cache',
           metadata: { name: 'sessions' },
           spec: { replicas: 2, memory: 256 },
-        } as KubernetesObject,
+        },
       }),
     }),
   } satisfies Subject;
@@ -457,7 +457,7 @@ const stuckFailed = (() => {
           kind: 'Release',
           metadata: { name: 'web' },
           spec: { version: '1.2', canary: false },
-        } as KubernetesObject,
+        },
       }),
     }),
   } satisfies Subject;

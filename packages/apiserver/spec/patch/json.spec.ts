@@ -28,7 +28,7 @@ describe('apiserver/json', () => {
     const src: JsonObject = { a: [{ b: 1 }], c: { d: 'x' }, e: null };
     const copy = deepClone(src);
     expect(copy).to.deep.equal(src);
-    (copy['a'] as JsonObject[])[0]!['b'] = 2;
+    (copy['a'] as JsonObject[])[0]['b'] = 2;
     (copy['c'] as JsonObject)['d'] = 'y';
     expect(src).to.deep.equal({ a: [{ b: 1 }], c: { d: 'x' }, e: null });
   });

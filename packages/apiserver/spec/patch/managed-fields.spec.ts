@@ -280,7 +280,7 @@ describe('apiserver/patch server-side apply', () => {
     it('go even if another manager owns a field inside them (it does not own the item)', () => {
       const live = applied(undefined, config(two()), 'kubectl');
       const edited = deepClone(live);
-      containers(edited)[1]!['image'] = 'side:2';
+      containers(edited)[1]['image'] = 'side:2';
       (edited['metadata'] as JsonObject)['managedFields'] = trackUpdate(
         { old: live, updated: edited, manager: 'editor', apiVersion: 'apps/v1', now: T1 },
         deploymentType,
@@ -370,7 +370,7 @@ describe('apiserver/patch server-side apply', () => {
     it('maps are granular, lists are atomic', () => {
       const first = crApply(undefined, cr({ size: 1, items: ['a', 'b'] }), 'm1');
       if (!first.ok) throw new Error('conflict');
-      expect(JSON.stringify(managedFields(first.object)[0]!.fieldsV1)).to.equal('{"f:spec":{"f:items":{},"f:size":{}}}');
+      expect(JSON.stringify(managedFields(first.object)[0].fieldsV1)).to.equal('{"f:spec":{"f:items":{},"f:size":{}}}');
       const second = crApply(first.object, cr({ color: 'red' }), 'm2');
       expect(second.ok).to.equal(true);
       const conflict = crApply(first.object, cr({ items: ['c'] }), 'm2');
@@ -478,7 +478,7 @@ describe('apiserver/patch trackUpdate', () => {
       time: T0,
       fieldsType: 'FieldsV1',
     });
-    expect(JSON.stringify(entries[0]!.fieldsV1)).to.equal(
+    expect(JSON.stringify(entries[0].fieldsV1)).to.equal(
       JSON.stringify({
         'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } },
         'f:spec': {
@@ -513,7 +513,7 @@ describe('apiserver/patch trackUpdate', () => {
       { old: undefined, updated: widget, manager: 'controller', apiVersion: 'example.com/v1', now: T0 },
       undefined,
     );
-    expect(JSON.stringify(entries[0]!.fieldsV1)).to.equal(
+    expect(JSON.stringify(entries[0].fieldsV1)).to.equal(
       '{"f:metadata":{"f:labels":{".":{},"f:a":{}}},"f:spec":{".":{},"f:items":{},"f:size":{}}}',
     );
   });
@@ -524,10 +524,10 @@ describe('apiserver/patch trackUpdate', () => {
     (scaled['spec'] as JsonObject)['replicas'] = 5;
     const entries = track(live, scaled, 'hpa');
     expect(entries.map((e) => `${e.operation}:${e.manager}`)).to.deep.equal(['Apply:kubectl', 'Update:hpa']);
-    expect(JSON.stringify(entries[1]!.fieldsV1)).to.equal('{"f:spec":{"f:replicas":{}}}');
-    expect(entries[1]!.time).to.equal(T1);
-    expect(describeFieldsV1(entries[0]!.fieldsV1)).to.not.include('.spec.replicas');
-    expect(entries[0]!.time).to.equal(T0);
+    expect(JSON.stringify(entries[1].fieldsV1)).to.equal('{"f:spec":{"f:replicas":{}}}');
+    expect(entries[1].time).to.equal(T1);
+    expect(describeFieldsV1(entries[0].fieldsV1)).to.not.include('.spec.replicas');
+    expect(entries[0].time).to.equal(T0);
 
     const stored = withEntries(scaled, entries);
     const result = apply(stored, config(webSpec()), 'kubectl', { now: T2 });
@@ -551,8 +551,8 @@ describe('apiserver/patch trackUpdate', () => {
     (edited['spec'] as JsonObject)['paused'] = true;
     const entries = track(created, edited, 'editor', T2);
     expect(entries).to.have.length(1);
-    expect(entries[0]!.time).to.equal(T2);
-    expect(describeFieldsV1(entries[0]!.fieldsV1)).to.include('.spec.paused').and.include('.spec.replicas');
+    expect(entries[0].time).to.equal(T2);
+    expect(describeFieldsV1(entries[0].fieldsV1)).to.include('.spec.paused').and.include('.spec.replicas');
   });
 
   it('a removed field leaves every set; an emptied entry is dropped', () => {

@@ -106,7 +106,7 @@ describe('apiserver/patch strategic merge patch', () => {
       }),
       deploymentType,
     );
-    expect(containersOf(out)[0]!['env']).to.deep.equal([
+    expect(containersOf(out)[0]['env']).to.deep.equal([
       { name: 'A', value: '1' },
       { name: 'B', valueFrom: { fieldRef: { fieldPath: 'x' } } },
       { name: 'C', value: '3' },
@@ -119,7 +119,7 @@ describe('apiserver/patch strategic merge patch', () => {
       podSpecPatch({ containers: [{ name: 'web', ports: [{ containerPort: 80, protocol: 'TCP' }, { containerPort: 443 }] }] }),
       deploymentType,
     );
-    expect(containersOf(out)[0]!['ports']).to.deep.equal([{ containerPort: 80, name: 'http', protocol: 'TCP' }, { containerPort: 443 }]);
+    expect(containersOf(out)[0]['ports']).to.deep.equal([{ containerPort: 80, name: 'http', protocol: 'TCP' }, { containerPort: 443 }]);
   });
 
   it('merges volumes by name and volumeMounts by mountPath', () => {
@@ -146,7 +146,7 @@ describe('apiserver/patch strategic merge patch', () => {
       { name: 'data', emptyDir: {} },
       { name: 'cfg', configMap: { name: 'c1' } },
     ]);
-    expect(containersOf(out)[0]!['volumeMounts']).to.deep.equal([
+    expect(containersOf(out)[0]['volumeMounts']).to.deep.equal([
       { name: 'cfg', mountPath: '/etc/cfg', readOnly: true },
       { name: 'data', mountPath: '/data' },
     ]);
@@ -328,8 +328,8 @@ describe('apiserver/patch strategic merge patch', () => {
     const out = applyStrategicMergePatch(target, patch, deploymentType);
     expect(target).to.deep.equal(live);
     expect(patch).to.deep.equal(patchCopy);
-    containersOf(out)[0]!['image'] = 'changed';
-    expect(containersOf(patch)[0]!['image']).to.equal('web:9');
+    containersOf(out)[0]['image'] = 'changed';
+    expect(containersOf(patch)[0]['image']).to.equal('web:9');
   });
 
   describe('errors', () => {
@@ -370,7 +370,7 @@ describe('apiserver/patch strategic merge: large lists (issue 22)', () => {
     const out = applyStrategicMergePatch(live, patch, deploymentType) as {
       spec: { template: { spec: { containers: { env: { name: string }[] }[] } } };
     };
-    const merged = out.spec.template.spec.containers[0]!.env;
+    const merged = out.spec.template.spec.containers[0].env;
     expect(merged).to.have.length(n + n / 2);
     expect(new Set(merged.map((e) => e.name)).size).to.equal(n + n / 2);
     // Patch items come in patch order; the first patch item is the last of the reversed range.

@@ -28,6 +28,11 @@ export interface WebhookTarget {
 /** A failure to reach a webhook or read its answer (the real server's ErrCallingWebhook reason). */
 export class WebhookCallError extends Error {}
 
+/** A field of a webhook's answer quoted in a message: text as sent, anything else (a webhook is not trusted to send text) as JSON. */
+export function answerText(value: JsonValue | undefined): string {
+  return typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
+}
+
 /** Resolves a clientConfig to where it is reached, or a WebhookCallError naming what is missing. */
 export function webhookTarget(clientConfig: JsonValue | undefined, services: ServiceAddresses, timeoutSeconds: number): WebhookTarget {
   const config = isJsonObject(clientConfig) ? clientConfig : {};

@@ -16,7 +16,7 @@ import { validateAnnotations, validateLabels } from '../api/validation.js';
 import type { Registry, Resolved } from '../api/registry.js';
 
 import type { Store } from '../storage/store.js';
-import { postJson, WebhookCallError, webhookTarget, type ServiceAddresses } from './client.js';
+import { answerText, postJson, WebhookCallError, webhookTarget, type ServiceAddresses } from './client.js';
 
 /** How long a conversion webhook may take (the real server's fixed conversion timeout). */
 const CONVERSION_TIMEOUT_SECONDS = 30;
@@ -92,13 +92,13 @@ export class ConversionWebhooks {
     if (!response) throw failed('conversion webhook response was absent');
     if (response.uid !== uid) throw failed(`expected response uid ${JSON.stringify(uid)}, got ${JSON.stringify(response.uid ?? '')}`);
     const result = isJsonObject(response.result) ? response.result : {};
-    if (result.status !== 'Success') throw internalError(`conversion webhook for ${gvk} returned failure: ${String(result.message ?? '')}`);
+    if (result.status !== 'Success') throw internalError(`conversion webhook for ${gvk} returned failure: ${answerText(result.message)}`);
     const converted = Array.isArray(response.convertedObjects) ? response.convertedObjects : [];
     if (converted.length !== pending.length)
       throw internalError(`conversion webhook for ${gvk} returned ${converted.length} objects, expected ${pending.length}`);
-    const checked = converted.map((c, i) => checkConverted(c, pending[i] as JsonObject, to, i, gvk));
+    const checked = converted.map((c, i) => checkConverted(c, pending[i], to, i, gvk));
     let next = 0;
-    return objects.map((o) => (o.apiVersion === to.apiVersion ? o : (checked[next++] as JsonObject)));
+    return objects.map((o) => (o.apiVersion === to.apiVersion ? o : checked[next++]));
   }
 }
 

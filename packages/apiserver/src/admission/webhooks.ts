@@ -19,7 +19,7 @@ import { apiVersionOf } from '../api/registry.js';
 import type { Store } from '../storage/store.js';
 import type { UserInfo } from '../auth/index.js';
 import { applyJsonPatch } from '../patch/index.js';
-import { postJson, WebhookCallError, webhookTarget, type ServiceAddresses } from './client.js';
+import { answerText, postJson, WebhookCallError, webhookTarget, type ServiceAddresses } from './client.js';
 import { AdmissionPolicies } from './policies.js';
 import { evaluateConditions, matchedVersion, objectSelected, selects, type Operation, type RuleAttributes } from './match.js';
 
@@ -99,7 +99,7 @@ interface Verdict {
 function verify(uid: string, mutating: boolean, answer: JsonValue): Verdict {
   const invalid = (why: string): WebhookCallError => new WebhookCallError(`received invalid webhook response: ${why}`);
   if (!isJsonObject(answer) || answer.apiVersion !== 'admission.k8s.io/v1' || answer.kind !== 'AdmissionReview') {
-    const got = isJsonObject(answer) ? `${String(answer.apiVersion ?? '')}, Kind=${String(answer.kind ?? '')}` : typeof answer;
+    const got = isJsonObject(answer) ? `${answerText(answer.apiVersion ?? '')}, Kind=${answerText(answer.kind ?? '')}` : typeof answer;
     throw invalid(`expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got ${got}`);
   }
   const response = answer.response;
@@ -296,7 +296,7 @@ export class AdmissionWebhooks {
     /** Indexes of IfNeeded hooks called, and whether a later hook changed the object since. */
     const reinvoke = new Map<number, boolean>();
     const runOne = async (index: number): Promise<void> => {
-      const hook = hooks[index] as Hook;
+      const hook = hooks[index];
       const inv = this.invocation(hook, req, current, oldObject);
       if (!inv) return;
       let changed = false;
@@ -313,7 +313,7 @@ export class AdmissionWebhooks {
           const patched = applyPatch(inv.name, sent.object, verdict.patch);
           if (patched.apiVersion !== sent.object.apiVersion || patched.kind !== sent.object.kind) {
             throw internalError(
-              `admission webhook ${JSON.stringify(inv.name)} changed the object's apiVersion or kind to ${JSON.stringify(`${String(patched.apiVersion)}, Kind=${String(patched.kind)}`)}`,
+              `admission webhook ${JSON.stringify(inv.name)} changed the object's apiVersion or kind to ${JSON.stringify(`${answerText(patched.apiVersion)}, Kind=${answerText(patched.kind)}`)}`,
             );
           }
           decodeAsGoWould(req, inv.version, patched);

@@ -54,6 +54,7 @@ export async function admittedWrite(
         admit: (obj, old) => {
           check?.(obj, old);
           captured = { obj: deepClone(obj), old: old && deepClone(old) };
+          // eslint-disable-next-line @typescript-eslint/only-throw-error -- a sentinel caught by this module, not an error that leaves it
           throw CAPTURED;
         },
       });
@@ -74,6 +75,7 @@ export async function admittedWrite(
     /** The name, uid and creation time the preview drew: the write stores what was validated. */
     let identity: JsonObject | undefined;
     const swap = (obj: JsonObject, current: JsonObject | undefined): void => {
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- a sentinel caught by this module, not an error that leaves it
       if ((current && resourceVersionOf(current)) !== (old && resourceVersionOf(old))) throw STALE;
       const name = (obj.metadata as JsonObject | undefined)?.name;
       replaceWithMutated(obj, mutated);
@@ -148,6 +150,7 @@ export async function admittedDeleteOfCurrent<T>(
     try {
       return await admittedDelete(webhooks, req, seen, () => {
         const now = current();
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- a sentinel caught by this module, not an error that leaves it
         if ((now && resourceVersionOf(now)) !== seenVersion) throw STALE;
         return run();
       });

@@ -247,8 +247,8 @@ export class WritePath {
     old?: JsonObject,
   ): StatusCause[] {
     if (!r.type.custom) {
-      const prune = r.type.strategy.pruneUnknownFields;
-      if (prune) this.reportUnknownFields(r, prune(obj), opts);
+      const { strategy } = r.type;
+      if (strategy.pruneUnknownFields) this.reportUnknownFields(r, strategy.pruneUnknownFields(obj), opts);
       return builtinRuleCauses(r.type.group, r.type.kind, obj);
     }
     const outcome = applyCrdSchema(obj, r.version.schema, old && present(old, r.apiVersion, versionSchema(r)));

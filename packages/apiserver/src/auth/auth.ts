@@ -127,7 +127,7 @@ export class Auth {
     }
     const m = /^bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!m) throw unauthorized();
-    const token = m[1] as string;
+    const token = m[1];
     const given = Buffer.from(token);
     if (this.adminAuth && given.length === this.adminAuth.length && timingSafeEqual(given, this.adminAuth)) return ADMIN_USER;
     // A server without a token of its own never checked credentials: a bearer token that is not a
@@ -159,12 +159,12 @@ export class Auth {
     }
     const sa = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(asUser);
     const target: Attributes = sa
-      ? { kind: 'resource', verb: 'impersonate', group: '', resource: 'serviceaccounts', namespace: sa[1] as string, name: sa[2] as string }
+      ? { kind: 'resource', verb: 'impersonate', group: '', resource: 'serviceaccounts', namespace: sa[1], name: sa[2] }
       : { kind: 'resource', verb: 'impersonate', group: '', resource: 'users', namespace: '', name: asUser };
     this.authorize(user, target);
     for (const g of asGroups)
       this.authorize(user, { kind: 'resource', verb: 'impersonate', group: '', resource: 'groups', namespace: '', name: g });
-    const groups = sa && asGroups.length === 0 ? [...serviceAccountUser(sa[1] as string, sa[2] as string, undefined).groups] : asGroups;
+    const groups = sa && asGroups.length === 0 ? [...serviceAccountUser(sa[1], sa[2], undefined).groups] : asGroups;
     if (asUser !== ANONYMOUS_USER && !groups.includes(SYSTEM_AUTHENTICATED)) groups.push(SYSTEM_AUTHENTICATED);
     return { username: asUser, groups };
   }

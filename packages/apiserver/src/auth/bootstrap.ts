@@ -25,7 +25,7 @@ function clusterRole(
 ): JsonObject {
   const role: JsonObject = {
     metadata: { name, labels: { ...BOOTSTRAP_META.labels, ...extra.labels }, annotations: { ...BOOTSTRAP_META.annotations } },
-    rules: rules.map((r) => ({ ...r })) as unknown as JsonObject[],
+    rules: rules.map((r) => ({ ...r })),
   };
   if (extra.aggregateFrom) {
     role.aggregationRule = { clusterRoleSelectors: [{ matchLabels: { [`rbac.authorization.k8s.io/${extra.aggregateFrom}`]: 'true' } }] };

@@ -132,7 +132,7 @@ const registryNotFound = (m: MissingRole): string => `${m.kind.toLowerCase()}s.$
 /** utilerrors.Aggregate's text: one message as is, several (without repeats) in brackets. */
 function aggregateText(messages: readonly string[]): string {
   const unique = [...new Set(messages)];
-  return unique.length === 1 ? (unique[0] as string) : `[${unique.join(', ')}]`;
+  return unique.length === 1 ? unique[0] : `[${unique.join(', ')}]`;
 }
 
 /**

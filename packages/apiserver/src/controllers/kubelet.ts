@@ -231,6 +231,7 @@ export class KubeletSimulator {
       ready,
       started: !terminated,
       restartCount: 0,
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc needs it: the union of the two literals is not a JsonObject (its absent keys are `undefined`)
       state: (terminated
         ? { terminated: { exitCode: terminated.exitCode, reason: terminated.reason, startedAt: started, finishedAt: this.now() } }
         : { running: { startedAt: started } }) as JsonObject,
@@ -270,8 +271,8 @@ export class KubeletSimulator {
           podIPs: [{ ip: `10.244.${(ip >> 8) & 255}.${(ip & 255) + 1}` }],
           startTime: this.now(),
         };
-        (p.status as JsonObject).conditions = this.podConditions(p, false);
-        (p.status as JsonObject).containerStatuses = this.containerStatuses(p, false);
+        p.status.conditions = this.podConditions(p, false);
+        p.status.containerStatuses = this.containerStatuses(p, false);
       },
       { subresource: 'status', manager: 'kubelet' },
     );

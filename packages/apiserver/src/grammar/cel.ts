@@ -676,7 +676,7 @@ function compileUncached(source: string, schema: JsonObject | undefined): Compil
 }
 
 type Planned =
-  | { ok: true; estimatedCost: number; usesOldSelf: boolean; evaluate(bindings: Readonly<Record<string, CelValue>>): CelValue | Error }
+  | { ok: true; estimatedCost: number; usesOldSelf: boolean; evaluate: (bindings: Readonly<Record<string, CelValue>>) => CelValue | Error }
   | { ok: false; error: string };
 
 /**

@@ -433,12 +433,7 @@ export async function handleResource(
         sendJson(
           res,
           200,
-          listInShape(
-            list as JsonObject,
-            list.items as JsonObject[],
-            target,
-            goTypeName(type.kind, resolved.version.name, type.custom, true),
-          ),
+          listInShape(list, list.items as JsonObject[], target, goTypeName(type.kind, resolved.version.name, type.custom, true)),
         );
       else sendJson(res, 200, list);
       return;
@@ -460,7 +455,7 @@ export async function handleResource(
       const result = await fromStorageResult(
         conversion,
         await admittedWrite(ctx.admission, request, opts, (o) =>
-          ctx.core.verbs.create(conversion?.storage ?? resolved, namespace, stored as JsonValue, { ...opts, ...o }),
+          ctx.core.verbs.create(conversion?.storage ?? resolved, namespace, stored, { ...opts, ...o }),
         ),
       );
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
@@ -475,7 +470,7 @@ export async function handleResource(
       const result = await fromStorageResult(
         conversion,
         await admittedWrite(ctx.admission, request, opts, (o) =>
-          ctx.core.verbs.update(conversion?.storage ?? resolved, namespace, rr.name as string, stored as JsonValue, { ...opts, ...o }),
+          ctx.core.verbs.update(conversion?.storage ?? resolved, namespace, rr.name as string, stored, { ...opts, ...o }),
         ),
       );
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
@@ -542,7 +537,7 @@ export async function handleResource(
 
 /** An object read in the storage version, as the request's version has it. */
 async function fromStorage(conversion: ConversionPlan | undefined, obj: JsonObject): Promise<JsonObject> {
-  return conversion ? ((await conversion.toRequest([obj]))[0] as JsonObject) : obj;
+  return conversion ? (await conversion.toRequest([obj]))[0] : obj;
 }
 
 /** A write's answer (an object, or a Status) in the request's version. */
@@ -582,7 +577,7 @@ async function patchThroughConversion(
   if (meta.resourceVersion === undefined || meta.resourceVersion === null || meta.resourceVersion === '')
     meta.resourceVersion = resourceVersionOf(stored);
   const [updated] = await conversion.toStorage([{ ...patched, apiVersion: resolved.apiVersion }]);
-  return fromStorageResult(conversion, await update({}, updated as JsonObject));
+  return fromStorageResult(conversion, await update({}, updated));
 }
 
 /**
@@ -698,7 +693,7 @@ function convertingSink(res: ServerResponse, conversion: ConversionPlan): WatchS
     const object = event.object;
     if (event.type === 'BOOKMARK' || event.type === 'ERROR' || !isJsonObject(object) || object.apiVersion !== conversion.storage.apiVersion)
       return line;
-    return JSON.stringify({ ...event, object: (await conversion.toRequest([object]))[0] as JsonObject });
+    return JSON.stringify({ ...event, object: (await conversion.toRequest([object]))[0] });
   };
   return {
     write: (chunk) => {

@@ -66,7 +66,7 @@ export function parsePath(pathname: string): PathInfo {
     if (tail.length === 0) return { kind: 'discovery', group, version, legacy: true };
   } else if (root === 'apis') {
     if (rest.length === 0) return { kind: 'discovery', legacy: false };
-    group = rest[0] as string;
+    group = rest[0];
     if (rest.length === 1) return { kind: 'discovery', group, legacy: false };
     version = rest[1];
     tail = rest.slice(2);
@@ -81,14 +81,14 @@ export function parsePath(pathname: string): PathInfo {
   }
   let namespace: string | undefined;
   if (tail[0] === 'namespaces' && tail.length > 1) {
-    if (tail.length > 2 && !NAMESPACE_SUBRESOURCES.has(tail[2] as string)) {
+    if (tail.length > 2 && !NAMESPACE_SUBRESOURCES.has(tail[2])) {
       namespace = tail[1];
       tail = tail.slice(2);
     }
   }
   if (tail.length === 0 || tail.length > 3) return { kind: 'other' };
   const [resource, name, subresource] = tail as [string, string | undefined, string | undefined];
-  return { kind: 'resource', request: { group, version: version as string, namespace, resource, name, subresource, watchPath } };
+  return { kind: 'resource', request: { group, version: version, namespace, resource, name, subresource, watchPath } };
 }
 
 export function verbOf(method: string, req: ResourceRequest, query: URLSearchParams): Verb | undefined {
@@ -353,6 +353,7 @@ export function sendJson(res: ServerResponse, status: number, body: JsonValue, h
   res.end(Object.values(headers).some((value) => NON_ASCII.test(value)) ? Buffer.from(payload) : payload);
 }
 
+// eslint-disable-next-line no-control-regex -- ASCII is a range of control characters and text
 const NON_ASCII = /[^\x00-\x7f]/;
 
 export function sendError(res: ServerResponse, err: ApiError): void {

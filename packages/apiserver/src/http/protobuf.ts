@@ -310,7 +310,7 @@ class Reader {
     let shift = 0n;
     for (;;) {
       if (this.pos >= this.buf.length) throw new Error('truncated varint');
-      const b = this.buf[this.pos++] as number;
+      const b = this.buf[this.pos++];
       result |= BigInt(b & 0x7f) << shift;
       if ((b & 0x80) === 0) return result;
       shift += 7n;
@@ -388,7 +388,7 @@ function scalar(type: Scalar, r: Reader, wireType: number, path: string): JsonVa
     }
     case 'intOrString': {
       const v = decodeMessage(r.bytes(), intOrStringFields, path);
-      return v.type === 1 ? (v.strVal ?? '') : ((v.intVal as number | undefined) ?? 0);
+      return v.type === 1 ? (v.strVal ?? '') : (v.intVal ?? 0);
     }
   }
   void wireType;

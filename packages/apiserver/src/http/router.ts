@@ -66,7 +66,7 @@ const ROUTES: readonly {
     matches: (path) => OPENAPI_V3_GROUP.test(path),
     serve: (_req, res, path, ctx) => {
       const gv = OPENAPI_V3_GROUP.exec(path) as RegExpExecArray;
-      const [group, version] = gv[1] !== undefined ? ['', gv[1]] : [gv[2] as string, gv[3] as string];
+      const [group, version] = gv[1] !== undefined ? ['', gv[1]] : [gv[2], gv[3]];
       const doc = openApiDocument(ctx.registry, group, version, (_t, v) => v.schema);
       if (!doc) throw pathNotFound();
       sendJson(res, 200, doc);

@@ -48,6 +48,7 @@ export async function generateServingTls(names: { dns: string[]; ips: string[] }
   // @peculiar/x509 2 resolves its algorithms through tsyringe, which needs the Reflect metadata API.
   await import('reflect-metadata');
   const x509 = await import('@peculiar/x509');
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- @peculiar/x509 types its crypto with the DOM's Crypto, which this Node project does not load; Node's webcrypto is that API
   const crypto = webcrypto as unknown as Parameters<typeof x509.X509CertificateGenerator.create>[1];
   const subtle = webcrypto.subtle;
   const notBefore = new Date(Date.now() - DAY);

@@ -52,6 +52,7 @@ export function boundedWarnings(warnings: readonly string[]): string[] {
  */
 function encodeWarning(text: string): string {
   const quoted = `299 - ${JSON.stringify(text)}`.replace(
+    // eslint-disable-next-line no-control-regex -- the control characters are what it escapes
     /[\x00-\x08\x0a-\x1f\x7f]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );

@@ -103,8 +103,8 @@ const METADATA = fieldElement('metadata');
 
 /** Whether a path of the whole object can be owned (walks skip the subtrees that cannot). */
 function isTracked(path: readonly PathElement[]): boolean {
-  if (path.length === 1) return !UNTRACKED_TOP_LEVEL.has(path[0]!);
-  if (path.length === 2 && path[0] === METADATA) return !UNTRACKED_IN_METADATA.has(path[1]!);
+  if (path.length === 1) return !UNTRACKED_TOP_LEVEL.has(path[0]);
+  if (path.length === 2 && path[0] === METADATA) return !UNTRACKED_IN_METADATA.has(path[1]);
   return true;
 }
 
@@ -277,7 +277,7 @@ function jsonKind(v: JsonValue): 'object' | 'array' | 'scalar' {
 function shapeOf(t: FieldType | undefined, values: ReadonlyArray<JsonValue | undefined>): Shape {
   const present = values.filter((v): v is JsonValue => v !== undefined);
   if (present.length === 0 || present.some((v) => v === null)) return LEAF;
-  const kind = jsonKind(present[0]!);
+  const kind = jsonKind(present[0]);
   if (present.some((v) => jsonKind(v) !== kind)) return LEAF;
   if (kind === 'object') {
     if (t === undefined) return { kind: 'fields', isMap: false };
@@ -347,7 +347,7 @@ function fieldSetOf(applied: JsonObject, root: FieldType): FieldSet {
       }
     } else {
       (value as JsonValue[]).forEach((item, i) => {
-        const childPath = [...path, shape.elements[0]![i]!];
+        const childPath = [...path, shape.elements[0]![i]];
         walk(item, itemTypeOf(t), childPath);
         insert(childPath);
       });
@@ -464,9 +464,9 @@ function mergeListItems(
   let ri = 0;
   while (li < l.length || ri < r.length) {
     if (li < l.length && ri < r.length) {
-      const element = le[li]!;
+      const element = le[li];
       if (element === re[ri]) {
-        mergeItem(element, r[ri]!);
+        mergeItem(element, r[ri]);
         li++;
         ri++;
         nextShared = shared.shift();
@@ -478,9 +478,9 @@ function mergeListItems(
       }
     }
     if (li < l.length) {
-      const element = le[li]!;
+      const element = le[li];
       if (!rIndex.has(element)) {
-        out.push(l[li]!);
+        out.push(l[li]);
         li++;
         continue;
       }
@@ -490,8 +490,8 @@ function mergeListItems(
       }
     }
     if (ri < r.length) {
-      const element = re[ri]!;
-      mergeItem(element, r[ri]!);
+      const element = re[ri];
+      mergeItem(element, r[ri]);
       ri++;
       if (nextShared === element) nextShared = shared.shift();
     }
@@ -505,7 +505,7 @@ function mergeListItems(
  * owning one field of an item does not keep an item its applier dropped).
  */
 function isRetained(path: FieldPath, owned: FieldSet): boolean {
-  return path[path.length - 1]!.startsWith('f:') ? owned.covers(path) : owned.has(path);
+  return path[path.length - 1].startsWith('f:') ? owned.covers(path) : owned.has(path);
 }
 
 /**
@@ -530,7 +530,7 @@ function pruneValue(
       const key = element.slice(2);
       if (!hasOwn(obj, key) || keyFields.includes(key)) continue;
       const childPath = [...path, element];
-      if (child.member || (pruneValue(obj[key]!, child, fieldTypeOf(t, key), childPath, owned) && !owned.has(childPath))) delete obj[key];
+      if (child.member || (pruneValue(obj[key], child, fieldTypeOf(t, key), childPath, owned) && !owned.has(childPath))) delete obj[key];
     }
     return before > 0 && Object.keys(obj).length === 0;
   }
@@ -539,7 +539,7 @@ function pruneValue(
     const elements = shape.elements[0]!;
     const kept: JsonValue[] = [];
     items.forEach((item, i) => {
-      const element = elements[i]!;
+      const element = elements[i];
       const child = remove.children.get(element);
       const childPath = [...path, element];
       const drop =
@@ -571,7 +571,7 @@ function stripAppliedNulls(merged: JsonValue | undefined, applied: JsonValue, t:
     const [me, ae] = shape.elements as [PathElement[], PathElement[]];
     const mergedItems = merged as JsonValue[];
     (applied as JsonValue[]).forEach((item, i) => {
-      const at = me.indexOf(ae[i]!);
+      const at = me.indexOf(ae[i]);
       if (at >= 0) stripAppliedNulls(mergedItems[at], item, itemTypeOf(t));
     });
   }

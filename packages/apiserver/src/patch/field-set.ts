@@ -21,7 +21,7 @@ export function fieldElement(name: string): PathElement {
 
 export function keyElement(key: Readonly<Record<string, JsonValue>>): PathElement {
   const names = Object.keys(key);
-  if (names.length === 1 && typeof key[names[0]!] !== 'object') return `k:{${JSON.stringify(names[0])}:${JSON.stringify(key[names[0]!])}}`;
+  if (names.length === 1 && typeof key[names[0]] !== 'object') return `k:{${JSON.stringify(names[0])}:${JSON.stringify(key[names[0]])}}`;
   return `k:${canonicalJson(key)}`;
 }
 
@@ -34,7 +34,7 @@ export function canonicalJson(value: JsonValue): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (isJsonObject(value)) {
     const keys = Object.keys(value).sort(compareStrings);
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k]!)}`).join(',')}}`;
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
   }
   return JSON.stringify(value);
 }
@@ -94,7 +94,7 @@ export function formatPath(path: FieldPath): string {
           const key = JSON.parse(rest) as JsonObject;
           return `[${Object.keys(key)
             .sort(compareStrings)
-            .map((k) => `${k}=${canonicalJson(key[k]!)}`)
+            .map((k) => `${k}=${canonicalJson(key[k])}`)
             .join(',')}]`;
         }
         case 'v:':
@@ -117,6 +117,7 @@ export class FieldSet {
   }
 
   insert(path: FieldPath): void {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the walk down the tree starts at this node
     let node: FieldSet = this;
     for (const element of path) {
       let child = node.children.get(element);
@@ -131,6 +132,7 @@ export class FieldSet {
 
   /** The node at `path`, if the set has members at or below it. */
   child(path: FieldPath): FieldSet | undefined {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the walk down the tree starts at this node
     let node: FieldSet | undefined = this;
     for (const element of path) {
       node = node.children.get(element);
@@ -186,7 +188,7 @@ export class FieldSet {
     for (const path of paths) {
       if (path.length === 0) return new FieldSet();
       const parent = copy.child(path.slice(0, -1));
-      parent?.children.delete(path[path.length - 1]!);
+      parent?.children.delete(path[path.length - 1]);
     }
     return prune(copy) ?? new FieldSet();
   }
@@ -297,9 +299,9 @@ function compareSortKeys(a: SortKey, b: SortKey): number {
   if (a.rank !== b.rank) return a.rank - b.rank;
   if (a.key && b.key) {
     for (let i = 0; i < Math.min(a.key.length, b.key.length); i++) {
-      const byName = compareStrings(a.key[i]![0], b.key[i]![0]);
+      const byName = compareStrings(a.key[i][0], b.key[i][0]);
       if (byName !== 0) return byName;
-      const byValue = compareValues(a.key[i]![1], b.key[i]![1]);
+      const byValue = compareValues(a.key[i][1], b.key[i][1]);
       if (byValue !== 0) return byValue;
     }
     return a.key.length - b.key.length;
@@ -316,7 +318,7 @@ function compareValues(a: JsonValue, b: JsonValue): number {
   if (byRank !== 0) return byRank;
   if (typeof a === 'number') return a - (b as number);
   if (typeof a === 'string') return compareStrings(a, b as string);
-  if (typeof a === 'boolean') return Number(a) - Number(b as boolean);
+  if (typeof a === 'boolean') return Number(a) - Number(b);
   return compareStrings(canonicalJson(a), canonicalJson(b));
 }
 

@@ -56,7 +56,7 @@ export function parseJsonPatch(operations: unknown): JsonPatchOperation[] {
         return { op, from: pointerMember(raw, 'from', `${where} (${op})`), path };
       default:
         if (!hasOwn(raw, 'value')) throw new PatchError(400, `${where} (${op}) has no "value"`);
-        return { op: op as 'add' | 'replace' | 'test', path, value: raw['value'] as JsonValue };
+        return { op: op as 'add' | 'replace' | 'test', path, value: raw['value'] };
     }
   });
 }
@@ -159,7 +159,7 @@ function applyOne(doc: JsonValue, operation: JsonPatchOperation, fail: Fail, cop
 function add(doc: JsonValue, path: string[], value: JsonValue, fail: Fail): JsonValue {
   if (path.length === 0) return value;
   const parent = get(doc, path.slice(0, -1), fail);
-  const key = path[path.length - 1]!;
+  const key = path[path.length - 1];
   if (Array.isArray(parent)) {
     if (key === '-') {
       parent.push(value);
@@ -189,7 +189,7 @@ function locateExisting(
   fail: Fail,
 ): { parent: JsonObject; key: string } | { parent: JsonValue[]; key: number } {
   const parent = get(doc, path.slice(0, -1), fail);
-  const token = path[path.length - 1]!;
+  const token = path[path.length - 1];
   if (Array.isArray(parent)) {
     const index = arrayIndex(token, fail);
     if (index >= parent.length) fail(`index ${index} is out of range for an array of length ${parent.length}`);
@@ -210,7 +210,7 @@ function setChild(parent: JsonObject | JsonValue[], key: string | number, value:
 function get(doc: JsonValue, path: string[], fail: Fail): JsonValue {
   let current = doc;
   for (let i = 0; i < path.length; i++) {
-    const token = path[i]!;
+    const token = path[i];
     const at = () =>
       JSON.stringify(
         '/' +
@@ -252,7 +252,7 @@ function jsonSizeWithin(value: JsonValue, limit: number): number {
       size += 2 + Math.max(0, keys.length - 1);
       for (const k of keys) {
         size += k.length + 3;
-        stack.push(v[k]!);
+        stack.push(v[k]);
       }
     }
   }

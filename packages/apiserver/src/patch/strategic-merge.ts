@@ -147,7 +147,7 @@ function applyRetainKeys(original: JsonObject, patch: JsonObject, path: string):
   if (!Array.isArray(retain) || !retain.every((k) => typeof k === 'string')) {
     throw new PatchError(400, `${where(path)}: ${RETAIN_KEYS} must be a list of field names`);
   }
-  const keep = new Set(retain as string[]);
+  const keep = new Set(retain);
   for (const [key, value] of Object.entries(patch)) {
     if (value === null || isDirectiveKey(key)) continue;
     if (!keep.has(key)) throw new PatchError(400, `${where(path)}: field "${key}" of the patch is not in its ${RETAIN_KEYS} list`);
@@ -191,7 +191,7 @@ function mergeKeyedList(
       if (!hasOwn(item, mergeKey)) {
         throw new PatchError(422, `${where(path)}: delete directive ${JSON.stringify(item)} does not contain merge key "${mergeKey}"`);
       }
-      deleted.add(canonicalJson(item[mergeKey]!));
+      deleted.add(canonicalJson(item[mergeKey]));
     } else if (directive === 'replace') {
       replace = true;
     } else {
@@ -207,7 +207,7 @@ function mergeKeyedList(
   // Items found by their key's canonical JSON, not by a scan each: a patch of n items onto a list
   // of n items was n² comparisons, seconds on the event loop for a few hundred KB.
   const keyOfItem = (item: JsonValue): string | undefined =>
-    isJsonObject(item) && hasOwn(item, mergeKey) ? canonicalJson(item[mergeKey]!) : undefined;
+    isJsonObject(item) && hasOwn(item, mergeKey) ? canonicalJson(item[mergeKey]) : undefined;
   const merged = deleted.size === 0 ? [...original] : original.filter((existing) => !deleted.has(keyOfItem(existing) ?? '\u0000'));
   const at = new Map<string, number>();
   merged.forEach((existing, i) => {
@@ -295,13 +295,13 @@ function enforceOrder(
   let i = 0;
   let j = 0;
   while (i < serverOnly.length || j < fromPatch.length) {
-    if (i >= serverOnly.length) out.push(fromPatch[j++]!);
-    else if (j >= fromPatch.length) out.push(serverOnly[i++]!);
+    if (i >= serverOnly.length) out.push(fromPatch[j++]);
+    else if (j >= fromPatch.length) out.push(serverOnly[i++]);
     else {
-      const left = inServer(serverOnly[i]!);
-      const right = inServer(fromPatch[j]!);
-      if (left >= 0 && right >= 0 && left < right) out.push(serverOnly[i++]!);
-      else out.push(fromPatch[j++]!);
+      const left = inServer(serverOnly[i]);
+      const right = inServer(fromPatch[j]);
+      if (left >= 0 && right >= 0 && left < right) out.push(serverOnly[i++]);
+      else out.push(fromPatch[j++]);
     }
   }
   return out;
@@ -313,7 +313,7 @@ function validateOrder(patchList: JsonValue[], order: JsonValue[], identify: Ide
   for (const item of patchList) {
     if (isJsonObject(item) && hasOwn(item, PATCH)) continue;
     const id = identify(item);
-    while (position < order.length && !deepEqual(identify(order[position]!), id)) position++;
+    while (position < order.length && !deepEqual(identify(order[position]), id)) position++;
     if (position >= order.length) {
       throw new PatchError(400, `${label} does not list ${JSON.stringify(item)} in the same relative order as the patch list`);
     }
