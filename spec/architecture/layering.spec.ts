@@ -6,6 +6,12 @@ import { importCycles, LAYERS, readImports, serverImportsReachedFrom, violationO
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
+/** The server's import graph with the files of each subfolder (api/builtins/, storage/durable/) as one node, imports inside it dropped. */
+function subfoldersAsNodes(edges: readonly ImportEdge[]): ImportEdge[] {
+  const node = (path: string) => path.replace(/^(packages\/apiserver\/src\/[^/]+\/[^/]+\/).*$/, '$1');
+  return edges.map((e) => ({ from: node(e.from), to: node(e.to) })).filter((e) => e.from !== e.to);
+}
+
 describe('architecture: the layering of docs/architecture.md', () => {
   it('the imports of lib/ and demos/ follow the layers, cross folders only through index.ts, and lib/ never imports demos/', () => {
     const edges = readImports(root, ['lib', 'demos']);
@@ -21,7 +27,7 @@ describe('architecture: the layering of docs/architecture.md', () => {
     expect(violationOf({ from: 'packages/apiserver/src/server.ts', to: 'rxkube/kube' })).to.match(/imports nothing of the toolkit/);
   });
 
-  it("the API server's folders import only lower layers: api/, then patch/ auth/ controllers/ on it, then http/, then src/*.ts", () => {
+  it("the API server's folders import only lower layers: base/, grammar/ and storage/, api/, then patch/ auth/ controllers/, admission/, http/, src/*.ts", () => {
     const edges = readImports(root, ['packages/apiserver/src']);
     const crossing = edges.filter((e) => e.from.split('/')[3] !== e.to.split('/')[3] && e.to.startsWith('packages/'));
     expect(crossing.length, 'the reader found imports between the folders').to.be.greaterThan(100);
@@ -34,16 +40,50 @@ describe('architecture: the layering of docs/architecture.md', () => {
     expect(found).to.deep.equal([`${upward.from} -> ${upward.to}: the server's api/ may import only lower layers (patch/ is above it)`]);
   });
 
+  it("fails when base/, grammar/ or storage/ of the API server's real import graph imports the API semantics above them", () => {
+    const src = 'packages/apiserver/src';
+    const planted: ImportEdge[] = [
+      { from: `${src}/base/work-queue.ts`, to: `${src}/api/registry.ts` },
+      { from: `${src}/grammar/cel.ts`, to: `${src}/api/crd-schema.ts` },
+      { from: `${src}/storage/store.ts`, to: `${src}/api/watch.ts` },
+    ];
+    const edges = readImports(root, [src]);
+    for (const folder of ['base', 'grammar', 'storage']) {
+      expect(
+        edges.some((e) => e.from.startsWith(`${src}/${folder}/`)),
+        `${folder}/ is read`,
+      ).to.equal(true);
+    }
+    expect(violations([...edges, ...planted])).to.deep.equal(
+      planted.map((e) => `${e.from} -> ${e.to}: the server's ${e.from.split('/')[3]}/ may import only lower layers (api/ is above it)`),
+    );
+  });
+
   it('no import cycle among the files of lib/, demos/ and the API server, inside a folder or across', () => {
     expect(importCycles(readImports(root, ['lib', 'demos', 'packages/apiserver/src']))).to.deep.equal([]);
   });
 
+  it('no import loop between a subfolder of the API server and the files around it (api/builtins/ and crds.ts: one node per subfolder)', () => {
+    const edges = readImports(root, ['packages/apiserver/src']);
+    expect(importCycles(subfoldersAsNodes(edges))).to.deep.equal([]);
+    const planted = { from: 'packages/apiserver/src/api/builtins/custom-resource-definition.ts', to: 'packages/apiserver/src/api/crds.ts' };
+    expect(edges, 'crds.ts imports builtins/').to.deep.include({
+      from: 'packages/apiserver/src/api/crds.ts',
+      to: 'packages/apiserver/src/api/builtins/custom-resource-definition.ts',
+    });
+    expect(importCycles(subfoldersAsNodes([...edges, planted]))).to.deep.equal([
+      ['packages/apiserver/src/api/crds.ts', 'packages/apiserver/src/api/builtins/'],
+    ]);
+  });
+
   it('fails when a cycle is planted inside a folder of the API server', () => {
     const edges = readImports(root, ['packages/apiserver/src']);
-    const core = 'packages/apiserver/src/api/core.ts';
+    const subresources = 'packages/apiserver/src/api/subresources.ts';
     const binding = 'packages/apiserver/src/api/binding.ts';
-    expect(edges).to.deep.include({ from: core, to: binding });
-    expect(importCycles([...edges, { from: binding, to: core }]).map((cycle) => [...cycle].sort())).to.deep.equal([[binding, core]]);
+    expect(edges).to.deep.include({ from: subresources, to: binding });
+    expect(importCycles([...edges, { from: binding, to: subresources }]).map((cycle) => [...cycle].sort())).to.deep.equal([
+      [binding, subresources],
+    ]);
   });
 
   it('fails when a cycle is planted inside a folder of lib/', () => {
@@ -154,6 +194,36 @@ describe('architecture: the layering of docs/architecture.md', () => {
       /server's http\/ may import only lower layers \(src\/\*\.ts is above it\)/,
     ],
     [
+      "the server's base/ on grammar/",
+      { from: 'packages/apiserver/src/base/errors.ts', to: 'packages/apiserver/src/grammar/cel.ts' },
+      /server's base\/ may import only lower layers \(grammar\/ is above it\)/,
+    ],
+    [
+      "the server's base/ on api/",
+      { from: 'packages/apiserver/src/base/meta.ts', to: 'packages/apiserver/src/api/registry.ts' },
+      /server's base\/ may import only lower layers \(api\/ is above it\)/,
+    ],
+    [
+      "the server's grammar/ on storage/ (one layer)",
+      { from: 'packages/apiserver/src/grammar/label-selector.ts', to: 'packages/apiserver/src/storage/store.ts' },
+      /server's grammar\/ may import only lower layers \(storage\/ is on the same layer\)/,
+    ],
+    [
+      "the server's grammar/ on api/",
+      { from: 'packages/apiserver/src/grammar/cel.ts', to: 'packages/apiserver/src/api/registry.ts' },
+      /server's grammar\/ may import only lower layers \(api\/ is above it\)/,
+    ],
+    [
+      "the server's storage/ on grammar/ (one layer)",
+      { from: 'packages/apiserver/src/storage/store.ts', to: 'packages/apiserver/src/grammar/label-selector.ts' },
+      /server's storage\/ may import only lower layers \(grammar\/ is on the same layer\)/,
+    ],
+    [
+      "the server's storage/ on api/ (the watch hub)",
+      { from: 'packages/apiserver/src/storage/durable/journal.ts', to: 'packages/apiserver/src/api/watch.ts' },
+      /server's storage\/ may import only lower layers \(api\/ is above it\)/,
+    ],
+    [
       "the server's api/ on an unknown folder",
       { from: 'packages/apiserver/src/api/core.ts', to: 'packages/apiserver/src/util/x.ts' },
       /util\/ is not a known layer of the API server/,
@@ -237,8 +307,20 @@ describe('architecture: the layering of docs/architecture.md', () => {
     ["the server's patch/ on api/", { from: 'packages/apiserver/src/patch/engine.ts', to: 'packages/apiserver/src/api/patch-port.ts' }],
     ["the server's assembly on http/", { from: 'packages/apiserver/src/server.ts', to: 'packages/apiserver/src/http/handlers.ts' }],
     [
-      "an import inside the server's api/durable/",
-      { from: 'packages/apiserver/src/api/durable/journal.ts', to: 'packages/apiserver/src/api/store.ts' },
+      "an import inside the server's storage/ (its durable/ subfolder)",
+      { from: 'packages/apiserver/src/storage/durable/journal.ts', to: 'packages/apiserver/src/storage/store.ts' },
+    ],
+    ["the server's api/ on base/", { from: 'packages/apiserver/src/api/core.ts', to: 'packages/apiserver/src/base/errors.ts' }],
+    [
+      "the server's api/ on grammar/",
+      { from: 'packages/apiserver/src/api/filter.ts', to: 'packages/apiserver/src/grammar/label-selector.ts' },
+    ],
+    ["the server's api/ on storage/", { from: 'packages/apiserver/src/api/watch.ts', to: 'packages/apiserver/src/storage/store.ts' }],
+    ["the server's grammar/ on base/", { from: 'packages/apiserver/src/grammar/cel.ts', to: 'packages/apiserver/src/base/json.ts' }],
+    ["the server's storage/ on base/", { from: 'packages/apiserver/src/storage/store.ts', to: 'packages/apiserver/src/base/meta.ts' }],
+    [
+      "the server's controllers/ on base/",
+      { from: 'packages/apiserver/src/controllers/gc.ts', to: 'packages/apiserver/src/base/work-queue.ts' },
     ],
   ];
   for (const [what, edge] of allowed) {

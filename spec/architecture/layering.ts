@@ -43,11 +43,16 @@ const SELF_REFERENCE = /^rxkube(\/|$)/;
 const PROCESSING_ALLOWED = new Set(['core']);
 
 /**
- * The embedded API server's folders, lowest first: api/ holds the types, the store and the write
- * path; patch/, auth/ and controllers/ each build on api/ alone; admission/ (webhooks) on those; http/ serves all of them; the
- * files at the top of src/ (server.ts, index.ts, the CLI) assemble the server.
+ * The embedded API server's folders, lowest first: base/ holds what every folder shares (Status
+ * errors, JSON values, object metadata, the work queue); grammar/ (CEL, selectors, cron, formats)
+ * and storage/ (the store and its write-ahead log) build on it; api/ holds the API semantics (the
+ * verbs, the kinds, the watch hub); patch/, auth/ and controllers/ each build on api/ and what is
+ * below it; admission/ (webhooks) on those; http/ serves all of them; the files at the top of src/
+ * (server.ts, index.ts, the CLI) assemble the server.
  */
 export const SERVER_LAYERS: readonly (readonly string[])[] = [
+  ['base'],
+  ['grammar', 'storage'],
   ['api'],
   ['patch', 'auth', 'controllers'],
   ['admission'],

@@ -1,5 +1,5 @@
 /**
- * Generates packages/apiserver/src/api/builtin-schemas.data.ts: OpenAPI v3 schemas (types, formats,
+ * Generates packages/apiserv../src/api/builtin-schemas.data.ts: OpenAPI v3 schemas (types, formats,
  * required fields, descriptions, references) of the built-in kinds the embedded server serves, and
  * of the kinds it is about to serve, derived from the models of @kubernetes/client-node (generated
  * from the Kubernetes OpenAPI definitions; `attributeTypeMap` gives names, types and formats, the

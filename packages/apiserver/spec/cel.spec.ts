@@ -1,8 +1,8 @@
 /** The CEL environment of CRD rules and the string formats, as pure functions (issue 14). */
 import { expect } from 'chai';
-import { compileRule, toCel, PER_RULE_COST_LIMIT } from '../src/api/cel.js';
-import { hasFormat } from '../src/api/formats.js';
-import type { JsonObject, JsonValue } from '../src/api/json.js';
+import { compileRule, toCel, PER_RULE_COST_LIMIT } from '../src/grammar/cel.js';
+import { hasFormat } from '../src/grammar/formats.js';
+import type { JsonObject, JsonValue } from '../src/base/json.js';
 
 const SCHEMA: JsonObject = {
   type: 'object',

@@ -14,6 +14,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The repository, whose bench/results/ keeps the figures. */
@@ -320,18 +321,32 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashTest
   return result;
 }
 
-function flag(argv: string[], name: string): number | undefined {
-  const i = argv.indexOf(`--${name}`);
-  if (i < 0) return undefined;
-  const n = Number(argv[i + 1]);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`crash-test: --${name} must be a positive integer, got ${argv[i + 1]}`);
-  return n;
+/** The command's flags, read by node:util's parser as the server's own command reads its flags; a flag it does not know is an error. */
+export function crashTestFlags(argv: string[]): { rounds: number; writers: number; seed: number; out: string } {
+  const { values } = parseArgs({
+    args: argv,
+    options: { rounds: { type: 'string' }, writers: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' } },
+    strict: true,
+    allowPositionals: false,
+  });
+  const positive = (name: 'rounds' | 'writers' | 'seed', fallback: number): number => {
+    const text = values[name];
+    if (text === undefined) return fallback;
+    const n = Number(text);
+    if (text === '' || !Number.isInteger(n) || n <= 0) throw new Error(`crash-test: --${name} must be a positive integer, got ${text}`);
+    return n;
+  };
+  return {
+    rounds: positive('rounds', 50),
+    writers: positive('writers', 16),
+    seed: positive('seed', 1),
+    out: values.out ?? join(REPOSITORY, 'bench/results/crash-test.json'),
+  };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const argv = process.argv.slice(2);
+  const { out, ...options } = crashTestFlags(process.argv.slice(2));
   const started = Date.now();
-  const options = { rounds: flag(argv, 'rounds') ?? 50, writers: flag(argv, 'writers') ?? 16, seed: flag(argv, 'seed') ?? 1 };
   const result = await runCrashTest({ ...options, log: (l) => console.log(l) });
   const { failures, ...figures } = result;
   const report = {
@@ -342,8 +357,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     results: { ...figures, seconds: Math.round((Date.now() - started) / 1000) },
   };
   console.log(JSON.stringify(report, null, 2));
-  const outAt = argv.indexOf('--out');
-  const out = outAt >= 0 ? (argv[outAt + 1] ?? '') : join(REPOSITORY, 'bench/results/crash-test.json');
   await mkdir(dirname(out), { recursive: true });
   await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
   console.log(`saved ${out}`);

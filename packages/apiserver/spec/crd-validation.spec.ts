@@ -389,6 +389,66 @@ describe('apiserver: CRD validation as the real server does it (issue 14)', () =
     });
   });
 
+  describe('ratcheting compares values as JSON, not as text', () => {
+    it('an update that sends an unchanged object with its keys in another order keeps a rule added after the object was written from failing on it', async () => {
+      const spec = { type: 'object', properties: { low: { type: 'integer' }, high: { type: 'integer' } } };
+      await postCrd(specCrd('spans', 'Span', spec));
+      const path = '/apis/valid.rxkube.dev/v1/namespaces/default/spans';
+      const created = await raw(
+        c.server,
+        'POST',
+        path,
+        JSON.stringify({ apiVersion: 'valid.rxkube.dev/v1', kind: 'Span', metadata: { name: 's' }, spec: { low: 5, high: 1 } }),
+      );
+      expect(created.status, created.text).to.equal(201);
+      // The rule comes after the object: the stored spec breaks it.
+      const crdPath = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/spans.valid.rxkube.dev';
+      const stored = (await raw(c.server, 'GET', crdPath)).json as { spec: { versions: { schema: { openAPIV3Schema: unknown } }[] } };
+      stored.spec.versions[0].schema.openAPIV3Schema = {
+        type: 'object',
+        properties: { spec: { ...spec, 'x-kubernetes-validations': [{ rule: 'self.low <= self.high', message: 'low must be <= high' }] } },
+      };
+      const tightened = await raw(c.server, 'PUT', crdPath, JSON.stringify(stored));
+      expect(tightened.status, tightened.text).to.equal(200);
+      const rvOf = (res: { json: unknown }) => (res.json as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+      const put = (rv: string, specText: string) =>
+        raw(
+          c.server,
+          'PUT',
+          `${path}/s`,
+          `{"apiVersion":"valid.rxkube.dev/v1","kind":"Span","metadata":{"name":"s","resourceVersion":"${rv}","labels":{"a":"b"}},"spec":${specText}}`,
+        );
+      const reordered = await put(rvOf(created), '{"high":1,"low":5}');
+      expect(reordered.status, reordered.text).to.equal(200);
+      const changed = await put(rvOf(reordered), '{"high":1,"low":6}');
+      expect(changed.status, changed.text).to.equal(422);
+      expect(changed.text).to.contain('low must be <= high');
+    });
+  });
+
+  describe('enum compares values as JSON, not as text', () => {
+    it('accepts an object listed in an enum with its keys in another order, and refuses one not listed', async () => {
+      const spec = {
+        type: 'object',
+        properties: { size: { type: 'object', enum: [{ cpu: 1, memory: 2 }], 'x-kubernetes-preserve-unknown-fields': true } },
+      };
+      await postCrd(specCrd('shapes', 'Shape', spec));
+      const path = '/apis/valid.rxkube.dev/v1/namespaces/default/shapes';
+      const post = (name: string, sizeText: string) =>
+        raw(
+          c.server,
+          'POST',
+          path,
+          `{"apiVersion":"valid.rxkube.dev/v1","kind":"Shape","metadata":{"name":"${name}"},"spec":{"size":${sizeText}}}`,
+        );
+      const reordered = await post('reordered', '{"memory":2,"cpu":1}');
+      expect(reordered.status, reordered.text).to.equal(201);
+      const other = await post('other', '{"memory":3,"cpu":1}');
+      expect(other.status, other.text).to.equal(422);
+      expect(other.text).to.contain('spec.size: Unsupported value');
+    });
+  });
+
   describe('the CRD itself', () => {
     const withSchema = (openAPIV3Schema: unknown) =>
       crd('things.valid.rxkube.dev', 'valid.rxkube.dev', 'Thing', [

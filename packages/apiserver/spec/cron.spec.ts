@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { cronError, nextRun, parseCron, rfc3339In, timeZoneError } from '../src/api/cron.js';
+import { cronError, nextRun, parseCron, rfc3339In, timeZoneError } from '../src/grammar/cron.js';
 
 const next = (schedule: string, after: string, timeZone?: string) => nextRun(parseCron(schedule), new Date(after), timeZone)?.toISOString();
 

@@ -3,9 +3,9 @@ import { appendFile, chmod, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, sym
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer, type ApiServer } from '../src/index.js';
-import { createExclusive } from '../src/api/durable/files.js';
-import { encodeRecord } from '../src/api/durable/records.js';
-import { Journal } from '../src/api/durable/journal.js';
+import { createExclusive } from '../src/storage/durable/files.js';
+import { encodeRecord } from '../src/storage/durable/records.js';
+import { Journal } from '../src/storage/durable/journal.js';
 import { RecordingWatch, serveDataInChild, startWithClients, webPageCrd } from './helpers.js';
 
 async function startError(options: Parameters<typeof startApiServer>[0]): Promise<string> {

@@ -1,12 +1,12 @@
 import { expect } from 'chai';
-import { escapeFieldSelectorValue, matchesFieldSelector, parseFieldSelector } from '../src/api/field-selector.js';
+import { escapeFieldSelectorValue, matchesFieldSelector, parseFieldSelector } from '../src/grammar/field-selector.js';
 import {
   SelectorError,
   formatLabelSelector,
   labelSelectorFromObject,
   matchesLabelSelector,
   parseLabelSelector,
-} from '../src/api/label-selector.js';
+} from '../src/grammar/label-selector.js';
 
 function selectorError(fn: () => unknown): SelectorError {
   try {
@@ -191,7 +191,7 @@ describe('apiserver/selectors', () => {
 
 describe('apiserver/selectors selectable fields', () => {
   it('every kind has metadata.name and metadata.namespace; Pods, Secrets and Events have their own', async () => {
-    const { selectableFields, selectableFieldValues } = await import('../src/api/field-selector.js');
+    const { selectableFields, selectableFieldValues } = await import('../src/grammar/field-selector.js');
     expect(selectableFields('example.com', 'Widget')).to.deep.equal(['metadata.name', 'metadata.namespace']);
     expect(selectableFields('', 'Pod')).to.include('spec.nodeName').and.include('status.phase');
     expect(selectableFields('', 'Secret')).to.include('type');

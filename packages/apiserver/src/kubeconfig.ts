@@ -9,7 +9,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { DIR_MODE, writeFileAtomic } from './api/durable/files.js';
+import { DIR_MODE, writeFileAtomic } from './storage/durable/files.js';
 
 /** client-node, loaded by the caller (it takes seconds to load, so the CLI loads it only when serving). */
 export type ClientNode = typeof import('@kubernetes/client-node');

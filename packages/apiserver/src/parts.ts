@@ -4,12 +4,12 @@
  * restored from a data directory), and closed in reverse.
  */
 import { builtinTypes } from './api/builtins/index.js';
-import { ApiCore } from './api/core.js';
+import { apiCore, type ApiCore } from './api/core.js';
 import { CrdController } from './api/crds.js';
-import type { Journal, OpenedJournal } from './api/durable/journal.js';
-import { nameOf } from './api/meta.js';
+import type { Journal, OpenedJournal } from './storage/durable/journal.js';
+import { nameOf } from './base/meta.js';
 import { Registry } from './api/registry.js';
-import { Store } from './api/store.js';
+import { Store } from './storage/store.js';
 import { WatchHub } from './api/watch.js';
 import {
   Auth,
@@ -25,7 +25,7 @@ import { GarbageCollector } from './controllers/gc.js';
 import { NamespaceController, NAMESPACES_KEY } from './controllers/namespaces.js';
 import { startSimulation } from './controllers/simulators.js';
 import { AdmissionWebhooks, controllerDeletes, ConversionWebhooks } from './admission/index.js';
-import { Faults } from './http/faults.js';
+import { FaultInjector } from './http/faults.js';
 import { RequestLog } from './http/request-log.js';
 import type { ApiServerOptions } from './options.js';
 import { patchEngine } from './patch/engine.js';
@@ -45,7 +45,7 @@ export interface ServerParts {
   simulation: ReturnType<typeof startSimulation> | undefined;
   aggregator: ClusterRoleAggregator;
   auth: Auth;
-  faults: Faults;
+  faults: FaultInjector;
   requests: RequestLog;
   admission: AdmissionWebhooks;
   conversion: ConversionWebhooks;
@@ -63,7 +63,7 @@ export function assembleParts(options: ApiServerOptions, journal: Journal | unde
   for (const t of [...builtinTypes(), ...rbacTypes(), ...reviewTypes()]) registry.add(t);
   const clock = options.simulate?.clock;
   // Creation and deletion times in the simulation's time, as a real cluster's share one clock.
-  const core = new ApiCore(store, registry, patchEngine, {
+  const core = apiCore(store, registry, patchEngine, {
     continueTtlMs: options.continueTtlMs,
     now: clock && (() => new Date(clock.now())),
   });
@@ -78,13 +78,13 @@ export function assembleParts(options: ApiServerOptions, journal: Journal | unde
     core,
     hub,
     terminating,
-    crds: new CrdController(core, registry, store, hub, terminating),
-    gc: new GarbageCollector(core, store, registry, deletes),
-    namespaces: new NamespaceController(core, store, registry, deletes),
-    simulation: options.simulate ? startSimulation(core, store, options.simulate) : undefined,
-    aggregator: new ClusterRoleAggregator(core, store),
+    crds: new CrdController(core.internal, registry, store, hub, terminating),
+    gc: new GarbageCollector(core.internal, store, registry, deletes),
+    namespaces: new NamespaceController(core.internal, store, registry, deletes),
+    simulation: options.simulate ? startSimulation(core.internal, store, options.simulate) : undefined,
+    aggregator: new ClusterRoleAggregator(core.internal, store),
     auth: new Auth(store, { adminToken: options.token }),
-    faults: new Faults(store, hub, options.random),
+    faults: new FaultInjector(store, hub, options.random),
     requests: new RequestLog(),
     admission,
     conversion: new ConversionWebhooks(store, registry, options.webhookServices),
@@ -103,13 +103,13 @@ export function seedCluster(parts: ServerParts, opened: OpenedJournal | undefine
     parts.namespaces.resumeAll();
   }
   for (const ns of DEFAULT_NAMESPACES) {
-    if (!store.get(NAMESPACES_KEY, '', ns)) core.createInternal(NAMESPACES_KEY, { metadata: { name: ns } });
+    if (!store.get(NAMESPACES_KEY, '', ns)) core.internal.createInternal(NAMESPACES_KEY, { metadata: { name: ns } });
   }
   for (const role of bootstrapClusterRoles()) {
-    if (!store.get(CLUSTER_ROLES_KEY, '', nameOf(role))) core.createInternal(CLUSTER_ROLES_KEY, role);
+    if (!store.get(CLUSTER_ROLES_KEY, '', nameOf(role))) core.internal.createInternal(CLUSTER_ROLES_KEY, role);
   }
   for (const binding of bootstrapClusterRoleBindings()) {
-    if (!store.get(CLUSTER_ROLE_BINDINGS_KEY, '', nameOf(binding))) core.createInternal(CLUSTER_ROLE_BINDINGS_KEY, binding);
+    if (!store.get(CLUSTER_ROLE_BINDINGS_KEY, '', nameOf(binding))) core.internal.createInternal(CLUSTER_ROLE_BINDINGS_KEY, binding);
   }
   parts.aggregator.syncAll();
   parts.simulation?.resume();

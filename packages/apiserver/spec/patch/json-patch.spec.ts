@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { applyJsonPatch, escapeJsonPointerToken, parseJsonPointer } from '../../src/patch/json-patch.js';
 import { PatchError } from '../../src/patch/errors.js';
-import type { JsonValue } from '../../src/api/json.js';
+import type { JsonValue } from '../../src/base/json.js';
 
 function patchError(fn: () => unknown): PatchError {
   try {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { deepClone, deepEqual, isJsonObject, type JsonObject } from '../../src/api/json.js';
+import { deepClone, deepEqual, isJsonObject, type JsonObject } from '../../src/base/json.js';
 
 describe('apiserver/json', () => {
   it('isJsonObject accepts plain objects only', () => {
@@ -36,7 +36,7 @@ describe('apiserver/json', () => {
 
 describe('apiserver/json setOwn', () => {
   it('keeps a "__proto__" key as data, not as a prototype', async () => {
-    const { setOwn, hasOwn } = await import('../../src/api/json.js');
+    const { setOwn, hasOwn } = await import('../../src/base/json.js');
     const parsed = JSON.parse('{"__proto__": {"polluted": true}}') as JsonObject;
     const copy = deepClone(parsed);
     expect(hasOwn(copy, '__proto__')).to.equal(true);

@@ -3,7 +3,7 @@ import { applyConflictError, serverSideApply, trackUpdate, type ApplyArgs } from
 import { describeFieldsV1, type ManagedFieldsEntry } from '../../src/patch/managed-fields.js';
 import { PatchError } from '../../src/patch/errors.js';
 import { typeInfoFor } from '../../src/patch/schema.js';
-import { deepClone, type JsonObject } from '../../src/api/json.js';
+import { deepClone, type JsonObject } from '../../src/base/json.js';
 
 const deploymentType = typeInfoFor('apps', 'Deployment')!;
 const T0 = '2024-05-01T10:00:00Z';

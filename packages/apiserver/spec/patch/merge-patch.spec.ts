@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { applyMergePatch } from '../../src/patch/merge-patch.js';
-import type { JsonValue } from '../../src/api/json.js';
+import type { JsonValue } from '../../src/base/json.js';
 
 describe('apiserver/patch merge-patch (RFC 7386)', () => {
   // RFC 7386 appendix A, row by row.

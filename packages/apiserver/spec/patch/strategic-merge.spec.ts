@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { applyStrategicMergePatch } from '../../src/patch/strategic-merge.js';
 import { PatchError } from '../../src/patch/errors.js';
 import { typeInfoFor, type TypeInfo } from '../../src/patch/schema.js';
-import type { JsonObject } from '../../src/api/json.js';
+import type { JsonObject } from '../../src/base/json.js';
 
 const deploymentType = typeInfoFor('apps', 'Deployment')!;
 const serviceType = typeInfoFor('', 'Service')!;

@@ -8,8 +8,8 @@
  */
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
 
 /** Largest webhook response read (a patch may rewrite a whole object of the largest request size). */
 export const MAX_WEBHOOK_RESPONSE_BYTES = 6 * 1024 * 1024;

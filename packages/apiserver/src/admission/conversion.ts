@@ -9,13 +9,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { CRD_KEY } from '../api/crds.js';
-import { ApiError, internalError } from '../api/errors.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { deepClone, isJsonObject } from '../api/json.js';
+import { ApiError, internalError } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepClone, isJsonObject } from '../base/json.js';
 import { validateAnnotations, validateLabels } from '../api/validation.js';
 import type { Registry, Resolved } from '../api/registry.js';
 
-import type { Store } from '../api/store.js';
+import type { Store } from '../storage/store.js';
 import { answerText, postJson, WebhookCallError, webhookTarget, type ServiceAddresses } from './client.js';
 
 /** How long a conversion webhook may take (the real server's fixed conversion timeout). */

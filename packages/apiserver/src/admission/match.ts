@@ -6,11 +6,11 @@
  * failurePolicy).
  */
 import type { CelValue } from '@bufbuild/cel';
-import { CelCostExceeded, compileExpression, MATCH_CONDITIONS_COST_BUDGET, toCel, withCelBudget } from '../api/cel.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
-import { labelSelectorFromObject, matchesLabelSelector } from '../api/label-selector.js';
-import { labelsOf } from '../api/meta.js';
+import { CelCostExceeded, compileExpression, MATCH_CONDITIONS_COST_BUDGET, toCel, withCelBudget } from '../grammar/cel.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { labelSelectorFromObject, matchesLabelSelector } from '../grammar/label-selector.js';
+import { labelsOf } from '../base/meta.js';
 import type { ResourceType } from '../api/registry.js';
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';

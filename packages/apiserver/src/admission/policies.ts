@@ -9,14 +9,14 @@
  * Evaluation is metered: each expression by the per-call limit, one request's by the runtime budget.
  */
 import type { CelValue } from '@bufbuild/cel';
-import { CelCostExceeded, compileExpression, toCel, withCelBudget } from '../api/cel.js';
-import { ApiError } from '../api/errors.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
-import { labelSelectorFromObject, matchesLabelSelector } from '../api/label-selector.js';
-import { labelsOf, nameOf } from '../api/meta.js';
+import { CelCostExceeded, compileExpression, toCel, withCelBudget } from '../grammar/cel.js';
+import { ApiError } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { labelSelectorFromObject, matchesLabelSelector } from '../grammar/label-selector.js';
+import { labelsOf, nameOf } from '../base/meta.js';
 import type { Registry } from '../api/registry.js';
-import type { Store } from '../api/store.js';
+import type { Store } from '../storage/store.js';
 import { matchedVersion, objectSelected, selects, type RuleAttributes } from './match.js';
 
 export const POLICIES_KEY = 'admissionregistration.k8s.io/validatingadmissionpolicies';

@@ -10,13 +10,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { builtinDefinitionName, decodeBuiltin } from '../api/builtin-schema.js';
-import { ApiError, badRequest, internalError } from '../api/errors.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { deepEqual, isJsonObject } from '../api/json.js';
+import { ApiError, badRequest, internalError } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepEqual, isJsonObject } from '../base/json.js';
 import { present } from '../api/present.js';
 import type { Registry, Resolved } from '../api/registry.js';
 import { apiVersionOf } from '../api/registry.js';
-import type { Store } from '../api/store.js';
+import type { Store } from '../storage/store.js';
 import type { UserInfo } from '../auth/index.js';
 import { applyJsonPatch } from '../patch/index.js';
 import { answerText, postJson, WebhookCallError, webhookTarget, type ServiceAddresses } from './client.js';

@@ -1,5 +1,5 @@
 /**
- * Admission around the synchronous write path (api/core.ts). Webhooks answer over the network,
+ * Admission around the synchronous write path (api/write-path.ts, through the verbs). Webhooks answer over the network,
  * while a write is decoded, defaulted, validated and stored in one synchronous step; so a write
  * that a webhook may see runs in phases, each through the same core code:
  * 1. a dry run stops at the admission point (after decoding and defaulting, before validation)
@@ -12,12 +12,12 @@
  *    all over again (at most MAX_ATTEMPTS), as the real server's update retries.
  * Writes no webhook's rules cover take the direct path.
  */
-import type { WriteOptions, WriteResult } from '../api/core.js';
-import { ApiError, badRequest, conflict, MODIFIED_CONFLICT } from '../api/errors.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { deepClone, isJsonObject } from '../api/json.js';
+import type { WriteOptions, WriteResult } from '../api/write-path.js';
+import { ApiError, badRequest, conflict, MODIFIED_CONFLICT } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepClone, isJsonObject } from '../base/json.js';
 import type { DeleteAdmission } from '../api/admission-port.js';
-import { nameOf, namespaceOf, resourceVersionOf } from '../api/meta.js';
+import { nameOf, namespaceOf, resourceVersionOf } from '../base/meta.js';
 import { present } from '../api/present.js';
 import { apiVersionOf, type Resolved } from '../api/registry.js';
 import { serviceAccountUser } from '../auth/index.js';

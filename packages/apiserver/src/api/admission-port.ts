@@ -4,8 +4,8 @@
  * through the API (so a webhook or a ValidatingAdmissionPolicy that refuses a DELETE keeps the
  * object). admission/ implements it; parts.ts hands it to the controllers.
  */
-import type { ApiError } from './errors.js';
-import type { JsonObject } from './json.js';
+import type { ApiError } from '../base/errors.js';
+import type { JsonObject } from '../base/json.js';
 import type { Resolved } from './registry.js';
 
 export interface DeleteAdmission {

@@ -2,12 +2,12 @@
  * `pods/binding` (the real server's BindingREST): a v1 Binding assigns a Pod to a Node, once.
  * `spec.nodeName`, the Binding's annotations and the `PodScheduled` condition change in one
  * write; a Pod already assigned or being deleted answers 409 in the real server's words. The
- * simulated scheduler binds through here too. Pure: ApiCore reads the Pod and commits the result.
+ * simulated scheduler binds through here too. Pure: subresources.ts reads the Pod and commits the result.
  */
-import { badRequest, conflict, invalid, type StatusCause } from './errors.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { deepClone, isJsonObject } from './json.js';
-import { getPath, isBeingDeleted, readMeta } from './meta.js';
+import { badRequest, conflict, invalid, type StatusCause } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepClone, isJsonObject } from '../base/json.js';
+import { getPath, isBeingDeleted, readMeta } from '../base/meta.js';
 
 const BINDING = { group: '', plural: 'pods/binding' };
 

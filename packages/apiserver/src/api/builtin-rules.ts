@@ -4,9 +4,9 @@
  * with field paths (`[*]` for every item), so a kind added to builtins.ts gets its rows here.
  * 422 causes in the real server's wording.
  */
-import type { StatusCause } from './errors.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject, ownValue } from './json.js';
+import type { StatusCause } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject, ownValue } from '../base/json.js';
 
 type Check = (v: JsonValue) => string | undefined;
 interface Rule {

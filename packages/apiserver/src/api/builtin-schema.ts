@@ -6,9 +6,9 @@
  * kind is checked whenever the data has a schema for its group/version/kind, so kinds added to
  * builtins.ts get it without more code.
  */
-import { parseQuantity } from './cel.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject, ownValue } from './json.js';
+import { parseQuantity } from '../grammar/cel.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject, ownValue } from '../base/json.js';
 
 interface SchemaData {
   kinds: [group: string, version: string, kind: string, definition: string][];

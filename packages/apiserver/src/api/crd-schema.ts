@@ -10,11 +10,11 @@
  */
 import { LRUCache } from 'lru-cache';
 import { RE2JS } from 're2js';
-import type { StatusCause } from './errors.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { deepClone, isJsonObject, ownValue, setOwn } from './json.js';
-import { CelCostExceeded, compileRule, toCel, withCelBudget } from './cel.js';
-import { hasFormat } from './formats.js';
+import type { StatusCause } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepClone, deepEqual, isJsonObject, ownValue, setOwn } from '../base/json.js';
+import { CelCostExceeded, compileRule, toCel, withCelBudget } from '../grammar/cel.js';
+import { hasFormat } from '../grammar/formats.js';
 
 export interface SchemaOutcome {
   /** Paths of fields the schema does not declare (already pruned from the object). */
@@ -84,7 +84,7 @@ function normalize(value: JsonValue, s: JsonObject, path: string, unknown: strin
         delete value[key];
         continue;
       }
-      normalize(child as JsonValue, sub, join(path, key), unknown, false);
+      normalize(child, sub, join(path, key), unknown, false);
     } else if (!preserves(s)) {
       unknown.push(join(path, key));
       delete value[key];
@@ -149,11 +149,7 @@ function listMapKeys(s: JsonObject): string[] {
 function oldItem(old: Old, item: JsonValue, s: JsonObject): Old {
   if (!Array.isArray(old) || s['x-kubernetes-list-type'] !== 'map' || !isJsonObject(item)) return undefined;
   const keys = listMapKeys(s);
-  return old.find((o) => isJsonObject(o) && keys.every((k) => deepEqualJson(o[k], item[k])));
-}
-
-function deepEqualJson(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  return old.find((o) => isJsonObject(o) && keys.every((k) => deepEqual(o[k], item[k])));
 }
 
 function duplicates(v: JsonValue[], s: JsonObject, path: string, causes: StatusCause[]): void {
@@ -256,7 +252,7 @@ function rootForCel(v: JsonObject): JsonObject {
 
 function validate(v: JsonValue, old: Old, s: JsonObject, path: string, causes: StatusCause[], root: boolean): void {
   // Ratcheting: a value an update leaves unchanged stays valid (CRDValidationRatcheting).
-  if (old !== undefined && !root && deepEqualJson(v, old)) return;
+  if (old !== undefined && !root && deepEqual(v, old)) return;
   const invalid = (detail: string, reason = 'FieldValueInvalid') =>
     causes.push({ reason, message: `Invalid value: ${shown(v)}: ${detail}`, field: path });
   if (v === null) {
@@ -270,7 +266,7 @@ function validate(v: JsonValue, old: Old, s: JsonObject, path: string, causes: S
     );
     return;
   }
-  if (Array.isArray(s.enum) && !s.enum.some((e) => JSON.stringify(e) === JSON.stringify(v))) {
+  if (Array.isArray(s.enum) && !s.enum.some((e) => deepEqual(e, v))) {
     causes.push({
       reason: 'FieldValueNotSupported',
       message: `Unsupported value: ${shown(v)}: supported values: ${s.enum.map(shown).join(', ')}`,
@@ -357,5 +353,5 @@ export function asVersion(obj: JsonObject, apiVersion: string, schema: JsonValue
   const copy = deepClone(obj);
   copy.apiVersion = apiVersion;
   normalize(copy, schema, '', [], true);
-  return deepEqualJson(copy, obj) ? obj : copy;
+  return deepEqual(copy, obj) ? obj : copy;
 }

@@ -5,12 +5,12 @@
  * properties and additionalProperties not both), list and map types, patterns RE2 compiles, and
  * CEL rules that compile within the cost limit.
  */
-import { compileRule, PER_RULE_COST_LIMIT } from './cel.js';
+import { compileRule, PER_RULE_COST_LIMIT } from '../grammar/cel.js';
 import { compilePattern } from './crd-schema.js';
-import type { StatusCause } from './errors.js';
-import { fieldForbidden, fieldInvalid, fieldRequired } from './errors.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject, ownValue } from './json.js';
+import type { StatusCause } from '../base/errors.js';
+import { fieldForbidden, fieldInvalid, fieldRequired } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject, ownValue } from '../base/json.js';
 
 // ---------------------------------------------------------------------------------------------
 // Known fields

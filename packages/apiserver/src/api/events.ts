@@ -4,10 +4,10 @@
  * as Kubernetes' events/v1 conversion does; `events.k8s.io/v1` writes are validated as strictly
  * as the real server validates them; `kubectl get events` gets the real printer's columns.
  */
-import { fieldInvalid, fieldRequired, type StatusCause } from './errors.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject } from './json.js';
-import { age } from './meta.js';
+import { fieldInvalid, fieldRequired, type StatusCause } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { age } from '../base/meta.js';
 import type { PrinterColumn, Strategy } from './registry.js';
 
 export const CORE_EVENT = 'v1';
@@ -38,7 +38,7 @@ export function convertEvent(obj: JsonObject, apiVersion: string): JsonObject | 
   const out: JsonObject = { ...obj, apiVersion };
   for (const [source, target] of pairs) {
     delete out[source];
-    if (obj[source] !== undefined) out[target] = obj[source] as JsonValue;
+    if (obj[source] !== undefined) out[target] = obj[source];
   }
   return out;
 }
@@ -55,7 +55,7 @@ const NOTE_LIMIT = 1024;
 export const eventsV1Strategy: Strategy = {
   validate(obj) {
     const causes: StatusCause[] = [];
-    const text = (field: string): string => (typeof obj[field] === 'string' ? (obj[field] as string) : '');
+    const text = (field: string): string => (typeof obj[field] === 'string' ? obj[field] : '');
     const controller = text('reportingController');
     if (!controller) causes.push(fieldRequired('reportingController', ''));
     else if (!QUALIFIED_NAME.test(controller) || (controller.split('/').pop() ?? '').length > 63) {

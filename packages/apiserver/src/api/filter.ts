@@ -2,13 +2,14 @@
  * Label and field selectors of list, watch and deletecollection requests, compiled once per
  * request into a predicate over stored objects.
  */
-import { badRequest } from './errors.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject } from './json.js';
-import { labelsOf } from './meta.js';
-import type { ResourceType, VersionInfo } from './registry.js';
-import { matchesFieldSelector, parseFieldSelector, selectableFields, selectableFieldValues } from './field-selector.js';
-import { matchesLabelSelector, parseLabelSelector, SelectorError } from './label-selector.js';
+import { badRequest } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { labelsOf } from '../base/meta.js';
+import { present } from './present.js';
+import type { Resolved, ResourceType, VersionInfo } from './registry.js';
+import { matchesFieldSelector, parseFieldSelector, selectableFields, selectableFieldValues } from '../grammar/field-selector.js';
+import { matchesLabelSelector, parseLabelSelector, SelectorError } from '../grammar/label-selector.js';
 
 export interface ObjectFilter {
   readonly matches: (obj: JsonObject) => boolean;
@@ -66,4 +67,18 @@ export function compileFilter(
     if (err instanceof SelectorError) throw badRequest(err.message);
     throw err;
   }
+}
+
+/** The selectors of a list, watch or deletecollection request. */
+export interface SelectorQuery {
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+/** The selectors of a request on one resource, compiled; a view of objects stored in another form selects on its own fields. */
+export function compileRequestFilter(r: Resolved, query: SelectorQuery): ObjectFilter {
+  const filter = compileFilter(r.type, r.version, query.labelSelector, query.fieldSelector);
+  // events.k8s.io Events are stored as core Events: their selectors name the view's fields.
+  if (r.type.storedAs === undefined || filter.isEverything) return filter;
+  return { isEverything: false, matches: (obj) => filter.matches(present(obj, r.apiVersion)) };
 }

@@ -4,10 +4,10 @@
  * compaction (or the TTL) expires them as the real server's 410 does.
  */
 import { randomBytes } from 'node:crypto';
-import { ApiError, badRequest } from './errors.js';
-import type { JsonObject } from './json.js';
-import { isJsonObject } from './json.js';
-import { nameOf, namespaceOf } from './meta.js';
+import { ApiError, badRequest } from '../base/errors.js';
+import type { JsonObject } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { nameOf, namespaceOf } from '../base/meta.js';
 
 interface ListSnapshot {
   rv: number;

@@ -1,9 +1,9 @@
 /**
  * What the write path needs from the patch algorithms, declared where the write path lives:
- * ApiCore takes a PatchEngine and patch/ implements it, so the types below it never import the
+ * the verbs and the write path take a PatchEngine and patch/ implements it, so the types below it never import the
  * algorithms above them (and the write path stays testable on its own).
  */
-import type { JsonObject, JsonValue } from './json.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
 import type { ResourceType } from './registry.js';
 
 export type PatchKind = 'json' | 'merge' | 'strategic' | 'apply';

@@ -1,6 +1,7 @@
+/** An object as a client reads it, in the apiVersion it asked for (an Event converted between its groups, a custom resource pruned to that version's schema). */
 import { asVersion } from './crd-schema.js';
 import { convertEvent } from './events.js';
-import type { JsonObject, JsonValue } from './json.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
 import type { Resolved } from './registry.js';
 
 /**

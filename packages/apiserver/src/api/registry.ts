@@ -2,8 +2,8 @@
  * The resource registry: what the server serves (built-ins plus the types CRDs declare), looked
  * up by group/version/plural for requests and by group/kind for owner references.
  */
-import type { StatusCause } from './errors.js';
-import type { JsonObject, JsonValue } from './json.js';
+import type { StatusCause } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
 import type { NameRule } from './validation.js';
 
 /** A column of `kubectl get` output (server-side printing, the Table format). */

@@ -3,10 +3,10 @@
  * applies them: which part of the object a write may change (the main resource, status or
  * finalize), the metadata the server owns, finalizers on an object being deleted, generation.
  */
-import { fieldForbidden, type StatusCause } from './errors.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { deepClone, deepEqual, isJsonObject } from './json.js';
-import { finalizersOf, isBeingDeleted, metaOf, readMeta, resourceVersionOf } from './meta.js';
+import { fieldForbidden, type StatusCause } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepClone, deepEqual, isJsonObject } from '../base/json.js';
+import { finalizersOf, isBeingDeleted, metaOf, readMeta, resourceVersionOf } from '../base/meta.js';
 import type { ResourceType } from './registry.js';
 
 /**
@@ -55,7 +55,7 @@ export function keepServerOwnedMeta(type: ResourceType, obj: JsonObject, old: Js
   const oldMeta = readMeta(old);
   for (const key of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) {
     if (oldMeta[key] === undefined) delete meta[key];
-    else meta[key] = oldMeta[key] as JsonValue;
+    else meta[key] = oldMeta[key];
   }
   meta.name = oldMeta.name ?? null;
   if (type.namespaced) meta.namespace = oldMeta.namespace ?? null;
@@ -105,7 +105,7 @@ function copyPath(target: JsonObject, source: JsonObject, path: readonly string[
       cur = cur[key] = {};
     }
   }
-  const last = path[path.length - 1] as string;
+  const last = path[path.length - 1];
   if (src === undefined) delete cur[last];
   else cur[last] = deepClone(src);
 }

@@ -2,11 +2,11 @@
  * Name, label and annotation validation with the real server's messages. Each validator returns
  * the error details (empty when valid) so callers can gather all problems into one 422.
  */
-import type { StatusCause } from './errors.js';
-import { fieldInvalid } from './errors.js';
-import type { JsonValue } from './json.js';
-import { isJsonObject } from './json.js';
-import { labelKeyProblem, labelValueProblem } from './label-selector.js';
+import type { StatusCause } from '../base/errors.js';
+import { fieldInvalid } from '../base/errors.js';
+import type { JsonValue } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { labelKeyProblem, labelValueProblem } from '../grammar/label-selector.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

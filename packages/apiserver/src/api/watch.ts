@@ -3,13 +3,13 @@
  * every watcher sees events in resourceVersion order with nothing missed between its initial
  * state and its first change. Serialized event lines are shared between watchers.
  */
-import { expired } from './errors.js';
+import { expired } from '../base/errors.js';
 import type { ObjectFilter } from './filter.js';
-import type { JsonObject, JsonValue } from './json.js';
-import { namespaceOf } from './meta.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { namespaceOf } from '../base/meta.js';
 import { present } from './present.js';
 import type { ResourceType } from './registry.js';
-import type { EventType, Store, StoreEvent } from './store.js';
+import type { EventType, Store, StoreEvent } from '../storage/store.js';
 
 /** Where a watch writes its lines (an HTTP response, in the server). */
 export interface WatchSink {
@@ -31,7 +31,7 @@ export interface WatchSink {
 export interface WatchSpec {
   type: ResourceType;
   apiVersion: string;
-  /** The schema custom resources are presented with in `apiVersion` (see core.ts `present`). */
+  /** The schema custom resources are presented with in `apiVersion` (see present.ts). */
   schema?: JsonValue;
   /** Only this namespace; undefined for cluster-scoped types and all-namespace watches. */
   namespace?: string;
@@ -115,7 +115,7 @@ export class Watch {
   private line(e: StoreEvent, type: EventType, obj: JsonObject): string {
     const { spec } = this;
     const key = `${type}|${spec.apiVersion}|${spec.render ? this.id : ''}|${obj === e.object ? 'o' : 'p'}`;
-    const cache = (e.lines ??= new Map());
+    const cache = (e.lines ??= new Map<string, string>());
     let line = cache.get(key);
     if (line === undefined) {
       line = eventLine(type, this.render(obj, type));
@@ -166,7 +166,7 @@ export class Watch {
   /** Writes what this turn produced in one chunk (events stay in order, sent without waiting for more). */
   flush(): void {
     if (this.pending.length === 0 || this.closed) return;
-    const chunk = this.pending.length === 1 ? (this.pending[0] as string) : this.pending.join('');
+    const chunk = this.pending.length === 1 ? this.pending[0] : this.pending.join('');
     this.pending = [];
     this.sink.write(chunk);
     if (this.sink.bufferedBytes > this.hub.maxBufferedBytes || this.sink.queuedEvents > this.hub.maxQueuedEvents + this.initialEvents)

@@ -3,13 +3,13 @@
  * rules of every other ClusterRole its selectors match (in name order, without repeats), kept up
  * to date as those change, like the real clusterrole-aggregation controller.
  */
-import type { ApiCore } from '../api/core.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { deepEqual, isJsonObject } from '../api/json.js';
-import { labelSelectorFromObject, matchesLabelSelector, SelectorError } from '../api/label-selector.js';
-import { labelsOf, nameOf } from '../api/meta.js';
-import type { Store } from '../api/store.js';
-import { WorkQueue } from '../api/work-queue.js';
+import type { InternalWrites } from '../api/internal-writes.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepEqual, isJsonObject } from '../base/json.js';
+import { labelSelectorFromObject, matchesLabelSelector, SelectorError } from '../grammar/label-selector.js';
+import { labelsOf, nameOf } from '../base/meta.js';
+import type { Store } from '../storage/store.js';
+import { WorkQueue } from '../base/work-queue.js';
 import { CLUSTER_ROLES_KEY } from './rbac.js';
 
 function selectorsOf(role: JsonObject): JsonValue[] | undefined {
@@ -52,7 +52,7 @@ export class ClusterRoleAggregator {
   private readonly unsubscribe: () => void;
 
   constructor(
-    private readonly core: ApiCore,
+    private readonly writes: InternalWrites,
     private readonly store: Store,
   ) {
     this.unsubscribe = store.onEvent((e) => {
@@ -73,7 +73,7 @@ export class ClusterRoleAggregator {
     const role = this.store.get(CLUSTER_ROLES_KEY, '', name);
     const rules = role && aggregatedRules(role, this.store.list(CLUSTER_ROLES_KEY));
     if (!role || !rules || deepEqual(role.rules ?? [], rules)) return;
-    this.core.mutate(
+    this.writes.mutate(
       CLUSTER_ROLES_KEY,
       '',
       name,

@@ -6,13 +6,13 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
-import { ApiError, badRequest, conflict, fieldInvalid, invalid, notFound, qualified, unauthorized } from '../api/errors.js';
-import type { StatusCause } from '../api/errors.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
-import { timestamp, uidOf } from '../api/meta.js';
+import { ApiError, badRequest, conflict, fieldInvalid, invalid, notFound, qualified, unauthorized } from '../base/errors.js';
+import type { StatusCause } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { timestamp, uidOf } from '../base/meta.js';
 import type { ResourceType } from '../api/registry.js';
-import type { Store } from '../api/store.js';
+import type { Store } from '../storage/store.js';
 import type { RbacWrite, WriteCheck } from './escalation.js';
 import { escalationCheck } from './escalation.js';
 import type { Attributes, Decision, PolicyRule } from './rbac.js';

@@ -4,7 +4,7 @@
  * discovery, basic-user (the self reviews) and public-info for everyone, and the user-facing
  * admin / edit / view, aggregated from the `aggregate-to-*` roles like the real ones.
  */
-import type { JsonObject } from '../api/json.js';
+import type { JsonObject } from '../base/json.js';
 import { aggregatedRules } from './aggregation.js';
 import type { PolicyRule } from './rbac.js';
 import { RBAC_GROUP } from './rbac.js';

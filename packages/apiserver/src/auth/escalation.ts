@@ -5,10 +5,10 @@
  * holds (or the `escalate` verb on it), and a binding only to a role whose rules it already holds
  * (or the `bind` verb on that role). system:masters is never checked.
  */
-import { ApiError, forbidden, notFound } from '../api/errors.js';
-import type { JsonObject } from '../api/json.js';
-import { deepEqual, isJsonObject } from '../api/json.js';
-import { nameOf } from '../api/meta.js';
+import { ApiError, forbidden, notFound } from '../base/errors.js';
+import type { JsonObject } from '../base/json.js';
+import { deepEqual, isJsonObject } from '../base/json.js';
+import { nameOf } from '../base/meta.js';
 import type { MissingRole, PolicyRule, RbacAuthorizer } from './rbac.js';
 import { FULL_AUTHORITY, policyRules, RBAC_GROUP, roleRefOf } from './rbac.js';
 import type { UserInfo } from './user.js';

@@ -4,9 +4,9 @@
  * RoleBindings in their namespace; a binding names a Role (its namespace) or a ClusterRole.
  * Members of system:masters are allowed everything, as the real server's privileged group.
  */
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
-import type { Store } from '../api/store.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import type { Store } from '../storage/store.js';
 import type { UserInfo } from './user.js';
 import { SYSTEM_MASTERS, serviceAccountUsername } from './user.js';
 

@@ -4,12 +4,12 @@
  * and the review kinds that are answered, never stored (SelfSubjectAccessReview,
  * SelfSubjectRulesReview, SubjectAccessReview, SelfSubjectReview).
  */
-import type { StatusCause } from '../api/errors.js';
-import { fieldInvalid, fieldRequired } from '../api/errors.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { deepEqual, isJsonObject } from '../api/json.js';
+import type { StatusCause } from '../base/errors.js';
+import { fieldInvalid, fieldRequired } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepEqual, isJsonObject } from '../base/json.js';
 import { builtin, column } from '../api/builtins/index.js';
-import { readMeta } from '../api/meta.js';
+import { readMeta } from '../base/meta.js';
 import type { ResourceType, Strategy } from '../api/registry.js';
 import { dns1123Subdomain, pathSegmentName } from '../api/validation.js';
 import { RBAC_GROUP, roleRefOf } from './rbac.js';

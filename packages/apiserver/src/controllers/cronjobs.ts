@@ -7,15 +7,15 @@
  * lastSuccessfulTime; the same Events. The next sync is a timer on the simulation clock, so a test
  * moves a CronJob through its schedule without waiting.
  */
-import type { ApiCore } from '../api/core.js';
-import { CronError, nextRun, parseCron, rfc3339In, timeZoneError, type CronSchedule } from '../api/cron.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, nameOf, namespaceOf, resourceVersionOf, timestamp, uidOf } from '../api/meta.js';
-import type { Store, StoreEvent } from '../api/store.js';
+import type { InternalWrites } from '../api/internal-writes.js';
+import { CronError, nextRun, parseCron, rfc3339In, timeZoneError, type CronSchedule } from '../grammar/cron.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepEqual, isJsonObject } from '../base/json.js';
+import { getPath, isBeingDeleted, nameOf, namespaceOf, resourceVersionOf, timestamp, uidOf } from '../base/meta.js';
+import type { Store, StoreEvent } from '../storage/store.js';
 import { Timers, type SimulationClock } from './clock.js';
 import { jobFinished, JOBS_KEY } from './jobs.js';
-import { WorkQueue } from '../api/work-queue.js';
+import { WorkQueue } from '../base/work-queue.js';
 import type { ServerEventRecorder } from './recorder.js';
 import { controlled, CONTROLLER_MANAGER, controllerRef, controllerUid, ownerToSync } from './workload.js';
 
@@ -121,7 +121,7 @@ export class CronJobController {
   private readonly unsubscribe: () => void;
 
   constructor(
-    private readonly core: ApiCore,
+    private readonly writes: InternalWrites,
     private readonly store: Store,
     private readonly recorder: ServerEventRecorder,
     private readonly clock: SimulationClock,
@@ -162,8 +162,11 @@ export class CronJobController {
     const status: JsonObject = structuredClone(isJsonObject(cj.status) ? cj.status : {});
     const cleaned = this.cleanupFinishedJobs(cj, status, jobs);
     const requeueAfter = this.syncCronJob(cj, status, jobs);
-    if (cleaned || JSON.stringify(status) !== JSON.stringify(cj.status ?? {})) {
-      this.core.mutate(CRONJOBS_KEY, ns, name, (obj) => void (obj.status = status), { subresource: 'status', manager: CONTROLLER_MANAGER });
+    if (cleaned || !deepEqual(status, cj.status ?? {})) {
+      this.writes.mutate(CRONJOBS_KEY, ns, name, (obj) => void (obj.status = status), {
+        subresource: 'status',
+        manager: CONTROLLER_MANAGER,
+      });
     }
     if (requeueAfter !== undefined) this.timers.set(key, Math.max(0, requeueAfter), () => this.queue.add(key));
     else this.timers.clear(key);
@@ -185,7 +188,7 @@ export class CronJobController {
   }
 
   private deleteJob(cj: JsonObject, status: JsonObject, job: JsonObject): boolean {
-    this.core.deleteInternal(JOBS_KEY, namespaceOf(job), nameOf(job), 'Background');
+    this.writes.deleteInternal(JOBS_KEY, namespaceOf(job), nameOf(job), 'Background');
     setActive(
       status,
       activeRefs(status).filter((r) => r.uid !== uidOf(job)),
@@ -299,7 +302,11 @@ export class CronJobController {
         if (job) this.deleteJob(cj, status, job);
       }
     }
-    const created = this.core.createInternal(JOBS_KEY, this.jobFromTemplate(cj, jobName, scheduled, schedule.timeZone), CONTROLLER_MANAGER);
+    const created = this.writes.createInternal(
+      JOBS_KEY,
+      this.jobFromTemplate(cj, jobName, scheduled, schedule.timeZone),
+      CONTROLLER_MANAGER,
+    );
     if (created) this.recorder.record(cj, 'Normal', 'SuccessfulCreate', `Created job ${jobName}`, COMPONENT);
     // Otherwise created before the status recorded it; a Job someone else made keeps its own status.
     const job = created ?? this.store.get(JOBS_KEY, ns, jobName);

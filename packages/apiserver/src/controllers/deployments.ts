@@ -5,11 +5,11 @@
  * revisionHistoryLimit, ScalingReplicaSet events, and the status and conditions
  * (Available, Progressing) `kubectl rollout status` reads.
  */
-import type { ApiCore } from '../api/core.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { deepEqual, isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, nameOf, namespaceOf, readMeta, timestamp, uidOf } from '../api/meta.js';
-import type { Store } from '../api/store.js';
+import type { InternalWrites } from '../api/internal-writes.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepEqual, isJsonObject } from '../base/json.js';
+import { getPath, isBeingDeleted, nameOf, namespaceOf, readMeta, timestamp, uidOf } from '../base/meta.js';
+import type { Store } from '../storage/store.js';
 import type { SimulationClock } from './clock.js';
 import type { ServerEventRecorder } from './recorder.js';
 import { REPLICASETS_KEY } from './replicasets.js';
@@ -54,7 +54,7 @@ export class DeploymentController {
   private readonly loop: OwnerSyncLoop;
 
   constructor(
-    private readonly core: ApiCore,
+    private readonly writes: InternalWrites,
     private readonly store: Store,
     private readonly recorder: ServerEventRecorder,
     private readonly clock: SimulationClock,
@@ -76,7 +76,7 @@ export class DeploymentController {
   private scale(d: JsonObject, rs: JsonObject, to: number): void {
     const from = num(getPath(rs, ['spec', 'replicas']));
     if (from === to) return;
-    const updated = this.core.mutate(
+    const updated = this.writes.mutate(
       REPLICASETS_KEY,
       namespaceOf(rs),
       nameOf(rs),
@@ -114,7 +114,7 @@ export class DeploymentController {
     } else if (newRS && revisionOf(newRS) < maxRevision && !paused) {
       // A rollback to this template: its ReplicaSet becomes the newest revision.
       newRS =
-        this.core.mutate(
+        this.writes.mutate(
           REPLICASETS_KEY,
           ns,
           nameOf(newRS),
@@ -129,7 +129,7 @@ export class DeploymentController {
       this.cleanup(d, old);
       const revision = String(revisionOf(this.store.get(REPLICASETS_KEY, ns, nameOf(newRS)) ?? newRS));
       if (getPath(d, ['metadata', 'annotations', REVISION]) !== revision) {
-        this.core.mutate(
+        this.writes.mutate(
           DEPLOYMENTS_KEY,
           ns,
           name,
@@ -161,7 +161,7 @@ export class DeploymentController {
       replicas + intOrPercent(getPath(d, ['spec', 'strategy', 'rollingUpdate', 'maxSurge']), replicas, true, '25%'),
     );
     const rsName = `${nameOf(d)}-${hash}`;
-    const rs = this.core.createInternal(
+    const rs = this.writes.createInternal(
       REPLICASETS_KEY,
       {
         metadata: { name: rsName, namespace: namespaceOf(d), labels: tmeta.labels, annotations, ownerReferences: [controllerRef(d)] },
@@ -224,11 +224,11 @@ export class DeploymentController {
       .filter((rs) => num(getPath(rs, ['spec', 'replicas'])) === 0 && num(getPath(rs, ['status', 'replicas'])) === 0)
       .sort((a, b) => revisionOf(a) - revisionOf(b));
     for (const rs of idle.slice(0, Math.max(0, idle.length - limit)))
-      this.core.deleteInternal(REPLICASETS_KEY, namespaceOf(rs), nameOf(rs));
+      this.writes.deleteInternal(REPLICASETS_KEY, namespaceOf(rs), nameOf(rs));
   }
 
   private updateStatus(ns: string, name: string, newRSName: string | undefined, created: boolean): void {
-    this.core.mutate(
+    this.writes.mutate(
       DEPLOYMENTS_KEY,
       ns,
       name,

@@ -3,12 +3,12 @@
  * of its name and an EndpointSlice (`kubernetes.io/service-name` label) listing the matching
  * Pods that have an IP — ready ones as addresses, the others as not ready.
  */
-import type { ApiCore } from '../api/core.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { deepEqual, isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, labelsOf, nameOf, namespaceOf, uidOf } from '../api/meta.js';
-import type { Store, StoreEvent } from '../api/store.js';
-import { WorkQueue } from '../api/work-queue.js';
+import type { InternalWrites } from '../api/internal-writes.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepEqual, isJsonObject } from '../base/json.js';
+import { getPath, isBeingDeleted, labelsOf, nameOf, namespaceOf, uidOf } from '../base/meta.js';
+import type { Store, StoreEvent } from '../storage/store.js';
+import { WorkQueue } from '../base/work-queue.js';
 import { controllerRef, isPodReady, PODS_KEY, podPhase } from './workload.js';
 
 const SERVICES_KEY = '/services';
@@ -41,7 +41,7 @@ export class EndpointsController {
   private readonly unsubscribe: () => void;
 
   constructor(
-    private readonly core: ApiCore,
+    private readonly writes: InternalWrites,
     private readonly store: Store,
   ) {
     this.queue = new WorkQueue('endpoints controller', (key) => this.reconcile(key));
@@ -129,10 +129,10 @@ export class EndpointsController {
 
   private write(key: string, ns: string, name: string, fresh: JsonObject, update: (o: JsonObject) => JsonObject): void {
     if (!this.store.get(key, ns, name)) {
-      this.core.createInternal(key, fresh, 'kube-controller-manager');
+      this.writes.createInternal(key, fresh, 'kube-controller-manager');
       return;
     }
-    this.core.mutate(key, ns, name, (o) => {
+    this.writes.mutate(key, ns, name, (o) => {
       const next = update(o);
       if (deepEqual(next, o)) return false;
       Object.assign(o, next);

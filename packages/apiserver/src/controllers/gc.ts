@@ -8,9 +8,9 @@
  * - a dependent whose owners do not exist (wrong uid, never created) is deleted.
  */
 import type { DeleteAdmission } from '../api/admission-port.js';
-import type { ApiCore, PropagationPolicy } from '../api/core.js';
-import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '../api/core.js';
-import { isJsonObject, type JsonObject } from '../api/json.js';
+import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type PropagationPolicy } from '../api/deletion.js';
+import type { InternalWrites } from '../api/internal-writes.js';
+import { isJsonObject, type JsonObject } from '../base/json.js';
 import {
   finalizersOf,
   isBeingDeleted,
@@ -21,10 +21,10 @@ import {
   resourceVersionOf,
   uidOf,
   type OwnerRef,
-} from '../api/meta.js';
-import { WorkQueue } from '../api/work-queue.js';
+} from '../base/meta.js';
+import { WorkQueue } from '../base/work-queue.js';
 import type { Registry } from '../api/registry.js';
-import type { ObjectRef, Store, StoreEvent } from '../api/store.js';
+import type { ObjectRef, Store, StoreEvent } from '../storage/store.js';
 
 const GC_MANAGER = 'generic-garbage-collector';
 /** The kube-system ServiceAccount the real garbage collector deletes as. */
@@ -53,7 +53,7 @@ export class GarbageCollector {
   private closed = false;
 
   constructor(
-    private readonly core: ApiCore,
+    private readonly writes: InternalWrites,
     private readonly store: Store,
     private readonly registry: Registry,
     private readonly admission?: DeleteAdmission,
@@ -128,7 +128,7 @@ export class GarbageCollector {
   }
 
   private removeOwnerRefs(ref: ObjectRef, drop: (uid: string) => boolean): void {
-    this.core.mutate(
+    this.writes.mutate(
       ref.resource,
       ref.namespace,
       ref.name,
@@ -146,7 +146,7 @@ export class GarbageCollector {
   }
 
   private removeFinalizer(ref: ObjectRef, finalizer: string): void {
-    this.core.mutate(
+    this.writes.mutate(
       ref.resource,
       ref.namespace,
       ref.name,
@@ -198,9 +198,9 @@ export class GarbageCollector {
    */
   private deleteDependent(ref: ObjectRef, dep: JsonObject, policy: PropagationPolicy, retryKey: string): void {
     const uid = uidOf(dep);
-    const r = this.core.resolveKey(ref.resource);
+    const r = this.writes.resolveKey(ref.resource);
     if (!r || !this.admission?.covers(r, dep)) {
-      this.core.deleteInternal(ref.resource, ref.namespace, ref.name, policy, uid);
+      this.writes.deleteInternal(ref.resource, ref.namespace, ref.name, policy, uid);
       return;
     }
     if (this.admitting.has(uid)) return;
@@ -219,7 +219,7 @@ export class GarbageCollector {
       // Admission answered for the object as it was: one changed meanwhile (an owner added) is looked at again.
       const now = this.store.get(ref.resource, ref.namespace, ref.name);
       if (now && resourceVersionOf(now) !== resourceVersionOf(dep)) this.queue.add(retryKey);
-      else this.core.deleteInternal(ref.resource, ref.namespace, ref.name, policy, uid);
+      else this.writes.deleteInternal(ref.resource, ref.namespace, ref.name, policy, uid);
     };
     const start = (): void => {
       this.running++;

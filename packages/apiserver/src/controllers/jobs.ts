@@ -4,11 +4,11 @@
  * active/ready/succeeded/failed, startTime and completionTime as the real controller writes them.
  * Retries are not delayed (the real controller backs off exponentially).
  */
-import type { ApiCore } from '../api/core.js';
-import type { JsonObject } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, nameOf, timestamp } from '../api/meta.js';
-import type { Store } from '../api/store.js';
+import type { InternalWrites } from '../api/internal-writes.js';
+import type { JsonObject } from '../base/json.js';
+import { deepEqual, isJsonObject } from '../base/json.js';
+import { getPath, isBeingDeleted, nameOf, timestamp } from '../base/meta.js';
+import type { Store } from '../storage/store.js';
 import type { SimulationClock } from './clock.js';
 import type { ServerEventRecorder } from './recorder.js';
 import {
@@ -39,7 +39,7 @@ export class JobController {
   private readonly loop: OwnerSyncLoop;
 
   constructor(
-    private readonly core: ApiCore,
+    private readonly writes: InternalWrites,
     private readonly store: Store,
     private readonly recorder: ServerEventRecorder,
     private readonly clock: SimulationClock,
@@ -74,11 +74,11 @@ export class JobController {
     if (succeeded >= completions) outcome = 'Complete';
     else if (failed > backoffLimit) outcome = 'Failed';
     if (outcome === 'Failed') {
-      for (const p of active) this.core.deleteInternal(PODS_KEY, ns, nameOf(p));
+      for (const p of active) this.writes.deleteInternal(PODS_KEY, ns, nameOf(p));
     } else if (!outcome && !suspended) {
       const want = Math.min(parallelism, completions - succeeded) - active.length;
       for (let i = budget.take(want); i > 0; i--) {
-        const pod = this.core.createInternal(
+        const pod = this.writes.createInternal(
           PODS_KEY,
           podFromTemplate(getPath(job, ['spec', 'template']), job, { generateName: `${name}-`, namespace: ns }),
           CONTROLLER_MANAGER,
@@ -89,7 +89,7 @@ export class JobController {
         }
       }
     }
-    const updated = this.core.mutate(
+    const updated = this.writes.mutate(
       JOBS_KEY,
       ns,
       name,
@@ -129,7 +129,7 @@ export class JobController {
             condition(prev.conditions, 'Failed', 'True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', now, false),
           ].map(probeTimes(now));
         }
-        if (JSON.stringify(prev) === JSON.stringify(status)) return false;
+        if (deepEqual(prev, status)) return false;
         obj.status = status;
       },
       { subresource: 'status', manager: CONTROLLER_MANAGER },

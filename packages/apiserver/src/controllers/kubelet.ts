@@ -5,14 +5,14 @@
  * a pod IP) and makes it Ready after a delay; a Job's pods finish after their duration (the first
  * `failures` of each Job fail); a bound Pod deleted gracefully goes once its grace period is over.
  */
-import type { ApiCore } from '../api/core.js';
-import { ApiError } from '../api/errors.js';
-import type { JsonObject } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, nameOf, namespaceOf, ownerRefsOf, readMeta, resourceVersionOf, timestamp, uidOf } from '../api/meta.js';
-import type { Store, StoreEvent } from '../api/store.js';
+import type { InternalWrites } from '../api/internal-writes.js';
+import { ApiError } from '../base/errors.js';
+import type { JsonObject } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { getPath, isBeingDeleted, nameOf, namespaceOf, ownerRefsOf, readMeta, resourceVersionOf, timestamp, uidOf } from '../base/meta.js';
+import type { Store, StoreEvent } from '../storage/store.js';
 import { Timers, type SimulationClock } from './clock.js';
-import { WorkQueue } from '../api/work-queue.js';
+import { WorkQueue } from '../base/work-queue.js';
 import type { ServerEventRecorder } from './recorder.js';
 import { PVCS_KEY } from './volumes.js';
 import { condition, PODS_KEY, podPhase } from './workload.js';
@@ -101,7 +101,7 @@ export class KubeletSimulator {
   });
 
   constructor(
-    private readonly core: ApiCore,
+    private readonly writes: InternalWrites,
     private readonly store: Store,
     private readonly recorder: ServerEventRecorder,
     private readonly clock: SimulationClock,
@@ -119,9 +119,9 @@ export class KubeletSimulator {
   start(): void {
     for (let i = 0; i < this.options.nodes; i++) {
       if (this.store.get(NODES_KEY, '', nodeName(i))) continue;
-      const created = this.core.createInternal(NODES_KEY, nodeObject(i, this.now()), 'kubelet');
+      const created = this.writes.createInternal(NODES_KEY, nodeObject(i, this.now()), 'kubelet');
       if (created)
-        this.core.mutate(NODES_KEY, '', nodeName(i), (n) => void (n.status = nodeObject(i, this.now()).status), {
+        this.writes.mutate(NODES_KEY, '', nodeName(i), (n) => void (n.status = nodeObject(i, this.now()).status), {
           subresource: 'status',
           manager: 'kubelet',
         });
@@ -156,7 +156,7 @@ export class KubeletSimulator {
       const uid = uidOf(pod);
       const graceMs = typeof grace === 'number' ? grace * 1000 : 0;
       this.timers.set(`${key}/delete`, Math.min(graceMs, this.options.stopAfterMs), () =>
-        this.core.forceDeleteInternal(PODS_KEY, ns, name, uid),
+        this.writes.forceDeleteInternal(PODS_KEY, ns, name, uid),
       );
       return;
     }
@@ -179,7 +179,7 @@ export class KubeletSimulator {
     const node = nodeName(this.nextNode++ % this.options.nodes);
     let bound: JsonObject;
     try {
-      bound = this.core.bind(ns, name, { target: { kind: 'Node', name: node } }, { fieldManager: 'default-scheduler', now: this.now() });
+      bound = this.writes.bind(ns, name, { target: { kind: 'Node', name: node } }, { fieldManager: 'default-scheduler', now: this.now() });
     } catch (err) {
       // Gone, being deleted or bound meanwhile (by another event, or a client's pods/binding).
       if (err instanceof ApiError) return;
@@ -203,7 +203,7 @@ export class KubeletSimulator {
   private markUnschedulable(pod: JsonObject, why: string): void {
     const n = this.options.nodes;
     const message = `0/${n} nodes are available: ${why}. preemption: 0/${n} nodes are available: ${n} Preemption is not helpful for scheduling.`;
-    const updated = this.core.mutate(
+    const updated = this.writes.mutate(
       PODS_KEY,
       namespaceOf(pod),
       nameOf(pod),
@@ -253,7 +253,7 @@ export class KubeletSimulator {
 
   private run(ns: string, name: string): void {
     let started = false;
-    const pod = this.core.mutate(
+    const pod = this.writes.mutate(
       PODS_KEY,
       ns,
       name,
@@ -293,7 +293,7 @@ export class KubeletSimulator {
   }
 
   private ready(ns: string, name: string): void {
-    this.core.mutate(
+    this.writes.mutate(
       PODS_KEY,
       ns,
       name,
@@ -313,7 +313,7 @@ export class KubeletSimulator {
       .list(PODS_KEY, ns)
       .filter((p) => podPhase(p) === 'Failed' && ownerRefsOf(p).some((r) => r.uid === jobUid)).length;
     const fail = failedSoFar < this.options.jobFailures;
-    this.core.mutate(
+    this.writes.mutate(
       PODS_KEY,
       ns,
       name,

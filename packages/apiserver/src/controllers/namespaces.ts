@@ -4,12 +4,12 @@
  * spec.finalizers and the namespace goes. Also the namespace strategy's delete behaviour.
  */
 import type { DeleteAdmission } from '../api/admission-port.js';
-import type { ApiCore } from '../api/core.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../api/json.js';
-import { finalizersOf, isBeingDeleted, nameOf, namespaceOf, resourceVersionOf, timestamp, uidOf } from '../api/meta.js';
-import { WorkQueue } from '../api/work-queue.js';
+import type { InternalWrites } from '../api/internal-writes.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../base/json.js';
+import { finalizersOf, isBeingDeleted, nameOf, namespaceOf, resourceVersionOf, timestamp, uidOf } from '../base/meta.js';
+import { WorkQueue } from '../base/work-queue.js';
 import type { Registry, Resolved } from '../api/registry.js';
-import type { Store, StoreEvent } from '../api/store.js';
+import type { Store, StoreEvent } from '../storage/store.js';
 
 export const NAMESPACES_KEY = '/namespaces';
 const KUBERNETES_FINALIZER = 'kubernetes';
@@ -85,7 +85,7 @@ export class NamespaceController {
   private closed = false;
 
   constructor(
-    private readonly core: ApiCore,
+    private readonly writes: InternalWrites,
     private readonly store: Store,
     private readonly registry: Registry,
     private readonly admission?: DeleteAdmission,
@@ -122,12 +122,12 @@ export class NamespaceController {
     const admitted: { r: Resolved; objects: JsonObject[] }[] = [];
     for (const type of this.registry.all()) {
       if (!type.namespaced) continue;
-      const r = this.core.resolveKey(type.key);
+      const r = this.writes.resolveKey(type.key);
       const objects: JsonObject[] = [];
       for (const obj of this.store.list(type.key, name)) {
         if (isBeingDeleted(obj)) continue;
         if (r && this.admission?.covers(r, obj)) objects.push(obj);
-        else this.core.deleteInternal(type.key, name, nameOf(obj));
+        else this.writes.deleteInternal(type.key, name, nameOf(obj));
       }
       if (r && objects.length) admitted.push({ r, objects });
       remaining += this.store.list(type.key, name).length;
@@ -137,7 +137,7 @@ export class NamespaceController {
       return;
     }
     if (remaining > 0) return;
-    this.core.mutate(
+    this.writes.mutate(
       NAMESPACES_KEY,
       '',
       name,
@@ -174,7 +174,7 @@ export class NamespaceController {
           // Admission answered for the object as it was; one changed meanwhile waits for the next pass.
           const now = this.store.get(r.type.key, namespace, nameOf(obj));
           if (now && resourceVersionOf(now) !== resourceVersionOf(obj)) this.again.add(namespace);
-          else this.core.deleteInternal(r.type.key, namespace, nameOf(obj), 'Background', uidOf(obj));
+          else this.writes.deleteInternal(r.type.key, namespace, nameOf(obj), 'Background', uidOf(obj));
         }
       }
     };
@@ -202,7 +202,7 @@ export class NamespaceController {
       if (left.length) outcome.remaining.set(`${type.plural}.${type.group}`, left.length);
       for (const obj of left) for (const f of finalizersOf(obj)) outcome.finalizers.set(f, (outcome.finalizers.get(f) ?? 0) + 1);
     }
-    this.core.mutate(
+    this.writes.mutate(
       NAMESPACES_KEY,
       '',
       namespace,

@@ -3,9 +3,9 @@
  * Events regarding the object, a repeat of the same reason and message counted on the first
  * (count, lastTimestamp) — what `kubectl describe` lists under Events.
  */
-import type { ApiCore } from '../api/core.js';
-import type { JsonObject } from '../api/json.js';
-import { nameOf, namespaceOf, resourceVersionOf, timestamp, uidOf } from '../api/meta.js';
+import type { InternalWrites } from '../api/internal-writes.js';
+import type { JsonObject } from '../base/json.js';
+import { nameOf, namespaceOf, resourceVersionOf, timestamp, uidOf } from '../base/meta.js';
 import type { SimulationClock } from './clock.js';
 
 export const EVENTS_KEY = '/events';
@@ -18,7 +18,7 @@ export class ServerEventRecorder {
   private sequence = 0;
 
   constructor(
-    private readonly core: ApiCore,
+    private readonly writes: InternalWrites,
     private readonly clock: SimulationClock,
   ) {}
 
@@ -28,7 +28,7 @@ export class ServerEventRecorder {
     const seriesKey = `${uidOf(regarding)}/${reason}/${message}`;
     const existing = this.series.get(seriesKey);
     if (existing) {
-      const counted = this.core.mutate(EVENTS_KEY, namespace, existing, (e) => {
+      const counted = this.writes.mutate(EVENTS_KEY, namespace, existing, (e) => {
         e.count = (typeof e.count === 'number' ? e.count : 1) + 1;
         e.lastTimestamp = now;
       });
@@ -43,7 +43,7 @@ export class ServerEventRecorder {
       resourceVersion: resourceVersionOf(regarding),
     };
     if (namespaceOf(regarding)) involvedObject.namespace = namespaceOf(regarding);
-    const created = this.core.createInternal(EVENTS_KEY, {
+    const created = this.writes.createInternal(EVENTS_KEY, {
       metadata: { name, namespace },
       involvedObject,
       type,

@@ -3,11 +3,11 @@
  * SuccessfulDelete events; not-ready and newest pods go first) and reports replicas, ready and
  * available counts.
  */
-import type { ApiCore } from '../api/core.js';
-import type { JsonObject } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, nameOf, readMeta } from '../api/meta.js';
-import type { Store } from '../api/store.js';
+import type { InternalWrites } from '../api/internal-writes.js';
+import type { JsonObject } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { getPath, isBeingDeleted, nameOf, readMeta } from '../base/meta.js';
+import type { Store } from '../storage/store.js';
 import type { SimulationClock } from './clock.js';
 import type { ServerEventRecorder } from './recorder.js';
 import {
@@ -32,7 +32,7 @@ export class ReplicaSetController {
   private readonly loop: OwnerSyncLoop;
 
   constructor(
-    private readonly core: ApiCore,
+    private readonly writes: InternalWrites,
     private readonly store: Store,
     private readonly recorder: ServerEventRecorder,
     clock: SimulationClock,
@@ -59,7 +59,7 @@ export class ReplicaSetController {
     if (pods.length < want) {
       for (let i = budget.take(want - pods.length); i > 0; i--) {
         const pod = podFromTemplate(getPath(rs, ['spec', 'template']), rs, { generateName: `${name}-`, namespace: ns });
-        const created = this.core.createInternal(PODS_KEY, pod, CONTROLLER_MANAGER);
+        const created = this.writes.createInternal(PODS_KEY, pod, CONTROLLER_MANAGER);
         if (created) {
           pods.push(created);
           this.recorder.record(rs, 'Normal', 'SuccessfulCreate', `Created pod: ${nameOf(created)}`, COMPONENT);
@@ -75,13 +75,13 @@ export class ReplicaSetController {
         )
         .slice(0, Math.min(pods.length - want, POD_BURST));
       for (const pod of victims) {
-        this.core.deleteInternal(PODS_KEY, ns, nameOf(pod));
+        this.writes.deleteInternal(PODS_KEY, ns, nameOf(pod));
         this.recorder.record(rs, 'Normal', 'SuccessfulDelete', `Deleted pod: ${nameOf(pod)}`, COMPONENT);
       }
     }
     const live = controlled(this.store, PODS_KEY, rs).filter(isActivePod);
     const ready = live.filter(isPodReady).length;
-    this.core.mutate(
+    this.writes.mutate(
       REPLICASETS_KEY,
       ns,
       name,

@@ -4,8 +4,8 @@
  * the controllers record the Events their real counterparts record. Off unless asked for; each
  * part can be switched off; delays go down to 0 and a test can pass its own clock.
  */
-import type { ApiCore } from '../api/core.js';
-import type { Store } from '../api/store.js';
+import type { InternalWrites } from '../api/internal-writes.js';
+import type { Store } from '../storage/store.js';
 import { realClock, type SimulationClock } from './clock.js';
 import { CronJobController } from './cronjobs.js';
 import { DeploymentController } from './deployments.js';
@@ -54,20 +54,20 @@ interface Part {
 }
 
 /** Starts the simulated controllers `options` asks for; `resume` picks up stored objects. */
-export function startSimulation(core: ApiCore, store: Store, options: SimulateOptions): { resume(): void; close(): void } {
+export function startSimulation(writes: InternalWrites, store: Store, options: SimulateOptions): { resume(): void; close(): void } {
   const clock = options.clock ?? realClock;
-  const recorder = new ServerEventRecorder(core, clock);
+  const recorder = new ServerEventRecorder(writes, clock);
   const deployments = options.deployments === false ? undefined : (options.deployments ?? {});
   const jobs = options.jobs === false ? undefined : (options.jobs ?? {});
   const parts: Part[] = [];
   if (deployments)
-    parts.push(new DeploymentController(core, store, recorder, clock), new ReplicaSetController(core, store, recorder, clock));
-  if (jobs) parts.push(new JobController(core, store, recorder, clock));
-  if (options.cronJobs !== false) parts.push(new CronJobController(core, store, recorder, clock));
-  if (options.endpoints !== false) parts.push(new EndpointsController(core, store));
-  if (options.statefulSets !== false) parts.push(new StatefulSetController(core, store, recorder, clock));
-  if (options.volumes !== false) parts.push(new VolumeController(core, store, recorder));
-  const kubelet = new KubeletSimulator(core, store, recorder, clock, {
+    parts.push(new DeploymentController(writes, store, recorder, clock), new ReplicaSetController(writes, store, recorder, clock));
+  if (jobs) parts.push(new JobController(writes, store, recorder, clock));
+  if (options.cronJobs !== false) parts.push(new CronJobController(writes, store, recorder, clock));
+  if (options.endpoints !== false) parts.push(new EndpointsController(writes, store));
+  if (options.statefulSets !== false) parts.push(new StatefulSetController(writes, store, recorder, clock));
+  if (options.volumes !== false) parts.push(new VolumeController(writes, store, recorder));
+  const kubelet = new KubeletSimulator(writes, store, recorder, clock, {
     nodes: options.nodes ?? 3,
     readyAfterMs: options.pods?.readyAfterMs ?? deployments?.readyAfterMs ?? 0,
     jobDurationMs: jobs?.durationMs ?? 0,

@@ -10,12 +10,12 @@
  * `persistentVolumeClaimRetentionPolicy`, so the garbage collector deletes them when asked.
  * `minReadySeconds` is not waited for (a Ready Pod counts as available at once).
  */
-import type { ApiCore } from '../api/core.js';
-import { ApiError } from '../api/errors.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { deepEqual, isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, labelsOf, nameOf, namespaceOf, ownerRefsOf, readMeta, uidOf } from '../api/meta.js';
-import type { Store } from '../api/store.js';
+import type { InternalWrites } from '../api/internal-writes.js';
+import { ApiError } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepEqual, isJsonObject } from '../base/json.js';
+import { getPath, isBeingDeleted, labelsOf, nameOf, namespaceOf, ownerRefsOf, readMeta, uidOf } from '../base/meta.js';
+import type { Store } from '../storage/store.js';
 import type { SimulationClock } from './clock.js';
 import type { ServerEventRecorder } from './recorder.js';
 import { PVCS_KEY } from './volumes.js';
@@ -87,7 +87,7 @@ export class StatefulSetController {
   private readonly loop: OwnerSyncLoop;
 
   constructor(
-    private readonly core: ApiCore,
+    private readonly writes: InternalWrites,
     private readonly store: Store,
     private readonly recorder: ServerEventRecorder,
     clock: SimulationClock,
@@ -142,7 +142,7 @@ export class StatefulSetController {
     const newestEqual = equal[equal.length - 1];
     if (newestEqual && newestEqual === latest) return { update: latest, collisionCount };
     if (newestEqual) {
-      const renumbered = this.core.mutate(
+      const renumbered = this.writes.mutate(
         CONTROLLER_REVISIONS_KEY,
         namespaceOf(set),
         nameOf(newestEqual),
@@ -163,7 +163,7 @@ export class StatefulSetController {
         continue;
       }
       const annotations = getPath(set, ['metadata', 'annotations']);
-      const created = this.core.createInternal(
+      const created = this.writes.createInternal(
         CONTROLLER_REVISIONS_KEY,
         {
           metadata: {
@@ -188,7 +188,7 @@ export class StatefulSetController {
     const history = this.revisionsOf(set).filter((r) => !live.has(nameOf(r)));
     const limit = num(getPath(set, ['spec', 'revisionHistoryLimit']), 10);
     for (const r of history.slice(0, Math.max(0, history.length - limit)))
-      this.core.deleteInternal(CONTROLLER_REVISIONS_KEY, namespaceOf(r), nameOf(r));
+      this.writes.deleteInternal(CONTROLLER_REVISIONS_KEY, namespaceOf(r), nameOf(r));
   }
 
   // ---- pods ------------------------------------------------------------------------------
@@ -263,7 +263,7 @@ export class StatefulSetController {
       const revision = getPath(set, ['spec', 'updateStrategy', 'type']) === 'RollingUpdate' && ordinal < partition ? current : update;
       const fresh = this.newPod(set, revision, ordinal);
       if (!this.createClaims(set, fresh, ordinal)) return true;
-      const created = this.core.createInternal(PODS_KEY, fresh, CONTROLLER_MANAGER);
+      const created = this.writes.createInternal(PODS_KEY, fresh, CONTROLLER_MANAGER);
       if (!created) return true;
       this.updateClaimOwners(set, created, replicas);
       this.recorder.record(
@@ -303,7 +303,7 @@ export class StatefulSetController {
   }
 
   private deletePod(set: JsonObject, pod: JsonObject): void {
-    this.core.deleteInternal(PODS_KEY, namespaceOf(pod), nameOf(pod));
+    this.writes.deleteInternal(PODS_KEY, namespaceOf(pod), nameOf(pod));
     this.recorder.record(
       set,
       'Normal',
@@ -342,7 +342,7 @@ export class StatefulSetController {
         ...(retentionOf(set).whenDeleted === 'Delete' ? { ownerReferences: [controllerRef(set)] } : {}),
       };
       delete claim.status;
-      const created = this.core.tryCreateInternal(PVCS_KEY, claim, CONTROLLER_MANAGER);
+      const created = this.writes.tryCreateInternal(PVCS_KEY, claim, CONTROLLER_MANAGER);
       if (created instanceof ApiError) {
         // As the real controller reports it (recordClaimEvent, then recordPodEvent), and tries again on the next pass.
         const why = `failed to create PVC ${claimName}: ${created.message}`;
@@ -391,7 +391,7 @@ export class StatefulSetController {
     const ours = new Set([uidOf(set), uidOf(pod)]);
     for (const template of claimTemplates(set)) {
       const claimName = `${nameOf(template)}-${nameOf(set)}-${ordinalOf(nameOf(set), pod)}`;
-      this.core.mutate(
+      this.writes.mutate(
         PVCS_KEY,
         namespaceOf(set),
         claimName,
@@ -427,7 +427,7 @@ export class StatefulSetController {
       currentReplicas = updatedReplicas;
       currentRevision = nameOf(update);
     }
-    this.core.mutate(
+    this.writes.mutate(
       STATEFULSETS_KEY,
       namespaceOf(set),
       setName,

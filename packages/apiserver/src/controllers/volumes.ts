@@ -8,14 +8,14 @@
  * `status.capacity`). A claim deleted releases its volume, which goes with reclaim policy Delete.
  * `volumeBindingMode: WaitForFirstConsumer` binds at once, like Immediate.
  */
-import type { ApiCore } from '../api/core.js';
+import type { InternalWrites } from '../api/internal-writes.js';
 import { DEFAULT_STORAGE_CLASS } from '../api/builtins/index.js';
-import { parseQuantity } from '../api/cel.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, nameOf, namespaceOf, readMeta, resourceVersionOf, uidOf } from '../api/meta.js';
-import type { Store, StoreEvent } from '../api/store.js';
-import { WorkQueue } from '../api/work-queue.js';
+import { parseQuantity } from '../grammar/cel.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { getPath, isBeingDeleted, nameOf, namespaceOf, readMeta, resourceVersionOf, uidOf } from '../base/meta.js';
+import type { Store, StoreEvent } from '../storage/store.js';
+import { WorkQueue } from '../base/work-queue.js';
 import type { ServerEventRecorder } from './recorder.js';
 
 export const PVCS_KEY = '/persistentvolumeclaims';
@@ -79,7 +79,7 @@ export class VolumeController {
   private readonly unsubscribe: () => void;
 
   constructor(
-    private readonly core: ApiCore,
+    private readonly writes: InternalWrites,
     private readonly store: Store,
     private readonly recorder: ServerEventRecorder,
   ) {
@@ -89,7 +89,7 @@ export class VolumeController {
 
   /** Creates the default class (unless one of its name exists: a class changed later is left as it is) and picks up stored objects. */
   resumeAll(): void {
-    if (!this.store.get(STORAGE_CLASSES_KEY, '', DEFAULT_CLASS_NAME)) this.core.createInternal(STORAGE_CLASSES_KEY, defaultClass());
+    if (!this.store.get(STORAGE_CLASSES_KEY, '', DEFAULT_CLASS_NAME)) this.writes.createInternal(STORAGE_CLASSES_KEY, defaultClass());
     for (const pv of this.store.list(PVS_KEY)) this.queue.add(`volume/${nameOf(pv)}`);
     this.queuePendingClaims();
   }
@@ -136,7 +136,9 @@ export class VolumeController {
     const fallback = (getPath(pvc, ['spec', 'storageClassName']) ?? undefined) === undefined ? this.defaultClassName() : undefined;
     if (fallback) {
       // Binding goes on in the same pass, as if admission had set the class at creation.
-      pvc = this.core.mutate(PVCS_KEY, ns, name, (c) => void ((c.spec as JsonObject).storageClassName = fallback), { manager: COMPONENT });
+      pvc = this.writes.mutate(PVCS_KEY, ns, name, (c) => void ((c.spec as JsonObject).storageClassName = fallback), {
+        manager: COMPONENT,
+      });
       if (!pvc) return;
     }
     const className = classOf(pvc);
@@ -172,7 +174,7 @@ export class VolumeController {
     const existing = this.store.get(PVS_KEY, '', name);
     if (existing) return existing;
     const provisioner = String(storageClass.provisioner);
-    const pv = this.core.createInternal(
+    const pv = this.writes.createInternal(
       PVS_KEY,
       {
         metadata: { name, annotations: { 'pv.kubernetes.io/provisioned-by': provisioner } },
@@ -208,7 +210,7 @@ export class VolumeController {
     const ns = namespaceOf(pvc);
     const claimName = nameOf(pvc);
     const volumeName = nameOf(pv);
-    this.core.mutate(
+    this.writes.mutate(
       PVS_KEY,
       '',
       volumeName,
@@ -220,7 +222,7 @@ export class VolumeController {
       },
       { manager: COMPONENT },
     );
-    const boundPv = this.core.mutate(
+    const boundPv = this.writes.mutate(
       PVS_KEY,
       '',
       volumeName,
@@ -228,7 +230,7 @@ export class VolumeController {
       { subresource: 'status', manager: COMPONENT },
     );
     if (!boundPv) return;
-    this.core.mutate(
+    this.writes.mutate(
       PVCS_KEY,
       ns,
       claimName,
@@ -250,7 +252,7 @@ export class VolumeController {
       },
       { manager: COMPONENT },
     );
-    this.core.mutate(
+    this.writes.mutate(
       PVCS_KEY,
       ns,
       claimName,
@@ -279,14 +281,14 @@ export class VolumeController {
       const claimGone = ref.uid ? !claim || uidOf(claim) !== ref.uid : false;
       if (claimGone && phase === 'Bound') {
         if (getPath(pv, ['spec', 'persistentVolumeReclaimPolicy']) === 'Delete') {
-          this.core.deleteInternal(PVS_KEY, '', name);
+          this.writes.deleteInternal(PVS_KEY, '', name);
           return;
         }
         want = 'Released';
       } else if (!ref.uid && phase !== 'Bound') want = 'Available';
     }
     if (want !== phase)
-      this.core.mutate(PVS_KEY, '', name, (v) => void (v.status = { ...(isJsonObject(v.status) ? v.status : {}), phase: want }), {
+      this.writes.mutate(PVS_KEY, '', name, (v) => void (v.status = { ...(isJsonObject(v.status) ? v.status : {}), phase: want }), {
         subresource: 'status',
         manager: COMPONENT,
       });

@@ -2,13 +2,13 @@
  * What the simulated workload controllers share: owner references, the pods an object
  * controls, pod readiness, status conditions and counts as the real controllers write them.
  */
-import type { Store, StoreEvent } from '../api/store.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { deepEqual, isJsonObject } from '../api/json.js';
-import { getPath, isBeingDeleted, labelsOf, nameOf, namespaceOf, ownerRefsOf, readMeta, uidOf } from '../api/meta.js';
-import { labelSelectorFromObject, matchesLabelSelector } from '../api/label-selector.js';
+import type { Store, StoreEvent } from '../storage/store.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { deepEqual, isJsonObject } from '../base/json.js';
+import { getPath, isBeingDeleted, labelsOf, nameOf, namespaceOf, ownerRefsOf, readMeta, uidOf } from '../base/meta.js';
+import { labelSelectorFromObject, matchesLabelSelector } from '../grammar/label-selector.js';
 import { Timers, type SimulationClock } from './clock.js';
-import { WorkQueue } from '../api/work-queue.js';
+import { WorkQueue } from '../base/work-queue.js';
 
 export const PODS_KEY = '/pods';
 export const CONTROLLER_MANAGER = 'kube-controller-manager';

@@ -11,7 +11,7 @@
  */
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ApiError, badRequest, methodNotAllowed, reasonForCode } from '../api/errors.js';
+import { ApiError, badRequest, methodNotAllowed, reasonForCode } from '../base/errors.js';
 import { sendError } from './http.js';
 
 /** How long a refused connection may take to close after its answer before it is destroyed. */

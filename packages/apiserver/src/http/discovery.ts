@@ -3,7 +3,7 @@
  * kubectl 1.32 asks for aggregated discovery first but accepts these when the response is plain
  * application/json.
  */
-import type { JsonObject } from '../api/json.js';
+import type { JsonObject } from '../base/json.js';
 import { ALL_VERBS } from '../api/builtins/index.js';
 import type { Registry } from '../api/registry.js';
 import { apiVersionOf } from '../api/registry.js';

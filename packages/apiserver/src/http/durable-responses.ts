@@ -3,7 +3,7 @@
  * before the changes it may show are on disk.
  */
 import type { ServerResponse } from 'node:http';
-import type { Journal } from '../api/durable/journal.js';
+import type { Journal } from '../storage/durable/journal.js';
 
 export /**
  * Holds a response's bytes until every change made so far is in the fsynced log, so no client

@@ -2,9 +2,9 @@
  * Fault injection for tests: answer chosen requests with an error status or a delay, drop,
  * stall or silence open watches, compact history. Every fault is removable; `clear()` removes them all.
  */
-import { ApiError, reasonForCode } from '../api/errors.js';
+import { ApiError, reasonForCode } from '../base/errors.js';
 import type { Verb } from './http.js';
-import type { Store } from '../api/store.js';
+import type { Store } from '../storage/store.js';
 import type { Watch, WatchHub } from '../api/watch.js';
 
 /** Which requests a fault applies to. Every given field must match. */
@@ -96,7 +96,38 @@ export function requestMatches(match: RequestMatch, req: RequestDescription): bo
   return matchesPath(match.path, req.path);
 }
 
-export class Faults {
+/**
+ * The faults a test injects into a running server (`ApiServer.faults`): each is removable, and
+ * `clear()` removes them all.
+ */
+export interface Faults {
+  /** Answers matching requests with `spec.status` (and/or delays them by `spec.delayMs`). */
+  failRequests(spec: RequestFaultSpec): Fault;
+  /** Adds latency to matching requests. */
+  delayRequests(spec: RequestMatch & { delayMs: number; count?: number; skip?: number; fraction?: number }): Fault;
+  /** Closes the open watches that match; returns how many. `abrupt` resets their connections. */
+  dropWatches(match?: WatchMatch, options?: { abrupt?: boolean }): number;
+  /**
+   * Holds the open watches that match silent for `forMs`: no events, no bookmarks, no close at
+   * their timeoutSeconds — a watch a client must find dead by itself. Afterwards (or on
+   * `remove()`) they send what they held, and close if their timeout passed meanwhile.
+   */
+  silenceWatches(match: WatchMatch & { forMs: number }): Fault;
+  /**
+   * Stops sending on the open watches that match, keeping them open until the fault is removed
+   * or their timeoutSeconds closes them; `remove()` resumes them.
+   */
+  stallWatches(match?: WatchMatch): Fault;
+  /** Forgets all history up to now: watches resuming from an older resourceVersion, and continues of lists taken before now, get 410. */
+  compact(): void;
+  /** Removes every fault: request faults end, silenced and stalled watches send again. */
+  clear(): void;
+  /** The request faults in force. */
+  readonly active: Fault[];
+}
+
+/** The server's side of the faults: it evaluates each request against them. */
+export class FaultInjector implements Faults {
   private readonly requestFaults = new Set<RequestFault>();
   private readonly stalls = new Set<{ watches: Watch[] }>();
 
@@ -106,7 +137,6 @@ export class Faults {
     private readonly random: () => number = Math.random,
   ) {}
 
-  /** Answers matching requests with `spec.status` (and/or delays them by `spec.delayMs`). */
   failRequests(spec: RequestFaultSpec): Fault {
     checkRequestFault('faults.failRequests', spec);
     if (spec.status === undefined && spec.delayMs === undefined) {
@@ -137,13 +167,11 @@ export class Faults {
     return fault;
   }
 
-  /** Adds latency to matching requests. */
   delayRequests(spec: RequestMatch & { delayMs: number; count?: number; skip?: number; fraction?: number }): Fault {
     if (!(spec.delayMs >= 0)) throw new TypeError(`faults.delayRequests: delayMs must be >= 0, got ${spec.delayMs}`);
     return this.failRequests(spec);
   }
 
-  /** Closes the open watches that match; returns how many. `abrupt` resets their connections. */
   dropWatches(match: WatchMatch = {}, options: { abrupt?: boolean } = {}): number {
     checkMatch('faults.dropWatches', match, WATCH_MATCH_KEYS);
     const watches = this.matchingWatches(match);
@@ -151,11 +179,6 @@ export class Faults {
     return watches.length;
   }
 
-  /**
-   * Holds the open watches that match silent for `forMs`: no events, no bookmarks, no close at
-   * their timeoutSeconds — a watch a client must find dead by itself. Afterwards (or on
-   * `remove()`) they send what they held, and close if their timeout passed meanwhile.
-   */
   silenceWatches(match: WatchMatch & { forMs: number }): Fault {
     if (!(Number.isFinite(match.forMs) && match.forMs > 0)) {
       throw new TypeError(`faults.silenceWatches: forMs must be a positive number of milliseconds, got ${match.forMs}`);
@@ -172,10 +195,6 @@ export class Faults {
     };
   }
 
-  /**
-   * Stops sending on the open watches that match, keeping them open until the fault is removed
-   * or their timeoutSeconds closes them; `remove()` resumes them.
-   */
   stallWatches(match: WatchMatch = {}): Fault {
     checkMatch('faults.stallWatches', match, WATCH_MATCH_KEYS);
     const watches = this.matchingWatches(match);
@@ -192,7 +211,6 @@ export class Faults {
     };
   }
 
-  /** Forgets all history up to now: watches resuming from an older resourceVersion, and continues of lists taken before now, get 410. */
   compact(): void {
     this.store.compact();
   }

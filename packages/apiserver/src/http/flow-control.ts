@@ -18,7 +18,7 @@
  *   `probes` flow schema is exempt: a loaded server still answers its liveness checks.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../base/errors.js';
 import { parsePath, requestUrl, verbOf } from './http.js';
 
 export interface FlowControlOptions {

@@ -5,7 +5,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../base/errors.js';
 
 export interface HostGuardOptions {
   /** The address the server is bound to. */

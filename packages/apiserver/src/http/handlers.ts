@@ -3,7 +3,10 @@
  * parameters and bodies, calls the core and writes the answer (JSON, Table or a watch stream).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiCore, DeleteOptions, FieldValidation, PropagationPolicy, WriteOptions } from '../api/core.js';
+import type { ApiCore } from '../api/core.js';
+import type { DeleteOptions, PropagationPolicy } from '../api/deletion.js';
+import { compileRequestFilter } from '../api/filter.js';
+import type { FieldValidation, WriteOptions } from '../api/write-path.js';
 import { versionSchema } from '../api/present.js';
 import type { PatchEngine, PatchKind } from '../patch/engine.js';
 import {
@@ -18,21 +21,21 @@ import {
   resourceVersionTooLarge,
   unsupportedMediaType,
   type StatusCause,
-} from '../api/errors.js';
-import type { Faults, RequestDescription } from './faults.js';
+} from '../base/errors.js';
+import type { FaultInjector, RequestDescription } from './faults.js';
 import type { RequestLog } from './request-log.js';
 import type { ResourceRequest, Verb } from './http.js';
 import { MAX_BODY_BYTES, mediaType, parseBody, readBody, sendJson, verbOf } from './http.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { resourceVersionOf } from '../api/meta.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { resourceVersionOf } from '../base/meta.js';
 import { decodeProtobufBody, PROTOBUF } from './protobuf.js';
-import { isJsonObject } from '../api/json.js';
+import { isJsonObject } from '../base/json.js';
 import type { Registry, Resolved } from '../api/registry.js';
 import type { IncludeObject } from './table.js';
 import { parseIncludeObject, toTable } from './table.js';
 import { asPartialObjectMetadata, goTypeName, listInShape, mediaTarget, objectInShape } from './media-target.js';
 import type { WatchHub, WatchSink, WatchStart } from '../api/watch.js';
-import type { EventType } from '../api/store.js';
+import type { EventType } from '../storage/store.js';
 import { warningHeaders } from './warnings.js';
 import type { Attributes, Auth, UserInfo } from '../auth/index.js';
 import {
@@ -52,7 +55,7 @@ export interface HandlerContext {
   core: ApiCore;
   registry: Registry;
   hub: WatchHub;
-  faults: Faults;
+  faults: FaultInjector;
   requests: RequestLog;
   /** Watches without timeoutSeconds end after this many seconds times [1, 2), like the real server's. */
   minRequestTimeoutSeconds: number;
@@ -374,7 +377,7 @@ export async function handleResource(
       ctx.admission,
       admissionRequest('CREATE', resolved, rr, user, opts),
       value,
-      (body) => ctx.core.bind(namespace, rr.name as string, body, opts),
+      (body) => ctx.core.subresources.bind(namespace, rr.name as string, body, opts),
       opts.warnings,
     );
     sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, warningHeaders(opts.warnings));
@@ -387,7 +390,7 @@ export async function handleResource(
   switch (verb) {
     case 'get': {
       const target = mediaTarget(accept);
-      const obj = await fromStorage(conversion, ctx.core.get(conversion?.storage ?? resolved, namespace, rr.name as string));
+      const obj = await fromStorage(conversion, ctx.core.verbs.get(conversion?.storage ?? resolved, namespace, rr.name as string));
       if (target?.kind === 'Table') {
         const listMeta = { resourceVersion: resourceVersionOf(obj) };
         sendJson(res, 200, toTable(type, resolved.version, [obj], listMeta, parseIncludeObject(query.get('includeObject'))));
@@ -403,7 +406,7 @@ export async function handleResource(
       if (rvText !== '' && rvText !== '0' && !(await waitForResourceVersion(ctx.hub, Number(rvText), () => res.destroyed))) {
         throw resourceVersionTooLarge(Number(rvText), ctx.hub.resourceVersion);
       }
-      const list = ctx.core.list(conversion?.storage ?? resolved, rr.namespace, {
+      const list = ctx.core.verbs.list(conversion?.storage ?? resolved, rr.namespace, {
         labelSelector: query.get('labelSelector') ?? undefined,
         fieldSelector: query.get('fieldSelector') ?? undefined,
         limit: intParam(query, 'limit'),
@@ -452,7 +455,7 @@ export async function handleResource(
       const result = await fromStorageResult(
         conversion,
         await admittedWrite(ctx.admission, request, opts, (o) =>
-          ctx.core.create(conversion?.storage ?? resolved, namespace, stored, { ...opts, ...o }),
+          ctx.core.verbs.create(conversion?.storage ?? resolved, namespace, stored, { ...opts, ...o }),
         ),
       );
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
@@ -467,7 +470,7 @@ export async function handleResource(
       const result = await fromStorageResult(
         conversion,
         await admittedWrite(ctx.admission, request, opts, (o) =>
-          ctx.core.update(conversion?.storage ?? resolved, namespace, rr.name as string, stored, { ...opts, ...o }),
+          ctx.core.verbs.update(conversion?.storage ?? resolved, namespace, rr.name as string, stored, { ...opts, ...o }),
         ),
       );
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
@@ -488,14 +491,14 @@ export async function handleResource(
       if (conversion) {
         const result = await patchThroughConversion(conversion, resolved, namespace, rr.name as string, kind, body, ctx, (o, updated) =>
           admittedWrite(ctx.admission, request, opts, (w) =>
-            ctx.core.update(conversion.storage, namespace, rr.name as string, updated, { ...opts, ...o, ...w }),
+            ctx.core.verbs.update(conversion.storage, namespace, rr.name as string, updated, { ...opts, ...o, ...w }),
           ),
         );
         sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
         return;
       }
       const result = await admittedWrite(ctx.admission, request, opts, (o) =>
-        ctx.core.patch(resolved, namespace, rr.name as string, kind, body, { ...opts, ...o }),
+        ctx.core.verbs.patch(resolved, namespace, rr.name as string, kind, body, { ...opts, ...o }),
       );
       sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
       return;
@@ -505,11 +508,11 @@ export async function handleResource(
       const request = admissionRequest('DELETE', resolved, rr, user, opts);
       const current = (): JsonObject | undefined =>
         ctx.core.store.get(type.key, type.namespaced ? namespace : '', rr.name as string) &&
-        ctx.core.get(conversion?.storage ?? resolved, namespace, rr.name as string);
+        ctx.core.verbs.get(conversion?.storage ?? resolved, namespace, rr.name as string);
       const result = await fromStorageResult(
         conversion,
         await admittedDeleteOfCurrent(ctx.admission, request, current, () =>
-          ctx.core.delete(conversion?.storage ?? resolved, namespace, rr.name as string, opts),
+          ctx.core.deletion.delete(conversion?.storage ?? resolved, namespace, rr.name as string, opts),
         ),
       );
       sendJson(res, result.status, result.body);
@@ -519,7 +522,7 @@ export async function handleResource(
       const opts = await deleteOptionsOf(req, query, ctx);
       // Each item is admitted as a DELETE with the item as oldObject and no name, as the real server's static attributes.
       const request = admissionRequest('DELETE', resolved, rr, user, opts, '');
-      const list = await ctx.core.deleteCollection(
+      const list = await ctx.core.deletion.deleteCollection(
         resolved,
         rr.namespace,
         { labelSelector: query.get('labelSelector') ?? undefined, fieldSelector: query.get('fieldSelector') ?? undefined },
@@ -566,7 +569,7 @@ async function patchThroughConversion(
       'application/json-patch+json',
       'application/merge-patch+json',
     ]);
-  const stored = ctx.core.get(conversion.storage, namespace, name);
+  const stored = ctx.core.verbs.get(conversion.storage, namespace, name);
   const current = await fromStorage(conversion, stored);
   const patched = ctx.patch(kind, current, body, resolved.type);
   if (!isJsonObject(patched)) throw badRequest(`the patch must leave a ${resolved.type.kind} object`);
@@ -627,7 +630,7 @@ async function serveScale(
   const name = rr.name as string;
   const opts = writeOptions(req, query, 'scale');
   if (verb === 'get') {
-    sendJson(res, 200, ctx.core.getScale(resolved, namespace, name));
+    sendJson(res, 200, ctx.core.subresources.getScale(resolved, namespace, name));
     return;
   }
   let change: (scale: JsonObject) => JsonValue;
@@ -652,9 +655,9 @@ async function serveScale(
   const result = await admittedScale(
     ctx.admission,
     admissionRequest('UPDATE', resolved, rr, user, opts),
-    () => ctx.core.getScale(resolved, namespace, name),
+    () => ctx.core.subresources.getScale(resolved, namespace, name),
     change,
-    (c, dryRun) => ctx.core.updateScale(resolved, namespace, name, c, { ...opts, dryRun }),
+    (c, dryRun) => ctx.core.subresources.updateScale(resolved, namespace, name, c, { ...opts, dryRun }),
     opts.warnings,
   );
   sendJson(res, result.status, result.body, warningHeaders(opts.warnings));
@@ -758,7 +761,7 @@ async function serveWatch(
   const bookmarks = query.get('allowWatchBookmarks') === 'true';
   checkWatchListOptions(query, bookmarks);
   const fieldSelectors = [query.get('fieldSelector') ?? '', rr.name !== undefined ? `metadata.name=${rr.name}` : ''].filter(Boolean);
-  const filter = ctx.core.compileFilter(resolved, {
+  const filter = compileRequestFilter(resolved, {
     labelSelector: query.get('labelSelector') ?? undefined,
     fieldSelector: fieldSelectors.join(',') || undefined,
   });

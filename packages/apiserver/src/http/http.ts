@@ -3,10 +3,10 @@
  * RequestInfoFactory), body reading with the 3 MiB limit, and JSON responses.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError, badRequest, tooLarge } from '../api/errors.js';
+import { ApiError, badRequest, tooLarge } from '../base/errors.js';
 import { parseDocument, visit, type Document } from 'yaml';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { setOwn } from '../api/json.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { setOwn } from '../base/json.js';
 
 /** The real server's limit on request bodies. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;

@@ -4,9 +4,9 @@
  * it: the first alternative it can serve wins; an alternative asking for a shape it does not know
  * is passed over.
  */
-import { ApiError } from '../api/errors.js';
-import type { JsonObject } from '../api/json.js';
-import { readMeta } from '../api/meta.js';
+import { ApiError } from '../base/errors.js';
+import type { JsonObject } from '../base/json.js';
+import { readMeta } from '../base/meta.js';
 
 export type MediaTargetKind = 'Table' | 'PartialObjectMetadata' | 'PartialObjectMetadataList';
 

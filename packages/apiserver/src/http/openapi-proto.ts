@@ -5,8 +5,8 @@
  * read this. Values without a typed field (defaults, enums, vendor extensions) travel as gnostic's
  * `Any { yaml }`, which holds them as JSON (a subset of YAML), as kubectl parses them.
  */
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
 
 type Wire = typeof import('@bufbuild/protobuf/wire');
 

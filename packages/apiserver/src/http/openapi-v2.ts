@@ -11,9 +11,9 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { builtinDefinitionName, builtinDefinitionsOf } from '../api/builtin-schema.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
-import { notAcceptable } from '../api/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { notAcceptable } from '../base/errors.js';
 import type { Registry, ResourceType, VersionInfo } from '../api/registry.js';
 import { ALL_VERBS } from '../api/builtins/index.js';
 import { versionInfo } from './discovery.js';

@@ -6,8 +6,8 @@
  * carry their Kubernetes definitions (builtin-schema.ts), enough for `kubectl explain`.
  */
 import { builtinDefinitionName, builtinDefinitionsOf } from '../api/builtin-schema.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
 import type { Registry, ResourceType, VersionInfo } from '../api/registry.js';
 import { apiVersionOf } from '../api/registry.js';
 

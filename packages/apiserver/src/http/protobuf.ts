@@ -8,8 +8,8 @@
  * undescribed field with a value is a 415 naming it (send JSON: `kubectl create -f`, `apply -f`).
  * Responses are always JSON (kubectl accepts it).
  */
-import { ApiError } from '../api/errors.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
+import { ApiError } from '../base/errors.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../base/json.js';
 
 type Scalar = 'string' | 'int' | 'bool' | 'bytes' | 'intOrString' | 'quantity';
 
@@ -395,7 +395,7 @@ function scalar(type: Scalar, r: Reader, wireType: number, path: string): JsonVa
 }
 
 function isZero(v: JsonValue): boolean {
-  return v === '' || v === 0 || v === false || (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0);
+  return v === '' || v === 0 || v === false || (isJsonObject(v) && Object.keys(v).length === 0);
 }
 
 function decodeMessage(buf: Buffer, schema: Schema, path: string): JsonObject {

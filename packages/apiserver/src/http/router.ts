@@ -6,8 +6,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { debuglog } from 'node:util';
 import { loadBuiltinSchemas } from '../api/builtin-schema.js';
-import { ApiError, internalError, methodNotAllowed, pathNotFound } from '../api/errors.js';
-import type { JsonObject } from '../api/json.js';
+import { ApiError, internalError, methodNotAllowed, pathNotFound } from '../base/errors.js';
+import type { JsonObject } from '../base/json.js';
 import type { Registry } from '../api/registry.js';
 import type { Auth } from '../auth/index.js';
 import { checkHostPresent } from './client-errors.js';

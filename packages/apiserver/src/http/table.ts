@@ -2,10 +2,10 @@
  * Server-side printing: the meta.k8s.io/v1 Table that `kubectl get` asks for (Accept with
  * `as=Table`, negotiated in media-target.ts), with columns from the built-in definitions or a CRD's additionalPrinterColumns.
  */
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
 import { AGE_COLUMN } from '../api/columns.js';
-import { age, readMeta } from '../api/meta.js';
+import { age, readMeta } from '../base/meta.js';
 import type { PrinterColumn, ResourceType, VersionInfo } from '../api/registry.js';
 
 export type IncludeObject = 'None' | 'Metadata' | 'Object';

@@ -76,7 +76,7 @@ import {
   type Managers,
 } from './managed-fields.js';
 import { fieldTypeOf, itemTypeOf, typeInfoOrGeneric, type FieldType, type ListType, type TypeInfo } from './schema.js';
-import { deepClone, deepEqual, hasOwn, isJsonObject, setOwn, type JsonObject, type JsonValue } from '../api/json.js';
+import { deepClone, deepEqual, hasOwn, isJsonObject, setOwn, type JsonObject, type JsonValue } from '../base/json.js';
 import type { ApplyArgs as EngineApplyArgs, TrackArgs as EngineTrackArgs } from '../api/patch-port.js';
 
 /** The engine's apply arguments with the schema the merge follows. */

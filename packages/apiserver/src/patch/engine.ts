@@ -3,9 +3,9 @@
  * over this folder's JSON patch, merge patch, strategic merge (built-ins, with their type info),
  * server-side apply and managedFields tracking.
  */
-import { ApiError } from '../api/errors.js';
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { isJsonObject } from '../api/json.js';
+import { ApiError } from '../base/errors.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
 import { PatchError } from './errors.js';
 import { applyConflictError, serverSideApply, trackUpdate } from './apply.js';
 import { applyJsonPatch } from './json-patch.js';

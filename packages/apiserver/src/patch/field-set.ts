@@ -10,7 +10,7 @@
  * node may only be a prefix of members). FieldsV1 writes a member leaf as `{}` and a member
  * that also has members below it with a `".": {}` entry.
  */
-import { isJsonObject, type JsonObject, type JsonValue } from '../api/json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../base/json.js';
 
 export type PathElement = string;
 export type FieldPath = readonly PathElement[];

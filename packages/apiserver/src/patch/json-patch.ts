@@ -17,7 +17,7 @@
  *   double it forty times, out of a 2 KB request.
  */
 import { PatchError } from './errors.js';
-import { deepClone, deepEqual, hasOwn, isJsonObject, setOwn, type JsonObject, type JsonValue } from '../api/json.js';
+import { deepClone, deepEqual, hasOwn, isJsonObject, setOwn, type JsonObject, type JsonValue } from '../base/json.js';
 
 export type JsonPatchOperation =
   | { op: 'add' | 'replace' | 'test'; path: string; value: JsonValue }

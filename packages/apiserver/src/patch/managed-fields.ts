@@ -5,7 +5,7 @@
  * ownership (server-side apply, update tracking) are in `apply.ts`.
  */
 import { FieldSet, formatPath } from './field-set.js';
-import { deepClone, isJsonObject, type JsonObject, type JsonValue } from '../api/json.js';
+import { deepClone, isJsonObject, type JsonObject, type JsonValue } from '../base/json.js';
 
 export interface ManagedFieldsEntry {
   manager: string;

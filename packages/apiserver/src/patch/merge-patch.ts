@@ -4,7 +4,7 @@
  * that is not an object replaces the whole target; whether such a result is an acceptable
  * Kubernetes object is for the caller to judge. Never mutates its inputs.
  */
-import { deepClone, hasOwn, isJsonObject, setOwn, type JsonObject, type JsonValue } from '../api/json.js';
+import { deepClone, hasOwn, isJsonObject, setOwn, type JsonObject, type JsonValue } from '../base/json.js';
 
 export function applyMergePatch(target: JsonValue, patch: JsonValue): JsonValue {
   return mergeInto(deepClone(target), patch);

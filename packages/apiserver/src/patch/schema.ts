@@ -16,8 +16,8 @@
  *   Some fields disagree (Service ports: SSA keys port+protocol, SMP merges on port alone;
  *   Job conditions: SSA atomic, SMP merges on type), hence both.
  */
-import type { JsonObject, JsonValue } from '../api/json.js';
-import { isJsonObject, ownValue, setOwn } from '../api/json.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject, ownValue, setOwn } from '../base/json.js';
 
 export interface ScalarType {
   readonly kind: 'scalar';

@@ -38,7 +38,7 @@
 import { PatchError } from './errors.js';
 import { canonicalJson } from './field-set.js';
 import { fieldTypeOf, itemTypeOf, listPatchStrategy, type FieldType, type TypeInfo } from './schema.js';
-import { deepClone, deepEqual, hasOwn, isJsonObject, setOwn, type JsonObject, type JsonValue } from '../api/json.js';
+import { deepClone, deepEqual, hasOwn, isJsonObject, setOwn, type JsonObject, type JsonValue } from '../base/json.js';
 
 const PATCH = '$patch';
 const RETAIN_KEYS = '$retainKeys';

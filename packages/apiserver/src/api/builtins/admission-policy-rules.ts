@@ -3,11 +3,11 @@
  * (matchConstraints on the policy) and the CEL expressions, compiled when the object is written
  * so that a policy that cannot run is refused then, as the real server does.
  */
-import type { StatusCause } from '../errors.js';
-import { fieldInvalid, fieldNotSupported, fieldRequired } from '../errors.js';
-import { compileExpression, PER_RULE_COST_LIMIT } from '../cel.js';
-import type { JsonObject, JsonValue } from '../json.js';
-import { isJsonObject } from '../json.js';
+import type { StatusCause } from '../../base/errors.js';
+import { fieldInvalid, fieldNotSupported, fieldRequired } from '../../base/errors.js';
+import { compileExpression, PER_RULE_COST_LIMIT } from '../../grammar/cel.js';
+import type { JsonObject, JsonValue } from '../../base/json.js';
+import { isJsonObject } from '../../base/json.js';
 import { setDefault } from './defaults.js';
 import { selectorCauses } from './admission-webhooks.js';
 

@@ -2,12 +2,12 @@
  * What ValidatingWebhookConfiguration and MutatingWebhookConfiguration share: the defaults and the
  * validation of their webhooks, as the real server's admissionregistration validation words them.
  */
-import type { StatusCause } from '../errors.js';
-import { fieldInvalid, fieldNotSupported, fieldRequired } from '../errors.js';
-import { compileExpression } from '../cel.js';
-import type { JsonObject, JsonValue } from '../json.js';
-import { isJsonObject } from '../json.js';
-import { labelSelectorFromObject } from '../label-selector.js';
+import type { StatusCause } from '../../base/errors.js';
+import { fieldInvalid, fieldNotSupported, fieldRequired } from '../../base/errors.js';
+import { compileExpression } from '../../grammar/cel.js';
+import type { JsonObject, JsonValue } from '../../base/json.js';
+import { isJsonObject } from '../../base/json.js';
+import { labelSelectorFromObject } from '../../grammar/label-selector.js';
 import type { PrinterColumn } from '../registry.js';
 import { dns1123Label, dns1123Subdomain } from '../validation.js';
 import { column } from './builtin.js';

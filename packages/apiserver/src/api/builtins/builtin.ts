@@ -2,8 +2,8 @@
  * How a built-in kind is declared (BuiltinSpec) and becomes a ResourceType, with the column
  * helpers the kinds' printers share.
  */
-import type { JsonObject, JsonValue } from '../json.js';
-import { isJsonObject } from '../json.js';
+import type { JsonObject, JsonValue } from '../../base/json.js';
+import { isJsonObject } from '../../base/json.js';
 import type { PrinterColumn, ResourceType, ScaleInfo, Strategy, VersionInfo } from '../registry.js';
 import { AGE_COLUMN } from '../columns.js';
 import type { NameRule } from '../validation.js';

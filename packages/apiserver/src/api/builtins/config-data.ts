@@ -1,10 +1,10 @@
 /**
  * The data keys of ConfigMaps and Secrets, and their `immutable` flag.
  */
-import type { StatusCause } from '../errors.js';
-import { fieldForbidden, fieldInvalid } from '../errors.js';
-import type { JsonObject } from '../json.js';
-import { deepEqual, isJsonObject } from '../json.js';
+import type { StatusCause } from '../../base/errors.js';
+import { fieldForbidden, fieldInvalid } from '../../base/errors.js';
+import type { JsonObject } from '../../base/json.js';
+import { deepEqual, isJsonObject } from '../../base/json.js';
 
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
 

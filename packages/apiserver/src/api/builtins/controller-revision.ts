@@ -2,11 +2,11 @@
  * The built-in ControllerRevision: its defaults and validation as the real server applies them, and the columns
  * `kubectl get` prints.
  */
-import type { StatusCause } from '../errors.js';
-import { fieldInvalid } from '../errors.js';
-import type { JsonValue } from '../json.js';
-import { deepEqual, isJsonObject } from '../json.js';
-import { readMeta } from '../meta.js';
+import type { StatusCause } from '../../base/errors.js';
+import { fieldInvalid } from '../../base/errors.js';
+import type { JsonValue } from '../../base/json.js';
+import { deepEqual, isJsonObject } from '../../base/json.js';
+import { readMeta } from '../../base/meta.js';
 import type { ResourceType, Strategy } from '../registry.js';
 import { builtin, column, num, str } from './builtin.js';
 

@@ -2,9 +2,9 @@
  * The built-in CronJob: its defaults and validation as the real server applies them, and the columns
  * `kubectl get` prints.
  */
-import { cronError, timeZoneError } from '../cron.js';
-import { fieldInvalid, fieldRequired } from '../errors.js';
-import { age, getPath, nameOf } from '../meta.js';
+import { cronError, timeZoneError } from '../../grammar/cron.js';
+import { fieldInvalid, fieldRequired } from '../../base/errors.js';
+import { age, getPath, nameOf } from '../../base/meta.js';
 import type { ResourceType, Strategy } from '../registry.js';
 import { builtin, column, str } from './builtin.js';
 import { defaultPodSpec } from './pod-template.js';

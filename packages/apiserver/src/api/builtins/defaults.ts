@@ -1,8 +1,8 @@
 /**
  * Defaulting helpers the kinds share: set a field only when the client left it out.
  */
-import type { JsonObject, JsonValue } from '../json.js';
-import { isJsonObject } from '../json.js';
+import type { JsonObject, JsonValue } from '../../base/json.js';
+import { isJsonObject } from '../../base/json.js';
 
 export function objectAt(obj: JsonObject, key: string): JsonObject {
   const v = obj[key];

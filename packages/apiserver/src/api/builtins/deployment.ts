@@ -2,7 +2,7 @@
  * The built-in Deployment: its defaults and validation as the real server applies them, and the columns
  * `kubectl get` prints.
  */
-import { getPath } from '../meta.js';
+import { getPath } from '../../base/meta.js';
 import type { ResourceType, Strategy } from '../registry.js';
 import { builtin, column, num } from './builtin.js';
 import { defaultWorkload, templateColumns, validateWorkload } from './workload.js';

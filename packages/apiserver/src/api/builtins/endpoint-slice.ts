@@ -1,7 +1,7 @@
 /**
  * The built-in EndpointSlice: the columns `kubectl get` prints for it.
  */
-import { isJsonObject } from '../json.js';
+import { isJsonObject } from '../../base/json.js';
 import type { ResourceType } from '../registry.js';
 import { builtin, column, str } from './builtin.js';
 

@@ -1,8 +1,8 @@
 /**
  * The built-in Endpoints: the columns `kubectl get` prints for it.
  */
-import type { JsonObject } from '../json.js';
-import { isJsonObject } from '../json.js';
+import type { JsonObject } from '../../base/json.js';
+import { isJsonObject } from '../../base/json.js';
 import type { ResourceType } from '../registry.js';
 import { builtin, column, str } from './builtin.js';
 

@@ -2,11 +2,11 @@
  * The built-in Job: its defaults and validation as the real server applies them, and the columns
  * `kubectl get` prints.
  */
-import type { StatusCause } from '../errors.js';
-import { fieldInvalid, fieldNotSupported } from '../errors.js';
-import type { JsonObject, JsonValue } from '../json.js';
-import { deepEqual, isJsonObject } from '../json.js';
-import { age, getPath, nameOf, readMeta } from '../meta.js';
+import type { StatusCause } from '../../base/errors.js';
+import { fieldInvalid, fieldNotSupported } from '../../base/errors.js';
+import type { JsonObject, JsonValue } from '../../base/json.js';
+import { deepEqual, isJsonObject } from '../../base/json.js';
+import { age, getPath, nameOf, readMeta } from '../../base/meta.js';
 import type { ResourceType, Strategy } from '../registry.js';
 import { builtin, column, num, str } from './builtin.js';
 import { defaultPodSpec, validateContainers } from './pod-template.js';

@@ -1,7 +1,7 @@
 /**
  * The built-in Lease: the columns `kubectl get` prints for it.
  */
-import { getPath } from '../meta.js';
+import { getPath } from '../../base/meta.js';
 import type { ResourceType } from '../registry.js';
 import { builtin, column, str } from './builtin.js';
 

@@ -2,8 +2,8 @@
  * The built-in Namespace: its defaults and validation as the real server applies them, and the columns
  * `kubectl get` prints.
  */
-import { isJsonObject } from '../json.js';
-import { getPath, metaOf, nameOf } from '../meta.js';
+import { isJsonObject } from '../../base/json.js';
+import { getPath, metaOf, nameOf } from '../../base/meta.js';
 import type { ResourceType, Strategy } from '../registry.js';
 import { ALL_VERBS, builtin, column, str } from './builtin.js';
 import { objectAt } from './defaults.js';

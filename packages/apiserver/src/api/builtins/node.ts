@@ -2,8 +2,8 @@
  * The built-in Node: its defaults and validation as the real server applies them, and the columns
  * `kubectl get` prints.
  */
-import { isJsonObject } from '../json.js';
-import { getPath } from '../meta.js';
+import { isJsonObject } from '../../base/json.js';
+import { getPath } from '../../base/meta.js';
 import type { ResourceType, Strategy } from '../registry.js';
 import { builtin, column, str } from './builtin.js';
 

@@ -2,10 +2,10 @@
  * The built-in PersistentVolumeClaim: its defaults and validation as the real server applies them, and the columns
  * `kubectl get` prints.
  */
-import { parseQuantity } from '../cel.js';
-import type { StatusCause } from '../errors.js';
-import { fieldInvalid, fieldRequired } from '../errors.js';
-import { getPath } from '../meta.js';
+import { parseQuantity } from '../../grammar/cel.js';
+import type { StatusCause } from '../../base/errors.js';
+import { fieldInvalid, fieldRequired } from '../../base/errors.js';
+import { getPath } from '../../base/meta.js';
 import type { ResourceType, Strategy } from '../registry.js';
 import { accessModes } from './persistent-volume.js';
 import { builtin, column, str } from './builtin.js';

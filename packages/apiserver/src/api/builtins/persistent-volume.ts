@@ -2,9 +2,9 @@
  * The built-in PersistentVolume: its defaults and validation as the real server applies them, and the columns
  * `kubectl get` prints.
  */
-import type { JsonValue } from '../json.js';
-import { isJsonObject } from '../json.js';
-import { getPath } from '../meta.js';
+import type { JsonValue } from '../../base/json.js';
+import { isJsonObject } from '../../base/json.js';
+import { getPath } from '../../base/meta.js';
 import type { ResourceType, Strategy } from '../registry.js';
 import { builtin, column, str } from './builtin.js';
 import { objectAt, setDefault } from './defaults.js';

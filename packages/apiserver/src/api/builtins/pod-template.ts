@@ -1,10 +1,10 @@
 /**
  * The pod spec as the real server defaults and validates it, in a Pod and in every pod template.
  */
-import type { StatusCause } from '../errors.js';
-import { fieldInvalid, fieldRequired } from '../errors.js';
-import type { JsonObject, JsonValue } from '../json.js';
-import { isJsonObject } from '../json.js';
+import type { StatusCause } from '../../base/errors.js';
+import { fieldInvalid, fieldRequired } from '../../base/errors.js';
+import type { JsonObject, JsonValue } from '../../base/json.js';
+import { isJsonObject } from '../../base/json.js';
 import { dns1123Label } from '../validation.js';
 import { setDefault } from './defaults.js';
 

@@ -2,10 +2,10 @@
  * The built-in Pod: its defaults and validation as the real server applies them, and the columns
  * `kubectl get` prints.
  */
-import { fieldForbidden } from '../errors.js';
-import type { JsonObject, JsonValue } from '../json.js';
-import { deepEqual, isJsonObject } from '../json.js';
-import { getPath, readMeta } from '../meta.js';
+import { fieldForbidden } from '../../base/errors.js';
+import type { JsonObject, JsonValue } from '../../base/json.js';
+import { deepEqual, isJsonObject } from '../../base/json.js';
+import { getPath, readMeta } from '../../base/meta.js';
 import type { ResourceType, Strategy } from '../registry.js';
 import { builtin, column, str } from './builtin.js';
 import { defaultPodSpec, validateContainers } from './pod-template.js';

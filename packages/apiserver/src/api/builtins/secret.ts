@@ -2,8 +2,8 @@
  * The built-in Secret: its defaults and validation as the real server applies them, and the columns
  * `kubectl get` prints.
  */
-import { fieldInvalid } from '../errors.js';
-import { isJsonObject } from '../json.js';
+import { fieldInvalid } from '../../base/errors.js';
+import { isJsonObject } from '../../base/json.js';
 import type { ResourceType, Strategy } from '../registry.js';
 import { builtin, column, count, str } from './builtin.js';
 import { immutableData, validateConfigKeys } from './config-data.js';

@@ -2,11 +2,11 @@
  * The built-in Service: its defaults and validation as the real server applies them, and the columns
  * `kubectl get` prints.
  */
-import type { StatusCause } from '../errors.js';
-import { fieldInvalid, fieldRequired } from '../errors.js';
-import type { JsonObject } from '../json.js';
-import { isJsonObject } from '../json.js';
-import { getPath } from '../meta.js';
+import type { StatusCause } from '../../base/errors.js';
+import { fieldInvalid, fieldRequired } from '../../base/errors.js';
+import type { JsonObject } from '../../base/json.js';
+import { isJsonObject } from '../../base/json.js';
+import { getPath } from '../../base/meta.js';
 import type { ResourceType, Strategy } from '../registry.js';
 import { builtin, column, str } from './builtin.js';
 import { objectAt, setDefault } from './defaults.js';

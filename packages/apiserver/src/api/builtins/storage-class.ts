@@ -2,10 +2,10 @@
  * The built-in StorageClass: its defaults and validation as the real server applies them, and the columns
  * `kubectl get` prints.
  */
-import type { StatusCause } from '../errors.js';
-import { fieldForbidden, fieldRequired } from '../errors.js';
-import { deepEqual } from '../json.js';
-import { getPath, nameOf } from '../meta.js';
+import type { StatusCause } from '../../base/errors.js';
+import { fieldForbidden, fieldRequired } from '../../base/errors.js';
+import { deepEqual } from '../../base/json.js';
+import { getPath, nameOf } from '../../base/meta.js';
 import type { ResourceType, Strategy } from '../registry.js';
 import { builtin, column, str } from './builtin.js';
 import { setDefault } from './defaults.js';

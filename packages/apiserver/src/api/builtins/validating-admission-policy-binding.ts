@@ -1,8 +1,8 @@
 /** The built-in ValidatingAdmissionPolicyBinding (admissionregistration.k8s.io/v1): which policy, where, with which params and actions. */
-import type { StatusCause } from '../errors.js';
-import { fieldInvalid, fieldNotSupported, fieldRequired } from '../errors.js';
-import type { JsonObject, JsonValue } from '../json.js';
-import { isJsonObject } from '../json.js';
+import type { StatusCause } from '../../base/errors.js';
+import { fieldInvalid, fieldNotSupported, fieldRequired } from '../../base/errors.js';
+import type { JsonObject, JsonValue } from '../../base/json.js';
+import { isJsonObject } from '../../base/json.js';
 import type { ResourceType } from '../registry.js';
 import { builtin } from './builtin.js';
 import { defaultMatchResources, matchResourcesCauses } from './admission-policy-rules.js';

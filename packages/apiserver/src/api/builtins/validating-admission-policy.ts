@@ -2,10 +2,10 @@
  * The built-in ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1, as in Kubernetes
  * 1.30+): defaults, and validation that compiles its CEL so a policy that cannot run is refused.
  */
-import type { StatusCause } from '../errors.js';
-import { fieldNotSupported, fieldRequired } from '../errors.js';
-import type { JsonObject, JsonValue } from '../json.js';
-import { isJsonObject } from '../json.js';
+import type { StatusCause } from '../../base/errors.js';
+import { fieldNotSupported, fieldRequired } from '../../base/errors.js';
+import type { JsonObject, JsonValue } from '../../base/json.js';
+import { isJsonObject } from '../../base/json.js';
 import type { ResourceType } from '../registry.js';
 import { builtin } from './builtin.js';
 import { setDefault } from './defaults.js';

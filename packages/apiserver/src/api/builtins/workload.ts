@@ -2,12 +2,12 @@
  * What Deployments, ReplicaSets and StatefulSets share: selector and template validation,
  * defaults, and the wide printer columns.
  */
-import type { StatusCause } from '../errors.js';
-import { fieldInvalid, fieldNotSupported, fieldRequired } from '../errors.js';
-import type { JsonObject } from '../json.js';
-import { deepEqual, isJsonObject } from '../json.js';
-import { getPath, labelsOf } from '../meta.js';
-import { formatLabelSelector, labelSelectorFromObject, matchesLabelSelector, SelectorError } from '../label-selector.js';
+import type { StatusCause } from '../../base/errors.js';
+import { fieldInvalid, fieldNotSupported, fieldRequired } from '../../base/errors.js';
+import type { JsonObject } from '../../base/json.js';
+import { deepEqual, isJsonObject } from '../../base/json.js';
+import { getPath, labelsOf } from '../../base/meta.js';
+import { formatLabelSelector, labelSelectorFromObject, matchesLabelSelector, SelectorError } from '../../grammar/label-selector.js';
 import type { PrinterColumn } from '../registry.js';
 import { validateLabels } from '../validation.js';
 import { column, str } from './builtin.js';

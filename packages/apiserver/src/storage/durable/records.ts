@@ -4,8 +4,8 @@
  * replay instead of being read as data. Pure: no I/O.
  */
 import { crc32 } from 'node:zlib';
-import type { JsonObject } from '../json.js';
-import { isJsonObject } from '../json.js';
+import type { JsonObject } from '../../base/json.js';
+import { isJsonObject } from '../../base/json.js';
 
 export type LogRecord =
   /** An object as stored (created or replaced); its resourceVersion is in its metadata. */

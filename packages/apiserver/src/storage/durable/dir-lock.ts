@@ -36,7 +36,7 @@ const MAX_SOCKET_PATH = 103;
  */
 async function socketBase(dir: string): Promise<{ base: string; close: () => Promise<void> }> {
   const longest = Buffer.byteLength(join(dir, `lock-${'9'.repeat(10)}-${'f'.repeat(12)}.sock`));
-  if (longest <= MAX_SOCKET_PATH) return { base: dir, close: async () => undefined };
+  if (longest <= MAX_SOCKET_PATH) return { base: dir, close: () => Promise.resolve() };
   if (process.platform !== 'linux') {
     throw new Error(
       `data directory ${dir}: its path is too long for the lock socket (${longest} bytes with the socket's name, at most ${MAX_SOCKET_PATH}); use a shorter path`,

@@ -133,7 +133,7 @@ export function parseCron(schedule: string): CronSchedule {
   if (expanded === undefined) throw new CronError(`unrecognized descriptor: ${text}`);
   const fields = expanded.split(/\s+/);
   if (fields.length !== 5) throw new CronError(`expected exactly 5 fields, found ${fields.length}: ${text}`);
-  const [minutes, hours, daysOfMonth, months, daysOfWeek] = fields.map((f, i) => parseField(f, FIELDS[i] as FieldSpec)) as [
+  const [minutes, hours, daysOfMonth, months, daysOfWeek] = fields.map((f, i) => parseField(f, FIELDS[i])) as [
     Set<number>,
     Set<number>,
     Set<number>,

@@ -30,8 +30,8 @@ import type * as CelExtensions from '@bufbuild/cel/ext';
 import type * as WellKnownTypes from '@bufbuild/protobuf/wkt';
 import { LRUCache } from 'lru-cache';
 import { RE2JS } from 're2js';
-import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject, ownValue } from './json.js';
+import type { JsonObject, JsonValue } from '../base/json.js';
+import { isJsonObject, ownValue } from '../base/json.js';
 
 type Cel = typeof CelModule;
 type Expr = ReturnType<Cel['parse']>['expr'];
@@ -98,8 +98,8 @@ const BINARY_SUFFIX: Readonly<Record<string, number>> = { Ki: 10, Mi: 20, Gi: 30
 export function parseQuantity(text: string): bigint | undefined {
   const m = QUANTITY.exec(text);
   if (!m) return undefined;
-  const [whole = '', fraction = ''] = m[1]!.replace(/^[+-]/, '').split('.');
-  const negative = m[1]!.startsWith('-');
+  const [whole = '', fraction = ''] = m[1].replace(/^[+-]/, '').split('.');
+  const negative = m[1].startsWith('-');
   let numerator = BigInt(`${whole}${fraction}` || '0');
   let exponent = 9 - fraction.length;
   const suffix = m[2] ?? '';
@@ -183,12 +183,12 @@ function listAndRegexLibraries(cel: Cel): CelFunc[] {
   return [
     celMethod('isSorted', LIST, [], CelScalar.BOOL, function () {
       const all = items(this);
-      return all.every((x, i) => i === 0 || compare(all[i - 1]!, x) <= 0);
+      return all.every((x, i) => i === 0 || compare(all[i - 1], x) <= 0);
     }),
     celMethod('sum', LIST, [], DYN, function () {
       const all = items(this);
       if (all.length === 0) return 0n;
-      if (all.every((x) => typeof x === 'bigint')) return (all as bigint[]).reduce((a, b) => a + b, 0n);
+      if (all.every((x) => typeof x === 'bigint')) return all.reduce((a, b) => a + b, 0n);
       return all.reduce<number>((a, b) => a + Number(b), 0);
     }),
     celMethod('min', LIST, [], DYN, function () {
@@ -202,7 +202,7 @@ function listAndRegexLibraries(cel: Cel): CelFunc[] {
     }),
     celMethod('lastIndexOf', LIST, [DYN], CelScalar.INT, function (x) {
       const all = items(this);
-      for (let i = all.length - 1; i >= 0; i--) if (sameValue(x, all[i]!)) return BigInt(i);
+      for (let i = all.length - 1; i >= 0; i--) if (sameValue(x, all[i])) return BigInt(i);
       return -1n;
     }),
     celMethod('find', CelScalar.STRING, [CelScalar.STRING], CelScalar.STRING, function (pattern) {
@@ -384,7 +384,7 @@ function sizeOf(cel: Cel, value: CelValue, deep: boolean, limit: number): number
       if (deep) for (const x of v) stack.push(x);
     } else if (cel.isCelMap(v)) {
       size += v.size;
-      if (deep) for (const [k, x] of v) stack.push(k as CelValue, x);
+      if (deep) for (const [k, x] of v) stack.push(k, x);
     }
   }
   return size;
@@ -656,7 +656,7 @@ const NO_SCHEMA: JsonObject = {};
 export function compileRule(source: string, schema: JsonObject | undefined): Compiled {
   const node = schema ?? NO_SCHEMA;
   let rules = compiledRules.get(node);
-  if (!rules) compiledRules.set(node, (rules = new Map()));
+  if (!rules) compiledRules.set(node, (rules = new Map<string, Compiled>()));
   let result = rules.get(source);
   if (!result) {
     result = compileUncached(source, schema);
@@ -676,7 +676,7 @@ function compileUncached(source: string, schema: JsonObject | undefined): Compil
 }
 
 type Planned =
-  | { ok: true; estimatedCost: number; usesOldSelf: boolean; evaluate(bindings: Readonly<Record<string, CelValue>>): CelValue | Error }
+  | { ok: true; estimatedCost: number; usesOldSelf: boolean; evaluate: (bindings: Readonly<Record<string, CelValue>>) => CelValue | Error }
   | { ok: false; error: string };
 
 /**
@@ -698,7 +698,7 @@ function planExpression(source: string, names: readonly string[], schema: JsonOb
   let program: (bindings: Readonly<Record<string, CelValue>>) => unknown;
   try {
     meterIterations(parsed.expr);
-    program = celRuntime().cel.plan(celRuntime().env, parsed) as typeof program;
+    program = celRuntime().cel.plan(celRuntime().env, parsed);
   } catch (err) {
     return { ok: false, error: `ERROR: ${(err as Error).message}` };
   }

@@ -123,7 +123,7 @@ export function setPath(obj: JsonObject, path: readonly string[], value: JsonVal
       cur = fresh;
     }
   }
-  const last = path[path.length - 1] as string;
+  const last = path[path.length - 1];
   if (value === undefined) delete cur[last];
   else setOwn(cur, last, value);
 }

@@ -7,9 +7,9 @@
  * stored object (or keep a reference in a list snapshot) without copying it.
  */
 import type { LogRecord } from './durable/records.js';
-import type { JsonObject } from './json.js';
-import { isJsonObject } from './json.js';
-import { nameOf, namespaceOf, ownerRefsOf, uidOf } from './meta.js';
+import type { JsonObject } from '../base/json.js';
+import { isJsonObject } from '../base/json.js';
+import { nameOf, namespaceOf, ownerRefsOf, uidOf } from '../base/meta.js';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 

@@ -29,12 +29,12 @@ function validDate(y: string, m: string, d: string): boolean {
 
 function isDate(v: string): boolean {
   const m = DATE.exec(v);
-  return m !== null && validDate(m[1]!, m[2]!, m[3]!);
+  return m !== null && validDate(m[1], m[2], m[3]);
 }
 
 function isDateTime(v: string): boolean {
   const m = DATE_TIME.exec(v);
-  if (!m || !validDate(m[1]!, m[2]!, m[3]!)) return false;
+  if (!m || !validDate(m[1], m[2], m[3])) return false;
   return Number(m[4]) < 24 && Number(m[5]) < 60 && Number(m[6]) < 61;
 }
 

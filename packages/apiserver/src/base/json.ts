@@ -22,7 +22,7 @@ export function isJsonObject(v: unknown): v is JsonObject {
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== typeof b || a === null || b === null) return false;
-  if (typeof a === 'number') return Number.isNaN(a) && Number.isNaN(b as number);
+  if (typeof a === 'number') return Number.isNaN(a) && Number.isNaN(b);
   if (typeof a !== 'object') return false;
   const aIsArray = Array.isArray(a);
   if (aIsArray !== Array.isArray(b)) return false;
@@ -79,4 +79,14 @@ export function hasOwn(obj: JsonObject, key: string): boolean {
  */
 export function ownValue(obj: JsonObject | undefined, key: string): JsonValue | undefined {
   return obj !== undefined && hasOwn(obj, key) ? obj[key] : undefined;
+}
+
+/** A string field's value; anything else reads as ''. */
+export function stringOf(v: JsonValue | undefined): string {
+  return typeof v === 'string' ? v : '';
+}
+
+/** The strings of a list field; anything else reads as an empty list. */
+export function stringsOf(v: JsonValue | undefined): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 }

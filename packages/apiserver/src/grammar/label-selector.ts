@@ -58,16 +58,16 @@ function lex(text: string): Scanned[] {
   const out: Scanned[] = [];
   let i = 0;
   for (;;) {
-    while (i < text.length && isWhitespace(text[i]!)) i++;
+    while (i < text.length && isWhitespace(text[i])) i++;
     if (i >= text.length) {
       out.push({ tok: 'end', lit: '' });
       return out;
     }
-    if (isSpecial(text[i]!)) {
+    if (isSpecial(text[i])) {
       // Longest run of special characters that still forms a known symbol ("!=", "==", "=").
       let buffer = '';
       let last: Scanned | undefined;
-      while (i < text.length && isSpecial(text[i]!)) {
+      while (i < text.length && isSpecial(text[i])) {
         const candidate = buffer + text[i];
         const tok = SYMBOLS.get(candidate);
         if (tok) {
@@ -86,7 +86,7 @@ function lex(text: string): Scanned[] {
       continue;
     }
     let word = '';
-    while (i < text.length && !isSpecial(text[i]!) && !isWhitespace(text[i]!)) word += text[i++];
+    while (i < text.length && !isSpecial(text[i]) && !isWhitespace(text[i])) word += text[i++];
     out.push({ tok: word === 'in' ? 'in' : word === 'notin' ? 'notin' : 'identifier', lit: word });
   }
 }
@@ -98,7 +98,7 @@ class LabelParser {
 
   /** In "values" context the keywords in/notin are plain identifiers. */
   lookahead(values: boolean): Scanned {
-    const item = this.items[Math.min(this.position, this.items.length - 1)]!;
+    const item = this.items[Math.min(this.position, this.items.length - 1)];
     if (values && (item.tok === 'in' || item.tok === 'notin')) return { tok: 'identifier', lit: item.lit };
     return item;
   }
@@ -297,7 +297,7 @@ export function matchesLabelSelector(selector: LabelSelector, labels: Record<str
 
 function matchesRequirement(requirement: LabelRequirement, labels: Record<string, string>): boolean {
   const has = Object.prototype.hasOwnProperty.call(labels, requirement.key);
-  const value = has ? labels[requirement.key]! : undefined;
+  const value = has ? labels[requirement.key] : undefined;
   switch (requirement.operator) {
     case 'Equals':
     case 'In':

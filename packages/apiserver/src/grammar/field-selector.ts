@@ -7,6 +7,7 @@
  * A field absent from the object's field set reads as "" (so `spec.nodeName=` matches unscheduled
  * pods). Unlike the Go parser, whitespace around a field name is trimmed; values are taken verbatim.
  */
+import { isJsonObject } from '../base/json.js';
 import { SelectorError } from './label-selector.js';
 
 export type FieldOperator = 'Equals' | 'NotEquals';
@@ -54,7 +55,7 @@ export function parseFieldSelector(text: string, allowedFields: readonly string[
 
 export function matchesFieldSelector(selector: FieldSelector, fields: Record<string, string>): boolean {
   return selector.requirements.every(({ field, operator, value }) => {
-    const actual = Object.prototype.hasOwnProperty.call(fields, field) ? fields[field]! : '';
+    const actual = Object.prototype.hasOwnProperty.call(fields, field) ? fields[field] : '';
     return operator === 'Equals' ? actual === value : actual !== value;
   });
 }
@@ -68,7 +69,7 @@ function splitUnescaped(text: string, separator: string): string[] {
   const parts: string[] = [];
   let current = '';
   for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
+    const ch = text[i];
     if (ch === '\\' && i + 1 < text.length) {
       current += ch + text[i + 1];
       i++;
@@ -96,7 +97,7 @@ function splitTerm(term: string): { field: string; operator: FieldOperator; valu
 function unescapeFieldValue(raw: string): string {
   let out = '';
   for (let i = 0; i < raw.length; i++) {
-    const ch = raw[i]!;
+    const ch = raw[i];
     if (ch === '\\') {
       const next = raw[i + 1];
       if (next === undefined) throw new Error('a value cannot end with a single "\\"');
@@ -173,13 +174,7 @@ export function selectableFields(group: string, kind: string): string[] {
 export function selectableFieldValues(object: unknown, group: string, kind: string): Record<string, string> {
   const out: Record<string, string> = {};
   const read = (path: string): unknown =>
-    path
-      .split('.')
-      .reduce<unknown>(
-        (node, step) =>
-          typeof node === 'object' && node !== null && !Array.isArray(node) ? (node as Record<string, unknown>)[step] : undefined,
-        object,
-      );
+    path.split('.').reduce<unknown>((node, step) => (isJsonObject(node) ? node[step] : undefined), object);
   const put = (label: string, value: unknown) => {
     if (typeof value === 'string') out[label] = value;
     else if (typeof value === 'number' || typeof value === 'boolean') out[label] = String(value);

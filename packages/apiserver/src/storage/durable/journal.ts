@@ -11,9 +11,9 @@
  */
 import { readdir, stat, mkdir, access, unlink, constants, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { JsonObject, JsonValue } from '../json.js';
-import { isJsonObject } from '../json.js';
-import { nameOf, namespaceOf } from '../meta.js';
+import type { JsonObject, JsonValue } from '../../base/json.js';
+import { isJsonObject } from '../../base/json.js';
+import { nameOf, namespaceOf } from '../../base/meta.js';
 import { lockDirectory } from './dir-lock.js';
 import { createExclusive, DIR_MODE, syncDir, TEMP_SUFFIX, writeAll, writeChunksAtomic } from './files.js';
 import { decodeLog, encodeRecord, type LogRecord } from './records.js';
@@ -174,7 +174,7 @@ export function replay(base: PersistedState, records: readonly LogRecord[]): Per
   const tables = new Map<string, Map<string, JsonObject>>();
   const table = (r: string): Map<string, JsonObject> => {
     let t = tables.get(r);
-    if (!t) tables.set(r, (t = new Map()));
+    if (!t) tables.set(r, (t = new Map<string, JsonObject>()));
     return t;
   };
   const key = (ns: string, n: string): string => `${ns}/${n}`;
@@ -323,7 +323,7 @@ export class Journal {
   private async flushLoop(): Promise<void> {
     try {
       while (this.buffer.length > 0) {
-        const batch = this.buffer.length === 1 ? (this.buffer[0] as Buffer) : Buffer.concat(this.buffer);
+        const batch = this.buffer.length === 1 ? this.buffer[0] : Buffer.concat(this.buffer);
         const seq = this.appended;
         this.buffer = [];
         await writeAll(this.fh, batch);
