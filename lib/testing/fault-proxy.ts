@@ -9,7 +9,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { Agent, type Dispatcher } from 'undici';
+import { Agent } from 'undici';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ApiServerModule } from './cluster/apiserver.js';
 import type { Mirror } from './explore/mirror.js';
@@ -349,7 +349,7 @@ export class FaultProxy {
     const answer = await this.agent.request({
       origin: this.target,
       path: `${url.pathname}${url.search}`,
-      method: method as Dispatcher.HttpMethod,
+      method,
       headers: forwardedHeaders(req),
       body,
     });

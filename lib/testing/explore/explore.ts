@@ -185,7 +185,7 @@ class Session {
     if (candidates.length === 0)
       throw new ConfigurationError('perturbations', 'leaves nothing to try for this workload (no writes, no steps)');
     const random = seededRandom(seed);
-    const perturbations = [candidates[seed % candidates.length] as Perturbation];
+    const perturbations = [candidates[seed % candidates.length]];
     if (random.next() < 0.2) {
       const extra = random.pick(candidates);
       if (!perturbations.includes(extra)) perturbations.push(extra);

@@ -24,7 +24,7 @@ export function seededRandom(seed: number): Random {
     int,
     pick: <T>(items: readonly T[]): T => {
       if (items.length === 0) throw new RangeError('pick: no items to choose from');
-      return items[int(items.length)] as T;
+      return items[int(items.length)];
     },
   };
 }

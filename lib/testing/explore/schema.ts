@@ -36,7 +36,7 @@ export function schemaWorkload(options: SchemaWorkloadOptions): Workload & { rea
   return {
     cases,
     generate: (_random, seed): readonly Action[] => {
-      const chosen = cases[((seed % cases.length) + cases.length) % cases.length] as Case;
+      const chosen = cases[((seed % cases.length) + cases.length) % cases.length];
       const changed = setPath(base, chosen.field.split('.'), chosen.value);
       return [
         { op: 'apply', resource, object: base },
@@ -103,7 +103,7 @@ function generateCases(schema: V1JSONSchemaProps, path: string): Case[] {
       add([], schema.minItems ? 'invalid' : 'boundary');
       if (schema.maxItems !== undefined)
         add(
-          Array.from({ length: schema.maxItems + 1 }, () => exampleOf(schema.items)),
+          Array.from({ length: schema.maxItems + 1 }, () => exampleOf(schema.items as V1JSONSchemaProps | undefined)),
           'invalid',
         );
       break;
@@ -151,5 +151,5 @@ function setPath(object: KubernetesObject, path: string[], value: unknown): Kube
       target = target[key] as Record<string, unknown>;
     }
   }
-  return copy as KubernetesObject;
+  return copy;
 }
