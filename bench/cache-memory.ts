@@ -20,7 +20,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { createKubeClient, loadKubeConfig } from '../lib/kube/index.js';
-import { informer, readYourWrites, type ObjectTransform } from '../lib/sources/index.js';
+import { informer, readYourWrites, type ObjectTransform } from '../lib/cache/index.js';
 import { resourceIdOf } from '../lib/core/index.js';
 import { COUNTERS, NAMESPACE } from './e2e/counter.js';
 import { flag, settledHeap as heapAfterGc } from './heap.js';

@@ -8,7 +8,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { TestScheduler } from 'rxjs/testing';
 import type { ResourceID } from '../../lib/core/index.js';
 import { KubeApiError } from '../../lib/kube/index.js';
-import type { ListAnswer, ListWatchClient, ListWatchScope, WatchRequest } from '../../lib/sources/index.js';
+import type { ListAnswer, ListWatchClient, ListWatchScope, WatchRequest } from '../../lib/cache/index.js';
 
 export interface VirtualClock {
   readonly scheduler: TestScheduler;

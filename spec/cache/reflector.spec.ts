@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Subscription } from 'rxjs';
-import { Informer, type ReflectorFailure } from '../../lib/sources/index.js';
-import { reflector, type ReflectorMessage, type ReflectorOptions } from '../../lib/sources/reflector.js';
+import { Informer, type ReflectorFailure } from '../../lib/cache/index.js';
+import { reflector, type ReflectorMessage, type ReflectorOptions } from '../../lib/cache/reflector.js';
 import { configMapAt, FakeListWatch, GONE_EVENT, httpError, virtualClock, type VirtualClock } from './fake-list-watch.js';
 
 /** The ES1 defaults an informer uses: 290 s watches, 30 s dead-watch margin, 60 s list timeout. */
@@ -19,7 +19,7 @@ interface Run {
   start(options?: Partial<ReflectorOptions>): Promise<void>;
 }
 
-describe('sources/reflector in virtual time (fake list+watch client)', () => {
+describe('cache/reflector in virtual time (fake list+watch client)', () => {
   let subscription: Subscription | undefined;
   afterEach(() => subscription?.unsubscribe());
 
@@ -239,7 +239,7 @@ describe('sources/reflector in virtual time (fake list+watch client)', () => {
   });
 });
 
-describe('sources/Informer in virtual time (fake list+watch client)', () => {
+describe('cache/Informer in virtual time (fake list+watch client)', () => {
   let inf: Informer | undefined;
   afterEach(() => inf?.stop());
 

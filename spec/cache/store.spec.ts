@@ -1,8 +1,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { TestScheduler } from 'rxjs/testing';
-import { InformerStore } from '../../lib/sources/index.js';
-import { NAMESPACE_INDEX, OWNER_UID_INDEX } from '../../lib/sources/store.js';
+import { InformerStore } from '../../lib/cache/index.js';
+import { NAMESPACE_INDEX, OWNER_UID_INDEX } from '../../lib/cache/store.js';
 
 function cm(namespace: string, name: string, rv: string, extra: Partial<NonNullable<KubernetesObject['metadata']>> = {}): KubernetesObject {
   return {
@@ -14,7 +14,7 @@ function cm(namespace: string, name: string, rv: string, extra: Partial<NonNulla
 
 const names = (objs: KubernetesObject[]): string[] => objs.map((o) => o.metadata?.name ?? '').sort();
 
-describe('sources/InformerStore', () => {
+describe('cache/InformerStore', () => {
   it('get, list by namespace, and the built-in namespace and owner-uid indexes', () => {
     const store = new InformerStore<KubernetesObject>();
     store.upsert(cm('a', 'one', '1', { ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'p', uid: 'owner-1' }] }));
