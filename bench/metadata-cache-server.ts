@@ -5,7 +5,10 @@
  *
  * Serves in memory N ConfigMaps in `default`, each with about B bytes of data and a label, writes
  * a kubeconfig for itself to --kubeconfig and prints one JSON line `{ "kubeconfig" }`. SIGTERM stops it.
+ * A line `relist` on its standard input makes the informer list again (bench:relist-peak): its
+ * watch is closed and its resume answered 410 (history gone); it answers the line `relisting`.
  */
+import { createInterface } from 'node:readline';
 import { startApiServer } from '@rxkube/apiserver';
 import { builtinResources, createKubeClient } from '../lib/kube/index.js';
 import { flag } from './heap.js';
@@ -34,4 +37,11 @@ const worker = async (): Promise<void> => {
 await Promise.all(Array.from({ length: 16 }, worker));
 await server.writeKubeconfig(kubeconfig);
 console.log(JSON.stringify({ kubeconfig }));
+createInterface(process.stdin).on('line', (line) => {
+  if (line.trim() !== 'relist') return;
+  // The watches resume at once; the first resume is answered 410 (history gone): each lists again.
+  server.faults.failRequests({ verb: 'watch', resource: 'configmaps', status: 410, count: 1 });
+  server.faults.dropWatches();
+  console.log('relisting');
+});
 process.on('SIGTERM', () => void server.close().then(() => process.exit(0)));

@@ -35,11 +35,8 @@ export {
 export {
   informer,
   informer$,
-  toResourceEvents,
-  toPrimaryTriggers,
   readYourWrites,
   type ReadYourWritesCache,
-  secondarySource,
   type Informer,
   InformerPool,
   type InformerPoolOptions,
@@ -55,16 +52,21 @@ export {
   type CacheReader,
   type WriteHandle,
   type WriteIntent,
-  type SecondarySource,
-  type SecondarySourceOptions,
-  type MapperError,
   type InformerStore,
   type ReflectorFailure,
   type ScopeStatus,
   type WhenSyncedOptions,
+} from './cache/index.js';
+export {
+  toResourceEvents,
+  toPrimaryTriggers,
+  secondarySource,
+  type SecondarySource,
+  type SecondarySourceOptions,
+  type MapperError,
 } from './sources/index.js';
 export { resourceEvent, type ResourceEventOptions } from './core/index.js';
 export type { SchedulingLoad } from './processing/index.js';
 export { reconcileWorkflow, cleanupWorkflow } from './workflow/index.js';
 // Types that appear in the signatures above, exported so that users can name them.
-export type { InformerStoreOptions, ReconnectFailure, ScopeState } from './sources/index.js';
+export type { InformerStoreOptions, ReconnectFailure, ScopeState } from './cache/index.js';

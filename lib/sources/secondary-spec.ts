@@ -1,7 +1,8 @@
+/** The one declaration of a controller's secondary source (SecondarySpec) and what it writes. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { FieldSelector, LabelSelector, ResourceDescriptor } from '../kube/index.js';
 import type { PrimaryToSecondaryMapper, SecondaryToPrimaryMapper } from './mappers.js';
-import type { Indexer } from './store.js';
+import type { Indexer } from '../cache/index.js';
 
 /**
  * A kind of write the reconciler makes through `ctx.secondaryClient(source)`, by the client's

@@ -11,7 +11,8 @@ import {
 import { Operator, type OperatorOptions } from '../../lib/operator/index.js';
 import { reconcileEach } from '../../lib/processing/index.js';
 import { ConfigurationError } from '../../lib/core/index.js';
-import { informer, readYourWrites, secondarySource } from '../../lib/sources/index.js';
+import { informer, readYourWrites } from '../../lib/cache/index.js';
+import { secondarySource } from '../../lib/sources/index.js';
 import {
   CONFIGMAPS,
   createWidget,

@@ -1,3 +1,4 @@
+/** One shared informer per resource type and scope for the controllers of an Operator, reference-counted, with each user's indexes. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   BehaviorSubject,
@@ -442,6 +443,7 @@ class Share<T extends KubernetesObject> implements InformerLike<T> {
 
   /** The shared store as this user sees it: its own indexes under its own names, and the built-in ones. */
   private storeView(): IndexedStore<T> {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the view's getters have a `this` of their own
     const share = this;
     const store = (): IndexedStore<T> => share.informer.store;
     const indexName = (name: string): string | undefined => (BUILT_IN_INDEXES.has(name) ? name : share.indexes.get(name)?.actual);

@@ -1,3 +1,4 @@
+/** The informer: list+watch loops per namespace into one store, with sync, health and a stream of changes (ES1, ES2, ES6). */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import {
   asyncScheduler,
@@ -189,7 +190,7 @@ export function checkNamespaces(informer: string, resource: ResolvedDescriptor, 
       throw new Error(`informer ${informer}: '${String(ns)}' is not a valid namespace name`);
     }
   }
-  return [...new Set(namespaces)].sort();
+  return [...new Set<string>(namespaces)].sort();
 }
 
 /**
@@ -464,6 +465,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
       case 'listEnd':
         if (scope.listing) this.endListing(scope.listing);
         scope.listing = undefined;
+        if (scope.state !== 'watching') scope.state = 'listed'; // a paged list streamed; a watch-list is watching already
         scope.resourceVersion = message.resourceVersion;
         scope.synced = true;
         scope.lists++;
