@@ -22,16 +22,43 @@ const sample = () => {
   peakHeap = Math.max(peakHeap, getHeapStatistics().used_heap_size);
 };
 setInterval(sample, 50).unref();
-globalThis.e2eRuns = 0;
+
+// What the RSS consists of at its peak: process.memoryUsage() every 250 ms (a fifth of the rate
+// above), the sample with the highest RSS kept until the next report.
+let atPeakRss;
+const sampleMemory = () => {
+  const usage = process.memoryUsage();
+  if (!atPeakRss || usage.rss > atPeakRss.rss) atPeakRss = usage;
+};
+setInterval(sampleMemory, 250).unref();
+
+const mark = (name) => process.send?.({ type: 'mark', name, modules });
+// The first run, the one moment every variant has alike (each one's own 'started' means something
+// else: caches synced, a list done, a watch answered): marked when e2eRuns first counts one.
+let runs = 0;
+Object.defineProperty(globalThis, 'e2eRuns', {
+  configurable: true,
+  get: () => runs,
+  set: (value) => {
+    if (runs === 0 && value > 0) mark('first-run');
+    runs = value;
+  },
+});
 // A variant marks moments of its start-up (imports done, started); the bench times them on arrival.
-globalThis.e2eMark = (name) => process.send?.({ type: 'mark', name, modules });
+globalThis.e2eMark = mark;
 process.on('message', (message) => {
   if (message?.type !== 'report') return;
   sample();
+  sampleMemory();
+  const peak = atPeakRss;
+  atPeakRss = undefined;
   let heapAfterGc;
+  let rssAfterGc;
   if (message.gc && typeof globalThis.gc === 'function') {
     globalThis.gc();
-    heapAfterGc = process.memoryUsage().heapUsed;
+    const usage = process.memoryUsage();
+    heapAfterGc = usage.heapUsed;
+    rssAfterGc = usage.rss;
   }
   const resources = globalThis.e2eWritten?.size;
   globalThis.e2eWritten?.clear();
@@ -40,7 +67,9 @@ process.on('message', (message) => {
     peakHeap,
     heapUsed: process.memoryUsage().heapUsed,
     heapAfterGc,
-    runs: globalThis.e2eRuns,
+    rssAfterGc,
+    atPeakRss: peak,
+    runs,
     writes: globalThis.e2eWrites,
     resources,
   });
