@@ -4,7 +4,8 @@
 // it wrote (globalThis.e2eWritten, a Set) gets those reported too; the set starts over at each
 // report, so that it tells what the variant wrote in each phase.
 import { registerHooks } from 'node:module';
-import { getHeapStatistics } from 'node:v8';
+import { join } from 'node:path';
+import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 
 // Modules loaded (imported or required, node's built-ins included), told with each mark.
 let modules = 0;
@@ -18,6 +19,7 @@ registerHooks({
 // v8's heap statistics, not process.memoryUsage(): that one also reads the RSS from /proc and
 // cost a few % of a variant's CPU at this rate.
 let peakHeap = 0;
+let reports = 0;
 const sample = () => {
   peakHeap = Math.max(peakHeap, getHeapStatistics().used_heap_size);
 };
@@ -60,6 +62,9 @@ process.on('message', (message) => {
     heapAfterGc = usage.heapUsed;
     rssAfterGc = usage.rss;
   }
+  // E2E_HEAP_SNAPSHOT_DIR: a heap snapshot at each report after a GC (what the settled heap holds).
+  const snapshots = process.env.E2E_HEAP_SNAPSHOT_DIR;
+  if (snapshots && heapAfterGc !== undefined) writeHeapSnapshot(join(snapshots, `${process.pid}-${++reports}.heapsnapshot`));
   const resources = globalThis.e2eWritten?.size;
   globalThis.e2eWritten?.clear();
   process.send?.({
