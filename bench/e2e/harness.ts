@@ -181,6 +181,10 @@ export interface MemoryBreakdown {
   heapUsed: number;
   external: number;
   arrayBuffers: number;
+  /** The used size of v8's heap spaces: young objects, survivors (and garbage not yet collected), large objects. */
+  newSpace: number;
+  oldSpace: number;
+  largeObjectSpace: number;
 }
 
 export interface Probe {
@@ -252,6 +256,9 @@ const inMB = (usage: Record<keyof MemoryBreakdown, number>): MemoryBreakdown => 
   heapUsed: round(usage.heapUsed / 2 ** 20, 1),
   external: round(usage.external / 2 ** 20, 1),
   arrayBuffers: round(usage.arrayBuffers / 2 ** 20, 1),
+  newSpace: round(usage.newSpace / 2 ** 20, 1),
+  oldSpace: round(usage.oldSpace / 2 ** 20, 1),
+  largeObjectSpace: round(usage.largeObjectSpace / 2 ** 20, 1),
 });
 
 // ---- compiling rxkube -----------------------------------------------------------------------

@@ -5,7 +5,7 @@
 // report, so that it tells what the variant wrote in each phase.
 import { registerHooks } from 'node:module';
 import { join } from 'node:path';
-import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 
 // Modules loaded (imported or required, node's built-ins included), told with each mark.
 let modules = 0;
@@ -30,7 +30,16 @@ setInterval(sample, 50).unref();
 let atPeakRss;
 const sampleMemory = () => {
   const usage = process.memoryUsage();
-  if (!atPeakRss || usage.rss > atPeakRss.rss) atPeakRss = usage;
+  if (atPeakRss && usage.rss <= atPeakRss.rss) return;
+  // Which heap spaces hold the used heap: new (young objects), old (survivors, garbage not yet
+  // collected among them), large objects (a big string or buffer, such as a whole list's body).
+  const used = Object.fromEntries(getHeapSpaceStatistics().map((space) => [space.space_name, space.space_used_size]));
+  atPeakRss = {
+    ...usage,
+    newSpace: used.new_space ?? 0,
+    oldSpace: used.old_space ?? 0,
+    largeObjectSpace: (used.large_object_space ?? 0) + (used.new_large_object_space ?? 0),
+  };
 };
 setInterval(sampleMemory, 250).unref();
 
