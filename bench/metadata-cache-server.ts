@@ -5,7 +5,11 @@
  *
  * Serves in memory N ConfigMaps in `default`, each with about B bytes of data and a label, writes
  * a kubeconfig for itself to --kubeconfig and prints one JSON line `{ "kubeconfig" }`. SIGTERM stops it.
+ * A line `relist` on its standard input makes every informer list again (bench:relist-peak): the
+ * open watches are stalled, one ConfigMap is written, history is compacted and the watches are
+ * closed, so each resumes below the compaction and gets 410; it answers the line `relisting`.
  */
+import { createInterface } from 'node:readline';
 import { startApiServer } from '@rxkube/apiserver';
 import { builtinResources, createKubeClient } from '../lib/kube/index.js';
 import { flag } from './heap.js';
@@ -34,4 +38,17 @@ const worker = async (): Promise<void> => {
 await Promise.all(Array.from({ length: 16 }, worker));
 await server.writeKubeconfig(kubeconfig);
 console.log(JSON.stringify({ kubeconfig }));
+let relists = 0;
+createInterface(process.stdin).on('line', (line) => {
+  if (line.trim() !== 'relist') return;
+  const stalled = server.faults.stallWatches();
+  void configMaps
+    .create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `relist-${++relists}`, namespace: 'default' } } as never)
+    .then(() => {
+      server.faults.compact();
+      server.faults.dropWatches();
+      stalled.remove();
+      console.log('relisting');
+    });
+});
 process.on('SIGTERM', () => void server.close().then(() => process.exit(0)));

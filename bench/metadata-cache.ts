@@ -19,7 +19,7 @@ import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { builtinResources, loadKubeConfig } from '../lib/kube/index.js';
-import { informer } from '../lib/sources/index.js';
+import { informer } from '../lib/cache/index.js';
 import { flag, settledHeap as heapAfterGc } from './heap.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');

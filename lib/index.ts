@@ -91,7 +91,14 @@ export {
   type OwnerReferenceMapperOptions,
   type PrimaryKind,
 } from './sources/index.js';
-export { compactManagedFields, stripManagedFields, type ObjectTransform } from './sources/index.js';
+export {
+  compactManagedFields,
+  stripManagedFields,
+  type ObjectTransform,
+  type BoundedStoreOptions,
+  type Indexer,
+  type StoreReader,
+} from './cache/index.js';
 export {
   pollingSource,
   perResourcePolling,
@@ -107,9 +114,6 @@ export {
   type TimerSource,
   type SourceError,
   type PollingCommon,
-  type BoundedStoreOptions,
-  type Indexer,
-  type StoreReader,
 } from './sources/index.js';
 
 export {
@@ -215,6 +219,6 @@ export type {
   WriteOptions,
 } from './kube/index.js';
 export type { LeaseClient } from './leader/index.js';
-export type { ListAnswer, ListRequest, ListWatchClient, ListWatchScope, WatchEventType, WatchRequest } from './sources/index.js';
+export type { ListAnswer, ListRequest, ListWatchClient, ListWatchScope, WatchEventType, WatchRequest } from './cache/index.js';
 export type { CacheLabels, ControllerLabels } from './observe/index.js';
 export type { BoundCondition, WorkflowRunKind } from './workflow/index.js';

@@ -33,11 +33,8 @@ export {
 export {
   informer,
   informer$,
-  toResourceEvents,
-  toPrimaryTriggers,
   readYourWrites,
   type ReadYourWritesCache,
-  secondarySource,
   type Informer,
   InformerPool,
   type InformerPoolOptions,
@@ -56,21 +53,26 @@ export {
   type CacheReader,
   type WriteHandle,
   type WriteIntent,
-  type SecondarySource,
-  type SecondarySourceOptions,
-  type MapperError,
   type BoundedStoreOptions,
   type InformerStore,
   type ListWatchClient,
-  type PrimaryKind,
-  type PrimaryToSecondaryMapper,
   type ReflectorFailure,
   type ScopeStatus,
-  type SecondaryToPrimaryMapper,
   type WhenSyncedOptions,
   compactManagedFields,
   stripManagedFields,
   type ObjectTransform,
+} from './cache/index.js';
+export {
+  toResourceEvents,
+  toPrimaryTriggers,
+  secondarySource,
+  type SecondarySource,
+  type SecondarySourceOptions,
+  type MapperError,
+  type PrimaryKind,
+  type PrimaryToSecondaryMapper,
+  type SecondaryToPrimaryMapper,
 } from './sources/index.js';
 export {
   resourceEvent,
@@ -158,7 +160,7 @@ export type {
   ScopeState,
   WatchEventType,
   WatchRequest,
-} from './sources/index.js';
+} from './cache/index.js';
 export type {
   BoundCondition,
   Condition,

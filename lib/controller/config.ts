@@ -13,7 +13,8 @@ import {
   type ResourceID,
 } from '../core/index.js';
 import { resolveDescriptor, type FieldSelector, type LabelSelector, type ResolvedDescriptor } from '../kube/index.js';
-import type { BoundedStoreOptions, SecondarySpec, SecondaryWrite, SourceError } from '../sources/index.js';
+import type { BoundedStoreOptions } from '../cache/index.js';
+import type { SecondarySpec, SecondaryWrite, SourceError } from '../sources/index.js';
 import { resolveReconcileOptions, type ResolvedReconcileOptions } from '../processing/index.js';
 import type { Workflow } from '../workflow/index.js';
 import { resolveSourceErrorOptions, type ResolvedSourceErrorOptions } from './contained-source.js';

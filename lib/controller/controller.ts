@@ -40,7 +40,7 @@ import {
 } from '../observe/index.js';
 import { reconcileEach, type RunFn, type RunResult } from '../processing/index.js';
 import type { Shard } from '../sharding/index.js';
-import { InformerPool, type InformerLike } from '../sources/index.js';
+import { InformerPool, type InformerLike } from '../cache/index.js';
 import { resolveNamespaces, type ResolvedControllerConfig } from './config.js';
 import { containedSource } from './contained-source.js';
 import { leaseGatedClient, type LeaseCheck } from './lease-gate.js';

@@ -25,7 +25,7 @@ import {
 } from '../observe/index.js';
 import { controllerShardingOptions, Shard, shardingConfig, type ShardingOptions } from '../sharding/index.js';
 import { checkWebhookServerOptions, startWebhookServer, type WebhookServer, type WebhookServerOptions } from '../webhooks/index.js';
-import { InformerPool } from '../sources/index.js';
+import { InformerPool } from '../cache/index.js';
 import { resolveControllerConfig, type ResolvedControllerConfig } from './config.js';
 import { Controller, DEFAULT_STOP_TIMEOUT_MS } from './controller.js';
 import { RbacCheck, rbacNeeds } from './rbac-check.js';

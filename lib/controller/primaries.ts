@@ -9,7 +9,8 @@ import {
   type ResourceEvent,
   type ResourceID,
 } from '../core/index.js';
-import { ReadYourWritesCache, toResourceEvents, type CacheReader, type InformerLike } from '../sources/index.js';
+import { ReadYourWritesCache, type CacheReader, type InformerLike } from '../cache/index.js';
+import { toResourceEvents } from '../sources/index.js';
 import { requireFinalizerName } from './config.js';
 
 export interface PrimariesOptions {

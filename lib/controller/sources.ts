@@ -2,15 +2,8 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { defer, merge, mergeMap, type Observable, Subject } from 'rxjs';
 import type { ResourceEvent } from '../core/index.js';
 import { errorLogLevel, resourceBindings, type Logger } from '../observe/index.js';
-import {
-  SecondarySource,
-  type InformerLike,
-  type InformerPool,
-  type Namespaces,
-  type ObjectTransform,
-  type SecondarySpec,
-  type SharedInformerOptions,
-} from '../sources/index.js';
+import { type InformerLike, type InformerPool, type Namespaces, type ObjectTransform, type SharedInformerOptions } from '../cache/index.js';
+import { SecondarySource, type SecondarySpec } from '../sources/index.js';
 import type { EventSourceRegistry } from '../workflow/index.js';
 import { resolveSecondary, type ResolvedControllerConfig, type ResolvedSecondary } from './config.js';
 import type { SecondaryLookup } from './run.js';

@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { kubernetesMatches } from '../dependent/index.js';
 import { refOf, type ApplyOptions, type JsonPatchOperation, type ObjectRef, type ResourceClient } from '../kube/index.js';
-import { newerOf, type ReadYourWritesCache, type WriteIntent } from '../sources/index.js';
+import { newerOf, type ReadYourWritesCache, type WriteIntent } from '../cache/index.js';
 
 /**
  * A resource client whose writes default to the controller's field manager, and whose applies

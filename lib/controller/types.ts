@@ -4,7 +4,8 @@ import type { BackoffPolicy, MaybePromise, ReconcileCause, ReconcileOutcome, Res
 import type { FieldSelector, KubeClient, LabelSelector, ResourceDescriptor } from '../kube/index.js';
 import type { Logger, EventRecorder } from '../observe/index.js';
 import type { RateLimiter, Retry } from '../processing/index.js';
-import type { BoundedStoreOptions, ObjectTransform, SecondarySpec } from '../sources/index.js';
+import type { BoundedStoreOptions, ObjectTransform } from '../cache/index.js';
+import type { SecondarySpec } from '../sources/index.js';
 import type { EventSourceRegistry, ManagedWorkflowInvocation, Workflow, WorkflowBuilder } from '../workflow/index.js';
 import type { ShardingOptions, ShardStatus } from '../sharding/index.js';
 import type { DeleteControl, ErrorStatusUpdateControl, UpdateControl } from './controls.js';

@@ -1,6 +1,6 @@
 import type { KubeConfig, V1Lease } from '@kubernetes/client-node';
 import { builtinResources, createKubeClient, isKubeClient, type KubeClient, type ResourceClient } from '../kube/index.js';
-import { kubeListWatch, type ListWatchClient } from '../sources/index.js';
+import { kubeListWatch, type ListWatchClient } from '../cache/index.js';
 
 /**
  * The one client of coordination.k8s.io Leases, for leader election (one Lease read, written and

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { resourceKey, type ResourceID } from '../core/index.js';
 import { builtinResources, classifyError, errorMessage, type KubeClient } from '../kube/index.js';
 import { abortAfter, kubeLeaseClient, type LeaseClient } from '../leader/index.js';
-import { Informer } from '../sources/index.js';
+import { Informer } from '../cache/index.js';
 import type { ShardingConfig } from './config.js';
 import {
   acknowledgeable,

@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { resourceIdOf, resourceKey, type ResourceID } from '../core/index.js';
 import { parseApiVersion } from '../kube/index.js';
-import type { StoreReader } from './store.js';
+import type { StoreReader } from '../cache/index.js';
 
 /** ES3: which primaries a secondary concerns. Empty: the event is irrelevant. */
 export type SecondaryToPrimaryMapper<S> = (secondary: S) => Iterable<ResourceID>;

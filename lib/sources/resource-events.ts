@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { map, mergeMap, type OperatorFunction } from 'rxjs';
 import { resourceIdOf, type ResourceEvent } from '../core/index.js';
-import type { InformerEvent } from './informer.js';
+import type { InformerEvent } from '../cache/index.js';
 import { mapBoth, type SecondaryToPrimaryMapper } from './mappers.js';
 
 /** Primary informer events as ResourceEvent triggers (action = the change, primary: true). */

@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { FieldSelector, LabelSelector, ResourceDescriptor } from '../kube/index.js';
 import type { PrimaryToSecondaryMapper, SecondaryToPrimaryMapper } from './mappers.js';
-import type { Indexer } from './store.js';
+import type { Indexer } from '../cache/index.js';
 
 /**
  * A kind of write the reconciler makes through `ctx.secondaryClient(source)`, by the client's

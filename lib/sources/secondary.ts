@@ -1,8 +1,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { mergeMap, Observable, Subject } from 'rxjs';
+import { compareResourceVersions, OWNER_UID_INDEX, ReadYourWritesCache, type InformerEvent, type InformerLike } from '../cache/index.js';
 import { describeError, resourceIdOf, resourceKey, type ResourceEvent, type ResourceID } from '../core/index.js';
 import { toPartialObjectMetadata } from '../kube/index.js';
-import type { InformerEvent, InformerLike } from './informer.js';
 import {
   isOwnerReferenceMapper,
   mapBoth,
@@ -12,10 +12,7 @@ import {
   type PrimaryToSecondaryMapper,
   type SecondaryToPrimaryMapper,
 } from './mappers.js';
-import { ReadYourWritesCache } from './read-your-writes.js';
-import { compareResourceVersions } from './resource-version.js';
 import { triggersOf } from './resource-events.js';
-import { OWNER_UID_INDEX } from './store.js';
 
 export interface SecondarySourceOptions<S extends KubernetesObject, P extends KubernetesObject> {
   informer: InformerLike<S>;

@@ -19,7 +19,7 @@ describe("architecture: each folder's index.ts exports what other folders use", 
     ]);
     const imports = [
       ...namedImports('lib/kube/request.ts', "import { reasonOf } from './index.js';\n"),
-      ...namedImports('lib/sources/informer.ts', "import { createKubeClient } from '../kube/index.js';\n"),
+      ...namedImports('lib/cache/informer.ts', "import { createKubeClient } from '../kube/index.js';\n"),
       ...namedImports('lib/kube.ts', "export { type KubeClient } from './kube/index.js';\n"),
     ];
     expect(unusedIndexExports(indexes, imports)).to.deep.equal(['lib/kube/index.ts: reasonOf']);

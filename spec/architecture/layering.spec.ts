@@ -45,15 +45,17 @@ describe('architecture: the layering of DESIGN §2', () => {
     expect(importCycles([...edges, { from: binding, to: core }]).map((cycle) => [...cycle].sort())).to.deep.equal([[binding, core]]);
   });
 
-  it('fails when a cycle is planted inside a folder of lib/', () => {
-    const edges = readImports(root, ['lib']);
-    const inside = edges.find((e) => e.from.startsWith('lib/sources/') && e.to.startsWith('lib/sources/') && e.from !== e.to);
-    expect(inside, 'an import inside lib/sources/').not.to.equal(undefined);
-    const back = { from: inside!.to, to: inside!.from };
-    const cycles = importCycles([...edges, back]);
-    expect(cycles).to.have.length(1);
-    expect(cycles[0]).to.include.members([inside!.from, inside!.to]);
-  });
+  for (const folder of ['lib/sources/', 'lib/cache/']) {
+    it(`fails when a cycle is planted inside a folder of lib/ (${folder})`, () => {
+      const edges = readImports(root, ['lib']);
+      const inside = edges.find((e) => e.from.startsWith(folder) && e.to.startsWith(folder) && e.from !== e.to);
+      expect(inside, `an import inside ${folder}`).not.to.equal(undefined);
+      const back = { from: inside!.to, to: inside!.from };
+      const cycles = importCycles([...edges, back]);
+      expect(cycles).to.have.length(1);
+      expect(cycles[0]).to.include.members([inside!.from, inside!.to]);
+    });
+  }
 
   it('finds every cycle of a synthetic graph, a file importing itself included, and nothing else', () => {
     const edge = (from: string, to: string): ImportEdge => ({ from, to });
@@ -100,17 +102,46 @@ describe('architecture: the layering of DESIGN §2', () => {
     ]);
   });
 
+  it('fails when the cache imports the event sources above it in the real import graph (kube → cache → sources)', () => {
+    const edges = readImports(root, ['lib', 'demos']);
+    expect(edges.some((e) => e.from.startsWith('lib/sources/') && e.to === 'lib/cache/index.ts')).to.equal(true);
+    const upward: ImportEdge = { from: 'lib/cache/informer.ts', to: 'lib/sources/index.ts' };
+    expect(violations([...edges, upward])).to.deep.equal([
+      'lib/cache/informer.ts -> lib/sources/index.ts: cache may import only lower layers (sources is above it)',
+    ]);
+  });
+
   const broken: [string, ImportEdge, RegExp][] = [
     [
       'an upward import',
       { from: 'lib/kube/client.ts', to: 'lib/sources/index.ts' },
       /kube may import only lower layers \(sources is above it\)/,
     ],
-    ['an import within one layer', { from: 'lib/sources/informer.ts', to: 'lib/observe/index.ts' }, /on the same layer/],
+    ['an import within one layer', { from: 'lib/sources/secondary.ts', to: 'lib/observe/index.ts' }, /on the same layer/],
+    [
+      'the cache on observe/',
+      { from: 'lib/cache/informer.ts', to: 'lib/observe/index.ts' },
+      /cache may import only lower layers \(observe is above it\)/,
+    ],
+    [
+      'the cache on the processing core',
+      { from: 'lib/cache/store.ts', to: 'lib/processing/index.ts' },
+      /cache may import only lower layers \(processing is above it\)/,
+    ],
+    [
+      'kube/ on the cache',
+      { from: 'lib/kube/client.ts', to: 'lib/cache/index.ts' },
+      /kube may import only lower layers \(cache is above it\)/,
+    ],
     [
       'a bypass of index.ts',
-      { from: 'lib/controller/controller.ts', to: 'lib/sources/informer.ts' },
-      /through the folder's index.ts \(lib\/sources\/index.ts\)/,
+      { from: 'lib/controller/controller.ts', to: 'lib/cache/informer.ts' },
+      /through the folder's index.ts \(lib\/cache\/index.ts\)/,
+    ],
+    [
+      "a bypass of the cache's index.ts from the sources",
+      { from: 'lib/sources/secondary.ts', to: 'lib/cache/store.ts' },
+      /through the folder's index.ts \(lib\/cache\/index.ts\)/,
     ],
     ['processing/ on kube/', { from: 'lib/processing/retry.ts', to: 'lib/kube/index.ts' }, /processing\/ imports only core\//],
     [
@@ -165,8 +196,10 @@ describe('architecture: the layering of DESIGN §2', () => {
   }
 
   const allowed: [string, ImportEdge][] = [
-    ['an import within a folder', { from: 'lib/sources/informer.ts', to: 'lib/sources/store.ts' }],
+    ['an import within a folder', { from: 'lib/cache/informer.ts', to: 'lib/cache/store.ts' }],
     ['a downward import through index.ts', { from: 'lib/controller/controller.ts', to: 'lib/sources/index.ts' }],
+    ['the event sources on the cache through its index.ts', { from: 'lib/sources/secondary.ts', to: 'lib/cache/index.ts' }],
+    ['the cache on kube/', { from: 'lib/cache/reflector.ts', to: 'lib/kube/index.ts' }],
     ['processing/ on core/', { from: 'lib/processing/retry.ts', to: 'lib/core/index.ts' }],
     ['an entry point on a folder', { from: 'lib/index.ts', to: 'lib/controller/index.ts' }],
     ['the cluster test helpers on the API server package', { from: 'lib/testing/cluster/cluster.ts', to: '@rxkube/apiserver' }],

@@ -23,8 +23,9 @@ const isPackage = (to: string) =>
 export const LAYERS: readonly (readonly string[])[] = [
   ['core'],
   ['kube'],
+  ['cache'], // reflector, informers, stores: what the event sources, the leader's Lease client and the controller read
   ['processing', 'sources', 'observe'],
-  ['leader'], // its Lease client, shared with sharding, lists and watches as an informer does (sources)
+  ['leader'], // its Lease client, shared with sharding, lists and watches as an informer does (cache)
   ['dependent', 'sharding', 'webhooks'],
   ['workflow'],
   ['controller'],

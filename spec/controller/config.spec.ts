@@ -12,7 +12,8 @@ import {
 } from '../../lib/controller/index.js';
 import { reconcileEach } from '../../lib/processing/index.js';
 import { ConfigurationError } from '../../lib/core/index.js';
-import { informer, readYourWrites, secondarySource } from '../../lib/sources/index.js';
+import { informer, readYourWrites } from '../../lib/cache/index.js';
+import { secondarySource } from '../../lib/sources/index.js';
 import {
   CONFIGMAPS,
   createWidget,

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { ResourceEvent } from '../../lib/core/index.js';
 import { Primaries } from '../../lib/controller/index.js';
-import { informer, type Informer } from '../../lib/sources/index.js';
+import { informer, type Informer } from '../../lib/cache/index.js';
 import {
   consistently,
   createWidget,

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { DeleteControl, Primaries, reconcilerRun, UpdateControl, type Reconciler } from '../../lib/controller/index.js';
 import { primaryWriter } from '../../lib/controller/primary-writes.js';
 import type { RunContext } from '../../lib/processing/index.js';
-import { informer, type Informer } from '../../lib/sources/index.js';
+import { informer, type Informer } from '../../lib/cache/index.js';
 import { createWidget, eventually, FINALIZER, getWidget, startEnv, widget, WIDGET, type Env, type Widget } from './fixtures.js';
 
 const w1 = { name: 'w1', namespace: 'default' };

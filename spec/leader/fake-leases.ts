@@ -2,7 +2,7 @@ import { KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import type { TestScheduler } from 'rxjs/testing';
 import { KubeApiError, type ObjectRef } from '../../lib/kube/index.js';
 import type { LeaseClient } from '../../lib/leader/index.js';
-import type { ListWatchScope, WatchRequest } from '../../lib/sources/index.js';
+import type { ListWatchScope, WatchRequest } from '../../lib/cache/index.js';
 
 /** How one instance's connection to the fake server behaves: 'dead' is a killed process or a cut network. */
 export type Link = 'up' | 'dead' | 'failing';

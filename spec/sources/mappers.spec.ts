@@ -1,7 +1,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { lastValueFrom, of, toArray } from 'rxjs';
-import { InformerStore, Mappers, primaryAnnotations, toPrimaryTriggers, type InformerEvent } from '../../lib/sources/index.js';
+import { InformerStore, type InformerEvent } from '../../lib/cache/index.js';
+import { Mappers, primaryAnnotations, toPrimaryTriggers } from '../../lib/sources/index.js';
 import { mapBoth, primaryToSecondaryIndexer } from '../../lib/sources/mappers.js';
 
 const owner = (kind: string, name: string, apiVersion = 'sample.rxkube.dev/v1', controller?: boolean) => ({

@@ -2,7 +2,7 @@ import type { KubernetesObject, V1OwnerReference } from '@kubernetes/client-node
 import { expect } from 'chai';
 import type { ResourceEvent } from '../../lib/core/index.js';
 import { Mappers, primaryAnnotations, secondarySource, type MapperError } from '../../lib/sources/index.js';
-import { configMap, record, SECRETS, testInformer, useCluster } from './helpers.js';
+import { configMap, record, SECRETS, testInformer, useCluster } from '../cache/helpers.js';
 
 const SECRET_KIND = { apiVersion: 'v1', kind: 'Secret' } as const;
 

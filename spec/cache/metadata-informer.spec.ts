@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { PartialObjectMetadata } from '../../lib/kube/index.js';
 import { configMap, names, record, testInformer, useCluster, waitFor } from './helpers.js';
 
-describe('sources: a metadata-only informer (PartialObjectMetadata) on the embedded API server', function () {
+describe('cache: a metadata-only informer (PartialObjectMetadata) on the embedded API server', function () {
   this.timeout(15_000);
   const cluster = useCluster({ bookmarkIntervalMs: 100 });
 

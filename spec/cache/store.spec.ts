@@ -1,8 +1,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { TestScheduler } from 'rxjs/testing';
-import { InformerStore } from '../../lib/sources/index.js';
-import { NAMESPACE_INDEX, OWNER_UID_INDEX } from '../../lib/sources/store.js';
+import { InformerStore } from '../../lib/cache/index.js';
+import { NAMESPACE_INDEX, OWNER_UID_INDEX } from '../../lib/cache/store.js';
 
 function cm(namespace: string, name: string, rv: string, extra: Partial<NonNullable<KubernetesObject['metadata']>> = {}): KubernetesObject {
   return {
@@ -14,7 +14,7 @@ function cm(namespace: string, name: string, rv: string, extra: Partial<NonNulla
 
 const names = (objs: KubernetesObject[]): string[] => objs.map((o) => o.metadata?.name ?? '').sort();
 
-describe('sources/InformerStore', () => {
+describe('cache/InformerStore', () => {
   it('get, list by namespace, and the built-in namespace and owner-uid indexes', () => {
     const store = new InformerStore<KubernetesObject>();
     store.upsert(cm('a', 'one', '1', { ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'p', uid: 'owner-1' }] }));
@@ -40,6 +40,44 @@ describe('sources/InformerStore', () => {
     expect(store.remove('a/one')?.metadata?.resourceVersion).to.equal('2');
     expect(store.byIndex('app', 'db')).to.deep.equal([]);
     expect(store.has({ namespace: 'a', name: 'one' })).to.equal(false);
+  });
+
+  it("the namespace index, versionsIn and keysWhere read the namespace off the key: cluster-scoped objects sit under ''", () => {
+    const node = (name: string, rv: string): KubernetesObject => ({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name, resourceVersion: rv },
+    });
+    for (const bounded of [undefined, { maxEntries: 10 }]) {
+      const store = new InformerStore<KubernetesObject>({ bounded });
+      store.upsert(node('n1', '1'));
+      store.upsert(cm('a', 'one', '2', { ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'p', uid: 'owner-1' }] }));
+      store.upsert(cm('a-b', 'one', '3'));
+      store.upsert(cm('a', 'one', '4', { ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'p', uid: 'owner-2' }] }));
+      expect(names(store.byIndex(NAMESPACE_INDEX, '')), String(bounded)).to.deep.equal(['n1']);
+      expect(names(store.list('a'))).to.deep.equal(['one']);
+      expect([...store.versionsIn('a')]).to.deep.equal([['a/one', '4']]);
+      expect([...store.versionsIn('')]).to.deep.equal([['n1', '1']]);
+      expect(new Map(store.versionsIn(undefined))).to.deep.equal(
+        new Map([
+          ['n1', '1'],
+          ['a/one', '4'],
+          ['a-b/one', '3'],
+        ]),
+      );
+      expect(store.keysWhere((id) => id.namespace === undefined)).to.deep.equal(['n1']);
+      expect(store.keysWhere((id) => id.namespace === 'a-b' && id.name === 'one')).to.deep.equal(['a-b/one']);
+      expect(store.byIndex(OWNER_UID_INDEX, 'owner-1')).to.deep.equal([]);
+      expect(names(store.byIndex(OWNER_UID_INDEX, 'owner-2'))).to.deep.equal(['one']);
+      expect(store.resourceVersionOf({ namespace: 'a', name: 'one' })).to.equal('4');
+      expect(store.resourceVersionOf({ namespace: 'a', name: 'two' })).to.equal(undefined);
+      store.remove('n1');
+      store.remove('a/one');
+      expect(store.byIndex(NAMESPACE_INDEX, '')).to.deep.equal([]);
+      expect(store.byIndex(OWNER_UID_INDEX, 'owner-2')).to.deep.equal([]);
+      expect(store.keys()).to.deep.equal(['a-b/one']);
+      expect([store.size, store.held]).to.deep.equal([1, 1]);
+    }
   });
 
   it('a user indexer added later indexes what is already cached; unknown index names are named in the error', () => {

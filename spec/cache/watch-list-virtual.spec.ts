@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Subscription } from 'rxjs';
-import { reflector, type ReflectorMessage } from '../../lib/sources/reflector.js';
+import { reflector, type ReflectorMessage } from '../../lib/cache/reflector.js';
 import { configMapAt, FakeListWatch, GONE_EVENT, httpError, virtualClock } from './fake-list-watch.js';
 
 const LIST_TIMEOUT_MS = 60_000;
@@ -11,7 +11,7 @@ const endBookmark = (resourceVersion: string) => ({
   metadata: { resourceVersion, annotations: { 'k8s.io/initial-events-end': 'true' } },
 });
 
-describe('sources/reflector: streamed lists (watch-list) in virtual time', () => {
+describe('cache/reflector: streamed lists (watch-list) in virtual time', () => {
   let subscription: Subscription | undefined;
   afterEach(() => subscription?.unsubscribe());
 

@@ -465,6 +465,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
       case 'listEnd':
         if (scope.listing) this.endListing(scope.listing);
         scope.listing = undefined;
+        if (scope.state !== 'watching') scope.state = 'listed'; // a paged list streamed; a watch-list is watching already
         scope.resourceVersion = message.resourceVersion;
         scope.synced = true;
         scope.lists++;

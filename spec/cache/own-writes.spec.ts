@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { newerOf } from '../../lib/sources/index.js';
-import { foreignChangeIn } from '../../lib/sources/own-writes.js';
+import { newerOf } from '../../lib/cache/index.js';
+import { foreignChangeIn } from '../../lib/cache/own-writes.js';
 
 const obj = (resourceVersion: string, generation?: number, deleting = false): KubernetesObject => ({
   metadata: {
@@ -12,7 +12,7 @@ const obj = (resourceVersion: string, generation?: number, deleting = false): Ku
   },
 });
 
-describe('sources/foreignChangeIn (ES4, issue 9)', () => {
+describe('cache/foreignChangeIn (ES4, issue 9)', () => {
   it('ES4: an answer is ours when it keeps what the write keeps on top of its base', () => {
     expect(foreignChangeIn(obj('5', 2), { base: obj('3', 2) })).to.equal(undefined);
     expect(foreignChangeIn(obj('5', 3), { base: obj('3', 2), generation: 'bump' })).to.equal(undefined);

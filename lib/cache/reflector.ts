@@ -1,8 +1,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { asyncScheduler, defer, map, Observable, repeat, retry, throwError, timeout, timer, type SchedulerLike } from 'rxjs';
+import { asyncScheduler, defer, Observable, repeat, retry, throwError, timeout, timer, type SchedulerLike } from 'rxjs';
 import type { BackoffPolicy } from '../core/index.js';
 import { classifyError, errorMessage, KubeApiError, statusCodeOf, statusOf } from '../kube/index.js';
-import type { ListAnswer, ListWatchClient, ListWatchScope } from './list-watch.js';
+import type { ListWatchClient, ListWatchScope } from './list-watch.js';
 import { reconnectWithBackoff, type ReconnectFailure } from './reconnect.js';
 import { resourceVersionOf } from './resource-version.js';
 
@@ -164,12 +164,48 @@ export function reflector<T extends KubernetesObject>(
     // ES9: streamed lists until the server shows it does not serve them; then paged lists.
     let streamLists = client.watchList === true && options.watchList !== false;
 
-    const list$ = new Observable<ListAnswer<T>>((subscriber) => {
+    /**
+     * A paged list. Where the client hands its pages over as they come, they are streamed as a
+     * watch-list is ('listStart', 'listItem's, 'listEnd'), so that the informer builds the new
+     * state into its store and no list is held whole beside it; else one 'listed'.
+     */
+    const listOnce$ = new Observable<ReflectorMessage<T>>((subscriber) => {
       const abort = new AbortController();
-      client.list(options.scope, { signal: abort.signal, silentAfterMs: options.deadMarginMs }).then(
+      let streamed = false;
+      let count = 0;
+      const checked = (items: readonly T[], from: number): readonly T[] => {
+        items.forEach((item, i) => {
+          const problem = objectProblem(item);
+          if (problem !== undefined)
+            throw new MalformedWatchEventError(`list of ${options.describe} answered a malformed item: items[${from + i}] is ${problem}`);
+        });
+        return items;
+      };
+      const onPage = (items: readonly T[]): void => {
+        if (subscriber.closed) return;
+        checked(items, count);
+        count += items.length;
+        if (!streamed) subscriber.next({ type: 'listStart' });
+        streamed = true;
+        for (const object of items) subscriber.next({ type: 'listItem', object });
+      };
+      client.list(options.scope, { signal: abort.signal, silentAfterMs: options.deadMarginMs, onPage }).then(
         (answer) => {
-          subscriber.next(answer);
-          subscriber.complete();
+          try {
+            if (!answer.resourceVersion) throw new Error(`list of ${options.describe} answered without metadata.resourceVersion`);
+            if (streamed) {
+              if (answer.items.length > 0) onPage(answer.items);
+              resourceVersion = answer.resourceVersion;
+              subscriber.next({ type: 'listEnd', resourceVersion });
+            } else {
+              const items = checked(answer.items, 0);
+              resourceVersion = answer.resourceVersion;
+              subscriber.next({ type: 'listed', items, resourceVersion });
+            }
+            subscriber.complete();
+          } catch (error) {
+            subscriber.error(error);
+          }
         },
         (error: unknown) => subscriber.error(error),
       );
@@ -177,22 +213,19 @@ export function reflector<T extends KubernetesObject>(
     }).pipe(
       // A 410 while listing (a continue token below a compaction) is no failure: list afresh at once.
       retry({ count: 1, delay: (error: unknown) => (classifyError(error) === 'gone' ? timer(0, scheduler) : throwError(() => error)) }),
-      timeout({
-        first: options.listTimeoutMs,
-        scheduler,
-        with: () => throwError(() => new Error(`list of ${options.describe} did not answer within ${options.listTimeoutMs} ms`)),
-      }),
-      map((answer): ReflectorMessage<T> => {
-        if (!answer.resourceVersion) throw new Error(`list of ${options.describe} answered without metadata.resourceVersion`);
-        answer.items.forEach((item, i) => {
-          const problem = objectProblem(item);
-          if (problem !== undefined)
-            throw new MalformedWatchEventError(`list of ${options.describe} answered a malformed item: items[${i}] is ${problem}`);
-        });
-        resourceVersion = answer.resourceVersion;
-        return { type: 'listed', items: answer.items, resourceVersion: answer.resourceVersion };
-      }),
     );
+    /** The whole list, every page, within the list timeout. */
+    const list$ = new Observable<ReflectorMessage<T>>((subscriber) => {
+      const listing = listOnce$.subscribe(subscriber);
+      const deadline = scheduler.schedule(
+        () => subscriber.error(new Error(`list of ${options.describe} did not answer within ${options.listTimeoutMs} ms`)),
+        options.listTimeoutMs,
+      );
+      return () => {
+        deadline.unsubscribe();
+        listing.unsubscribe();
+      };
+    });
 
     /** A watch from `from`; with `initial`, a watch-list whose first events are the list. */
     const watch$ = (from: string, initial: boolean) =>

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { firstValueFrom, filter, take, toArray } from 'rxjs';
-import { informer, type Informer, type InformerError } from '../../lib/sources/index.js';
+import { informer, type Informer, type InformerError } from '../../lib/cache/index.js';
 
 const configMaps = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true } as const;
 
@@ -38,7 +38,7 @@ const MALFORMED: ReadonlyArray<readonly [string, RegExp]> = [
   ['{"type":"ERROR","object":{"kind":"Status","code":"boom"}}', /ERROR event whose Status has no numeric code/],
 ];
 
-describe('sources: a malformed watch event ends the watch and the informer lists again (issue 32)', function () {
+describe('cache: a malformed watch event ends the watch and the informer lists again (issue 32)', function () {
   this.timeout(30_000);
   let server: Server;
   let inf: Informer<V1ConfigMap> | undefined;

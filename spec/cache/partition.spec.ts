@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { builtinResources } from '../../lib/kube/index.js';
-import { Informer } from '../../lib/sources/index.js';
+import { Informer } from '../../lib/cache/index.js';
 import { configMapAt, FakeListWatch, virtualClock } from './fake-list-watch.js';
 
 /**
@@ -12,7 +12,7 @@ import { configMapAt, FakeListWatch, virtualClock } from './fake-list-watch.js';
  * margin and resumed at once (a dead connection the resumed watch replaces is no failure), and the
  * resumed request, unanswered within the margin, is the failure.
  */
-describe('sources: readiness after a network partition (ES1, OB3)', () => {
+describe('cache: readiness after a network partition (ES1, OB3)', () => {
   it('ES1, OB3: an informer whose connections are black-holed turns unhealthy timeoutSeconds + 2 × deadMarginMs after its watch last delivered, not before', async () => {
     const clock = virtualClock();
     const fake = new FakeListWatch(clock);

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import type { InformerError } from '../../lib/sources/index.js';
+import type { InformerError } from '../../lib/cache/index.js';
 import { configMap, names, record, testInformer, useCluster, waitFor } from './helpers.js';
 
-describe('sources: streamed lists (watch-list, sendInitialEvents) on the embedded API server', function () {
+describe('cache: streamed lists (watch-list, sendInitialEvents) on the embedded API server', function () {
   this.timeout(20_000);
   const cluster = useCluster({ bookmarkIntervalMs: 100 });
 

@@ -68,25 +68,36 @@ interface Known {
   readonly kind: string | undefined;
 }
 
-interface ObjectMap<T> {
-  get(key: string): T | undefined;
-  set(key: string, value: T): void;
-  delete(key: string): void;
-  clear(): void;
-  readonly size: number;
+/** The namespace a store key (`namespace/name`, or `name` for a cluster-scoped object) names; '' for none. */
+function namespaceOfKey(key: string): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? '' : key.slice(0, slash);
+}
+
+function idOfKey(key: string): ResourceID {
+  const slash = key.indexOf('/');
+  return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
 /**
  * The informer's cache: objects by key, with indexes (by namespace, by owner uid, and user
  * indexers). Optionally bounded (ES7): an LRU with time-to-idle; what it evicts stays known by
  * key and resourceVersion so relists still diff correctly, and `fetch` reads it back.
+ *
+ * What it keeps per object is counted (bench:cache-memory): an unbounded store holds one map
+ * entry per object and its key in the namespace index; what an object's other indexes list is
+ * kept only when there is something (an owner, a user index value), and the namespace is read off
+ * the key. Only a bounded store keeps a second record per object, for the objects it evicts.
  */
 export class InformerStore<T extends KubernetesObject> implements StoreReader<T> {
-  private readonly known = new Map<string, Known>();
-  private readonly objects: ObjectMap<T>;
+  /** The objects held, by key. */
+  private readonly objects: Map<string, T> | LRUCache<string, T>;
+  /** A bounded store's record of every object it knows, evicted or not (an unbounded one reads its objects). */
+  private readonly known: Map<string, Known> | undefined;
   private readonly indexers = new Map<string, Indexer<T>>();
   private readonly indices = new Map<string, Map<string, Set<string>>>();
-  private readonly indexedKeys = new Map<string, Map<string, readonly string[]>>();
+  /** Per index but the namespace one: key → the values it is indexed under, for the keys with any. */
+  private readonly indexedValues = new Map<string, Map<string, readonly string[]>>();
   /** `index\0key` → the resourceVersion whose indexer failure was reported (report each once). */
   private readonly reportedFailures = new Map<string, string>();
 
@@ -95,20 +106,21 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
     this.indexers.set(OWNER_UID_INDEX, (obj) => (obj.metadata?.ownerReferences ?? []).map((ref) => ref.uid));
     for (const [name, indexer] of Object.entries(options.indexers ?? {})) this.checkIndexer(name, indexer);
     for (const [name, indexer] of Object.entries(options.indexers ?? {})) this.indexers.set(name, indexer);
-    for (const name of this.indexers.keys()) this.indices.set(name, new Map());
+    for (const name of this.indexers.keys()) {
+      this.indices.set(name, new Map());
+      if (name !== NAMESPACE_INDEX) this.indexedValues.set(name, new Map());
+    }
     this.objects = options.bounded ? this.lru(options.bounded) : new Map<string, T>();
+    this.known = options.bounded ? new Map() : undefined;
   }
 
   /** Adds an index at any time; the objects already cached are indexed at once. */
   addIndexer(name: string, indexer: Indexer<T>): void {
     this.checkIndexer(name, indexer);
     this.indexers.set(name, indexer);
-    const index = new Map<string, Set<string>>();
-    this.indices.set(name, index);
-    for (const key of this.indexedKeys.keys()) {
-      const obj = this.peek(key);
-      if (obj) this.indexOne(key, name, obj);
-    }
+    this.indices.set(name, new Map());
+    this.indexedValues.set(name, new Map());
+    for (const [key, obj] of this.heldEntries()) this.indexOne(key, name, obj);
   }
 
   /** Drops an index added with `addIndexer` or `indexers` (a user of a shared informer takes its indexes along when it goes). */
@@ -116,7 +128,7 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
     if (name === NAMESPACE_INDEX || name === OWNER_UID_INDEX) throw new Error(`store: index '${name}' is built in and cannot be removed`);
     this.indexers.delete(name);
     this.indices.delete(name);
-    for (const perKey of this.indexedKeys.values()) perKey.delete(name);
+    this.indexedValues.delete(name);
     for (const reported of this.reportedFailures.keys()) if (reported.startsWith(`${name}\0`)) this.reportedFailures.delete(reported);
   }
 
@@ -131,7 +143,7 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
   async fetch(id: ResourceID): Promise<T | undefined> {
     const key = resourceKey(id);
     const cached = this.objects.get(key);
-    if (cached || !this.known.has(key) || !this.options.find) return cached;
+    if (cached || !this.known?.has(key) || !this.options.find) return cached;
     const read = await this.options.find(id);
     const known = this.known.get(key);
     const again = this.objects.get(key);
@@ -145,16 +157,20 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
   }
 
   has(id: ResourceID): boolean {
-    return this.known.has(resourceKey(id));
+    const key = resourceKey(id);
+    return this.known ? this.known.has(key) : this.objects.has(key);
   }
 
   resourceVersionOf(id: ResourceID): string | undefined {
-    return this.known.get(resourceKey(id))?.resourceVersion;
+    const key = resourceKey(id);
+    if (this.known) return this.known.get(key)?.resourceVersion;
+    const obj = this.objects.get(key);
+    return obj === undefined ? undefined : (resourceVersionOf(obj) ?? '');
   }
 
   list(namespace?: string): T[] {
-    if (namespace === undefined) return this.collect([...this.indexedKeys.keys()]);
-    return this.byIndex(NAMESPACE_INDEX, namespace);
+    if (namespace !== undefined) return this.byIndex(NAMESPACE_INDEX, namespace);
+    return this.known ? this.collect([...this.known.keys()]) : [...this.objects.values()];
   }
 
   byIndex(indexName: string, key: string): T[] {
@@ -172,11 +188,11 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
   }
 
   keys(): string[] {
-    return [...this.known.keys()];
+    return [...(this.known ?? this.objects).keys()];
   }
 
   get size(): number {
-    return this.known.size;
+    return (this.known ?? this.objects).size;
   }
 
   get held(): number {
@@ -186,8 +202,16 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
   /** Keys and resourceVersions of the known objects of one namespace, or of all. */
   versionsIn(namespace: string | undefined): Map<string, string> {
     const out = new Map<string, string>();
-    for (const [key, k] of this.known) {
-      if (namespace === undefined || (k.id.namespace ?? '') === namespace) out.set(key, k.resourceVersion);
+    if (this.known) {
+      for (const [key, k] of this.known) {
+        if (namespace === undefined || (k.id.namespace ?? '') === namespace) out.set(key, k.resourceVersion);
+      }
+      return out;
+    }
+    const keys = namespace === undefined ? this.objects.keys() : (this.indices.get(NAMESPACE_INDEX)?.get(namespace) ?? []);
+    for (const key of keys) {
+      const obj = this.objects.get(key);
+      if (obj) out.set(key, resourceVersionOf(obj) ?? '');
     }
     return out;
   }
@@ -195,7 +219,11 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
   /** Keys of the known objects whose id matches. */
   keysWhere(predicate: (id: ResourceID) => boolean): string[] {
     const out: string[] = [];
-    for (const [key, k] of this.known) if (predicate(k.id)) out.push(key);
+    if (this.known) {
+      for (const [key, k] of this.known) if (predicate(k.id)) out.push(key);
+    } else {
+      for (const key of this.objects.keys()) if (predicate(idOfKey(key))) out.push(key);
+    }
     return out;
   }
 
@@ -204,7 +232,7 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
     const key = resourceKey(resourceIdOf(obj));
     const previous = this.peek(key);
     this.unindex(key);
-    this.known.set(key, this.knownOf(obj));
+    this.known?.set(key, this.knownOf(obj));
     this.cache(key, obj);
     return previous;
   }
@@ -214,12 +242,12 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
    * a stub with apiVersion, kind, name, namespace, uid and resourceVersion.
    */
   remove(key: string): T | undefined {
-    const known = this.known.get(key);
+    const known = this.known?.get(key);
     const previous = this.peek(key);
     this.unindex(key);
     this.objects.delete(key);
-    this.known.delete(key);
-    for (const name of this.indexers.keys()) this.reportedFailures.delete(`${name}\0${key}`);
+    this.known?.delete(key);
+    if (this.reportedFailures.size > 0) for (const name of this.indexers.keys()) this.reportedFailures.delete(`${name}\0${key}`);
     if (previous || !known) return previous;
     const metadata = { name: known.id.name, namespace: known.id.namespace, uid: known.uid, resourceVersion: known.resourceVersion };
     // A stand-in for an evicted object: only its identity is left (like client-go's DeletedFinalStateUnknown).
@@ -227,11 +255,11 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
   }
 
   clear(): void {
-    this.known.clear();
+    this.known?.clear();
     this.objects.clear();
-    this.indexedKeys.clear();
     this.reportedFailures.clear();
     for (const index of this.indices.values()) index.clear();
+    for (const values of this.indexedValues.values()) values.clear();
   }
 
   private knownOf(obj: T): Known {
@@ -249,6 +277,17 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
     for (const [name] of this.indexers) this.indexOne(key, name, obj);
   }
 
+  private *heldEntries(): Iterable<[string, T]> {
+    if (this.objects instanceof Map) {
+      yield* this.objects;
+      return;
+    }
+    for (const key of [...this.objects.keys()]) {
+      const obj = this.objects.peek(key);
+      if (obj) yield [key, obj];
+    }
+  }
+
   private collect(keys: string[]): T[] {
     const out: T[] = [];
     for (const key of keys) {
@@ -259,56 +298,53 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
   }
 
   private peek(key: string): T | undefined {
-    return this.objects instanceof LRUCache ? (this.objects.peek(key) as T | undefined) : this.objects.get(key);
+    return this.objects instanceof LRUCache ? this.objects.peek(key) : this.objects.get(key);
   }
 
   private indexOne(key: string, name: string, obj: T): void {
-    const indexer = this.indexers.get(name);
     const index = this.indices.get(name);
-    if (!indexer || !index) return;
-    const values = [...new Set(this.runIndexer(name, indexer, obj))];
-    let perKey = this.indexedKeys.get(key);
-    if (!perKey) this.indexedKeys.set(key, (perKey = new Map()));
-    perKey.set(name, values);
-    for (const value of values) {
-      let keys = index.get(value);
-      if (!keys) index.set(value, (keys = new Set()));
-      keys.add(key);
-    }
+    if (!index) return;
+    // The namespace index needs no record per object: the key names the namespace.
+    if (name === NAMESPACE_INDEX) return addTo(index, namespaceOfKey(key), key);
+    const indexer = this.indexers.get(name);
+    const indexed = this.indexedValues.get(name);
+    if (!indexer || !indexed) return;
+    const found = this.runIndexer(name, indexer, obj);
+    if (found.length === 0) return;
+    const values = found.length === 1 ? found : [...new Set(found)];
+    indexed.set(key, values);
+    for (const value of values) addTo(index, value, key);
   }
 
   private unindex(key: string): void {
-    const perKey = this.indexedKeys.get(key);
-    if (!perKey) return;
-    this.indexedKeys.delete(key);
-    for (const [name, values] of perKey) {
+    removeFrom(this.indices.get(NAMESPACE_INDEX), namespaceOfKey(key), key);
+    for (const [name, indexed] of this.indexedValues) {
+      const values = indexed.get(key);
+      if (!values) continue;
+      indexed.delete(key);
       const index = this.indices.get(name);
-      for (const value of values) {
-        const keys = index?.get(value);
-        keys?.delete(key);
-        if (keys?.size === 0) index?.delete(value);
-      }
+      for (const value of values) removeFrom(index, value, key);
     }
   }
 
   private runIndexer(name: string, indexer: Indexer<T>, obj: T): readonly string[] {
-    const key = obj.metadata?.name ? resourceKey(resourceIdOf(obj)) : '(unnamed object)';
-    const reportKey = `${name}\0${key}`;
+    const reportKey = (): string => `${name}\0${obj.metadata?.name ? resourceKey(resourceIdOf(obj)) : '(unnamed object)'}`;
     try {
       const values = indexer(obj);
       if (!Array.isArray(values) || values.some((v) => typeof v !== 'string')) {
         throw new Error(`must return an array of strings (got ${JSON.stringify(values)})`);
       }
-      this.reportedFailures.delete(reportKey);
+      if (this.reportedFailures.size > 0) this.reportedFailures.delete(reportKey());
       return values;
     } catch (err) {
       const rv = resourceVersionOf(obj) ?? '';
+      const key = obj.metadata?.name ? resourceKey(resourceIdOf(obj)) : '(unnamed object)';
       const error = new Error(`indexer '${name}' failed on ${obj.kind ?? 'object'} ${key}: ${(err as Error).message ?? String(err)}`, {
         cause: err,
       });
       if (!this.options.onIndexerError) throw error;
-      if (this.reportedFailures.get(reportKey) !== rv) this.options.onIndexerError(error);
-      this.reportedFailures.set(reportKey, rv);
+      if (this.reportedFailures.get(reportKey()) !== rv) this.options.onIndexerError(error);
+      this.reportedFailures.set(reportKey(), rv);
       return [];
     }
   }
@@ -339,4 +375,16 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
       },
     });
   }
+}
+
+function addTo(index: Map<string, Set<string>>, value: string, key: string): void {
+  let keys = index.get(value);
+  if (!keys) index.set(value, (keys = new Set()));
+  keys.add(key);
+}
+
+function removeFrom(index: Map<string, Set<string>> | undefined, value: string, key: string): void {
+  const keys = index?.get(value);
+  if (!keys?.delete(key)) return;
+  if (keys.size === 0) index?.delete(value);
 }

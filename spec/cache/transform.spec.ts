@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { configMap, testInformer, useCluster, waitFor } from './helpers.js';
 
-describe('sources/Informer transform (cached objects)', function () {
+describe('cache/Informer transform (cached objects)', function () {
   this.timeout(15_000);
   const cluster = useCluster();
 

@@ -1,12 +1,12 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { readYourWrites, type InformerEvent } from '../../lib/sources/index.js';
-import { compareResourceVersions } from '../../lib/sources/resource-version.js';
+import { readYourWrites, type InformerEvent } from '../../lib/cache/index.js';
+import { compareResourceVersions } from '../../lib/cache/resource-version.js';
 import { configMap, names, record, testInformer, useCluster, waitFor } from './helpers.js';
 
 const rv = (o: KubernetesObject | undefined): string | undefined => o?.metadata?.resourceVersion;
 
-describe('sources/ReadYourWritesCache (embedded API server)', function () {
+describe('cache/ReadYourWritesCache (embedded API server)', function () {
   this.timeout(15_000);
   const cluster = useCluster();
 
@@ -175,7 +175,7 @@ describe('sources/ReadYourWritesCache (embedded API server)', function () {
   });
 });
 
-describe('sources/compareResourceVersions', () => {
+describe('cache/compareResourceVersions', () => {
   it('orders decimal versions numerically (any length) and others only by equality', () => {
     expect(compareResourceVersions('9', '10')).to.be.lessThan(0);
     expect(compareResourceVersions('100', '99')).to.be.greaterThan(0);

@@ -8,7 +8,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { TestScheduler } from 'rxjs/testing';
 import type { ResourceID } from '../../lib/core/index.js';
 import { KubeApiError } from '../../lib/kube/index.js';
-import type { ListAnswer, ListWatchClient, ListWatchScope, WatchRequest } from '../../lib/sources/index.js';
+import type { ListAnswer, ListRequest, ListWatchClient, ListWatchScope, WatchRequest } from '../../lib/cache/index.js';
 
 export interface VirtualClock {
   readonly scheduler: TestScheduler;
@@ -77,16 +77,38 @@ export class FakeListWatch implements ListWatchClient<KubernetesObject> {
   /** Whether the reflector may ask this client for watch-lists (ES9). */
   watchList = false;
 
+  /**
+   * With a page size, a list whose caller takes its pages (`onPage`) hands them over one by one,
+   * each but the first when the test calls `releasePage()`, and answers no items.
+   */
+  pageSize: number | undefined;
+  private readonly heldPages: (() => void)[] = [];
+
   constructor(private readonly clock: VirtualClock) {}
 
-  list(scope: ListWatchScope): Promise<ListAnswer<KubernetesObject>> {
+  list(scope: ListWatchScope, request: ListRequest<KubernetesObject> = {}): Promise<ListAnswer<KubernetesObject>> {
     this.listCalls.push({ at: this.clock.now(), scope });
     const script = this.lists.shift() ?? {
       items: this.objects.filter((o) => inScope(o, scope)),
       resourceVersion: this.defaultResourceVersion,
     };
     if (script === 'hang') return new Promise(() => undefined);
-    return script instanceof Error ? Promise.reject(script) : Promise.resolve(script);
+    if (script instanceof Error) return Promise.reject(script);
+    const { pageSize } = this;
+    const { onPage } = request;
+    if (pageSize === undefined || !onPage) return Promise.resolve(script);
+    return (async () => {
+      for (let at = 0; at === 0 || at < script.items.length; at += pageSize) {
+        if (at > 0) await new Promise<void>((release) => this.heldPages.push(release));
+        onPage(script.items.slice(at, at + pageSize));
+      }
+      return { items: [], resourceVersion: script.resourceVersion };
+    })();
+  }
+
+  /** Hands over the next page of a paged list in flight. */
+  releasePage(): void {
+    this.heldPages.shift()?.();
   }
 
   watch(request: WatchRequest, onEvent: (type: string, object: unknown) => void, onClose: (error?: unknown) => void): Promise<() => void> {

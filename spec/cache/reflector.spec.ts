@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Subscription } from 'rxjs';
-import { Informer, type ReflectorFailure } from '../../lib/sources/index.js';
-import { reflector, type ReflectorMessage, type ReflectorOptions } from '../../lib/sources/reflector.js';
+import { Informer, type ReflectorFailure } from '../../lib/cache/index.js';
+import { reflector, type ReflectorMessage, type ReflectorOptions } from '../../lib/cache/reflector.js';
 import { configMapAt, FakeListWatch, GONE_EVENT, httpError, virtualClock, type VirtualClock } from './fake-list-watch.js';
 
 /** The ES1 defaults an informer uses: 290 s watches, 30 s dead-watch margin, 60 s list timeout. */
@@ -19,7 +19,7 @@ interface Run {
   start(options?: Partial<ReflectorOptions>): Promise<void>;
 }
 
-describe('sources/reflector in virtual time (fake list+watch client)', () => {
+describe('cache/reflector in virtual time (fake list+watch client)', () => {
   let subscription: Subscription | undefined;
   afterEach(() => subscription?.unsubscribe());
 
@@ -239,7 +239,7 @@ describe('sources/reflector in virtual time (fake list+watch client)', () => {
   });
 });
 
-describe('sources/Informer in virtual time (fake list+watch client)', () => {
+describe('cache/Informer in virtual time (fake list+watch client)', () => {
   let inf: Informer | undefined;
   afterEach(() => inf?.stop());
 
@@ -275,6 +275,52 @@ describe('sources/Informer in virtual time (fake list+watch client)', () => {
     expect(inf.status()[0]).to.include({ lists: 2, state: 'watching', resourceVersion: '6' });
     expect(errors).to.deep.equal([]);
     expect(health).to.deep.equal([true]);
+  });
+
+  it('ES1: a paged relist goes into the store page by page as the pages come, emitting the difference; what it did not bring is deleted at its end', async () => {
+    const { clock, client, inf, events } = setup();
+    client.pageSize = 2;
+    client.objects = [configMapAt('default', 'a', '1'), configMapAt('default', 'b', '1'), configMapAt('default', 'gone', '1')];
+    inf.start();
+    await clock.advance(0);
+    client.releasePage();
+    await clock.advance(0);
+    expect(inf.hasSynced()).to.equal(true);
+    expect(inf.status()[0]).to.include({ lists: 1, state: 'watching', resourceVersion: '1' });
+    client.objects = [configMapAt('default', 'a', '5'), configMapAt('default', 'b', '1'), configMapAt('default', 'new', '6')];
+    client.defaultResourceVersion = '6';
+    client.lastWatch.event('ERROR', GONE_EVENT);
+    await clock.advance(0);
+    // The first page is in the store before the second comes: the relist holds no list beside it.
+    expect(events.slice(3)).to.deep.equal(['modified a 5']);
+    expect(inf.store.get({ namespace: 'default', name: 'a' })?.metadata?.resourceVersion).to.equal('5');
+    expect(inf.store.keys().sort()).to.deep.equal(['default/a', 'default/b', 'default/gone']);
+    expect(inf.status()[0]).to.include({ lists: 1 });
+    expect(inf.hasSynced()).to.equal(true);
+    client.releasePage();
+    await clock.advance(0);
+    expect(events.slice(3)).to.deep.equal(['modified a 5', 'added new 6', 'deleted gone 1']);
+    expect(inf.store.keys().sort()).to.deep.equal(['default/a', 'default/b', 'default/new']);
+    expect(inf.status()[0]).to.include({ lists: 2, state: 'watching', resourceVersion: '6' });
+    expect(client.watchCalls.at(-1)?.request.resourceVersion).to.equal('6');
+  });
+
+  it('ES1: a malformed item on a later page fails the paged list before its resourceVersion is taken: the next round lists again', async () => {
+    const { clock, client, inf, errors } = setup();
+    client.pageSize = 1;
+    client.lists.push({ items: [configMapAt('default', 'a', '1'), { kind: 'ConfigMap' } as KubernetesObject], resourceVersion: '3' });
+    inf.start();
+    await clock.advance(0);
+    client.releasePage();
+    await clock.advance(0);
+    expect(errors).to.have.length(1);
+    expect(inf.hasSynced()).to.equal(false);
+    await clock.advance(errors[0]!);
+    client.releasePage();
+    await clock.advance(0);
+    expect(client.listCalls).to.have.length(2);
+    expect(inf.hasSynced()).to.equal(true);
+    expect(client.watchCalls.map((w) => w.request.resourceVersion)).to.deep.equal(['1']);
   });
 
   it('ES1, OB3: failing lists make it unhealthy, each failure reported with its delay; the first success makes it synced and healthy', async () => {

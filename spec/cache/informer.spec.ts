@@ -2,12 +2,12 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { classifyError } from '../../lib/kube/index.js';
 import { consistently } from '../../lib/testing/index.js';
-import { type InformerError, type InformerOptions } from '../../lib/sources/index.js';
-import { SHORT_CONNECTION_MS } from '../../lib/sources/reconnect.js';
-import { WatchSilentError } from '../../lib/sources/reflector.js';
+import { type InformerError, type InformerOptions } from '../../lib/cache/index.js';
+import { SHORT_CONNECTION_MS } from '../../lib/cache/reconnect.js';
+import { WatchSilentError } from '../../lib/cache/reflector.js';
 import { configMap, names, record, testInformer, useCluster, waitFor } from './helpers.js';
 
-describe('sources/Informer (embedded API server)', function () {
+describe('cache/Informer (embedded API server)', function () {
   this.timeout(15_000);
   const cluster = useCluster({ bookmarkIntervalMs: 100 });
 

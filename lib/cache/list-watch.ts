@@ -26,11 +26,17 @@ export interface ListWatchScope {
   readonly fieldSelector?: string | undefined;
 }
 
-export interface ListRequest {
+export interface ListRequest<T = unknown> {
   /** Aborts the list (the informer gave up on it). */
   readonly signal?: AbortSignal | undefined;
   /** A request (one page) that gets no answer within this is abandoned (ES1 dead-watch margin). */
   readonly silentAfterMs?: number | undefined;
+  /**
+   * Takes each page's items as it arrives (an empty list: one empty page), so that no list is held
+   * whole; the answer's items are then what was not handed over (none). A client may ignore it
+   * and answer every item.
+   */
+  readonly onPage?: ((items: readonly T[]) => void) | undefined;
 }
 
 export interface ListAnswer<T> {
@@ -58,7 +64,7 @@ export type WatchEventType = string;
  * that closes the stream; `onClose` runs exactly once (no error: the server ended the stream).
  */
 export interface ListWatchClient<T> {
-  list(scope: ListWatchScope, request?: ListRequest): Promise<ListAnswer<T>>;
+  list(scope: ListWatchScope, request?: ListRequest<T>): Promise<ListAnswer<T>>;
   watch(
     request: WatchRequest,
     onEvent: (type: WatchEventType, object: unknown) => void,
@@ -159,6 +165,7 @@ export function kubeListWatch<T extends KubernetesObject>(
         });
       };
       const items: T[] = [];
+      const take = request.onPage ?? ((page: readonly T[]) => items.push(...page));
       let next: string | undefined;
       let resourceVersion = '';
       do {
@@ -168,9 +175,11 @@ export function kubeListWatch<T extends KubernetesObject>(
         } catch (error) {
           if (next === undefined || classifyError(error) !== 'gone') throw error;
           const full = await page(0, undefined);
-          return { items: full.items, resourceVersion: full.metadata?.resourceVersion ?? '' };
+          items.length = 0; // the whole list again: what earlier pages brought is in it
+          take(full.items);
+          return { items, resourceVersion: full.metadata?.resourceVersion ?? '' };
         }
-        items.push(...answer.items);
+        take(answer.items);
         resourceVersion = answer.metadata?.resourceVersion ?? resourceVersion;
         next = answer.metadata?.continue || undefined;
       } while (next);

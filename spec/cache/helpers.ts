@@ -2,7 +2,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Observable, Subscription } from 'rxjs';
 import type { ApiServer, ApiServerOptions } from '@rxkube/apiserver';
 import type { ResourceClient } from '../../lib/kube/index.js';
-import { informer, type Informer, type InformerEvent, type InformerOptions } from '../../lib/sources/index.js';
+import { informer, type Informer, type InformerEvent, type InformerOptions } from '../../lib/cache/index.js';
 import { startTestCluster, type TestCluster } from '../../lib/testing/cluster/index.js';
 
 export const CONFIGMAPS = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' } as const;

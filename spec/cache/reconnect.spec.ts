@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { defer, EMPTY, filter, map, merge, mergeMap, throwError, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { type ReconnectFailure } from '../../lib/sources/index.js';
-import { reconnectWithBackoff } from '../../lib/sources/reconnect.js';
+import { type ReconnectFailure } from '../../lib/cache/index.js';
+import { reconnectWithBackoff } from '../../lib/cache/reconnect.js';
 
 function newScheduler(): TestScheduler {
   return new TestScheduler((actual, expected) => {
@@ -10,7 +10,7 @@ function newScheduler(): TestScheduler {
   });
 }
 
-describe('sources/reconnectWithBackoff', () => {
+describe('cache/reconnectWithBackoff', () => {
   it('ES1: delays 800, 1600, 3200 ... 12800, then 15 s bases (no jitter), and never gives up', () => {
     const scheduler = newScheduler();
     scheduler.run(({ cold, expectObservable }) => {

@@ -9,7 +9,7 @@ import {
   type InformerEvent,
   type InformerLike,
   type SharedInformerOptions,
-} from '../../lib/sources/index.js';
+} from '../../lib/cache/index.js';
 import { configMapAt, FakeListWatch, virtualClock, type VirtualClock } from './fake-list-watch.js';
 
 const CONFIGMAPS = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps' } as const;
@@ -26,7 +26,7 @@ function unusedClient() {
   return createKubeClient(kc);
 }
 
-describe('sources/InformerPool: one informer per key, shared and reference-counted (virtual time)', () => {
+describe('cache/InformerPool: one informer per key, shared and reference-counted (virtual time)', () => {
   let clock: VirtualClock;
   let fake: FakeListWatch;
   let pool: InformerPool;

@@ -1,0 +1,145 @@
+/**
+ * What a relist costs at its peak: the heap while an informer of N ConfigMaps lists again after a
+ * 410, against the settled heap of its store (after full GCs), with a watch-list and with paged
+ * lists.
+ *
+ *   npm run bench:relist-peak -- [--n 50000] [--bytes 1024] [--out bench/results/relist-peak.json]
+ *
+ * An embedded API server in a process of its own (bench/metadata-cache-server.ts) serves N
+ * ConfigMaps of about `bytes` of data each. In this process an informer lists and watches them;
+ * once synced, the heap after full GCs less the heap before it started is the settled store. Then
+ * the server stalls the watches, writes one ConfigMap, compacts its history and closes the
+ * watches: the informer resumes below the compaction, gets 410 and lists again. The peak is the
+ * highest heap in use sampled every 2 ms from then until that relist has ended, less the heap
+ * before the informer started (garbage not collected yet included, as a container's memory limit
+ * sees it). Each variant runs in a fresh informer after an uncounted warm-up one, and waits until
+ * the previous informer's store has been collected.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { informer } from '../lib/cache/index.js';
+import { builtinResources, loadKubeConfig } from '../lib/kube/index.js';
+import { flag, settledHeap as heapAfterGc } from './heap.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const settledHeap = (): number => heapAfterGc('relist-peak');
+const MB = 2 ** 20;
+
+interface RelistFigures {
+  readonly variant: string;
+  readonly objects: number;
+  readonly settledStoreMB: number;
+  readonly relistPeakMB: number;
+  readonly peakToSettled: number;
+  readonly settledAfterRelistMB: number;
+  readonly relistMs: number;
+}
+
+const VARIANTS = [
+  { name: 'warm-up', watchList: true },
+  { name: 'watch-list', watchList: true },
+  { name: 'paged lists', watchList: false },
+] as const;
+
+async function released(ref: WeakRef<object>, variant: string): Promise<void> {
+  for (let waited = 0; waited < 60_000; waited += 100) {
+    settledHeap();
+    if (ref.deref() === undefined) return;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  throw new Error(`relist-peak: the store of '${variant}' was still reachable 60 s after its informer stopped`);
+}
+
+async function main(): Promise<void> {
+  const n = Number(flag('n', '50000'));
+  const bytes = Number(flag('bytes', '1024'));
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--n must be a positive integer, got ${flag('n', '')}`);
+  const out = flag('out', 'bench/results/relist-peak.json');
+  const dataDir = join(ROOT, 'bench/e2e/.data');
+  mkdirSync(dataDir, { recursive: true });
+  const kubeconfigFile = join(dataDir, `relist-peak-${n}.kubeconfig`);
+  const server = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(ROOT, 'bench/metadata-cache-server.ts'),
+      '--populate',
+      String(n),
+      '--bytes',
+      String(bytes),
+      '--kubeconfig',
+      kubeconfigFile,
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'], cwd: ROOT },
+  );
+  const lines = createInterface(server.stdout);
+  const nextLine = () => new Promise<string>((done) => lines.once('line', done));
+  try {
+    const { kubeconfig } = JSON.parse(await nextLine()) as { kubeconfig: string };
+    const kubeConfig = loadKubeConfig({ kubeconfigPath: kubeconfig });
+    const results: RelistFigures[] = [];
+    for (const variant of VARIANTS) {
+      // In a function of its own: once it returns, nothing but the weak reference reaches the informer.
+      const store = await (async () => {
+        const before = settledHeap();
+        const inf = informer({
+          kubeConfig,
+          resource: builtinResources.configMap,
+          namespaces: ['default'],
+          watchList: variant.watchList,
+          listTimeoutMs: 600_000,
+        });
+        inf.start();
+        await inf.whenSynced({ timeoutMs: 600_000 });
+        const settled = settledHeap() - before;
+        const objects = inf.store.size;
+        const lists = () => inf.status()[0]?.lists ?? 0;
+        let peak = process.memoryUsage().heapUsed;
+        const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 2);
+        const started = process.hrtime.bigint();
+        const relisting = nextLine();
+        server.stdin.write('relist\n');
+        await relisting;
+        for (let waited = 0; lists() < 2; waited += 5) {
+          if (waited > 600_000) throw new Error(`relist-peak: '${variant.name}' did not list again within 10 min`);
+          await new Promise((done) => setTimeout(done, 5));
+        }
+        const relistMs = Number(process.hrtime.bigint() - started) / 1e6;
+        clearInterval(sampler);
+        peak = Math.max(peak, process.memoryUsage().heapUsed) - before;
+        const settledAfter = settledHeap() - before;
+        inf.stop();
+        if (variant.name !== 'warm-up') {
+          results.push({
+            variant: variant.name,
+            objects,
+            settledStoreMB: Math.round((settled / MB) * 10) / 10,
+            relistPeakMB: Math.round((peak / MB) * 10) / 10,
+            peakToSettled: Math.round((peak / settled) * 100) / 100,
+            settledAfterRelistMB: Math.round((settledAfter / MB) * 10) / 10,
+            relistMs: Math.round(relistMs),
+          });
+          console.log(results.at(-1));
+        }
+        return new WeakRef(inf.store);
+      })();
+      await released(store, variant.name);
+    }
+    console.table(results);
+    mkdirSync(dirname(resolve(ROOT, out)), { recursive: true });
+    writeFileSync(
+      resolve(ROOT, out),
+      `${JSON.stringify({ bench: 'relist-peak', date: new Date().toISOString(), node: process.version, n, dataBytes: bytes, results }, null, 2)}\n`,
+    );
+    console.log(`saved ${out}`);
+  } finally {
+    server.kill('SIGTERM');
+    rmSync(kubeconfigFile, { force: true });
+  }
+}
+
+await main();
