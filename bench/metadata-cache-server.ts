@@ -5,9 +5,8 @@
  *
  * Serves in memory N ConfigMaps in `default`, each with about B bytes of data and a label, writes
  * a kubeconfig for itself to --kubeconfig and prints one JSON line `{ "kubeconfig" }`. SIGTERM stops it.
- * A line `relist` on its standard input makes every informer list again (bench:relist-peak): the
- * open watches are stalled, one ConfigMap is written, history is compacted and the watches are
- * closed, so each resumes below the compaction and gets 410; it answers the line `relisting`.
+ * A line `relist` on its standard input makes the informer list again (bench:relist-peak): its
+ * watch is closed and its resume answered 410 (history gone); it answers the line `relisting`.
  */
 import { createInterface } from 'node:readline';
 import { startApiServer } from '@rxkube/apiserver';
@@ -38,17 +37,11 @@ const worker = async (): Promise<void> => {
 await Promise.all(Array.from({ length: 16 }, worker));
 await server.writeKubeconfig(kubeconfig);
 console.log(JSON.stringify({ kubeconfig }));
-let relists = 0;
 createInterface(process.stdin).on('line', (line) => {
   if (line.trim() !== 'relist') return;
-  const stalled = server.faults.stallWatches();
-  void configMaps
-    .create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `relist-${++relists}`, namespace: 'default' } } as never)
-    .then(() => {
-      server.faults.compact();
-      server.faults.dropWatches();
-      stalled.remove();
-      console.log('relisting');
-    });
+  // The watches resume at once; the first resume is answered 410 (history gone): each lists again.
+  server.faults.failRequests({ verb: 'watch', resource: 'configmaps', status: 410, count: 1 });
+  server.faults.dropWatches();
+  console.log('relisting');
 });
 process.on('SIGTERM', () => void server.close().then(() => process.exit(0)));

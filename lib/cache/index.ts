@@ -1,3 +1,4 @@
+/** The cache's door: reflector, list-watch, informers and their pool, stores, transforms, read-your-writes and own writes. */
 export {
   Informer,
   informer,

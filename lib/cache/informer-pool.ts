@@ -1,3 +1,4 @@
+/** One shared informer per resource type and scope for the controllers of an Operator, reference-counted, with each user's indexes. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   BehaviorSubject,

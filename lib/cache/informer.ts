@@ -1,3 +1,4 @@
+/** The informer: list+watch loops per namespace into one store, with sync, health and a stream of changes (ES1, ES2, ES6). */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import {
   asyncScheduler,

@@ -1,3 +1,4 @@
+/** The three calls an informer makes (list, watch, find) and their implementation over rxkube's resource client. */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { ResourceID } from '../core/index.js';
 import {

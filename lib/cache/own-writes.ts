@@ -1,3 +1,4 @@
+/** Judging a write's answer against the newest version known: whether a change is the controller's own or someone else's. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isMarkedForDeletion } from '../core/index.js';
 import { compareResourceVersions, resourceVersionOf } from './resource-version.js';

@@ -1,3 +1,4 @@
+/** The read-your-writes cache in front of an informer: a write's answer is read until the informer catches up (ES4). */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { concat, defer, from, Observable, Subject, type Subscription } from 'rxjs';
 import { resourceIdOf, resourceKey, type ResourceID } from '../core/index.js';

@@ -1,3 +1,4 @@
+/** Resubscribing a failed list or watch with backoff; a dropped connection resumes at once. */
 import { defer, retry, tap, timer, asyncScheduler, type MonoTypeOperatorFunction, type SchedulerLike } from 'rxjs';
 import { backoffDelay, WATCH_BACKOFF, type BackoffPolicy } from '../core/index.js';
 

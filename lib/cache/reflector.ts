@@ -1,3 +1,4 @@
+/** One list+watch loop, forever: lists (paged or streamed), watches, resumes, and relists after 410 (ES1, ES9). */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { asyncScheduler, defer, Observable, repeat, retry, throwError, timeout, timer, type SchedulerLike } from 'rxjs';
 import type { BackoffPolicy } from '../core/index.js';

@@ -1,3 +1,4 @@
+/** Reading and comparing resourceVersions. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 
 const DIGITS = /^[0-9]+$/;

@@ -1,3 +1,4 @@
+/** The informer's store: objects by key with indexes, optionally bounded (ES7). */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { LRUCache } from 'lru-cache';
 import { asyncScheduler, type SchedulerLike } from 'rxjs';

@@ -1,3 +1,4 @@
+/** Transforms applied to objects before they are cached: managedFields stripped or compacted. */
 import type { KubernetesObject, V1ManagedFieldsEntry } from '@kubernetes/client-node';
 
 /**

@@ -1,3 +1,4 @@
+/** Inbound sources: triggers pushed from outside, and the caching variant that emits only on change. */
 import { isDeepStrictEqual } from 'node:util';
 import { Observable, Subject } from 'rxjs';
 import { resourceKey, type ResourceEvent, type ResourceID } from '../core/index.js';

@@ -1,3 +1,4 @@
+/** The event sources' door: secondary sources and their mappers, polling, inbound and timer sources. */
 export {
   Mappers,
   PRIMARY_NAME_ANNOTATION,

@@ -1,3 +1,4 @@
+/** Mappers between secondaries and their primaries: owner references, annotations, indexes. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { resourceIdOf, resourceKey, type ResourceID } from '../core/index.js';
 import { parseApiVersion } from '../kube/index.js';

@@ -1,3 +1,4 @@
+/** Polling sources: everything at once every interval, or per primary resource while it lives. */
 import { isDeepStrictEqual } from 'node:util';
 import {
   asyncScheduler,

@@ -1,3 +1,4 @@
+/** Informer events turned into the ResourceEvents of a primary, or mapped to the primaries of a secondary. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { map, mergeMap, type OperatorFunction } from 'rxjs';
 import { resourceIdOf, type ResourceEvent } from '../core/index.js';

@@ -1,3 +1,4 @@
+/** The one declaration of a controller's secondary source (SecondarySpec) and what it writes. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { FieldSelector, LabelSelector, ResourceDescriptor } from '../kube/index.js';
 import type { PrimaryToSecondaryMapper, SecondaryToPrimaryMapper } from './mappers.js';

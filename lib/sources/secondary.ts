@@ -1,3 +1,4 @@
+/** A secondary source: an informer's events mapped to the primaries they concern, and the reads of a primary's secondaries. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { mergeMap, Observable, Subject } from 'rxjs';
 import { compareResourceVersions, OWNER_UID_INDEX, ReadYourWritesCache, type InformerEvent, type InformerLike } from '../cache/index.js';

@@ -1,3 +1,4 @@
+/** Timer sources: a trigger per resource after a delay, rescheduled or cancelled. */
 import { asyncScheduler, Observable, Subject, timer, type SchedulerLike, type Subscription } from 'rxjs';
 import { resourceKey, type ResourceEvent, type ResourceID } from '../core/index.js';
 import { requireResourceID as checkId, trigger } from './polling.js';
