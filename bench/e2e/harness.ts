@@ -155,7 +155,8 @@ export async function startBenchServer(n: number, kubeconfigFile: string, cpus?:
   const server = spawnPinned(
     cpus,
     NODE,
-    ['--import', 'tsx', join(HERE, 'server.ts'), '--populate', String(n), '--kubeconfig', kubeconfigFile],
+    // rxkube-source: the apiserver package's TypeScript sources, as the specs run them (no build needed).
+    ['--import', 'tsx', '--conditions=rxkube-source', join(HERE, 'server.ts'), '--populate', String(n), '--kubeconfig', kubeconfigFile],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
       cwd: ROOT,
@@ -173,9 +174,26 @@ export async function startBenchServer(n: number, kubeconfigFile: string, cpus?:
 
 // ---- the probe preloaded into variant processes (probe.mjs) ----------------------------------
 
+/** process.memoryUsage() in MB: what the RSS consisted of. */
+export interface MemoryBreakdown {
+  rss: number;
+  heapTotal: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  /** The used size of v8's heap spaces: young objects, survivors (and garbage not yet collected), large objects. */
+  newSpace: number;
+  oldSpace: number;
+  largeObjectSpace: number;
+}
+
 export interface Probe {
   peakHeapMB: number;
   heapAfterGcMB: number | undefined;
+  /** The RSS after that full GC: what the variant settles at. */
+  rssAfterGcMB: number | undefined;
+  /** The probe's memory sample (every 250 ms) with the highest RSS since the last report. */
+  atPeakRss: MemoryBreakdown | undefined;
   runs: number;
   /** Status writes, where the variant counts them (bench:shards' replicas). */
   writes: number;
@@ -187,13 +205,25 @@ export interface Probe {
 export function askProbe(child: ChildProcess, gc: boolean): Promise<Probe> {
   return new Promise((resolveProbe) => {
     const timer = setTimeout(
-      () => resolveProbe({ peakHeapMB: Number.NaN, heapAfterGcMB: undefined, runs: Number.NaN, writes: Number.NaN, resources: Number.NaN }),
-      5000,
+      () =>
+        resolveProbe({
+          peakHeapMB: Number.NaN,
+          heapAfterGcMB: undefined,
+          rssAfterGcMB: undefined,
+          atPeakRss: undefined,
+          runs: Number.NaN,
+          writes: Number.NaN,
+          resources: Number.NaN,
+        }),
+      // A heap snapshot (probe.mjs) of a large heap takes a while to write.
+      process.env['E2E_HEAP_SNAPSHOT_DIR'] ? 300_000 : 5000,
     );
     const onMessage = (message: {
       type?: string;
       peakHeap: number;
       heapAfterGc?: number;
+      rssAfterGc?: number;
+      atPeakRss?: Record<keyof MemoryBreakdown, number>;
       runs: number;
       writes?: number;
       resources?: number;
@@ -204,15 +234,32 @@ export function askProbe(child: ChildProcess, gc: boolean): Promise<Probe> {
       resolveProbe({
         peakHeapMB: message.peakHeap / 2 ** 20,
         heapAfterGcMB: message.heapAfterGc === undefined ? undefined : message.heapAfterGc / 2 ** 20,
+        rssAfterGcMB: message.rssAfterGc === undefined ? undefined : message.rssAfterGc / 2 ** 20,
+        atPeakRss: message.atPeakRss && inMB(message.atPeakRss),
         runs: message.runs,
         writes: message.writes ?? Number.NaN,
         resources: message.resources ?? Number.NaN,
       });
     };
     child.on('message', onMessage);
-    child.send({ type: 'report', gc });
+    // A variant that has exited (out of memory, say) has no channel: its figures stay NaN, the bench goes on.
+    if (!child.connected) return;
+    child.send({ type: 'report', gc }, (error) => {
+      if (error) console.log(`  the probe could not be asked: ${error.message}`);
+    });
   });
 }
+
+const inMB = (usage: Record<keyof MemoryBreakdown, number>): MemoryBreakdown => ({
+  rss: round(usage.rss / 2 ** 20, 1),
+  heapTotal: round(usage.heapTotal / 2 ** 20, 1),
+  heapUsed: round(usage.heapUsed / 2 ** 20, 1),
+  external: round(usage.external / 2 ** 20, 1),
+  arrayBuffers: round(usage.arrayBuffers / 2 ** 20, 1),
+  newSpace: round(usage.newSpace / 2 ** 20, 1),
+  oldSpace: round(usage.oldSpace / 2 ** 20, 1),
+  largeObjectSpace: round(usage.largeObjectSpace / 2 ** 20, 1),
+});
 
 // ---- compiling rxkube -----------------------------------------------------------------------
 
@@ -245,6 +292,10 @@ export class Tracker {
   private readonly abort = new AbortController();
   /** Told every counter the watch reports (after the tracker's own bookkeeping). */
   onUpdate: ((c: CounterObject) => void) | undefined;
+  /** Changes the watch reported (every write: the bench's patches and the variant's status writes). */
+  events = 0;
+  /** When the watch first saw a counter reconciled (performance.now()). */
+  firstReconciledAt: number | undefined;
 
   constructor(
     private readonly url: string,
@@ -259,6 +310,7 @@ export class Tracker {
       metadata: { resourceVersion: string };
     };
     for (const item of list.items) this.objects.set(item.metadata.name, item);
+    if (list.items.some(reconciled)) this.firstReconciledAt = performance.now();
     const response = await fetch(`${base}?watch=true&resourceVersion=${list.metadata.resourceVersion}&timeoutSeconds=3600`, {
       dispatcher: this.dispatcher,
       signal: this.abort.signal,
@@ -286,6 +338,8 @@ export class Tracker {
   }
 
   private update(object: CounterObject): void {
+    this.events++;
+    if (this.firstReconciledAt === undefined && reconciled(object)) this.firstReconciledAt = performance.now();
     this.objects.set(object.metadata.name, object);
     this.onUpdate?.(object);
     if (!this.target) return;

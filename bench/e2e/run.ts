@@ -9,18 +9,24 @@
  * process (in memory) gets the Counter CRD and N counters (spec.value = index), then the
  * variant's process starts:
  *   start-up: from the variant's process start until its imports are done and until it says it
- *            started (for rxkube the Operator's caches synced), as the variant marks them;
+ *            started, as the variant marks them (what each one's 'started' means differs:
+ *            STARTED_MEANS), and until the moments alike for all: its first run (the probe sees
+ *            e2eRuns count one) and the first status the bench's watch sees;
  *   phase 1: from the variant's process start until every counter's status is
  *            { observedGeneration: generation, value: spec.value * 2 } (and the variant started);
- *            meanwhile, from its start on, one counter not changed before gets a new spec every
+ *            meanwhile, from its first run on, one counter not changed before gets a new spec every
  *            --fresh-every-ms: the latency of these fresh changes (from the bench's watch seeing
  *            the change to seeing its status) is reported as p50/p99 over every round;
  *   phase 2: every spec bumped 3 times quickly (merge patches, 16 at once), until every status
  *            reflects the last bump.
- * The bench follows the counters with a watch of its own. Sampled every 100 ms from /proc:
- * the variant's RSS, open descriptors and CPU time, the server's CPU time; the variant's peak
- * heap, its heap after a full GC at the end of phase 1 and its count of runs come from a
- * preloaded probe (bench/e2e/probe.mjs). Heap per cached object: `npm run bench:cache-memory`.
+ * The bench follows the counters with a watch of its own; the writes it sees in a phase (status
+ * writes and its own patches) divide the server's CPU (server CPU per write). Sampled every
+ * 100 ms from /proc: the variant's and the server's RSS, the variant's open descriptors, both
+ * CPU times; the variant's peak heap, what its RSS consisted of at the highest sample (heap,
+ * external, array buffers), its heap and RSS after a full GC at the end of each phase (settled)
+ * and its count of runs come from a preloaded probe (bench/e2e/probe.mjs). The bench's own peak
+ * RSS is reported beside them. A variant whose process ends on its own, or a phase that times
+ * out, counts as an error. Heap per cached object: `npm run bench:cache-memory`.
  * Variants:
  *   - rxkube: bench/e2e/variants/rxkube.ts, an Operator with defaults, compiled with tsc
  *     (bench/e2e/tsconfig.build.json) and run with plain node;
@@ -46,6 +52,7 @@ import {
   bumpEverySpec,
   FreshChanges,
   loadAverage,
+  type MemoryBreakdown,
   percentile,
   seededRandom,
   compileInto,
@@ -161,8 +168,28 @@ interface PhaseFigures {
   cpuSeconds: number;
   peakFds: number;
   serverCpuSeconds: number;
+  /** Writes the bench's watch saw in the phase: the variant's status writes and the bench's own patches. */
+  writes: number;
+  /** The variant's RSS and heap after a full GC at the end of the phase (settled). */
+  settledRssMB: number;
+  heapAfterGcMB: number;
+  /** What the variant's RSS consisted of at its highest sample (process.memoryUsage() every 250 ms). */
+  atPeakRss: MemoryBreakdown | undefined;
+  /** The server's peak RSS (it holds every counter and its watch history). */
+  serverPeakRssMB: number;
   timedOut: boolean;
 }
+
+/**
+ * What each variant's own `started` mark means; `first run` (the probe sees the first run begin)
+ * and `first status` (the bench's watch sees the first counter reconciled) are the same for all.
+ */
+const STARTED_MEANS: Record<Variant, string> = {
+  rxkube: 'caches synced: every counter listed (operator.start() resolved)',
+  'rxkube-before': 'caches synced: every counter listed (operator.start() resolved)',
+  handwritten: 'informer.start() resolved: every counter listed, the watch asked for',
+  'k8s-operator': 'its watch request sent, not yet answered (it lists nothing: the counters come as ADDED events of that watch)',
+};
 
 interface Measurement {
   variant: Variant;
@@ -172,9 +199,16 @@ interface Measurement {
   phase2: PhaseFigures;
   /** The variant's heap after a full GC once phase 1 is done (everything cached, nothing in flight). */
   heapAfterGcMB: number | undefined;
-  /** From the process start to the variant's marks: imports done, started (caches synced). */
+  /** From the process start to the variant's marks: imports done, started (as STARTED_MEANS says). */
   importsSeconds: number;
   startedSeconds: number;
+  /** From the process start to the first run (the probe's mark) and the first status the bench saw. */
+  firstRunSeconds: number;
+  firstStatusSeconds: number;
+  /** The variant's process ended before the bench stopped it (an error: a crash or an exit). */
+  exitedEarly: boolean;
+  /** The bench's own peak RSS so far: the harness must not be what is measured. */
+  benchPeakRssMB: number;
   /** Modules loaded when the variant had started (node's built-ins included). */
   modules: number;
   /** Fresh changes during phase 1: from the watch event of the change to its status, ms. */
@@ -213,11 +247,23 @@ async function measure(variant: Variant, entry: string, n: number, round: number
       if (message.type !== 'mark' || !message.name) return;
       marks.set(message.name, (performance.now() - started) / 1000);
       modules = message.modules ?? Number.NaN;
-      if (message.name !== 'started') return;
-      onStarted();
-      fresh.start(config.freshEveryMs);
+      // Fresh changes from the first run on: the cold start is under way for every variant alike.
+      if (message.name === 'first-run') fresh.start(config.freshEveryMs);
+      if (message.name === 'started') onStarted();
     });
+    let stopping = false;
+    let exitedEarly = false;
+    // A variant that ends on its own ends the measurement (counted as an error), not a wait for the timeout.
+    const exited = new Promise<void>((done) =>
+      child!.once('exit', (code, signal) => {
+        exitedEarly = !stopping;
+        if (exitedEarly) console.log(`  ${variant} exited on its own (code ${code}, signal ${signal})`);
+        done();
+      }),
+    );
     const sampler = new Sampler(child.pid!);
+    const serverSampler = new Sampler(server.pid!);
+    const events0 = tracker.events;
     const benchCpu1 = process.cpuUsage();
     const trace1 = process.env['E2E_TRACE']
       ? setInterval(
@@ -228,7 +274,7 @@ async function measure(variant: Variant, entry: string, n: number, round: number
           1000,
         )
       : undefined;
-    const timedOut1 = await withTimeout(phase1Done, config.timeoutS, () => tracker.pending());
+    const timedOut1 = await withTimeout(Promise.race([phase1Done, exited]), config.timeoutS, () => tracker.pending());
     const freshLatenciesMs = fresh.stop();
     clearInterval(trace1);
     if (process.env['E2E_TRACE']) {
@@ -239,6 +285,7 @@ async function measure(variant: Variant, entry: string, n: number, round: number
     const cpu1 = cpuSeconds(child.pid!);
     const serverCpu1 = cpuSeconds(server.pid!);
     const peaks1 = sampler.take();
+    const events1 = tracker.events;
     const probe1 = await askProbe(child, true);
     const phase1: PhaseFigures = {
       seconds: seconds1,
@@ -248,13 +295,18 @@ async function measure(variant: Variant, entry: string, n: number, round: number
       cpuSeconds: cpu1,
       peakFds: peaks1.peakFds,
       serverCpuSeconds: serverCpu1 - serverCpu0,
+      writes: events1 - events0,
+      settledRssMB: probe1.rssAfterGcMB ?? Number.NaN,
+      heapAfterGcMB: probe1.heapAfterGcMB ?? Number.NaN,
+      atPeakRss: probe1.atPeakRss,
+      serverPeakRssMB: serverSampler.take().peakRssMB,
       timedOut: timedOut1,
     };
 
-    // Phase 2: bump every spec 3 times, as fast as 16 connections allow.
+    // Phase 2: bump every spec 3 times, as fast as 16 connections allow (not for a variant that is gone).
     const started2 = performance.now();
     const benchCpu2 = process.cpuUsage();
-    const phase2Done = tracker.until(await bumpEverySpec(tracker, url, dispatcher));
+    const phase2Done = exitedEarly ? Promise.resolve() : tracker.until(await bumpEverySpec(tracker, url, dispatcher));
     const bumpSeconds = (performance.now() - started2) / 1000;
     if (process.env['E2E_TRACE'])
       console.log(`  ${variant}: bumps done at ${bumpSeconds.toFixed(2)} s, ${tracker.pending()} counters pending`);
@@ -264,7 +316,7 @@ async function measure(variant: Variant, entry: string, n: number, round: number
           2000,
         )
       : undefined;
-    const timedOut2 = await withTimeout(phase2Done, config.timeoutS, () => tracker.pending());
+    const timedOut2 = await withTimeout(Promise.race([phase2Done, exited]), config.timeoutS, () => tracker.pending());
     const seconds2 = (performance.now() - started2) / 1000;
     clearInterval(trace);
     if (process.env['E2E_TRACE']) {
@@ -272,7 +324,8 @@ async function measure(variant: Variant, entry: string, n: number, round: number
       console.log(`  ${variant}: bench CPU in phase 2 ${((used.user + used.system) / 1e6).toFixed(2)} s`);
     }
     const peaks2 = sampler.take();
-    const probe2 = await askProbe(child, false);
+    const events2 = tracker.events;
+    const probe2 = await askProbe(child, true);
     sampler.stop();
     const phase2: PhaseFigures = {
       seconds: seconds2,
@@ -282,9 +335,17 @@ async function measure(variant: Variant, entry: string, n: number, round: number
       cpuSeconds: cpuSeconds(child.pid!) - cpu1,
       peakFds: peaks2.peakFds,
       serverCpuSeconds: cpuSeconds(server.pid!) - serverCpu1,
+      writes: events2 - events1,
+      settledRssMB: probe2.rssAfterGcMB ?? Number.NaN,
+      heapAfterGcMB: probe2.heapAfterGcMB ?? Number.NaN,
+      atPeakRss: probe2.atPeakRss,
+      serverPeakRssMB: serverSampler.take().peakRssMB,
       timedOut: timedOut2,
     };
+    serverSampler.stop();
     tracker.stop();
+    stopping = true;
+    const sinceStart = (at: number | undefined): number => (at === undefined ? Number.NaN : (at - started) / 1000);
     return {
       variant,
       n,
@@ -294,6 +355,10 @@ async function measure(variant: Variant, entry: string, n: number, round: number
       heapAfterGcMB: probe1.heapAfterGcMB,
       importsSeconds: marks.get('imports') ?? Number.NaN,
       startedSeconds: marks.get('started') ?? Number.NaN,
+      firstRunSeconds: marks.get('first-run') ?? Number.NaN,
+      firstStatusSeconds: sinceStart(tracker.firstReconciledAt),
+      exitedEarly,
+      benchPeakRssMB: process.resourceUsage().maxRSS / 1024,
       modules,
       freshLatenciesMs,
       load,
@@ -314,13 +379,28 @@ function variantEnv(kubeconfig: string, compileCache: string | undefined): NodeJ
 
 // ---- figures --------------------------------------------------------------------------------
 
-type Summary = Record<'phase1' | 'phase2', Record<keyof Omit<PhaseFigures, 'timedOut'>, number> & { timeouts: number }> & {
+type PhaseSummary = Record<keyof Omit<PhaseFigures, 'timedOut' | 'atPeakRss'>, number> & {
+  timeouts: number;
+  /** The variant's CPU per counter, and the server's CPU per write the bench's watch saw. */
+  cpuMsPerObject: number;
+  serverCpuMsPerWrite: number;
+  /** The breakdown at the peak RSS of the round whose peak RSS is the median. */
+  atPeakRss: MemoryBreakdown | undefined;
+};
+
+type Summary = Record<'phase1' | 'phase2', PhaseSummary> & {
   variant: Variant;
   n: number;
   rounds: number;
   heapAfterGcMB: number;
   importsSeconds: number;
   startedSeconds: number;
+  startedMeans: string;
+  firstRunSeconds: number;
+  firstStatusSeconds: number;
+  /** Rounds whose variant process ended on its own, or that timed out. */
+  errors: number;
+  benchPeakRssMB: number;
   modules: number;
   fresh: { count: number; p50Ms: number; p99Ms: number };
   /** Phase 1: the variant's CPU per counter against the server's CPU per status write (fresh changes count as writes too). */
@@ -336,18 +416,31 @@ function summarize(measurements: readonly Measurement[]): Summary[] {
     groups.set(key, [...(groups.get(key) ?? []), m]);
   }
   return [...groups.values()].map((ms) => {
-    const phase = (p: 'phase1' | 'phase2') => ({
-      seconds: round(median(ms.map((m) => m[p].seconds))),
-      runs: Math.round(median(ms.map((m) => m[p].runs))),
-      peakRssMB: round(median(ms.map((m) => m[p].peakRssMB)), 0),
-      peakHeapMB: round(median(ms.map((m) => m[p].peakHeapMB)), 0),
-      cpuSeconds: round(median(ms.map((m) => m[p].cpuSeconds))),
-      peakFds: Math.round(median(ms.map((m) => m[p].peakFds))),
-      serverCpuSeconds: round(median(ms.map((m) => m[p].serverCpuSeconds))),
-      timeouts: ms.filter((m) => m[p].timedOut).length,
-    });
-    const latencies = ms.flatMap((m) => m.freshLatenciesMs);
     const n = ms[0].n;
+    const phase = (p: 'phase1' | 'phase2'): PhaseSummary => {
+      const byRss = [...ms].sort((a, b) => a[p].peakRssMB - b[p].peakRssMB);
+      return {
+        seconds: round(median(ms.map((m) => m[p].seconds))),
+        runs: Math.round(median(ms.map((m) => m[p].runs))),
+        peakRssMB: round(median(ms.map((m) => m[p].peakRssMB)), 0),
+        peakHeapMB: round(median(ms.map((m) => m[p].peakHeapMB)), 0),
+        cpuSeconds: round(median(ms.map((m) => m[p].cpuSeconds))),
+        peakFds: Math.round(median(ms.map((m) => m[p].peakFds))),
+        serverCpuSeconds: round(median(ms.map((m) => m[p].serverCpuSeconds))),
+        writes: Math.round(median(ms.map((m) => m[p].writes))),
+        settledRssMB: round(median(ms.map((m) => m[p].settledRssMB)), 0),
+        heapAfterGcMB: round(median(ms.map((m) => m[p].heapAfterGcMB)), 1),
+        serverPeakRssMB: round(median(ms.map((m) => m[p].serverPeakRssMB)), 0),
+        timeouts: ms.filter((m) => m[p].timedOut).length,
+        cpuMsPerObject: n === 0 ? Number.NaN : round(median(ms.map((m) => (m[p].cpuSeconds * 1000) / n)), 3),
+        serverCpuMsPerWrite: round(
+          median(ms.map((m) => (m[p].writes === 0 ? Number.NaN : (m[p].serverCpuSeconds * 1000) / m[p].writes))),
+          3,
+        ),
+        atPeakRss: byRss[(byRss.length - 1) >> 1][p].atPeakRss,
+      };
+    };
+    const latencies = ms.flatMap((m) => m.freshLatenciesMs);
     const writes = (m: Measurement) => n + m.freshLatenciesMs.length;
     return {
       variant: ms[0].variant,
@@ -358,6 +451,11 @@ function summarize(measurements: readonly Measurement[]): Summary[] {
       heapAfterGcMB: round(median(ms.map((m) => m.heapAfterGcMB ?? Number.NaN)), 1),
       importsSeconds: round(median(ms.map((m) => m.importsSeconds))),
       startedSeconds: round(median(ms.map((m) => m.startedSeconds))),
+      startedMeans: STARTED_MEANS[ms[0].variant],
+      firstRunSeconds: round(median(ms.map((m) => m.firstRunSeconds))),
+      firstStatusSeconds: round(median(ms.map((m) => m.firstStatusSeconds))),
+      errors: ms.filter((m) => m.exitedEarly || m.phase1.timedOut || m.phase2.timedOut).length,
+      benchPeakRssMB: round(Math.max(...ms.map((m) => m.benchPeakRssMB)), 0),
       modules: Math.round(median(ms.map((m) => m.modules))),
       fresh: { count: latencies.length, p50Ms: Math.round(percentile(latencies, 50)), p99Ms: Math.round(percentile(latencies, 99)) },
       cpuMsPerObject: n === 0 ? Number.NaN : round(median(ms.map((m) => (m.phase1.cpuSeconds * 1000) / n)), 3),
@@ -387,28 +485,46 @@ function ratios(summaries: readonly Summary[]): Record<string, unknown>[] {
 }
 
 function printTable(summaries: readonly Summary[]): void {
+  const pair = (a: number, b: number): string => `${a}/${b}`;
   console.table(
     summaries.map((s) => ({
       n: s.n,
       variant: s.variant,
       'imports s': s.importsSeconds,
       'started s': s.startedSeconds,
-      modules: s.modules,
+      'first run s': s.firstRunSeconds,
+      'first status s': s.firstStatusSeconds,
       'fresh p50/p99 ms': s.fresh.count === 0 ? '-' : `${s.fresh.p50Ms}/${s.fresh.p99Ms} (${s.fresh.count})`,
       'p1 s': s.phase1.seconds,
       'p2 s': s.phase2.seconds,
-      'runs p1/p2': `${s.phase1.runs}/${s.phase2.runs}`,
-      'peak RSS MB': s.phase2.peakRssMB,
+      'runs p1/p2': pair(s.phase1.runs, s.phase2.runs),
+      'peak RSS MB p1/p2': pair(s.phase1.peakRssMB, s.phase2.peakRssMB),
+      'settled RSS MB p1/p2': pair(s.phase1.settledRssMB, s.phase2.settledRssMB),
+      'heap after GC MB p1/p2': pair(s.phase1.heapAfterGcMB, s.phase2.heapAfterGcMB),
       'peak heap MB': s.phase2.peakHeapMB,
-      'CPU s p1/p2': `${s.phase1.cpuSeconds}/${s.phase2.cpuSeconds}`,
-      'fds p1/p2': `${s.phase1.peakFds}/${s.phase2.peakFds}`,
-      'server CPU s p1/p2': `${s.phase1.serverCpuSeconds}/${s.phase2.serverCpuSeconds}`,
-      'heap after GC MB': s.heapAfterGcMB,
-      'CPU ms/obj p1 (server/write)': `${s.cpuMsPerObject}/${s.serverCpuMsPerWrite}`,
-      timeouts: s.phase1.timeouts + s.phase2.timeouts,
+      'CPU ms/obj p1/p2': pair(s.phase1.cpuMsPerObject, s.phase2.cpuMsPerObject),
+      'server CPU ms/write p1/p2': pair(s.phase1.serverCpuMsPerWrite, s.phase2.serverCpuMsPerWrite),
+      'fds p1/p2': pair(s.phase1.peakFds, s.phase2.peakFds),
+      errors: s.errors,
       load: s.load,
     })),
   );
+  console.log('what the peak RSS consisted of (process.memoryUsage() at the highest sample, MB; median round):');
+  console.table(
+    summaries.flatMap((s) =>
+      (['phase1', 'phase2'] as const).map((p) => ({
+        n: s.n,
+        variant: s.variant,
+        phase: p,
+        'peak RSS': s[p].peakRssMB,
+        ...s[p].atPeakRss,
+        'server peak RSS': s[p].serverPeakRssMB,
+        'bench peak RSS': s.benchPeakRssMB,
+      })),
+    ),
+  );
+  console.log("what each variant's 'started' means ('first run' and 'first status' mean the same for all):");
+  for (const variant of new Set(summaries.map((s) => s.variant))) console.log(`  ${variant}: ${STARTED_MEANS[variant]}`);
 }
 
 async function main(): Promise<void> {
@@ -420,6 +536,7 @@ async function main(): Promise<void> {
     `bench:e2e: N ${config.ns.join(', ')}, ${config.rounds} round(s), variants ${config.variants.join(', ')}, node ${process.version}, ${cpus().length} cpus`,
   );
   const measurements: Measurement[] = [];
+  const leftOut: string[] = [];
   if (config.compileCache) {
     rmSync(join(dataDir, 'compile-cache'), { recursive: true, force: true });
     for (const variant of config.variants) {
@@ -433,33 +550,46 @@ async function main(): Promise<void> {
       const order = config.variants.map((_, i) => config.variants[(i + r - 1) % config.variants.length]);
       for (const variant of order) {
         if (variant === 'handwritten' && n > config.handwrittenMaxN) {
-          if (r === 1) console.log(`N ${n}: handwritten left out (above --handwritten-max-n ${config.handwrittenMaxN})`);
+          if (r === 1) {
+            const why = `handwritten left out at N ${n}: it stops at --handwritten-max-n ${config.handwrittenMaxN} (its cache of client-node model objects)`;
+            console.log(why);
+            leftOut.push(why);
+          }
           continue;
         }
         console.log(`N ${n} round ${r}: ${variant} (load ${loadAverage()})`);
         const m = await measure(variant, entries[variant], n, r, config);
         console.log(
-          `  started ${round(m.startedSeconds)} s, fresh changes ${m.freshLatenciesMs.length} (p50 ${Math.round(percentile(m.freshLatenciesMs, 50))} ms), ` +
+          `  started ${round(m.startedSeconds)} s (first run ${round(m.firstRunSeconds)} s, first status ${round(m.firstStatusSeconds)} s), ` +
+            `settled RSS ${round(m.phase1.settledRssMB, 0)}/${round(m.phase2.settledRssMB, 0)} MB, bench RSS ${round(m.benchPeakRssMB, 0)} MB${m.exitedEarly ? ', EXITED EARLY' : ''}, fresh changes ${m.freshLatenciesMs.length} (p50 ${Math.round(percentile(m.freshLatenciesMs, 50))} ms), ` +
             `phase 1 ${round(m.phase1.seconds)} s (${m.phase1.runs} runs, CPU ${m.phase1.cpuSeconds} s, fds ${m.phase1.peakFds}, RSS ${round(m.phase1.peakRssMB, 0)} MB), ` +
             `phase 2 ${round(m.phase2.seconds)} s (${m.phase2.runs} runs, CPU ${round(m.phase2.cpuSeconds)} s, fds ${m.phase2.peakFds}, RSS ${round(m.phase2.peakRssMB, 0)} MB)`,
         );
         measurements.push(m);
+        // Saved after every measurement: a long run that fails later keeps what it measured.
+        save(config, leftOut, measurements);
       }
     }
   }
   const summaries = summarize(measurements);
   printTable(summaries);
+  for (const why of leftOut) console.log(why);
   const headline = ratios(summaries);
   console.log('ratios against the hand-written client-node loop (< 1 is better):');
   console.table(headline);
+  console.log('JSON bytes per counter as the server sends it:', Object.fromEntries(jsonBytesPerCounter));
+  save(config, leftOut, measurements);
+  console.log(`saved ${config.out}`);
+}
+
+function save(config: Config, leftOut: readonly string[], measurements: readonly Measurement[]): void {
+  const summaries = summarize(measurements);
   const objectJsonBytes = Object.fromEntries(jsonBytesPerCounter);
-  console.log('JSON bytes per counter as the server sends it:', objectJsonBytes);
   mkdirSync(dirname(resolve(ROOT, config.out)), { recursive: true });
   writeFileSync(
     resolve(ROOT, config.out),
-    `${JSON.stringify({ bench: 'e2e', date: new Date().toISOString(), node: process.version, cpus: cpus().length, config, objectJsonBytes, summaries, ratios: headline, measurements }, null, 2)}\n`,
+    `${JSON.stringify({ bench: 'e2e', date: new Date().toISOString(), node: process.version, cpus: cpus().length, config, objectJsonBytes, leftOut, summaries, ratios: ratios(summaries), measurements }, null, 2)}\n`,
   );
-  console.log(`saved ${config.out}`);
 }
 
 await main();
