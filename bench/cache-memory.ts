@@ -28,7 +28,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { createKubeClient, loadKubeConfig } from '../lib/kube/index.js';
-import { informer, InformerStore, readYourWrites, type ObjectTransform } from '../lib/cache/index.js';
+import { informer, InformerStore, readYourWrites } from '../lib/cache/index.js';
 import { resourceIdOf } from '../lib/core/index.js';
 import { COUNTERS, NAMESPACE } from './e2e/counter.js';
 import { flag, settledHeap as heapAfterGc } from './heap.js';
@@ -104,7 +104,7 @@ async function main(): Promise<void> {
           kubeConfig,
           resource: COUNTERS,
           namespaces: [NAMESPACE],
-          transform: transform as ObjectTransform | undefined,
+          transform: transform,
           metadataOnly,
         });
         inf.start();
@@ -136,7 +136,7 @@ async function main(): Promise<void> {
       const store = await (async () => {
         const client = createKubeClient(kubeConfig).resource<Counter>(COUNTERS);
         // What the first write makes once (code, the write path's pool) is not counted.
-        await client.mergePatchStatus(refOf(listed.items[0]!), { status: { value: -round } });
+        await client.mergePatchStatus(refOf(listed.items[0]), { status: { value: -round } });
         const before = settledHeap();
         const inf = informer<Counter>({ kubeConfig, resource: COUNTERS, namespaces: [NAMESPACE] });
         const cache = readYourWrites(inf);
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
         await Promise.all(
           Array.from({ length: 32 }, async () => {
             while (next < ids.length) {
-              const id = ids[next++]!;
+              const id = ids[next++];
               const write = () => client.mergePatchStatus({ name: id.name, namespace: id.namespace }, { status: { value: round } });
               await (throughCache ? cache.trackWrite(id, write) : write());
             }

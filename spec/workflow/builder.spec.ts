@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { DependentContext, DependentResource } from '../../lib/dependent/index.js';
+import type { DependentResource } from '../../lib/dependent/index.js';
 import { workflow, type WorkflowOptions } from '../../lib/workflow/index.js';
 import { DEFAULT_MAX_CONCURRENT_DEPENDENTS } from '../../lib/workflow/workflow.js';
 import { primary, World, type Ctx, type Item, type Primary } from './fakes.js';
@@ -93,9 +93,7 @@ describe('workflow builder (WF1) and toMermaid', () => {
     const old = { maxConcurrency: 1 } as unknown as WorkflowOptions;
     expect(() => workflow<Primary>().build(old)).to.throw('workflow: maxConcurrency is now maxConcurrentDependents');
     const wf = workflow<Primary>().build();
-    expect(() => wf.reconcile$({} as Primary, {} as DependentContext, old)).to.throw(
-      'workflow: maxConcurrency is now maxConcurrentDependents',
-    );
+    expect(() => wf.reconcile$({} as Primary, {}, old)).to.throw('workflow: maxConcurrency is now maxConcurrentDependents');
   });
 
   it('the builder is immutable: add returns a new builder', async () => {
