@@ -36,8 +36,8 @@ describe('testing: explore finds the bugs Sieve and Acto found, in small operato
     });
   }
 
-  it('replay(seed) reproduces a found failure identically 10 times in a row', async () => {
-    for (const name of ['generated-name', 'stale-scale-down']) {
+  it('replay(seed) reproduces a found failure identically 10 times in a row (a crash, a stale view, a coalesced watch)', async () => {
+    for (const name of ['generated-name', 'stale-scale-down', 'scale-down']) {
       const subject = subjects.find((s) => s.name === name)!;
       const { failure } = await explore(subject.options('buggy'));
       expect(failure).to.not.equal(undefined);

@@ -10,7 +10,7 @@ export interface WindowEffect {
   readonly mode: 'drop' | 'hold';
   /** Undoes what the window did to the incarnation's watches once they pass again; a promise when that waits. */
   end(p: WatchWindow, run: RunControl, incarnation: Incarnation): Promise<void> | undefined;
-  /** The log line once it ended. */
+  /** The log line of its end, written as the end begins. */
   ended(run: RunControl): string;
 }
 
@@ -44,8 +44,10 @@ async function closeWindow(p: WatchWindow, run: RunControl, effect: WindowEffect
   const incarnation = run.operator.incarnation;
   run.proxy.watchMode = 'pass';
   run.proxy.watchOnly = undefined;
+  // The line goes in before the watches deliver: the operator's writes during a release, spaced
+  // in time, would otherwise land before or after it from one replay to the next.
+  run.log.push(effect.ended(run));
   const ending = incarnation ? effect.end(p, run, incarnation) : undefined;
   if (ending) await ending;
-  run.log.push(effect.ended(run));
   await run.settle(`after the ${p.type} ending at step ${p.fromStep + p.steps - 1}`);
 }
