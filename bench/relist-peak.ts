@@ -19,6 +19,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { informer } from '../lib/cache/index.js';
 import { builtinResources, loadKubeConfig } from '../lib/kube/index.js';
 import { flag, settledHeap as heapAfterGc } from './heap.js';
@@ -27,12 +28,26 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const settledHeap = (): number => heapAfterGc('relist-peak');
 const MB = 2 ** 20;
 
+/** Bytes in use in the old generation and the large-object space: objects that outlived young collections. */
+function oldGenerationUsed(): number {
+  return getHeapSpaceStatistics()
+    .filter((s) => s.space_name === 'old_space' || s.space_name === 'large_object_space')
+    .reduce((sum, s) => sum + s.space_used_size, 0);
+}
+
+const youngGenerationSize = (): number => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
+
 interface RelistFigures {
   readonly variant: string;
   readonly objects: number;
   readonly settledStoreMB: number;
   readonly relistPeakMB: number;
   readonly peakToSettled: number;
+  /** The peak of the old generation and large objects (what survived young collections), less the same before the informer started. */
+  readonly oldGenerationPeakMB: number;
+  readonly oldGenerationPeakToSettled: number;
+  /** The young generation's size at the peak: garbage up to this much is in `relistPeakMB` without anything keeping it. */
+  readonly youngGenerationMB: number;
   readonly settledAfterRelistMB: number;
   readonly relistMs: number;
 }
@@ -85,6 +100,7 @@ async function main(): Promise<void> {
       // In a function of its own: once it returns, nothing but the weak reference reaches the informer.
       const store = await (async () => {
         const before = settledHeap();
+        const oldBefore = oldGenerationUsed();
         const inf = informer({
           kubeConfig,
           resource: builtinResources.configMap,
@@ -98,7 +114,13 @@ async function main(): Promise<void> {
         const objects = inf.store.size;
         const lists = () => inf.status()[0]?.lists ?? 0;
         let peak = process.memoryUsage().heapUsed;
-        const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 2);
+        let oldPeak = oldGenerationUsed();
+        let young = youngGenerationSize();
+        const sampler = setInterval(() => {
+          const used = process.memoryUsage().heapUsed;
+          if (used > peak) [peak, young] = [used, youngGenerationSize()];
+          oldPeak = Math.max(oldPeak, oldGenerationUsed());
+        }, 2);
         const started = process.hrtime.bigint();
         const relisting = nextLine();
         server.stdin.write('relist\n');
@@ -111,6 +133,7 @@ async function main(): Promise<void> {
         const relistMs = Number(process.hrtime.bigint() - started) / 1e6;
         clearInterval(sampler);
         peak = Math.max(peak, process.memoryUsage().heapUsed) - before;
+        oldPeak = Math.max(oldPeak, oldGenerationUsed()) - oldBefore;
         const settledAfter = settledHeap() - before;
         inf.stop();
         if (variant.name !== 'warm-up') {
@@ -120,6 +143,9 @@ async function main(): Promise<void> {
             settledStoreMB: Math.round((settled / MB) * 10) / 10,
             relistPeakMB: Math.round((peak / MB) * 10) / 10,
             peakToSettled: Math.round((peak / settled) * 100) / 100,
+            oldGenerationPeakMB: Math.round((oldPeak / MB) * 10) / 10,
+            oldGenerationPeakToSettled: Math.round((oldPeak / settled) * 100) / 100,
+            youngGenerationMB: Math.round((young / MB) * 10) / 10,
             settledAfterRelistMB: Math.round((settledAfter / MB) * 10) / 10,
             relistMs: Math.round(relistMs),
           });
