@@ -259,6 +259,15 @@ export class FaultProxy {
     try {
       const body = await readBody(req);
       if (!incarnation.alive || this.isCut) return;
+      if (body === 'too large') {
+        res.setHeader('connection', 'close');
+        const message = `the body of ${method} ${url.pathname} is over 3 MiB, the API server's limit`;
+        return void send(
+          res,
+          413,
+          JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'RequestEntityTooLarge', code: 413, message }),
+        );
+      }
       const stale = incarnation.staleRv !== undefined && method === 'GET' ? this.staleList(incarnation.staleRv, url) : undefined;
       if (stale) return void send(res, 200, stale);
       const isWrite = WRITE_METHODS.has(method) && !EVENTS_PATH.test(url.pathname);
@@ -499,9 +508,18 @@ function forwardedHeaders(req: IncomingMessage): Record<string, string> {
   return headers;
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+/** The API server's own limit on a request body (kube-apiserver's, and the embedded server's). */
+const MAX_BODY_BYTES = 3 * 2 ** 20;
+
+/** A request's body, or 'too large' once it passes MAX_BODY_BYTES (the rest is not read). */
+async function readBody(req: IncomingMessage): Promise<Buffer | undefined | 'too large'> {
   const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return 'too large';
+    chunks.push(chunk as Buffer);
+  }
   return chunks.length === 0 ? undefined : Buffer.concat(chunks);
 }
 

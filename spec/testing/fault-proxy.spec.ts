@@ -1,5 +1,6 @@
 import * as apiServer from '@rxkube/apiserver';
 import { startApiServer, type ApiServer } from '@rxkube/apiserver';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { connect } from 'node:net';
 import { expect } from 'chai';
 import { builtinResources, createKubeClient, openWatchStream, resourcePath, resolveDescriptor } from '../../lib/kube/index.js';
@@ -68,6 +69,52 @@ describe('testing: the fault proxy', function () {
     expect(answer).to.match(/^HTTP\/1\.1 400/);
     // Served on: the next request reaches the server through the proxy (its answer, whatever the credentials).
     const next = await fetch(`${url}/api/v1/namespaces/default/configmaps`);
+    expect(await next.json()).to.have.property('kind');
+  });
+
+  /** Sends `raw` on a connection of its own and returns what came back before the connection ended (or `settleMs` passed). */
+  function rawExchange(url: string, raw: string | Buffer, settleMs = 2_000): Promise<string> {
+    const { hostname, port } = new URL(url);
+    return new Promise<string>((resolve) => {
+      let text = '';
+      const socket = connect(Number(port), hostname, () => socket.end(raw));
+      const timer = setTimeout(() => (socket.destroy(), resolve(text)), settleMs);
+      socket.on('data', (chunk) => (text += chunk.toString('latin1')));
+      socket.on('close', () => (clearTimeout(timer), resolve(text)));
+      socket.on('error', () => undefined);
+    });
+  }
+
+  it('meets hostile clients one request at a time: a malformed request line, odd and oversized headers, a body past 3 MiB, a body cut short, a client that never reads; each fails alone and it serves on', async () => {
+    const { url } = proxy.incarnation();
+    const path = `${new URL(url).pathname}/api/v1/namespaces/default/configmaps`;
+    expect(await rawExchange(url, 'GARBAGE\r\n\r\n')).to.match(/^HTTP\/1\.1 400/);
+    expect(await rawExchange(url, `GET ${path} HTTP/1.1\r\nHost: x\r\nX-Odd\x01: \u0000\r\n\r\n`)).to.match(/^HTTP\/1\.1 400/);
+    expect(await rawExchange(url, `GET ${path} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(100_000)}\r\n\r\n`)).to.match(/^HTTP\/1\.1 431/);
+    // Past the API server's own limit the proxy answers 413 itself, without holding the body or forwarding it.
+    const huge = Buffer.concat([
+      Buffer.from(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${4 * 2 ** 20}\r\n\r\n`),
+      Buffer.alloc(4 * 2 ** 20, 0x20),
+    ]);
+    expect(await rawExchange(url, huge)).to.match(/^HTTP\/1\.1 413[\s\S]*3 MiB/);
+    // Cut short: nothing is forwarded, and the client hears a 400 or nothing.
+    expect(await rawExchange(url, `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"kind":`, 300)).to.not.match(
+      /^HTTP\/1\.1 [235]/,
+    );
+    // A client that asks for a large list and never reads it: its connection alone is stuck.
+    const client = createKubeClient(server.kubeConfig()).resource<KubernetesObject & { data?: Record<string, string> }>(configMaps);
+    for (let i = 0; i < 20; i++)
+      await client.create({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `big-${i}`, namespace: 'default' },
+        data: { blob: 'x'.repeat(200_000) },
+      });
+    const { hostname, port } = new URL(url);
+    const stuck = connect(Number(port), hostname, () => stuck.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`));
+    stuck.pause();
+    closers.push(() => stuck.destroy());
+    const next = await fetch(`${url}/api/v1/namespaces/default/configmaps?limit=1`);
     expect(await next.json()).to.have.property('kind');
   });
 
