@@ -13,13 +13,12 @@
  * variant runs in a fresh informer after an uncounted warm-up one, and every informer runs to the
  * end, so that each variant's heap is its own store's.
  */
-import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { builtinResources, loadKubeConfig } from '../lib/kube/index.js';
 import { informer } from '../lib/cache/index.js';
+import { startConfigMapServer } from './configmap-server.js';
 import { flag, settledHeap as heapAfterGc } from './heap.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -44,31 +43,9 @@ async function main(): Promise<void> {
   const bytes = Number(flag('bytes', '1024'));
   if (!Number.isInteger(n) || n < 1) throw new Error(`--n must be a positive integer, got ${flag('n', '')}`);
   const out = flag('out', 'bench/results/metadata-cache.json');
-  const dataDir = join(ROOT, 'bench/e2e/.data');
-  mkdirSync(dataDir, { recursive: true });
-  const kubeconfigFile = join(dataDir, `metadata-cache-${n}.kubeconfig`);
-  const server = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(ROOT, 'bench/metadata-cache-server.ts'),
-      '--populate',
-      String(n),
-      '--bytes',
-      String(bytes),
-      '--kubeconfig',
-      kubeconfigFile,
-    ],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      cwd: ROOT,
-    },
-  );
+  const server = await startConfigMapServer('metadata-cache', n, bytes);
   try {
-    const line = await new Promise<string>((done) => createInterface(server.stdout).once('line', done));
-    const { kubeconfig } = JSON.parse(line) as { kubeconfig: string };
-    const kubeConfig = loadKubeConfig({ kubeconfigPath: kubeconfig });
+    const kubeConfig = loadKubeConfig({ kubeconfigPath: server.kubeconfig });
     const results = [];
     const running: { stop(): void }[] = [];
     for (const variant of VARIANTS) {
@@ -117,8 +94,7 @@ async function main(): Promise<void> {
     );
     console.log(`saved ${out}`);
   } finally {
-    server.kill('SIGTERM');
-    rmSync(kubeconfigFile, { force: true });
+    server.stop();
   }
 }
 

@@ -14,14 +14,13 @@
  * sees it). Each variant runs in a fresh informer after an uncounted warm-up one, and waits until
  * the previous informer's store has been collected.
  */
-import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { informer } from '../lib/cache/index.js';
 import { builtinResources, loadKubeConfig } from '../lib/kube/index.js';
+import { startConfigMapServer } from './configmap-server.js';
 import { flag, settledHeap as heapAfterGc } from './heap.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -72,29 +71,9 @@ async function main(): Promise<void> {
   const bytes = Number(flag('bytes', '1024'));
   if (!Number.isInteger(n) || n < 1) throw new Error(`--n must be a positive integer, got ${flag('n', '')}`);
   const out = flag('out', 'bench/results/relist-peak.json');
-  const dataDir = join(ROOT, 'bench/e2e/.data');
-  mkdirSync(dataDir, { recursive: true });
-  const kubeconfigFile = join(dataDir, `relist-peak-${n}.kubeconfig`);
-  const server = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(ROOT, 'bench/metadata-cache-server.ts'),
-      '--populate',
-      String(n),
-      '--bytes',
-      String(bytes),
-      '--kubeconfig',
-      kubeconfigFile,
-    ],
-    { stdio: ['pipe', 'pipe', 'inherit'], cwd: ROOT },
-  );
-  const lines = createInterface(server.stdout);
-  const nextLine = () => new Promise<string>((done) => lines.once('line', done));
+  const server = await startConfigMapServer('relist-peak', n, bytes);
   try {
-    const { kubeconfig } = JSON.parse(await nextLine()) as { kubeconfig: string };
-    const kubeConfig = loadKubeConfig({ kubeconfigPath: kubeconfig });
+    const kubeConfig = loadKubeConfig({ kubeconfigPath: server.kubeconfig });
     const results: RelistFigures[] = [];
     for (const variant of VARIANTS) {
       // In a function of its own: once it returns, nothing but the weak reference reaches the informer.
@@ -122,8 +101,8 @@ async function main(): Promise<void> {
           oldPeak = Math.max(oldPeak, oldGenerationUsed());
         }, 2);
         const started = process.hrtime.bigint();
-        const relisting = nextLine();
-        server.stdin.write('relist\n');
+        const relisting = server.nextLine();
+        server.relist();
         await relisting;
         const deadline = Date.now() + 1_200_000;
         while (lists() < 2) {
@@ -163,8 +142,7 @@ async function main(): Promise<void> {
     );
     console.log(`saved ${out}`);
   } finally {
-    server.kill('SIGTERM');
-    rmSync(kubeconfigFile, { force: true });
+    server.stop();
   }
 }
 
