@@ -4,6 +4,7 @@
 // it wrote (globalThis.e2eWritten, a Set) gets those reported too; the set starts over at each
 // report, so that it tells what the variant wrote in each phase.
 import { registerHooks } from 'node:module';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 
@@ -20,6 +21,7 @@ registerHooks({
 // cost a few % of a variant's CPU at this rate.
 let peakHeap = 0;
 let reports = 0;
+let mapReports = 0;
 const sample = () => {
   peakHeap = Math.max(peakHeap, getHeapStatistics().used_heap_size);
 };
@@ -59,6 +61,9 @@ Object.defineProperty(globalThis, 'e2eRuns', {
 globalThis.e2eMark = mark;
 process.on('message', (message) => {
   if (message?.type !== 'report') return;
+  // E2E_SMAPS_DIR: the process's memory map at each report, before the GC (where the RSS lies).
+  const maps = process.env.E2E_SMAPS_DIR;
+  if (maps) writeFileSync(join(maps, `${process.pid}-${++mapReports}.smaps`), readFileSync('/proc/self/smaps'));
   sample();
   sampleMemory();
   const peak = atPeakRss;

@@ -237,7 +237,9 @@ async function measure(variant: Variant, entry: string, n: number, round: number
     const started = performance.now();
     // E2E_CPU_PROF_DIR: write a CPU profile of each variant process there (it must exit on SIGTERM).
     const profile = process.env['E2E_CPU_PROF_DIR'] ? ['--cpu-prof', '--cpu-prof-dir', join(process.env['E2E_CPU_PROF_DIR'], variant)] : [];
-    child = spawn(NODE, [...profile, '--expose-gc', '--import', join(HERE, 'probe.mjs'), entry], {
+    // E2E_NODE_FLAGS: more node flags for each variant process (diagnostics such as --trace-gc).
+    const diagnostics = process.env['E2E_NODE_FLAGS']?.split(' ').filter(Boolean) ?? [];
+    child = spawn(NODE, [...profile, ...diagnostics, '--expose-gc', '--import', join(HERE, 'probe.mjs'), entry], {
       env: variantEnv(kubeconfig, config.compileCache ? join(HERE, '.data', 'compile-cache', variant) : undefined),
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       cwd: dirname(entry),
