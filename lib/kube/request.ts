@@ -46,17 +46,16 @@ export function createRequestFn(kc: KubeConfig, userAgent?: string): RequestFn {
 
 /** A request function on a `DirectConnection`: the same answers and errors without client-node. */
 export function createDirectRequestFn(connection: DirectConnection, userAgent?: string): RequestFn {
+  // The server's URL may carry a path of its own (a proxy's prefix): every request path goes below it.
+  const server = new URL(connection.server);
+  const prefix = server.pathname.replace(/\/+$/, '');
   return async (req) => {
-    const url = new URL(connection.server + req.path);
-    for (const [key, value] of Object.entries(req.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
-    const headers: Record<string, string> = {
-      ...connection.headers(),
-      Accept: req.accept ?? 'application/json',
-      ...(userAgent === undefined ? {} : { 'User-Agent': userAgent }),
-    };
+    const headers: Record<string, string> = { ...connection.headers(), Accept: req.accept ?? 'application/json' };
+    if (userAgent !== undefined) headers['User-Agent'] = userAgent;
     if (req.body !== undefined) headers['Content-Type'] = req.contentType ?? 'application/json';
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
-    return answerOf(await dispatchTo(connection.pool.requests, url, req.method, headers, body, req.signal), req);
+    const path = prefix + req.path + queryString(req.query);
+    return answerOf(await dispatchTo(connection.pool.requests, server.origin, path, req.method, headers, body, req.signal), req);
   };
 }
 
@@ -100,9 +99,11 @@ interface Answer {
  */
 async function dispatch(ctx: RequestContext): Promise<Answer> {
   const body = ctx.getBody();
+  const url = new URL(ctx.getUrl());
   return dispatchTo(
     ctx.getDispatcher() ?? getGlobalDispatcher(),
-    new URL(ctx.getUrl()),
+    url.origin,
+    `${url.pathname}${url.search}`,
     ctx.getHttpMethod(),
     ctx.getHeaders(),
     typeof body === 'string' || Buffer.isBuffer(body) ? body : undefined,
@@ -110,26 +111,115 @@ async function dispatch(ctx: RequestContext): Promise<Answer> {
   );
 }
 
-async function dispatchTo(
+function dispatchTo(
   dispatcher: Dispatcher,
-  url: URL,
+  origin: string,
+  path: string,
   method: Dispatcher.HttpMethod,
   requestHeaders: Record<string, string>,
   body: string | Buffer | undefined,
   signal: AbortSignal | undefined,
 ): Promise<Answer> {
-  const answer = await dispatcher.request({
-    origin: url.origin,
-    path: `${url.pathname}${url.search}`,
-    method,
-    headers: requestHeaders,
-    body,
-    signal,
+  return new Promise<Answer>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    dispatcher.dispatch({ origin, path, method, headers: requestHeaders, body }, new AnswerCollector(resolve, reject, signal));
   });
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(answer.headers))
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-  return { status: answer.statusCode, headers, text: await answer.body.text() };
+}
+
+/**
+ * Collects one answer from undici's dispatch API: the status, the headers and the body as text.
+ * undici's `request()` wraps every answer in a Readable stream, an async resource and abort
+ * listeners on top of this; an API server's JSON needs none of it, and what a request allocates
+ * is what a busy controller's heap churns through (bench:e2e).
+ */
+class AnswerCollector implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  private status = 0;
+  private headers: Record<string, string> = {};
+  private chunks: Buffer[] = [];
+  private settled = false;
+  private readonly onAbort: (() => void) | undefined;
+
+  constructor(
+    private readonly resolve: (answer: Answer) => void,
+    private readonly reject: (error: unknown) => void,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    if (signal) {
+      this.onAbort = () => {
+        const reason = abortReason(signal);
+        this.controller?.abort(reason instanceof Error ? reason : new Error(String(reason)));
+        this.fail(reason);
+      };
+      signal.addEventListener('abort', this.onAbort, { once: true });
+    }
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.settled) controller.abort(new Error('request aborted'));
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
+    this.status = statusCode;
+    for (const name in headers) {
+      const value = headers[name];
+      if (value !== undefined) this.headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.removeAbortListener();
+    const { chunks } = this;
+    this.chunks = [];
+    const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
+    this.resolve({ status: this.status, headers: this.headers, text });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.fail(this.signal?.aborted ? abortReason(this.signal) : error);
+  }
+
+  private fail(error: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.removeAbortListener();
+    this.chunks = [];
+    this.reject(error);
+  }
+
+  private removeAbortListener(): void {
+    if (this.onAbort) this.signal?.removeEventListener('abort', this.onAbort);
+  }
+}
+
+/** `?a=1&b=2` as URLSearchParams encodes it (client-node's encoding too), or '' without parameters. */
+function queryString(query: KubeRequest['query']): string {
+  if (query === undefined) return '';
+  const params = new URLSearchParams();
+  for (const key in query) {
+    const value = query[key];
+    if (value !== undefined) params.set(key, String(value));
+  }
+  return params.size === 0 ? '' : `?${params.toString()}`;
+}
+
+/** What an aborted request rejects with: the signal's reason, as undici's `request()` does. */
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new Error('request aborted');
 }
 
 /** The answer as client-node's response middleware (a user's, and its own) leaves it. */
