@@ -4,6 +4,7 @@ import {
   ConfigurationError,
   describeValue,
   isMarkedForDeletion,
+  LeaseLostError,
   NoRetryError,
   requireKnownKeys,
   resourceIdOf,
@@ -11,7 +12,16 @@ import {
   type ResourceID,
 } from '../core/index.js';
 import { abortingWith, wrapRequests, type KubeClient } from '../kube/index.js';
-import { createLogger, errorLogLevel, inSpan, loggerFor, type Logger, type EventRecorder, type Tracing } from '../observe/index.js';
+import {
+  createLogger,
+  errorLogLevel,
+  inSpan,
+  loggerFor,
+  type EventRecorder,
+  type Logger,
+  type TraceIds,
+  type Tracing,
+} from '../observe/index.js';
 import type { RunContext, RunFn, RunResult } from '../processing/index.js';
 import type { SecondarySource } from '../sources/index.js';
 import { ManagedWorkflowInvocation, type EventSourceRegistry } from '../workflow/index.js';
@@ -19,7 +29,7 @@ import { defaultFinalizerName, resolveRunConfig, type ResolvedRunConfig, type Ru
 import { DeleteControl, ErrorStatusUpdateControl, UpdateControl } from './controls.js';
 import { primaryWriter, type PrimaryWriter } from './primary-writes.js';
 import { Primaries } from './primaries.js';
-import { requireLease, type LeaseCheck } from './lease-gate.js';
+import type { LeaseCheck } from './lease-gate.js';
 import { trackedClient, type TrackedClient } from './tracked-client.js';
 import type { Context, ControllerConfig, Reconciler } from './types.js';
 
@@ -185,13 +195,19 @@ interface Run<P extends KubernetesObject> {
 
 /** A write of the framework's own, as a span of the run when it is traced. */
 function written<P extends KubernetesObject, T>(run: Run<P>, what: string, write: () => Promise<T>): Promise<T> {
-  return inSpan(run.tracing?.span, what, { 'rxkube.controller': run.config.name }, write);
+  const span = run.tracing?.span;
+  return span ? inSpan(span, what, { 'rxkube.controller': run.config.name }, write) : write();
+}
+
+/** OB4: the run acts only while its instance holds the lease; the message is built only when it does not. */
+function requireRunLease<P extends KubernetesObject>(run: Run<P>, what: 'reconcile' | 'cleanup', primary: P): void {
+  if (!run.holdsLease()) throw new LeaseLostError(`${what} of ${resourceKey(resourceIdOf(primary))}`);
 }
 
 async function reconcile<P extends KubernetesObject>(run: Run<P>, primary: P, ctx: Context<P>): Promise<RunResult | void> {
   const result = await ctx.workflow?.beforeReconcile();
   if (result && !run.reconciler.handlesWorkflowErrors) result.throwIfErrors();
-  requireLease(run.holdsLease, `reconcile of ${resourceKey(resourceIdOf(primary))}`);
+  requireRunLease(run, 'reconcile', primary);
   const control = (await run.reconciler.reconcile(primary, ctx)) ?? UpdateControl.noUpdate<P>();
   if (!(control instanceof UpdateControl)) {
     throw new TypeError(`${run.config.name}: reconcile must return an UpdateControl or nothing, got ${typeof control}`);
@@ -220,7 +236,7 @@ async function cleanup<P extends KubernetesObject>(run: Run<P>, primary: P, ctx:
   if (workflowResult && !reconciler.handlesWorkflowErrors) workflowResult.throwIfErrors();
   let control = DeleteControl.defaultDelete();
   if (reconciler.cleanup) {
-    requireLease(run.holdsLease, `cleanup of ${resourceKey(resourceIdOf(primary))}`);
+    requireRunLease(run, 'cleanup', primary);
     const returned = await reconciler.cleanup(primary, ctx);
     if (returned !== undefined && !(returned instanceof DeleteControl)) {
       throw new TypeError(`${config.name}: cleanup must return a DeleteControl or nothing`);
@@ -279,65 +295,99 @@ async function handleReconcileError<P extends KubernetesObject>(
 }
 
 function createContext<P extends KubernetesObject>(run: Run<P>, primary: P, runContext: RunContext): Context<P> {
-  const source = (name: string): SecondarySource<KubernetesObject, P> => {
-    const found = run.secondaries.get(name);
-    if (found === undefined) {
-      const known = [...run.secondaries.keys()].join(', ') || 'none';
-      throw new Error(`${run.config.name}: no secondary source named '${name}' (known: ${known})`);
-    }
-    return found;
-  };
-  const clientOf = (found: SecondarySource<KubernetesObject, P>): TrackedClient<KubernetesObject> => {
-    let client = run.secondaryClients.get(found);
-    if (client === undefined) {
-      client = trackedClient(run.client.resource(found.informer.resource), found.cache, run.config.fieldManager);
-      run.secondaryClients.set(found, client);
-    }
-    return client;
-  };
-  let invocation: ManagedWorkflowInvocation<P, Context<P>> | undefined;
-  // Made when first read: most runs log nothing and record no Event, and a signal costs an AbortController.
-  let events: EventRecorder | undefined;
-  let logger: Logger | undefined;
-  let client: KubeClient | undefined;
-  // The run's span, for its log lines: read now, while the run's span is the active one.
-  const traceIds = run.tracing?.activeIds();
-  const ctx: Context<P> = {
-    controller: run.config.name,
-    fieldManager: run.config.fieldManager,
-    eventSources: run.eventSources,
-    get events() {
-      return (events ??= run.events.about(primary, isMarkedForDeletion(primary) ? 'Cleanup' : 'Reconcile'));
-    },
-    // EP14: the run's requests abort with its signal (its deadline, the controller stopping).
-    get client() {
-      return (client ??= wrapRequests(run.client, (request) => abortingWith(request, () => runContext.signal)));
-    },
-    get logger() {
-      if (logger === undefined) {
-        logger = loggerFor(run.logger, run.config.name, primary);
-        // Joined to the run's trace when it is traced.
-        if (traceIds) logger = logger.child(traceIds);
-      }
-      return logger;
-    },
-    retry: runContext.retry,
-    setRunTimeout: (timeoutMs) => runContext.setRunTimeout(timeoutMs),
-    get signal() {
-      return runContext.signal;
-    },
-    cause: runContext.cause,
-    getSecondaryResource: <S extends KubernetesObject>(name: string) => source(name).getSecondaryResource(primary) as S | undefined,
-    getSecondaryResources: <S extends KubernetesObject>(name: string) => source(name).getSecondaryResources(primary) as S[],
-    secondaryClient: <S extends KubernetesObject>(name: string) => clientOf(source(name)) as unknown as TrackedClient<S>,
-    get workflow() {
-      return invocation;
-    },
-  };
+  const ctx = new RunContextOf(run, primary, runContext);
   const workflow = run.config.workflow;
   if (workflow)
-    invocation = new ManagedWorkflowInvocation(workflow, primary, ctx, { eventSources: run.eventSources, span: run.tracing?.span });
+    ctx.workflow = new ManagedWorkflowInvocation(workflow, primary, ctx, { eventSources: run.eventSources, span: run.tracing?.span });
   return ctx;
+}
+
+/**
+ * The Context of one run. A class, so that its lazy parts (Events, client, logger, signal) are
+ * getters of the prototype rather than new closures and an object shape of their own per run;
+ * the methods stay own arrow functions, callable without their object as before.
+ */
+class RunContextOf<P extends KubernetesObject> implements Context<P> {
+  readonly controller: string;
+  readonly fieldManager: string;
+  readonly eventSources: EventSourceRegistry;
+  readonly retry: RunContext['retry'];
+  readonly cause: RunContext['cause'];
+  workflow: ManagedWorkflowInvocation<P, Context<P>> | undefined = undefined;
+  // Made when first read: most runs log nothing and record no Event, and a signal costs an AbortController.
+  private recorder: EventRecorder | undefined = undefined;
+  private runLogger: Logger | undefined = undefined;
+  private runClient: KubeClient | undefined = undefined;
+  // The run's span, for its log lines: read now, while the run's span is the active one.
+  private readonly traceIds: TraceIds | undefined;
+
+  constructor(
+    private readonly run: Run<P>,
+    private readonly primary: P,
+    private readonly runContext: RunContext,
+  ) {
+    this.controller = run.config.name;
+    this.fieldManager = run.config.fieldManager;
+    this.eventSources = run.eventSources;
+    this.retry = runContext.retry;
+    this.cause = runContext.cause;
+    this.traceIds = run.tracing?.activeIds();
+  }
+
+  get events(): EventRecorder {
+    return (this.recorder ??= this.run.events.about(this.primary, isMarkedForDeletion(this.primary) ? 'Cleanup' : 'Reconcile'));
+  }
+
+  // EP14: the run's requests abort with its signal (its deadline, the controller stopping).
+  get client(): KubeClient {
+    const { runContext } = this;
+    return (this.runClient ??= wrapRequests(this.run.client, (request) => abortingWith(request, () => runContext.signal)));
+  }
+
+  get logger(): Logger {
+    if (this.runLogger === undefined) {
+      this.runLogger = loggerFor(this.run.logger, this.run.config.name, this.primary);
+      // Joined to the run's trace when it is traced.
+      if (this.traceIds) this.runLogger = this.runLogger.child(this.traceIds);
+    }
+    return this.runLogger;
+  }
+
+  get signal(): AbortSignal {
+    return this.runContext.signal;
+  }
+
+  readonly setRunTimeout = (timeoutMs: number): void => this.runContext.setRunTimeout(timeoutMs);
+
+  readonly getSecondaryResource = <S extends KubernetesObject>(name: string): S | undefined =>
+    sourceNamed(this.run, name).getSecondaryResource(this.primary) as S | undefined;
+
+  readonly getSecondaryResources = <S extends KubernetesObject>(name: string): S[] =>
+    sourceNamed(this.run, name).getSecondaryResources(this.primary) as S[];
+
+  readonly secondaryClient = <S extends KubernetesObject>(name: string): TrackedClient<S> =>
+    secondaryClientOf(this.run, sourceNamed(this.run, name)) as unknown as TrackedClient<S>;
+}
+
+function sourceNamed<P extends KubernetesObject>(run: Run<P>, name: string): SecondarySource<KubernetesObject, P> {
+  const found = run.secondaries.get(name);
+  if (found === undefined) {
+    const known = [...run.secondaries.keys()].join(', ') || 'none';
+    throw new Error(`${run.config.name}: no secondary source named '${name}' (known: ${known})`);
+  }
+  return found;
+}
+
+function secondaryClientOf<P extends KubernetesObject>(
+  run: Run<P>,
+  found: SecondarySource<KubernetesObject, P>,
+): TrackedClient<KubernetesObject> {
+  let client = run.secondaryClients.get(found);
+  if (client === undefined) {
+    client = trackedClient(run.client.resource(found.informer.resource), found.cache, run.config.fieldManager);
+    run.secondaryClients.set(found, client);
+  }
+  return client;
 }
 
 function lookupOf<P extends KubernetesObject>(secondaries: RunDependencies<P>['secondaries']): SecondaryLookup<P> {
