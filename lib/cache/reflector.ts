@@ -1,11 +1,12 @@
 /** One list+watch loop, forever: lists (paged or streamed), watches, resumes, and relists after 410 (ES1, ES9). */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { asyncScheduler, defer, Observable, repeat, retry, throwError, timeout, timer, type SchedulerLike } from 'rxjs';
+import { asyncScheduler, defer, Observable, repeat, retry, throwError, timer, type SchedulerLike } from 'rxjs';
 import type { BackoffPolicy } from '../core/index.js';
 import { classifyError, errorMessage, KubeApiError, statusCodeOf, statusOf } from '../kube/index.js';
 import type { ListWatchClient, ListWatchScope } from './list-watch.js';
 import { reconnectWithBackoff, type ReconnectFailure } from './reconnect.js';
 import { resourceVersionOf } from './resource-version.js';
+import { failWhenSilent } from './silence.js';
 
 /** What one list+watch loop reports. */
 export type ReflectorMessage<T> =
@@ -333,17 +334,11 @@ export function reflector<T extends KubernetesObject>(
           close?.();
         };
       }).pipe(
-        timeout({
-          first: options.deadMarginMs, // until the server answers ('watching')
-          each: deadAfterMs,
-          scheduler,
-          with: ({ seen }) =>
-            throwError(() =>
-              seen === 0
-                ? new WatchSilentError(`watch of ${options.describe} got no answer within ${options.deadMarginMs} ms`, false)
-                : new WatchSilentError(`watch of ${options.describe} was silent for ${deadAfterMs} ms`, true),
-            ),
-        }),
+        failWhenSilent(options.deadMarginMs, deadAfterMs, scheduler, (seen) =>
+          seen === 0
+            ? new WatchSilentError(`watch of ${options.describe} got no answer within ${options.deadMarginMs} ms`, false)
+            : new WatchSilentError(`watch of ${options.describe} was silent for ${deadAfterMs} ms`, true),
+        ),
       );
 
     return defer(() => {
