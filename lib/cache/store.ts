@@ -232,9 +232,15 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
   upsert(obj: T): T | undefined {
     const key = resourceKey(resourceIdOf(obj));
     const previous = this.peek(key);
-    this.unindex(key);
     this.known?.set(key, this.knownOf(obj));
-    this.cache(key, obj);
+    if (previous === undefined) {
+      this.unindex(key);
+      this.cache(key, obj);
+    } else {
+      // A new version of an object held: its key (so its namespace entry) stays; other indexes change only where its values do.
+      this.objects.set(key, obj);
+      for (const name of this.indexedValues.keys()) this.reindex(key, name, obj);
+    }
     return previous;
   }
 
@@ -317,6 +323,37 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
     for (const value of values) addTo(index, value, key);
   }
 
+  /** Moves `key` to the values `obj` has now in one index, touching nothing when they are the same. */
+  private reindex(key: string, name: string, obj: T): void {
+    const indexed = this.indexedValues.get(name);
+    const indexer = this.indexers.get(name);
+    if (!indexed || !indexer) return;
+    const before = indexed.get(key);
+    const index = this.indices.get(name);
+    const forget = (): void => {
+      if (before === undefined) return;
+      indexed.delete(key);
+      for (const value of before) removeFrom(index, value, key);
+    };
+    let found: readonly string[];
+    try {
+      found = this.runIndexer(name, indexer, obj);
+    } catch (err) {
+      // As a first store would leave it: the object held, not indexed under its old values.
+      forget();
+      throw err;
+    }
+    const after = found.length <= 1 ? found : [...new Set(found)];
+    if (before !== undefined && sameValues(before, after)) return;
+    forget();
+    if (after.length === 0) {
+      indexed.delete(key);
+      return;
+    }
+    indexed.set(key, after);
+    if (index) for (const value of after) addTo(index, value, key);
+  }
+
   private unindex(key: string): void {
     removeFrom(this.indices.get(NAMESPACE_INDEX), namespaceOfKey(key), key);
     for (const [name, indexed] of this.indexedValues) {
@@ -333,11 +370,9 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
     try {
       // A user's indexer may break its type: what it returns is checked, not trusted.
       const values: unknown = indexer(obj);
-      if (!Array.isArray(values) || values.some((v) => typeof v !== 'string')) {
-        throw new Error(`must return an array of strings (got ${JSON.stringify(values)})`);
-      }
+      if (!isStringArray(values)) throw new Error(`must return an array of strings (got ${JSON.stringify(values)})`);
       if (this.reportedFailures.size > 0) this.reportedFailures.delete(reportKey());
-      return values as string[];
+      return values;
     } catch (err) {
       const rv = resourceVersionOf(obj) ?? '';
       const key = obj.metadata?.name ? resourceKey(resourceIdOf(obj)) : '(unnamed object)';
@@ -377,6 +412,18 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
       },
     });
   }
+}
+
+function isStringArray(values: unknown): values is string[] {
+  if (!Array.isArray(values)) return false;
+  for (const value of values) if (typeof value !== 'string') return false;
+  return true;
+}
+
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function addTo(index: Map<string, Set<string>>, value: string, key: string): void {

@@ -42,6 +42,33 @@ describe('cache/InformerStore', () => {
     expect(store.has({ namespace: 'a', name: 'one' })).to.equal(false);
   });
 
+  it('an update indexes the new version alone: same values kept, duplicates once, values dropped when its indexer fails on it', () => {
+    const errors: Error[] = [];
+    const store = new InformerStore<KubernetesObject>({
+      indexers: {
+        tags: (o) => {
+          const tags = o.metadata?.labels?.['tags'];
+          if (tags === 'broken') throw new Error('cannot index');
+          return tags ? tags.split(',') : [];
+        },
+      },
+      onIndexerError: (e) => errors.push(e),
+    });
+    store.upsert(cm('a', 'one', '1', { labels: { tags: 'x,y' } }));
+    store.upsert(cm('a', 'one', '2', { labels: { tags: 'x,y' } }));
+    expect(store.byIndex('tags', 'x').map((o) => o.metadata?.resourceVersion)).to.deep.equal(['2']);
+    store.upsert(cm('a', 'one', '3', { labels: { tags: 'y,z,z' } }));
+    expect(store.byIndex('tags', 'x')).to.deep.equal([]);
+    expect(store.byIndex('tags', 'z').map((o) => o.metadata?.resourceVersion)).to.deep.equal(['3']);
+    store.upsert(cm('a', 'one', '4', { labels: { tags: 'broken' } }));
+    expect(errors.map((e) => e.message)).to.deep.equal(["indexer 'tags' failed on ConfigMap a/one: cannot index"]);
+    expect(store.byIndex('tags', 'y')).to.deep.equal([]);
+    expect(store.byIndex('tags', 'z')).to.deep.equal([]);
+    expect(store.get({ namespace: 'a', name: 'one' })?.metadata?.resourceVersion).to.equal('4');
+    store.upsert(cm('a', 'one', '5'));
+    expect(store.byIndex(NAMESPACE_INDEX, 'a').map((o) => o.metadata?.resourceVersion)).to.deep.equal(['5']);
+  });
+
   it("the namespace index, versionsIn and keysWhere read the namespace off the key: cluster-scoped objects sit under ''", () => {
     const node = (name: string, rv: string): KubernetesObject => ({
       apiVersion: 'v1',
