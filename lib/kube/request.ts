@@ -91,8 +91,8 @@ interface Answer {
   readonly text: string;
 }
 
+/**
  * Sends the prepared request on its dispatcher (the shared pool) with undici's dispatch API.
- * Sends the prepared request on its dispatcher (the shared pool) with undici's request API.
  * client-node sends through WHATWG fetch, whose Request, Headers and web streams cost more CPU
  * per request than the rest of a reconciliation (bench:e2e profile); nothing of fetch's
  * semantics (redirects, CORS, caching) applies to API server calls.
