@@ -419,6 +419,11 @@ export class Controller<P extends KubernetesObject = KubernetesObject> {
     const traceIds = this.traces?.ended(outcome);
     // Runs are measured as they start and end (`measured`); a skipped one never ran.
     if (outcome.result === 'skipped') this.env.metrics?.recordOutcome(controllerLabels(config.name, config.descriptor), outcome);
+    // A run that went well is a debug line: with debug off, nothing of it is built.
+    if (outcome.result !== 'failure' && !this.logger.isLevelEnabled('debug')) {
+      this.outcomes.next(outcome);
+      return;
+    }
     // OB1: the primary as the cache has it now (for a deleted one, what the id tells).
     const primary = this.primaries.get(outcome.id);
     const fields = {
