@@ -315,58 +315,61 @@ class RunContextOf<P extends KubernetesObject> implements Context<P> {
   readonly cause: RunContext['cause'];
   workflow: ManagedWorkflowInvocation<P, Context<P>> | undefined = undefined;
   // Made when first read: most runs log nothing and record no Event, and a signal costs an AbortController.
-  private recorder: EventRecorder | undefined = undefined;
-  private runLogger: Logger | undefined = undefined;
-  private runClient: KubeClient | undefined = undefined;
+  #recorder: EventRecorder | undefined = undefined;
+  #logger: Logger | undefined = undefined;
+  #client: KubeClient | undefined = undefined;
   // The run's span, for its log lines: read now, while the run's span is the active one.
-  private readonly traceIds: TraceIds | undefined;
+  readonly #traceIds: TraceIds | undefined;
+  // Private to the class (not properties a log line or Object.keys would show).
+  readonly #run: Run<P>;
+  readonly #primary: P;
+  readonly #runContext: RunContext;
 
-  constructor(
-    private readonly run: Run<P>,
-    private readonly primary: P,
-    private readonly runContext: RunContext,
-  ) {
+  constructor(run: Run<P>, primary: P, runContext: RunContext) {
+    this.#run = run;
+    this.#primary = primary;
+    this.#runContext = runContext;
     this.controller = run.config.name;
     this.fieldManager = run.config.fieldManager;
     this.eventSources = run.eventSources;
     this.retry = runContext.retry;
     this.cause = runContext.cause;
-    this.traceIds = run.tracing?.activeIds();
+    this.#traceIds = run.tracing?.activeIds();
   }
 
   get events(): EventRecorder {
-    return (this.recorder ??= this.run.events.about(this.primary, isMarkedForDeletion(this.primary) ? 'Cleanup' : 'Reconcile'));
+    return (this.#recorder ??= this.#run.events.about(this.#primary, isMarkedForDeletion(this.#primary) ? 'Cleanup' : 'Reconcile'));
   }
 
   // EP14: the run's requests abort with its signal (its deadline, the controller stopping).
   get client(): KubeClient {
-    const { runContext } = this;
-    return (this.runClient ??= wrapRequests(this.run.client, (request) => abortingWith(request, () => runContext.signal)));
+    const runContext = this.#runContext;
+    return (this.#client ??= wrapRequests(this.#run.client, (request) => abortingWith(request, () => runContext.signal)));
   }
 
   get logger(): Logger {
-    if (this.runLogger === undefined) {
-      this.runLogger = loggerFor(this.run.logger, this.run.config.name, this.primary);
+    if (this.#logger === undefined) {
+      this.#logger = loggerFor(this.#run.logger, this.#run.config.name, this.#primary);
       // Joined to the run's trace when it is traced.
-      if (this.traceIds) this.runLogger = this.runLogger.child(this.traceIds);
+      if (this.#traceIds) this.#logger = this.#logger.child(this.#traceIds);
     }
-    return this.runLogger;
+    return this.#logger;
   }
 
   get signal(): AbortSignal {
-    return this.runContext.signal;
+    return this.#runContext.signal;
   }
 
-  readonly setRunTimeout = (timeoutMs: number): void => this.runContext.setRunTimeout(timeoutMs);
+  readonly setRunTimeout = (timeoutMs: number): void => this.#runContext.setRunTimeout(timeoutMs);
 
   readonly getSecondaryResource = <S extends KubernetesObject>(name: string): S | undefined =>
-    sourceNamed(this.run, name).getSecondaryResource(this.primary) as S | undefined;
+    sourceNamed(this.#run, name).getSecondaryResource(this.#primary) as S | undefined;
 
   readonly getSecondaryResources = <S extends KubernetesObject>(name: string): S[] =>
-    sourceNamed(this.run, name).getSecondaryResources(this.primary) as S[];
+    sourceNamed(this.#run, name).getSecondaryResources(this.#primary) as S[];
 
   readonly secondaryClient = <S extends KubernetesObject>(name: string): TrackedClient<S> =>
-    secondaryClientOf(this.run, sourceNamed(this.run, name)) as unknown as TrackedClient<S>;
+    secondaryClientOf(this.#run, sourceNamed(this.#run, name)) as unknown as TrackedClient<S>;
 }
 
 function sourceNamed<P extends KubernetesObject>(run: Run<P>, name: string): SecondarySource<KubernetesObject, P> {
