@@ -6,7 +6,17 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', 'node_modules/**', 'bench/results/**', 'packages/apiserver/src/api/builtin-schemas.data.ts', 'docs/api/**'] },
+  {
+    ignores: [
+      '**/dist/**',
+      'node_modules/**',
+      'bench/results/**',
+      'bench/e2e/.build*/**',
+      'bench/e2e/.data/**',
+      'packages/apiserver/src/api/builtin-schemas.data.ts',
+      'docs/api/**',
+    ],
+  },
   { linterOptions: { reportUnusedDisableDirectives: 'error' } },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
