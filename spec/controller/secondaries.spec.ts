@@ -102,15 +102,18 @@ describe('controller secondaries against the embedded API server', () => {
     expect(runs.count('w2')).to.equal(2);
   });
 
-  it('ES3: secondary events reach the right primary by owner reference, by annotation and by a custom mapper', async () => {
+  it('ES3: secondary events reach the right primary by owner reference, by annotation and by a custom mapper (read through a detached getSecondaryResources)', async () => {
     const runs = new RunTracker();
     const seen: Record<string, { source: string; owned: string[]; annotated: string[]; custom: string[] }[]> = {};
     const reconciler: Reconciler<Widget> = {
       reconcile(w, ctx) {
         runs.begin(w)();
+        // A context's methods work detached from it.
+        // eslint-disable-next-line @typescript-eslint/unbound-method
+        const { getSecondaryResources } = ctx;
         (seen[w.metadata!.name!] ??= []).push({
           source: ctx.cause.type === 'event' ? ctx.cause.source : ctx.cause.type,
-          owned: namesOf(ctx.getSecondaryResources('owned')),
+          owned: namesOf(getSecondaryResources('owned')),
           annotated: namesOf(ctx.getSecondaryResources('annotated')),
           custom: namesOf(ctx.getSecondaryResources('custom')),
         });
