@@ -7,12 +7,13 @@
  *
  * An embedded API server in a process of its own (bench/metadata-cache-server.ts) serves N
  * ConfigMaps of about `bytes` of data each. In this process an informer lists and watches them;
- * once synced, the heap after full GCs less the heap before it started is the settled store. Then
- * the server closes the watch and answers its resume 410 (history gone): the informer lists again. The peak is the
- * highest heap in use sampled every 2 ms from then until that relist has ended, less the heap
- * before the informer started (garbage not collected yet included, as a container's memory limit
- * sees it). Each variant runs in a fresh informer after an uncounted warm-up one, and waits until
- * the previous informer's store has been collected.
+ * once synced, the heap after full GCs less the heap before it started is the settled store.
+ * Then the server closes the watch and answers its resume 410 (history gone): the informer lists
+ * again. The peak is the highest heap in use sampled every 2 ms from then until that relist has
+ * ended, less the heap before the informer started (garbage not collected yet included); beside
+ * it, what the process's RSS grew by from just before the relist to its peak (what a container's
+ * memory limit meets). Each variant runs in a fresh informer after an uncounted warm-up one, and
+ * waits until the previous informer's store has been collected.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -48,6 +49,8 @@ interface RelistFigures {
   /** The young generation's size at the peak: garbage up to this much is in `relistPeakMB` without anything keeping it. */
   readonly youngGenerationMB: number;
   readonly settledAfterRelistMB: number;
+  /** How much the process's RSS rose from just before the relist to its peak during it (what a container's limit meets). */
+  readonly rssGrowthMB: number;
   readonly relistMs: number;
 }
 
@@ -95,10 +98,13 @@ async function main(): Promise<void> {
         let peak = process.memoryUsage().heapUsed;
         let oldPeak = oldGenerationUsed();
         let young = youngGenerationSize();
+        const rssBefore = process.memoryUsage.rss();
+        let rssPeak = rssBefore;
         const sampler = setInterval(() => {
-          const used = process.memoryUsage().heapUsed;
-          if (used > peak) [peak, young] = [used, youngGenerationSize()];
+          const usage = process.memoryUsage();
+          if (usage.heapUsed > peak) [peak, young] = [usage.heapUsed, youngGenerationSize()];
           oldPeak = Math.max(oldPeak, oldGenerationUsed());
+          rssPeak = Math.max(rssPeak, usage.rss);
         }, 2);
         const started = process.hrtime.bigint();
         const relisting = server.nextLine();
@@ -113,6 +119,7 @@ async function main(): Promise<void> {
         clearInterval(sampler);
         peak = Math.max(peak, process.memoryUsage().heapUsed) - before;
         oldPeak = Math.max(oldPeak, oldGenerationUsed()) - oldBefore;
+        rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
         const settledAfter = settledHeap() - before;
         inf.stop();
         if (variant.name !== 'warm-up') {
@@ -126,6 +133,7 @@ async function main(): Promise<void> {
             oldGenerationPeakToSettled: Math.round((oldPeak / settled) * 100) / 100,
             youngGenerationMB: Math.round((young / MB) * 10) / 10,
             settledAfterRelistMB: Math.round((settledAfter / MB) * 10) / 10,
+            rssGrowthMB: Math.round(((rssPeak - rssBefore) / MB) * 10) / 10,
             relistMs: Math.round(relistMs),
           });
           console.log(results.at(-1));
