@@ -125,7 +125,12 @@ function dispatchTo(
       reject(abortReason(signal));
       return;
     }
-    dispatcher.dispatch({ origin, path, method, headers: requestHeaders, body }, new AnswerCollector(resolve, reject, signal));
+    const collector = new AnswerCollector(resolve, reject, signal);
+    try {
+      dispatcher.dispatch({ origin, path, method, headers: requestHeaders, body }, collector);
+    } catch (error) {
+      collector.fail(error);
+    }
   });
 }
 
@@ -168,6 +173,8 @@ class AnswerCollector implements Dispatcher.DispatchHandler {
     statusCode: number,
     headers: Record<string, string | string[] | undefined>,
   ): void {
+    // An informational answer (103 Early Hints, 100 Continue) comes before the answer itself.
+    if (statusCode < 200) return;
     this.status = statusCode;
     for (const name in headers) {
       const value = headers[name];
@@ -193,7 +200,7 @@ class AnswerCollector implements Dispatcher.DispatchHandler {
     this.fail(this.signal?.aborted ? abortReason(this.signal) : error);
   }
 
-  private fail(error: unknown): void {
+  fail(error: unknown): void {
     if (this.settled) return;
     this.settled = true;
     this.removeAbortListener();

@@ -100,6 +100,24 @@ describe('kube/request: answers, errors and aborts over HTTP', function () {
         expect((failure as KubeApiError).message).to.contain('not found');
       });
 
+      it("passes over an informational answer (103 Early Hints): the status and headers are the final answer's", async () => {
+        handler = (_req, res) => {
+          res.writeEarlyHints({ link: '</hint>; rel=preload' }, () =>
+            res
+              .writeHead(429, { 'content-type': 'application/json', 'retry-after': '3' })
+              .end(JSON.stringify({ kind: 'Status', code: 429 })),
+          );
+        };
+        const failure: unknown = await clientFor(origin)
+          .request({ method: 'GET', path: '/api/v1/things' })
+          .catch((error: unknown) => error);
+        expect(failure).to.be.instanceOf(KubeApiError);
+        expect((failure as KubeApiError).code).to.equal(429);
+        expect((failure as KubeApiError).headers)
+          .to.include({ 'retry-after': '3' })
+          .and.not.have.property('link');
+      });
+
       it("rejects with the signal's reason, sending nothing, when the signal was aborted before", async () => {
         handler = (_req, res) => res.end('{}');
         const reason = new Error('the run was stopped');
