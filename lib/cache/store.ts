@@ -316,9 +316,8 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
     const indexer = this.indexers.get(name);
     const indexed = this.indexedValues.get(name);
     if (!indexer || !indexed) return;
-    const found = this.runIndexer(name, indexer, obj);
-    if (found.length === 0) return;
-    const values = found.length === 1 ? found : [...new Set(found)];
+    const values = distinct(this.runIndexer(name, indexer, obj));
+    if (values.length === 0) return;
     indexed.set(key, values);
     for (const value of values) addTo(index, value, key);
   }
@@ -335,21 +334,17 @@ export class InformerStore<T extends KubernetesObject> implements StoreReader<T>
       indexed.delete(key);
       for (const value of before) removeFrom(index, value, key);
     };
-    let found: readonly string[];
+    let after: readonly string[];
     try {
-      found = this.runIndexer(name, indexer, obj);
+      after = distinct(this.runIndexer(name, indexer, obj));
     } catch (err) {
       // As a first store would leave it: the object held, not indexed under its old values.
       forget();
       throw err;
     }
-    const after = found.length <= 1 ? found : [...new Set(found)];
     if (before !== undefined && sameValues(before, after)) return;
     forget();
-    if (after.length === 0) {
-      indexed.delete(key);
-      return;
-    }
+    if (after.length === 0) return;
     indexed.set(key, after);
     if (index) for (const value of after) addTo(index, value, key);
   }
@@ -418,6 +413,11 @@ function isStringArray(values: unknown): values is string[] {
   if (!Array.isArray(values)) return false;
   for (const value of values) if (typeof value !== 'string') return false;
   return true;
+}
+
+/** An indexer's values, each once. */
+function distinct(values: readonly string[]): readonly string[] {
+  return values.length <= 1 ? values : [...new Set(values)];
 }
 
 function sameValues(a: readonly string[], b: readonly string[]): boolean {

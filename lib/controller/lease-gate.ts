@@ -25,9 +25,9 @@ const WRITES = [
   'patch',
 ] as const;
 
-/** Throws LeaseLostError unless `holdsLease()` says the Lease is held now. */
-export function requireLease(holdsLease: LeaseCheck, what: string): void {
-  if (!holdsLease()) throw new LeaseLostError(what);
+/** Throws LeaseLostError, naming `what()`, unless `holdsLease()` says the Lease is held now (the name is built only then). */
+export function requireLease(holdsLease: LeaseCheck, what: () => string): void {
+  if (!holdsLease()) throw new LeaseLostError(what());
 }
 
 /**
@@ -40,7 +40,7 @@ export function leaseGatedClient(client: KubeClient, holdsLease: LeaseCheck): Ku
     kubeConfig: client.kubeConfig,
     discover: (apiVersion, kind, options) => client.discover(apiVersion, kind, options),
     request: async (req) => {
-      if (req.method !== 'GET') requireLease(holdsLease, `${req.method} ${req.path}`);
+      if (req.method !== 'GET') requireLease(holdsLease, () => `${req.method} ${req.path}`);
       return client.request(req);
     },
     resource: <T extends KubernetesObject = KubernetesObject>(descriptor: Parameters<KubeClient['resource']>[0]): ResourceClient<T> => {
@@ -50,7 +50,7 @@ export function leaseGatedClient(client: KubeClient, holdsLease: LeaseCheck): Ku
         // eslint-disable-next-line @typescript-eslint/unbound-method -- called below with `apply(inner, …)`
         const write = inner[verb] as (...args: unknown[]) => Promise<unknown>;
         gated[verb] = async (...args: unknown[]) => {
-          requireLease(holdsLease, `${verb} of ${inner.descriptor.plural}`);
+          requireLease(holdsLease, () => `${verb} of ${inner.descriptor.plural}`);
           return write.apply(inner, args);
         };
       }

@@ -4,7 +4,6 @@ import {
   ConfigurationError,
   describeValue,
   isMarkedForDeletion,
-  LeaseLostError,
   NoRetryError,
   requireKnownKeys,
   resourceIdOf,
@@ -12,16 +11,7 @@ import {
   type ResourceID,
 } from '../core/index.js';
 import { abortingWith, wrapRequests, type KubeClient } from '../kube/index.js';
-import {
-  createLogger,
-  errorLogLevel,
-  inSpan,
-  loggerFor,
-  type EventRecorder,
-  type Logger,
-  type TraceIds,
-  type Tracing,
-} from '../observe/index.js';
+import { createLogger, errorLogLevel, loggerFor, type EventRecorder, type Logger, type TraceIds, type Tracing } from '../observe/index.js';
 import type { RunContext, RunFn, RunResult } from '../processing/index.js';
 import type { SecondarySource } from '../sources/index.js';
 import { ManagedWorkflowInvocation, type EventSourceRegistry } from '../workflow/index.js';
@@ -29,7 +19,7 @@ import { defaultFinalizerName, resolveRunConfig, type ResolvedRunConfig, type Ru
 import { DeleteControl, ErrorStatusUpdateControl, UpdateControl } from './controls.js';
 import { primaryWriter, type PrimaryWriter } from './primary-writes.js';
 import { Primaries } from './primaries.js';
-import type { LeaseCheck } from './lease-gate.js';
+import { requireLease, type LeaseCheck } from './lease-gate.js';
 import { trackedClient, type TrackedClient } from './tracked-client.js';
 import type { Context, ControllerConfig, Reconciler } from './types.js';
 
@@ -195,19 +185,15 @@ interface Run<P extends KubernetesObject> {
 
 /** A write of the framework's own, as a span of the run when it is traced. */
 function written<P extends KubernetesObject, T>(run: Run<P>, what: string, write: () => Promise<T>): Promise<T> {
+  // Without tracing, no attributes are built for a span that is not made.
   const span = run.tracing?.span;
-  return span ? inSpan(span, what, { 'rxkube.controller': run.config.name }, write) : write();
-}
-
-/** OB4: the run acts only while its instance holds the lease; the message is built only when it does not. */
-function requireRunLease<P extends KubernetesObject>(run: Run<P>, what: 'reconcile' | 'cleanup', primary: P): void {
-  if (!run.holdsLease()) throw new LeaseLostError(`${what} of ${resourceKey(resourceIdOf(primary))}`);
+  return span ? span(what, { 'rxkube.controller': run.config.name }, write) : write();
 }
 
 async function reconcile<P extends KubernetesObject>(run: Run<P>, primary: P, ctx: Context<P>): Promise<RunResult | void> {
   const result = await ctx.workflow?.beforeReconcile();
   if (result && !run.reconciler.handlesWorkflowErrors) result.throwIfErrors();
-  requireRunLease(run, 'reconcile', primary);
+  requireLease(run.holdsLease, () => `reconcile of ${resourceKey(resourceIdOf(primary))}`);
   const control = (await run.reconciler.reconcile(primary, ctx)) ?? UpdateControl.noUpdate<P>();
   if (!(control instanceof UpdateControl)) {
     throw new TypeError(`${run.config.name}: reconcile must return an UpdateControl or nothing, got ${typeof control}`);
@@ -236,7 +222,7 @@ async function cleanup<P extends KubernetesObject>(run: Run<P>, primary: P, ctx:
   if (workflowResult && !reconciler.handlesWorkflowErrors) workflowResult.throwIfErrors();
   let control = DeleteControl.defaultDelete();
   if (reconciler.cleanup) {
-    requireRunLease(run, 'cleanup', primary);
+    requireLease(run.holdsLease, () => `cleanup of ${resourceKey(resourceIdOf(primary))}`);
     const returned = await reconciler.cleanup(primary, ctx);
     if (returned !== undefined && !(returned instanceof DeleteControl)) {
       throw new TypeError(`${config.name}: cleanup must return a DeleteControl or nothing`);

@@ -197,6 +197,9 @@ describe('sharding: a member frozen past its lease (SH1, SH3)', function () {
       (err: unknown) => err,
     );
     expect(refused).to.be.instanceOf(LeaseLostError);
+    expect((refused as LeaseLostError).message, 'the refused write named').to.match(
+      /^PATCH \/api\/v1\/namespaces\/default\/configmaps\/r1: refused/,
+    );
     expect(a.shard.status.member).to.equal(false);
     expect(await client.request({ method: 'GET', path: '/api/v1/namespaces/default/configmaps/r1' }).then(() => 'read')).to.equal('read');
     expect(sent).to.have.length(2);
